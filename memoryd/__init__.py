@@ -1,0 +1,3 @@
+"""memoryd: a local memory daemon for coding agents."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,119 @@
+"""`GuardMiddleware` (pure ASGI, cheap on the hot path): bearer auth, the 256 KB body limit,
+and per-route metrics. It runs before routing, so a refused request never reaches a route.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Awaitable, Callable
+
+from memoryd import limits
+from memoryd.auth import token_matches
+from memoryd.errors import RequestTooLarge
+from memoryd.metrics import Metrics
+
+Scope = dict[str, Any]
+Message = dict[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+# No token needed: liveness, and the API's own description (no memory data in either).
+PUBLIC_PATHS = frozenset({"/v1/health", "/docs", "/docs/oauth2-redirect", "/openapi.json", "/redoc"})
+
+
+async def _send_error(send: Send, status: int, code: str, message: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    await send({
+        "type": "http.response.start",
+        "status": status,
+        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *(headers or [])],
+    })
+    await send({"type": "http.response.body", "body": body})
+
+
+class GuardMiddleware:
+    def __init__(self, app: ASGIApp, *, token: Callable[[], str], metrics: Metrics, max_body: int = limits.REQUEST_MAX_BYTES) -> None:
+        self.app = app
+        self.token = token
+        self.metrics = metrics
+        self.max_body = max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status_holder = {"status": 500}
+
+        async def send_wrapper(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status_holder["status"] = message["status"]
+            await send(message)
+
+        try:
+            await self._guarded(scope, receive, send_wrapper)
+        finally:
+            route = scope.get("route")
+            label = getattr(route, "path", None) or ("public" if scope["path"] in PUBLIC_PATHS else "unmatched")
+            self.metrics.http_requests.labels(label, str(status_holder["status"])).inc()
+            self.metrics.http_latency.labels(label).observe(time.perf_counter() - started)
+
+    async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope["path"]
+        if path not in PUBLIC_PATHS:
+            presented = ""
+            for name, value in scope.get("headers", []):
+                if name == b"authorization":
+                    raw = value.decode("latin-1")
+                    if raw[:7].lower() == "bearer ":
+                        presented = raw[7:].strip()
+                    break
+            if not presented or not token_matches(self.token(), presented):
+                await _send_error(
+                    send, 401, "unauthorized",
+                    "missing or wrong bearer token: send 'Authorization: Bearer <token>' with the token from $MEMORYD_HOME/token (default ~/.memoryd/token).",
+                    [(b"www-authenticate", b"Bearer")],
+                )
+                return
+        for name, value in scope.get("headers", []):
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    declared = 0
+                if declared > self.max_body:
+                    await _send_error(send, 413, "request_too_large", self._too_large_message(declared))
+                    return
+        received = 0
+        max_body = self.max_body
+
+        async def limited_receive() -> Message:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > max_body:  # a chunked body with no Content-Length
+                    raise RequestTooLarge(self._too_large_message(received))
+            return message
+
+        response_started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal response_started
+            if message["type"] == "http.response.start":
+                response_started = True
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, tracking_send)
+        except RequestTooLarge as exc:
+            if not response_started:
+                await _send_error(send, 413, exc.code, exc.message)
+
+    def _too_large_message(self, size: int) -> str:
+        return (
+            f"request body is {size:,} bytes, over the {self.max_body:,}-byte limit; "
+            "send less (split a large memory into several focused ones)."
+        )

@@ -1,0 +1,72 @@
+"""serve, status, install-service."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from memoryd.cli.output import EXIT_OK, client_of, common, emit, settings_of
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = sub.add_parser("serve", help="run the daemon in the foreground")
+    p.add_argument("--host", default=None, help="address to bind (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=None, help="port (default 7377; 0 picks a free one)")
+    p.set_defaults(func=cmd_serve)
+
+    p = common(sub.add_parser("status", help="is the daemon up, in which mode, doing what"), cwd=False)
+    p.set_defaults(func=cmd_status)
+
+    p = common(sub.add_parser("install-service", help="write and enable the systemd/launchd user service"), cwd=False)
+    p.add_argument("--dry-run", action="store_true", help="print the unit and the commands without writing anything")
+    p.set_defaults(func=cmd_install_service)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from memoryd.server import serve
+
+    settings = settings_of(args)
+    if args.host:
+        settings.server.host = args.host
+    if args.port is not None:
+        settings.server.port = args.port
+    return serve(settings)
+
+
+def _human_status(s: dict[str, Any]) -> str:
+    up = s.get("uptime_seconds", 0)
+    lines = [
+        f"memoryd {s.get('version')} running (pid {s.get('pid')}, up {time.strftime('%H:%M:%S', time.gmtime(up))})",
+        f"mode:    {s.get('mode')}" + (f" (model {s['model']})" if s.get("model") else " (no LLM: local recall, deterministic extraction and consolidation)"),
+        f"home:    {s.get('home')}",
+    ]
+    usage = s.get("llm_usage") or {}
+    if usage.get("tokens_used"):
+        lines.append(f"llm:     {usage['tokens_used']:,} tokens today (cap {usage.get('daily_cap') or 'none'})")
+    for kind, folders in (s.get("watched_folders") or {}).items():
+        lines.append(f"watching {kind}: {len(folders)} folder(s)")
+    jobs = s.get("jobs")
+    if isinstance(jobs, dict):
+        lines.append("jobs:    " + ", ".join(f"{k} {v}" for k, v in jobs.items() if not isinstance(v, dict)))
+    dream = s.get("dream")
+    if isinstance(dream, dict) and dream.get("next_check"):
+        lines.append(f"dream:   next check {dream['next_check']}")
+    for directory, files in (s.get("invalid_files") or {}).items():
+        for f in files:
+            lines.append(f"problem: {directory}/{f['filename']}: {f['error']}")
+    return "\n".join(lines)
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    with client_of(args) as client:
+        emit(args, client.status(), _human_status)
+    return EXIT_OK
+
+
+def cmd_install_service(args: argparse.Namespace) -> int:
+    from memoryd.units import install_service
+
+    result = install_service(settings_of(args), dry_run=args.dry_run)
+    emit(args, result, lambda r: r["message"])
+    return EXIT_OK

@@ -1,0 +1,105 @@
+"""`MemorydClient`: a typed httpx client for the API, used by the CLI, hooks and tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from memoryd.auth import read_token
+from memoryd.config import Settings
+from memoryd.daemon import read_runtime_file
+
+
+class DaemonNotRunning(Exception):
+    """Raised when nothing answers at the daemon's address."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(f"memoryd is not running at {url}; start it with `memoryd serve` (or `memoryd install-service`).")
+        self.url = url
+
+
+class ApiError(Exception):
+    """Raised for an error answer of the API; carries its code and fix-naming message."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(f"{message} [{code}]")
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+def daemon_url(settings: Settings) -> str:
+    """The running daemon's address from `daemon.json`, else the configured one."""
+    runtime = read_runtime_file(settings.home)
+    if runtime:
+        return f"http://{runtime['host']}:{runtime['port']}"
+    host = settings.server.host
+    return f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{settings.server.port}"
+
+
+class MemorydClient:
+    def __init__(self, base_url: str, token: str | None, *, timeout: float = 10.0) -> None:
+        self.base_url = base_url.rstrip("/")
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self._http = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout)
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, timeout: float = 10.0) -> "MemorydClient":
+        return cls(daemon_url(settings), read_token(settings.home, settings.token_override), timeout=timeout)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> "MemorydClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        try:
+            response = self._http.request(method, path, **kwargs)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+            raise DaemonNotRunning(self.base_url) from exc
+        if response.status_code >= 400:
+            try:
+                err = response.json()["error"]
+                raise ApiError(response.status_code, err["code"], err["message"])
+            except (ValueError, KeyError, TypeError):
+                raise ApiError(response.status_code, "http_error", response.text[:200] or response.reason_phrase) from None
+        if response.status_code == 204 or not response.content:
+            return None
+        if response.headers.get("content-type", "").startswith("application/json"):
+            return response.json()
+        return response.text
+
+    # --- endpoints ---------------------------------------------------------------
+    def health(self) -> dict[str, Any]:
+        return self.request("GET", "/v1/health")
+
+    def status(self) -> dict[str, Any]:
+        return self.request("GET", "/v1/status")
+
+    def index(self, cwd: str | Path) -> dict[str, Any]:
+        return self.request("GET", "/v1/index", params={"cwd": str(cwd)})
+
+    def prompt(self, cwd: str | Path) -> dict[str, Any]:
+        return self.request("GET", "/v1/prompt", params={"cwd": str(cwd)})
+
+    def list_memories(self, cwd: str | Path, type_: str | None = None) -> dict[str, Any]:
+        params = {"cwd": str(cwd)} | ({"type": type_} if type_ else {})
+        return self.request("GET", "/v1/memories", params=params)
+
+    def get_memory(self, cwd: str | Path, filename: str) -> dict[str, Any]:
+        return self.request("GET", f"/v1/memories/{filename}", params={"cwd": str(cwd)})
+
+    def save_memory(self, cwd: str | Path, *, name: str, description: str, type_: str, body: str) -> dict[str, Any]:
+        return self.request("POST", "/v1/memories", json={"cwd": str(cwd), "name": name, "description": description, "type": type_, "body": body})
+
+    def delete_memory(self, cwd: str | Path, filename: str) -> None:
+        self.request("DELETE", f"/v1/memories/{filename}", params={"cwd": str(cwd)})
+
+    def metrics(self) -> str:
+        return self.request("GET", "/metrics")

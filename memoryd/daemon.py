@@ -1,0 +1,152 @@
+"""`Daemon`: the composition root. It reads the settings, builds every part, and owns the
+start/stop order. Nothing else reads configuration.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable
+
+from memoryd import __version__
+from memoryd.auth import load_or_create_token
+from memoryd.config import Settings
+from memoryd.llm import LLMClient, UsageMeter
+from memoryd.metrics import Metrics
+from memoryd.state import STATE_FILENAME, StateDB
+from memoryd.store import MemoryDir, StoreRegistry
+from memoryd.store.memdir import utc_now
+from memoryd.store.watcher import MemoryWatcher
+
+log = logging.getLogger(__name__)
+RUNTIME_FILENAME = "daemon.json"
+
+
+class Daemon:
+    """Every long-lived part of memoryd, wired together."""
+
+    def __init__(self, settings: Settings, *, now: Callable[[], datetime] = utc_now) -> None:
+        self.settings = settings
+        self.now = now
+        self.home = settings.home
+        self.home.mkdir(parents=True, exist_ok=True)
+        self.started_at = time.time()
+        self.token = load_or_create_token(self.home, settings.token_override)
+        self.metrics = Metrics()
+        self.metrics.uptime.set(self.started_at)
+        self.state = StateDB(self.home / STATE_FILENAME)
+        self.meter = UsageMeter(self.state, self.metrics, daily_cap=settings.llm.daily_token_cap, now=now)
+        self.llm = LLMClient(
+            api_key=settings.anthropic_api_key,
+            model=settings.llm.model,
+            base_url=settings.llm_base_url,
+            timeout_seconds=settings.llm.timeout_seconds,
+            meter=self.meter,
+            enabled=settings.llm_mode == "llm",
+        )
+        self.stores = StoreRegistry(
+            memory_base=settings.memory_base,
+            env_override=settings.memory_dir_override,
+            config_dir=settings.memory.memory_dir,
+            now=now,
+        )
+        self.watcher = MemoryWatcher()
+        # Parts register here what they add to GET /v1/status, and their start/stop.
+        self.status_providers: dict[str, Callable[[], Any]] = {}
+        self._starters: list[Callable[[], None]] = []
+        self._stoppers: list[Callable[[], None]] = []
+        self.running = False
+
+    # ------------------------------------------------------------------ lifecycle
+    def on_start(self, fn: Callable[[], None]) -> None:
+        self._starters.append(fn)
+
+    def on_stop(self, fn: Callable[[], None]) -> None:
+        self._stoppers.append(fn)
+
+    def start(self) -> None:
+        if self.running:
+            return
+        if self.settings.memory.watch:
+            self.watcher.start()
+            self.stores.on_new_dir.append(self.watcher.watch)
+            for store in self.stores.discover():
+                self.watcher.watch(store)
+        for fn in self._starters:
+            fn()
+        self.running = True
+        log.info("memoryd %s started in %s mode (home %s)", __version__, self.llm.mode, self.home)
+
+    def stop(self) -> None:
+        if not self.running:
+            return
+        self.running = False
+        for fn in reversed(self._stoppers):
+            try:
+                fn()
+            except Exception:
+                log.exception("error while stopping a part")
+        self.watcher.stop()
+        self.state.close()
+        log.info("memoryd stopped")
+
+    # ------------------------------------------------------------------ helpers for routes
+    def store_for(self, cwd: str) -> MemoryDir:
+        store = self.stores.for_cwd(cwd)
+        if self.settings.memory.watch and store.path.is_dir():
+            self.watcher.watch(store)
+        return store
+
+    def after_write(self, store: MemoryDir) -> None:
+        """A dir that did not exist at first sight exists after its first write: watch it."""
+        if self.settings.memory.watch:
+            self.watcher.watch(store)
+
+    def status(self) -> dict[str, Any]:
+        invalid = {str(s.path): [f.as_dict() for f in s.invalid_files()] for s in self.stores.known()}
+        base: dict[str, Any] = {
+            "version": __version__,
+            "mode": self.llm.mode,
+            "model": self.settings.llm.model if self.llm.enabled else None,
+            "uptime_seconds": round(time.time() - self.started_at, 3),
+            "pid": os.getpid(),
+            "home": str(self.home),
+            "memory_dirs": sorted(str(s.path) for s in self.stores.known()),
+            "watched_folders": {"memory": self.watcher.watched},
+            "invalid_files": {k: v for k, v in invalid.items() if v},
+            "llm_usage": self.meter.summary(),
+        }
+        for name, provider in self.status_providers.items():
+            try:
+                base[name] = provider()
+            except Exception as exc:  # status must answer even when a part is sick
+                base[name] = {"error": str(exc)}
+        return base
+
+
+def write_runtime_file(home: Path, host: str, port: int) -> Path:
+    """`$MEMORYD_HOME/daemon.json`: where the running daemon listens, for the CLI."""
+    path = home / RUNTIME_FILENAME
+    path.write_text(json.dumps({"pid": os.getpid(), "host": host, "port": port, "version": __version__, "started_at": time.time()}), encoding="utf-8")
+    return path
+
+
+def read_runtime_file(home: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads((home / RUNTIME_FILENAME).read_text(encoding="utf-8"))
+    except (FileNotFoundError, json.JSONDecodeError):
+        return None
+    pid = data.get("pid")
+    if not isinstance(pid, int):
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass
+    return data

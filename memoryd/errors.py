@@ -1,0 +1,156 @@
+"""The one error tree. Each error has a stable `code`, an HTTP `status`, and a message
+that names the fix. The API and the CLI map this tree; nothing else invents errors.
+
+* MemorydError
+  x InvalidRequest (400)        malformed input the caller can correct
+    + InvalidFilename           a memory filename that is not `<type>_<slug>.md`
+    + InvalidCwd                `cwd` missing or not absolute
+  x Unauthorized (401)          missing or wrong bearer token
+  x Forbidden (403)             a path outside what memoryd may read
+  x NotFound (404)
+    + MemoryNotFound / JobNotFound / SessionNotFound / RunNotFound
+  x Conflict (409)              the consolidation lock is held
+  x RequestTooLarge (413)       body over REQUEST_MAX_BYTES
+  x Unprocessable (422)         well-formed but refused content
+    + InvalidMemory             unknown type, empty or oversized fields
+    + InvalidFrontmatter        a hand-edited file whose YAML does not parse
+    + SecretDetected            content holding a credential
+  x ServiceUnavailable (503)
+    + LLMUnavailable            the LLM failed, timed out or answered garbage
+    + TokenBudgetExceeded       the daily LLM token cap is reached
+"""
+
+from __future__ import annotations
+
+
+class MemorydError(Exception):
+    """Base of every error memoryd raises on purpose."""
+
+    status = 500
+    code = "internal_error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidRequest(MemorydError):
+    """Raised for malformed input the caller can correct."""
+
+    status = 400
+    code = "invalid_request"
+
+
+class InvalidFilename(InvalidRequest):
+    """Raised when a memory filename is not `<type>_<slug>.md` inside the memory dir."""
+
+    code = "invalid_filename"
+
+
+class InvalidCwd(InvalidRequest):
+    """Raised when `cwd` is missing or not an absolute path."""
+
+    code = "invalid_cwd"
+
+
+class Unauthorized(MemorydError):
+    """Raised when the bearer token is missing or wrong."""
+
+    status = 401
+    code = "unauthorized"
+
+
+class Forbidden(MemorydError):
+    """Raised when a request names a path memoryd may not read."""
+
+    status = 403
+    code = "forbidden"
+
+
+class NotFound(MemorydError):
+    """Raised when the named thing does not exist."""
+
+    status = 404
+    code = "not_found"
+
+
+class MemoryNotFound(NotFound):
+    """Raised when no memory file has that name."""
+
+    code = "memory_not_found"
+
+
+class JobNotFound(NotFound):
+    """Raised when no job has that id."""
+
+    code = "job_not_found"
+
+
+class SessionNotFound(NotFound):
+    """Raised when memoryd knows nothing of that session id."""
+
+    code = "session_not_found"
+
+
+class RunNotFound(NotFound):
+    """Raised when no consolidation run has that id."""
+
+    code = "run_not_found"
+
+
+class Conflict(MemorydError):
+    """Raised when the operation collides with one already running."""
+
+    status = 409
+    code = "conflict"
+
+
+class RequestTooLarge(MemorydError):
+    """Raised when a request body is over the limit."""
+
+    status = 413
+    code = "request_too_large"
+
+
+class Unprocessable(MemorydError):
+    """Raised for well-formed content that memoryd refuses."""
+
+    status = 422
+    code = "unprocessable"
+
+
+class InvalidMemory(Unprocessable):
+    """Raised for an unknown type or an empty or oversized field."""
+
+    code = "invalid_memory"
+
+
+class InvalidFrontmatter(Unprocessable):
+    """Raised when a memory file's YAML frontmatter does not parse."""
+
+    code = "invalid_frontmatter"
+
+
+class SecretDetected(Unprocessable):
+    """Raised when content holds a credential; the message names its kind and place, never its value."""
+
+    code = "secret_detected"
+
+
+class ServiceUnavailable(MemorydError):
+    """Raised when a dependency of the request is down."""
+
+    status = 503
+    code = "service_unavailable"
+
+
+class LLMUnavailable(ServiceUnavailable):
+    """Raised when the LLM call fails, times out, or answers something unusable."""
+
+    code = "llm_unavailable"
+
+
+class TokenBudgetExceeded(ServiceUnavailable):
+    """Raised when the daily LLM token cap is reached; background work stops until tomorrow."""
+
+    code = "token_budget_exceeded"

@@ -1,0 +1,73 @@
+"""Every number the spec and the seeds fix, named once with its source.
+
+Nothing here has logic; modules import the names. Values that a user may tune are the
+*defaults* of settings in `memoryd.config`, which also reads them from here.
+"""
+
+from __future__ import annotations
+
+# --- memdir (spec §1; seeds: memdir.ts, memoryScan.ts) ---------------------------------
+INDEX_FILENAME = "MEMORY.md"  # ENTRYPOINT_NAME
+INDEX_MAX_LINES = 200  # MAX_ENTRYPOINT_LINES
+INDEX_MAX_BYTES = 25_000  # MAX_ENTRYPOINT_BYTES
+INDEX_ENTRY_MAX_CHARS = 150  # "keep entries under ~150 chars"
+SCAN_MAX_FILES = 200  # memoryScan.ts MAX_MEMORY_FILES
+FRONTMATTER_MAX_LINES = 30  # memoryScan.ts FRONTMATTER_MAX_LINES
+MEMORY_TYPES = ("user", "feedback", "project", "reference")  # closed taxonomy
+MEMORY_DIRNAME = "memory"  # AUTO_MEM_DIRNAME
+PROJECTS_DIRNAME = "projects"
+SANITIZED_PATH_MAX = 200  # sessionStoragePortable.ts MAX_SANITIZED_LENGTH
+DAILY_LOGS_DIRNAME = "logs"  # paths.ts getAutoMemDailyLogPath: logs/YYYY/MM/YYYY-MM-DD.md
+
+# Our own bounds on one memory (spec §8 "oversized bodies"); the bench's largest body is 825 B.
+MEMORY_NAME_MAX_CHARS = 200
+MEMORY_DESCRIPTION_MAX_CHARS = 500
+MEMORY_BODY_MAX_BYTES = 64 * 1024
+SLUG_MAX_CHARS = 80
+
+# --- recall (spec §2; seeds: findRelevantMemories.ts, attachments) ----------------------
+RECALL_MAX_MEMORIES = 5  # "up to 5"
+RECALL_FILE_MAX_LINES = 200  # per-file truncation
+RECALL_FILE_MAX_BYTES = 4_096  # MAX_MEMORY_BYTES_PER_FILE
+RECALL_SESSION_BUDGET_BYTES = 60 * 1024  # MAX_SESSION_MEMORY_BYTES, "60KB"
+FRESHNESS_AFTER_DAYS = 1  # caveat when older than one day
+RECALL_SIDE_QUERY_MAX_TOKENS = 256  # sideQuery max_tokens
+RECALL_SIDE_QUERY_CANDIDATES = 50  # issue 3: local pre-selection above 50 memories
+RECALL_DEADLINE_SECONDS = 2.0  # issue 3: default deadline before the local result is served
+RECALL_SESSION_TTL_HOURS = 24  # surfaced sets expire with the session
+
+# --- extraction (spec §3; seeds: extractMemories.ts) -----------------------------------
+EXTRACT_EVERY_N_TURNS = 1  # tengu_bramble_lintel default
+EXTRACT_QUEUE_MAX = 1_000  # bounded job queue
+EXTRACT_MAX_ATTEMPTS = 3
+
+# --- session memory (spec §5; seeds: sessionMemoryUtils.ts) -----------------------------
+SESSION_MEMORY_INIT_TOKENS = 10_000  # minimumMessageTokensToInit
+SESSION_MEMORY_UPDATE_TOKENS = 5_000  # minimumTokensBetweenUpdate
+SESSION_MEMORY_TOOL_CALLS = 3  # toolCallsBetweenUpdates
+SESSION_MEMORY_SECTION_MAX_TOKENS = 2_000  # MAX_SECTION_LENGTH
+SESSION_MEMORY_MAX_TOKENS = 12_000  # total budget
+CHARS_PER_TOKEN = 4  # the one token estimate used everywhere (bytes/4, as CC's roughTokenCount)
+
+# --- auto-dream (spec §6; seeds: autoDream.ts, consolidationLock.ts) --------------------
+DREAM_MIN_HOURS = 24.0  # minHours
+DREAM_SCAN_INTERVAL_SECONDS = 10 * 60  # SESSION_SCAN_INTERVAL_MS
+DREAM_MIN_SESSIONS = 5  # minSessions
+DREAM_LOCK_FILENAME = ".consolidate-lock"  # LOCK_FILE
+DREAM_LOCK_STALE_SECONDS = 60 * 60  # HOLDER_STALE_MS
+DREAM_CHECK_INTERVAL_SECONDS = 10 * 60  # how often the scheduler looks at the gates
+
+# --- transcripts (spec §4) -------------------------------------------------------------
+GREP_MAX_RESULTS = 100
+GREP_DEFAULT_RESULTS = 20
+GREP_SNIPPET_CHARS = 240
+
+# --- service (spec §7, §9; issue 2) ---------------------------------------------------
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 7377
+REQUEST_MAX_BYTES = 256 * 1024  # bodies over 256 KB → 413
+TOKEN_FILE_MODE = 0o600
+TOKEN_BYTES = 32
+
+# --- Claude Code integration (integration doc §5) -------------------------------------
+CLAUDE_CODE_CONTEXT_MAX_CHARS = 10_000  # additionalContext cap

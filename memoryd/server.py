@@ -1,0 +1,81 @@
+"""`serve`: run the daemon under uvicorn on a pre-bound socket, until SIGTERM/SIGINT.
+
+uvicorn turns SIGTERM into a graceful exit; the app's lifespan then stops the daemon's
+parts in order (running jobs finish or are left queued for the next start).
+"""
+
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import socket
+import sys
+
+import uvicorn
+
+from memoryd.api import create_app
+from memoryd.config import Settings
+from memoryd.daemon import RUNTIME_FILENAME, Daemon, write_runtime_file
+
+LOG_DIRNAME = "logs"
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+def configure_logging(settings: Settings) -> None:
+    """stderr (journald/launchd capture it) plus a rotating file in $MEMORYD_HOME/logs."""
+    level = getattr(logging, settings.server.log_level.upper(), logging.INFO)
+    root = logging.getLogger()
+    root.setLevel(level)
+    formatter = logging.Formatter(LOG_FORMAT)
+    stream = logging.StreamHandler(sys.stderr)
+    stream.setFormatter(formatter)
+    log_dir = settings.home / LOG_DIRNAME
+    log_dir.mkdir(parents=True, exist_ok=True)
+    file_handler = logging.handlers.RotatingFileHandler(log_dir / "memoryd.log", maxBytes=5_000_000, backupCount=3, encoding="utf-8")
+    file_handler.setFormatter(formatter)
+    root.handlers = [stream, file_handler]
+    logging.getLogger("uvicorn.access").setLevel(logging.WARNING)  # request lines at DEBUG only
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+
+
+def bind_socket(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def serve(settings: Settings) -> int:
+    configure_logging(settings)
+    log = logging.getLogger("memoryd")
+    try:
+        sock = bind_socket(settings.server.host, settings.server.port)
+    except OSError as exc:
+        log.error(
+            "cannot listen on %s:%s (%s); is memoryd already running (memoryd status)? Otherwise set MEMORYD_PORT to a free port.",
+            settings.server.host, settings.server.port, exc.strerror,
+        )
+        return 1
+    host, port = sock.getsockname()[:2]
+    daemon = Daemon(settings)
+    app = create_app(daemon)
+    config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=10)
+    server = uvicorn.Server(config)
+    runtime = write_runtime_file(settings.home, host, port)
+    if settings.server.host not in ("127.0.0.1", "localhost", "::1"):
+        log.warning("listening on %s: other machines can reach memoryd (the token still protects it)", settings.server.host)
+    log.info("listening on http://%s:%s (token in %s)", host, port, settings.home / "token")
+    try:
+        server.run(sockets=[sock])
+    finally:
+        try:
+            runtime.unlink()
+        except FileNotFoundError:
+            pass
+    return 0
+
+
+__all__ = ["serve", "RUNTIME_FILENAME"]

@@ -1,0 +1,67 @@
+"""`StateDB`: the daemon's SQLite file (cursors, jobs, surfaced sets, runs, token spend).
+
+One connection, one lock: every statement runs serialized, which is the single-writer rule.
+Each concept declares its own tables with `migrate(name, sql)` next to the code that uses
+them; no memory body is ever stored here.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Sequence
+
+STATE_FILENAME = "state.db"
+
+
+class StateDB:
+    """A thread-safe wrapper over one SQLite connection in WAL mode."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
+        self._conn.row_factory = sqlite3.Row
+        self._lock = threading.RLock()
+        with self._lock:
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute("PRAGMA busy_timeout=30000")
+            self._conn.execute("CREATE TABLE IF NOT EXISTS schema_parts (name TEXT PRIMARY KEY)")
+
+    def migrate(self, name: str, sql: str) -> None:
+        """Run a concept's `CREATE TABLE IF NOT EXISTS …` script once per database."""
+        with self._lock:
+            self._conn.executescript(sql)
+            self._conn.execute("INSERT OR IGNORE INTO schema_parts(name) VALUES (?)", (name,))
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> int:
+        """Run one write; returns the row count."""
+        with self._lock:
+            return self._conn.execute(sql, params).rowcount
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    def query_one(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchone()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """Several statements atomically: BEGIN IMMEDIATE … COMMIT (ROLLBACK on error)."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()

@@ -1,0 +1,113 @@
+"""Atomic file writes and the per-directory writer lock.
+
+Every write in memoryd goes temp file + fsync + rename, under `DirLock`, so concurrent
+writers (threads, or two daemons) never interleave and a crash never leaves half a file.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+from pathlib import Path
+from types import TracebackType
+
+from filelock import FileLock
+
+LOCK_FILENAME = ".memoryd.lock"
+TEMP_PREFIX = ".tmp-"
+
+
+def fsync_dir(path: Path) -> None:
+    """Make a rename durable by syncing its directory (best effort where unsupported)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o644) -> None:
+    """Write `data` to `path` via a unique temp file in the same dir, fsync, then rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".part", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    fsync_dir(path.parent)
+
+
+def clean_stale_temps(directory: Path) -> int:
+    """Remove temp files a crash left behind; returns how many."""
+    removed = 0
+    if not directory.is_dir():
+        return 0
+    for entry in directory.iterdir():
+        if entry.name.startswith(TEMP_PREFIX) and entry.name.endswith(".part"):
+            try:
+                entry.unlink()
+                removed += 1
+            except OSError:
+                pass
+    return removed
+
+
+class DirLock:
+    """One writer per directory: a re-entrant thread lock plus a file lock for other processes.
+
+    Get it with `dir_lock(path)`: one shared instance per directory, so nested use in one
+    thread never opens a second file lock on the same file (which would self-deadlock).
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._thread_lock = threading.RLock()
+        self._file_lock = FileLock(str(directory / LOCK_FILENAME), thread_local=False)
+        self._depth = 0
+
+    def __enter__(self) -> "DirLock":
+        self._thread_lock.acquire()
+        try:
+            if self._depth == 0:
+                self.directory.mkdir(parents=True, exist_ok=True)
+                self._file_lock.acquire()
+        except BaseException:
+            self._thread_lock.release()
+            raise
+        self._depth += 1
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self._depth -= 1
+        if self._depth == 0:
+            self._file_lock.release()
+        self._thread_lock.release()
+
+
+_locks: dict[Path, DirLock] = {}
+_locks_guard = threading.Lock()
+
+
+def dir_lock(directory: Path) -> DirLock:
+    """The shared writer lock of `directory`."""
+    with _locks_guard:
+        lock = _locks.get(directory)
+        if lock is None:
+            lock = _locks[directory] = DirLock(directory)
+        return lock

@@ -1,0 +1,74 @@
+"""YAML frontmatter through pyyaml: parse, render, and read only the head of a file.
+
+It does NOT validate memory semantics (types, sizes); `memoryd.store.memdir` does.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from memoryd import limits
+from memoryd.errors import InvalidFrontmatter
+
+# A fence is a line of exactly `---` (trailing blanks allowed).
+_FENCE_RE = re.compile(r"^---[ \t]*$")
+
+
+def split_frontmatter(text: str, *, source: str = "memory") -> tuple[dict[str, Any], str]:
+    """Return (meta, body). No leading fence → empty meta. Broken YAML → InvalidFrontmatter."""
+    if text.startswith("\ufeff"):
+        text = text[1:]  # a BOM from some editors
+    lines = text.split("\n")
+    if not lines or not _FENCE_RE.match(lines[0]):
+        return {}, text
+    for end in range(1, len(lines)):
+        if _FENCE_RE.match(lines[end]):
+            break
+    else:
+        raise InvalidFrontmatter(f"{source}: frontmatter opened with '---' is never closed; add a '---' line after the fields.")
+    raw = "\n".join(lines[1:end])
+    try:
+        meta = yaml.safe_load(raw) if raw.strip() else {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark is not None else ""
+        raise InvalidFrontmatter(f"{source}: YAML frontmatter does not parse{where}; quote values that contain ': ' or start with special characters.") from exc
+    if not isinstance(meta, dict):
+        raise InvalidFrontmatter(f"{source}: frontmatter must be key: value pairs (name, description, type).")
+    body = "\n".join(lines[end + 1 :])
+    return meta, body.lstrip("\n")
+
+
+def render_frontmatter(meta: dict[str, Any], body: str) -> str:
+    """`---\\n<yaml>---\\n\\n<body>\\n` with unicode kept as is and no line folding."""
+    head = yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=1_000_000, default_flow_style=False)
+    body = body.strip("\n")
+    return f"---\n{head}---\n\n{body}\n" if body else f"---\n{head}---\n"
+
+
+def read_head(path: Path, max_lines: int = limits.FRONTMATTER_MAX_LINES) -> str:
+    """The first `max_lines` lines of a file, without reading the rest."""
+    out: list[str] = []
+    with path.open("r", encoding="utf-8", errors="replace") as fh:
+        for _ in range(max_lines):
+            line = fh.readline()
+            if not line:
+                break
+            out.append(line)
+    return "".join(out)
+
+
+def read_header_meta(path: Path) -> dict[str, Any]:
+    """Frontmatter from the first 30 lines only (memoryScan.ts); a longer header is refused."""
+    head = read_head(path)
+    lines = head.split("\n")
+    if not lines or not _FENCE_RE.match(lines[0].rstrip("\r")):
+        return {}
+    if not any(_FENCE_RE.match(line.rstrip("\r")) for line in lines[1:]):
+        raise InvalidFrontmatter(f"{path.name}: no closing '---' within the first {limits.FRONTMATTER_MAX_LINES} lines; keep the frontmatter short.")
+    meta, _ = split_frontmatter(head, source=path.name)
+    return meta

@@ -1,0 +1,66 @@
+"""The store's value types."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class MemoryHeader:
+    """What a scan reads from a file's first 30 lines, plus its mtime."""
+
+    filename: str
+    name: str
+    description: str
+    type: str
+    mtime: float
+    path: Path = field(compare=False)
+
+    def as_dict(self) -> dict[str, object]:
+        return {"filename": self.filename, "name": self.name, "description": self.description, "type": self.type, "mtime": self.mtime}
+
+
+@dataclass(frozen=True)
+class Memory:
+    """A whole memory file."""
+
+    filename: str
+    name: str
+    description: str
+    type: str
+    body: str
+    mtime: float
+    created: str
+    modified: str
+    path: Path = field(compare=False)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "filename": self.filename,
+            "name": self.name,
+            "description": self.description,
+            "type": self.type,
+            "body": self.body,
+            "mtime": self.mtime,
+            "created": self.created,
+            "modified": self.modified,
+        }
+
+
+@dataclass(frozen=True)
+class InvalidFile:
+    """A hand-edited file that could not be read as a memory; reported, never overwritten."""
+
+    filename: str
+    error: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"filename": self.filename, "error": self.error}
+
+
+@dataclass(frozen=True)
+class SaveResult:
+    memory: Memory
+    created: bool
+    index_changed: bool

@@ -1,0 +1,155 @@
+"""Where memories live: cwd → canonical git root → memory dir, and safe filenames inside it.
+
+It does NOT create directories or read memory files; it only computes paths and refuses
+names that could escape the memory dir.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import unicodedata
+from pathlib import Path
+
+from memoryd import limits
+from memoryd.errors import InvalidCwd, InvalidFilename
+
+# A memory filename: `<type>_<slug>.md`, no separators, no dot-segments.
+FILENAME_RE = re.compile(r"^(user|feedback|project|reference)_[A-Za-z0-9][A-Za-z0-9_-]{0,150}\.md$")
+
+
+def sanitize_path(name: str) -> str:
+    """Claude Code's `sanitizePath`: every non-ASCII-alphanumeric char becomes '-'.
+
+    JS works on UTF-16 code units, so an astral char (emoji) becomes '--'. Names over 200
+    chars are cut and suffixed with a hash (ours: sha256; CC's Bun/Node hashes differ anyway).
+    """
+    out = []
+    for ch in unicodedata.normalize("NFC", name):
+        if ch.isascii() and ch.isalnum():
+            out.append(ch)
+        else:
+            out.append("--" if ord(ch) > 0xFFFF else "-")
+    sanitized = "".join(out)
+    if len(sanitized) <= limits.SANITIZED_PATH_MAX:
+        return sanitized
+    digest = hashlib.sha256(name.encode()).hexdigest()[:12]
+    return f"{sanitized[: limits.SANITIZED_PATH_MAX]}-{digest}"
+
+
+def _read_gitdir_file(dot_git: Path) -> Path | None:
+    """A worktree's `.git` is a file `gitdir: <path>`; return that path."""
+    try:
+        text = dot_git.read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    gitdir = Path(text[len("gitdir:") :].strip())
+    return gitdir if gitdir.is_absolute() else (dot_git.parent / gitdir)
+
+
+def find_canonical_git_root(start: Path) -> Path | None:
+    """The main working tree of the repo containing `start`, so all worktrees share one root.
+
+    Mirrors CC's `findCanonicalGitRoot`: a linked worktree's `.git` file → gitdir →
+    `commondir`, with the back-link verified; a bare repo's root is its common dir.
+    Reads files only (no `git` subprocess), so it is cheap enough for every request.
+    """
+    current = start
+    for candidate in (current, *current.parents):
+        dot_git = candidate / ".git"
+        if dot_git.is_dir():
+            return candidate
+        if dot_git.is_file():
+            gitdir = _read_gitdir_file(dot_git)
+            if gitdir is None:
+                return candidate
+            commondir_file = gitdir / "commondir"
+            try:
+                common = Path(commondir_file.read_text(encoding="utf-8").strip())
+            except OSError:
+                return candidate  # a submodule or odd layout: the worktree is its own root
+            common = common if common.is_absolute() else (gitdir / common)
+            common = Path(os.path.realpath(common))
+            # Back-link: <gitdir>/gitdir names this worktree's .git file.
+            try:
+                back = Path((gitdir / "gitdir").read_text(encoding="utf-8").strip())
+            except OSError:
+                return candidate
+            if Path(os.path.realpath(back)) != Path(os.path.realpath(dot_git)):
+                return candidate
+            return common.parent if common.name == ".git" else common
+        if (candidate / "HEAD").is_file() and (candidate / "objects").is_dir() and (candidate / "refs").is_dir():
+            return candidate  # bare repository
+    return None
+
+
+def canonical_cwd(cwd: str) -> Path:
+    """Validate an agent's cwd and return it realpath'd and NFC-normalised."""
+    if not cwd or not isinstance(cwd, str):
+        raise InvalidCwd("cwd is required: pass the agent's working directory, e.g. cwd=/home/me/project.")
+    if "\x00" in cwd:
+        raise InvalidCwd("cwd contains a NUL byte; pass a plain absolute path.")
+    path = Path(unicodedata.normalize("NFC", cwd))
+    if not path.is_absolute():
+        raise InvalidCwd(f"cwd must be an absolute path, got {cwd!r}; pass e.g. $PWD.")
+    return Path(unicodedata.normalize("NFC", os.path.realpath(path)))
+
+
+def project_root(cwd: str) -> Path:
+    """The project a cwd belongs to: its canonical git root, else the cwd itself."""
+    path = canonical_cwd(cwd)
+    return find_canonical_git_root(path) or path
+
+
+def default_memory_dir(memory_base: Path, cwd: str) -> Path:
+    """`<base>/projects/<sanitized canonical root>/memory`."""
+    root = project_root(cwd)
+    return memory_base / limits.PROJECTS_DIRNAME / sanitize_path(str(root)) / limits.MEMORY_DIRNAME
+
+
+def resolve_memory_dir(cwd: str, *, env_override: str, config_dir: str, memory_base: Path) -> Path:
+    """Precedence: MEMORYD_MEMORY_DIR → trusted config `memory_dir` → default layout.
+
+    The config value comes only from memoryd's own config file, never from a file inside
+    the project (a cloned repo must not redirect where memories are written).
+    """
+    canonical_cwd(cwd)  # validate even when an override wins
+    for override in (env_override, config_dir):
+        if override:
+            return Path(os.path.realpath(Path(override).expanduser()))
+    return default_memory_dir(memory_base, cwd)
+
+
+def check_filename(filename: str) -> str:
+    """Refuse anything but `<type>_<slug>.md`: no separators, no `..`, no other extension."""
+    if not isinstance(filename, str) or not FILENAME_RE.match(filename):
+        raise InvalidFilename(
+            f"invalid memory filename {filename!r}: use <type>_<slug>.md with type one of "
+            f"{', '.join(limits.MEMORY_TYPES)} and a slug of letters, digits, '-' or '_' (e.g. feedback_testing.md)."
+        )
+    return filename
+
+
+def memory_path(memory_dir: Path, filename: str) -> Path:
+    """The path of a memory file, guaranteed to lie directly inside `memory_dir`."""
+    check_filename(filename)
+    path = memory_dir / filename
+    if path.parent != memory_dir:  # defence in depth; the regex already forbids separators
+        raise InvalidFilename(f"{filename!r} would leave the memory dir; use a bare filename.")
+    return path
+
+
+def slugify(name: str) -> str:
+    """A filename-safe slug: ASCII letters/digits and '-', at most SLUG_MAX_CHARS.
+
+    Names with no ASCII letters (e.g. all CJK) get a short stable hash so they stay distinct.
+    """
+    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_name.lower()).strip("-")
+    slug = slug[: limits.SLUG_MAX_CHARS].rstrip("-")
+    if not slug:
+        slug = "memory-" + hashlib.sha256(name.encode()).hexdigest()[:10]
+    return slug

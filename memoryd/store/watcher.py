@@ -1,0 +1,99 @@
+"""`MemoryWatcher`: notices hand edits in memory dirs and re-indexes, debounced.
+
+The watchdog handler only routes paths to a debounce timer; `MemoryDir.rebuild_index`
+does the work. A broken hand-written file is reported by the scan, never rewritten.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections import deque
+from pathlib import Path
+from typing import Any
+
+from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.observers import Observer
+
+from memoryd import limits
+from memoryd.store.files import LOCK_FILENAME, TEMP_PREFIX
+from memoryd.store.memdir import MemoryDir
+
+log = logging.getLogger(__name__)
+DEBOUNCE_SECONDS = 0.25
+
+
+class _Handler(FileSystemEventHandler):
+    def __init__(self, watcher: "MemoryWatcher", store: MemoryDir) -> None:
+        self.watcher = watcher
+        self.store = store
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.event_type in ("opened", "closed_no_write"):
+            return
+        for raw in (event.src_path, getattr(event, "dest_path", "")):
+            name = Path(str(raw)).name if raw else ""
+            if name.endswith(".md") and name != limits.INDEX_FILENAME and not name.startswith(TEMP_PREFIX) and name != LOCK_FILENAME:
+                self.watcher.touched(self.store, name, event.event_type)
+                return
+
+
+class MemoryWatcher:
+    """Owns the observer; `watch(store)` is idempotent and skips dirs that don't exist yet."""
+
+    def __init__(self, *, debounce_seconds: float = DEBOUNCE_SECONDS) -> None:
+        self.debounce_seconds = debounce_seconds
+        self._observer: Any = None
+        self._watched: dict[Path, MemoryDir] = {}
+        self._timers: dict[Path, threading.Timer] = {}
+        self._lock = threading.Lock()
+        self.recent_events: deque[dict[str, str]] = deque(maxlen=100)
+        self.reindex_count = 0
+
+    def start(self) -> None:
+        self._observer = Observer()
+        self._observer.daemon = True
+        self._observer.start()
+
+    def stop(self) -> None:
+        with self._lock:
+            for timer in self._timers.values():
+                timer.cancel()
+            self._timers.clear()
+        if self._observer is not None:
+            self._observer.stop()
+            self._observer.join(timeout=5)
+            self._observer = None
+
+    def watch(self, store: MemoryDir) -> None:
+        with self._lock:
+            if self._observer is None or store.path in self._watched or not store.path.is_dir():
+                return
+            self._observer.schedule(_Handler(self, store), str(store.path), recursive=False)
+            self._watched[store.path] = store
+
+    @property
+    def watched(self) -> list[str]:
+        with self._lock:
+            return sorted(str(p) for p in self._watched)
+
+    def touched(self, store: MemoryDir, filename: str, kind: str) -> None:
+        self.recent_events.append({"dir": str(store.path), "file": filename, "event": kind})
+        with self._lock:
+            old = self._timers.pop(store.path, None)
+            if old is not None:
+                old.cancel()
+            timer = threading.Timer(self.debounce_seconds, self._reindex, args=(store,))
+            timer.daemon = True
+            self._timers[store.path] = timer
+            timer.start()
+
+    def _reindex(self, store: MemoryDir) -> None:
+        with self._lock:
+            self._timers.pop(store.path, None)
+        try:
+            if store.rebuild_index():
+                log.info("re-indexed %s after a change on disk", store.path)
+            self.reindex_count += 1
+        except Exception:
+            log.exception("re-index of %s failed", store.path)

@@ -1,0 +1,91 @@
+"""Shared fixtures: real daemons (in-thread or subprocess), real temp dirs, a scripted LLM."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+import pytest
+
+from memoryd.api import create_app
+from memoryd.config import Settings, load_settings
+from memoryd.daemon import Daemon
+from tests.support.messages_api import ScriptedMessagesAPI
+from tests.support.servers import DaemonProcess, ThreadedServer, daemon_env
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "memoryd-home"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project directory that is a git repo (a `.git` dir is all resolution needs)."""
+    path = tmp_path / "work" / "project"
+    (path / ".git").mkdir(parents=True)
+    return path
+
+
+def make_settings(home: Path, **env: str) -> Settings:
+    base = {"MEMORYD_HOME": str(home)}
+    base.update(env)
+    settings = load_settings(base, home=home)
+    settings.transcripts.roots = [str(home / "transcripts")]
+    return settings
+
+
+@pytest.fixture
+def settings(home: Path) -> Settings:
+    return make_settings(home)
+
+
+class LiveDaemon:
+    """A Daemon served by uvicorn in a thread, with an authenticated httpx client."""
+
+    def __init__(self, daemon: Daemon, server: ThreadedServer) -> None:
+        self.daemon = daemon
+        self.server = server
+        self.url = server.url
+        self.client = httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {daemon.token}"}, timeout=10)
+
+    def close(self) -> None:
+        self.client.close()
+
+
+@pytest.fixture
+def live(settings: Settings) -> Iterator[LiveDaemon]:
+    daemon = Daemon(settings)
+    with ThreadedServer(create_app(daemon)) as server:
+        ld = LiveDaemon(daemon, server)
+        try:
+            yield ld
+        finally:
+            ld.close()
+
+
+@pytest.fixture
+def messages_api() -> Iterator[ScriptedMessagesAPI]:
+    with ScriptedMessagesAPI() as api:
+        yield api
+
+
+@pytest.fixture
+def daemon_process(home: Path) -> Iterator[DaemonProcess]:
+    proc = DaemonProcess(home=home, env=daemon_env(home))
+    try:
+        yield proc
+    finally:
+        proc.kill()
+
+
+@pytest.fixture(autouse=True)
+def _no_user_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tests never see the developer's memoryd or Anthropic settings."""
+    for key in list(os.environ):
+        if key.startswith(("MEMORYD_", "ANTHROPIC_")):
+            monkeypatch.delenv(key, raising=False)

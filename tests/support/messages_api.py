@@ -1,0 +1,150 @@
+"""A scripted Anthropic Messages API on 127.0.0.1 for tests: the real SDK (and the real
+Claude Code CLI) talk to it through their base URL. It records every request and answers
+from a queue of `Reply`s, or from a handler, streaming (SSE) when the request asks to.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import uuid
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Callable
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from tests.support.servers import ThreadedServer
+
+
+@dataclass
+class Reply:
+    """One scripted answer: text, or an HTTP error status, or a raw (garbage) body; after `delay` s."""
+
+    text: str = "ok"
+    status: int = 200
+    delay: float = 0.0
+    raw_body: str | None = None
+    input_tokens: int = 10
+    output_tokens: int = 5
+
+
+class ScriptedMessagesAPI:
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.replies: deque[Reply] = deque()
+        self.handler: Callable[[dict[str, Any]], Reply] | None = None
+        self.default = Reply()
+        self._lock = threading.Lock()
+        self.app = self._build_app()
+        self._server: ThreadedServer | None = None
+        self.url = ""
+
+    # --- scripting -------------------------------------------------------------
+    def push(self, *replies: Reply | str) -> None:
+        for r in replies:
+            self.replies.append(Reply(text=r) if isinstance(r, str) else r)
+
+    def next_reply(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            if self.replies:
+                return self.replies.popleft()
+        if self.handler is not None:
+            return self.handler(body)
+        return self.default
+
+    def texts_sent(self) -> list[str]:
+        """Every text block of every recorded request (system + messages), for assertions."""
+        out: list[str] = []
+        for body in self.requests:
+            system = body.get("system")
+            if isinstance(system, str):
+                out.append(system)
+            elif isinstance(system, list):
+                out.extend(b.get("text", "") for b in system if isinstance(b, dict))
+            for message in body.get("messages", []):
+                content = message.get("content")
+                if isinstance(content, str):
+                    out.append(content)
+                elif isinstance(content, list):
+                    for block in content:
+                        if isinstance(block, dict):
+                            if block.get("type") == "text":
+                                out.append(block.get("text", ""))
+                            elif block.get("type") == "tool_result":
+                                inner = block.get("content")
+                                out.append(inner if isinstance(inner, str) else json.dumps(inner))
+        return out
+
+    # --- server ----------------------------------------------------------------
+    def __enter__(self) -> "ScriptedMessagesAPI":
+        self._server = ThreadedServer(self.app).__enter__()
+        self.url = self._server.url
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._server is not None:
+            self._server.__exit__(*exc)
+
+    def _build_app(self) -> FastAPI:
+        app = FastAPI()
+        api = self
+
+        @app.post("/v1/messages")
+        async def messages(request: Request) -> Response:
+            body = await request.json()
+            with api._lock:
+                api.requests.append(body)
+                api.headers.append(dict(request.headers))
+            reply = api.next_reply(body)
+            if reply.delay:
+                await asyncio.sleep(reply.delay)
+            if reply.status != 200:
+                return JSONResponse({"type": "error", "error": {"type": "api_error", "message": "scripted failure"}}, status_code=reply.status)
+            if reply.raw_body is not None:
+                return Response(reply.raw_body, media_type="application/json")
+            if body.get("stream"):
+                return StreamingResponse(_sse(body, reply), media_type="text/event-stream")
+            return JSONResponse(_message(body, reply))
+
+        @app.post("/v1/messages/count_tokens")
+        async def count_tokens(request: Request) -> dict[str, int]:
+            body = await request.body()
+            return {"input_tokens": max(1, len(body) // 4)}
+
+        @app.api_route("/{path:path}", methods=["GET", "POST", "HEAD"])
+        async def anything(path: str) -> JSONResponse:
+            return JSONResponse({}, status_code=200)
+
+        return app
+
+
+def _message(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    return {
+        "id": f"msg_{uuid.uuid4().hex[:24]}",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", "claude-test"),
+        "content": [{"type": "text", "text": reply.text}],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens},
+    }
+
+
+async def _sse(body: dict[str, Any], reply: Reply) -> AsyncIterator[bytes]:
+    msg = _message(body, reply)
+    start = {**msg, "content": [], "stop_reason": None, "usage": {"input_tokens": reply.input_tokens, "output_tokens": 1}}
+
+    def event(name: str, data: dict[str, Any]) -> bytes:
+        return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+
+    yield event("message_start", {"type": "message_start", "message": start})
+    yield event("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+    yield event("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": reply.text}})
+    yield event("content_block_stop", {"type": "content_block_stop", "index": 0})
+    yield event("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": reply.output_tokens}})
+    yield event("message_stop", {"type": "message_stop"})

@@ -1,0 +1,115 @@
+"""Real servers for tests: uvicorn on a pre-bound port-0 socket in a thread, and the daemon
+as a subprocess (`python -m memoryd serve`) with its own MEMORYD_HOME."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+
+
+def free_socket(host: str = "127.0.0.1") -> socket.socket:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, 0))
+    sock.listen(128)
+    return sock
+
+
+class ThreadedServer:
+    """Serve an ASGI app with uvicorn in a background thread; `url` is ready on enter."""
+
+    def __init__(self, app: Any) -> None:
+        self.sock = free_socket()
+        self.port = self.sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on")
+        self.server = uvicorn.Server(config)
+        self.server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+
+    def __enter__(self) -> "ThreadedServer":
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("test server did not start")
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=15)
+        self.sock.close()
+
+
+@dataclass
+class DaemonProcess:
+    """`memoryd serve` as a real subprocess."""
+
+    home: Path
+    env: dict[str, str]
+    proc: subprocess.Popen[bytes] | None = None
+    url: str = ""
+    token: str = ""
+    log_path: Path = field(default_factory=Path)
+
+    def start(self, timeout: float = 20.0) -> "DaemonProcess":
+        self.home.mkdir(parents=True, exist_ok=True)
+        runtime = self.home / "daemon.json"
+        runtime.unlink(missing_ok=True)
+        self.log_path = self.home / "stderr.log"
+        log = self.log_path.open("ab")
+        self.proc = subprocess.Popen([sys.executable, "-m", "memoryd", "serve", "--port", "0"], env=self.env, stdout=log, stderr=log)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"daemon exited with {self.proc.returncode}:\n{self.log_path.read_text()}")
+            if runtime.exists():
+                try:
+                    data = json.loads(runtime.read_text())
+                except json.JSONDecodeError:
+                    time.sleep(0.02)
+                    continue
+                self.url = f"http://{data['host']}:{data['port']}"
+                try:
+                    if httpx.get(self.url + "/v1/health", timeout=1).status_code == 200:
+                        self.token = (self.home / "token").read_text().strip() if not self.env.get("MEMORYD_TOKEN") else self.env["MEMORYD_TOKEN"]
+                        return self
+                except httpx.HTTPError:
+                    pass
+            time.sleep(0.05)
+        self.kill()
+        raise RuntimeError(f"daemon did not become healthy:\n{self.log_path.read_text()}")
+
+    def client(self, **kwargs: Any) -> httpx.Client:
+        return httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {self.token}"}, timeout=kwargs.pop("timeout", 10), **kwargs)
+
+    def terminate(self, timeout: float = 15.0) -> int:
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGTERM)
+        return self.proc.wait(timeout=timeout)
+
+    def kill(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+
+def daemon_env(home: Path, **extra: str) -> dict[str, str]:
+    """A clean environment for a daemon subprocess: no API key unless given, no user config."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "ANTHROPIC_", "CLAUDE"))}
+    env["MEMORYD_HOME"] = str(home)
+    env.update(extra)
+    return env
