@@ -71,3 +71,8 @@ TOKEN_BYTES = 32
 
 # --- Claude Code integration (integration doc §5) -------------------------------------
 CLAUDE_CODE_CONTEXT_MAX_CHARS = 10_000  # additionalContext cap
+
+# Every text memoryd injects into an agent's context (recall blocks, SessionStart index, session
+# notes) carries this marker, so the transcript parser never mistakes it for the user's words
+# (otherwise memoryd would re-save its own recalls every turn).
+INJECTED_MARKER = "<!-- memoryd -->"
