@@ -150,7 +150,7 @@ class RecallService:
         memories: list[RecalledMemory] = []
         for filename in chosen:
             try:
-                memory = store.get(filename)
+                memory = self.indexes.memory(store, filename)
             except MemorydError:
                 continue  # deleted or broken since it was ranked
             days = age_days(memory.mtime, now)
