@@ -20,6 +20,7 @@ from memoryd.recall.indexes import StoreIndexes
 from memoryd.recall.inject import age_days, header_for, injection_text, truncate_content
 from memoryd.recall.select import select_with_llm
 from memoryd.recall.sessions import SessionLedger
+from memoryd.recall.text import STEMMER
 from memoryd.store import MemoryDir, StoreRegistry
 
 log = logging.getLogger(__name__)
@@ -82,7 +83,7 @@ class RecallService:
 
     def status(self) -> dict[str, Any]:
         return {"indexed_dirs": len(self.indexes), "indexed_memories": self.indexes.documents(),
-                "sessions": self.ledger.count(), "llm": self.llm.enabled}
+                "sessions": self.ledger.count(), "llm": self.llm.enabled, "stemmer": STEMMER}
 
     def recall(self, cwd: str, query: str, session_id: str, *, store: MemoryDir | None = None) -> RecallResult:
         started = time.perf_counter()
@@ -176,5 +177,7 @@ class RecallService:
 
 def build_recall(settings: Any, *, stores: StoreRegistry, llm: LLMClient, state: Any, metrics: Metrics, now: Callable[[], datetime]) -> RecallService:
     """The daemon's recall part, from its settings."""
+    if STEMMER != "snowball":
+        log.warning("recall: PyStemmer is not installed; the local ranker uses a crude stemmer (pip install PyStemmer)")
     ledger = SessionLedger(state, clock=lambda: now().timestamp())
     return RecallService(settings=settings.recall, stores=stores, llm=llm, ledger=ledger, metrics=metrics, now=now)

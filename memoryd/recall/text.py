@@ -13,11 +13,13 @@ try:  # PyStemmer: ~0.7 MB wheel, Snowball English
     import Stemmer as _pystemmer
 
     _STEMMER = _pystemmer.Stemmer("english")
+    STEMMER = "snowball"
 
     def _stem(word: str) -> str:
         return _STEMMER.stemWord(word)
 
 except ImportError:  # pragma: no cover - exercised only without the dependency
+    STEMMER = "suffix-strip (PyStemmer not installed: weaker recall)"
 
     def _stem(word: str) -> str:
         for suffix in ("ingly", "edly", "ing", "ies", "ed", "es", "ly", "s"):
