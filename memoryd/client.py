@@ -101,6 +101,9 @@ class MemorydClient:
     def delete_memory(self, cwd: str | Path, filename: str) -> None:
         self.request("DELETE", f"/v1/memories/{filename}", params={"cwd": str(cwd)})
 
+    def recall(self, cwd: str | Path, query: str, session_id: str) -> dict[str, Any]:
+        return self.request("POST", "/v1/recall", json={"cwd": str(cwd), "query": query, "session_id": session_id})
+
     def metrics(self) -> str:
         return self.request("GET", "/metrics")
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import threading
 import time
 from datetime import datetime
 from pathlib import Path
@@ -62,6 +63,13 @@ class Daemon:
         self._starters: list[Callable[[], None]] = []
         self._stoppers: list[Callable[[], None]] = []
         self.running = False
+        # --- recall ---
+        from memoryd.recall import build_recall
+
+        self.recall = build_recall(settings, stores=self.stores, llm=self.llm, state=self.state, metrics=self.metrics, now=now)
+        self.status_providers["recall"] = self.recall.status
+        self.on_start(lambda: threading.Thread(target=self.recall.warm, name="recall-warm", daemon=True).start())
+        self.on_stop(self.recall.close)
 
         # --- transcripts and extraction ---
         self.transcripts = TranscriptService(

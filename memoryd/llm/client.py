@@ -7,6 +7,7 @@ It does NOT hold prompts; recall, extraction and dream own theirs.
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import re
@@ -139,8 +140,8 @@ class LLMClient:
                 system=system,
                 messages=messages,  # type: ignore[arg-type]
                 max_tokens=max_tokens,
-                temperature=temperature,
                 timeout=timeout if timeout is not None else self.timeout_seconds,
+                **({"temperature": temperature} if _SDK_TAKES_TEMPERATURE else {}),
             )
         except anthropic.APITimeoutError as exc:
             self.meter.record(purpose, 0, 0, failed=True)
@@ -161,6 +162,9 @@ class LLMClient:
         text = "".join(getattr(block, "text", "") for block in response.content if getattr(block, "type", "") == "text")
         return LLMResult(text=text, input_tokens=input_tokens, output_tokens=output_tokens, model=getattr(response, "model", self.model))
 
+
+# anthropic 2.x dropped `temperature` from Messages.create; pass it only where the SDK takes it.
+_SDK_TAKES_TEMPERATURE = "temperature" in inspect.signature(anthropic.resources.Messages.create).parameters
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
