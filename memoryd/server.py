@@ -67,16 +67,15 @@ def serve(settings: Settings) -> int:
     config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=10)
     server = uvicorn.Server(config)
     runtime = write_runtime_file(settings.home, host, port)
+    # uvicorn re-raises SIGTERM after a graceful shutdown, so clean up in the daemon's stop, not a finally.
+    daemon.on_stop(lambda: runtime.unlink(missing_ok=True))
     if settings.server.host not in ("127.0.0.1", "localhost", "::1"):
         log.warning("listening on %s: other machines can reach memoryd (the token still protects it)", settings.server.host)
     log.info("listening on http://%s:%s (token in %s)", host, port, settings.home / "token")
     try:
         server.run(sockets=[sock])
     finally:
-        try:
-            runtime.unlink()
-        except FileNotFoundError:
-            pass
+        runtime.unlink(missing_ok=True)
     return 0
 
 

@@ -14,7 +14,7 @@ from datetime import date
 
 from memoryd.dates import absolutize_dates
 
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+|;\s*")
 _REASON = re.compile(r"\s*(?:,\s*)?\b(?:because|since|as|so that)\b\s+(.+)$", re.IGNORECASE)
 
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
@@ -103,7 +103,7 @@ def extract_explicit(prompts: list[tuple[str, date | None]]) -> list[Candidate]:
                     reason = absolutize_dates(reason, said_on) if reason else reason
                 type_ = _classify(kind, fact)
                 statement = fact[:1].upper() + fact[1:]
-                name = _title(fact)
+                name = _title(fact) if kind != "identity" else "User role: " + re.sub(r"(?i)^I(?:'m| am) (?:a|an|the) ", "", fact)[:60]
                 description = statement if len(statement) <= 200 else statement[:197] + "…"
                 cand = Candidate(name=name, type=type_, description=description, body=_body(type_, statement, reason, said_on))
                 found[(type_, name.casefold())] = cand
