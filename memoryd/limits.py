@@ -47,6 +47,9 @@ SESSION_MEMORY_UPDATE_TOKENS = 5_000  # minimumTokensBetweenUpdate
 SESSION_MEMORY_TOOL_CALLS = 3  # toolCallsBetweenUpdates
 SESSION_MEMORY_SECTION_MAX_TOKENS = 2_000  # MAX_SECTION_LENGTH
 SESSION_MEMORY_MAX_TOKENS = 12_000  # total budget
+SESSION_MEMORY_DELTA_MAX_TOKENS = 30_000  # transcript delta sent to the model (most recent kept)
+SESSION_MEMORY_FILENAME = "session-memory.md"
+SESSIONS_DIRNAME = "sessions"  # $MEMORYD_HOME/sessions/<session_id>/session-memory.md
 CHARS_PER_TOKEN = 4  # the one token estimate used everywhere (bytes/4, as CC's roughTokenCount)
 
 # --- auto-dream (spec §6; seeds: autoDream.ts, consolidationLock.ts) --------------------
