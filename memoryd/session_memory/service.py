@@ -87,8 +87,13 @@ def decide(*, tokens: int, since_tokens: int | None, tool_calls_since: int, last
 
 
 def _last_turn_had_tools(entries: list[Entry]) -> bool:
-    last_prompt = max((i for i, e in enumerate(entries) if e.is_prompt and not e.is_sidechain), default=-1)
-    return any(e.tool_uses for e in entries[last_prompt + 1 :] if e.kind == "assistant" and not e.is_sidechain)
+    """Whether the last assistant message (CC splits one message over entries sharing its id) called a tool."""
+    mains = [e for e in entries if e.kind == "assistant" and not e.is_sidechain]
+    if not mains:
+        return False
+    last = mains[-1]
+    same = [e for e in mains if e.message_id == last.message_id] if last.message_id else [last]
+    return any(e.tool_uses for e in same)
 
 
 def _render_delta(entries: list[Entry]) -> str:
