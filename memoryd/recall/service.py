@@ -16,7 +16,8 @@ from memoryd.config import RecallSettings
 from memoryd.errors import InvalidRequest, MemorydError
 from memoryd.llm import LLMClient
 from memoryd.metrics import Metrics
-from memoryd.recall.indexes import StoreIndexes
+from memoryd.recall.dense import FUSION_DEPTH, rrf
+from memoryd.recall.indexes import StoreIndex, StoreIndexes
 from memoryd.recall.inject import age_days, header_for, injection_text, truncate_content
 from memoryd.recall.select import select_with_llm
 from memoryd.recall.sessions import SessionLedger
@@ -24,6 +25,7 @@ from memoryd.recall.text import STEMMER
 from memoryd.store import MemoryDir, StoreRegistry
 
 log = logging.getLogger(__name__)
+SDK_TIMEOUT_MARGIN_SECONDS = 0.5
 
 
 @dataclass
@@ -74,7 +76,8 @@ class RecallService:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def warm(self) -> None:
-        """Build the indexes of every known store (off the request path, at start)."""
+        """Load the dense model if installed, then index every known store (off the request path)."""
+        self.indexes.encoder.load()
         for store in self.stores.known():
             try:
                 self.indexes.refresh(store)
@@ -83,7 +86,8 @@ class RecallService:
 
     def status(self) -> dict[str, Any]:
         return {"indexed_dirs": len(self.indexes), "indexed_memories": self.indexes.documents(),
-                "sessions": self.ledger.count(), "llm": self.llm.enabled, "stemmer": STEMMER}
+                "sessions": self.ledger.count(), "llm": self.llm.enabled, "stemmer": STEMMER,
+                "dense_model": self.indexes.encoder.status}
 
     def recall(self, cwd: str, query: str, session_id: str, *, store: MemoryDir | None = None) -> RecallResult:
         started = time.perf_counter()
@@ -107,14 +111,14 @@ class RecallService:
             return RecallResult(budget_used_bytes=used, reason="no memory files")
 
         memdir = str(store.path)
-        index, headers = self.indexes.refresh(store)
+        item = self.indexes.refresh(store)
         surfaced = self.ledger.surfaced(session_id, memdir)
-        candidates = [h for h in headers if h.filename not in surfaced]
+        candidates = [h for h in item.headers if h.filename not in surfaced]
         if not candidates:
             return RecallResult(method="local", budget_used_bytes=used, reason="every memory was already surfaced in this session")
         limit = self.settings.max_memories
         pool = self.settings.side_query_candidates
-        ranked = index.rank(query, exclude=surfaced, k=max(limit, pool) if self.llm.enabled else limit)
+        ranked = self._rank(item, query, surfaced, max(limit, pool) if self.llm.enabled else limit)
         scores = dict(ranked)
 
         method, reason, chosen = "local", "", [fn for fn, _ in ranked[:limit]]
@@ -131,10 +135,20 @@ class RecallService:
 
         return self._surface(store, session_id, chosen, scores, method, reason, used)
 
+    def _rank(self, item: StoreIndex, query: str, exclude: set[str], k: int) -> list[tuple[str, float]]:
+        """BM25F alone, or fused with the dense model's ranking when the extra is loaded."""
+        encoder = self.indexes.encoder
+        if not encoder.ready or not item.dense.vectors:
+            return item.index.rank(query, exclude=exclude, k=k)
+        lexical = [fn for fn, _ in item.index.rank(query, exclude=exclude, k=FUSION_DEPTH)]
+        dense = item.dense.rank(encoder.encode([query])[0], exclude=exclude)
+        return [(fn, round(score, 4)) for fn, score in rrf(lexical, dense)[:k]]
+
     def _side_query(self, query: str, candidates: list[Any], limit: int) -> tuple[list[str] | None, str]:
         """The LLM's choice, or (None, why) when it failed or missed the deadline."""
         deadline = self.settings.deadline_seconds
-        future = self._pool.submit(select_with_llm, self.llm, query, candidates, limit=limit, timeout=deadline)
+        # the SDK's own timeout ends the worker soon after; a margin keeps the wait below the one that fires
+        future = self._pool.submit(select_with_llm, self.llm, query, candidates, limit=limit, timeout=deadline + SDK_TIMEOUT_MARGIN_SECONDS)
         try:
             return future.result(timeout=deadline), ""
         except concurrent.futures.TimeoutError:
