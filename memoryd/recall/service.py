@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable
 
-from memoryd import limits
 from memoryd.config import RecallSettings
 from memoryd.errors import InvalidRequest, MemorydError
 from memoryd.llm import LLMClient
