@@ -22,6 +22,8 @@ from memoryd.state import STATE_FILENAME, StateDB
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.memdir import utc_now
 from memoryd.store.watcher import MemoryWatcher
+from memoryd.extract import ExtractionService
+from memoryd.transcripts import TranscriptService
 
 log = logging.getLogger(__name__)
 RUNTIME_FILENAME = "daemon.json"
@@ -68,6 +70,36 @@ class Daemon:
         self.status_providers["recall"] = self.recall.status
         self.on_start(lambda: threading.Thread(target=self.recall.warm, name="recall-warm", daemon=True).start())
         self.on_stop(self.recall.close)
+
+        # --- transcripts and extraction ---
+        self.transcripts = TranscriptService(
+            roots=settings.transcript_roots, state=self.state, metrics=self.metrics, watch=settings.transcripts.watch
+        )
+        self.extraction = ExtractionService(
+            state=self.state,
+            stores=self.stores,
+            transcripts=self.transcripts,
+            llm=self.llm,
+            metrics=self.metrics,
+            every_n_turns=settings.extract.every_n_turns,
+            enabled=settings.extract.enabled,
+            mode_for=self.mode_for,
+        )
+        self.on_start(self.transcripts.start)
+        self.on_start(self.extraction.start)
+        self.on_stop(self.transcripts.stop)
+        self.on_stop(self.extraction.stop)
+        self.status_providers["jobs"] = self.extraction.status
+        self.status_providers["transcripts"] = self.transcripts.status
+
+    def mode_for(self, store: MemoryDir) -> str:
+        """`topics` or `daily-log` for a memory dir: per-project override, else [memory] mode."""
+        root = self.stores.project_root_of(store.path)
+        if root is not None:
+            override = self.settings.projects.get(str(root), {}).get("mode")
+            if override:
+                return override
+        return self.settings.memory.mode
 
     # ------------------------------------------------------------------ lifecycle
     def on_start(self, fn: Callable[[], None]) -> None:
@@ -124,7 +156,7 @@ class Daemon:
             "pid": os.getpid(),
             "home": str(self.home),
             "memory_dirs": sorted(str(s.path) for s in self.stores.known()),
-            "watched_folders": {"memory": self.watcher.watched},
+            "watched_folders": {"memory": self.watcher.watched, "transcripts": self.transcripts.status()["watched"]},
             "invalid_files": {k: v for k, v in invalid.items() if v},
             "llm_usage": self.meter.summary(),
         }

@@ -7,17 +7,20 @@ It does NOT hold prompts; recall, extraction and dream own theirs.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import logging
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-import anthropic
 
 from memoryd.errors import LLMUnavailable, TokenBudgetExceeded
+
+if TYPE_CHECKING:
+    import anthropic
 from memoryd.metrics import Metrics
 from memoryd.state import StateDB
 
@@ -104,8 +107,11 @@ class LLMClient:
         self.timeout_seconds = timeout_seconds
         self.meter = meter
         self.enabled = enabled and bool(api_key)
-        self._client: anthropic.Anthropic | None = None
+        self._client: "anthropic.Anthropic | None" = None
         if self.enabled:
+            # Imported here: the SDK costs ~65 MB of RSS, which an offline daemon never needs.
+            import anthropic
+
             self._client = anthropic.Anthropic(
                 api_key=api_key,
                 base_url=base_url or None,
@@ -134,6 +140,8 @@ class LLMClient:
         self.meter.check_cap(purpose)
         if messages is None:
             messages = [{"role": "user", "content": user or ""}]
+        import anthropic
+
         try:
             response = self._client.messages.create(
                 model=self.model,
@@ -141,7 +149,7 @@ class LLMClient:
                 messages=messages,  # type: ignore[arg-type]
                 max_tokens=max_tokens,
                 timeout=timeout if timeout is not None else self.timeout_seconds,
-                **({"temperature": temperature} if _SDK_TAKES_TEMPERATURE else {}),
+                **({"temperature": temperature} if _sdk_takes_temperature() else {}),
             )
         except anthropic.APITimeoutError as exc:
             self.meter.record(purpose, 0, 0, failed=True)
@@ -163,8 +171,12 @@ class LLMClient:
         return LLMResult(text=text, input_tokens=input_tokens, output_tokens=output_tokens, model=getattr(response, "model", self.model))
 
 
-# anthropic 2.x dropped `temperature` from Messages.create; pass it only where the SDK takes it.
-_SDK_TAKES_TEMPERATURE = "temperature" in inspect.signature(anthropic.resources.Messages.create).parameters
+@functools.cache
+def _sdk_takes_temperature() -> bool:
+    """anthropic 2.x dropped `temperature` from Messages.create; pass it only where the SDK takes it."""
+    import anthropic
+
+    return "temperature" in inspect.signature(anthropic.resources.Messages.create).parameters
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 
