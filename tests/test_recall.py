@@ -202,3 +202,14 @@ def test_recall_metrics_and_status(live: LiveDaemon, project: Path) -> None:
     status = live.client.get("/v1/status").json()
     assert status["recall"]["indexed_memories"] == 1 and status["recall"]["sessions"] == 1
     assert 'memoryd_recalls_total{method="local"} 1.0' in live.client.get("/metrics").text
+
+
+def test_max_chars_leaves_out_what_does_not_fit_and_does_not_mark_it(live: LiveDaemon, project: Path) -> None:
+    big = save(live, project, "Widget spec big", "widget spec details", "w" * 4000)
+    small = save(live, project, "Widget spec small", "widget spec summary", "short")
+    recall_ = live.daemon.recall.recall
+    first = recall_(str(project), "widget spec", "cap", max_chars=1000)
+    assert [m.filename for m in first.memories] == [small] and len(first.injection) <= 1000
+    second = recall_(str(project), "widget spec", "cap")  # the big one was not marked surfaced
+    assert [m.filename for m in second.memories] == [big]
+    assert second.budget_used_bytes == len("short") + 4000

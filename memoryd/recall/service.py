@@ -88,14 +88,16 @@ class RecallService:
                 "sessions": self.ledger.count(), "llm": self.llm.enabled, "stemmer": STEMMER,
                 "dense_model": self.indexes.encoder.status}
 
-    def recall(self, cwd: str, query: str, session_id: str, *, store: MemoryDir | None = None) -> RecallResult:
+    def recall(self, cwd: str, query: str, session_id: str, *, store: MemoryDir | None = None, max_chars: int | None = None) -> RecallResult:
+        """`max_chars` (e.g. Claude Code's 10,000-char context cap): memories that would push the
+        injection past it are left out and NOT counted as surfaced, so a later prompt can get them."""
         started = time.perf_counter()
-        result = self._recall(cwd, query, session_id, store)
+        result = self._recall(cwd, query, session_id, store, max_chars)
         self.metrics.recalls.labels(result.method).inc()
         self.metrics.recall_latency.labels(result.method).observe(time.perf_counter() - started)
         return result
 
-    def _recall(self, cwd: str, query: str, session_id: str, store: MemoryDir | None) -> RecallResult:
+    def _recall(self, cwd: str, query: str, session_id: str, store: MemoryDir | None, max_chars: int | None) -> RecallResult:
         if not session_id.strip():
             raise InvalidRequest("session_id is empty: pass the agent's session id so recall does not repeat memories.")
         self.ledger.expire()
@@ -132,7 +134,7 @@ class RecallService:
             if llm_choice is not None:
                 method, chosen = "llm", llm_choice
 
-        return self._surface(store, session_id, chosen, scores, method, reason, used)
+        return self._surface(store, session_id, chosen, scores, method, reason, used, max_chars)
 
     def _rank(self, item: StoreIndex, query: str, exclude: set[str], k: int) -> list[tuple[str, float]]:
         """BM25F alone, or fused with the dense model's ranking when the extra is loaded."""
@@ -159,7 +161,8 @@ class RecallService:
             log.warning("recall side-query crashed: %s", exc.__class__.__name__)
             return None, "LLM side-query failed; local ranking served"
 
-    def _surface(self, store: MemoryDir, session_id: str, chosen: list[str], scores: dict[str, float], method: str, reason: str, used: int) -> RecallResult:
+    def _surface(self, store: MemoryDir, session_id: str, chosen: list[str], scores: dict[str, float], method: str, reason: str, used: int,
+                 max_chars: int | None = None) -> RecallResult:
         now = self.now().timestamp()
         memories: list[RecalledMemory] = []
         for filename in chosen:
@@ -168,11 +171,14 @@ class RecallService:
             except MemorydError:
                 continue  # deleted or broken since it was ranked
             days = age_days(memory.mtime, now)
-            memories.append(RecalledMemory(
+            recalled = RecalledMemory(
                 filename=filename, name=memory.name, type=memory.type, description=memory.description,
                 content=truncate_content(memory.body), header=header_for(str(memory.path), days), age_days=days,
                 score=scores.get(filename),
-            ))
+            )
+            if max_chars is not None and len(injection_text([(m.header, m.content) for m in [*memories, recalled]])) > max_chars:
+                continue  # does not fit: a smaller one further down may
+            memories.append(recalled)
         if memories:
             spent = sum(len(m.content.encode("utf-8")) for m in memories)
             used = self.ledger.record(session_id, str(store.path), [m.filename for m in memories], spent)
