@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 from memoryd import limits
+from memoryd.store.files import dir_lock
 
 
 def pid_alive(pid: int) -> bool:
@@ -59,14 +60,16 @@ class ConsolidationLock:
 
     def try_acquire(self, now: float | None = None) -> float | None:
         """Take the lock; returns the prior mtime (0.0: none) for rollback, or None when held."""
-        if self.held_by_other(now) is not None:
-            return None
-        prior = self.last_consolidated_at()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_text(str(os.getpid()), encoding="utf-8")
-        if self.holder() != os.getpid():  # write-then-verify: another reclaimer wrote after us
-            return None
-        return prior
+        # The seeds' write-then-verify lets two reclaimers both win in one interleaving (A writes,
+        # A verifies, then B writes); the directory's file lock makes check-write-verify atomic.
+        with dir_lock(self.path.parent):
+            if self.held_by_other(now) is not None:
+                return None
+            prior = self.last_consolidated_at()
+            self.path.write_text(str(os.getpid()), encoding="utf-8")
+            if self.holder() != os.getpid():  # write-then-verify, kept for writers without the file lock
+                return None
+            return prior
 
     def rollback(self, prior_mtime: float) -> None:
         """Undo an acquire after failure or cancel: restore the prior mtime, or remove the file."""
