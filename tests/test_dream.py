@@ -276,3 +276,25 @@ def test_kill_9_mid_consolidation_leaves_store_consistent_and_lock_reclaimable(h
             assert r.status_code == 202, r.text
     finally:
         second.kill()
+
+
+def test_scheduler_check_distils_daily_logs_when_gates_open(home: Path, project: Path, clock: Clock) -> None:
+    settings = make_settings(home)
+    settings.dream.min_sessions = 0
+    daemon = Daemon(settings, now=clock)
+    store = daemon.store_for(str(project))
+    store.save(name="Existing", description="Deploys go through the staging cluster first", type="project", body="x")
+    log_file = store.path / "logs" / "2026" / "03" / "2026-03-03.md"
+    log_file.parent.mkdir(parents=True)
+    log_file.write_text("# 2026-03-03\n- 10:00 [feedback] Never force-push to main\n- 11:00 Deploys go through the staging cluster first\n- 12:00 The demo is tomorrow\n")
+    assert len(daemon.dream.check_all()) == 1
+    daemon.dream.wait()
+    names = {h.description for h in store.all_headers()}
+    assert "Never force-push to main" in names and "The demo is 2026-03-04" in names
+    assert len(names) == 3  # the bullet already known was not duplicated
+    assert daemon.dream.check_all() == []  # time gate now closed
+    clock.t += timedelta(hours=25)
+    daemon.dream.check_all()
+    daemon.dream.wait()
+    assert len(store.all_headers()) == 3  # a processed log is not distilled twice
+    daemon.state.close()
