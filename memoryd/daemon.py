@@ -22,7 +22,9 @@ from memoryd.state import STATE_FILENAME, StateDB
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.memdir import utc_now
 from memoryd.store.watcher import MemoryWatcher
+from memoryd.dream import DreamService
 from memoryd.extract import ExtractionService
+from memoryd.scheduler import Scheduler
 from memoryd.transcripts import TranscriptService
 
 log = logging.getLogger(__name__)
@@ -91,6 +93,17 @@ class Daemon:
         self.on_stop(self.extraction.stop)
         self.status_providers["jobs"] = self.extraction.status
         self.status_providers["transcripts"] = self.transcripts.status
+
+        # --- auto-dream ---
+        self.dream = DreamService(
+            settings=settings.dream, stores=self.stores, state=self.state, llm=self.llm, metrics=self.metrics,
+            home=self.home, transcript_roots=settings.transcript_roots, now=now,
+        )
+        self.scheduler = Scheduler(self.dream, check_interval_seconds=settings.dream.check_interval_seconds, enabled=settings.dream.enabled)
+        self.on_start(self.scheduler.start)
+        self.on_stop(self.scheduler.stop)
+        self.on_stop(self.dream.stop)
+        self.status_providers["dream"] = self.dream.provider_status
 
     def mode_for(self, store: MemoryDir) -> str:
         """`topics` or `daily-log` for a memory dir: per-project override, else [memory] mode."""
