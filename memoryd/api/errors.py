@@ -51,6 +51,8 @@ def install_error_handlers(app: FastAPI) -> None:
             return error_response(404, "not_found", f"no endpoint {request.method} {request.url.path}; see /docs for the API.")
         if exc.status_code == 405:
             return error_response(405, "method_not_allowed", f"{request.method} is not allowed on {request.url.path}; see /docs.")
+        if exc.status_code == 400:
+            return error_response(400, "invalid_body", f"could not read the request body ({exc.detail}); send a JSON object with Content-Type: application/json.")
         return error_response(exc.status_code, "http_error", str(exc.detail))
 
     @app.exception_handler(Exception)
