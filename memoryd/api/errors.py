@@ -47,6 +47,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 404 and request.url.path.startswith("/v1/memories/"):
+            return error_response(404, "invalid_filename", "no such memory: a memory filename is a bare <type>_<slug>.md (no '/', no '..'); list them with GET /v1/memories.")
         if exc.status_code == 404:
             return error_response(404, "not_found", f"no endpoint {request.method} {request.url.path}; see /docs for the API.")
         if exc.status_code == 405:
