@@ -12,9 +12,10 @@ import logging
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-import anthropic
+if TYPE_CHECKING:  # imported lazily: the SDK costs ~35 MB RSS, and offline mode never needs it
+    import anthropic
 
 from memoryd.errors import LLMUnavailable, TokenBudgetExceeded
 from memoryd.metrics import Metrics
@@ -105,6 +106,8 @@ class LLMClient:
         self.enabled = enabled and bool(api_key)
         self._client: anthropic.Anthropic | None = None
         if self.enabled:
+            import anthropic
+
             self._client = anthropic.Anthropic(
                 api_key=api_key,
                 base_url=base_url or None,
@@ -133,6 +136,8 @@ class LLMClient:
         self.meter.check_cap(purpose)
         if messages is None:
             messages = [{"role": "user", "content": user or ""}]
+        import anthropic  # already loaded by __init__ in LLM mode
+
         try:
             response = self._client.messages.create(
                 model=self.model,
