@@ -102,5 +102,17 @@ class MemorydClient:
     def delete_memory(self, cwd: str | Path, filename: str) -> None:
         self.request("DELETE", f"/v1/memories/{quote(filename, safe='')}", params={"cwd": str(cwd)})
 
+    def recall(self, cwd: str | Path, query: str, session_id: str) -> dict[str, Any]:
+        return self.request("POST", "/v1/recall", json={"cwd": str(cwd), "query": query, "session_id": session_id})
+
     def metrics(self) -> str:
         return self.request("GET", "/metrics")
+
+    def turn_end(self, *, session_id: str, transcript_path: str, cwd: str | Path, last_assistant_message: str | None = None) -> dict[str, Any]:
+        body = {"session_id": session_id, "transcript_path": str(transcript_path), "cwd": str(cwd)}
+        if last_assistant_message is not None:
+            body["last_assistant_message"] = last_assistant_message
+        return self.request("POST", "/v1/events/turn-end", json=body)
+
+    def job(self, job_id: str) -> dict[str, Any]:
+        return self.request("GET", f"/v1/jobs/{job_id}")

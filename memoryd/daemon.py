@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from datetime import datetime
 from typing import Any, Callable
@@ -20,6 +21,10 @@ from memoryd.state import STATE_FILENAME, StateDB
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.memdir import utc_now
 from memoryd.store.watcher import MemoryWatcher
+from memoryd.dream import DreamService
+from memoryd.extract import ExtractionService
+from memoryd.scheduler import Scheduler
+from memoryd.transcripts import TranscriptService
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +63,54 @@ class Daemon:
         self._starters: list[Callable[[], None]] = []
         self._stoppers: list[Callable[[], None]] = []
         self.running = False
+        # --- recall ---
+        from memoryd.recall import build_recall
+
+        self.recall = build_recall(settings, stores=self.stores, llm=self.llm, state=self.state, metrics=self.metrics, now=now)
+        self.status_providers["recall"] = self.recall.status
+        self.on_start(lambda: threading.Thread(target=self.recall.warm, name="recall-warm", daemon=True).start())
+        self.on_stop(self.recall.close)
+
+        # --- transcripts and extraction ---
+        self.transcripts = TranscriptService(
+            roots=settings.transcript_roots, state=self.state, metrics=self.metrics, watch=settings.transcripts.watch
+        )
+        self.extraction = ExtractionService(
+            state=self.state,
+            stores=self.stores,
+            transcripts=self.transcripts,
+            llm=self.llm,
+            metrics=self.metrics,
+            every_n_turns=settings.extract.every_n_turns,
+            enabled=settings.extract.enabled,
+            mode_for=self.mode_for,
+        )
+        self.on_start(self.transcripts.start)
+        self.on_start(self.extraction.start)
+        self.on_stop(self.transcripts.stop)
+        self.on_stop(self.extraction.stop)
+        self.status_providers["jobs"] = self.extraction.status
+        self.status_providers["transcripts"] = self.transcripts.status
+
+        # --- auto-dream ---
+        self.dream = DreamService(
+            settings=settings.dream, stores=self.stores, state=self.state, llm=self.llm, metrics=self.metrics,
+            home=self.home, transcript_roots=settings.transcript_roots, now=now,
+        )
+        self.scheduler = Scheduler(self.dream, check_interval_seconds=settings.dream.check_interval_seconds, enabled=settings.dream.enabled)
+        self.on_start(self.scheduler.start)
+        self.on_stop(self.scheduler.stop)
+        self.on_stop(self.dream.stop)
+        self.status_providers["dream"] = self.dream.provider_status
+
+    def mode_for(self, store: MemoryDir) -> str:
+        """`topics` or `daily-log` for a memory dir: per-project override, else [memory] mode."""
+        root = self.stores.project_root_of(store.path)
+        if root is not None:
+            override = self.settings.projects.get(str(root), {}).get("mode")
+            if override:
+                return override
+        return self.settings.memory.mode
 
     # ------------------------------------------------------------------ lifecycle
     def on_start(self, fn: Callable[[], None]) -> None:
@@ -114,7 +167,7 @@ class Daemon:
             "pid": os.getpid(),
             "home": str(self.home),
             "memory_dirs": sorted(str(s.path) for s in self.stores.known()),
-            "watched_folders": {"memory": self.watcher.watched},
+            "watched_folders": {"memory": self.watcher.watched, "transcripts": self.transcripts.status()["watched"]},
             "invalid_files": {k: v for k, v in invalid.items() if v},
             "llm_usage": self.meter.summary(),
         }

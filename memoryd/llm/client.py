@@ -7,6 +7,8 @@ It does NOT hold prompts; recall, extraction and dream own theirs.
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
 import logging
 import re
@@ -14,10 +16,11 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable
 
-if TYPE_CHECKING:  # imported lazily: the SDK costs ~35 MB RSS, and offline mode never needs it
-    import anthropic
 
 from memoryd.errors import LLMUnavailable, TokenBudgetExceeded
+
+if TYPE_CHECKING:
+    import anthropic
 from memoryd.metrics import Metrics
 from memoryd.state import StateDB
 
@@ -104,8 +107,9 @@ class LLMClient:
         self.timeout_seconds = timeout_seconds
         self.meter = meter
         self.enabled = enabled and bool(api_key)
-        self._client: anthropic.Anthropic | None = None
+        self._client: "anthropic.Anthropic | None" = None
         if self.enabled:
+            # Imported here: the SDK costs ~65 MB of RSS, which an offline daemon never needs.
             import anthropic
 
             self._client = anthropic.Anthropic(
@@ -136,7 +140,7 @@ class LLMClient:
         self.meter.check_cap(purpose)
         if messages is None:
             messages = [{"role": "user", "content": user or ""}]
-        import anthropic  # already loaded by __init__ in LLM mode
+        import anthropic
 
         try:
             response = self._client.messages.create(
@@ -144,8 +148,8 @@ class LLMClient:
                 system=system,
                 messages=messages,  # type: ignore[arg-type]
                 max_tokens=max_tokens,
-                temperature=temperature,
                 timeout=timeout if timeout is not None else self.timeout_seconds,
+                **({"temperature": temperature} if _sdk_takes_temperature() else {}),
             )
         except anthropic.APITimeoutError as exc:
             self.meter.record(purpose, 0, 0, failed=True)
@@ -166,6 +170,13 @@ class LLMClient:
         text = "".join(getattr(block, "text", "") for block in response.content if getattr(block, "type", "") == "text")
         return LLMResult(text=text, input_tokens=input_tokens, output_tokens=output_tokens, model=getattr(response, "model", self.model))
 
+
+@functools.cache
+def _sdk_takes_temperature() -> bool:
+    """anthropic 2.x dropped `temperature` from Messages.create; pass it only where the SDK takes it."""
+    import anthropic
+
+    return "temperature" in inspect.signature(anthropic.resources.Messages.create).parameters
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 

@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+"""Recall benchmark: quality on the LoCoMo dev split and latency on synthetic stores.
+
+Quality: each store's memories are saved through POST /v1/memories into their own project,
+then every question goes to POST /v1/recall with a fresh session id; returned filenames are
+mapped back to the dataset's. Reports recall@5, MRR@10 (of the top 5 returned) and latency per
+question category, beside the reference rankers of the bench README.
+Latency: synthetic stores of 200, 2,000 and 20,000 memories; HTTP round trip and the
+server-side core call (`daemon.recall.recall`).
+
+    .venv/bin/python bench/recall_bench.py [--data PATH] [--sizes 200,2000,20000] [--queries 200]
+
+The dataset is read from ../shared/bench (or $MEMORYD_BENCH_DATA) and is never copied here;
+without it the quality part is skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from memoryd.api import create_app  # noqa: E402
+from memoryd.config import load_settings  # noqa: E402
+from memoryd.daemon import Daemon  # noqa: E402
+from memoryd.store.files import atomic_write  # noqa: E402
+from memoryd.store.frontmatter import render_frontmatter  # noqa: E402
+
+DEFAULT_DATA = Path(os.environ.get("MEMORYD_BENCH_DATA", ROOT.parent / "shared" / "bench" / "recall_dev.jsonl"))
+RESULTS = ROOT / "bench" / "results" / "recall_bench.json"
+REFERENCE = {  # bench README, dev split
+    "keyword overlap (name+desc)": {"recall@5": 0.521, "mrr": 0.510},
+    "BM25 stemmed (name+desc)": {"recall@5": 0.640, "mrr": 0.621},
+    "BM25 stemmed (name+desc+body)": {"recall@5": 0.737, "mrr": 0.657},
+}
+
+
+class Served:
+    """A real Daemon behind uvicorn on a free loopback port, offline (no LLM)."""
+
+    def __init__(self, home: Path) -> None:
+        env = {"MEMORYD_HOME": str(home), "MEMORYD_LLM": "off"}
+        self.settings = load_settings(env, home=home)
+        self.settings.memory.watch = False
+        self.settings.transcripts.roots = []
+        self.daemon = Daemon(self.settings)
+        config = uvicorn.Config(create_app(self.daemon), host="127.0.0.1", port=0, log_level="warning")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> "Served":
+        self.thread.start()
+        while not self.server.started:
+            time.sleep(0.01)
+        port = self.server.servers[0].sockets[0].getsockname()[1]
+        self.client = httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {self.daemon.token}"}, timeout=30)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.client.close()
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
+
+
+def pct(xs: list[float], p: int) -> float:
+    if len(xs) < 2:
+        return xs[0] if xs else 0.0
+    return statistics.quantiles(xs, n=100, method="inclusive")[p - 1]
+
+
+def mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+# ------------------------------------------------------------------ quality
+def quality(data: Path, work: Path) -> dict[str, Any]:
+    convs = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows: list[dict[str, Any]] = []
+    with Served(work / "home-quality") as srv:
+        srv.daemon.recall.indexes.encoder.load()  # wait for the optional dense model, if installed
+        for conv in convs:
+            project = work / "projects" / conv["conv_id"]
+            (project / ".git").mkdir(parents=True, exist_ok=True)
+            to_dataset: dict[str, str] = {}
+            for m in conv["memories"]:
+                r = srv.client.post("/v1/memories", json={"cwd": str(project), "name": m["name"], "description": m["description"], "type": m["type"], "body": m["body"]})
+                r.raise_for_status()
+                to_dataset[r.json()["filename"]] = m["filename"]
+            srv.client.post("/v1/recall", json={"cwd": str(project), "query": "warm up query", "session_id": "warm"})
+            for q in conv["queries"]:
+                t0 = time.perf_counter()
+                r = srv.client.post("/v1/recall", json={"cwd": str(project), "query": q["q"], "session_id": uuid.uuid4().hex})
+                ms = (time.perf_counter() - t0) * 1000
+                r.raise_for_status()
+                got = [to_dataset.get(m["filename"], m["filename"]) for m in r.json()["memories"]]
+                rel = set(q["relevant"])
+                rows.append({"category": q["category_name"], "recall": len(set(got[:5]) & rel) / len(rel),
+                             "rr": next((1 / i for i, f in enumerate(got, 1) if f in rel), 0.0), "ms": ms, "method": r.json()["method"]})
+    cats = sorted({r["category"] for r in rows})
+    summary: dict[str, Any] = {"queries": len(rows), "recall@5": mean([r["recall"] for r in rows]), "mrr": mean([r["rr"] for r in rows]),
+                               "ms_p50": pct([r["ms"] for r in rows], 50), "ms_p95": pct([r["ms"] for r in rows], 95), "by_category": {},
+                               "dense_model": srv.daemon.recall.indexes.encoder.status}
+    for c in cats:
+        sub = [r for r in rows if r["category"] == c]
+        summary["by_category"][c] = {"queries": len(sub), "recall@5": mean([r["recall"] for r in sub]), "mrr": mean([r["rr"] for r in sub]),
+                                     "ms_p50": pct([r["ms"] for r in sub], 50), "ms_p95": pct([r["ms"] for r in sub], 95)}
+    return summary
+
+
+# ------------------------------------------------------------------ latency
+WORDS = ("deploy build test cache database migration schema index query latency queue worker retry timeout token auth "
+         "login session cookie header proxy docker kubernetes helm chart secret vault config yaml json parser lexer "
+         "compiler linker release tag branch merge rebase review lint format style typing mypy ruff pytest fixture mock "
+         "postgres redis kafka grpc http rest graphql frontend react vue svelte css bundle webpack vite cdn dns tls cert "
+         "metrics tracing logging alert oncall incident runbook backup restore replica shard partition vacuum analyze").split()
+
+
+def synthetic_store(dirpath: Path, n: int, rng: random.Random) -> None:
+    """n memory files written directly (the API would rebuild MEMORY.md n times)."""
+    dirpath.mkdir(parents=True, exist_ok=True)
+    types = ("user", "feedback", "project", "reference")
+    for i in range(n):
+        t = types[i % 4]
+        words = rng.sample(WORDS, 12)
+        meta = {"name": f"{' '.join(words[:3]).capitalize()} {i}", "description": " ".join(words[:8]), "type": t,
+                "created": "2025-01-01T00:00:00Z", "modified": "2025-01-01T00:00:00Z"}
+        body = " ".join(rng.choice(WORDS) for _ in range(60)) + f"\n\n**Why:** {' '.join(words[8:])}.\n"
+        atomic_write(dirpath / f"{t}_note-{i}.md", render_frontmatter(meta, body))
+
+
+def latency(sizes: list[int], n_queries: int, work: Path) -> list[dict[str, Any]]:
+    rng = random.Random(7)
+    out = []
+    with Served(work / "home-latency") as srv:
+        srv.daemon.recall.indexes.encoder.load()
+        for n in sizes:
+            project = work / "lat" / f"p{n}"
+            (project / ".git").mkdir(parents=True, exist_ok=True)
+            store = srv.daemon.store_for(str(project))
+            synthetic_store(store.path, n, rng)
+            store.rebuild_index()
+            t0 = time.perf_counter()
+            srv.daemon.recall.indexes.refresh(store)  # what the daemon does at start (warm)
+            build_s = time.perf_counter() - t0
+            queries = [" ".join(rng.sample(WORDS, rng.randint(3, 8))) for _ in range(n_queries)]
+            http_ms, core_ms = [], []
+            for q in queries:
+                t0 = time.perf_counter()
+                r = srv.client.post("/v1/recall", json={"cwd": str(project), "query": q, "session_id": uuid.uuid4().hex})
+                http_ms.append((time.perf_counter() - t0) * 1000)
+                r.raise_for_status()
+            for q in queries:
+                t0 = time.perf_counter()
+                srv.daemon.recall.recall(str(project), q, uuid.uuid4().hex, store=store)
+                core_ms.append((time.perf_counter() - t0) * 1000)
+            out.append({"memories": n, "queries": n_queries, "index_build_s": build_s,
+                        "http_ms_p50": pct(http_ms, 50), "http_ms_p95": pct(http_ms, 95),
+                        "server_ms_p50": pct(core_ms, 50), "server_ms_p95": pct(core_ms, 95)})
+            print(f"  {n:>6} memories: server p50 {out[-1]['server_ms_p50']:.2f} ms, p95 {out[-1]['server_ms_p95']:.2f} ms", flush=True)
+    return out
+
+
+def table(q: dict[str, Any] | None, lat: list[dict[str, Any]]) -> str:
+    lines = []
+    if q:
+        lines += ["Quality on the dev split (POST /v1/recall, offline local ranker, fresh session per query):", "",
+                  "| ranker | recall@5 | MRR | p50 ms | p95 ms |", "|---|---:|---:|---:|---:|"]
+        for name, ref in REFERENCE.items():
+            lines.append(f"| {name} (reference) | {ref['recall@5']:.3f} | {ref['mrr']:.3f} | | |")
+        lines.append(f"| **memoryd local** ({q['dense_model']}) | **{q['recall@5']:.3f}** | **{q['mrr']:.3f}** | {q['ms_p50']:.2f} | {q['ms_p95']:.2f} |")
+        lines += ["", "| category | queries | recall@5 | MRR | p50 ms | p95 ms |", "|---|---:|---:|---:|---:|---:|"]
+        for c, v in q["by_category"].items():
+            lines.append(f"| {c} | {v['queries']} | {v['recall@5']:.3f} | {v['mrr']:.3f} | {v['ms_p50']:.2f} | {v['ms_p95']:.2f} |")
+        lines.append("")
+    lines += ["Latency on synthetic stores (every memory ranked):", "",
+              "| memories | index build s | server p50 ms | server p95 ms | HTTP p50 ms | HTTP p95 ms |", "|---:|---:|---:|---:|---:|---:|"]
+    for r in lat:
+        lines.append(f"| {r['memories']:,} | {r['index_build_s']:.2f} | {r['server_ms_p50']:.2f} | {r['server_ms_p95']:.2f} | {r['http_ms_p50']:.2f} | {r['http_ms_p95']:.2f} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--sizes", default="200,2000,20000")
+    ap.add_argument("--queries", type=int, default=200, help="latency queries per store size")
+    ap.add_argument("--json", type=Path, default=RESULTS)
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="memoryd-bench-") as tmp:
+        work = Path(tmp)
+        q = None
+        if args.data.is_file():
+            print(f"quality on {args.data} ...", flush=True)
+            q = quality(args.data, work)
+        else:
+            print(f"skip quality: {args.data} not found (set MEMORYD_BENCH_DATA)", flush=True)
+        print("latency ...", flush=True)
+        lat = latency([int(s) for s in args.sizes.split(",") if s], args.queries, work)
+    print()
+    print(table(q, lat))
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps({"quality": q, "reference": REFERENCE, "latency": lat}, indent=2) + "\n", encoding="utf-8")
+    print(f"\nwrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,42 @@
+"""`memoryd hooks`: print, install or uninstall the Claude Code hooks block."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from memoryd.auth import load_or_create_token
+from memoryd.cli.output import EXIT_OK, common, cwd_of, emit, settings_of
+from memoryd.client import daemon_url
+from memoryd.integrations.claude_code import hooks_block, install_hooks, settings_path, uninstall_hooks, write_auth_header
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = common(sub.add_parser("hooks", help="print (or --install) the Claude Code hooks that connect it to memoryd"))
+    action = p.add_mutually_exclusive_group()
+    action.add_argument("--install", action="store_true", help="merge the hooks into the Claude Code settings file")
+    action.add_argument("--uninstall", action="store_true", help="remove memoryd's hooks (and only those)")
+    p.add_argument("--scope", choices=["user", "project", "local"], default="user", help="user: ~/.claude/settings.json (default); project/local: <cwd>/.claude/")
+    p.add_argument("--type", dest="hook_type", choices=["command", "http"], default="command", help="command (curl, fails open silently; default) or http (SessionStart stays a command)")
+    p.set_defaults(func=cmd_hooks)
+
+
+def cmd_hooks(args: argparse.Namespace) -> int:
+    settings = settings_of(args)
+    path = settings_path(args.scope, Path(cwd_of(args)))
+    if args.uninstall:
+        result = uninstall_hooks(path)
+        emit(args, result, f"{'removed memoryd hooks from' if result['changed'] else 'no memoryd hooks in'} {path}")
+        return EXIT_OK
+    token = load_or_create_token(settings.home, settings.token_override)
+    header = write_auth_header(settings.home, token) if args.install else settings.home / "curl-auth-header"
+    block = hooks_block(daemon_url(settings), header, args.hook_type)
+    if not args.install:
+        emit(args, block, json.dumps(block, indent=2))
+        return EXIT_OK
+    result = install_hooks(path, block)
+    note = " (with --type http, export MEMORYD_TOKEN=$(cat ~/.memoryd/token) where you start claude)" if args.hook_type == "http" else ""
+    emit(args, result, f"{'installed' if result['changed'] else 'already installed:'} memoryd hooks in {path} for {', '.join(result['events'])}{note}"
+         + (f"\nbackup of the previous file: {result['backup']}" if result["backup"] else ""))
+    return EXIT_OK

@@ -1,0 +1,6 @@
+"""Per-turn extraction: turn-end jobs that turn session transcripts into memories."""
+
+from memoryd.extract.offline import Candidate, extract_explicit
+from memoryd.extract.service import ExtractionService, QueueFull
+
+__all__ = ["Candidate", "ExtractionService", "QueueFull", "extract_explicit"]

@@ -1,0 +1,1 @@
+"""Adapters between agents' formats and memoryd's core (Claude Code first)."""

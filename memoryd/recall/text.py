@@ -1,0 +1,76 @@
+"""Text analysis shared by the local ranker: tokenising, stopwords, stemming, dates.
+
+Snowball (PyStemmer, a small C extension) when installed; a crude suffix stripper otherwise,
+so the daemon still ranks without it.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+try:  # PyStemmer: ~0.7 MB wheel, Snowball English
+    import Stemmer as _pystemmer
+
+    _STEMMER = _pystemmer.Stemmer("english")
+    STEMMER = "snowball"
+
+    def _stem(word: str) -> str:
+        return _STEMMER.stemWord(word)
+
+except ImportError:  # pragma: no cover - exercised only without the dependency
+    STEMMER = "suffix-strip (PyStemmer not installed: weaker recall)"
+
+    def _stem(word: str) -> str:
+        for suffix in ("ingly", "edly", "ing", "ies", "ed", "es", "ly", "s"):
+            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+                return word[: -len(suffix)]
+        return word
+
+
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being
+below between both but by can could did do does doing down during each few for from further had has
+have having he her here hers herself him himself his how i if in into is it its itself just me more
+most my myself no nor not now of off on once only or other our ours ourselves out over own same she
+should so some such than that the their theirs them themselves then there these they this those
+through to too under until up very was we were what when where which while who whom why will with
+would you your yours yourself yourselves s t don ve ll re d m""".split()
+)
+
+_WORD = re.compile(r"[a-z0-9]+")
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december")
+MONTH_NUM = {m: i + 1 for i, m in enumerate(MONTHS)} | {m[:3]: i + 1 for i, m in enumerate(MONTHS) if m != "may"}
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    return _stem(word)
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def terms(text: str) -> list[str]:
+    """Content terms: lowercased words minus stopwords, stemmed."""
+    return [stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
+
+
+_YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
+
+
+def date_keys(text: str) -> set[str]:
+    """Year and year-month keys named in a text ('2023', '2023-05'), for temporal matching."""
+    keys: set[str] = set()
+    toks = words(text)
+    for i, tok in enumerate(toks):
+        if _YEAR.fullmatch(tok):
+            keys.add(tok)
+            for j in (i - 1, i - 2):
+                if j >= 0 and toks[j] in MONTH_NUM:
+                    keys.add(f"{tok}-{MONTH_NUM[toks[j]]:02d}")
+    for m in re.finditer(r"\b(20\d\d|19\d\d)-(\d\d)-\d\d", text):
+        keys.add(m.group(1))
+        keys.add(f"{m.group(1)}-{m.group(2)}")
+    return keys

@@ -1,0 +1,47 @@
+"""Incremental JSONL reading from a byte offset: only complete lines are consumed, so a
+partial last line (CC appends in batches) is read again next time, whole.
+
+It does NOT parse; `parser.parse_lines` does.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    lines: list[bytes]
+    start: int  # offset the lines start at (0 after a reset)
+    end: int  # offset just after the last complete line: the next cursor
+    inode: int
+    size: int
+    reset: bool  # the file shrank or was replaced: read again from 0
+
+
+def read_new_lines(path: Path, offset: int = 0, inode: int | None = None, *, max_bytes: int | None = None) -> ReadResult:
+    """Lines completed since `offset`. A file shorter than the offset, or with another inode,
+    is re-read from 0 (callers dedupe by uuid). Raises OSError when unreadable."""
+    with path.open("rb") as fh:
+        st = os.fstat(fh.fileno())
+        reset = offset > st.st_size or (inode is not None and inode != 0 and inode != st.st_ino)
+        start = 0 if reset else offset
+        fh.seek(start)
+        remaining = st.st_size - start if max_bytes is None else min(st.st_size - start, max_bytes)
+        chunks: list[bytes] = []
+        while remaining > 0:
+            chunk = fh.read(min(CHUNK, remaining))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+    data = b"".join(chunks)
+    last_newline = data.rfind(b"\n")
+    if last_newline == -1:
+        return ReadResult([], start, start, st.st_ino, st.st_size, reset)
+    complete = data[: last_newline + 1]
+    return ReadResult(complete.splitlines(), start, start + len(complete), st.st_ino, st.st_size, reset)

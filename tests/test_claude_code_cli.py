@@ -1,0 +1,110 @@
+"""End to end with the real Claude Code CLI (npm @anthropic-ai/claude-code, run headless with
+`claude -p`) against a scripted Messages API on 127.0.0.1 and a real memoryd subprocess.
+
+What is asserted is what reaches the model. Skips only when node or npm is missing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+import pytest
+
+from memoryd import limits
+from tests.support.messages_api import ScriptedMessagesAPI
+from tests.support.servers import DaemonProcess, daemon_env
+
+CLAUDE_CODE_VERSION = "2.1.330"  # the version the integration doc verified
+CACHE = Path(os.environ.get("MEMORYD_TEST_CACHE", Path.home() / ".cache" / "memoryd-tests")) / f"claude-code-{CLAUDE_CODE_VERSION}"
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def claude_bin() -> Path:
+    if not shutil.which("node") or not shutil.which("npm"):
+        pytest.skip("node and npm are needed to install the Claude Code CLI (apt-get install nodejs npm)")
+    binary = CACHE / "node_modules" / ".bin" / "claude"
+    if not binary.exists():
+        CACHE.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            ["npm", "install", "--prefix", str(CACHE), "--no-audit", "--no-fund", f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}"],
+            check=True, capture_output=True, timeout=600,
+        )
+    version = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60)
+    assert CLAUDE_CODE_VERSION in version.stdout, version.stdout + version.stderr
+    return binary
+
+
+class World:
+    def __init__(self, tmp: Path, api: ScriptedMessagesAPI, claude: Path) -> None:
+        self.user_home = tmp / "user"
+        self.home = tmp / "memoryd"
+        self.project = tmp / "work" / "shop"
+        (self.project / ".git").mkdir(parents=True)
+        self.home.mkdir()
+        roots = self.user_home / ".claude" / "projects"
+        roots.mkdir(parents=True)
+        (self.home / "config.toml").write_text(f'[transcripts]\nroots = ["{roots}"]\n')
+        self.api = api
+        self.claude = claude
+        self.daemon = DaemonProcess(home=self.home, env=daemon_env(self.home, HOME=str(self.user_home)))
+
+    def env(self) -> dict[str, str]:
+        base = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "ANTHROPIC_", "CLAUDE"))}
+        return {**base, "HOME": str(self.user_home), "MEMORYD_HOME": str(self.home), "ANTHROPIC_BASE_URL": self.api.url,
+                "ANTHROPIC_API_KEY": "sk-ant-test-dummy-key", "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+
+    def ask(self, prompt: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(self.claude), "-p", prompt], cwd=self.project, env=self.env(), capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+
+
+@pytest.fixture
+def world(tmp_path: Path, claude_bin: Path) -> Iterator[World]:
+    with ScriptedMessagesAPI() as api:
+        api.default.text = "Understood."
+        w = World(tmp_path, api, claude_bin)
+        w.daemon.start()
+        install = subprocess.run([sys.executable, "-m", "memoryd", "hooks", "--install"], env=w.env(), capture_output=True, text=True, timeout=60)
+        assert install.returncode == 0, install.stderr
+        try:
+            yield w
+        finally:
+            w.daemon.kill()
+
+
+def test_memory_learned_in_session_one_reaches_the_model_in_session_two(world: World) -> None:
+    first = world.ask("Remember: always use pnpm, never npm, because our lockfile is pnpm-lock.yaml.")
+    assert first.returncode == 0, first.stderr
+    deadline = time.monotonic() + 30
+    with world.daemon.client() as c:
+        while not any("pnpm" in m["description"] for m in c.get("/v1/memories", params={"cwd": str(world.project)}).json()["memories"]):
+            assert time.monotonic() < deadline, f"session 1 was not extracted: {c.get('/v1/status').json()['jobs']}"
+            time.sleep(0.2)
+    world.api.requests.clear()
+    second = world.ask("Which package manager should I use to install the dependencies?")
+    assert second.returncode == 0, second.stderr
+    sent = world.api.texts_sent()
+    assert any(limits.INJECTED_MARKER in t and "pnpm" in t for t in sent), "memoryd's context did not reach the model"
+    assert any("Which package manager should I use" in t for t in sent)
+
+
+def test_claude_still_answers_when_memoryd_is_down(world: World) -> None:
+    world.daemon.kill()
+    world.api.requests.clear()
+    t = time.monotonic()
+    result = world.ask("Say hello to the team")
+    assert result.returncode == 0 and "Understood." in result.stdout, result.stderr
+    sent = world.api.texts_sent()
+    assert any("Say hello to the team" in t for t in sent)
+    assert not any(limits.INJECTED_MARKER in t for t in sent)
+    assert time.monotonic() - t < 120
+    with pytest.raises(httpx.HTTPError):
+        httpx.get(world.daemon.url + "/v1/health", timeout=1)

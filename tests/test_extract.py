@@ -1,0 +1,267 @@
+"""Turn-end extraction through the real API: cursors, skips, secrets, LLM path, crash recovery."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import httpx
+import pytest
+
+from memoryd.api import create_app
+from memoryd.daemon import Daemon
+from memoryd.extract.offline import extract_explicit
+from tests.conftest import LiveDaemon, make_settings
+from tests.support.messages_api import Reply, ScriptedMessagesAPI
+from tests.support.servers import DaemonProcess, ThreadedServer, daemon_env
+from tests.support.transcripts import TranscriptWriter, new_session
+
+
+def wait_job(client: httpx.Client, job_id: str, timeout: float = 15.0) -> dict[str, Any]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = client.get(f"/v1/jobs/{job_id}").json()
+        if job["status"] not in ("queued", "running"):
+            return job
+        time.sleep(0.05)
+    raise AssertionError(f"job {job_id} did not finish: {job}")
+
+
+def turn_end(live: LiveDaemon, writer: TranscriptWriter, **extra: Any) -> dict[str, Any]:
+    body = {"session_id": writer.session_id, "transcript_path": str(writer.path), "cwd": writer.cwd, "hook_event_name": "Stop", "stop_hook_active": False, **extra}
+    r = live.client.post("/v1/events/turn-end", json=body)
+    assert r.status_code == 202, r.text
+    return wait_job(live.client, r.json()["job_id"])
+
+
+def memories(live: LiveDaemon, cwd: str) -> list[dict[str, Any]]:
+    return live.client.get("/v1/memories", params={"cwd": cwd}).json()["memories"]
+
+
+@pytest.fixture
+def session(live: LiveDaemon, project: Path) -> TranscriptWriter:
+    return new_session(live.daemon.settings.transcript_roots[0], str(project))
+
+
+def test_explicit_request_is_extracted_once(live: LiveDaemon, session: TranscriptWriter) -> None:
+    session.user("Remember: always use pnpm, never npm, because the lockfile is pnpm's.")
+    session.assistant("Understood, I will use pnpm.")
+    job = turn_end(live, session)
+    assert job["status"] == "done" and len(job["memories_written"]) == 1, job
+    saved = memories(live, session.cwd)
+    assert len(saved) == 1 and saved[0]["type"] == "feedback"
+    body = live.client.get(f"/v1/memories/{saved[0]['filename']}", params={"cwd": session.cwd}).json()["body"]
+    assert "**Why:** the lockfile is pnpm's" in body and "**How to apply:**" in body
+    # The same turn-end again: the cursor has moved, nothing new, no duplicate.
+    again = turn_end(live, session)
+    assert again["status"] == "skipped" and "no prose" in again["reason"]
+    assert len(memories(live, session.cwd)) == 1
+
+
+def test_offline_extractor_types_and_reasons() -> None:
+    from datetime import date
+
+    found = extract_explicit([
+        ("I'm a backend engineer working mostly in Go. From now on, run the linter before committing.", date(2026, 3, 4)),
+        ("Don't mock the database in tests since mocks hid a broken migration. What time is it?", date(2026, 3, 4)),
+        ("Remember that the merge freeze starts next Thursday.", date(2026, 3, 4)),
+        ("I prefer tabs over spaces.", None),
+        ("ok", None),
+    ])
+    by_type: dict[str, list[str]] = {}
+    for c in found:
+        by_type.setdefault(c.type, []).append(c.description)
+    assert any("backend engineer" in d for d in by_type["user"])
+    assert any("tabs" in d for d in by_type["user"])
+    assert any("linter" in d for d in by_type["feedback"])
+    mock = next(c for c in found if "mock" in c.description.lower())
+    assert "**Why:** mocks hid a broken migration" in mock.body
+    freeze = next(c for c in found if "freeze" in c.description)
+    assert freeze.type == "project" and "2026-03-05" in freeze.description  # Thursday after Wednesday 2026-03-04
+
+
+def test_injected_recalls_are_not_re_extracted(live: LiveDaemon, session: TranscriptWriter) -> None:
+    from memoryd import limits
+
+    session.user(f"<system-reminder>\n{limits.INJECTED_MARKER}\nremember: always deploy on Fridays\n</system-reminder>\nwhat does the build script do")
+    session.attachment("Remember: never use tabs")
+    session.assistant("It compiles the assets.")
+    job = turn_end(live, session)
+    assert job["status"] == "done" and job["memories_written"] == [], job
+    assert memories(live, session.cwd) == []
+
+
+def test_agent_writing_memory_itself_skips_and_advances(live: LiveDaemon, session: TranscriptWriter) -> None:
+    memory_dir = live.client.get("/v1/index", params={"cwd": session.cwd}).json()["memory_dir"]
+    session.user("Remember that I prefer short answers.")
+    session.assistant("Saving it.", tools=[("Write", {"file_path": f"{memory_dir}/user_short-answers.md", "content": "x"})])
+    job = turn_end(live, session)
+    assert job["status"] == "skipped" and "wrote to the memory dir" in job["reason"]
+    session.user("thanks, now run the tests")
+    assert turn_end(live, session)["memories_written"] == []  # the skipped turn is not read again
+
+
+def test_tool_output_only_is_skipped(live: LiveDaemon, session: TranscriptWriter) -> None:
+    session.assistant("", tools=[("Bash", {"command": "ls"})])
+    session.tool_result("remember: this is tool output, not the user")
+    job = turn_end(live, session)
+    assert job["status"] == "skipped" and "no prose" in job["reason"]
+
+
+def test_throttle_waits_for_n_turns(home: Path, project: Path) -> None:
+    settings = make_settings(home)
+    settings.extract.every_n_turns = 2
+    daemon = Daemon(settings)
+    with ThreadedServer(create_app(daemon)) as server:
+        live = LiveDaemon(daemon, server)
+        writer = new_session(settings.transcript_roots[0], str(project))
+        writer.user("Remember to always write changelog entries.")
+        first = turn_end(live, writer)
+        assert first["status"] == "skipped" and "throttled: turn 1 of every 2" in first["reason"]
+        writer.assistant("ok")
+        second = turn_end(live, writer)
+        assert second["status"] == "done" and len(second["memories_written"]) == 1  # turn 1's words were kept
+        live.close()
+
+
+def test_secrets_in_dialogue_never_reach_a_file(live: LiveDaemon, session: TranscriptWriter) -> None:
+    session.user("Remember that the staging key is sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789ABCD.")
+    job = turn_end(live, session)
+    assert job["status"] == "done" and job["memories_written"] == [] and job["refused"][0]["code"] == "secret_detected"
+    memory_dir = Path(live.client.get("/v1/index", params={"cwd": session.cwd}).json()["memory_dir"])
+    assert not any("sk-ant" in p.read_text() for p in memory_dir.glob("*.md")) if memory_dir.exists() else True
+
+
+def test_foreign_transcript_path_is_refused(live: LiveDaemon, project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere" / "s.jsonl"
+    outside.parent.mkdir()
+    outside.write_text("{}\n")
+    for path in (str(outside), str(live.daemon.settings.transcript_roots[0] / ".." / "elsewhere" / "s.jsonl"), "relative/s.jsonl"):
+        r = live.client.post("/v1/events/turn-end", json={"session_id": "s1", "transcript_path": path, "cwd": str(project)})
+        assert r.status_code == 403 and r.json()["error"]["code"] == "forbidden", r.text
+
+
+def test_bad_turn_end_bodies(live: LiveDaemon, project: Path) -> None:
+    r = live.client.post("/v1/events/turn-end", content=b"{nope", headers={"content-type": "application/json"})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_json"
+    r = live.client.post("/v1/events/turn-end", json={"cwd": str(project)})
+    assert r.status_code == 422 and "session_id" in r.json()["error"]["message"]
+    assert live.client.get("/v1/jobs/job_nope").status_code == 404
+
+
+def test_unreadable_transcript_fails_visibly(live: LiveDaemon, session: TranscriptWriter) -> None:
+    r = live.client.post("/v1/events/turn-end", json={"session_id": session.session_id, "transcript_path": str(session.path), "cwd": session.cwd})
+    job = wait_job(live.client, r.json()["job_id"])
+    assert job["status"] == "failed" and "unreadable" in job["reason"]
+
+
+def test_last_assistant_message_is_used_when_the_transcript_lags(live: LiveDaemon, session: TranscriptWriter) -> None:
+    session.assistant("", tools=[("Bash", {"command": "make"})])
+    job = turn_end(live, session, last_assistant_message="Build fixed. Remember: always run make before pushing.")
+    assert job["status"] == "done"  # prose came only from the hook's last_assistant_message
+
+
+# --------------------------------------------------------------------------- LLM path
+@pytest.fixture
+def llm_live(home: Path, messages_api: ScriptedMessagesAPI) -> Iterator[LiveDaemon]:
+    settings = make_settings(home, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=messages_api.url)
+    settings.llm.timeout_seconds = 2
+    daemon = Daemon(settings)
+    with ThreadedServer(create_app(daemon)) as server:
+        live = LiveDaemon(daemon, server)
+        yield live
+        live.close()
+
+
+def test_llm_extraction_writes_and_updates(llm_live: LiveDaemon, messages_api: ScriptedMessagesAPI, project: Path) -> None:
+    writer = new_session(llm_live.daemon.settings.transcript_roots[0], str(project))
+    writer.user("we moved the API to Postgres 16 last week, by the way")
+    answer = [{"name": "Database version", "type": "project", "description": "The API runs on Postgres 16 since 2026-02-23", "body": "Moved to Postgres 16.\n\n**Why:** upgrade.\n**How to apply:** use PG16 features."}]
+    messages_api.push(Reply(text="Here you go:\n```json\n" + json.dumps(answer) + "\n```"))
+    job = turn_end(llm_live, writer)
+    assert job["status"] == "done" and job["reason"].startswith("llm") and len(job["memories_written"]) == 1
+    sent = messages_api.requests[-1]
+    assert "we moved the API to Postgres 16" in sent["messages"][0]["content"] and "What NOT to save" in sent["system"]
+    filename = job["memories_written"][0]
+    writer.user("correction: it is Postgres 17")
+    update = [{"name": "Database version", "type": "project", "description": "The API runs on Postgres 17", "body": "Postgres 17.", "filename": filename}]
+    messages_api.push(Reply(text=json.dumps(update)))
+    job2 = turn_end(llm_live, writer)
+    assert job2["memories_written"] == [filename]
+    assert filename in messages_api.requests[-1]["messages"][0]["content"]  # the manifest was given
+    listed = memories(llm_live, str(project))
+    assert len(listed) == 1 and "Postgres 17" in listed[0]["description"]
+    usage = llm_live.client.get("/v1/status").json()["llm_usage"]["by_purpose"]["extract"]
+    assert usage["calls"] == 2 and usage["input_tokens"] == 20
+
+
+@pytest.mark.parametrize("reply", [Reply(text="I think nothing here is useful, sorry!"), Reply(status=500), Reply(raw_body="<html>oops"), Reply(delay=3.0)], ids=["garbage", "500", "not-json", "timeout"])
+def test_llm_failure_falls_back_to_the_offline_extractor(llm_live: LiveDaemon, messages_api: ScriptedMessagesAPI, project: Path, reply: Reply) -> None:
+    writer = new_session(llm_live.daemon.settings.transcript_roots[0], str(project))
+    writer.user("From now on, answer in British English.")
+    messages_api.push(reply)
+    job = turn_end(llm_live, writer)
+    assert job["status"] == "done" and job["reason"].startswith("offline (LLM"), job
+    assert len(job["memories_written"]) == 1
+
+
+# --------------------------------------------------------------------------- crash recovery
+def test_kill_9_mid_job_then_restart_runs_the_job_again(home: Path, project: Path, messages_api: ScriptedMessagesAPI) -> None:
+    roots = home / "transcripts"
+    (home / "config.toml").write_text(f'[transcripts]\nroots = ["{roots}"]\n[llm]\ntimeout_seconds = 30\n')
+    env = daemon_env(home, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=messages_api.url)
+    writer = new_session(roots, str(project))
+    writer.user("Remember that releases are cut on Tuesdays.")
+    answer = json.dumps([{"name": "Release day", "type": "project", "description": "Releases are cut on Tuesdays", "body": "Tuesdays.\n\n**Why:** team rule.\n**How to apply:** plan merges."}])
+    messages_api.push(Reply(text=answer, delay=30))  # the first attempt hangs in the LLM call
+    first = DaemonProcess(home=home, env=env).start()
+    with first.client() as c:
+        job_id = c.post("/v1/events/turn-end", json={"session_id": writer.session_id, "transcript_path": str(writer.path), "cwd": str(project)}).json()["job_id"]
+        deadline = time.monotonic() + 10
+        while c.get(f"/v1/jobs/{job_id}").json()["status"] != "running":
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        while not messages_api.requests:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    first.kill()  # SIGKILL mid-job
+    memory_dir = next(home.glob("projects/*/memory"), None)
+    assert memory_dir is None or not list(memory_dir.glob("*.md"))  # nothing half-written
+    messages_api.push(Reply(text=answer))
+    second = DaemonProcess(home=home, env=env).start()
+    try:
+        with second.client() as c:
+            job = wait_job(c, job_id, timeout=20)
+            assert job["status"] == "done" and job["attempts"] == 2, job
+            files = c.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]
+            assert [f["name"] for f in files] == ["Release day"]
+    finally:
+        second.kill()
+
+
+def test_repeated_turn_ends_coalesce_into_one_queued_job(home: Path, project: Path) -> None:
+    daemon = Daemon(make_settings(home))  # not started: jobs stay queued
+    writer = new_session(daemon.settings.transcript_roots[0], str(project))
+    writer.user("Remember: always squash merge.")
+    ids = {daemon.extraction.enqueue_turn_end(writer.session_id, str(writer.path), str(project)) for _ in range(5)}
+    assert len(ids) == 1 and daemon.extraction.counts()["queued"] == 1
+    other = daemon.extraction.enqueue_turn_end("another-session", str(writer.path), str(project))
+    assert other not in ids and daemon.extraction.counts()["queued"] == 2
+    assert daemon.extraction.run_pending() == 2
+    daemon.state.close()
+
+
+def test_queue_is_bounded(home: Path, project: Path) -> None:
+    from memoryd.extract import QueueFull
+
+    daemon = Daemon(make_settings(home))
+    daemon.extraction.queue_max = 3
+    writer = new_session(daemon.settings.transcript_roots[0], str(project))
+    writer.user("hello there")
+    for i in range(3):
+        daemon.extraction.enqueue_turn_end(f"s{i}", str(writer.path), str(project))
+    with pytest.raises(QueueFull):
+        daemon.extraction.enqueue_turn_end("s3", str(writer.path), str(project))
+    daemon.state.close()

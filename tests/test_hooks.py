@@ -1,0 +1,134 @@
+"""Claude Code hooks through the real endpoint, the settings block, and the session-to-session loop."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from memoryd import limits
+from memoryd.integrations.claude_code import fit_session_context, hooks_block, install_hooks, settings_path, uninstall_hooks
+from tests.conftest import LiveDaemon
+from tests.support.transcripts import new_session
+
+
+def hook(live: LiveDaemon, payload: dict[str, Any]) -> dict[str, Any]:
+    r = live.client.post("/v1/hooks/claude-code", json=payload)
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def context(answer: dict[str, Any]) -> str:
+    return str(answer.get("hookSpecificOutput", {}).get("additionalContext", ""))
+
+
+def test_two_sessions_learn_and_recall_offline(live: LiveDaemon, project: Path) -> None:
+    root = live.daemon.settings.transcript_roots[0]
+    s1 = new_session(root, str(project))
+    base = {"session_id": s1.session_id, "transcript_path": str(s1.path), "cwd": str(project)}
+    start = hook(live, {**base, "hook_event_name": "SessionStart", "source": "startup"})
+    assert "(No memories saved yet.)" in context(start) and limits.INJECTED_MARKER in context(start)
+    prompt = "Remember: always use pnpm, never npm, because our lockfile is pnpm-lock.yaml."
+    assert hook(live, {**base, "hook_event_name": "UserPromptSubmit", "prompt": prompt}) == {}
+    s1.user(prompt)
+    s1.assistant("Understood, pnpm it is.")
+    assert hook(live, {**base, "hook_event_name": "Stop", "stop_hook_active": False, "last_assistant_message": "Understood, pnpm it is."}) == {}
+    s1.user("I'm a backend engineer; from now on, keep answers short.")
+    s1.assistant("Will do.")
+    assert hook(live, {**base, "hook_event_name": "Stop", "stop_hook_active": False}) == {}
+    deadline = time.monotonic() + 15
+    while len(live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]) < 3:
+        assert time.monotonic() < deadline, "extraction did not write the memories"
+        time.sleep(0.05)
+    assert hook(live, {**base, "hook_event_name": "SessionEnd", "reason": "other"}) == {}
+
+    s2 = new_session(root, str(project))
+    base2 = {"session_id": s2.session_id, "transcript_path": str(s2.path), "cwd": str(project)}
+    index = context(hook(live, {**base2, "hook_event_name": "SessionStart", "source": "startup"}))
+    assert "pnpm" in index and "backend engineer" in index.lower()
+    recalled = context(hook(live, {**base2, "hook_event_name": "UserPromptSubmit", "prompt": "which package manager should I use to install dependencies?"}))
+    assert "pnpm" in recalled and "<system-reminder>" in recalled and len(recalled) <= limits.CLAUDE_CODE_CONTEXT_MAX_CHARS
+    # Session 2's transcript echoes the recall: it must not be re-extracted as the user's words.
+    s2.user(f"{recalled}\nok thanks")
+    s2.assistant("Sure.")
+    before = {m["filename"]: m["mtime"] for m in live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]}
+    hook(live, {**base2, "hook_event_name": "Stop"})
+    time.sleep(0.5)
+    after = {m["filename"]: m["mtime"] for m in live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]}
+    assert after == before
+
+
+def test_unknown_and_broken_hooks_answer_empty(live: LiveDaemon, project: Path) -> None:
+    assert hook(live, {"hook_event_name": "Notification", "cwd": str(project)}) == {}
+    assert hook(live, {"hook_event_name": "UserPromptSubmit"}) == {}  # no cwd/session: nothing, no error
+    assert hook(live, {"hook_event_name": "Stop", "session_id": "s", "cwd": str(project), "transcript_path": "/etc/passwd"}) == {}  # refused, fails open
+    assert hook(live, {"hook_event_name": "PreCompact", "session_id": "nope"}) == {}
+    assert "decision" not in json.dumps(hook(live, {"hook_event_name": "SubagentStop", "session_id": "s", "cwd": str(project)}))
+
+
+def test_session_context_fits_the_cap() -> None:
+    prompt = "# Memory\n" + "\n".join(f"- [Entry {i}](feedback_e{i}.md) — " + "x" * 120 for i in range(200))
+    text = fit_session_context(prompt)
+    assert len(text) <= limits.CLAUDE_CODE_CONTEXT_MAX_CHARS
+    assert text.startswith(limits.INJECTED_MARKER) and "- [Entry 0]" in text and "memoryd index" in text
+
+
+def test_install_merges_is_idempotent_and_uninstalls_only_ours(tmp_path: Path) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    path.parent.mkdir()
+    theirs = {"model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}}
+    path.write_text(json.dumps(theirs))
+    block = hooks_block("http://127.0.0.1:7377", tmp_path / "curl-auth-header")
+    first = install_hooks(path, block)
+    assert first["changed"] and Path(first["backup"]).exists()
+    data = json.loads(path.read_text())
+    assert data["model"] == "opus" and len(data["hooks"]["Stop"]) == 2 and set(data["hooks"]) >= {"SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"}
+    assert not install_hooks(path, block)["changed"]  # idempotent
+    assert uninstall_hooks(path)["changed"]
+    assert json.loads(path.read_text()) == theirs
+    bad = tmp_path / "bad.json"
+    bad.write_text("{oops")
+    try:
+        install_hooks(bad, block)
+        raise AssertionError("invalid settings must be refused")
+    except Exception as exc:
+        assert "not valid JSON" in str(exc) and bad.read_text() == "{oops"
+
+
+def test_http_hooks_keep_session_start_a_command(tmp_path: Path) -> None:
+    block = hooks_block("http://127.0.0.1:7377", tmp_path / "h", "http")
+    assert block["hooks"]["SessionStart"][0]["hooks"][0]["type"] == "command"
+    stop = block["hooks"]["Stop"][0]["hooks"][0]
+    assert stop["type"] == "http" and stop["allowedEnvVars"] == ["MEMORYD_TOKEN"] and "$MEMORYD_TOKEN" in stop["headers"]["Authorization"]
+
+
+def test_settings_path_scopes(tmp_path: Path) -> None:
+    env = {"HOME": str(tmp_path)}
+    assert settings_path("user", tmp_path, env) == tmp_path / ".claude" / "settings.json"
+    assert settings_path("user", tmp_path, {**env, "CLAUDE_CONFIG_DIR": str(tmp_path / "cfg")}) == tmp_path / "cfg" / "settings.json"
+    assert settings_path("local", tmp_path / "p", env) == tmp_path / "p" / ".claude" / "settings.local.json"
+
+
+def test_cli_install_writes_header_file_and_command_fails_open(tmp_path: Path) -> None:
+    home, user_home = tmp_path / "mhome", tmp_path / "user"
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "CLAUDE"))}, "MEMORYD_HOME": str(home), "HOME": str(user_home), "MEMORYD_PORT": "1"}
+    out = subprocess.run([sys.executable, "-m", "memoryd", "hooks", "--install"], env=env, capture_output=True, text=True, check=True)
+    assert "installed memoryd hooks" in out.stdout
+    header = home / "curl-auth-header"
+    assert stat.S_IMODE(header.stat().st_mode) == 0o600 and header.read_text().startswith("Authorization: Bearer ")
+    settings = json.loads((user_home / ".claude" / "settings.json").read_text())
+    command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    assert (home / "token").read_text().strip() not in command  # the token never sits on a command line
+    # The daemon is down (port 1): the hook exits 0 with no output, quickly.
+    t = time.monotonic()
+    run = subprocess.run(["sh", "-c", command], input='{"hook_event_name":"UserPromptSubmit","prompt":"hi"}', capture_output=True, text=True)
+    assert run.returncode == 0 and run.stdout == "" and time.monotonic() - t < 5
+    again = subprocess.run([sys.executable, "-m", "memoryd", "hooks", "--install"], env=env, capture_output=True, text=True, check=True)
+    assert "already installed" in again.stdout
+    subprocess.run([sys.executable, "-m", "memoryd", "hooks", "--uninstall"], env=env, capture_output=True, text=True, check=True)
+    assert "hooks" not in json.loads((user_home / ".claude" / "settings.json").read_text())

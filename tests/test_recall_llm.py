@@ -1,0 +1,158 @@
+"""The LLM side-query against the scripted Messages API: good answers, and every failure
+falling back to the local ranker (never an error to the agent)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from memoryd import limits
+from memoryd.api import create_app
+from memoryd.daemon import Daemon
+from memoryd.recall.select import SELECT_MEMORIES_PROMPT, manifest
+from tests.conftest import LiveDaemon, make_settings
+from tests.support.messages_api import Reply, ScriptedMessagesAPI
+from tests.support.servers import ThreadedServer
+
+
+@pytest.fixture
+def llm_live(home: Path, messages_api: ScriptedMessagesAPI) -> Iterator[LiveDaemon]:
+    settings = make_settings(home, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=messages_api.url)
+    settings.recall.deadline_seconds = 1.0
+    daemon = Daemon(settings)
+    assert daemon.llm.enabled
+    with ThreadedServer(create_app(daemon)) as server:
+        ld = LiveDaemon(daemon, server)
+        try:
+            yield ld
+        finally:
+            ld.close()
+
+
+def save(live: LiveDaemon, project: Path, name: str, description: str, type_: str = "project") -> str:
+    r = live.client.post("/v1/memories", json={"cwd": str(project), "name": name, "description": description, "type": type_, "body": description})
+    assert r.status_code in (200, 201), r.text
+    return r.json()["filename"]
+
+
+def recall(live: LiveDaemon, project: Path, query: str, session: str = "s1") -> dict:
+    r = live.client.post("/v1/recall", json={"cwd": str(project), "query": query, "session_id": session})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+@pytest.fixture
+def two(llm_live: LiveDaemon, project: Path) -> tuple[str, str]:
+    a = save(llm_live, project, "CI/CD considerations", "Deploys go through GitHub Actions then Argo")
+    b = save(llm_live, project, "Coffee order", "The user likes flat whites", type_="user")
+    return a, b
+
+
+def selection(*names: str) -> str:
+    return json.dumps({"selected_memories": list(names)})
+
+
+def test_good_selection_uses_the_llm_and_seeds_prompt(llm_live: LiveDaemon, project: Path, two: tuple[str, str], messages_api: ScriptedMessagesAPI) -> None:
+    a, b = two
+    messages_api.push("Here you go:\n```json\n" + selection(a) + "\n```")
+    data = recall(llm_live, project, "what is the deployment process?")
+    assert data["method"] == "llm" and [m["filename"] for m in data["memories"]] == [a]
+    body = messages_api.requests[-1]
+    assert body["system"] == SELECT_MEMORIES_PROMPT and body["max_tokens"] == limits.RECALL_SIDE_QUERY_MAX_TOKENS
+    user = body["messages"][0]["content"]
+    assert user.startswith("Query: what is the deployment process?\n\nAvailable memories:\n")
+    assert f"[project] {a} (" in user and f"[user] {b} (" in user
+    assert "): Deploys go through GitHub Actions then Argo" in user
+    usage = llm_live.client.get("/v1/status").json()["llm_usage"]["by_purpose"]["recall"]
+    assert usage["calls"] == 1 and usage["input_tokens"] == 10
+    assert 'memoryd_llm_tokens_total{direction="input",purpose="recall"} 10.0' in llm_live.client.get("/metrics").text
+
+
+def test_already_surfaced_memories_are_not_offered_again(llm_live: LiveDaemon, project: Path, two: tuple[str, str], messages_api: ScriptedMessagesAPI) -> None:
+    a, b = two
+    messages_api.push(selection(a), selection(a, b))
+    recall(llm_live, project, "deployment process please")
+    data = recall(llm_live, project, "deployment process please")
+    assert a not in messages_api.requests[-1]["messages"][0]["content"]
+    assert [m["filename"] for m in data["memories"]] == [b]  # a was dropped as unknown to this manifest
+
+
+def test_unknown_filenames_are_dropped(llm_live: LiveDaemon, project: Path, two: tuple[str, str], messages_api: ScriptedMessagesAPI) -> None:
+    a, _ = two
+    messages_api.push(selection("project_made-up.md", "../../etc/passwd", a, a))
+    data = recall(llm_live, project, "deployment process please")
+    assert data["method"] == "llm" and [m["filename"] for m in data["memories"]] == [a]
+
+
+def test_empty_selection_is_respected(llm_live: LiveDaemon, project: Path, two: tuple[str, str], messages_api: ScriptedMessagesAPI) -> None:
+    messages_api.push(selection())
+    data = recall(llm_live, project, "deployment process please")
+    assert data["method"] == "llm" and data["memories"] == [] and data["injection"] == ""
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [Reply(text="I think the CI one is relevant."), Reply(text='{"selected": ["x"]}'), Reply(status=500), Reply(status=529), Reply(raw_body="not json at all")],
+    ids=["garbage-text", "wrong-key", "http-500", "http-529", "garbage-body"],
+)
+def test_failures_fall_back_to_local(llm_live: LiveDaemon, project: Path, two: tuple[str, str], messages_api: ScriptedMessagesAPI, reply: Reply) -> None:
+    a, _ = two
+    messages_api.push(reply)
+    data = recall(llm_live, project, "GitHub Actions deploys")
+    assert data["method"] == "local" and [m["filename"] for m in data["memories"]] == [a]
+    assert "local ranking served" in data["reason"]
+
+
+def test_slow_answer_past_deadline_serves_local(llm_live: LiveDaemon, project: Path, two: tuple[str, str], messages_api: ScriptedMessagesAPI) -> None:
+    a, _ = two
+    messages_api.push(Reply(text=selection(a), delay=3.0))
+    data = recall(llm_live, project, "GitHub Actions deploys")
+    assert data["method"] == "local" and "deadline" in data["reason"]
+    assert [m["filename"] for m in data["memories"]] == [a]
+
+
+def test_daily_token_cap_falls_back(home: Path, project: Path, messages_api: ScriptedMessagesAPI) -> None:
+    settings = make_settings(home, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=messages_api.url)
+    settings.llm.daily_token_cap = 15
+    daemon = Daemon(settings)
+    store = daemon.store_for(str(project))
+    fn = store.save(name="Deploy flow", description="Deploys go through Argo", type="project", body="argo").memory.filename
+    messages_api.push(selection(fn))
+    assert daemon.recall.recall(str(project), "deploy flow argo", "s1").method == "llm"  # spends 15 tokens
+    second = daemon.recall.recall(str(project), "deploy flow argo", "s2")
+    assert second.method == "local" and "token_budget_exceeded" in second.reason
+    assert len(messages_api.requests) == 1
+    daemon.state.close()
+
+
+def test_above_50_memories_the_local_ranker_preselects(home: Path, project: Path, messages_api: ScriptedMessagesAPI) -> None:
+    settings = make_settings(home, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=messages_api.url)
+    daemon = Daemon(settings)
+    store = daemon.store_for(str(project))
+    target = store.save(name="Zebra migration plan", description="How the zebra table gets migrated", type="project", body="x").memory.filename
+    for i in range(limits.RECALL_SIDE_QUERY_CANDIDATES):  # 51 memories in all
+        store.save(name=f"Note {i}", description=f"filler fact {i}", type="project", body="y")
+    messages_api.push(selection(target))
+    result = daemon.recall.recall(str(project), "zebra table migration", "s1")
+    assert result.method == "llm" and [m.filename for m in result.memories] == [target]
+    lines = messages_api.requests[-1]["messages"][0]["content"].split("Available memories:\n", 1)[1].splitlines()
+    assert len(lines) == limits.RECALL_SIDE_QUERY_CANDIDATES and lines[0].startswith(f"[project] {target} (")
+    # exactly 50: everything is offered
+    store.delete(target)
+    messages_api.push(selection())
+    daemon.recall.recall(str(project), "filler fact listing", "s2")
+    lines = messages_api.requests[-1]["messages"][0]["content"].split("Available memories:\n", 1)[1].splitlines()
+    assert len(lines) == limits.RECALL_SIDE_QUERY_CANDIDATES
+    daemon.state.close()
+
+
+def test_manifest_line_format(home: Path, project: Path) -> None:
+    daemon = Daemon(make_settings(home))
+    store = daemon.store_for(str(project))
+    store.save(name="A", description="one line", type="feedback", body="b")
+    (h,) = store.all_headers()
+    assert manifest([h]) == f"[feedback] {h.filename} ({__import__('datetime').datetime.fromtimestamp(h.mtime, __import__('datetime').timezone.utc):%Y-%m-%dT%H:%M:%SZ}): one line"
+    daemon.state.close()

@@ -1,0 +1,55 @@
+"""The local ranker on its own: stemming, every memory ranked, incremental updates, boosts."""
+
+from __future__ import annotations
+
+from memoryd.recall.ranker import LexicalIndex, analyse
+from memoryd.recall.text import date_keys, terms
+
+
+def index_of(*docs: tuple[str, str, str, str]) -> LexicalIndex:
+    idx = LexicalIndex()
+    for fn, name, desc, body in docs:
+        idx.put(analyse(fn, name, desc, body))
+    return idx
+
+
+def test_terms_drop_stopwords_and_stem() -> None:
+    assert terms("What were the deployments running on?") == ["deploy", "run"]
+
+
+def test_date_keys_read_years_and_months() -> None:
+    assert date_keys("Said on 8 May 2023 (session 1)") == {"2023", "2023-05"}
+    assert date_keys("read relative times against 2023-05-08") == {"2023", "2023-05"}
+    assert date_keys("no dates here") == set()
+
+
+def test_stemmed_match_beats_no_match_and_zero_scores_are_dropped() -> None:
+    idx = index_of(("a.md", "Deploying", "deployments go through Argo", ""), ("b.md", "Coffee", "flat white please", ""))
+    assert [fn for fn, _ in idx.rank("how do we deploy?")] == ["a.md"]
+    assert idx.rank("the and of") == []
+
+
+def test_exclude_and_incremental_updates() -> None:
+    idx = index_of(("a.md", "Cache", "cache invalidation rules", ""), ("b.md", "Cache two", "cache warmup rules", ""))
+    assert {fn for fn, _ in idx.rank("cache rules")} == {"a.md", "b.md"}
+    assert [fn for fn, _ in idx.rank("cache rules", exclude={"a.md"})] == ["b.md"]
+    idx.remove("b.md")
+    assert [fn for fn, _ in idx.rank("cache warmup")] == ["a.md"]
+    idx.put(analyse("a.md", "Queue", "kafka queue", ""))  # replaced in place
+    assert idx.rank("cache rules") == [] and len(idx) == 1
+
+
+def test_subject_named_in_query_wins_a_tie() -> None:
+    idx = index_of(
+        ("c.md", "Caroline likes hiking", "Caroline likes hiking with Melanie", ""),
+        ("m.md", "Melanie likes hiking", "Melanie likes hiking with Caroline", ""),
+    )
+    assert idx.rank("What does Melanie like doing?")[0][0] == "m.md"
+    assert idx.rank("What does Caroline like doing?")[0][0] == "c.md"
+
+
+def test_date_in_query_boosts_memories_of_that_month() -> None:
+    # ISO dates only: the month name in the query matches no word, only the date key
+    idx = index_of(("may.md", "Trip", "went on a trip", "as of 2023-05-03"), ("june.md", "Trip", "went on a trip", "as of 2023-06-03"))
+    assert idx.rank("what trip happened in May 2023?")[0][0] == "may.md"
+    assert idx.rank("what trip happened in June 2023?")[0][0] == "june.md"
