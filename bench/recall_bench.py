@@ -92,6 +92,7 @@ def quality(data: Path, work: Path) -> dict[str, Any]:
     convs = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines() if line.strip()]
     rows: list[dict[str, Any]] = []
     with Served(work / "home-quality") as srv:
+        srv.daemon.recall.indexes.encoder.load()  # wait for the optional dense model, if installed
         for conv in convs:
             project = work / "projects" / conv["conv_id"]
             (project / ".git").mkdir(parents=True, exist_ok=True)
@@ -112,7 +113,8 @@ def quality(data: Path, work: Path) -> dict[str, Any]:
                              "rr": next((1 / i for i, f in enumerate(got, 1) if f in rel), 0.0), "ms": ms, "method": r.json()["method"]})
     cats = sorted({r["category"] for r in rows})
     summary: dict[str, Any] = {"queries": len(rows), "recall@5": mean([r["recall"] for r in rows]), "mrr": mean([r["rr"] for r in rows]),
-                               "ms_p50": pct([r["ms"] for r in rows], 50), "ms_p95": pct([r["ms"] for r in rows], 95), "by_category": {}}
+                               "ms_p50": pct([r["ms"] for r in rows], 50), "ms_p95": pct([r["ms"] for r in rows], 95), "by_category": {},
+                               "dense_model": srv.daemon.recall.indexes.encoder.status}
     for c in cats:
         sub = [r for r in rows if r["category"] == c]
         summary["by_category"][c] = {"queries": len(sub), "recall@5": mean([r["recall"] for r in sub]), "mrr": mean([r["rr"] for r in sub]),
@@ -145,6 +147,7 @@ def latency(sizes: list[int], n_queries: int, work: Path) -> list[dict[str, Any]
     rng = random.Random(7)
     out = []
     with Served(work / "home-latency") as srv:
+        srv.daemon.recall.indexes.encoder.load()
         for n in sizes:
             project = work / "lat" / f"p{n}"
             (project / ".git").mkdir(parents=True, exist_ok=True)
@@ -179,7 +182,8 @@ def table(q: dict[str, Any] | None, lat: list[dict[str, Any]]) -> str:
                   "| ranker | recall@5 | MRR | p50 ms | p95 ms |", "|---|---:|---:|---:|---:|"]
         for name, ref in REFERENCE.items():
             lines.append(f"| {name} (reference) | {ref['recall@5']:.3f} | {ref['mrr']:.3f} | | |")
-        lines.append(f"| **memoryd local** | **{q['recall@5']:.3f}** | **{q['mrr']:.3f}** | {q['ms_p50']:.2f} | {q['ms_p95']:.2f} |")
+        ranker = "BM25F + MiniLM (RRF)" if q["dense_model"] == "all-MiniLM-L6-v2" else "BM25F"
+        lines.append(f"| **memoryd local: {ranker}** | **{q['recall@5']:.3f}** | **{q['mrr']:.3f}** | {q['ms_p50']:.2f} | {q['ms_p95']:.2f} |")
         lines += ["", "| category | queries | recall@5 | MRR | p50 ms | p95 ms |", "|---|---:|---:|---:|---:|---:|"]
         for c, v in q["by_category"].items():
             lines.append(f"| {c} | {v['queries']} | {v['recall@5']:.3f} | {v['mrr']:.3f} | {v['ms_p50']:.2f} | {v['ms_p95']:.2f} |")

@@ -4,13 +4,11 @@ start/stop order. Nothing else reads configuration.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
 import time
 from datetime import datetime
-from pathlib import Path
 from typing import Any, Callable
 
 from memoryd import __version__
@@ -18,15 +16,17 @@ from memoryd.auth import load_or_create_token
 from memoryd.config import Settings
 from memoryd.llm import LLMClient, UsageMeter
 from memoryd.metrics import Metrics
+from memoryd.runtime import RUNTIME_FILENAME, read_runtime_file, write_runtime_file  # noqa: F401  (re-exported)
 from memoryd.state import STATE_FILENAME, StateDB
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.memdir import utc_now
 from memoryd.store.watcher import MemoryWatcher
+from memoryd.dream import DreamService
 from memoryd.extract import ExtractionService
+from memoryd.scheduler import Scheduler
 from memoryd.transcripts import TranscriptService
 
 log = logging.getLogger(__name__)
-RUNTIME_FILENAME = "daemon.json"
 
 
 class Daemon:
@@ -91,6 +91,17 @@ class Daemon:
         self.on_stop(self.extraction.stop)
         self.status_providers["jobs"] = self.extraction.status
         self.status_providers["transcripts"] = self.transcripts.status
+
+        # --- auto-dream ---
+        self.dream = DreamService(
+            settings=settings.dream, stores=self.stores, state=self.state, llm=self.llm, metrics=self.metrics,
+            home=self.home, transcript_roots=settings.transcript_roots, now=now,
+        )
+        self.scheduler = Scheduler(self.dream, check_interval_seconds=settings.dream.check_interval_seconds, enabled=settings.dream.enabled)
+        self.on_start(self.scheduler.start)
+        self.on_stop(self.scheduler.stop)
+        self.on_stop(self.dream.stop)
+        self.status_providers["dream"] = self.dream.provider_status
 
         # --- daily logs and session memory ---
         from memoryd.session_memory import SessionMemory
@@ -175,27 +186,3 @@ class Daemon:
             except Exception as exc:  # status must answer even when a part is sick
                 base[name] = {"error": str(exc)}
         return base
-
-
-def write_runtime_file(home: Path, host: str, port: int) -> Path:
-    """`$MEMORYD_HOME/daemon.json`: where the running daemon listens, for the CLI."""
-    path = home / RUNTIME_FILENAME
-    path.write_text(json.dumps({"pid": os.getpid(), "host": host, "port": port, "version": __version__, "started_at": time.time()}), encoding="utf-8")
-    return path
-
-
-def read_runtime_file(home: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads((home / RUNTIME_FILENAME).read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
-        return None
-    pid = data.get("pid")
-    if not isinstance(pid, int):
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        pass
-    return data

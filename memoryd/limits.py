@@ -84,3 +84,9 @@ CLAUDE_CODE_CONTEXT_MAX_CHARS = 10_000  # additionalContext cap
 # notes) carries this marker, so the transcript parser never mistakes it for the user's words
 # (otherwise memoryd would re-save its own recalls every turn).
 INJECTED_MARKER = "<!-- memoryd -->"
+
+# Claude Code flushes transcripts on a ~100 ms timer and may fire Stop before the last lines
+# land (integration doc §1.2): a turn-end job waits this long before it reads the file, and a
+# transcript that does not exist yet is retried after EXTRACT_RETRY_SECONDS.
+EXTRACT_SETTLE_SECONDS = 0.5
+EXTRACT_RETRY_SECONDS = 1.0

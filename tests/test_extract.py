@@ -239,3 +239,29 @@ def test_kill_9_mid_job_then_restart_runs_the_job_again(home: Path, project: Pat
             assert [f["name"] for f in files] == ["Release day"]
     finally:
         second.kill()
+
+
+def test_repeated_turn_ends_coalesce_into_one_queued_job(home: Path, project: Path) -> None:
+    daemon = Daemon(make_settings(home))  # not started: jobs stay queued
+    writer = new_session(daemon.settings.transcript_roots[0], str(project))
+    writer.user("Remember: always squash merge.")
+    ids = {daemon.extraction.enqueue_turn_end(writer.session_id, str(writer.path), str(project)) for _ in range(5)}
+    assert len(ids) == 1 and daemon.extraction.counts()["queued"] == 1
+    other = daemon.extraction.enqueue_turn_end("another-session", str(writer.path), str(project))
+    assert other not in ids and daemon.extraction.counts()["queued"] == 2
+    assert daemon.extraction.run_pending() == 2
+    daemon.state.close()
+
+
+def test_queue_is_bounded(home: Path, project: Path) -> None:
+    from memoryd.extract import QueueFull
+
+    daemon = Daemon(make_settings(home))
+    daemon.extraction.queue_max = 3
+    writer = new_session(daemon.settings.transcript_roots[0], str(project))
+    writer.user("hello there")
+    for i in range(3):
+        daemon.extraction.enqueue_turn_end(f"s{i}", str(writer.path), str(project))
+    with pytest.raises(QueueFull):
+        daemon.extraction.enqueue_turn_end("s3", str(writer.path), str(project))
+    daemon.state.close()

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from memoryd import limits
-from memoryd.api import create_app
 from memoryd.daemon import Daemon
 from memoryd.recall.inject import TRUNCATION_NOTE, truncate_content
+from memoryd.store.files import atomic_write
+from memoryd.store.frontmatter import render_frontmatter
 from tests.conftest import LiveDaemon, make_settings
-from tests.support.servers import ThreadedServer
 
 
 def save(live: LiveDaemon, project: Path, name: str, description: str, body: str = "", type_: str = "project") -> str:
@@ -143,9 +143,10 @@ def test_freshness_boundary(live: LiveDaemon, project: Path, age_seconds: float,
 def test_ranks_every_memory_not_only_the_200_newest(live: LiveDaemon, project: Path) -> None:
     target = save(live, project, "Quokka deployment secret handshake", "The quokka service needs a handshake header")
     _age(live, project, target, 30 * 86_400)  # the oldest of all
-    for i in range(limits.SCAN_MAX_FILES + 5):
-        save(live, project, f"Filler {i}", f"unrelated filler fact number {i}")
     store = live.daemon.store_for(str(project))
+    for i in range(limits.SCAN_MAX_FILES + 5):  # written as by hand: 205 API saves would rebuild MEMORY.md 205 times
+        meta = {"name": f"Filler {i}", "description": f"unrelated filler fact number {i}", "type": "project"}
+        atomic_write(store.path / f"project_filler-{i}.md", render_frontmatter(meta, "filler"))
     assert target not in {h.filename for h in store.scan_memory_headers()}
     data = recall(live, project, "quokka handshake header")
     assert data["memories"][0]["filename"] == target
@@ -201,3 +202,14 @@ def test_recall_metrics_and_status(live: LiveDaemon, project: Path) -> None:
     status = live.client.get("/v1/status").json()
     assert status["recall"]["indexed_memories"] == 1 and status["recall"]["sessions"] == 1
     assert 'memoryd_recalls_total{method="local"} 1.0' in live.client.get("/metrics").text
+
+
+def test_max_chars_leaves_out_what_does_not_fit_and_does_not_mark_it(live: LiveDaemon, project: Path) -> None:
+    big = save(live, project, "Widget spec big", "widget spec details", "w" * 4000)
+    small = save(live, project, "Widget spec small", "widget spec summary", "short")
+    recall_ = live.daemon.recall.recall
+    first = recall_(str(project), "widget spec", "cap", max_chars=1000)
+    assert [m.filename for m in first.memories] == [small] and len(first.injection) <= 1000
+    second = recall_(str(project), "widget spec", "cap")  # the big one was not marked surfaced
+    assert [m.filename for m in second.memories] == [big]
+    assert second.budget_used_bytes == len("short") + 4000

@@ -51,6 +51,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     refused TEXT NOT NULL DEFAULT '[]',
     attempts INTEGER NOT NULL DEFAULT 0,
     turns INTEGER NOT NULL DEFAULT 1,
+    not_before REAL NOT NULL DEFAULT 0,
     created_at REAL NOT NULL,
     updated_at REAL NOT NULL
 );
@@ -160,8 +161,8 @@ class ExtractionService:
             queued = db.execute("SELECT job_id FROM jobs WHERE session_id = ? AND status = 'queued' ORDER BY created_at LIMIT 1", (session_id,)).fetchone()
             if queued is not None:
                 db.execute(
-                    "UPDATE jobs SET last_assistant_message = COALESCE(?, last_assistant_message), turns = turns + 1, updated_at = ? WHERE job_id = ?",
-                    (last_assistant_message, now, queued["job_id"]),
+                    "UPDATE jobs SET last_assistant_message = COALESCE(?, last_assistant_message), turns = turns + 1, not_before = ?, updated_at = ? WHERE job_id = ?",
+                    (last_assistant_message, now + limits.EXTRACT_SETTLE_SECONDS, now, queued["job_id"]),
                 )
                 job_id = str(queued["job_id"])
             else:
@@ -170,9 +171,9 @@ class ExtractionService:
                     raise QueueFull(f"the extraction queue is full ({self.queue_max} jobs); memoryd is behind — check `memoryd status` and the log.")
                 job_id = f"job_{uuid.uuid4().hex[:16]}"
                 db.execute(
-                    "INSERT INTO jobs(job_id, kind, session_id, cwd, memory_dir, transcript_path, last_assistant_message, status, created_at, updated_at) "
-                    "VALUES (?, 'extract', ?, ?, ?, ?, ?, 'queued', ?, ?)",
-                    (job_id, session_id, cwd, str(memory_dir), str(real), last_assistant_message, now, now),
+                    "INSERT INTO jobs(job_id, kind, session_id, cwd, memory_dir, transcript_path, last_assistant_message, status, not_before, created_at, updated_at) "
+                    "VALUES (?, 'extract', ?, ?, ?, ?, ?, 'queued', ?, ?, ?)",
+                    (job_id, session_id, cwd, str(memory_dir), str(real), last_assistant_message, now + limits.EXTRACT_SETTLE_SECONDS, now, now),
                 )
         self._wake.set()
         return job_id
@@ -218,19 +219,24 @@ class ExtractionService:
             self._worker.join(timeout=timeout)
             self._worker = None
 
-    def _next_job(self) -> dict[str, Any] | None:
+    def _next_job(self, *, ignore_delay: bool = False) -> dict[str, Any] | None:
         with self.state.transaction() as db:
-            row = db.execute("SELECT * FROM jobs WHERE status = 'queued' ORDER BY created_at LIMIT 1").fetchone()
+            row = db.execute(
+                "SELECT * FROM jobs WHERE status = 'queued' AND not_before <= ? ORDER BY created_at LIMIT 1",
+                (float("inf") if ignore_delay else time.time(),),
+            ).fetchone()
             if row is None:
                 return None
             db.execute("UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = ? WHERE job_id = ?", (time.time(), row["job_id"]))
-            return dict(row)
+            job = dict(row)
+            job["attempts"] += 1
+            return job
 
     def _run(self) -> None:
         while not self._stopping.is_set():
             job = self._next_job()
             if job is None:
-                self._wake.wait(timeout=1.0)
+                self._wake.wait(timeout=limits.EXTRACT_SETTLE_SECONDS / 5)
                 self._wake.clear()
                 continue
             self.current_job = job["job_id"]
@@ -238,17 +244,17 @@ class ExtractionService:
                 outcome = self.run_job(job)
             except Exception as exc:  # a bug or an I/O error: retry a few times, then fail visibly
                 log.exception("extraction job %s failed", job["job_id"])
-                attempts = int(job["attempts"]) + 1
-                status = "queued" if attempts < limits.EXTRACT_MAX_ATTEMPTS else "failed"
+                status = "queued" if int(job["attempts"]) < limits.EXTRACT_MAX_ATTEMPTS else "failed"
                 outcome = Outcome(status, f"error: {exc.__class__.__name__}: {exc}", [], [])
             finally:
                 self.current_job = None
             self._finish(job["job_id"], outcome)
 
     def _finish(self, job_id: str, outcome: Outcome) -> None:
+        now = time.time()
         self.state.execute(
-            "UPDATE jobs SET status = ?, reason = ?, written = ?, refused = ?, updated_at = ? WHERE job_id = ?",
-            (outcome.status, outcome.reason, json.dumps(outcome.written), json.dumps(outcome.refused), time.time(), job_id),
+            "UPDATE jobs SET status = ?, reason = ?, written = ?, refused = ?, updated_at = ?, not_before = ? WHERE job_id = ?",
+            (outcome.status, outcome.reason, json.dumps(outcome.written), json.dumps(outcome.refused), now, now + limits.EXTRACT_RETRY_SECONDS, job_id),
         )
         if outcome.status != "queued":
             self.metrics.jobs.labels("extract", outcome.status).inc()
@@ -256,7 +262,7 @@ class ExtractionService:
     def run_pending(self) -> int:
         """Run every queued job now, in this thread (for tests and tools); returns how many ran."""
         ran = 0
-        while (job := self._next_job()) is not None:
+        while (job := self._next_job(ignore_delay=True)) is not None:
             self._finish(job["job_id"], self.run_job(job))
             ran += 1
         return ran
@@ -282,6 +288,11 @@ class ExtractionService:
         path = Path(job["transcript_path"])
         try:
             result = read_new_lines(path, offset, inode)
+        except FileNotFoundError:
+            # Trigger: the hook fired before the agent created the file. Why: CC writes lazily. Outcome: retry soon.
+            if int(job["attempts"]) < limits.EXTRACT_MAX_ATTEMPTS:
+                return Outcome("queued", f"transcript {path} does not exist yet; retrying (attempt {job['attempts']} of {limits.EXTRACT_MAX_ATTEMPTS})", [], [])
+            return Outcome("failed", f"transcript unreadable: {path} does not exist; check the transcript_path the hook sends", [], [])
         except OSError as exc:
             return Outcome("failed", f"transcript unreadable ({exc.__class__.__name__}: {exc.strerror or exc}); check that {path} exists and is readable", [], [])
         entries, malformed = parse_lines(result.lines)

@@ -66,21 +66,6 @@ def fit_session_context(prompt: str, cap: int = limits.CLAUDE_CODE_CONTEXT_MAX_C
     return "\n".join(kept)[:cap]
 
 
-def fit_recall_context(result: Any, cap: int = limits.CLAUDE_CODE_CONTEXT_MAX_CHARS) -> str:
-    """The recall injection within the cap: drop whole trailing memories rather than cut one."""
-    text: str = result.injection or ""
-    if len(text) <= cap:
-        return text
-    blocks = text.split("</system-reminder>")
-    out = ""
-    for block in blocks:
-        candidate = out + block + "</system-reminder>"
-        if len(candidate) > cap:
-            break
-        out = candidate
-    return out
-
-
 def handle_hook(daemon: "Daemon", payload: dict[str, Any]) -> dict[str, Any]:
     """Answer one Claude Code hook; `{}` when there is nothing to add or anything fails."""
     event = str(payload.get("hook_event_name", ""))
@@ -92,9 +77,9 @@ def handle_hook(daemon: "Daemon", payload: dict[str, Any]) -> dict[str, Any]:
             prompt = build_memory_prompt(store.path, store.served_index())
             return _context(event, fit_session_context(prompt))
         if event == "UserPromptSubmit" and cwd and session_id:
-            result = daemon.recall.recall(cwd, str(payload.get("prompt") or ""), session_id)
-            text = fit_recall_context(result)
-            return _context(event, text) if text else {}
+            # max_chars: memories that would overflow Claude Code's cap are left for a later prompt, not marked surfaced.
+            result = daemon.recall.recall(cwd, str(payload.get("prompt") or ""), session_id, max_chars=limits.CLAUDE_CODE_CONTEXT_MAX_CHARS)
+            return _context(event, result.injection) if result.injection else {}
         if event in ("Stop", "SubagentStop") and cwd and session_id and payload.get("transcript_path"):
             daemon.extraction.enqueue_turn_end(session_id, str(payload["transcript_path"]), cwd, payload.get("last_assistant_message"))
             return {}

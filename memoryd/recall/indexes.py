@@ -15,6 +15,7 @@ from pathlib import Path
 
 from memoryd import limits
 from memoryd.errors import MemorydError
+from memoryd.recall.dense import DenseIndex, Encoder, embed_text
 from memoryd.recall.ranker import LexicalIndex, analyse
 from memoryd.store import MemoryDir
 from memoryd.store.model import Memory, MemoryHeader
@@ -31,6 +32,8 @@ class StoreIndex:
     signature: Signature | None = None
     headers: list[MemoryHeader] = field(default_factory=list)
     memories: dict[str, tuple[float, Memory]] = field(default_factory=dict)  # filename → (mtime, memory)
+    dense: DenseIndex = field(default_factory=DenseIndex)
+    dense_mtime: dict[str, float] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -55,7 +58,8 @@ def sweep(path: Path) -> Signature:
 class StoreIndexes:
     """The local ranker's indexes, by memory dir."""
 
-    def __init__(self) -> None:
+    def __init__(self, encoder: Encoder | None = None) -> None:
+        self.encoder = encoder or Encoder()
         self._items: dict[Path, StoreIndex] = {}
         self._lock = threading.Lock()
 
@@ -75,25 +79,40 @@ class StoreIndexes:
         store.on_change.append(lambda s, filename: self._invalidate(item))
         return item
 
-    def refresh(self, store: MemoryDir) -> tuple[LexicalIndex, list[MemoryHeader]]:
-        """The store's index, brought up to date; also every valid header (newest first)."""
+    def refresh(self, store: MemoryDir) -> StoreIndex:
+        """The store's index, brought up to date (headers newest first)."""
         item = self._item(store)
         signature = sweep(store.path)
         with item.lock:
-            if signature == item.signature:
-                return item.index, item.headers
-            headers = store.all_headers()
-            index = item.index
-            live = {h.filename: h for h in headers}
-            for filename in [f for f in index.docs if f not in live]:
-                index.remove(filename)
-                item.memories.pop(filename, None)
-            for h in headers:
-                cached = item.memories.get(h.filename)
-                if cached is None or cached[0] != h.mtime or h.filename not in index.docs:
-                    self._load(store, item, h)
-            item.headers, item.signature = headers, signature
-            return index, headers
+            if signature != item.signature:
+                self._reload(store, item, signature)
+            if self.encoder.ready:
+                self._sync_dense(item)
+            return item
+
+    def _reload(self, store: MemoryDir, item: StoreIndex, signature: Signature) -> None:
+        headers = store.all_headers()
+        index = item.index
+        live = {h.filename: h for h in headers}
+        for filename in [f for f in index.docs if f not in live]:
+            index.remove(filename)
+            item.memories.pop(filename, None)
+        for h in headers:
+            cached = item.memories.get(h.filename)
+            if cached is None or cached[0] != h.mtime or h.filename not in index.docs:
+                self._load(store, item, h)
+        item.headers, item.signature = headers, signature
+
+    def _sync_dense(self, item: StoreIndex) -> None:
+        """Embed memories that are new or changed since their last embedding (batched)."""
+        for fn in [f for f in item.dense_mtime if f not in item.memories]:
+            item.dense.remove(fn)
+            del item.dense_mtime[fn]
+        stale = [(fn, mt, m) for fn, (mt, m) in item.memories.items() if item.dense_mtime.get(fn) != mt]
+        if stale:
+            vectors = self.encoder.encode([embed_text(m.name, m.description) for _, _, m in stale])
+            item.dense.put_many([fn for fn, _, _ in stale], vectors)
+            item.dense_mtime.update({fn: mt for fn, mt, _ in stale})
 
     def memory(self, store: MemoryDir, filename: str) -> Memory:
         """A memory as last indexed (no re-parse), else read from the store."""

@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Callable
 
-from memoryd import limits
 from memoryd.config import RecallSettings
 from memoryd.errors import InvalidRequest, MemorydError
 from memoryd.llm import LLMClient
 from memoryd.metrics import Metrics
-from memoryd.recall.indexes import StoreIndexes
+from memoryd.recall.dense import FUSION_DEPTH, rrf
+from memoryd.recall.indexes import StoreIndex, StoreIndexes
 from memoryd.recall.inject import age_days, header_for, injection_text, truncate_content
 from memoryd.recall.select import select_with_llm
 from memoryd.recall.sessions import SessionLedger
@@ -24,6 +24,7 @@ from memoryd.recall.text import STEMMER
 from memoryd.store import MemoryDir, StoreRegistry
 
 log = logging.getLogger(__name__)
+SDK_TIMEOUT_MARGIN_SECONDS = 0.5
 
 
 @dataclass
@@ -74,7 +75,8 @@ class RecallService:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def warm(self) -> None:
-        """Build the indexes of every known store (off the request path, at start)."""
+        """Load the dense model if installed, then index every known store (off the request path)."""
+        self.indexes.encoder.load()
         for store in self.stores.known():
             try:
                 self.indexes.refresh(store)
@@ -83,16 +85,19 @@ class RecallService:
 
     def status(self) -> dict[str, Any]:
         return {"indexed_dirs": len(self.indexes), "indexed_memories": self.indexes.documents(),
-                "sessions": self.ledger.count(), "llm": self.llm.enabled, "stemmer": STEMMER}
+                "sessions": self.ledger.count(), "llm": self.llm.enabled, "stemmer": STEMMER,
+                "dense_model": self.indexes.encoder.status}
 
-    def recall(self, cwd: str, query: str, session_id: str, *, store: MemoryDir | None = None) -> RecallResult:
+    def recall(self, cwd: str, query: str, session_id: str, *, store: MemoryDir | None = None, max_chars: int | None = None) -> RecallResult:
+        """`max_chars` (e.g. Claude Code's 10,000-char context cap): memories that would push the
+        injection past it are left out and NOT counted as surfaced, so a later prompt can get them."""
         started = time.perf_counter()
-        result = self._recall(cwd, query, session_id, store)
+        result = self._recall(cwd, query, session_id, store, max_chars)
         self.metrics.recalls.labels(result.method).inc()
         self.metrics.recall_latency.labels(result.method).observe(time.perf_counter() - started)
         return result
 
-    def _recall(self, cwd: str, query: str, session_id: str, store: MemoryDir | None) -> RecallResult:
+    def _recall(self, cwd: str, query: str, session_id: str, store: MemoryDir | None, max_chars: int | None) -> RecallResult:
         if not session_id.strip():
             raise InvalidRequest("session_id is empty: pass the agent's session id so recall does not repeat memories.")
         self.ledger.expire()
@@ -107,14 +112,14 @@ class RecallService:
             return RecallResult(budget_used_bytes=used, reason="no memory files")
 
         memdir = str(store.path)
-        index, headers = self.indexes.refresh(store)
+        item = self.indexes.refresh(store)
         surfaced = self.ledger.surfaced(session_id, memdir)
-        candidates = [h for h in headers if h.filename not in surfaced]
+        candidates = [h for h in item.headers if h.filename not in surfaced]
         if not candidates:
             return RecallResult(method="local", budget_used_bytes=used, reason="every memory was already surfaced in this session")
         limit = self.settings.max_memories
         pool = self.settings.side_query_candidates
-        ranked = index.rank(query, exclude=surfaced, k=max(limit, pool) if self.llm.enabled else limit)
+        ranked = self._rank(item, query, surfaced, max(limit, pool) if self.llm.enabled else limit)
         scores = dict(ranked)
 
         method, reason, chosen = "local", "", [fn for fn, _ in ranked[:limit]]
@@ -129,12 +134,22 @@ class RecallService:
             if llm_choice is not None:
                 method, chosen = "llm", llm_choice
 
-        return self._surface(store, session_id, chosen, scores, method, reason, used)
+        return self._surface(store, session_id, chosen, scores, method, reason, used, max_chars)
+
+    def _rank(self, item: StoreIndex, query: str, exclude: set[str], k: int) -> list[tuple[str, float]]:
+        """BM25F alone, or fused with the dense model's ranking when the extra is loaded."""
+        encoder = self.indexes.encoder
+        if not encoder.ready or not item.dense.vectors:
+            return item.index.rank(query, exclude=exclude, k=k)
+        lexical = [fn for fn, _ in item.index.rank(query, exclude=exclude, k=FUSION_DEPTH)]
+        dense = item.dense.rank(encoder.encode([query])[0], exclude=exclude)
+        return [(fn, round(score, 4)) for fn, score in rrf(lexical, dense)[:k]]
 
     def _side_query(self, query: str, candidates: list[Any], limit: int) -> tuple[list[str] | None, str]:
         """The LLM's choice, or (None, why) when it failed or missed the deadline."""
         deadline = self.settings.deadline_seconds
-        future = self._pool.submit(select_with_llm, self.llm, query, candidates, limit=limit, timeout=deadline)
+        # the SDK's own timeout ends the worker soon after; a margin keeps the wait below the one that fires
+        future = self._pool.submit(select_with_llm, self.llm, query, candidates, limit=limit, timeout=deadline + SDK_TIMEOUT_MARGIN_SECONDS)
         try:
             return future.result(timeout=deadline), ""
         except concurrent.futures.TimeoutError:
@@ -146,7 +161,8 @@ class RecallService:
             log.warning("recall side-query crashed: %s", exc.__class__.__name__)
             return None, "LLM side-query failed; local ranking served"
 
-    def _surface(self, store: MemoryDir, session_id: str, chosen: list[str], scores: dict[str, float], method: str, reason: str, used: int) -> RecallResult:
+    def _surface(self, store: MemoryDir, session_id: str, chosen: list[str], scores: dict[str, float], method: str, reason: str, used: int,
+                 max_chars: int | None = None) -> RecallResult:
         now = self.now().timestamp()
         memories: list[RecalledMemory] = []
         for filename in chosen:
@@ -155,11 +171,14 @@ class RecallService:
             except MemorydError:
                 continue  # deleted or broken since it was ranked
             days = age_days(memory.mtime, now)
-            memories.append(RecalledMemory(
+            recalled = RecalledMemory(
                 filename=filename, name=memory.name, type=memory.type, description=memory.description,
                 content=truncate_content(memory.body), header=header_for(str(memory.path), days), age_days=days,
                 score=scores.get(filename),
-            ))
+            )
+            if max_chars is not None and len(injection_text([(m.header, m.content) for m in [*memories, recalled]])) > max_chars:
+                continue  # does not fit: a smaller one further down may
+            memories.append(recalled)
         if memories:
             spent = sum(len(m.content.encode("utf-8")) for m in memories)
             used = self.ledger.record(session_id, str(store.path), [m.filename for m in memories], spent)

@@ -1,0 +1,218 @@
+"""What a consolidation changes, as a list of actions: the offline (deterministic) planner
+and the LLM planner. Planning reads only; `DreamService` applies actions through the store.
+
+Offline: merge near-duplicates (same type, similar name/description/body; the newest wording
+wins, distinct body lines are kept), make relative dates absolute against each file's
+modified date, distil daily-log bullets into topic files.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from memoryd import limits
+from memoryd.dates import absolutize_dates
+from memoryd.llm import LLMClient, extract_json
+from memoryd.store import MemoryDir, MemoryHeader
+from memoryd.store.paths import FILENAME_RE
+from memoryd.store.prompt import MEMORY_TYPES_TEXT, WHAT_NOT_TO_SAVE
+
+SIMILARITY_THRESHOLD = 0.6
+_WORD = re.compile(r"[a-z0-9]+")
+_LOG_BULLET = re.compile(r"^\s*[-*]\s+(?:\d{1,2}:\d{2}\s+)?(?:\[(?P<type>user|feedback|project|reference)\]\s+)?(?P<text>.+)$")
+LLM_CONTEXT_MAX_CHARS = 60_000
+
+
+@dataclass
+class Action:
+    op: str  # "write" or "delete"
+    filename: str | None = None
+    name: str = ""
+    type: str = ""
+    description: str = ""
+    body: str = ""
+    why: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if v not in ("", None)}
+
+
+@dataclass
+class Plan:
+    actions: list[Action] = field(default_factory=list)
+    logs: list[Path] = field(default_factory=list)
+    method: str = "offline"
+    notes: list[str] = field(default_factory=list)
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD.findall(text.lower()))
+
+
+def _jaccard(a: str, b: str) -> float:
+    wa, wb = _words(a), _words(b)
+    return len(wa & wb) / len(wa | wb) if wa and wb else 0.0
+
+
+def similarity(a: Any, b: Any) -> float:
+    """Name 0.3, description 0.4, body 0.3; identical descriptions count as duplicates."""
+    if a.description.strip().casefold() == b.description.strip().casefold():
+        return 1.0
+    return 0.3 * _jaccard(a.name, b.name) + 0.4 * _jaccard(a.description, b.description) + 0.3 * _jaccard(a.body, b.body)
+
+
+def _modified_date(memory: Any) -> date:
+    for value in (memory.modified, memory.created):
+        try:
+            return datetime.fromisoformat(str(value).replace("Z", "+00:00")).date()
+        except ValueError:
+            continue
+    return datetime.fromtimestamp(memory.mtime).date()
+
+
+def daily_logs(store: MemoryDir) -> list[Path]:
+    base = store.path / limits.DAILY_LOGS_DIRNAME
+    return sorted(base.glob("*/*/*.md")) if base.is_dir() else []
+
+
+def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
+    plan = Plan()
+    memories = []
+    for header in store.all_headers():
+        try:
+            memories.append(store.get(header.filename))
+        except Exception:
+            plan.notes.append(f"skipped unreadable {header.filename}")
+    # Phase 3a: merge near-duplicates, newest first so the newest wording survives.
+    memories.sort(key=lambda m: -m.mtime)
+    merged_away: set[str] = set()
+    survivors: dict[str, Any] = {}
+    for i, keep in enumerate(memories):
+        if keep.filename in merged_away:
+            continue
+        group = [m for m in memories[i + 1 :] if m.type == keep.type and m.filename not in merged_away and similarity(keep, m) >= SIMILARITY_THRESHOLD]
+        if not group:
+            continue
+        lines = keep.body.rstrip().split("\n")
+        for other in group:
+            for line in other.body.split("\n"):
+                if line.strip() and line.strip() not in {l.strip() for l in lines}:
+                    lines.append(line)
+            merged_away.add(other.filename)
+            plan.actions.append(Action("delete", other.filename, why=f"near-duplicate of {keep.filename}"))
+        survivors[keep.filename] = keep
+        plan.actions.append(Action("write", keep.filename, keep.name, keep.type, keep.description, "\n".join(lines), why=f"merged {len(group)} near-duplicate(s)"))
+    # Phase 3b: relative dates → absolute, against the date the memory was written.
+    written = {a.filename for a in plan.actions if a.op == "write"}
+    for m in memories:
+        if m.filename in merged_away:
+            continue
+        ref = _modified_date(m)
+        body = next((a.body for a in plan.actions if a.op == "write" and a.filename == m.filename), m.body)
+        fixed_body, fixed_desc = absolutize_dates(body, ref), absolutize_dates(m.description, ref)
+        if fixed_body != body or fixed_desc != m.description:
+            if m.filename in written:
+                for a in plan.actions:
+                    if a.op == "write" and a.filename == m.filename:
+                        a.body, a.description, a.why = fixed_body, fixed_desc, a.why + "; dates made absolute"
+            else:
+                plan.actions.append(Action("write", m.filename, m.name, m.type, fixed_desc, fixed_body, why=f"relative dates made absolute (against {ref.isoformat()})"))
+    # Phase 2/3c: daily logs distilled into topic files (one memory per new bullet).
+    existing = [*(m for m in memories if m.filename not in merged_away)]
+    for log in daily_logs(store):
+        key = f"{log}:{log.stat().st_mtime_ns}"
+        if key in processed_logs:
+            continue
+        plan.logs.append(log)
+        day = log.stem
+        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+            m = _LOG_BULLET.match(line)
+            if not m:
+                continue
+            text = m.group("text").strip()
+            if len(text) < 8 or any(_jaccard(text, e.description) >= 0.8 for e in existing):
+                continue
+            type_ = m.group("type") or "project"
+            try:
+                ref = date.fromisoformat(day)
+                text = absolutize_dates(text, ref)
+            except ValueError:
+                pass
+            name = " ".join(re.findall(r"[\w'-]+", text)[:7])[:80] or "Log entry"
+            description = text if len(text) <= 200 else text[:197] + "…"
+            body = f"{text}\n\n**Why:** noted in the daily log of {day}.\n**How to apply:** take it into account in related work." if type_ in ("feedback", "project") else text
+            plan.actions.append(Action("write", None, name, type_, description, body, why=f"distilled from {log.name}"))
+            existing.append(_Shim(description))
+    return plan
+
+
+@dataclass
+class _Shim:
+    description: str
+
+
+DREAM_SYSTEM = f"""You consolidate a coding agent's memory directory, in four phases:
+1. Orient: read the manifest and the files below.
+2. Gather signal: daily logs (if any) first, then memories that drifted or contradict each other.
+3. Consolidate: merge new signal into existing files rather than creating near-duplicates; when two
+   memories contradict, the newest wins and the old claim is corrected at the source; convert relative
+   dates to absolute dates (YYYY-MM-DD); delete facts that are stale or derivable.
+4. Prune and index: keep the set small; one memory per topic; each description one specific line.
+
+{MEMORY_TYPES_TEXT}
+
+{WHAT_NOT_TO_SAVE}
+
+Answer with JSON only: {{"actions": [{{"op": "write", "filename": "existing file to update, or omit for a new one",
+"name": "...", "type": "user|feedback|project|reference", "description": "...", "body": "..."}},
+{{"op": "delete", "filename": "...", "why": "..."}}], "summary": "one paragraph"}}.
+Return {{"actions": []}} when nothing needs to change. Never include secrets."""
+
+
+def llm_plan(store: MemoryDir, llm: LLMClient, *, processed_logs: set[str], timeout: float | None = None) -> Plan:
+    """Ask the model for the actions; every action is validated here (unknown files dropped)."""
+    headers: list[MemoryHeader] = store.all_headers()
+    known = {h.filename for h in headers}
+    parts = []
+    for h in headers:
+        try:
+            m = store.get(h.filename)
+        except Exception:
+            continue
+        parts.append(f"=== {h.filename} (type {h.type}, modified {m.modified or h.mtime})\nname: {m.name}\ndescription: {m.description}\n{m.body}")
+    logs = [p for p in daily_logs(store) if f"{p}:{p.stat().st_mtime_ns}" not in processed_logs]
+    for p in logs:
+        parts.append(f"=== daily log {p.name}\n{p.read_text(encoding='utf-8', errors='replace')}")
+    context = "\n\n".join(parts)[:LLM_CONTEXT_MAX_CHARS]
+    result = llm.complete(purpose="dream", system=DREAM_SYSTEM, user=f"Today is {date.today().isoformat()}.\n\n{context or '(the memory directory is empty)'}", max_tokens=4096, timeout=timeout)
+    data = extract_json(result.text, expect=dict)
+    plan = Plan(method="llm", logs=logs)
+    for raw in data.get("actions") or []:
+        if not isinstance(raw, dict):
+            continue
+        op = raw.get("op")
+        filename = raw.get("filename") or None
+        if filename is not None and (not isinstance(filename, str) or not FILENAME_RE.match(filename)):
+            plan.notes.append(f"dropped an action on an invalid filename {json.dumps(filename)[:80]}")
+            continue
+        if op == "delete":
+            if filename in known:
+                plan.actions.append(Action("delete", filename, why=str(raw.get("why", ""))[:200]))
+            else:
+                plan.notes.append(f"dropped delete of unknown file {filename}")
+        elif op == "write":
+            type_ = str(raw.get("type", ""))
+            if type_ not in limits.MEMORY_TYPES or not raw.get("name") or not raw.get("description"):
+                plan.notes.append("dropped a write without a valid type, name and description")
+                continue
+            if filename is not None and filename not in known:
+                filename = None  # a new file: the store names it
+            plan.actions.append(Action("write", filename, str(raw["name"]), type_, str(raw["description"]), str(raw.get("body", "")), why=str(raw.get("why", ""))[:200]))
+    if data.get("summary"):
+        plan.notes.append(str(data["summary"])[:500])
+    return plan

@@ -1,0 +1,353 @@
+"""`DreamService`: Auto-Dream for every project. Checks the four gates, runs the four phases
+in a worker thread under the PID lock, records every change with the prior file text (so a
+run can be undone), and rolls the lock back on failure or cancel.
+
+It does NOT write files itself: actions go through `MemoryDir.save/delete/restore`, so they
+stay inside the memory dir and pass the secret check.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from memoryd.config import DreamSettings
+from memoryd.dream.gates import Gate, sessions_touched_since
+from memoryd.dream.lock import ConsolidationLock
+from memoryd.dream.plan import Action, Plan, llm_plan, offline_plan
+from memoryd.errors import Conflict, LLMUnavailable, MemorydError, RunNotFound, TokenBudgetExceeded, Unprocessable
+from memoryd.llm import LLMClient
+from memoryd.metrics import Metrics
+from memoryd.state import StateDB
+from memoryd.store import MemoryDir, StoreRegistry
+
+log = logging.getLogger(__name__)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS dream_runs (
+    run_id TEXT PRIMARY KEY,
+    memory_dir TEXT NOT NULL,
+    started_at REAL NOT NULL,
+    finished_at REAL,
+    status TEXT NOT NULL,
+    forced INTEGER NOT NULL DEFAULT 0,
+    method TEXT NOT NULL DEFAULT '',
+    changes TEXT NOT NULL DEFAULT '[]',
+    notes TEXT NOT NULL DEFAULT '[]',
+    error TEXT NOT NULL DEFAULT '',
+    undone_at REAL
+);
+CREATE INDEX IF NOT EXISTS dream_runs_dir ON dream_runs(memory_dir, started_at);
+CREATE TABLE IF NOT EXISTS dream_scans (memory_dir TEXT PRIMARY KEY, last_scan_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS dream_logs (key TEXT PRIMARY KEY, processed_at REAL NOT NULL);
+"""
+PHASES = ("orient", "gather signal", "consolidate", "prune & index")
+
+
+class LockHeld(Conflict):
+    """Raised when another process (or run) holds `.consolidate-lock`."""
+
+    code = "lock_held"
+
+
+class _Cancelled(Exception):
+    pass
+
+
+@dataclass
+class RunningTask:
+    run_id: str
+    memory_dir: Path
+    phase: str = "starting"
+    files_touched: list[str] = field(default_factory=list)
+    cancel: threading.Event = field(default_factory=threading.Event)
+    thread: threading.Thread | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"run_id": self.run_id, "phase": self.phase, "files_touched": list(self.files_touched)}
+
+
+class DreamService:
+    def __init__(
+        self,
+        *,
+        settings: DreamSettings,
+        stores: StoreRegistry,
+        state: StateDB,
+        llm: LLMClient,
+        metrics: Metrics,
+        home: Path,
+        transcript_roots: list[Path],
+        now: Callable[[], datetime],
+    ) -> None:
+        self.settings = settings
+        self.stores = stores
+        self.state = state
+        self.llm = llm
+        self.metrics = metrics
+        self.backups = home / "dream-runs"
+        self.transcript_roots = transcript_roots
+        self.now = now
+        state.migrate("dream", SCHEMA)
+        self._running: dict[Path, RunningTask] = {}
+        self._lock = threading.Lock()
+        self.next_check: datetime | None = None
+        # Test seam: called between actions with the task (a test can make a run slow or fail).
+        self.between_actions: Callable[[RunningTask], None] = lambda task: None
+
+    # ------------------------------------------------------------------ gates
+    def _ts(self) -> float:
+        return self.now().timestamp()
+
+    def gates(self, store: MemoryDir, *, record_scan: bool = False) -> list[Gate]:
+        """The four gates with their current values, cheapest first; stops evaluating at the first closed one."""
+        now = self._ts()
+        lock = ConsolidationLock(store.path, stale_seconds=self.settings.lock_stale_seconds)
+        last = lock.last_consolidated_at()
+        hours = (now - last) / 3600 if last else None
+        time_gate = Gate("time", hours is None or hours >= self.settings.min_hours, round(hours, 3) if hours is not None else "never consolidated",
+                         self.settings.min_hours, "hours since the last consolidation (lock file mtime)")
+        out = [time_gate]
+        row = self.state.query_one("SELECT last_scan_at FROM dream_scans WHERE memory_dir = ?", (str(store.path),))
+        since_scan = now - float(row["last_scan_at"]) if row else None
+        scan_gate = Gate("scan_throttle", since_scan is None or since_scan >= self.settings.scan_interval_seconds,
+                         round(since_scan, 1) if since_scan is not None else "never scanned", self.settings.scan_interval_seconds, "seconds since the last session scan")
+        out.append(scan_gate)
+        if time_gate.passes and scan_gate.passes:
+            if record_scan:
+                self.state.execute("INSERT INTO dream_scans(memory_dir, last_scan_at) VALUES (?, ?) ON CONFLICT(memory_dir) DO UPDATE SET last_scan_at = excluded.last_scan_at", (str(store.path), now))
+            sessions = sessions_touched_since(self.transcript_roots, self.stores.project_root_of(store.path), last)
+            out.append(Gate("sessions", len(sessions) >= self.settings.min_sessions, len(sessions), self.settings.min_sessions,
+                            "sessions touched since the last consolidation (the current one excluded)"))
+        holder = lock.held_by_other(now)
+        out.append(Gate("lock", holder is None, holder or "free", "free", "PID holding .consolidate-lock"))
+        return out
+
+    # ------------------------------------------------------------------ API
+    def status(self, cwd: str) -> dict[str, Any]:
+        store = self.stores.for_cwd(cwd)
+        last = self.state.query_one("SELECT * FROM dream_runs WHERE memory_dir = ? ORDER BY started_at DESC LIMIT 1", (str(store.path),))
+        with self._lock:
+            task = self._running.get(store.path)
+        return {
+            "memory_dir": str(store.path),
+            "enabled": self.settings.enabled,
+            "gates": [g.as_dict() for g in self.gates(store)],
+            "last_run": self._run_dict(last) if last else None,
+            "running": task.as_dict() if task else None,
+            "next_check": self.next_check.isoformat() if self.next_check else None,
+        }
+
+    def run(self, cwd: str, *, force: bool = True) -> str:
+        """Start a consolidation now (forced: gates 1–3 skipped, never the lock)."""
+        return self._start(self.stores.for_cwd(cwd), forced=force)
+
+    def cancel(self, cwd: str) -> dict[str, Any]:
+        store = self.stores.for_cwd(cwd)
+        with self._lock:
+            task = self._running.get(store.path)
+        if task is None:
+            return {"cancelled": False, "message": "no consolidation is running for this project"}
+        task.cancel.set()
+        if task.thread is not None:
+            task.thread.join(timeout=30)
+        return {"cancelled": True, "run_id": task.run_id}
+
+    def runs(self, cwd: str) -> list[dict[str, Any]]:
+        store = self.stores.for_cwd(cwd)
+        rows = self.state.query("SELECT * FROM dream_runs WHERE memory_dir = ? ORDER BY started_at DESC LIMIT 50", (str(store.path),))
+        return [self._run_dict(r) for r in rows]
+
+    def undo(self, run_id: str) -> dict[str, Any]:
+        """Put every file the run touched back to its prior text (files it created are removed)."""
+        row = self.state.query_one("SELECT * FROM dream_runs WHERE run_id = ?", (run_id,))
+        if row is None:
+            raise RunNotFound(f"no consolidation run {run_id!r}; list them with GET /v1/dream/runs?cwd=… or `memoryd dream runs`.")
+        if row["undone_at"]:
+            raise Conflict(f"run {run_id} was already undone.")
+        if row["status"] not in ("done", "failed", "cancelled"):
+            raise Conflict(f"run {run_id} is {row['status']}; cancel it first (memoryd dream cancel).")
+        store = self.stores.for_path(Path(row["memory_dir"]))
+        restored = self._restore(store, run_id)
+        self.state.execute("UPDATE dream_runs SET undone_at = ? WHERE run_id = ?", (time.time(), run_id))
+        return {"run_id": run_id, "restored": restored}
+
+    def check_all(self) -> list[str]:
+        """The scheduler's tick: start a run for every project whose four gates pass."""
+        started = []
+        if not self.settings.enabled:
+            return started
+        for store in {s.path: s for s in [*self.stores.known(), *self.stores.discover()]}.values():
+            try:
+                if all(g.passes for g in self.gates(store, record_scan=True)):
+                    started.append(self._start(store, forced=False))
+            except LockHeld:
+                continue
+            except Exception:
+                log.exception("dream check failed for %s", store.path)
+        return started
+
+    def wait(self, timeout: float = 30.0) -> None:
+        """Block until no run is active (tests and shutdown)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                threads = [t.thread for t in self._running.values() if t.thread]
+            if not threads:
+                return
+            for t in threads:
+                t.join(timeout=max(0.0, deadline - time.monotonic()))
+
+    def stop(self) -> None:
+        with self._lock:
+            tasks = list(self._running.values())
+        for task in tasks:
+            task.cancel.set()
+        self.wait(timeout=15)
+
+    # ------------------------------------------------------------------ running
+    def _start(self, store: MemoryDir, *, forced: bool) -> str:
+        with self._lock:
+            if store.path in self._running:
+                raise LockHeld(f"a consolidation is already running for {store.path}; wait for it or cancel it (memoryd dream cancel).")
+            lock = ConsolidationLock(store.path, stale_seconds=self.settings.lock_stale_seconds)
+            prior = lock.try_acquire(self._ts())
+            if prior is None:
+                raise LockHeld(f"{lock.path} is held by PID {lock.holder()}; another memoryd is consolidating. It frees itself within {int(self.settings.lock_stale_seconds // 60)} min if that process died.")
+            run_id = f"dream_{uuid.uuid4().hex[:12]}"
+            task = RunningTask(run_id, store.path)
+            self._running[store.path] = task
+        self.state.execute("INSERT INTO dream_runs(run_id, memory_dir, started_at, status, forced) VALUES (?, ?, ?, 'running', ?)", (run_id, str(store.path), time.time(), int(forced)))
+        task.thread = threading.Thread(target=self._execute, args=(store, task, lock, prior), name=f"memoryd-dream-{run_id}", daemon=True)
+        task.thread.start()
+        return run_id
+
+    def _execute(self, store: MemoryDir, task: RunningTask, lock: ConsolidationLock, prior: float) -> None:
+        changes: list[dict[str, Any]] = []
+        plan = Plan()
+        status, error = "done", ""
+        try:
+            plan = self._phases(store, task, changes)
+            lock.release_success(self._ts())
+        except _Cancelled:
+            status, error = "cancelled", "cancelled by request; the changes made so far were restored"
+            self._restore(store, task.run_id)
+            lock.rollback(prior)
+        except Exception as exc:
+            status, error = "failed", f"{exc.__class__.__name__}: {getattr(exc, 'message', exc)}"
+            log.warning("consolidation %s failed: %s; restoring files and rolling the lock back", task.run_id, error)
+            self._restore(store, task.run_id)
+            lock.rollback(prior)
+        finally:
+            with self._lock:
+                self._running.pop(store.path, None)
+        self.state.execute(
+            "UPDATE dream_runs SET finished_at = ?, status = ?, method = ?, changes = ?, notes = ?, error = ? WHERE run_id = ?",
+            (time.time(), status, plan.method, json.dumps(changes), json.dumps(plan.notes), error, task.run_id),
+        )
+        self.metrics.dream_runs.labels(status).inc()
+
+    def _check_cancel(self, task: RunningTask) -> None:
+        if task.cancel.is_set():
+            raise _Cancelled()
+
+    def _phases(self, store: MemoryDir, task: RunningTask, changes: list[dict[str, Any]]) -> Plan:
+        processed = {r["key"] for r in self.state.query("SELECT key FROM dream_logs")}
+        task.phase = PHASES[0]  # orient: the planners read the manifest and files
+        self._check_cancel(task)
+        task.phase = PHASES[1]  # gather signal: files, daily logs
+        plan: Plan
+        if self.llm.enabled:
+            try:
+                plan = llm_plan(store, self.llm, processed_logs=processed)
+            except (LLMUnavailable, TokenBudgetExceeded) as exc:
+                plan = offline_plan(store, processed_logs=processed)
+                plan.notes.insert(0, f"LLM unavailable ({exc.message}); deterministic consolidation used")
+        else:
+            plan = offline_plan(store, processed_logs=processed)
+        self._check_cancel(task)
+        task.phase = PHASES[2]
+        for action in plan.actions:
+            self._check_cancel(task)
+            self.between_actions(task)
+            self._apply(store, task, action, changes, plan)
+        task.phase = PHASES[3]
+        self._check_cancel(task)
+        store.rebuild_index()
+        served = store.served_index()
+        if served.truncated:
+            plan.notes.append(f"MEMORY.md is still over the limits ({served.lines} lines served); merge or delete more memories")
+        for log_path in plan.logs:
+            self.state.execute("INSERT OR IGNORE INTO dream_logs(key, processed_at) VALUES (?, ?)", (f"{log_path}:{log_path.stat().st_mtime_ns}", time.time()))
+        return plan
+
+    def _backup(self, run_id: str, filename: str, prior: str | None) -> None:
+        folder = self.backups / run_id
+        folder.mkdir(parents=True, exist_ok=True)
+        manifest = folder / "manifest.json"
+        data = json.loads(manifest.read_text()) if manifest.exists() else {}
+        if filename in data:
+            return  # keep the text from before the run's first change
+        data[filename] = prior
+        manifest.write_text(json.dumps(data))
+
+    def _restore(self, store: MemoryDir, run_id: str) -> list[str]:
+        manifest = self.backups / run_id / "manifest.json"
+        if not manifest.exists():
+            return []
+        data: dict[str, str | None] = json.loads(manifest.read_text())
+        for filename, text in data.items():
+            store.restore(filename, text)
+        return sorted(data)
+
+    def _apply(self, store: MemoryDir, task: RunningTask, action: Action, changes: list[dict[str, Any]], plan: Plan) -> None:
+        try:
+            if action.op == "delete" and action.filename:
+                self._backup(task.run_id, action.filename, store.read_raw(action.filename))
+                store.delete(action.filename)
+                target = action.filename
+            else:
+                if action.filename:
+                    self._backup(task.run_id, action.filename, store.read_raw(action.filename))
+                result = store.save(name=action.name, description=action.description, type=action.type, body=action.body, filename=action.filename)
+                target = result.memory.filename
+                if not action.filename:
+                    self._backup(task.run_id, target, None if result.created else store.read_raw(target))
+        except Unprocessable as exc:  # e.g. a secret in an LLM-proposed body: refused, the run goes on
+            plan.notes.append(f"refused {action.op} {action.filename or action.name}: {exc.code}")
+            return
+        except MemorydError as exc:
+            plan.notes.append(f"skipped {action.op} {action.filename or action.name}: {exc.message}")
+            return
+        task.files_touched.append(target)
+        changes.append({"op": action.op, "filename": target, "why": action.why})
+
+    @staticmethod
+    def _run_dict(row: Any) -> dict[str, Any]:
+        def iso(ts: float | None) -> str | None:
+            return datetime.fromtimestamp(ts, timezone.utc).isoformat() if ts else None
+
+        return {
+            "run_id": row["run_id"],
+            "status": row["status"],
+            "forced": bool(row["forced"]),
+            "method": row["method"],
+            "started_at": iso(row["started_at"]),
+            "finished_at": iso(row["finished_at"]),
+            "changes": json.loads(row["changes"]),
+            "notes": json.loads(row["notes"]),
+            "error": row["error"],
+            "undone_at": iso(row["undone_at"]),
+        }
+
+    def provider_status(self) -> dict[str, Any]:
+        with self._lock:
+            running = [t.as_dict() for t in self._running.values()]
+        return {"enabled": self.settings.enabled, "next_check": self.next_check.isoformat() if self.next_check else None, "running": running}
