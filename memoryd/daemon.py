@@ -111,6 +111,7 @@ class Daemon:
         self.extraction.on_daily_log = self.daily_log.append_candidate
         self.session_memory = SessionMemory(settings, state=self.state, llm=self.llm, now=now)
         self.status_providers["session_memory"] = self.session_memory.status
+        self.on_stop(self.session_memory.close)
 
     def mode_for(self, store: MemoryDir) -> str:
         """`topics` or `daily-log` for a memory dir: per-project override, else [memory] mode."""

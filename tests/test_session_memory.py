@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
@@ -178,3 +179,19 @@ def test_secrets_in_transcript_are_redacted(sm: SessionMemory, settings: Setting
     s.user("Deploy with key AKIAIOSFODNN7EXAMPLE please")
     assert sm.update("sess-sec", s.path)
     assert "AKIAIOSFODNN7EXAMPLE" not in (sm.get("sess-sec") or "")
+
+
+def test_enqueue_runs_in_background_and_coalesces(sm: SessionMemory, settings: Settings, home: Path, project: Path) -> None:
+    settings.session_memory.init_tokens = 0
+    s = new_session(home / "transcripts", str(project), "sess-q")
+    s.user("Queue this session")
+    gate = threading.Event()
+    sm._pool.submit(gate.wait, 30)  # keep the worker busy so the second enqueue finds the first pending
+    first = sm.enqueue("sess-q", s.path)
+    second = sm.enqueue("sess-q", s.path)
+    gate.set()
+    assert first is not None and second is None
+    assert first.result(timeout=30) is True and "Queue this session" in (sm.get("sess-q") or "")
+    with pytest.raises(InvalidRequest):
+        sm.enqueue("../x", s.path)
+    sm.close()

@@ -13,6 +13,7 @@ import json
 import logging
 import re
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -121,7 +122,33 @@ class SessionMemory:
         self.root = settings.home / limits.SESSIONS_DIRNAME
         self._lock = threading.Lock()
         self.updates = {"llm": 0, "offline": 0, "llm_fallback": 0}
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="session-memory")
+        self._pending: set[str] = set()
+        self._pending_lock = threading.Lock()
         state.migrate("session_memory", _SCHEMA)
+
+    def enqueue(self, session_id: str, transcript_path: str | Path, cwd: str | None = None) -> Future[bool] | None:
+        """Run `update` on the background worker (turn-end callers must not wait for an LLM);
+        None when an update of that session is already queued (it will read the newer transcript)."""
+        check_session_id(session_id)
+        with self._pending_lock:
+            if session_id in self._pending:
+                return None
+            self._pending.add(session_id)
+
+        def job() -> bool:
+            with self._pending_lock:
+                self._pending.discard(session_id)
+            try:
+                return self.update(session_id, transcript_path, cwd)
+            except Exception:
+                log.exception("session memory update of %s failed", session_id)
+                return False
+
+        return self._pool.submit(job)
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
 
     def path_for(self, session_id: str) -> Path:
         return self.root / check_session_id(session_id) / limits.SESSION_MEMORY_FILENAME
