@@ -130,25 +130,35 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
             continue
         plan.logs.append(log)
         day = log.stem
-        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
-            m = _LOG_BULLET.match(line)
-            if not m:
+        for type_, text, extra in _log_entries(log.read_text(encoding="utf-8", errors="replace")):
+            if len(text) < 8:
                 continue
-            text = m.group("text").strip()
-            if len(text) < 8 or any(_jaccard(text, e.description) >= 0.8 for e in existing):
-                continue
-            type_ = m.group("type") or "project"
+            name, _, rest = text.partition(": ")
+            if not rest or len(name) > 80:  # a plain bullet, not `name: description` from the daily-log writer
+                name, rest = " ".join(re.findall(r"[\w'-]+", text)[:7])[:80] or "Log entry", text
             try:
-                ref = date.fromisoformat(day)
-                text = absolutize_dates(text, ref)
+                rest, extra = absolutize_dates(rest, date.fromisoformat(day)), absolutize_dates(extra, date.fromisoformat(day))
             except ValueError:
                 pass
-            name = " ".join(re.findall(r"[\w'-]+", text)[:7])[:80] or "Log entry"
-            description = text if len(text) <= 200 else text[:197] + "…"
-            body = f"{text}\n\n**Why:** noted in the daily log of {day}.\n**How to apply:** take it into account in related work." if type_ in ("feedback", "project") else text
+            if any(_jaccard(rest, e.description) >= 0.8 for e in existing):
+                continue
+            description = rest if len(rest) <= 200 else rest[:197] + "…"
+            body = extra or (f"{rest}\n\n**Why:** noted in the daily log of {day}.\n**How to apply:** take it into account in related work." if type_ in ("feedback", "project") else rest)
             plan.actions.append(Action("write", None, name, type_, description, body, why=f"distilled from {log.name}"))
             existing.append(_Shim(description))
     return plan
+
+
+def _log_entries(text: str) -> list[tuple[str, str, str]]:
+    """(type, first line, indented continuation) for each `- HH:MM [type] …` bullet of a daily log."""
+    entries: list[tuple[str, str, list[str]]] = []
+    for line in text.splitlines():
+        m = _LOG_BULLET.match(line)
+        if m and not line.startswith("  "):
+            entries.append((m.group("type") or "project", m.group("text").strip(), []))
+        elif entries and line.startswith("  "):
+            entries[-1][2].append(line[2:])
+    return [(t, first, "\n".join(rest).strip()) for t, first, rest in entries]
 
 
 @dataclass
