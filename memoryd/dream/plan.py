@@ -174,7 +174,7 @@ Answer with JSON only: {{"actions": [{{"op": "write", "filename": "existing file
 Return {{"actions": []}} when nothing needs to change. Never include secrets."""
 
 
-def llm_plan(store: MemoryDir, llm: LLMClient, *, processed_logs: set[str], timeout: float | None = None) -> Plan:
+def llm_plan(store: MemoryDir, llm: LLMClient, *, processed_logs: set[str], timeout: float | None = None, today: date | None = None) -> Plan:
     """Ask the model for the actions; every action is validated here (unknown files dropped)."""
     headers: list[MemoryHeader] = store.all_headers()
     known = {h.filename for h in headers}
@@ -189,7 +189,7 @@ def llm_plan(store: MemoryDir, llm: LLMClient, *, processed_logs: set[str], time
     for p in logs:
         parts.append(f"=== daily log {p.name}\n{p.read_text(encoding='utf-8', errors='replace')}")
     context = "\n\n".join(parts)[:LLM_CONTEXT_MAX_CHARS]
-    result = llm.complete(purpose="dream", system=DREAM_SYSTEM, user=f"Today is {date.today().isoformat()}.\n\n{context or '(the memory directory is empty)'}", max_tokens=4096, timeout=timeout)
+    result = llm.complete(purpose="dream", system=DREAM_SYSTEM, user=f"Today is {(today or date.today()).isoformat()}.\n\n{context or '(the memory directory is empty)'}", max_tokens=4096, timeout=timeout)
     data = extract_json(result.text, expect=dict)
     plan = Plan(method="llm", logs=logs)
     for raw in data.get("actions") or []:
@@ -212,6 +212,9 @@ def llm_plan(store: MemoryDir, llm: LLMClient, *, processed_logs: set[str], time
                 continue
             if filename is not None and filename not in known:
                 filename = None  # a new file: the store names it
+            if filename is not None and not filename.startswith(type_ + "_"):
+                plan.notes.append(f"dropped a write of {filename} as type {type_}: a {type_} memory is named {type_}_<slug>.md")
+                continue
             plan.actions.append(Action("write", filename, str(raw["name"]), type_, str(raw["description"]), str(raw.get("body", "")), why=str(raw.get("why", ""))[:200]))
     if data.get("summary"):
         plan.notes.append(str(data["summary"])[:500])
