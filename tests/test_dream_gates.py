@@ -172,3 +172,21 @@ def test_llm_write_with_a_filename_of_another_type_is_dropped(home: Path, projec
     assert any("user_<slug>" not in n and "project_<slug>.md" in n for n in run["notes"])
     assert store.read_raw("user_editor.md") == before
     assert "Today is 2026-03-04." in "\n".join(messages_api.texts_sent())  # the injected clock, not the wall clock
+
+
+def test_undo_of_a_distilling_run_makes_its_log_new_again(home: Path, project: Path) -> None:
+    clock = Clock()
+    daemon = Daemon(make_settings(home), now=clock)
+    store = daemon.store_for(str(project))
+    store.save(name="Existing", description="Deploys go through the staging cluster first", type="project", body="x")
+    log_file = store.path / "logs" / "2026" / "03" / "2026-03-03.md"
+    log_file.parent.mkdir(parents=True)
+    log_file.write_text("# 2026-03-03\n- [feedback] Never force-push to main\n")
+    first = daemon.dream.run(str(project), force=True)
+    wait_done(daemon)
+    assert len(store.all_headers()) == 2
+    daemon.dream.undo(first)
+    assert [h.description for h in store.all_headers()] == ["Deploys go through the staging cluster first"]
+    daemon.dream.run(str(project), force=True)  # the log is distilled again, not lost
+    wait_done(daemon)
+    assert "Never force-push to main" in {h.description for h in store.all_headers()}

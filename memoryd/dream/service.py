@@ -48,6 +48,7 @@ CREATE TABLE IF NOT EXISTS dream_runs (
 CREATE INDEX IF NOT EXISTS dream_runs_dir ON dream_runs(memory_dir, started_at);
 CREATE TABLE IF NOT EXISTS dream_scans (memory_dir TEXT PRIMARY KEY, last_scan_at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS dream_logs (key TEXT PRIMARY KEY, processed_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS dream_run_logs (run_id TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY (run_id, key));
 CREATE TABLE IF NOT EXISTS dream_projects (memory_dir TEXT PRIMARY KEY, project_root TEXT NOT NULL);
 """
 PHASES = ("orient", "gather signal", "consolidate", "prune & index")
@@ -209,6 +210,9 @@ class DreamService:
             raise Conflict(f"run {run_id} is {row['status']}; cancel it first (memoryd dream cancel).")
         store = self.stores.for_path(Path(row["memory_dir"]))
         restored = self._restore(store, run_id)
+        # The logs this run distilled count as new again, so the next run distils them anew.
+        self.state.execute("DELETE FROM dream_logs WHERE key IN (SELECT key FROM dream_run_logs WHERE run_id = ?)", (run_id,))
+        self.state.execute("DELETE FROM dream_run_logs WHERE run_id = ?", (run_id,))
         self.state.execute("UPDATE dream_runs SET undone_at = ? WHERE run_id = ?", (time.time(), run_id))
         return {"run_id": run_id, "restored": restored}
 
@@ -318,7 +322,9 @@ class DreamService:
         if served.truncated:
             plan.notes.append(f"MEMORY.md is still over the limits ({served.lines} lines served); merge or delete more memories")
         for log_path in plan.logs:
-            self.state.execute("INSERT OR IGNORE INTO dream_logs(key, processed_at) VALUES (?, ?)", (f"{log_path}:{log_path.stat().st_mtime_ns}", time.time()))
+            key = f"{log_path}:{log_path.stat().st_mtime_ns}"
+            self.state.execute("INSERT OR IGNORE INTO dream_logs(key, processed_at) VALUES (?, ?)", (key, time.time()))
+            self.state.execute("INSERT OR IGNORE INTO dream_run_logs(run_id, key) VALUES (?, ?)", (task.run_id, key))
         return plan
 
     def _backup(self, run_id: str, filename: str, prior: str | None) -> None:
