@@ -190,3 +190,26 @@ def test_undo_of_a_distilling_run_makes_its_log_new_again(home: Path, project: P
     daemon.dream.run(str(project), force=True)  # the log is distilled again, not lost
     wait_done(daemon)
     assert "Never force-push to main" in {h.description for h in store.all_headers()}
+
+
+def test_llm_context_is_bounded_lists_every_file_and_keeps_unseen_logs_pending(home: Path, project: Path, messages_api: ScriptedMessagesAPI) -> None:
+    from memoryd import limits
+
+    clock = Clock()
+    daemon = Daemon(make_settings(home, ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=messages_api.url), now=clock)
+    store = daemon.store_for(str(project))
+    for i in range(20):
+        store.save(name=f"Topic {i}", description=f"Distinct fact number {i}", type="project", body=f"fact{i} " + "lorem ipsum " * 330)
+    log_file = store.path / "logs" / "2026" / "03" / "2026-03-03.md"
+    log_file.parent.mkdir(parents=True)
+    log_file.write_text("- a very long log line\n" * 1000)
+    messages_api.push(Reply(text='{"actions": []}'))
+    daemon.dream.run(str(project), force=True)
+    wait_done(daemon)
+    assert daemon.dream.runs(str(project))[0]["status"] == "done"
+    user = messages_api.requests[-1]["messages"][0]["content"]
+    user = user if isinstance(user, str) else "".join(b["text"] for b in user)
+    assert len(user) <= limits.DREAM_LLM_CONTEXT_MAX_CHARS + 100
+    assert all(f"project_topic-{i}.md" in user.split("=== ")[0] for i in range(20))  # the manifest names every file
+    assert "files not shown for size" in user and "daily log" not in user
+    assert daemon.dream.state.query("SELECT * FROM dream_logs") == []  # the unseen log stays pending
