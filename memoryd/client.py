@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 
 from memoryd.auth import read_token
 from memoryd.config import Settings
-from memoryd.daemon import read_runtime_file
+from memoryd.runtime import read_runtime_file
 
 
 class DaemonNotRunning(Exception):
@@ -93,13 +94,13 @@ class MemorydClient:
         return self.request("GET", "/v1/memories", params=params)
 
     def get_memory(self, cwd: str | Path, filename: str) -> dict[str, Any]:
-        return self.request("GET", f"/v1/memories/{filename}", params={"cwd": str(cwd)})
+        return self.request("GET", f"/v1/memories/{quote(filename, safe='')}", params={"cwd": str(cwd)})
 
     def save_memory(self, cwd: str | Path, *, name: str, description: str, type_: str, body: str) -> dict[str, Any]:
         return self.request("POST", "/v1/memories", json={"cwd": str(cwd), "name": name, "description": description, "type": type_, "body": body})
 
     def delete_memory(self, cwd: str | Path, filename: str) -> None:
-        self.request("DELETE", f"/v1/memories/{filename}", params={"cwd": str(cwd)})
+        self.request("DELETE", f"/v1/memories/{quote(filename, safe='')}", params={"cwd": str(cwd)})
 
     def recall(self, cwd: str | Path, query: str, session_id: str) -> dict[str, Any]:
         return self.request("POST", "/v1/recall", json={"cwd": str(cwd), "query": query, "session_id": session_id})

@@ -4,13 +4,11 @@ start/stop order. Nothing else reads configuration.
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import threading
 import time
 from datetime import datetime
-from pathlib import Path
 from typing import Any, Callable
 
 from memoryd import __version__
@@ -18,6 +16,7 @@ from memoryd.auth import load_or_create_token
 from memoryd.config import Settings
 from memoryd.llm import LLMClient, UsageMeter
 from memoryd.metrics import Metrics
+from memoryd.runtime import RUNTIME_FILENAME, read_runtime_file, write_runtime_file  # noqa: F401  (re-exported)
 from memoryd.state import STATE_FILENAME, StateDB
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.memdir import utc_now
@@ -28,7 +27,6 @@ from memoryd.scheduler import Scheduler
 from memoryd.transcripts import TranscriptService
 
 log = logging.getLogger(__name__)
-RUNTIME_FILENAME = "daemon.json"
 
 
 class Daemon:
@@ -179,27 +177,3 @@ class Daemon:
             except Exception as exc:  # status must answer even when a part is sick
                 base[name] = {"error": str(exc)}
         return base
-
-
-def write_runtime_file(home: Path, host: str, port: int) -> Path:
-    """`$MEMORYD_HOME/daemon.json`: where the running daemon listens, for the CLI."""
-    path = home / RUNTIME_FILENAME
-    path.write_text(json.dumps({"pid": os.getpid(), "host": host, "port": port, "version": __version__, "started_at": time.time()}), encoding="utf-8")
-    return path
-
-
-def read_runtime_file(home: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads((home / RUNTIME_FILENAME).read_text(encoding="utf-8"))
-    except (FileNotFoundError, json.JSONDecodeError):
-        return None
-    pid = data.get("pid")
-    if not isinstance(pid, int):
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        pass
-    return data

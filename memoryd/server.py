@@ -6,16 +6,21 @@ parts in order (running jobs finish or are left queued for the next start).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import logging.handlers
+import signal
 import socket
 import sys
+import threading
+from typing import Iterator
 
 import uvicorn
 
 from memoryd.api import create_app
 from memoryd.config import Settings
-from memoryd.daemon import RUNTIME_FILENAME, Daemon, write_runtime_file
+from memoryd.daemon import Daemon
+from memoryd.runtime import RUNTIME_FILENAME, write_runtime_file
 
 LOG_DIRNAME = "logs"
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -36,6 +41,23 @@ def configure_logging(settings: Settings) -> None:
     root.handlers = [stream, file_handler]
     logging.getLogger("uvicorn.access").setLevel(logging.WARNING)  # request lines at DEBUG only
     logging.getLogger("httpx").setLevel(logging.WARNING)
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, minus re-raising SIGTERM after the graceful shutdown: memoryd exits 0
+    (and removes daemon.json) when asked to stop, as service managers expect."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        original = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in original.items():
+                signal.signal(sig, handler)
 
 
 def bind_socket(host: str, port: int) -> socket.socket:
@@ -65,7 +87,7 @@ def serve(settings: Settings) -> int:
     daemon = Daemon(settings)
     app = create_app(daemon)
     config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=10)
-    server = uvicorn.Server(config)
+    server = _Server(config)
     runtime = write_runtime_file(settings.home, host, port)
     # uvicorn re-raises SIGTERM after a graceful shutdown, so clean up in the daemon's stop, not a finally.
     daemon.on_stop(lambda: runtime.unlink(missing_ok=True))

@@ -47,10 +47,14 @@ def install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 404 and request.url.path.startswith("/v1/memories/"):
+            return error_response(404, "invalid_filename", "no such memory: a memory filename is a bare <type>_<slug>.md (no '/', no '..'); list them with GET /v1/memories.")
         if exc.status_code == 404:
             return error_response(404, "not_found", f"no endpoint {request.method} {request.url.path}; see /docs for the API.")
         if exc.status_code == 405:
             return error_response(405, "method_not_allowed", f"{request.method} is not allowed on {request.url.path}; see /docs.")
+        if exc.status_code == 400:
+            return error_response(400, "invalid_body", f"could not read the request body ({exc.detail}); send a JSON object with Content-Type: application/json.")
         return error_response(exc.status_code, "http_error", str(exc.detail))
 
     @app.exception_handler(Exception)

@@ -88,6 +88,7 @@ class GuardMiddleware:
                     return
         received = 0
         max_body = self.max_body
+        too_large: list[str] = []  # set once a chunked body passes the limit
 
         async def limited_receive() -> Message:
             nonlocal received
@@ -95,13 +96,20 @@ class GuardMiddleware:
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > max_body:  # a chunked body with no Content-Length
-                    raise RequestTooLarge(self._too_large_message(received))
+                    too_large.append(self._too_large_message(received))
+                    raise RequestTooLarge(too_large[0])
             return message
 
         response_started = False
 
         async def tracking_send(message: Message) -> None:
+            # The framework may turn the receive error into its own 400: answer 413 instead.
             nonlocal response_started
+            if too_large:
+                if message["type"] == "http.response.start" and not response_started:
+                    response_started = True
+                    await _send_error(send, 413, RequestTooLarge.code, too_large[0])
+                return
             if message["type"] == "http.response.start":
                 response_started = True
             await send(message)

@@ -187,10 +187,15 @@ class MemoryDir:
         """The file a save of (type, name) writes: an existing memory with that type and name,
         else `<type>_<slug>.md`, suffixed when another memory already owns that slug."""
         wanted = name.strip().casefold()
+        base = f"{type_}_{slugify(name)}"
         for item in self._refresh():
             if isinstance(item, MemoryHeader) and item.type == type_ and item.name.strip().casefold() == wanted:
                 return item.filename
-        base = f"{type_}_{slugify(name)}"
+            if isinstance(item, InvalidFile) and item.filename == f"{base}.md":
+                # A hand-written file that does not parse may be this very memory: never fork or overwrite it.
+                raise InvalidFrontmatter(
+                    f"{item.filename}: {item.error} The file was left untouched: fix or delete it by hand, then save again."
+                )
         candidate, n = f"{base}.md", 2
         while (self.path / candidate).exists():
             candidate, n = f"{base}-{n}.md", n + 1

@@ -1,0 +1,99 @@
+"""The `memoryd` command against a real daemon subprocess, and with the daemon down."""
+
+from __future__ import annotations
+
+import json
+import plistlib
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memoryd.config import Settings
+from memoryd.units import install_service, launchd_plist
+from tests.support.servers import DaemonProcess, daemon_env
+
+
+def run(home: Path, *args: str, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "memoryd", *args], env=daemon_env(home, **env), input=stdin or "", capture_output=True, text=True, timeout=60)
+
+
+def test_cli_against_daemon(daemon_process: DaemonProcess, home: Path, project: Path) -> None:
+    daemon_process.start()
+    cwd = ["--cwd", str(project)]
+    r = run(home, "save", *cwd, "-t", "feedback", "-n", "Tests: real db", "-d", "no mocks", "-b", "Use the real DB.")
+    assert r.returncode == 0 and "saved feedback_tests-real-db.md" in r.stdout, r.stderr
+    r = run(home, "save", *cwd, "--json", "-t", "user", "-n", "Role", "-d", "data scientist", stdin="piped body\n")
+    assert r.returncode == 0 and json.loads(r.stdout)["filename"] == "user_role.md"
+    r = run(home, "list", *cwd)
+    assert r.returncode == 0 and "2 memories" in r.stdout and "feedback_tests-real-db.md" in r.stdout
+    listed = json.loads(run(home, "list", *cwd, "--json").stdout)
+    assert {m["filename"] for m in listed["memories"]} == {"feedback_tests-real-db.md", "user_role.md"}
+    r = run(home, "show", *cwd, "user_role.md")
+    assert r.returncode == 0 and "piped body" in r.stdout
+    assert json.loads(run(home, "show", *cwd, "--json", "user_role.md").stdout)["body"] == "piped body"
+    r = run(home, "index", *cwd)
+    assert r.returncode == 0 and "[Role](user_role.md)" in r.stdout
+    assert "[Role](user_role.md)" in json.loads(run(home, "index", *cwd, "--json").stdout)["content"]
+    r = run(home, "prompt", *cwd)
+    assert r.returncode == 0 and "user_role.md" in r.stdout
+    assert "user_role.md" in json.loads(run(home, "prompt", *cwd, "--json").stdout)["text"]
+    r = run(home, "status")
+    assert r.returncode == 0 and "running" in r.stdout and "mode:" in r.stdout
+    assert json.loads(run(home, "status", "--json").stdout)["mode"] == "offline"
+    r = run(home, "forget", *cwd, "user_role.md")
+    assert r.returncode == 0
+    r = run(home, "show", *cwd, "user_role.md")
+    assert r.returncode == 1 and "memoryd list" in r.stderr
+    r = run(home, "save", *cwd, "-t", "user", "-n", "k", "-d", "d", "-b", "key ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5")
+    assert r.returncode == 1 and "GitHub token" in r.stderr and "aB3dE5" not in r.stderr
+    r = run(home, "show", *cwd, "../etc.md")
+    assert r.returncode == 1 and "<type>_<slug>.md" in r.stderr
+
+
+@pytest.mark.parametrize("command", [["status"], ["list"], ["save", "-t", "user", "-n", "n", "-d", "d", "-b", "b"], ["index"]])
+def test_cli_daemon_down(home: Path, project: Path, command: list[str]) -> None:
+    args = [*command] if command == ["status"] else [*command, "--cwd", str(project)]
+    r = run(home, *args, MEMORYD_PORT="1")
+    assert r.returncode == 3
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "memoryd serve" in lines[0]
+
+
+def test_install_service_dry_run_writes_nothing(tmp_path: Path) -> None:
+    fake_home = tmp_path / "userhome"
+    fake_home.mkdir()
+    r = run(tmp_path / "mh", "install-service", "--dry-run", HOME=str(fake_home))
+    assert r.returncode == 0 and "[Service]" in r.stdout and "Restart=on-failure" in r.stdout
+    assert "systemctl --user" in r.stdout
+    assert list(fake_home.rglob("*")) == []
+
+
+def test_install_service_writes_systemd_unit(tmp_path: Path) -> None:
+    if sys.platform != "linux":
+        pytest.skip("systemd units are written on Linux")
+    fake_home = tmp_path / "userhome"
+    fake_home.mkdir()
+    r = run(tmp_path / "mh", "install-service", HOME=str(fake_home))
+    assert r.returncode == 0, r.stderr
+    unit = fake_home / ".config" / "systemd" / "user" / "memoryd.service"
+    text = unit.read_text()
+    assert "Restart=on-failure" in text and "ExecStart=" in text and "serve" in text and "WantedBy=default.target" in text
+    assert "systemctl --user enable --now memoryd" in r.stdout
+
+
+def test_launchd_plist_parses(tmp_path: Path) -> None:
+    settings = Settings(home=tmp_path / "mh")
+    plist = plistlib.loads(launchd_plist(settings).encode())
+    assert plist["Label"] and plist["ProgramArguments"][-1] == "serve" and plist["RunAtLoad"] is True
+    result = install_service(settings, dry_run=True, system="Darwin", home=tmp_path)
+    assert result["path"].endswith(".plist") and "launchctl" in result["enable_command"] and not result["written"]
+    assert plistlib.loads(result["unit"].encode())["Label"] == plist["Label"]
+
+
+def test_shipped_unit_files_are_valid() -> None:
+    root = Path(__file__).resolve().parents[1]
+    assert "Restart=on-failure" in (root / "systemd" / "memoryd.service").read_text()
+    for plist_path in (root / "launchd").glob("*.plist"):
+        assert plistlib.loads(plist_path.read_bytes())["Label"]

@@ -1,0 +1,74 @@
+"""`memoryd serve` as a real subprocess: CRUD, token file, MEMORYD_TOKEN, SIGTERM, truncation edges."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import httpx
+
+from memoryd import limits
+from tests.support.servers import DaemonProcess, daemon_env
+
+
+def test_subprocess_crud_and_token_file(daemon_process: DaemonProcess, project: Path, home: Path) -> None:
+    daemon_process.start()
+    assert stat.S_IMODE((home / "token").stat().st_mode) == 0o600
+    assert httpx.get(daemon_process.url + "/v1/memories", params={"cwd": str(project)}).status_code == 401
+    with daemon_process.client() as c:
+        r = c.post("/v1/memories", json={"cwd": str(project), "name": "Colons: ok", "description": "d: e", "type": "reference", "body": "b"})
+        assert r.status_code == 201, r.text
+        fn = r.json()["filename"]
+        path = Path(r.json()["path"])
+        assert path.is_file() and path.parent.parent.parent.parent == home
+        assert c.get(f"/v1/memories/{fn}", params={"cwd": str(project)}).json()["name"] == "Colons: ok"
+        assert c.get("/v1/status").json()["mode"] == "offline"
+        assert c.delete(f"/v1/memories/{fn}", params={"cwd": str(project)}).status_code == 204
+        assert not path.exists()
+        assert c.get("/docs").status_code == 200 and "text/plain" in c.get("/metrics").headers["content-type"]
+
+
+def test_sigterm_exits_zero_and_removes_runtime_file(daemon_process: DaemonProcess, home: Path) -> None:
+    daemon_process.start()
+    assert (home / "daemon.json").exists()
+    assert daemon_process.terminate() == 0
+    assert not (home / "daemon.json").exists()
+
+
+def test_memoryd_token_overrides_file(tmp_path: Path, project: Path) -> None:
+    home = tmp_path / "h"
+    proc = DaemonProcess(home=home, env=daemon_env(home, MEMORYD_TOKEN="env-token-123"))
+    try:
+        proc.start()
+        url = proc.url + "/v1/memories"
+        assert httpx.get(url, params={"cwd": str(project)}, headers={"Authorization": "Bearer env-token-123"}).status_code == 200
+        file_token = (home / "token").read_text().strip() if (home / "token").exists() else "none"
+        assert httpx.get(url, params={"cwd": str(project)}, headers={"Authorization": f"Bearer {file_token}"}).status_code == 401
+    finally:
+        proc.kill()
+
+
+def test_memoryd_memory_dir_override(tmp_path: Path, project: Path) -> None:
+    home, target = tmp_path / "h", tmp_path / "custom-memory"
+    proc = DaemonProcess(home=home, env=daemon_env(home, MEMORYD_MEMORY_DIR=str(target)))
+    try:
+        proc.start()
+        with proc.client() as c:
+            r = c.post("/v1/memories", json={"cwd": str(project), "name": "n", "description": "d", "type": "user", "body": "b"})
+            assert Path(r.json()["path"]).parent == target.resolve()
+    finally:
+        proc.kill()
+
+
+def test_index_truncation_edges_over_http(daemon_process: DaemonProcess, project: Path) -> None:
+    daemon_process.start()
+    with daemon_process.client() as c:
+        for i in range(limits.INDEX_MAX_LINES):
+            assert c.post("/v1/memories", json={"cwd": str(project), "name": f"m{i:03d}", "description": "d", "type": "project", "body": "b"}).status_code == 201
+        idx = c.get("/v1/index", params={"cwd": str(project)}).json()
+        assert (idx["truncated"], idx["lines"]) == (False, 200)
+        c.post("/v1/memories", json={"cwd": str(project), "name": "m200", "description": "d", "type": "project", "body": "b"})
+        idx = c.get("/v1/index", params={"cwd": str(project)}).json()
+        assert idx["truncated"] is True and "200 lines" in idx["content"]
+        raw = Path(idx["memory_dir"], "MEMORY.md").read_text()
+        assert len(raw.splitlines()) == 201  # the file keeps everything; only the served copy is cut

@@ -1,0 +1,168 @@
+"""The plain-Python store: saves, concurrency, truncation edges, broken files, path resolution."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from memoryd import limits
+from memoryd.errors import InvalidFilename, InvalidFrontmatter, InvalidMemory, MemoryNotFound
+from memoryd.store.index import truncate_index
+from memoryd.store.memdir import MemoryDir
+from memoryd.store.paths import default_memory_dir, memory_path, resolve_memory_dir, sanitize_path
+
+
+def _store(tmp_path: Path) -> MemoryDir:
+    return MemoryDir(tmp_path / "memory")
+
+
+def _index_links(store: MemoryDir) -> set[str]:
+    text = store.index_path.read_text(encoding="utf-8")
+    return {line.split("](", 1)[1].split(")", 1)[0] for line in text.splitlines() if line.startswith("- [")}
+
+
+def _files(store: MemoryDir) -> set[str]:
+    return {p.name for p in store.path.glob("*.md") if p.name != limits.INDEX_FILENAME}
+
+
+def test_save_writes_frontmatter_and_updates_in_place(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    first = store.save(name="Deploy: blue/green", description='Uses "blue" then green', type="project", body="step 1")
+    assert first.created and first.memory.filename == "project_deploy-blue-green.md"
+    text = first.memory.path.read_text()
+    assert text.startswith("---\n") and "created:" in text and "modified:" in text
+    second = store.save(name="deploy: BLUE/green", description="v2", type="project", body="step 2")
+    assert not second.created and second.memory.filename == first.memory.filename
+    assert second.memory.created == first.memory.created
+    assert _files(store) == {first.memory.filename}
+    # Same name, other type: a different memory.
+    other = store.save(name="Deploy: blue/green", description="d", type="reference", body="b")
+    assert other.created and _files(store) == {first.memory.filename, other.memory.filename}
+
+
+def test_unicode_colons_quotes_roundtrip(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    name, desc = 'Café: "quoted" — 日本語 \'x\'', "key: value — with: colons & 'quotes' #hash"
+    saved = store.save(name=name, description=desc, type="user", body="ünïcode body: yes\n- item")
+    got = store.get(saved.memory.filename)
+    assert (got.name, got.description, got.body) == (name, desc, "ünïcode body: yes\n- item")
+    cjk = store.save(name="日本語だけ", description="d", type="user", body="b")
+    assert cjk.memory.filename.startswith("user_memory-") and store.get(cjk.memory.filename).name == "日本語だけ"
+
+
+@pytest.mark.parametrize("same_name", [False, True])
+def test_forty_concurrent_saves_lose_nothing(tmp_path: Path, same_name: bool) -> None:
+    store = _store(tmp_path)
+    errors: list[BaseException] = []
+
+    def save(i: int) -> None:
+        try:
+            store.save(name="shared" if same_name else f"memory {i}", description=f"d{i}", type="project", body=f"body {i}")
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=save, args=(i,)) for i in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    files = _files(store)
+    assert len(files) == (1 if same_name else 40)
+    assert _index_links(store) == files
+    assert not list(store.path.glob(".*tmp*"))
+    if same_name:
+        assert store.get("project_shared.md").body in {f"body {i}" for i in range(40)}
+
+
+def test_index_truncation_line_edges() -> None:
+    lines200 = "".join(f"- [m{i}](user_m{i}.md) — d\n" for i in range(200))
+    served = truncate_index(lines200)
+    assert not served.truncated and served.content == lines200 and served.lines == 200
+    served = truncate_index(lines200 + "- [m200](user_m200.md) — d\n")
+    assert served.truncated and "m199" in served.content and "m200.md" not in served.content
+    assert "200 lines" in served.content and "WARNING" in served.content.upper()
+
+
+def test_index_truncation_byte_cut_on_last_newline() -> None:
+    small = "- [a](user_a.md) — short\n"
+    big = "- [b](user_b.md) — " + "x" * 30_000 + "\n"
+    served = truncate_index(small + big)
+    assert served.truncated and "25,000 bytes" in served.content
+    assert served.content.startswith(small) and "xxx" not in served.content
+    # exactly at the byte limit: untouched
+    exact = "y" * (limits.INDEX_MAX_BYTES - 1) + "\n"
+    assert not truncate_index(exact).truncated
+    assert truncate_index("y" * limits.INDEX_MAX_BYTES + "z\n").truncated
+    only = truncate_index(big)  # one 30 KB line and nothing else: cut to nothing + warning
+    assert only.truncated and "xxx" not in only.content and only.bytes < 1000
+
+
+def test_limits_at_edge(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    body = "a" * limits.MEMORY_BODY_MAX_BYTES
+    store.save(name="big", description="d", type="user", body=body)
+    with pytest.raises(InvalidMemory, match="split"):
+        store.save(name="bigger", description="d", type="user", body=body + "a")
+    with pytest.raises(InvalidMemory, match="unknown memory type"):
+        store.save(name="n", description="d", type="secretz", body="b")
+    with pytest.raises(InvalidMemory):
+        store.save(name="n" * (limits.MEMORY_NAME_MAX_CHARS + 1), description="d", type="user", body="b")
+    store.save(name="n" * limits.MEMORY_NAME_MAX_CHARS, description="d", type="user", body="b")
+
+
+@pytest.mark.parametrize("bad", ["../x.md", "..%2fx.md", "/etc/passwd", "user_../../x.md", "user_a\\..\\b.md", "user_a\x00.md", "user_x.txt", "bogus_x.md", ".md", "user_.md"])
+def test_traversal_refused(tmp_path: Path, bad: str) -> None:
+    store = _store(tmp_path)
+    with pytest.raises(InvalidFilename):
+        memory_path(store.path, bad)
+    with pytest.raises(InvalidFilename):
+        store.delete(bad)
+
+
+def test_broken_yaml_listed_refused_and_untouched(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.save(name="good", description="d", type="user", body="b")
+    broken = store.path / "user_broken.md"
+    raw = b"---\nname: broken\ndescription: [unclosed\ntype: user\n---\nbody\n"
+    broken.write_bytes(raw)
+    assert [f.filename for f in store.invalid_files()] == ["user_broken.md"]
+    assert [h.filename for h in store.list()] == ["user_good.md"]
+    with pytest.raises(InvalidFrontmatter):
+        store.get("user_broken.md")
+    with pytest.raises(InvalidFrontmatter, match="untouched"):
+        store.save(name="broken", description="d", type="user", body="b", filename="user_broken.md")
+    with pytest.raises(InvalidFrontmatter):
+        store.save(name="broken", description="d", type="user", body="b")
+    assert broken.read_bytes() == raw
+    store.rebuild_index()
+    assert _index_links(store) == {"user_good.md"}
+    with pytest.raises(MemoryNotFound):
+        store.get("user_missing.md")
+
+
+def _git(*args: str, cwd: Path) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(cwd), "PATH": "/usr/bin:/bin:/usr/local/bin"})
+
+
+def test_worktrees_and_subdirs_share_one_dir(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git("init", "-q", cwd=repo)
+    (repo / "f").write_text("x")
+    _git("add", "f", cwd=repo)
+    _git("commit", "-qm", "init", cwd=repo)
+    _git("worktree", "add", "-q", str(tmp_path / "wt"), cwd=repo)
+    (repo / "sub" / "deeper").mkdir(parents=True)
+    base = tmp_path / "base"
+    main_dir = default_memory_dir(base, str(repo))
+    assert default_memory_dir(base, str(tmp_path / "wt")) == main_dir
+    assert default_memory_dir(base, str(repo / "sub" / "deeper")) == main_dir
+    assert main_dir == base / "projects" / sanitize_path(str(repo.resolve())) / "memory"
+    plain = tmp_path / "plain" / "dir"
+    plain.mkdir(parents=True)
+    assert default_memory_dir(base, str(plain)) == base / "projects" / sanitize_path(str(plain.resolve())) / "memory"
+    assert resolve_memory_dir(str(plain), env_override=str(tmp_path / "o"), config_dir="", memory_base=base) == (tmp_path / "o").resolve()
