@@ -18,12 +18,12 @@ from typing import Any
 from memoryd import limits
 from memoryd.dates import absolutize_dates
 from memoryd.llm import LLMClient, extract_json
+from memoryd.similarity import jaccard
 from memoryd.store import MemoryDir, MemoryHeader
 from memoryd.store.paths import FILENAME_RE
 from memoryd.store.prompt import MEMORY_TYPES_TEXT, WHAT_NOT_TO_SAVE
 
 SIMILARITY_THRESHOLD = limits.DREAM_DUP_SIMILARITY
-_WORD = re.compile(r"[a-z0-9]+")
 _LOG_BULLET = re.compile(r"^\s*[-*]\s+(?:\d{1,2}:\d{2}\s+)?(?:\[(?P<type>user|feedback|project|reference)\]\s+)?(?P<text>.+)$")
 LLM_CONTEXT_MAX_CHARS = limits.DREAM_LLM_CONTEXT_MAX_CHARS
 
@@ -50,20 +50,11 @@ class Plan:
     notes: list[str] = field(default_factory=list)
 
 
-def _words(text: str) -> set[str]:
-    return set(_WORD.findall(text.lower()))
-
-
-def _jaccard(a: str, b: str) -> float:
-    wa, wb = _words(a), _words(b)
-    return len(wa & wb) / len(wa | wb) if wa and wb else 0.0
-
-
 def similarity(a: Any, b: Any) -> float:
     """Name 0.3, description 0.4, body 0.3; identical descriptions count as duplicates."""
     if a.description.strip().casefold() == b.description.strip().casefold():
         return 1.0
-    return 0.3 * _jaccard(a.name, b.name) + 0.4 * _jaccard(a.description, b.description) + 0.3 * _jaccard(a.body, b.body)
+    return 0.3 * jaccard(a.name, b.name) + 0.4 * jaccard(a.description, b.description) + 0.3 * jaccard(a.body, b.body)
 
 
 def _modified_date(memory: Any) -> date:
@@ -140,7 +131,7 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
                 rest, extra = absolutize_dates(rest, date.fromisoformat(day)), absolutize_dates(extra, date.fromisoformat(day))
             except ValueError:
                 pass
-            if any(_jaccard(rest, e.description) >= 0.8 for e in existing):
+            if any(jaccard(rest, e.description) >= 0.8 for e in existing):
                 continue
             description = rest if len(rest) <= 200 else rest[:197] + "…"
             body = extra or (f"{rest}\n\n**Why:** noted in the daily log of {day}.\n**How to apply:** take it into account in related work." if type_ in ("feedback", "project") else rest)
