@@ -182,7 +182,8 @@ def table(q: dict[str, Any] | None, lat: list[dict[str, Any]]) -> str:
                   "| ranker | recall@5 | MRR | p50 ms | p95 ms |", "|---|---:|---:|---:|---:|"]
         for name, ref in REFERENCE.items():
             lines.append(f"| {name} (reference) | {ref['recall@5']:.3f} | {ref['mrr']:.3f} | | |")
-        lines.append(f"| **memoryd local** ({q['dense_model']}) | **{q['recall@5']:.3f}** | **{q['mrr']:.3f}** | {q['ms_p50']:.2f} | {q['ms_p95']:.2f} |")
+        ranker = "BM25F + MiniLM (RRF)" if q["dense_model"] == "all-MiniLM-L6-v2" else "BM25F"
+        lines.append(f"| **memoryd local: {ranker}** | **{q['recall@5']:.3f}** | **{q['mrr']:.3f}** | {q['ms_p50']:.2f} | {q['ms_p95']:.2f} |")
         lines += ["", "| category | queries | recall@5 | MRR | p50 ms | p95 ms |", "|---|---:|---:|---:|---:|---:|"]
         for c, v in q["by_category"].items():
             lines.append(f"| {c} | {v['queries']} | {v['recall@5']:.3f} | {v['mrr']:.3f} | {v['ms_p50']:.2f} | {v['ms_p95']:.2f} |")

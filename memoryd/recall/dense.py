@@ -77,32 +77,35 @@ class Encoder:
 
 
 class DenseIndex:
-    """Unit vectors by filename, with a lazily rebuilt matrix for one matrix-vector product."""
+    """Unit vectors by filename, with a lazily rebuilt matrix for one matrix-vector product.
+    The (matrix, names) pair is swapped as one tuple, so a concurrent update never tears a query."""
 
     def __init__(self) -> None:
         self.vectors: dict[str, Any] = {}
-        self._matrix: Any = None
-        self._names: list[str] = []
+        self._built: tuple[Any, list[str]] | None = None
 
     def put_many(self, filenames: list[str], vectors: Any) -> None:
         for fn, vec in zip(filenames, vectors):
             self.vectors[fn] = vec
-        self._matrix = None
+        self._built = None
 
     def remove(self, filename: str) -> None:
         if self.vectors.pop(filename, None) is not None:
-            self._matrix = None
+            self._built = None
 
     def rank(self, query_vector: Any, *, exclude: set[str] | frozenset[str], depth: int = FUSION_DEPTH) -> list[str]:
         import numpy as np
 
-        if not self.vectors:
-            return []
-        if self._matrix is None:
-            self._names = list(self.vectors)
-            self._matrix = np.vstack([self.vectors[n] for n in self._names])
-        sims = self._matrix @ query_vector
+        built = self._built
+        if built is None:
+            snapshot = dict(self.vectors)
+            if not snapshot:
+                return []
+            names = list(snapshot)
+            built = self._built = (np.vstack([snapshot[n] for n in names]), names)
+        matrix, names = built
+        sims = matrix @ query_vector
         n = min(len(sims), depth + len(exclude))
         top = np.argpartition(-sims, n - 1)[:n] if n < len(sims) else np.arange(len(sims))
         top = top[np.argsort(-sims[top], kind="stable")]
-        return [self._names[i] for i in top if self._names[i] not in exclude and sims[i] >= MIN_SIMILARITY][:depth]
+        return [names[i] for i in top if names[i] not in exclude and sims[i] >= MIN_SIMILARITY][:depth]
