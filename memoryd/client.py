@@ -116,3 +116,14 @@ class MemorydClient:
 
     def job(self, job_id: str) -> dict[str, Any]:
         return self.request("GET", f"/v1/jobs/{job_id}")
+
+    def grep(self, q: str, *, cwd: str | Path | None = None, limit: int | None = None, regex: bool = False, ignore_case: bool = False) -> dict[str, Any]:
+        params: dict[str, Any] = {"q": q, "regex": str(regex).lower(), "ignore_case": str(ignore_case).lower()}
+        if cwd is not None:
+            params["cwd"] = str(cwd)
+        if limit is not None:
+            params["limit"] = limit
+        return self.request("GET", "/v1/transcripts/search", params=params)
+
+    def session_memory(self, session_id: str) -> dict[str, Any]:
+        return self.request("GET", f"/v1/sessions/{session_id}/memory")

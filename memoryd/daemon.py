@@ -103,6 +103,15 @@ class Daemon:
         self.on_stop(self.dream.stop)
         self.status_providers["dream"] = self.dream.provider_status
 
+        # --- daily logs and session memory ---
+        from memoryd.session_memory import SessionMemory
+        from memoryd.store.daily_log import DailyLog
+
+        self.daily_log = DailyLog(now=now)
+        self.extraction.on_daily_log = self.daily_log.append_candidate
+        self.session_memory = SessionMemory(settings, state=self.state, llm=self.llm, now=now)
+        self.status_providers["session_memory"] = self.session_memory.status
+
     def mode_for(self, store: MemoryDir) -> str:
         """`topics` or `daily-log` for a memory dir: per-project override, else [memory] mode."""
         root = self.stores.project_root_of(store.path)

@@ -5,6 +5,7 @@ that names the fix. The API and the CLI map this tree; nothing else invents erro
   x InvalidRequest (400)        malformed input the caller can correct
     + InvalidFilename           a memory filename that is not `<type>_<slug>.md`
     + InvalidCwd                `cwd` missing or not absolute
+    + InvalidPattern            an empty, catch-all or unsafe search pattern
   x Unauthorized (401)          missing or wrong bearer token
   x Forbidden (403)             a path outside what memoryd may read
   x NotFound (404)
@@ -51,6 +52,12 @@ class InvalidCwd(InvalidRequest):
     """Raised when `cwd` is missing or not an absolute path."""
 
     code = "invalid_cwd"
+
+
+class InvalidPattern(InvalidRequest):
+    """Raised when a transcript search pattern is empty, catch-all, malformed or unsafe."""
+
+    code = "invalid_pattern"
 
 
 class Unauthorized(MemorydError):

@@ -47,6 +47,9 @@ SESSION_MEMORY_UPDATE_TOKENS = 5_000  # minimumTokensBetweenUpdate
 SESSION_MEMORY_TOOL_CALLS = 3  # toolCallsBetweenUpdates
 SESSION_MEMORY_SECTION_MAX_TOKENS = 2_000  # MAX_SECTION_LENGTH
 SESSION_MEMORY_MAX_TOKENS = 12_000  # total budget
+SESSION_MEMORY_DELTA_MAX_TOKENS = 30_000  # transcript delta sent to the model (most recent kept)
+SESSION_MEMORY_FILENAME = "session-memory.md"
+SESSIONS_DIRNAME = "sessions"  # $MEMORYD_HOME/sessions/<session_id>/session-memory.md
 CHARS_PER_TOKEN = 4  # the one token estimate used everywhere (bytes/4, as CC's roughTokenCount)
 
 # --- auto-dream (spec §6; seeds: autoDream.ts, consolidationLock.ts) --------------------
@@ -56,11 +59,20 @@ DREAM_MIN_SESSIONS = 5  # minSessions
 DREAM_LOCK_FILENAME = ".consolidate-lock"  # LOCK_FILE
 DREAM_LOCK_STALE_SECONDS = 60 * 60  # HOLDER_STALE_MS
 DREAM_CHECK_INTERVAL_SECONDS = 10 * 60  # how often the scheduler looks at the gates
+DREAM_DUP_SIMILARITY = 0.6  # offline merge: weighted word overlap of name/description/body counted as a near-duplicate
+DREAM_LLM_CONTEXT_MAX_CHARS = 60_000  # manifest + file contents + daily logs shown to the dream LLM
+DREAM_LLM_FILE_MAX_CHARS = 4_000  # per file in that context (MAX_MEMORY_BYTES_PER_FILE-sized)
+DREAM_LLM_MAX_TOKENS = 4_096  # the dream plan answer
 
 # --- transcripts (spec §4) -------------------------------------------------------------
 GREP_MAX_RESULTS = 100
 GREP_DEFAULT_RESULTS = 20
 GREP_SNIPPET_CHARS = 240
+GREP_MIN_TERM_CHARS = 3  # shorter terms match nearly every line: refused as catch-all
+GREP_PATTERN_MAX_CHARS = 256  # bounds regex compile/backtracking cost
+GREP_CHUNK_BYTES = 1024 * 1024  # files are scanned in chunks of this size, never whole
+GREP_LINE_MAX_BYTES = 4 * 1024 * 1024  # longer lines are skipped by regex search (backtracking guard)
+GREP_DEADLINE_SECONDS = 10.0  # a scan stops here and returns partial results flagged truncated
 
 # --- service (spec §7, §9; issue 2) ---------------------------------------------------
 DEFAULT_HOST = "127.0.0.1"

@@ -1,0 +1,24 @@
+"""GET /v1/sessions/{session_id}/memory: a session's rolling notes (spec §5)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter
+
+from memoryd.api.deps import DaemonDep
+from memoryd.errors import SessionNotFound
+
+router = APIRouter(tags=["sessions"])
+
+
+@router.get("/v1/sessions/{session_id}/memory")
+def session_memory(session_id: str, daemon: DaemonDep) -> dict[str, Any]:
+    """The session-memory Markdown; 404 when the session has no notes yet."""
+    text = daemon.session_memory.get(session_id)
+    if text is None:
+        raise SessionNotFound(
+            f"no session memory for {session_id!r}: notes are written once a session passes "
+            f"{daemon.settings.session_memory.init_tokens:,} tokens; check the id, or wait for more turns."
+        )
+    return {"session_id": session_id, "markdown": text}

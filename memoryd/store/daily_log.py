@@ -1,0 +1,74 @@
+"""Daily-log mode (spec §1; seeds' KAIROS): extraction appends timestamped bullets to
+`memory/logs/YYYY/MM/YYYY-MM-DD.md` (local date) instead of topic files; the dream distils them.
+MEMORY.md is never touched here.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, tzinfo
+from pathlib import Path
+from typing import Callable, Protocol
+
+from memoryd import limits
+from memoryd.errors import InvalidMemory
+from memoryd.store.files import atomic_write, dir_lock
+from memoryd.store.memdir import MemoryDir
+from memoryd.store.secrets import check_no_secrets
+
+
+class _Candidate(Protocol):
+    name: str
+    type: str
+    description: str
+    body: str
+
+
+def daily_log_path(memory_dir: Path, day: date) -> Path:
+    """`<memory_dir>/logs/YYYY/MM/YYYY-MM-DD.md`, the seeds' getAutoMemDailyLogPath layout."""
+    return memory_dir / limits.DAILY_LOGS_DIRNAME / f"{day:%Y}" / f"{day:%m}" / f"{day:%Y-%m-%d}.md"
+
+
+def append_daily_log(memory_dir: Path, entry: str, *, now: datetime, tz: tzinfo | None = None) -> Path:
+    """Append one `- HH:MM entry` bullet to the log of `now`'s local date; atomic under the dir lock."""
+    text = entry.strip()
+    if not text:
+        raise InvalidMemory("daily-log entry is empty: pass the fact to log.")
+    if len(text.encode("utf-8")) > limits.MEMORY_BODY_MAX_BYTES:
+        raise InvalidMemory(f"daily-log entry is over {limits.MEMORY_BODY_MAX_BYTES} bytes: log a shorter summary.")
+    check_no_secrets({"entry": text})
+    local = now.astimezone(tz)  # tz=None → the machine's local zone; rollover happens at local midnight
+    path = daily_log_path(memory_dir, local.date())
+    first, *rest = text.splitlines()
+    bullet = f"- {local:%H:%M} {first}\n" + "".join(f"  {line}\n" if line.strip() else "\n" for line in rest)
+    with dir_lock(memory_dir):
+        existing = path.read_text(encoding="utf-8") if path.exists() else f"# {local:%Y-%m-%d}\n\n"
+        if not existing.endswith("\n"):
+            existing += "\n"
+        atomic_write(path, existing + bullet)
+    return path
+
+
+def format_candidate(name: str, type_: str, description: str, body: str) -> str:
+    """One extracted memory as a log entry: `[type] name: description` then the body."""
+    head = f"[{type_}] {' '.join(name.split())}: {' '.join(description.split())}"
+    body = body.strip()
+    return f"{head}\n{body}" if body and body != description.strip() else head
+
+
+class DailyLog:
+    """What extraction calls instead of `MemoryDir.save` when a project is in daily-log mode."""
+
+    def __init__(self, *, now: Callable[[], datetime], tz: tzinfo | None = None) -> None:
+        self.now = now
+        self.tz = tz
+
+    def append(self, store: MemoryDir, entry: str) -> Path:
+        return append_daily_log(store.path, entry, now=self.now(), tz=self.tz)
+
+    def append_candidate(self, store: MemoryDir, cand: _Candidate, day: date | None = None) -> Path:
+        """Extraction's `on_daily_log(store, candidate, day)` hook; `day` is ignored (the clock decides)."""
+        return self.append(store, format_candidate(cand.name, cand.type, cand.description, cand.body))
+
+    def logs(self, store: MemoryDir) -> list[Path]:
+        """Every daily log of a memory dir, oldest first."""
+        return sorted((store.path / limits.DAILY_LOGS_DIRNAME).glob("*/*/*.md"))

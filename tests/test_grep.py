@@ -1,0 +1,154 @@
+"""Transcript search: scoping, bounds, chunk edges, snippets, hostile patterns, API and CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memoryd import limits
+from memoryd.errors import InvalidPattern, InvalidRequest
+from memoryd.store.paths import project_root, sanitize_path
+from memoryd.transcripts import grep as grep_mod
+from memoryd.transcripts.grep import compile_pattern, search_transcripts
+
+
+def _line(session: str, role: str, text: str, ts: str = "2026-01-02T03:04:05Z") -> str:
+    return json.dumps({"type": role, "sessionId": session, "timestamp": ts, "message": {"role": role, "content": [{"type": "text", "text": text}]}})
+
+
+def _write(folder: Path, session: str, lines: list[str]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{session}.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture
+def roots(home: Path, project: Path, tmp_path: Path) -> list[Path]:
+    root = home / "transcripts"
+    mine = sanitize_path(str(project_root(str(project))))
+    _write(root / mine, "s-main", [_line("s-main", "user", "why does the flaky ConnectionResetError happen"), _line("s-main", "assistant", "plain answer")])
+    _write(root / f"{mine}-worktree", "s-wt", [_line("s-wt", "assistant", "fixed ConnectionResetError by retrying")])
+    _write(root / f"{mine}x", "s-sibling", [_line("s-sibling", "user", "ConnectionResetError in a sibling project")])
+    _write(root / "-other", "s-other", [_line("s-other", "user", "ConnectionResetError elsewhere")])
+    return [root]
+
+
+def test_project_scope_includes_worktree_folders_but_not_siblings(roots: list[Path], project: Path) -> None:
+    result = search_transcripts(roots, "ConnectionResetError", cwd=str(project))
+    assert sorted(h.session_id for h in result.results) == ["s-main", "s-wt"]
+    assert result.scope == "project" and not result.truncated
+
+
+def test_all_scope_searches_every_folder(roots: list[Path]) -> None:
+    result = search_transcripts(roots, "ConnectionResetError")
+    assert sorted(h.session_id for h in result.results) == ["s-main", "s-other", "s-sibling", "s-wt"]
+
+
+def test_hit_fields(roots: list[Path], project: Path) -> None:
+    hit = next(h for h in search_transcripts(roots, "flaky", cwd=str(project)).results)
+    assert (hit.session_id, hit.line, hit.role, hit.timestamp) == ("s-main", 1, "user", "2026-01-02T03:04:05Z")
+    assert hit.snippet == "why does the flaky ConnectionResetError happen"
+
+
+def test_limit_edges(home: Path, project: Path) -> None:
+    root = home / "transcripts"
+    folder = root / sanitize_path(str(project_root(str(project))))
+    n = limits.GREP_MAX_RESULTS + 1
+    _write(folder, "big", [_line("big", "user", f"needle number {i}") for i in range(n)])
+    at_max = search_transcripts([root], "needle", cwd=str(project), limit=limits.GREP_MAX_RESULTS)
+    assert len(at_max.results) == limits.GREP_MAX_RESULTS and at_max.truncated and at_max.reason == "limit"
+    default = search_transcripts([root], "needle", cwd=str(project))
+    assert len(default.results) == limits.GREP_DEFAULT_RESULTS and default.truncated
+    exact = search_transcripts([root], "needle number 100", cwd=str(project), limit=1)
+    assert len(exact.results) == 1 and not exact.truncated and exact.results[0].line == n
+    with pytest.raises(InvalidRequest):
+        search_transcripts([root], "needle", limit=limits.GREP_MAX_RESULTS + 1)
+    with pytest.raises(InvalidRequest):
+        search_transcripts([root], "needle", limit=0)
+
+
+def test_lines_across_chunk_boundaries(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tiny chunks: every line spans chunks, line numbers must stay exact."""
+    monkeypatch.setattr(limits, "GREP_CHUNK_BYTES", 7)
+    root = home / "transcripts"
+    lines = [_line("c", "user", "filler text") for _ in range(50)]
+    lines[17] = _line("c", "user", "the needle-in-17")
+    lines[42] = _line("c", "assistant", "the needle-in-42")
+    _write(root / "-p", "c", lines)
+    result = search_transcripts([root], "needle-in")
+    assert [(h.line, h.role) for h in result.results] == [(18, "user"), (43, "assistant")]
+
+
+def test_file_without_trailing_newline_and_non_json(home: Path) -> None:
+    root = home / "transcripts"
+    (root / "-p").mkdir(parents=True)
+    (root / "-p" / "raw.jsonl").write_bytes(b"not json but has zebra123 inside\n\xff\xfe bad utf8 zebra123")
+    result = search_transcripts([root], "zebra123")
+    assert [h.line for h in result.results] == [1, 2]
+    assert result.results[0].session_id == "raw"
+
+
+def test_snippet_is_bounded_and_redacted(home: Path) -> None:
+    root = home / "transcripts"
+    secret = "sk-ant-api03-" + "A1b2C3d4E5f6G7h8" * 6
+    long_text = "x" * 5000 + " marker-term " + secret + " " + "y" * 5000
+    _write(root / "-p", "s", [_line("s", "user", long_text)])
+    hit = search_transcripts([root], "marker-term").results[0]
+    assert len(hit.snippet) <= limits.GREP_SNIPPET_CHARS + 2
+    assert secret not in hit.snippet and "sk-ant" not in hit.snippet
+    plain = "x" * 5000 + " marker-term " + "y" * 5000
+    _write(root / "-p", "s", [_line("s", "user", plain)])
+    hit = search_transcripts([root], "marker-term").results[0]
+    assert "marker-term" in hit.snippet and len(hit.snippet) <= limits.GREP_SNIPPET_CHARS + 2
+
+
+def test_regex_and_ignore_case(roots: list[Path]) -> None:
+    assert len(search_transcripts(roots, r"Connection\w+Error", regex=True).results) == 4
+    assert len(search_transcripts(roots, "connectionreseterror", ignore_case=True).results) == 4
+    assert search_transcripts(roots, "connectionreseterror").results == []
+
+
+@pytest.mark.parametrize(
+    "pattern, regex",
+    [("", False), ("   ", False), ("ab", False), (".*", True), (".", True), (r"\w*", True), ("a?", True), ("(|x)", True),
+     (r"\w+", True), (r"[\s\S]", True), ("(a+)+$", True), (r"(\w*)*x", True), ("(x|y+){2,}", True), ("[unclosed", True),
+     ("x" * (limits.GREP_PATTERN_MAX_CHARS + 1), False)],
+)
+def test_hostile_patterns_refused(pattern: str, regex: bool) -> None:
+    with pytest.raises(InvalidPattern) as info:
+        compile_pattern(pattern, regex=regex)
+    assert info.value.status == 400 and info.value.code == "invalid_pattern"
+
+
+def test_edge_lengths_accepted() -> None:
+    compile_pattern("x" * limits.GREP_MIN_TERM_CHARS, regex=False)
+    compile_pattern("x" * limits.GREP_PATTERN_MAX_CHARS, regex=False)
+    compile_pattern(r"timeout\w+", regex=True)
+
+
+def test_deadline_returns_partial_flagged(roots: list[Path]) -> None:
+    ticks = iter(range(1000))
+    result = search_transcripts(roots, "ConnectionResetError", deadline_seconds=1.5, clock=lambda: float(next(ticks)))
+    assert result.truncated and result.reason == "deadline"
+    assert 0 < len(result.results) < 4
+
+
+def test_api_search_and_errors(live, roots: list[Path], project: Path) -> None:  # type: ignore[no-untyped-def]
+    r = live.client.get("/v1/transcripts/search", params={"q": "ConnectionResetError", "cwd": str(project)})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["count"] == 2 and {h["session_id"] for h in body["results"]} == {"s-main", "s-wt"}
+    r = live.client.get("/v1/transcripts/search", params={"q": ".*", "regex": "true"})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_pattern"
+    r = live.client.get("/v1/transcripts/search", params={"q": "needle", "limit": limits.GREP_MAX_RESULTS + 1})
+    assert r.status_code == 400 and "limit" in r.json()["error"]["message"]
+    r = live.client.get("/v1/transcripts/search", params={"q": "ConnectionResetError", "cwd": "relative/path"})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_cwd"
+
+
+def test_module_never_reads_whole_files() -> None:
+    source = Path(grep_mod.__file__).read_text()
+    assert ".read_bytes()" not in source and ".read_text()" not in source and ".readlines()" not in source

@@ -1,0 +1,180 @@
+"""Session memory: gates at their boundaries, budgets, offline content, LLM rewrite and fallback, API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memoryd import limits
+from memoryd.config import Settings
+from memoryd.daemon import Daemon
+from memoryd.errors import InvalidRequest
+from memoryd.session_memory import notes
+from memoryd.session_memory.service import SessionMemory, decide, entry_tokens
+from memoryd.state import StateDB
+from memoryd.transcripts.parser import estimate_tokens, parse_lines
+from memoryd.transcripts.reader import read_new_lines
+from tests.conftest import make_settings
+from tests.support.messages_api import Reply, ScriptedMessagesAPI
+from tests.support.transcripts import TranscriptWriter, new_session
+
+GATES = dict(init_tokens=limits.SESSION_MEMORY_INIT_TOKENS, update_tokens=limits.SESSION_MEMORY_UPDATE_TOKENS, tool_calls=limits.SESSION_MEMORY_TOOL_CALLS)
+
+
+def total(s: TranscriptWriter) -> int:
+    entries, _ = parse_lines(read_new_lines(s.path, 0).lines)
+    return sum(entry_tokens(e) for e in entries)
+
+
+def pad_to(s: TranscriptWriter, target: int) -> None:
+    """Grow the session to exactly `target` tokens with a tool result (not a prompt, not a turn)."""
+    need = target - total(s)
+    assert need > 0
+    s.tool_result("r" * (need * limits.CHARS_PER_TOKEN))
+    assert total(s) == target
+
+
+@pytest.fixture
+def sm(settings: Settings) -> SessionMemory:
+    return SessionMemory(settings, state=StateDB(settings.home / "sm.db"), llm=None, now=lambda: __import__("datetime").datetime(2026, 1, 1))
+
+
+def test_decide_boundaries() -> None:
+    init = limits.SESSION_MEMORY_INIT_TOKENS
+    assert not decide(tokens=init - 1, since_tokens=None, tool_calls_since=0, last_turn_had_tools=False, **GATES).write
+    assert decide(tokens=init, since_tokens=None, tool_calls_since=0, last_turn_had_tools=True, **GATES).write
+    base = dict(since_tokens=init, **GATES)
+    grown = init + limits.SESSION_MEMORY_UPDATE_TOKENS
+    assert not decide(tokens=grown - 1, tool_calls_since=99, last_turn_had_tools=False, **base).write
+    assert decide(tokens=grown, tool_calls_since=3, last_turn_had_tools=True, **base).reason == "tool_calls"
+    assert decide(tokens=grown, tool_calls_since=2, last_turn_had_tools=True, **base).reason == "mid_tool_loop"
+    assert decide(tokens=grown, tool_calls_since=2, last_turn_had_tools=False, **base).reason == "natural_break"
+
+
+def test_estimate_is_the_one_estimate() -> None:
+    assert estimate_tokens("a" * 4) == 1 and estimate_tokens("a" * 5) == 2 and estimate_tokens("é" * 2) == 1
+
+
+def test_gates_end_to_end(sm: SessionMemory, home: Path, project: Path) -> None:
+    s = new_session(home / "transcripts", str(project), "sess-1")
+    s.user("Fix the flaky parser test in src/parser.py")
+    pad_to(s, limits.SESSION_MEMORY_INIT_TOKENS - 1)
+    assert sm.update("sess-1", s.path) is False and sm.get("sess-1") is None
+    pad_to(s, limits.SESSION_MEMORY_INIT_TOKENS)
+    assert sm.update("sess-1", s.path) is True
+    first = sm.get("sess-1")
+    assert first is not None and all(f"# {t}\n" in first for t in notes.TITLES)
+    assert sm.path_for("sess-1") == home / "sessions" / "sess-1" / "session-memory.md"
+    # growth of update_tokens with 3 tool calls since → update; one token short → none
+    s.assistant("", tools=[("Read", {"file_path": "src/parser.py"}), ("Edit", {"file_path": "src/parser.py"}), ("Bash", {"command": "pytest -q"})])
+    grown = limits.SESSION_MEMORY_INIT_TOKENS + limits.SESSION_MEMORY_UPDATE_TOKENS
+    pad_to(s, grown - 1)
+    assert sm.update("sess-1", s.path) is False
+    pad_to(s, grown)
+    assert sm.update("sess-1", s.path) is True
+    second = sm.get("sess-1")
+    assert second is not None and "src/parser.py (Read, Edit)" in second and "`pytest -q`" in second
+    # grown again, only 2 tool calls and the turn is still in a tool loop → no; a prose-only turn → yes
+    s.user("now also handle empty files")
+    s.assistant("", tools=[("Read", {"file_path": "a.py"}), ("Read", {"file_path": "b.py"})])
+    pad_to(s, grown + limits.SESSION_MEMORY_UPDATE_TOKENS)
+    assert sm.update("sess-1", s.path) is False
+    s.assistant("Done: empty files now parse.")
+    assert sm.update("sess-1", s.path) is True
+    assert "Done: empty files now parse." in (sm.get("sess-1") or "")
+
+
+def test_offline_sections(sm: SessionMemory, settings: Settings, home: Path, project: Path) -> None:
+    settings.session_memory.init_tokens = 0
+    s = new_session(home / "transcripts", str(project), "sess-off")
+    s.user("Add retries to the HTTP client\nwith exponential backoff")
+    s.assistant("Looking.", tools=[("Grep", {"path": "src/http.py", "pattern": "retry"}), ("Bash", {"command": "make test"})])
+    s.tool_result("ModuleNotFoundError: No module named 'tenacity'", is_error=True)
+    s.assistant("Installed and fixed.")
+    assert sm.update("sess-off", s.path)
+    sections = notes.parse(sm.get("sess-off") or "")
+    assert sections["Session Title"].endswith("Add retries to the HTTP client")
+    assert "exponential backoff" in sections["Task specification"]
+    assert "- src/http.py (Grep)" in sections["Files and Functions"]
+    assert "ModuleNotFoundError" in sections["Errors & Corrections"]
+    assert "user: Add retries" in sections["Worklog"] and "(2 tool calls)" in sections["Worklog"]
+    assert "Installed and fixed." in sections["Current State"]
+
+
+def test_section_budget_edge_and_recent_kept() -> None:
+    at_limit = "x" * (limits.SESSION_MEMORY_SECTION_MAX_TOKENS * limits.CHARS_PER_TOKEN)
+    assert notes.enforce_budgets({"Learnings": at_limit})["Learnings"] == at_limit
+    log = "\n".join(f"- step {i:05d} " + "w" * 60 for i in range(400))
+    out = notes.enforce_budgets({"Worklog": log, "Task specification": at_limit + "y"})
+    assert estimate_tokens(out["Worklog"]) <= limits.SESSION_MEMORY_SECTION_MAX_TOKENS
+    assert "step 00399" in out["Worklog"] and "step 00000" not in out["Worklog"]
+    assert estimate_tokens(out["Task specification"]) <= limits.SESSION_MEMORY_SECTION_MAX_TOKENS
+    assert out["Task specification"].startswith("xxx")
+
+
+def test_total_budget_compresses_least_important_first() -> None:
+    full = {t: "\n".join(f"- {t} line {i} " + "z" * 70 for i in range(100)) for t in notes.TITLES}
+    full["Session Title"] = "My session"
+    out = notes.enforce_budgets(full)
+    assert estimate_tokens(notes.render(out)) <= limits.SESSION_MEMORY_MAX_TOKENS
+    assert out["Session Title"] == "My session" and out["Current State"] == notes.enforce_budgets({"Current State": full["Current State"]})["Current State"]
+    assert estimate_tokens(out["Worklog"]) < estimate_tokens(out["Current State"])
+
+
+def test_session_id_validated(sm: SessionMemory) -> None:
+    for bad in ("", "../etc", ".hidden", "a/b", "x" * 129):
+        with pytest.raises(InvalidRequest):
+            sm.get(bad)
+
+
+def test_api_404_then_markdown(live, project: Path) -> None:  # type: ignore[no-untyped-def]
+    r = live.client.get("/v1/sessions/nope-123/memory")
+    assert r.status_code == 404 and r.json()["error"]["code"] == "session_not_found" and "10,000" in r.json()["error"]["message"]
+    assert live.client.get("/v1/sessions/..bad/memory").status_code == 400
+    live.daemon.settings.session_memory.init_tokens = 0
+    s = new_session(live.daemon.settings.transcript_roots[0], str(project), "sess-api")
+    s.user("Write the changelog")
+    assert live.daemon.session_memory.update("sess-api", str(s.path), str(project))
+    r = live.client.get("/v1/sessions/sess-api/memory")
+    assert r.status_code == 200 and "Write the changelog" in r.json()["markdown"]
+    assert live.client.get("/v1/status").json()["session_memory"]["sessions"] == 1
+
+
+def _llm_daemon(home: Path, messages_api: ScriptedMessagesAPI) -> Daemon:
+    settings = make_settings(home, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=messages_api.url)
+    settings.session_memory.init_tokens = 0
+    settings.llm.timeout_seconds = 2
+    return Daemon(settings)
+
+
+def test_llm_rewrites_notes_from_delta(home: Path, project: Path, messages_api: ScriptedMessagesAPI) -> None:
+    daemon = _llm_daemon(home, messages_api)
+    s = new_session(daemon.settings.transcript_roots[0], str(project), "sess-llm")
+    s.user("Migrate the DB to Postgres 16")
+    messages_api.push(Reply(text="# Session Title\nPostgres 16 migration\n# Current State\nDump taken.\n# Worklog\n- dumped\n"))
+    assert daemon.session_memory.update("sess-llm", s.path)
+    sections = notes.parse(daemon.session_memory.get("sess-llm") or "")
+    assert sections["Session Title"].endswith("Postgres 16 migration") and "Dump taken." in sections["Current State"]
+    assert "Migrate the DB to Postgres 16" in sections["Task specification"]  # missing section kept from the offline notes
+    assert "Migrate the DB to Postgres 16" in messages_api.texts_sent()[-1]
+    assert daemon.session_memory.updates["llm"] == 1
+
+
+@pytest.mark.parametrize("reply", [Reply(status=500), Reply(text="no headers at all")], ids=["500", "garbage"])
+def test_llm_failure_falls_back_to_offline(home: Path, project: Path, messages_api: ScriptedMessagesAPI, reply: Reply) -> None:
+    daemon = _llm_daemon(home, messages_api)
+    s = new_session(daemon.settings.transcript_roots[0], str(project), "sess-fb")
+    s.user("Refactor the cache layer")
+    messages_api.push(reply)
+    assert daemon.session_memory.update("sess-fb", s.path)
+    assert "Refactor the cache layer" in (daemon.session_memory.get("sess-fb") or "")
+    assert daemon.session_memory.updates["llm_fallback"] == 1 and daemon.session_memory.updates["offline"] == 1
+
+
+def test_secrets_in_transcript_are_redacted(sm: SessionMemory, settings: Settings, home: Path, project: Path) -> None:
+    settings.session_memory.init_tokens = 0
+    s = new_session(home / "transcripts", str(project), "sess-sec")
+    s.user("Deploy with key AKIAIOSFODNN7EXAMPLE please")
+    assert sm.update("sess-sec", s.path)
+    assert "AKIAIOSFODNN7EXAMPLE" not in (sm.get("sess-sec") or "")
