@@ -15,7 +15,7 @@ from memoryd.transcripts.grep import compile_pattern, search_transcripts
 
 
 def _line(session: str, role: str, text: str, ts: str = "2026-01-02T03:04:05Z") -> str:
-    return json.dumps({"type": role, "sessionId": session, "timestamp": ts, "message": {"role": role, "content": [{"type": "text", "text": text}]}})
+    return json.dumps({"type": role, "sessionId": session, "timestamp": ts, "message": {"role": role, "content": [{"type": "text", "text": text}]}}, ensure_ascii=False)
 
 
 def _write(folder: Path, session: str, lines: list[str]) -> Path:
@@ -152,3 +152,21 @@ def test_api_search_and_errors(live, roots: list[Path], project: Path) -> None: 
 def test_module_never_reads_whole_files() -> None:
     source = Path(grep_mod.__file__).read_text()
     assert ".read_bytes()" not in source and ".read_text()" not in source and ".readlines()" not in source
+
+
+def test_line_longer_than_cap_is_searched_in_pieces(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(limits, "GREP_CHUNK_BYTES", 16)
+    monkeypatch.setattr(limits, "GREP_LINE_MAX_BYTES", 64)
+    root = home / "transcripts"
+    (root / "-p").mkdir(parents=True)
+    (root / "-p" / "g.jsonl").write_bytes(b"early-needle " + b"x" * 500 + b"\nshort line late-needle\n")
+    assert [h.line for h in search_transcripts([root], "early-needle").results] == [1]
+    assert [h.line for h in search_transcripts([root], "late-needle").results] == [2]
+
+
+def test_ascii_ignore_case_literal_and_unicode_term(home: Path) -> None:
+    root = home / "transcripts"
+    _write(root / "-p", "u", [_line("u", "user", "Größe des Caches"), _line("u", "user", "MiXeD CaSe TeRm")])
+    assert [h.line for h in search_transcripts([root], "mixed case term", ignore_case=True).results] == [2]
+    assert [h.line for h in search_transcripts([root], "größe", ignore_case=True).results] == [1]
+    assert [h.line for h in search_transcripts([root], "Größe").results] == [1]

@@ -7,6 +7,7 @@ decoded. Patterns that would match everything, or could backtrack for ever, are 
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 from dataclasses import asdict, dataclass, field
@@ -115,47 +116,72 @@ def transcript_files(dirs: list[Path]) -> list[Path]:
     return [p for _, p in files]
 
 
-def _matching_lines(path: Path, compiled: re.Pattern[bytes], literal: bytes | None) -> Iterator[tuple[int, bytes, int]]:
-    """(line number, line bytes, bytes read so far) for each line with a match; chunked reads."""
-    carry = b""
-    line_no = 1  # number of the first line in `buf`
-    read = 0
-    with path.open("rb") as fh:
+class _Finder:
+    """Find the next match in a chunk: bytes.find for literals (lowered chunk for ASCII -i), else the regex."""
+
+    def __init__(self, compiled: re.Pattern[bytes], literal: bytes | None, lower: bool) -> None:
+        self.compiled, self.literal, self.lower = compiled, literal, lower
+
+    def haystack(self, buf: bytes) -> bytes:
+        return buf.lower() if self.lower else buf
+
+    def find(self, hay: bytes, pos: int, end: int) -> int:
+        if self.literal is not None:
+            return hay.find(self.literal, pos, end)
+        m = self.compiled.search(hay, pos, end)
+        return -1 if m is None else m.start()
+
+
+def _count_lines(fd: int, start: int, stop: int) -> int:
+    """Newlines in the file between two offsets (only done up to a match, so narrow searches skip it)."""
+    n = 0
+    while start < stop:
+        data = os.pread(fd, min(limits.GREP_CHUNK_BYTES, stop - start), start)
+        if not data:
+            break
+        n += data.count(b"\n")
+        start += len(data)
+    return n
+
+
+def _matching_lines(path: Path, finder: _Finder) -> Iterator[tuple[int, bytes, int]]:
+    """(line number, line bytes, bytes read so far) per matching line; chunked unbuffered reads.
+
+    Each chunk ends at its last newline and the next read starts right after it, so no line is
+    split and nothing is copied twice. Line numbers are counted lazily, only up to matches.
+    """
+    known_off, known_line = 0, 1  # a file offset whose line number is known
+    pos = 0
+    size = limits.GREP_CHUNK_BYTES
+    with path.open("rb", buffering=0) as fh:
+        fd = fh.fileno()
         while True:
-            chunk = fh.read(limits.GREP_CHUNK_BYTES)
-            read += len(chunk)
-            if not chunk:
-                buf, end = carry, len(carry)
-            else:
-                buf = carry + chunk
-                end = buf.rfind(b"\n") + 1  # only complete lines; the rest carries over
-                if end == 0 and len(buf) < limits.GREP_LINE_MAX_BYTES:
-                    carry = buf
+            buf = os.pread(fd, size, pos)
+            if not buf:
+                return
+            last = len(buf) < size
+            end = len(buf) if last else buf.rfind(b"\n") + 1
+            if end == 0:  # a line longer than the chunk: read more of it, up to the cap
+                if size < limits.GREP_LINE_MAX_BYTES:
+                    size *= 2
                     continue
-                if end == 0:  # one giant line: search what we have, skip the rest of it
-                    end = len(buf)
-            counted = 0
-            pos = 0
-            while pos < end:
-                if literal is not None:
-                    at = buf.find(literal, pos, end)
-                    if at < 0:
-                        break
-                else:
-                    m = compiled.search(buf, pos, end)
-                    if m is None:
-                        break
-                    at = m.start()
+                end = len(buf)  # giant line: search this much of it, then move on
+            hay = finder.haystack(buf)
+            at = finder.find(hay, 0, end)
+            while at >= 0:
                 start = buf.rfind(b"\n", 0, at) + 1
                 stop = buf.find(b"\n", at, end)
                 stop = end if stop < 0 else stop
-                line_no += buf.count(b"\n", counted, start)
-                counted = start
-                yield line_no, buf[start:stop], read
-                pos = stop + 1
-            line_no += buf.count(b"\n", counted, end)
-            carry = buf[end:]
-            if not chunk:
+                if known_off < pos:
+                    known_line += _count_lines(fd, known_off, pos)
+                    known_off = pos
+                known_line += buf.count(b"\n", known_off - pos, start)
+                known_off = pos + start
+                yield known_line, buf[start:stop], pos + end
+                at = finder.find(hay, stop + 1, end) if stop + 1 < end else -1
+            pos += end
+            size = limits.GREP_CHUNK_BYTES
+            if last:
                 return
 
 
@@ -225,7 +251,10 @@ def search_transcripts(
     if not 1 <= limit <= limits.GREP_MAX_RESULTS:
         raise InvalidRequest(f"limit must be between 1 and {limits.GREP_MAX_RESULTS}; got {limit}.")
     compiled = compile_pattern(pattern, regex=regex, ignore_case=ignore_case)
-    literal = None if regex or ignore_case else pattern.strip().encode("utf-8")
+    term = pattern.strip()
+    ascii_lower = ignore_case and not regex and term.isascii()
+    literal = None if regex or (ignore_case and not ascii_lower) else (term.lower() if ascii_lower else term).encode("utf-8")
+    finder = _Finder(compiled, literal, ascii_lower)
     result = GrepResult(pattern=pattern, regex=regex, scope="project" if cwd else "all")
     stop_at = clock() + deadline_seconds
     for path in transcript_files(project_dirs(roots, cwd)):
@@ -235,7 +264,7 @@ def search_transcripts(
         result.files_scanned += 1
         read = 0
         try:
-            for line_no, raw, read in _matching_lines(path, compiled, literal):
+            for line_no, raw, read in _matching_lines(path, finder):
                 if len(result.results) >= limit:
                     result.truncated, result.reason = True, "limit"
                     break
