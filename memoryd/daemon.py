@@ -16,7 +16,6 @@ from memoryd.auth import load_or_create_token
 from memoryd.config import Settings
 from memoryd.llm import LLMClient, UsageMeter
 from memoryd.metrics import Metrics
-from memoryd.runtime import RUNTIME_FILENAME, read_runtime_file, write_runtime_file  # noqa: F401  (re-exported)
 from memoryd.state import STATE_FILENAME, StateDB
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.memdir import utc_now

@@ -59,6 +59,10 @@ DREAM_MIN_SESSIONS = 5  # minSessions
 DREAM_LOCK_FILENAME = ".consolidate-lock"  # LOCK_FILE
 DREAM_LOCK_STALE_SECONDS = 60 * 60  # HOLDER_STALE_MS
 DREAM_CHECK_INTERVAL_SECONDS = 10 * 60  # how often the scheduler looks at the gates
+DREAM_DUP_SIMILARITY = 0.6  # offline merge: weighted word overlap of name/description/body counted as a near-duplicate
+DREAM_LLM_CONTEXT_MAX_CHARS = 60_000  # manifest + file contents + daily logs shown to the dream LLM
+DREAM_LLM_FILE_MAX_CHARS = 4_000  # per file in that context (MAX_MEMORY_BYTES_PER_FILE-sized)
+DREAM_LLM_MAX_TOKENS = 4_096  # the dream plan answer
 
 # --- transcripts (spec §4) -------------------------------------------------------------
 GREP_MAX_RESULTS = 100

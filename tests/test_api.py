@@ -136,7 +136,7 @@ def test_secrets_refused_without_echo(live: LiveDaemon, project: Path, kind: str
     assert kind in err["message"] and "body at line 2" in err["message"]
     for piece in (value, value[4:20], "hunter2"):
         assert piece not in err["message"]
-    assert not list((live.daemon.store_for(str(project)).path).glob("*.md")) if live.daemon.store_for(str(project)).path.exists() else True
+    assert not list(live.daemon.store_for(str(project)).path.glob("*.md"))  # nothing reached disk
 
 
 def test_secret_in_description_named(live: LiveDaemon, project: Path) -> None:
@@ -197,3 +197,38 @@ def test_watcher_notices_hand_edits(live: LiveDaemon, project: Path) -> None:
     (store.path / "user_first.md").unlink()
     _wait_for(lambda: "user_first.md" not in index.read_text(), "hand delete indexed")
     assert "project_by-hand.md" in index.read_text()
+
+
+def test_worktrees_share_one_memory_dir_over_http(live: LiveDaemon, tmp_path: Path) -> None:
+    from tests.test_store import _git
+
+    repo, wt = tmp_path / "repo", tmp_path / "wt"
+    repo.mkdir()
+    _git("init", "-q", cwd=repo)
+    (repo / "f").write_text("x")
+    _git("add", "f", cwd=repo)
+    _git("commit", "-qm", "init", cwd=repo)
+    _git("worktree", "add", "-q", str(wt), cwd=repo)
+    (repo / "src").mkdir()
+    c = live.client
+    saved = _save(c, wt, name="shared across worktrees").json()
+    for cwd in (repo, repo / "src", wt):
+        listed = c.get("/v1/memories", params={"cwd": str(cwd)}).json()["memories"]
+        assert [m["filename"] for m in listed] == [saved["filename"]], cwd
+    plain = tmp_path / "not-a-repo"
+    plain.mkdir()
+    assert c.get("/v1/memories", params={"cwd": str(plain)}).json()["memories"] == []
+    other = _save(c, plain, name="plain").json()
+    assert Path(other["path"]).parent != Path(saved["path"]).parent
+    assert "not-a-repo" in Path(other["path"]).parent.parent.name
+
+
+def test_restore_also_refuses_secrets(tmp_path: Path) -> None:
+    from memoryd.errors import SecretDetected
+    from memoryd.store.memdir import MemoryDir
+
+    store = MemoryDir(tmp_path / "m")
+    text = "---\nname: n\ndescription: d\ntype: user\n---\n" + FAKE_SECRETS["AWS access key id"] + "\n"
+    with pytest.raises(SecretDetected):
+        store.restore("user_n.md", text)
+    assert not (tmp_path / "m" / "user_n.md").exists()

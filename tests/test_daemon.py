@@ -72,3 +72,29 @@ def test_index_truncation_edges_over_http(daemon_process: DaemonProcess, project
         assert idx["truncated"] is True and "200 lines" in idx["content"]
         raw = Path(idx["memory_dir"], "MEMORY.md").read_text()
         assert len(raw.splitlines()) == 201  # the file keeps everything; only the served copy is cut
+
+
+def test_forty_concurrent_http_saves_lose_nothing(daemon_process: DaemonProcess, project: Path) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    daemon_process.start()
+
+    def save(args: tuple[int, str]) -> int:
+        i, name = args
+        with daemon_process.client() as c:
+            return c.post("/v1/memories", json={"cwd": str(project), "name": name, "description": f"d{i}", "type": "project", "body": f"body {i}"}).status_code
+
+    with ThreadPoolExecutor(40) as pool:
+        distinct = list(pool.map(save, [(i, f"memory {i}") for i in range(40)]))
+        same = list(pool.map(save, [(i, "one name") for i in range(40)]))
+    assert sorted(distinct) == [201] * 40
+    assert same.count(201) == 1 and same.count(200) == 39
+    with daemon_process.client() as c:
+        listed = c.get("/v1/memories", params={"cwd": str(project)}).json()
+        index = c.get("/v1/index", params={"cwd": str(project)}).json()
+    files = {m["filename"] for m in listed["memories"]}
+    assert len(files) == 41 and listed["invalid"] == []
+    on_disk = {p.name for p in Path(index["memory_dir"]).glob("*.md")} - {"MEMORY.md"}
+    assert on_disk == files
+    linked = {line.split("](", 1)[1].split(")", 1)[0] for line in index["content"].splitlines() if line.startswith("- [")}
+    assert linked == files

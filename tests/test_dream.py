@@ -298,3 +298,27 @@ def test_scheduler_check_distils_daily_logs_when_gates_open(home: Path, project:
     daemon.dream.wait()
     assert len(store.all_headers()) == 3  # a processed log is not distilled twice
     daemon.state.close()
+
+
+def test_daily_log_mode_extraction_then_dream_distils_into_topic_files(home: Path, project: Path, clock: Clock) -> None:
+    settings = make_settings(home)
+    settings.memory.mode = "daily-log"
+    daemon = Daemon(settings, now=clock)
+    with ThreadedServer(create_app(daemon)) as server:
+        live = LiveDaemon(daemon, server)
+        writer = new_session(settings.transcript_roots[0], str(project))
+        writer.user("Remember: always tag releases with a v prefix, because the deploy script expects it.")
+        job_id = live.client.post("/v1/events/turn-end", json={"session_id": writer.session_id, "transcript_path": str(writer.path), "cwd": str(project)}).json()["job_id"]
+        deadline = time.monotonic() + 15
+        while (job := live.client.get(f"/v1/jobs/{job_id}").json())["status"] in ("queued", "running"):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        assert job["status"] == "done" and job["memories_written"][0].startswith("logs:")
+        assert live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"] == []  # MEMORY.md untouched in this mode
+        run = wait_run(live, project, live.client.post("/v1/dream/run", json={"cwd": str(project)}).json()["run_id"])
+        assert run["status"] == "done" and run["changes"] and "distilled" in run["changes"][0]["why"]
+        memories = live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]
+        assert len(memories) == 1 and memories[0]["type"] == "feedback" and "v prefix" in memories[0]["description"]
+        body = live.client.get(f"/v1/memories/{memories[0]['filename']}", params={"cwd": str(project)}).json()["body"]
+        assert "**Why:** the deploy script expects it" in body
+        live.close()

@@ -166,3 +166,14 @@ def test_worktrees_and_subdirs_share_one_dir(tmp_path: Path) -> None:
     plain.mkdir(parents=True)
     assert default_memory_dir(base, str(plain)) == base / "projects" / sanitize_path(str(plain.resolve())) / "memory"
     assert resolve_memory_dir(str(plain), env_override=str(tmp_path / "o"), config_dir="", memory_base=base) == (tmp_path / "o").resolve()
+
+
+def test_crash_leftover_temps_removed_on_first_rebuild(tmp_path: Path) -> None:
+    from memoryd.store.files import TEMP_PREFIX
+
+    (tmp_path / "memory").mkdir()
+    leftover = tmp_path / "memory" / f"{TEMP_PREFIX}user_x.md.part"
+    leftover.write_text("half a file")
+    store = _store(tmp_path)
+    store.save(name="n", description="d", type="user", body="b")
+    assert not leftover.exists() and _index_links(store) == {"user_n.md"}

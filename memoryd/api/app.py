@@ -13,7 +13,9 @@ from memoryd.api.middleware import GuardMiddleware
 from memoryd.api.routes import dream, events, health, hooks, memories, recall, sessions, transcripts
 from memoryd.daemon import Daemon
 
-ROUTERS = [health.router, memories.router, recall.router, events.router, dream.router, hooks.router, transcripts.router, sessions.router]
+ROUTERS = [
+    health.router, memories.router, recall.router, events.router, dream.router, hooks.router, transcripts.router, sessions.router,
+]
 
 
 def create_app(daemon: Daemon, *, manage_lifecycle: bool = True) -> FastAPI:

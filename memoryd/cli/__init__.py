@@ -15,7 +15,7 @@ from memoryd.cli import doctor, dream, grep, hooks, memories, recall, service
 from memoryd.cli.output import run_command
 
 # Each module adds its subcommands; a new command group is one line here.
-COMMAND_MODULES = [service, memories, recall, dream, grep, hooks, doctor]
+COMMAND_MODULES = [service, memories, recall, dream, hooks, doctor, grep]
 
 
 def build_parser() -> argparse.ArgumentParser:

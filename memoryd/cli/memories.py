@@ -57,7 +57,7 @@ def _when(ts: float) -> str:
 
 def _human_list(data: dict[str, Any]) -> str:
     rows = data["memories"]
-    lines = [f"{len(rows)} memories" if rows else "No memories saved yet for this project."]
+    lines = [(f"{len(rows)} memories" if len(rows) != 1 else "1 memory") if rows else "No memories saved yet for this project."]
     for m in rows:
         lines.append(f"  {_when(m['mtime'])}  [{m['type']}] {m['filename']}  {m['name']} — {m['description']}")
     for bad in data.get("invalid", []):

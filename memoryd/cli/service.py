@@ -35,9 +35,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def _human_status(s: dict[str, Any]) -> str:
-    up = s.get("uptime_seconds", 0)
+    up = int(s.get("uptime_seconds", 0) or 0)
+    days = f"{up // 86400}d " if up >= 86400 else ""
     lines = [
-        f"memoryd {s.get('version')} running (pid {s.get('pid')}, up {time.strftime('%H:%M:%S', time.gmtime(up))})",
+        f"memoryd {s.get('version')} running (pid {s.get('pid')}, up {days}{time.strftime('%H:%M:%S', time.gmtime(up % 86400))})",
         f"mode:    {s.get('mode')}" + (f" (model {s['model']})" if s.get("model") else " (no LLM: local recall, deterministic extraction and consolidation)"),
         f"home:    {s.get('home')}",
     ]
@@ -48,7 +49,8 @@ def _human_status(s: dict[str, Any]) -> str:
         lines.append(f"watching {kind}: {len(folders)} folder(s)")
     jobs = s.get("jobs")
     if isinstance(jobs, dict):
-        lines.append("jobs:    " + ", ".join(f"{k} {v}" for k, v in jobs.items() if not isinstance(v, dict)))
+        counts = ", ".join(f"{k} {v}" for k, v in jobs.items() if isinstance(v, int) and not isinstance(v, bool) and k != "every_n_turns")
+        lines.append("jobs:    " + counts + (f" (now: {jobs['current_job']})" if jobs.get("current_job") else ""))
     dream = s.get("dream")
     if isinstance(dream, dict) and dream.get("next_check"):
         lines.append(f"dream:   next check {dream['next_check']}")

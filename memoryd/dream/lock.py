@@ -17,6 +17,7 @@ from memoryd.store.files import dir_lock
 
 
 def pid_alive(pid: int) -> bool:
+    """Is `pid` running? A killed process its parent has not reaped yet (a zombie) counts as dead."""
     if pid <= 0:
         return False
     try:
@@ -25,7 +26,11 @@ def pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    try:  # Linux: field 3 of /proc/<pid>/stat is the state; "Z" = zombie
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
 
 
 class ConsolidationLock:

@@ -18,14 +18,14 @@ from typing import Any
 from memoryd import limits
 from memoryd.dates import absolutize_dates
 from memoryd.llm import LLMClient, extract_json
+from memoryd.similarity import jaccard
 from memoryd.store import MemoryDir, MemoryHeader
 from memoryd.store.paths import FILENAME_RE
 from memoryd.store.prompt import MEMORY_TYPES_TEXT, WHAT_NOT_TO_SAVE
 
-SIMILARITY_THRESHOLD = 0.6
-_WORD = re.compile(r"[a-z0-9]+")
+SIMILARITY_THRESHOLD = limits.DREAM_DUP_SIMILARITY
 _LOG_BULLET = re.compile(r"^\s*[-*]\s+(?:\d{1,2}:\d{2}\s+)?(?:\[(?P<type>user|feedback|project|reference)\]\s+)?(?P<text>.+)$")
-LLM_CONTEXT_MAX_CHARS = 60_000
+LLM_CONTEXT_MAX_CHARS = limits.DREAM_LLM_CONTEXT_MAX_CHARS
 
 
 @dataclass
@@ -50,20 +50,11 @@ class Plan:
     notes: list[str] = field(default_factory=list)
 
 
-def _words(text: str) -> set[str]:
-    return set(_WORD.findall(text.lower()))
-
-
-def _jaccard(a: str, b: str) -> float:
-    wa, wb = _words(a), _words(b)
-    return len(wa & wb) / len(wa | wb) if wa and wb else 0.0
-
-
 def similarity(a: Any, b: Any) -> float:
     """Name 0.3, description 0.4, body 0.3; identical descriptions count as duplicates."""
     if a.description.strip().casefold() == b.description.strip().casefold():
         return 1.0
-    return 0.3 * _jaccard(a.name, b.name) + 0.4 * _jaccard(a.description, b.description) + 0.3 * _jaccard(a.body, b.body)
+    return 0.3 * jaccard(a.name, b.name) + 0.4 * jaccard(a.description, b.description) + 0.3 * jaccard(a.body, b.body)
 
 
 def _modified_date(memory: Any) -> date:
@@ -130,25 +121,35 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
             continue
         plan.logs.append(log)
         day = log.stem
-        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
-            m = _LOG_BULLET.match(line)
-            if not m:
+        for type_, text, extra in _log_entries(log.read_text(encoding="utf-8", errors="replace")):
+            if len(text) < 8:
                 continue
-            text = m.group("text").strip()
-            if len(text) < 8 or any(_jaccard(text, e.description) >= 0.8 for e in existing):
-                continue
-            type_ = m.group("type") or "project"
+            name, _, rest = text.partition(": ")
+            if not rest or len(name) > 80:  # a plain bullet, not `name: description` from the daily-log writer
+                name, rest = " ".join(re.findall(r"[\w'-]+", text)[:7])[:80] or "Log entry", text
             try:
-                ref = date.fromisoformat(day)
-                text = absolutize_dates(text, ref)
+                rest, extra = absolutize_dates(rest, date.fromisoformat(day)), absolutize_dates(extra, date.fromisoformat(day))
             except ValueError:
                 pass
-            name = " ".join(re.findall(r"[\w'-]+", text)[:7])[:80] or "Log entry"
-            description = text if len(text) <= 200 else text[:197] + "…"
-            body = f"{text}\n\n**Why:** noted in the daily log of {day}.\n**How to apply:** take it into account in related work." if type_ in ("feedback", "project") else text
+            if any(jaccard(rest, e.description) >= 0.8 for e in existing):
+                continue
+            description = rest if len(rest) <= 200 else rest[:197] + "…"
+            body = extra or (f"{rest}\n\n**Why:** noted in the daily log of {day}.\n**How to apply:** take it into account in related work." if type_ in ("feedback", "project") else rest)
             plan.actions.append(Action("write", None, name, type_, description, body, why=f"distilled from {log.name}"))
             existing.append(_Shim(description))
     return plan
+
+
+def _log_entries(text: str) -> list[tuple[str, str, str]]:
+    """(type, first line, indented continuation) for each `- HH:MM [type] …` bullet of a daily log."""
+    entries: list[tuple[str, str, list[str]]] = []
+    for line in text.splitlines():
+        m = _LOG_BULLET.match(line)
+        if m and not line.startswith("  "):
+            entries.append((m.group("type") or "project", m.group("text").strip(), []))
+        elif entries and line.startswith("  "):
+            entries[-1][2].append(line[2:])
+    return [(t, first, "\n".join(rest).strip()) for t, first, rest in entries]
 
 
 @dataclass
@@ -174,22 +175,41 @@ Answer with JSON only: {{"actions": [{{"op": "write", "filename": "existing file
 Return {{"actions": []}} when nothing needs to change. Never include secrets."""
 
 
-def llm_plan(store: MemoryDir, llm: LLMClient, *, processed_logs: set[str], timeout: float | None = None) -> Plan:
+def llm_plan(store: MemoryDir, llm: LLMClient, *, processed_logs: set[str], timeout: float | None = None, today: date | None = None) -> Plan:
     """Ask the model for the actions; every action is validated here (unknown files dropped)."""
     headers: list[MemoryHeader] = store.all_headers()
     known = {h.filename for h in headers}
-    parts = []
+    # The manifest always lists every file, so the model knows what exists even when contents are cut.
+    parts = ["## Manifest (newest first)", *(f"- {h.filename} [{h.type}] {h.name}: {h.description}"[: limits.INDEX_ENTRY_MAX_CHARS * 2] for h in headers)]
+    budget = LLM_CONTEXT_MAX_CHARS - sum(len(p) + 1 for p in parts)
+    omitted = 0
     for h in headers:
         try:
             m = store.get(h.filename)
         except Exception:
             continue
-        parts.append(f"=== {h.filename} (type {h.type}, modified {m.modified or h.mtime})\nname: {m.name}\ndescription: {m.description}\n{m.body}")
-    logs = [p for p in daily_logs(store) if f"{p}:{p.stat().st_mtime_ns}" not in processed_logs]
-    for p in logs:
-        parts.append(f"=== daily log {p.name}\n{p.read_text(encoding='utf-8', errors='replace')}")
-    context = "\n\n".join(parts)[:LLM_CONTEXT_MAX_CHARS]
-    result = llm.complete(purpose="dream", system=DREAM_SYSTEM, user=f"Today is {date.today().isoformat()}.\n\n{context or '(the memory directory is empty)'}", max_tokens=4096, timeout=timeout)
+        body = m.body if len(m.body) <= limits.DREAM_LLM_FILE_MAX_CHARS else m.body[: limits.DREAM_LLM_FILE_MAX_CHARS] + "\n[... cut]"
+        block = f"=== {h.filename} (type {h.type}, modified {m.modified or h.mtime})\nname: {m.name}\ndescription: {m.description}\n{body}"
+        if len(block) > budget:
+            omitted += 1
+            continue
+        budget -= len(block) + 2
+        parts.append(block)
+    if omitted:
+        parts.append(f"({omitted} files not shown for size; do not delete or rewrite files you have not seen)")
+    # Only logs shown in full are marked processed; the rest wait for the next run.
+    logs = []
+    for p in daily_logs(store):
+        if f"{p}:{p.stat().st_mtime_ns}" in processed_logs:
+            continue
+        block = f"=== daily log {p.name}\n{p.read_text(encoding='utf-8', errors='replace')}"
+        if len(block) > budget:
+            break
+        budget -= len(block) + 2
+        parts.append(block)
+        logs.append(p)
+    context = "\n\n".join(parts)
+    result = llm.complete(purpose="dream", system=DREAM_SYSTEM, user=f"Today is {(today or date.today()).isoformat()}.\n\n{context}", max_tokens=limits.DREAM_LLM_MAX_TOKENS, timeout=timeout)
     data = extract_json(result.text, expect=dict)
     plan = Plan(method="llm", logs=logs)
     for raw in data.get("actions") or []:
@@ -212,6 +232,9 @@ def llm_plan(store: MemoryDir, llm: LLMClient, *, processed_logs: set[str], time
                 continue
             if filename is not None and filename not in known:
                 filename = None  # a new file: the store names it
+            if filename is not None and not filename.startswith(type_ + "_"):
+                plan.notes.append(f"dropped a write of {filename} as type {type_}: a {type_} memory is named {type_}_<slug>.md")
+                continue
             plan.actions.append(Action("write", filename, str(raw["name"]), type_, str(raw["description"]), str(raw.get("body", "")), why=str(raw.get("why", ""))[:200]))
     if data.get("summary"):
         plan.notes.append(str(data["summary"])[:500])

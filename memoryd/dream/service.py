@@ -27,6 +27,7 @@ from memoryd.llm import LLMClient
 from memoryd.metrics import Metrics
 from memoryd.state import StateDB
 from memoryd.store import MemoryDir, StoreRegistry
+from memoryd.store.files import atomic_write
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,8 @@ CREATE TABLE IF NOT EXISTS dream_runs (
 CREATE INDEX IF NOT EXISTS dream_runs_dir ON dream_runs(memory_dir, started_at);
 CREATE TABLE IF NOT EXISTS dream_scans (memory_dir TEXT PRIMARY KEY, last_scan_at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS dream_logs (key TEXT PRIMARY KEY, processed_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS dream_run_logs (run_id TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY (run_id, key));
+CREATE TABLE IF NOT EXISTS dream_projects (memory_dir TEXT PRIMARY KEY, project_root TEXT NOT NULL);
 """
 PHASES = ("orient", "gather signal", "consolidate", "prune & index")
 
@@ -55,6 +58,12 @@ class LockHeld(Conflict):
     """Raised when another process (or run) holds `.consolidate-lock`."""
 
     code = "lock_held"
+
+
+class GatesClosed(Conflict):
+    """Raised when an unforced run is asked for while one of gates 1-3 is closed."""
+
+    code = "dream_gates_closed"
 
 
 class _Cancelled(Exception):
@@ -106,8 +115,27 @@ class DreamService:
     def _ts(self) -> float:
         return self.now().timestamp()
 
-    def gates(self, store: MemoryDir, *, record_scan: bool = False) -> list[Gate]:
-        """The four gates with their current values, cheapest first; stops evaluating at the first closed one."""
+    def _store(self, cwd: str) -> MemoryDir:
+        """The store of a cwd; its project root is remembered in SQLite so the session gate
+        still works for that dir after a restart (when it is only `discover()`ed)."""
+        store = self.stores.for_cwd(cwd)
+        root = self.stores.project_root_of(store.path)
+        if root is not None:
+            self.state.execute("INSERT OR REPLACE INTO dream_projects(memory_dir, project_root) VALUES (?, ?)", (str(store.path), str(root)))
+        return store
+
+    def project_root(self, store: MemoryDir) -> Path | None:
+        """The project a memory dir belongs to: from this run's requests, else as last recorded.
+        A dir no request ever named has none, and its session gate stays closed (forced runs work)."""
+        root = self.stores.project_root_of(store.path)
+        if root is not None:
+            return root
+        row = self.state.query_one("SELECT project_root FROM dream_projects WHERE memory_dir = ?", (str(store.path),))
+        return Path(row["project_root"]) if row else None
+
+    def gates(self, store: MemoryDir, *, record_scan: bool = False, full: bool = False) -> list[Gate]:
+        """The four gates with their current values, cheapest first. The session scan (gate 3)
+        runs only when gates 1-2 pass, unless `full` (status: show every value, record nothing)."""
         now = self._ts()
         lock = ConsolidationLock(store.path, stale_seconds=self.settings.lock_stale_seconds)
         last = lock.last_consolidated_at()
@@ -120,10 +148,10 @@ class DreamService:
         scan_gate = Gate("scan_throttle", since_scan is None or since_scan >= self.settings.scan_interval_seconds,
                          round(since_scan, 1) if since_scan is not None else "never scanned", self.settings.scan_interval_seconds, "seconds since the last session scan")
         out.append(scan_gate)
-        if time_gate.passes and scan_gate.passes:
-            if record_scan:
+        if (time_gate.passes and scan_gate.passes) or full:
+            if record_scan and time_gate.passes and scan_gate.passes:
                 self.state.execute("INSERT INTO dream_scans(memory_dir, last_scan_at) VALUES (?, ?) ON CONFLICT(memory_dir) DO UPDATE SET last_scan_at = excluded.last_scan_at", (str(store.path), now))
-            sessions = sessions_touched_since(self.transcript_roots, self.stores.project_root_of(store.path), last)
+            sessions = sessions_touched_since(self.transcript_roots, self.project_root(store), last)
             out.append(Gate("sessions", len(sessions) >= self.settings.min_sessions, len(sessions), self.settings.min_sessions,
                             "sessions touched since the last consolidation (the current one excluded)"))
         holder = lock.held_by_other(now)
@@ -132,25 +160,31 @@ class DreamService:
 
     # ------------------------------------------------------------------ API
     def status(self, cwd: str) -> dict[str, Any]:
-        store = self.stores.for_cwd(cwd)
+        store = self._store(cwd)
         last = self.state.query_one("SELECT * FROM dream_runs WHERE memory_dir = ? ORDER BY started_at DESC LIMIT 1", (str(store.path),))
         with self._lock:
             task = self._running.get(store.path)
         return {
             "memory_dir": str(store.path),
             "enabled": self.settings.enabled,
-            "gates": [g.as_dict() for g in self.gates(store)],
+            "gates": [g.as_dict() for g in self.gates(store, full=True)],
             "last_run": self._run_dict(last) if last else None,
             "running": task.as_dict() if task else None,
             "next_check": self.next_check.isoformat() if self.next_check else None,
         }
 
     def run(self, cwd: str, *, force: bool = True) -> str:
-        """Start a consolidation now (forced: gates 1–3 skipped, never the lock)."""
-        return self._start(self.stores.for_cwd(cwd), forced=force)
+        """Start a consolidation now. Forced skips gates 1–3, never the lock; unforced raises
+        GatesClosed (409) naming the first closed gate, and records the session scan as the scheduler does."""
+        store = self._store(cwd)
+        if not force:
+            closed = next((g for g in self.gates(store, record_scan=True) if not g.passes and g.name != "lock"), None)
+            if closed is not None:
+                raise GatesClosed(f"gate {closed.name!r} is closed ({closed.detail}: {closed.value}, needs {closed.threshold}); force the run (POST /v1/dream/run or `memoryd dream run`) to skip gates 1-3.")
+        return self._start(store, forced=force)
 
     def cancel(self, cwd: str) -> dict[str, Any]:
-        store = self.stores.for_cwd(cwd)
+        store = self._store(cwd)
         with self._lock:
             task = self._running.get(store.path)
         if task is None:
@@ -161,7 +195,7 @@ class DreamService:
         return {"cancelled": True, "run_id": task.run_id}
 
     def runs(self, cwd: str) -> list[dict[str, Any]]:
-        store = self.stores.for_cwd(cwd)
+        store = self._store(cwd)
         rows = self.state.query("SELECT * FROM dream_runs WHERE memory_dir = ? ORDER BY started_at DESC LIMIT 50", (str(store.path),))
         return [self._run_dict(r) for r in rows]
 
@@ -176,6 +210,9 @@ class DreamService:
             raise Conflict(f"run {run_id} is {row['status']}; cancel it first (memoryd dream cancel).")
         store = self.stores.for_path(Path(row["memory_dir"]))
         restored = self._restore(store, run_id)
+        # The logs this run distilled count as new again, so the next run distils them anew.
+        self.state.execute("DELETE FROM dream_logs WHERE key IN (SELECT key FROM dream_run_logs WHERE run_id = ?)", (run_id,))
+        self.state.execute("DELETE FROM dream_run_logs WHERE run_id = ?", (run_id,))
         self.state.execute("UPDATE dream_runs SET undone_at = ? WHERE run_id = ?", (time.time(), run_id))
         return {"run_id": run_id, "restored": restored}
 
@@ -266,7 +303,7 @@ class DreamService:
         plan: Plan
         if self.llm.enabled:
             try:
-                plan = llm_plan(store, self.llm, processed_logs=processed)
+                plan = llm_plan(store, self.llm, processed_logs=processed, today=self.now().date())
             except (LLMUnavailable, TokenBudgetExceeded) as exc:
                 plan = offline_plan(store, processed_logs=processed)
                 plan.notes.insert(0, f"LLM unavailable ({exc.message}); deterministic consolidation used")
@@ -285,7 +322,9 @@ class DreamService:
         if served.truncated:
             plan.notes.append(f"MEMORY.md is still over the limits ({served.lines} lines served); merge or delete more memories")
         for log_path in plan.logs:
-            self.state.execute("INSERT OR IGNORE INTO dream_logs(key, processed_at) VALUES (?, ?)", (f"{log_path}:{log_path.stat().st_mtime_ns}", time.time()))
+            key = f"{log_path}:{log_path.stat().st_mtime_ns}"
+            self.state.execute("INSERT OR IGNORE INTO dream_logs(key, processed_at) VALUES (?, ?)", (key, time.time()))
+            self.state.execute("INSERT OR IGNORE INTO dream_run_logs(run_id, key) VALUES (?, ?)", (task.run_id, key))
         return plan
 
     def _backup(self, run_id: str, filename: str, prior: str | None) -> None:
@@ -296,7 +335,7 @@ class DreamService:
         if filename in data:
             return  # keep the text from before the run's first change
         data[filename] = prior
-        manifest.write_text(json.dumps(data))
+        atomic_write(manifest, json.dumps(data))  # a kill -9 mid-write must not lose the prior texts
 
     def _restore(self, store: MemoryDir, run_id: str) -> list[str]:
         manifest = self.backups / run_id / "manifest.json"

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import threading
 import time
 import uuid
@@ -27,6 +26,7 @@ from memoryd.extract.offline import Candidate, extract_explicit
 from memoryd.extract.prompts import EXTRACTION_SYSTEM, extraction_user_message
 from memoryd.llm import LLMClient, extract_json
 from memoryd.metrics import Metrics
+from memoryd.similarity import jaccard
 from memoryd.state import StateDB
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.paths import FILENAME_RE, canonical_cwd
@@ -69,7 +69,6 @@ CREATE TABLE IF NOT EXISTS extraction_cursors (
 
 TRANSCRIPT_PROMPT_MAX_CHARS = 30_000  # bound on the session delta sent to the LLM
 DEDUP_SIMILARITY = 0.7  # description word overlap above which a candidate updates an existing memory
-_WORD = re.compile(r"[a-z0-9]+")
 
 
 class QueueFull(ServiceUnavailable):
@@ -91,15 +90,6 @@ def _date_of(timestamp: str) -> date | None:
         return datetime.fromisoformat(timestamp.replace("Z", "+00:00")).date()
     except ValueError:
         return None
-
-
-def _words(text: str) -> set[str]:
-    return set(_WORD.findall(text.lower()))
-
-
-def _similar(a: str, b: str) -> float:
-    wa, wb = _words(a), _words(b)
-    return len(wa & wb) / len(wa | wb) if wa and wb else 0.0
 
 
 def _inside(path_text: str, directory: Path) -> bool:
@@ -426,7 +416,7 @@ class ExtractionService:
         for h in existing:
             if h.type != cand.type:
                 continue
-            score = _similar(h.description, cand.description)
+            score = jaccard(h.description, cand.description)
             if score > best_score:
                 best, best_score = h.filename, score
         return best if best_score >= DEDUP_SIMILARITY else None

@@ -75,6 +75,7 @@ class MemoryDir:
         # filename → ((mtime_ns, size), header or InvalidFile); refreshed by stat on every scan.
         self._cache: dict[str, tuple[tuple[int, int], MemoryHeader | InvalidFile]] = {}
         self._cache_lock = threading.Lock()
+        self._temps_cleaned = False
         self.on_change: list[Callable[[MemoryDir, str], None]] = []  # (dir, filename) after each write
 
     # ------------------------------------------------------------------ reading
@@ -260,7 +261,8 @@ class MemoryDir:
     def rebuild_index(self) -> bool:
         """Rewrite MEMORY.md from the files; writes only when the text changes."""
         with self._lock:
-            clean_stale_temps(self.path)
+            if not self._temps_cleaned:  # a crash's leftovers: once per process, not on every save
+                self._temps_cleaned = clean_stale_temps(self.path) >= 0 and self.path.is_dir()
             text = render_index(self.all_headers())
             try:
                 current = self.index_path.read_text(encoding="utf-8")
