@@ -112,6 +112,14 @@ class Daemon:
         self.status_providers["session_memory"] = self.session_memory.status
         self.on_stop(self.session_memory.close)
 
+    def turn_end(self, session_id: str, transcript_path: str, cwd: str, last_assistant_message: str | None = None) -> str:
+        """A turn ended: queue extraction (which checks the path lies under a transcript root),
+        then the session-notes update. Returns the extraction job id."""
+        job_id = self.extraction.enqueue_turn_end(session_id, transcript_path, cwd, last_assistant_message)
+        if self.settings.session_memory.enabled:
+            self.session_memory.enqueue(session_id, self.transcripts.check_under_root(transcript_path), cwd)
+        return job_id
+
     def mode_for(self, store: MemoryDir) -> str:
         """`topics` or `daily-log` for a memory dir: per-project override, else [memory] mode."""
         root = self.stores.project_root_of(store.path)

@@ -41,7 +41,7 @@ def test_two_sessions_learn_and_recall_offline(live: LiveDaemon, project: Path) 
     s1.user("I'm a backend engineer; from now on, keep answers short.")
     s1.assistant("Will do.")
     assert hook(live, {**base, "hook_event_name": "Stop", "stop_hook_active": False}) == {}
-    deadline = time.monotonic() + 15
+    deadline = time.monotonic() + 30
     while len(live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]) < 3:
         assert time.monotonic() < deadline, "extraction did not write the memories"
         time.sleep(0.05)
@@ -132,3 +132,23 @@ def test_cli_install_writes_header_file_and_command_fails_open(tmp_path: Path) -
     assert "already installed" in again.stdout
     subprocess.run([sys.executable, "-m", "memoryd", "hooks", "--uninstall"], env=env, capture_output=True, text=True, check=True)
     assert "hooks" not in json.loads((user_home / ".claude" / "settings.json").read_text())
+
+
+def test_stop_updates_session_notes_that_precompact_serves(live: LiveDaemon, project: Path) -> None:
+    root = live.daemon.settings.transcript_roots[0]
+    s = new_session(root, str(project))
+    s.user("Refactor the billing module to use the new invoice API")
+    for i in range(12):  # past the 10,000-token first-write threshold
+        s.assistant(f"Step {i}: reading the billing code. " + "details " * 450, tools=[("Read", {"file_path": f"/src/billing/mod{i}.py"})])
+        s.tool_result("def charge(): ...\n" * 20)
+    s.assistant("Done with the refactor.")
+    base = {"session_id": s.session_id, "transcript_path": str(s.path), "cwd": str(project)}
+    assert hook(live, {**base, "hook_event_name": "Stop"}) == {}
+    deadline = time.monotonic() + 30
+    while (r := live.client.get(f"/v1/sessions/{s.session_id}/memory")).status_code != 200:
+        assert r.status_code == 404 and time.monotonic() < deadline, r.text
+        time.sleep(0.1)
+    notes = r.json()["markdown"]
+    assert "# Task specification" in notes and "billing" in notes
+    compact = context(hook(live, {**base, "hook_event_name": "PreCompact", "trigger": "auto"}))
+    assert compact.startswith(limits.INJECTED_MARKER) and "# Worklog" in compact

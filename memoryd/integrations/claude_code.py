@@ -81,7 +81,7 @@ def handle_hook(daemon: "Daemon", payload: dict[str, Any]) -> dict[str, Any]:
             result = daemon.recall.recall(cwd, str(payload.get("prompt") or ""), session_id, max_chars=limits.CLAUDE_CODE_CONTEXT_MAX_CHARS)
             return _context(event, result.injection) if result.injection else {}
         if event in ("Stop", "SubagentStop") and cwd and session_id and payload.get("transcript_path"):
-            daemon.extraction.enqueue_turn_end(session_id, str(payload["transcript_path"]), cwd, payload.get("last_assistant_message"))
+            daemon.turn_end(session_id, str(payload["transcript_path"]), cwd, payload.get("last_assistant_message"))
             return {}
         if event == "PreCompact" and session_id:
             notes_of = getattr(getattr(daemon, "session_memory", None), "get", None)

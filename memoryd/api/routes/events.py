@@ -26,7 +26,7 @@ class TurnEndRequest(BaseModel):
 @router.post("/v1/events/turn-end", status_code=202)
 def turn_end(event: TurnEndRequest, daemon: DaemonDep) -> dict[str, str]:
     """Queue extraction for the turn that just ended; answers at once with the job id."""
-    job_id = daemon.extraction.enqueue_turn_end(event.session_id, event.transcript_path, event.cwd, event.last_assistant_message)
+    job_id = daemon.turn_end(event.session_id, event.transcript_path, event.cwd, event.last_assistant_message)
     return {"job_id": job_id}
 
 
