@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
@@ -57,15 +58,34 @@ class LiveDaemon:
         self.client.close()
 
 
-@pytest.fixture
-def live(settings: Settings) -> Iterator[LiveDaemon]:
-    daemon = Daemon(settings)
+@contextmanager
+def serve(daemon: Daemon) -> Iterator[LiveDaemon]:
+    """Serve a Daemon with uvicorn in a thread (the app's lifespan starts and stops it)."""
     with ThreadedServer(create_app(daemon)) as server:
         ld = LiveDaemon(daemon, server)
         try:
             yield ld
         finally:
             ld.close()
+
+
+@pytest.fixture
+def live(settings: Settings) -> Iterator[LiveDaemon]:
+    with serve(Daemon(settings)) as ld:
+        yield ld
+
+
+def save_memory(live: LiveDaemon, cwd: Path, name: str, description: str, body: str = "", type_: str = "project") -> str:
+    """Save through the API and return the filename memoryd chose."""
+    r = live.client.post("/v1/memories", json={"cwd": str(cwd), "name": name, "description": description, "type": type_, "body": body or description})
+    assert r.status_code in (200, 201), r.text
+    return str(r.json()["filename"])
+
+
+def recall_api(live: LiveDaemon, cwd: Path, query: str, session: str = "s1") -> dict:  # type: ignore[type-arg]
+    r = live.client.post("/v1/recall", json={"cwd": str(cwd), "query": query, "session_id": session})
+    assert r.status_code == 200, r.text
+    return r.json()  # type: ignore[no-any-return]
 
 
 @pytest.fixture

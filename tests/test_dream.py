@@ -14,12 +14,11 @@ from typing import Any, Iterator
 
 import pytest
 
-from memoryd.api import create_app
 from memoryd.daemon import Daemon
 from memoryd.dream import ConsolidationLock
-from tests.conftest import LiveDaemon, make_settings
+from tests.conftest import LiveDaemon, make_settings, save_memory, serve
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
-from tests.support.servers import DaemonProcess, ThreadedServer, daemon_env
+from tests.support.servers import DaemonProcess, daemon_env
 from tests.support.transcripts import new_session
 
 
@@ -38,11 +37,8 @@ def clock() -> Clock:
 
 @pytest.fixture
 def dlive(home: Path, clock: Clock) -> Iterator[LiveDaemon]:
-    daemon = Daemon(make_settings(home), now=clock)
-    with ThreadedServer(create_app(daemon)) as server:
-        live = LiveDaemon(daemon, server)
+    with serve(Daemon(make_settings(home), now=clock)) as live:
         yield live
-        live.close()
 
 
 def topic_files(directory: Path) -> dict[str, Any]:
@@ -53,9 +49,7 @@ def topic_files(directory: Path) -> dict[str, Any]:
 
 
 def save(live: LiveDaemon, cwd: Path, name: str, description: str, body: str, type_: str = "feedback") -> str:
-    r = live.client.post("/v1/memories", json={"cwd": str(cwd), "name": name, "description": description, "type": type_, "body": body})
-    assert r.status_code in (200, 201), r.text
-    return str(r.json()["filename"])
+    return save_memory(live, cwd, name, description, body, type_)
 
 
 def gates(live: LiveDaemon, cwd: Path) -> dict[str, dict[str, Any]]:
@@ -224,9 +218,7 @@ def test_two_processes_racing_for_the_lock_one_wins(tmp_path: Path) -> None:
 
 
 def test_llm_consolidation_applies_validated_actions(home: Path, project: Path, messages_api: ScriptedMessagesAPI) -> None:
-    daemon = Daemon(make_settings(home, ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=messages_api.url))
-    with ThreadedServer(create_app(daemon)) as server:
-        live = LiveDaemon(daemon, server)
+    with serve(Daemon(make_settings(home, ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=messages_api.url))) as live:
         old = save(live, project, "DB", "The API uses Postgres 15", "pg15", type_="project")
         dup = save(live, project, "Database", "The API database is Postgres", "pg", type_="project")
         plan = {"actions": [
@@ -246,7 +238,6 @@ def test_llm_consolidation_applies_validated_actions(home: Path, project: Path, 
         messages_api.push(Reply(status=500))  # LLM down: the deterministic pass runs instead
         run2 = wait_run(live, project, live.client.post("/v1/dream/run", json={"cwd": str(project)}).json()["run_id"])
         assert run2["status"] == "done" and run2["method"] == "offline" and "LLM unavailable" in run2["notes"][0]
-        live.close()
 
 
 def test_kill_9_mid_consolidation_leaves_store_consistent_and_lock_reclaimable(home: Path, project: Path, messages_api: ScriptedMessagesAPI) -> None:
@@ -303,9 +294,7 @@ def test_scheduler_check_distils_daily_logs_when_gates_open(home: Path, project:
 def test_daily_log_mode_extraction_then_dream_distils_into_topic_files(home: Path, project: Path, clock: Clock) -> None:
     settings = make_settings(home)
     settings.memory.mode = "daily-log"
-    daemon = Daemon(settings, now=clock)
-    with ThreadedServer(create_app(daemon)) as server:
-        live = LiveDaemon(daemon, server)
+    with serve(Daemon(settings, now=clock)) as live:
         writer = new_session(settings.transcript_roots[0], str(project))
         writer.user("Remember: always tag releases with a v prefix, because the deploy script expects it.")
         job_id = live.client.post("/v1/events/turn-end", json={"session_id": writer.session_id, "transcript_path": str(writer.path), "cwd": str(project)}).json()["job_id"]
@@ -321,4 +310,3 @@ def test_daily_log_mode_extraction_then_dream_distils_into_topic_files(home: Pat
         assert len(memories) == 1 and memories[0]["type"] == "feedback" and "v prefix" in memories[0]["description"]
         body = live.client.get(f"/v1/memories/{memories[0]['filename']}", params={"cwd": str(project)}).json()["body"]
         assert "**Why:** the deploy script expects it" in body
-        live.close()

@@ -10,12 +10,11 @@ from typing import Any, Iterator
 import httpx
 import pytest
 
-from memoryd.api import create_app
 from memoryd.daemon import Daemon
 from memoryd.extract.offline import extract_explicit
-from tests.conftest import LiveDaemon, make_settings
+from tests.conftest import LiveDaemon, make_settings, serve
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
-from tests.support.servers import DaemonProcess, ThreadedServer, daemon_env
+from tests.support.servers import DaemonProcess, daemon_env
 from tests.support.transcripts import TranscriptWriter, new_session
 
 
@@ -113,9 +112,7 @@ def test_tool_output_only_is_skipped(live: LiveDaemon, session: TranscriptWriter
 def test_throttle_waits_for_n_turns(home: Path, project: Path) -> None:
     settings = make_settings(home)
     settings.extract.every_n_turns = 2
-    daemon = Daemon(settings)
-    with ThreadedServer(create_app(daemon)) as server:
-        live = LiveDaemon(daemon, server)
+    with serve(Daemon(settings)) as live:
         writer = new_session(settings.transcript_roots[0], str(project))
         writer.user("Remember to always write changelog entries.")
         first = turn_end(live, writer)
@@ -123,7 +120,6 @@ def test_throttle_waits_for_n_turns(home: Path, project: Path) -> None:
         writer.assistant("ok")
         second = turn_end(live, writer)
         assert second["status"] == "done" and len(second["memories_written"]) == 1  # turn 1's words were kept
-        live.close()
 
 
 def test_secrets_in_dialogue_never_reach_a_file(live: LiveDaemon, session: TranscriptWriter) -> None:
@@ -168,11 +164,8 @@ def test_last_assistant_message_is_used_when_the_transcript_lags(live: LiveDaemo
 def llm_live(home: Path, messages_api: ScriptedMessagesAPI) -> Iterator[LiveDaemon]:
     settings = make_settings(home, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=messages_api.url)
     settings.llm.timeout_seconds = 2
-    daemon = Daemon(settings)
-    with ThreadedServer(create_app(daemon)) as server:
-        live = LiveDaemon(daemon, server)
+    with serve(Daemon(settings)) as live:
         yield live
-        live.close()
 
 
 def test_llm_extraction_writes_and_updates(llm_live: LiveDaemon, messages_api: ScriptedMessagesAPI, project: Path) -> None:

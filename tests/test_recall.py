@@ -13,19 +13,11 @@ from memoryd.daemon import Daemon
 from memoryd.recall.inject import TRUNCATION_NOTE, truncate_content
 from memoryd.store.files import atomic_write
 from memoryd.store.frontmatter import render_frontmatter
-from tests.conftest import LiveDaemon, make_settings
+from tests.conftest import LiveDaemon, make_settings, recall_api as recall, save_memory as save
 
 
-def save(live: LiveDaemon, project: Path, name: str, description: str, body: str = "", type_: str = "project") -> str:
-    r = live.client.post("/v1/memories", json={"cwd": str(project), "name": name, "description": description, "type": type_, "body": body or description})
-    assert r.status_code in (200, 201), r.text
-    return r.json()["filename"]
 
 
-def recall(live: LiveDaemon, project: Path, query: str, session: str = "s1") -> dict:
-    r = live.client.post("/v1/recall", json={"cwd": str(project), "query": query, "session_id": session})
-    assert r.status_code == 200, r.text
-    return r.json()
 
 
 def test_recall_answer_has_spec_shape_and_marker(live: LiveDaemon, project: Path) -> None:

@@ -10,12 +10,10 @@ from typing import Iterator
 import pytest
 
 from memoryd import limits
-from memoryd.api import create_app
 from memoryd.daemon import Daemon
 from memoryd.recall.select import SELECT_MEMORIES_PROMPT, manifest
-from tests.conftest import LiveDaemon, make_settings
+from tests.conftest import LiveDaemon, make_settings, serve, recall_api as recall, save_memory as save
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
-from tests.support.servers import ThreadedServer
 
 
 @pytest.fixture
@@ -24,24 +22,12 @@ def llm_live(home: Path, messages_api: ScriptedMessagesAPI) -> Iterator[LiveDaem
     settings.recall.deadline_seconds = 1.0
     daemon = Daemon(settings)
     assert daemon.llm.enabled
-    with ThreadedServer(create_app(daemon)) as server:
-        ld = LiveDaemon(daemon, server)
-        try:
-            yield ld
-        finally:
-            ld.close()
+    with serve(daemon) as ld:
+        yield ld
 
 
-def save(live: LiveDaemon, project: Path, name: str, description: str, type_: str = "project") -> str:
-    r = live.client.post("/v1/memories", json={"cwd": str(project), "name": name, "description": description, "type": type_, "body": description})
-    assert r.status_code in (200, 201), r.text
-    return r.json()["filename"]
 
 
-def recall(live: LiveDaemon, project: Path, query: str, session: str = "s1") -> dict:
-    r = live.client.post("/v1/recall", json={"cwd": str(project), "query": query, "session_id": session})
-    assert r.status_code == 200, r.text
-    return r.json()
 
 
 @pytest.fixture
