@@ -41,11 +41,11 @@ def test_exclude_and_incremental_updates() -> None:
 
 def test_subject_named_in_query_wins_a_tie() -> None:
     idx = index_of(
-        ("c.md", "Caroline likes hiking", "Caroline likes hiking with Melanie", ""),
-        ("m.md", "Melanie likes hiking", "Melanie likes hiking with Caroline", ""),
+        ("c.md", "Alice likes hiking", "Alice likes hiking with Bianca", ""),
+        ("m.md", "Bianca likes hiking", "Bianca likes hiking with Alice", ""),
     )
-    assert idx.rank("What does Melanie like doing?")[0][0] == "m.md"
-    assert idx.rank("What does Caroline like doing?")[0][0] == "c.md"
+    assert idx.rank("What does Bianca like doing?")[0][0] == "m.md"
+    assert idx.rank("What does Alice like doing?")[0][0] == "c.md"
 
 
 def test_date_in_query_boosts_memories_of_that_month() -> None:
