@@ -122,3 +122,22 @@ def test_watcher_ingests_appends_and_backfills_after_restart(tmp_path: Path) -> 
         _wait(lambda: (restarted.file_state(writer.path) or {}).get("lines") == 4)
     finally:
         restarted.stop()
+
+
+def test_tail_rewritten_past_the_cursor_is_detected(tmp_path: Path) -> None:
+    """CC truncates its tail and re-appends; when the new tail is longer than the old cursor,
+    the size check alone misses it, the newline-before-cursor check does not."""
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b'{"a":1}\n{"b":2}\n')
+    first = read_new_lines(path, 0)
+    assert first.end == 16
+    with path.open("r+b") as fh:  # same inode: drop the last line, append a longer one
+        fh.truncate(8)
+        fh.seek(8)
+        fh.write(b'{"c":"a much longer line"}\n')
+    again = read_new_lines(path, first.end, first.inode)
+    assert again.reset and again.lines == [b'{"a":1}', b'{"c":"a much longer line"}']
+    # An untouched file at a line boundary is not reset.
+    with path.open("ab") as fh:
+        fh.write(b'{"d":4}\n')
+    assert not (tail := read_new_lines(path, again.end, again.inode)).reset and tail.lines == [b'{"d":4}']

@@ -24,11 +24,17 @@ class ReadResult:
 
 
 def read_new_lines(path: Path, offset: int = 0, inode: int | None = None, *, max_bytes: int | None = None) -> ReadResult:
-    """Lines completed since `offset`. A file shorter than the offset, or with another inode,
-    is re-read from 0 (callers dedupe by uuid). Raises OSError when unreadable."""
+    """Lines completed since `offset`. A file shorter than the offset, with another inode, or
+    without a newline just before the offset is re-read from 0 (callers dedupe by uuid).
+    Raises OSError when unreadable."""
     with path.open("rb") as fh:
         st = os.fstat(fh.fileno())
         reset = offset > st.st_size or (inode is not None and inode != 0 and inode != st.st_ino)
+        if not reset and offset > 0:
+            # A cursor always sits just after a newline; anything else means the tail was rewritten
+            # (truncated, then re-appended past the old offset) before this read.
+            fh.seek(offset - 1)
+            reset = fh.read(1) != b"\n"
         start = 0 if reset else offset
         fh.seek(start)
         remaining = st.st_size - start if max_bytes is None else min(st.st_size - start, max_bytes)
