@@ -258,3 +258,82 @@ def test_queue_is_bounded(home: Path, project: Path) -> None:
     with pytest.raises(QueueFull):
         daemon.extraction.enqueue_turn_end("s3", str(writer.path), str(project))
     daemon.state.close()
+
+
+def test_turn_end_arriving_while_a_job_runs_is_not_throttled_away(llm_live: LiveDaemon, messages_api: ScriptedMessagesAPI, project: Path) -> None:
+    """The job consumes only the turns it saw: a turn-end counted while it waits on the LLM runs next."""
+    import threading
+
+    entered, release = threading.Event(), threading.Event()
+
+    def handler(body: dict[str, Any]) -> Reply:
+        if not entered.is_set():
+            entered.set()
+            release.wait(timeout=30)  # hold the first job inside its LLM call
+        return Reply(text="[]")
+
+    messages_api.handler = handler
+    writer = new_session(llm_live.daemon.settings.transcript_roots[0], str(project))
+    writer.user("we use trunk-based development here")
+    body = {"session_id": writer.session_id, "transcript_path": str(writer.path), "cwd": str(project)}
+    first_id = llm_live.client.post("/v1/events/turn-end", json=body).json()["job_id"]
+    assert entered.wait(timeout=15)
+    writer.user("and the release train leaves every second Tuesday")
+    second_id = llm_live.client.post("/v1/events/turn-end", json=body).json()["job_id"]
+    assert second_id != first_id
+    release.set()
+    assert wait_job(llm_live.client, first_id)["status"] == "done"
+    second = wait_job(llm_live.client, second_id)
+    assert second["status"] == "done" and second["reason"].startswith("llm"), second
+    assert "release train" in messages_api.requests[-1]["messages"][0]["content"]
+
+
+def test_a_turn_already_read_by_an_earlier_job_is_skipped_as_covered(home: Path, project: Path) -> None:
+    daemon = Daemon(make_settings(home))  # not started: the test drives the worker's steps in order
+    ext = daemon.extraction
+    writer = new_session(daemon.settings.transcript_roots[0], str(project))
+    writer.user("Remember: always squash merge.")
+    first_id = ext.enqueue_turn_end(writer.session_id, str(writer.path), str(project))
+    running = ext._next_job(ignore_delay=True)
+    assert running is not None and running["job_id"] == first_id
+    writer.user("From now on, run the linter before committing.")
+    second_id = ext.enqueue_turn_end(writer.session_id, str(writer.path), str(project))  # before the job reads
+    ext._finish(first_id, ext.run_job(running))
+    assert len(ext.get_job(first_id)["memories_written"]) == 2  # the first job read both turns
+    assert ext.run_pending() == 1
+    second = ext.get_job(second_id)
+    assert second["status"] == "skipped" and second["reason"].startswith("already covered"), second
+    daemon.state.close()
+
+
+def test_rewritten_transcript_tail_is_not_extracted_twice(home: Path, project: Path) -> None:
+    daemon = Daemon(make_settings(home))
+    ext = daemon.extraction
+    writer = new_session(daemon.settings.transcript_roots[0], str(project))
+    writer.user("Remember: always use pnpm.")
+    writer.assistant("Understood. " + "I will use pnpm for every install from now on. " * 5)
+    job1 = ext.enqueue_turn_end(writer.session_id, str(writer.path), str(project))
+    ext.run_pending()
+    assert len(ext.get_job(job1)["memories_written"]) == 1
+    lines = writer.path.read_bytes().splitlines(keepends=True)
+    writer.path.write_bytes(lines[0])  # CC removed the assistant entry (tail truncated, same file)
+    writer.user("From now on, run the linter before committing.")
+    job2 = ext.enqueue_turn_end(writer.session_id, str(writer.path), str(project))
+    ext.run_pending()
+    done = ext.get_job(job2)
+    # Re-read from 0, but the pnpm prompt (uuid already seen) is not extracted again.
+    assert done["status"] == "done" and done["reason"].startswith("offline: 1 written, 0 unchanged"), done
+    assert len(daemon.store_for(str(project)).all_headers()) == 2
+    daemon.state.close()
+
+
+def test_relative_write_into_the_memory_dir_counts_as_the_agent_writing_memory(live: LiveDaemon, session: TranscriptWriter) -> None:
+    import os
+
+    memory_dir = live.client.get("/v1/index", params={"cwd": session.cwd}).json()["memory_dir"]
+    relative = os.path.relpath(os.path.join(memory_dir, "user_x.md"), session.cwd)
+    assert not os.path.isabs(relative)
+    session.user("Remember that I prefer short answers.")
+    session.assistant("Saving it.", tools=[("Edit", {"file_path": relative, "old_string": "a", "new_string": "b"})])
+    job = turn_end(live, session)
+    assert job["status"] == "skipped" and "wrote to the memory dir" in job["reason"], job

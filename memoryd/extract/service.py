@@ -65,6 +65,11 @@ CREATE TABLE IF NOT EXISTS extraction_cursors (
     turns_since INTEGER NOT NULL DEFAULT 0,
     updated_at REAL NOT NULL DEFAULT 0
 );
+CREATE TABLE IF NOT EXISTS extraction_seen (
+    session_id TEXT NOT NULL,
+    uuid TEXT NOT NULL,
+    PRIMARY KEY (session_id, uuid)
+) WITHOUT ROWID;
 """
 
 TRANSCRIPT_PROMPT_MAX_CHARS = 30_000  # bound on the session delta sent to the LLM
@@ -272,6 +277,9 @@ class ExtractionService:
         turns_since = int(cursor["turns_since"]) if cursor else 1
         if not self.enabled:
             return Outcome("skipped", "extraction is disabled ([extract] enabled = false)", [], [])
+        # Trigger: an earlier job already read this turn (it ran after this turn-end was counted). Outcome: nothing to do.
+        if cursor is not None and turns_since == 0:
+            return Outcome("skipped", "already covered: an earlier job of this session read this turn", [], [])
         # Trigger: fewer turns than the throttle. Why: extraction costs an LLM call. Outcome: wait, cursor stays.
         if turns_since < self.every_n_turns:
             return Outcome("skipped", f"throttled: turn {turns_since} of every {self.every_n_turns}", [], [])
@@ -287,15 +295,26 @@ class ExtractionService:
             return Outcome("failed", f"transcript unreadable ({exc.__class__.__name__}: {exc.strerror or exc}); check that {path} exists and is readable", [], [])
         entries, malformed = parse_lines(result.lines)
         entries = [e for e in entries if not e.is_sidechain]
+        if result.reset:
+            # Trigger: the transcript shrank or was replaced (CC rewrites its tail). Why: the re-read
+            # from 0 replays turns already extracted. Outcome: keep only entries not seen before.
+            seen = {r["uuid"] for r in self.state.query("SELECT uuid FROM extraction_seen WHERE session_id = ?", (session_id,))}
+            entries = [e for e in entries if not e.uuid or e.uuid not in seen]
         last_message = (job.get("last_assistant_message") or "").strip()
         if last_message and not any(last_message in e.text for e in entries if e.kind == "assistant"):
             entries.append(Entry(kind="assistant", raw_type="assistant", text=last_message))  # the transcript may lag the Stop hook
 
         def advance() -> None:
-            self.state.execute(
-                "UPDATE extraction_cursors SET offset = ?, inode = ?, turns_since = 0, updated_at = ? WHERE session_id = ?",
-                (result.end, result.inode, time.time(), session_id),
-            )
+            # Only the turns this job saw are consumed: a turn-end that arrived while it ran still counts.
+            with self.state.transaction() as db:
+                db.execute(
+                    "UPDATE extraction_cursors SET offset = ?, inode = ?, turns_since = MAX(turns_since - ?, 0), updated_at = ? WHERE session_id = ?",
+                    (result.end, result.inode, turns_since, time.time(), session_id),
+                )
+                db.executemany(
+                    "INSERT OR IGNORE INTO extraction_seen(session_id, uuid) VALUES (?, ?)",
+                    [(session_id, e.uuid) for e in entries if e.uuid],
+                )
 
         note = f"; {malformed} malformed line(s) skipped" if malformed else ""
         # Trigger: the agent wrote into the memory dir itself. Why: two writers on one file. Outcome: skip, move the cursor.
@@ -317,15 +336,20 @@ class ExtractionService:
     @staticmethod
     def _agent_wrote_memory(entries: list[Entry], memory_dir: Path) -> bool:
         real_dir = Path(os.path.realpath(memory_dir))
+        spellings = {str(memory_dir), str(real_dir)}
+        home = os.path.expanduser("~")
+        spellings |= {"~" + s[len(home):] for s in list(spellings) if home != "~" and s.startswith(home + os.sep)}
         for entry in entries:
             for tool in entry.tool_uses:
                 if tool.name in WRITE_TOOLS:
                     target = str(tool.input.get("file_path") or tool.input.get("notebook_path") or "")
+                    if target and not os.path.isabs(os.path.expanduser(target)) and entry.cwd:
+                        target = os.path.join(entry.cwd, target)  # relative to the agent's cwd, not the daemon's
                     if _inside(target, real_dir):
                         return True
                 elif tool.name == "Bash":
                     command = str(tool.input.get("command", ""))
-                    if str(memory_dir) in command or str(real_dir) in command:
+                    if any(s in command for s in spellings):
                         return True
         return False
 
