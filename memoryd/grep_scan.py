@@ -31,6 +31,8 @@ class Plan:
     flags: int = 0
     anchors: tuple[int, ...] = ()
     anchor_at: int = 0
+    chunk_bytes: int = 0  # 0: limits.GREP_CHUNK_BYTES (carried so workers see the caller's values)
+    line_max_bytes: int = 0  # 0: limits.GREP_LINE_MAX_BYTES
 
 
 class FileScan(NamedTuple):
@@ -54,10 +56,11 @@ def choose_anchor(literal: bytes, fold: bool, sample: bytes) -> tuple[tuple[int,
     or ((), 0) when even the rarest is too common for a memchr prefilter to pay off."""
     if not literal or not sample:
         return (), 0
+    counts = {v: sample.count(bytes((v,))) for b in set(literal) for v in fold_variants(b, fold)}
     best: tuple[int, int, tuple[int, ...], int] | None = None
     for at, byte in enumerate(literal):
         variants = fold_variants(byte, fold)
-        count = sum(sample.count(bytes((v,))) for v in variants)
+        count = sum(counts[v] for v in variants)
         key = (count, len(variants))
         if best is None or key < best[:2]:
             best = (count, len(variants), variants, at)
@@ -67,25 +70,23 @@ def choose_anchor(literal: bytes, fold: bool, sample: bytes) -> tuple[tuple[int,
     return best[2], best[3]
 
 
-def fold_table(literal: bytes) -> tuple[bytes, bytes] | None:
-    """A translate table mapping each byte that lowercases to a literal byte to that byte and
-    every other byte to one filler byte absent from the literal, and the literal itself.
+def fold_table(literal: bytes) -> bytes:
+    """A translate table mapping each byte that lowercases to a byte of the (lowered) literal to
+    that byte and every other byte to one filler byte absent from the literal.
 
     Finding the literal in a translated buffer gives exactly the ASCII case-insensitive matches,
-    and the filler (chosen outside the literal's bloom classes when possible) lets the search skip.
-    None when the literal uses every byte value (no filler exists)."""
+    and a filler outside the literal's bloom classes (byte & 63) lets `find` skip ahead. A lowered
+    literal never holds 'A'-'Z', so a filler always exists."""
     wanted = set(literal)
     classes = {b & 63 for b in wanted}
     free = [b for b in range(256) if b not in wanted]
-    if not free:
-        return None
     filler = next((b for b in free if b & 63 not in classes), free[0])
     table = bytearray([filler]) * 256
     for b in range(256):
         low = b + 32 if b in _UPPER else b
         if low in wanted:
             table[b] = low
-    return bytes(table), literal
+    return bytes(table)
 
 
 class _Literal:
@@ -102,7 +103,7 @@ class _Literal:
         self.fold = plan.fold
         self.plan_anchors = tuple(bytes((v,)) for v in plan.anchors)
         self.at = plan.anchor_at
-        self.table = fold_table(plan.literal) if plan.fold else None
+        self.table = fold_table(plan.literal) if plan.fold else b""
         self.reset_file()
 
     def reset_file(self) -> None:
@@ -125,8 +126,8 @@ class _Literal:
     def _search(self, buf: bytearray, pos: int, end: int) -> int:
         if not self.fold:
             return buf.find(self.lit, pos, end)
-        if self.hay is None:
-            self.hay = buf.lower() if self.table is None else buf.translate(self.table[0])
+        if self.hay is None:  # one translation per chunk, reused for every find in it
+            self.hay = buf.translate(self.table)
         return self.hay.find(self.lit, pos, end)
 
     def _anchored(self, buf: bytearray, pos: int, end: int) -> int:
@@ -164,7 +165,9 @@ class Scanner:
         self.plan = plan
         self.regex = re.compile(plan.regex, plan.flags | re.MULTILINE) if plan.regex is not None else None
         self.literal = _Literal(plan) if plan.literal is not None else None
-        self.buf = bytearray(limits.GREP_CHUNK_BYTES)
+        self.chunk = plan.chunk_bytes or limits.GREP_CHUNK_BYTES
+        self.line_max = plan.line_max_bytes or limits.GREP_LINE_MAX_BYTES
+        self.buf = bytearray(self.chunk)
         self._count_buf: bytearray | None = None
 
     def _next_line(self, buf: bytearray, pos: int, end: int) -> tuple[int, int]:
@@ -198,7 +201,7 @@ class Scanner:
     def _count_lines(self, fd: int, start: int, stop: int) -> int:
         """Newlines between two offsets, re-read with a second buffer (only done up to matches)."""
         if self._count_buf is None:
-            self._count_buf = bytearray(limits.GREP_CHUNK_BYTES)
+            self._count_buf = bytearray(self.chunk)
         view = memoryview(self._count_buf)
         n = 0
         while start < stop:
@@ -215,7 +218,7 @@ class Scanner:
         hits: list[tuple[int, bytes]] = []
         known_off, known_line = 0, 1  # a file offset whose line number is known
         pos = 0
-        size = limits.GREP_CHUNK_BYTES
+        size = self.chunk
         if self.literal is not None:
             self.literal.reset_file()
         try:
@@ -233,7 +236,7 @@ class Scanner:
                 last = got < size
                 end = got if last else buf.rfind(b"\n", 0, got) + 1
                 if end == 0:  # a line longer than the chunk: read more of it, up to the cap
-                    if size < limits.GREP_LINE_MAX_BYTES:
+                    if size < self.line_max:
                         size *= 2
                         continue
                     end = got  # giant line: search this much of it, then move on
@@ -254,7 +257,7 @@ class Scanner:
                         return FileScan(hits, pos + end, "hits")
                     at = stop + 1
                 pos += end
-                size = limits.GREP_CHUNK_BYTES
+                size = self.chunk
                 if last:
                     return FileScan(hits, pos, "done")
                 if expired():

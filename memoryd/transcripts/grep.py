@@ -180,12 +180,13 @@ def plan_search(compiled: re.Pattern[bytes], term: str, *, regex: bool, ignore_c
         source: bytes | None = None
     else:  # a regex, or a non-ASCII term matched case-insensitively by the regex engine
         literal, source = required_literal(compiled), compiled.pattern
+    sizes = {"chunk_bytes": limits.GREP_CHUNK_BYTES, "line_max_bytes": limits.GREP_LINE_MAX_BYTES}
     if literal is None:
-        return Plan(regex=source, flags=compiled.flags)
+        return Plan(regex=source, flags=compiled.flags, **sizes)
     if fold:
         literal = literal.lower()
     anchors, at = choose_anchor(literal, fold, sample)
-    return Plan(literal=literal, fold=fold, regex=source, flags=compiled.flags, anchors=anchors, anchor_at=at)
+    return Plan(literal=literal, fold=fold, regex=source, flags=compiled.flags, anchors=anchors, anchor_at=at, **sizes)
 
 
 def _strings(value: Any, out: list[str]) -> None:

@@ -25,8 +25,9 @@ from memoryd.grep_scan import FileScan, Plan, scan_here, scan_unit, warm
 log = logging.getLogger(__name__)
 
 
-def work_units(files: list[tuple[Path, int]], unit_bytes: int = limits.GREP_POOL_UNIT_BYTES) -> list[list[Path]]:
+def work_units(files: list[tuple[Path, int]], unit_bytes: int | None = None) -> list[list[Path]]:
     """Consecutive files batched to about `unit_bytes` each (a bigger file is a unit alone), order kept."""
+    unit_bytes = limits.GREP_POOL_UNIT_BYTES if unit_bytes is None else unit_bytes
     units: list[list[Path]] = []
     current: list[Path] = []
     size = 0
