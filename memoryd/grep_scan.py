@@ -169,12 +169,14 @@ class Scanner:
         self.line_max = plan.line_max_bytes or limits.GREP_LINE_MAX_BYTES
         self.buf = bytearray(self.chunk)
         self._count_buf: bytearray | None = None
+        self.prefilter = True
+        self.misses = 0
 
     def _next_line(self, buf: bytearray, pos: int, end: int) -> tuple[int, int]:
         """(start, stop) of the next matching line at or after pos, or (-1, -1)."""
         regex, literal = self.regex, self.literal
         while pos < end:
-            if literal is not None:
+            if literal is not None and self.prefilter:
                 at = literal.find(buf, pos, end)
                 if at < 0:
                     return -1, -1
@@ -184,6 +186,9 @@ class Scanner:
                 if regex is None or regex.search(buf, start, stop) is not None:
                     return start, stop
                 pos = stop + 1
+                self.misses += 1
+                if self.misses > 64 + (end >> 12):  # the literal is common here: let the regex scan alone
+                    self.prefilter = False
                 continue
             assert regex is not None
             m = regex.search(buf, pos, end)
@@ -221,6 +226,7 @@ class Scanner:
         size = self.chunk
         if self.literal is not None:
             self.literal.reset_file()
+        self.prefilter = True  # per file: regex lines found through their required literal
         try:
             fd = os.open(path, os.O_RDONLY)
         except OSError:
@@ -242,6 +248,7 @@ class Scanner:
                     end = got  # giant line: search this much of it, then move on
                 if self.literal is not None:
                     self.literal.new_chunk()
+                self.misses = 0
                 at = 0
                 while at < end:
                     start, stop = self._next_line(buf, at, end)

@@ -195,6 +195,8 @@ _CASES = [
     ("regex-literal", r"Zebra\w+Out\d+", True, False),
     ("regex-no-literal", r"Ze?b?r[a-z]?Out\d+", True, False),
     ("regex-alternation", r"ZebraTimeout42|zebraout77", True, False),
+    ("regex-group-alternation", r"(?:zebra|bob)\s+Timeout", True, False),
+    ("regex-common-literal", r'"text": "[^"]*ZEBRA \d', True, False),
     ("regex-anchor-start", r'^\{"type": "user".*ZebraTimeout4', True, False),
     ("regex-anchor-end", r'ZEBRA\w*"\}\]\}\}$', True, True),
     ("regex-icase", r"ZEBRA\w+42", True, True),
@@ -379,6 +381,18 @@ def test_common_anchor_byte_falls_back_to_find(tmp_path: Path) -> None:
     assert [n for n, _ in _scan(tmp_path, data.upper(), folded)] == [i + 1 for i in range(40) if i % 7 == 0]
 
 
+def test_regex_whose_literal_is_on_every_line_switches_to_the_bare_regex(tmp_path: Path) -> None:
+    lines = [_line("s", "user", f"retry the flag {'ZEBRA 7' if i % 97 == 5 else 'zebra'} now").encode() for i in range(2000)]
+    data = b"\n".join(lines) + b"\n"
+    source = rb'"text": "[^"]*ZEBRA \d'
+    scanner = Scanner(Plan(literal=b'"text": "', regex=source))
+    path = tmp_path / "common.jsonl"
+    path.write_bytes(data)
+    hits = scanner.scan_file(str(path), 1000, lambda: False).hits
+    assert [n for n, _ in hits] == [i + 1 for i in range(2000) if i % 97 == 5]
+    assert not scanner.prefilter  # it gave up on the literal after too many lines failed the regex
+
+
 def test_choose_anchor_picks_the_rarest_byte_or_none() -> None:
     sample = b"the parser fails ZZZZ 2026-01-01T00:00:00Z " * 50
     assert choose_anchor(b"ZebraTimeout42", False, sample) == ((ord("b"),), 2)
@@ -391,7 +405,7 @@ def test_choose_anchor_picks_the_rarest_byte_or_none() -> None:
 @pytest.mark.parametrize(
     "pattern, literal",
     [(r"Zebra\w+Error\d+", b"Zebra"), (r"\d+Timeout", b"Timeout"), (r"^abc$", b"abc"), (r"(?:abcd)ef", b"abcdef"),
-     (r"ab", None), (r"foo|barbaz", None), (r"x(foo|bar)yzw", b"yzw"), (r"abc*", None), (r"abcd?e", b"abc"), (r"[a]bc", b"abc"),
+     (r"ab", None), (r"foo|barbaz", None), (r"(?:fails|flag)\s+zebra", b"zebra"), (r"x|yyy", None), (r"x(foo|bar)yzw", b"yzw"), (r"abc*", None), (r"abcd?e", b"abc"), (r"[a]bc", b"abc"),
      (r"größe", "größe".encode())],
 )
 def test_required_literal(pattern: str, literal: bytes | None) -> None:

@@ -151,7 +151,8 @@ def _sample(files: list[tuple[Path, int]]) -> bytes:
 
 def required_literal(compiled: re.Pattern[bytes]) -> bytes | None:
     """The longest run of plain characters in the regex's top-level sequence (>= 3 bytes), which
-    every match must contain; None with a top-level alternation or no such run."""
+    every match must contain. The top level is a concatenation, so a branch in it (a flattened
+    `(?:a|b)`) only ends a run; a pattern that is one alternation has no literal."""
     if compiled.flags & re.LOCALE:
         return None
     try:
@@ -160,8 +161,6 @@ def required_literal(compiled: re.Pattern[bytes]) -> bytes | None:
         return None
     best, run = b"", bytearray()
     for op, av in parsed.data:
-        if op is _sre_parse.BRANCH:
-            return None
         if op is _sre_parse.LITERAL and isinstance(av, int) and 0 <= av < 256:
             run.append(av)
             continue
