@@ -94,3 +94,9 @@ INJECTED_MARKER = "<!-- memoryd -->"
 # transcript that does not exist yet is retried after EXTRACT_RETRY_SECONDS.
 EXTRACT_SETTLE_SECONDS = 0.5
 EXTRACT_RETRY_SECONDS = 1.0
+
+# Extraction bookkeeping (finished jobs, per-session cursors and seen-entry ids) is kept as long
+# as Claude Code keeps the transcripts it refers to: `cleanupPeriodDays`, default 30 (integration
+# doc §1). Older rows are pruned at start and then hourly, so the state DB does not grow for ever.
+EXTRACT_RETENTION_DAYS = 30
+EXTRACT_PRUNE_EVERY_SECONDS = 3600.0

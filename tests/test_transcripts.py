@@ -51,6 +51,14 @@ def test_injected_recall_text_is_not_the_users_words() -> None:
     assert attach is not None and attach.kind == "other" and not attach.is_prompt
 
 
+def test_a_prompt_queued_while_the_agent_worked_is_the_users_words() -> None:
+    queued = parse_line(json.dumps({"type": "attachment", "uuid": "q1", "timestamp": "2026-03-01T10:00:00Z",
+                                    "attachment": {"type": "queued_command", "prompt": "remember that we deploy with fly"}}))
+    assert queued is not None and queued.is_prompt and queued.text == "remember that we deploy with fly"
+    slash = parse_line(json.dumps({"type": "attachment", "uuid": "q2", "attachment": {"type": "queued_command", "prompt": "<command-name>/mcp</command-name>"}}))
+    assert slash is not None and not slash.is_prompt
+
+
 def test_malformed_and_unknown_lines() -> None:
     with pytest.raises(MalformedLine):
         parse_line("{not json")
