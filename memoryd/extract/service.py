@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from memoryd import limits
-from memoryd.errors import InvalidMemory, InvalidRequest, JobNotFound, LLMUnavailable, ServiceUnavailable, TokenBudgetExceeded, Unprocessable
+from memoryd.errors import InvalidMemory, InvalidRequest, JobNotFound, LLMUnavailable, QueueFull, TokenBudgetExceeded, Unprocessable
 from memoryd.extract.offline import Candidate, extract_explicit
 from memoryd.extract.prompts import EXTRACTION_SYSTEM, extraction_user_message
 from memoryd.llm import LLMClient, extract_json
@@ -74,12 +74,6 @@ CREATE TABLE IF NOT EXISTS extraction_seen (
 
 TRANSCRIPT_PROMPT_MAX_CHARS = 30_000  # bound on the session delta sent to the LLM
 DEDUP_SIMILARITY = 0.7  # description word overlap above which a candidate updates an existing memory
-
-
-class QueueFull(ServiceUnavailable):
-    """Raised when the extraction queue holds EXTRACT_QUEUE_MAX jobs."""
-
-    code = "queue_full"
 
 
 @dataclass
