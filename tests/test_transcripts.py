@@ -149,3 +149,28 @@ def test_tail_rewritten_past_the_cursor_is_detected(tmp_path: Path) -> None:
     with path.open("ab") as fh:
         fh.write(b'{"d":4}\n')
     assert not (tail := read_new_lines(path, again.end, again.inode)).reset and tail.lines == [b'{"d":4}']
+
+
+def test_a_large_transcript_is_ingested_in_batches(tmp_path: Path) -> None:
+    """More bytes than one batch, and one line longer than a batch: all of it lands, in bounded reads."""
+    root = tmp_path / "projects"
+    db = StateDB(tmp_path / "state.db")
+    service = TranscriptService(roots=[root], state=db, metrics=Metrics(), watch=False)
+    writer = new_session(root, "/home/me/app")
+    batch = limits.TRANSCRIPT_READ_BATCH_BYTES
+    filler = "x" * 50_000
+    lines = 0
+    while writer.path.exists() is False or writer.path.stat().st_size < 2 * batch:
+        writer.user(f"turn {lines} {filler}")
+        lines += 1
+    writer.assistant("y" * (batch + 10))  # a single line longer than a batch
+    writer.user("the last words")
+    writer.raw('{"type":"user","partial":')  # a partial last line waits for the rest
+    result = service.ingest(writer.path)
+    assert result["lines"] == lines + 2 and result["malformed"] == 0
+    state = service.file_state(writer.path)
+    assert state is not None and state["lines"] == lines + 2 and state["offset"] == writer.path.stat().st_size - len('{"type":"user","partial":')
+    assert writer.path in service.changed_since_last_run()  # the partial tail is read again on the next start
+    writer.raw('true}\n')
+    assert service.ingest(writer.path) | {"path": ""} == {"path": "", "lines": 1, "malformed": 0, "reset": False, "offset": writer.path.stat().st_size}
+    assert writer.path not in service.changed_since_last_run()

@@ -18,6 +18,7 @@ from typing import Any
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
+from memoryd import limits
 from memoryd.errors import Forbidden
 from memoryd.metrics import Metrics
 from memoryd.state import StateDB
@@ -147,7 +148,9 @@ class TranscriptService:
 
     def changed_since_last_run(self) -> list[Path]:
         """Backfill: transcripts whose size or mtime differ from what was last ingested."""
-        known = {r["path"]: (r["size"], r["mtime"]) for r in self.state.query("SELECT path, size, mtime FROM transcript_files")}
+        # A file whose cursor stops short of its size (ingest interrupted between batches, or a
+        # partial last line) is read again too: only its tail, from the cursor.
+        known = {r["path"]: (r["size"], r["mtime"]) for r in self.state.query("SELECT path, size, mtime FROM transcript_files WHERE offset >= size")}
         changed: list[Path] = []
         for root in self.roots:
             if not root.is_dir():
@@ -163,12 +166,32 @@ class TranscriptService:
 
     # ------------------------------------------------------------------ ingest
     def ingest(self, path: Path) -> dict[str, Any]:
-        """Read what was appended to `path` since its cursor and update its session facts."""
+        """Read what was appended to `path` since its cursor and update its session facts.
+
+        Reads in batches of TRANSCRIPT_READ_BATCH_BYTES, so a large new transcript never sits in
+        memory whole; a single line longer than a batch is read with a batch grown to fit it."""
+        total = {"path": str(path), "lines": 0, "malformed": 0, "reset": False, "offset": 0}
+        batch = limits.TRANSCRIPT_READ_BATCH_BYTES
+        while True:
+            done = self._ingest_batch(path, batch)
+            if "error" in done:
+                return done
+            total["lines"] += done["lines"]
+            total["malformed"] += done["malformed"]
+            total["reset"] = total["reset"] or done["reset"]
+            total["offset"] = done["offset"]
+            pending = done["size"] - done["offset"]
+            if pending <= 0 or done["last"]:
+                return total
+            if done["lines"] == 0:  # one line longer than the batch: read more of it at once
+                batch *= 2
+
+    def _ingest_batch(self, path: Path, max_bytes: int) -> dict[str, Any]:
         row = self.state.query_one("SELECT * FROM transcript_files WHERE path = ?", (str(path),))
         offset = int(row["offset"]) if row else 0
         inode = int(row["inode"]) if row else None
         try:
-            result = read_new_lines(path, offset, inode)
+            result = read_new_lines(path, offset, inode, max_bytes=max_bytes)
             mtime = path.stat().st_mtime
         except OSError as exc:
             log.warning("cannot read transcript %s (%s)", path, exc.__class__.__name__)
@@ -200,7 +223,9 @@ class TranscriptService:
         if malformed:
             self.metrics.transcript_lines.labels("malformed").inc(malformed)
         self.ingested_files += 1
-        return {"path": str(path), "lines": len(result.lines), "malformed": malformed, "reset": result.reset, "offset": result.end}
+        # `last`: the batch reached the end of what was there (a partial last line waits for more).
+        last = result.start + max_bytes >= result.size
+        return {"lines": len(result.lines), "malformed": malformed, "reset": result.reset, "offset": result.end, "size": result.size, "last": last}
 
     def file_state(self, path: Path) -> dict[str, Any] | None:
         row = self.state.query_one("SELECT * FROM transcript_files WHERE path = ?", (str(path),))
