@@ -14,6 +14,7 @@ from memoryd.metrics import Metrics
 from memoryd.state import StateDB
 from memoryd.transcripts import TranscriptService, parse_line, parse_lines, read_new_lines
 from memoryd.transcripts.parser import MalformedLine
+from memoryd.transcripts.reader import iter_batches
 from tests.support.transcripts import new_session
 
 FIXTURES = Path(__file__).parent / "fixtures" / "claude-transcripts"
@@ -174,3 +175,21 @@ def test_a_large_transcript_is_ingested_in_batches(tmp_path: Path) -> None:
     writer.raw('true}\n')
     assert service.ingest(writer.path) | {"path": ""} == {"path": "", "lines": 1, "malformed": 0, "reset": False, "offset": writer.path.stat().st_size}
     assert writer.path not in service.changed_since_last_run()
+
+
+def test_batches_cover_the_file_exactly_once(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    lines = [json.dumps({"n": i, "pad": "p" * (i % 7) * 10}).encode() for i in range(200)]
+    lines.insert(100, json.dumps({"giant": "g" * 5000}).encode())  # longer than a batch
+    path.write_bytes(b"\n".join(lines) + b"\n" + b'{"partial":')
+    batches = list(iter_batches(path, batch_bytes=512))
+    assert len(batches) > 10
+    assert [line for b in batches for line in b.lines] == lines
+    assert all(a.end == b.start for a, b in zip(batches, batches[1:]))
+    assert batches[-1].end == path.stat().st_size - len(b'{"partial":')
+    # from a cursor: only what follows; a file replaced under the cursor: from 0, flagged
+    tail = list(iter_batches(path, batches[3].end, batches[0].inode, batch_bytes=512))
+    assert [line for b in tail for line in b.lines] == [line for b in batches[4:] for line in b.lines]
+    path.write_bytes(b'{"new":1}\n')
+    again = list(iter_batches(path, batches[3].end, batches[0].inode, batch_bytes=512))
+    assert again[0].reset and [line for b in again for line in b.lines] == [b'{"new":1}']

@@ -189,11 +189,12 @@ def parse_line(raw: bytes | str) -> Entry | None:
     return entry
 
 
-def parse_lines(lines: Iterable[bytes | str]) -> tuple[list[Entry], int]:
-    """Parse many lines; returns (entries, malformed count). Duplicate uuids are kept once."""
+def parse_lines(lines: Iterable[bytes | str], seen: set[str] | None = None) -> tuple[list[Entry], int]:
+    """Parse many lines; returns (entries, malformed count). Duplicate uuids are kept once
+    (pass one `seen` set to every batch of a file to dedupe across batches)."""
     entries: list[Entry] = []
     malformed = 0
-    seen: set[str] = set()
+    seen = set() if seen is None else seen
     for line in lines:
         try:
             entry = parse_line(line)

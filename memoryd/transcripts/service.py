@@ -18,12 +18,11 @@ from typing import Any
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from memoryd import limits
 from memoryd.errors import Forbidden
 from memoryd.metrics import Metrics
 from memoryd.state import StateDB
 from memoryd.transcripts.parser import parse_lines
-from memoryd.transcripts.reader import read_new_lines
+from memoryd.transcripts.reader import ReadResult, iter_batches
 
 log = logging.getLogger(__name__)
 
@@ -166,37 +165,27 @@ class TranscriptService:
 
     # ------------------------------------------------------------------ ingest
     def ingest(self, path: Path) -> dict[str, Any]:
-        """Read what was appended to `path` since its cursor and update its session facts.
-
-        Reads in batches of TRANSCRIPT_READ_BATCH_BYTES, so a large new transcript never sits in
-        memory whole; a single line longer than a batch is read with a batch grown to fit it."""
-        total = {"path": str(path), "lines": 0, "malformed": 0, "reset": False, "offset": 0}
-        batch = limits.TRANSCRIPT_READ_BATCH_BYTES
-        while True:
-            done = self._ingest_batch(path, batch)
-            if "error" in done:
-                return done
-            total["lines"] += done["lines"]
-            total["malformed"] += done["malformed"]
-            total["reset"] = total["reset"] or done["reset"]
-            total["offset"] = done["offset"]
-            pending = done["size"] - done["offset"]
-            if pending <= 0 or done["last"]:
-                return total
-            if done["lines"] == 0:  # one line longer than the batch: read more of it at once
-                batch *= 2
-
-    def _ingest_batch(self, path: Path, max_bytes: int) -> dict[str, Any]:
+        """Read what was appended to `path` since its cursor and update its session facts,
+        batch by batch (`iter_batches`), so a large transcript is never in memory whole."""
         row = self.state.query_one("SELECT * FROM transcript_files WHERE path = ?", (str(path),))
-        offset = int(row["offset"]) if row else 0
-        inode = int(row["inode"]) if row else None
+        total = {"path": str(path), "lines": 0, "malformed": 0, "reset": False, "offset": int(row["offset"]) if row else 0}
         try:
-            result = read_new_lines(path, offset, inode, max_bytes=max_bytes)
-            mtime = path.stat().st_mtime
+            for result in iter_batches(path, total["offset"], int(row["inode"]) if row else None):
+                mtime = path.stat().st_mtime
+                row, lines, malformed = self._record_batch(path, row, result, mtime)
+                total["lines"] += lines
+                total["malformed"] += malformed
+                total["reset"] = total["reset"] or result.reset
+                total["offset"] = result.end
         except OSError as exc:
             log.warning("cannot read transcript %s (%s)", path, exc.__class__.__name__)
             self.metrics.transcript_lines.labels("unreadable").inc()
             return {"path": str(path), "error": exc.__class__.__name__}
+        self.ingested_files += 1
+        return total
+
+    def _record_batch(self, path: Path, row: Any, result: ReadResult, mtime: float) -> tuple[Any, int, int]:
+        """Fold one batch into the file's row; returns (the new row, lines, malformed)."""
         entries, malformed = parse_lines(result.lines)
         session_id = next((e.session_id for e in entries if e.session_id), "") or (row["session_id"] if row else path.stem)
         cwd = next((e.cwd for e in reversed(entries) if e.cwd), "") or (row["cwd"] if row else "")
@@ -222,10 +211,7 @@ class TranscriptService:
         self.metrics.transcript_lines.labels("ok").inc(len(result.lines) - malformed)
         if malformed:
             self.metrics.transcript_lines.labels("malformed").inc(malformed)
-        self.ingested_files += 1
-        # `last`: the batch reached the end of what was there (a partial last line waits for more).
-        last = result.start + max_bytes >= result.size
-        return {"lines": len(result.lines), "malformed": malformed, "reset": result.reset, "offset": result.end, "size": result.size, "last": last}
+        return self.state.query_one("SELECT * FROM transcript_files WHERE path = ?", (str(path),)), len(result.lines), malformed
 
     def file_state(self, path: Path) -> dict[str, Any] | None:
         row = self.state.query_one("SELECT * FROM transcript_files WHERE path = ?", (str(path),))
