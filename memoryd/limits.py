@@ -104,3 +104,8 @@ EXTRACT_PRUNE_EVERY_SECONDS = 3600.0
 # Transcripts are ingested in batches of this many bytes, so a large new file (a session found
 # at start-up) is never held in memory whole: a 100 MB transcript peaks at +26 MB RSS, not +289.
 TRANSCRIPT_READ_BATCH_BYTES = 8 * 1024 * 1024
+
+# After a compaction Claude Code fires SessionStart(source=compact): memoryd leads that context
+# with the session's notes, this many characters at most, and fits the memory index in the rest
+# of Claude Code's 10,000-character cap.
+SESSION_NOTES_CONTEXT_MAX_CHARS = 5_000
