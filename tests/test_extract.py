@@ -10,6 +10,7 @@ from typing import Any, Iterator
 import httpx
 import pytest
 
+from memoryd import limits
 from memoryd.daemon import Daemon
 from memoryd.extract.offline import extract_explicit
 from tests.conftest import LiveDaemon, make_settings, serve
@@ -337,3 +338,28 @@ def test_relative_write_into_the_memory_dir_counts_as_the_agent_writing_memory(l
     session.assistant("Saving it.", tools=[("Edit", {"file_path": relative, "old_string": "a", "new_string": "b"})])
     job = turn_end(live, session)
     assert job["status"] == "skipped" and "wrote to the memory dir" in job["reason"], job
+
+
+def test_a_queued_prompt_is_extracted(live: LiveDaemon, session: TranscriptWriter) -> None:
+    session.user("what does the build script do")
+    session.queued_prompt("Remember: the staging database is read-only.")
+    session.assistant("The build script bundles the app.")
+    job = turn_end(live, session)
+    assert job["status"] == "done", job
+    assert any("read-only" in m["description"] for m in memories(live, session.cwd))
+
+
+def test_old_bookkeeping_is_pruned_at_the_retention_edge(live: LiveDaemon, session: TranscriptWriter) -> None:
+    session.user("Remember: tag releases with a leading v.")
+    session.assistant("Noted.")
+    assert turn_end(live, session)["status"] == "done"
+    extraction, state = live.daemon.extraction, live.daemon.state
+    cursor = state.query_one("SELECT updated_at FROM extraction_cursors WHERE session_id = ?", (session.session_id,))
+    job_time = state.query_one("SELECT MAX(updated_at) AS t FROM jobs WHERE session_id = ?", (session.session_id,))["t"]
+    retention = limits.EXTRACT_RETENTION_DAYS * 86400
+    # One second short of the retention: nothing goes.
+    assert extraction.prune(now=min(cursor["updated_at"], job_time) + retention - 1) == {"jobs": 0, "cursors": 0, "seen": 0}
+    assert extraction.prune(now=max(cursor["updated_at"], job_time) + retention + 1)["cursors"] == 1
+    assert state.query_one("SELECT COUNT(*) AS n FROM jobs WHERE session_id = ?", (session.session_id,))["n"] == 0
+    assert state.query_one("SELECT COUNT(*) AS n FROM extraction_seen WHERE session_id = ?", (session.session_id,))["n"] == 0
+    assert len(memories(live, session.cwd)) == 1  # memories themselves are never pruned

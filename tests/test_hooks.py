@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd import limits
-from memoryd.integrations.claude_code import fit_session_context, hooks_block, install_hooks, settings_path, uninstall_hooks
+from memoryd.integrations.claude_code import fit_session_context, hooks_block, session_notes_context, install_hooks, settings_path, uninstall_hooks
 from tests.conftest import LiveDaemon
 from tests.support.transcripts import new_session
 
@@ -69,6 +69,16 @@ def test_unknown_and_broken_hooks_answer_empty(live: LiveDaemon, project: Path) 
     assert hook(live, {"hook_event_name": "Stop", "session_id": "s", "cwd": str(project), "transcript_path": "/etc/passwd"}) == {}  # refused, fails open
     assert hook(live, {"hook_event_name": "PreCompact", "session_id": "nope"}) == {}
     assert "decision" not in json.dumps(hook(live, {"hook_event_name": "SubagentStop", "session_id": "s", "cwd": str(project)}))
+
+
+def test_session_notes_head_is_cut_on_a_line_at_its_share() -> None:
+    cap = limits.SESSION_NOTES_CONTEXT_MAX_CHARS
+    small = session_notes_context("# Session Title\nshort")
+    assert small.endswith("# Session Title\nshort\n") and "cut" not in small
+    notes = "\n".join(f"- line {i} " + "n" * 80 for i in range(200))
+    head = session_notes_context(notes)
+    assert len(head) <= cap and "[… notes cut" in head and "- line 0 " in head
+    assert all(line.startswith(("- line", "[…", "Session notes", limits.INJECTED_MARKER)) or not line for line in head.splitlines())
 
 
 def test_session_context_fits_the_cap() -> None:
@@ -152,3 +162,15 @@ def test_stop_updates_session_notes_that_precompact_serves(live: LiveDaemon, pro
     assert "# Task specification" in notes and "billing" in notes
     compact = context(hook(live, {**base, "hook_event_name": "PreCompact", "trigger": "auto"}))
     assert compact.startswith(limits.INJECTED_MARKER) and "# Worklog" in compact
+    # After the compaction Claude Code starts the session again (source=compact): the notes lead,
+    # cut to their share, and the memory index follows, all within the 10,000-char cap.
+    save = {"cwd": str(project), "type": "project", "name": "Invoice API", "description": "billing moves to the invoice API v2", "body": "v2"}
+    assert live.client.post("/v1/memories", json=save).status_code == 201
+    resumed = context(hook(live, {**base, "hook_event_name": "SessionStart", "source": "compact"}))
+    assert resumed.startswith(limits.INJECTED_MARKER) and "Session notes kept by memoryd" in resumed
+    assert "# Task specification" in resumed and "invoice API v2" in resumed
+    assert len(resumed) <= limits.CLAUDE_CODE_CONTEXT_MAX_CHARS and resumed.index("# Task specification") < resumed.index("invoice API v2")
+    fresh = context(hook(live, {**base, "hook_event_name": "SessionStart", "source": "startup"}))
+    assert "Session notes" not in fresh and "invoice API v2" in fresh
+    odd = context(hook(live, {**base, "session_id": "../../etc", "hook_event_name": "SessionStart", "source": "compact"}))
+    assert "invoice API v2" in odd and "Session notes" not in odd  # a bad id never costs the index

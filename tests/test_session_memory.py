@@ -162,6 +162,28 @@ def test_llm_rewrites_notes_from_delta(home: Path, project: Path, messages_api: 
     assert daemon.session_memory.updates["llm"] == 1
 
 
+def test_llm_delta_is_what_came_after_the_last_update_newest_first_kept(home: Path, project: Path, messages_api: ScriptedMessagesAPI) -> None:
+    daemon = _llm_daemon(home, messages_api)
+    daemon.settings.session_memory.update_tokens = 1
+    s = new_session(daemon.settings.transcript_roots[0], str(project), "sess-delta")
+    s.user("Step one: rename the config loader")
+    messages_api.push(Reply(text="# Session Title\nRename\n"))
+    assert daemon.session_memory.update("sess-delta", s.path)
+    # More than the delta budget arrives: the newest part is sent.
+    budget = limits.SESSION_MEMORY_DELTA_MAX_TOKENS * limits.CHARS_PER_TOKEN
+    s.user("OLDEST new request")
+    for i in range(budget // 1500 + 5):
+        s.assistant(f"note {i} " + "z" * 1500)
+    s.assistant("NEWEST words of the session")
+    messages_api.push(Reply(text="# Session Title\nRename, part two\n"))
+    assert daemon.session_memory.update("sess-delta", s.path)
+    sent = messages_api.texts_sent()[-1]
+    delta = sent.split("<transcript_delta>")[1]
+    assert "NEWEST words of the session" in delta and "[…earlier part omitted]" in delta
+    assert "Step one" not in delta and "OLDEST new request" not in delta  # before the last update / cut for budget
+    assert len(delta) <= budget + 200
+
+
 @pytest.mark.parametrize("reply", [Reply(status=500), Reply(text="no headers at all")], ids=["500", "garbage"])
 def test_llm_failure_falls_back_to_offline(home: Path, project: Path, messages_api: ScriptedMessagesAPI, reply: Reply) -> None:
     daemon = _llm_daemon(home, messages_api)

@@ -14,6 +14,7 @@ from memoryd.metrics import Metrics
 from memoryd.state import StateDB
 from memoryd.transcripts import TranscriptService, parse_line, parse_lines, read_new_lines
 from memoryd.transcripts.parser import MalformedLine
+from memoryd.transcripts.reader import iter_batches
 from tests.support.transcripts import new_session
 
 FIXTURES = Path(__file__).parent / "fixtures" / "claude-transcripts"
@@ -49,6 +50,14 @@ def test_injected_recall_text_is_not_the_users_words() -> None:
     assert meta is not None and not meta.is_prompt
     attach = parse_line(json.dumps({"type": "attachment", "uuid": "u3", "attachment": {"type": "hook_success", "stdout": "remember X"}}))
     assert attach is not None and attach.kind == "other" and not attach.is_prompt
+
+
+def test_a_prompt_queued_while_the_agent_worked_is_the_users_words() -> None:
+    queued = parse_line(json.dumps({"type": "attachment", "uuid": "q1", "timestamp": "2026-03-01T10:00:00Z",
+                                    "attachment": {"type": "queued_command", "prompt": "remember that we deploy with fly"}}))
+    assert queued is not None and queued.is_prompt and queued.text == "remember that we deploy with fly"
+    slash = parse_line(json.dumps({"type": "attachment", "uuid": "q2", "attachment": {"type": "queued_command", "prompt": "<command-name>/mcp</command-name>"}}))
+    assert slash is not None and not slash.is_prompt
 
 
 def test_malformed_and_unknown_lines() -> None:
@@ -141,3 +150,46 @@ def test_tail_rewritten_past_the_cursor_is_detected(tmp_path: Path) -> None:
     with path.open("ab") as fh:
         fh.write(b'{"d":4}\n')
     assert not (tail := read_new_lines(path, again.end, again.inode)).reset and tail.lines == [b'{"d":4}']
+
+
+def test_a_large_transcript_is_ingested_in_batches(tmp_path: Path) -> None:
+    """More bytes than one batch, and one line longer than a batch: all of it lands, in bounded reads."""
+    root = tmp_path / "projects"
+    db = StateDB(tmp_path / "state.db")
+    service = TranscriptService(roots=[root], state=db, metrics=Metrics(), watch=False)
+    writer = new_session(root, "/home/me/app")
+    batch = limits.TRANSCRIPT_READ_BATCH_BYTES
+    filler = "x" * 50_000
+    lines = 0
+    while writer.path.exists() is False or writer.path.stat().st_size < 2 * batch:
+        writer.user(f"turn {lines} {filler}")
+        lines += 1
+    writer.assistant("y" * (batch + 10))  # a single line longer than a batch
+    writer.user("the last words")
+    writer.raw('{"type":"user","partial":')  # a partial last line waits for the rest
+    result = service.ingest(writer.path)
+    assert result["lines"] == lines + 2 and result["malformed"] == 0
+    state = service.file_state(writer.path)
+    assert state is not None and state["lines"] == lines + 2 and state["offset"] == writer.path.stat().st_size - len('{"type":"user","partial":')
+    assert writer.path in service.changed_since_last_run()  # the partial tail is read again on the next start
+    writer.raw('true}\n')
+    assert service.ingest(writer.path) | {"path": ""} == {"path": "", "lines": 1, "malformed": 0, "reset": False, "offset": writer.path.stat().st_size}
+    assert writer.path not in service.changed_since_last_run()
+
+
+def test_batches_cover_the_file_exactly_once(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    lines = [json.dumps({"n": i, "pad": "p" * (i % 7) * 10}).encode() for i in range(200)]
+    lines.insert(100, json.dumps({"giant": "g" * 5000}).encode())  # longer than a batch
+    path.write_bytes(b"\n".join(lines) + b"\n" + b'{"partial":')
+    batches = list(iter_batches(path, batch_bytes=512))
+    assert len(batches) > 10
+    assert [line for b in batches for line in b.lines] == lines
+    assert all(a.end == b.start for a, b in zip(batches, batches[1:]))
+    assert batches[-1].end == path.stat().st_size - len(b'{"partial":')
+    # from a cursor: only what follows; a file replaced under the cursor: from 0, flagged
+    tail = list(iter_batches(path, batches[3].end, batches[0].inode, batch_bytes=512))
+    assert [line for b in tail for line in b.lines] == [line for b in batches[4:] for line in b.lines]
+    path.write_bytes(b'{"new":1}\n')
+    again = list(iter_batches(path, batches[3].end, batches[0].inode, batch_bytes=512))
+    assert again[0].reset and [line for b in again for line in b.lines] == [b'{"new":1}']

@@ -19,8 +19,9 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-# No token needed: liveness, and the API's own description (no memory data in either).
-PUBLIC_PATHS = frozenset({"/v1/health", "/docs", "/docs/oauth2-redirect", "/openapi.json", "/redoc"})
+# No token needed: liveness only (spec §7). The OpenAPI schema and /docs need the token too:
+# they map every endpoint, and another local user has no business reading even that.
+PUBLIC_PATHS = frozenset({"/v1/health"})
 
 
 async def _send_error(send: Send, status: int, code: str, message: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:

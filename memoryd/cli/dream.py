@@ -6,7 +6,7 @@ import argparse
 import time
 from typing import Any
 
-from memoryd.cli.output import EXIT_OK, client_of, common, cwd_of, emit
+from memoryd.cli.output import EXIT_OK, client_of, common, cwd_of, emit, when
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -31,14 +31,14 @@ def _human_status(s: dict[str, Any]) -> str:
         lines.append(f"running: {s['running']['run_id']} phase {s['running']['phase']}, {len(s['running']['files_touched'])} file(s) touched")
     if s.get("last_run"):
         lr = s["last_run"]
-        lines.append(f"last run: {lr['run_id']} {lr['status']} at {lr['finished_at'] or lr['started_at']} ({len(lr['changes'])} change(s))")
+        lines.append(f"last run: {lr['run_id']} {lr['status']} at {when(lr['finished_at'] or lr['started_at'])} ({len(lr['changes'])} change(s))")
     if s.get("next_check"):
-        lines.append(f"next check: {s['next_check']}")
+        lines.append(f"next check: {when(s['next_check'])}")
     return "\n".join(lines)
 
 
 def _human_run(r: dict[str, Any]) -> str:
-    lines = [f"{r['run_id']}  {r['status']}  {r['method'] or ''}  started {r['started_at']}" + ("  (undone)" if r.get("undone_at") else "")]
+    lines = [f"{r['run_id']}  {r['status']}  {r['method'] or ''}  started {when(r['started_at'])}" + ("  (undone)" if r.get("undone_at") else "")]
     lines += [f"    {c['op']:6} {c['filename']}  {c.get('why', '')}" for c in r["changes"]]
     lines += [f"    note: {n}" for n in r.get("notes", [])]
     if r.get("error"):

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from datetime import datetime
 from typing import Any, Callable
 
 from memoryd.client import ApiError, DaemonNotRunning, MemorydClient
@@ -43,6 +44,19 @@ def emit(args: argparse.Namespace, data: Any, human: Callable[[Any], str] | str 
     text = human(data) if callable(human) else human
     if text:
         print(text)
+
+
+def when(iso: str | None) -> str:
+    """An API timestamp as people read it: local time to the second (JSON output keeps ISO)."""
+    if not iso:
+        return "-"
+    try:
+        moment = datetime.fromisoformat(str(iso).replace("Z", "+00:00"))
+    except ValueError:
+        return str(iso)
+    if moment.tzinfo is not None:
+        moment = moment.astimezone()
+    return moment.strftime("%Y-%m-%d %H:%M:%S")
 
 
 def fail(message: str, code: int = EXIT_API) -> int:

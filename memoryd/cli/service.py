@@ -6,7 +6,7 @@ import argparse
 import time
 from typing import Any
 
-from memoryd.cli.output import EXIT_OK, client_of, common, emit, settings_of
+from memoryd.cli.output import EXIT_DOWN, EXIT_OK, client_of, common, emit, fail, settings_of, when
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -17,6 +17,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = common(sub.add_parser("status", help="is the daemon up, in which mode, doing what"), cwd=False)
     p.set_defaults(func=cmd_status)
+
+    p = common(sub.add_parser("stop", help="stop the running daemon (SIGTERM: running jobs finish or are re-queued)"), cwd=False)
+    p.add_argument("--timeout", type=float, default=15.0, help="seconds to wait for it to exit (default 15)")
+    p.set_defaults(func=cmd_stop)
 
     p = common(sub.add_parser("install-service", help="write and enable the systemd/launchd user service"), cwd=False)
     p.add_argument("--dry-run", action="store_true", help="print the unit and the commands without writing anything")
@@ -53,7 +57,7 @@ def _human_status(s: dict[str, Any]) -> str:
         lines.append("jobs:    " + counts + (f" (now: {jobs['current_job']})" if jobs.get("current_job") else ""))
     dream = s.get("dream")
     if isinstance(dream, dict) and dream.get("next_check"):
-        lines.append(f"dream:   next check {dream['next_check']}")
+        lines.append(f"dream:   next check {when(dream['next_check'])}")
     for directory, files in (s.get("invalid_files") or {}).items():
         for f in files:
             lines.append(f"problem: {directory}/{f['filename']}: {f['error']}")
@@ -64,6 +68,32 @@ def cmd_status(args: argparse.Namespace) -> int:
     with client_of(args) as client:
         emit(args, client.status(), _human_status)
     return EXIT_OK
+
+
+def cmd_stop(args: argparse.Namespace) -> int:
+    """SIGTERM the daemon named in daemon.json and wait until it is gone."""
+    import os
+    import signal
+
+    from memoryd.runtime import read_runtime_file
+
+    home = settings_of(args).home
+    running = read_runtime_file(home)
+    if running is None:
+        emit(args, {"stopped": False, "reason": "not running"}, f"memoryd is not running (no live daemon in {home / 'daemon.json'})")
+        return EXIT_DOWN
+    pid = int(running["pid"])
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except PermissionError:
+        return fail(f"pid {pid} belongs to another user; stop it as that user (or with systemctl --user stop memoryd)")
+    deadline = time.monotonic() + args.timeout
+    while time.monotonic() < deadline:
+        if read_runtime_file(home) is None:
+            emit(args, {"stopped": True, "pid": pid}, f"stopped memoryd (pid {pid})")
+            return EXIT_OK
+        time.sleep(0.1)
+    return fail(f"memoryd (pid {pid}) did not exit within {args.timeout:g} s; look at its log, or `kill -9 {pid}` as a last resort")
 
 
 def cmd_install_service(args: argparse.Namespace) -> int:

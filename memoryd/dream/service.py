@@ -22,7 +22,7 @@ from memoryd.config import DreamSettings
 from memoryd.dream.gates import Gate, sessions_touched_since
 from memoryd.dream.lock import ConsolidationLock
 from memoryd.dream.plan import Action, Plan, llm_plan, offline_plan
-from memoryd.errors import Conflict, LLMUnavailable, MemorydError, RunNotFound, TokenBudgetExceeded, Unprocessable
+from memoryd.errors import Conflict, GatesClosed, LLMUnavailable, LockHeld, MemorydError, RunNotFound, TokenBudgetExceeded, Unprocessable
 from memoryd.llm import LLMClient
 from memoryd.metrics import Metrics
 from memoryd.state import StateDB
@@ -52,18 +52,6 @@ CREATE TABLE IF NOT EXISTS dream_run_logs (run_id TEXT NOT NULL, key TEXT NOT NU
 CREATE TABLE IF NOT EXISTS dream_projects (memory_dir TEXT PRIMARY KEY, project_root TEXT NOT NULL);
 """
 PHASES = ("orient", "gather signal", "consolidate", "prune & index")
-
-
-class LockHeld(Conflict):
-    """Raised when another process (or run) holds `.consolidate-lock`."""
-
-    code = "lock_held"
-
-
-class GatesClosed(Conflict):
-    """Raised when an unforced run is asked for while one of gates 1-3 is closed."""
-
-    code = "dream_gates_closed"
 
 
 class _Cancelled(Exception):

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from memoryd import limits
-from memoryd.errors import InvalidMemory, InvalidRequest, JobNotFound, LLMUnavailable, ServiceUnavailable, TokenBudgetExceeded, Unprocessable
+from memoryd.errors import InvalidMemory, InvalidRequest, JobNotFound, LLMUnavailable, QueueFull, TokenBudgetExceeded, Unprocessable
 from memoryd.extract.offline import Candidate, extract_explicit
 from memoryd.extract.prompts import EXTRACTION_SYSTEM, extraction_user_message
 from memoryd.llm import LLMClient, extract_json
@@ -74,12 +74,6 @@ CREATE TABLE IF NOT EXISTS extraction_seen (
 
 TRANSCRIPT_PROMPT_MAX_CHARS = 30_000  # bound on the session delta sent to the LLM
 DEDUP_SIMILARITY = 0.7  # description word overlap above which a candidate updates an existing memory
-
-
-class QueueFull(ServiceUnavailable):
-    """Raised when the extraction queue holds EXTRACT_QUEUE_MAX jobs."""
-
-    code = "queue_full"
 
 
 @dataclass
@@ -227,8 +221,27 @@ class ExtractionService:
             job["attempts"] += 1
             return job
 
+    def prune(self, now: float | None = None) -> dict[str, int]:
+        """Forget finished jobs and idle sessions' cursors older than the transcripts' retention."""
+        cutoff = (time.time() if now is None else now) - limits.EXTRACT_RETENTION_DAYS * 86400
+        with self.state.transaction() as db:
+            jobs = db.execute("DELETE FROM jobs WHERE status IN ('done', 'skipped', 'failed') AND updated_at < ?", (cutoff,)).rowcount
+            stale = "SELECT session_id FROM extraction_cursors WHERE updated_at < ?"
+            seen = db.execute(f"DELETE FROM extraction_seen WHERE session_id IN ({stale})", (cutoff,)).rowcount
+            cursors = db.execute("DELETE FROM extraction_cursors WHERE updated_at < ?", (cutoff,)).rowcount
+        if jobs or cursors:
+            log.info("pruned %d finished extraction job(s) and %d idle session cursor(s) older than %d days", jobs, cursors, limits.EXTRACT_RETENTION_DAYS)
+        return {"jobs": jobs, "cursors": cursors, "seen": seen}
+
     def _run(self) -> None:
+        next_prune = 0.0
         while not self._stopping.is_set():
+            if time.monotonic() >= next_prune:
+                next_prune = time.monotonic() + limits.EXTRACT_PRUNE_EVERY_SECONDS
+                try:
+                    self.prune()
+                except Exception:  # bookkeeping must never stop extraction
+                    log.exception("pruning extraction state failed")
             job = self._next_job()
             if job is None:
                 self._wake.wait(timeout=limits.EXTRACT_SETTLE_SECONDS / 5)

@@ -66,6 +66,23 @@ def fit_session_context(prompt: str, cap: int = limits.CLAUDE_CODE_CONTEXT_MAX_C
     return "\n".join(kept)[:cap]
 
 
+def session_notes_context(notes: str, cap: int = limits.SESSION_NOTES_CONTEXT_MAX_CHARS) -> str:
+    """The session's notes as the head of the post-compaction context, cut to `cap` on a line."""
+    head = f"{limits.INJECTED_MARKER}\nSession notes kept by memoryd before this compaction:\n\n"
+    body = notes.strip()
+    if len(head) + len(body) + 1 > cap:
+        body = body[: max(0, cap - len(head) - 40)].rsplit("\n", 1)[0] + "\n[… notes cut: GET /v1/sessions/{id}/memory]"
+    return f"{head}{body}\n"
+
+
+def _session_notes(daemon: "Daemon", session_id: str) -> str | None:
+    """The session's notes; None when there are none or the id is not one memoryd accepts."""
+    try:
+        return daemon.session_memory.get(session_id) if session_id else None
+    except MemorydError:
+        return None
+
+
 def handle_hook(daemon: "Daemon", payload: dict[str, Any]) -> dict[str, Any]:
     """Answer one Claude Code hook; `{}` when there is nothing to add or anything fails."""
     event = str(payload.get("hook_event_name", ""))
@@ -75,6 +92,10 @@ def handle_hook(daemon: "Daemon", payload: dict[str, Any]) -> dict[str, Any]:
         if event == "SessionStart" and cwd:
             store = daemon.store_for(cwd)
             prompt = build_memory_prompt(store.path, store.served_index())
+            notes = _session_notes(daemon, session_id) if payload.get("source") == "compact" else None
+            if notes:  # right after a compaction: the session's own notes lead, so the work goes on
+                head = session_notes_context(notes)
+                return _context(event, head + fit_session_context(prompt, limits.CLAUDE_CODE_CONTEXT_MAX_CHARS - len(head)))
             return _context(event, fit_session_context(prompt))
         if event == "UserPromptSubmit" and cwd and session_id:
             # max_chars: memories that would overflow Claude Code's cap are left for a later prompt, not marked surfaced.
@@ -84,8 +105,9 @@ def handle_hook(daemon: "Daemon", payload: dict[str, Any]) -> dict[str, Any]:
             daemon.turn_end(session_id, str(payload["transcript_path"]), cwd, payload.get("last_assistant_message"))
             return {}
         if event == "PreCompact" and session_id:
-            notes_of = getattr(getattr(daemon, "session_memory", None), "get", None)
-            notes = notes_of(session_id) if notes_of else None
+            # The installed hook discards this answer (Claude Code takes no context from PreCompact);
+            # other clients may read it. Claude Code gets the notes at SessionStart(source=compact).
+            notes = _session_notes(daemon, session_id)
             return _context(event, f"{limits.INJECTED_MARKER}\n{notes}"[: limits.CLAUDE_CODE_CONTEXT_MAX_CHARS]) if notes else {}
     except MemorydError as exc:
         log.warning("%s hook: %s (%s)", event or "unknown", exc.code, exc.message)

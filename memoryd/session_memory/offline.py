@@ -1,4 +1,7 @@
-"""Deterministic session notes without an LLM: what can be read straight off the transcript."""
+"""Deterministic session notes without an LLM: what can be read straight off the transcript.
+
+`OfflineNotes` takes entries one at a time, so a long transcript is streamed through it in
+batches and never held whole."""
 
 from __future__ import annotations
 
@@ -13,53 +16,70 @@ def _one_line(text: str, limit: int = _LINE_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def build_sections(entries: list[Entry]) -> dict[str, str]:
+class OfflineNotes:
     """Title and task from the prompts, files from tool calls, errors from failed tool results, worklog from turns."""
-    prompts = [e for e in entries if e.is_prompt and not e.is_sidechain]
-    tool_names: dict[str, str] = {}
-    files: dict[str, list[str]] = {}
-    commands: list[str] = []
-    errors: list[str] = []
-    worklog: list[str] = []
-    last_prose = ""
-    turn_tools = 0
-    for e in entries:
+
+    def __init__(self) -> None:
+        self.first_prompt = ""
+        self.later_prompts: list[str] = []
+        self.tool_names: dict[str, str] = {}
+        self.files: dict[str, list[str]] = {}
+        self.commands: dict[str, None] = {}
+        self.errors: list[str] = []
+        self.worklog: list[str] = []
+        self.last_prose = ""
+        self.turn_tools = 0
+
+    def add(self, e: Entry) -> None:
         if e.is_prompt and not e.is_sidechain:
-            worklog.append(f"- {e.timestamp[:16].replace('T', ' ')} user: {_one_line(e.text, 120)}")
-            turn_tools = 0
+            if not self.first_prompt:
+                self.first_prompt = e.text
+            else:
+                self.later_prompts.append(f"- {_one_line(e.text)}")
+            self.worklog.append(f"- {e.timestamp[:16].replace('T', ' ')} user: {_one_line(e.text, 120)}")
+            self.turn_tools = 0
         for use in e.tool_uses:
-            tool_names[use.id] = use.name
-            turn_tools += 1
+            self.tool_names[use.id] = use.name
+            self.turn_tools += 1
             for key in _PATH_KEYS:
                 value = use.input.get(key)
                 if isinstance(value, str) and value:
-                    names = files.setdefault(value, [])
+                    names = self.files.setdefault(value, [])
                     if use.name not in names:
                         names.append(use.name)
             command = use.input.get("command")
             if use.name == "Bash" and isinstance(command, str) and command.strip():
-                commands.append(f"- `{_one_line(command, 160)}`")
+                self.commands[f"- `{_one_line(command, 160)}`"] = None
         for result in e.tool_results:
             if result.is_error:
-                tool = tool_names.get(result.tool_use_id, "tool")
-                errors.append(f"- {tool}: {_one_line(result.text or 'failed', 200)}")
+                tool = self.tool_names.get(result.tool_use_id, "tool")
+                self.errors.append(f"- {tool}: {_one_line(result.text or 'failed', 200)}")
         if e.kind == "assistant" and e.text.strip():
-            last_prose = e.text.strip()
-            worklog.append(f"- assistant: {_one_line(e.text, 120)}" + (f" ({turn_tools} tool calls)" if turn_tools else ""))
-    sections: dict[str, str] = {}
-    if prompts:
-        sections["Session Title"] = _one_line(prompts[0].text.splitlines()[0], 80)
-        task = prompts[0].text.strip()
-        later = [f"- {_one_line(p.text)}" for p in prompts[1:]]
-        sections["Task specification"] = task + ("\n\nLater requests:\n" + "\n".join(later) if later else "")
-    if last_prose:
-        sections["Current State"] = "Last assistant message: " + _one_line(last_prose, 600)
-    if files:
-        sections["Files and Functions"] = "\n".join(f"- {path} ({', '.join(names)})" for path, names in files.items())
-    if commands:
-        sections["Workflow"] = "\n".join(dict.fromkeys(commands))
-    if errors:
-        sections["Errors & Corrections"] = "\n".join(errors)
-    if worklog:
-        sections["Worklog"] = "\n".join(worklog)
-    return sections
+            self.last_prose = e.text.strip()
+            self.worklog.append(f"- assistant: {_one_line(e.text, 120)}" + (f" ({self.turn_tools} tool calls)" if self.turn_tools else ""))
+
+    def sections(self) -> dict[str, str]:
+        sections: dict[str, str] = {}
+        if self.first_prompt:
+            sections["Session Title"] = _one_line(self.first_prompt.splitlines()[0], 80)
+            task = self.first_prompt.strip()
+            sections["Task specification"] = task + ("\n\nLater requests:\n" + "\n".join(self.later_prompts) if self.later_prompts else "")
+        if self.last_prose:
+            sections["Current State"] = "Last assistant message: " + _one_line(self.last_prose, 600)
+        if self.files:
+            sections["Files and Functions"] = "\n".join(f"- {path} ({', '.join(names)})" for path, names in self.files.items())
+        if self.commands:
+            sections["Workflow"] = "\n".join(self.commands)
+        if self.errors:
+            sections["Errors & Corrections"] = "\n".join(self.errors)
+        if self.worklog:
+            sections["Worklog"] = "\n".join(self.worklog)
+        return sections
+
+
+def build_sections(entries: list[Entry]) -> dict[str, str]:
+    """The offline sections of a list of entries."""
+    notes = OfflineNotes()
+    for e in entries:
+        notes.add(e)
+    return notes.sections()

@@ -14,7 +14,8 @@ import logging
 import re
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from collections import deque
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
@@ -24,14 +25,15 @@ from memoryd.config import Settings
 from memoryd.errors import InvalidRequest, LLMUnavailable, TokenBudgetExceeded
 from memoryd.llm.client import LLMClient
 from memoryd.session_memory import notes
-from memoryd.session_memory.offline import build_sections
+from memoryd.session_memory.offline import OfflineNotes
 from memoryd.state import StateDB
 from memoryd.store.files import atomic_write
 from memoryd.store.secrets import redact_secrets
 from memoryd.transcripts.parser import Entry, estimate_tokens, parse_lines
-from memoryd.transcripts.reader import read_new_lines
+from memoryd.transcripts.reader import iter_batches
 
 log = logging.getLogger(__name__)
+DELTA_MAX_CHARS = limits.SESSION_MEMORY_DELTA_MAX_TOKENS * limits.CHARS_PER_TOKEN  # transcript delta sent to the LLM
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS session_memory (
@@ -87,30 +89,71 @@ def decide(*, tokens: int, since_tokens: int | None, tool_calls_since: int, last
     return Decision(False, "mid_tool_loop")
 
 
-def _last_turn_had_tools(entries: list[Entry]) -> bool:
-    """Whether the last assistant message (CC splits one message over entries sharing its id) called a tool."""
-    mains = [e for e in entries if e.kind == "assistant" and not e.is_sidechain]
-    if not mains:
-        return False
-    last = mains[-1]
-    same = [e for e in mains if e.message_id == last.message_id] if last.message_id else [last]
-    return any(e.tool_uses for e in same)
-
-
-def _render_delta(entries: list[Entry]) -> str:
+def _render_entry(e: Entry) -> str:
+    """One entry as the LLM sees it in the transcript delta (tool payloads cut to 2,000 chars)."""
     lines: list[str] = []
-    for e in entries:
-        if e.is_prompt:
-            lines.append(f"USER: {e.text}")
-        elif e.kind == "assistant":
-            if e.text.strip():
-                lines.append(f"ASSISTANT: {e.text}")
-            lines += [f"TOOL CALL {u.name}: {json.dumps(u.input, ensure_ascii=False)[:2000]}" for u in e.tool_uses]
-        for r in e.tool_results:
-            lines.append(f"TOOL RESULT{' (error)' if r.is_error else ''}: {r.text[:2000]}")
-    text = "\n".join(lines)
-    budget = limits.SESSION_MEMORY_DELTA_MAX_TOKENS * limits.CHARS_PER_TOKEN
-    return text if len(text) <= budget else "[…earlier part omitted]\n" + text[-budget:]
+    if e.is_prompt:
+        lines.append(f"USER: {e.text}")
+    elif e.kind == "assistant":
+        if e.text.strip():
+            lines.append(f"ASSISTANT: {e.text}")
+        lines += [f"TOOL CALL {u.name}: {json.dumps(u.input, ensure_ascii=False)[:2000]}" for u in e.tool_uses]
+    for r in e.tool_results:
+        lines.append(f"TOOL RESULT{' (error)' if r.is_error else ''}: {r.text[:2000]}")
+    return "\n".join(lines)
+
+
+@dataclass
+class SessionRead:
+    """One streamed pass over a transcript: what the gates and the notes need, never the whole file."""
+
+    tokens: int = 0
+    entries: int = 0
+    tool_calls_since: int = 0  # assistant tool calls after the last update
+    offline: OfflineNotes = field(default_factory=OfflineNotes)
+    last_message_id: str = ""
+    last_turn_had_tools: bool = False  # the last assistant message (CC splits it over entries sharing its id) called a tool
+    _delta: deque[str] = field(default_factory=deque)  # the newest rendered entries since the last update, within budget
+    _delta_chars: int = 0
+    _delta_cut: bool = False
+
+    def add(self, e: Entry, since_index: int) -> None:
+        self.tokens += entry_tokens(e)
+        if self.entries >= since_index:
+            if e.kind == "assistant":
+                self.tool_calls_since += len(e.tool_uses)
+            rendered = _render_entry(e)
+            if rendered:
+                self._delta.append(rendered)
+                self._delta_chars += len(rendered) + 1
+                while self._delta_chars > DELTA_MAX_CHARS and len(self._delta) > 1:
+                    self._delta_chars -= len(self._delta.popleft()) + 1
+                    self._delta_cut = True
+        self.entries += 1
+        self.offline.add(e)
+        if e.kind == "assistant" and not e.is_sidechain:
+            if e.message_id and e.message_id == self.last_message_id:
+                self.last_turn_had_tools = self.last_turn_had_tools or bool(e.tool_uses)
+            else:
+                self.last_message_id, self.last_turn_had_tools = e.message_id, bool(e.tool_uses)
+
+    def delta(self) -> str:
+        """The transcript since the last update, its newest part when over the budget."""
+        text = "\n".join(self._delta)
+        if len(text) > DELTA_MAX_CHARS:
+            text, self._delta_cut = text[-DELTA_MAX_CHARS:], True
+        return ("[…earlier part omitted]\n" if self._delta_cut else "") + text
+
+
+def _read_session(transcript: Path, since_index: int) -> SessionRead:
+    """Stream the transcript in batches through the token count, the offline notes and the delta."""
+    read = SessionRead()
+    seen: set[str] = set()
+    for batch in iter_batches(transcript):
+        entries, _ = parse_lines(batch.lines, seen)
+        for e in entries:
+            read.add(e, since_index)
+    return read
 
 
 class SessionMemory:
@@ -167,23 +210,19 @@ class SessionMemory:
         if not cfg.enabled:
             return False
         path = self.path_for(session_id)
-        try:
-            read = read_new_lines(Path(transcript_path), 0)
-        except OSError:
-            return False
-        entries, _ = parse_lines(read.lines)
         with self._lock:
             row = self.state.query_one("SELECT * FROM session_memory WHERE session_id = ?", (session_id,))
             if row is not None and not path.exists():
                 row = None  # notes deleted by hand: start over
-            tokens = sum(entry_tokens(e) for e in entries)
-            start = min(row["entries_at_update"], len(entries)) if row is not None else 0
-            since = entries[start:]
+            try:
+                read = _read_session(Path(transcript_path), int(row["entries_at_update"]) if row is not None else 0)
+            except OSError:
+                return False
             decision = decide(
-                tokens=tokens,
+                tokens=read.tokens,
                 since_tokens=row["tokens_at_update"] if row is not None else None,
-                tool_calls_since=sum(len(e.tool_uses) for e in since if e.kind == "assistant"),
-                last_turn_had_tools=_last_turn_had_tools(entries),
+                tool_calls_since=read.tool_calls_since,
+                last_turn_had_tools=read.last_turn_had_tools,
                 init_tokens=cfg.init_tokens,
                 update_tokens=cfg.update_tokens,
                 tool_calls=cfg.tool_calls,
@@ -191,34 +230,33 @@ class SessionMemory:
             if not decision.write:
                 return False
             current = path.read_text(encoding="utf-8") if row is not None else ""
-            text, method = self._write_notes(current, entries, since)
+            text, method = self._write_notes(current, read.offline.sections(), read.delta())
             atomic_write(path, redact_secrets(text), mode=0o600)
             self.state.execute(
                 "INSERT INTO session_memory(session_id, tokens_at_update, entries_at_update, updated_at, method) "
                 "VALUES (?, ?, ?, ?, ?) ON CONFLICT(session_id) DO UPDATE SET tokens_at_update=excluded.tokens_at_update, "
                 "entries_at_update=excluded.entries_at_update, updated_at=excluded.updated_at, method=excluded.method",
-                (session_id, tokens, len(entries), self.now().isoformat(), method),
+                (session_id, read.tokens, read.entries, self.now().isoformat(), method),
             )
             self.updates[method] += 1
-            log.info("session memory %s written (%s, %s, %d tokens)", session_id, method, decision.reason, tokens)
+            log.info("session memory %s written (%s, %s, %d tokens)", session_id, method, decision.reason, read.tokens)
             return True
 
-    def _write_notes(self, current: str, entries: list[Entry], since: list[Entry]) -> tuple[str, str]:
-        offline = build_sections(entries)
+    def _write_notes(self, current: str, offline: dict[str, str], delta: str) -> tuple[str, str]:
         if self.llm is not None and self.settings.llm_mode == "llm":
             try:
-                return notes.render(notes.enforce_budgets(self._llm_sections(current, since, offline))), "llm"
+                return notes.render(notes.enforce_budgets(self._llm_sections(current, delta, offline))), "llm"
             except (LLMUnavailable, TokenBudgetExceeded) as exc:
                 log.warning("session memory: LLM failed (%s); writing offline notes", exc.code)
                 self.updates["llm_fallback"] += 1
         return notes.render(notes.enforce_budgets(offline)), "offline"
 
-    def _llm_sections(self, current: str, since: list[Entry], offline: dict[str, str]) -> dict[str, str]:
+    def _llm_sections(self, current: str, delta: str, offline: dict[str, str]) -> dict[str, str]:
         assert self.llm is not None
         system = _SYSTEM.format(titles=", ".join(notes.TITLES), section=limits.SESSION_MEMORY_SECTION_MAX_TOKENS,
                                 total=limits.SESSION_MEMORY_MAX_TOKENS)
         user = (f"<current_notes>\n{current or notes.render(offline)}\n</current_notes>\n\n"
-                f"<transcript_delta>\n{_render_delta(since)}\n</transcript_delta>")
+                f"<transcript_delta>\n{delta}\n</transcript_delta>")
         result = self.llm.complete(purpose="session_memory", system=system, user=user, max_tokens=4096)
         sections = notes.parse(result.text)
         if not sections:

@@ -174,6 +174,12 @@ def parse_line(raw: bytes | str) -> Entry | None:
         entry.kind = "compact_boundary"
     elif raw_type == "attachment":
         attachment = obj.get("attachment") or {}
+        if attachment.get("type") == "queued_command" and isinstance(attachment.get("prompt"), str):
+            # A prompt typed while the agent was busy: the user's own words, like a user entry.
+            prompt = strip_injected(attachment["prompt"])
+            if prompt and not is_injected_text(prompt):
+                entry.kind, entry.text = "user", prompt
+            return entry
         for key in ("content", "stdout"):
             value = attachment.get(key)
             if isinstance(value, str):
@@ -183,11 +189,12 @@ def parse_line(raw: bytes | str) -> Entry | None:
     return entry
 
 
-def parse_lines(lines: Iterable[bytes | str]) -> tuple[list[Entry], int]:
-    """Parse many lines; returns (entries, malformed count). Duplicate uuids are kept once."""
+def parse_lines(lines: Iterable[bytes | str], seen: set[str] | None = None) -> tuple[list[Entry], int]:
+    """Parse many lines; returns (entries, malformed count). Duplicate uuids are kept once
+    (pass one `seen` set to every batch of a file to dedupe across batches)."""
     entries: list[Entry] = []
     malformed = 0
-    seen: set[str] = set()
+    seen = set() if seen is None else seen
     for line in lines:
         try:
             entry = parse_line(line)

@@ -9,6 +9,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
+
+from memoryd import limits
 
 CHUNK = 1 << 20
 
@@ -51,3 +54,21 @@ def read_new_lines(path: Path, offset: int = 0, inode: int | None = None, *, max
         return ReadResult([], start, start, st.st_ino, st.st_size, reset)
     complete = data[: last_newline + 1]
     return ReadResult(complete.splitlines(), start, start + len(complete), st.st_ino, st.st_size, reset)
+
+
+def iter_batches(path: Path, offset: int = 0, inode: int | None = None, *, batch_bytes: int = limits.TRANSCRIPT_READ_BATCH_BYTES) -> Iterator[ReadResult]:
+    """`read_new_lines` in bounded batches, so a large transcript is never in memory whole.
+
+    The first batch applies the reset checks; a line longer than a batch is read with a batch
+    grown to fit it. Stops once a batch reached the end of the file as it was then."""
+    batch = batch_bytes
+    while True:
+        result = read_new_lines(path, offset, inode, max_bytes=batch)
+        yield result
+        if result.start + batch >= result.size:
+            return
+        if result.end == result.start:  # one line longer than the batch
+            batch *= 2
+        else:
+            batch = batch_bytes
+        offset, inode = result.end, result.inode

@@ -22,7 +22,7 @@ from memoryd.errors import Forbidden
 from memoryd.metrics import Metrics
 from memoryd.state import StateDB
 from memoryd.transcripts.parser import parse_lines
-from memoryd.transcripts.reader import read_new_lines
+from memoryd.transcripts.reader import ReadResult, iter_batches
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +147,9 @@ class TranscriptService:
 
     def changed_since_last_run(self) -> list[Path]:
         """Backfill: transcripts whose size or mtime differ from what was last ingested."""
-        known = {r["path"]: (r["size"], r["mtime"]) for r in self.state.query("SELECT path, size, mtime FROM transcript_files")}
+        # A file whose cursor stops short of its size (ingest interrupted between batches, or a
+        # partial last line) is read again too: only its tail, from the cursor.
+        known = {r["path"]: (r["size"], r["mtime"]) for r in self.state.query("SELECT path, size, mtime FROM transcript_files WHERE offset >= size")}
         changed: list[Path] = []
         for root in self.roots:
             if not root.is_dir():
@@ -163,17 +165,27 @@ class TranscriptService:
 
     # ------------------------------------------------------------------ ingest
     def ingest(self, path: Path) -> dict[str, Any]:
-        """Read what was appended to `path` since its cursor and update its session facts."""
+        """Read what was appended to `path` since its cursor and update its session facts,
+        batch by batch (`iter_batches`), so a large transcript is never in memory whole."""
         row = self.state.query_one("SELECT * FROM transcript_files WHERE path = ?", (str(path),))
-        offset = int(row["offset"]) if row else 0
-        inode = int(row["inode"]) if row else None
+        total = {"path": str(path), "lines": 0, "malformed": 0, "reset": False, "offset": int(row["offset"]) if row else 0}
         try:
-            result = read_new_lines(path, offset, inode)
-            mtime = path.stat().st_mtime
+            for result in iter_batches(path, total["offset"], int(row["inode"]) if row else None):
+                mtime = path.stat().st_mtime
+                row, lines, malformed = self._record_batch(path, row, result, mtime)
+                total["lines"] += lines
+                total["malformed"] += malformed
+                total["reset"] = total["reset"] or result.reset
+                total["offset"] = result.end
         except OSError as exc:
             log.warning("cannot read transcript %s (%s)", path, exc.__class__.__name__)
             self.metrics.transcript_lines.labels("unreadable").inc()
             return {"path": str(path), "error": exc.__class__.__name__}
+        self.ingested_files += 1
+        return total
+
+    def _record_batch(self, path: Path, row: Any, result: ReadResult, mtime: float) -> tuple[Any, int, int]:
+        """Fold one batch into the file's row; returns (the new row, lines, malformed)."""
         entries, malformed = parse_lines(result.lines)
         session_id = next((e.session_id for e in entries if e.session_id), "") or (row["session_id"] if row else path.stem)
         cwd = next((e.cwd for e in reversed(entries) if e.cwd), "") or (row["cwd"] if row else "")
@@ -199,8 +211,7 @@ class TranscriptService:
         self.metrics.transcript_lines.labels("ok").inc(len(result.lines) - malformed)
         if malformed:
             self.metrics.transcript_lines.labels("malformed").inc(malformed)
-        self.ingested_files += 1
-        return {"path": str(path), "lines": len(result.lines), "malformed": malformed, "reset": result.reset, "offset": result.end}
+        return self.state.query_one("SELECT * FROM transcript_files WHERE path = ?", (str(path),)), len(result.lines), malformed
 
     def file_state(self, path: Path) -> dict[str, Any] | None:
         row = self.state.query_one("SELECT * FROM transcript_files WHERE path = ?", (str(path),))

@@ -57,6 +57,10 @@ class TranscriptWriter:
     def attachment(self, content: str) -> dict[str, Any]:
         return self.append({**self._envelope("attachment"), "attachment": {"type": "hook_additional_context", "content": [content]}})
 
+    def queued_prompt(self, prompt: str) -> dict[str, Any]:
+        """A prompt typed while the agent was busy (CC 2.1.1xx+ records it as an attachment)."""
+        return self.append({**self._envelope("attachment"), "attachment": {"type": "queued_command", "prompt": prompt}})
+
     def raw(self, text: str) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with self.path.open("a", encoding="utf-8") as fh:

@@ -14,6 +14,7 @@ router = APIRouter(tags=["integrations"])
 
 @router.post("/v1/hooks/claude-code")
 def claude_code_hook(daemon: DaemonDep, payload: dict[str, Any] = Body(..., description="Any Claude Code hook input JSON.")) -> dict[str, Any]:
-    """SessionStart → memory prompt + index; UserPromptSubmit → recalled memories; Stop/SubagentStop →
-    extraction queued; PreCompact → session notes; anything else → {}."""
+    """SessionStart → memory prompt + index (led by the session notes after a compaction);
+    UserPromptSubmit → recalled memories; Stop/SubagentStop → extraction queued; PreCompact →
+    session notes; anything else → {}."""
     return handle_hook(daemon, payload)
