@@ -11,11 +11,11 @@ import os
 import re
 import time
 from dataclasses import dataclass
-from typing import Callable, Iterator, NamedTuple, TypeVar
+from typing import Callable, Generator, NamedTuple, TypeVar
 
 from memoryd import limits
 
-_P = TypeVar("_P", str, "os.PathLike[str]")
+_P = TypeVar("_P", bound="str | os.PathLike[str]")
 _UPPER = bytes(range(ord("A"), ord("Z") + 1))
 
 
@@ -37,7 +37,8 @@ class Plan:
 
 class FileScan(NamedTuple):
     """One file's matching lines `(line number, raw line)`; `status` says why the scan ended:
-    "done" (whole file), "hits" (max hits reached), "deadline", or "error" (unreadable)."""
+    "done" (whole file), "hits" (max hits reached), "deadline", or "error" (unreadable; no bytes
+    are counted, as the file may have gone)."""
 
     hits: list[tuple[int, bytes]]
     bytes_read: int
@@ -269,19 +270,19 @@ class Scanner:
                     return FileScan(hits, pos, "done")
                 if expired():
                     return FileScan(hits, pos, "deadline")
-        except OSError:
-            return FileScan(hits, pos, "error") if hits else FileScan([], 0, "error")
+        except OSError:  # vanished or unreadable mid-scan: keep the lines found so far
+            return FileScan(hits, 0, "error")
         finally:
             os.close(fd)
 
 
 def scan_here(
     plan: Plan, paths: list[_P], max_hits: Callable[[], int], expired: Callable[[], bool]
-) -> Iterator[tuple[_P, FileScan]]:
+) -> Generator[tuple[_P, FileScan], None, None]:
     """Scan files one by one in this process, lazily (a file is read only when asked for)."""
     scanner = Scanner(plan)
     for path in paths:
-        yield path, scanner.scan_file(os.fspath(path), max_hits(), expired)
+        yield path, scanner.scan_file(str(path), max_hits(), expired)
 
 
 # --- worker side ------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Generator
 
 from memoryd import limits
 from memoryd.errors import InvalidPattern, InvalidRequest
@@ -22,7 +22,7 @@ from memoryd.store.paths import project_root, sanitize_path
 from memoryd.store.secrets import redact_secrets
 from memoryd.transcripts.grep_pool import GrepPool
 
-from re import _parser as _sre_parse  # the regex parser: finds a literal every match must contain
+from re import _parser as _sre_parse  # type: ignore[attr-defined]  # the regex parser: finds a literal every match must contain
 
 # Lines any sane narrow pattern should not all match; a pattern matching all of them is catch-all.
 _CATCH_ALL_PROBES = ("hello world", "0123456789", "{}[]();,", "ZZZ QQQ")
@@ -179,13 +179,14 @@ def plan_search(compiled: re.Pattern[bytes], term: str, *, regex: bool, ignore_c
         source: bytes | None = None
     else:  # a regex, or a non-ASCII term matched case-insensitively by the regex engine
         literal, source = required_literal(compiled), compiled.pattern
-    sizes = {"chunk_bytes": limits.GREP_CHUNK_BYTES, "line_max_bytes": limits.GREP_LINE_MAX_BYTES}
+    chunk, line_max = limits.GREP_CHUNK_BYTES, limits.GREP_LINE_MAX_BYTES
     if literal is None:
-        return Plan(regex=source, flags=compiled.flags, **sizes)
+        return Plan(regex=source, flags=compiled.flags, chunk_bytes=chunk, line_max_bytes=line_max)
     if fold:
         literal = literal.lower()
     anchors, at = choose_anchor(literal, fold, sample)
-    return Plan(literal=literal, fold=fold, regex=source, flags=compiled.flags, anchors=anchors, anchor_at=at, **sizes)
+    return Plan(literal=literal, fold=fold, regex=source, flags=compiled.flags, anchors=anchors, anchor_at=at,
+                chunk_bytes=chunk, line_max_bytes=line_max)
 
 
 def _strings(value: Any, out: list[str]) -> None:
@@ -263,7 +264,7 @@ def search_transcripts(
     stop_at = clock() + deadline_seconds
     files = _newest_first(project_dirs(roots, cwd))
     plan = plan_search(compiled, pattern.strip(), regex=regex, ignore_case=ignore_case, sample=_sample(files))
-    scans: Iterator[tuple[Path | None, FileScan]]
+    scans: Generator[tuple[Path | None, FileScan], None, None]
     if pool is not None and files and sum(size for _, size in files) >= pool_min_bytes:
         scans = pool.scan(plan, files, limit + 1, remaining=lambda: stop_at - clock())
     else:
@@ -280,8 +281,6 @@ def search_transcripts(
                 result.truncated, result.reason = True, "deadline"
                 break
             result.files_scanned += 1
-            if scan.status == "error":
-                continue
             for line_no, raw in scan.hits:
                 if len(result.results) >= limit:
                     result.truncated, result.reason = True, "limit"
@@ -290,13 +289,11 @@ def search_transcripts(
                 if clock() >= stop_at:
                     result.truncated, result.reason = True, "deadline"
                     break
-            result.bytes_scanned += scan.bytes_read
+            result.bytes_scanned += scan.bytes_read  # 0 for an unreadable file
             if not result.truncated and scan.status == "deadline":
                 result.truncated, result.reason = True, "deadline"
             if result.truncated:
                 break
     finally:
-        close = getattr(scans, "close", None)
-        if close is not None:
-            close()
+        scans.close()  # the pool cancels units not started yet
     return result

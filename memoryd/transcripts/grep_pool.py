@@ -17,7 +17,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Generator
 
 from memoryd import limits
 from memoryd.grep_scan import FileScan, Plan, scan_here, scan_unit, warm
@@ -81,7 +81,7 @@ class GrepPool:
 
     def scan(
         self, plan: Plan, files: list[tuple[Path, int]], max_hits: int, *, remaining: Callable[[], float]
-    ) -> Iterator[tuple[Path | None, FileScan]]:
+    ) -> Generator[tuple[Path | None, FileScan], None, None]:
         """(path, FileScan) per file in the given order; (None, deadline scan) when time runs out.
 
         A few units are in flight at a time, each given the seconds left when it is sent; closing
