@@ -425,3 +425,33 @@ def test_daemon_owns_one_lazy_pool(live, roots: list[Path]) -> None:  # type: ig
     assert isinstance(pool_, GrepPool) and not pool_.started
     r = live.client.get("/v1/transcripts/search", params={"q": "ConnectionResetError"})
     assert r.status_code == 200 and r.json()["count"] == 4 and not pool_.started
+
+
+def _kill_workers(p: GrepPool) -> None:
+    import signal
+
+    for pid in p.warm():  # the pool's own worker processes, started by this test
+        os.kill(pid, signal.SIGKILL)
+
+
+def test_a_dead_worker_costs_nothing_but_time(tmp_path: Path) -> None:
+    """A killed worker breaks the executor: that search finishes in-process with the same hits,
+    the next one starts fresh workers, and pools that keep dying are given up for in-process scans."""
+    root = tmp_path / "t"
+    _corpus(root)
+    expected = search_transcripts([root], "zebra", ignore_case=True, limit=50)
+    p = GrepPool()
+    try:
+        _kill_workers(p)
+        assert search_transcripts([root], "zebra", ignore_case=True, limit=50, pool=p, pool_min_bytes=0).results == expected.results
+        assert not p.started  # the broken executor was dropped
+        assert search_transcripts([root], "zebra", ignore_case=True, limit=50, pool=p, pool_min_bytes=0).results == expected.results
+        assert p.started  # a fresh executor served that search
+        for _ in range(limits.GREP_POOL_MAX_BREAKS):  # breaks in a row
+            _kill_workers(p)
+            assert search_transcripts([root], "zebra", ignore_case=True, limit=50, pool=p, pool_min_bytes=0).results == expected.results
+        assert p.warm() == []  # given up: no more processes
+        assert search_transcripts([root], "zebra", ignore_case=True, limit=50, pool=p, pool_min_bytes=0).results == expected.results
+        assert not p.started
+    finally:
+        p.close()

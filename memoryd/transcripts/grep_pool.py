@@ -50,6 +50,7 @@ class GrepPool:
         self._lock = threading.Lock()
         self._executor: ProcessPoolExecutor | None = None
         self._closed = False
+        self._breaks = 0
 
     @property
     def started(self) -> bool:
@@ -65,19 +66,12 @@ class GrepPool:
                 )
             return self._executor
 
-    def _drop(self, executor: ProcessPoolExecutor) -> None:
-        """Forget a broken executor (a worker died); the next search starts a fresh one."""
-        with self._lock:
-            if self._executor is executor:
-                self._executor = None
-        executor.shutdown(wait=False, cancel_futures=True)
-
-    def warm(self) -> None:
-        """Start the workers now (benchmarks time searches, not process start)."""
+    def warm(self) -> list[int]:
+        """Start the workers now (benchmarks time searches, not process start); the pids that ran."""
         executor = self._get()
-        if executor is not None:
-            for future in [executor.submit(warm) for _ in range(self.workers)]:
-                future.result()
+        if executor is None:
+            return []
+        return sorted({f.result() for f in [executor.submit(warm) for _ in range(self.workers)]})
 
     def scan(
         self, plan: Plan, files: list[tuple[Path, int]], max_hits: int, *, remaining: Callable[[], float]
@@ -85,14 +79,16 @@ class GrepPool:
         """(path, FileScan) per file in the given order; (None, deadline scan) when time runs out.
 
         A few units are in flight at a time, each given the seconds left when it is sent; closing
-        the iterator (the caller has enough) cancels the units not yet started."""
-        units = work_units(files)
+        the generator (the caller has enough) cancels the units not yet started. If a worker dies,
+        the files not yet returned are scanned here."""
+        paths = [p for p, _ in files]
         executor = self._get()
-        if executor is None:  # closed (daemon stopping): scan here
-            yield from scan_here(plan, [p for p, _ in files], lambda: max_hits, lambda: remaining() <= 0)
+        if executor is None:  # closed (daemon stopping) or given up on: scan here
+            yield from scan_here(plan, paths, lambda: max_hits, lambda: remaining() <= 0)
             return
         pending: deque[tuple[list[Path], Future[list[FileScan]]]] = deque()
-        todo = iter(units)
+        todo = iter(work_units(files))
+        done = 0  # files returned so far
 
         def send() -> None:
             unit = next(todo, None)
@@ -110,18 +106,31 @@ class GrepPool:
                 except FutureTimeout:
                     yield None, FileScan([], 0, "deadline")
                     return
-                except BrokenProcessPool:
-                    log.warning("a grep worker died; scanning the rest of this search in-process")
-                    self._drop(executor)
-                    rest = unit + [p for u, _ in pending for p in u] + [p for u in todo for p in u]
-                    pending.clear()
-                    yield from scan_here(plan, rest, lambda: max_hits, lambda: remaining() <= 0)
-                    return
+                self._breaks = 0
                 send()  # keep the workers busy while the caller builds hits
-                yield from zip(unit, scans)
+                for path, scan in zip(unit, scans):
+                    done += 1
+                    yield path, scan
+            return
+        except BrokenProcessPool:
+            log.warning("a grep worker process died; scanning the rest of this search in-process")
+            self._broken(executor)
         finally:
             for _, future in pending:
                 future.cancel()
+        yield from scan_here(plan, paths[done:], lambda: max_hits, lambda: remaining() <= 0)
+
+    def _broken(self, executor: ProcessPoolExecutor) -> None:
+        """Forget a broken executor so the next search starts a fresh one; after a few breaks in a
+        row (workers that cannot start) stop trying and scan in-process."""
+        with self._lock:
+            if self._executor is executor:
+                self._executor = None
+                self._breaks += 1
+                if self._breaks >= limits.GREP_POOL_MAX_BREAKS:
+                    self._closed = True
+                    log.error("grep worker processes keep dying; transcript search runs in-process from now on")
+        executor.shutdown(wait=False, cancel_futures=True)
 
     def close(self) -> None:
         """Stop the workers (pending units are cancelled); later searches run in-process."""
