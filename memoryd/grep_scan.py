@@ -137,7 +137,7 @@ class _Literal:
         Calls within a chunk come with growing `pos`, so each variant's next position is kept."""
         m, at, lit, fold, nxt = self.m, self.at, self.lit, self.fold, self.next_at
         hi = end - m + at + 1  # a match starting at s has its anchor at s + at and ends by `end`
-        budget = 64 + (end >> 11)  # misses per chunk before plain find is cheaper
+        budget = 64 + end // limits.GREP_ANCHOR_MAX_RATE  # misses per chunk before plain find is cheaper
         i = pos
         while True:
             best = -1
@@ -188,7 +188,7 @@ class Scanner:
                     return start, stop
                 pos = stop + 1
                 self.misses += 1
-                if self.misses > 64 + (end >> 12):  # the literal is common here: let the regex scan alone
+                if self.misses > 64 + end // limits.GREP_PREFILTER_MAX_MISS_RATE:  # a common literal: bare regex
                     self.prefilter = False
                 continue
             assert regex is not None

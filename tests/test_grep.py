@@ -177,7 +177,7 @@ def test_ascii_ignore_case_literal_and_unicode_term(home: Path) -> None:
 import os  # noqa: E402
 import random  # noqa: E402
 import re  # noqa: E402
-from typing import Iterator  # noqa: E402
+from typing import Any, Iterator  # noqa: E402
 
 from memoryd.grep_scan import FileScan, Plan, Scanner, choose_anchor, fold_table, scan_unit  # noqa: E402
 from memoryd.transcripts.grep import plan_search, required_literal  # noqa: E402
@@ -455,3 +455,21 @@ def test_a_dead_worker_costs_nothing_but_time(tmp_path: Path) -> None:
         assert not p.started
     finally:
         p.close()
+
+
+def test_concurrent_searches_share_one_pool(tmp_path: Path, pool: GrepPool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The route runs searches on several threads at once; each gets its own, complete answer."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setattr(limits, "GREP_POOL_UNIT_BYTES", 5_000)
+    root = tmp_path / "t"
+    _corpus(root)
+    queries = [(name, pattern, regex, icase) for name, pattern, regex, icase in _CASES] * 2
+    expected = {q: search_transcripts([root], q[1], regex=q[2], ignore_case=q[3], limit=100).results for q in queries}
+
+    def run(q: tuple[str, str, bool, bool]) -> tuple[tuple[str, str, bool, bool], list[Any]]:
+        return q, search_transcripts([root], q[1], regex=q[2], ignore_case=q[3], limit=100, pool=pool, pool_min_bytes=0).results
+
+    with ThreadPoolExecutor(max_workers=6) as threads:
+        for q, results in threads.map(run, queries):
+            assert results == expected[q], q[0]
