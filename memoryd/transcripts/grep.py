@@ -13,6 +13,7 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from re import _parser as _sre_parse  # type: ignore[attr-defined]  # finds the literal a regex requires
 from typing import Any, Callable, Generator
 
 from memoryd import limits
@@ -21,8 +22,6 @@ from memoryd.grep_scan import FileScan, Plan, choose_anchor, scan_here
 from memoryd.store.paths import project_root, sanitize_path
 from memoryd.store.secrets import redact_secrets
 from memoryd.transcripts.grep_pool import GrepPool
-
-from re import _parser as _sre_parse  # type: ignore[attr-defined]  # the regex parser: finds a literal every match must contain
 
 # Lines any sane narrow pattern should not all match; a pattern matching all of them is catch-all.
 _CATCH_ALL_PROBES = ("hello world", "0123456789", "{}[]();,", "ZZZ QQQ")
