@@ -53,10 +53,10 @@ REFERENCE = {  # bench README, dev split
 class Served:
     """A real Daemon behind uvicorn on a free loopback port, offline (no LLM)."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, *, watch: bool = False) -> None:
         env = {"MEMORYD_HOME": str(home), "MEMORYD_LLM": "off"}
         self.settings = load_settings(env, home=home)
-        self.settings.memory.watch = False
+        self.settings.memory.watch = watch  # latency: as deployed (watcher on); quality: no re-index noise
         self.settings.transcripts.roots = []
         self.daemon = Daemon(self.settings)
         config = uvicorn.Config(create_app(self.daemon), host="127.0.0.1", port=0, log_level="warning")
@@ -146,7 +146,7 @@ def synthetic_store(dirpath: Path, n: int, rng: random.Random) -> None:
 def latency(sizes: list[int], n_queries: int, work: Path) -> list[dict[str, Any]]:
     rng = random.Random(7)
     out = []
-    with Served(work / "home-latency") as srv:
+    with Served(work / "home-latency", watch=True) as srv:
         srv.daemon.recall.indexes.encoder.load()
         for n in sizes:
             project = work / "lat" / f"p{n}"

@@ -65,7 +65,8 @@ class Daemon:
         # --- recall ---
         from memoryd.recall import build_recall
 
-        self.recall = build_recall(settings, stores=self.stores, llm=self.llm, state=self.state, metrics=self.metrics, now=now)
+        self.recall = build_recall(settings, stores=self.stores, llm=self.llm, state=self.state, metrics=self.metrics, now=now,
+                                   is_watched=self.watcher.is_watching)
         self.status_providers["recall"] = self.recall.status
         self.on_start(lambda: threading.Thread(target=self.recall.warm, name="recall-warm", daemon=True).start())
         self.on_stop(self.recall.close)

@@ -116,3 +116,10 @@ TRANSCRIPT_READ_BATCH_BYTES = 8 * 1024 * 1024
 # with the session's notes, this many characters at most, and fits the memory index in the rest
 # of Claude Code's 10,000-character cap.
 SESSION_NOTES_CONTEXT_MAX_CHARS = 5_000
+
+# Recall sweeps a memory dir (one scandir + stat per file) on every request, so hand edits are
+# seen at once. For a dir of at least RECALL_WATCHED_SWEEP_MIN_FILES memories that the watcher
+# follows, the watcher's events invalidate the index instead and a sweep runs at most once per
+# RECALL_WATCHED_SWEEP_SECONDS (a sweep of 20,000 files costs ~50 ms).
+RECALL_WATCHED_SWEEP_MIN_FILES = 1_000
+RECALL_WATCHED_SWEEP_SECONDS = 1.0

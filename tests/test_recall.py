@@ -205,3 +205,28 @@ def test_max_chars_leaves_out_what_does_not_fit_and_does_not_mark_it(live: LiveD
     second = recall_(str(project), "widget spec", "cap")  # the big one was not marked surfaced
     assert [m.filename for m in second.memories] == [big]
     assert second.budget_used_bytes == len("short") + 4000
+
+
+def test_a_big_watched_store_trusts_the_watcher_between_sweeps(live: LiveDaemon, project: Path) -> None:
+    """Real watchdog events invalidate the index, so repeated requests skip the directory sweep,
+    and a hand edit still reaches recall."""
+    indexes = live.daemon.recall.indexes
+    indexes.watched_sweep_min_files = 2  # "big" for this test: the rule is the same at 1,000
+    fn = save(live, project, "Deploy target", "We deploy the API to fly.io")
+    save(live, project, "Test runner", "Tests run with pytest -q")
+    store = live.daemon.store_for(str(project))
+    assert live.daemon.watcher.is_watching(store.path)
+    recall(live, project, "where do we deploy the api", session="a")
+    before = indexes.sweeps
+    for i in range(5):
+        recall(live, project, f"pytest runner question {i}", session=f"b{i}")
+    assert indexes.sweeps - before <= 1  # not one sweep per request
+    path = store.path / fn
+    path.write_text(path.read_text().replace("fly.io", "render.com zeppelin"))  # a hand edit
+    deadline = time.monotonic() + 10
+    while indexes.refresh_needed(store) is False:  # only the watcher's event can drop the index here
+        assert time.monotonic() < deadline, "no watcher event for the hand edit"
+        time.sleep(0.02)
+    while not recall(live, project, "zeppelin render deploy", session=f"c{time.monotonic()}")["memories"]:
+        assert time.monotonic() < deadline, "the watcher's event never reached the recall index"
+        time.sleep(0.05)

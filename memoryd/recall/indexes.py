@@ -1,8 +1,9 @@
 """One `LexicalIndex` per memory directory, kept in step with the files by (mtime, size):
 only new or changed files are read and tokenised; writes through `MemoryDir` update it at once.
 
-Each request costs one `scandir` sweep; when no file changed the cached headers and parsed
-memories are reused, so recall never parses YAML for files it has seen.
+Each request costs one `scandir` sweep (big watched dirs: at most one a second, the watcher's
+events invalidating in between); when no file changed the cached headers and parsed memories
+are reused, so recall never parses YAML for files it has seen.
 """
 
 from __future__ import annotations
@@ -10,8 +11,10 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from memoryd import limits
 from memoryd.errors import MemorydError
@@ -34,6 +37,7 @@ class StoreIndex:
     memories: dict[str, tuple[float, Memory]] = field(default_factory=dict)  # filename → (mtime, memory)
     dense: DenseIndex = field(default_factory=DenseIndex)
     dense_mtime: dict[str, float] = field(default_factory=dict)
+    swept_at: float = 0.0  # monotonic time of the last directory sweep
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -58,8 +62,13 @@ def sweep(path: Path) -> Signature:
 class StoreIndexes:
     """The local ranker's indexes, by memory dir."""
 
-    def __init__(self, encoder: Encoder | None = None) -> None:
+    def __init__(self, encoder: Encoder | None = None, *, is_watched: Callable[[Path], bool] | None = None) -> None:
         self.encoder = encoder or Encoder()
+        self.is_watched = is_watched or (lambda path: False)
+        # A watched store this big is swept at most once per RECALL_WATCHED_SWEEP_SECONDS: the
+        # watcher invalidates it on every change, and the sweep is most of a request's cost there.
+        self.watched_sweep_min_files = limits.RECALL_WATCHED_SWEEP_MIN_FILES
+        self.sweeps = 0
         self._items: dict[Path, StoreIndex] = {}
         self._lock = threading.Lock()
 
@@ -82,13 +91,27 @@ class StoreIndexes:
     def refresh(self, store: MemoryDir) -> StoreIndex:
         """The store's index, brought up to date (headers newest first)."""
         item = self._item(store)
+        if self._trust_watcher(store, item):
+            with item.lock:
+                if item.signature is not None:
+                    if self.encoder.ready:
+                        self._sync_dense(item)
+                    return item
         signature = sweep(store.path)
+        self.sweeps += 1
         with item.lock:
+            item.swept_at = time.monotonic()
             if signature != item.signature:
                 self._reload(store, item, signature)
             if self.encoder.ready:
                 self._sync_dense(item)
             return item
+
+    def _trust_watcher(self, store: MemoryDir, item: StoreIndex) -> bool:
+        """Skip the sweep: a big store, watched, not invalidated, swept less than a second ago."""
+        signature = item.signature
+        return (signature is not None and len(signature) >= self.watched_sweep_min_files
+                and time.monotonic() - item.swept_at < limits.RECALL_WATCHED_SWEEP_SECONDS and self.is_watched(store.path))
 
     def _reload(self, store: MemoryDir, item: StoreIndex, signature: Signature) -> None:
         headers = store.all_headers()
@@ -130,6 +153,12 @@ class StoreIndexes:
             return
         item.memories[header.filename] = (header.mtime, memory)
         item.index.put(analyse(header.filename, memory.name, memory.description, memory.body))
+
+    def refresh_needed(self, store: MemoryDir) -> bool:
+        """Whether the next request re-sweeps the store (never indexed, or invalidated since)."""
+        item = self._item(store)
+        with item.lock:
+            return item.signature is None
 
     def _invalidate(self, item: StoreIndex) -> None:
         """After a write through MemoryDir: the next request re-sweeps and re-reads what changed."""

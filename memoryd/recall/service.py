@@ -9,6 +9,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Callable
 
 from memoryd.config import RecallSettings
@@ -61,14 +62,15 @@ class RecallResult:
 class RecallService:
     """Picks up to 5 memories per prompt that the session has not seen yet."""
 
-    def __init__(self, *, settings: RecallSettings, stores: StoreRegistry, llm: LLMClient, ledger: SessionLedger, metrics: Metrics, now: Callable[[], datetime]) -> None:
+    def __init__(self, *, settings: RecallSettings, stores: StoreRegistry, llm: LLMClient, ledger: SessionLedger, metrics: Metrics, now: Callable[[], datetime],
+                 is_watched: Callable[[Path], bool] | None = None) -> None:
         self.settings = settings
         self.stores = stores
         self.llm = llm
         self.ledger = ledger
         self.metrics = metrics
         self.now = now
-        self.indexes = StoreIndexes()
+        self.indexes = StoreIndexes(is_watched=is_watched)
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall-llm")
 
     def close(self) -> None:
@@ -194,9 +196,10 @@ class RecallService:
         )
 
 
-def build_recall(settings: Any, *, stores: StoreRegistry, llm: LLMClient, state: Any, metrics: Metrics, now: Callable[[], datetime]) -> RecallService:
+def build_recall(settings: Any, *, stores: StoreRegistry, llm: LLMClient, state: Any, metrics: Metrics, now: Callable[[], datetime],
+                 is_watched: Callable[[Path], bool] | None = None) -> RecallService:
     """The daemon's recall part, from its settings."""
     if STEMMER != "snowball":
         log.warning("recall: PyStemmer is not installed; the local ranker uses a crude stemmer (pip install PyStemmer)")
     ledger = SessionLedger(state, clock=lambda: now().timestamp())
-    return RecallService(settings=settings.recall, stores=stores, llm=llm, ledger=ledger, metrics=metrics, now=now)
+    return RecallService(settings=settings.recall, stores=stores, llm=llm, ledger=ledger, metrics=metrics, now=now, is_watched=is_watched)

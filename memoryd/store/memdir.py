@@ -76,7 +76,8 @@ class MemoryDir:
         self._cache: dict[str, tuple[tuple[int, int], MemoryHeader | InvalidFile]] = {}
         self._cache_lock = threading.Lock()
         self._temps_cleaned = False
-        self.on_change: list[Callable[[MemoryDir, str], None]] = []  # (dir, filename) after each write
+        # (dir, filename) after each write, and after each change the watcher sees on disk
+        self.on_change: list[Callable[[MemoryDir, str], None]] = []
 
     # ------------------------------------------------------------------ reading
     def _header_of(self, path: Path, mtime: float) -> MemoryHeader | InvalidFile:
@@ -280,6 +281,10 @@ class MemoryDir:
         except FileNotFoundError:
             raw = ""
         return truncate_index(raw)
+
+    def changed_on_disk(self, filename: str) -> None:
+        """Tell listeners about a change made outside memoryd (a hand edit the watcher saw)."""
+        self._notify(filename)
 
     def _notify(self, filename: str) -> None:
         for callback in list(self.on_change):

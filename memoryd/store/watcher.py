@@ -77,8 +77,14 @@ class MemoryWatcher:
         with self._lock:
             return sorted(str(p) for p in self._watched)
 
+    def is_watching(self, path: Path) -> bool:
+        """Whether changes in `path` reach `touched` (so readers may trust their caches)."""
+        with self._lock:
+            return self._observer is not None and path in self._watched
+
     def touched(self, store: MemoryDir, filename: str, kind: str) -> None:
         self.recent_events.append({"dir": str(store.path), "file": filename, "event": kind})
+        store.changed_on_disk(filename)  # caches (the recall index) drop now; MEMORY.md is rebuilt debounced
         with self._lock:
             old = self._timers.pop(store.path, None)
             if old is not None:
