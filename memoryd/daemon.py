@@ -113,6 +113,12 @@ class Daemon:
         self.status_providers["session_memory"] = self.session_memory.status
         self.on_stop(self.session_memory.close)
 
+        # --- transcript grep (worker processes start on the first big search, not here) ---
+        from memoryd.transcripts.grep_pool import GrepPool
+
+        self.grep_pool = GrepPool()
+        self.on_stop(self.grep_pool.close)
+
     def turn_end(self, session_id: str, transcript_path: str, cwd: str, last_assistant_message: str | None = None) -> str:
         """A turn ended: queue extraction (which checks the path lies under a transcript root),
         then the session-notes update. Returns the extraction job id."""

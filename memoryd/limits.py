@@ -73,6 +73,13 @@ GREP_PATTERN_MAX_CHARS = 256  # bounds regex compile/backtracking cost
 GREP_CHUNK_BYTES = 1024 * 1024  # files are scanned in chunks of this size, never whole
 GREP_LINE_MAX_BYTES = 4 * 1024 * 1024  # longer lines are skipped by regex search (backtracking guard)
 GREP_DEADLINE_SECONDS = 10.0  # a scan stops here and returns partial results flagged truncated
+GREP_SAMPLE_BYTES = 256 * 1024  # read from the newest transcripts to pick the literal's rarest byte
+GREP_ANCHOR_MAX_RATE = 2048  # that byte must be rarer than 1 in this many sample bytes to be memchr-scanned
+GREP_PREFILTER_MAX_MISS_RATE = 4096  # a regex's literal on more non-matching lines than 1 per this many bytes: bare regex
+GREP_POOL_MAX_WORKERS = 2  # grep worker processes (capped by os.cpu_count(); issue #6: ripgrep uses every core)
+GREP_POOL_MIN_BYTES = 32 * 1024 * 1024  # searches over fewer transcript bytes stay in-process (no pool start)
+GREP_POOL_UNIT_BYTES = 4 * 1024 * 1024  # small files are batched into work units of about this size
+GREP_POOL_MAX_BREAKS = 3  # worker pools dying this often in a row: stop using processes, scan in-process
 
 # --- service (spec §7, §9; issue 2) ---------------------------------------------------
 DEFAULT_HOST = "127.0.0.1"

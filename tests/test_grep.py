@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
+import random
+import re
 from pathlib import Path
+from typing import Any, Iterator
 
 import pytest
 
 from memoryd import limits
 from memoryd.errors import InvalidPattern, InvalidRequest
+from memoryd.grep_scan import FileScan, Plan, Scanner, choose_anchor, fold_table, scan_unit
 from memoryd.store.paths import project_root, sanitize_path
 from memoryd.transcripts import grep as grep_mod
-from memoryd.transcripts.grep import compile_pattern, search_transcripts
+from memoryd.transcripts.grep import compile_pattern, plan_search, required_literal, search_transcripts
+from memoryd.transcripts.grep_pool import GrepPool, work_units
 
 
 def _line(session: str, role: str, text: str, ts: str = "2026-01-02T03:04:05Z") -> str:
@@ -150,8 +156,23 @@ def test_api_search_and_errors(live, roots: list[Path], project: Path) -> None: 
 
 
 def test_module_never_reads_whole_files() -> None:
-    source = Path(grep_mod.__file__).read_text()
-    assert ".read_bytes()" not in source and ".read_text()" not in source and ".readlines()" not in source
+    import memoryd.grep_scan
+    import memoryd.transcripts.grep_pool
+
+    for module in (grep_mod, memoryd.grep_scan, memoryd.transcripts.grep_pool):
+        source = Path(module.__file__ or "").read_text()
+        assert ".read_bytes()" not in source and ".read_text()" not in source and ".readlines()" not in source
+        assert ".read()" not in source
+
+
+def test_worker_module_imports_only_the_stdlib_and_limits() -> None:
+    """Spawned workers import memoryd.grep_scan: it must stay small to start fast."""
+    import subprocess
+    import sys
+
+    code = "import sys, memoryd.grep_scan; print(sorted(m for m in sys.modules if m.startswith('memoryd')))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "['memoryd', 'memoryd.grep_scan', 'memoryd.limits']"
 
 
 def test_line_longer_than_cap_is_searched_in_pieces(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -170,3 +191,296 @@ def test_ascii_ignore_case_literal_and_unicode_term(home: Path) -> None:
     assert [h.line for h in search_transcripts([root], "mixed case term", ignore_case=True).results] == [2]
     assert [h.line for h in search_transcripts([root], "größe", ignore_case=True).results] == [1]
     assert [h.line for h in search_transcripts([root], "Größe").results] == [1]
+
+
+# --- fast paths: rare-byte prefilter, translate table, regex prefilter, worker pool ----------------
+
+_WORDS = ("zebra", "Zebra", "ZEBRA", "Timeout", "timeout", "42", "4", "größe", "GRÖSSE", "Größe", "bob", "bz", "z", "b",
+          "the", "parser", "fails", "Error", "error", "{x}", "ZebraTimeout4", "ZebraTimeout42", "zEbRaTiMeOuT42",
+          "größe-zebra", "GRÖßE-ZEBRA", "Größe-Zebra", "zebra\\u00e9", "ZebraxOut7", "zebraout77", "ZeraOut1")
+# (name, pattern, regex, ignore_case): literal, folded literal, non-ASCII folded term, regex with a
+# required literal, without one, with alternation, anchored at both ends, case-insensitive regex.
+_CASES = [
+    ("literal", "ZebraTimeout42", False, False),
+    ("icase", "zebratimeout42", False, True),
+    ("icase-nonascii", "größe-zebra", False, True),
+    ("regex-literal", r"Zebra\w+Out\d+", True, False),
+    ("regex-no-literal", r"Ze?b?r[a-z]?Out\d+", True, False),
+    ("regex-alternation", r"ZebraTimeout42|zebraout77", True, False),
+    ("regex-group-alternation", r"(?:zebra|bob)\s+Timeout", True, False),
+    ("regex-common-literal", r'"text": "[^"]*ZEBRA \d', True, False),
+    ("regex-anchor-start", r'^\{"type": "user".*ZebraTimeout4', True, False),
+    ("regex-anchor-end", r'ZEBRA\w*"\}\]\}\}$', True, True),
+    ("regex-icase", r"ZEBRA\w+42", True, True),
+    ("regex-inline-icase", r"(?i)zebraout\d", True, False),
+]
+
+
+def _corpus(root: Path, seed: int = 11) -> None:
+    """Transcript folders with fixed mtimes; lines long and short, needles in every case, a file
+    without a trailing newline, and bytes ('z', 'b', 'Z') common enough to defeat the rare-byte scan."""
+    rng = random.Random(seed)
+    for f in range(7):
+        folder = root / f"-proj{f % 3}"
+        folder.mkdir(parents=True, exist_ok=True)
+        lines = []
+        for n in range(rng.randint(5, 120)):
+            words = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(1, 60)))
+            lines.append(_line(f"s{f}", "user" if n % 3 else "assistant", words, ts=f"2026-01-0{f % 9 + 1}T00:00:{n % 60:02d}Z"))
+        path = folder / f"s{f}.jsonl"
+        path.write_text("\n".join(lines) + ("" if f == 3 else "\n"), encoding="utf-8")
+        os.utime(path, (1_700_000_000 + f * 10, 1_700_000_000 + f * 10))
+
+
+def _reference(root: Path, pattern: str, regex: bool, ignore_case: bool, limit: int) -> tuple[list[tuple[str, int]], bool]:
+    """What a plain per-line regex search gives: (session, line) pairs, newest file first, and truncated."""
+    source = pattern.encode() if regex else re.escape(pattern.strip().encode())
+    rx = re.compile(source, (re.IGNORECASE if ignore_case else 0) | re.MULTILINE)
+    files = sorted(root.rglob("*.jsonl"), key=lambda p: (-p.stat().st_mtime, str(p)))
+    hits: list[tuple[str, int]] = []
+    for path in files:
+        for n, line in enumerate(path.read_bytes().split(b"\n"), 1):
+            if line and rx.search(line):
+                if len(hits) == limit:
+                    return hits, True
+                hits.append((path.stem, n))
+    return hits, False
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[GrepPool]:
+    p = GrepPool()
+    yield p
+    p.close()
+
+
+@pytest.mark.parametrize("chunk", [61, limits.GREP_CHUNK_BYTES])
+@pytest.mark.parametrize("name, pattern, regex, icase", _CASES, ids=[c[0] for c in _CASES])
+def test_pool_and_in_process_match_a_plain_line_search(
+    tmp_path: Path, pool: GrepPool, monkeypatch: pytest.MonkeyPatch, chunk: int, name: str, pattern: str, regex: bool, icase: bool
+) -> None:
+    monkeypatch.setattr(limits, "GREP_CHUNK_BYTES", chunk)  # 61: nearly every line spans chunks
+    monkeypatch.setattr(limits, "GREP_POOL_UNIT_BYTES", 20_000)  # several units, several files per unit
+    root = tmp_path / "t"
+    _corpus(root)
+    limit = limits.GREP_MAX_RESULTS
+    expected, truncated = _reference(root, pattern, regex, icase, limit)
+    assert expected, f"the corpus must contain matches for {name}"
+    here = search_transcripts([root], pattern, regex=regex, ignore_case=icase, limit=limit, deadline_seconds=600)
+    pooled = search_transcripts([root], pattern, regex=regex, ignore_case=icase, limit=limit, deadline_seconds=600, pool=pool, pool_min_bytes=0)
+    assert pool.started
+    assert [(h.session_id, h.line) for h in here.results] == expected
+    assert here.truncated == truncated
+    assert pooled.results == here.results and (pooled.truncated, pooled.reason, pooled.files_scanned) == (here.truncated, here.reason, here.files_scanned)
+
+
+@pytest.mark.parametrize("limit", [1, 3, 17])
+def test_limit_truncation_is_the_same_on_both_paths(tmp_path: Path, pool: GrepPool, monkeypatch: pytest.MonkeyPatch, limit: int) -> None:
+    monkeypatch.setattr(limits, "GREP_POOL_UNIT_BYTES", 5_000)
+    root = tmp_path / "t"
+    _corpus(root)
+    expected, truncated = _reference(root, "zebra", False, True, limit)
+    assert truncated
+    here = search_transcripts([root], "zebra", ignore_case=True, limit=limit)
+    pooled = search_transcripts([root], "zebra", ignore_case=True, limit=limit, pool=pool, pool_min_bytes=0)
+    assert [(h.session_id, h.line) for h in here.results] == expected
+    assert pooled.results == here.results
+    assert (here.truncated, here.reason) == (pooled.truncated, pooled.reason) == (True, "limit")
+
+
+def test_tiny_deadline_truncates_on_both_paths(tmp_path: Path, pool: GrepPool) -> None:
+    root = tmp_path / "t"
+    _corpus(root)
+    for kwargs in ({}, {"pool": pool, "pool_min_bytes": 0}):
+        result = search_transcripts([root], "zebra", deadline_seconds=1e-9, **kwargs)  # type: ignore[arg-type]
+        assert result.truncated and result.reason == "deadline" and result.results == []
+
+
+def test_worker_unit_stops_at_deadline_and_at_max_hits(tmp_path: Path) -> None:
+    root = tmp_path / "t"
+    _corpus(root)
+    paths = sorted(str(p) for p in root.rglob("*.jsonl"))
+    plan = Plan(literal=b"zebra", fold=True)
+    assert scan_unit(plan, paths, 100, 0.0) == [FileScan([], 0, "deadline")]
+    scans = scan_unit(plan, paths, 2, 600.0)
+    assert sum(len(s.hits) for s in scans) == 2 and scans[-1].status == "hits" and len(scans) < len(paths)
+
+
+def test_small_searches_never_start_the_pool(roots: list[Path]) -> None:
+    fresh = GrepPool()
+    try:
+        result = search_transcripts(roots, "ConnectionResetError", pool=fresh)
+        assert len(result.results) == 4 and not fresh.started
+    finally:
+        fresh.close()
+
+
+def test_closed_pool_scans_in_process(roots: list[Path]) -> None:
+    closed = GrepPool()
+    closed.close()
+    result = search_transcripts(roots, "ConnectionResetError", pool=closed, pool_min_bytes=0)
+    assert len(result.results) == 4 and not closed.started
+
+
+def test_work_units_batch_small_files_in_order() -> None:
+    files = [(Path(f"f{i}"), size) for i, size in enumerate([1, 2, 10, 1, 1, 1, 30, 1])]
+    assert work_units(files, 4) == [[Path("f0"), Path("f1"), Path("f2")], [Path("f3"), Path("f4"), Path("f5"), Path("f6")], [Path("f7")]]
+    assert work_units([], 4) == []
+
+
+def _positions(hay: bytes, needle: bytes) -> list[int]:
+    out, i = [], hay.find(needle)
+    while i >= 0:
+        out.append(i)
+        i = hay.find(needle, i + 1)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_translate_table_finds_exactly_the_case_folded_matches(seed: int) -> None:
+    rng = random.Random(seed)
+    alphabet = bytes(range(256)) if seed % 2 else b"aAbBzZ?\x00\x3f\x7f\xff-"
+    needle = bytes(rng.choice(alphabet) for _ in range(rng.randint(1, 4))).lower()
+    hay = bytearray(rng.choice(alphabet) for _ in range(20_000))
+    for i in range(0, len(hay) - 8, 997):  # plant the needle in mixed case
+        hay[i:i + len(needle)] = bytes(c ^ 32 if rng.random() < 0.5 and chr(c).isalpha() and c < 128 else c for c in needle)
+    table = fold_table(needle)
+    filler = next(b for b in table if b not in needle)
+    assert all(b == filler or b in needle for b in table)
+    assert _positions(bytes(hay).translate(table), needle) == _positions(bytes(hay).lower(), needle)
+
+
+def test_translate_table_filler_is_outside_the_needle_even_when_it_holds_every_lowered_byte() -> None:
+    needle = bytes(b for b in range(256) if b != 0x3F and not 65 <= b <= 90)  # every lowered byte but '?'
+    assert set(fold_table(needle)) - set(needle) == {0x3F}
+    full = bytes(b for b in range(256) if not 65 <= b <= 90)
+    assert set(fold_table(full)) == set(full)  # every byte folds onto a needle byte: no filler needed
+    hay = bytes(range(256)) * 4
+    assert _positions(hay.translate(fold_table(b"a?z")), b"a?z") == _positions(hay.lower(), b"a?z")
+    hay = b"xx A?Z a?z A?z" * 3
+    assert _positions(hay.translate(fold_table(b"a?z")), b"a?z") == [3, 7, 11, 17, 21, 25, 31, 35, 39]
+
+
+def _scan(tmp_path: Path, data: bytes, plan: Plan) -> list[tuple[int, bytes]]:
+    path = tmp_path / "edge.jsonl"
+    path.write_bytes(data)
+    scan = Scanner(plan).scan_file(str(path), 1000, lambda: False)
+    assert scan.status == "done"
+    return scan.hits
+
+
+@pytest.mark.parametrize("anchor", [None, (0, "xX"), (1, "qQ"), (2, "7"), (4, "zZ")])
+@pytest.mark.parametrize("chunk", [8, 16, 33, 4096])
+def test_literal_scan_at_chunk_edges_mixed_case_and_non_ascii(tmp_path: Path, anchor: tuple[int, str] | None, chunk: int) -> None:
+    lines = [b"Xq7Kz", b"aaxq7kzbb", b"", b"x" * 40 + b"XQ7KZ", b"xq7k", b"\xc3\xb6xQ7kZ\xc3\xb6", b"q7kz" * 9, b"xq7kz"]
+    data = b"\n".join(lines)  # no trailing newline: the last line still counts
+    at, variants = anchor or (0, "")
+    anchors = tuple(ord(c) for c in variants)
+    folded = Plan(literal=b"xq7kz", fold=True, anchors=anchors, anchor_at=at, chunk_bytes=chunk)
+    assert _scan(tmp_path, data, folded) == [(i + 1, line) for i, line in enumerate(lines) if b"xq7kz" in line.lower()]
+    exact = Plan(literal=b"Xq7Kz", anchors=anchors[-1:], anchor_at=at, chunk_bytes=chunk)
+    assert _scan(tmp_path, data, exact) == ([(1, b"Xq7Kz")] if not anchors or chr(anchors[-1]) in "Xq7Kz" else [])
+
+
+def test_common_anchor_byte_falls_back_to_find(tmp_path: Path) -> None:
+    """The anchor byte is everywhere (a bad sample): the scan switches to find and misses nothing."""
+    lines = [b"z" * 5000 + (b" zebra42" if i % 7 == 0 else b"") for i in range(40)]
+    data = b"\n".join(lines) + b"\n"
+    plan = Plan(literal=b"zebra42", anchors=(ord("z"),), anchor_at=0)
+    assert [n for n, _ in _scan(tmp_path, data, plan)] == [i + 1 for i in range(40) if i % 7 == 0]
+    folded = Plan(literal=b"zebra42", fold=True, anchors=(ord("z"), ord("Z")), anchor_at=0)
+    assert [n for n, _ in _scan(tmp_path, data.upper(), folded)] == [i + 1 for i in range(40) if i % 7 == 0]
+
+
+def test_regex_whose_literal_is_on_every_line_switches_to_the_bare_regex(tmp_path: Path) -> None:
+    lines = [_line("s", "user", f"retry the flag {'ZEBRA 7' if i % 97 == 5 else 'zebra'} now").encode() for i in range(2000)]
+    data = b"\n".join(lines) + b"\n"
+    source = rb'"text": "[^"]*ZEBRA \d'
+    scanner = Scanner(Plan(literal=b'"text": "', regex=source))
+    path = tmp_path / "common.jsonl"
+    path.write_bytes(data)
+    hits = scanner.scan_file(str(path), 1000, lambda: False).hits
+    assert [n for n, _ in hits] == [i + 1 for i in range(2000) if i % 97 == 5]
+    assert not scanner.prefilter  # it gave up on the literal after too many lines failed the regex
+
+
+def test_choose_anchor_picks_the_rarest_byte_or_none() -> None:
+    sample = b"the parser fails ZZZZ 2026-01-01T00:00:00Z " * 50
+    assert choose_anchor(b"ZebraTimeout42", False, sample) == ((ord("b"),), 2)
+    assert choose_anchor(b"zebratimeout42", True, sample) == ((ord("4"),), 12)  # as rare as 'b', and no case
+    assert choose_anchor(b"zebratime", True, sample) == ((ord("b"), ord("B")), 2)
+    assert choose_anchor(b"the", False, sample) == ((), 0)  # every byte common
+    assert choose_anchor(b"abc", False, b"") == ((), 0)
+
+
+@pytest.mark.parametrize(
+    "pattern, literal",
+    [(r"Zebra\w+Error\d+", b"Zebra"), (r"\d+Timeout", b"Timeout"), (r"^abc$", b"abc"), (r"(?:abcd)ef", b"abcdef"),
+     (r"ab", None), (r"foo|barbaz", None), (r"(?:fails|flag)\s+zebra", b"zebra"), (r"x|yyy", None), (r"x(foo|bar)yzw", b"yzw"), (r"abc*", None), (r"abcd?e", b"abc"), (r"[a]bc", b"abc"),
+     (r"größe", "größe".encode())],
+)
+def test_required_literal(pattern: str, literal: bytes | None) -> None:
+    assert required_literal(re.compile(pattern.encode())) == literal
+
+
+def test_plan_lowers_the_literal_for_case_insensitive_regexes() -> None:
+    for pattern, flags in ((r"ZEBRA\w+", re.IGNORECASE), (r"(?i)ZEBRA\w+", 0)):
+        plan = plan_search(re.compile(pattern.encode(), flags), pattern, regex=True, ignore_case=bool(flags), sample=b"")
+        assert (plan.literal, plan.fold, plan.regex) == (b"zebra", True, pattern.encode())
+    plain = plan_search(re.compile(re.escape(b"Zebra")), "Zebra", regex=False, ignore_case=False, sample=b"")
+    assert (plain.literal, plain.fold, plain.regex) == (b"Zebra", False, None)
+
+
+def test_daemon_owns_one_lazy_pool(live, roots: list[Path]) -> None:  # type: ignore[no-untyped-def]
+    pool_ = live.daemon.grep_pool
+    assert isinstance(pool_, GrepPool) and not pool_.started
+    r = live.client.get("/v1/transcripts/search", params={"q": "ConnectionResetError"})
+    assert r.status_code == 200 and r.json()["count"] == 4 and not pool_.started
+
+
+def _kill_workers(p: GrepPool) -> None:
+    import signal
+
+    for pid in p.warm():  # the pool's own worker processes, started by this test
+        os.kill(pid, signal.SIGKILL)
+
+
+def test_a_dead_worker_costs_nothing_but_time(tmp_path: Path) -> None:
+    """A killed worker breaks the executor: that search finishes in-process with the same hits,
+    the next one starts fresh workers, and pools that keep dying are given up for in-process scans."""
+    root = tmp_path / "t"
+    _corpus(root)
+    expected = search_transcripts([root], "zebra", ignore_case=True, limit=50)
+    p = GrepPool()
+    try:
+        _kill_workers(p)
+        assert search_transcripts([root], "zebra", ignore_case=True, limit=50, pool=p, pool_min_bytes=0).results == expected.results
+        assert not p.started  # the broken executor was dropped
+        assert search_transcripts([root], "zebra", ignore_case=True, limit=50, pool=p, pool_min_bytes=0).results == expected.results
+        assert p.started  # a fresh executor served that search
+        for _ in range(limits.GREP_POOL_MAX_BREAKS):  # breaks in a row
+            _kill_workers(p)
+            assert search_transcripts([root], "zebra", ignore_case=True, limit=50, pool=p, pool_min_bytes=0).results == expected.results
+        assert p.warm() == []  # given up: no more processes
+        assert search_transcripts([root], "zebra", ignore_case=True, limit=50, pool=p, pool_min_bytes=0).results == expected.results
+        assert not p.started
+    finally:
+        p.close()
+
+
+def test_concurrent_searches_share_one_pool(tmp_path: Path, pool: GrepPool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The route runs searches on several threads at once; each gets its own, complete answer."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setattr(limits, "GREP_POOL_UNIT_BYTES", 5_000)
+    root = tmp_path / "t"
+    _corpus(root)
+    queries = [(name, pattern, regex, icase) for name, pattern, regex, icase in _CASES] * 2
+    expected = {q: search_transcripts([root], q[1], regex=q[2], ignore_case=q[3], limit=100).results for q in queries}
+
+    def run(q: tuple[str, str, bool, bool]) -> tuple[tuple[str, str, bool, bool], list[Any]]:
+        return q, search_transcripts([root], q[1], regex=q[2], ignore_case=q[3], limit=100, pool=pool, pool_min_bytes=0).results
+
+    with ThreadPoolExecutor(max_workers=6) as threads:
+        for q, results in threads.map(run, queries):
+            assert results == expected[q], q[0]

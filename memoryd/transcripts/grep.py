@@ -1,7 +1,8 @@
 """Grep-only search over raw transcripts, the third memory layer (spec §4).
 
-Files are streamed in binary chunks; matching works on bytes and only matching lines are
-decoded. Patterns that would match everything, or could backtrack for ever, are refused.
+Files are streamed in binary chunks (`memoryd.grep_scan`, in-process or on `GrepPool` workers);
+matching works on bytes and only matching lines are decoded. Patterns that would match
+everything, or could backtrack for ever, are refused.
 """
 
 from __future__ import annotations
@@ -12,12 +13,15 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from re import _parser as _sre_parse  # type: ignore[attr-defined]  # finds the literal a regex requires
+from typing import Any, Callable, Generator
 
 from memoryd import limits
 from memoryd.errors import InvalidPattern, InvalidRequest
+from memoryd.grep_scan import FileScan, Plan, choose_anchor, scan_here
 from memoryd.store.paths import project_root, sanitize_path
 from memoryd.store.secrets import redact_secrets
+from memoryd.transcripts.grep_pool import GrepPool
 
 # Lines any sane narrow pattern should not all match; a pattern matching all of them is catch-all.
 _CATCH_ALL_PROBES = ("hello world", "0123456789", "{}[]();,", "ZZZ QQQ")
@@ -105,84 +109,83 @@ def project_dirs(roots: list[Path], cwd: str | None) -> list[Path]:
 
 def transcript_files(dirs: list[Path]) -> list[Path]:
     """Every .jsonl under the folders, newest first (recent sessions are the likelier answer)."""
-    files: list[tuple[float, Path]] = []
+    return [p for p, _ in _newest_first(dirs)]
+
+
+def _newest_first(dirs: list[Path]) -> list[tuple[Path, int]]:
+    """(path, size) of every .jsonl under the folders, newest first."""
+    files: list[tuple[float, Path, int]] = []
     for d in dirs:
         for path in d.rglob("*.jsonl"):
             try:
-                files.append((path.stat().st_mtime, path))
+                st = path.stat()
             except OSError:
                 continue
+            files.append((st.st_mtime, path, st.st_size))
     files.sort(key=lambda t: (-t[0], str(t[1])))
-    return [p for _, p in files]
+    return [(p, size) for _, p, size in files]
 
 
-class _Finder:
-    """Find the next match in a chunk: bytes.find for literals (lowered chunk for ASCII -i), else the regex."""
-
-    def __init__(self, compiled: re.Pattern[bytes], literal: bytes | None, lower: bool) -> None:
-        self.compiled, self.literal, self.lower = compiled, literal, lower
-
-    def haystack(self, buf: bytes) -> bytes:
-        return buf.lower() if self.lower else buf
-
-    def find(self, hay: bytes, pos: int, end: int) -> int:
-        if self.literal is not None:
-            return hay.find(self.literal, pos, end)
-        m = self.compiled.search(hay, pos, end)
-        return -1 if m is None else m.start()
-
-
-def _count_lines(fd: int, start: int, stop: int) -> int:
-    """Newlines in the file between two offsets (only done up to a match, so narrow searches skip it)."""
-    n = 0
-    while start < stop:
-        data = os.pread(fd, min(limits.GREP_CHUNK_BYTES, stop - start), start)
-        if not data:
+def _sample(files: list[tuple[Path, int]]) -> bytes:
+    """The first bytes of the newest transcripts, to judge how rare each byte of a literal is."""
+    parts: list[bytes] = []
+    want = limits.GREP_SAMPLE_BYTES
+    for path, _ in files:
+        if want <= 0:
             break
-        n += data.count(b"\n")
-        start += len(data)
-    return n
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            data = os.pread(fd, want, 0)
+        except OSError:
+            data = b""
+        finally:
+            os.close(fd)
+        parts.append(data)
+        want -= len(data)
+    return b"\n".join(parts)
 
 
-def _matching_lines(path: Path, finder: _Finder) -> Iterator[tuple[int, bytes, int]]:
-    """(line number, line bytes, bytes read so far) per matching line; chunked unbuffered reads.
+def required_literal(compiled: re.Pattern[bytes]) -> bytes | None:
+    """The longest run of plain characters in the regex's top-level sequence (>= 3 bytes), which
+    every match must contain. The top level is a concatenation, so a branch in it (a flattened
+    `(?:a|b)`) only ends a run; a pattern that is one alternation has no literal."""
+    if compiled.flags & re.LOCALE:
+        return None
+    try:
+        parsed = _sre_parse.parse(compiled.pattern, compiled.flags)
+    except Exception:  # the parser's internals differ between versions: no prefilter then
+        return None
+    best, run = b"", bytearray()
+    for op, av in parsed.data:
+        if op is _sre_parse.LITERAL and isinstance(av, int) and 0 <= av < 256:
+            run.append(av)
+            continue
+        best = max(best, bytes(run), key=len)
+        run.clear()
+    best = max(best, bytes(run), key=len)
+    return best if len(best) >= limits.GREP_MIN_TERM_CHARS else None
 
-    Each chunk ends at its last newline and the next read starts right after it, so no line is
-    split and nothing is copied twice. Line numbers are counted lazily, only up to matches.
-    """
-    known_off, known_line = 0, 1  # a file offset whose line number is known
-    pos = 0
-    size = limits.GREP_CHUNK_BYTES
-    with path.open("rb", buffering=0) as fh:
-        fd = fh.fileno()
-        while True:
-            buf = os.pread(fd, size, pos)
-            if not buf:
-                return
-            last = len(buf) < size
-            end = len(buf) if last else buf.rfind(b"\n") + 1
-            if end == 0:  # a line longer than the chunk: read more of it, up to the cap
-                if size < limits.GREP_LINE_MAX_BYTES:
-                    size *= 2
-                    continue
-                end = len(buf)  # giant line: search this much of it, then move on
-            hay = finder.haystack(buf)
-            at = finder.find(hay, 0, end)
-            while at >= 0:
-                start = buf.rfind(b"\n", 0, at) + 1
-                stop = buf.find(b"\n", at, end)
-                stop = end if stop < 0 else stop
-                if known_off < pos:
-                    known_line += _count_lines(fd, known_off, pos)
-                    known_off = pos
-                known_line += buf.count(b"\n", known_off - pos, start)
-                known_off = pos + start
-                yield known_line, buf[start:stop], pos + end
-                at = finder.find(hay, stop + 1, end) if stop + 1 < end else -1
-            pos += end
-            size = limits.GREP_CHUNK_BYTES
-            if last:
-                return
+
+def plan_search(compiled: re.Pattern[bytes], term: str, *, regex: bool, ignore_case: bool, sample: bytes) -> Plan:
+    """How to scan: a plain literal (ASCII case folded for -i), or the regex confirmed on lines
+    that contain its required literal, or the bare regex; plus the literal's rarest byte."""
+    fold = bool(compiled.flags & re.IGNORECASE)
+    if not regex and (not ignore_case or term.isascii()):
+        literal: bytes | None = term.encode("utf-8")
+        source: bytes | None = None
+    else:  # a regex, or a non-ASCII term matched case-insensitively by the regex engine
+        literal, source = required_literal(compiled), compiled.pattern
+    chunk, line_max = limits.GREP_CHUNK_BYTES, limits.GREP_LINE_MAX_BYTES
+    if literal is None:
+        return Plan(regex=source, flags=compiled.flags, chunk_bytes=chunk, line_max_bytes=line_max)
+    if fold:
+        literal = literal.lower()
+    anchors, at = choose_anchor(literal, fold, sample)
+    return Plan(literal=literal, fold=fold, regex=source, flags=compiled.flags, anchors=anchors, anchor_at=at,
+                chunk_bytes=chunk, line_max_bytes=line_max)
 
 
 def _strings(value: Any, out: list[str]) -> None:
@@ -246,25 +249,38 @@ def search_transcripts(
     limit: int = limits.GREP_DEFAULT_RESULTS,
     deadline_seconds: float = limits.GREP_DEADLINE_SECONDS,
     clock: Callable[[], float] = time.monotonic,
+    pool: GrepPool | None = None,
+    pool_min_bytes: int = limits.GREP_POOL_MIN_BYTES,
 ) -> GrepResult:
-    """Search the transcripts of the project at `cwd` (or all with cwd=None); bounded and deadline-capped."""
+    """Search the transcripts of the project at `cwd` (or all with cwd=None); bounded and deadline-capped.
+
+    Searches over at least `pool_min_bytes` run on `pool`'s worker processes, smaller ones here;
+    both give the same hits in the same order (newest file first, then line order)."""
     if not 1 <= limit <= limits.GREP_MAX_RESULTS:
         raise InvalidRequest(f"limit must be between 1 and {limits.GREP_MAX_RESULTS}; got {limit}.")
     compiled = compile_pattern(pattern, regex=regex, ignore_case=ignore_case)
-    term = pattern.strip()
-    ascii_lower = ignore_case and not regex and term.isascii()
-    literal = None if regex or (ignore_case and not ascii_lower) else (term.lower() if ascii_lower else term).encode("utf-8")
-    finder = _Finder(compiled, literal, ascii_lower)
     result = GrepResult(pattern=pattern, regex=regex, scope="project" if cwd else "all")
     stop_at = clock() + deadline_seconds
-    for path in transcript_files(project_dirs(roots, cwd)):
-        if clock() >= stop_at:
-            result.truncated, result.reason = True, "deadline"
-            break
-        result.files_scanned += 1
-        read = 0
-        try:
-            for line_no, raw, read in _matching_lines(path, finder):
+    files = _newest_first(project_dirs(roots, cwd))
+    plan = plan_search(compiled, pattern.strip(), regex=regex, ignore_case=ignore_case, sample=_sample(files))
+    scans: Generator[tuple[Path | None, FileScan], None, None]
+    if pool is not None and files and sum(size for _, size in files) >= pool_min_bytes:
+        scans = pool.scan(plan, files, limit + 1, remaining=lambda: stop_at - clock())
+    else:
+        scans = scan_here(plan, [p for p, _ in files], lambda: limit - len(result.results) + 1, lambda: clock() >= stop_at)
+    try:
+        while True:
+            if clock() >= stop_at:
+                result.truncated, result.reason = True, "deadline"
+                break
+            path, scan = next(scans, (None, None))
+            if scan is None:
+                break
+            if path is None:  # the pool gave up waiting: deadline
+                result.truncated, result.reason = True, "deadline"
+                break
+            result.files_scanned += 1
+            for line_no, raw in scan.hits:
                 if len(result.results) >= limit:
                     result.truncated, result.reason = True, "limit"
                     break
@@ -272,11 +288,11 @@ def search_transcripts(
                 if clock() >= stop_at:
                     result.truncated, result.reason = True, "deadline"
                     break
-            else:
-                read = path.stat().st_size
-        except OSError:
-            continue
-        result.bytes_scanned += read
-        if result.truncated:
-            break
+            result.bytes_scanned += scan.bytes_read  # 0 for an unreadable file
+            if not result.truncated and scan.status == "deadline":
+                result.truncated, result.reason = True, "deadline"
+            if result.truncated:
+                break
+    finally:
+        scans.close()  # the pool cancels units not started yet
     return result
