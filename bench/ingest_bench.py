@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Transcript ingestion benchmark (issue 4): JSONL parse throughput, the cost of one appended
-line to a 100 MB transcript, and turn-end answer latency over real HTTP from a separate client
+line to a 100 MB transcript (transcript index and session notes), and turn-end answer latency over real HTTP from a separate client
 process (as hooks are), in steady state and while the daemon backfills that transcript.
 
     .venv/bin/python bench/ingest_bench.py [--size-mb 100] [--json bench/results/ingest_bench.json]
@@ -16,6 +16,7 @@ import sys
 import tempfile
 import time
 import uuid
+from datetime import datetime
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -29,9 +30,10 @@ from memoryd.config import load_settings  # noqa: E402
 from memoryd.daemon import Daemon  # noqa: E402
 from memoryd.metrics import Metrics  # noqa: E402
 from memoryd.state import StateDB  # noqa: E402
+from memoryd.session_memory import SessionMemory  # noqa: E402
 from memoryd.transcripts import TranscriptService, parse_lines  # noqa: E402
 from tests.support.servers import ThreadedServer  # noqa: E402
-from tests.support.transcripts import new_session  # noqa: E402
+from tests.support.transcripts import TranscriptWriter, new_session  # noqa: E402
 
 
 def pct(values: list[float], p: float) -> float:
@@ -91,7 +93,26 @@ def bench_append(tmp: Path, size_mb: int) -> dict[str, float]:
         result = service.ingest(writer.path)
         costs.append((time.perf_counter() - t) * 1000)
         assert result["lines"] == 1
-    return {"file_mb": written / 1e6, "first_ingest_s": first, "append_p50_ms": statistics.median(costs), "append_p95_ms": pct(costs, 95)}
+    return {"file_mb": written / 1e6, "first_ingest_s": first, "append_p50_ms": statistics.median(costs), "append_p95_ms": pct(costs, 95),
+            **bench_session_notes(tmp, writer)}
+
+
+def bench_session_notes(tmp: Path, writer: TranscriptWriter) -> dict[str, float]:
+    """Session-memory update of the big transcript: the first read, then one appended line at a time."""
+    home = tmp / "home-notes"
+    settings = load_settings({"MEMORYD_HOME": str(home)}, home=home)
+    notes = SessionMemory(settings, state=StateDB(tmp / "notes.db"), llm=None, now=datetime.now)
+    t = time.perf_counter()
+    notes.update("bench", writer.path)
+    first = time.perf_counter() - t
+    costs = []
+    for i in range(20):
+        writer.user(f"one more prompt number {i}")
+        t = time.perf_counter()
+        notes.update("bench", writer.path)
+        costs.append((time.perf_counter() - t) * 1000)
+    notes.close()
+    return {"notes_first_update_s": first, "notes_append_p50_ms": statistics.median(costs), "notes_append_p95_ms": pct(costs, 95)}
 
 
 def _post_turn_ends(url: str, token: str, transcript: str, cwd: str, n: int) -> list[float]:
@@ -143,6 +164,7 @@ def main() -> int:
     print(f"  parse throughput         {parse['mb_per_s']:8.1f} MB/s  ({parse['bytes'] / 1e6:.1f} MB in {parse['seconds']:.2f} s)")
     print(f"  first ingest of {append['file_mb']:.0f} MB    {append['first_ingest_s']:8.2f} s")
     print(f"  one appended line        p50 {append['append_p50_ms']:.3f} ms   p95 {append['append_p95_ms']:.3f} ms   (target < 5 ms)")
+    print(f"  session notes update     first {append['notes_first_update_s']:.2f} s, then one appended line p50 {append['notes_append_p50_ms']:.2f} ms   p95 {append['notes_append_p95_ms']:.2f} ms")
     print(f"  turn-end answer (HTTP)   p50 {turn['p50_ms']:.2f} ms   p95 {turn['p95_ms']:.2f} ms   max {turn['max_ms']:.1f} ms   ({turn['requests']} requests; target ≤ 5 ms)")
     print(f"  ... during a {append['file_mb']:.0f} MB backfill  p50 {busy['p50_ms']:.2f} ms   p95 {busy['p95_ms']:.2f} ms   max {busy['max_ms']:.1f} ms")
     out = Path(args.json)

@@ -49,6 +49,7 @@ SESSION_MEMORY_SECTION_MAX_TOKENS = 2_000  # MAX_SECTION_LENGTH
 SESSION_MEMORY_MAX_TOKENS = 12_000  # total budget
 SESSION_MEMORY_DELTA_MAX_TOKENS = 30_000  # transcript delta sent to the model (most recent kept)
 SESSION_MEMORY_FILENAME = "session-memory.md"
+SESSION_MEMORY_CACHED_READS = 16  # sessions whose transcript read is kept, so the next update reads only the appended part
 SESSIONS_DIRNAME = "sessions"  # $MEMORYD_HOME/sessions/<session_id>/session-memory.md
 CHARS_PER_TOKEN = 4  # the one token estimate used everywhere (bytes/4, as CC's roughTokenCount)
 

@@ -217,3 +217,43 @@ def test_enqueue_runs_in_background_and_coalesces(sm: SessionMemory, settings: S
     with pytest.raises(InvalidRequest):
         sm.enqueue("../x", s.path)
     sm.close()
+
+
+def test_updates_read_only_the_appended_part_and_match_a_full_read(sm: SessionMemory, settings: Settings, home: Path, project: Path) -> None:
+    settings.session_memory.init_tokens = 0
+    settings.session_memory.update_tokens = 1
+    s = new_session(home / "transcripts", str(project), "sess-inc")
+    s.user("Speed up the importer")
+    s.assistant("Reading.", tools=[("Read", {"file_path": "src/importer.py"})])
+    assert sm.update("sess-inc", s.path)
+    first_size = s.path.stat().st_size
+    assert sm.bytes_read == first_size
+    s.tool_result("boom: importer crashed", is_error=True)
+    s.assistant("Fixed the crash.")
+    assert sm.update("sess-inc", s.path)
+    assert sm.bytes_read == s.path.stat().st_size  # the second update read only the appended lines
+    # A daemon restart (no cached read) writes the same notes from a full read.
+    fresh = SessionMemory(settings, state=sm.state, llm=None, now=sm.now)
+    s.user("and add a progress bar")
+    assert sm.update("sess-inc", s.path) and fresh.update("sess-inc", s.path) is False  # fresh sees no growth since sm's update
+    incremental = sm.get("sess-inc")
+    sm.path_for("sess-inc").unlink()  # notes deleted by hand: both start over from the whole transcript
+    assert fresh.update("sess-inc", s.path)
+    assert fresh.get("sess-inc") == incremental
+    assert fresh.bytes_read == 2 * s.path.stat().st_size  # its cached read began at another update: read again whole
+    assert "Fixed the crash." in (incremental or "") and "boom: importer crashed" in (incremental or "")
+
+
+def test_a_rewritten_transcript_is_read_again_from_the_start(sm: SessionMemory, settings: Settings, home: Path, project: Path) -> None:
+    settings.session_memory.init_tokens = 0
+    settings.session_memory.update_tokens = 1
+    s = new_session(home / "transcripts", str(project), "sess-rw")
+    s.user("Old task that was rewound away " + "x" * 4000)
+    assert sm.update("sess-rw", s.path)
+    s.path.write_text("")  # replaced by a shorter file (e.g. a rewind): the cursor no longer applies
+    s.user("New task after the rewrite " + "y" * 8000)  # grown past the last update's size
+    s.assistant("Working on the new task.")
+    assert sm.update("sess-rw", s.path)
+    notes_now = sm.get("sess-rw") or ""
+    assert "New task after the rewrite" in notes_now and "Working on the new task." in notes_now
+    assert "Old task" not in notes_now

@@ -14,7 +14,7 @@ import logging
 import re
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -107,6 +107,7 @@ def _render_entry(e: Entry) -> str:
 class SessionRead:
     """One streamed pass over a transcript: what the gates and the notes need, never the whole file."""
 
+    since_index: int = 0  # entries before this index were covered by the last update
     tokens: int = 0
     entries: int = 0
     tool_calls_since: int = 0  # assistant tool calls after the last update
@@ -117,9 +118,9 @@ class SessionRead:
     _delta_chars: int = 0
     _delta_cut: bool = False
 
-    def add(self, e: Entry, since_index: int) -> None:
+    def add(self, e: Entry) -> None:
         self.tokens += entry_tokens(e)
-        if self.entries >= since_index:
+        if self.entries >= self.since_index:
             if e.kind == "assistant":
                 self.tool_calls_since += len(e.tool_uses)
             rendered = _render_entry(e)
@@ -144,16 +145,37 @@ class SessionRead:
             text, self._delta_cut = text[-DELTA_MAX_CHARS:], True
         return ("[…earlier part omitted]\n" if self._delta_cut else "") + text
 
+    def mark_updated(self) -> None:
+        """The notes now cover everything read: the next delta and tool-call count start here."""
+        self.since_index, self.tool_calls_since = self.entries, 0
+        self._delta.clear()
+        self._delta_chars, self._delta_cut = 0, False
 
-def _read_session(transcript: Path, since_index: int) -> SessionRead:
-    """Stream the transcript in batches through the token count, the offline notes and the delta."""
-    read = SessionRead()
-    seen: set[str] = set()
-    for batch in iter_batches(transcript):
-        entries, _ = parse_lines(batch.lines, seen)
-        for e in entries:
-            read.add(e, since_index)
-    return read
+
+@dataclass
+class SessionCursor:
+    """How far a session's transcript was read, and what was read: the next update reads only what was appended."""
+
+    read: SessionRead
+    offset: int = 0
+    inode: int = 0
+    seen: set[str] = field(default_factory=set)  # entry uuids, as CC may re-write an entry
+
+    def advance(self, transcript: Path) -> int:
+        """Stream what was appended since the last read; bytes read. Raises _Rewritten when the file was replaced or cut."""
+        start = self.offset
+        for batch in iter_batches(transcript, self.offset, self.inode or None):
+            if batch.reset and self.offset:
+                raise _Rewritten
+            entries, _ = parse_lines(batch.lines, self.seen)
+            for e in entries:
+                self.read.add(e)
+            self.offset, self.inode = batch.end, batch.inode
+        return self.offset - start
+
+
+class _Rewritten(Exception):
+    """The transcript no longer extends what was read: read it again from the start."""
 
 
 class SessionMemory:
@@ -168,6 +190,8 @@ class SessionMemory:
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="session-memory")
         self._pending: set[str] = set()
         self._pending_lock = threading.Lock()
+        self._cursors: OrderedDict[str, SessionCursor] = OrderedDict()  # most recently updated last
+        self.bytes_read = 0
         state.migrate("session_memory", _SCHEMA)
 
     def enqueue(self, session_id: str, transcript_path: str | Path, cwd: str | None = None) -> Future[bool] | None:
@@ -205,7 +229,7 @@ class SessionMemory:
             return None
 
     def update(self, session_id: str, transcript_path: str | Path, cwd: str | None = None) -> bool:
-        """Re-read the transcript; (re)write the notes when the gates allow. True when written."""
+        """Read what was appended to the transcript; (re)write the notes when the gates allow. True when written."""
         cfg = self.settings.session_memory
         if not cfg.enabled:
             return False
@@ -215,7 +239,7 @@ class SessionMemory:
             if row is not None and not path.exists():
                 row = None  # notes deleted by hand: start over
             try:
-                read = _read_session(Path(transcript_path), int(row["entries_at_update"]) if row is not None else 0)
+                read = self._read(session_id, Path(transcript_path), int(row["entries_at_update"]) if row is not None else 0)
             except OSError:
                 return False
             decision = decide(
@@ -238,9 +262,25 @@ class SessionMemory:
                 "entries_at_update=excluded.entries_at_update, updated_at=excluded.updated_at, method=excluded.method",
                 (session_id, read.tokens, read.entries, self.now().isoformat(), method),
             )
+            read.mark_updated()
             self.updates[method] += 1
             log.info("session memory %s written (%s, %s, %d tokens)", session_id, method, decision.reason, read.tokens)
             return True
+
+    def _read(self, session_id: str, transcript: Path, since_index: int) -> SessionRead:
+        """The session read up to the transcript's end, continuing the last read when it still applies."""
+        cursor = self._cursors.pop(session_id, None)
+        if cursor is None or cursor.read.since_index != since_index:
+            cursor = SessionCursor(SessionRead(since_index=since_index))
+        try:
+            self.bytes_read += cursor.advance(transcript)
+        except _Rewritten:
+            cursor = SessionCursor(SessionRead(since_index=since_index))
+            self.bytes_read += cursor.advance(transcript)
+        self._cursors[session_id] = cursor
+        while len(self._cursors) > limits.SESSION_MEMORY_CACHED_READS:
+            self._cursors.popitem(last=False)
+        return cursor.read
 
     def _write_notes(self, current: str, offline: dict[str, str], delta: str) -> tuple[str, str]:
         if self.llm is not None and self.settings.llm_mode == "llm":
@@ -266,4 +306,5 @@ class SessionMemory:
 
     def status(self) -> dict[str, Any]:
         count = self.state.query_one("SELECT COUNT(*) AS n FROM session_memory")
-        return {"enabled": self.settings.session_memory.enabled, "sessions": count["n"] if count else 0, "updates": dict(self.updates)}
+        return {"enabled": self.settings.session_memory.enabled, "sessions": count["n"] if count else 0,
+                "updates": dict(self.updates), "transcript_bytes_read": self.bytes_read}
