@@ -23,7 +23,8 @@ _UPPER = bytes(range(ord("A"), ord("Z") + 1))
 class Plan:
     """What one search looks for. `literal` is required in every matching line (lowered when
     `fold`); `regex` (with `flags`) confirms a line; `anchors` are the case variants of one rare
-    literal byte at `anchor_at`, found with memchr before the literal is checked."""
+    literal byte at `anchor_at`, found with memchr before the literal is checked; `probe` (folded
+    literals) is a letter-free part of the literal at `probe_at`, found untranslated instead."""
 
     literal: bytes | None = None
     fold: bool = False
@@ -31,6 +32,8 @@ class Plan:
     flags: int = 0
     anchors: tuple[int, ...] = ()
     anchor_at: int = 0
+    probe: bytes = b""
+    probe_at: int = 0
     chunk_bytes: int = 0  # 0: limits.GREP_CHUNK_BYTES (carried so workers see the caller's values)
     line_max_bytes: int = 0  # 0: limits.GREP_LINE_MAX_BYTES
 
@@ -71,6 +74,22 @@ def choose_anchor(literal: bytes, fold: bool, sample: bytes) -> tuple[tuple[int,
     return best[2], best[3]
 
 
+def choose_probe(literal: bytes, fold: bool, sample: bytes) -> tuple[bytes, int]:
+    """What a folded literal is found by, as (probe, offset); (b"", 0) means the whole literal.
+
+    Translating a chunk for case folding costs more than searching it, so the literal's longest
+    run without letters, when long and rare in the sample, is found in the raw bytes instead."""
+    if not fold:
+        return b"", 0
+    runs = [(len(m.group()), -m.start(), m.group()) for m in re.finditer(rb"[^a-z]+", literal)]
+    if not runs:
+        return b"", 0
+    n, at, run = max(runs)
+    if run == literal or (n >= limits.GREP_PROBE_MIN_BYTES and sample and sample.count(run) * limits.GREP_ANCHOR_MAX_RATE <= len(sample)):
+        return run, -at
+    return b"", 0
+
+
 def fold_table(literal: bytes) -> bytes:
     """A translate table mapping each byte that lowercases to a byte of the (lowered) literal to
     that byte and every other byte to one filler byte absent from the literal.
@@ -93,9 +112,10 @@ def fold_table(literal: bytes) -> bytes:
 class _Literal:
     """Finds the next occurrence of a required literal in a chunk.
 
-    With anchors it memchr-scans for the rare byte and checks the literal around each hit; when
-    that byte turns out common in a chunk it falls back to `find` for the rest of the file
-    (on the translated chunk when folding case)."""
+    With anchors it memchr-scans for the rare byte and checks the literal around each hit; with a
+    probe (a letter-free part of a folded literal) it `find`s that in the raw chunk and checks the
+    rest. When either is too often a false lead in a chunk, the file goes on with a plain `find`
+    of the whole literal (on the translated chunk when folding case)."""
 
     def __init__(self, plan: Plan) -> None:
         assert plan.literal is not None
@@ -104,11 +124,14 @@ class _Literal:
         self.fold = plan.fold
         self.plan_anchors = tuple(bytes((v,)) for v in plan.anchors)
         self.at = plan.anchor_at
+        self.plan_probe = plan.probe
+        self.probe_at = plan.probe_at
         self.table = fold_table(plan.literal) if plan.fold else b""
         self.reset_file()
 
     def reset_file(self) -> None:
         self.anchors = self.plan_anchors
+        self.probe = self.plan_probe
         self.new_chunk()
 
     def new_chunk(self) -> None:
@@ -117,9 +140,20 @@ class _Literal:
         # Per anchor variant: its next position in this chunk, -1 none left, -2 not looked yet.
         self.next_at = [-2] * len(self.anchors)
 
+    def _budget(self, end: int) -> int:
+        """False leads per chunk before a plain find of the literal is cheaper."""
+        return 64 + end // limits.GREP_ANCHOR_MAX_RATE
+
+    def _is_at(self, buf: bytearray, s: int) -> bool:
+        return (buf[s:s + self.m].lower() == self.lit) if self.fold else buf.startswith(self.lit, s)
+
     def find(self, buf: bytearray, pos: int, end: int) -> int:
         if self.anchors:
             found = self._anchored(buf, pos, end)
+            if found != -2:
+                return found
+        if self.probe:
+            found = self._probed(buf, pos, end)
             if found != -2:
                 return found
         return self._search(buf, pos, end)
@@ -131,13 +165,29 @@ class _Literal:
             self.hay = buf.translate(self.table)
         return self.hay.find(self.lit, pos, end)
 
+    def _probed(self, buf: bytearray, pos: int, end: int) -> int:
+        """Next literal start at or after pos, found via the probe; -2 asks to fall back."""
+        probe, at = self.probe, self.probe_at
+        hi = end - self.m + at + len(probe)  # a match starting at s has its probe at s + at and ends by `end`
+        i = pos + at
+        while True:
+            p = buf.find(probe, i, hi)
+            if p < 0:
+                return -1
+            if self._is_at(buf, p - at):
+                return p - at
+            self.misses += 1
+            if self.misses > self._budget(end):
+                self.probe = b""
+                return -2
+            i = p + 1
+
     def _anchored(self, buf: bytearray, pos: int, end: int) -> int:
         """Next literal start at or after pos, found via the anchor byte; -2 asks to fall back.
 
         Calls within a chunk come with growing `pos`, so each variant's next position is kept."""
-        m, at, lit, fold, nxt = self.m, self.at, self.lit, self.fold, self.next_at
+        m, at, nxt = self.m, self.at, self.next_at
         hi = end - m + at + 1  # a match starting at s has its anchor at s + at and ends by `end`
-        budget = 64 + end // limits.GREP_ANCHOR_MAX_RATE  # misses per chunk before plain find is cheaper
         i = pos
         while True:
             best = -1
@@ -150,11 +200,12 @@ class _Literal:
             if best < 0:
                 return -1
             s = best - at
-            if (buf[s:s + m].lower() == lit) if fold else buf.startswith(lit, s):
+            if self._is_at(buf, s):
                 return s
             self.misses += 1
-            if self.misses > budget:
+            if self.misses > self._budget(end):
                 self.anchors = ()
+                self.misses = 0
                 return -2
             i = s + 1
 

@@ -18,7 +18,7 @@ from typing import Any, Callable, Generator
 
 from memoryd import limits
 from memoryd.errors import InvalidPattern, InvalidRequest
-from memoryd.grep_scan import FileScan, Plan, choose_anchor, scan_here
+from memoryd.grep_scan import FileScan, Plan, choose_anchor, choose_probe, scan_here
 from memoryd.store.paths import project_root, sanitize_path
 from memoryd.store.secrets import redact_secrets
 from memoryd.transcripts.grep_pool import GrepPool
@@ -183,9 +183,42 @@ def plan_search(compiled: re.Pattern[bytes], term: str, *, regex: bool, ignore_c
         return Plan(regex=source, flags=compiled.flags, chunk_bytes=chunk, line_max_bytes=line_max)
     if fold:
         literal = literal.lower()
+    if source is not None and not fold and _regex_outruns_find(compiled, literal, sample):
+        return Plan(regex=source, flags=compiled.flags, chunk_bytes=chunk, line_max_bytes=line_max)
     anchors, at = choose_anchor(literal, fold, sample)
+    probe, probe_at = choose_probe(literal, fold, sample)
     return Plan(literal=literal, fold=fold, regex=source, flags=compiled.flags, anchors=anchors, anchor_at=at,
-                chunk_bytes=chunk, line_max_bytes=line_max)
+                probe=probe, probe_at=probe_at, chunk_bytes=chunk, line_max_bytes=line_max)
+
+
+def _regex_outruns_find(compiled: re.Pattern[bytes], literal: bytes, sample: bytes) -> bool:
+    """Whether the bare regex scans the sample faster than `find` of its required literal does.
+
+    A regex that starts with a literal whose first byte is rare is searched by sre's own C prefix
+    loop, which beats `find` of a short literal; most others are far slower bare."""
+    if len(sample) < limits.GREP_SAMPLE_BYTES // 4:  # too little to time: keep the literal
+        return False
+    regex = re.compile(compiled.pattern, compiled.flags | re.MULTILINE)
+
+    def bare() -> None:
+        for _ in regex.finditer(sample):
+            pass
+
+    def literal_find() -> None:
+        i = sample.find(literal)
+        while i >= 0:
+            i = sample.find(literal, sample.find(b"\n", i) + 1 or len(sample))
+
+    return _best_time(bare) * limits.GREP_BARE_REGEX_MARGIN < _best_time(literal_find)
+
+
+def _best_time(fn: Callable[[], None], runs: int = 3) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
 
 
 def _strings(value: Any, out: list[str]) -> None:
