@@ -13,10 +13,10 @@ import pytest
 
 from memoryd import limits
 from memoryd.errors import InvalidPattern, InvalidRequest
-from memoryd.grep_scan import FileScan, Plan, Scanner, choose_anchor, fold_table, scan_unit
+from memoryd.grep_scan import FileScan, Plan, Scanner, choose_anchor, choose_probe, fold_table, scan_unit
 from memoryd.store.paths import project_root, sanitize_path
 from memoryd.transcripts import grep as grep_mod
-from memoryd.transcripts.grep import compile_pattern, plan_search, required_literal, search_transcripts
+from memoryd.transcripts.grep import _regex_outruns_find, compile_pattern, plan_search, required_literal, search_transcripts
 from memoryd.transcripts.grep_pool import GrepPool, work_units
 
 
@@ -392,6 +392,52 @@ def test_common_anchor_byte_falls_back_to_find(tmp_path: Path) -> None:
     assert [n for n, _ in _scan(tmp_path, data.upper(), folded)] == [i + 1 for i in range(40) if i % 7 == 0]
 
 
+@pytest.mark.parametrize("chunk", [8, 16, 33, 4096])
+def test_folded_literal_found_by_its_letter_free_run_at_chunk_edges(tmp_path: Path, chunk: int) -> None:
+    """-i literal `t10:99 at 2026-03-04x`, found untranslated by ` 2026-03-04`: false leads (the run
+    without the letters), mixed case, a match at the very end without a newline, and non-ASCII."""
+    lit = b"t10:99 at 2026-03-04x"
+    assert choose_probe(lit, True, b"nothing like it " * 500) == (b" 2026-03-04", 9)
+    lines = [b"T10:99 AT 2026-03-04X", b"t10:98 at 2026-03-04x", b"\xc3\xb6 t10:99 At 2026-03-04xx", b"at 2026-03-04x",
+             b" 2026-03-04" * 5, b"", b"zz" * 20 + b"T10:99 aT 2026-03-04X", b"t10:99 at 2026-03-04", b"T10:99 AT 2026-03-04X"]
+    data = b"\n".join(lines)
+    plan = Plan(literal=lit, fold=True, probe=b" 2026-03-04", probe_at=9, chunk_bytes=chunk)
+    assert _scan(tmp_path, data, plan) == [(i + 1, line) for i, line in enumerate(lines) if lit in line.lower()]
+
+
+def test_misleading_probe_falls_back_to_the_translated_find(tmp_path: Path) -> None:
+    """The run is on every line (a bad sample): the scan drops the probe and misses nothing."""
+    lines = [b" 2026-03-04 " + (b"T10:99 at 2026-03-04X" if i % 13 == 0 else b"at 2026-03-04") for i in range(3000)]
+    path = tmp_path / "common.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    scanner = Scanner(Plan(literal=b"t10:99 at 2026-03-04x", fold=True, probe=b" 2026-03-04", probe_at=9))
+    hits = scanner.scan_file(str(path), 1000, lambda: False).hits
+    assert [n for n, _ in hits] == [i + 1 for i in range(3000) if i % 13 == 0]
+    assert scanner.literal is not None and scanner.literal.probe == b""
+
+
+def test_choose_probe_takes_a_long_rare_letter_free_run_or_nothing() -> None:
+    sample = b"the parser fails 2026-01-01T00:00:00Z " * 50
+    assert choose_probe(b"zebra 4242-77 now", True, sample) == (b" 4242-77 ", 5)
+    assert choose_probe(b"zebra 4242-77 now", False, sample) == (b"", 0)  # case-sensitive: find the literal
+    assert choose_probe(b"zebra 42 now", True, sample) == (b"", 0)  # run too short for a fast find
+    assert choose_probe(b"x 2026-01-01t00", True, sample) == (b"", 0)  # run common in the sample
+    assert choose_probe(b"4242-77", True, sample) == (b"4242-77", 0)  # no letters at all: no translation
+    assert choose_probe(b"zebratimeout", True, sample) == (b"", 0)
+
+
+def test_regex_starting_with_a_rare_literal_is_searched_bare() -> None:
+    """sre's C prefix loop beats `find` of a 3-byte literal when the prefix's first byte is absent;
+    a regex that starts with a class cannot use it, so its literal prefilter stays."""
+    rng = random.Random(3)
+    sample = bytes(rng.choice(b"abcdefghijklmnopqrstuvwxyz \n") for _ in range(limits.GREP_SAMPLE_BYTES))
+    assert _regex_outruns_find(re.compile(rb"Qzx\w+Error\d"), b"Qzx", sample)
+    assert not _regex_outruns_find(re.compile(rb"\w+qzx\d"), b"qzx", sample)
+    plan = plan_search(re.compile(rb"Qzx\w+Error\d"), r"Qzx\w+Error\d", regex=True, ignore_case=False, sample=sample)
+    assert (plan.literal, plan.regex) == (None, rb"Qzx\w+Error\d")
+    assert not _regex_outruns_find(re.compile(rb"Qzx\w+Error\d"), b"Qzx", sample[:100])  # too small to time
+
+
 def test_regex_whose_literal_is_on_every_line_switches_to_the_bare_regex(tmp_path: Path) -> None:
     lines = [_line("s", "user", f"retry the flag {'ZEBRA 7' if i % 97 == 5 else 'zebra'} now").encode() for i in range(2000)]
     data = b"\n".join(lines) + b"\n"
@@ -443,6 +489,35 @@ def _kill_workers(p: GrepPool) -> None:
 
     for pid in p.warm():  # the pool's own worker processes, started by this test
         os.kill(pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_idle_workers_exit_and_the_next_search_starts_new_ones(tmp_path: Path) -> None:
+    import time
+
+    root = tmp_path / "t"
+    _corpus(root)
+    expected = search_transcripts([root], "zebra", ignore_case=True, limit=50)
+    p = GrepPool(idle_seconds=0.3)
+    try:
+        pids = p.warm()
+        assert pids and all(_alive(pid) for pid in pids)
+        assert search_transcripts([root], "zebra", ignore_case=True, limit=50, pool=p, pool_min_bytes=0).results == expected.results
+        give_up = time.monotonic() + 10
+        while (p.started or any(_alive(pid) for pid in pids)) and time.monotonic() < give_up:
+            time.sleep(0.05)
+        assert not p.started and not any(_alive(pid) for pid in pids)
+        assert search_transcripts([root], "zebra", ignore_case=True, limit=50, pool=p, pool_min_bytes=0).results == expected.results
+        assert p.started and not set(p.warm()) & set(pids)  # fresh worker processes
+    finally:
+        p.close()
 
 
 def test_a_dead_worker_costs_nothing_but_time(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import logging
 import multiprocessing
 import os
 import threading
+import time
 from collections import deque
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -43,20 +44,26 @@ def work_units(files: list[tuple[Path, int]], unit_bytes: int | None = None) -> 
 
 
 class GrepPool:
-    """A lazily started process pool for transcript scans, shared by concurrent searches."""
+    """A lazily started process pool for transcript scans, shared by concurrent searches; its
+    workers stop after `idle_seconds` without a search and start again on the next one."""
 
-    def __init__(self, workers: int | None = None) -> None:
+    def __init__(self, workers: int | None = None, idle_seconds: float = limits.GREP_POOL_IDLE_SECONDS) -> None:
         self.workers = workers or min(limits.GREP_POOL_MAX_WORKERS, os.cpu_count() or 1)
+        self.idle_seconds = idle_seconds
         self._lock = threading.Lock()
         self._executor: ProcessPoolExecutor | None = None
         self._closed = False
         self._breaks = 0
+        self._users = 0  # searches (or warm calls) holding the executor now
+        self._last_used = time.monotonic()
+        self._idle_timer: threading.Timer | None = None
 
     @property
     def started(self) -> bool:
         return self._executor is not None
 
-    def _get(self) -> ProcessPoolExecutor | None:
+    def _acquire(self) -> ProcessPoolExecutor | None:
+        """The executor (started if needed), held until `_release` so the idle stop cannot take it."""
         with self._lock:
             if self._closed:
                 return None
@@ -64,14 +71,47 @@ class GrepPool:
                 self._executor = ProcessPoolExecutor(
                     max_workers=self.workers, mp_context=multiprocessing.get_context("spawn")
                 )
+            self._users += 1
             return self._executor
+
+    def _release(self) -> None:
+        with self._lock:
+            self._users -= 1
+            self._last_used = time.monotonic()
+            if self._users == 0 and self._executor is not None and not self._closed:
+                self._arm_idle_stop(self.idle_seconds)
+
+    def _arm_idle_stop(self, seconds: float) -> None:
+        """(Re)start the timer that stops idle workers; called with the lock held."""
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+        self._idle_timer = threading.Timer(seconds, self._stop_if_idle)
+        self._idle_timer.daemon = True
+        self._idle_timer.start()
+
+    def _stop_if_idle(self) -> None:
+        """Shut the workers down (they hold ~19 MB each after a big search) if no search ran lately."""
+        with self._lock:
+            executor = self._executor
+            if executor is None or self._users or self._closed:
+                return
+            left = self._last_used + self.idle_seconds - time.monotonic()
+            if left > 0:  # used again since the timer was set
+                self._arm_idle_stop(left)
+                return
+            self._executor, self._idle_timer = None, None
+        log.debug("grep workers idle for %.0fs: stopping them", self.idle_seconds)
+        executor.shutdown(wait=True)
 
     def warm(self) -> list[int]:
         """Start the workers now (benchmarks time searches, not process start); the pids that ran."""
-        executor = self._get()
+        executor = self._acquire()
         if executor is None:
             return []
-        return sorted({f.result() for f in [executor.submit(warm) for _ in range(self.workers)]})
+        try:
+            return sorted({f.result() for f in [executor.submit(warm) for _ in range(self.workers)]})
+        finally:
+            self._release()
 
     def scan(
         self, plan: Plan, files: list[tuple[Path, int]], max_hits: int, *, remaining: Callable[[], float]
@@ -82,10 +122,20 @@ class GrepPool:
         the generator (the caller has enough) cancels the units not yet started. If a worker dies,
         the files not yet returned are scanned here."""
         paths = [p for p, _ in files]
-        executor = self._get()
+        executor = self._acquire()
         if executor is None:  # closed (daemon stopping) or given up on: scan here
             yield from scan_here(plan, paths, lambda: max_hits, lambda: remaining() <= 0)
             return
+        try:
+            yield from self._scan_on(executor, plan, files, paths, max_hits, remaining)
+        finally:
+            self._release()
+
+    def _scan_on(
+        self, executor: ProcessPoolExecutor, plan: Plan, files: list[tuple[Path, int]], paths: list[Path], max_hits: int,
+        remaining: Callable[[], float],
+    ) -> Generator[tuple[Path | None, FileScan], None, None]:
+        """`scan` on a held executor."""
         pending: deque[tuple[list[Path], Future[list[FileScan]]]] = deque()
         todo = iter(work_units(files))
         done = 0  # files returned so far
@@ -137,5 +187,7 @@ class GrepPool:
         with self._lock:
             self._closed = True
             executor, self._executor = self._executor, None
+            if self._idle_timer is not None:
+                self._idle_timer.cancel()
         if executor is not None:
             executor.shutdown(wait=True, cancel_futures=True)
