@@ -39,7 +39,7 @@ NEEDLE_RATE = 0.00005  # per line and needle kind: ~40 planted lines per kind in
 WORDS = ("the parser fails when the config file is missing so we add a default path and retry the request "
          "after checking the lockfile then run pytest again and update the docs for the new flag").split()
 _TOKEN = re.compile(r"[A-Za-z_]{2,}|\d+")
-_VALUE_START = re.compile(r'":"(?=[^"])')
+_VALUE_START = re.compile(r'": ?"(?=[^"])')
 
 
 class Case(NamedTuple):

@@ -183,16 +183,17 @@ def plan_search(compiled: re.Pattern[bytes], term: str, *, regex: bool, ignore_c
         return Plan(regex=source, flags=compiled.flags, chunk_bytes=chunk, line_max_bytes=line_max)
     if fold:
         literal = literal.lower()
-    if source is not None and not fold and _regex_outruns_find(compiled, literal, sample):
-        return Plan(regex=source, flags=compiled.flags, chunk_bytes=chunk, line_max_bytes=line_max)
     anchors, at = choose_anchor(literal, fold, sample)
+    if source is not None and not fold and not anchors and _regex_outruns_find(compiled, literal, sample):
+        return Plan(regex=source, flags=compiled.flags, chunk_bytes=chunk, line_max_bytes=line_max)
     probe, probe_at = choose_probe(literal, fold, sample)
     return Plan(literal=literal, fold=fold, regex=source, flags=compiled.flags, anchors=anchors, anchor_at=at,
                 probe=probe, probe_at=probe_at, chunk_bytes=chunk, line_max_bytes=line_max)
 
 
 def _regex_outruns_find(compiled: re.Pattern[bytes], literal: bytes, sample: bytes) -> bool:
-    """Whether the bare regex scans the sample faster than `find` of its required literal does.
+    """Whether the bare regex scans the sample faster than `find` of its required literal does
+    (asked only when no byte of the literal is rare enough for memchr, which beats both).
 
     A regex that starts with a literal whose first byte is rare is searched by sre's own C prefix
     loop, which beats `find` of a short literal; most others are far slower bare."""
