@@ -29,7 +29,7 @@ from typing import Any, Callable, NamedTuple
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from memoryd.transcripts.grep import search_transcripts  # noqa: E402
+from memoryd.transcripts.grep import json_strings, search_transcripts  # noqa: E402
 from memoryd.transcripts.grep_pool import GrepPool  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "claude-transcripts"
@@ -101,17 +101,10 @@ def _fixture_lines() -> list[Any]:
     return [json.loads(line) for path in sorted(FIXTURES.glob("*.jsonl")) for line in path.read_text().splitlines() if line]
 
 
-def _prose(value: Any, out: list[str]) -> None:
-    """Collect the words of every string value that holds whitespace (text, code, tool output)."""
-    if isinstance(value, str):
-        if any(c.isspace() for c in value):
-            out.extend(m.group() for m in _TOKEN.finditer(value) if not m.group().isdigit())
-    elif isinstance(value, list):
-        for v in value:
-            _prose(v, out)
-    elif isinstance(value, dict):
-        for v in value.values():
-            _prose(v, out)
+def _prose_words(value: Any) -> list[str]:
+    """The words of every string value that holds whitespace (text, code, tool output)."""
+    return [m.group() for text in json_strings(value) if any(c.isspace() for c in text)
+            for m in _TOKEN.finditer(text) if not m.group().isdigit()]
 
 
 def _perturb(value: Any, rng: random.Random, vocab: list[str], key: str = "") -> Any:
@@ -140,8 +133,7 @@ def _perturb(value: Any, rng: random.Random, vocab: list[str], key: str = "") ->
 def realistic_pool(rng: random.Random, pool_bytes: int) -> list[str]:
     """Distinct perturbed copies of the fixture lines, about `pool_bytes` in all."""
     templates = _fixture_lines()
-    vocab: list[str] = []
-    _prose(templates, vocab)
+    vocab = _prose_words(templates)
     pool: list[str] = []
     size = 0
     while size < pool_bytes:

@@ -14,7 +14,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from re import _parser as _sre_parse  # type: ignore[attr-defined]  # finds the literal a regex requires
-from typing import Any, Callable, Generator
+from typing import Any, Callable, Generator, Iterator
 
 from memoryd import limits
 from memoryd.errors import InvalidPattern, InvalidRequest
@@ -222,15 +222,16 @@ def _best_time(fn: Callable[[], None], runs: int = 3) -> float:
     return best
 
 
-def _strings(value: Any, out: list[str]) -> None:
+def json_strings(value: Any) -> Iterator[str]:
+    """Every string inside a parsed JSON value, depth first (message content holds text at any depth)."""
     if isinstance(value, str):
-        out.append(value)
+        yield value
     elif isinstance(value, list):
         for v in value:
-            _strings(v, out)
+            yield from json_strings(v)
     elif isinstance(value, dict):
         for v in value.values():
-            _strings(v, out)
+            yield from json_strings(v)
 
 
 def _snippet(text: str, compiled: re.Pattern[bytes], width: int) -> str | None:
@@ -254,10 +255,8 @@ def _hit(path: Path, line_no: int, raw: bytes, compiled: re.Pattern[bytes]) -> G
     except ValueError:
         pass
     message = obj.get("message") if isinstance(obj.get("message"), dict) else {}
-    texts: list[str] = []
-    _strings(message.get("content") if message else obj.get("content"), texts)
     snippet = None
-    for text in texts:
+    for text in json_strings(message.get("content") if message else obj.get("content")):
         snippet = _snippet(text, compiled, limits.GREP_SNIPPET_CHARS)
         if snippet is not None:
             break
