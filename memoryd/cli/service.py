@@ -55,6 +55,9 @@ def _human_status(s: dict[str, Any]) -> str:
     if isinstance(jobs, dict):
         counts = ", ".join(f"{k} {v}" for k, v in jobs.items() if isinstance(v, int) and not isinstance(v, bool) and k != "every_n_turns")
         lines.append("jobs:    " + counts + (f" (now: {jobs['current_job']})" if jobs.get("current_job") else ""))
+    grep = s.get("grep")
+    if isinstance(grep, dict) and grep.get("engine"):
+        lines.append("grep:    " + (f"ripgrep ({grep.get('version')}, {grep.get('ripgrep')})" if grep["engine"] == "ripgrep" else "built-in scanner (no ripgrep found)"))
     dream = s.get("dream")
     if isinstance(dream, dict) and dream.get("next_check"):
         lines.append(f"dream:   next check {when(dream['next_check'])}")

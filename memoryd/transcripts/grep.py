@@ -8,6 +8,7 @@ everything, or could backtrack for ever, are refused.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import time
@@ -22,6 +23,9 @@ from memoryd.grep_scan import FileScan, Plan, choose_anchor, choose_probe, scan_
 from memoryd.store.paths import project_root, sanitize_path
 from memoryd.store.secrets import redact_secrets
 from memoryd.transcripts.grep_pool import GrepPool
+from memoryd.transcripts.ripgrep import Ripgrep, RipgrepRefused, rust_pattern
+
+log = logging.getLogger(__name__)
 
 # Lines any sane narrow pattern should not all match; a pattern matching all of them is catch-all.
 _CATCH_ALL_PROBES = ("hello world", "0123456789", "{}[]();,", "ZZZ QQQ")
@@ -272,6 +276,26 @@ def _hit(path: Path, line_no: int, raw: bytes, compiled: re.Pattern[bytes]) -> G
     )
 
 
+def _ripgrep_scans(
+    ripgrep: Ripgrep | None, pattern: str, compiled: re.Pattern[bytes], files: list[tuple[Path, int]], max_hits: int,
+    remaining: Callable[[], float], fallback: Callable[[list[tuple[Path, int]]], Generator[tuple[Path | None, FileScan], None, None]],
+) -> Generator[tuple[Path | None, FileScan], None, None]:
+    """ripgrep's scans; if rg refuses the search, the Python scanner does the files not yet returned."""
+    assert ripgrep is not None
+    done = 0
+    scans = ripgrep.scan(pattern, compiled, files, max_hits, remaining=remaining)
+    try:
+        for path, scan in scans:
+            done += path is not None
+            yield path, scan
+        return
+    except RipgrepRefused as exc:
+        log.warning("ripgrep refused a transcript search (%s); using the built-in scanner", str(exc)[:200])
+    finally:
+        scans.close()
+    yield from fallback(files[done:])
+
+
 def search_transcripts(
     roots: list[Path],
     pattern: str,
@@ -284,23 +308,32 @@ def search_transcripts(
     clock: Callable[[], float] = time.monotonic,
     pool: GrepPool | None = None,
     pool_min_bytes: int = limits.GREP_POOL_MIN_BYTES,
+    ripgrep: Ripgrep | None = None,
 ) -> GrepResult:
     """Search the transcripts of the project at `cwd` (or all with cwd=None); bounded and deadline-capped.
 
-    Searches over at least `pool_min_bytes` run on `pool`'s worker processes, smaller ones here;
-    both give the same hits in the same order (newest file first, then line order)."""
+    Searches over at least `pool_min_bytes` run on `ripgrep` when given (and the pattern has a
+    ripgrep equivalent), else on `pool`'s worker processes; smaller ones here. Every path gives
+    the same hits in the same order (newest file first, then line order)."""
     if not 1 <= limit <= limits.GREP_MAX_RESULTS:
         raise InvalidRequest(f"limit must be between 1 and {limits.GREP_MAX_RESULTS}; got {limit}.")
     compiled = compile_pattern(pattern, regex=regex, ignore_case=ignore_case)
     result = GrepResult(pattern=pattern, regex=regex, scope="project" if cwd else "all")
     stop_at = clock() + deadline_seconds
     files = _newest_first(project_dirs(roots, cwd))
-    plan = plan_search(compiled, pattern.strip(), regex=regex, ignore_case=ignore_case, sample=_sample(files))
-    scans: Generator[tuple[Path | None, FileScan], None, None]
-    if pool is not None and files and sum(size for _, size in files) >= pool_min_bytes:
-        scans = pool.scan(plan, files, limit + 1, remaining=lambda: stop_at - clock())
-    else:
-        scans = scan_here(plan, [p for p, _ in files], lambda: limit - len(result.results) + 1, lambda: clock() >= stop_at)
+    big = bool(files) and sum(size for _, size in files) >= pool_min_bytes
+
+    def remaining() -> float:
+        return stop_at - clock()
+
+    def python_scans(rest: list[tuple[Path, int]]) -> Generator[tuple[Path | None, FileScan], None, None]:
+        plan = plan_search(compiled, pattern.strip(), regex=regex, ignore_case=ignore_case, sample=_sample(files))
+        if pool is not None and big:
+            return pool.scan(plan, rest, limit + 1, remaining=remaining)
+        return scan_here(plan, [p for p, _ in rest], lambda: limit - len(result.results) + 1, lambda: clock() >= stop_at)
+
+    rg_pattern = rust_pattern(compiled) if ripgrep is not None and big else None
+    scans = _ripgrep_scans(ripgrep, rg_pattern, compiled, files, limit + 1, remaining, python_scans) if rg_pattern else python_scans(files)
     try:
         while True:
             if clock() >= stop_at:

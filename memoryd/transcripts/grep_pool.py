@@ -43,6 +43,38 @@ def work_units(files: list[tuple[Path, int]], unit_bytes: int | None = None) -> 
     return units
 
 
+
+def in_order(
+    submit: Callable[[list[Path], float], Future[list[FileScan]]], units: list[list[Path]], in_flight: int,
+    remaining: Callable[[], float],
+) -> Generator[tuple[Path | None, FileScan], None, None]:
+    """(path, FileScan) per file, units in the given order though they run concurrently; (None,
+    deadline scan) when time runs out. `submit(unit, seconds_left)` starts one unit; `in_flight`
+    are out at a time, and closing the generator cancels those not started yet."""
+    pending: deque[tuple[list[Path], Future[list[FileScan]]]] = deque()
+    todo = iter(units)
+
+    def send() -> None:
+        unit = next(todo, None)
+        if unit is not None:
+            pending.append((unit, submit(unit, max(0.0, remaining()))))
+
+    try:
+        for _ in range(in_flight):
+            send()
+        while pending:
+            unit, future = pending.popleft()
+            try:
+                scans = future.result(timeout=max(0.0, remaining()))
+            except FutureTimeout:
+                yield None, FileScan([], 0, "deadline")
+                return
+            send()  # keep the workers busy while the caller builds hits
+            yield from zip(unit, scans)
+    finally:
+        for _, future in pending:
+            future.cancel()
+
 class GrepPool:
     """A lazily started process pool for transcript scans, shared by concurrent searches; its
     workers stop after `idle_seconds` without a search and start again on the next one."""
@@ -136,38 +168,21 @@ class GrepPool:
         remaining: Callable[[], float],
     ) -> Generator[tuple[Path | None, FileScan], None, None]:
         """`scan` on a held executor."""
-        pending: deque[tuple[list[Path], Future[list[FileScan]]]] = deque()
-        todo = iter(work_units(files))
         done = 0  # files returned so far
 
-        def send() -> None:
-            unit = next(todo, None)
-            if unit is not None:
-                seconds = max(0.0, remaining())
-                pending.append((unit, executor.submit(scan_unit, plan, [str(p) for p in unit], max_hits, seconds)))
+        def submit(unit: list[Path], seconds: float) -> Future[list[FileScan]]:
+            return executor.submit(scan_unit, plan, [str(p) for p in unit], max_hits, seconds)
 
         try:
-            for _ in range(2 * self.workers):
-                send()
-            while pending:
-                unit, future = pending.popleft()
-                try:
-                    scans = future.result(timeout=max(0.0, remaining()))
-                except FutureTimeout:
-                    yield None, FileScan([], 0, "deadline")
-                    return
-                self._breaks = 0
-                send()  # keep the workers busy while the caller builds hits
-                for path, scan in zip(unit, scans):
+            for path, scan in in_order(submit, work_units(files), 2 * self.workers, remaining):
+                if path is not None:
                     done += 1
-                    yield path, scan
+                    self._breaks = 0  # the workers run
+                yield path, scan
             return
         except BrokenProcessPool:
             log.warning("a grep worker process died; scanning the rest of this search in-process")
             self._broken(executor)
-        finally:
-            for _, future in pending:
-                future.cancel()
         yield from scan_here(plan, paths[done:], lambda: max_hits, lambda: remaining() <= 0)
 
     def _broken(self, executor: ProcessPoolExecutor) -> None:

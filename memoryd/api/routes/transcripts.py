@@ -24,5 +24,6 @@ def search(
 ) -> dict[str, Any]:
     """Matching transcript lines with session id, line, timestamp, role and a snippet."""
     return search_transcripts(
-        daemon.settings.transcript_roots, q, cwd=cwd, regex=regex, ignore_case=ignore_case, limit=limit, pool=daemon.grep_pool
+        daemon.settings.transcript_roots, q, cwd=cwd, regex=regex, ignore_case=ignore_case, limit=limit,
+        pool=daemon.grep_pool, ripgrep=daemon.ripgrep,
     ).as_dict()
