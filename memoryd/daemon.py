@@ -192,7 +192,7 @@ class Daemon:
         """Which engine runs big transcript searches: ripgrep (with its version) or the built-in scanner."""
         if self.ripgrep is None:
             return {"engine": "python", "ripgrep": None}
-        return {"engine": "ripgrep", "ripgrep": self.ripgrep.binary, "version": self.ripgrep.version}
+        return {"engine": "ripgrep", "ripgrep": self.ripgrep.binary, "version": self.ripgrep.version, "searches": self.ripgrep.searches}
 
     def status(self) -> dict[str, Any]:
         invalid = {str(s.path): [f.as_dict() for f in s.invalid_files()] for s in self.stores.known()}

@@ -180,10 +180,19 @@ def test_find_ripgrep_settings(tmp_path: Path) -> None:
     assert find_ripgrep(auto) == auto
 
 
-def test_status_names_the_grep_engine(home: Path) -> None:
+def test_status_names_the_grep_engine_and_big_api_searches_run_on_it(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = home / "transcripts"
+    _corpus(root)
+    expected, _ = _reference(root, "zebra", False, True, 50)
     with serve(Daemon(make_settings(home))) as live:
         grep = live.client.get("/v1/status").json()["grep"]
-        assert grep["engine"] == "ripgrep" and grep["version"].startswith("ripgrep ")
+        assert grep["engine"] == "ripgrep" and grep["version"].startswith("ripgrep ") and grep["searches"] == 0
+        small = live.client.get("/v1/transcripts/search", params={"q": "zebra", "ignore_case": True, "limit": 50}).json()
+        assert live.client.get("/v1/status").json()["grep"]["searches"] == 0  # below GREP_POOL_MIN_BYTES: in-process
+        monkeypatch.setattr(limits, "GREP_POOL_MIN_BYTES", 0)
+        big = live.client.get("/v1/transcripts/search", params={"q": "zebra", "ignore_case": True, "limit": 50}).json()
+        assert live.client.get("/v1/status").json()["grep"]["searches"] == 1
+        assert big == small and [(h["session_id"], h["line"]) for h in big["results"]] == expected
     settings = make_settings(home)
     settings.transcripts.ripgrep = "off"
     with serve(Daemon(settings)) as live:

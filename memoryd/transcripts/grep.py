@@ -307,12 +307,12 @@ def search_transcripts(
     deadline_seconds: float = limits.GREP_DEADLINE_SECONDS,
     clock: Callable[[], float] = time.monotonic,
     pool: GrepPool | None = None,
-    pool_min_bytes: int = limits.GREP_POOL_MIN_BYTES,
+    pool_min_bytes: int | None = None,
     ripgrep: Ripgrep | None = None,
 ) -> GrepResult:
     """Search the transcripts of the project at `cwd` (or all with cwd=None); bounded and deadline-capped.
 
-    Searches over at least `pool_min_bytes` run on `ripgrep` when given (and the pattern has a
+    Searches over at least `pool_min_bytes` (default `GREP_POOL_MIN_BYTES`) run on `ripgrep` when given (and the pattern has a
     ripgrep equivalent), else on `pool`'s worker processes; smaller ones here. Every path gives
     the same hits in the same order (newest file first, then line order)."""
     if not 1 <= limit <= limits.GREP_MAX_RESULTS:
@@ -321,7 +321,8 @@ def search_transcripts(
     result = GrepResult(pattern=pattern, regex=regex, scope="project" if cwd else "all")
     stop_at = clock() + deadline_seconds
     files = _newest_first(project_dirs(roots, cwd))
-    big = bool(files) and sum(size for _, size in files) >= pool_min_bytes
+    threshold = limits.GREP_POOL_MIN_BYTES if pool_min_bytes is None else pool_min_bytes
+    big = bool(files) and sum(size for _, size in files) >= threshold
 
     def remaining() -> float:
         return stop_at - clock()

@@ -136,6 +136,7 @@ class Ripgrep:
         self._lock = threading.Lock()
         self._executor: ThreadPoolExecutor | None = None
         self._version: str | None = None
+        self.searches = 0  # searches that ran on rg (status)
 
     @classmethod
     def discover(cls, setting: str) -> Ripgrep | None:
@@ -167,6 +168,7 @@ class Ripgrep:
         `RipgrepRefused` (before yielding anything) when rg rejects the pattern or cannot run."""
         sizes = {p: size for p, size in files}
         executor = self._pool()
+        self.searches += 1
 
         def submit(unit: list[Path], seconds: float) -> Future[list[FileScan]]:
             return executor.submit(self.scan_unit, pattern, confirm, unit, sizes, max_hits, seconds)
