@@ -198,7 +198,7 @@ def run_case(case: Case, rg: str, root: Path, size: int, runs: int, engines: dic
     row: dict[str, Any] = {"case": case.name, "pattern": case.pattern, "ignore_case": case.icase, "rg_seconds": round(rg_s, 3),
                            "rg_matches": rg_count, "engines": {}}
     for name, kwargs in engines.items():
-        def search():  # type: ignore[no-untyped-def]
+        def search(kwargs: dict[str, Any] = kwargs):  # type: ignore[no-untyped-def]
             return search_transcripts([root], case.pattern, regex=case.regex, ignore_case=case.icase, limit=100,
                                       deadline_seconds=600, **kwargs)
 

@@ -47,8 +47,8 @@ def run_checks(settings: Settings, client: MemorydClient, cwd: str) -> list[Chec
     elif not tp.exists():
         checks.append(Check("token", False, f"{tp} does not exist", "start the daemon once: it creates the token"))
     else:
-        mode = stat.S_IMODE(tp.stat().st_mode)
-        checks.append(Check("token", mode == 0o600, f"{tp} mode {mode:o}", "" if mode == 0o600 else f"chmod 600 {tp}"))
+        perms = stat.S_IMODE(tp.stat().st_mode)
+        checks.append(Check("token", perms == 0o600, f"{tp} mode {perms:o}", "" if perms == 0o600 else f"chmod 600 {tp}"))
     unit = Path.home() / ("Library/LaunchAgents/" + LAUNCHD_LABEL + ".plist" if platform.system() == "Darwin" else ".config/systemd/user/" + SYSTEMD_UNIT_NAME)
     checks.append(Check("service", unit.exists(), f"{unit} {'installed' if unit.exists() else 'not installed'}", "" if unit.exists() else "memoryd install-service"))
     scopes = installed_scopes(Path(cwd))

@@ -258,7 +258,7 @@ def test_kill_9_mid_consolidation_leaves_store_consistent_and_lock_reclaimable(h
     assert lock.holder() == first.proc.pid and lock.held_by_other() is None  # dead PID: reclaimable
     assert not list(memory_dir.glob(".tmp-*"))
     index = (memory_dir / "MEMORY.md").read_text()
-    assert sorted(p.name for p in memory_dir.glob("*.md") if p.name != "MEMORY.md") == sorted(l.split("](")[1].split(")")[0] for l in index.splitlines())
+    assert sorted(p.name for p in memory_dir.glob("*.md") if p.name != "MEMORY.md") == sorted(row.split("](")[1].split(")")[0] for row in index.splitlines())
     messages_api.push(Reply(text='{"actions": []}'))
     second = DaemonProcess(home=home, env=env).start()
     try:

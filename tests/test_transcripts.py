@@ -185,7 +185,7 @@ def test_batches_cover_the_file_exactly_once(tmp_path: Path) -> None:
     batches = list(iter_batches(path, batch_bytes=512))
     assert len(batches) > 10
     assert [line for b in batches for line in b.lines] == lines
-    assert all(a.end == b.start for a, b in zip(batches, batches[1:]))
+    assert all(a.end == b.start for a, b in zip(batches, batches[1:], strict=False))
     assert batches[-1].end == path.stat().st_size - len(b'{"partial":')
     # from a cursor: only what follows; a file replaced under the cursor: from 0, flagged
     tail = list(iter_batches(path, batches[3].end, batches[0].inode, batch_bytes=512))

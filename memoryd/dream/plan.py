@@ -92,7 +92,7 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
         lines = keep.body.rstrip().split("\n")
         for other in group:
             for line in other.body.split("\n"):
-                if line.strip() and line.strip() not in {l.strip() for l in lines}:
+                if line.strip() and line.strip() not in {kept.strip() for kept in lines}:
                     lines.append(line)
             merged_away.add(other.filename)
             plan.actions.append(Action("delete", other.filename, why=f"near-duplicate of {keep.filename}"))
@@ -114,7 +114,7 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
             else:
                 plan.actions.append(Action("write", m.filename, m.name, m.type, fixed_desc, fixed_body, why=f"relative dates made absolute (against {ref.isoformat()})"))
     # Phase 2/3c: daily logs distilled into topic files (one memory per new bullet).
-    existing = [*(m for m in memories if m.filename not in merged_away)]
+    known = [m.description for m in memories if m.filename not in merged_away]  # to skip near-duplicate entries
     for log in daily_logs(store):
         key = f"{log}:{log.stat().st_mtime_ns}"
         if key in processed_logs:
@@ -131,12 +131,12 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
                 rest, extra = absolutize_dates(rest, date.fromisoformat(day)), absolutize_dates(extra, date.fromisoformat(day))
             except ValueError:
                 pass
-            if any(jaccard(rest, e.description) >= 0.8 for e in existing):
+            if any(jaccard(rest, d) >= 0.8 for d in known):
                 continue
             description = rest if len(rest) <= 200 else rest[:197] + "…"
             body = extra or (f"{rest}\n\n**Why:** noted in the daily log of {day}.\n**How to apply:** take it into account in related work." if type_ in ("feedback", "project") else rest)
             plan.actions.append(Action("write", None, name, type_, description, body, why=f"distilled from {log.name}"))
-            existing.append(_Shim(description))
+            known.append(description)
     return plan
 
 
@@ -150,11 +150,6 @@ def _log_entries(text: str) -> list[tuple[str, str, str]]:
         elif entries and line.startswith("  "):
             entries[-1][2].append(line[2:])
     return [(t, first, "\n".join(rest).strip()) for t, first, rest in entries]
-
-
-@dataclass
-class _Shim:
-    description: str
 
 
 DREAM_SYSTEM = f"""You consolidate a coding agent's memory directory, in four phases:

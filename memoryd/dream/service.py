@@ -206,7 +206,7 @@ class DreamService:
 
     def check_all(self) -> list[str]:
         """The scheduler's tick: start a run for every project whose four gates pass."""
-        started = []
+        started: list[str] = []
         if not self.settings.enabled:
             return started
         for store in {s.path: s for s in [*self.stores.known(), *self.stores.discover()]}.values():

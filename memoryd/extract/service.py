@@ -113,7 +113,7 @@ class ExtractionService:
         enabled: bool = True,
         queue_max: int = limits.EXTRACT_QUEUE_MAX,
         mode_for: Callable[[MemoryDir], str] = lambda store: "topics",
-        on_daily_log: Callable[[MemoryDir, Candidate, date | None], None] | None = None,
+        on_daily_log: Callable[[MemoryDir, Candidate, date | None], object] | None = None,
     ) -> None:
         self.state = state
         self.stores = stores

@@ -143,10 +143,10 @@ class LLMClient:
         import anthropic
 
         try:
-            response = self._client.messages.create(
+            response = self._client.messages.create(  # type: ignore[call-overload]  # temperature passed by ** (SDKs differ)
                 model=self.model,
                 system=system,
-                messages=messages,  # type: ignore[arg-type]
+                messages=messages,
                 max_tokens=max_tokens,
                 timeout=timeout if timeout is not None else self.timeout_seconds,
                 **({"temperature": temperature} if _sdk_takes_temperature() else {}),

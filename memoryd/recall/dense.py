@@ -85,7 +85,7 @@ class DenseIndex:
         self._built: tuple[Any, list[str]] | None = None
 
     def put_many(self, filenames: list[str], vectors: Any) -> None:
-        for fn, vec in zip(filenames, vectors):
+        for fn, vec in zip(filenames, vectors, strict=True):
             self.vectors[fn] = vec
         self._built = None
 

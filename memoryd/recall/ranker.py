@@ -32,7 +32,7 @@ class Doc:
     """One memory as the ranker sees it."""
 
     filename: str
-    tf: Counter[str]
+    tf: dict[str, float]
     length: float
     dates: frozenset[str] = field(default_factory=frozenset)
     subject: str = ""
@@ -40,7 +40,7 @@ class Doc:
 
 def analyse(filename: str, name: str, description: str, body: str, extra_dates: str = "") -> Doc:
     """Tokenise one memory into a weighted term-frequency vector (BM25F pseudo-document)."""
-    tf: Counter[str] = Counter()
+    tf: dict[str, float] = defaultdict(float)  # field-weighted counts
     length = 0.0
     for fld, text in (("name", name), ("description", description), ("body", body)):
         w = FIELD_WEIGHTS[fld]

@@ -17,10 +17,16 @@ from memoryd.store.secrets import check_no_secrets
 
 
 class _Candidate(Protocol):
-    name: str
-    type: str
-    description: str
-    body: str
+    """What extraction hands over (its frozen `Candidate`), without importing extraction here."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def body(self) -> str: ...
 
 
 def daily_log_path(memory_dir: Path, day: date) -> Path:

@@ -70,7 +70,7 @@ def in_order(
                 yield None, FileScan([], 0, "deadline")
                 return
             send()  # keep the workers busy while the caller builds hits
-            yield from zip(unit, scans)
+            yield from zip(unit, scans, strict=False)  # a unit stopped early returns fewer scans
     finally:
         for _, future in pending:
             future.cancel()

@@ -235,7 +235,7 @@ class Ripgrep:
     def _scans(
         hits: list[list[tuple[int, bytes]]], paths: list[Path], sizes: dict[Path, int], last_status: str, failed: set[int]
     ) -> list[FileScan]:
-        scans = [FileScan(h, 0, "error") if i in failed else FileScan(h, sizes.get(p, 0), "done") for i, (h, p) in enumerate(zip(hits, paths))]
+        scans = [FileScan(h, 0, "error") if i in failed else FileScan(h, sizes.get(p, 0), "done") for i, (h, p) in enumerate(zip(hits, paths, strict=True))]
         if scans and last_status != "done":
             scans[-1] = scans[-1]._replace(status=last_status)
         return scans

@@ -168,7 +168,7 @@ class TranscriptService:
         """Read what was appended to `path` since its cursor and update its session facts,
         batch by batch (`iter_batches`), so a large transcript is never in memory whole."""
         row = self.state.query_one("SELECT * FROM transcript_files WHERE path = ?", (str(path),))
-        total = {"path": str(path), "lines": 0, "malformed": 0, "reset": False, "offset": int(row["offset"]) if row else 0}
+        total: dict[str, Any] = {"path": str(path), "lines": 0, "malformed": 0, "reset": False, "offset": int(row["offset"]) if row else 0}
         try:
             for result in iter_batches(path, total["offset"], int(row["inode"]) if row else None):
                 mtime = path.stat().st_mtime
