@@ -197,3 +197,26 @@ def test_status_names_the_grep_engine_and_big_api_searches_run_on_it(home: Path,
     settings.transcripts.ripgrep = "off"
     with serve(Daemon(settings)) as live:
         assert live.client.get("/v1/status").json()["grep"] == {"engine": "python", "ripgrep": None}
+
+
+_FIXTURES = Path(__file__).parent / "fixtures" / "claude-transcripts"
+
+
+@pytest.mark.parametrize(
+    "pattern, regex, icase",
+    [
+        ("tool_use", False, False), ("error", False, True), (r"\bdef \w+\(", True, False), (r'"name":\s*"(?:Bash|Read|Edit)"', True, False),
+        (r"\d{4}-\d{2}-\d{2}T\d{2}:", True, False), (r"[A-Z]{4,}_[A-Z]+", True, False), (r"(?i)SPOTTER/[a-z_/]+\.exs?\b", True, False), (r"[^\x00-\x7f]{2}", True, False),
+    ],
+)
+def test_ripgrep_matches_the_python_scanner_on_real_transcripts(tmp_path: Path, rg: Ripgrep, pattern: str, regex: bool, icase: bool) -> None:
+    import shutil
+
+    root = tmp_path / "t"
+    shutil.copytree(_FIXTURES, root / "-home-me-spotter", ignore=shutil.ignore_patterns("*.md", "*.txt"))
+    expected, truncated = _reference(root, pattern, regex, icase, limits.GREP_MAX_RESULTS)
+    assert expected
+    here = search_transcripts([root], pattern, regex=regex, ignore_case=icase, limit=limits.GREP_MAX_RESULTS)
+    fast = search_transcripts([root], pattern, regex=regex, ignore_case=icase, limit=limits.GREP_MAX_RESULTS, ripgrep=rg, pool_min_bytes=0)
+    assert [(Path(h.file).stem, h.line) for h in here.results] == expected
+    assert fast.results == here.results and fast.truncated == here.truncated == truncated
