@@ -31,6 +31,21 @@ class Check:
         return {"name": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix}
 
 
+def _grep_check(settings: Settings) -> Check:
+    """Which engine big transcript searches get; the built-in scanner works, only ~3x slower."""
+    from memoryd.transcripts.ripgrep import Ripgrep
+
+    setting = settings.transcripts.ripgrep
+    rg = Ripgrep.discover(setting)
+    if rg is not None:
+        return Check("grep", True, f"ripgrep: {rg.binary} ({rg.version})")
+    if setting == "off":
+        return Check("grep", True, "built-in scanner ([transcripts] ripgrep = \"off\")")
+    if setting != "auto":
+        return Check("grep", False, f"[transcripts] ripgrep = {setting!r} is not an executable file", "point it at rg, or set it to \"auto\"")
+    return Check("grep", True, "built-in scanner: no rg found (`pip install ripgrep==14.1.0` or your system's ripgrep makes big transcript searches ~3x faster)")
+
+
 def run_checks(settings: Settings, client: MemorydClient, cwd: str) -> list[Check]:
     checks: list[Check] = []
     status: dict[str, Any] | None = None
@@ -71,6 +86,7 @@ def run_checks(settings: Settings, client: MemorydClient, cwd: str) -> list[Chec
     if key:
         looks = key.startswith("sk-ant-")
         checks.append(Check("api key", looks, f"ANTHROPIC_API_KEY is set ({len(key)} chars, value not shown)", "" if looks else "the key should start with sk-ant-"))
+    checks.append(_grep_check(settings))
     free = shutil.disk_usage(settings.home if settings.home.exists() else Path.home()).free
     checks.append(Check("disk", free >= MIN_FREE_BYTES, f"{free / 1e9:.1f} GB free under {settings.home}", "" if free >= MIN_FREE_BYTES else "free some disk space"))
     return checks

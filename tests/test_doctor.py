@@ -37,5 +37,10 @@ def test_doctor_reports_problems_with_fixes_then_passes(home: Path, project: Pat
         assert code == 0 and report["ok"], failed
         checks = {c["name"]: c for c in report["checks"]}
         assert checks["token"]["detail"].endswith("mode 600") and "→" in checks["memory dir"]["detail"]
+        assert checks["grep"]["detail"].startswith("ripgrep: ") and "ripgrep 14.1.0" in checks["grep"]["detail"]
+        (home / "config.toml").write_text((home / "config.toml").read_text() + f'ripgrep = "{tmp_path / "no-rg"}"\n')
+        code, report = doctor(env, project)
+        grep = next(c for c in report["checks"] if c["name"] == "grep")
+        assert code == 1 and not grep["ok"] and "not an executable file" in grep["detail"] and '"auto"' in grep["fix"]
     finally:
         daemon.kill()
