@@ -9,7 +9,7 @@ from memoryd.doctor import run_checks
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = common(sub.add_parser("doctor", help="check daemon, token, service, hooks, memory dir, LLM, grep, disk"))
+    p = common(sub.add_parser("doctor", help="check daemon, token, service, hooks, memory dir, transcript roots, LLM, grep, disk"))
     p.set_defaults(func=cmd_doctor)
 
 
