@@ -277,11 +277,10 @@ def _hit(path: Path, line_no: int, raw: bytes, compiled: re.Pattern[bytes]) -> G
 
 
 def _ripgrep_scans(
-    ripgrep: Ripgrep | None, pattern: str, compiled: re.Pattern[bytes], files: list[tuple[Path, int]], max_hits: int,
+    ripgrep: Ripgrep, pattern: str, compiled: re.Pattern[bytes], files: list[tuple[Path, int]], max_hits: int,
     remaining: Callable[[], float], fallback: Callable[[list[tuple[Path, int]]], Generator[tuple[Path | None, FileScan], None, None]],
 ) -> Generator[tuple[Path | None, FileScan], None, None]:
     """ripgrep's scans; if rg refuses the search, the Python scanner does the files not yet returned."""
-    assert ripgrep is not None
     done = 0
     scans = ripgrep.scan(pattern, compiled, files, max_hits, remaining=remaining)
     try:
@@ -312,9 +311,10 @@ def search_transcripts(
 ) -> GrepResult:
     """Search the transcripts of the project at `cwd` (or all with cwd=None); bounded and deadline-capped.
 
-    Searches over at least `pool_min_bytes` (default `GREP_POOL_MIN_BYTES`) run on `ripgrep` when given (and the pattern has a
-    ripgrep equivalent), else on `pool`'s worker processes; smaller ones here. Every path gives
-    the same hits in the same order (newest file first, then line order)."""
+    Searches over at least `pool_min_bytes` (default `GREP_POOL_MIN_BYTES`) run on `ripgrep`
+    when given (and the pattern has a ripgrep equivalent), else on `pool`'s worker processes;
+    smaller ones here. Every path gives the same hits in the same order (newest file first,
+    then line order)."""
     if not 1 <= limit <= limits.GREP_MAX_RESULTS:
         raise InvalidRequest(f"limit must be between 1 and {limits.GREP_MAX_RESULTS}; got {limit}.")
     compiled = compile_pattern(pattern, regex=regex, ignore_case=ignore_case)
@@ -334,7 +334,11 @@ def search_transcripts(
         return scan_here(plan, [p for p, _ in rest], lambda: limit - len(result.results) + 1, lambda: clock() >= stop_at)
 
     rg_pattern = rust_pattern(compiled) if ripgrep is not None and big else None
-    scans = _ripgrep_scans(ripgrep, rg_pattern, compiled, files, limit + 1, remaining, python_scans) if rg_pattern else python_scans(files)
+    scans = (
+        _ripgrep_scans(ripgrep, rg_pattern, compiled, files, limit + 1, remaining, python_scans)
+        if ripgrep is not None and rg_pattern is not None
+        else python_scans(files)
+    )
     try:
         while True:
             if clock() >= stop_at:

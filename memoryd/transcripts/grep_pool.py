@@ -43,7 +43,6 @@ def work_units(files: list[tuple[Path, int]], unit_bytes: int | None = None) -> 
     return units
 
 
-
 def in_order(
     submit: Callable[[list[Path], float], Future[list[FileScan]]], units: list[list[Path]], in_flight: int,
     remaining: Callable[[], float],
@@ -74,6 +73,7 @@ def in_order(
     finally:
         for _, future in pending:
             future.cancel()
+
 
 class GrepPool:
     """A lazily started process pool for transcript scans, shared by concurrent searches; its

@@ -10,7 +10,6 @@ its output comes in file order; the units run on a few threads and are returned 
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import shutil
@@ -26,8 +25,6 @@ from typing import IO, Any, Callable, Generator
 from memoryd import limits
 from memoryd.grep_scan import FileScan
 from memoryd.transcripts.grep_pool import in_order, work_units
-
-log = logging.getLogger(__name__)
 
 _P = _sre_parse
 _CATEGORIES = {
@@ -165,7 +162,7 @@ class Ripgrep:
         remaining: Callable[[], float],
     ) -> Generator[tuple[Path | None, FileScan], None, None]:
         """(path, FileScan) per file in the given order, as `GrepPool.scan` gives them. Raises
-        `RipgrepRefused` (before yielding anything) when rg rejects the pattern or cannot run."""
+        `RipgrepRefused` when rg rejects the pattern or cannot run (in practice on the first unit)."""
         sizes = {p: size for p, size in files}
         executor = self._pool()
         self.searches += 1
