@@ -75,11 +75,3 @@ class OfflineNotes:
         if self.worklog:
             sections["Worklog"] = "\n".join(self.worklog)
         return sections
-
-
-def build_sections(entries: list[Entry]) -> dict[str, str]:
-    """The offline sections of a list of entries."""
-    notes = OfflineNotes()
-    for e in entries:
-        notes.add(e)
-    return notes.sections()
