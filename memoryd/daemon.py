@@ -19,6 +19,7 @@ from memoryd.metrics import Metrics
 from memoryd.state import STATE_FILENAME, StateDB
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.memdir import utc_now
+from memoryd.store.files import PRIVATE_DIR_MODE, make_private_dir
 from memoryd.store.watcher import MemoryWatcher
 from memoryd.dream import DreamService
 from memoryd.extract import ExtractionService
@@ -35,7 +36,8 @@ class Daemon:
         self.settings = settings
         self.now = now
         self.home = settings.home
-        self.home.mkdir(parents=True, exist_ok=True)
+        make_private_dir(self.home)
+        os.chmod(self.home, PRIVATE_DIR_MODE)  # the token, state and backups live here
         self.started_at = time.time()
         self.token = load_or_create_token(self.home, settings.token_override)
         self.metrics = Metrics()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import logging.handlers
+import os
 import signal
 import socket
 import sys
@@ -20,14 +21,27 @@ import uvicorn
 from memoryd.api import create_app
 from memoryd.config import Settings
 from memoryd.daemon import Daemon
+from memoryd.store.files import PRIVATE_FILE_MODE, make_private_dir
+from memoryd.store.secrets import redact_secrets
 from memoryd.runtime import RUNTIME_FILENAME, write_runtime_file
 
 LOG_DIRNAME = "logs"
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
+class RedactingFilter(logging.Filter):
+    """Every log line passes `redact_secrets`: a secret or the API token never reaches a log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        redacted = redact_secrets(message)
+        if redacted != message:
+            record.msg, record.args = redacted, None
+        return True
+
+
 def configure_logging(settings: Settings) -> None:
-    """stderr (journald/launchd capture it) plus a rotating file in $MEMORYD_HOME/logs."""
+    """stderr (journald/launchd capture it) plus a rotating file in $MEMORYD_HOME/logs (0600)."""
     level = getattr(logging, settings.server.log_level.upper(), logging.INFO)
     root = logging.getLogger()
     root.setLevel(level)
@@ -35,9 +49,12 @@ def configure_logging(settings: Settings) -> None:
     stream = logging.StreamHandler(sys.stderr)
     stream.setFormatter(formatter)
     log_dir = settings.home / LOG_DIRNAME
-    log_dir.mkdir(parents=True, exist_ok=True)
+    make_private_dir(log_dir)
     file_handler = logging.handlers.RotatingFileHandler(log_dir / "memoryd.log", maxBytes=5_000_000, backupCount=3, encoding="utf-8")
     file_handler.setFormatter(formatter)
+    os.chmod(log_dir / "memoryd.log", PRIVATE_FILE_MODE)
+    for handler in (stream, file_handler):
+        handler.addFilter(RedactingFilter())
     root.handlers = [stream, file_handler]
     logging.getLogger("uvicorn.access").setLevel(logging.WARNING)  # request lines at DEBUG only
     logging.getLogger("httpx").setLevel(logging.WARNING)
@@ -73,6 +90,7 @@ def bind_socket(host: str, port: int) -> socket.socket:
 
 
 def serve(settings: Settings) -> int:
+    os.umask(0o077)  # everything the daemon creates (state, logs, backups, memories) is private to the user
     configure_logging(settings)
     log = logging.getLogger("memoryd")
     try:

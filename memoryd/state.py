@@ -7,6 +7,7 @@ them; no memory body is ever stored here.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from contextlib import contextmanager
@@ -23,6 +24,7 @@ class StateDB:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
+        os.chmod(path, 0o600)  # job and run records name memories; SQLite gives -wal/-shm the same mode
         self._conn.row_factory = sqlite3.Row
         self._lock = threading.RLock()
         with self._lock:

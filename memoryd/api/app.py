@@ -9,7 +9,7 @@ from fastapi import FastAPI
 
 from memoryd import __version__
 from memoryd.api.errors import install_error_handlers
-from memoryd.api.middleware import GuardMiddleware
+from memoryd.api.middleware import GuardMiddleware, allowed_hosts
 from memoryd.api.routes import dream, events, health, hooks, memories, recall, sessions, transcripts
 from memoryd.daemon import Daemon
 
@@ -41,5 +41,7 @@ def create_app(daemon: Daemon, *, manage_lifecycle: bool = True) -> FastAPI:
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router)
-    app.add_middleware(GuardMiddleware, token=lambda: daemon.token, metrics=daemon.metrics)
+    app.add_middleware(
+        GuardMiddleware, token=lambda: daemon.token, metrics=daemon.metrics, hosts=allowed_hosts(daemon.settings.server.host),
+    )
     return app

@@ -1,5 +1,6 @@
-"""`GuardMiddleware` (pure ASGI, cheap on the hot path): bearer auth, the 256 KB body limit,
-and per-route metrics. It runs before routing, so a refused request never reaches a route.
+"""`GuardMiddleware` (pure ASGI, cheap on the hot path): the Host and Origin checks, bearer auth,
+the 256 KB body limit, and per-route metrics. It runs before routing, so a refused request never
+reaches a route.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Any, Awaitable, Callable
 
 from memoryd import limits
 from memoryd.auth import token_matches
-from memoryd.errors import RequestTooLarge
+from memoryd.errors import Forbidden, RequestTooLarge
 from memoryd.metrics import Metrics
 
 Scope = dict[str, Any]
@@ -22,6 +23,31 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 # No token needed: liveness only (spec §7). The OpenAPI schema and /docs need the token too:
 # they map every endpoint, and another local user has no business reading even that.
 PUBLIC_PATHS = frozenset({"/v1/health"})
+# Names a browser may use for the daemon. Any other Host is a DNS-rebinding page on another origin.
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+def allowed_hosts(configured_host: str) -> frozenset[str]:
+    """The loopback names plus the host the daemon was told to bind (when not a wildcard)."""
+    extra = {configured_host.strip("[]").lower()} if configured_host not in ("", "0.0.0.0", "::") else set()
+    return LOOPBACK_HOSTS | extra
+
+
+def host_of(authority: str) -> str:
+    """`[::1]:7377` → `::1`, `Localhost:7377` → `localhost`."""
+    authority = authority.strip().lower()
+    if authority.startswith("["):
+        return authority[1 : authority.find("]")] if "]" in authority else authority
+    return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
+
+
+def origin_host(origin: str) -> str | None:
+    """The host of an Origin header (`http://127.0.0.1:7377` → `127.0.0.1`); None for `null` or junk."""
+    scheme, sep, rest = origin.partition("://")
+    if not sep or scheme not in ("http", "https"):
+        return None
+    return host_of(rest.split("/", 1)[0])
 
 
 async def _send_error(send: Send, status: int, code: str, message: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
@@ -35,8 +61,12 @@ async def _send_error(send: Send, status: int, code: str, message: str, headers:
 
 
 class GuardMiddleware:
-    def __init__(self, app: ASGIApp, *, token: Callable[[], str], metrics: Metrics, max_body: int = limits.REQUEST_MAX_BYTES) -> None:
+    def __init__(
+        self, app: ASGIApp, *, token: Callable[[], str], metrics: Metrics, hosts: frozenset[str] = LOOPBACK_HOSTS,
+        max_body: int = limits.REQUEST_MAX_BYTES,
+    ) -> None:
         self.app = app
+        self.hosts = hosts
         self.token = token
         self.metrics = metrics
         self.max_body = max_body
@@ -61,8 +91,27 @@ class GuardMiddleware:
             self.metrics.http_requests.labels(label, str(status_holder["status"])).inc()
             self.metrics.http_latency.labels(label).observe(time.perf_counter() - started)
 
+    def _foreign_origin(self, scope: Scope) -> str | None:
+        """Why a request from a browser page on another origin is refused, or None when it is not."""
+        headers = dict(scope.get("headers", []))
+        host = host_of(headers.get(b"host", b"").decode("latin-1"))
+        if host not in self.hosts:
+            return (
+                f"Host {host or '(none)'!r} is not a loopback name: reach memoryd at http://127.0.0.1:<port> "
+                "(a web page on another origin may not call it; this guards against DNS rebinding)."
+            )
+        origin = headers.get(b"origin")
+        if origin is not None and scope.get("method", "GET") not in SAFE_METHODS:
+            if origin_host(origin.decode("latin-1")) not in self.hosts:
+                return "a state-changing request from a web page on another origin is refused; call memoryd from a local program."
+        return None
+
     async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope["path"]
+        refusal = self._foreign_origin(scope)
+        if refusal is not None:
+            await _send_error(send, 403, Forbidden.code, refusal)
+            return
         if path not in PUBLIC_PATHS:
             presented = ""
             for name, value in scope.get("headers", []):

@@ -27,7 +27,8 @@ from memoryd.llm import LLMClient
 from memoryd.metrics import Metrics
 from memoryd.state import StateDB
 from memoryd.store import MemoryDir, StoreRegistry
-from memoryd.store.files import atomic_write
+from memoryd.store.files import atomic_write, make_private_dir
+from memoryd.store.secrets import redact_record
 
 log = logging.getLogger(__name__)
 
@@ -275,7 +276,8 @@ class DreamService:
                 self._running.pop(store.path, None)
         self.state.execute(
             "UPDATE dream_runs SET finished_at = ?, status = ?, method = ?, changes = ?, notes = ?, error = ? WHERE run_id = ?",
-            (time.time(), status, plan.method, json.dumps(changes), json.dumps(plan.notes), error, task.run_id),
+            (time.time(), status, plan.method, json.dumps(redact_record(changes)), json.dumps(redact_record(plan.notes)),
+             redact_record(error), task.run_id),
         )
         self.metrics.dream_runs.labels(status).inc()
 
@@ -317,7 +319,7 @@ class DreamService:
 
     def _backup(self, run_id: str, filename: str, prior: str | None) -> None:
         folder = self.backups / run_id
-        folder.mkdir(parents=True, exist_ok=True)
+        make_private_dir(folder)
         manifest = folder / "manifest.json"
         data = json.loads(manifest.read_text()) if manifest.exists() else {}
         if filename in data:

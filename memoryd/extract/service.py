@@ -28,6 +28,7 @@ from memoryd.llm import LLMClient, extract_json
 from memoryd.metrics import Metrics
 from memoryd.similarity import jaccard
 from memoryd.state import StateDB
+from memoryd.store.secrets import redact_record, redact_secrets
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.paths import FILENAME_RE, canonical_cwd
 from memoryd.transcripts.parser import WRITE_TOOLS, Entry, parse_lines
@@ -262,7 +263,8 @@ class ExtractionService:
         now = time.time()
         self.state.execute(
             "UPDATE jobs SET status = ?, reason = ?, written = ?, refused = ?, updated_at = ?, not_before = ? WHERE job_id = ?",
-            (outcome.status, outcome.reason, json.dumps(outcome.written), json.dumps(outcome.refused), now, now + limits.EXTRACT_RETRY_SECONDS, job_id),
+            (outcome.status, redact_secrets(outcome.reason), json.dumps(outcome.written),
+             json.dumps(redact_record(outcome.refused)), now, now + limits.EXTRACT_RETRY_SECONDS, job_id),
         )
         if outcome.status != "queued":
             self.metrics.jobs.labels("extract", outcome.status).inc()

@@ -22,6 +22,7 @@ from memoryd.errors import LLMUnavailable, TokenBudgetExceeded
 if TYPE_CHECKING:
     import anthropic
 from memoryd.metrics import Metrics
+from memoryd.store.secrets import redact_secrets
 from memoryd.state import StateDB
 
 log = logging.getLogger(__name__)
@@ -89,6 +90,17 @@ class UsageMeter:
         return {"day": self.today(), "tokens_used": used, "daily_cap": self.daily_cap, "by_purpose": by_purpose}
 
 
+def _redacted(message: dict[str, Any]) -> dict[str, Any]:
+    """A message with every text part passed through `redact_secrets`."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return {**message, "content": redact_secrets(content)}
+    if isinstance(content, list):
+        parts = [{**p, "text": redact_secrets(p["text"])} if isinstance(p, dict) and isinstance(p.get("text"), str) else p for p in content]
+        return {**message, "content": parts}
+    return message
+
+
 class LLMClient:
     """The anthropic SDK behind one method. `enabled` is False in offline mode."""
 
@@ -140,6 +152,7 @@ class LLMClient:
         self.meter.check_cap(purpose)
         if messages is None:
             messages = [{"role": "user", "content": user or ""}]
+        messages = [_redacted(m) for m in messages]  # the one door to a model: no secret passes it
         import anthropic
 
         try:

@@ -6,16 +6,70 @@ writers (threads, or two daemons) never interleave and a crash never leaves half
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import tempfile
 import threading
 from pathlib import Path
 from types import TracebackType
+from typing import BinaryIO
 
 from filelock import FileLock
 
 LOCK_FILENAME = ".memoryd.lock"
 TEMP_PREFIX = ".tmp-"
+PRIVATE_FILE_MODE = 0o600  # files memoryd creates: memories, state, logs, notes
+PRIVATE_DIR_MODE = 0o700  # dirs memoryd creates under $MEMORYD_HOME and memory dirs
+
+
+class SymlinkRefused(OSError):
+    """A memory file, index or memory dir is a symbolic link: memoryd never follows one."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(errno.ELOOP, "is a symbolic link; memoryd never follows links", str(path))
+
+
+def open_nofollow(path: Path) -> BinaryIO:
+    """A regular file opened for reading, refusing a symlink at the last component (O_NOFOLLOW)
+    and anything that is not a regular file (a FIFO or device would block or leak)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise SymlinkRefused(path) from None
+        raise
+    fh = os.fdopen(fd, "rb")
+    if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+        fh.close()
+        raise IsADirectoryError(errno.EISDIR, "not a regular file", str(path))
+    return fh
+
+
+def read_bytes_nofollow(path: Path) -> bytes:
+    with open_nofollow(path) as fh:
+        return fh.read()
+
+
+def read_text_nofollow(path: Path) -> str:
+    """`read_bytes_nofollow` decoded as UTF-8 (UnicodeDecodeError on a binary file)."""
+    return read_bytes_nofollow(path).decode("utf-8")
+
+
+def make_private_dir(path: Path) -> None:
+    """mkdir -p with 0700 for the dirs this creates (existing dirs keep their mode)."""
+    missing = []
+    current = path
+    while not current.exists():
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    for directory in reversed(missing):
+        try:
+            directory.mkdir(mode=PRIVATE_DIR_MODE)
+        except FileExistsError:
+            pass
 
 
 def fsync_dir(path: Path) -> None:
@@ -32,9 +86,10 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: str | bytes, *, mode: int = 0o644) -> None:
-    """Write `data` to `path` via a unique temp file in the same dir, fsync, then rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+def atomic_write(path: Path, data: str | bytes, *, mode: int = PRIVATE_FILE_MODE) -> None:
+    """Write `data` to `path` via a unique temp file in the same dir, fsync, then rename.
+    A symlink at `path` is replaced by the file, never written through."""
+    make_private_dir(path.parent)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".part", dir=path.parent)
     try:
@@ -85,7 +140,7 @@ class DirLock:
         self._thread_lock.acquire()
         try:
             if self._depth == 0:
-                self.directory.mkdir(parents=True, exist_ok=True)
+                make_private_dir(self.directory)
                 self._file_lock.acquire()
         except BaseException:
             self._thread_lock.release()

@@ -5,6 +5,7 @@ It does NOT validate memory semantics (types, sizes); `memoryd.store.memdir` doe
 
 from __future__ import annotations
 
+import io
 import re
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ import yaml
 
 from memoryd import limits
 from memoryd.errors import InvalidFrontmatter
+from memoryd.store.files import open_nofollow
 
 # A fence is a line of exactly `---` (trailing blanks allowed).
 _FENCE_RE = re.compile(r"^---[ \t]*$")
@@ -56,7 +58,7 @@ def render_frontmatter(meta: dict[str, Any], body: str) -> str:
 def read_head(path: Path, max_lines: int = limits.FRONTMATTER_MAX_LINES) -> str:
     """The first `max_lines` lines of a file, without reading the rest."""
     out: list[str] = []
-    with path.open("r", encoding="utf-8", errors="replace") as fh:
+    with io.TextIOWrapper(open_nofollow(path), encoding="utf-8", errors="replace") as fh:
         for _ in range(max_lines):
             line = fh.readline()
             if not line:

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from memoryd import limits
 from memoryd.errors import InvalidFrontmatter, InvalidMemory, MemoryNotFound
-from memoryd.store.files import atomic_write, clean_stale_temps, dir_lock
+from memoryd.store.files import SymlinkRefused, atomic_write, clean_stale_temps, dir_lock, read_text_nofollow
 from memoryd.store.frontmatter import read_header_meta, render_frontmatter, split_frontmatter
 from memoryd.store.index import ServedIndex, render_index, truncate_index
 from memoryd.store.model import InvalidFile, Memory, MemoryHeader, SaveResult
@@ -25,6 +25,7 @@ from memoryd.store.secrets import check_no_secrets
 
 Clock = Callable[[], datetime]
 log = logging.getLogger(__name__)
+SYMLINK_REFUSAL = "is a symbolic link; memoryd never follows links (it could point at a secret outside the memory dir): replace it with a real file."
 
 
 def utc_now() -> datetime:
@@ -112,6 +113,9 @@ class MemoryDir:
                     st = entry.stat()
                 except FileNotFoundError:
                     continue
+                if entry.is_symlink():
+                    seen[name] = ((st.st_mtime_ns, st.st_size), InvalidFile(name, SYMLINK_REFUSAL))
+                    continue
                 if not entry.is_file():
                     continue
                 key = (st.st_mtime_ns, st.st_size)
@@ -152,10 +156,12 @@ class MemoryDir:
     def get(self, filename: str) -> Memory:
         path = memory_path(self.path, filename)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = read_text_nofollow(path)
             mtime = path.stat().st_mtime
         except FileNotFoundError:
             raise MemoryNotFound(f"no memory named {filename!r} in {self.path}; list them with GET /v1/memories or `memoryd list`.") from None
+        except SymlinkRefused:
+            raise InvalidFrontmatter(f"{filename}: {SYMLINK_REFUSAL}") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise InvalidFrontmatter(f"{filename}: unreadable ({exc.__class__.__name__}); check its permissions and that it is UTF-8.") from exc
         meta, body = split_frontmatter(text, source=filename)
@@ -177,12 +183,13 @@ class MemoryDir:
     def read_raw(self, filename: str) -> str | None:
         """A file's exact text, or None when it does not exist (for dream backups)."""
         try:
-            return memory_path(self.path, filename).read_text(encoding="utf-8")
+            return read_text_nofollow(memory_path(self.path, filename))
         except FileNotFoundError:
             return None
 
     def exists(self, filename: str) -> bool:
-        return memory_path(self.path, filename).is_file()
+        path = memory_path(self.path, filename)
+        return path.is_file() and not path.is_symlink()
 
     # ------------------------------------------------------------------ writing
     def _target_filename(self, name: str, type_: str) -> str:
@@ -213,9 +220,11 @@ class MemoryDir:
             path = memory_path(self.path, target)
             meta: dict[str, Any] = {}
             created = True
+            if path.is_symlink():
+                raise InvalidFrontmatter(f"{target}: {SYMLINK_REFUSAL} The link was left untouched.")
             if path.exists():
                 try:
-                    meta, _ = split_frontmatter(path.read_text(encoding="utf-8"), source=target)
+                    meta, _ = split_frontmatter(read_text_nofollow(path), source=target)
                 except InvalidFrontmatter as exc:
                     raise InvalidFrontmatter(f"{exc.message} The file was left untouched: fix or delete it by hand, then save again.") from exc
                 created = False
@@ -266,9 +275,12 @@ class MemoryDir:
                 self._temps_cleaned = clean_stale_temps(self.path) >= 0 and self.path.is_dir()
             text = render_index(self.all_headers())
             try:
-                current = self.index_path.read_text(encoding="utf-8")
+                current = read_text_nofollow(self.index_path)
             except FileNotFoundError:
                 current = None
+            except SymlinkRefused:
+                log.warning("%s is a symbolic link; the index was not rewritten (replace the link with a file)", self.index_path)
+                return False
             if current == text or (current is None and not text):
                 return False
             atomic_write(self.index_path, text)
@@ -277,8 +289,11 @@ class MemoryDir:
     def served_index(self) -> ServedIndex:
         """MEMORY.md as an agent gets it: truncated at 200 lines / 25,000 bytes with the warning."""
         try:
-            raw = self.index_path.read_text(encoding="utf-8")
+            raw = read_text_nofollow(self.index_path)
         except FileNotFoundError:
+            raw = ""
+        except (SymlinkRefused, UnicodeDecodeError, IsADirectoryError):
+            log.warning("%s is not a readable regular file; serving an empty index", self.index_path)
             raw = ""
         return truncate_index(raw)
 

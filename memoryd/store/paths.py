@@ -13,7 +13,7 @@ import unicodedata
 from pathlib import Path
 
 from memoryd import limits
-from memoryd.errors import InvalidCwd, InvalidFilename
+from memoryd.errors import Forbidden, InvalidCwd, InvalidFilename
 
 # A memory filename: `<type>_<slug>.md`, no separators, no dot-segments.
 FILENAME_RE = re.compile(r"^(user|feedback|project|reference)_[A-Za-z0-9][A-Za-z0-9_-]{0,150}\.md$")
@@ -107,7 +107,15 @@ def project_root(cwd: str) -> Path:
 def default_memory_dir(memory_base: Path, cwd: str) -> Path:
     """`<base>/projects/<sanitized canonical root>/memory`."""
     root = project_root(cwd)
-    return memory_base / limits.PROJECTS_DIRNAME / sanitize_path(str(root)) / limits.MEMORY_DIRNAME
+    project_dir = memory_base / limits.PROJECTS_DIRNAME / sanitize_path(str(root))
+    memory_dir = project_dir / limits.MEMORY_DIRNAME
+    for part in (project_dir, memory_dir):
+        if part.is_symlink():
+            raise Forbidden(
+                f"{part} is a symbolic link; memoryd never follows links inside its memory base. "
+                "Replace it with a real directory, or set memory_dir in the config to the place you want."
+            )
+    return memory_dir
 
 
 def resolve_memory_dir(cwd: str, *, env_override: str, config_dir: str, memory_base: Path) -> Path:

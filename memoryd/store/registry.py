@@ -62,6 +62,6 @@ class StoreRegistry:
         found = []
         if projects.is_dir():
             for candidate in sorted(projects.glob("*/memory")):
-                if candidate.is_dir():
+                if candidate.is_dir() and not candidate.is_symlink() and not candidate.parent.is_symlink():
                     found.append(self.for_path(candidate))
         return found

@@ -1,4 +1,5 @@
-"""The one secret check every write path goes through (REST save, extraction, dream).
+"""The one secret check every write path goes through (REST save, extraction, dream), and the
+one redaction (`redact_secrets`) every other door uses: notes, job records, logs, model prompts.
 
 Findings name the kind and the place (field, line, column), never the value, so an error
 message or a log line cannot leak what it refused.
@@ -10,6 +11,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from memoryd.errors import SecretDetected
 
@@ -50,6 +52,11 @@ _PLACEHOLDER = re.compile(
     r"(?i)^(?:<[^>]*>|\$\{?[A-Z_][A-Z0-9_]*\}?|\*+|x{4,}|\.{3,}|changeme|placeholder|example|dummy|redacted|none|null|true|false|"
     r"os\.environ.*|process\.env.*|getenv.*|env\(.*|settings\..*|config\..*|[a-z_]+\(.*)$"
 )
+# "the staging db password is 4jI0SB7A0!94bxuQCxx7": a credential named in prose, then its value.
+_PROSE = re.compile(
+    r"(?i)\b(?P<key>password|passphrase|passwd|pwd|secret|api[ _-]?key|access[ _-]?token|auth[ _-]?token|token)s?"
+    r"(?:\s+(?:for|of|on|to)\s+[\w.@/-]+)?\s+(?:is|was|are|=|:)\s+(?:now\s+)?(?P<q>[`'\"]?)(?P<value>[^\s`'\"]{6,})(?P=q)"
+)
 _TOKENISH = re.compile(r"[A-Za-z0-9=_-]{32,}")
 
 
@@ -73,16 +80,14 @@ def _position(text: str, index: int) -> tuple[int, int]:
     return line, column
 
 
-def find_secrets(text: str, *, field: str = "body") -> list[SecretFinding]:
-    """Every credential-looking span in `text`, by kind and position."""
-    findings: list[SecretFinding] = []
-    covered: list[tuple[int, int]] = []
+def _spans(text: str) -> list[tuple[str, int, int]]:
+    """(kind, start, end) of every credential-looking span, non-overlapping, in text order."""
+    spans: list[tuple[str, int, int]] = []
 
     def add(kind: str, start: int, end: int) -> None:
-        if any(s <= start < e for s, e in covered):
+        if any(s <= start < e or start <= s < end for _, s, e in spans):
             return
-        covered.append((start, end))
-        findings.append(SecretFinding(kind, field, *_position(text, start)))
+        spans.append((kind, start, end))
 
     for kind, pattern in _PATTERNS:
         for m in pattern.finditer(text):
@@ -97,11 +102,22 @@ def find_secrets(text: str, *, field: str = "body") -> list[SecretFinding]:
             if len(value) < 12 or not (re.search(r"[A-Za-z]", value) and re.search(r"[0-9]", value)):
                 continue
         add(f"credential assignment ({m.group('key')})", m.start("value"), m.end("value"))
+    for m in _PROSE.finditer(text):
+        value = m.group("value").rstrip(".,;:!?)")
+        # A value is credential-like when it mixes classes (hunter2, 4jI0SB7A0!94bx); "in 1Password" or "rotated" are not.
+        if _PLACEHOLDER.match(value) or not re.search(r"[0-9]", value) or not re.search(r"[A-Za-z]", value):
+            continue
+        add(f"credential in prose ({m.group('key').lower()})", m.start("value"), m.start("value") + len(value))
     for m in _TOKENISH.finditer(text):
         if _looks_random(m.group(0)):
             add("high-entropy token", m.start(), m.end())
-    findings.sort(key=lambda f: (f.line, f.column))
-    return findings
+    spans.sort(key=lambda span: span[1])
+    return spans
+
+
+def find_secrets(text: str, *, field: str = "body") -> list[SecretFinding]:
+    """Every credential-looking span in `text`, by kind and position."""
+    return [SecretFinding(kind, field, *_position(text, start)) for kind, start, _ in _spans(text)]
 
 
 def check_no_secrets(fields: dict[str, str]) -> None:
@@ -115,10 +131,32 @@ def check_no_secrets(fields: dict[str, str]) -> None:
         )
 
 
+REDACTED = "[secret removed]"
+
+
 def redact_secrets(text: str) -> str:
-    """Replace each finding's line with a marker; used where dropping is better than refusing."""
-    findings = find_secrets(text)
-    if not findings:
+    """Replace each credential-looking span with a marker. The one redaction every door uses
+    where dropping beats refusing: session notes, job records, logs, text sent to a model."""
+    if not text:
         return text
-    bad = {f.line for f in findings}
-    return "\n".join("[line removed: it held a secret]" if i + 1 in bad else line for i, line in enumerate(text.split("\n")))
+    spans = _spans(text)
+    if not spans:
+        return text
+    out, last = [], 0
+    for _, start, end in spans:
+        out.append(text[last:start])
+        out.append(REDACTED)
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def redact_record(value: Any) -> Any:
+    """`redact_secrets` over every string inside a JSON-shaped record (job and run records)."""
+    if isinstance(value, str):
+        return redact_secrets(value)
+    if isinstance(value, list):
+        return [redact_record(v) for v in value]
+    if isinstance(value, dict):
+        return {k: redact_record(v) for k, v in value.items()}
+    return value
