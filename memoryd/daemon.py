@@ -73,26 +73,45 @@ class Daemon:
         self.on_start(lambda: threading.Thread(target=self.recall.warm, name="recall-warm", daemon=True).start())
         self.on_stop(self.recall.close)
 
-        # --- transcripts and extraction ---
+        # --- transcripts: one pipeline, its subscribers, and what a turn end sets off ---
+        from memoryd.extract.jobs import JobQueue
+        from memoryd.extract.pending import PendingTurns
+        from memoryd.session_memory import SessionMemory
+        from memoryd.store.daily_log import DailyLog
+        from memoryd.store.modes import ProjectModes
+        from memoryd.turns import TurnEnds
+
         self.transcripts = TranscriptService(
             roots=settings.transcript_roots, state=self.state, metrics=self.metrics, watch=settings.transcripts.watch
         )
+        self.modes = ProjectModes(stores=self.stores, default=settings.memory.mode, per_project=settings.projects)
+        self.daily_log = DailyLog(now=now)
+        pending = PendingTurns(self.state)
         self.extraction = ExtractionService(
-            state=self.state,
+            jobs=JobQueue(self.state),
+            pending=pending,
             stores=self.stores,
             transcripts=self.transcripts,
             llm=self.llm,
             metrics=self.metrics,
             every_n_turns=settings.extract.every_n_turns,
             enabled=settings.extract.enabled,
-            mode_for=self.mode_for,
+            mode_for=self.modes.mode_for,
+            on_daily_log=self.daily_log.append_candidate,
         )
+        self.session_memory = SessionMemory(settings, state=self.state, llm=self.llm, now=now, advance=self.transcripts.pipeline.advance)
+        self.transcripts.pipeline.subscribe(pending)
+        self.transcripts.pipeline.subscribe(self.session_memory)
+        self.turns = TurnEnds(transcripts=self.transcripts, stores=self.stores, extraction=self.extraction,
+                              session_memory=self.session_memory, notes_enabled=settings.session_memory.enabled)
         self.on_start(self.transcripts.start)
         self.on_start(self.extraction.start)
         self.on_stop(self.transcripts.stop)
         self.on_stop(self.extraction.stop)
+        self.on_stop(self.session_memory.close)
         self.status_providers["jobs"] = self.extraction.status
         self.status_providers["transcripts"] = self.transcripts.status
+        self.status_providers["session_memory"] = self.session_memory.status
 
         # --- auto-dream ---
         self.dream = DreamService(
@@ -104,16 +123,6 @@ class Daemon:
         self.on_stop(self.scheduler.stop)
         self.on_stop(self.dream.stop)
         self.status_providers["dream"] = self.dream.provider_status
-
-        # --- daily logs and session memory ---
-        from memoryd.session_memory import SessionMemory
-        from memoryd.store.daily_log import DailyLog
-
-        self.daily_log = DailyLog(now=now)
-        self.extraction.on_daily_log = self.daily_log.append_candidate
-        self.session_memory = SessionMemory(settings, state=self.state, llm=self.llm, now=now)
-        self.status_providers["session_memory"] = self.session_memory.status
-        self.on_stop(self.session_memory.close)
 
         # --- transcript grep (worker processes start on the first big search, not here) ---
         from memoryd.transcripts.grep_pool import GrepPool
@@ -128,23 +137,6 @@ class Daemon:
             log.warning("transcripts.ripgrep = %r is not an executable file; big searches use the built-in scanner", settings.transcripts.ripgrep)
         self.status_providers["grep"] = self.grep_status
 
-    def turn_end(self, session_id: str, transcript_path: str, cwd: str, last_assistant_message: str | None = None) -> str:
-        """A turn ended: queue extraction (which checks the path lies under a transcript root),
-        then the session-notes update. Returns the extraction job id."""
-        job_id = self.extraction.enqueue_turn_end(session_id, transcript_path, cwd, last_assistant_message)
-        if self.settings.session_memory.enabled:
-            self.session_memory.enqueue(session_id, self.transcripts.check_under_root(transcript_path), cwd)
-        return job_id
-
-    def mode_for(self, store: MemoryDir) -> str:
-        """`topics` or `daily-log` for a memory dir: per-project override, else [memory] mode."""
-        root = self.stores.project_root_of(store.path)
-        if root is not None:
-            override = self.settings.projects.get(str(root), {}).get("mode")
-            if override:
-                return override
-        return self.settings.memory.mode
-
     # ------------------------------------------------------------------ lifecycle
     def on_start(self, fn: Callable[[], None]) -> None:
         self._starters.append(fn)
@@ -157,9 +149,10 @@ class Daemon:
             return
         if self.settings.memory.watch:
             self.watcher.start()
-            self.stores.on_new_dir.append(self.watcher.watch)
-            for store in self.stores.discover():
-                self.watcher.watch(store)
+            for store in self.stores.known():
+                self._watch_new(store)
+            self.stores.on_new_dir.append(self._watch_new)
+            self.stores.discover()
         for fn in self._starters:
             fn()
         self.running = True
@@ -178,17 +171,21 @@ class Daemon:
         self.state.close()
         log.info("memoryd stopped")
 
-    # ------------------------------------------------------------------ helpers for routes
+    # ------------------------------------------------------------------ what routes reach
     def store_for(self, cwd: str) -> MemoryDir:
-        store = self.stores.for_cwd(cwd)
-        if self.settings.memory.watch and store.path.is_dir():
-            self.watcher.watch(store)
-        return store
+        """The memory dir of an agent's cwd (watched once it exists: see `_watch_new`)."""
+        return self.stores.for_cwd(cwd)
+
+    def turn_end(self, session_id: str, transcript_path: str, cwd: str, last_assistant_message: str | None = None) -> str:
+        return self.turns.turn_end(session_id, transcript_path, cwd, last_assistant_message)
 
     def after_write(self, store: MemoryDir) -> None:
-        """A dir that did not exist at first sight exists after its first write: watch it."""
-        if self.settings.memory.watch:
-            self.watcher.watch(store)
+        """Kept for routes; the watch registration now follows every write (see `_watch_new`)."""
+
+    def _watch_new(self, store: MemoryDir) -> None:
+        """Watch a memory dir now, or after the write that creates it."""
+        self.watcher.watch(store)
+        store.on_change.append(lambda changed, _filename: self.watcher.watch(changed))
 
     def grep_status(self) -> dict[str, Any]:
         """Which engine runs big transcript searches: ripgrep (with its version) or the built-in scanner."""

@@ -36,6 +36,11 @@ def turn_end(live: LiveDaemon, writer: TranscriptWriter, **extra: Any) -> dict[s
     return wait_job(live.client, r.json()["job_id"])
 
 
+def queue_turn_end(daemon: Daemon, writer: TranscriptWriter, session_id: str | None = None) -> str:
+    """Queue extraction for a turn end without starting the daemon's workers (the test drives them)."""
+    return daemon.extraction.enqueue_turn_end(session_id or writer.session_id, writer.path, writer.cwd, daemon.stores.memory_dir_for(writer.cwd))
+
+
 def memories(live: LiveDaemon, cwd: str) -> list[dict[str, Any]]:
     return live.client.get("/v1/memories", params={"cwd": cwd}).json()["memories"]
 
@@ -239,10 +244,10 @@ def test_repeated_turn_ends_coalesce_into_one_queued_job(home: Path, project: Pa
     daemon = Daemon(make_settings(home))  # not started: jobs stay queued
     writer = new_session(daemon.settings.transcript_roots[0], str(project))
     writer.user("Remember: always squash merge.")
-    ids = {daemon.extraction.enqueue_turn_end(writer.session_id, str(writer.path), str(project)) for _ in range(5)}
-    assert len(ids) == 1 and daemon.extraction.counts()["queued"] == 1
-    other = daemon.extraction.enqueue_turn_end("another-session", str(writer.path), str(project))
-    assert other not in ids and daemon.extraction.counts()["queued"] == 2
+    ids = {queue_turn_end(daemon, writer) for _ in range(5)}
+    assert len(ids) == 1 and daemon.extraction.jobs.counts()["queued"] == 1
+    other = queue_turn_end(daemon, writer, "another-session")
+    assert other not in ids and daemon.extraction.jobs.counts()["queued"] == 2
     assert daemon.extraction.run_pending() == 2
     daemon.state.close()
 
@@ -251,13 +256,13 @@ def test_queue_is_bounded(home: Path, project: Path) -> None:
     from memoryd.extract import QueueFull
 
     daemon = Daemon(make_settings(home))
-    daemon.extraction.queue_max = 3
+    daemon.extraction.jobs.queue_max = 3
     writer = new_session(daemon.settings.transcript_roots[0], str(project))
     writer.user("hello there")
     for i in range(3):
-        daemon.extraction.enqueue_turn_end(f"s{i}", str(writer.path), str(project))
+        queue_turn_end(daemon, writer, f"s{i}")
     with pytest.raises(QueueFull):
-        daemon.extraction.enqueue_turn_end("s3", str(writer.path), str(project))
+        queue_turn_end(daemon, writer, "s3")
     daemon.state.close()
 
 
@@ -294,12 +299,12 @@ def test_a_turn_already_read_by_an_earlier_job_is_skipped_as_covered(home: Path,
     ext = daemon.extraction
     writer = new_session(daemon.settings.transcript_roots[0], str(project))
     writer.user("Remember: always squash merge.")
-    first_id = ext.enqueue_turn_end(writer.session_id, str(writer.path), str(project))
-    running = ext._next_job(ignore_delay=True)
+    first_id = queue_turn_end(daemon, writer)
+    running = ext.jobs.claim(ignore_delay=True)
     assert running is not None and running["job_id"] == first_id
     writer.user("From now on, run the linter before committing.")
-    second_id = ext.enqueue_turn_end(writer.session_id, str(writer.path), str(project))  # before the job reads
-    ext._finish(first_id, ext.run_job(running))
+    second_id = queue_turn_end(daemon, writer)  # before the job reads
+    ext._finish(running, ext.run_job(running))
     assert len(ext.get_job(first_id)["memories_written"]) == 2  # the first job read both turns
     assert ext.run_pending() == 1
     second = ext.get_job(second_id)
@@ -313,13 +318,13 @@ def test_rewritten_transcript_tail_is_not_extracted_twice(home: Path, project: P
     writer = new_session(daemon.settings.transcript_roots[0], str(project))
     writer.user("Remember: always use pnpm.")
     writer.assistant("Understood. " + "I will use pnpm for every install from now on. " * 5)
-    job1 = ext.enqueue_turn_end(writer.session_id, str(writer.path), str(project))
+    job1 = queue_turn_end(daemon, writer)
     ext.run_pending()
     assert len(ext.get_job(job1)["memories_written"]) == 1
     lines = writer.path.read_bytes().splitlines(keepends=True)
     writer.path.write_bytes(lines[0])  # CC removed the assistant entry (tail truncated, same file)
     writer.user("From now on, run the linter before committing.")
-    job2 = ext.enqueue_turn_end(writer.session_id, str(writer.path), str(project))
+    job2 = queue_turn_end(daemon, writer)
     ext.run_pending()
     done = ext.get_job(job2)
     # Re-read from 0, but the pnpm prompt (uuid already seen) is not extracted again.
@@ -354,12 +359,15 @@ def test_old_bookkeeping_is_pruned_at_the_retention_edge(live: LiveDaemon, sessi
     session.assistant("Noted.")
     assert turn_end(live, session)["status"] == "done"
     extraction, state = live.daemon.extraction, live.daemon.state
-    cursor = state.query_one("SELECT updated_at FROM extraction_cursors WHERE session_id = ?", (session.session_id,))
+    turns = state.query_one("SELECT updated_at FROM extraction_turns WHERE session_id = ?", (session.session_id,))["updated_at"]
     job_time = state.query_one("SELECT MAX(updated_at) AS t FROM jobs WHERE session_id = ?", (session.session_id,))["t"]
+    read_at = state.query_one("SELECT updated_at, mtime FROM transcript_files WHERE path = ?", (str(session.path),))
     retention = limits.EXTRACT_RETENTION_DAYS * 86400
     # One second short of the retention: nothing goes.
-    assert extraction.prune(now=min(cursor["updated_at"], job_time) + retention - 1) == {"jobs": 0, "cursors": 0, "seen": 0}
-    assert extraction.prune(now=max(cursor["updated_at"], job_time) + retention + 1)["cursors"] == 1
+    earliest = min(turns, job_time, read_at["updated_at"], read_at["mtime"])
+    assert extraction.prune(now=earliest + retention - 1) == {"jobs": 0, "sessions": 0, "transcripts": 0}
+    latest = max(turns, job_time, read_at["updated_at"], read_at["mtime"])
+    assert extraction.prune(now=latest + retention + 1) == {"jobs": 1, "sessions": 1, "transcripts": 1}
     assert state.query_one("SELECT COUNT(*) AS n FROM jobs WHERE session_id = ?", (session.session_id,))["n"] == 0
-    assert state.query_one("SELECT COUNT(*) AS n FROM extraction_seen WHERE session_id = ?", (session.session_id,))["n"] == 0
+    assert state.query_one("SELECT COUNT(*) AS n FROM transcript_seen WHERE path = ?", (str(session.path),))["n"] == 0
     assert len(memories(live, session.cwd)) == 1  # memories themselves are never pruned

@@ -15,7 +15,9 @@ from memoryd.session_memory import notes
 from memoryd.session_memory.service import SessionMemory, decide, entry_tokens
 from memoryd.state import StateDB
 from memoryd.transcripts.parser import estimate_tokens, parse_lines
+from memoryd.transcripts.pipeline import TranscriptPipeline
 from memoryd.transcripts.reader import read_new_lines
+from memoryd.metrics import Metrics
 from tests.conftest import make_settings
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
 from tests.support.transcripts import TranscriptWriter, new_session
@@ -38,7 +40,12 @@ def pad_to(s: TranscriptWriter, target: int) -> None:
 
 @pytest.fixture
 def sm(settings: Settings) -> SessionMemory:
-    return SessionMemory(settings, state=StateDB(settings.home / "sm.db"), llm=None, now=lambda: __import__("datetime").datetime(2026, 1, 1))
+    """Session notes fed by a real transcript pipeline, as the daemon wires them."""
+    state = StateDB(settings.home / "sm.db")
+    pipeline = TranscriptPipeline(state=state, metrics=Metrics())
+    notes = SessionMemory(settings, state=state, llm=None, now=lambda: __import__("datetime").datetime(2026, 1, 1), advance=pipeline.advance)
+    pipeline.subscribe(notes)
+    return notes
 
 
 def test_decide_boundaries() -> None:
@@ -219,29 +226,35 @@ def test_enqueue_runs_in_background_and_coalesces(sm: SessionMemory, settings: S
     sm.close()
 
 
-def test_updates_read_only_the_appended_part_and_match_a_full_read(sm: SessionMemory, settings: Settings, home: Path, project: Path) -> None:
+def notes_with_pipeline(settings: Settings, state: StateDB) -> tuple[SessionMemory, TranscriptPipeline]:
+    pipeline = TranscriptPipeline(state=state, metrics=Metrics())
+    notes = SessionMemory(settings, state=state, llm=None, now=lambda: __import__("datetime").datetime(2026, 1, 1), advance=pipeline.advance)
+    pipeline.subscribe(notes)
+    return notes, pipeline
+
+
+def test_updates_read_only_the_appended_part_even_across_a_restart(settings: Settings, home: Path, project: Path) -> None:
     settings.session_memory.init_tokens = 0
     settings.session_memory.update_tokens = 1
+    state = StateDB(home / "sm.db")
+    sm, pipeline = notes_with_pipeline(settings, state)
     s = new_session(home / "transcripts", str(project), "sess-inc")
     s.user("Speed up the importer")
     s.assistant("Reading.", tools=[("Read", {"file_path": "src/importer.py"})])
     assert sm.update("sess-inc", s.path)
-    first_size = s.path.stat().st_size
-    assert sm.bytes_read == first_size
+    assert pipeline.bytes_read == s.path.stat().st_size
     s.tool_result("boom: importer crashed", is_error=True)
     s.assistant("Fixed the crash.")
     assert sm.update("sess-inc", s.path)
-    assert sm.bytes_read == s.path.stat().st_size  # the second update read only the appended lines
-    # A daemon restart (no cached read) writes the same notes from a full read.
-    fresh = SessionMemory(settings, state=sm.state, llm=None, now=sm.now)
+    assert pipeline.bytes_read == s.path.stat().st_size  # the second update read only the appended lines
+    # A restart: a new pipeline and new notes over the same state read only what was appended since.
+    fresh, fresh_pipeline = notes_with_pipeline(settings, state)
+    before = s.path.stat().st_size
     s.user("and add a progress bar")
-    assert sm.update("sess-inc", s.path) and fresh.update("sess-inc", s.path) is False  # fresh sees no growth since sm's update
-    incremental = sm.get("sess-inc")
-    sm.path_for("sess-inc").unlink()  # notes deleted by hand: both start over from the whole transcript
     assert fresh.update("sess-inc", s.path)
-    assert fresh.get("sess-inc") == incremental
-    assert fresh.bytes_read == 2 * s.path.stat().st_size  # its cached read began at another update: read again whole
-    assert "Fixed the crash." in (incremental or "") and "boom: importer crashed" in (incremental or "")
+    assert fresh_pipeline.bytes_read == s.path.stat().st_size - before
+    notes_now = fresh.get("sess-inc") or ""
+    assert "Fixed the crash." in notes_now and "boom: importer crashed" in notes_now and "add a progress bar" in notes_now
 
 
 def test_a_rewritten_transcript_is_read_again_from_the_start(sm: SessionMemory, settings: Settings, home: Path, project: Path) -> None:

@@ -168,12 +168,13 @@ def test_a_large_transcript_is_ingested_in_batches(tmp_path: Path) -> None:
     writer.user("the last words")
     writer.raw('{"type":"user","partial":')  # a partial last line waits for the rest
     result = service.ingest(writer.path)
-    assert result["lines"] == lines + 2 and result["malformed"] == 0
+    assert result.lines == lines + 2 and result.malformed == 0
     state = service.file_state(writer.path)
     assert state is not None and state["lines"] == lines + 2 and state["offset"] == writer.path.stat().st_size - len('{"type":"user","partial":')
     assert writer.path in service.changed_since_last_run()  # the partial tail is read again on the next start
     writer.raw('true}\n')
-    assert service.ingest(writer.path) | {"path": ""} == {"path": "", "lines": 1, "malformed": 0, "reset": False, "offset": writer.path.stat().st_size}
+    tail = service.ingest(writer.path)
+    assert (tail.lines, tail.malformed, tail.reset, tail.offset) == (1, 0, False, writer.path.stat().st_size)
     assert writer.path not in service.changed_since_last_run()
 
 

@@ -1,6 +1,7 @@
 """Per-turn extraction: turn-end jobs that turn session transcripts into memories."""
 
 from memoryd.extract.offline import Candidate, extract_explicit
-from memoryd.extract.service import ExtractionService, QueueFull
+from memoryd.errors import QueueFull
+from memoryd.extract.service import ExtractionService
 
 __all__ = ["Candidate", "ExtractionService", "QueueFull", "extract_explicit"]

@@ -5,14 +5,19 @@ batches and never held whole."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from memoryd.store.secrets import redact_secrets
 from memoryd.transcripts.parser import Entry
 
 _PATH_KEYS = ("file_path", "notebook_path", "path")
 _LINE_CHARS = 200
+_KEPT = 500  # list items kept per kind in a saved read; the notes' budgets keep far fewer
 
 
 def _one_line(text: str, limit: int = _LINE_CHARS) -> str:
-    flat = " ".join(text.split())
+    """One line, cut to `limit`, with secrets redacted (the notes and their saved state keep none)."""
+    flat = " ".join(redact_secrets(text[: limit * 4]).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
@@ -33,7 +38,7 @@ class OfflineNotes:
     def add(self, e: Entry) -> None:
         if e.is_prompt and not e.is_sidechain:
             if not self.first_prompt:
-                self.first_prompt = e.text
+                self.first_prompt = redact_secrets(e.text)
             else:
                 self.later_prompts.append(f"- {_one_line(e.text)}")
             self.worklog.append(f"- {e.timestamp[:16].replace('T', ' ')} user: {_one_line(e.text, 120)}")
@@ -44,7 +49,7 @@ class OfflineNotes:
             for key in _PATH_KEYS:
                 value = use.input.get(key)
                 if isinstance(value, str) and value:
-                    names = self.files.setdefault(value, [])
+                    names = self.files.setdefault(redact_secrets(value), [])
                     if use.name not in names:
                         names.append(use.name)
             command = use.input.get("command")
@@ -55,8 +60,22 @@ class OfflineNotes:
                 tool = self.tool_names.get(result.tool_use_id, "tool")
                 self.errors.append(f"- {tool}: {_one_line(result.text or 'failed', 200)}")
         if e.kind == "assistant" and e.text.strip():
-            self.last_prose = e.text.strip()
+            self.last_prose = redact_secrets(e.text.strip()[-4 * _LINE_CHARS :])
             self.worklog.append(f"- assistant: {_one_line(e.text, 120)}" + (f" ({self.turn_tools} tool calls)" if self.turn_tools else ""))
+
+    def to_dict(self) -> dict[str, Any]:
+        """What was gathered, bounded (the oldest list items go first), for `session_reads`."""
+        self.later_prompts = self.later_prompts[-_KEPT:]
+        self.errors = self.errors[-_KEPT:]
+        self.worklog = self.worklog[-_KEPT:]
+        self.tool_names = dict(list(self.tool_names.items())[-_KEPT:])
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "OfflineNotes":
+        notes = cls()
+        notes.__dict__.update(data)
+        return notes
 
     def sections(self) -> dict[str, str]:
         sections: dict[str, str] = {}

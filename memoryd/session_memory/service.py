@@ -29,8 +29,9 @@ from memoryd.session_memory.offline import OfflineNotes
 from memoryd.state import StateDB
 from memoryd.store.files import atomic_write
 from memoryd.store.secrets import redact_secrets
-from memoryd.transcripts.parser import Entry, estimate_tokens, parse_lines
-from memoryd.transcripts.reader import iter_batches
+from memoryd.transcripts.parser import Entry, estimate_tokens
+from memoryd.transcripts.pipeline import TranscriptFile
+from memoryd.transcripts.render import render_entry
 
 log = logging.getLogger(__name__)
 DELTA_MAX_CHARS = limits.SESSION_MEMORY_DELTA_MAX_TOKENS * limits.CHARS_PER_TOKEN  # transcript delta sent to the LLM
@@ -89,20 +90,6 @@ def decide(*, tokens: int, since_tokens: int | None, tool_calls_since: int, last
     return Decision(False, "mid_tool_loop")
 
 
-def _render_entry(e: Entry) -> str:
-    """One entry as the LLM sees it in the transcript delta (tool payloads cut to 2,000 chars)."""
-    lines: list[str] = []
-    if e.is_prompt:
-        lines.append(f"USER: {e.text}")
-    elif e.kind == "assistant":
-        if e.text.strip():
-            lines.append(f"ASSISTANT: {e.text}")
-        lines += [f"TOOL CALL {u.name}: {json.dumps(u.input, ensure_ascii=False)[:2000]}" for u in e.tool_uses]
-    for r in e.tool_results:
-        lines.append(f"TOOL RESULT{' (error)' if r.is_error else ''}: {r.text[:2000]}")
-    return "\n".join(lines)
-
-
 @dataclass
 class SessionRead:
     """One streamed pass over a transcript: what the gates and the notes need, never the whole file."""
@@ -123,7 +110,7 @@ class SessionRead:
         if self.entries >= self.since_index:
             if e.kind == "assistant":
                 self.tool_calls_since += len(e.tool_uses)
-            rendered = _render_entry(e)
+            rendered = redact_secrets(render_entry(e))
             if rendered:
                 self._delta.append(rendered)
                 self._delta_chars += len(rendered) + 1
@@ -151,49 +138,78 @@ class SessionRead:
         self._delta.clear()
         self._delta_chars, self._delta_cut = 0, False
 
+    def to_json(self) -> str:
+        fields = {k: v for k, v in self.__dict__.items() if k not in ("offline", "_delta")}
+        return json.dumps({**fields, "_delta": list(self._delta), "offline": self.offline.to_dict()}, ensure_ascii=False)
 
-@dataclass
-class SessionCursor:
-    """How far a session's transcript was read, and what was read: the next update reads only what was appended."""
-
-    read: SessionRead
-    offset: int = 0
-    inode: int = 0
-    seen: set[str] = field(default_factory=set)  # entry uuids, as CC may re-write an entry
-
-    def advance(self, transcript: Path) -> int:
-        """Stream what was appended since the last read; bytes read. Raises _Rewritten when the file was replaced or cut."""
-        start = self.offset
-        for batch in iter_batches(transcript, self.offset, self.inode or None):
-            if batch.reset and self.offset:
-                raise _Rewritten
-            entries, _ = parse_lines(batch.lines, self.seen)
-            for e in entries:
-                self.read.add(e)
-            self.offset, self.inode = batch.end, batch.inode
-        return self.offset - start
+    @classmethod
+    def from_json(cls, text: str) -> "SessionRead":
+        data = json.loads(text)
+        offline = OfflineNotes.from_dict(data.pop("offline"))
+        delta = deque(data.pop("_delta"))
+        return cls(**data, offline=offline, _delta=delta)
 
 
-class _Rewritten(Exception):
-    """The transcript no longer extends what was read: read it again from the start."""
+_READS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS session_reads (
+    session_id TEXT PRIMARY KEY,
+    state TEXT NOT NULL
+);
+"""
 
 
 class SessionMemory:
-    def __init__(self, settings: Settings, *, state: StateDB, llm: LLMClient | None, now: Callable[[], datetime]) -> None:
+    """Session notes: a subscriber of the transcript pipeline (what was read of each session is
+    kept in `session_reads`, so nothing is read twice, across restarts too) and the gates + writer."""
+
+    def __init__(self, settings: Settings, *, state: StateDB, llm: LLMClient | None, now: Callable[[], datetime],
+                 advance: Callable[[Path], object]) -> None:
         self.settings = settings
         self.state = state
         self.llm = llm
         self.now = now
+        self.advance = advance  # brings a transcript up to date through the pipeline (which calls `consume`)
         self.root = settings.home / limits.SESSIONS_DIRNAME
         self._lock = threading.Lock()
         self.updates = {"llm": 0, "offline": 0, "llm_fallback": 0}
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="session-memory")
         self._pending: set[str] = set()
         self._pending_lock = threading.Lock()
-        self._cursors: OrderedDict[str, SessionCursor] = OrderedDict()  # most recently updated last
-        self.bytes_read = 0
+        self._reads: OrderedDict[str, SessionRead] = OrderedDict()  # recently used reads, most recent last
+        self._reads_lock = threading.Lock()
         state.migrate("session_memory", _SCHEMA)
+        state.migrate("session_reads", _READS_SCHEMA)
 
+    # ------------------------------------------------------------------ the pipeline's subscriber
+    def _read_of(self, session_id: str, query_one: Callable[..., Any]) -> SessionRead:
+        """The session's read: cached, else saved, else new. `query_one` runs inside the caller's transaction."""
+        read = self._reads.pop(session_id, None)
+        if read is None:
+            row = query_one("SELECT state FROM session_reads WHERE session_id = ?", (session_id,))
+            read = SessionRead.from_json(row["state"]) if row else SessionRead()
+        self._reads[session_id] = read
+        while len(self._reads) > limits.SESSION_MEMORY_CACHED_READS:
+            self._reads.popitem(last=False)
+        return read
+
+    def consume(self, db: Any, file: TranscriptFile, entries: list[Entry], reset: bool) -> None:
+        """Fold a main-session batch into that session's read, saved with the pipeline's cursor.
+        A rewritten transcript (a rewind) starts the read over: the notes follow the file as it is now."""
+        if file.is_sidechain or not self.settings.session_memory.enabled or not (entries or reset):
+            return
+        with self._reads_lock:
+            if reset:
+                self._reads.pop(file.session_id, None)
+                db.execute("DELETE FROM session_reads WHERE session_id = ?", (file.session_id,))
+            read = self._read_of(file.session_id, lambda sql, params: db.execute(sql, params).fetchone())
+            for e in entries:
+                read.add(e)
+            db.execute("INSERT OR REPLACE INTO session_reads(session_id, state) VALUES (?, ?)", (file.session_id, read.to_json()))
+
+    def _save_read(self, session_id: str, read: SessionRead) -> None:
+        self.state.execute("INSERT OR REPLACE INTO session_reads(session_id, state) VALUES (?, ?)", (session_id, read.to_json()))
+
+    # ------------------------------------------------------------------ updates
     def enqueue(self, session_id: str, transcript_path: str | Path, cwd: str | None = None) -> Future[bool] | None:
         """Run `update` on the background worker (turn-end callers must not wait for an LLM);
         None when an update of that session is already queued (it will read the newer transcript)."""
@@ -229,19 +245,20 @@ class SessionMemory:
             return None
 
     def update(self, session_id: str, transcript_path: str | Path, cwd: str | None = None) -> bool:
-        """Read what was appended to the transcript; (re)write the notes when the gates allow. True when written."""
+        """Bring the transcript up to date; (re)write the notes when the gates allow. True when written."""
         cfg = self.settings.session_memory
         if not cfg.enabled:
             return False
         path = self.path_for(session_id)
+        self.advance(Path(transcript_path))
         with self._lock:
             row = self.state.query_one("SELECT * FROM session_memory WHERE session_id = ?", (session_id,))
             if row is not None and not path.exists():
                 row = None  # notes deleted by hand: start over
-            try:
-                read = self._read(session_id, Path(transcript_path), int(row["entries_at_update"]) if row is not None else 0)
-            except OSError:
-                return False
+            with self._reads_lock:
+                read = self._read_of(session_id, self.state.query_one)
+                if row is None and read.since_index:
+                    read.since_index, read.tool_calls_since = 0, 0
             decision = decide(
                 tokens=read.tokens,
                 since_tokens=row["tokens_at_update"] if row is not None else None,
@@ -255,32 +272,19 @@ class SessionMemory:
                 return False
             current = path.read_text(encoding="utf-8") if row is not None else ""
             text, method = self._write_notes(current, read.offline.sections(), read.delta())
-            atomic_write(path, redact_secrets(text), mode=0o600)
+            atomic_write(path, redact_secrets(text))
             self.state.execute(
                 "INSERT INTO session_memory(session_id, tokens_at_update, entries_at_update, updated_at, method) "
                 "VALUES (?, ?, ?, ?, ?) ON CONFLICT(session_id) DO UPDATE SET tokens_at_update=excluded.tokens_at_update, "
                 "entries_at_update=excluded.entries_at_update, updated_at=excluded.updated_at, method=excluded.method",
                 (session_id, read.tokens, read.entries, self.now().isoformat(), method),
             )
-            read.mark_updated()
+            with self._reads_lock:
+                read.mark_updated()
+                self._save_read(session_id, read)
             self.updates[method] += 1
             log.info("session memory %s written (%s, %s, %d tokens)", session_id, method, decision.reason, read.tokens)
             return True
-
-    def _read(self, session_id: str, transcript: Path, since_index: int) -> SessionRead:
-        """The session read up to the transcript's end, continuing the last read when it still applies."""
-        cursor = self._cursors.pop(session_id, None)
-        if cursor is None or cursor.read.since_index != since_index:
-            cursor = SessionCursor(SessionRead(since_index=since_index))
-        try:
-            self.bytes_read += cursor.advance(transcript)
-        except _Rewritten:
-            cursor = SessionCursor(SessionRead(since_index=since_index))
-            self.bytes_read += cursor.advance(transcript)
-        self._cursors[session_id] = cursor
-        while len(self._cursors) > limits.SESSION_MEMORY_CACHED_READS:
-            self._cursors.popitem(last=False)
-        return cursor.read
 
     def _write_notes(self, current: str, offline: dict[str, str], delta: str) -> tuple[str, str]:
         if self.llm is not None and self.settings.llm_mode == "llm":
@@ -307,4 +311,4 @@ class SessionMemory:
     def status(self) -> dict[str, Any]:
         count = self.state.query_one("SELECT COUNT(*) AS n FROM session_memory")
         return {"enabled": self.settings.session_memory.enabled, "sessions": count["n"] if count else 0,
-                "updates": dict(self.updates), "transcript_bytes_read": self.bytes_read}
+                "updates": dict(self.updates)}

@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
+import orjson
+
 from memoryd import limits
 
 # CC's own test for a non-prompt user text: a leading lowercase XML-like tag or an interruption notice.
@@ -22,7 +24,26 @@ WRITE_TOOLS = frozenset({"Write", "Edit", "MultiEdit", "NotebookEdit"})
 
 
 class MalformedLine(ValueError):
-    """A transcript line that is not a JSON object."""
+    """A transcript line that is not a JSON object of the shapes Claude Code writes."""
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    """`value` when it is an object, else {}: a line may put a string or list anywhere."""
+    return value if isinstance(value, dict) else {}
+
+
+def _load(raw: bytes) -> Any:
+    """orjson (fast; refuses deep nesting, huge numbers and invalid UTF-8), else the stdlib for
+    what only it accepts (a lone surrogate escape, which becomes '?'), else MalformedLine."""
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        obj = json.loads(raw.decode("utf-8"))
+        return json.loads(json.dumps(obj, ensure_ascii=False).encode("utf-8", "replace"))
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError, int digit limits
+        raise MalformedLine(str(exc)[:200]) from None
 
 
 @dataclass(frozen=True)
@@ -54,6 +75,7 @@ class Entry:
     tool_uses: list[ToolUse] = field(default_factory=list)
     tool_results: list[ToolResult] = field(default_factory=list)
     is_sidechain: bool = False
+    replayed: bool = False  # read again after the file was rewritten: consumers saw it before
     message_id: str = ""
     stop_reason: str | None = None
 
@@ -85,7 +107,7 @@ def _block_text(content: Any) -> str:
 
 
 def _user_entry(entry: Entry, obj: dict[str, Any]) -> None:
-    message = obj.get("message") or {}
+    message = _dict(obj.get("message"))
     content = message.get("content")
     meta = bool(obj.get("isMeta")) or bool(obj.get("isCompactSummary")) or bool(obj.get("isVisibleInTranscriptOnly"))
     texts: list[str] = []
@@ -119,9 +141,10 @@ def _user_entry(entry: Entry, obj: dict[str, Any]) -> None:
 
 
 def _assistant_entry(entry: Entry, obj: dict[str, Any]) -> None:
-    message = obj.get("message") or {}
+    message = _dict(obj.get("message"))
     entry.message_id = str(message.get("id", ""))
-    entry.stop_reason = message.get("stop_reason")
+    stop_reason = message.get("stop_reason")
+    entry.stop_reason = stop_reason if isinstance(stop_reason, str) else None
     content = message.get("content")
     prose: list[str] = []
     if isinstance(content, str):
@@ -142,18 +165,23 @@ def _assistant_entry(entry: Entry, obj: dict[str, Any]) -> None:
 
 
 def parse_line(raw: bytes | str) -> Entry | None:
-    """One JSONL line → Entry; None for a blank line; MalformedLine when it is not a JSON object."""
-    if isinstance(raw, bytes):
-        raw = raw.decode("utf-8", errors="replace")
+    """One JSONL line → Entry; None for a blank line; MalformedLine for anything else that is
+    not a transcript entry. Never raises another exception, whatever the line holds."""
+    if isinstance(raw, str):
+        raw = raw.encode("utf-8", errors="replace")
     raw = raw.strip()
     if not raw:
         return None
-    try:
-        obj = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise MalformedLine(str(exc)) from None
+    obj = _load(raw)
     if not isinstance(obj, dict):
         raise MalformedLine("not a JSON object")
+    try:
+        return _entry(obj)
+    except (TypeError, AttributeError, ValueError, RecursionError) as exc:  # a shape no Claude Code version writes
+        raise MalformedLine(f"unexpected shape ({exc.__class__.__name__})") from None
+
+
+def _entry(obj: dict[str, Any]) -> Entry:
     raw_type = str(obj.get("type", ""))
     entry = Entry(
         kind="other",
@@ -173,7 +201,7 @@ def parse_line(raw: bytes | str) -> Entry | None:
     elif raw_type == "system" and obj.get("subtype") == "compact_boundary":
         entry.kind = "compact_boundary"
     elif raw_type == "attachment":
-        attachment = obj.get("attachment") or {}
+        attachment = _dict(obj.get("attachment"))
         if attachment.get("type") == "queued_command" and isinstance(attachment.get("prompt"), str):
             # A prompt typed while the agent was busy: the user's own words, like a user entry.
             prompt = strip_injected(attachment["prompt"])

@@ -24,6 +24,7 @@ class ReadResult:
     inode: int
     size: int
     reset: bool  # the file shrank or was replaced: read again from 0
+    oversized: int = 0  # lines over TRANSCRIPT_LINE_MAX_BYTES skipped unread (counted, never parsed)
 
 
 def read_new_lines(path: Path, offset: int = 0, inode: int | None = None, *, max_bytes: int | None = None) -> ReadResult:
@@ -56,19 +57,46 @@ def read_new_lines(path: Path, offset: int = 0, inode: int | None = None, *, max
     return ReadResult(complete.splitlines(), start, start + len(complete), st.st_ino, st.st_size, reset)
 
 
-def iter_batches(path: Path, offset: int = 0, inode: int | None = None, *, batch_bytes: int = limits.TRANSCRIPT_READ_BATCH_BYTES) -> Iterator[ReadResult]:
+def _end_of_line(path: Path, position: int) -> int | None:
+    """The offset just after the first newline at or after `position`, read in small chunks and
+    never kept; None when the file ends first (the line is still being written)."""
+    with path.open("rb") as fh:
+        fh.seek(position)
+        while chunk := fh.read(CHUNK):
+            found = chunk.find(b"\n")
+            if found != -1:
+                return position + found + 1
+            position += len(chunk)
+    return None
+
+
+def iter_batches(
+    path: Path, offset: int = 0, inode: int | None = None, *,
+    batch_bytes: int = limits.TRANSCRIPT_READ_BATCH_BYTES, line_max: int = limits.TRANSCRIPT_LINE_MAX_BYTES,
+) -> Iterator[ReadResult]:
     """`read_new_lines` in bounded batches, so a large transcript is never in memory whole.
 
-    The first batch applies the reset checks; a line longer than a batch is read with a batch
-    grown to fit it. Stops once a batch reached the end of the file as it was then."""
+    The first batch applies the reset checks. A line longer than a batch is read with a batch
+    grown to fit it, up to `line_max`; a longer line is skipped without being held (a batch
+    with `oversized=1`). Stops once a batch reached the end of the file as it was then."""
     batch = batch_bytes
     while True:
         result = read_new_lines(path, offset, inode, max_bytes=batch)
+        complete_line = result.end > result.start
+        if not complete_line and result.start + batch < result.size:  # one line longer than the batch
+            offset, inode = result.start, result.inode
+            if batch < line_max:
+                batch = min(batch * 2, line_max)
+                continue
+            after = _end_of_line(path, result.start + batch)
+            if after is None:
+                yield result  # the long line is not finished yet: the cursor stays before it
+                return
+            yield ReadResult([], result.start, after, result.inode, result.size, result.reset, oversized=1)
+            offset, batch = after, batch_bytes
+            continue
         yield result
         if result.start + batch >= result.size:
             return
-        if result.end == result.start:  # one line longer than the batch
-            batch *= 2
-        else:
-            batch = batch_bytes
+        batch = batch_bytes
         offset, inode = result.end, result.inode

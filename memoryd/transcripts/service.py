@@ -1,8 +1,6 @@
-"""`TranscriptService`: watches the agents' transcript folders and keeps, per transcript,
-a byte cursor and session facts (cwd, activity, size) in SQLite.
-
-The watchdog handler only queues paths; one worker thread runs `ingest(path)` for live
-events and for the start-up backfill alike. It does NOT extract memories.
+"""`TranscriptService`: watches the agents' transcript folders and queues changed files for the
+one `TranscriptPipeline`, which reads them. A root that does not exist yet is watched through
+its nearest existing parent and picked up the moment it appears. It does NOT extract memories.
 """
 
 from __future__ import annotations
@@ -11,7 +9,6 @@ import logging
 import os
 import queue
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -21,36 +18,12 @@ from watchdog.observers import Observer
 from memoryd.errors import Forbidden
 from memoryd.metrics import Metrics
 from memoryd.state import StateDB
-from memoryd.transcripts.parser import parse_lines
-from memoryd.transcripts.reader import ReadResult, iter_batches
+from memoryd.transcripts.folders import is_sidechain_path
+from memoryd.transcripts.pipeline import Advance, TranscriptPipeline
 
 log = logging.getLogger(__name__)
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS transcript_files (
-    path TEXT PRIMARY KEY,
-    session_id TEXT NOT NULL,
-    cwd TEXT NOT NULL DEFAULT '',
-    is_sidechain INTEGER NOT NULL DEFAULT 0,
-    inode INTEGER NOT NULL DEFAULT 0,
-    offset INTEGER NOT NULL DEFAULT 0,
-    size INTEGER NOT NULL DEFAULT 0,
-    mtime REAL NOT NULL DEFAULT 0,
-    lines INTEGER NOT NULL DEFAULT 0,
-    malformed INTEGER NOT NULL DEFAULT 0,
-    resets INTEGER NOT NULL DEFAULT 0,
-    prose_chars INTEGER NOT NULL DEFAULT 0,
-    tool_calls INTEGER NOT NULL DEFAULT 0,
-    last_timestamp TEXT NOT NULL DEFAULT '',
-    updated_at REAL NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS transcript_files_session ON transcript_files(session_id);
-"""
-
-
-def is_sidechain_path(path: Path) -> bool:
-    """Subagent transcripts (`<session>/subagents/…` or legacy `agent-*.jsonl`)."""
-    return "subagents" in path.parts or path.name.startswith("agent-")
+__all__ = ["TranscriptService", "is_sidechain_path"]
 
 
 class _Handler(FileSystemEventHandler):
@@ -58,28 +31,45 @@ class _Handler(FileSystemEventHandler):
         self.service = service
 
     def on_any_event(self, event: FileSystemEvent) -> None:
-        if event.is_directory or event.event_type in ("opened", "closed_no_write", "deleted"):
+        if event.event_type in ("opened", "closed_no_write", "deleted"):
             return
         for raw in (event.src_path, getattr(event, "dest_path", "")):
-            if raw and str(raw).endswith(".jsonl"):
+            if not raw:
+                continue
+            if event.is_directory:
+                self.service.root_may_have_appeared(Path(str(raw)))
+            elif str(raw).endswith(".jsonl"):
                 self.service.queue_path(Path(str(raw)))
 
 
+class _ParentHandler(FileSystemEventHandler):
+    """On the nearest existing parent of a missing root: any dir event may be the root appearing."""
+
+    def __init__(self, service: "TranscriptService") -> None:
+        self.service = service
+
+    def on_any_event(self, event: FileSystemEvent) -> None:
+        if event.is_directory:
+            self.service.root_may_have_appeared(Path(str(event.src_path)))
+
+
 class TranscriptService:
-    """Owns the observer, the ingest queue and the per-file cursors."""
+    """Owns the observer and the ingest queue; the pipeline owns the cursors."""
 
     def __init__(self, *, roots: list[Path], state: StateDB, metrics: Metrics, watch: bool = True) -> None:
         self.roots = roots
         self.state = state
         self.metrics = metrics
         self.watch_enabled = watch
-        state.migrate("transcript_files", SCHEMA)
+        self.pipeline = TranscriptPipeline(state=state, metrics=metrics)
         self._queue: "queue.Queue[Path | None]" = queue.Queue()
         self._pending: set[Path] = set()
         self._pending_lock = threading.Lock()
+        self._watch_lock = threading.Lock()
         self._observer: Any = None
         self._worker: threading.Thread | None = None
         self._watched: list[str] = []
+        self._waiting: dict[str, Any] = {}  # missing root → watch handle on its nearest existing parent
         self.ingested_files = 0
 
     # ------------------------------------------------------------------ roots
@@ -87,15 +77,15 @@ class TranscriptService:
         return [Path(os.path.realpath(r)) for r in self.roots]
 
     def check_under_root(self, transcript_path: str) -> Path:
-        """The realpath of a transcript that lies under a configured root; Forbidden otherwise."""
+        """The realpath of a transcript file that lies under a configured root; Forbidden otherwise."""
         if not transcript_path or not os.path.isabs(os.path.expanduser(transcript_path)):
             raise Forbidden(f"transcript_path must be an absolute path under a transcript root ({', '.join(map(str, self.roots))}).")
         real = Path(os.path.realpath(os.path.expanduser(transcript_path)))
         for root in self.real_roots():
-            if real == root or root in real.parents:
+            if root in real.parents:
                 return real
         raise Forbidden(
-            f"transcript_path {transcript_path} is outside the configured transcript roots "
+            f"transcript_path {transcript_path} is not a file under the configured transcript roots "
             f"({', '.join(map(str, self.roots))}); add its folder to [transcripts] roots in config.toml."
         )
 
@@ -107,20 +97,61 @@ class TranscriptService:
             self._observer = Observer()
             self._observer.daemon = True
             for root in self.roots:
-                if root.is_dir():
-                    self._observer.schedule(_Handler(self), str(root), recursive=True)
-                    self._watched.append(str(root))
-                else:
-                    log.info("transcript root %s does not exist yet; not watched", root)
+                self._watch_root(root)
             self._observer.start()
         for path in self.changed_since_last_run():
             self.queue_path(path)
 
+    def _watch_root(self, root: Path) -> None:
+        """Watch a root recursively; a missing one through its nearest existing parent (not
+        recursively: that parent may be the home dir), one level closer each time a dir appears."""
+        with self._watch_lock:
+            observer = self._observer
+            if observer is None or str(root) in self._watched:
+                return
+            waiting = self._waiting.pop(str(root), None)
+            if waiting is not None:
+                observer.unschedule(waiting)
+            if root.is_dir():
+                observer.schedule(_Handler(self), str(root), recursive=True)
+                self._watched.append(str(root))
+                appeared = waiting is not None
+            else:
+                parent = root.parent
+                while not parent.is_dir() and parent != parent.parent:
+                    parent = parent.parent
+                self._waiting[str(root)] = observer.schedule(_ParentHandler(self), str(parent), recursive=False)
+                if waiting is None:
+                    log.info("transcript root %s does not exist yet; watching %s until it appears", root, parent)
+                appeared = False
+        if appeared:
+            log.info("transcript root %s appeared; watching it", root)
+            for found in self._files_under(root):
+                self.queue_path(found)
+        elif str(root) in self._waiting and (root.is_dir() or not self._waiting_on_nearest(root)):
+            self._watch_root(root)  # a level appeared between the check and the schedule
+
+    def _waiting_on_nearest(self, root: Path) -> bool:
+        watch = self._waiting.get(str(root))
+        parent = root.parent
+        while not parent.is_dir() and parent != parent.parent:
+            parent = parent.parent
+        return watch is None or Path(watch.path) == parent
+
+    def root_may_have_appeared(self, path: Path) -> None:
+        try:
+            for root in self.roots:
+                if str(root) in self._waiting and (root == path or root.is_relative_to(path)):
+                    self._watch_root(root)
+        except Exception:  # on the observer's thread: log, never kill it
+            log.exception("following transcript root %s failed", path)
+
     def stop(self) -> None:
-        if self._observer is not None:
-            self._observer.stop()
-            self._observer.join(timeout=5)
-            self._observer = None
+        with self._watch_lock:
+            observer, self._observer = self._observer, None
+        if observer is not None:
+            observer.stop()
+            observer.join(timeout=5)
         if self._worker is not None:
             self._queue.put(None)
             self._worker.join(timeout=10)
@@ -145,8 +176,16 @@ class TranscriptService:
             except Exception:
                 log.exception("ingesting %s failed", path)
 
+    @staticmethod
+    def _files_under(root: Path) -> list[Path]:
+        """Every transcript under a root; links are not followed out of it."""
+        found: list[Path] = []
+        for folder, dirs, files in os.walk(root):  # os.walk does not follow directory links
+            found.extend(Path(folder) / f for f in files if f.endswith(".jsonl") and not os.path.islink(os.path.join(folder, f)))
+        return found
+
     def changed_since_last_run(self) -> list[Path]:
-        """Backfill: transcripts whose size or mtime differ from what was last ingested."""
+        """Start-up catch-up: transcripts whose size or mtime differ from what was last read."""
         # A file whose cursor stops short of its size (ingest interrupted between batches, or a
         # partial last line) is read again too: only its tail, from the cursor.
         known = {r["path"]: (r["size"], r["mtime"]) for r in self.state.query("SELECT path, size, mtime FROM transcript_files WHERE offset >= size")}
@@ -154,7 +193,7 @@ class TranscriptService:
         for root in self.roots:
             if not root.is_dir():
                 continue
-            for path in root.rglob("*.jsonl"):
+            for path in self._files_under(root):
                 try:
                     st = path.stat()
                 except OSError:
@@ -164,69 +203,30 @@ class TranscriptService:
         return changed
 
     # ------------------------------------------------------------------ ingest
-    def ingest(self, path: Path) -> dict[str, Any]:
-        """Read what was appended to `path` since its cursor and update its session facts,
-        batch by batch (`iter_batches`), so a large transcript is never in memory whole."""
-        row = self.state.query_one("SELECT * FROM transcript_files WHERE path = ?", (str(path),))
-        total: dict[str, Any] = {"path": str(path), "lines": 0, "malformed": 0, "reset": False, "offset": int(row["offset"]) if row else 0}
-        try:
-            for result in iter_batches(path, total["offset"], int(row["inode"]) if row else None):
-                mtime = path.stat().st_mtime
-                row, lines, malformed = self._record_batch(path, row, result, mtime)
-                total["lines"] += lines
-                total["malformed"] += malformed
-                total["reset"] = total["reset"] or result.reset
-                total["offset"] = result.end
-        except OSError as exc:
-            log.warning("cannot read transcript %s (%s)", path, exc.__class__.__name__)
-            self.metrics.transcript_lines.labels("unreadable").inc()
-            return {"path": str(path), "error": exc.__class__.__name__}
-        self.ingested_files += 1
-        return total
-
-    def _record_batch(self, path: Path, row: Any, result: ReadResult, mtime: float) -> tuple[Any, int, int]:
-        """Fold one batch into the file's row; returns (the new row, lines, malformed)."""
-        entries, malformed = parse_lines(result.lines)
-        session_id = next((e.session_id for e in entries if e.session_id), "") or (row["session_id"] if row else path.stem)
-        cwd = next((e.cwd for e in reversed(entries) if e.cwd), "") or (row["cwd"] if row else "")
-        last_ts = next((e.timestamp for e in reversed(entries) if e.timestamp), "") or (row["last_timestamp"] if row else "")
-        prose = sum(len(e.text) for e in entries)
-        tools = sum(len(e.tool_uses) for e in entries)
-        base_lines = 0 if (row is None or result.reset) else int(row["lines"])
-        base_malformed = 0 if (row is None or result.reset) else int(row["malformed"])
-        base_prose = 0 if (row is None or result.reset) else int(row["prose_chars"])
-        base_tools = 0 if (row is None or result.reset) else int(row["tool_calls"])
-        self.state.execute(
-            "INSERT INTO transcript_files(path, session_id, cwd, is_sidechain, inode, offset, size, mtime, lines, malformed, resets, prose_chars, tool_calls, last_timestamp, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT(path) DO UPDATE SET session_id=excluded.session_id, cwd=excluded.cwd, inode=excluded.inode, offset=excluded.offset, "
-            "size=excluded.size, mtime=excluded.mtime, lines=excluded.lines, malformed=excluded.malformed, resets=transcript_files.resets + excluded.resets, "
-            "prose_chars=excluded.prose_chars, tool_calls=excluded.tool_calls, last_timestamp=excluded.last_timestamp, updated_at=excluded.updated_at",
-            (
-                str(path), session_id, cwd, int(is_sidechain_path(path)), result.inode, result.end, result.size, mtime,
-                base_lines + len(result.lines), base_malformed + malformed, int(result.reset), base_prose + prose, base_tools + tools,
-                last_ts, time.time(),
-            ),
-        )
-        self.metrics.transcript_lines.labels("ok").inc(len(result.lines) - malformed)
-        if malformed:
-            self.metrics.transcript_lines.labels("malformed").inc(malformed)
-        return self.state.query_one("SELECT * FROM transcript_files WHERE path = ?", (str(path),)), len(result.lines), malformed
+    def ingest(self, path: Path) -> Advance:
+        """Hand a changed file to the pipeline."""
+        result = self.pipeline.advance(path)
+        if not result.error:
+            self.ingested_files += 1
+        return result
 
     def file_state(self, path: Path) -> dict[str, Any] | None:
-        row = self.state.query_one("SELECT * FROM transcript_files WHERE path = ?", (str(path),))
-        return dict(row) if row else None
+        return self.pipeline.row(path)
 
     def status(self) -> dict[str, Any]:
         row = self.state.query_one(
-            "SELECT COUNT(*) AS files, COALESCE(SUM(lines),0) AS lines, COALESCE(SUM(malformed),0) AS malformed, COUNT(DISTINCT session_id) AS sessions FROM transcript_files"
+            "SELECT COUNT(*) AS files, COALESCE(SUM(lines),0) AS lines, COALESCE(SUM(malformed),0) AS malformed, "
+            "COALESCE(SUM(oversized),0) AS oversized, COUNT(DISTINCT session_id) AS sessions FROM transcript_files"
         )
         return {
             "roots": [str(r) for r in self.roots],
             "watched": list(self._watched),
+            "waiting_for": sorted(self._waiting),
             "files": int(row["files"]) if row else 0,
             "sessions": int(row["sessions"]) if row else 0,
             "lines": int(row["lines"]) if row else 0,
             "malformed_lines": int(row["malformed"]) if row else 0,
+            "oversized_lines": int(row["oversized"]) if row else 0,
+            "bytes_read": self.pipeline.bytes_read,
             "queued": self._queue.qsize(),
         }

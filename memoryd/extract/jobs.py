@@ -1,0 +1,163 @@
+"""`JobQueue`: extraction jobs persisted in SQLite — queued by a turn-end (or a backfill), claimed
+one at a time by the worker, finished with an outcome. Knows nothing of transcripts or models."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memoryd import limits
+from memoryd.errors import JobNotFound, QueueFull
+from memoryd.state import StateDB
+from memoryd.store.secrets import redact_record, redact_secrets
+
+log = logging.getLogger(__name__)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS jobs (
+    job_id TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    cwd TEXT NOT NULL,
+    memory_dir TEXT NOT NULL,
+    transcript_path TEXT NOT NULL,
+    last_assistant_message TEXT,
+    status TEXT NOT NULL,
+    reason TEXT NOT NULL DEFAULT '',
+    written TEXT NOT NULL DEFAULT '[]',
+    refused TEXT NOT NULL DEFAULT '[]',
+    attempts INTEGER NOT NULL DEFAULT 0,
+    turns INTEGER NOT NULL DEFAULT 1,
+    not_before REAL NOT NULL DEFAULT 0,
+    created_at REAL NOT NULL,
+    updated_at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS jobs_status ON jobs(status, created_at);
+CREATE INDEX IF NOT EXISTS jobs_session ON jobs(session_id, status);
+CREATE TABLE IF NOT EXISTS extraction_turns (
+    session_id TEXT PRIMARY KEY,
+    turns_since INTEGER NOT NULL DEFAULT 0,
+    updated_at REAL NOT NULL DEFAULT 0
+);
+"""
+TURN_END, BACKFILL = "extract", "backfill"
+STATUSES = ("queued", "running", "done", "skipped", "failed")
+
+
+@dataclass
+class Outcome:
+    status: str
+    reason: str
+    written: list[str]
+    refused: list[dict[str, str]]
+
+
+class JobQueue:
+    """The durable queue of extraction jobs and the per-session turn counter (the throttle)."""
+
+    def __init__(self, state: StateDB, *, queue_max: int = limits.EXTRACT_QUEUE_MAX) -> None:
+        self.state = state
+        self.queue_max = queue_max
+        state.migrate("extraction_jobs", SCHEMA)
+
+    def enqueue(self, *, session_id: str, transcript_path: Path, cwd: str, memory_dir: Path,
+                last_assistant_message: str | None = None, kind: str = TURN_END, delay: float = limits.EXTRACT_SETTLE_SECONDS) -> str:
+        """Count a turn and queue a job; coalesces with a queued job of the session."""
+        now = time.time()
+        with self.state.transaction() as db:
+            if kind == TURN_END:
+                db.execute(
+                    "INSERT INTO extraction_turns(session_id, turns_since, updated_at) VALUES (?, 1, ?) "
+                    "ON CONFLICT(session_id) DO UPDATE SET turns_since = turns_since + 1, updated_at = excluded.updated_at",
+                    (session_id, now),
+                )
+            queued = db.execute("SELECT job_id FROM jobs WHERE session_id = ? AND status = 'queued' ORDER BY created_at LIMIT 1", (session_id,)).fetchone()
+            if queued is not None:
+                db.execute(
+                    "UPDATE jobs SET last_assistant_message = COALESCE(?, last_assistant_message), turns = turns + 1, not_before = ?, updated_at = ? WHERE job_id = ?",
+                    (last_assistant_message, now + delay, now, queued["job_id"]),
+                )
+                return str(queued["job_id"])
+            count = db.execute("SELECT COUNT(*) AS n FROM jobs WHERE status IN ('queued', 'running')").fetchone()["n"]
+            if count >= self.queue_max:
+                raise QueueFull(f"the extraction queue is full ({self.queue_max} jobs); memoryd is behind — check `memoryd status` and the log.")
+            job_id = f"job_{uuid.uuid4().hex[:16]}"
+            db.execute(
+                "INSERT INTO jobs(job_id, kind, session_id, cwd, memory_dir, transcript_path, last_assistant_message, status, not_before, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?)",
+                (job_id, kind, session_id, cwd, str(memory_dir), str(transcript_path), last_assistant_message, now + delay, now, now),
+            )
+            return job_id
+
+    def turns_since(self, session_id: str) -> int | None:
+        row = self.state.query_one("SELECT turns_since FROM extraction_turns WHERE session_id = ?", (session_id,))
+        return int(row["turns_since"]) if row else None
+
+    def consume_turns(self, session_id: str, turns: int) -> None:
+        """Only the turns a job saw are consumed: a turn-end that arrived while it ran still counts."""
+        self.state.execute(
+            "UPDATE extraction_turns SET turns_since = MAX(turns_since - ?, 0), updated_at = ? WHERE session_id = ?",
+            (turns, time.time(), session_id),
+        )
+
+    def claim(self, *, ignore_delay: bool = False) -> dict[str, Any] | None:
+        """The oldest due job, marked running."""
+        with self.state.transaction() as db:
+            row = db.execute(
+                "SELECT * FROM jobs WHERE status = 'queued' AND not_before <= ? ORDER BY created_at LIMIT 1",
+                (float("inf") if ignore_delay else time.time(),),
+            ).fetchone()
+            if row is None:
+                return None
+            db.execute("UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = ? WHERE job_id = ?", (time.time(), row["job_id"]))
+            job = dict(row)
+            job["attempts"] += 1
+            return job
+
+    def finish(self, job_id: str, outcome: Outcome) -> None:
+        """Record an outcome; a `queued` outcome is retried after EXTRACT_RETRY_SECONDS. Nothing stored holds a secret."""
+        now = time.time()
+        self.state.execute(
+            "UPDATE jobs SET status = ?, reason = ?, written = ?, refused = ?, updated_at = ?, not_before = ? WHERE job_id = ?",
+            (outcome.status, redact_secrets(outcome.reason), json.dumps(outcome.written),
+             json.dumps(redact_record(outcome.refused)), now, now + limits.EXTRACT_RETRY_SECONDS, job_id),
+        )
+
+    def requeue_interrupted(self) -> int:
+        return self.state.execute("UPDATE jobs SET status = 'queued', reason = 'interrupted; retried after restart' WHERE status = 'running'")
+
+    def get(self, job_id: str) -> dict[str, Any]:
+        row = self.state.query_one("SELECT * FROM jobs WHERE job_id = ?", (job_id,))
+        if row is None:
+            raise JobNotFound(f"no job {job_id!r}; job ids come from POST /v1/events/turn-end.")
+        return {
+            "job_id": row["job_id"],
+            "kind": row["kind"],
+            "status": row["status"],
+            "reason": row["reason"],
+            "memories_written": json.loads(row["written"]),
+            "refused": json.loads(row["refused"]),
+            "session_id": row["session_id"],
+            "attempts": row["attempts"],
+            "created_at": row["created_at"],
+            "updated_at": row["updated_at"],
+        }
+
+    def counts(self, kind: str | None = None) -> dict[str, int]:
+        where, params = ("WHERE kind = ?", (kind,)) if kind else ("", ())
+        rows = self.state.query(f"SELECT status, COUNT(*) AS n FROM jobs {where} GROUP BY status", params)
+        counts = {s: 0 for s in STATUSES}
+        counts.update({r["status"]: int(r["n"]) for r in rows})
+        return counts
+
+    def prune(self, cutoff: float) -> dict[str, int]:
+        """Forget finished jobs and idle sessions' turn counters older than `cutoff`."""
+        with self.state.transaction() as db:
+            jobs = db.execute("DELETE FROM jobs WHERE status IN ('done', 'skipped', 'failed') AND updated_at < ?", (cutoff,)).rowcount
+            turns = db.execute("DELETE FROM extraction_turns WHERE updated_at < ?", (cutoff,)).rowcount
+        return {"jobs": jobs, "sessions": turns}

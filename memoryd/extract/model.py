@@ -1,0 +1,38 @@
+"""Extraction through the model: the pending turns and the memory manifest in, candidates out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memoryd import limits
+from memoryd.extract.offline import Candidate
+from memoryd.extract.prompts import EXTRACTION_SYSTEM, extraction_user_message
+from memoryd.llm import LLMClient, extract_json
+from memoryd.store import MemoryDir
+
+TRANSCRIPT_PROMPT_MAX_CHARS = 30_000  # bound on the session delta sent to the LLM (its newest part)
+
+
+@dataclass(frozen=True)
+class CandidateForFile(Candidate):
+    """A candidate the model tied to an existing file."""
+
+    filename: str = ""
+
+
+def extract_with_model(llm: LLMClient, transcript: str, store: MemoryDir) -> list[Candidate]:
+    """Ask the model for memories worth keeping from `transcript` (rendered turns); drop malformed items."""
+    transcript = transcript[-TRANSCRIPT_PROMPT_MAX_CHARS:]
+    manifest = "\n".join(f"- [{h.type}] {h.filename}: {h.name} — {h.description}" for h in store.scan_memory_headers())
+    result = llm.complete(purpose="extract", system=EXTRACTION_SYSTEM, user=extraction_user_message(manifest, transcript), max_tokens=2048)
+    candidates: list[Candidate] = []
+    for item in extract_json(result.text, expect=list):
+        if not isinstance(item, dict):
+            continue
+        name, type_ = str(item.get("name", "")).strip(), str(item.get("type", "")).strip()
+        description, body = str(item.get("description", "")).strip(), str(item.get("body", ""))
+        if type_ not in limits.MEMORY_TYPES or not name or not description:
+            continue
+        filename = str(item.get("filename") or "")
+        candidates.append(CandidateForFile(name, type_, description, body, filename) if filename else Candidate(name=name, type=type_, description=description, body=body))
+    return candidates

@@ -1,0 +1,188 @@
+"""`TranscriptPipeline`: the one reader of transcripts. Each file has one durable cursor; only
+the bytes appended since it are read, streamed in bounded batches, parsed once, and handed to
+every subscribed consumer (extraction, session notes) in the same SQLite transaction that moves
+the cursor, so a crash never loses or repeats a turn. No consumer reads a file itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from memoryd.metrics import Metrics
+from memoryd.state import StateDB
+from memoryd.transcripts.folders import is_sidechain_path
+from memoryd.transcripts.parser import Entry, parse_lines
+from memoryd.transcripts.reader import ReadResult, iter_batches
+
+log = logging.getLogger(__name__)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS transcript_files (
+    path TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    cwd TEXT NOT NULL DEFAULT '',
+    is_sidechain INTEGER NOT NULL DEFAULT 0,
+    inode INTEGER NOT NULL DEFAULT 0,
+    offset INTEGER NOT NULL DEFAULT 0,
+    size INTEGER NOT NULL DEFAULT 0,
+    mtime REAL NOT NULL DEFAULT 0,
+    lines INTEGER NOT NULL DEFAULT 0,
+    malformed INTEGER NOT NULL DEFAULT 0,
+    resets INTEGER NOT NULL DEFAULT 0,
+    prose_chars INTEGER NOT NULL DEFAULT 0,
+    tool_calls INTEGER NOT NULL DEFAULT 0,
+    last_timestamp TEXT NOT NULL DEFAULT '',
+    updated_at REAL NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS transcript_files_session ON transcript_files(session_id);
+CREATE TABLE IF NOT EXISTS transcript_seen (
+    path TEXT NOT NULL,
+    uuid TEXT NOT NULL,
+    PRIMARY KEY (path, uuid)
+) WITHOUT ROWID;
+"""
+OVERSIZED_SCHEMA = "ALTER TABLE transcript_files ADD COLUMN oversized INTEGER NOT NULL DEFAULT 0"
+
+
+@dataclass(frozen=True)
+class TranscriptFile:
+    """What a consumer knows of the file a batch came from."""
+
+    path: Path
+    session_id: str
+    cwd: str
+    is_sidechain: bool
+
+
+class TurnConsumer(Protocol):
+    """Receives each new batch of parsed entries once, inside the cursor's transaction: whatever
+    it records in `db` commits together with the cursor move (or not at all). After the file was
+    rewritten, the first batch has `reset` set and the file is read from its start: entries seen
+    before are flagged `replayed`."""
+
+    def consume(self, db: sqlite3.Connection, file: TranscriptFile, entries: list[Entry], reset: bool) -> None: ...
+
+
+@dataclass
+class Advance:
+    """What one `advance` read: totals over its batches."""
+
+    path: str
+    lines: int = 0
+    malformed: int = 0
+    oversized: int = 0
+    entries: int = 0
+    reset: bool = False
+    offset: int = 0
+    bytes_read: int = 0
+    error: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class TranscriptPipeline:
+    """One cursor per transcript, one parse per line, every consumer fed in order."""
+
+    def __init__(self, *, state: StateDB, metrics: Metrics) -> None:
+        self.state = state
+        self.metrics = metrics
+        state.migrate("transcript_files", SCHEMA)
+        columns = {r["name"] for r in state.query("PRAGMA table_info(transcript_files)")}
+        if "oversized" not in columns:
+            state.execute(OVERSIZED_SCHEMA)
+        self.consumers: list[TurnConsumer] = []
+        self._locks: dict[str, threading.Lock] = {}
+        self._locks_guard = threading.Lock()
+        self.bytes_read = 0
+
+    def subscribe(self, consumer: TurnConsumer) -> None:
+        self.consumers.append(consumer)
+
+    def _lock_for(self, path: Path) -> threading.Lock:
+        with self._locks_guard:
+            return self._locks.setdefault(str(path), threading.Lock())
+
+    def row(self, path: Path) -> dict[str, Any] | None:
+        row = self.state.query_one("SELECT * FROM transcript_files WHERE path = ?", (str(path),))
+        return dict(row) if row else None
+
+    def advance(self, path: Path) -> Advance:
+        """Read what was appended to `path` since its cursor and feed it to every consumer.
+        Concurrent calls for one file run one after the other; the second finds nothing new."""
+        with self._lock_for(path):
+            row = self.row(path)
+            total = Advance(path=str(path), offset=int(row["offset"]) if row else 0)
+            seen: set[str] = set()  # within this read: Claude Code may write an entry twice
+            before: set[str] = set()  # entries of the file as it was before a rewrite
+            try:
+                for batch in iter_batches(path, total.offset, int(row["inode"]) if row else None):
+                    if batch.reset and row is not None:
+                        before = {r["uuid"] for r in self.state.query("SELECT uuid FROM transcript_seen WHERE path = ?", (str(path),))}
+                    row = self._fold(path, row, batch, seen, before, total)
+            except OSError as exc:
+                log.warning("cannot read transcript %s (%s)", path, exc.__class__.__name__)
+                self.metrics.transcript_lines.labels("unreadable").inc()
+                total.error = exc.__class__.__name__
+            return total
+
+    def _fold(self, path: Path, row: dict[str, Any] | None, batch: ReadResult, seen: set[str], before: set[str],
+              total: Advance) -> dict[str, Any]:
+        """Parse one batch, hand it to the consumers and move the cursor, in one transaction."""
+        entries, malformed = parse_lines(batch.lines, seen)
+        for e in entries:
+            e.replayed = bool(e.uuid) and e.uuid in before
+        fresh = row is None or batch.reset
+        session_id = next((e.session_id for e in entries if e.session_id), "") or (row["session_id"] if row else path.stem)
+        cwd = next((e.cwd for e in reversed(entries) if e.cwd), "") or (row["cwd"] if row else "")
+        last_ts = next((e.timestamp for e in reversed(entries) if e.timestamp), "") or (row["last_timestamp"] if row else "")
+        file = TranscriptFile(path, session_id, cwd, is_sidechain_path(path))
+        try:
+            mtime = os.stat(path).st_mtime
+        except OSError:
+            mtime = 0.0
+        base = {k: 0 if fresh or row is None else int(row[k]) for k in ("lines", "malformed", "oversized", "prose_chars", "tool_calls")}
+        values = {
+            "path": str(path), "session_id": session_id, "cwd": cwd, "is_sidechain": int(file.is_sidechain),
+            "inode": batch.inode, "offset": batch.end, "size": batch.size, "mtime": mtime,
+            "lines": base["lines"] + len(batch.lines), "malformed": base["malformed"] + malformed,
+            "oversized": base["oversized"] + batch.oversized,
+            "resets": (int(row["resets"]) if row else 0) + int(batch.reset),
+            "prose_chars": base["prose_chars"] + sum(len(e.text) for e in entries),
+            "tool_calls": base["tool_calls"] + sum(len(e.tool_uses) for e in entries),
+            "last_timestamp": last_ts, "updated_at": time.time(),
+        }
+        with self.state.transaction() as db:
+            for consumer in self.consumers:
+                consumer.consume(db, file, entries, batch.reset and row is not None)
+            db.execute(
+                f"INSERT OR REPLACE INTO transcript_files({', '.join(values)}) VALUES ({', '.join('?' for _ in values)})",
+                tuple(values.values()),
+            )
+            db.executemany("INSERT OR IGNORE INTO transcript_seen(path, uuid) VALUES (?, ?)", [(str(path), e.uuid) for e in entries if e.uuid])
+        ok = len(batch.lines) - malformed
+        self.metrics.transcript_lines.labels("ok").inc(ok)
+        if malformed:
+            self.metrics.transcript_lines.labels("malformed").inc(malformed)
+        if batch.oversized:
+            self.metrics.transcript_lines.labels("oversized").inc(batch.oversized)
+        total.lines += len(batch.lines)
+        total.malformed += malformed
+        total.oversized += batch.oversized
+        total.entries += len(entries)
+        total.reset = total.reset or batch.reset
+        total.bytes_read += batch.end - batch.start
+        total.offset = batch.end
+        self.bytes_read += batch.end - batch.start
+        return values
+
+    def forget_older_than(self, cutoff: float) -> int:
+        """Drop the cursors and seen ids of transcripts untouched since `cutoff` (Claude Code deletes them after 30 days)."""
+        with self.state.transaction() as db:
+            db.execute("DELETE FROM transcript_seen WHERE path IN (SELECT path FROM transcript_files WHERE updated_at < ? AND mtime < ?)", (cutoff, cutoff))
+            return db.execute("DELETE FROM transcript_files WHERE updated_at < ? AND mtime < ?", (cutoff, cutoff)).rowcount
