@@ -1,23 +1,24 @@
 #!/usr/bin/env python3
-"""Transcript ingestion benchmark (issue 4): JSONL parse throughput, the cost of one appended
-line to a 100 MB transcript (transcript index and session notes), and turn-end answer latency over real HTTP from a separate client
-process (as hooks are), in steady state and while the daemon backfills that transcript.
+"""Transcript pipeline benchmark: throughput and memory of the one pipeline (both consumers
+subscribed) on a big transcript, the cost of one appended line, turn-end latency over HTTP,
+and a real daemon ingesting a transcript with a 200 MB line while /v1/health is polled.
 
-    .venv/bin/python bench/ingest_bench.py [--size-mb 100] [--json bench/results/ingest_bench.json]
+    .venv/bin/python bench/ingest_bench.py [--size-mb 500] [--daemon-mb 1000] [--json bench/results/ingest_bench.json]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
+import os
+import resource
 import statistics
+import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
-from datetime import datetime
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,15 +26,8 @@ sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
 
-from memoryd.api import create_app  # noqa: E402
-from memoryd.config import load_settings  # noqa: E402
-from memoryd.daemon import Daemon  # noqa: E402
-from memoryd.metrics import Metrics  # noqa: E402
-from memoryd.state import StateDB  # noqa: E402
-from memoryd.session_memory import SessionMemory  # noqa: E402
-from memoryd.transcripts import TranscriptService, parse_lines  # noqa: E402
-from tests.support.servers import ThreadedServer  # noqa: E402
-from tests.support.transcripts import TranscriptWriter, new_session  # noqa: E402
+from tests.support.servers import DaemonProcess, daemon_env  # noqa: E402
+from tests.support.transcripts import new_session  # noqa: E402
 
 
 def pct(values: list[float], p: float) -> float:
@@ -41,10 +35,9 @@ def pct(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def realistic_lines(n: int) -> list[bytes]:
-    """A mix like the fixtures: prompts, assistant prose, tool calls, bulky tool results."""
+def realistic_lines(n: int, sid: str) -> list[bytes]:
+    """A mix like the real fixtures: prompts, assistant prose, tool calls, bulky tool results."""
     out: list[bytes] = []
-    sid = str(uuid.uuid4())
     for i in range(n):
         env = {"parentUuid": None, "isSidechain": False, "cwd": "/home/u/app", "sessionId": sid, "version": "2.1.38",
                "uuid": str(uuid.uuid4()), "timestamp": "2026-03-04T10:00:00.000Z"}
@@ -61,115 +54,143 @@ def realistic_lines(n: int) -> list[bytes]:
     return out
 
 
-def bench_parse() -> dict[str, float]:
-    lines = realistic_lines(40_000)
-    size = sum(len(line) + 1 for line in lines)
-    best = float("inf")
-    for _ in range(3):
-        t = time.perf_counter()
-        parse_lines(lines)
-        best = min(best, time.perf_counter() - t)
-    return {"bytes": size, "seconds": best, "mb_per_s": size / best / 1e6}
-
-
-def bench_append(tmp: Path, size_mb: int) -> dict[str, float]:
-    root = tmp / "projects"
-    writer = new_session(root, "/home/u/app")
-    writer.path.parent.mkdir(parents=True)
-    block = b"\n".join(realistic_lines(4_000)) + b"\n"
-    with writer.path.open("wb") as fh:
-        written = 0
+def write_transcript(path: Path, size_mb: int, sid: str, *, giant_line_mb: int = 0) -> int:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    written = 0
+    with path.open("wb") as fh:
+        if giant_line_mb:
+            head = b'{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"'
+            fh.write(head)
+            chunk = b"y" * (1 << 20)
+            for _ in range(giant_line_mb):
+                fh.write(chunk)
+            fh.write(b'"}]}}\n')
+            written += giant_line_mb << 20
         while written < size_mb * 1_000_000:
+            block = b"\n".join(realistic_lines(4_000, sid)) + b"\n"
             fh.write(block)
             written += len(block)
-    service = TranscriptService(roots=[root], state=StateDB(tmp / "state.db"), metrics=Metrics(), watch=False)
-    t = time.perf_counter()
-    service.ingest(writer.path)
-    first = time.perf_counter() - t
-    costs = []
-    for i in range(50):
-        writer.user(f"one more prompt number {i}")
-        t = time.perf_counter()
-        result = service.ingest(writer.path)
-        costs.append((time.perf_counter() - t) * 1000)
-        assert result["lines"] == 1
-    return {"file_mb": written / 1e6, "first_ingest_s": first, "append_p50_ms": statistics.median(costs), "append_p95_ms": pct(costs, 95),
-            **bench_session_notes(tmp, writer)}
+    return written
 
 
-def bench_session_notes(tmp: Path, writer: TranscriptWriter) -> dict[str, float]:
-    """Session-memory update of the big transcript: the first read, then one appended line at a time."""
-    home = tmp / "home-notes"
-    settings = load_settings({"MEMORYD_HOME": str(home)}, home=home)
-    notes = SessionMemory(settings, state=StateDB(tmp / "notes.db"), llm=None, now=datetime.now)
-    t = time.perf_counter()
-    notes.update("bench", writer.path)
-    first = time.perf_counter() - t
-    costs = []
-    for i in range(20):
-        writer.user(f"one more prompt number {i}")
-        t = time.perf_counter()
-        notes.update("bench", writer.path)
-        costs.append((time.perf_counter() - t) * 1000)
-    notes.close()
-    return {"notes_first_update_s": first, "notes_append_p50_ms": statistics.median(costs), "notes_append_p95_ms": pct(costs, 95)}
+_CHILD = r"""
+import json, resource, sys, time
+from datetime import datetime
+from pathlib import Path
+from memoryd.config import load_settings
+from memoryd.extract.pending import PendingTurns
+from memoryd.metrics import Metrics
+from memoryd.session_memory import SessionMemory
+from memoryd.state import StateDB
+from memoryd.transcripts.pipeline import TranscriptPipeline
+path, home = Path(sys.argv[1]), Path(sys.argv[2])
+settings = load_settings({"MEMORYD_HOME": str(home)}, home=home)
+state = StateDB(home / "state.db")
+pipeline = TranscriptPipeline(state=state, metrics=Metrics())
+notes = SessionMemory(settings, state=state, llm=None, now=datetime.now, advance=pipeline.advance)
+pipeline.subscribe(PendingTurns(state))
+pipeline.subscribe(notes)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t = time.perf_counter()
+result = pipeline.advance(path)
+seconds = time.perf_counter() - t
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+costs = []
+for i in range(50):
+    with path.open("a") as fh:
+        fh.write(json.dumps({"type": "user", "uuid": f"extra-{i}", "sessionId": "bench", "message": {"role": "user", "content": f"one more prompt {i}"}}) + "\n")
+    t0 = time.perf_counter()
+    pipeline.advance(path)
+    costs.append((time.perf_counter() - t0) * 1000)
+costs.sort()
+print(json.dumps({"seconds": seconds, "bytes": result.bytes_read, "lines": result.lines, "rss_before_mb": before / 1024,
+                  "rss_peak_mb": peak / 1024, "append_p50_ms": costs[len(costs) // 2], "append_p95_ms": costs[int(len(costs) * 0.95)]}))
+"""
 
 
-def _post_turn_ends(url: str, token: str, transcript: str, cwd: str, n: int) -> list[float]:
-    """The hook side, in its own process as Claude Code's hooks are: n turn-ends, latency each (ms)."""
-    times = []
-    with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}) as client:
-        for i in range(n):
-            body = {"session_id": f"s{i % 30}", "transcript_path": transcript, "cwd": cwd}
-            t = time.perf_counter()
-            r = client.post("/v1/events/turn-end", json=body)
-            times.append((time.perf_counter() - t) * 1000)
-            assert r.status_code == 202
-    return times
+def bench_pipeline(tmp: Path, size_mb: int) -> dict[str, float]:
+    """The pipeline in a fresh process (so its peak RSS is its own): first read of a big transcript, then appends."""
+    path = tmp / "projects" / "-home-u-app" / "bench.jsonl"
+    write_transcript(path, size_mb, "bench")
+    out = subprocess.run([sys.executable, "-c", _CHILD, str(path), str(tmp / "pipeline-home")], capture_output=True, text=True, check=True, cwd=ROOT)
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    r["mb_per_s"] = r["bytes"] / r["seconds"] / 1e6
+    r["rss_growth_mb"] = r["rss_peak_mb"] - r["rss_before_mb"]
+    return r
 
 
-def bench_turn_end(tmp: Path, *, backfill: bool) -> dict[str, float]:
-    """Turn-end answer latency, steady state or while the daemon backfills the big transcript."""
-    home = tmp / ("home-backfill" if backfill else "home-steady")
-    settings = load_settings({"MEMORYD_HOME": str(home)}, home=home)
-    settings.transcripts.roots = [str(tmp / "projects")] if backfill else [str(tmp / "small")]
-    settings.memory.watch = False
-    daemon = Daemon(settings)
-    project = tmp / "proj"
-    (project / ".git").mkdir(parents=True, exist_ok=True)
-    writer = new_session(Path(settings.transcripts.roots[0]), str(project))
-    writer.user("hello")
-    with ThreadedServer(create_app(daemon)) as server, ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        pool.submit(sum, []).result()  # the client process is up before the clock starts
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def bench_daemon(tmp: Path, size_mb: int, giant_mb: int) -> dict[str, float]:
+    """A real daemon ingests a transcript that opens with a `giant_mb` line; /v1/health is polled meanwhile."""
+    home = tmp / "daemon-home"
+    roots = home / "transcripts"
+    (home).mkdir(parents=True)
+    (home / "config.toml").write_text(f'[transcripts]\nroots = ["{roots}"]\n')
+    proc = DaemonProcess(home=home, env=daemon_env(home)).start()
+    assert proc.proc is not None
+    try:
+        idle = rss_mb(proc.proc.pid)
+        writer = new_session(roots, "/home/u/app")
+        stop = threading.Event()
+        health: list[float] = []
+        peak = [idle]
+
+        def poll() -> None:
+            with httpx.Client(base_url=proc.url, timeout=10) as client:
+                while not stop.is_set():
+                    t = time.perf_counter()
+                    client.get("/v1/health")
+                    health.append((time.perf_counter() - t) * 1000)
+                    peak[0] = max(peak[0], rss_mb(proc.proc.pid))
+                    time.sleep(0.02)
+
+        poller = threading.Thread(target=poll, daemon=True)
+        poller.start()
         started = time.perf_counter()
-        times = pool.submit(_post_turn_ends, server.url, daemon.token, str(writer.path), str(project), 300).result()
-        elapsed = time.perf_counter() - started
-        backfilled = daemon.transcripts.file_state(next((tmp / "projects").rglob("*.jsonl"))) if backfill else None
-    return {"requests": len(times), "p50_ms": statistics.median(times), "p95_ms": pct(times, 95), "max_ms": max(times),
-            "seconds": elapsed, "backfill_done": bool(backfilled and backfilled["lines"] > 100_000)}
+        written = write_transcript(writer.path, size_mb, writer.session_id, giant_line_mb=giant_mb)
+        with proc.client() as c:
+            while True:
+                status = c.get("/v1/status").json()["transcripts"]
+                if status["bytes_read"] >= written - 1:
+                    break
+                time.sleep(0.2)
+        seconds = time.perf_counter() - started
+        stop.set()
+        poller.join()
+        return {"file_mb": written / 1e6, "giant_line_mb": giant_mb, "seconds": seconds, "idle_rss_mb": idle, "peak_rss_mb": peak[0],
+                "health_p50_ms": statistics.median(health), "health_max_ms": max(health), "health_requests": len(health),
+                "oversized_lines": status["oversized_lines"]}
+    finally:
+        proc.kill()
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--size-mb", type=int, default=100)
+    parser.add_argument("--size-mb", type=int, default=500)
+    parser.add_argument("--daemon-mb", type=int, default=1000)
+    parser.add_argument("--giant-line-mb", type=int, default=200)
     parser.add_argument("--json", default=str(ROOT / "bench" / "results" / "ingest_bench.json"))
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        parse = bench_parse()
-        append = bench_append(tmp, args.size_mb)
-        turn = bench_turn_end(tmp, backfill=False)
-        busy = bench_turn_end(tmp, backfill=True)
-    print("ingest benchmark")
-    print(f"  parse throughput         {parse['mb_per_s']:8.1f} MB/s  ({parse['bytes'] / 1e6:.1f} MB in {parse['seconds']:.2f} s)")
-    print(f"  first ingest of {append['file_mb']:.0f} MB    {append['first_ingest_s']:8.2f} s")
-    print(f"  one appended line        p50 {append['append_p50_ms']:.3f} ms   p95 {append['append_p95_ms']:.3f} ms   (target < 5 ms)")
-    print(f"  session notes update     first {append['notes_first_update_s']:.2f} s, then one appended line p50 {append['notes_append_p50_ms']:.2f} ms   p95 {append['notes_append_p95_ms']:.2f} ms")
-    print(f"  turn-end answer (HTTP)   p50 {turn['p50_ms']:.2f} ms   p95 {turn['p95_ms']:.2f} ms   max {turn['max_ms']:.1f} ms   ({turn['requests']} requests; target ≤ 5 ms)")
-    print(f"  ... during a {append['file_mb']:.0f} MB backfill  p50 {busy['p50_ms']:.2f} ms   p95 {busy['p95_ms']:.2f} ms   max {busy['max_ms']:.1f} ms")
+        pipe = bench_pipeline(tmp, args.size_mb)
+        daemon = bench_daemon(tmp, args.daemon_mb, args.giant_line_mb)
+    print("transcript pipeline benchmark")
+    print(f"  first read of {pipe['bytes'] / 1e6:.0f} MB     {pipe['mb_per_s']:8.1f} MB/s  ({pipe['seconds']:.2f} s, {pipe['lines']:,} lines; target ≥ 100 MB/s)")
+    print(f"  RSS growth while reading  {pipe['rss_growth_mb']:8.1f} MB     (peak {pipe['rss_peak_mb']:.0f} MB; target ≤ 50 MB)")
+    print(f"  one appended line        p50 {pipe['append_p50_ms']:.2f} ms   p95 {pipe['append_p95_ms']:.2f} ms")
+    print(f"  daemon, {daemon['file_mb']:.0f} MB with a {daemon['giant_line_mb']} MB line: {daemon['seconds']:.1f} s, peak RSS {daemon['peak_rss_mb']:.0f} MB "
+          f"(idle {daemon['idle_rss_mb']:.0f}; target ≤ 150), /v1/health p50 {daemon['health_p50_ms']:.1f} ms max {daemon['health_max_ms']:.1f} ms "
+          f"(target < 100), {daemon['oversized_lines']} oversized line skipped")
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"parse": parse, "append": append, "turn_end": turn, "turn_end_during_backfill": busy}, indent=2))
+    out.write_text(json.dumps({"pipeline": pipe, "daemon": daemon}, indent=2))
     print(f"wrote {out}")
     return 0
 

@@ -6,7 +6,7 @@ secrets redacted: state.db never holds one."""
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from memoryd.state import StateDB
 from memoryd.store.secrets import redact_secrets
@@ -60,9 +60,13 @@ class PendingTurns:
         for e in entries:
             if e.is_sidechain or e.replayed:  # a rewritten file's old turns were looked at already
                 continue
+            if e.has_prose:  # the words are redacted once, then rendered; tool calls are rendered, then redacted
+                e = replace(e, text=redact_secrets(e.text[-TEXT_MAX_CHARS:]))
             if e.is_prompt:
-                rows.append((file.session_id, PROMPT, redact_secrets(e.text[-TEXT_MAX_CHARS:]), e.timestamp, e.cwd))
-            rendered = redact_secrets(render_entry(e, timestamps=True, tool_chars=TOOL_CALL_CHARS, results=False))
+                rows.append((file.session_id, PROMPT, e.text, e.timestamp, e.cwd))
+            rendered = render_entry(e, timestamps=True, tool_chars=TOOL_CALL_CHARS, results=False)
+            if e.tool_uses:
+                rendered = redact_secrets(rendered)
             if rendered:
                 rows.append((file.session_id, TURN if e.has_prose else TOOLS, rendered[-TEXT_MAX_CHARS:], e.timestamp, e.cwd))
             for use in e.tool_uses:

@@ -16,8 +16,7 @@ _KEPT = 500  # list items kept per kind in a saved read; the notes' budgets keep
 
 
 def _one_line(text: str, limit: int = _LINE_CHARS) -> str:
-    """One line, cut to `limit`, with secrets redacted (the notes and their saved state keep none)."""
-    flat = " ".join(redact_secrets(text[: limit * 4]).split())
+    flat = " ".join(text[: limit * 4].split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
@@ -38,7 +37,7 @@ class OfflineNotes:
     def add(self, e: Entry) -> None:
         if e.is_prompt and not e.is_sidechain:
             if not self.first_prompt:
-                self.first_prompt = redact_secrets(e.text)
+                self.first_prompt = e.text
             else:
                 self.later_prompts.append(f"- {_one_line(e.text)}")
             self.worklog.append(f"- {e.timestamp[:16].replace('T', ' ')} user: {_one_line(e.text, 120)}")
@@ -49,7 +48,7 @@ class OfflineNotes:
             for key in _PATH_KEYS:
                 value = use.input.get(key)
                 if isinstance(value, str) and value:
-                    names = self.files.setdefault(redact_secrets(value), [])
+                    names = self.files.setdefault(value, [])
                     if use.name not in names:
                         names.append(use.name)
             command = use.input.get("command")
@@ -60,16 +59,25 @@ class OfflineNotes:
                 tool = self.tool_names.get(result.tool_use_id, "tool")
                 self.errors.append(f"- {tool}: {_one_line(result.text or 'failed', 200)}")
         if e.kind == "assistant" and e.text.strip():
-            self.last_prose = redact_secrets(e.text.strip()[-4 * _LINE_CHARS :])
+            self.last_prose = e.text.strip()[-4 * _LINE_CHARS :]
             self.worklog.append(f"- assistant: {_one_line(e.text, 120)}" + (f" ({self.turn_tools} tool calls)" if self.turn_tools else ""))
 
     def to_dict(self) -> dict[str, Any]:
-        """What was gathered, bounded (the oldest list items go first), for `session_reads`."""
+        """What was gathered, bounded (the oldest list items go first) and redacted, for `session_reads`.
+        Redacting here, not per entry, costs a pass over what is kept, not over the whole transcript."""
         self.later_prompts = self.later_prompts[-_KEPT:]
         self.errors = self.errors[-_KEPT:]
         self.worklog = self.worklog[-_KEPT:]
         self.tool_names = dict(list(self.tool_names.items())[-_KEPT:])
-        return dict(self.__dict__)
+        self.files = dict(list(self.files.items())[:_KEPT])
+        self.commands = dict(list(self.commands.items())[:_KEPT])
+        return {
+            **self.__dict__,
+            "first_prompt": redact_secrets(self.first_prompt), "last_prose": redact_secrets(self.last_prose),
+            "later_prompts": [redact_secrets(t) for t in self.later_prompts], "errors": [redact_secrets(t) for t in self.errors],
+            "worklog": [redact_secrets(t) for t in self.worklog],
+            "files": {redact_secrets(k): v for k, v in self.files.items()}, "commands": {redact_secrets(k): v for k, v in self.commands.items()},
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "OfflineNotes":

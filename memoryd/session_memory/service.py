@@ -110,7 +110,7 @@ class SessionRead:
         if self.entries >= self.since_index:
             if e.kind == "assistant":
                 self.tool_calls_since += len(e.tool_uses)
-            rendered = redact_secrets(render_entry(e))
+            rendered = render_entry(e)
             if rendered:
                 self._delta.append(rendered)
                 self._delta_chars += len(rendered) + 1
@@ -139,8 +139,11 @@ class SessionRead:
         self._delta_chars, self._delta_cut = 0, False
 
     def to_json(self) -> str:
+        """The read as saved in state.db, secrets redacted: a pass over what is kept, not over all that was read."""
+        delta = [redact_secrets(text) for text in self._delta]
+        self._delta = deque(delta)
         fields = {k: v for k, v in self.__dict__.items() if k not in ("offline", "_delta")}
-        return json.dumps({**fields, "_delta": list(self._delta), "offline": self.offline.to_dict()}, ensure_ascii=False)
+        return json.dumps({**fields, "_delta": delta, "offline": self.offline.to_dict()}, ensure_ascii=False)
 
     @classmethod
     def from_json(cls, text: str) -> "SessionRead":

@@ -80,9 +80,27 @@ def _position(text: str, index: int) -> tuple[int, int]:
     return line, column
 
 
+# Lowercase substrings without which a pattern cannot match: checked with `in` (memchr-fast) so
+# the regexes run only on the rare text that could hold a secret (transcripts are mostly not).
+_PATTERN_HINTS: dict[str, tuple[str, ...]] = {
+    "private key block": ("-----begin",), "Anthropic API key": ("sk-ant-",), "OpenAI API key": ("sk-",),
+    "AWS access key id": ("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"), "AWS secret access key": ("secret",),
+    "GitHub token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), "Slack token": ("xox",), "Slack webhook": ("hooks.slack.com",), "Google API key": ("aiza",),
+    "Google OAuth secret": ("gocspx-",), "Stripe key": ("_live_", "_test_"), "JSON web token": ("eyj",), "credentials in URL": ("://",),
+}
+_KEY_HINTS = ("pass", "pwd", "secret", "key", "token")
+_ALL_HINTS = tuple(dict.fromkeys([h for hints in _PATTERN_HINTS.values() for h in hints] + list(_KEY_HINTS)))
+
+
 def _spans(text: str) -> list[tuple[str, int, int]]:
     """(kind, start, end) of every credential-looking span, non-overlapping, in text order."""
     spans: list[tuple[str, int, int]] = []
+    lowered = text.lower()
+    present = {hint for hint in _ALL_HINTS if hint in lowered}
+    # A token is one run of 32+ word characters: only text with a whitespace-free stretch that long can hold one.
+    long_stretch = max(map(len, text.split()), default=0) >= 32
+    if not present and not long_stretch:
+        return spans  # the common case: most text cannot hold a secret
 
     def add(kind: str, start: int, end: int) -> None:
         if any(s <= start < e or start <= s < end for _, s, e in spans):
@@ -90,9 +108,11 @@ def _spans(text: str) -> list[tuple[str, int, int]]:
         spans.append((kind, start, end))
 
     for kind, pattern in _PATTERNS:
-        for m in pattern.finditer(text):
-            add(kind, m.start(), m.end())
-    for m in _ASSIGNMENT.finditer(text):
+        if not present.isdisjoint(_PATTERN_HINTS[kind]):
+            for m in pattern.finditer(text):
+                add(kind, m.start(), m.end())
+    keyed = not present.isdisjoint(_KEY_HINTS)
+    for m in _ASSIGNMENT.finditer(text) if keyed else ():
         value = m.group("value")
         if _PLACEHOLDER.match(value) or value.lower() in {"required", "optional"}:
             continue
@@ -102,13 +122,13 @@ def _spans(text: str) -> list[tuple[str, int, int]]:
             if len(value) < 12 or not (re.search(r"[A-Za-z]", value) and re.search(r"[0-9]", value)):
                 continue
         add(f"credential assignment ({m.group('key')})", m.start("value"), m.end("value"))
-    for m in _PROSE.finditer(text):
+    for m in _PROSE.finditer(text) if keyed else ():
         value = m.group("value").rstrip(".,;:!?)")
         # A value is credential-like when it mixes classes (hunter2, 4jI0SB7A0!94bx); "in 1Password" or "rotated" are not.
         if _PLACEHOLDER.match(value) or not re.search(r"[0-9]", value) or not re.search(r"[A-Za-z]", value):
             continue
         add(f"credential in prose ({m.group('key').lower()})", m.start("value"), m.start("value") + len(value))
-    for m in _TOKENISH.finditer(text):
+    for m in _TOKENISH.finditer(text) if long_stretch else ():
         if _looks_random(m.group(0)):
             add("high-entropy token", m.start(), m.end())
     spans.sort(key=lambda span: span[1])
