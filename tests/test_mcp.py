@@ -1,0 +1,141 @@
+"""memoryd's MCP server driven by the SDK's own client over both transports: stdio (`memoryd mcp`
+as a real subprocess, a thin client of a real daemon) and streamable HTTP at /mcp on the daemon."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, AsyncIterator, Awaitable, Callable
+
+import anyio
+import httpx
+import httpx2
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types import CallToolResult, ListRootsResult, Root
+
+from memoryd import limits
+from tests.conftest import LiveDaemon
+from tests.support.servers import daemon_env, free_socket
+
+TOOLS = {"memory_save", "memory_recall", "memory_search", "memory_show", "memory_forget", "memory_index", "dream_status"}
+AWS_KEY = "AKIA" + "ABCDEFGHIJKLMNOP"
+
+
+def stdio_params(home: Path, project: Path, port: int) -> StdioServerParameters:
+    """`memoryd mcp` started the way an agent starts it: in the project dir, MEMORYD_HOME in its env."""
+    return StdioServerParameters(command=sys.executable, args=["-m", "memoryd", "mcp"], cwd=str(project),
+                                 env=daemon_env(home, MEMORYD_PORT=str(port)))
+
+
+@asynccontextmanager
+async def http_client(url: str, token: str | None, **kwargs: Any) -> AsyncIterator[Client]:
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+        async with Client(streamable_http_client(url + "/mcp", http_client=http), **kwargs) as client:
+            yield client
+
+
+def roots_of(project: Path) -> Callable[..., Awaitable[ListRootsResult]]:
+    async def list_roots(*_: Any) -> ListRootsResult:
+        return ListRootsResult(roots=[Root(uri=project.as_uri(), name=project.name)])
+    return list_roots
+
+
+def text(result: CallToolResult) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+def data(result: CallToolResult) -> Any:
+    assert not result.is_error, text(result)
+    return json.loads(text(result))
+
+
+def run(scenario: Callable[[], Awaitable[None]]) -> None:
+    anyio.run(scenario)
+
+
+@pytest.fixture
+def memory_dir(live: LiveDaemon, project: Path) -> Path:
+    return Path(live.client.get("/v1/index", params={"cwd": str(project)}).json()["memory_dir"])
+
+
+async def exercise(client: Client, project: Path, memory_dir: Path, cwd: dict[str, str]) -> None:
+    """Every tool's happy path and its refusals; `cwd` is {} when the project comes from roots or the server's cwd."""
+    tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert set(tools) == TOOLS
+    for tool in tools.values():
+        assert tool.description and len(tool.description) > 40, tool.name
+        assert tool.input_schema["type"] == "object"
+        assert "roots" not in tool.input_schema["properties"], "the roots resolver leaked into the schema"
+    assert tools["memory_save"].input_schema["properties"]["type"]["enum"] == list(limits.MEMORY_TYPES)
+    assert set(tools["memory_save"].input_schema["required"]) == {"type", "name", "description", "body"}
+
+    saved = data(await client.call_tool("memory_save", {
+        "type": "feedback", "name": "Package manager", "description": "Use pnpm, never npm: the lockfile is pnpm-lock.yaml",
+        "body": "Always pnpm.\n\n**Why:** the lockfile is pnpm-lock.yaml.\n**How to apply:** run pnpm install.", **cwd}))
+    assert saved["created"] is True
+    path = memory_dir / saved["filename"]
+    assert Path(saved["path"]) == path and "pnpm-lock.yaml" in path.read_text()
+    for i, name in enumerate(["Deploy window", "Staging dashboard", "Release owner"]):
+        data(await client.call_tool("memory_save", {"type": "project" if i < 2 else "reference", "name": name,
+                                                    "description": f"{name} for the shop service", "body": f"{name} notes.", **cwd}))
+
+    index = data(await client.call_tool("memory_index", cwd))
+    assert Path(index["memory_dir"]) == memory_dir and "Package manager" in index["content"]
+
+    shown = data(await client.call_tool("memory_show", {"filename": saved["filename"], **cwd}))
+    assert shown["type"] == "feedback" and "run pnpm install" in shown["body"]
+
+    recalled = data(await client.call_tool("memory_recall", {"query": "which package manager do we install dependencies with?", **cwd}))
+    top = recalled["memories"][0]
+    assert top["filename"] == saved["filename"] and "pnpm" in top["content"] and top["why"]
+
+    page = data(await client.call_tool("memory_search", {"text": "shop service", "limit": 2, **cwd}))
+    assert page["total"] == 3 and len(page["memories"]) == 2 and page["next_offset"] == 2
+    rest = data(await client.call_tool("memory_search", {"text": "SHOP SERVICE", "offset": 2, "limit": 2, **cwd}))
+    assert len(rest["memories"]) == 1 and rest["next_offset"] is None
+    assert {m["filename"] for m in page["memories"] + rest["memories"]} == {p.name for p in memory_dir.glob("*.md")} - {saved["filename"], "MEMORY.md"}
+    refs = data(await client.call_tool("memory_search", {"type": "reference", **cwd}))
+    assert [m["name"] for m in refs["memories"]] == ["Release owner"]
+
+    status = data(await client.call_tool("dream_status", cwd))
+    assert Path(status["memory_dir"]) == memory_dir and status["gates"]
+
+    forgot = data(await client.call_tool("memory_forget", {"filename": saved["filename"], **cwd}))
+    assert forgot == {"deleted": saved["filename"]} and not path.exists()
+
+    # --- refusals: tool errors with the daemon's message and fix, nothing stored changes ---
+    before = sorted(p.name for p in memory_dir.iterdir())
+    secret = await client.call_tool("memory_save", {"type": "reference", "name": "AWS", "description": "the deploy key",
+                                                    "body": f"key: {AWS_KEY}", **cwd})
+    assert secret.is_error and "secret_detected" in text(secret) and AWS_KEY not in text(secret)
+    missing = await client.call_tool("memory_show", {"filename": saved["filename"], **cwd})
+    assert missing.is_error and "memory_not_found" in text(missing) and "memory_search" not in text(missing)
+    bad_type = await client.call_tool("memory_save", {"type": "secrets", "name": "n", "description": "d", "body": "b", **cwd})
+    assert bad_type.is_error and "type" in text(bad_type)
+    escape = await client.call_tool("memory_forget", {"filename": "../../etc/passwd", **cwd})
+    assert escape.is_error and "invalid_filename" in text(escape)
+    no_name = await client.call_tool("memory_save", {"type": "user", "description": "d", "body": "b", **cwd})
+    assert no_name.is_error and "name" in text(no_name)
+    for result in (secret, missing, bad_type, escape, no_name):
+        assert "Traceback" not in text(result)
+    assert sorted(p.name for p in memory_dir.iterdir()) == before
+
+
+def test_stdio_tools(live: LiveDaemon, home: Path, project: Path, memory_dir: Path) -> None:
+    async def scenario() -> None:
+        async with Client(stdio_params(home, project, live.server.port)) as client:
+            await exercise(client, project, memory_dir, {})
+    run(scenario)
+
+
+def test_http_tools_with_roots(live: LiveDaemon, project: Path, memory_dir: Path) -> None:
+    async def scenario() -> None:
+        async with http_client(live.url, live.daemon.token, list_roots_callback=roots_of(project)) as client:
+            await exercise(client, project, memory_dir, {})
+    run(scenario)
