@@ -9,6 +9,7 @@ import sys
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator, Awaitable, Callable
+from urllib.parse import quote
 
 import anyio
 import httpx
@@ -115,13 +116,14 @@ async def exercise(client: Client, project: Path, memory_dir: Path, cwd: dict[st
                                                     "body": f"key: {AWS_KEY}", **cwd})
     assert secret.is_error and "secret_detected" in text(secret) and AWS_KEY not in text(secret)
     missing = await client.call_tool("memory_show", {"filename": saved["filename"], **cwd})
-    assert missing.is_error and "memory_not_found" in text(missing) and "memory_search" not in text(missing)
-    bad_type = await client.call_tool("memory_save", {"type": "secrets", "name": "n", "description": "d", "body": "b", **cwd})
-    assert bad_type.is_error and "type" in text(bad_type)
+    assert missing.is_error and "memory_not_found" in text(missing) and "memory_search lists" in text(missing)
+    bad_type = await client.call_tool("memory_save", {"type": "secrets", "name": "n", "description": "d", "body": f"b {AWS_KEY}", **cwd})
+    assert bad_type.is_error and "invalid_arguments" in text(bad_type) and "'type': Input should be 'user'" in text(bad_type)
+    assert AWS_KEY not in text(bad_type), "a refused argument was echoed back"
     escape = await client.call_tool("memory_forget", {"filename": "../../etc/passwd", **cwd})
     assert escape.is_error and "invalid_filename" in text(escape)
     no_name = await client.call_tool("memory_save", {"type": "user", "description": "d", "body": "b", **cwd})
-    assert no_name.is_error and "name" in text(no_name)
+    assert no_name.is_error and "'name' is required" in text(no_name)
     for result in (secret, missing, bad_type, escape, no_name):
         assert "Traceback" not in text(result)
     assert sorted(p.name for p in memory_dir.iterdir()) == before
@@ -138,4 +140,86 @@ def test_http_tools_with_roots(live: LiveDaemon, project: Path, memory_dir: Path
     async def scenario() -> None:
         async with http_client(live.url, live.daemon.token, list_roots_callback=roots_of(project)) as client:
             await exercise(client, project, memory_dir, {})
+    run(scenario)
+
+
+def test_stdio_daemon_down_names_the_start_command(home: Path, project: Path) -> None:
+    sock = free_socket()
+    port = sock.getsockname()[1]
+    sock.close()  # nothing listens there now
+
+    async def scenario() -> None:
+        async with Client(stdio_params(home, project, port)) as client:
+            assert {t.name for t in (await client.list_tools()).tools} == TOOLS
+            for name, args in [("memory_save", {"type": "user", "name": "n", "description": "d", "body": "b"}), ("memory_recall", {"query": "q"})]:
+                result = await client.call_tool(name, args)
+                assert result.is_error and "memoryd is not running" in text(result) and "memoryd serve" in text(result), text(result)
+                assert "Traceback" not in text(result)
+            listed = await client.list_resources()
+            assert [r.uri for r in listed.resources] == []  # listing stays quiet; reading says why
+            with pytest.raises(Exception, match="memoryd serve"):
+                await client.read_resource("memory://MEMORY.md")
+    run(scenario)
+    assert not (home / "projects").exists()
+
+
+def test_http_needs_the_bearer_token(live: LiveDaemon) -> None:
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    accept = {"Accept": "application/json, text/event-stream"}
+    for headers in ({}, {"Authorization": "Bearer wrong"}):
+        r = httpx.post(live.url + "/mcp", json=hello, headers=accept | headers)
+        assert r.status_code == 401 and r.json()["error"]["code"] == "unauthorized"
+    ok = httpx.post(live.url + "/mcp", json=hello, headers=accept | {"Authorization": f"Bearer {live.daemon.token}"})
+    assert ok.status_code == 200, ok.text
+
+    async def scenario() -> None:
+        with pytest.raises(Exception):
+            async with http_client(live.url, None) as client:
+                await client.list_tools()
+    run(scenario)
+
+
+def test_http_project_from_cwd_argument_else_refused(live: LiveDaemon, project: Path, memory_dir: Path, tmp_path: Path) -> None:
+    other = tmp_path / "work" / "other"
+    (other / ".git").mkdir(parents=True)
+
+    async def scenario() -> None:
+        async with http_client(live.url, live.daemon.token) as client:  # no roots, and a daemon has no useful cwd
+            nowhere = await client.call_tool("memory_index", {})
+            assert nowhere.is_error and "pass `cwd`" in text(nowhere)
+            saved = data(await client.call_tool("memory_save", {"type": "user", "name": "Role", "description": "Backend engineer on the shop",
+                                                                "body": "Go and Postgres.", "cwd": str(project)}))
+            assert (memory_dir / saved["filename"]).exists()
+        async with http_client(live.url, live.daemon.token, list_roots_callback=roots_of(project)) as client:
+            # The client's roots name the project first; an explicit cwd comes second.
+            index = data(await client.call_tool("memory_index", {"cwd": str(other)}))
+            assert Path(index["memory_dir"]) == memory_dir
+            doc = await client.read_resource(f"memory://{saved['filename']}?cwd={quote(str(project), safe='')}")
+            assert "name: Role" in doc.contents[0].text and "Go and Postgres." in doc.contents[0].text
+    run(scenario)
+
+
+def test_stdio_resources_and_prompt(live: LiveDaemon, home: Path, project: Path, memory_dir: Path) -> None:
+    filename = live.client.post("/v1/memories", json={"cwd": str(project), "type": "feedback", "name": "Tests hit a real database",
+                                                      "description": "Integration tests use the real database, never mocks",
+                                                      "body": "**Why:** mocks hid a broken migration."}).json()["filename"]
+
+    async def scenario() -> None:
+        async with Client(stdio_params(home, project, live.server.port)) as client:
+            listed = {str(r.uri): r for r in (await client.list_resources()).resources}
+            assert set(listed) == {"memory://MEMORY.md", f"memory://{filename}"}
+            assert listed[f"memory://{filename}"].description == "Integration tests use the real database, never mocks"
+            index = (await client.read_resource("memory://MEMORY.md")).contents[0].text
+            assert index == (memory_dir / "MEMORY.md").read_text()
+            doc = (await client.read_resource(f"memory://{filename}")).contents[0].text
+            assert doc.startswith("---\nname: Tests hit a real database\n") and "mocks hid a broken migration" in doc
+            with pytest.raises(Exception, match="memory_not_found"):
+                await client.read_resource("memory://user_nobody.md")
+
+            prompts = (await client.list_prompts()).prompts
+            assert [p.name for p in prompts] == ["memory_instructions"]
+            prompt = await client.get_prompt("memory_instructions")
+            body = prompt.messages[0].content.text  # type: ignore[union-attr]
+            assert "memory_save" in body and "## What NOT to save" in body and "Tests hit a real database" in body
     run(scenario)

@@ -12,13 +12,14 @@ from urllib.parse import unquote, urlparse
 
 import anyio.to_thread
 import httpx
-from mcp.server.mcpserver import Context, ListRoots, MCPServer, Resolve
+from mcp.server.mcpserver import Context, ListRoots, MCPServer, Resolve, ResourceSecurity
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp_types import ListRootsResult, Resource, ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from memoryd import __version__, limits
 from memoryd.client import ApiError, DaemonNotRunning, MemorydClient
+from memoryd.errors import field_problems
 from memoryd.store.frontmatter import render_frontmatter
 from memoryd.store.prompt import MEMORY_TYPES_TEXT, WHAT_NOT_TO_SAVE
 
@@ -33,6 +34,12 @@ INSTRUCTIONS = (
     "a decision and why, where an external dashboard lives), save it with memory_save. "
     "Never save secrets: memoryd refuses them."
 )
+
+# The daemon's fixes name its REST API and CLI; over MCP the tool that helps is named too.
+MCP_FIXES = {
+    "memory_not_found": "memory_search lists this project's memories.",
+    "invalid_filename": "memory_search lists this project's memories.",
+}
 
 Connect = Callable[[], MemorydClient]
 T = TypeVar("T")
@@ -174,6 +181,7 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
     @server.resource(
         "memory://{filename}{?cwd}", name="memory", mime_type="text/markdown",
         description=f"A memory file (`<type>_<slug>.md`), or {limits.INDEX_FILENAME} for the index; add ?cwd=<project dir> when the server has no default project.",
+        security=ResourceSecurity(exempt_params=frozenset({"cwd"})),  # an absolute path by design; the daemon checks it
     )
     async def memory_file(filename: str, cwd: str | None = None) -> str:
         where = cwd or default_cwd()
@@ -232,7 +240,8 @@ async def daemon_call(connect: Connect, fn: Callable[[MemorydClient], T]) -> T:
     except DaemonNotRunning as exc:
         raise ToolError(str(exc)) from None
     except ApiError as exc:
-        raise ToolError(f"{exc.message} [{exc.code}]") from None
+        fix = f" Over MCP: {MCP_FIXES[exc.code]}" if exc.code in MCP_FIXES else ""
+        raise ToolError(f"{exc.message} [{exc.code}]{fix}") from None
     except httpx.HTTPError as exc:
         raise ToolError(f"memoryd did not answer ({exc.__class__.__name__}); check it with `memoryd status`.") from None
 
@@ -252,6 +261,15 @@ class _MemorydServer(MCPServer):
         super().__init__(SERVER_NAME, title="memoryd", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
         self.connect = connect
         self.default_cwd = default_cwd
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
+        """Bad arguments get one line naming each field, not pydantic's dump (which echoes the input)."""
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(f"invalid arguments: {field_problems(exc.__cause__.errors())}. [invalid_arguments]") from None
+            raise
 
     async def list_resources(self) -> list[Resource]:
         listed = await super().list_resources()
