@@ -101,3 +101,15 @@ def test_claude_code_saves_through_memoryd_mcp_and_recalls_next_session(tmp_path
         assert any("feedback_package-manager.md" in r and "pnpm-lock.yaml" in r for r in results), results
     finally:
         daemon.kill()
+
+
+def test_print_config_for_claude_code_registers_a_server_that_connects(tmp_path: Path, claude_bin: Path) -> None:  # noqa: F811
+    user_home = tmp_path / "user"
+    user_home.mkdir()
+    env = {**daemon_env(tmp_path / "memoryd"), "HOME": str(user_home), "PATH": f"{claude_bin.parent}{os.pathsep}{os.environ['PATH']}"}
+    printed = subprocess.run([sys.executable, "-m", "memoryd", "mcp", "--print-config", "claude-code"], env=env, capture_output=True, text=True, timeout=60)
+    assert printed.returncode == 0 and printed.stdout.startswith("claude mcp add "), printed.stderr
+    added = subprocess.run(printed.stdout, shell=True, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert added.returncode == 0, added.stdout + added.stderr
+    got = subprocess.run([str(claude_bin), "mcp", "get", "memoryd"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert "Connected" in got.stdout and f"MEMORYD_HOME={tmp_path / 'memoryd'}" in got.stdout, got.stdout + got.stderr

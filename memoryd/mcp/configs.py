@@ -33,7 +33,8 @@ def _json_block() -> str:
 
 def claude_code() -> str:
     env = "".join(f" -e {k}={shlex.quote(v)}" for k, v in _env().items())
-    return f"claude mcp add --scope user{env} {SERVER_KEY} -- {shlex.join(mcp_command())}"
+    # The name goes before -e: `-e` takes several values and would swallow it.
+    return f"claude mcp add --scope user {SERVER_KEY}{env} -- {shlex.join(mcp_command())}"
 
 
 def codex() -> str:
