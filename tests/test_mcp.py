@@ -180,6 +180,18 @@ def test_http_needs_the_bearer_token(live: LiveDaemon) -> None:
     run(scenario)
 
 
+def test_http_refuses_foreign_host_and_origin(live: LiveDaemon) -> None:
+    """DNS rebinding: a page elsewhere must not drive /mcp even through a loopback socket."""
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    headers = {"Accept": "application/json, text/event-stream", "Authorization": f"Bearer {live.daemon.token}"}
+    for foreign in ({"Host": "evil.example"}, {"Host": f"evil.example:{live.server.port}"}, {"Origin": "http://evil.example"}):
+        r = httpx.post(live.url + "/mcp", json=hello, headers=headers | foreign)
+        assert 400 <= r.status_code < 500 and r.status_code != 404, (foreign, r.status_code, r.text)
+    for loopback in ({"Host": f"localhost:{live.server.port}"}, {"Origin": f"http://localhost:{live.server.port}"}):
+        assert httpx.post(live.url + "/mcp", json=hello, headers=headers | loopback).status_code == 200, loopback
+
+
 def test_http_project_from_cwd_argument_else_refused(live: LiveDaemon, project: Path, memory_dir: Path, tmp_path: Path) -> None:
     other = tmp_path / "work" / "other"
     (other / ".git").mkdir(parents=True)

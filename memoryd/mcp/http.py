@@ -10,12 +10,20 @@ from __future__ import annotations
 from contextlib import asynccontextmanager
 from typing import Any, AsyncIterator, Awaitable, Callable
 
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.routing import Route
 
 from memoryd.client import MemorydClient
 from memoryd.mcp.server import build_server
 
 PATH = "/mcp"
+LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+# The SDK's DNS-rebinding check, kept behind the daemon's own: loopback Host (any port) and Origin only.
+SECURITY = TransportSecuritySettings(
+    enable_dns_rebinding_protection=True,
+    allowed_hosts=[h for name in LOOPBACK for h in (name, f"{name}:*")],
+    allowed_origins=[o for name in LOOPBACK for o in (f"http://{name}", f"http://{name}:*")],
+)
 
 Scope = dict[str, Any]
 ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
@@ -26,8 +34,7 @@ class McpEndpoint:
         self._token = token
         self._base_url = ""
         self.server = build_server(self._connect, default_cwd=lambda: None)
-        # The SDK's app keeps its own loopback Host/Origin checks (DNS rebinding) behind ours.
-        self._app: ASGIApp = self.server.streamable_http_app(streamable_http_path=PATH)
+        self._app: ASGIApp = self.server.streamable_http_app(streamable_http_path=PATH, transport_security=SECURITY)
 
     def _connect(self) -> MemorydClient:
         return MemorydClient(self._base_url, self._token())
