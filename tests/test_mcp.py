@@ -129,11 +129,32 @@ async def exercise(client: Client, project: Path, memory_dir: Path, cwd: dict[st
     assert sorted(p.name for p in memory_dir.iterdir()) == before
 
 
-def test_stdio_tools(live: LiveDaemon, home: Path, project: Path, memory_dir: Path) -> None:
+def test_stdio_tools_resources_and_prompt(live: LiveDaemon, home: Path, project: Path, memory_dir: Path) -> None:
     async def scenario() -> None:
         async with Client(stdio_params(home, project, live.server.port)) as client:
             await exercise(client, project, memory_dir, {})
+            await resources_and_prompt(client, memory_dir)
     run(scenario)
+
+
+async def resources_and_prompt(client: Client, memory_dir: Path) -> None:
+    """MEMORY.md and each memory file of the server's project as resources; the instructions prompt."""
+    files = sorted(p.name for p in memory_dir.glob("*.md") if p.name != "MEMORY.md")
+    listed = {str(r.uri): r for r in (await client.list_resources()).resources}
+    assert set(listed) == {"memory://MEMORY.md"} | {f"memory://{f}" for f in files} and len(files) == 3
+    staging = next(f for f in files if "staging" in f)
+    assert listed[f"memory://{staging}"].description == "Staging dashboard for the shop service"
+    index = (await client.read_resource("memory://MEMORY.md")).contents[0].text  # type: ignore[union-attr]
+    assert index == (memory_dir / "MEMORY.md").read_text()
+    doc = (await client.read_resource(f"memory://{staging}")).contents[0].text  # type: ignore[union-attr]
+    assert doc.startswith("---\nname: Staging dashboard\n") and "Staging dashboard notes." in doc
+    with pytest.raises(Exception, match="memory_not_found"):
+        await client.read_resource("memory://user_nobody.md")
+
+    assert [p.name for p in (await client.list_prompts()).prompts] == ["memory_instructions"]
+    prompt = await client.get_prompt("memory_instructions")
+    body = prompt.messages[0].content.text  # type: ignore[union-attr]
+    assert "memory_save" in body and "## What NOT to save" in body and "Staging dashboard" in body
 
 
 def test_http_tools_with_roots(live: LiveDaemon, project: Path, memory_dir: Path) -> None:
@@ -161,6 +182,15 @@ def test_stdio_daemon_down_names_the_start_command(home: Path, project: Path) ->
                 await client.read_resource("memory://MEMORY.md")
     run(scenario)
     assert not (home / "projects").exists()
+
+
+def test_stdio_with_another_home_names_the_token_fix(live: LiveDaemon, tmp_path: Path, project: Path) -> None:
+    async def scenario() -> None:
+        async with Client(stdio_params(tmp_path / "elsewhere", project, live.server.port)) as client:
+            result = await client.call_tool("memory_index", {})
+            assert result.is_error and "[unauthorized]" in text(result) and "MEMORYD_HOME" in text(result) and "--print-config" in text(result)
+            assert live.daemon.token not in text(result)
+    run(scenario)
 
 
 def test_http_needs_the_bearer_token(live: LiveDaemon) -> None:
@@ -209,29 +239,4 @@ def test_http_project_from_cwd_argument_else_refused(live: LiveDaemon, project: 
             assert Path(index["memory_dir"]) == memory_dir
             doc = await client.read_resource(f"memory://{saved['filename']}?cwd={quote(str(project), safe='')}")
             assert "name: Role" in doc.contents[0].text and "Go and Postgres." in doc.contents[0].text
-    run(scenario)
-
-
-def test_stdio_resources_and_prompt(live: LiveDaemon, home: Path, project: Path, memory_dir: Path) -> None:
-    filename = live.client.post("/v1/memories", json={"cwd": str(project), "type": "feedback", "name": "Tests hit a real database",
-                                                      "description": "Integration tests use the real database, never mocks",
-                                                      "body": "**Why:** mocks hid a broken migration."}).json()["filename"]
-
-    async def scenario() -> None:
-        async with Client(stdio_params(home, project, live.server.port)) as client:
-            listed = {str(r.uri): r for r in (await client.list_resources()).resources}
-            assert set(listed) == {"memory://MEMORY.md", f"memory://{filename}"}
-            assert listed[f"memory://{filename}"].description == "Integration tests use the real database, never mocks"
-            index = (await client.read_resource("memory://MEMORY.md")).contents[0].text
-            assert index == (memory_dir / "MEMORY.md").read_text()
-            doc = (await client.read_resource(f"memory://{filename}")).contents[0].text
-            assert doc.startswith("---\nname: Tests hit a real database\n") and "mocks hid a broken migration" in doc
-            with pytest.raises(Exception, match="memory_not_found"):
-                await client.read_resource("memory://user_nobody.md")
-
-            prompts = (await client.list_prompts()).prompts
-            assert [p.name for p in prompts] == ["memory_instructions"]
-            prompt = await client.get_prompt("memory_instructions")
-            body = prompt.messages[0].content.text  # type: ignore[union-attr]
-            assert "memory_save" in body and "## What NOT to save" in body and "Tests hit a real database" in body
     run(scenario)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import uuid
 from typing import Annotated, Any, Callable, Literal, TypeVar
-from urllib.parse import unquote, urlparse
+from urllib.parse import urlparse
+from urllib.request import url2pathname
 
 import anyio.to_thread
 import httpx
@@ -39,12 +40,13 @@ INSTRUCTIONS = (
 MCP_FIXES = {
     "memory_not_found": "memory_search lists this project's memories.",
     "invalid_filename": "memory_search lists this project's memories.",
+    "unauthorized": "memoryd mcp reads the token from $MEMORYD_HOME/token: start it with the daemon's MEMORYD_HOME "
+                    "(`memoryd mcp --print-config CLIENT` writes it into the client's config).",
 }
 
 Connect = Callable[[], MemorydClient]
 T = TypeVar("T")
-MemoryType = Literal["user", "feedback", "project", "reference"]
-assert set(MemoryType.__args__) == set(limits.MEMORY_TYPES)  # type: ignore[attr-defined]
+MemoryType = Literal[limits.MEMORY_TYPES]  # type: ignore[valid-type]  # the JSON schema's enum
 
 
 def _client_roots(ctx: Context) -> ListRoots | None:
@@ -65,7 +67,7 @@ def root_path(roots: ListRootsResult | None) -> str | None:
     for root in roots.roots if roots else []:
         uri = urlparse(str(root.uri))
         if uri.scheme == "file":
-            return unquote(uri.path)
+            return url2pathname(uri.path)
     return None
 
 
