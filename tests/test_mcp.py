@@ -240,3 +240,17 @@ def test_http_project_from_cwd_argument_else_refused(live: LiveDaemon, project: 
             doc = await client.read_resource(f"memory://{saved['filename']}?cwd={quote(str(project), safe='')}")
             assert "name: Role" in doc.contents[0].text and "Go and Postgres." in doc.contents[0].text
     run(scenario)
+
+
+def test_rest_search_pages_and_names_bad_paging(live: LiveDaemon, project: Path) -> None:
+    """GET /v1/memories' q/offset/limit, which memory_search pages through."""
+    for i in range(3):
+        live.client.post("/v1/memories", json={"cwd": str(project), "type": "project", "name": f"Deploy step {i}", "description": f"deploy step {i}", "body": "b"})
+    live.client.post("/v1/memories", json={"cwd": str(project), "type": "user", "name": "Role", "description": "backend engineer", "body": "b"})
+    everything = live.client.get("/v1/memories", params={"cwd": str(project)}).json()
+    assert everything["total"] == 4 and len(everything["memories"]) == 4
+    page = live.client.get("/v1/memories", params={"cwd": str(project), "q": "DEPLOY", "offset": 1, "limit": 1}).json()
+    assert page["total"] == 3 and page["offset"] == 1 and len(page["memories"]) == 1
+    for bad, field in [({"limit": 0}, "limit"), ({"limit": limits.MEMORY_PAGE_MAX + 1}, "limit"), ({"offset": -1}, "offset")]:
+        r = live.client.get("/v1/memories", params={"cwd": str(project), **bad})
+        assert r.status_code == 422 and f"'{field}'" in r.json()["error"]["message"], r.text
