@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Iterable
 
 import anyio
 import anyio.to_thread
@@ -25,15 +25,17 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PATH = "/mcp"
-LOOPBACK = ("127.0.0.1", "localhost", "[::1]")
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 Scope = dict[str, Any]
 ASGIApp = Callable[[Scope, Any, Any], Awaitable[None]]
 
 
 class McpEndpoint:
-    def __init__(self, token: Callable[[], str]) -> None:
+    def __init__(self, token: Callable[[], str], *, hosts: Iterable[str] = LOOPBACK) -> None:
+        """`hosts`: the bare host names a request's Host (and Origin) may carry, as the daemon's own check allows."""
         self._token = token
+        self._hosts = [f"[{h}]" if ":" in h else h for h in hosts]
         self._base_url = ""
         self._server: MCPServer | None = None
         self._app: ASGIApp | None = None
@@ -45,11 +47,11 @@ class McpEndpoint:
 
         from memoryd.mcp.server import build_server
 
-        # The SDK's DNS-rebinding check, kept behind the daemon's own: loopback Host (any port) and Origin only.
+        # The SDK's DNS-rebinding check, kept behind the daemon's own and allowing the same names (any port).
         security = TransportSecuritySettings(
             enable_dns_rebinding_protection=True,
-            allowed_hosts=[h for name in LOOPBACK for h in (name, f"{name}:*")],
-            allowed_origins=[o for name in LOOPBACK for o in (f"http://{name}", f"http://{name}:*")],
+            allowed_hosts=[h for name in self._hosts for h in (name, f"{name}:*")],
+            allowed_origins=[o for name in self._hosts for o in (f"http://{name}", f"http://{name}:*")],
         )
         self._server = build_server(self._connect, default_cwd=lambda: None)
         self._app = self._server.streamable_http_app(streamable_http_path=PATH, transport_security=security)
