@@ -23,6 +23,8 @@ that names the fix. The API and the CLI map this tree; nothing else invents erro
 
 from __future__ import annotations
 
+from typing import Any, Sequence
+
 
 class MemorydError(Exception):
     """Base of every error memoryd raises on purpose."""
@@ -179,3 +181,15 @@ class TokenBudgetExceeded(ServiceUnavailable):
     """Raised when the daily LLM token cap is reached; background work stops until tomorrow."""
 
     code = "token_budget_exceeded"
+
+
+def field_problems(errors: Sequence[Any]) -> str:
+    """Pydantic errors as `'name' is required; 'type': Input should be ...`, never echoing the input."""
+    parts = []
+    for e in errors[:5]:
+        loc = ".".join(str(p) for p in e.get("loc", ()) if p not in ("body", "query", "path"))
+        if e.get("type") == "missing":
+            parts.append(f"'{loc}' is required")
+        else:
+            parts.append(f"'{loc}': {e.get('msg', 'invalid')}")
+    return "; ".join(parts)

@@ -24,6 +24,7 @@ MEMORY_NAME_MAX_CHARS = 200
 MEMORY_DESCRIPTION_MAX_CHARS = 500
 MEMORY_BODY_MAX_BYTES = 64 * 1024
 SLUG_MAX_CHARS = 80
+MEMORY_PAGE_MAX = 100  # GET /v1/memories?limit= (the MCP memory_search tool pages through it)
 
 # --- recall (spec §2; seeds: findRelevantMemories.ts, attachments) ----------------------
 RECALL_MAX_MEMORIES = 5  # "up to 5"

@@ -12,6 +12,7 @@ from memoryd.api.errors import install_error_handlers
 from memoryd.api.middleware import GuardMiddleware, allowed_hosts
 from memoryd.api.routes import dream, events, health, hooks, memories, recall, sessions, transcripts
 from memoryd.daemon import Daemon
+from memoryd.mcp.http import McpEndpoint
 
 ROUTERS = [
     health.router, memories.router, recall.router, events.router, dream.router, hooks.router, transcripts.router, sessions.router,
@@ -21,12 +22,15 @@ ROUTERS = [
 def create_app(daemon: Daemon, *, manage_lifecycle: bool = True) -> FastAPI:
     """Build the app; with `manage_lifecycle` the app's lifespan starts and stops the daemon."""
 
+    mcp = McpEndpoint(lambda: daemon.token, hosts=allowed_hosts(daemon.settings.server.host))  # MCP over streamable HTTP at /mcp
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         if manage_lifecycle:
             daemon.start()
         try:
-            yield
+            async with mcp.running():
+                yield
         finally:
             if manage_lifecycle:
                 daemon.stop()
@@ -41,6 +45,7 @@ def create_app(daemon: Daemon, *, manage_lifecycle: bool = True) -> FastAPI:
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router)
+    app.router.routes.append(mcp.route)
     app.add_middleware(
         GuardMiddleware, token=lambda: daemon.token, metrics=daemon.metrics, hosts=allowed_hosts(daemon.settings.server.host),
     )

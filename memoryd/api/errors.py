@@ -9,7 +9,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from memoryd.errors import MemorydError
+from memoryd.errors import MemorydError, field_problems
 
 log = logging.getLogger(__name__)
 
@@ -22,15 +22,8 @@ def _describe_validation(exc: RequestValidationError) -> tuple[int, str, str]:
     errors = exc.errors()
     if any(e.get("type") == "json_invalid" for e in errors):
         return 400, "invalid_json", "the request body is not valid JSON; send a JSON object with Content-Type: application/json."
-    parts = []
-    for e in errors[:5]:
-        loc = ".".join(str(p) for p in e.get("loc", ()) if p not in ("body", "query", "path"))
-        if e.get("type") == "missing":
-            parts.append(f"'{loc}' is required")
-        else:
-            parts.append(f"'{loc}': {e.get('msg', 'invalid')}")
     where = "query string" if any(e.get("loc", ("",))[0] == "query" for e in errors) else "body"
-    return 422, "invalid_request", f"invalid {where}: {'; '.join(parts)}. See /docs for the expected fields."
+    return 422, "invalid_request", f"invalid {where}: {field_problems(errors)}. See /docs for the expected fields."
 
 
 def install_error_handlers(app: FastAPI) -> None:

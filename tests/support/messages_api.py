@@ -21,9 +21,11 @@ from tests.support.servers import ThreadedServer
 
 @dataclass
 class Reply:
-    """One scripted answer: text, or an HTTP error status, or a raw (garbage) body; after `delay` s."""
+    """One scripted answer: text (or a tool call when `tool_use` is (name, input)), or an HTTP error
+    status, or a raw (garbage) body; after `delay` s."""
 
     text: str = "ok"
+    tool_use: tuple[str, dict[str, Any]] | None = None
     status: int = 200
     delay: float = 0.0
     raw_body: str | None = None
@@ -122,14 +124,21 @@ class ScriptedMessagesAPI:
         return app
 
 
+def _content(reply: Reply) -> dict[str, Any]:
+    if reply.tool_use is None:
+        return {"type": "text", "text": reply.text}
+    name, arguments = reply.tool_use
+    return {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}", "name": name, "input": arguments}
+
+
 def _message(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
     return {
         "id": f"msg_{uuid.uuid4().hex[:24]}",
         "type": "message",
         "role": "assistant",
         "model": body.get("model", "claude-test"),
-        "content": [{"type": "text", "text": reply.text}],
-        "stop_reason": "end_turn",
+        "content": [_content(reply)],
+        "stop_reason": "end_turn" if reply.tool_use is None else "tool_use",
         "stop_sequence": None,
         "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens},
     }
@@ -142,9 +151,15 @@ async def _sse(body: dict[str, Any], reply: Reply) -> AsyncIterator[bytes]:
     def event(name: str, data: dict[str, Any]) -> bytes:
         return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
 
+    block = msg["content"][0]
     yield event("message_start", {"type": "message_start", "message": start})
-    yield event("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
-    yield event("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": reply.text}})
+    if block["type"] == "tool_use":
+        yield event("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {**block, "input": {}}})
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+    else:
+        yield event("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+        delta = {"type": "text_delta", "text": reply.text}
+    yield event("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta})
     yield event("content_block_stop", {"type": "content_block_stop", "index": 0})
-    yield event("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": reply.output_tokens}})
+    yield event("message_delta", {"type": "message_delta", "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None}, "usage": {"output_tokens": reply.output_tokens}})
     yield event("message_stop", {"type": "message_stop"})

@@ -6,6 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Query, Response
 
+from memoryd import limits
 from memoryd.api.deps import DaemonDep
 from memoryd.api.models import SaveMemoryRequest
 from memoryd.errors import SecretDetected
@@ -31,11 +32,24 @@ def get_prompt(daemon: DaemonDep, cwd: str = CwdQuery) -> dict[str, str]:
 
 
 @router.get("/v1/memories")
-def list_memories(daemon: DaemonDep, cwd: str = CwdQuery, type: str | None = Query(None, description="Only this type.")) -> dict[str, Any]:
-    """Every memory, newest first; hand-edited files that do not parse are listed under `invalid`."""
+def list_memories(
+    daemon: DaemonDep,
+    cwd: str = CwdQuery,
+    type: str | None = Query(None, description="Only this type."),
+    q: str | None = Query(None, description="Only memories whose filename, name or description hold this text (case-insensitive)."),
+    offset: int = Query(0, ge=0, description="Skip this many matches (paging)."),
+    limit: int | None = Query(None, ge=1, le=limits.MEMORY_PAGE_MAX, description=f"At most this many, 1..{limits.MEMORY_PAGE_MAX}; omit for all."),
+) -> dict[str, Any]:
+    """Every memory (or one page of the matches), newest first, with `total` matches; hand-edited
+    files that do not parse are listed under `invalid`."""
     store = daemon.store_for(cwd)
-    memories = [h.as_dict() for h in store.list(type)]
-    return {"memories": memories, "invalid": [f.as_dict() for f in store.invalid_files()]}
+    headers = store.list(type)
+    if q:
+        needle = q.casefold()
+        headers = [h for h in headers if needle in f"{h.filename}\n{h.name}\n{h.description}".casefold()]
+    page = headers[offset : None if limit is None else offset + limit]
+    return {"memories": [h.as_dict() for h in page], "total": len(headers), "offset": offset,
+            "invalid": [f.as_dict() for f in store.invalid_files()]}
 
 
 @router.get("/v1/memories/{filename}")
