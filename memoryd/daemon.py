@@ -74,6 +74,7 @@ class Daemon:
         self.on_stop(self.recall.close)
 
         # --- transcripts: one pipeline, its subscribers, and what a turn end sets off ---
+        from memoryd.extract.backfill import Backfill
         from memoryd.extract.jobs import JobQueue
         from memoryd.extract.pending import PendingTurns
         from memoryd.session_memory import SessionMemory
@@ -102,6 +103,7 @@ class Daemon:
         self.session_memory = SessionMemory(settings, state=self.state, llm=self.llm, now=now, advance=self.transcripts.pipeline.advance)
         self.transcripts.pipeline.subscribe(pending)
         self.transcripts.pipeline.subscribe(self.session_memory)
+        self.backfill = Backfill(transcripts=self.transcripts, pending=pending, extraction=self.extraction, stores=self.stores)
         self.turns = TurnEnds(transcripts=self.transcripts, stores=self.stores, extraction=self.extraction,
                               session_memory=self.session_memory, notes_enabled=settings.session_memory.enabled)
         self.on_start(self.transcripts.start)

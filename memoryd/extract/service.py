@@ -101,6 +101,7 @@ class ExtractionService:
         self._worker: threading.Thread | None = None
         self._dir_locks: dict[str, threading.Lock] = {}
         self.current_job: str | None = None
+        self.backfill_pause = limits.BACKFILL_PAUSE_SECONDS
 
     # ------------------------------------------------------------------ request path
     def enqueue_turn_end(self, session_id: str, transcript: Path, cwd: str, memory_dir: Path, last_assistant_message: str | None = None) -> str:
@@ -169,6 +170,8 @@ class ExtractionService:
             finally:
                 self.current_job = None
             self._finish(job, outcome)
+            if job["kind"] == BACKFILL:
+                self._stopping.wait(self.backfill_pause)
 
     def _finish(self, job: dict[str, Any], outcome: Outcome) -> None:
         self.jobs.finish(job["job_id"], outcome)
