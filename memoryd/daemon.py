@@ -61,7 +61,7 @@ class Daemon:
         self.watcher = MemoryWatcher()
         # Parts register here what they add to GET /v1/status, and their start/stop.
         self.status_providers: dict[str, Callable[[], Any]] = {}
-        self._starters: list[Callable[[], None]] = []
+        self._starters: list[Callable[[], object]] = []
         self._stoppers: list[Callable[[], None]] = []
         self.running = False
         # --- recall ---
@@ -121,6 +121,7 @@ class Daemon:
             home=self.home, transcript_roots=settings.transcript_roots, now=now,
         )
         self.scheduler = Scheduler(self.dream, check_interval_seconds=settings.dream.check_interval_seconds, enabled=settings.dream.enabled)
+        self.on_start(self.dream.recover)  # before the scheduler can start a run
         self.on_start(self.scheduler.start)
         self.on_stop(self.scheduler.stop)
         self.on_stop(self.dream.stop)
@@ -140,7 +141,7 @@ class Daemon:
         self.status_providers["grep"] = self.grep_status
 
     # ------------------------------------------------------------------ lifecycle
-    def on_start(self, fn: Callable[[], None]) -> None:
+    def on_start(self, fn: Callable[[], object]) -> None:
         self._starters.append(fn)
 
     def on_stop(self, fn: Callable[[], None]) -> None:

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -151,25 +152,93 @@ def test_failure_restores_files_and_rolls_the_lock_back(dlive: LiveDaemon, proje
     assert topic_files(store.path) == snapshot
 
 
-def test_cancel_rolls_back(dlive: LiveDaemon, project: Path) -> None:
+@pytest.mark.parametrize("phase", ["orient", "gather signal", "consolidate", "prune & index"])
+def test_cancel_in_each_phase_rolls_everything_back(dlive: LiveDaemon, project: Path, phase: str) -> None:
     save(dlive, project, "Use pnpm", "Always use pnpm for installs", "a")
     save(dlive, project, "pnpm only", "Always use pnpm for installs", "b")
     store = dlive.daemon.store_for(str(project))
     snapshot = topic_files(store.path)
-    gate = __import__("threading").Event()
-    dlive.daemon.dream.between_actions = lambda task: gate.wait(10)
+    index_before = (store.path / "MEMORY.md").read_text()
+    reached, release = threading.Event(), threading.Event()
+
+    def pause(task: Any) -> None:
+        if task.phase == phase:
+            reached.set()
+            release.wait(10)
+
+    dlive.daemon.dream.phase_started = pause
     run_id = dlive.client.post("/v1/dream/run", json={"cwd": str(project)}).json()["run_id"]
+    assert reached.wait(10)
     running = dlive.client.get("/v1/dream/status", params={"cwd": str(project)}).json()["running"]
-    assert running["run_id"] == run_id and running["phase"] in ("consolidate", "gather signal", "orient", "starting")
+    assert running["run_id"] == run_id and running["phase"] == phase
     assert dlive.client.post("/v1/dream/run", json={"cwd": str(project)}).status_code == 409
-    gate.set()
-    time.sleep(0.05)
-    dlive.client.post("/v1/dream/cancel", json={"cwd": str(project)})
+    cancel = threading.Thread(target=lambda: dlive.client.post("/v1/dream/cancel", json={"cwd": str(project)}))
+    cancel.start()
+    deadline = time.monotonic() + 10
+    while not dlive.daemon.dream._running[store.path].cancel.is_set():  # the cancel reached the run
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    release.set()
+    cancel.join(10)
     run = wait_run(dlive, project, run_id)
-    assert run["status"] in ("cancelled", "done")
-    if run["status"] == "cancelled":
-        assert not (store.path / ".consolidate-lock").exists()  # no prior consolidation: file removed
-        assert topic_files(store.path) == snapshot
+    assert run["status"] == "cancelled", run
+    assert not (store.path / ".consolidate-lock").exists()  # no prior consolidation: the lock file is gone
+    assert topic_files(store.path) == snapshot and (store.path / "MEMORY.md").read_text() == index_before
+
+
+def test_an_undo_refused_part_way_changes_nothing(dlive: LiveDaemon, project: Path) -> None:
+    for i in range(3):
+        save(dlive, project, f"pnpm rule {i}", "Always use pnpm for installs", f"body {i}")
+    store = dlive.daemon.store_for(str(project))
+    before = topic_files(store.path)
+    run_id = dlive.client.post("/v1/dream/run", json={"cwd": str(project)}).json()["run_id"]
+    run = wait_run(dlive, project, run_id)
+    assert run["status"] == "done" and run["changes"], run
+    after = topic_files(store.path)
+    # A prior text that would now be refused (a secret planted in the backup): the undo changes nothing.
+    manifest = dlive.daemon.dream.backups / run_id / "manifest.json"
+    data = json.loads(manifest.read_text())
+    victim = sorted(name for name, text in data.items() if text)[-1]
+    data[victim] = data[victim].replace("body", "password = hunter2hunter2 body")
+    manifest.write_text(json.dumps(data))
+    r = dlive.client.post(f"/v1/dream/runs/{run_id}/undo")
+    assert r.status_code == 409 and "nothing was changed" in r.text, r.text
+    assert topic_files(store.path) == after
+    assert dlive.client.get("/v1/dream/runs", params={"cwd": str(project)}).json()["runs"][0]["undone_at"] is None
+    assert before != after
+
+
+def test_a_run_left_running_by_a_crash_is_rolled_back_at_start(home: Path, project: Path, clock: Clock) -> None:
+    settings = make_settings(home)
+    with serve(Daemon(settings, now=clock)) as live:
+        for i in range(3):
+            save(live, project, f"pnpm rule {i}", "Always use pnpm for installs", f"body {i}")
+        store = live.daemon.store_for(str(project))
+        before = topic_files(store.path)
+        lock = ConsolidationLock(store.path)
+        lock.release_success(clock.t.timestamp() - 3 * 86400)
+        prior_mtime = lock.last_consolidated_at()
+        gate = threading.Event()
+        live.daemon.dream.between_actions = lambda task: gate.wait(0.2) if task.files_touched else None
+        run_id = live.client.post("/v1/dream/run", json={"cwd": str(project)}).json()["run_id"]
+        deadline = time.monotonic() + 10
+        while not live.daemon.dream._running.get(store.path, None) or not live.daemon.dream._running[store.path].files_touched:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        # A crash: the state says 'running', files are half changed, the lock holds a dead PID.
+        live.daemon.state.execute("UPDATE dream_runs SET status = 'running' WHERE run_id = ?", (run_id,))
+        snapshot_mid = topic_files(store.path)
+        gate.set()
+        live.daemon.dream.wait()
+        live.daemon.state.execute("UPDATE dream_runs SET status = 'running', finished_at = NULL WHERE run_id = ?", (run_id,))
+        lock.path.write_text("999999")  # a PID that is not running
+    assert snapshot_mid != before
+    with serve(Daemon(settings, now=clock)) as live:
+        run = live.client.get("/v1/dream/runs", params={"cwd": str(project)}).json()["runs"][0]
+        assert run["run_id"] == run_id and run["status"] == "failed" and "rolled back" in run["error"], run
+        assert topic_files(store.path) == before
+        assert abs(lock.last_consolidated_at() - prior_mtime) < 1 and lock.holder() is None
+        assert live.client.post(f"/v1/dream/runs/{run_id}/undo").status_code in (200, 409)
 
 
 def test_lock_held_by_live_process_gives_409_then_stale_or_dead_is_reclaimed(dlive: LiveDaemon, project: Path, clock: Clock) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 import time
 import uuid
@@ -20,7 +21,7 @@ from typing import Any, Callable
 
 from memoryd.config import DreamSettings
 from memoryd.dream.gates import Gate, sessions_touched_since
-from memoryd.dream.lock import ConsolidationLock
+from memoryd.dream.lock import ConsolidationLock, pid_alive
 from memoryd.dream.plan import Action, Plan, llm_plan, offline_plan
 from memoryd.errors import Conflict, GatesClosed, LLMUnavailable, LockHeld, MemorydError, RunNotFound, TokenBudgetExceeded, Unprocessable
 from memoryd.llm import LLMClient
@@ -28,7 +29,8 @@ from memoryd.metrics import Metrics
 from memoryd.state import StateDB
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.files import atomic_write, make_private_dir
-from memoryd.store.secrets import redact_record
+from memoryd.store.frontmatter import split_frontmatter
+from memoryd.store.secrets import check_no_secrets, redact_record
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +54,9 @@ CREATE TABLE IF NOT EXISTS dream_logs (key TEXT PRIMARY KEY, processed_at REAL N
 CREATE TABLE IF NOT EXISTS dream_run_logs (run_id TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY (run_id, key));
 CREATE TABLE IF NOT EXISTS dream_projects (memory_dir TEXT PRIMARY KEY, project_root TEXT NOT NULL);
 """
+# The lock's mtime before a run took it: what a crash recovery rolls it back to.
+PRIOR_LOCK_COLUMN = "ALTER TABLE dream_runs ADD COLUMN prior_lock_mtime REAL NOT NULL DEFAULT 0"
+UNDO_JOURNAL = "undo-started"  # in a run's backup folder while its undo is applied: a crash finishes it at start
 PHASES = ("orient", "gather signal", "consolidate", "prune & index")
 
 
@@ -94,10 +99,13 @@ class DreamService:
         self.transcript_roots = transcript_roots
         self.now = now
         state.migrate("dream", SCHEMA)
+        if "prior_lock_mtime" not in {r["name"] for r in state.query("PRAGMA table_info(dream_runs)")}:
+            state.execute(PRIOR_LOCK_COLUMN)
         self._running: dict[Path, RunningTask] = {}
         self._lock = threading.Lock()
         self.next_check: datetime | None = None
-        # Test seam: called between actions with the task (a test can make a run slow or fail).
+        # Test seams: called as each phase starts and between actions (a test can pause, cancel or fail a run there).
+        self.phase_started: Callable[[RunningTask], None] = lambda task: None
         self.between_actions: Callable[[RunningTask], None] = lambda task: None
 
     # ------------------------------------------------------------------ gates
@@ -198,12 +206,60 @@ class DreamService:
         if row["status"] not in ("done", "failed", "cancelled"):
             raise Conflict(f"run {run_id} is {row['status']}; cancel it first (memoryd dream cancel).")
         store = self.stores.for_path(Path(row["memory_dir"]))
+        return {"run_id": run_id, "restored": self._undo(store, run_id)}
+
+    def _undo(self, store: MemoryDir, run_id: str) -> list[str]:
+        """All or nothing: every prior text is checked first (a refusal changes nothing); a journal
+        marks the undo as begun, so a crash part-way is finished at the next start."""
+        folder = self.backups / run_id
+        self._check_restorable(store, run_id)
+        if folder.is_dir():
+            atomic_write(folder / UNDO_JOURNAL, str(time.time()))
         restored = self._restore(store, run_id)
-        # The logs this run distilled count as new again, so the next run distils them anew.
-        self.state.execute("DELETE FROM dream_logs WHERE key IN (SELECT key FROM dream_run_logs WHERE run_id = ?)", (run_id,))
-        self.state.execute("DELETE FROM dream_run_logs WHERE run_id = ?", (run_id,))
-        self.state.execute("UPDATE dream_runs SET undone_at = ? WHERE run_id = ?", (time.time(), run_id))
-        return {"run_id": run_id, "restored": restored}
+        with self.state.transaction() as db:
+            # The logs this run distilled count as new again, so the next run distils them anew.
+            db.execute("DELETE FROM dream_logs WHERE key IN (SELECT key FROM dream_run_logs WHERE run_id = ?)", (run_id,))
+            db.execute("DELETE FROM dream_run_logs WHERE run_id = ?", (run_id,))
+            db.execute("UPDATE dream_runs SET undone_at = ? WHERE run_id = ?", (time.time(), run_id))
+        (folder / UNDO_JOURNAL).unlink(missing_ok=True)
+        return restored
+
+    def _check_restorable(self, store: MemoryDir, run_id: str) -> None:
+        """Refuse an undo before it changes anything when one of its prior texts would be refused."""
+        for filename, text in self._manifest(run_id).items():
+            if text is None:
+                continue
+            try:
+                meta, body = split_frontmatter(text, source=filename)
+                check_no_secrets({"name": str(meta.get("name") or ""), "description": str(meta.get("description") or ""), "body": body})
+            except Unprocessable as exc:
+                raise Conflict(f"run {run_id} cannot be undone: the prior text of {filename} is refused ({exc.message}); nothing was changed.") from None
+
+    def recover(self) -> list[str]:
+        """At start: a run a crash left 'running' is rolled back from its backups (its lock mtime
+        restored) and marked failed; an undo a crash interrupted is finished. Returns the run ids."""
+        recovered: list[str] = []
+        for row in self.state.query("SELECT * FROM dream_runs WHERE status = 'running'"):
+            store = self.stores.for_path(Path(row["memory_dir"]))
+            self._restore(store, row["run_id"])
+            lock = ConsolidationLock(store.path, stale_seconds=self.settings.lock_stale_seconds)
+            if lock.holder() is None or not pid_alive(lock.holder() or 0) or lock.holder() == os.getpid():
+                lock.rollback(float(row["prior_lock_mtime"]))
+            self.state.execute(
+                "UPDATE dream_runs SET status = 'failed', finished_at = ?, error = ? WHERE run_id = ?",
+                (time.time(), "interrupted (the daemon stopped mid-run); every change was rolled back from the backups", row["run_id"]),
+            )
+            recovered.append(row["run_id"])
+        for journal in self.backups.glob(f"*/{UNDO_JOURNAL}") if self.backups.is_dir() else []:
+            run_id = journal.parent.name
+            undone = self.state.query_one("SELECT memory_dir, undone_at FROM dream_runs WHERE run_id = ?", (run_id,))
+            if undone is not None and not undone["undone_at"]:
+                self._undo(self.stores.for_path(Path(undone["memory_dir"])), run_id)
+                recovered.append(run_id)
+            journal.unlink(missing_ok=True)
+        if recovered:
+            log.info("recovered %d consolidation run(s) a stop interrupted: %s", len(recovered), ", ".join(recovered))
+        return recovered
 
     def check_all(self) -> list[str]:
         """The scheduler's tick: start a run for every project whose four gates pass."""
@@ -250,7 +306,10 @@ class DreamService:
             run_id = f"dream_{uuid.uuid4().hex[:12]}"
             task = RunningTask(run_id, store.path)
             self._running[store.path] = task
-        self.state.execute("INSERT INTO dream_runs(run_id, memory_dir, started_at, status, forced) VALUES (?, ?, ?, 'running', ?)", (run_id, str(store.path), time.time(), int(forced)))
+        self.state.execute(
+            "INSERT INTO dream_runs(run_id, memory_dir, started_at, status, forced, prior_lock_mtime) VALUES (?, ?, ?, 'running', ?, ?)",
+            (run_id, str(store.path), time.time(), int(forced), prior),
+        )
         task.thread = threading.Thread(target=self._execute, args=(store, task, lock, prior), name=f"memoryd-dream-{run_id}", daemon=True)
         task.thread.start()
         return run_id
@@ -285,11 +344,15 @@ class DreamService:
         if task.cancel.is_set():
             raise _Cancelled()
 
+    def _enter(self, task: RunningTask, phase: str) -> None:
+        task.phase = phase
+        self.phase_started(task)
+        self._check_cancel(task)
+
     def _phases(self, store: MemoryDir, task: RunningTask, changes: list[dict[str, Any]]) -> Plan:
         processed = {r["key"] for r in self.state.query("SELECT key FROM dream_logs")}
-        task.phase = PHASES[0]  # orient: the planners read the manifest and files
-        self._check_cancel(task)
-        task.phase = PHASES[1]  # gather signal: files, daily logs
+        self._enter(task, PHASES[0])  # orient: the planners read the manifest and files
+        self._enter(task, PHASES[1])  # gather signal: files, daily logs
         plan: Plan
         if self.llm.enabled:
             try:
@@ -299,14 +362,12 @@ class DreamService:
                 plan.notes.insert(0, f"LLM unavailable ({exc.message}); deterministic consolidation used")
         else:
             plan = offline_plan(store, processed_logs=processed)
-        self._check_cancel(task)
-        task.phase = PHASES[2]
+        self._enter(task, PHASES[2])  # consolidate
         for action in plan.actions:
             self._check_cancel(task)
             self.between_actions(task)
             self._apply(store, task, action, changes, plan)
-        task.phase = PHASES[3]
-        self._check_cancel(task)
+        self._enter(task, PHASES[3])  # prune & index
         store.rebuild_index()
         served = store.served_index()
         if served.truncated:
@@ -327,11 +388,13 @@ class DreamService:
         data[filename] = prior
         atomic_write(manifest, json.dumps(data))  # a kill -9 mid-write must not lose the prior texts
 
-    def _restore(self, store: MemoryDir, run_id: str) -> list[str]:
+    def _manifest(self, run_id: str) -> dict[str, str | None]:
         manifest = self.backups / run_id / "manifest.json"
-        if not manifest.exists():
-            return []
-        data: dict[str, str | None] = json.loads(manifest.read_text())
+        return json.loads(manifest.read_text()) if manifest.exists() else {}
+
+    def _restore(self, store: MemoryDir, run_id: str) -> list[str]:
+        """Put back every file the run touched (idempotent: a second pass after a crash changes nothing more)."""
+        data = self._manifest(run_id)
         for filename, text in data.items():
             store.restore(filename, text)
         return sorted(data)
