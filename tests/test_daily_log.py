@@ -84,7 +84,7 @@ def test_extraction_in_daily_log_mode_appends_and_never_touches_index(settings: 
     daemon.daily_log = DailyLog(now=lambda: fixed, tz=timezone.utc)
     daemon.extraction.on_daily_log = daemon.daily_log.append_candidate
     store = daemon.store_for(str(project))
-    assert daemon.mode_for(store) == "daily-log"
+    assert daemon.modes.mode_for(store) == "daily-log"
     from memoryd.extract.offline import Candidate
 
     written, refused, _ = daemon.extraction._apply(store, [Candidate(name="pnpm", type="feedback", description="use pnpm", body="lockfile is pnpm")])
