@@ -1,24 +1,31 @@
 """The one error tree. Each error has a stable `code`, an HTTP `status`, and a message
-that names the fix. The API and the CLI map this tree; nothing else invents errors.
+that names the fix. The API (routes and middleware) and the CLI map this tree; nothing else
+invents errors (private control-flow exceptions inside one module aside).
 
 * MemorydError
   x InvalidRequest (400)        malformed input the caller can correct
     + InvalidFilename           a memory filename that is not `<type>_<slug>.md`
     + InvalidCwd                `cwd` missing or not absolute
     + InvalidPattern            an empty, catch-all or unsafe search pattern
+    + InvalidSessionId          a session id that is not the agent's id
+    + InvalidPath               a path with a NUL, a lone surrogate or an over-long component
+    + InvalidText               text with a lone surrogate or a NUL
   x Unauthorized (401)          missing or wrong bearer token
-  x Forbidden (403)             a path outside what memoryd may read
+  x Forbidden (403)             a path outside what memoryd may read, or a foreign Host/Origin
   x NotFound (404)
     + MemoryNotFound / JobNotFound / SessionNotFound / RunNotFound
-  x Conflict (409)              the consolidation lock is held
+  x Conflict (409)              the operation collides with one already running
+    + LockHeld / GatesClosed
   x RequestTooLarge (413)       body over REQUEST_MAX_BYTES
   x Unprocessable (422)         well-formed but refused content
     + InvalidMemory             unknown type, empty or oversized fields
     + InvalidFrontmatter        a hand-edited file whose YAML does not parse
     + SecretDetected            content holding a credential
   x ServiceUnavailable (503)
+    + QueueFull                 the extraction queue is full
     + LLMUnavailable            the LLM failed, timed out or answered garbage
     + TokenBudgetExceeded       the daily LLM token cap is reached
+  x ConfigError                 a config file or setting memoryd cannot use (at start, not over HTTP)
 """
 
 from __future__ import annotations
@@ -30,9 +37,14 @@ class MemorydError(Exception):
     status = 500
     code = "internal_error"
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, *, code: str | None = None, status: int | None = None) -> None:
+        """`code`/`status` override the class's for one instance (the web layer's framework errors)."""
         super().__init__(message)
         self.message = message
+        if code is not None:
+            self.code = code
+        if status is not None:
+            self.status = status
 
 
 class InvalidRequest(MemorydError):
@@ -58,6 +70,24 @@ class InvalidPattern(InvalidRequest):
     """Raised when a transcript search pattern is empty, catch-all, malformed or unsafe."""
 
     code = "invalid_pattern"
+
+
+class InvalidSessionId(InvalidRequest):
+    """Raised when a session id is empty or has characters an agent's session id never has."""
+
+    code = "invalid_session_id"
+
+
+class InvalidPath(InvalidRequest):
+    """Raised when a path holds a NUL, a lone surrogate, or a component the filesystem cannot store."""
+
+    code = "invalid_path"
+
+
+class InvalidText(InvalidRequest):
+    """Raised when text holds a lone surrogate (not valid Unicode, so not storable as UTF-8)."""
+
+    code = "invalid_text"
 
 
 class Unauthorized(MemorydError):
@@ -179,3 +209,10 @@ class TokenBudgetExceeded(ServiceUnavailable):
     """Raised when the daily LLM token cap is reached; background work stops until tomorrow."""
 
     code = "token_budget_exceeded"
+
+
+class ConfigError(MemorydError):
+    """Raised when the config file or a MEMORYD_* setting cannot be used; names the file and the fix."""
+
+    status = 500
+    code = "config_error"

@@ -8,13 +8,23 @@ from typing import AsyncIterator
 from fastapi import FastAPI
 
 from memoryd import __version__
+from memoryd.api.docs import install_docs
 from memoryd.api.errors import install_error_handlers
 from memoryd.api.middleware import GuardMiddleware, allowed_hosts
+from memoryd.api.openapi import install_openapi
 from memoryd.api.routes import dream, events, health, hooks, memories, recall, sessions, transcripts
 from memoryd.daemon import Daemon
 
+# One line per resource; /openapi.json documents a new router's auth and shared errors by itself.
 ROUTERS = [
-    health.router, memories.router, recall.router, events.router, dream.router, hooks.router, transcripts.router, sessions.router,
+    health.router,
+    memories.router,
+    recall.router,
+    events.router,
+    dream.router,
+    hooks.router,
+    transcripts.router,
+    sessions.router,
 ]
 
 
@@ -34,13 +44,20 @@ def create_app(daemon: Daemon, *, manage_lifecycle: bool = True) -> FastAPI:
     app = FastAPI(
         title="memoryd",
         version=__version__,
-        description="Local memory for coding agents. Every endpoint but /v1/health needs `Authorization: Bearer <token>`.",
+        description=(
+            "Local memory for coding agents. Every endpoint but /v1/health needs `Authorization: Bearer <token>` "
+            "(the token is in $MEMORYD_HOME/token); every error answers `{\"error\": {\"code\", \"message\"}}`."
+        ),
         lifespan=lifespan,
+        docs_url=None,  # install_docs serves /docs and /redoc with local assets
+        redoc_url=None,
     )
     app.state.daemon = daemon
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router)
+    install_docs(app)
+    install_openapi(app)
     app.add_middleware(
         GuardMiddleware, token=lambda: daemon.token, metrics=daemon.metrics, hosts=allowed_hosts(daemon.settings.server.host),
     )

@@ -34,6 +34,7 @@ from memoryd.store.paths import FILENAME_RE, canonical_cwd
 from memoryd.transcripts.parser import WRITE_TOOLS, Entry, parse_lines
 from memoryd.transcripts.reader import read_new_lines
 from memoryd.transcripts.service import TranscriptService
+from memoryd.validation import check_session_id
 
 log = logging.getLogger(__name__)
 
@@ -136,8 +137,7 @@ class ExtractionService:
     # ------------------------------------------------------------------ request path
     def enqueue_turn_end(self, session_id: str, transcript_path: str, cwd: str, last_assistant_message: str | None = None) -> str:
         """Record a turn end and return its job id; coalesces with a queued job of the session."""
-        if not session_id or not isinstance(session_id, str) or len(session_id) > 200:
-            raise InvalidRequest("session_id is required: pass the agent's session id (Claude Code's Stop hook JSON has it).")
+        check_session_id(session_id)
         real = self.transcripts.check_under_root(transcript_path)
         canonical_cwd(cwd)
         memory_dir = self.stores.memory_dir_for(cwd)

@@ -18,11 +18,12 @@ from typing import Any
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from memoryd.errors import Forbidden
+from memoryd.errors import Forbidden, InvalidPath
 from memoryd.metrics import Metrics
 from memoryd.state import StateDB
 from memoryd.transcripts.parser import parse_lines
 from memoryd.transcripts.reader import ReadResult, iter_batches
+from memoryd.validation import check_path
 
 log = logging.getLogger(__name__)
 
@@ -88,11 +89,12 @@ class TranscriptService:
 
     def check_under_root(self, transcript_path: str) -> Path:
         """The realpath of a transcript that lies under a configured root; Forbidden otherwise."""
-        if not transcript_path or not os.path.isabs(os.path.expanduser(transcript_path)):
-            raise Forbidden(f"transcript_path must be an absolute path under a transcript root ({', '.join(map(str, self.roots))}).")
+        check_path(os.path.expanduser(transcript_path or ""), field="transcript_path")
         real = Path(os.path.realpath(os.path.expanduser(transcript_path)))
         for root in self.real_roots():
-            if real == root or root in real.parents:
+            if real == root or (root in real.parents and real.is_dir()):
+                raise InvalidPath(f"transcript_path {transcript_path} is a directory; pass the session's .jsonl transcript file under it.")
+            if root in real.parents:
                 return real
         raise Forbidden(
             f"transcript_path {transcript_path} is outside the configured transcript roots "

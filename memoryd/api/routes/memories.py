@@ -2,49 +2,53 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
 from memoryd.api.deps import DaemonDep
-from memoryd.api.models import SaveMemoryRequest
+from memoryd.api.models import Cwd, IndexOut, MemoryListOut, MemoryOut, PromptOut, SavedMemoryOut, SaveMemoryRequest
+from memoryd.api.openapi import errors
 from memoryd.errors import SecretDetected
 from memoryd.store.prompt import build_memory_prompt
 
 router = APIRouter(tags=["memories"])
-CwdQuery = Query(..., description="The agent's working directory; names the project.")
+CwdQuery = Annotated[Cwd, Query(description="The agent's working directory (absolute); names the project.")]
 
 
 @router.get("/v1/index")
-def get_index(daemon: DaemonDep, cwd: str = CwdQuery) -> dict[str, Any]:
+def get_index(daemon: DaemonDep, cwd: CwdQuery) -> IndexOut:
     """MEMORY.md as served: truncated at 200 lines / 25,000 bytes, with the fix-it warning."""
     store = daemon.store_for(cwd)
     served = store.served_index()
-    return {"memory_dir": str(store.path), "content": served.content, "truncated": served.truncated, "lines": served.lines, "bytes": served.bytes}
+    return IndexOut(memory_dir=str(store.path), content=served.content, truncated=served.truncated, lines=served.lines, bytes=served.bytes)
 
 
 @router.get("/v1/prompt")
-def get_prompt(daemon: DaemonDep, cwd: str = CwdQuery) -> dict[str, str]:
+def get_prompt(daemon: DaemonDep, cwd: CwdQuery) -> PromptOut:
     """The memory section for a system prompt: types, how to save, what not to save, the index."""
     store = daemon.store_for(cwd)
-    return {"text": build_memory_prompt(store.path, store.served_index())}
+    return PromptOut(text=build_memory_prompt(store.path, store.served_index()))
 
 
 @router.get("/v1/memories")
-def list_memories(daemon: DaemonDep, cwd: str = CwdQuery, type: str | None = Query(None, description="Only this type.")) -> dict[str, Any]:
+def list_memories(daemon: DaemonDep, cwd: CwdQuery, type: Annotated[str | None, Query(description="Only this type.")] = None) -> MemoryListOut:
     """Every memory, newest first; hand-edited files that do not parse are listed under `invalid`."""
     store = daemon.store_for(cwd)
-    memories = [h.as_dict() for h in store.list(type)]
-    return {"memories": memories, "invalid": [f.as_dict() for f in store.invalid_files()]}
+    return MemoryListOut.model_validate({"memories": [h.as_dict() for h in store.list(type)], "invalid": [f.as_dict() for f in store.invalid_files()]})
 
 
-@router.get("/v1/memories/{filename}")
-def get_memory(filename: str, daemon: DaemonDep, cwd: str = CwdQuery) -> dict[str, Any]:
-    return daemon.store_for(cwd).get(filename).as_dict()
+@router.get("/v1/memories/{filename}", responses=errors(404))
+def get_memory(filename: str, daemon: DaemonDep, cwd: CwdQuery) -> MemoryOut:
+    """One memory file, frontmatter fields and body."""
+    return MemoryOut.model_validate(daemon.store_for(cwd).get(filename).as_dict())
 
 
-@router.post("/v1/memories", status_code=201)
-def save_memory(request: SaveMemoryRequest, response: Response, daemon: DaemonDep) -> dict[str, Any]:
+@router.post(
+    "/v1/memories", status_code=201,
+    responses={200: {"model": SavedMemoryOut, "description": "The same type+name existed: that memory was updated."}},
+)
+def save_memory(request: SaveMemoryRequest, response: Response, daemon: DaemonDep) -> SavedMemoryOut:
     """Create a memory (201); the same type+name again updates that file (200)."""
     store = daemon.store_for(request.cwd)
     try:
@@ -56,11 +60,12 @@ def save_memory(request: SaveMemoryRequest, response: Response, daemon: DaemonDe
     daemon.metrics.memories_written.labels("api").inc()
     if not result.created:
         response.status_code = 200
-    return {**result.memory.as_dict(), "path": str(result.memory.path), "created": result.created}
+    return SavedMemoryOut.model_validate({**result.memory.as_dict(), "path": str(result.memory.path), "created": result.created})
 
 
-@router.delete("/v1/memories/{filename}", status_code=204)
-def delete_memory(filename: str, daemon: DaemonDep, cwd: str = CwdQuery) -> Response:
+@router.delete("/v1/memories/{filename}", status_code=204, response_class=Response, responses={204: {"description": "Deleted; no body."}, **errors(404)})
+def delete_memory(filename: str, daemon: DaemonDep, cwd: CwdQuery) -> Response:
+    """Delete one memory file and its index line."""
     daemon.store_for(cwd).delete(filename)
     daemon.metrics.memories_deleted.inc()
     return Response(status_code=204)
