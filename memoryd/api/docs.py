@@ -25,7 +25,7 @@ def install_docs(app: FastAPI) -> None:
         return get_swagger_ui_html(
             openapi_url=openapi_url, title=f"{app.title} API",
             swagger_js_url=f"{ASSETS_URL}/swagger-ui-bundle.js", swagger_css_url=f"{ASSETS_URL}/swagger-ui.css",
-            swagger_favicon_url=f"{ASSETS_URL}/favicon.png", swagger_ui_parameters={"persistAuthorization": True},
+            swagger_favicon_url=f"{ASSETS_URL}/favicon.png", swagger_ui_parameters={"persistAuthorization": True, "validatorUrl": None},  # no badge from validator.swagger.io
         )
 
     @app.get("/redoc", include_in_schema=False)
