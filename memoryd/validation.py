@@ -6,6 +6,7 @@ It does NOT touch the filesystem: a value that passes may still name a path that
 
 from __future__ import annotations
 
+import os
 import re
 
 from memoryd import limits
@@ -13,6 +14,7 @@ from memoryd.errors import InvalidPath, InvalidRequest, InvalidSessionId, Invali
 
 _SESSION_ID = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9._-]{{0,{limits.SESSION_ID_MAX_CHARS - 1}}}$")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+TRANSCRIPT_PATH_EXAMPLE = "~/.claude/projects/<project>/<session id>.jsonl (the hook JSON's transcript_path)"
 
 
 def check_session_id(session_id: str, *, field: str = "session_id") -> str:
@@ -37,17 +39,17 @@ def check_text(value: str, *, field: str) -> str:
     return value
 
 
-def check_path(value: str, *, field: str, error: type[InvalidRequest] = InvalidPath) -> str:
+def check_path(value: str, *, field: str, error: type[InvalidRequest] = InvalidPath, example: str = "$PWD") -> str:
     """An absolute path the filesystem can hold: no NUL, no lone surrogate, every component at most
     NAME_MAX bytes and the whole at most PATH_MAX bytes. Raises `error` (a subclass of InvalidRequest)."""
     if not isinstance(value, str) or not value:
-        raise error(f"{field} is required: pass an absolute path, e.g. {field}=/home/me/project.")
+        raise error(f"{field} is required: pass an absolute path, e.g. {example}.")
     if "\x00" in value:
         raise error(f"{field} contains a NUL byte (\\u0000); pass a plain absolute path.")
     if _SURROGATE.search(value):
         raise error(f"{field} holds a lone surrogate (e.g. \\ud800), which no file name can hold; pass the real path.")
     if not value.startswith("/"):
-        raise error(f"{field} must be an absolute path, got {value[:200]!r}; pass e.g. $PWD.")
+        raise error(f"{field} must be an absolute path, got {value[:200]!r}; pass e.g. {example}.")
     size = len(value.encode("utf-8"))
     if size > limits.PATH_MAX_BYTES:
         raise error(f"{field} is {size:,} bytes, over the {limits.PATH_MAX_BYTES:,}-byte path limit; pass the real path.")
@@ -57,4 +59,10 @@ def check_path(value: str, *, field: str, error: type[InvalidRequest] = InvalidP
                 f"{field} has a component of {len(part.encode('utf-8')):,} bytes ({part[:40]}…), over the "
                 f"{limits.PATH_COMPONENT_MAX_BYTES}-byte limit of a file name; no such directory can exist, pass the real path."
             )
+    return value
+
+
+def check_transcript_path(value: str, *, field: str = "transcript_path") -> str:
+    """A transcript path as an agent sends it (`~` allowed): `check_path` after expanding the user."""
+    check_path(os.path.expanduser(value) if isinstance(value, str) else value, field=field, example=TRANSCRIPT_PATH_EXAMPLE)
     return value

@@ -78,7 +78,7 @@ def test_every_body_route_names_a_missing_a_mistyped_and_an_extra_field(live: Li
         err = _err(c.post(path, content=b"[1, 2]", headers={"content-type": "application/json"}), 422)
         assert "must be a JSON object" in err["message"], (path, err)
         err = _err(c.post(path, content=b'{"cwd": ', headers={"content-type": "application/json"}), 400)
-        assert "not valid JSON" in err["message"]
+        assert "not valid JSON" in err["message"] and err["code"] == "invalid_json"
 
 
 def test_every_query_route_names_a_missing_and_a_mistyped_parameter(live: LiveDaemon, project: Path) -> None:

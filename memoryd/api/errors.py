@@ -71,7 +71,7 @@ def describe_validation(exc: RequestValidationError, route: Any = None) -> Memor
     missing, extra or mistyped fields answer 422 invalid_request naming each field and its fix."""
     errors = list(exc.errors())
     if any(e.get("type") == "json_invalid" for e in errors):
-        return InvalidRequest("the request body is not valid JSON; send a JSON object with Content-Type: application/json.")
+        return InvalidRequest("the request body is not valid JSON; send a JSON object with Content-Type: application/json.", code="invalid_json")
     where = _WHERE.get(str(errors[0].get("loc", ("body",))[0]), "request") if errors else "request"
     message = f"invalid {where}: {'; '.join(_describe_one(e, route).rstrip('.') for e in errors[:5])}. See /docs for the schema."
     core = [e for e in errors if "status" in (e.get("ctx") or {})]

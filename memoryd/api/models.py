@@ -14,7 +14,7 @@ from pydantic_core import PydanticCustomError
 
 from memoryd import limits
 from memoryd.errors import InvalidCwd, MemorydError
-from memoryd.validation import check_path, check_session_id, check_text
+from memoryd.validation import check_path, check_session_id, check_text, check_transcript_path
 
 
 def _checked(check: Callable[..., str], **kwargs: Any) -> AfterValidator:
@@ -31,7 +31,7 @@ def _checked(check: Callable[..., str], **kwargs: Any) -> AfterValidator:
 
 SessionId = Annotated[str, _checked(check_session_id), Field(description="The agent's session id (letters, digits, '.', '_', '-').")]
 Cwd = Annotated[str, _checked(check_path, field="cwd", error=InvalidCwd), Field(description="The agent's working directory (absolute); names the project.")]
-TranscriptPath = Annotated[str, _checked(check_path, field="transcript_path"), Field(description="Absolute path of the session's .jsonl transcript, under a configured transcript root.")]
+TranscriptPath = Annotated[str, _checked(check_transcript_path), Field(description="Absolute path of the session's .jsonl transcript, under a configured transcript root.")]
 Text = Annotated[str, _checked(check_text)]
 
 

@@ -23,7 +23,7 @@ from memoryd.metrics import Metrics
 from memoryd.state import StateDB
 from memoryd.transcripts.parser import parse_lines
 from memoryd.transcripts.reader import ReadResult, iter_batches
-from memoryd.validation import check_path
+from memoryd.validation import check_transcript_path
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ class TranscriptService:
 
     def check_under_root(self, transcript_path: str) -> Path:
         """The realpath of a transcript that lies under a configured root; Forbidden otherwise."""
-        check_path(os.path.expanduser(transcript_path or ""), field="transcript_path")
+        check_transcript_path(transcript_path)
         real = Path(os.path.realpath(os.path.expanduser(transcript_path)))
         for root in self.real_roots():
             if real == root or (root in real.parents and real.is_dir()):
