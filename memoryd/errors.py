@@ -26,6 +26,8 @@ invents errors (private control-flow exceptions inside one module aside).
     + LLMUnavailable            the LLM failed, timed out or answered garbage
     + TokenBudgetExceeded       the daily LLM token cap is reached
   x ConfigError                 a config file or setting memoryd cannot use (at start, not over HTTP)
+  x ApiError                    client side: the API answered an error (carries its status and code)
+  x DaemonNotRunning            client side: nothing answers at the daemon's address
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ class MemorydError(Exception):
 
     status = 500
     code = "internal_error"
+    client_side = False  # True for the client's own errors, which the API never answers
 
     def __init__(self, message: str, *, code: str | None = None, status: int | None = None) -> None:
         """`code`/`status` override the class's for one instance (the web layer's framework errors)."""
@@ -216,3 +219,26 @@ class ConfigError(MemorydError):
 
     status = 500
     code = "config_error"
+
+
+class ApiError(MemorydError):
+    """Raised by the client (memoryd/client.py) for an error answer of the API; carries its code and message."""
+
+    client_side = True
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message, code=code, status=status)
+
+    def __str__(self) -> str:
+        return f"{self.message} [{self.code}]"
+
+
+class DaemonNotRunning(MemorydError):
+    """Raised by the client when nothing answers at the daemon's address."""
+
+    client_side = True
+    code = "daemon_not_running"
+
+    def __init__(self, url: str) -> None:
+        super().__init__(f"memoryd is not running at {url}; start it with `memoryd serve` (or `memoryd install-service`).")
+        self.url = url

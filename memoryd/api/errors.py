@@ -49,21 +49,23 @@ def _describe_one(e: dict[str, Any], route: Any) -> str:
     loc = tuple(e.get("loc", ()))
     name = ".".join(str(p) for p in loc[1:]) or "(the whole body)"
     description, siblings = _field_info(route, loc)
+    hint = f" ({description.rstrip('.')})" if description else ""
+    fields = ", ".join(repr(s) for s in siblings) or "the documented fields"
     kind = e.get("type", "")
     ctx = e.get("ctx") or {}
     if "status" in ctx:  # a core check (memoryd/validation.py): its message names the field and the fix
         return str(ctx["message"])
     if kind == "missing" and len(loc) <= 1:
-        return f"the JSON body is missing: send an object with {', '.join(repr(s) for s in siblings) or 'the documented fields'}"
+        return f"the JSON body is missing: send an object with {fields}"
     if kind == "missing":
-        return f"{name!r} is required{f' ({description.rstrip(chr(46))})' if description else ''}: add it to the {_WHERE.get(str(loc[0]), 'request')}"
+        return f"{name!r} is required{hint}: add it to the {_WHERE.get(str(loc[0]), 'request')}"
     if kind == "extra_forbidden":
         return f"{name!r} is not a field of this request: remove it (the fields are {', '.join(siblings)})"
     if kind in ("model_attributes_type", "dict_type") and len(loc) <= 1:
-        return f"the body must be a JSON object with {', '.join(repr(s) for s in siblings) or 'the documented fields'}, not {type(e.get('input')).__name__}"
+        return f"the body must be a JSON object with {fields}, not {type(e.get('input')).__name__}"
     got = e.get("input")
     shown = f" (got {json.dumps(got)[:60]})" if isinstance(got, (str, int, float, bool, list, dict)) or got is None else ""
-    return f"{name!r}: {e.get('msg', 'invalid')}{shown}; fix its value{f' ({description.rstrip(chr(46))})' if description else ''}"
+    return f"{name!r}: {e.get('msg', 'invalid')}{shown}; fix its value{hint}"
 
 
 def describe_validation(exc: RequestValidationError, route: Any = None) -> MemorydError:

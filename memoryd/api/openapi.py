@@ -25,7 +25,7 @@ _TITLES = {
     403: "Refused: a foreign Host or Origin, or a path memoryd may not read",
     404: "Not found",
     409: "Conflicts with a run in progress",
-    413: f"Request body over the limit",
+    413: "Request body over the limit",
     422: "Missing, unknown or mistyped field, or refused content; the message names the field and the fix",
     503: "A dependency is down or a queue is full; retry later",
 }
@@ -38,7 +38,7 @@ def _codes_by_status() -> dict[int, list[str]]:
     while stack:
         cls = stack.pop()
         stack.extend(cls.__subclasses__())
-        if cls.status < 500 or cls.status == 503:
+        if not cls.client_side and (cls.status < 500 or cls.status == 503):
             out.setdefault(cls.status, set()).add(cls.code)
     out.setdefault(422, set()).add("invalid_request")
     out.setdefault(400, set()).add("invalid_json")
