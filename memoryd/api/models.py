@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Callable, Literal
 
+from fastapi import Query
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo
 from pydantic_core import PydanticCustomError
 
@@ -33,6 +34,7 @@ SessionId = Annotated[str, _checked(check_session_id), Field(description="The ag
 Cwd = Annotated[str, _checked(check_path, field="cwd", error=InvalidCwd), Field(description="The agent's working directory (absolute); names the project.")]
 TranscriptPath = Annotated[str, _checked(check_transcript_path), Field(description="Absolute path of the session's .jsonl transcript, under a configured transcript root.")]
 Text = Annotated[str, _checked(check_text)]
+CwdQuery = Annotated[Cwd, Query(description="The agent's working directory (absolute); names the project.")]
 
 
 class RequestModel(BaseModel):

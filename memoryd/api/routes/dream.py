@@ -2,41 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Annotated
-
-from fastapi import APIRouter, Query
+from fastapi import APIRouter
 
 from memoryd.api.deps import DaemonDep
-from memoryd.api.models import CancelOut, Cwd, CwdRequest, DreamStatusOut, RunsOut, RunStartedOut, UndoOut
+from memoryd.api.models import CancelOut, CwdQuery, CwdRequest, DreamStatusOut, RunsOut, RunStartedOut, UndoOut
 from memoryd.api.openapi import errors
 
 router = APIRouter(tags=["dream"])
-CwdQuery = Annotated[Cwd, Query(description="The agent's working directory (absolute); names the project.")]
-
 
 @router.get("/v1/dream/status")
 def dream_status(daemon: DaemonDep, cwd: CwdQuery) -> DreamStatusOut:
     """Each gate with its value and whether it passes, last run, running task, next check."""
     return DreamStatusOut.model_validate(daemon.dream.status(cwd))
 
-
 @router.post("/v1/dream/run", status_code=202, responses=errors(409))
 def dream_run(body: CwdRequest, daemon: DaemonDep) -> RunStartedOut:
     """Consolidate now: gates 1–3 skipped, never the lock (409 when held)."""
     return RunStartedOut(run_id=daemon.dream.run(body.cwd, force=True))
-
 
 @router.post("/v1/dream/cancel")
 def dream_cancel(body: CwdRequest, daemon: DaemonDep) -> CancelOut:
     """Cancel the project's running consolidation; its changes are rolled back."""
     return CancelOut.model_validate(daemon.dream.cancel(body.cwd))
 
-
 @router.get("/v1/dream/runs")
 def dream_runs(daemon: DaemonDep, cwd: CwdQuery) -> RunsOut:
     """The project's past consolidation runs, newest first."""
     return RunsOut.model_validate({"runs": daemon.dream.runs(cwd)})
-
 
 @router.post("/v1/dream/runs/{run_id}/undo", responses=errors(404, 409))
 def dream_undo(run_id: str, daemon: DaemonDep) -> UndoOut:

@@ -7,13 +7,12 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 
 from memoryd.api.deps import DaemonDep
-from memoryd.api.models import Cwd, IndexOut, MemoryListOut, MemoryOut, PromptOut, SavedMemoryOut, SaveMemoryRequest
+from memoryd.api.models import CwdQuery, IndexOut, MemoryListOut, MemoryOut, PromptOut, SavedMemoryOut, SaveMemoryRequest
 from memoryd.api.openapi import errors
 from memoryd.errors import SecretDetected
 from memoryd.store.prompt import build_memory_prompt
 
 router = APIRouter(tags=["memories"])
-CwdQuery = Annotated[Cwd, Query(description="The agent's working directory (absolute); names the project.")]
 
 
 @router.get("/v1/index")
