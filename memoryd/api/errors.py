@@ -63,9 +63,8 @@ def _describe_one(e: dict[str, Any], route: Any) -> str:
         return f"{name!r} is not a field of this request: remove it (the fields are {', '.join(siblings)})"
     if kind in ("model_attributes_type", "dict_type") and len(loc) <= 1:
         return f"the body must be a JSON object with {fields}, not {type(e.get('input')).__name__}"
-    got = e.get("input")
-    shown = f" (got {json.dumps(got)[:60]})" if isinstance(got, (str, int, float, bool, list, dict)) or got is None else ""
-    return f"{name!r}: {e.get('msg', 'invalid')}{shown}; fix its value{hint}"
+    # The input is never echoed: it may hold a secret, and the caller has it anyway.
+    return f"{name!r}: {e.get('msg', 'invalid')}; fix its value{hint}"
 
 
 def describe_validation(exc: RequestValidationError, route: Any = None) -> MemorydError:
