@@ -10,25 +10,8 @@ import httpx
 
 from memoryd.auth import read_token
 from memoryd.config import Settings
+from memoryd.errors import ApiError, DaemonNotRunning
 from memoryd.runtime import read_runtime_file
-
-
-class DaemonNotRunning(Exception):
-    """Raised when nothing answers at the daemon's address."""
-
-    def __init__(self, url: str) -> None:
-        super().__init__(f"memoryd is not running at {url}; start it with `memoryd serve` (or `memoryd install-service`).")
-        self.url = url
-
-
-class ApiError(Exception):
-    """Raised for an error answer of the API; carries its code and fix-naming message."""
-
-    def __init__(self, status: int, code: str, message: str) -> None:
-        super().__init__(f"{message} [{code}]")
-        self.status = status
-        self.code = code
-        self.message = message
 
 
 def daemon_url(settings: Settings) -> str:

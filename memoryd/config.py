@@ -15,7 +15,7 @@ from typing import Any, Literal, Mapping
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memoryd import limits
-from memoryd.errors import InvalidRequest
+from memoryd.errors import ConfigError
 
 CONFIG_FILENAME = "config.toml"
 DEFAULT_HOME = "~/.memoryd"
@@ -136,19 +136,19 @@ def load_settings(env: Mapping[str, str] | None = None, *, home: Path | None = N
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise InvalidRequest(f"{path} is not valid TOML ({exc}); fix it or move it aside to use the defaults.") from exc
+            raise ConfigError(f"{path} is not valid TOML ({exc}); fix it or move it aside to use the defaults.") from exc
     if env.get("MEMORYD_HOST"):
         _set(data, "server", "host", env["MEMORYD_HOST"])
     if env.get("MEMORYD_PORT"):
         try:
             _set(data, "server", "port", int(env["MEMORYD_PORT"]))
         except ValueError as exc:
-            raise InvalidRequest(f"MEMORYD_PORT={env['MEMORYD_PORT']!r} is not a port number; set it to e.g. 7377.") from exc
+            raise ConfigError(f"MEMORYD_PORT={env['MEMORYD_PORT']!r} is not a port number; set it to e.g. 7377.") from exc
     try:
         settings = Settings.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
-        raise InvalidRequest(f"invalid setting in {path} or the environment ({problems}); see config.example.toml.") from exc
+        raise ConfigError(f"invalid setting in {path} or the environment ({problems}); see config.example.toml.") from exc
     settings.home = home
     settings.token_override = env.get("MEMORYD_TOKEN", "")
     settings.memory_dir_override = env.get("MEMORYD_MEMORY_DIR", "")

@@ -1,24 +1,33 @@
 """The one error tree. Each error has a stable `code`, an HTTP `status`, and a message
-that names the fix. The API and the CLI map this tree; nothing else invents errors.
+that names the fix. The API (routes and middleware) and the CLI map this tree; nothing else
+invents errors (private control-flow exceptions inside one module aside).
 
 * MemorydError
   x InvalidRequest (400)        malformed input the caller can correct
     + InvalidFilename           a memory filename that is not `<type>_<slug>.md`
     + InvalidCwd                `cwd` missing or not absolute
     + InvalidPattern            an empty, catch-all or unsafe search pattern
+    + InvalidSessionId          a session id that is not the agent's id
+    + InvalidPath               a path with a NUL, a lone surrogate or an over-long component
+    + InvalidText               text with a lone surrogate or a NUL
   x Unauthorized (401)          missing or wrong bearer token
-  x Forbidden (403)             a path outside what memoryd may read
+  x Forbidden (403)             a path outside what memoryd may read, or a foreign Host/Origin
   x NotFound (404)
     + MemoryNotFound / JobNotFound / SessionNotFound / RunNotFound
-  x Conflict (409)              the consolidation lock is held
+  x Conflict (409)              the operation collides with one already running
+    + LockHeld / GatesClosed
   x RequestTooLarge (413)       body over REQUEST_MAX_BYTES
   x Unprocessable (422)         well-formed but refused content
     + InvalidMemory             unknown type, empty or oversized fields
     + InvalidFrontmatter        a hand-edited file whose YAML does not parse
     + SecretDetected            content holding a credential
   x ServiceUnavailable (503)
+    + QueueFull                 the extraction queue is full
     + LLMUnavailable            the LLM failed, timed out or answered garbage
     + TokenBudgetExceeded       the daily LLM token cap is reached
+  x ConfigError                 a config file or setting memoryd cannot use (at start, not over HTTP)
+  x ApiError                    client side: the API answered an error (carries its status and code)
+  x DaemonNotRunning            client side: nothing answers at the daemon's address
 """
 
 from __future__ import annotations
@@ -31,10 +40,16 @@ class MemorydError(Exception):
 
     status = 500
     code = "internal_error"
+    client_side = False  # True for the client's own errors, which the API never answers
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, *, code: str | None = None, status: int | None = None) -> None:
+        """`code`/`status` override the class's for one instance (the web layer's framework errors)."""
         super().__init__(message)
         self.message = message
+        if code is not None:
+            self.code = code
+        if status is not None:
+            self.status = status
 
 
 class InvalidRequest(MemorydError):
@@ -60,6 +75,24 @@ class InvalidPattern(InvalidRequest):
     """Raised when a transcript search pattern is empty, catch-all, malformed or unsafe."""
 
     code = "invalid_pattern"
+
+
+class InvalidSessionId(InvalidRequest):
+    """Raised when a session id is empty or has characters an agent's session id never has."""
+
+    code = "invalid_session_id"
+
+
+class InvalidPath(InvalidRequest):
+    """Raised when a path holds a NUL, a lone surrogate, or a component the filesystem cannot store."""
+
+    code = "invalid_path"
+
+
+class InvalidText(InvalidRequest):
+    """Raised when text holds a lone surrogate (not valid Unicode, so not storable as UTF-8)."""
+
+    code = "invalid_text"
 
 
 class Unauthorized(MemorydError):
@@ -193,3 +226,33 @@ def field_problems(errors: Sequence[Any]) -> str:
         else:
             parts.append(f"'{loc}': {e.get('msg', 'invalid')}")
     return "; ".join(parts)
+
+
+class ConfigError(MemorydError):
+    """Raised when the config file or a MEMORYD_* setting cannot be used; names the file and the fix."""
+
+    status = 500
+    code = "config_error"
+
+
+class ApiError(MemorydError):
+    """Raised by the client (memoryd/client.py) for an error answer of the API; carries its code and message."""
+
+    client_side = True
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message, code=code, status=status)
+
+    def __str__(self) -> str:
+        return f"{self.message} [{self.code}]"
+
+
+class DaemonNotRunning(MemorydError):
+    """Raised by the client when nothing answers at the daemon's address."""
+
+    client_side = True
+    code = "daemon_not_running"
+
+    def __init__(self, url: str) -> None:
+        super().__init__(f"memoryd is not running at {url}; start it with `memoryd serve` (or `memoryd install-service`).")
+        self.url = url

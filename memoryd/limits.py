@@ -133,3 +133,8 @@ SESSION_NOTES_CONTEXT_MAX_CHARS = 5_000
 # RECALL_WATCHED_SWEEP_SECONDS (a sweep of 20,000 files costs ~50 ms).
 RECALL_WATCHED_SWEEP_MIN_FILES = 1_000
 RECALL_WATCHED_SWEEP_SECONDS = 1.0
+
+# Input checks shared by the API models and the core (memoryd/validation.py).
+SESSION_ID_MAX_CHARS = 128  # Claude Code's ids are 36-char UUIDs; room for other agents' ids
+PATH_COMPONENT_MAX_BYTES = 255  # NAME_MAX on Linux and macOS: a longer component cannot exist
+PATH_MAX_BYTES = 4096  # PATH_MAX on Linux

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from memoryd.extract import ExtractionService
 from memoryd.session_memory import SessionMemory
-from memoryd.session_memory.service import check_session_id
+from memoryd.validation import check_session_id
 from memoryd.store import StoreRegistry
 from memoryd.transcripts import TranscriptService
 

@@ -140,9 +140,11 @@ def test_foreign_transcript_path_is_refused(live: LiveDaemon, project: Path, tmp
     outside = tmp_path / "elsewhere" / "s.jsonl"
     outside.parent.mkdir()
     outside.write_text("{}\n")
-    for path in (str(outside), str(live.daemon.settings.transcript_roots[0] / ".." / "elsewhere" / "s.jsonl"), "relative/s.jsonl"):
+    for path in (str(outside), str(live.daemon.settings.transcript_roots[0] / ".." / "elsewhere" / "s.jsonl")):
         r = live.client.post("/v1/events/turn-end", json={"session_id": "s1", "transcript_path": path, "cwd": str(project)})
         assert r.status_code == 403 and r.json()["error"]["code"] == "forbidden", r.text
+    r = live.client.post("/v1/events/turn-end", json={"session_id": "s1", "transcript_path": "relative/s.jsonl", "cwd": str(project)})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_path", r.text  # malformed, not foreign
 
 
 def test_bad_turn_end_bodies(live: LiveDaemon, project: Path) -> None:

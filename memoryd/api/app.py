@@ -8,14 +8,25 @@ from typing import AsyncIterator
 from fastapi import FastAPI
 
 from memoryd import __version__
+from memoryd.api.docs import install_docs
 from memoryd.api.errors import install_error_handlers
 from memoryd.api.middleware import GuardMiddleware, allowed_hosts
+from memoryd.api.openapi import install_openapi
 from memoryd.api.routes import backfill, dream, events, health, hooks, memories, recall, sessions, transcripts
 from memoryd.daemon import Daemon
 from memoryd.mcp.http import McpEndpoint
 
+# One line per resource; /openapi.json documents a new router's auth and shared errors by itself.
 ROUTERS = [
-    backfill.router, health.router, memories.router, recall.router, events.router, dream.router, hooks.router, transcripts.router, sessions.router,
+    backfill.router,
+    health.router,
+    memories.router,
+    recall.router,
+    events.router,
+    dream.router,
+    hooks.router,
+    transcripts.router,
+    sessions.router,
 ]
 
 
@@ -38,14 +49,21 @@ def create_app(daemon: Daemon, *, manage_lifecycle: bool = True) -> FastAPI:
     app = FastAPI(
         title="memoryd",
         version=__version__,
-        description="Local memory for coding agents. Every endpoint but /v1/health needs `Authorization: Bearer <token>`.",
+        description=(
+            "Local memory for coding agents. Every endpoint but /v1/health needs `Authorization: Bearer <token>` "
+            "(the token is in $MEMORYD_HOME/token); every error answers `{\"error\": {\"code\", \"message\"}}`."
+        ),
         lifespan=lifespan,
+        docs_url=None,  # install_docs serves /docs and /redoc with local assets
+        redoc_url=None,
     )
     app.state.daemon = daemon
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router)
     app.router.routes.append(mcp.route)
+    install_docs(app)
+    install_openapi(app)
     app.add_middleware(
         GuardMiddleware, token=lambda: daemon.token, metrics=daemon.metrics, hosts=allowed_hosts(daemon.settings.server.host),
     )

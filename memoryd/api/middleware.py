@@ -5,13 +5,13 @@ reaches a route.
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any, Awaitable, Callable
 
 from memoryd import limits
 from memoryd.auth import token_matches
-from memoryd.errors import Forbidden, RequestTooLarge
+from memoryd.api.errors import error_body
+from memoryd.errors import Forbidden, MemorydError, RequestTooLarge, Unauthorized
 from memoryd.metrics import Metrics
 
 Scope = dict[str, Any]
@@ -50,11 +50,12 @@ def origin_host(origin: str) -> str | None:
     return host_of(rest.split("/", 1)[0])
 
 
-async def _send_error(send: Send, status: int, code: str, message: str, headers: list[tuple[bytes, bytes]] | None = None) -> None:
-    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+async def _send_error(send: Send, exc: MemorydError, headers: list[tuple[bytes, bytes]] | None = None) -> None:
+    """Answer with an error of the one tree, rendered as the routes render theirs."""
+    body = error_body(exc)
     await send({
         "type": "http.response.start",
-        "status": status,
+        "status": exc.status,
         "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *(headers or [])],
     })
     await send({"type": "http.response.body", "body": body})
@@ -110,7 +111,7 @@ class GuardMiddleware:
         path = scope["path"]
         refusal = self._foreign_origin(scope)
         if refusal is not None:
-            await _send_error(send, 403, Forbidden.code, refusal)
+            await _send_error(send, Forbidden(refusal))
             return
         if path not in PUBLIC_PATHS:
             presented = ""
@@ -122,8 +123,8 @@ class GuardMiddleware:
                     break
             if not presented or not token_matches(self.token(), presented):
                 await _send_error(
-                    send, 401, "unauthorized",
-                    "missing or wrong bearer token: send 'Authorization: Bearer <token>' with the token from $MEMORYD_HOME/token (default ~/.memoryd/token).",
+                    send,
+                    Unauthorized("missing or wrong bearer token: send 'Authorization: Bearer <token>' with the token from $MEMORYD_HOME/token (default ~/.memoryd/token)."),
                     [(b"www-authenticate", b"Bearer")],
                 )
                 return
@@ -134,7 +135,7 @@ class GuardMiddleware:
                 except ValueError:
                     declared = 0
                 if declared > self.max_body:
-                    await _send_error(send, 413, "request_too_large", self._too_large_message(declared))
+                    await _send_error(send, RequestTooLarge(self._too_large_message(declared)))
                     return
         received = 0
         max_body = self.max_body
@@ -158,7 +159,7 @@ class GuardMiddleware:
             if too_large:
                 if message["type"] == "http.response.start" and not response_started:
                     response_started = True
-                    await _send_error(send, 413, RequestTooLarge.code, too_large[0])
+                    await _send_error(send, RequestTooLarge(too_large[0]))
                 return
             if message["type"] == "http.response.start":
                 response_started = True
@@ -168,7 +169,7 @@ class GuardMiddleware:
             await self.app(scope, limited_receive, tracking_send)
         except RequestTooLarge as exc:
             if not response_started:
-                await _send_error(send, 413, exc.code, exc.message)
+                await _send_error(send, exc)
 
     def _too_large_message(self, size: int) -> str:
         return (

@@ -1,15 +1,322 @@
-"""Request bodies of the API (pydantic), so /docs shows them and bad JSON gets a clear 4xx."""
+"""Request and response bodies of the API (pydantic), so /openapi.json documents every answer and
+bad input gets a 4xx naming the field and the fix before any route runs.
+
+Input checks are the core's own (memoryd/validation.py), wrapped so pydantic reports them with
+the field's location; the error handler (api/errors.py) renders them with the core's status.
+"""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Annotated, Any, Callable, Literal
+
+from fastapi import Query
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo
+from pydantic_core import PydanticCustomError
+
+from memoryd import limits
+from memoryd.errors import InvalidCwd, MemorydError
+from memoryd.validation import check_path, check_session_id, check_text, check_transcript_path
 
 
-class SaveMemoryRequest(BaseModel):
+def _checked(check: Callable[..., str], **kwargs: Any) -> AfterValidator:
+    """Run a core check inside pydantic; its MemorydError keeps its code, status and message."""
+
+    def validate(value: str, info: ValidationInfo) -> str:
+        try:
+            return check(value, **({"field": info.field_name} if info.field_name and "field" not in kwargs else {}), **kwargs)
+        except MemorydError as exc:
+            raise PydanticCustomError(exc.code, "{message}", {"message": exc.message, "status": exc.status}) from None
+
+    return AfterValidator(validate)
+
+
+SessionId = Annotated[str, _checked(check_session_id), Field(description="The agent's session id (letters, digits, '.', '_', '-').")]
+Cwd = Annotated[str, _checked(check_path, field="cwd", error=InvalidCwd), Field(description="The agent's working directory (absolute); names the project.")]
+TranscriptPath = Annotated[str, _checked(check_transcript_path), Field(description="Absolute path of the session's .jsonl transcript, under a configured transcript root.")]
+Text = Annotated[str, _checked(check_text)]
+CwdQuery = Annotated[Cwd, Query(description="The agent's working directory (absolute); names the project.")]
+
+
+class RequestModel(BaseModel):
+    """A body memoryd defines: an unknown field is refused, so a typo never passes silently."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ResponseModel(BaseModel):
+    """An answer: every field documented; a field the core adds must be added here too."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+# ---------------------------------------------------------------------- errors
+class ErrorDetail(BaseModel):
+    code: str = Field(description="Stable machine-readable code, e.g. invalid_cwd, memory_not_found.")
+    message: str = Field(description="What went wrong and how to fix it.")
+
+
+class ErrorBody(BaseModel):
+    """Every error answer, from a route or from the guard middleware."""
+
+    error: ErrorDetail
+
+
+# ---------------------------------------------------------------------- service
+class HealthOut(ResponseModel):
+    status: Literal["ok"]
+    version: str
+
+
+class StatusOut(BaseModel):
+    """The daemon's status; parts add their own sections (recall, jobs, dream, ...), so extra keys are allowed."""
+
+    model_config = ConfigDict(extra="allow")
+
+    version: str
+    mode: str = Field(description="llm or offline.")
+    model: str | None
+    uptime_seconds: float
+    pid: int
+    home: str
+    memory_dirs: list[str]
+    watched_folders: dict[str, list[str]]
+    invalid_files: dict[str, list[dict[str, str]]]
+    llm_usage: dict[str, Any]
+
+
+# ---------------------------------------------------------------------- memories
+class SaveMemoryRequest(RequestModel):
+    cwd: Cwd
+    name: Text = Field(description="Short title; the same type+name updates that memory.")
+    description: Text = Field(description="One specific line; recall decides relevance from it.")
+    type: str = Field(description=f"One of {', '.join(limits.MEMORY_TYPES)}.")
+    body: Text = Field("", description="Markdown body; feedback/project carry **Why:** and **How to apply:** lines.")
+
+
+class MemoryHeaderOut(ResponseModel):
+    filename: str
+    name: str
+    description: str
+    type: str
+    mtime: float
+
+
+class InvalidFileOut(ResponseModel):
+    filename: str
+    error: str = Field(description="Why the file could not be read as a memory, and the fix.")
+
+
+class MemoryListOut(ResponseModel):
+    memories: list[MemoryHeaderOut] = Field(description="Newest first (one page when `limit` is given).")
+    total: int = Field(description="How many memories match, over all pages.")
+    offset: int = Field(description="Where this page starts among the matches.")
+    invalid: list[InvalidFileOut] = Field(description="Hand-edited files that do not parse; never overwritten.")
+
+
+class MemoryOut(ResponseModel):
+    filename: str
+    name: str
+    description: str
+    type: str
+    body: str
+    mtime: float
+    created: str
+    modified: str
+
+
+class SavedMemoryOut(MemoryOut):
+    path: str = Field(description="The file written.")
+    created: bool = Field(description="True for a new file (201), False for an update (200).")  # type: ignore[assignment]
+
+
+class IndexOut(ResponseModel):
+    memory_dir: str
+    content: str = Field(description="MEMORY.md as served (truncated, with the fix-it warning when over the caps).")
+    truncated: bool
+    lines: int
+    bytes: int
+
+
+class PromptOut(ResponseModel):
+    text: str = Field(description="The memory section for a system prompt.")
+
+
+# ---------------------------------------------------------------------- recall
+class RecallRequest(RequestModel):
+    cwd: Cwd
+    query: Text = Field(description="The user's prompt.")
+    session_id: SessionId
+
+
+class RecalledMemoryOut(ResponseModel):
+    filename: str
+    name: str
+    type: str
+    description: str
+    content: str
+    header: str
+    age_days: int
+
+
+class RecallOut(ResponseModel):
+    memories: list[RecalledMemoryOut]
+    injection: str = Field(description="The text to inject into the agent's context ('' when nothing is recalled).")
+    method: str = Field(description="llm, local or skipped.")
+    budget_used_bytes: int
+    reason: str = Field(description="Why recall was skipped or the LLM not used.")
+    scores: dict[str, float]
+
+
+# ---------------------------------------------------------------------- extraction
+class TurnEndRequest(BaseModel):
+    """Our body, or Claude Code's Stop hook JSON as is (its other keys are ignored, not refused)."""
+
     model_config = ConfigDict(extra="ignore")
 
-    cwd: str = Field(..., description="The agent's working directory; names the project.")
-    name: str = Field(..., description="Short title; the same type+name updates that memory.")
-    description: str = Field(..., description="One specific line; recall decides relevance from it.")
-    type: str = Field(..., description="user, feedback, project or reference.")
-    body: str = Field("", description="Markdown body; feedback/project carry **Why:** and **How to apply:** lines.")
+    session_id: SessionId
+    transcript_path: TranscriptPath
+    cwd: Cwd
+    last_assistant_message: Text | None = Field(None, description="Claude Code's Stop hook field; may be newer than the transcript.")
+
+
+class JobQueuedOut(ResponseModel):
+    job_id: str
+
+
+class RefusedCandidateOut(ResponseModel):
+    name: str
+    code: str
+    reason: str
+
+
+class JobOut(ResponseModel):
+    job_id: str
+    kind: str
+    status: str = Field(description="queued, running, done, skipped or failed.")
+    reason: str | None
+    memories_written: list[str]
+    refused: list[RefusedCandidateOut]
+    session_id: str
+    attempts: int
+    created_at: float
+    updated_at: float
+
+
+# ---------------------------------------------------------------------- dream
+class CwdRequest(RequestModel):
+    cwd: Cwd
+
+
+class GateOut(ResponseModel):
+    name: str
+    passes: bool
+    value: Any
+    threshold: Any
+    detail: str
+
+
+class RunChangeOut(ResponseModel):
+    op: str
+    filename: str
+    why: str
+
+
+class RunOut(ResponseModel):
+    run_id: str
+    status: str
+    forced: bool
+    method: str | None
+    started_at: str | None
+    finished_at: str | None
+    changes: list[RunChangeOut]
+    notes: list[str]
+    error: str | None
+    undone_at: str | None
+
+
+class RunningOut(ResponseModel):
+    run_id: str
+    phase: str
+    files_touched: list[str]
+
+
+class DreamStatusOut(ResponseModel):
+    memory_dir: str
+    enabled: bool
+    gates: list[GateOut]
+    last_run: RunOut | None
+    running: RunningOut | None
+    next_check: str | None
+
+
+class RunStartedOut(ResponseModel):
+    run_id: str
+
+
+class CancelOut(ResponseModel):
+    cancelled: bool
+    run_id: str | None = None
+    message: str | None = None
+
+
+class RunsOut(ResponseModel):
+    runs: list[RunOut] = Field(description="Newest first, at most 50.")
+
+
+class UndoOut(ResponseModel):
+    run_id: str
+    restored: list[str]
+
+
+# ---------------------------------------------------------------------- sessions, transcripts
+class SessionMemoryOut(ResponseModel):
+    session_id: str
+    markdown: str
+
+
+class GrepHitOut(ResponseModel):
+    session_id: str
+    file: str
+    line: int
+    timestamp: str
+    role: str
+    snippet: str
+
+
+class SearchOut(ResponseModel):
+    pattern: str
+    regex: bool
+    scope: str = Field(description="project or all.")
+    results: list[GrepHitOut]
+    truncated: bool
+    reason: str = Field(description="Why truncated: limit or deadline.")
+    files_scanned: int
+    bytes_scanned: int
+    count: int
+
+
+# ---------------------------------------------------------------------- Claude Code hooks
+class HookSpecificOutput(ResponseModel):
+    hookEventName: str
+    additionalContext: str
+
+
+class HookOut(ResponseModel):
+    """Claude Code's hook output: `{}`, or context for SessionStart / UserPromptSubmit / PreCompact."""
+
+    hookSpecificOutput: HookSpecificOutput | None = None
+
+
+class ClaudeCodeHookInput(BaseModel):
+    """Claude Code's hook input JSON as it sends it; other keys are kept. Bad values are not refused:
+    the hook fails open (answers `{}`) so the agent is never stalled."""
+
+    model_config = ConfigDict(extra="allow")
+
+    hook_event_name: str = Field("", description="SessionStart, UserPromptSubmit, Stop, SubagentStop, PreCompact, ...")
+    session_id: str | None = None
+    cwd: str | None = None
+    transcript_path: str | None = None
+    prompt: str | None = Field(None, description="UserPromptSubmit: the user's prompt.")
+    source: str | None = Field(None, description="SessionStart: startup, resume, clear or compact.")
+    last_assistant_message: str | None = None

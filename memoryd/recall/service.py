@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from memoryd.config import RecallSettings
-from memoryd.errors import InvalidRequest, MemorydError
+from memoryd.errors import MemorydError
 from memoryd.llm import LLMClient
 from memoryd.metrics import Metrics
 from memoryd.recall.dense import FUSION_DEPTH, rrf
@@ -23,6 +23,7 @@ from memoryd.recall.select import select_with_llm
 from memoryd.recall.sessions import SessionLedger
 from memoryd.recall.text import STEMMER
 from memoryd.store import MemoryDir, StoreRegistry
+from memoryd.validation import check_session_id
 
 log = logging.getLogger(__name__)
 SDK_TIMEOUT_MARGIN_SECONDS = 0.5
@@ -100,8 +101,7 @@ class RecallService:
         return result
 
     def _recall(self, cwd: str, query: str, session_id: str, store: MemoryDir | None, max_chars: int | None) -> RecallResult:
-        if not session_id.strip():
-            raise InvalidRequest("session_id is empty: pass the agent's session id so recall does not repeat memories.")
+        check_session_id(session_id)
         self.ledger.expire()
         store = store or self.stores.for_cwd(cwd)
         used = self.ledger.bytes_used(session_id)

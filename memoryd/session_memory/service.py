@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from collections import OrderedDict, deque
@@ -22,7 +21,7 @@ from typing import Any, Callable
 
 from memoryd import limits
 from memoryd.config import Settings
-from memoryd.errors import InvalidRequest, LLMUnavailable, TokenBudgetExceeded
+from memoryd.errors import LLMUnavailable, TokenBudgetExceeded
 from memoryd.llm.client import LLMClient
 from memoryd.session_memory import notes
 from memoryd.session_memory.offline import OfflineNotes
@@ -32,10 +31,10 @@ from memoryd.store.secrets import redact_secrets
 from memoryd.transcripts.parser import Entry, estimate_tokens
 from memoryd.transcripts.pipeline import TranscriptFile
 from memoryd.transcripts.render import render_entry
+from memoryd.validation import check_session_id
 
 log = logging.getLogger(__name__)
 DELTA_MAX_CHARS = limits.SESSION_MEMORY_DELTA_MAX_TOKENS * limits.CHARS_PER_TOKEN  # transcript delta sent to the LLM
-_SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS session_memory (
     session_id TEXT PRIMARY KEY,
@@ -60,14 +59,6 @@ def entry_tokens(entry: Entry) -> int:
     parts += [json.dumps(u.input, ensure_ascii=False) for u in entry.tool_uses]
     parts += [r.text for r in entry.tool_results]
     return estimate_tokens("".join(parts))
-
-
-def check_session_id(session_id: str) -> str:
-    if not _SESSION_ID.match(session_id or ""):
-        raise InvalidRequest(
-            f"session_id {session_id!r} is not valid: use the agent's session id (letters, digits, '.', '_', '-'; ≤128 chars)."
-        )
-    return session_id
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from memoryd import limits
 from memoryd.errors import Forbidden, InvalidCwd, InvalidFilename
+from memoryd.validation import check_path
 
 # A memory filename: `<type>_<slug>.md`, no separators, no dot-segments.
 FILENAME_RE = re.compile(r"^(user|feedback|project|reference)_[A-Za-z0-9][A-Za-z0-9_-]{0,150}\.md$")
@@ -88,13 +89,8 @@ def find_canonical_git_root(start: Path) -> Path | None:
 
 def canonical_cwd(cwd: str) -> Path:
     """Validate an agent's cwd and return it realpath'd and NFC-normalised."""
-    if not cwd or not isinstance(cwd, str):
-        raise InvalidCwd("cwd is required: pass the agent's working directory, e.g. cwd=/home/me/project.")
-    if "\x00" in cwd:
-        raise InvalidCwd("cwd contains a NUL byte; pass a plain absolute path.")
+    check_path(cwd, field="cwd", error=InvalidCwd)
     path = Path(unicodedata.normalize("NFC", cwd))
-    if not path.is_absolute():
-        raise InvalidCwd(f"cwd must be an absolute path, got {cwd!r}; pass e.g. $PWD.")
     return Path(unicodedata.normalize("NFC", os.path.realpath(path)))
 
 

@@ -15,11 +15,12 @@ from typing import Any
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from memoryd.errors import Forbidden
+from memoryd.errors import Forbidden, InvalidPath
 from memoryd.metrics import Metrics
 from memoryd.state import StateDB
 from memoryd.transcripts.folders import is_sidechain_path
 from memoryd.transcripts.pipeline import Advance, TranscriptPipeline
+from memoryd.validation import check_transcript_path
 
 log = logging.getLogger(__name__)
 
@@ -77,11 +78,12 @@ class TranscriptService:
         return [Path(os.path.realpath(r)) for r in self.roots]
 
     def check_under_root(self, transcript_path: str) -> Path:
-        """The realpath of a transcript file that lies under a configured root; Forbidden otherwise."""
-        if not transcript_path or not os.path.isabs(os.path.expanduser(transcript_path)):
-            raise Forbidden(f"transcript_path must be an absolute path under a transcript root ({', '.join(map(str, self.roots))}).")
+        """The realpath of a transcript that lies under a configured root; Forbidden otherwise."""
+        check_transcript_path(transcript_path)
         real = Path(os.path.realpath(os.path.expanduser(transcript_path)))
         for root in self.real_roots():
+            if real == root or (root in real.parents and real.is_dir()):
+                raise InvalidPath(f"transcript_path {transcript_path} is a directory; pass the session's .jsonl transcript file under it.")
             if root in real.parents:
                 return real
         raise Forbidden(

@@ -2,43 +2,35 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from fastapi import APIRouter, Query
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi import APIRouter
 
 from memoryd.api.deps import DaemonDep
+from memoryd.api.models import CancelOut, CwdQuery, CwdRequest, DreamStatusOut, RunsOut, RunStartedOut, UndoOut
+from memoryd.api.openapi import errors
 
 router = APIRouter(tags=["dream"])
 
-
-class CwdBody(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    cwd: str = Field(..., description="The agent's working directory; names the project.")
-
-
 @router.get("/v1/dream/status")
-def dream_status(daemon: DaemonDep, cwd: str = Query(...)) -> dict[str, Any]:
+def dream_status(daemon: DaemonDep, cwd: CwdQuery) -> DreamStatusOut:
     """Each gate with its value and whether it passes, last run, running task, next check."""
-    return daemon.dream.status(cwd)
+    return DreamStatusOut.model_validate(daemon.dream.status(cwd))
 
-
-@router.post("/v1/dream/run", status_code=202)
-def dream_run(body: CwdBody, daemon: DaemonDep) -> dict[str, str]:
+@router.post("/v1/dream/run", status_code=202, responses=errors(409))
+def dream_run(body: CwdRequest, daemon: DaemonDep) -> RunStartedOut:
     """Consolidate now: gates 1–3 skipped, never the lock (409 when held)."""
-    return {"run_id": daemon.dream.run(body.cwd, force=True)}
-
+    return RunStartedOut(run_id=daemon.dream.run(body.cwd, force=True))
 
 @router.post("/v1/dream/cancel")
-def dream_cancel(body: CwdBody, daemon: DaemonDep) -> dict[str, Any]:
-    return daemon.dream.cancel(body.cwd)
-
+def dream_cancel(body: CwdRequest, daemon: DaemonDep) -> CancelOut:
+    """Cancel the project's running consolidation; its changes are rolled back."""
+    return CancelOut.model_validate(daemon.dream.cancel(body.cwd))
 
 @router.get("/v1/dream/runs")
-def dream_runs(daemon: DaemonDep, cwd: str = Query(...)) -> dict[str, Any]:
-    return {"runs": daemon.dream.runs(cwd)}
+def dream_runs(daemon: DaemonDep, cwd: CwdQuery) -> RunsOut:
+    """The project's past consolidation runs, newest first."""
+    return RunsOut.model_validate({"runs": daemon.dream.runs(cwd)})
 
-
-@router.post("/v1/dream/runs/{run_id}/undo")
-def dream_undo(run_id: str, daemon: DaemonDep) -> dict[str, Any]:
-    return daemon.dream.undo(run_id)
+@router.post("/v1/dream/runs/{run_id}/undo", responses=errors(404, 409))
+def dream_undo(run_id: str, daemon: DaemonDep) -> UndoOut:
+    """Put every file the run touched back as it was."""
+    return UndoOut.model_validate(daemon.dream.undo(run_id))

@@ -2,34 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
-from pydantic import BaseModel, ConfigDict, Field
 
 from memoryd.api.deps import DaemonDep
+from memoryd.api.models import JobOut, JobQueuedOut, TurnEndRequest
+from memoryd.api.openapi import errors
 
 router = APIRouter(tags=["extraction"])
 
 
-class TurnEndRequest(BaseModel):
-    """Our body, or Claude Code's Stop hook JSON as is (extra keys are ignored)."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    session_id: str = Field(..., description="The agent's session id.")
-    transcript_path: str = Field(..., description="Absolute path of the session transcript (under a configured root).")
-    cwd: str = Field(..., description="The agent's working directory; names the project.")
-    last_assistant_message: str | None = Field(None, description="Claude Code's Stop hook field; may be newer than the transcript.")
-
-
-@router.post("/v1/events/turn-end", status_code=202)
-def turn_end(event: TurnEndRequest, daemon: DaemonDep) -> dict[str, str]:
+@router.post("/v1/events/turn-end", status_code=202, responses=errors(503))
+def turn_end(event: TurnEndRequest, daemon: DaemonDep) -> JobQueuedOut:
     """Queue extraction for the turn that just ended; answers at once with the job id."""
-    job_id = daemon.turn_end(event.session_id, event.transcript_path, event.cwd, event.last_assistant_message)
-    return {"job_id": job_id}
+    return JobQueuedOut(job_id=daemon.turn_end(event.session_id, event.transcript_path, event.cwd, event.last_assistant_message))
 
 
-@router.get("/v1/jobs/{job_id}")
-def get_job(job_id: str, daemon: DaemonDep) -> dict[str, Any]:
-    return daemon.extraction.get_job(job_id)
+@router.get("/v1/jobs/{job_id}", responses=errors(404))
+def get_job(job_id: str, daemon: DaemonDep) -> JobOut:
+    """An extraction job: status, memories written, candidates refused and why."""
+    return JobOut.model_validate(daemon.extraction.get_job(job_id))

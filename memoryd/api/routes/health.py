@@ -2,30 +2,32 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Response
 
 from memoryd import __version__
 from memoryd.api.deps import DaemonDep
+from memoryd.api.models import HealthOut, StatusOut
 from memoryd.metrics import CONTENT_TYPE
 
-router = APIRouter()
+router = APIRouter(tags=["service"])
 
 
-@router.get("/v1/health", tags=["service"])
-def health() -> dict[str, str]:
+@router.get("/v1/health")
+def health() -> HealthOut:
     """Liveness; the only endpoint that needs no token."""
-    return {"status": "ok", "version": __version__}
+    return HealthOut(status="ok", version=__version__)
 
 
-@router.get("/v1/status", tags=["service"])
-def status(daemon: DaemonDep) -> dict[str, Any]:
+@router.get("/v1/status")
+def status(daemon: DaemonDep) -> StatusOut:
     """Mode (llm/offline), model, uptime, watched folders, jobs, next dream check."""
-    return daemon.status()
+    return StatusOut.model_validate(daemon.status())
 
 
-@router.get("/metrics", tags=["service"])
+@router.get(
+    "/metrics", response_class=Response,
+    responses={200: {"description": "Prometheus text exposition format.", "content": {"text/plain": {"schema": {"type": "string"}}}}},
+)
 def metrics(daemon: DaemonDep) -> Response:
     """Prometheus text format."""
     return Response(daemon.metrics.render(), media_type=CONTENT_TYPE)

@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from fastapi import APIRouter, Body
+from fastapi import APIRouter
 
 from memoryd.api.deps import DaemonDep
+from memoryd.api.models import ClaudeCodeHookInput, HookOut
 from memoryd.integrations.claude_code import handle_hook
 
 router = APIRouter(tags=["integrations"])
 
 
-@router.post("/v1/hooks/claude-code")
-def claude_code_hook(daemon: DaemonDep, payload: dict[str, Any] = Body(..., description="Any Claude Code hook input JSON.")) -> dict[str, Any]:
+@router.post("/v1/hooks/claude-code", response_model_exclude_none=True)
+def claude_code_hook(payload: ClaudeCodeHookInput, daemon: DaemonDep) -> HookOut:
     """SessionStart → memory prompt + index (led by the session notes after a compaction);
     UserPromptSubmit → recalled memories; Stop/SubagentStop → extraction queued; PreCompact →
     session notes; anything else → {}."""
-    return handle_hook(daemon, payload)
+    return HookOut.model_validate(handle_hook(daemon, payload.model_dump(exclude_none=True)))

@@ -2,44 +2,44 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
 from memoryd import limits
 from memoryd.api.deps import DaemonDep
-from memoryd.api.models import SaveMemoryRequest
+from memoryd.api.models import CwdQuery, IndexOut, MemoryListOut, MemoryOut, PromptOut, SavedMemoryOut, SaveMemoryRequest
+from memoryd.api.openapi import errors
 from memoryd.errors import SecretDetected
 from memoryd.store.prompt import build_memory_prompt
 
 router = APIRouter(tags=["memories"])
-CwdQuery = Query(..., description="The agent's working directory; names the project.")
 
 
 @router.get("/v1/index")
-def get_index(daemon: DaemonDep, cwd: str = CwdQuery) -> dict[str, Any]:
+def get_index(daemon: DaemonDep, cwd: CwdQuery) -> IndexOut:
     """MEMORY.md as served: truncated at 200 lines / 25,000 bytes, with the fix-it warning."""
     store = daemon.store_for(cwd)
     served = store.served_index()
-    return {"memory_dir": str(store.path), "content": served.content, "truncated": served.truncated, "lines": served.lines, "bytes": served.bytes}
+    return IndexOut(memory_dir=str(store.path), content=served.content, truncated=served.truncated, lines=served.lines, bytes=served.bytes)
 
 
 @router.get("/v1/prompt")
-def get_prompt(daemon: DaemonDep, cwd: str = CwdQuery) -> dict[str, str]:
+def get_prompt(daemon: DaemonDep, cwd: CwdQuery) -> PromptOut:
     """The memory section for a system prompt: types, how to save, what not to save, the index."""
     store = daemon.store_for(cwd)
-    return {"text": build_memory_prompt(store.path, store.served_index())}
+    return PromptOut(text=build_memory_prompt(store.path, store.served_index()))
 
 
 @router.get("/v1/memories")
 def list_memories(
     daemon: DaemonDep,
-    cwd: str = CwdQuery,
-    type: str | None = Query(None, description="Only this type."),
-    q: str | None = Query(None, description="Only memories whose filename, name or description hold this text (case-insensitive)."),
-    offset: int = Query(0, ge=0, description="Skip this many matches (paging)."),
-    limit: int | None = Query(None, ge=1, le=limits.MEMORY_PAGE_MAX, description=f"At most this many, 1..{limits.MEMORY_PAGE_MAX}; omit for all."),
-) -> dict[str, Any]:
+    cwd: CwdQuery,
+    type: Annotated[str | None, Query(description="Only this type.")] = None,
+    q: Annotated[str | None, Query(description="Only memories whose filename, name or description hold this text (case-insensitive).")] = None,
+    offset: Annotated[int, Query(ge=0, description="Skip this many matches (paging).")] = 0,
+    limit: Annotated[int | None, Query(ge=1, le=limits.MEMORY_PAGE_MAX, description=f"At most this many, 1..{limits.MEMORY_PAGE_MAX}; omit for all.")] = None,
+) -> MemoryListOut:
     """Every memory (or one page of the matches), newest first, with `total` matches; hand-edited
     files that do not parse are listed under `invalid`."""
     store = daemon.store_for(cwd)
@@ -48,17 +48,21 @@ def list_memories(
         needle = q.casefold()
         headers = [h for h in headers if needle in f"{h.filename}\n{h.name}\n{h.description}".casefold()]
     page = headers[offset : None if limit is None else offset + limit]
-    return {"memories": [h.as_dict() for h in page], "total": len(headers), "offset": offset,
-            "invalid": [f.as_dict() for f in store.invalid_files()]}
+    return MemoryListOut.model_validate({"memories": [h.as_dict() for h in page], "total": len(headers), "offset": offset,
+                                         "invalid": [f.as_dict() for f in store.invalid_files()]})
 
 
-@router.get("/v1/memories/{filename}")
-def get_memory(filename: str, daemon: DaemonDep, cwd: str = CwdQuery) -> dict[str, Any]:
-    return daemon.store_for(cwd).get(filename).as_dict()
+@router.get("/v1/memories/{filename}", responses=errors(404))
+def get_memory(filename: str, daemon: DaemonDep, cwd: CwdQuery) -> MemoryOut:
+    """One memory file, frontmatter fields and body."""
+    return MemoryOut.model_validate(daemon.store_for(cwd).get(filename).as_dict())
 
 
-@router.post("/v1/memories", status_code=201)
-def save_memory(request: SaveMemoryRequest, response: Response, daemon: DaemonDep) -> dict[str, Any]:
+@router.post(
+    "/v1/memories", status_code=201,
+    responses={200: {"model": SavedMemoryOut, "description": "The same type+name existed: that memory was updated."}},
+)
+def save_memory(request: SaveMemoryRequest, response: Response, daemon: DaemonDep) -> SavedMemoryOut:
     """Create a memory (201); the same type+name again updates that file (200)."""
     store = daemon.store_for(request.cwd)
     try:
@@ -70,11 +74,12 @@ def save_memory(request: SaveMemoryRequest, response: Response, daemon: DaemonDe
     daemon.metrics.memories_written.labels("api").inc()
     if not result.created:
         response.status_code = 200
-    return {**result.memory.as_dict(), "path": str(result.memory.path), "created": result.created}
+    return SavedMemoryOut.model_validate({**result.memory.as_dict(), "path": str(result.memory.path), "created": result.created})
 
 
-@router.delete("/v1/memories/{filename}", status_code=204)
-def delete_memory(filename: str, daemon: DaemonDep, cwd: str = CwdQuery) -> Response:
+@router.delete("/v1/memories/{filename}", status_code=204, response_class=Response, responses={204: {"description": "Deleted; no body."}, **errors(404)})
+def delete_memory(filename: str, daemon: DaemonDep, cwd: CwdQuery) -> Response:
+    """Delete one memory file and its index line."""
     daemon.store_for(cwd).delete(filename)
     daemon.metrics.memories_deleted.inc()
     return Response(status_code=204)

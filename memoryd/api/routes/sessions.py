@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter
 
 from memoryd.api.deps import DaemonDep
+from memoryd.api.models import SessionId, SessionMemoryOut
+from memoryd.api.openapi import errors
 from memoryd.errors import SessionNotFound
 
 router = APIRouter(tags=["sessions"])
 
 
-@router.get("/v1/sessions/{session_id}/memory")
-def session_memory(session_id: str, daemon: DaemonDep) -> dict[str, Any]:
+@router.get("/v1/sessions/{session_id}/memory", responses=errors(404))
+def session_memory(session_id: SessionId, daemon: DaemonDep) -> SessionMemoryOut:
     """The session-memory Markdown; 404 when the session has no notes yet."""
     text = daemon.session_memory.get(session_id)
     if text is None:
@@ -21,4 +21,4 @@ def session_memory(session_id: str, daemon: DaemonDep) -> dict[str, Any]:
             f"no session memory for {session_id!r}: notes are written once a session passes "
             f"{daemon.settings.session_memory.init_tokens:,} tokens; check the id, or wait for more turns."
         )
-    return {"session_id": session_id, "markdown": text}
+    return SessionMemoryOut(session_id=session_id, markdown=text)

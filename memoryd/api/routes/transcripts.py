@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated
 
 from fastapi import APIRouter, Query
 
 from memoryd import limits
 from memoryd.api.deps import DaemonDep
+from memoryd.api.models import Cwd, SearchOut
 from memoryd.transcripts.grep import search_transcripts
 
 router = APIRouter(tags=["transcripts"])
@@ -16,14 +17,14 @@ router = APIRouter(tags=["transcripts"])
 @router.get("/v1/transcripts/search")
 def search(
     daemon: DaemonDep,
-    q: str = Query("", description="A narrow literal term, or a regex with regex=true."),
-    cwd: str | None = Query(None, description="Search this project's transcripts; omit to search all."),
-    limit: int = Query(limits.GREP_DEFAULT_RESULTS, description=f"Max results, 1..{limits.GREP_MAX_RESULTS}."),
-    regex: bool = Query(False, description="Treat q as a Python regular expression."),
-    ignore_case: bool = Query(False, description="Case-insensitive match."),
-) -> dict[str, Any]:
+    q: Annotated[str, Query(description="A narrow literal term, or a regex with regex=true.")] = "",
+    cwd: Annotated[Cwd | None, Query(description="Search this project's transcripts; omit to search all.")] = None,
+    limit: Annotated[int, Query(description=f"Max results, 1..{limits.GREP_MAX_RESULTS}.")] = limits.GREP_DEFAULT_RESULTS,
+    regex: Annotated[bool, Query(description="Treat q as a Python regular expression.")] = False,
+    ignore_case: Annotated[bool, Query(description="Case-insensitive match.")] = False,
+) -> SearchOut:
     """Matching transcript lines with session id, line, timestamp, role and a snippet."""
-    return search_transcripts(
+    return SearchOut.model_validate(search_transcripts(
         daemon.settings.transcript_roots, q, cwd=cwd, regex=regex, ignore_case=ignore_case, limit=limit,
         pool=daemon.grep_pool, ripgrep=daemon.ripgrep,
-    ).as_dict()
+    ).as_dict())
