@@ -220,7 +220,7 @@ def test_patterns_outside_the_dialect_are_refused_with_the_fix(pattern: str, hin
     "pattern, rg, literal",
     [
         (r"Timeout\w+Error", r"(?-u)Timeout(?:\w)+Error", b"Timeout"),
-        (r"(?i)a.b?cd", r"(?i-u)a.(?:b)?cd", b"cd"),
+        (r"(?i)a.b?CDE", r"(?i-u)a.(?:b)?CDE", b"cde"),
         (r"x(?:Y|z)+qqq", r"(?-u)x(?:(?:Y|z))+qqq", b"qqq"),
         (r"[^\]\-]+\$", r"(?-u)(?:[^\x5d\x2d])+\x24", None),
         (r"\bwörd\B", r"(?-u)\bw\xc3\xb6rd\B", "wörd".encode()),
@@ -257,3 +257,84 @@ def test_symlinks_inside_a_root_are_never_followed(home: Path, tmp_path: Path) -
     assert search_transcripts([root], "outside-needle", cwd="/").results == []
     assert [h.session_id for h in search_transcripts([root], "inside-needle").results] == ["real"]
     assert search_transcripts([root], "needle").files_scanned == 1
+
+
+# --- the built-in scanner against a plain per-line search -----------------------------------
+
+_WORDS = ("zebra", "Zebra", "ZEBRA", "Timeout", "timeout", "42", "4", "größe", "GRÖSSE", "Größe", "bob", "bz", "z", "b",
+          "the", "parser", "fails", "Error", "error", "{x}", "ZebraTimeout4", "ZebraTimeout42", "zEbRaTiMeOuT42",
+          "größe-zebra", "GRÖßE-ZEBRA", "Größe-Zebra", "zebra\\u00e9", "ZebraxOut7", "zebraout77", "ZeraOut1")
+# (name, pattern, regex, ignore_case): literal, folded literal, non-ASCII folded term, regex with a
+# required literal, without one, with alternation, anchored at both ends, case-insensitive regex.
+_CASES = [
+    ("literal", "ZebraTimeout42", False, False),
+    ("icase", "zebratimeout42", False, True),
+    ("icase-nonascii", "größe-zebra", False, True),
+    ("regex-literal", r"Zebra\w+Out\d+", True, False),
+    ("regex-no-literal", r"Ze?b?r[a-z]?Out\d+", True, False),
+    ("regex-alternation", r"ZebraTimeout42|zebraout77", True, False),
+    ("regex-group-alternation", r"(?:zebra|bob)\s+Timeout", True, False),
+    ("regex-common-literal", r'"text": "[^"]*ZEBRA \d', True, False),
+    ("regex-anchor-start", r'^\{"type": "user".*ZebraTimeout4', True, False),
+    ("regex-anchor-end", r'ZEBRA\w*"\}\]\}\}$', True, True),
+    ("regex-icase", r"ZEBRA\w+42", True, True),
+    ("regex-inline-icase", r"(?i)zebraout\d", True, False),
+]
+
+
+def _corpus(root: Path, seed: int = 11) -> None:
+    """Transcript folders with fixed mtimes; lines long and short, needles in every case, and a
+    file without a trailing newline."""
+    rng = random.Random(seed)
+    for f in range(7):
+        folder = root / f"-proj{f % 3}"
+        folder.mkdir(parents=True, exist_ok=True)
+        lines = []
+        for n in range(rng.randint(5, 120)):
+            words = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(1, 60)))
+            lines.append(_line(f"s{f}", "user" if n % 3 else "assistant", words, ts=f"2026-01-0{f % 9 + 1}T00:00:{n % 60:02d}Z"))
+        path = folder / f"s{f}.jsonl"
+        path.write_text("\n".join(lines) + ("" if f == 3 else "\n"), encoding="utf-8")
+        os.utime(path, (1_700_000_000 + f * 10, 1_700_000_000 + f * 10))
+
+
+def _reference(root: Path, pattern: str, regex: bool, ignore_case: bool, limit: int) -> tuple[list[tuple[str, int]], bool]:
+    """What a plain per-line Python regex search gives: (file stem, line) pairs, newest file first, and truncated."""
+    source = pattern.encode() if regex else re.escape(pattern.strip().encode())
+    rx = re.compile(source, (re.IGNORECASE if ignore_case else 0) | re.MULTILINE)
+    files = sorted(root.rglob("*.jsonl"), key=lambda p: (-p.stat().st_mtime, str(p)))
+    hits: list[tuple[str, int]] = []
+    for path in files:
+        for n, line in enumerate(path.read_bytes().split(b"\n"), 1):
+            if line and rx.search(line):
+                if len(hits) == limit:
+                    return hits, True
+                hits.append((path.stem, n))
+    return hits, False
+
+
+@pytest.mark.parametrize("chunk", [61, limits.GREP_CHUNK_BYTES])
+@pytest.mark.parametrize("name, pattern, regex, icase", _CASES, ids=[c[0] for c in _CASES])
+def test_builtin_scanner_matches_a_plain_line_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int, name: str, pattern: str, regex: bool, icase: bool
+) -> None:
+    monkeypatch.setattr(limits, "GREP_CHUNK_BYTES", chunk)  # 61: nearly every line spans chunks
+    root = tmp_path / "t"
+    _corpus(root)
+    expected, truncated = _reference(root, pattern, regex, icase, limits.GREP_MAX_RESULTS)
+    assert expected, f"the corpus must contain matches for {name}"
+    here = search_transcripts([root], pattern, regex=regex, ignore_case=icase, limit=limits.GREP_MAX_RESULTS, deadline_seconds=600)
+    assert [(h.session_id, h.line) for h in here.results] == expected and here.truncated == truncated
+
+
+@pytest.mark.parametrize("limit", [1, 3, 17])
+def test_limit_truncation_counts_the_files_read(tmp_path: Path, limit: int) -> None:
+    root = tmp_path / "t"
+    _corpus(root)
+    expected, truncated = _reference(root, "zebra", False, True, limit)
+    result = search_transcripts([root], "zebra", ignore_case=True, limit=limit)
+    assert [(h.session_id, h.line) for h in result.results] == expected and truncated
+    assert (result.truncated, result.reason) == (True, "limit")
+    newest = [p.stem for p in sorted(root.rglob("*.jsonl"), key=lambda p: -p.stat().st_mtime)]
+    one_more, _ = _reference(root, "zebra", False, True, limit + 1)  # the line that showed the limit was reached
+    assert result.files_scanned == newest.index(one_more[-1][0]) + 1 < len(newest)
