@@ -122,7 +122,7 @@ def test_run_bounds_deadline_and_vanished_files(tmp_path: Path, rg: Ripgrep) -> 
 def test_batches_grow_and_respect_the_command_line(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(limits, "GREP_RIPGREP_BATCH_BYTES", 10)
     files = [Transcript(Path(f"/t/f{i}"), 4, 0.0) for i in range(20)]
-    assert list(batches(files)) == [(0, 3), (3, 8), (8, 18), (18, 20)]  # >= 10, >= 20, >= 40 bytes
+    assert list(batches(files)) == [(0, 3), (3, 13), (13, 20)]  # >= 10, >= 40, then the rest
     monkeypatch.setattr(limits, "GREP_RIPGREP_ARGS_CHARS", 12)
     assert list(batches(files[:5])) == [(0, 2), (2, 4), (4, 5)]  # 6 chars per path
     big = [Transcript(Path("/t/huge"), 1000, 0.0), Transcript(Path("/t/next"), 1, 0.0)]

