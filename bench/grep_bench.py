@@ -188,22 +188,25 @@ def best(fn: Callable[[], object], runs: int) -> float:
 
 
 def run_case(case: Case, rg: str, root: Path, size: int, runs: int, engines: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Time rg and memoryd (on each engine) on one case; all counts are of matching lines."""
+    """Time rg and memoryd (on each engine) on one case, runs interleaved (rg, then each engine) so
+    load from other processes falls on both alike; all counts are of matching lines."""
     cmd = [rg, "--no-config", "-c", *case.rg_flags, "-e", case.rg_pattern or case.pattern, str(root)]
     out = subprocess.run(cmd, capture_output=True, text=True).stdout  # also warms the page cache
     rg_count = sum(int(line.rsplit(":", 1)[1]) for line in out.splitlines())
-    rg_s = best(lambda: subprocess.run(cmd, capture_output=True), runs)
+    searches = {name: (lambda kwargs=kwargs: search_transcripts([root], case.pattern, regex=case.regex, ignore_case=case.icase,
+                                                               limit=100, deadline_seconds=600, **kwargs))
+                for name, kwargs in engines.items()}
+    results = {name: search() for name, search in searches.items()}
+    rg_s, md_s = float("inf"), dict.fromkeys(searches, float("inf"))
+    for _ in range(runs):
+        rg_s = min(rg_s, best(lambda: subprocess.run(cmd, capture_output=True), 1))
+        for name, search in searches.items():
+            md_s[name] = min(md_s[name], best(search, 1))
     row: dict[str, Any] = {"case": case.name, "pattern": case.pattern, "ignore_case": case.icase, "rg_seconds": round(rg_s, 3),
                            "rg_matches": rg_count, "engines": {}}
-    for name, kwargs in engines.items():
-        def search(kwargs: dict[str, Any] = kwargs):  # type: ignore[no-untyped-def]
-            return search_transcripts([root], case.pattern, regex=case.regex, ignore_case=case.icase, limit=100,
-                                      deadline_seconds=600, **kwargs)
-
-        result = search()
-        md_s = best(search, runs)
-        row["engines"][name] = {"seconds": round(md_s, 3), "ratio": round(md_s / rg_s, 2), "matches": len(result.results),
-                                "truncated": result.truncated, "mb_per_s": round(size / 1024**2 / md_s),
+    for name, result in results.items():
+        row["engines"][name] = {"seconds": round(md_s[name], 3), "ratio": round(md_s[name] / rg_s, 2), "matches": len(result.results),
+                                "truncated": result.truncated, "mb_per_s": round(size / 1024**2 / md_s[name]),
                                 "same_matches": rg_count == len(result.results) and not result.truncated}
     row["same_matches"] = all(e["same_matches"] for e in row["engines"].values())
     return row

@@ -203,3 +203,42 @@ def test_both_engines_agree_on_real_transcripts(tmp_path: Path, rg: Ripgrep, pat
     fast = search_transcripts([root], pattern, regex=regex, ignore_case=icase, limit=limits.GREP_MAX_RESULTS, ripgrep=rg)
     assert [(Path(h.file).stem, h.line) for h in here.results] == expected
     assert fast.results == here.results and fast.truncated == here.truncated == truncated
+
+
+def _dialect_patterns(seed: int, n: int) -> list[str]:
+    """Seeded random patterns in the dialect, built around words of the real transcripts."""
+    import random
+    import re
+
+    text = " ".join(p.read_text(encoding="utf-8") for p in sorted(_FIXTURES.glob("*.jsonl")))
+    words = sorted({w for w in re.findall(r"[A-Za-z_]{4,12}", text)})
+    rng = random.Random(seed)
+    pieces = [r"\w+", r"\d{2,4}", r"[a-z_]+", r'[^"]{0,20}', r"\s*", ".", r"\.", '"', ":", r"\b", r"[A-Z]{2,}", r"\x2f", r"\W",
+              r"[\d.]+?", r"(?:\s|-)", "ö", r"\t", r"[^\w\s]"]
+    out = []
+    while len(out) < n:
+        parts = [rng.choice(words)]
+        for _ in range(rng.randint(0, 3)):
+            parts.insert(rng.randint(0, len(parts)), rng.choice(pieces + [rng.choice(words)]))
+        pattern = "".join(parts)
+        if rng.random() < 0.2:
+            pattern = f"(?:{pattern}|{rng.choice(words)}\\d)"
+        if rng.random() < 0.2:
+            pattern = "(?i)" + pattern.lower()
+        out.append(pattern)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_dialect_patterns_agree_on_both_engines_and_python_re(tmp_path: Path, rg: Ripgrep, seed: int) -> None:
+    root = tmp_path / "t"
+    shutil.copytree(_FIXTURES, root / "-home-me-spotter", ignore=shutil.ignore_patterns("*.md", "*.txt"))
+    matched = 0
+    for pattern in _dialect_patterns(seed, 15):
+        expected, _ = _reference(root, pattern, True, False, limits.GREP_MAX_RESULTS)
+        here = search_transcripts([root], pattern, regex=True, limit=limits.GREP_MAX_RESULTS)
+        fast = search_transcripts([root], pattern, regex=True, limit=limits.GREP_MAX_RESULTS, ripgrep=rg)
+        assert [(Path(h.file).stem, h.line) for h in here.results] == expected, pattern
+        assert fast.results == here.results, pattern
+        matched += bool(expected)
+    assert matched >= 3  # the patterns are not all misses
