@@ -77,7 +77,7 @@ GREP_REPEAT_MAX = 1000  # the largest count in a {n,m} repeat (ripgrep's compile
 GREP_CHUNK_BYTES = 1024 * 1024  # the built-in scanner reads files in chunks of this size, never whole
 GREP_LINE_MAX_BYTES = 4 * 1024 * 1024  # a longer line is searched (and returned) in pieces of this size
 GREP_DEADLINE_SECONDS = 10.0  # a scan stops here and returns partial results flagged truncated
-GREP_RIPGREP_BATCH_BYTES = 256 * 1024 * 1024  # rg's first batch of newest files; each next one is 4x
+GREP_RIPGREP_BATCH_BYTES = 1024 * 1024 * 1024  # rg's first batch of newest files (one rg process); each next one is 4x
 GREP_RIPGREP_ARGS_CHARS = 30_000 if sys.platform == "win32" else 120_000  # file paths on one rg command line
 
 # --- service (spec §7, §9; issue 2) ---------------------------------------------------
