@@ -263,3 +263,14 @@ def test_random_dialect_patterns_agree_on_both_engines_and_python_re(tmp_path: P
         assert fast.results == here.results, pattern
         matched += bool(expected)
     assert matched >= 8 and refused <= 3  # most patterns find lines
+
+
+def test_both_engines_read_raw_bytes_not_decoded_text(tmp_path: Path, rg: Ripgrep) -> None:
+    """rg would transcode a UTF-16 file (BOM) and skip a binary one; both engines read bytes alike."""
+    root = tmp_path / "t"
+    (root / "-p").mkdir(parents=True)
+    (root / "-p" / "utf16.jsonl").write_bytes(b"\xff\xfe" + "needle16 in utf-16\n".encode("utf-16-le"))
+    (root / "-p" / "binary.jsonl").write_bytes(b"\x00\x01 needle-bin \x00\n")
+    for engine in (None, rg):
+        assert search_transcripts([root], "needle16", ripgrep=engine).results == []
+        assert [h.line for h in search_transcripts([root], "needle-bin", ripgrep=engine).results] == [1]

@@ -1,7 +1,8 @@
 """`Ripgrep`: the engine of transcript search, the rg binary of the `ripgrep` wheel (or on PATH).
 
 Files go to rg in newest-first batches (the first GREP_RIPGREP_BATCH_BYTES, then 4x each), one
-rg process per batch using every core. rg prints only where each matching line is (`-M 1`
+rg process per batch using every core, reading raw bytes as the built-in scanner does (`--text
+--encoding=none`: no binary or UTF-16 detection). rg prints only where each matching line is (`-M 1`
 omits the text); the lines kept are read back from the files, so rg's output stays small and
 lines come out in the search's order. A batch that gives enough lines ends the search.
 """
@@ -124,7 +125,7 @@ class Ripgrep:
         if seconds <= 0:
             return [], True
         names = [os.fsencode(p) for p in paths]
-        cmd = [self.binary, "--no-config", "--text", "--null", "--line-number", "--byte-offset", "--max-columns", "1",
+        cmd = [self.binary, "--no-config", "--text", "--encoding=none", "--null", "--line-number", "--byte-offset", "--max-columns", "1",
                "--with-filename", "--no-heading", "--color=never", "--max-count", str(max_count), "-e", pattern, "--", *map(str, paths)]
         try:
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
