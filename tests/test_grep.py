@@ -7,7 +7,6 @@ import os
 import random
 import re
 from pathlib import Path
-from typing import Any, Iterator
 
 import pytest
 

@@ -23,6 +23,9 @@ class Transcript(NamedTuple):
     mtime: float
 
 
+Found = tuple[int, int, bytes]  # what an engine gives per matching line: (index in the file list, line number, line)
+
+
 def project_dirs(roots: list[Path], cwd: str | None) -> list[Path]:
     """Transcript folders of one project (`sanitize_path(root)` or it + '-...'), or every folder."""
     dirs: list[Path] = []

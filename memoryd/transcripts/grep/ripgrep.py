@@ -19,12 +19,9 @@ from pathlib import Path
 from typing import Any, Callable, Generator, Iterator
 
 from memoryd import limits
-from memoryd.transcripts.grep.files import Transcript, read_line
+from memoryd.transcripts.grep.files import Found, Transcript, read_line
 
 log = logging.getLogger(__name__)
-
-Found = tuple[int, int, bytes]  # (index of the file in the search's list, line number, line)
-
 
 class RipgrepRefused(Exception):
     """rg would not run a search (its message says why); the built-in scanner takes it on from

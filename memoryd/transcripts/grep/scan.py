@@ -12,11 +12,8 @@ from pathlib import Path
 from typing import Callable, Generator, Iterator
 
 from memoryd import limits
-from memoryd.transcripts.grep.files import NOFOLLOW, Transcript
+from memoryd.transcripts.grep.files import NOFOLLOW, Found, Transcript
 from memoryd.transcripts.grep.pattern import Pattern
-
-Found = tuple[int, int, bytes]  # (index of the file in the search's list, line number, line)
-
 
 def _matching_lines(pattern: Pattern, block: bytes) -> Iterator[tuple[int, int]]:
     """(start, stop) of each line of `block` the pattern matches, in order."""

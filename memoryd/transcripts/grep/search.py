@@ -18,9 +18,9 @@ from memoryd import limits
 from memoryd.errors import InvalidRequest
 from memoryd.store.secrets import redact_secrets
 from memoryd.transcripts.grep import scan
-from memoryd.transcripts.grep.files import Transcript, project_dirs, transcripts
+from memoryd.transcripts.grep.files import Found, Transcript, project_dirs, transcripts
 from memoryd.transcripts.grep.pattern import compile_pattern
-from memoryd.transcripts.grep.ripgrep import Found, Ripgrep, RipgrepRefused
+from memoryd.transcripts.grep.ripgrep import Ripgrep, RipgrepRefused
 
 log = logging.getLogger(__name__)
 
