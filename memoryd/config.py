@@ -56,7 +56,7 @@ class RecallSettings(_Section):
 class TranscriptSettings(_Section):
     roots: list[str] = Field(default_factory=lambda: ["~/.claude/projects"], description="Folders of agent transcripts to watch (recursively).")
     watch: bool = Field(True, description="Watch transcript roots with watchdog and catch up on start.")
-    ripgrep: str = Field("auto", description="rg binary for big transcript searches: 'auto' (the one installed with memoryd, else rg on PATH), 'off' (built-in scanner), or a path.")
+    ripgrep: str = Field("auto", description="rg binary for transcript searches: 'auto' (the one installed with memoryd, else rg on PATH), 'off' (built-in scanner), or a path.")
 
 
 class ExtractSettings(_Section):

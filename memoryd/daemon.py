@@ -127,18 +127,13 @@ class Daemon:
         self.on_stop(self.dream.stop)
         self.status_providers["dream"] = self.dream.provider_status
 
-        # --- transcript grep (worker processes start on the first big search, not here) ---
-        from memoryd.transcripts.grep_pool import GrepPool
-        from memoryd.transcripts.ripgrep import Ripgrep
+        # --- transcript grep: on rg when found, else on the built-in scanner ---
+        from memoryd.transcripts.grep import Ripgrep, engine_status
 
-        self.grep_pool = GrepPool()
-        self.on_stop(self.grep_pool.close)
         self.ripgrep = Ripgrep.discover(settings.transcripts.ripgrep)
-        if self.ripgrep is not None:
-            self.on_stop(self.ripgrep.close)
-        elif settings.transcripts.ripgrep not in ("auto", "off"):
-            log.warning("transcripts.ripgrep = %r is not an executable file; big searches use the built-in scanner", settings.transcripts.ripgrep)
-        self.status_providers["grep"] = self.grep_status
+        if self.ripgrep is None and settings.transcripts.ripgrep not in ("auto", "off"):
+            log.warning("transcripts.ripgrep = %r is not an executable file; searches use the built-in scanner", settings.transcripts.ripgrep)
+        self.status_providers["grep"] = lambda: engine_status(self.ripgrep)
 
     # ------------------------------------------------------------------ lifecycle
     def on_start(self, fn: Callable[[], object]) -> None:
@@ -189,12 +184,6 @@ class Daemon:
         """Watch a memory dir now, or after the write that creates it."""
         self.watcher.watch(store)
         store.on_change.append(lambda changed, _filename: self.watcher.watch(changed))
-
-    def grep_status(self) -> dict[str, Any]:
-        """Which engine runs big transcript searches: ripgrep (with its version) or the built-in scanner."""
-        if self.ripgrep is None:
-            return {"engine": "python", "ripgrep": None}
-        return {"engine": "ripgrep", "ripgrep": self.ripgrep.binary, "version": self.ripgrep.version, "searches": self.ripgrep.searches}
 
     def status(self) -> dict[str, Any]:
         invalid = {str(s.path): [f.as_dict() for f in s.invalid_files()] for s in self.stores.known()}

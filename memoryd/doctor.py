@@ -32,8 +32,8 @@ class Check:
 
 
 def _grep_check(settings: Settings) -> Check:
-    """Which engine big transcript searches get; the built-in scanner works, only ~3x slower."""
-    from memoryd.transcripts.ripgrep import Ripgrep
+    """Which engine transcript searches get; the built-in scanner works, only slower."""
+    from memoryd.transcripts.grep import Ripgrep
 
     setting = settings.transcripts.ripgrep
     rg = Ripgrep.discover(setting)
@@ -43,7 +43,7 @@ def _grep_check(settings: Settings) -> Check:
         return Check("grep", True, "built-in scanner ([transcripts] ripgrep = \"off\")")
     if setting != "auto":
         return Check("grep", False, f"[transcripts] ripgrep = {setting!r} is not an executable file", "point it at rg, or set it to \"auto\"")
-    return Check("grep", True, "built-in scanner: no rg found (`pip install ripgrep==14.1.0` or your system's ripgrep makes big transcript searches ~3x faster)")
+    return Check("grep", True, "built-in scanner: no rg found (`pip install ripgrep==14.1.0` or your system's ripgrep makes transcript searches 6-12x faster)")
 
 
 def run_checks(settings: Settings, client: MemorydClient, cwd: str) -> list[Check]:

@@ -6,6 +6,8 @@ Nothing here has logic; modules import the names. Values that a user may tune ar
 
 from __future__ import annotations
 
+import sys
+
 # --- memdir (spec §1; seeds: memdir.ts, memoryScan.ts) ---------------------------------
 INDEX_FILENAME = "MEMORY.md"  # ENTRYPOINT_NAME
 INDEX_MAX_LINES = 200  # MAX_ENTRYPOINT_LINES
@@ -72,20 +74,12 @@ GREP_DEFAULT_RESULTS = 20
 GREP_SNIPPET_CHARS = 240
 GREP_MIN_TERM_CHARS = 3  # shorter terms match nearly every line: refused as catch-all
 GREP_PATTERN_MAX_CHARS = 256  # bounds regex compile/backtracking cost
-GREP_CHUNK_BYTES = 1024 * 1024  # files are scanned in chunks of this size, never whole
-GREP_LINE_MAX_BYTES = 4 * 1024 * 1024  # longer lines are skipped by regex search (backtracking guard)
+GREP_REPEAT_MAX = 1000  # the largest count in a {n,m} repeat (ripgrep's compiled size stays small)
+GREP_CHUNK_BYTES = 1024 * 1024  # the built-in scanner reads files in chunks of this size, never whole
+GREP_LINE_MAX_BYTES = 4 * 1024 * 1024  # a longer line is searched (and returned) in pieces of this size
 GREP_DEADLINE_SECONDS = 10.0  # a scan stops here and returns partial results flagged truncated
-GREP_SAMPLE_BYTES = 256 * 1024  # read from the newest transcripts to pick the literal's rarest byte
-GREP_ANCHOR_MAX_RATE = 2048  # that byte must be rarer than 1 in this many sample bytes to be memchr-scanned
-GREP_PROBE_MIN_BYTES = 6  # -i literals: a letter-free run this long and rare is found untranslated (shorter: CPython's find is slow)
-GREP_BARE_REGEX_MARGIN = 1.2  # a regex is searched bare (no literal prefilter) only when this much faster on the sample
-GREP_PREFILTER_MAX_MISS_RATE = 4096  # a regex's literal on more non-matching lines than 1 per this many bytes: bare regex
-GREP_POOL_MAX_WORKERS = 2  # grep worker processes (capped by os.cpu_count(); issue #6: ripgrep uses every core)
-GREP_POOL_MIN_BYTES = 32 * 1024 * 1024  # searches over fewer transcript bytes stay in-process (no pool start)
-GREP_POOL_UNIT_BYTES = 4 * 1024 * 1024  # small files are batched into work units of about this size
-GREP_POOL_IDLE_SECONDS = 300.0  # workers (~19 MB each after a big search) stop after this long without a search
-GREP_RIPGREP_UNIT_BYTES = 64 * 1024 * 1024  # with ripgrep installed: one `rg -j1` process per this many bytes of files
-GREP_POOL_MAX_BREAKS = 3  # worker pools dying this often in a row: stop using processes, scan in-process
+GREP_RIPGREP_BATCH_BYTES = 1024 * 1024 * 1024  # rg's first batch of newest files (one rg process); each next one is 4x
+GREP_RIPGREP_ARGS_CHARS = 30_000 if sys.platform == "win32" else 120_000  # file paths on one rg command line
 
 # --- service (spec §7, §9; issue 2) ---------------------------------------------------
 DEFAULT_HOST = "127.0.0.1"

@@ -1,4 +1,4 @@
-"""Transcript search: scoping, bounds, chunk edges, snippets, hostile patterns, API and CLI."""
+"""Transcript search on the built-in scanner: scoping, bounds, chunk edges, snippets, the dialect, symlinks, API."""
 
 from __future__ import annotations
 
@@ -7,17 +7,13 @@ import os
 import random
 import re
 from pathlib import Path
-from typing import Any, Iterator
 
 import pytest
 
 from memoryd import limits
 from memoryd.errors import InvalidPattern, InvalidRequest
-from memoryd.grep_scan import FileScan, Plan, Scanner, choose_anchor, choose_probe, fold_table, scan_unit
 from memoryd.store.paths import project_root, sanitize_path
-from memoryd.transcripts import grep as grep_mod
-from memoryd.transcripts.grep import _regex_outruns_find, compile_pattern, plan_search, required_literal, search_transcripts
-from memoryd.transcripts.grep_pool import GrepPool, work_units
+from memoryd.transcripts.grep import compile_pattern, search_transcripts
 
 
 def _line(session: str, role: str, text: str, ts: str = "2026-01-02T03:04:05Z") -> str:
@@ -135,11 +131,24 @@ def test_edge_lengths_accepted() -> None:
     compile_pattern(r"timeout\w+", regex=True)
 
 
-def test_deadline_returns_partial_flagged(roots: list[Path]) -> None:
-    ticks = iter(range(1000))
-    result = search_transcripts(roots, "ConnectionResetError", deadline_seconds=1.5, clock=lambda: float(next(ticks)))
-    assert result.truncated and result.reason == "deadline"
-    assert 0 < len(result.results) < 4
+def test_deadline_returns_a_flagged_prefix_of_the_full_answer(home: Path) -> None:
+    root = home / "transcripts"
+    for f in range(6):
+        path = _write(root / f"-p{f}", f"s{f}", [_line(f"s{f}", "user", f"needle {f}-{i}") for i in range(3)])
+        os.utime(path, (1_700_000_000 + f, 1_700_000_000 + f))
+    full = search_transcripts([root], "needle", limit=100)
+    assert len(full.results) == 18 and not full.truncated and full.files_scanned == 6
+    partial_counts = set()
+    for deadline in range(2, 40, 3):  # the clock ticks once per look: the deadline falls mid-search
+        ticks = iter(range(10_000))
+        part = search_transcripts([root], "needle", limit=100, deadline_seconds=deadline, clock=lambda: float(next(ticks)))
+        if part.truncated:
+            assert part.reason == "deadline" and part.results == full.results[: len(part.results)]
+            assert part.files_scanned <= 6 and part.bytes_scanned <= full.bytes_scanned
+            partial_counts.add(len(part.results))
+        else:
+            assert part.results == full.results
+    assert 0 in partial_counts and any(0 < n < 18 for n in partial_counts)
 
 
 def test_api_search_and_errors(live, roots: list[Path], project: Path) -> None:  # type: ignore[no-untyped-def]
@@ -149,30 +158,23 @@ def test_api_search_and_errors(live, roots: list[Path], project: Path) -> None: 
     assert body["count"] == 2 and {h["session_id"] for h in body["results"]} == {"s-main", "s-wt"}
     r = live.client.get("/v1/transcripts/search", params={"q": ".*", "regex": "true"})
     assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_pattern"
+    r = live.client.get("/v1/transcripts/search", params={"q": r"(?<=x)Error", "regex": "true"})
+    assert r.status_code == 400 and "(?:...)" in r.json()["error"]["message"] and "regex=false" in r.json()["error"]["message"]
     r = live.client.get("/v1/transcripts/search", params={"q": "needle", "limit": limits.GREP_MAX_RESULTS + 1})
     assert r.status_code == 400 and "limit" in r.json()["error"]["message"]
     r = live.client.get("/v1/transcripts/search", params={"q": "ConnectionResetError", "cwd": "relative/path"})
     assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_cwd"
 
 
-def test_module_never_reads_whole_files() -> None:
-    import memoryd.grep_scan
-    import memoryd.transcripts.grep_pool
+def test_package_never_reads_whole_files_and_uses_no_private_re_internals() -> None:
+    import memoryd.transcripts.grep as package
 
-    for module in (grep_mod, memoryd.grep_scan, memoryd.transcripts.grep_pool):
-        source = Path(module.__file__ or "").read_text()
-        assert ".read_bytes()" not in source and ".read_text()" not in source and ".readlines()" not in source
-        assert ".read()" not in source
-
-
-def test_worker_module_imports_only_the_stdlib_and_limits() -> None:
-    """Spawned workers import memoryd.grep_scan: it must stay small to start fast."""
-    import subprocess
-    import sys
-
-    code = "import sys, memoryd.grep_scan; print(sorted(m for m in sys.modules if m.startswith('memoryd')))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['memoryd', 'memoryd.grep_scan', 'memoryd.limits']"
+    folder = Path(package.__file__ or "").parent
+    for path in folder.glob("*.py"):
+        source = path.read_text()
+        assert ".read_bytes()" not in source and ".read_text()" not in source and ".readlines()" not in source, path
+        assert ".read()" not in source and "re._parser" not in source and "sre_" not in source, path
+    assert not list(Path(folder.parent.parent).glob("grep*.py"))  # nothing grep-like at the top level of memoryd/
 
 
 def test_line_longer_than_cap_is_searched_in_pieces(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -193,7 +195,70 @@ def test_ascii_ignore_case_literal_and_unicode_term(home: Path) -> None:
     assert [h.line for h in search_transcripts([root], "Größe").results] == [1]
 
 
-# --- fast paths: rare-byte prefilter, translate table, regex prefilter, worker pool ----------------
+
+
+# --- the dialect: what both engines read alike ---------------------------------------------
+
+@pytest.mark.parametrize(
+    "pattern, hint",
+    [
+        (r"(?<=a)bcd", "(?:...)"), (r"(?P<n>abc)", "(?:...)"), (r"abc(?=d)", "(?:...)"), (r"(?s)abc", "(?:...)"),
+        (r"(abc)\1", "backreferences"), (r"abc\Z", "use $"), (r"\Aabc", "use ^"), (r"abc\n", "newline"), (r"\p{L}bc", "ASCII classes"),
+        (r"abc++", "possessive"), (r"abc{,3}", "{0,m}"), (r"ab{c", r"\{"), (r"[[:alpha:]]x", r"\["), (r"[a&&b]xyz", "set syntax"),
+        (r"[é]xyz", "(?:é|è)"), (r"é+xyz", "(?:é)+"), (r"abc)", r"\)"), (r"(abc", "unclosed"), (r"[abc", "unclosed"), (r"\x4gabc", "hex"),
+        (r"a{2000}b", "up to"), (r"a{5,2}b", "low to high"), (r"^*abc", "cannot repeat"), (r"[\w-z]abc", "bad range"), ("abc\\", "lone backslash"),
+    ],
+)
+def test_patterns_outside_the_dialect_are_refused_with_the_fix(pattern: str, hint: str) -> None:
+    with pytest.raises(InvalidPattern) as info:
+        compile_pattern(pattern, regex=True)
+    assert info.value.status == 400 and hint in str(info.value) and "regex=false" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "pattern, rg, literal",
+    [
+        (r"Timeout\w+Error", r"(?-u)Timeout(?:\w)+Error", b"Timeout"),
+        (r"(?i)a.b?CDE", r"(?i-u)a.(?:b)?CDE", b"cde"),
+        (r"x(?:Y|z)+qqq", r"(?-u)x(?:(?:Y|z))+qqq", b"qqq"),
+        (r"[^\]\-]+\$", r"(?-u)(?:[^\x5d\x2d])+\x24", None),
+        (r"\bwörd\B", r"(?-u)\bw\xc3\xb6rd\B", "wörd".encode()),
+        (r"ab|cde", r"(?-u)ab|cde", None),
+        (r"abcd?e", r"(?-u)abc(?:d)?e", b"abc"),
+        (r"[]a-c\d]{2,5}?x\t", r"(?-u)(?:[\x5da-c\d]){2,5}?x\x09", None),
+        (r"\<tag\>", r"(?-u)\x3ctag\x3e", b"<tag>"),  # rg reads \< as a word start: sent as a byte
+        ("größe", "(?-u)gr\\xc3\\xb6\\xc3\\x9fe", "größe".encode()),
+    ],
+)
+def test_dialect_translation_and_required_literal(pattern: str, rg: str, literal: bytes | None) -> None:
+    compiled = compile_pattern(pattern, regex=True)
+    assert (compiled.rg, compiled.literal) == (rg, literal)
+
+
+def test_literal_terms_are_bytes_for_rg_and_lowered_for_ignore_case() -> None:
+    exact = compile_pattern("a.b (c) ZZ", regex=False)
+    assert (exact.rg, exact.literal, exact.exact) == (r"(?-u)a\x2eb \x28c\x29 ZZ", b"a.b (c) ZZ", True)
+    folded = compile_pattern("MiXeD", regex=False, ignore_case=True)
+    assert (folded.rg, folded.literal) == ("(?i-u)MiXeD", b"mixed")
+
+
+# --- symlinks: never followed out of (or within) the transcript roots ------------------------
+
+def test_symlinks_inside_a_root_are_never_followed(home: Path, tmp_path: Path) -> None:
+    root = home / "transcripts"
+    _write(root / "-p", "real", [_line("real", "user", "inside-needle here")])
+    outside = tmp_path / "outside"
+    secret = _write(outside, "secret", [_line("secret", "user", "outside-needle token")])
+    (root / "-p" / "link.jsonl").symlink_to(secret)  # a file link
+    (root / "-p" / "sub").symlink_to(outside, target_is_directory=True)  # a folder link under a project folder
+    (root / "-linked-project").symlink_to(outside, target_is_directory=True)  # a linked project folder
+    assert search_transcripts([root], "outside-needle").results == []
+    assert search_transcripts([root], "outside-needle", cwd="/").results == []
+    assert [h.session_id for h in search_transcripts([root], "inside-needle").results] == ["real"]
+    assert search_transcripts([root], "needle").files_scanned == 1
+
+
+# --- the built-in scanner against a plain per-line search -----------------------------------
 
 _WORDS = ("zebra", "Zebra", "ZEBRA", "Timeout", "timeout", "42", "4", "größe", "GRÖSSE", "Größe", "bob", "bz", "z", "b",
           "the", "parser", "fails", "Error", "error", "{x}", "ZebraTimeout4", "ZebraTimeout42", "zEbRaTiMeOuT42",
@@ -217,8 +282,8 @@ _CASES = [
 
 
 def _corpus(root: Path, seed: int = 11) -> None:
-    """Transcript folders with fixed mtimes; lines long and short, needles in every case, a file
-    without a trailing newline, and bytes ('z', 'b', 'Z') common enough to defeat the rare-byte scan."""
+    """Transcript folders with fixed mtimes; lines long and short, needles in every case, and a
+    file without a trailing newline."""
     rng = random.Random(seed)
     for f in range(7):
         folder = root / f"-proj{f % 3}"
@@ -233,7 +298,7 @@ def _corpus(root: Path, seed: int = 11) -> None:
 
 
 def _reference(root: Path, pattern: str, regex: bool, ignore_case: bool, limit: int) -> tuple[list[tuple[str, int]], bool]:
-    """What a plain per-line regex search gives: (session, line) pairs, newest file first, and truncated."""
+    """What a plain per-line Python regex search gives: (file stem, line) pairs, newest file first, and truncated."""
     source = pattern.encode() if regex else re.escape(pattern.strip().encode())
     rx = re.compile(source, (re.IGNORECASE if ignore_case else 0) | re.MULTILINE)
     files = sorted(root.rglob("*.jsonl"), key=lambda p: (-p.stat().st_mtime, str(p)))
@@ -247,318 +312,28 @@ def _reference(root: Path, pattern: str, regex: bool, ignore_case: bool, limit: 
     return hits, False
 
 
-@pytest.fixture(scope="module")
-def pool() -> Iterator[GrepPool]:
-    p = GrepPool()
-    yield p
-    p.close()
-
-
 @pytest.mark.parametrize("chunk", [61, limits.GREP_CHUNK_BYTES])
 @pytest.mark.parametrize("name, pattern, regex, icase", _CASES, ids=[c[0] for c in _CASES])
-def test_pool_and_in_process_match_a_plain_line_search(
-    tmp_path: Path, pool: GrepPool, monkeypatch: pytest.MonkeyPatch, chunk: int, name: str, pattern: str, regex: bool, icase: bool
+def test_builtin_scanner_matches_a_plain_line_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int, name: str, pattern: str, regex: bool, icase: bool
 ) -> None:
     monkeypatch.setattr(limits, "GREP_CHUNK_BYTES", chunk)  # 61: nearly every line spans chunks
-    monkeypatch.setattr(limits, "GREP_POOL_UNIT_BYTES", 20_000)  # several units, several files per unit
     root = tmp_path / "t"
     _corpus(root)
-    limit = limits.GREP_MAX_RESULTS
-    expected, truncated = _reference(root, pattern, regex, icase, limit)
+    expected, truncated = _reference(root, pattern, regex, icase, limits.GREP_MAX_RESULTS)
     assert expected, f"the corpus must contain matches for {name}"
-    here = search_transcripts([root], pattern, regex=regex, ignore_case=icase, limit=limit, deadline_seconds=600)
-    pooled = search_transcripts([root], pattern, regex=regex, ignore_case=icase, limit=limit, deadline_seconds=600, pool=pool, pool_min_bytes=0)
-    assert pool.started
-    assert [(h.session_id, h.line) for h in here.results] == expected
-    assert here.truncated == truncated
-    assert pooled.results == here.results and (pooled.truncated, pooled.reason, pooled.files_scanned) == (here.truncated, here.reason, here.files_scanned)
+    here = search_transcripts([root], pattern, regex=regex, ignore_case=icase, limit=limits.GREP_MAX_RESULTS, deadline_seconds=600)
+    assert [(h.session_id, h.line) for h in here.results] == expected and here.truncated == truncated
 
 
 @pytest.mark.parametrize("limit", [1, 3, 17])
-def test_limit_truncation_is_the_same_on_both_paths(tmp_path: Path, pool: GrepPool, monkeypatch: pytest.MonkeyPatch, limit: int) -> None:
-    monkeypatch.setattr(limits, "GREP_POOL_UNIT_BYTES", 5_000)
+def test_limit_truncation_counts_the_files_read(tmp_path: Path, limit: int) -> None:
     root = tmp_path / "t"
     _corpus(root)
     expected, truncated = _reference(root, "zebra", False, True, limit)
-    assert truncated
-    here = search_transcripts([root], "zebra", ignore_case=True, limit=limit)
-    pooled = search_transcripts([root], "zebra", ignore_case=True, limit=limit, pool=pool, pool_min_bytes=0)
-    assert [(h.session_id, h.line) for h in here.results] == expected
-    assert pooled.results == here.results
-    assert (here.truncated, here.reason) == (pooled.truncated, pooled.reason) == (True, "limit")
-
-
-def test_tiny_deadline_truncates_on_both_paths(tmp_path: Path, pool: GrepPool) -> None:
-    root = tmp_path / "t"
-    _corpus(root)
-    for kwargs in ({}, {"pool": pool, "pool_min_bytes": 0}):
-        result = search_transcripts([root], "zebra", deadline_seconds=1e-9, **kwargs)  # type: ignore[arg-type]
-        assert result.truncated and result.reason == "deadline" and result.results == []
-
-
-def test_worker_unit_stops_at_deadline_and_at_max_hits(tmp_path: Path) -> None:
-    root = tmp_path / "t"
-    _corpus(root)
-    paths = sorted(str(p) for p in root.rglob("*.jsonl"))
-    plan = Plan(literal=b"zebra", fold=True)
-    assert scan_unit(plan, paths, 100, 0.0) == [FileScan([], 0, "deadline")]
-    scans = scan_unit(plan, paths, 2, 600.0)
-    assert sum(len(s.hits) for s in scans) == 2 and scans[-1].status == "hits" and len(scans) < len(paths)
-
-
-def test_small_searches_never_start_the_pool(roots: list[Path]) -> None:
-    fresh = GrepPool()
-    try:
-        result = search_transcripts(roots, "ConnectionResetError", pool=fresh)
-        assert len(result.results) == 4 and not fresh.started
-    finally:
-        fresh.close()
-
-
-def test_closed_pool_scans_in_process(roots: list[Path]) -> None:
-    closed = GrepPool()
-    closed.close()
-    result = search_transcripts(roots, "ConnectionResetError", pool=closed, pool_min_bytes=0)
-    assert len(result.results) == 4 and not closed.started
-
-
-def test_work_units_batch_small_files_in_order() -> None:
-    files = [(Path(f"f{i}"), size) for i, size in enumerate([1, 2, 10, 1, 1, 1, 30, 1])]
-    assert work_units(files, 4) == [[Path("f0"), Path("f1"), Path("f2")], [Path("f3"), Path("f4"), Path("f5"), Path("f6")], [Path("f7")]]
-    assert work_units([], 4) == []
-
-
-def _positions(hay: bytes, needle: bytes) -> list[int]:
-    out, i = [], hay.find(needle)
-    while i >= 0:
-        out.append(i)
-        i = hay.find(needle, i + 1)
-    return out
-
-
-@pytest.mark.parametrize("seed", range(6))
-def test_translate_table_finds_exactly_the_case_folded_matches(seed: int) -> None:
-    rng = random.Random(seed)
-    alphabet = bytes(range(256)) if seed % 2 else b"aAbBzZ?\x00\x3f\x7f\xff-"
-    needle = bytes(rng.choice(alphabet) for _ in range(rng.randint(1, 4))).lower()
-    hay = bytearray(rng.choice(alphabet) for _ in range(20_000))
-    for i in range(0, len(hay) - 8, 997):  # plant the needle in mixed case
-        hay[i:i + len(needle)] = bytes(c ^ 32 if rng.random() < 0.5 and chr(c).isalpha() and c < 128 else c for c in needle)
-    table = fold_table(needle)
-    filler = next(b for b in table if b not in needle)
-    assert all(b == filler or b in needle for b in table)
-    assert _positions(bytes(hay).translate(table), needle) == _positions(bytes(hay).lower(), needle)
-
-
-def test_translate_table_filler_is_outside_the_needle_even_when_it_holds_every_lowered_byte() -> None:
-    needle = bytes(b for b in range(256) if b != 0x3F and not 65 <= b <= 90)  # every lowered byte but '?'
-    assert set(fold_table(needle)) - set(needle) == {0x3F}
-    full = bytes(b for b in range(256) if not 65 <= b <= 90)
-    assert set(fold_table(full)) == set(full)  # every byte folds onto a needle byte: no filler needed
-    hay = bytes(range(256)) * 4
-    assert _positions(hay.translate(fold_table(b"a?z")), b"a?z") == _positions(hay.lower(), b"a?z")
-    hay = b"xx A?Z a?z A?z" * 3
-    assert _positions(hay.translate(fold_table(b"a?z")), b"a?z") == [3, 7, 11, 17, 21, 25, 31, 35, 39]
-
-
-def _scan(tmp_path: Path, data: bytes, plan: Plan) -> list[tuple[int, bytes]]:
-    path = tmp_path / "edge.jsonl"
-    path.write_bytes(data)
-    scan = Scanner(plan).scan_file(str(path), 1000, lambda: False)
-    assert scan.status == "done"
-    return scan.hits
-
-
-@pytest.mark.parametrize("anchor", [None, (0, "xX"), (1, "qQ"), (2, "7"), (4, "zZ")])
-@pytest.mark.parametrize("chunk", [8, 16, 33, 4096])
-def test_literal_scan_at_chunk_edges_mixed_case_and_non_ascii(tmp_path: Path, anchor: tuple[int, str] | None, chunk: int) -> None:
-    lines = [b"Xq7Kz", b"aaxq7kzbb", b"", b"x" * 40 + b"XQ7KZ", b"xq7k", b"\xc3\xb6xQ7kZ\xc3\xb6", b"q7kz" * 9, b"xq7kz"]
-    data = b"\n".join(lines)  # no trailing newline: the last line still counts
-    at, variants = anchor or (0, "")
-    anchors = tuple(ord(c) for c in variants)
-    folded = Plan(literal=b"xq7kz", fold=True, anchors=anchors, anchor_at=at, chunk_bytes=chunk)
-    assert _scan(tmp_path, data, folded) == [(i + 1, line) for i, line in enumerate(lines) if b"xq7kz" in line.lower()]
-    exact = Plan(literal=b"Xq7Kz", anchors=anchors[-1:], anchor_at=at, chunk_bytes=chunk)
-    assert _scan(tmp_path, data, exact) == ([(1, b"Xq7Kz")] if not anchors or chr(anchors[-1]) in "Xq7Kz" else [])
-
-
-def test_common_anchor_byte_falls_back_to_find(tmp_path: Path) -> None:
-    """The anchor byte is everywhere (a bad sample): the scan switches to find and misses nothing."""
-    lines = [b"z" * 5000 + (b" zebra42" if i % 7 == 0 else b"") for i in range(40)]
-    data = b"\n".join(lines) + b"\n"
-    plan = Plan(literal=b"zebra42", anchors=(ord("z"),), anchor_at=0)
-    assert [n for n, _ in _scan(tmp_path, data, plan)] == [i + 1 for i in range(40) if i % 7 == 0]
-    folded = Plan(literal=b"zebra42", fold=True, anchors=(ord("z"), ord("Z")), anchor_at=0)
-    assert [n for n, _ in _scan(tmp_path, data.upper(), folded)] == [i + 1 for i in range(40) if i % 7 == 0]
-
-
-@pytest.mark.parametrize("chunk", [8, 16, 33, 4096])
-def test_folded_literal_found_by_its_letter_free_run_at_chunk_edges(tmp_path: Path, chunk: int) -> None:
-    """-i literal `t10:99 at 2026-03-04x`, found untranslated by ` 2026-03-04`: false leads (the run
-    without the letters), mixed case, a match at the very end without a newline, and non-ASCII."""
-    lit = b"t10:99 at 2026-03-04x"
-    assert choose_probe(lit, True, b"nothing like it " * 500) == (b" 2026-03-04", 9)
-    lines = [b"T10:99 AT 2026-03-04X", b"t10:98 at 2026-03-04x", b"\xc3\xb6 t10:99 At 2026-03-04xx", b"at 2026-03-04x",
-             b" 2026-03-04" * 5, b"", b"zz" * 20 + b"T10:99 aT 2026-03-04X", b"t10:99 at 2026-03-04", b"T10:99 AT 2026-03-04X"]
-    data = b"\n".join(lines)
-    plan = Plan(literal=lit, fold=True, probe=b" 2026-03-04", probe_at=9, chunk_bytes=chunk)
-    assert _scan(tmp_path, data, plan) == [(i + 1, line) for i, line in enumerate(lines) if lit in line.lower()]
-
-
-def test_misleading_probe_falls_back_to_the_translated_find(tmp_path: Path) -> None:
-    """The run is on every line (a bad sample): the scan drops the probe and misses nothing."""
-    lines = [b" 2026-03-04 " + (b"T10:99 at 2026-03-04X" if i % 13 == 0 else b"at 2026-03-04") for i in range(3000)]
-    path = tmp_path / "common.jsonl"
-    path.write_bytes(b"\n".join(lines) + b"\n")
-    scanner = Scanner(Plan(literal=b"t10:99 at 2026-03-04x", fold=True, probe=b" 2026-03-04", probe_at=9))
-    hits = scanner.scan_file(str(path), 1000, lambda: False).hits
-    assert [n for n, _ in hits] == [i + 1 for i in range(3000) if i % 13 == 0]
-    assert scanner.literal is not None and scanner.literal.probe == b""
-
-
-def test_choose_probe_takes_a_long_rare_letter_free_run_or_nothing() -> None:
-    sample = b"the parser fails 2026-01-01T00:00:00Z " * 50
-    assert choose_probe(b"zebra 4242-77 now", True, sample) == (b" 4242-77 ", 5)
-    assert choose_probe(b"zebra 4242-77 now", False, sample) == (b"", 0)  # case-sensitive: find the literal
-    assert choose_probe(b"zebra 42 now", True, sample) == (b"", 0)  # run too short for a fast find
-    assert choose_probe(b"x 2026-01-01t00", True, sample) == (b"", 0)  # run common in the sample
-    assert choose_probe(b"4242-77", True, sample) == (b"4242-77", 0)  # no letters at all: no translation
-    assert choose_probe(b"zebratimeout", True, sample) == (b"", 0)
-
-
-def test_regex_starting_with_a_rare_literal_is_searched_bare() -> None:
-    """sre's C prefix loop beats `find` of a 3-byte literal when the prefix's first byte is rare;
-    a regex that starts with a class cannot use it, so its literal prefilter stays."""
-    rng = random.Random(3)
-    sample = bytes(rng.choice(b"abcdefghijklmnopqrstuvwxyz \n") for _ in range(limits.GREP_SAMPLE_BYTES))
-    assert _regex_outruns_find(re.compile(rb"Qzx\w+e\d"), b"Qzx", sample)
-    assert not _regex_outruns_find(re.compile(rb"\w+qzx\d"), b"qzx", sample)
-    plan = plan_search(re.compile(rb"Qzx\w+e\d"), r"Qzx\w+e\d", regex=True, ignore_case=False, sample=sample)
-    assert (plan.literal, plan.anchors) == (b"Qzx", (ord("Q"),))  # memchr on an absent byte beats both
-    some_q = sample.replace(b"a", b"Q", 200)  # 'Q' in 1 of ~1300 bytes: too common for memchr, rare for sre
-    plan = plan_search(re.compile(rb"Qzx\w+e\d"), r"Qzx\w+e\d", regex=True, ignore_case=False, sample=some_q)
-    assert (plan.literal, plan.regex) == (None, rb"Qzx\w+e\d")
-    assert not _regex_outruns_find(re.compile(rb"Qzx\w+e\d"), b"Qzx", sample[:100])  # too small to time
-
-
-def test_regex_whose_literal_is_on_every_line_switches_to_the_bare_regex(tmp_path: Path) -> None:
-    lines = [_line("s", "user", f"retry the flag {'ZEBRA 7' if i % 97 == 5 else 'zebra'} now").encode() for i in range(2000)]
-    data = b"\n".join(lines) + b"\n"
-    source = rb'"text": "[^"]*ZEBRA \d'
-    scanner = Scanner(Plan(literal=b'"text": "', regex=source))
-    path = tmp_path / "common.jsonl"
-    path.write_bytes(data)
-    hits = scanner.scan_file(str(path), 1000, lambda: False).hits
-    assert [n for n, _ in hits] == [i + 1 for i in range(2000) if i % 97 == 5]
-    assert not scanner.prefilter  # it gave up on the literal after too many lines failed the regex
-
-
-def test_choose_anchor_picks_the_rarest_byte_or_none() -> None:
-    sample = b"the parser fails ZZZZ 2026-01-01T00:00:00Z " * 50
-    assert choose_anchor(b"ZebraTimeout42", False, sample) == ((ord("b"),), 2)
-    assert choose_anchor(b"zebratimeout42", True, sample) == ((ord("4"),), 12)  # as rare as 'b', and no case
-    assert choose_anchor(b"zebratime", True, sample) == ((ord("b"), ord("B")), 2)
-    assert choose_anchor(b"the", False, sample) == ((), 0)  # every byte common
-    assert choose_anchor(b"abc", False, b"") == ((), 0)
-
-
-@pytest.mark.parametrize(
-    "pattern, literal",
-    [(r"Zebra\w+Error\d+", b"Zebra"), (r"\d+Timeout", b"Timeout"), (r"^abc$", b"abc"), (r"(?:abcd)ef", b"abcdef"),
-     (r"ab", None), (r"foo|barbaz", None), (r"(?:fails|flag)\s+zebra", b"zebra"), (r"x|yyy", None), (r"x(foo|bar)yzw", b"yzw"), (r"abc*", None), (r"abcd?e", b"abc"), (r"[a]bc", b"abc"),
-     (r"größe", "größe".encode())],
-)
-def test_required_literal(pattern: str, literal: bytes | None) -> None:
-    assert required_literal(re.compile(pattern.encode())) == literal
-
-
-def test_plan_lowers_the_literal_for_case_insensitive_regexes() -> None:
-    for pattern, flags in ((r"ZEBRA\w+", re.IGNORECASE), (r"(?i)ZEBRA\w+", 0)):
-        plan = plan_search(re.compile(pattern.encode(), flags), pattern, regex=True, ignore_case=bool(flags), sample=b"")
-        assert (plan.literal, plan.fold, plan.regex) == (b"zebra", True, pattern.encode())
-    plain = plan_search(re.compile(re.escape(b"Zebra")), "Zebra", regex=False, ignore_case=False, sample=b"")
-    assert (plain.literal, plain.fold, plain.regex) == (b"Zebra", False, None)
-
-
-def test_daemon_owns_one_lazy_pool(live, roots: list[Path]) -> None:  # type: ignore[no-untyped-def]
-    pool_ = live.daemon.grep_pool
-    assert isinstance(pool_, GrepPool) and not pool_.started
-    r = live.client.get("/v1/transcripts/search", params={"q": "ConnectionResetError"})
-    assert r.status_code == 200 and r.json()["count"] == 4 and not pool_.started
-
-
-def _kill_workers(p: GrepPool) -> None:
-    import signal
-
-    for pid in p.warm():  # the pool's own worker processes, started by this test
-        os.kill(pid, signal.SIGKILL)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
-def test_idle_workers_exit_and_the_next_search_starts_new_ones(tmp_path: Path) -> None:
-    import time
-
-    root = tmp_path / "t"
-    _corpus(root)
-    expected = search_transcripts([root], "zebra", ignore_case=True, limit=50)
-    p = GrepPool(idle_seconds=0.3)
-    try:
-        pids = p.warm()
-        assert pids and all(_alive(pid) for pid in pids)
-        assert search_transcripts([root], "zebra", ignore_case=True, limit=50, pool=p, pool_min_bytes=0).results == expected.results
-        give_up = time.monotonic() + 10
-        while (p.started or any(_alive(pid) for pid in pids)) and time.monotonic() < give_up:
-            time.sleep(0.05)
-        assert not p.started and not any(_alive(pid) for pid in pids)
-        assert search_transcripts([root], "zebra", ignore_case=True, limit=50, pool=p, pool_min_bytes=0).results == expected.results
-        assert p.started and not set(p.warm()) & set(pids)  # fresh worker processes
-    finally:
-        p.close()
-
-
-def test_a_dead_worker_costs_nothing_but_time(tmp_path: Path) -> None:
-    """A killed worker breaks the executor: that search finishes in-process with the same hits,
-    the next one starts fresh workers, and pools that keep dying are given up for in-process scans."""
-    root = tmp_path / "t"
-    _corpus(root)
-    expected = search_transcripts([root], "zebra", ignore_case=True, limit=50)
-    p = GrepPool()
-    try:
-        _kill_workers(p)
-        assert search_transcripts([root], "zebra", ignore_case=True, limit=50, pool=p, pool_min_bytes=0).results == expected.results
-        assert not p.started  # the broken executor was dropped
-        assert search_transcripts([root], "zebra", ignore_case=True, limit=50, pool=p, pool_min_bytes=0).results == expected.results
-        assert p.started  # a fresh executor served that search
-        for _ in range(limits.GREP_POOL_MAX_BREAKS):  # breaks in a row
-            _kill_workers(p)
-            assert search_transcripts([root], "zebra", ignore_case=True, limit=50, pool=p, pool_min_bytes=0).results == expected.results
-        assert p.warm() == []  # given up: no more processes
-        assert search_transcripts([root], "zebra", ignore_case=True, limit=50, pool=p, pool_min_bytes=0).results == expected.results
-        assert not p.started
-    finally:
-        p.close()
-
-
-def test_concurrent_searches_share_one_pool(tmp_path: Path, pool: GrepPool, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The route runs searches on several threads at once; each gets its own, complete answer."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    monkeypatch.setattr(limits, "GREP_POOL_UNIT_BYTES", 5_000)
-    root = tmp_path / "t"
-    _corpus(root)
-    queries = [(name, pattern, regex, icase) for name, pattern, regex, icase in _CASES] * 2
-    expected = {q: search_transcripts([root], q[1], regex=q[2], ignore_case=q[3], limit=100).results for q in queries}
-
-    def run(q: tuple[str, str, bool, bool]) -> tuple[tuple[str, str, bool, bool], list[Any]]:
-        return q, search_transcripts([root], q[1], regex=q[2], ignore_case=q[3], limit=100, pool=pool, pool_min_bytes=0).results
-
-    with ThreadPoolExecutor(max_workers=6) as threads:
-        for q, results in threads.map(run, queries):
-            assert results == expected[q], q[0]
+    result = search_transcripts([root], "zebra", ignore_case=True, limit=limit)
+    assert [(h.session_id, h.line) for h in result.results] == expected and truncated
+    assert (result.truncated, result.reason) == (True, "limit")
+    newest = [p.stem for p in sorted(root.rglob("*.jsonl"), key=lambda p: -p.stat().st_mtime)]
+    one_more, _ = _reference(root, "zebra", False, True, limit + 1)  # the line that showed the limit was reached
+    assert result.files_scanned == newest.index(one_more[-1][0]) + 1 < len(newest)

@@ -8,10 +8,20 @@ from typing import Any
 from memoryd.cli.output import EXIT_OK, client_of, common, cwd_of, emit
 
 
+DIALECT = """\
+regex dialect (--regex): what ripgrep and Python's re read alike, matched per line on bytes
+  literal characters (non-ASCII ones match their UTF-8 bytes)   .  ^  $  |  (...)  (?:...)
+  a leading (?i)   [abc] [^a-z0-9_] [\\d\\w\\s]   \\d \\w \\s \\D \\W \\S \\b \\B \\t \\xHH   \\ before punctuation
+  * + ? {n} {n,} {n,m} (a trailing ? makes them lazy)
+\\w, \\d, \\s, \\b and -i are ASCII only. Lookaround, backreferences, named groups, \\A \\Z, possessive
+repeats, POSIX classes and Unicode escapes are refused with a hint: rewrite, or drop --regex."""
+
+
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = common(sub.add_parser("grep", help="search past session transcripts for a narrow term"))
+    p = common(sub.add_parser("grep", help="search past session transcripts for a narrow term", epilog=DIALECT,
+                              formatter_class=argparse.RawDescriptionHelpFormatter))
     p.add_argument("pattern", help="a narrow literal term (or a regex with --regex)")
-    p.add_argument("--regex", "-E", action="store_true", help="treat the pattern as a regular expression")
+    p.add_argument("--regex", "-E", action="store_true", help="treat the pattern as a regex (dialect below)")
     p.add_argument("--ignore-case", "-i", action="store_true", help="case-insensitive match")
     p.add_argument("--all", action="store_true", help="search every project's transcripts, not just this one")
     p.add_argument("--limit", "-n", type=int, default=None, help="max results (default 20, max 100)")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memoryd.store.paths import sanitize_path
+from memoryd.transcripts.folders import is_sidechain_path, project_folders
 
 
 @dataclass
@@ -27,15 +27,7 @@ def project_transcripts(roots: list[Path], project_root: Path | None) -> list[Pa
     subdirectories included; subagent files excluded). Without a known root: none."""
     if project_root is None:
         return []
-    prefix = sanitize_path(str(project_root))
-    found: list[Path] = []
-    for root in roots:
-        if not root.is_dir():
-            continue
-        for folder in root.iterdir():
-            if folder.is_dir() and (folder.name == prefix or folder.name.startswith(prefix + "-")):
-                found.extend(p for p in folder.glob("*.jsonl") if not p.name.startswith("agent-"))
-    return found
+    return [p for folder in project_folders(roots, project_root) for p in folder.glob("*.jsonl") if not is_sidechain_path(p)]
 
 
 def sessions_touched_since(roots: list[Path], project_root: Path | None, since: float) -> list[str]:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from memoryd.store.paths import project_root, sanitize_path
@@ -18,11 +19,13 @@ def project_folders(roots: list[Path], project: Path | None) -> list[Path]:
     """The project's transcript folders under every root, sorted; every folder when `project` is None."""
     folders: list[Path] = []
     for root in roots:
-        if not root.is_dir():
+        try:
+            entries = sorted(os.scandir(root), key=lambda e: e.name)
+        except OSError:  # a root that does not exist (yet)
             continue
-        for child in sorted(root.iterdir()):
-            if child.is_dir() and not child.is_symlink() and (project is None or belongs_to(child.name, project)):
-                folders.append(child)
+        for entry in entries:  # links are not followed out of a root
+            if entry.is_dir(follow_symlinks=False) and (project is None or belongs_to(entry.name, project)):
+                folders.append(Path(entry.path))
     return folders
 
 
