@@ -177,14 +177,14 @@ def probe_dream_kills(h: Harness, trials: int, rng: random.Random) -> Item:
             for i in range(12):
                 h.save(c, f"pnpm rule {trial}-{i}", "Always use pnpm for installs, never npm", f"body {trial} {i}")
         folder = h.memory_dir()
-        before = {p.name: p.read_text() for p in folder.glob("*.md")}
+        before = {p.name: p.read_text() for p in folder.glob("*.md") if p.name != "MEMORY.md"}
         with h.client() as c:
             run_id = c.post("/v1/dream/run", json={"cwd": str(h.project)}).json()["run_id"]
         time.sleep(rng.uniform(0.0, 0.15))
         h.restart()  # kill -9, then start again
         with h.client() as c:
             run = next(r for r in c.get("/v1/dream/runs", params={"cwd": str(h.project)}).json()["runs"] if r["run_id"] == run_id)
-            after = {p.name: p.read_text() for p in folder.glob("*.md")}
+            after = {p.name: p.read_text() for p in folder.glob("*.md") if p.name != "MEMORY.md"}
             listed = {m["filename"] for m in c.get("/v1/memories", params={"cwd": str(h.project), "limit": 100}).json()["memories"]}
             index = (folder / "MEMORY.md").read_text()
         ok = run["status"] in ("failed", "done") and (after == before if run["status"] == "failed" else True)

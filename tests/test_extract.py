@@ -219,6 +219,7 @@ def test_kill_9_mid_job_then_restart_runs_the_job_again(home: Path, project: Pat
     messages_api.push(Reply(text=answer, delay=30))  # the first attempt hangs in the LLM call
     first = DaemonProcess(home=home, env=env).start()
     with first.client() as c:
+        memory_dir = Path(c.get("/v1/index", params={"cwd": str(project)}).json()["memory_dir"])
         job_id = c.post("/v1/events/turn-end", json={"session_id": writer.session_id, "transcript_path": str(writer.path), "cwd": str(project)}).json()["job_id"]
         deadline = time.monotonic() + 10
         while c.get(f"/v1/jobs/{job_id}").json()["status"] != "running":
@@ -228,8 +229,7 @@ def test_kill_9_mid_job_then_restart_runs_the_job_again(home: Path, project: Pat
             assert time.monotonic() < deadline
             time.sleep(0.05)
     first.kill()  # SIGKILL mid-job
-    memory_dir = next(home.glob("projects/*/memory"), None)
-    assert memory_dir is None or not list(memory_dir.glob("*.md"))  # nothing half-written
+    assert not memory_dir.exists() or sorted(p.name for p in memory_dir.iterdir() if not p.name.startswith(".memoryd")) == []  # nothing half-written
     messages_api.push(Reply(text=answer))
     second = DaemonProcess(home=home, env=env).start()
     try:
