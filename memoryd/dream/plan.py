@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd import limits
-from memoryd.dates import absolutize_dates
+from memoryd.dates import absolutize_dates, code_spans_kept
 from memoryd.llm import LLMClient, extract_json
 from memoryd.similarity import jaccard
 from memoryd.store import MemoryDir, MemoryHeader
@@ -106,6 +106,9 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
         ref = _modified_date(m)
         body = next((a.body for a in plan.actions if a.op == "write" and a.filename == m.filename), m.body)
         fixed_body, fixed_desc = absolutize_dates(body, ref), absolutize_dates(m.description, ref)
+        if not (code_spans_kept(body, fixed_body) and code_spans_kept(m.description, fixed_desc)):
+            plan.notes.append(f"refused a date rewrite of {m.filename}: it would change code")  # the write-path guard
+            continue
         if fixed_body != body or fixed_desc != m.description:
             if m.filename in written:
                 for a in plan.actions:
@@ -128,7 +131,9 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
             if not rest or len(name) > 80:  # a plain bullet, not `name: description` from the daily-log writer
                 name, rest = " ".join(re.findall(r"[\w'-]+", text)[:7])[:80] or "Log entry", text
             try:
-                rest, extra = absolutize_dates(rest, date.fromisoformat(day)), absolutize_dates(extra, date.fromisoformat(day))
+                dated = absolutize_dates(rest, date.fromisoformat(day)), absolutize_dates(extra, date.fromisoformat(day))
+                if code_spans_kept(rest, dated[0]) and code_spans_kept(extra, dated[1]):
+                    rest, extra = dated
             except ValueError:
                 pass
             if any(jaccard(rest, d) >= 0.8 for d in known):

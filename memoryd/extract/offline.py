@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from memoryd.dates import absolutize_dates
+from memoryd.dates import absolutize_dates, code_spans_kept
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+|;\s*")
 _REASON = re.compile(r"\s*(?:,\s*)?\b(?:because|since|as|so that)\b\s+(.+)$", re.IGNORECASE)
@@ -99,8 +99,9 @@ def extract_explicit(prompts: list[tuple[str, date | None]]) -> list[Candidate]:
                 if len(fact) < 6:
                     break
                 if said_on is not None:
-                    fact = absolutize_dates(fact, said_on)
-                    reason = absolutize_dates(reason, said_on) if reason else reason
+                    dated = absolutize_dates(fact, said_on), absolutize_dates(reason, said_on)
+                    if code_spans_kept(fact, dated[0]) and code_spans_kept(reason, dated[1]):  # the write-path guard
+                        fact, reason = dated
                 type_ = _classify(kind, fact)
                 statement = fact[:1].upper() + fact[1:]
                 name = _title(fact) if kind != "identity" else "User role: " + re.sub(r"(?i)^I(?:'m| am) (?:a|an|the) ", "", fact)[:60]
