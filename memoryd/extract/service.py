@@ -26,7 +26,7 @@ from memoryd.extract.offline import Candidate, extract_explicit
 from memoryd.extract.prompts import EXTRACTION_SYSTEM, extraction_user_message
 from memoryd.llm import LLMClient, extract_json
 from memoryd.metrics import Metrics
-from memoryd.similarity import jaccard
+from memoryd.store.similarity import memory_similarity, near_duplicate
 from memoryd.state import StateDB
 from memoryd.store.secrets import redact_record, redact_secrets
 from memoryd.store import MemoryDir, StoreRegistry
@@ -74,7 +74,6 @@ CREATE TABLE IF NOT EXISTS extraction_seen (
 """
 
 TRANSCRIPT_PROMPT_MAX_CHARS = 30_000  # bound on the session delta sent to the LLM
-DEDUP_SIMILARITY = 0.7  # description word overlap above which a candidate updates an existing memory
 
 
 @dataclass
@@ -451,14 +450,8 @@ class ExtractionService:
         for h in existing:
             if h.type == cand.type and h.name.strip().casefold() == cand.name.strip().casefold():
                 return str(h.filename)
-        best, best_score = None, 0.0
-        for h in existing:
-            if h.type != cand.type:
-                continue
-            score = jaccard(h.description, cand.description)
-            if score > best_score:
-                best, best_score = h.filename, score
-        return best if best_score >= DEDUP_SIMILARITY else None
+        same = [h for h in existing if near_duplicate(h, cand)]
+        return str(max(same, key=lambda h: memory_similarity(h, cand)).filename) if same else None
 
     def status(self) -> dict[str, Any]:
         return {**self.counts(), "current_job": self.current_job, "every_n_turns": self.every_n_turns, "mode": self.llm.mode}
