@@ -65,3 +65,65 @@ def score_similarity() -> dict[str, Any]:
              for p in pairs if judge_pair(p["older"], p["newer"]) != p["label"]]
     labels = {label: sum(1 for p in pairs if p["label"] == label) for label in ("duplicate", "distinct", "supersedes")}
     return {"pairs": len(pairs), **labels, "accuracy": round(1 - len(wrong) / len(pairs), 4), "wrong": wrong}
+
+
+_FILL = re.compile(r"\{([AaUhHdbul]):(\d+)\}")
+_ALPHABETS = {
+    "A": string.ascii_letters + string.digits, "a": string.ascii_lowercase + string.digits, "U": string.ascii_uppercase + string.digits,
+    "h": "0123456789abcdef", "H": "0123456789ABCDEF", "d": string.digits, "l": string.ascii_lowercase,
+    "b": string.ascii_letters + string.digits + "+/", "u": string.ascii_letters + string.digits + "-_",
+}
+
+
+@dataclass(frozen=True)
+class SecretCase:
+    secret: bool
+    kind: str
+    field: str
+    text: str
+    random_parts: tuple[str, ...]  # the generated values: a refusal must not echo any of them
+
+
+def secret_cases() -> list[SecretCase]:
+    """The secrets dev set with its random parts filled in (seeded, so every run sees the same text;
+    the repo holds templates, never a live-looking credential)."""
+    cases = []
+    for i, item in enumerate(load("secrets.jsonl")):
+        rng = random.Random(f"memoryd-secrets-{i}")
+        parts: list[str] = []
+
+        def fill(m: re.Match[str]) -> str:
+            value = "".join(rng.choice(_ALPHABETS[m.group(1)]) for _ in range(int(m.group(2))))
+            parts.append(value)
+            return value
+
+        text = _FILL.sub(fill, item["template"])
+        cases.append(SecretCase(item["secret"], item["kind"], item["field"], text, tuple(p for p in parts if len(p) >= 8)))
+    return cases
+
+
+def score_secrets() -> dict[str, Any]:
+    """Secrets refused (by kind) and look-alikes wrongly refused, plus whether any refusal echoed a value."""
+    from memoryd.errors import SecretDetected
+    from memoryd.store.secrets import check_no_secrets
+
+    cases = secret_cases()
+    secrets = [c for c in cases if c.secret]
+    lookalikes = [c for c in cases if not c.secret]
+    missed = [f"{c.kind}: {c.text[:60]!r}" for c in secrets if not find_secrets(c.text, field=c.field)]
+    false_positives = [f"{c.kind}: {[f.kind for f in find_secrets(c.text)]} in {c.text[:70]!r}" for c in lookalikes if find_secrets(c.text)]
+    echoed, unnamed = [], []
+    for c in secrets:
+        try:
+            check_no_secrets({c.field: c.text})
+        except SecretDetected as exc:
+            if any(part in exc.message for part in c.random_parts):
+                echoed.append(c.kind)
+            if f"in {c.field} at line" not in exc.message:
+                unnamed.append(c.kind)
+    return {
+        "secrets": len(secrets), "kinds": len({c.kind for c in secrets}), "lookalikes": len(lookalikes),
+        "refused": len(secrets) - len(missed), "refused_rate": round((len(secrets) - len(missed)) / len(secrets), 4),
+        "false_positive_count": len(false_positives), "missed": missed, "false_positives": false_positives,
+        "echoed": echoed, "field_not_named": unnamed,
+    }
