@@ -21,8 +21,13 @@ SAME_SUBJECT = 0.75  # how alike two memories must be, apart from the choice the
 
 
 class MemoryLike(Protocol):
-    name: str
-    description: str
+    """A memory, a header or an extraction candidate: what a memory claims is in these two."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
 
 
 # Field synonyms: each word stands for the concept terms after it (a word may name two concepts).
