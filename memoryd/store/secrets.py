@@ -29,7 +29,7 @@ class SecretFinding:
 
 
 # memoryd's own patterns: what detect-secrets 1.5 lacks or matches too narrowly (newer token formats,
-# Twilio keys in any case, Azure keys of any length, connection strings, webhooks). Each runs only when
+# Twilio keys in any case, Azure keys of any length, webhooks; `Password=…;` in connection strings is an assignment below). Each runs only when
 # one of its trigger strings is in the lowercased text (the check runs on every save and model prompt);
 # the patterns marked `low` match the lowercased text (same offsets), which is ~10x faster than (?i).
 _Rule = tuple[str, re.Pattern[str], tuple[str, ...], bool]
@@ -67,7 +67,6 @@ _PATTERNS: tuple[_Rule, ...] = (
         r"|dp\.(?:st|ct|sa|scrt)\.[A-Za-z0-9_-]{40,}|tskey-[a-z]+-[A-Za-z0-9]{10,}-[A-Za-z0-9]{20,}|sk\.eyJ[A-Za-z0-9_.-]{40,}"
         r"|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|sq0(?:atp|csp)-[A-Za-z0-9_-]{22,43}|AAAA[A-Za-z0-9_-]{7}:[A-Za-z0-9_-]{100,})"
     ), _SERVICE_PREFIXES, False),
-    ("connection string password", re.compile(r"(?<![\w-])(?:password|pwd)=(?!\$|\{|<)[^;\s'\"]{4,}(?=;|\s|$|['\"])"), ("password=", "pwd="), True),
 )
 # Benign look-alikes, skipped by the entropy check only: lockfile integrity and other digests, data URIs,
 # public keys, Go module sums, UUIDs, and URL paths (a document id is not a credential).
@@ -201,14 +200,14 @@ def _credential_words(text: str, low: str, add: Callable[[str, int, int], None])
     (one fast literal scan of the lowercased text), then matched there."""
     starts: set[int] = set()
     for word in _CREDENTIAL_WORD.finditer(low):
-        if m := _PROSE.match(low, word.start()):
-            _prose(text, m, add)
         start = word.start()
         while start and low[start - 1] in _KEY_CHARS:
             start -= 1
-        if start not in starts and (m := _ASSIGNMENT.match(low, start)):
+        if start not in starts and (m := _ASSIGNMENT.match(low, start)):  # first: `password=…` is an assignment
             starts.add(start)
             _assignment(text, m, add)
+        if m := _PROSE.match(low, word.start()):
+            _prose(text, m, add)
 
 
 def _assignment(text: str, m: re.Match[str], add: Callable[[str, int, int], None]) -> None:
