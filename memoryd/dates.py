@@ -1,7 +1,9 @@
-"""Relative dates → absolute ones ("tomorrow" said on 2026-03-04 → "2026-03-05").
+"""Relative dates → absolute ones ("tomorrow" said on 2026-03-04 → "2026-03-05"), in prose only.
 
 Memories are read weeks later, when "Thursday" means nothing (seeds: project memories carry
-absolute dates). Used by extraction and by the dream; it only rewrites unambiguous phrases.
+absolute dates). Used by extraction and by the dream; it only rewrites unambiguous phrases, and
+never inside code (inline or fenced), identifiers, paths, URLs or quoted command lines: a memory's
+code must come back byte for byte (`code_spans_kept` is the guard the writers check).
 """
 
 from __future__ import annotations
@@ -23,14 +25,38 @@ _SIMPLE = {
     "the day before yesterday": -2,
 }
 
+# What is never rewritten: fenced blocks, inline code, indented or `$ ` command lines, URLs,
+# paths, dotted/underscored/called identifiers, and quoted strings that read as a command line.
+_PROTECTED = re.compile(
+    r"""
+    (?P<fence>^[ \t]*(?P<mark>`{3,}|~{3,})[^\n]*\n(?:.*?\n)??[ \t]*(?P=mark)[ \t]*(?:\n|$)  # fenced block
+      |^[ \t]*(?:`{3,}|~{3,})[\s\S]*\Z)                                                     # unclosed fence
+    |(?P<inline>(?P<ticks>`+)[^`\n]+?(?P=ticks))                                              # inline code
+    |(?P<shell>^(?:[ ]{4}|\t|[ \t]*\$\ )[^\n]*)                                               # indented or `$ ` line
+    |(?P<url>\b[a-z][a-z0-9+.-]*://\S+|\bwww\.\S+)                                            # URL
+    |(?P<path>(?:~|\.{1,2})?(?:[\w.-]*[/\\])+[\w.-]*)                                         # path
+    |(?P<ident>[\w$]+(?:(?:\.|::|->)[\w$]+|\([^()\n]*\))+[\w$]*|\w+_\w+|\w+(?=\())           # identifier or call
+    |(?P<cmd>(?<!\w)(?P<q>["'])[^"'\n]*?(?:\s-{1,2}\w|\|\s|&&|\bsudo\s|\b(?:p?npm|yarn|git|make|docker|kubectl|python3?|pytest|cargo|go)\s)[^"'\n]*(?P=q)(?!\w))  # quoted command line
+    """,
+    re.VERBOSE | re.MULTILINE | re.DOTALL | re.IGNORECASE,
+)
+
 
 def _fmt(d: date) -> str:
     return d.isoformat()
 
 
-def absolutize_dates(text: str, ref: date) -> str:
-    """Rewrite relative day phrases against `ref`, keeping the phrase's case-insensitive span."""
+def protected_spans(text: str) -> list[str]:
+    """The code-like spans of `text`, in order: what no date rewrite may change."""
+    return [m.group(0) for m in _PROTECTED.finditer(text)]
 
+
+def code_spans_kept(before: str, after: str) -> bool:
+    """The write-path guard: True when a rewrite left every code-like span byte for byte."""
+    return protected_spans(before) == protected_spans(after)
+
+
+def _rewrite_prose(text: str, ref: date) -> str:
     def simple(m: re.Match[str]) -> str:
         return _fmt(ref + timedelta(days=_SIMPLE[m.group(0).lower()]))
 
@@ -75,3 +101,14 @@ def absolutize_dates(text: str, ref: date) -> str:
         flags=re.IGNORECASE,
     )
     return out
+
+
+def absolutize_dates(text: str, ref: date) -> str:
+    """Rewrite relative day phrases against `ref` in the prose between code-like spans."""
+    out, last = [], 0
+    for m in _PROTECTED.finditer(text):
+        out.append(_rewrite_prose(text[last : m.start()], ref))
+        out.append(m.group(0))
+        last = m.end()
+    out.append(_rewrite_prose(text[last:], ref))
+    return "".join(out)

@@ -16,14 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from memoryd import limits
-from memoryd.dates import absolutize_dates
+from memoryd.dates import absolutize_dates, code_spans_kept
 from memoryd.llm import LLMClient, extract_json
-from memoryd.similarity import jaccard
+from memoryd.store.similarity import NEAR_DUPLICATE, near_duplicate, similarity, supersedes
 from memoryd.store import MemoryDir, MemoryHeader
 from memoryd.store.paths import FILENAME_RE
 from memoryd.store.prompt import MEMORY_TYPES_TEXT, WHAT_NOT_TO_SAVE
 
-SIMILARITY_THRESHOLD = limits.DREAM_DUP_SIMILARITY
 _LOG_BULLET = re.compile(r"^\s*[-*]\s+(?:\d{1,2}:\d{2}\s+)?(?:\[(?P<type>user|feedback|project|reference)\]\s+)?(?P<text>.+)$")
 LLM_CONTEXT_MAX_CHARS = limits.DREAM_LLM_CONTEXT_MAX_CHARS
 
@@ -48,13 +47,6 @@ class Plan:
     logs: list[Path] = field(default_factory=list)
     method: str = "offline"
     notes: list[str] = field(default_factory=list)
-
-
-def similarity(a: Any, b: Any) -> float:
-    """Name 0.3, description 0.4, body 0.3; identical descriptions count as duplicates."""
-    if a.description.strip().casefold() == b.description.strip().casefold():
-        return 1.0
-    return 0.3 * jaccard(a.name, b.name) + 0.4 * jaccard(a.description, b.description) + 0.3 * jaccard(a.body, b.body)
 
 
 def _modified_date(memory: Any) -> date:
@@ -86,7 +78,7 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
     for i, keep in enumerate(memories):
         if keep.filename in merged_away:
             continue
-        group = [m for m in memories[i + 1 :] if m.type == keep.type and m.filename not in merged_away and similarity(keep, m) >= SIMILARITY_THRESHOLD]
+        group = [m for m in memories[i + 1 :] if m.filename not in merged_away and near_duplicate(keep, m)]
         if not group:
             continue
         lines = keep.body.rstrip().split("\n")
@@ -98,6 +90,15 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
             plan.actions.append(Action("delete", other.filename, why=f"near-duplicate of {keep.filename}"))
         survivors[keep.filename] = keep
         plan.actions.append(Action("write", keep.filename, keep.name, keep.type, keep.description, "\n".join(lines), why=f"merged {len(group)} near-duplicate(s)"))
+    # Phase 3a': a newer memory that contradicts an older one ("uses npm" → "moved to pnpm") wins;
+    # the older file's text stays in the run's backup, so undo brings it back.
+    for i, newer in enumerate(memories):
+        for older in memories[i + 1 :]:
+            if {newer.filename, older.filename} & merged_away or not supersedes(newer, older):
+                continue
+            merged_away.add(older.filename)
+            plan.actions.append(Action("delete", older.filename, why=f"superseded by {newer.filename}: was \"{older.description[:120]}\""))
+    plan.actions = [a for a in plan.actions if not (a.op == "write" and a.filename in merged_away)]
     # Phase 3b: relative dates → absolute, against the date the memory was written.
     written = {a.filename for a in plan.actions if a.op == "write"}
     for m in memories:
@@ -106,6 +107,9 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
         ref = _modified_date(m)
         body = next((a.body for a in plan.actions if a.op == "write" and a.filename == m.filename), m.body)
         fixed_body, fixed_desc = absolutize_dates(body, ref), absolutize_dates(m.description, ref)
+        if not (code_spans_kept(body, fixed_body) and code_spans_kept(m.description, fixed_desc)):
+            plan.notes.append(f"refused a date rewrite of {m.filename}: it would change code")  # the write-path guard
+            continue
         if fixed_body != body or fixed_desc != m.description:
             if m.filename in written:
                 for a in plan.actions:
@@ -128,10 +132,12 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
             if not rest or len(name) > 80:  # a plain bullet, not `name: description` from the daily-log writer
                 name, rest = " ".join(re.findall(r"[\w'-]+", text)[:7])[:80] or "Log entry", text
             try:
-                rest, extra = absolutize_dates(rest, date.fromisoformat(day)), absolutize_dates(extra, date.fromisoformat(day))
+                dated = absolutize_dates(rest, date.fromisoformat(day)), absolutize_dates(extra, date.fromisoformat(day))
+                if code_spans_kept(rest, dated[0]) and code_spans_kept(extra, dated[1]):
+                    rest, extra = dated
             except ValueError:
                 pass
-            if any(jaccard(rest, d) >= 0.8 for d in known):
+            if any(similarity(rest, d) >= NEAR_DUPLICATE for d in known):
                 continue
             description = rest if len(rest) <= 200 else rest[:197] + "…"
             body = extra or (f"{rest}\n\n**Why:** noted in the daily log of {day}.\n**How to apply:** take it into account in related work." if type_ in ("feedback", "project") else rest)

@@ -26,7 +26,7 @@ from memoryd.extract.offline import Candidate, extract_explicit
 from memoryd.extract.pending import BASH, PROMPT, TOOLS, TURN, WROTE, PendingRow, PendingTurns
 from memoryd.llm import LLMClient
 from memoryd.metrics import Metrics
-from memoryd.similarity import jaccard
+from memoryd.store.similarity import memory_similarity, near_duplicate
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.paths import FILENAME_RE
 from memoryd.store.secrets import REDACTED
@@ -34,7 +34,6 @@ from memoryd.transcripts.service import TranscriptService
 
 log = logging.getLogger(__name__)
 
-DEDUP_SIMILARITY = 0.7  # description word overlap above which a candidate updates an existing memory
 
 
 def _date_of(timestamp: str) -> date | None:
@@ -305,14 +304,8 @@ class ExtractionService:
         for h in existing:
             if h.type == cand.type and h.name.strip().casefold() == cand.name.strip().casefold():
                 return str(h.filename)
-        best, best_score = None, 0.0
-        for h in existing:
-            if h.type != cand.type:
-                continue
-            score = jaccard(h.description, cand.description)
-            if score > best_score:
-                best, best_score = h.filename, score
-        return best if best_score >= DEDUP_SIMILARITY else None
+        same = [h for h in existing if near_duplicate(h, cand)]
+        return str(max(same, key=lambda h: memory_similarity(h, cand)).filename) if same else None
 
     def status(self) -> dict[str, Any]:
         return {**self.jobs.counts(), "current_job": self.current_job, "every_n_turns": self.every_n_turns, "mode": self.llm.mode,

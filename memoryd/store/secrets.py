@@ -7,11 +7,12 @@ message or a log line cannot leak what it refused.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from memoryd.errors import SecretDetected
 
@@ -27,37 +28,80 @@ class SecretFinding:
         return f"{self.kind} in {self.field} at line {self.line}, column {self.column}"
 
 
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("private key block", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")),
-    ("Anthropic API key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}")),
-    ("OpenAI API key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}")),
-    ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b")),
-    ("AWS secret access key", re.compile(r"(?i)aws_?secret_?access_?key\s*[=:]\s*['\"]?[A-Za-z0-9/+=]{40}")),
-    ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})")),
-    ("Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("Slack webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/]{20,}")),
-    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
-    ("Google OAuth secret", re.compile(r"\bGOCSPX-[A-Za-z0-9_-]{20,}")),
-    ("Stripe key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}")),
-    ("JSON web token", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-    ("credentials in URL", re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:[^\s/@]{3,}@[^\s/]+")),
+# memoryd's own patterns: what detect-secrets 1.5 lacks or matches too narrowly (newer token formats,
+# Twilio keys in any case, Azure keys of any length, webhooks; `Password=…;` in connection strings is an assignment below). Each runs only when
+# one of its trigger strings is in the lowercased text (the check runs on every save and model prompt);
+# the patterns marked `low` match the lowercased text (same offsets), which is ~10x faster than (?i).
+_Rule = tuple[str, re.Pattern[str], tuple[str, ...], bool]
+_SERVICE_PREFIXES = (
+    "shpat_", "shpca_", "shppa_", "shpss_", "dop_v1_", "hvs.", "lin_api_", "dapi", "age-secret-key-", "atatt3", "pmak-", "glsa_",
+    "sbp_", "r8_", "gsk_", "ntn_", "sntrys_", "dp.st.", "dp.ct.", "dp.sa.", "dp.scrt.", "tskey-", "sk.eyj", "sg.", "sq0atp-", "sq0csp-", "aaaa",
+)
+_GITLAB_PREFIXES = ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "glcbt-", "glimt-", "glptt-", "gloas-", "glsa-", "glagent-", "gr1348941")
+_PATTERNS: tuple[_Rule, ...] = (
+    ("private key block", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"), ("private key",), False),
+    ("Anthropic API key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}"), ("sk-ant-",), False),
+    ("OpenAI API key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}"), ("sk-",), False),
+    ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b"), ("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"), False),
+    ("AWS secret access key", re.compile(r"aws_?secret_?access_?key\s*[=:]\s*['\"]?[a-z0-9/+=]{40}"), ("secret",), True),
+    ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})"), ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), False),
+    ("GitLab token", re.compile(r"\bgl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|oas|sa)-[A-Za-z0-9_-]{20,}"), _GITLAB_PREFIXES, False),
+    ("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}"), ("hf_",), False),
+    ("npm token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), ("npm_",), False),
+    ("PyPI token", re.compile(r"\bpypi-[A-Za-z0-9_-]{50,}"), ("pypi-",), False),
+    ("Azure storage key", re.compile(r"\b(?:accountkey|sharedaccesskey|sig)=[a-z0-9+/%]{30,}={0,2}"), ("accountkey=", "sharedaccesskey=", "sig="), True),
+    ("Twilio key", re.compile(r"(?:SK|AC)(?<![A-Za-z0-9]..)[0-9a-fA-F]{32}\b"), ("sk", "ac"), False),
+    ("Discord token", re.compile(r"[MNO](?<![A-Za-z\d_-].)[A-Za-z\d_-]{23,27}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,40}"), (".",), False),
+    ("Discord webhook", re.compile(r"https://(?:\w+\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{30,}"), ("discord",), False),
+    ("Slack token", re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{20,}"), ("xox", "xapp-"), False),
+    ("Slack webhook", re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/]{20,}"), ("hooks.slack.com",), False),
+    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), ("aiza",), False),
+    ("Google OAuth secret", re.compile(r"\bGOCSPX-[A-Za-z0-9_-]{20,}"), ("gocspx-",), False),
+    ("Stripe key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}|\bwhsec_[A-Za-z0-9]{24,}"), ("k_live_", "k_test_", "whsec_"), False),
+    ("JSON web token", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), ("eyj",), False),
+    ("credentials in URL", re.compile(r"://(?<=[a-z0-9+.-]://)[^\s:/@]+:[^\s/@]{3,}@[^\s/]+"), ("://",), False),
+    ("service token", re.compile(
+        r"\b(?:shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|dop_v1_[a-f0-9]{64}|hvs\.[A-Za-z0-9_-]{24,}|lin_api_[A-Za-z0-9]{40}|dapi[a-f0-9]{32}"
+        r"|AGE-SECRET-KEY-1[0-9A-Z]{58}|ATATT3[A-Za-z0-9_=-]{40,}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}"
+        r"|sbp_[a-f0-9]{40}|r8_[A-Za-z0-9]{37}|gsk_[A-Za-z0-9]{48,}|ntn_[A-Za-z0-9]{40,}|sntrys_[A-Za-z0-9+/=_-]{40,}"
+        r"|dp\.(?:st|ct|sa|scrt)\.[A-Za-z0-9_-]{40,}|tskey-[a-z]+-[A-Za-z0-9]{10,}-[A-Za-z0-9]{20,}|sk\.eyJ[A-Za-z0-9_.-]{40,}"
+        r"|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|sq0(?:atp|csp)-[A-Za-z0-9_-]{22,43}|AAAA[A-Za-z0-9_-]{7}:[A-Za-z0-9_-]{100,})"
+    ), _SERVICE_PREFIXES, False),
+)
+# Benign look-alikes, skipped by the entropy check only: lockfile integrity and other digests, data URIs,
+# public keys, Go module sums, UUIDs, and URL paths (a document id is not a credential).
+_BENIGN = re.compile(
+    r"\b(?:sha(?:1|224|256|384|512)[-:][A-Za-z0-9+/=]{20,}|h1:[A-Za-z0-9+/=]{40,}|data:[\w/+.-]+;base64,[A-Za-z0-9+/=]+"
+    r"|ssh-(?:ed25519|rsa|dss)\s+AAAA[A-Za-z0-9+/=]+|ecdsa-sha2-nistp\d+\s+AAAA[A-Za-z0-9+/=]+"
+    r"|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|eyJ[A-Za-z0-9_-]+(?![.\w-]))"
+    r"|\bhttps?://[^\s?#]+",
+    re.IGNORECASE,
 )
 
 # `password = hunter2`, `"api_key": "…"`, `export TOKEN=…`: a credential-named key with a literal value.
 _ASSIGNMENT = re.compile(
-    r"(?i)\b(?P<key>[a-z0-9_.-]*(?:password|passwd|passphrase|pwd|secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|token|client[_-]?secret)[a-z0-9_]*)"
+    r"(?<![a-z0-9_.-])(?P<key>[a-z0-9_.-]*?(?:password|passwd|passphrase|pwd|secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|token|client[_-]?secret)[a-z0-9_]*)"
     r"['\"]?\s*(?:=|:|:=|=>)\s*(?P<q>['\"]?)(?P<value>[^\s'\",;]{6,})(?P=q)"
-)
+)  # matched on the lowercased text
+_CREDENTIAL_WORDS = ("pass", "pwd", "secret", "key", "token", "pin")
+_CREDENTIAL_WORD = re.compile("|".join(_CREDENTIAL_WORDS))
+_KEY_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_.-")
 _PLACEHOLDER = re.compile(
     r"(?i)^(?:<[^>]*>|\$\{?[A-Z_][A-Z0-9_]*\}?|\*+|x{4,}|\.{3,}|changeme|placeholder|example|dummy|redacted|none|null|true|false|"
-    r"os\.environ.*|process\.env.*|getenv.*|env\(.*|settings\..*|config\..*|[a-z_]+\(.*)$"
+    r"os\.environ.*|process\.env.*|getenv.*|env\(.*|settings\..*|config\..*|[a-z_]+\(.*|\{\{.*)$"
 )
 # "the staging db password is 4jI0SB7A0!94bxuQCxx7": a credential named in prose, then its value.
-_PROSE = re.compile(
-    r"(?i)\b(?P<key>password|passphrase|passwd|pwd|secret|api[ _-]?key|access[ _-]?token|auth[ _-]?token|token)s?"
-    r"(?:\s+(?:for|of|on|to)\s+[\w.@/-]+)?\s+(?:is|was|are|=|:)\s+(?:now\s+)?(?P<q>[`'\"]?)(?P<value>[^\s`'\"]{6,})(?P=q)"
+_PROSE = re.compile(  # matched on the lowercased text
+    r"\b(?P<key>password|passphrase|passwd|pwd|secret|api[ _-]?key|access[ _-]?token|auth[ _-]?token|token|pin)s?"
+    r"(?:\s+(?:for|of|on|to|in)\s+(?:[\w.@/-]+\s+){0,2}[\w.@/-]+)?(?:\s*[:=]\s*|\s+(?:is|was|are|is set to|was set to|reads)\s+)(?:now\s+)?"
+    r"(?:(?P<q>[`'\"])(?P<quoted>[^`'\"\n]{6,}?)(?P=q)|(?P<value>[^\s`'\"]{6,}))"
 )
-_TOKENISH = re.compile(r"[A-Za-z0-9=_-]{32,}")
+# A lowercase passphrase in prose ("… is correcthorsebatterystaple.") unless it reads as an ordinary word.
+_ORDINARY_WORD = re.compile(r"(?i)^(?:[a-z]+(?:ly|ed|ing|able|ible|tion|sion|ment|ness|ful|less|ive|ous|al))$")
+_TOKENISH = re.compile(r"(?<![A-Za-z0-9=_-])[A-Za-z0-9=_-]{32,}")
+_WORDISH = re.compile(r"[A-Z]?[a-z]{3,}")
+ENTROPY_LIMIT = 4.3  # bits per character of an unquoted token (random base62 of 32+ chars: ~5.2; hex digests: ≤ 4)
+QUOTED_ENTROPY_LIMIT = 4.5  # detect-secrets' own default for quoted base64 strings
 
 
 def _entropy(text: str) -> float:
@@ -67,11 +111,76 @@ def _entropy(text: str) -> float:
 
 
 def _looks_random(token: str) -> bool:
-    """High-entropy and mixed classes; excludes hex digests (entropy ≤ 4) and plain words."""
-    if len(token) < 32 or _entropy(token) < 4.3:
+    """High-entropy and mixed classes; excludes hex digests (entropy ≤ 4), plain words and
+    identifiers built from words (`20240115093000_AddUserPreferencesTableWithIndexes`)."""
+    if len(token) < 32 or _entropy(token) < ENTROPY_LIMIT:
+        return False
+    if sum(len(w) for w in _WORDISH.findall(token)) >= 0.5 * len(token):
         return False
     classes = sum(bool(re.search(p, token)) for p in (r"[a-z]", r"[A-Z]", r"[0-9]"))
     return classes == 3
+
+
+@functools.cache
+def _detect_secrets_patterns() -> tuple[_Rule, ...]:
+    """detect-secrets' regex plugins, each with its trigger strings (imported on first use: ~0.2 s).
+    Left out: keyword, hex-entropy and public-IP (they flag commit SHAs, IPs and `token_count = 1000`)
+    and Artifactory (`AP` + 9 letters flags upper-case identifiers)."""
+    from detect_secrets.plugins import (
+        aws, azure_storage_key, basic_auth, cloudant, discord, github_token, gitlab_token, ibm_cloud_iam, ibm_cos_hmac, jwt,
+        mailchimp, npm, openai, private_key, pypi_token, sendgrid, slack, softlayer, square_oauth, stripe, telegram_token, twilio,
+    )
+
+    plugins: tuple[tuple[Any, tuple[str, ...]], ...] = (
+        (aws.AWSKeyDetector, ("akia", "asia", "abia", "acca", "a3t", "aws")),
+        (azure_storage_key.AzureStorageKeyDetector, ("accountkey",)),
+        (basic_auth.BasicAuthDetector, ("://",)),
+        (cloudant.CloudantDetector, ("cloudant", "cl_", "cl-")),
+        (discord.DiscordBotTokenDetector, (".",)),
+        (github_token.GitHubTokenDetector, ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
+        (gitlab_token.GitLabTokenDetector, _GITLAB_PREFIXES),
+        (ibm_cloud_iam.IbmCloudIamDetector, ("ibm",)),
+        (ibm_cos_hmac.IbmCosHmacDetector, ("cos_", "cos-", "cossecret", "cosaccess", "coshmac")),
+        (jwt.JwtTokenDetector, ("eyj",)),
+        (mailchimp.MailchimpDetector, ("-us",)),
+        (npm.NpmDetector, ("_authtoken",)),
+        (openai.OpenAIDetector, ("t3blbkfj",)),
+        (private_key.PrivateKeyDetector, ("private", "putty")),
+        (pypi_token.PypiTokenDetector, ("pypi-",)),
+        (sendgrid.SendGridDetector, ("sg.",)),
+        (slack.SlackDetector, ("xox", "hooks.slack.com")),
+        (softlayer.SoftlayerDetector, ("softlayer", "sl_", "sl-")),
+        (square_oauth.SquareOAuthDetector, ("sq0csp-",)),
+        (stripe.StripeDetector, ("k_live_",)),
+        (telegram_token.TelegramBotTokenDetector, (":",)),
+        (twilio.TwilioKeyDetector, ("ac", "sk")),
+    )
+    return tuple((plugin.secret_type, regex, triggers, False) for plugin, triggers in plugins for regex in plugin().denylist)
+
+
+@functools.cache
+def _rules() -> tuple[tuple[_Rule, ...], frozenset[str]]:
+    rules = (*_PATTERNS, *_detect_secrets_patterns())
+    return rules, frozenset(t for _, _, triggers, _ in rules for t in triggers)
+
+
+@functools.cache
+def _quoted_base64() -> re.Pattern[str]:
+    """detect-secrets' Base64HighEntropyString: a quoted run of its charset (entropy checked by the caller)."""
+    from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
+
+    return re.compile(r"(['\"])([%s]{20,})\1" % re.escape(Base64HighEntropyString(limit=QUOTED_ENTROPY_LIMIT).charset))
+
+
+def _prose_value(value: str, *, quoted: bool, after: str) -> bool:
+    """A value named in prose is credential-like when it mixes letters with digits or symbols
+    (hunter2, 4jI0SB7A0!94bx), is quoted, or is one long lowercase run at the end of a clause;
+    "in 1Password", "rotated" and "required" are not."""
+    if quoted:
+        return True
+    if re.search(r"[A-Za-z]", value) and re.search(r"[0-9!@#$%^&*+=~_-]", value):
+        return True
+    return len(value) >= 12 and value.isalpha() and not _ORDINARY_WORD.match(value) and after in ("", ".", ",", ";", "\n")
 
 
 def _position(text: str, index: int) -> tuple[int, int]:
@@ -80,57 +189,93 @@ def _position(text: str, index: int) -> tuple[int, int]:
     return line, column
 
 
-# Lowercase substrings without which a pattern cannot match: checked with `in` (memchr-fast) so
-# the regexes run only on the rare text that could hold a secret (transcripts are mostly not).
-_PATTERN_HINTS: dict[str, tuple[str, ...]] = {
-    "private key block": ("-----begin",), "Anthropic API key": ("sk-ant-",), "OpenAI API key": ("sk-",),
-    "AWS access key id": ("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"), "AWS secret access key": ("secret",),
-    "GitHub token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), "Slack token": ("xox",), "Slack webhook": ("hooks.slack.com",), "Google API key": ("aiza",),
-    "Google OAuth secret": ("gocspx-",), "Stripe key": ("_live_", "_test_"), "JSON web token": ("eyj",), "credentials in URL": ("://",),
-}
-_KEY_HINTS = ("pass", "pwd", "secret", "key", "token")
-_ALL_HINTS = tuple(dict.fromkeys([h for hints in _PATTERN_HINTS.values() for h in hints] + list(_KEY_HINTS)))
+def _lowered(text: str) -> str:
+    """`text.lower()` with the same offsets (the few characters whose lower case is longer keep their case)."""
+    low = text.lower()
+    return low if len(low) == len(text) else "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+
+
+def _credential_words(text: str, low: str, add: Callable[[str, int, int], None]) -> None:
+    """`password = …` assignments and "the password is …" in prose: found from each credential word
+    (one fast literal scan of the lowercased text), then matched there."""
+    starts: set[int] = set()
+    for word in _CREDENTIAL_WORD.finditer(low):
+        start = word.start()
+        while start and low[start - 1] in _KEY_CHARS:
+            start -= 1
+        if start not in starts and (m := _ASSIGNMENT.match(low, start)):  # first: `password=…` is an assignment
+            starts.add(start)
+            _assignment(text, m, add)
+        if m := _PROSE.match(low, word.start()):
+            _prose(text, m, add)
+
+
+def _assignment(text: str, m: re.Match[str], add: Callable[[str, int, int], None]) -> None:
+    value = text[m.start("value"):m.end("value")]
+    if _PLACEHOLDER.match(value) or value.lower() in {"required", "optional"}:
+        return
+    key = m.group("key")
+    if ("token" in key or "key" in key) and not ("pass" in key or "secret" in key or "pwd" in key):
+        # `token_count: 100000` is not a secret; a token/key value is long and mixes letters and digits.
+        if len(value) < 12 or not (re.search(r"[A-Za-z]", value) and re.search(r"[0-9]", value)):
+            return
+    add(f"credential assignment ({text[m.start('key'):m.end('key')]})", m.start("value"), m.end("value"))
+
+
+def _prose(text: str, m: re.Match[str], add: Callable[[str, int, int], None]) -> None:
+    group = "quoted" if m.group("quoted") else "value"
+    start = m.start(group)
+    value = text[start:m.end(group)]
+    value = value.rstrip(".,;:!?)") if group == "value" else value
+    end = start + len(value)
+    if _PLACEHOLDER.match(value) or not _prose_value(value, quoted=bool(m.group("q")), after=text[end:end + 1]):
+        return
+    add(f"credential in prose ({m.group('key')})", start, end)
 
 
 def _spans(text: str) -> list[tuple[str, int, int]]:
     """(kind, start, end) of every credential-looking span, non-overlapping, in text order."""
     spans: list[tuple[str, int, int]] = []
-    lowered = text.lower()
-    present = {hint for hint in _ALL_HINTS if hint in lowered}
-    # A token is one run of 32+ word characters: only text with a whitespace-free stretch that long can hold one.
-    long_stretch = max(map(len, text.split()), default=0) >= 32
-    if not present and not long_stretch:
-        return spans  # the common case: most text cannot hold a secret
 
     def add(kind: str, start: int, end: int) -> None:
         if any(s <= start < e or start <= s < end for _, s, e in spans):
             return
         spans.append((kind, start, end))
 
-    for kind, pattern in _PATTERNS:
-        if not present.isdisjoint(_PATTERN_HINTS[kind]):
-            for m in pattern.finditer(text):
-                add(kind, m.start(), m.end())
-    keyed = not present.isdisjoint(_KEY_HINTS)
-    for m in _ASSIGNMENT.finditer(text) if keyed else ():
-        value = m.group("value")
-        if _PLACEHOLDER.match(value) or value.lower() in {"required", "optional"}:
+    low = _lowered(text)
+    rules, triggers = _rules()
+    present = {t for t in triggers if t in low}  # one pass per trigger, not per rule
+    for kind, pattern, wanted, on_lower in rules:
+        if present.isdisjoint(wanted):
             continue
-        key = m.group("key").lower()
-        if ("token" in key or "key" in key) and not ("pass" in key or "secret" in key or "pwd" in key):
-            # `token_count: 100000` is not a secret; a token/key value is long and mixes letters and digits.
-            if len(value) < 12 or not (re.search(r"[A-Za-z]", value) and re.search(r"[0-9]", value)):
-                continue
-        add(f"credential assignment ({m.group('key')})", m.start("value"), m.end("value"))
-    for m in _PROSE.finditer(text) if keyed else ():
-        value = m.group("value").rstrip(".,;:!?)")
-        # A value is credential-like when it mixes classes (hunter2, 4jI0SB7A0!94bx); "in 1Password" or "rotated" are not.
-        if _PLACEHOLDER.match(value) or not re.search(r"[0-9]", value) or not re.search(r"[A-Za-z]", value):
-            continue
-        add(f"credential in prose ({m.group('key').lower()})", m.start("value"), m.start("value") + len(value))
+        for m in pattern.finditer(low if on_lower else text):
+            start, end = m.span()
+            while start < end and text[start] in " \t\"':=/":  # some patterns match the delimiters around the value
+                start += 1
+            while end > start and text[end - 1] in " \t\"'":
+                end -= 1
+            add(kind, start, end)
+    if any(w in low for w in _CREDENTIAL_WORDS):
+        _credential_words(text, low, add)
+    benign: list[tuple[int, int]] | None = None
+
+    def is_benign(start: int, end: int) -> bool:
+        nonlocal benign
+        if benign is None:  # only texts with a random-looking token pay for the look-alike scan
+            benign = [b.span() for b in _BENIGN.finditer(text)]
+        return any(s <= start and end <= e for s, e in benign)
+
+    # A token is a run of 32+ word characters: text with no whitespace-free stretch that long (most text) skips the scan.
+    long_stretch = max(map(len, text.split()), default=0) >= 32
     for m in _TOKENISH.finditer(text) if long_stretch else ():
-        if _looks_random(m.group(0)):
+        if _looks_random(m.group(0)) and not is_benign(m.start(), m.end()):
             add("high-entropy token", m.start(), m.end())
+    if "'" in text or '"' in text:
+        for m in _quoted_base64().finditer(text):
+            value = m.group(2)
+            if sum(len(w) for w in _WORDISH.findall(value)) < 0.5 * len(value) and _entropy(value) > QUOTED_ENTROPY_LIMIT:
+                if not is_benign(m.start(2), m.end(2)):
+                    add("high-entropy string", m.start(2), m.end(2))
     spans.sort(key=lambda span: span[1])
     return spans
 
