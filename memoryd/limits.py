@@ -128,3 +128,11 @@ SESSION_NOTES_CONTEXT_MAX_CHARS = 5_000
 # RECALL_WATCHED_SWEEP_SECONDS (a sweep of 20,000 files costs ~50 ms).
 RECALL_WATCHED_SWEEP_MIN_FILES = 1_000
 RECALL_WATCHED_SWEEP_SECONDS = 1.0
+
+# --- LLM backends (issue 16) -------------------------------------------------------------
+LLM_RETRIES = 3  # background calls retry 429/529/5xx/connection errors this often; recall never retries
+LLM_RETRY_BASE_SECONDS = 1.0  # backoff 1, 2, 4 s … unless the server sends retry-after
+LLM_RETRY_MAX_WAIT_SECONDS = 60.0  # a longer retry-after is cut to this
+LLM_MALFORMED_RETRIES = 1  # a reply that fails the pydantic schema is asked for once more
+LLM_CLI_MAX_QUEUE = 4  # claude-cli runs one call at a time; this many more may wait
+LLM_CLI_DEFAULT_MODEL = "haiku"  # small and fast: memoryd's calls are short classification/extraction jobs

@@ -24,7 +24,8 @@ from memoryd import limits
 from memoryd.errors import InvalidMemory, InvalidRequest, JobNotFound, LLMUnavailable, QueueFull, TokenBudgetExceeded, Unprocessable
 from memoryd.extract.offline import Candidate, extract_explicit
 from memoryd.extract.prompts import EXTRACTION_SYSTEM, extraction_user_message
-from memoryd.llm import LLMClient, extract_json
+from memoryd.llm import LLMClient
+from memoryd.llm.schemas import Extraction
 from memoryd.metrics import Metrics
 from memoryd.similarity import jaccard
 from memoryd.state import StateDB
@@ -389,8 +390,8 @@ class ExtractionService:
                     lines.append(f"{stamp}Assistant used {tool.name} {str(target)[:120]}")
         transcript = "\n".join(lines)[-TRANSCRIPT_PROMPT_MAX_CHARS:]
         manifest = "\n".join(f"- [{h.type}] {h.filename}: {h.name} — {h.description}" for h in store.scan_memory_headers())
-        result = self.llm.complete(purpose="extract", system=EXTRACTION_SYSTEM, user=extraction_user_message(manifest, transcript), max_tokens=2048)
-        items = extract_json(result.text, expect=list)
+        result = self.llm.complete(purpose="extract", system=EXTRACTION_SYSTEM, user=extraction_user_message(manifest, transcript), max_tokens=2048, schema=Extraction)
+        items = [m.model_dump() for m in result.data.memories]
         candidates: list[Candidate] = []
         for item in items:
             if not isinstance(item, dict):

@@ -9,6 +9,7 @@ from memoryd import limits
 from memoryd.errors import LLMUnavailable
 from memoryd.llm import LLMClient
 from memoryd.llm.client import extract_json
+from memoryd.llm.schemas import RecallSelection
 from memoryd.store.model import MemoryHeader
 
 PURPOSE = "recall"
@@ -51,5 +52,6 @@ def select_with_llm(llm: LLMClient, query: str, candidates: list[MemoryHeader], 
         user=f"Query: {query}\n\nAvailable memories:\n{manifest(candidates)}",
         max_tokens=limits.RECALL_SIDE_QUERY_MAX_TOKENS,
         timeout=timeout,
+        schema=RecallSelection,
     )
     return parse_selection(answer.text, {h.filename for h in candidates}, limit)

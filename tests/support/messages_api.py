@@ -21,7 +21,11 @@ from tests.support.servers import ThreadedServer
 
 @dataclass
 class Reply:
-    """One scripted answer: text, or an HTTP error status, or a raw (garbage) body; after `delay` s."""
+    """One scripted answer: text, or an HTTP error status, or a raw (garbage) body; after `delay` s.
+
+    `tool_input` answers with a tool_use block instead, for the request's first tool (how
+    structured output arrives). `headers` go on the response (e.g. retry-after on a 429).
+    """
 
     text: str = "ok"
     status: int = 200
@@ -29,6 +33,8 @@ class Reply:
     raw_body: str | None = None
     input_tokens: int = 10
     output_tokens: int = 5
+    tool_input: dict[str, Any] | None = None
+    headers: dict[str, str] | None = None
 
 
 class ScriptedMessagesAPI:
@@ -99,11 +105,13 @@ class ScriptedMessagesAPI:
             with api._lock:
                 api.requests.append(body)
                 api.headers.append(dict(request.headers))
-            reply = api.next_reply(body)
+            # a tool's result closes the turn: answered here, so scripts need not know about it
+            reply = Reply(text="Done.") if _ends_with_tool_result(body) else api.next_reply(body)
             if reply.delay:
                 await asyncio.sleep(reply.delay)
             if reply.status != 200:
-                return JSONResponse({"type": "error", "error": {"type": "api_error", "message": "scripted failure"}}, status_code=reply.status)
+                return JSONResponse({"type": "error", "error": {"type": "api_error", "message": "scripted failure"}}, status_code=reply.status,
+                                    headers=reply.headers)
             if reply.raw_body is not None:
                 return Response(reply.raw_body, media_type="application/json")
             if body.get("stream"):
@@ -122,14 +130,26 @@ class ScriptedMessagesAPI:
         return app
 
 
+def _ends_with_tool_result(body: dict[str, Any]) -> bool:
+    last = (body.get("messages") or [{}])[-1].get("content")
+    return isinstance(last, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in last)
+
+
+def _content(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    if reply.tool_input is None:
+        return {"type": "text", "text": reply.text}
+    name = ((body.get("tools") or [{}])[0]).get("name", "tool")
+    return {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}", "name": name, "input": reply.tool_input}
+
+
 def _message(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
     return {
         "id": f"msg_{uuid.uuid4().hex[:24]}",
         "type": "message",
         "role": "assistant",
         "model": body.get("model", "claude-test"),
-        "content": [{"type": "text", "text": reply.text}],
-        "stop_reason": "end_turn",
+        "content": [_content(body, reply)],
+        "stop_reason": "end_turn" if reply.tool_input is None else "tool_use",
         "stop_sequence": None,
         "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens},
     }
@@ -143,8 +163,14 @@ async def _sse(body: dict[str, Any], reply: Reply) -> AsyncIterator[bytes]:
         return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
 
     yield event("message_start", {"type": "message_start", "message": start})
-    yield event("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
-    yield event("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": reply.text}})
+    block = msg["content"][0]
+    if block["type"] == "tool_use":
+        yield event("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {**block, "input": {}}})
+        delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
+    else:
+        yield event("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+        delta = {"type": "text_delta", "text": reply.text}
+    yield event("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta})
     yield event("content_block_stop", {"type": "content_block_stop", "index": 0})
-    yield event("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": None}, "usage": {"output_tokens": reply.output_tokens}})
+    yield event("message_delta", {"type": "message_delta", "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None}, "usage": {"output_tokens": reply.output_tokens}})
     yield event("message_stop", {"type": "message_stop"})
