@@ -30,9 +30,9 @@ SEALED_ENV = {
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     "CLAUDE_CODE_MAX_RETRIES": "0",  # memoryd's one retry policy decides; recall must never wait on the CLI's
     "DISABLE_TELEMETRY": "1",
-    "MEMORYD_INTERNAL_CALL": "1",  # memoryd's own hook scripts stay quiet even if hooks were somehow on
 }
 AUTH_PROBE_TIMEOUT_SECONDS = 20.0
+CLI_MAX_TURNS = 4  # an answer takes 1-2 turns; a model that keeps missing the schema must not loop on the user's plan
 
 
 def find_claude(setting: str) -> str | None:
@@ -65,7 +65,7 @@ class ClaudeCLIBackend:
 
     def command(self, call: Call) -> list[str]:
         args = [self.binary, "-p", "--output-format", "json", "--model", self.model, "--system-prompt", call.system,
-                "--tools", "", "--no-session-persistence", "--strict-mcp-config", "--disable-slash-commands", "--settings", SEALED_SETTINGS]
+                "--tools", "", "--max-turns", str(CLI_MAX_TURNS), "--no-session-persistence", "--strict-mcp-config", "--disable-slash-commands", "--settings", SEALED_SETTINGS]
         if call.tool is not None:
             args += ["--json-schema", json.dumps(call.tool["input_schema"])]
         return args

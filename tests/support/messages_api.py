@@ -131,14 +131,16 @@ class ScriptedMessagesAPI:
 
 
 def _ends_with_tool_result(body: dict[str, Any]) -> bool:
-    last = (body.get("messages") or [{}])[-1].get("content")
+    turns = [m for m in body.get("messages") or [] if m.get("role") != "system"]  # newer models take system turns
+    last = (turns or [{}])[-1].get("content")
     return isinstance(last, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in last)
 
 
 def _content(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
     if reply.tool_input is None:
         return {"type": "text", "text": reply.text}
-    name = ((body.get("tools") or [{}])[0]).get("name", "tool")
+    names = [t.get("name", "tool") for t in body.get("tools") or []]
+    name = next((n for n in names if n != "DeferredToolPlaceholder"), "tool")  # the CLI lists a placeholder first
     return {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}", "name": name, "input": reply.tool_input}
 
 
