@@ -18,7 +18,14 @@ from typing import Any, Iterator
 import httpx
 import pytest
 
+from memoryd.errors import TokenBudgetExceeded
 from memoryd.extract.offline import extract_explicit
+from memoryd.llm import LLMClient, UsageMeter
+from memoryd.llm.claude_cli import ClaudeCLIBackend
+from memoryd.llm.schemas import RecallSelection
+from memoryd.metrics import Metrics
+from memoryd.state import StateDB
+from memoryd.store.memdir import utc_now
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
 from tests.support.servers import DaemonProcess, daemon_env
 from tests.support.transcripts import new_session
@@ -149,3 +156,34 @@ def test_every_job_runs_through_the_users_claude_login_sealed_off(world: World) 
         assert {t["name"] for t in body.get("tools") or []} <= {"StructuredOutput", "DeferredToolPlaceholder"}
         assert body["model"] == "claude-haiku-4-5" or "haiku" in body["model"]
     assert sum("You extract durable memories" in system_text(b) for b in world.api.requests) == 1
+
+
+def _cli_client(tmp: Path, claude: Path, api: ScriptedMessagesAPI, *, signed_in: bool, cap: int = 0) -> LLMClient:
+    home = tmp / "user"
+    (home / ".claude").mkdir(parents=True)
+    if signed_in:
+        (home / ".claude" / "settings.json").write_text(json.dumps({"apiKeyHelper": "echo sk-ant-helper-key"}))
+    env = {**daemon_env(tmp / "memoryd"), "HOME": str(home), "ANTHROPIC_BASE_URL": api.url}
+    backend = ClaudeCLIBackend(binary=str(claude), model="haiku", workdir=tmp / "memoryd" / "llm-cwd", max_queue=1, env=env)
+    meter = UsageMeter(StateDB(tmp / "state.db"), Metrics(), daily_cap=cap, now=utc_now)
+    client = LLMClient(backend=backend if backend.signed_in() else None, meter=meter, timeout_seconds=60)
+    client._sleep = lambda s: None  # the backoff's clock, not its policy
+    return client
+
+
+def test_cli_529_is_retried_by_memoryds_policy_and_the_cap_holds(tmp_path: Path, claude_bin: Path) -> None:  # noqa: F811
+    with ScriptedMessagesAPI() as api:
+        llm = _cli_client(tmp_path, claude_bin, api, signed_in=True, cap=50)
+        api.push(Reply(status=529), Reply(tool_input={"selected_memories": ["user_a.md"]}, input_tokens=40, output_tokens=20))
+        result = llm.complete(purpose="extract", system="pick", user="q", schema=RecallSelection)
+        assert result.data.selected_memories == ["user_a.md"] and result.backend == "claude-cli"
+        assert len(api.requests) == 2  # the CLI itself did not retry (CLAUDE_CODE_MAX_RETRIES=0): memoryd did, once
+        with pytest.raises(TokenBudgetExceeded):
+            llm.complete(purpose="extract", system="pick", user="q", schema=RecallSelection)
+        assert len(api.requests) == 2 and "cap of 50 reached" in llm.status()["status_line"]
+
+
+def test_a_claude_that_is_not_signed_in_leaves_memoryd_offline(tmp_path: Path, claude_bin: Path) -> None:  # noqa: F811
+    with ScriptedMessagesAPI() as api:
+        llm = _cli_client(tmp_path, claude_bin, api, signed_in=False)
+        assert not llm.enabled and api.requests == []
