@@ -20,12 +20,18 @@ Return a JSON object with a "selected_memories" array of filenames for the memor
 - If no memories would clearly be useful, return an empty array."""
 
 
-def manifest(headers: list[MemoryHeader]) -> str:
-    """One line per memory: `[type] filename (timestamp): description`."""
-    lines = []
+def manifest(headers: list[MemoryHeader], *, max_bytes: int = limits.RECALL_MANIFEST_MAX_BYTES) -> str:
+    """One line per memory: `[type] filename (timestamp): description`, best-ranked first, cut at `max_bytes`."""
+    lines, used = [], 0
+    cap = limits.RECALL_MANIFEST_DESCRIPTION_MAX_CHARS
     for h in headers:
         stamp = datetime.fromtimestamp(h.mtime, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        lines.append(f"[{h.type}] {h.filename} ({stamp}): {h.description}")
+        description = h.description if len(h.description) <= cap else h.description[: cap - 1] + "…"
+        line = f"[{h.type}] {h.filename} ({stamp}): {description}"
+        used += len(line.encode("utf-8")) + 1
+        if used > max_bytes:
+            break
+        lines.append(line)
     return "\n".join(lines)
 
 

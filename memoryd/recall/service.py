@@ -131,12 +131,12 @@ class RecallService:
 
         method, reason, chosen = "local", "", [fn for fn, _ in ranked[:limit]]
         if self.llm.enabled:
-            if len(candidates) > pool:  # bounded prompt: the local ranker pre-selects
-                by_name = {h.filename: h for h in candidates}
-                picked = [by_name[fn] for fn, _ in ranked if fn in by_name][:pool]
-                seen = {h.filename for h in picked}
-                picked += [h for h in candidates if h.filename not in seen][: pool - len(picked)]
-                candidates = picked
+            # bounded prompt: the local ranker orders (and above `pool`, pre-selects) what the manifest shows
+            by_name = {h.filename: h for h in candidates}
+            picked = [by_name[fn] for fn, _ in ranked if fn in by_name][:pool]
+            seen = {h.filename for h in picked}
+            picked += [h for h in candidates if h.filename not in seen][: pool - len(picked)]
+            candidates = picked
             open_now = {h.filename for h in item.headers} - surfaced
             late = [fn for fn in self._take_late(session_id, memdir) if fn in open_now]
             llm_choice, reason = self._side_query(query, candidates, limit, (session_id, memdir))
