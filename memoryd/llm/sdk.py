@@ -42,8 +42,10 @@ class MessagesBackend:
         if _sdk_takes_temperature():
             kwargs["temperature"] = call.temperature
         try:
+            # plain dicts for messages and tools; temperature passed by ** (SDKs differ)
             response = self._client.messages.create(  # type: ignore[call-overload]
-                model=self.model, system=call.system, messages=call.messages, max_tokens=call.max_tokens, timeout=call.timeout, **kwargs,
+                model=self.model, system=call.system, messages=call.messages, max_tokens=call.max_tokens, timeout=call.timeout,  # type: ignore[arg-type]
+                **kwargs,
             )
         except anthropic.APITimeoutError as exc:
             raise BackendError(f"{self.name} did not answer {call.purpose} within {call.timeout:g} s") from exc
@@ -60,7 +62,7 @@ class MessagesBackend:
         usage = getattr(response, "usage", None)
         data = None
         for block in response.content:
-            if getattr(block, "type", "") == "tool_use" and call.tool is not None and block.name == call.tool["name"] and isinstance(block.input, dict):
+            if isinstance(block, anthropic.types.ToolUseBlock) and call.tool is not None and block.name == call.tool["name"] and isinstance(block.input, dict):
                 data = block.input
                 break
         text = "".join(getattr(block, "text", "") for block in response.content if getattr(block, "type", "") == "text")
