@@ -38,12 +38,21 @@ class MemorySettings(_Section):
     watch: bool = Field(True, description="Watch memory dirs for hand edits and re-index.")
 
 
+LLMBackendName = Literal["auto", "anthropic", "claude-cli", "messages-api", "off"]
+LLM_BACKENDS: tuple[str, ...] = ("auto", "anthropic", "claude-cli", "messages-api", "off")
+
+
 class LLMSettings(_Section):
-    enabled: bool = Field(True, description="Use the LLM when ANTHROPIC_API_KEY is set (MEMORYD_LLM=off forces offline).")
-    model: str = Field("claude-sonnet-4-5", description="Model for side-queries, extraction and consolidation.")
-    base_url: str = Field("", description="Messages API base URL. Empty: the SDK default or ANTHROPIC_BASE_URL.")
-    timeout_seconds: float = Field(60.0, gt=0, description="Timeout of background LLM calls (extraction, dream).")
-    daily_token_cap: int = Field(2_000_000, ge=0, description="Input+output tokens per day; background work stops at the cap. 0: no cap.")
+    backend: LLMBackendName = Field("auto", description="auto: ANTHROPIC_API_KEY → anthropic, else a signed-in `claude` on PATH → claude-cli, else offline. anthropic, claude-cli, messages-api (Ollama, llama-server, LM Studio) or off.")
+    enabled: bool = Field(True, description="false is the same as backend = \"off\" (MEMORYD_LLM=off also forces offline).")
+    model: str = Field("claude-sonnet-4-5", description="Model for the anthropic and messages-api backends (for Ollama e.g. \"qwen3:8b\").")
+    base_url: str = Field("", description="Messages API base URL (messages-api: required, e.g. http://127.0.0.1:11434). Empty: the SDK default or ANTHROPIC_BASE_URL.")
+    api_key: str = Field("", repr=False, description="messages-api only: the key your server expects (most local servers take any). Empty: ANTHROPIC_API_KEY, else a placeholder.")
+    claude_path: str = Field("claude", description="claude-cli: the Claude Code executable, a name on PATH or a full path.")
+    claude_model: str = Field(limits.LLM_CLI_DEFAULT_MODEL, description="claude-cli: the model alias or name passed to `claude --model`.")
+    timeout_seconds: float = Field(60.0, gt=0, description="Timeout of background LLM calls (extraction, session notes, dream).")
+    retries: int = Field(limits.LLM_RETRIES, ge=0, le=10, description="Background calls retry 429/529/5xx and connection errors this often, with backoff and retry-after; recall never retries.")
+    daily_token_cap: int = Field(2_000_000, ge=0, description="Input+output tokens per day, every backend together; at the cap memoryd works offline until 00:00 UTC. 0: no cap.")
 
 
 class RecallSettings(_Section):
@@ -101,11 +110,20 @@ class Settings(_Section):
     anthropic_api_key: str = Field("", exclude=True, repr=False)
     anthropic_base_url: str = Field("", exclude=True)
     llm_forced_off: bool = Field(False, exclude=True)
+    llm_backend_override: str = Field("", exclude=True)  # MEMORYD_LLM=<backend name>
+
+    @property
+    def llm_backend(self) -> str:
+        """The configured backend after MEMORYD_LLM and `enabled = false`: one of LLM_BACKENDS."""
+        if self.llm_forced_off or not self.llm.enabled:
+            return "off"
+        return self.llm_backend_override or self.llm.backend
 
     @property
     def llm_mode(self) -> Literal["llm", "offline"]:
-        """`llm` when a key is set and nothing turns the LLM off."""
-        if self.anthropic_api_key and self.llm.enabled and not self.llm_forced_off:
+        """What the configuration asks for; `auto` without a key is settled by probing `claude` (LLMClient.from_settings)."""
+        backend = self.llm_backend
+        if backend in ("claude-cli", "messages-api") or (backend in ("auto", "anthropic") and self.anthropic_api_key):
             return "llm"
         return "offline"
 
@@ -154,5 +172,7 @@ def load_settings(env: Mapping[str, str] | None = None, *, home: Path | None = N
     settings.memory_dir_override = env.get("MEMORYD_MEMORY_DIR", "")
     settings.anthropic_api_key = env.get("ANTHROPIC_API_KEY", "")
     settings.anthropic_base_url = env.get("ANTHROPIC_BASE_URL", "")
-    settings.llm_forced_off = env.get("MEMORYD_LLM", "").strip().lower() in {"off", "0", "false", "no"}
+    llm_env = env.get("MEMORYD_LLM", "").strip().lower()
+    settings.llm_forced_off = llm_env in {"off", "0", "false", "no"}
+    settings.llm_backend_override = llm_env if llm_env in LLM_BACKENDS else ""
     return settings

@@ -44,14 +44,7 @@ class Daemon:
         self.metrics.uptime.set(self.started_at)
         self.state = StateDB(self.home / STATE_FILENAME)
         self.meter = UsageMeter(self.state, self.metrics, daily_cap=settings.llm.daily_token_cap, now=now)
-        self.llm = LLMClient(
-            api_key=settings.anthropic_api_key,
-            model=settings.llm.model,
-            base_url=settings.llm_base_url,
-            timeout_seconds=settings.llm.timeout_seconds,
-            meter=self.meter,
-            enabled=settings.llm_mode == "llm",
-        )
+        self.llm = LLMClient.from_settings(settings, meter=self.meter)
         self.stores = StoreRegistry(
             memory_base=settings.memory_base,
             env_override=settings.memory_dir_override,
@@ -190,7 +183,8 @@ class Daemon:
         base: dict[str, Any] = {
             "version": __version__,
             "mode": self.llm.mode,
-            "model": self.settings.llm.model if self.llm.enabled else None,
+            "model": self.llm.model,
+            "llm": self.llm.status(),
             "uptime_seconds": round(time.time() - self.started_at, 3),
             "pid": os.getpid(),
             "home": str(self.home),

@@ -46,6 +46,40 @@ def _grep_check(settings: Settings) -> Check:
     return Check("grep", True, "built-in scanner: no rg found (`pip install ripgrep==14.1.0` or your system's ripgrep makes transcript searches 6-12x faster)")
 
 
+def _llm_checks(settings: Settings, status: dict[str, Any] | None) -> list[Check]:
+    """What the daemon's LLM really is (backend, model, login, last call, spend), never "ok" beside a contradiction."""
+    key = os.environ.get("ANTHROPIC_API_KEY", "")
+    if status is None or "llm" not in status:
+        wanted = settings.llm_backend
+        return [Check("llm", True, f"[llm] backend = {wanted!r} (the daemon is not running: nothing more to check)")]
+    llm: dict[str, Any] = status["llm"]
+    checks: list[Check] = []
+    backend, model, last = llm.get("backend"), llm.get("model"), llm.get("last_call") or {}
+    spend = f"{llm.get('tokens_today', 0):,} tokens today" + (f" of {llm['daily_cap']:,}" if llm.get("daily_cap") else "")
+    if backend == "off":
+        wanted = settings.llm_backend
+        ok = wanted in ("auto", "off")  # offline by choice, or auto found nothing: both work, with the offline paths
+        checks.append(Check("llm", ok, f"offline: {llm.get('why_offline', '')}",
+                            "" if ok else "fix the setting named above, or set [llm] backend = \"off\""))
+    else:
+        detail = f"{backend}, model {model}, {spend}"
+        if llm.get("signed_in") is False:
+            checks.append(Check("llm", False, f"{detail}; `claude` is not signed in", "run `claude` once and /login (or set [llm] backend = \"off\")"))
+        elif llm.get("tokens_today", 0) and llm.get("daily_cap") and llm["tokens_today"] >= llm["daily_cap"]:
+            checks.append(Check("llm", False, f"{detail}: the daily cap is reached, memoryd runs offline until 00:00 UTC", "raise [llm] daily_token_cap to allow more"))
+        elif last.get("outcome") not in (None, "ok"):
+            checks.append(Check("llm", False, f"{detail}; last call ({last.get('purpose')}, {last.get('at')}) failed: {last.get('detail')}",
+                                "memoryd uses its offline paths meanwhile; see the error above for what to change"))
+        else:
+            last_text = f"; last call ok ({last.get('purpose')}, {last.get('at')})" if last else "; no call yet"
+            signed = ", signed in" + (f" ({llm['auth_method']})" if llm.get("auth_method") else "") if llm.get("signed_in") else ""
+            checks.append(Check("llm", True, detail + signed + last_text))
+    if key and backend == "anthropic":
+        looks = key.startswith("sk-ant-")
+        checks.append(Check("api key", looks, f"ANTHROPIC_API_KEY is set ({len(key)} chars, value not shown)", "" if looks else "the key should start with sk-ant-"))
+    return checks
+
+
 def run_checks(settings: Settings, client: MemorydClient, cwd: str) -> list[Check]:
     checks: list[Check] = []
     status: dict[str, Any] | None = None
@@ -76,16 +110,7 @@ def run_checks(settings: Settings, client: MemorydClient, cwd: str) -> list[Chec
     missing = [str(r) for r in settings.transcript_roots if not r.is_dir()]
     checks.append(Check("transcript roots", not missing, f"missing: {', '.join(missing)}" if missing else ", ".join(map(str, settings.transcript_roots)),
                         "run Claude Code once (it creates ~/.claude/projects) or fix [transcripts] roots" if missing else ""))
-    if status is not None:
-        mode = status.get("mode")
-        failures = sum(v.get("failures", 0) for v in (status.get("llm_usage") or {}).get("by_purpose", {}).values())
-        ok = not (mode == "llm" and failures)
-        checks.append(Check("llm", ok, f"mode {mode}" + (f", {failures} failed LLM call(s) today" if failures else ""),
-                            "" if ok else "check ANTHROPIC_API_KEY (memoryd falls back to offline meanwhile)"))
-    key = os.environ.get("ANTHROPIC_API_KEY", "")
-    if key:
-        looks = key.startswith("sk-ant-")
-        checks.append(Check("api key", looks, f"ANTHROPIC_API_KEY is set ({len(key)} chars, value not shown)", "" if looks else "the key should start with sk-ant-"))
+    checks.extend(_llm_checks(settings, status))
     checks.append(_grep_check(settings))
     free = shutil.disk_usage(settings.home if settings.home.exists() else Path.home()).free
     checks.append(Check("disk", free >= MIN_FREE_BYTES, f"{free / 1e9:.1f} GB free under {settings.home}", "" if free >= MIN_FREE_BYTES else "free some disk space"))

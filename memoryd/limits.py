@@ -132,3 +132,13 @@ RECALL_WATCHED_SWEEP_SECONDS = 1.0
 SESSION_ID_MAX_CHARS = 128  # Claude Code's ids are 36-char UUIDs; room for other agents' ids
 PATH_COMPONENT_MAX_BYTES = 255  # NAME_MAX on Linux and macOS: a longer component cannot exist
 PATH_MAX_BYTES = 4096  # PATH_MAX on Linux
+
+# --- LLM backends (issue 16) -------------------------------------------------------------
+LLM_RETRIES = 3  # background calls retry 429/529/5xx/connection errors this often; recall never retries
+LLM_RETRY_BASE_SECONDS = 1.0  # backoff 1, 2, 4 s … unless the server sends retry-after
+LLM_RETRY_MAX_WAIT_SECONDS = 60.0  # a longer retry-after is cut to this
+LLM_MALFORMED_RETRIES = 1  # a reply that fails the pydantic schema is asked for once more
+LLM_CLI_MAX_QUEUE = 4  # claude-cli runs one call at a time; this many more may wait
+RECALL_MANIFEST_MAX_BYTES = 4_096  # the side-query's manifest, whatever the store's size (the lowest-ranked lines go)
+RECALL_MANIFEST_DESCRIPTION_MAX_CHARS = 150  # per manifest line, like a MEMORY.md entry
+LLM_CLI_DEFAULT_MODEL = "haiku"  # small and fast: memoryd's calls are short classification/extraction jobs

@@ -26,8 +26,8 @@ class Metrics:
             "memoryd_recall_seconds", "Recall latency.", ["method"], registry=r,
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3),
         )
-        self.llm_tokens = Counter("memoryd_llm_tokens", "LLM tokens by purpose and direction.", ["purpose", "direction"], registry=r)
-        self.llm_calls = Counter("memoryd_llm_calls", "LLM calls by purpose and outcome.", ["purpose", "outcome"], registry=r)
+        self.llm_tokens = Counter("memoryd_llm_tokens", "LLM tokens by purpose, backend and direction.", ["purpose", "backend", "direction"], registry=r)
+        self.llm_calls = Counter("memoryd_llm_calls", "LLM calls by purpose, backend and outcome.", ["purpose", "backend", "outcome"], registry=r)
         self.jobs = Counter("memoryd_jobs", "Background jobs finished, by kind and status.", ["kind", "status"], registry=r)
         self.dream_runs = Counter("memoryd_dream_runs", "Consolidation runs by outcome.", ["status"], registry=r)
         self.transcript_lines = Counter("memoryd_transcript_lines", "Transcript lines read, by outcome.", ["outcome"], registry=r)

@@ -54,7 +54,7 @@ def test_good_selection_uses_the_llm_and_seeds_prompt(llm_live: LiveDaemon, proj
     assert "): Deploys go through GitHub Actions then Argo" in user
     usage = llm_live.client.get("/v1/status").json()["llm_usage"]["by_purpose"]["recall"]
     assert usage["calls"] == 1 and usage["input_tokens"] == 10
-    assert 'memoryd_llm_tokens_total{direction="input",purpose="recall"} 10.0' in llm_live.client.get("/metrics").text
+    assert 'memoryd_llm_tokens_total{backend="anthropic",direction="input",purpose="recall"} 10.0' in llm_live.client.get("/metrics").text
 
 
 def test_already_surfaced_memories_are_not_offered_again(llm_live: LiveDaemon, project: Path, two: tuple[str, str], messages_api: ScriptedMessagesAPI) -> None:

@@ -17,7 +17,8 @@ from typing import Any
 
 from memoryd import limits
 from memoryd.dates import absolutize_dates, code_spans_kept
-from memoryd.llm import LLMClient, extract_json
+from memoryd.llm import LLMClient
+from memoryd.llm.schemas import DreamPlan
 from memoryd.store.similarity import NEAR_DUPLICATE, near_duplicate, similarity, supersedes
 from memoryd.store import MemoryDir, MemoryHeader
 from memoryd.store.paths import FILENAME_RE
@@ -210,8 +211,8 @@ def llm_plan(store: MemoryDir, llm: LLMClient, *, processed_logs: set[str], time
         parts.append(block)
         logs.append(p)
     context = "\n\n".join(parts)
-    result = llm.complete(purpose="dream", system=DREAM_SYSTEM, user=f"Today is {(today or date.today()).isoformat()}.\n\n{context}", max_tokens=limits.DREAM_LLM_MAX_TOKENS, timeout=timeout)
-    data = extract_json(result.text, expect=dict)
+    result = llm.complete(purpose="dream", system=DREAM_SYSTEM, user=f"Today is {(today or date.today()).isoformat()}.\n\n{context}", max_tokens=limits.DREAM_LLM_MAX_TOKENS, timeout=timeout, schema=DreamPlan)
+    data = result.data.model_dump()
     plan = Plan(method="llm", logs=logs)
     for raw in data.get("actions") or []:
         if not isinstance(raw, dict):

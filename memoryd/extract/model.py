@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from memoryd import limits
 from memoryd.extract.offline import Candidate
 from memoryd.extract.prompts import EXTRACTION_SYSTEM, extraction_user_message
-from memoryd.llm import LLMClient, extract_json
+from memoryd.llm import LLMClient
+from memoryd.llm.schemas import Extraction
 from memoryd.store import MemoryDir
 
 TRANSCRIPT_PROMPT_MAX_CHARS = 30_000  # bound on the session delta sent to the LLM (its newest part)
@@ -24,9 +25,10 @@ def extract_with_model(llm: LLMClient, transcript: str, store: MemoryDir) -> lis
     """Ask the model for memories worth keeping from `transcript` (rendered turns); drop malformed items."""
     transcript = transcript[-TRANSCRIPT_PROMPT_MAX_CHARS:]
     manifest = "\n".join(f"- [{h.type}] {h.filename}: {h.name} — {h.description}" for h in store.scan_memory_headers())
-    result = llm.complete(purpose="extract", system=EXTRACTION_SYSTEM, user=extraction_user_message(manifest, transcript), max_tokens=2048)
+    result = llm.complete(purpose="extract", system=EXTRACTION_SYSTEM, user=extraction_user_message(manifest, transcript), max_tokens=2048,
+                          schema=Extraction)
     candidates: list[Candidate] = []
-    for item in extract_json(result.text, expect=list):
+    for item in (m.model_dump() for m in result.data.memories):
         if not isinstance(item, dict):
             continue
         name, type_ = str(item.get("name", "")).strip(), str(item.get("type", "")).strip()

@@ -1,43 +1,40 @@
-"""`LLMClient`: every LLM call of the daemon goes through `complete`, metered by purpose and
-held to a daily token cap. Foreign errors become `LLMUnavailable` / `TokenBudgetExceeded`
-here, so callers fall back without knowing the SDK.
+"""`LLMClient`: every model call of the daemon goes through `complete`, whatever the backend
+(anthropic SDK, any Messages API, the user's `claude`): metered per purpose and backend, held
+to the daily token cap, retried by one policy, structured answers validated with pydantic.
+Foreign errors become `LLMUnavailable` / `TokenBudgetExceeded` here, so callers fall back
+without knowing the backend.
 
 It does NOT hold prompts; recall, extraction and dream own theirs.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
 import json
 import logging
+import random
 import re
+import threading
+import time
+import typing
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable
 
+from pydantic import BaseModel, ValidationError
 
+from memoryd import limits
 from memoryd.errors import LLMUnavailable, TokenBudgetExceeded
+from memoryd.llm.backend import Backend, BackendError, Call
+from memoryd.llm.meter import UsageMeter
+from memoryd.store.secrets import redact_secrets
 
 if TYPE_CHECKING:
-    import anthropic
-from memoryd.metrics import Metrics
-from memoryd.store.secrets import redact_secrets
-from memoryd.state import StateDB
+    from memoryd.config import Settings
 
 log = logging.getLogger(__name__)
 
-USAGE_SCHEMA = """
-CREATE TABLE IF NOT EXISTS llm_usage (
-    day TEXT NOT NULL,
-    purpose TEXT NOT NULL,
-    calls INTEGER NOT NULL DEFAULT 0,
-    failures INTEGER NOT NULL DEFAULT 0,
-    input_tokens INTEGER NOT NULL DEFAULT 0,
-    output_tokens INTEGER NOT NULL DEFAULT 0,
-    PRIMARY KEY (day, purpose)
-);
-"""
+INTERACTIVE_PURPOSES = frozenset({"recall"})  # an agent waits on these: no retries, ever
+TOOL_NAME = "answer"
 
 
 @dataclass(frozen=True)
@@ -46,48 +43,8 @@ class LLMResult:
     input_tokens: int
     output_tokens: int
     model: str
-
-
-class UsageMeter:
-    """Token spend per UTC day and purpose, in SQLite and Prometheus."""
-
-    def __init__(self, state: StateDB, metrics: Metrics, *, daily_cap: int, now: Callable[[], datetime]) -> None:
-        self.state = state
-        self.metrics = metrics
-        self.daily_cap = daily_cap
-        self._now = now
-        state.migrate("llm_usage", USAGE_SCHEMA)
-
-    def today(self) -> str:
-        return self._now().astimezone(timezone.utc).date().isoformat()
-
-    def used_today(self) -> int:
-        row = self.state.query_one("SELECT COALESCE(SUM(input_tokens + output_tokens), 0) AS n FROM llm_usage WHERE day = ?", (self.today(),))
-        return int(row["n"]) if row else 0
-
-    def check_cap(self, purpose: str) -> None:
-        if self.daily_cap and self.used_today() >= self.daily_cap:
-            raise TokenBudgetExceeded(
-                f"daily LLM token cap of {self.daily_cap:,} reached; {purpose} runs offline until 00:00 UTC. "
-                "Raise [llm] daily_token_cap in config.toml to allow more."
-            )
-
-    def record(self, purpose: str, input_tokens: int, output_tokens: int, *, failed: bool = False) -> None:
-        self.state.execute(
-            "INSERT INTO llm_usage(day, purpose, calls, failures, input_tokens, output_tokens) VALUES (?, ?, 1, ?, ?, ?) "
-            "ON CONFLICT(day, purpose) DO UPDATE SET calls = calls + 1, failures = failures + excluded.failures, "
-            "input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens",
-            (self.today(), purpose, int(failed), input_tokens, output_tokens),
-        )
-        self.metrics.llm_tokens.labels(purpose, "input").inc(input_tokens)
-        self.metrics.llm_tokens.labels(purpose, "output").inc(output_tokens)
-        self.metrics.llm_calls.labels(purpose, "error" if failed else "ok").inc()
-
-    def summary(self) -> dict[str, Any]:
-        rows = self.state.query("SELECT purpose, calls, failures, input_tokens, output_tokens FROM llm_usage WHERE day = ?", (self.today(),))
-        by_purpose = {r["purpose"]: {k: r[k] for k in ("calls", "failures", "input_tokens", "output_tokens")} for r in rows}
-        used = sum(v["input_tokens"] + v["output_tokens"] for v in by_purpose.values())
-        return {"day": self.today(), "tokens_used": used, "daily_cap": self.daily_cap, "by_purpose": by_purpose}
+    data: Any = None  # the validated pydantic model when `complete` was given a schema
+    backend: str = ""
 
 
 def _redacted(message: dict[str, Any]) -> dict[str, Any]:
@@ -102,38 +59,77 @@ def _redacted(message: dict[str, Any]) -> dict[str, Any]:
 
 
 class LLMClient:
-    """The anthropic SDK behind one method. `enabled` is False in offline mode."""
+    """One backend behind one method. `enabled` is False in offline mode (`why_offline` says why)."""
 
     def __init__(
         self,
         *,
-        api_key: str,
-        model: str,
+        api_key: str = "",
+        model: str = "",
         base_url: str = "",
         timeout_seconds: float = 60.0,
         meter: UsageMeter,
         enabled: bool = True,
+        backend: Backend | None = None,
+        retries: int = limits.LLM_RETRIES,
+        why_offline: str = "",
+        sleep: Callable[[float], None] = time.sleep,
     ) -> None:
-        self.model = model
-        self.base_url = base_url
+        if backend is None and enabled and api_key:
+            from memoryd.llm.sdk import MessagesBackend
+
+            backend = MessagesBackend(name="anthropic", model=model, api_key=api_key, base_url=base_url, timeout=timeout_seconds)
+        self.backend = backend if enabled else None
         self.timeout_seconds = timeout_seconds
         self.meter = meter
-        self.enabled = enabled and bool(api_key)
-        self._client: "anthropic.Anthropic | None" = None
-        if self.enabled:
-            # Imported here: the SDK costs ~65 MB of RSS, which an offline daemon never needs.
-            import anthropic
+        self.retries = retries
+        self.why_offline = why_offline or "no LLM configured: set ANTHROPIC_API_KEY, sign in to `claude`, or set [llm] backend."
+        self._sleep = sleep
+        self._last: dict[str, Any] | None = None
+        self._last_lock = threading.Lock()
 
-            self._client = anthropic.Anthropic(
-                api_key=api_key,
-                base_url=base_url or None,
-                timeout=timeout_seconds,
-                max_retries=0,  # callers own their deadlines; a retry would blow them
-            )
+    @classmethod
+    def from_settings(cls, settings: "Settings", *, meter: UsageMeter) -> "LLMClient":
+        from memoryd.llm.choose import choose_backend
+
+        backend, why = choose_backend(settings)
+        return cls(backend=backend, timeout_seconds=settings.llm.timeout_seconds, meter=meter, retries=settings.llm.retries,
+                   why_offline=why, enabled=backend is not None)
+
+    @property
+    def enabled(self) -> bool:
+        return self.backend is not None
 
     @property
     def mode(self) -> str:
         return "llm" if self.enabled else "offline"
+
+    @property
+    def model(self) -> str | None:
+        return self.backend.model if self.backend is not None else None
+
+    @property
+    def backend_name(self) -> str:
+        return self.backend.name if self.backend is not None else "off"
+
+    def status(self) -> dict[str, Any]:
+        """Backend, model, signed in, last call's outcome and today's spend, for /v1/status and doctor."""
+        info: dict[str, Any] = {"mode": self.mode, "backend": self.backend_name, "model": self.model}
+        if self.backend is not None:
+            info.update(self.backend.describe())
+        else:
+            info["why_offline"] = self.why_offline
+        spend = self.meter.summary()
+        info["tokens_today"] = spend["tokens_used"]
+        info["daily_cap"] = spend["daily_cap"]
+        info["last_call"] = self._last
+        if not self.enabled:
+            info["status_line"] = self.why_offline
+        elif spend["cap_reached"]:
+            info["status_line"] = f"daily token cap of {spend['daily_cap']:,} reached: offline until 00:00 UTC ([llm] daily_token_cap)"
+        else:
+            info["status_line"] = f"{self.backend_name} ({self.model}), {spend['tokens_used']:,} tokens today"
+        return info
 
     def complete(
         self,
@@ -145,51 +141,100 @@ class LLMClient:
         max_tokens: int = 1024,
         timeout: float | None = None,
         temperature: float = 0.0,
+        schema: type[BaseModel] | None = None,
     ) -> LLMResult:
-        """One Messages API call; raises LLMUnavailable or TokenBudgetExceeded, never SDK errors."""
-        if not self.enabled or self._client is None:
-            raise LLMUnavailable("no LLM configured: set ANTHROPIC_API_KEY (and unset MEMORYD_LLM=off) to enable LLM mode.")
-        self.meter.check_cap(purpose)
-        if messages is None:
-            messages = [{"role": "user", "content": user or ""}]
-        messages = [_redacted(m) for m in messages]  # the one door to a model: no secret passes it
-        import anthropic
+        """One model answer; with `schema`, asked for through tool use and validated (`result.data`).
 
+        Raises LLMUnavailable or TokenBudgetExceeded, never a backend's own errors. Background
+        purposes retry 429/529/5xx with backoff; recall does not retry at all.
+        """
+        if self.backend is None:
+            raise LLMUnavailable(self.why_offline)
+        backend = self.backend
+        messages = messages if messages is not None else [{"role": "user", "content": user or ""}]
+        messages = [_redacted(m) for m in messages]  # the one door to every backend: no secret passes it
+        call = Call(purpose=purpose, system=system, messages=messages,
+                    max_tokens=max_tokens, timeout=timeout if timeout is not None else self.timeout_seconds, temperature=temperature,
+                    tool=tool_for(schema) if schema is not None else None)
+        transient_left = 0 if purpose in INTERACTIVE_PURPOSES else self.retries
+        malformed_left = limits.LLM_MALFORMED_RETRIES
+        attempt = 0
+        while True:
+            try:
+                self.meter.check_cap(purpose)
+            except TokenBudgetExceeded as exc:
+                self._note(purpose, "cap", exc.message)
+                raise
+            attempt += 1
+            try:
+                answer = backend.call(call)
+            except BackendError as exc:
+                self.meter.record(purpose, exc.input_tokens, exc.output_tokens, failed=True, backend=backend.name)
+                if exc.transient and transient_left > 0:
+                    transient_left -= 1
+                    wait = backoff_seconds(attempt, exc.retry_after)
+                    log.info("%s: %s; retry %d in %.1f s", purpose, exc.message, attempt, wait)
+                    self._sleep(wait)
+                    continue
+                tried = f" (after {attempt} tries)" if attempt > 1 else ""
+                self._note(purpose, "error", exc.message + tried)
+                raise LLMUnavailable(f"{exc.message}{tried}; the offline path was used.") from exc
+            self.meter.record(purpose, answer.input_tokens, answer.output_tokens, backend=backend.name)
+            if schema is None:
+                self._note(purpose, "ok", "")
+                return LLMResult(answer.text, answer.input_tokens, answer.output_tokens, answer.model, backend=backend.name)
+            try:
+                data = validate(schema, answer.data, answer.text)
+            except (ValidationError, LLMUnavailable) as exc:
+                if malformed_left > 0:
+                    malformed_left -= 1
+                    log.info("%s: the model's answer did not fit the schema; asking once more", purpose)
+                    continue
+                self._note(purpose, "malformed", "the answer did not fit the schema twice")
+                raise LLMUnavailable(f"{backend.name} answered {purpose} twice without valid structured output; the offline path was used.") from exc
+            self._note(purpose, "ok", "")
+            return LLMResult(json.dumps(data.model_dump(), ensure_ascii=False), answer.input_tokens, answer.output_tokens, answer.model,
+                             data=data, backend=backend.name)
+
+    def _note(self, purpose: str, outcome: str, detail: str) -> None:
+        with self._last_lock:
+            self._last = {"purpose": purpose, "backend": self.backend_name, "outcome": outcome, "detail": detail,
+                          "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+
+
+def backoff_seconds(attempt: int, retry_after: float | None) -> float:
+    """The server's retry-after when it sent one, else 1, 2, 4 … s with jitter; capped."""
+    if retry_after is not None:
+        return min(retry_after, limits.LLM_RETRY_MAX_WAIT_SECONDS)
+    base = limits.LLM_RETRY_BASE_SECONDS * 2 ** (attempt - 1)
+    return min(base * (0.5 + random.random() / 2), limits.LLM_RETRY_MAX_WAIT_SECONDS)
+
+
+def tool_for(schema: type[BaseModel]) -> dict[str, Any]:
+    """The one tool the model must call to answer: its input is the schema."""
+    return {"name": TOOL_NAME, "description": f"Give your answer as {schema.__name__}. Call this exactly once.", "input_schema": schema.model_json_schema()}
+
+
+def validate(schema: type[BaseModel], data: dict[str, Any] | None, text: str) -> BaseModel:
+    """The tool input, or for servers that answer in text instead (some local models), the JSON in the text."""
+    if data is not None:
+        return schema.model_validate(data)
+    list_field = _only_list_field(schema)
+    bracket, brace = text.find("["), text.find("{")
+    if list_field is not None and bracket != -1 and (brace == -1 or bracket < brace):  # a bare array, as the old prompts asked for
         try:
-            response = self._client.messages.create(  # type: ignore[call-overload]  # temperature passed by ** (SDKs differ)
-                model=self.model,
-                system=system,
-                messages=messages,
-                max_tokens=max_tokens,
-                timeout=timeout if timeout is not None else self.timeout_seconds,
-                **({"temperature": temperature} if _sdk_takes_temperature() else {}),
-            )
-        except anthropic.APITimeoutError as exc:
-            self.meter.record(purpose, 0, 0, failed=True)
-            raise LLMUnavailable(f"the LLM did not answer {purpose} in time; the offline path was used.") from exc
-        except anthropic.AuthenticationError as exc:
-            self.meter.record(purpose, 0, 0, failed=True)
-            raise LLMUnavailable("the LLM refused the API key (401): set a valid ANTHROPIC_API_KEY, or MEMORYD_LLM=off.") from exc
-        except anthropic.APIStatusError as exc:
-            self.meter.record(purpose, 0, 0, failed=True)
-            raise LLMUnavailable(f"the LLM answered HTTP {exc.status_code} for {purpose}; it will be retried later.") from exc
-        except anthropic.APIError as exc:
-            self.meter.record(purpose, 0, 0, failed=True)
-            raise LLMUnavailable(f"the LLM could not be reached for {purpose} ({exc.__class__.__name__}); check ANTHROPIC_BASE_URL and the network.") from exc
-        usage = getattr(response, "usage", None)
-        input_tokens = int(getattr(usage, "input_tokens", 0) or 0)
-        output_tokens = int(getattr(usage, "output_tokens", 0) or 0)
-        self.meter.record(purpose, input_tokens, output_tokens)
-        text = "".join(getattr(block, "text", "") for block in response.content if getattr(block, "type", "") == "text")
-        return LLMResult(text=text, input_tokens=input_tokens, output_tokens=output_tokens, model=getattr(response, "model", self.model))
+            return schema.model_validate({list_field: extract_json(text, expect=list)})
+        except (LLMUnavailable, ValidationError):
+            pass
+    return schema.model_validate(extract_json(text, expect=dict))
 
 
-@functools.cache
-def _sdk_takes_temperature() -> bool:
-    """anthropic 2.x dropped `temperature` from Messages.create; pass it only where the SDK takes it."""
-    import anthropic
+def _only_list_field(schema: type[BaseModel]) -> str | None:
+    fields = list(schema.model_fields.items())
+    if len(fields) == 1 and typing.get_origin(fields[0][1].annotation) is list:
+        return fields[0][0]
+    return None
 
-    return "temperature" in inspect.signature(anthropic.resources.Messages.create).parameters
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
 

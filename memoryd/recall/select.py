@@ -9,6 +9,7 @@ from memoryd import limits
 from memoryd.errors import LLMUnavailable
 from memoryd.llm import LLMClient
 from memoryd.llm.client import extract_json
+from memoryd.llm.schemas import RecallSelection
 from memoryd.store.model import MemoryHeader
 
 PURPOSE = "recall"
@@ -19,12 +20,18 @@ Return a JSON object with a "selected_memories" array of filenames for the memor
 - If no memories would clearly be useful, return an empty array."""
 
 
-def manifest(headers: list[MemoryHeader]) -> str:
-    """One line per memory: `[type] filename (timestamp): description`."""
-    lines = []
+def manifest(headers: list[MemoryHeader], *, max_bytes: int = limits.RECALL_MANIFEST_MAX_BYTES) -> str:
+    """One line per memory: `[type] filename (timestamp): description`, best-ranked first, cut at `max_bytes`."""
+    lines, used = [], 0
+    cap = limits.RECALL_MANIFEST_DESCRIPTION_MAX_CHARS
     for h in headers:
         stamp = datetime.fromtimestamp(h.mtime, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        lines.append(f"[{h.type}] {h.filename} ({stamp}): {h.description}")
+        description = h.description if len(h.description) <= cap else h.description[: cap - 1] + "…"
+        line = f"[{h.type}] {h.filename} ({stamp}): {description}"
+        used += len(line.encode("utf-8")) + 1
+        if used > max_bytes:
+            break
+        lines.append(line)
     return "\n".join(lines)
 
 
@@ -51,5 +58,6 @@ def select_with_llm(llm: LLMClient, query: str, candidates: list[MemoryHeader], 
         user=f"Query: {query}\n\nAvailable memories:\n{manifest(candidates)}",
         max_tokens=limits.RECALL_SIDE_QUERY_MAX_TOKENS,
         timeout=timeout,
+        schema=RecallSelection,
     )
     return parse_selection(answer.text, {h.filename for h in candidates}, limit)

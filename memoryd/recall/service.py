@@ -6,6 +6,7 @@ from __future__ import annotations
 import concurrent.futures
 import logging
 import re
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -27,6 +28,8 @@ from memoryd.validation import check_session_id
 
 log = logging.getLogger(__name__)
 SDK_TIMEOUT_MARGIN_SECONDS = 0.5
+LATE_ANSWER_SECONDS = 15.0  # how long a side-query may run past the deadline to be kept for the next prompt
+LATE_ANSWERS_KEPT = 256  # sessions whose late side-query answer waits for their next prompt
 
 
 @dataclass
@@ -73,6 +76,8 @@ class RecallService:
         self.now = now
         self.indexes = StoreIndexes(is_watched=is_watched)
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall-llm")
+        self._late: dict[tuple[str, str], list[str]] = {}  # (session, memdir) → the model's picks that came after the deadline
+        self._late_lock = threading.Lock()
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -126,15 +131,20 @@ class RecallService:
 
         method, reason, chosen = "local", "", [fn for fn, _ in ranked[:limit]]
         if self.llm.enabled:
-            if len(candidates) > pool:  # bounded prompt: the local ranker pre-selects
-                by_name = {h.filename: h for h in candidates}
-                picked = [by_name[fn] for fn, _ in ranked if fn in by_name][:pool]
-                seen = {h.filename for h in picked}
-                picked += [h for h in candidates if h.filename not in seen][: pool - len(picked)]
-                candidates = picked
-            llm_choice, reason = self._side_query(query, candidates, limit)
+            # bounded prompt: the local ranker orders (and above `pool`, pre-selects) what the manifest shows
+            by_name = {h.filename: h for h in candidates}
+            picked = [by_name[fn] for fn, _ in ranked if fn in by_name][:pool]
+            seen = {h.filename for h in picked}
+            picked += [h for h in candidates if h.filename not in seen][: pool - len(picked)]
+            candidates = picked
+            open_now = {h.filename for h in item.headers} - surfaced
+            late = [fn for fn in self._take_late(session_id, memdir) if fn in open_now]
+            llm_choice, reason = self._side_query(query, candidates, limit, (session_id, memdir))
             if llm_choice is not None:
                 method, chosen = "llm", llm_choice
+            if late:  # the previous prompt's answer, kept for this one: it goes first
+                method, chosen = "llm", list(dict.fromkeys(late + chosen))[:limit]
+                reason = "; ".join(filter(None, [reason, "includes the model's late answer to the previous prompt"]))
 
         return self._surface(store, session_id, chosen, scores, method, reason, used, max_chars)
 
@@ -147,16 +157,32 @@ class RecallService:
         dense = item.dense.rank(encoder.encode([query])[0], exclude=exclude)
         return [(fn, round(score, 4)) for fn, score in rrf(lexical, dense)[:k]]
 
-    def _side_query(self, query: str, candidates: list[Any], limit: int) -> tuple[list[str] | None, str]:
-        """The LLM's choice, or (None, why) when it failed or missed the deadline."""
+    def _take_late(self, session_id: str, memdir: str) -> list[str]:
+        with self._late_lock:
+            return self._late.pop((session_id, memdir), [])
+
+    def _keep_late(self, key: tuple[str, str], future: "concurrent.futures.Future[list[str]]") -> None:
+        """A side-query that missed the deadline but then answered: its picks wait for the session's next prompt."""
+        if future.cancelled() or future.exception() is not None or not future.result():
+            return
+        with self._late_lock:
+            self._late[key] = future.result()
+            while len(self._late) > LATE_ANSWERS_KEPT:
+                self._late.pop(next(iter(self._late)))
+
+    def _side_query(self, query: str, candidates: list[Any], limit: int, key: tuple[str, str] | None = None) -> tuple[list[str] | None, str]:
+        """The LLM's choice, or (None, why) when it failed or missed the deadline (a late answer is kept under `key`)."""
         deadline = self.settings.deadline_seconds
         # the SDK's own timeout ends the worker soon after; a margin keeps the wait below the one that fires
-        future = self._pool.submit(select_with_llm, self.llm, query, candidates, limit=limit, timeout=deadline + SDK_TIMEOUT_MARGIN_SECONDS)
+        # the worker may outlive the deadline (up to LATE_ANSWER_SECONDS) so a late answer can serve the next prompt
+        future = self._pool.submit(select_with_llm, self.llm, query, candidates, limit=limit,
+                                   timeout=max(deadline + SDK_TIMEOUT_MARGIN_SECONDS, LATE_ANSWER_SECONDS))
         try:
             return future.result(timeout=deadline), ""
         except concurrent.futures.TimeoutError:
-            future.cancel()
-            return None, f"LLM side-query missed the {deadline:g} s deadline; local ranking served"
+            if key is not None and not future.cancel():
+                future.add_done_callback(lambda f: self._keep_late(key, f))
+            return None, f"LLM side-query missed the {deadline:g} s deadline; local ranking served (a late answer is kept for the next prompt)"
         except MemorydError as exc:
             return None, f"LLM side-query failed ({exc.code}); local ranking served"
         except Exception as exc:  # never fail the agent's prompt over recall

@@ -281,7 +281,7 @@ class SessionMemory:
             return True
 
     def _write_notes(self, current: str, offline: dict[str, str], delta: str) -> tuple[str, str]:
-        if self.llm is not None and self.settings.llm_mode == "llm":
+        if self.llm is not None and self.llm.enabled:
             try:
                 return notes.render(notes.enforce_budgets(self._llm_sections(current, delta, offline))), "llm"
             except (LLMUnavailable, TokenBudgetExceeded) as exc:

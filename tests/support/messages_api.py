@@ -21,16 +21,22 @@ from tests.support.servers import ThreadedServer
 
 @dataclass
 class Reply:
-    """One scripted answer: text (or a tool call when `tool_use` is (name, input)), or an HTTP error
-    status, or a raw (garbage) body; after `delay` s."""
+    """One scripted answer: text, or an HTTP error status, or a raw (garbage) body; after `delay` s.
+
+    `tool_input` answers with a tool_use block instead, for the request's first tool (how
+    structured output arrives); `tool_use` = (name, input) calls a named tool. `headers` go on
+    the response (e.g. retry-after on a 429).
+    """
 
     text: str = "ok"
-    tool_use: tuple[str, dict[str, Any]] | None = None
     status: int = 200
     delay: float = 0.0
     raw_body: str | None = None
     input_tokens: int = 10
     output_tokens: int = 5
+    tool_input: dict[str, Any] | None = None
+    tool_use: tuple[str, dict[str, Any]] | None = None
+    headers: dict[str, str] | None = None
 
 
 class ScriptedMessagesAPI:
@@ -101,11 +107,14 @@ class ScriptedMessagesAPI:
             with api._lock:
                 api.requests.append(body)
                 api.headers.append(dict(request.headers))
-            reply = api.next_reply(body)
+            # a tool's result closes the turn: answered here, so scripts need not know about it
+            # (unless a handler scripts the whole conversation, tool results included)
+            reply = Reply(text="Done.") if _ends_with_tool_result(body) and api.handler is None else api.next_reply(body)
             if reply.delay:
                 await asyncio.sleep(reply.delay)
             if reply.status != 200:
-                return JSONResponse({"type": "error", "error": {"type": "api_error", "message": "scripted failure"}}, status_code=reply.status)
+                return JSONResponse({"type": "error", "error": {"type": "api_error", "message": "scripted failure"}}, status_code=reply.status,
+                                    headers=reply.headers)
             if reply.raw_body is not None:
                 return Response(reply.raw_body, media_type="application/json")
             if body.get("stream"):
@@ -124,11 +133,21 @@ class ScriptedMessagesAPI:
         return app
 
 
-def _content(reply: Reply) -> dict[str, Any]:
-    if reply.tool_use is None:
+def _ends_with_tool_result(body: dict[str, Any]) -> bool:
+    turns = [m for m in body.get("messages") or [] if m.get("role") != "system"]  # newer models take system turns
+    last = (turns or [{}])[-1].get("content")
+    return isinstance(last, list) and any(isinstance(b, dict) and b.get("type") == "tool_result" for b in last)
+
+
+def _content(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    if reply.tool_use is not None:
+        name, arguments = reply.tool_use
+        return {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}", "name": name, "input": arguments}
+    if reply.tool_input is None:
         return {"type": "text", "text": reply.text}
-    name, arguments = reply.tool_use
-    return {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}", "name": name, "input": arguments}
+    names = [t.get("name", "tool") for t in body.get("tools") or []]
+    name = next((n for n in names if n != "DeferredToolPlaceholder"), "tool")  # the CLI lists a placeholder first
+    return {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:24]}", "name": name, "input": reply.tool_input}
 
 
 def _message(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
@@ -137,8 +156,8 @@ def _message(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         "type": "message",
         "role": "assistant",
         "model": body.get("model", "claude-test"),
-        "content": [_content(reply)],
-        "stop_reason": "end_turn" if reply.tool_use is None else "tool_use",
+        "content": [_content(body, reply)],
+        "stop_reason": "end_turn" if reply.tool_input is None and reply.tool_use is None else "tool_use",
         "stop_sequence": None,
         "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens},
     }
@@ -151,8 +170,8 @@ async def _sse(body: dict[str, Any], reply: Reply) -> AsyncIterator[bytes]:
     def event(name: str, data: dict[str, Any]) -> bytes:
         return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
 
-    block = msg["content"][0]
     yield event("message_start", {"type": "message_start", "message": start})
+    block = msg["content"][0]
     if block["type"] == "tool_use":
         yield event("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {**block, "input": {}}})
         delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
