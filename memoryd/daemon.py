@@ -19,6 +19,7 @@ from memoryd.metrics import Metrics
 from memoryd.state import STATE_FILENAME, StateDB
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.memdir import utc_now
+from memoryd.store.model import WriteEvent
 from memoryd.store.files import PRIVATE_DIR_MODE, make_private_dir
 from memoryd.store.watcher import MemoryWatcher
 from memoryd.dream import DreamService
@@ -59,6 +60,9 @@ class Daemon:
             now=now,
         )
         self.watcher = MemoryWatcher()
+        # --- the one write path reports here: metrics by source, and a dir's first write gets watched ---
+        self.stores.on_write.append(self._after_write)
+        self.stores.on_evict.append(self.watcher.unwatch)
         # Parts register here what they add to GET /v1/status, and their start/stop.
         self.status_providers: dict[str, Callable[[], Any]] = {}
         self._starters: list[Callable[[], None]] = []
@@ -155,6 +159,9 @@ class Daemon:
     def start(self) -> None:
         if self.running:
             return
+        for path, temps in self.stores.recover().items():  # a kill -9's leftovers: temp files, a stale index
+            if temps:
+                log.info("removed %d temp file(s) a crash left in %s", temps, path)
         if self.settings.memory.watch:
             self.watcher.start()
             self.stores.on_new_dir.append(self.watcher.watch)
@@ -185,10 +192,17 @@ class Daemon:
             self.watcher.watch(store)
         return store
 
-    def after_write(self, store: MemoryDir) -> None:
-        """A dir that did not exist at first sight exists after its first write: watch it."""
+    def _after_write(self, event: WriteEvent) -> None:
+        """Every writer's side effects in one place: metrics, and a dir's first write gets watched."""
+        if event.op == "secret_refused":
+            self.metrics.secrets_refused.labels(event.source).inc()
+            return
+        if event.op == "delete":
+            self.metrics.memories_deleted.inc()
+        else:
+            self.metrics.memories_written.labels(event.source).inc()
         if self.settings.memory.watch:
-            self.watcher.watch(store)
+            self.watcher.watch(event.store)
 
     def grep_status(self) -> dict[str, Any]:
         """Which engine runs big transcript searches: ripgrep (with its version) or the built-in scanner."""

@@ -13,3 +13,6 @@ class SaveMemoryRequest(BaseModel):
     description: str = Field(..., description="One specific line; recall decides relevance from it.")
     type: str = Field(..., description="user, feedback, project or reference.")
     body: str = Field("", description="Markdown body; feedback/project carry **Why:** and **How to apply:** lines.")
+    expected_version: str | None = Field(
+        None, description="The `version` from the GET you edited (an If-Match): 409 when the file changed since, nothing written."
+    )

@@ -8,6 +8,7 @@ stay inside the memory dir and pass the secret check.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import threading
@@ -333,22 +334,19 @@ class DreamService:
             return []
         data: dict[str, str | None] = json.loads(manifest.read_text())
         for filename, text in data.items():
-            store.restore(filename, text)
+            store.restore(filename, text, source="undo")
         return sorted(data)
 
     def _apply(self, store: MemoryDir, task: RunningTask, action: Action, changes: list[dict[str, Any]], plan: Plan) -> None:
         try:
+            backup = functools.partial(self._backup, task.run_id)  # the store records each prior text under its lock
             if action.op == "delete" and action.filename:
-                self._backup(task.run_id, action.filename, store.read_raw(action.filename))
-                store.delete(action.filename)
+                store.delete(action.filename, source="dream", backup=backup, replaced_by=action.merged_into)
                 target = action.filename
             else:
-                if action.filename:
-                    self._backup(task.run_id, action.filename, store.read_raw(action.filename))
-                result = store.save(name=action.name, description=action.description, type=action.type, body=action.body, filename=action.filename)
+                result = store.save(name=action.name, description=action.description, type=action.type, body=action.body,
+                                    filename=action.filename, source="dream", backup=backup)
                 target = result.memory.filename
-                if not action.filename:
-                    self._backup(task.run_id, target, None if result.created else store.read_raw(target))
         except Unprocessable as exc:  # e.g. a secret in an LLM-proposed body: refused, the run goes on
             plan.notes.append(f"refused {action.op} {action.filename or action.name}: {exc.code}")
             return

@@ -11,6 +11,7 @@ import os
 import stat
 import tempfile
 import threading
+import weakref
 from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO
@@ -155,14 +156,15 @@ class DirLock:
         self._thread_lock.release()
 
 
-_locks: dict[Path, DirLock] = {}
+_locks: weakref.WeakValueDictionary[Path, DirLock] = weakref.WeakValueDictionary()  # held by the MemoryDirs alive
 _locks_guard = threading.Lock()
 
 
 def dir_lock(directory: Path) -> DirLock:
-    """The shared writer lock of `directory`."""
+    """The shared writer lock of `directory` (one instance while anyone holds it)."""
     with _locks_guard:
         lock = _locks.get(directory)
         if lock is None:
-            lock = _locks[directory] = DirLock(directory)
+            lock = DirLock(directory)
+            _locks[directory] = lock
         return lock

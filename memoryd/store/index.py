@@ -1,10 +1,13 @@
-"""MEMORY.md: render one pointer line per memory, and serve it truncated with the fix-it warning.
+"""MEMORY.md: render one pointer line per memory, merge them with the lines memoryd did not
+write (notes, headings, Claude Code's own pointers), and serve it truncated with the warning.
 
 It does NOT read memory files; it works on headers the caller scanned.
 """
 
 from __future__ import annotations
 
+import functools
+import re
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -23,6 +26,11 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+# `- [Title](file.md) ...`: the target is a bare file name in the memory dir.
+POINTER_RE = re.compile(r"^\s*[-*+]\s+\[[^\]\n]*\]\(<?([^)/\\<>\s]+\.md)>?\)")
+
+
+@functools.lru_cache(maxsize=16_384)
 def index_line(header: MemoryHeader) -> str:
     """`- [Title](file.md) — one-line hook`, hook shortened so the line stays ≲150 chars."""
     title = _one_line(header.name).replace("[", "(").replace("]", ")") or header.filename
@@ -45,6 +53,50 @@ def order_for_index(headers: Iterable[MemoryHeader]) -> list[MemoryHeader]:
 def render_index(headers: Iterable[MemoryHeader]) -> str:
     lines = [index_line(h) for h in order_for_index(headers)]
     return "\n".join(lines) + "\n" if lines else ""
+
+
+def pointer_target(line: str) -> str | None:
+    m = POINTER_RE.match(line)
+    return m.group(1) if m else None
+
+
+def merge_index(current: list[str], headers: Iterable[MemoryHeader], ours: dict[str, str], *, removed: frozenset[str] = frozenset()) -> tuple[list[str], dict[str, str]]:
+    """The new MEMORY.md lines and memoryd's own lines by file.
+
+    memoryd's lines (the ones it last wrote, `ours`, or equal to what it would write) form one
+    block, in `order_for_index` order, where the first of them stood. Every other line stays as
+    written: notes, headings, and pointers someone else wrote to a memory (that memory then gets
+    no second line). Pointers to a file memoryd just deleted (`removed`) go.
+    """
+    valid = {h.filename: h for h in headers}
+    kept: list[str] = []
+    covered: set[str] = set()
+    block_at: int | None = None
+    for line in current:
+        target = pointer_target(line)
+        if target is not None:
+            header = valid.get(target)
+            mine = ours.get(target) == line or (header is not None and index_line(header) == line)
+            if target in removed or mine or (target in ours and header is None):
+                if block_at is None and (mine or target in ours):
+                    block_at = len(kept)
+                continue
+            if header is not None:
+                covered.add(target)
+        kept.append(line)
+    block_headers = [h for h in order_for_index(valid.values()) if h.filename not in covered]
+    block = [index_line(h) for h in block_headers]
+    if block_at is None:
+        block_at = len(kept)
+        while block_at > 0 and not kept[block_at - 1].strip():
+            block_at -= 1  # new lines go after the last written line, not after trailing blanks
+        prev = kept[block_at - 1] if block_at else ""
+        if block and prev.strip() and pointer_target(prev) is None and not prev.lstrip().startswith("#"):
+            block = ["", *block]  # a blank line between someone's note and memoryd's first pointer
+    lines = kept[:block_at] + block + kept[block_at:]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines, {h.filename: index_line(h) for h in block_headers}
 
 
 @dataclass(frozen=True)

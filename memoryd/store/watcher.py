@@ -44,7 +44,7 @@ class MemoryWatcher:
     def __init__(self, *, debounce_seconds: float = DEBOUNCE_SECONDS) -> None:
         self.debounce_seconds = debounce_seconds
         self._observer: Any = None
-        self._watched: dict[Path, MemoryDir] = {}
+        self._watched: dict[Path, tuple[MemoryDir, Any]] = {}  # path → (store, watchdog's ObservedWatch)
         self._timers: dict[Path, threading.Timer] = {}
         self._lock = threading.Lock()
         self.recent_events: deque[dict[str, str]] = deque(maxlen=100)
@@ -69,8 +69,24 @@ class MemoryWatcher:
         with self._lock:
             if self._observer is None or store.path in self._watched or not store.path.is_dir():
                 return
-            self._observer.schedule(_Handler(self, store), str(store.path), recursive=False)
-            self._watched[store.path] = store
+            handle = self._observer.schedule(_Handler(self, store), str(store.path), recursive=False)
+            self._watched[store.path] = (store, handle)
+
+    def unwatch(self, store: MemoryDir) -> None:
+        """Stop watching a dir the registry let go of (its next use watches the new instance)."""
+        with self._lock:
+            entry = self._watched.get(store.path)
+            if entry is None or entry[0] is not store:
+                return
+            del self._watched[store.path]
+            timer = self._timers.pop(store.path, None)
+            if timer is not None:
+                timer.cancel()
+            if self._observer is not None:
+                try:
+                    self._observer.unschedule(entry[1])
+                except (KeyError, ValueError):
+                    pass
 
     @property
     def watched(self) -> list[str]:

@@ -8,11 +8,11 @@ from fastapi import APIRouter, Query, Response
 
 from memoryd.api.deps import DaemonDep
 from memoryd.api.models import SaveMemoryRequest
-from memoryd.errors import SecretDetected
 from memoryd.store.prompt import build_memory_prompt
 
 router = APIRouter(tags=["memories"])
 CwdQuery = Query(..., description="The agent's working directory; names the project.")
+ExpectedQuery = Query(None, description="The `version` you read; 409 when the file changed since (an If-Match).")
 
 
 @router.get("/v1/index")
@@ -47,20 +47,14 @@ def get_memory(filename: str, daemon: DaemonDep, cwd: str = CwdQuery) -> dict[st
 def save_memory(request: SaveMemoryRequest, response: Response, daemon: DaemonDep) -> dict[str, Any]:
     """Create a memory (201); the same type+name again updates that file (200)."""
     store = daemon.store_for(request.cwd)
-    try:
-        result = store.save(name=request.name, description=request.description, type=request.type, body=request.body)
-    except SecretDetected:
-        daemon.metrics.secrets_refused.labels("api").inc()
-        raise
-    daemon.after_write(store)
-    daemon.metrics.memories_written.labels("api").inc()
+    result = store.save(name=request.name, description=request.description, type=request.type, body=request.body,
+                        source="api", expected=request.expected_version)
     if not result.created:
         response.status_code = 200
     return {**result.memory.as_dict(), "path": str(result.memory.path), "created": result.created}
 
 
 @router.delete("/v1/memories/{filename}", status_code=204)
-def delete_memory(filename: str, daemon: DaemonDep, cwd: str = CwdQuery) -> Response:
-    daemon.store_for(cwd).delete(filename)
-    daemon.metrics.memories_deleted.inc()
+def delete_memory(filename: str, daemon: DaemonDep, cwd: str = CwdQuery, expected_version: str | None = ExpectedQuery) -> Response:
+    daemon.store_for(cwd).delete(filename, source="api", expected=expected_version)
     return Response(status_code=204)
