@@ -534,10 +534,11 @@ class MemoryDir:
         with self._table_lock:
             headers = [h for _, h in self._table.values() if isinstance(h, MemoryHeader)]
         lines, ours = merge_index(current, headers, self._ours, removed=removed)
+        mine = set(self._ours.values()) | set(ours.values())
         self._ours = ours
         if lines == current:
             return False
-        foreign = [line for line in current if line.strip() and line not in ours.values()]
+        foreign = [line for line in current if line.strip() and line not in mine]
         backup = self.path / INDEX_BACKUP_FILENAME
         if foreign and not os.path.lexists(backup):  # the first rewrite of an index someone else wrote
             atomic_write(backup, "\n".join(current) + "\n")
