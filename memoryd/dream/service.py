@@ -302,7 +302,7 @@ class DreamService:
             plan = offline_plan(store, processed_logs=processed)
         self._check_cancel(task)
         task.phase = PHASES[2]
-        for action in plan.actions:
+        for action in sorted(plan.actions, key=lambda a: a.op == "delete"):  # deletes last: their `[[link]]` redirects see the final files
             self._check_cancel(task)
             self.between_actions(task)
             self._apply(store, task, action, changes, plan)
