@@ -9,7 +9,7 @@ It does NOT read or write files; `memoryd.store.memdir` does.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Literal
+from typing import Any, Iterable, Literal, Mapping
 
 from memoryd.store.paths import slugify
 
@@ -37,14 +37,13 @@ def dialect_of(meta: dict[str, Any]) -> Dialect:
     return CLAUDE_CODE if nested and "type" not in meta else MEMORYD
 
 
-def dir_dialect(dialects: Iterable[str], default: Dialect = MEMORYD) -> Dialect:
-    """The dialect a new file in a dir gets: the one most of its memories use (ties: Claude Code's)."""
-    counts = {MEMORYD: 0, CLAUDE_CODE: 0}
-    for d in dialects:
-        counts[CLAUDE_CODE if d == CLAUDE_CODE else MEMORYD] += 1
-    if not counts[MEMORYD] and not counts[CLAUDE_CODE]:
+def dir_dialect(counts: Mapping[str, int], default: Dialect = MEMORYD) -> Dialect:
+    """The dialect a new file in a dir gets, from its memories' dialect counts: the one most of
+    them use (ties: Claude Code's); `default` for a dir without memories."""
+    cc, own = counts.get(CLAUDE_CODE, 0), counts.get(MEMORYD, 0)
+    if not cc and not own:
         return default
-    return CLAUDE_CODE if counts[CLAUDE_CODE] >= counts[MEMORYD] else MEMORYD
+    return CLAUDE_CODE if cc >= own else MEMORYD
 
 
 def new_stem(dialect: Dialect, type_: str, name: str) -> str:
@@ -55,11 +54,6 @@ def new_stem(dialect: Dialect, type_: str, name: str) -> str:
 def stored_name(dialect: Dialect, name: str) -> str:
     """Claude Code stores `name` as a kebab slug; memoryd keeps the title as given."""
     return slugify(name) if dialect == CLAUDE_CODE else name
-
-
-def same_name(a: str, b: str) -> bool:
-    """Whether two names denote one memory across dialects ("Testing prefs" == "testing-prefs")."""
-    return a.strip().casefold() == b.strip().casefold() or slugify(a) == slugify(b)
 
 
 def render_meta(dialect: Dialect, prior: dict[str, Any], *, name: str, description: str, type_: str, stamp: str) -> dict[str, Any]:

@@ -6,7 +6,7 @@ It does NOT read memory files; it works on headers the caller scanned.
 
 from __future__ import annotations
 
-import functools
+import bisect
 import re
 from dataclasses import dataclass
 from typing import Iterable
@@ -30,7 +30,6 @@ def _one_line(text: str) -> str:
 POINTER_RE = re.compile(r"^\s*[-*+]\s+\[[^\]\n]*\]\(<?([^)/\\<>\s]+\.md)>?\)")
 
 
-@functools.lru_cache(maxsize=16_384)
 def index_line(header: MemoryHeader) -> str:
     """`- [Title](file.md) — one-line hook`, hook shortened so the line stays ≲150 chars."""
     title = _one_line(header.name).replace("[", "(").replace("]", ")") or header.filename
@@ -60,8 +59,66 @@ def pointer_target(line: str) -> str | None:
     return m.group(1) if m else None
 
 
-def merge_index(current: list[str], headers: Iterable[MemoryHeader], ours: dict[str, str], *, removed: frozenset[str] = frozenset()) -> tuple[list[str], dict[str, str]]:
-    """The new MEMORY.md lines and memoryd's own lines by file.
+def _sort_key(header: MemoryHeader) -> tuple[int, float, str]:
+    return (TYPE_ORDER.get(header.type, 9), -header.mtime, header.filename)
+
+
+class IndexLayout:
+    """MEMORY.md in memory: lines someone else wrote before and after memoryd's block, and the
+    block itself kept sorted, so one memory's change is a bisect and a list insert (no rescan)."""
+
+    def __init__(self, before: list[str], headers: Iterable[MemoryHeader], after: list[str], covered: set[str]) -> None:
+        self.before, self.after, self.covered = before, after, covered
+        ordered = order_for_index(h for h in headers if h.filename not in covered)
+        self.keys = [_sort_key(h) for h in ordered]
+        self.files = [h.filename for h in ordered]
+        self.block = [index_line(h) for h in ordered]
+
+    def lines(self) -> list[str]:
+        lines = self.before + self.block + self.after
+        while lines and not lines[-1].strip():
+            lines.pop()
+        return lines
+
+    def ours(self) -> dict[str, str]:
+        return dict(zip(self.files, self.block))
+
+    def drop(self, filename: str) -> bool:
+        """Forget a memory memoryd deleted: its block line and anyone's pointer to it."""
+        changed = self._remove(filename)
+        if filename in self.covered:
+            self.covered.discard(filename)
+            self.before = [line for line in self.before if pointer_target(line) != filename]
+            self.after = [line for line in self.after if pointer_target(line) != filename]
+            changed = True
+        return changed
+
+    def upsert(self, header: MemoryHeader) -> bool:
+        """A memory memoryd wrote: its line moves to its place (unless someone else's pointer covers it)."""
+        if header.filename in self.covered:
+            return False
+        line, key = index_line(header), _sort_key(header)
+        if header.filename in self.files:
+            i = self.files.index(header.filename)
+            if self.block[i] == line and self.keys[i] == key:
+                return False
+            self._remove(header.filename)
+        i = bisect.bisect(self.keys, key)
+        self.keys.insert(i, key)
+        self.files.insert(i, header.filename)
+        self.block.insert(i, line)
+        return True
+
+    def _remove(self, filename: str) -> bool:
+        if filename not in self.files:
+            return False
+        i = self.files.index(filename)
+        del self.keys[i], self.files[i], self.block[i]
+        return True
+
+
+def merge_index(current: list[str], headers: Iterable[MemoryHeader], ours: dict[str, str], *, removed: frozenset[str] = frozenset()) -> IndexLayout:
+    """MEMORY.md's layout from its current lines and the memories on disk.
 
     memoryd's lines (the ones it last wrote, `ours`, or equal to what it would write) form one
     block, in `order_for_index` order, where the first of them stood. Every other line stays as
@@ -84,19 +141,16 @@ def merge_index(current: list[str], headers: Iterable[MemoryHeader], ours: dict[
             if header is not None:
                 covered.add(target)
         kept.append(line)
-    block_headers = [h for h in order_for_index(valid.values()) if h.filename not in covered]
-    block = [index_line(h) for h in block_headers]
+    has_block = any(f not in covered for f in valid)
     if block_at is None:
         block_at = len(kept)
         while block_at > 0 and not kept[block_at - 1].strip():
             block_at -= 1  # new lines go after the last written line, not after trailing blanks
         prev = kept[block_at - 1] if block_at else ""
-        if block and prev.strip() and pointer_target(prev) is None and not prev.lstrip().startswith("#"):
-            block = ["", *block]  # a blank line between someone's note and memoryd's first pointer
-    lines = kept[:block_at] + block + kept[block_at:]
-    while lines and not lines[-1].strip():
-        lines.pop()
-    return lines, {h.filename: index_line(h) for h in block_headers}
+        if has_block and prev.strip() and pointer_target(prev) is None and not prev.lstrip().startswith("#"):
+            kept.insert(block_at, "")  # a blank line between someone's note and memoryd's first pointer
+            block_at += 1
+    return IndexLayout(kept[:block_at], valid.values(), kept[block_at:], covered)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ import hashlib
 import logging
 import os
 import stat
-import threading
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable
@@ -22,10 +21,11 @@ from memoryd.errors import Conflict, InvalidFrontmatter, InvalidMemory, MemoryNo
 from memoryd.store import dialect as dialects
 from memoryd.store.files import SymlinkRefused, atomic_write, clean_stale_temps, dir_lock, fsync_dir, open_nofollow, read_text_nofollow
 from memoryd.store.frontmatter import head_meta, render_frontmatter, split_frontmatter
-from memoryd.store.index import ServedIndex, merge_index, truncate_index
+from memoryd.store.index import IndexLayout, ServedIndex, merge_index, truncate_index
 from memoryd.store.model import InvalidFile, Memory, MemoryHeader, SaveResult, WriteEvent
 from memoryd.store.paths import check_filename, memory_path
 from memoryd.store.secrets import check_no_secrets
+from memoryd.store.table import HeaderTable
 
 Clock = Callable[[], datetime]
 Backup = Callable[[str, "str | None"], None]  # (filename, text before the change or None) → recorded for undo
@@ -116,16 +116,17 @@ class MemoryDir:
         self._now = now
         self._lock = dir_lock(path)
         self.default_dialect = default_dialect
-        # The header table: filename → ((mtime_ns, size), header or InvalidFile). Reads re-stat every
-        # file; writes update only the file they wrote (no rescan), plus files the watcher saw change.
-        self._table: dict[str, tuple[_Key, MemoryHeader | InvalidFile]] = {}
-        self._table_lock = threading.Lock()
+        # The header table. Reads re-stat every file; writes update only the file they wrote (no
+        # rescan), plus files the watcher saw change.
+        self._table = HeaderTable()
+        self._table_lock = self._table.lock
         self._loaded = False
         self._dir_key: int | None = None  # the dir's mtime_ns after our last write: another writer changes it
         self._dirty: set[str] = set()
-        # MEMORY.md as last read or written, and the pointer lines memoryd wrote (by file).
+        self._written: dict[str, _Key | None] = {}  # each file's key after our last write (to tell the watcher's echoes)
+        # MEMORY.md as memoryd last wrote it (its key and layout), and the pointer lines it wrote.
         self._index_key: _Key | None = None
-        self._index_lines: list[str] = []
+        self._layout: IndexLayout | None = None
         self._ours: dict[str, str] = {}
         self._temps_cleaned = False
         # Every write of this dir is reported here (the registry shares one list across dirs).
@@ -172,17 +173,21 @@ class MemoryDir:
         except (FileNotFoundError, NotADirectoryError):
             names = []
         with self._table_lock:
-            seen: dict[str, tuple[_Key, MemoryHeader | InvalidFile]] = {}
+            seen: set[str] = set()
             for name in names:
                 if not name.endswith(".md") or name == limits.INDEX_FILENAME or name.startswith("."):
                     continue
                 entry = self._stat_entry(name)
                 if entry is not None:
-                    seen[name] = entry
-            self._table = seen
+                    seen.add(name)
+                    if entry is not self._table.get(name):
+                        self._table.set(name, entry)
+            for gone in [item.filename for item in self._table.items() if item.filename not in seen]:
+                self._table.set(gone, None)
             self._dirty.clear()
             self._loaded = True
-            return [item for _, item in seen.values()]
+            self._layout = None  # other writers' changes: the next index update merges from scratch
+            return self._table.items()
 
     def _current_table(self) -> list[MemoryHeader | InvalidFile]:
         """The table a write works on: loaded once, then patched, rescanned only when another
@@ -190,14 +195,12 @@ class MemoryDir:
         if not self._loaded or self._dir_key is None or self._dir_mtime() != self._dir_key:
             return self._refresh()
         with self._table_lock:
+            if self._dirty:
+                self._layout = None
             for name in list(self._dirty):
-                entry = self._stat_entry(name)
-                if entry is None:
-                    self._table.pop(name, None)
-                else:
-                    self._table[name] = entry
+                self._table.set(name, self._stat_entry(name))
             self._dirty.clear()
-            return [item for _, item in self._table.values()]
+            return self._table.items()
 
     def _dir_mtime(self) -> int | None:
         try:
@@ -233,9 +236,7 @@ class MemoryDir:
 
     def dialect(self) -> dialects.Dialect:
         """The dialect a new file here gets: the one this dir's memories already use."""
-        with self._table_lock:
-            found = [h.dialect for _, h in self._table.values() if isinstance(h, MemoryHeader)]
-        return dialects.dir_dialect(found, self.default_dialect)
+        return dialects.dir_dialect(self._table.dialect_counts(), self.default_dialect)
 
     def get(self, filename: str) -> Memory:
         path = memory_path(self.path, filename)
@@ -286,17 +287,17 @@ class MemoryDir:
     def _target_filename(self, name: str, type_: str) -> str:
         """The file a save of (type, name) writes: an existing memory with that type and name
         (in either dialect), else a new name in the dir's dialect, suffixed when taken."""
-        table = self._current_table()
+        self._current_table()
+        found = self._table.find(type_, name)
+        if found is not None:
+            return found
         base = dialects.new_stem(self.dialect(), type_, name)
-        for item in table:
-            if isinstance(item, MemoryHeader) and item.type == type_ and dialects.same_name(item.name, name):
-                return item.filename
-        for item in table:
-            if isinstance(item, InvalidFile) and item.filename == f"{base}.md":
-                # A hand-written file that does not parse may be this very memory: never fork or overwrite it.
-                raise InvalidFrontmatter(
-                    f"{item.filename}: {item.error} The file was left untouched: fix or delete it by hand, then save again."
-                )
+        entry = self._table.get(f"{base}.md")
+        if entry is not None and isinstance(entry[1], InvalidFile):
+            # A hand-written file that does not parse may be this very memory: never fork or overwrite it.
+            raise InvalidFrontmatter(
+                f"{entry[1].filename}: {entry[1].error} The file was left untouched: fix or delete it by hand, then save again."
+            )
         candidate, n = f"{base}.md", 2
         while os.path.lexists(self.path / candidate):
             candidate, n = f"{base}-{n}.md", n + 1
@@ -371,11 +372,10 @@ class MemoryDir:
         """After a write: the table learns this one file, the index is merged, no rescan."""
         with self._table_lock:
             entry = None if removed else self._stat_entry(filename)
-            if entry is None:
-                self._table.pop(filename, None)
-            else:
-                self._table[filename] = entry
-        changed = self._update_index(removed=frozenset({filename}) if removed else frozenset())
+            self._table.set(filename, entry)
+            self._written[filename] = entry[0] if entry is not None else None
+        header = entry[1] if entry is not None and isinstance(entry[1], MemoryHeader) else None
+        changed = self._update_index(changed=filename, header=header)
         self._dir_key = self._dir_mtime()
         return changed
 
@@ -466,7 +466,8 @@ class MemoryDir:
         new_name = dialects.stored_name(dialects.CLAUDE_CODE, new_header.name) if new_header.dialect == dialects.CLAUDE_CODE else new_header.name
         changed: list[str] = []
         with self._lock:
-            for header in [h for h in self._current_table() if isinstance(h, MemoryHeader)]:
+            self._current_table()
+            for header in list(self._table.headers()):
                 prior = self.read_raw(header.filename)
                 if prior is None or "[[" not in prior:
                     continue
@@ -493,8 +494,7 @@ class MemoryDir:
         return path
 
     def _table_header(self, filename: str) -> MemoryHeader | None:
-        with self._table_lock:
-            entry = self._table.get(filename)
+        entry = self._table.get(filename)
         if entry is None:
             entry = self._stat_entry(filename)
         return entry[1] if entry is not None and isinstance(entry[1], MemoryHeader) else None
@@ -506,45 +506,49 @@ class MemoryDir:
             self._temps_cleaned = self.path.is_dir()
 
     def _read_index(self) -> list[str] | None:
-        """MEMORY.md's lines, from memory when it has not changed since we read or wrote it;
-        None when it is a link (never rewritten)."""
-        try:
-            st = os.lstat(self.index_path)
-        except FileNotFoundError:
-            self._index_key, self._index_lines = None, []
-            return []
-        if self._index_key == _key(st):
-            return self._index_lines
+        """MEMORY.md's lines; None when it is a link or not text (never rewritten)."""
         try:
             text = read_text_nofollow(self.index_path)
+        except FileNotFoundError:
+            return []
         except SymlinkRefused:
             log.warning("%s is a symbolic link; the index was not rewritten (replace the link with a file)", self.index_path)
             return None
         except (UnicodeDecodeError, IsADirectoryError):
             log.warning("%s is not a UTF-8 regular file; the index was not rewritten", self.index_path)
             return None
-        self._index_key, self._index_lines = _key(st), text.rstrip("\n").split("\n") if text.strip() else []
-        return self._index_lines
+        return text.rstrip("\n").split("\n") if text.strip() else []
 
-    def _update_index(self, *, removed: frozenset[str] = frozenset()) -> bool:
-        """Merge the table into MEMORY.md, keeping every line memoryd did not write."""
+    def _update_index(self, *, changed: str | None = None, header: MemoryHeader | None = None) -> bool:
+        """Bring MEMORY.md up to date, keeping every line memoryd did not write. After a write of
+        one file to an index memoryd wrote last, that file's line moves alone (no rescan, no re-read)."""
+        layout = self._layout
+        if layout is not None and changed is not None and self._index_key is not None and self._key_now(self.index_path) == self._index_key:
+            moved = layout.upsert(header) if header is not None else layout.drop(changed)
+            if not moved:
+                return False
+            return self._write_index(layout)
         current = self._read_index()
         if current is None:
             return False
-        with self._table_lock:
-            headers = [h for _, h in self._table.values() if isinstance(h, MemoryHeader)]
-        lines, ours = merge_index(current, headers, self._ours, removed=removed)
-        mine = set(self._ours.values()) | set(ours.values())
-        self._ours = ours
+        removed = frozenset({changed}) if changed is not None and header is None else frozenset()
+        layout = merge_index(current, list(self._table.headers()), self._ours, removed=removed)
+        mine = set(self._ours.values()) | set(layout.ours().values())
+        self._ours, self._layout = layout.ours(), layout
+        lines = layout.lines()
         if lines == current:
+            self._index_key = self._key_now(self.index_path)
             return False
         foreign = [line for line in current if line.strip() and line not in mine]
         backup = self.path / INDEX_BACKUP_FILENAME
         if foreign and not os.path.lexists(backup):  # the first rewrite of an index someone else wrote
             atomic_write(backup, "\n".join(current) + "\n")
+        return self._write_index(layout)
+
+    def _write_index(self, layout: IndexLayout) -> bool:
+        lines = layout.lines()
         atomic_write(self.index_path, "\n".join(lines) + "\n" if lines else "")
-        self._index_key, self._index_lines = self._key_now(self.index_path), lines
-        self._dir_key = self._dir_mtime()
+        self._index_key, self._ours = self._key_now(self.index_path), layout.ours()
         return True
 
     def rebuild_index(self) -> bool:
@@ -578,11 +582,25 @@ class MemoryDir:
         return truncate_index(raw)
 
     # ------------------------------------------------------------------ listeners
-    def changed_on_disk(self, filename: str) -> None:
-        """Tell listeners about a change made outside memoryd (a hand edit the watcher saw)."""
-        with self._table_lock:
-            self._dirty.add(filename)
+    def changed_on_disk(self, filename: str) -> bool:
+        """A change the watcher saw (listeners are told): True unless it is the echo of our own
+        write, i.e. the file is as memoryd last wrote it."""
+        now = self._key_now(self.path / filename)
+        echo = filename in self._written and self._written[filename] == now
+        if not echo:
+            with self._table_lock:
+                self._dirty.add(filename)
         self._notify(filename)
+        return not echo
+
+    def sync_index(self) -> bool:
+        """After changes on disk: re-read only the files seen changing (a rescan only when the
+        listing changed), then merge the index."""
+        with self._lock:
+            self._current_table()
+            changed = self._update_index()
+            self._dir_key = self._dir_mtime()
+            return changed
 
     def _emit(self, event: WriteEvent) -> None:
         for callback in list(self.events):

@@ -1,7 +1,7 @@
 """`MemoryWatcher`: notices hand edits in memory dirs and re-indexes, debounced.
 
-The watchdog handler only routes paths to a debounce timer; `MemoryDir.rebuild_index`
-does the work. A broken hand-written file is reported by the scan, never rewritten.
+The watchdog handler only routes paths to a debounce timer; `MemoryDir.sync_index`
+does the work (re-reading only the files seen changing). A broken hand-written file is reported by the scan, never rewritten.
 """
 
 from __future__ import annotations
@@ -99,9 +99,10 @@ class MemoryWatcher:
             return self._observer is not None and path in self._watched
 
     def touched(self, store: MemoryDir, filename: str, kind: str) -> None:
+        if not store.changed_on_disk(filename):
+            return  # the echo of memoryd's own write: the table and index already have it
         self.recent_events.append({"dir": str(store.path), "file": filename, "event": kind})
-        store.changed_on_disk(filename)  # caches (the recall index) drop now; MEMORY.md is rebuilt debounced
-        with self._lock:
+        with self._lock:  # caches (the recall index) dropped just now; MEMORY.md is merged debounced
             old = self._timers.pop(store.path, None)
             if old is not None:
                 old.cancel()
@@ -114,7 +115,7 @@ class MemoryWatcher:
         with self._lock:
             self._timers.pop(store.path, None)
         try:
-            if store.rebuild_index():
+            if store.sync_index():
                 log.info("re-indexed %s after a change on disk", store.path)
             self.reindex_count += 1
         except Exception:
