@@ -189,18 +189,18 @@ class MemoryDir:
             self._layout = None  # other writers' changes: the next index update merges from scratch
             return self._table.items()
 
-    def _current_table(self) -> list[MemoryHeader | InvalidFile]:
-        """The table a write works on: loaded once, then patched, rescanned only when another
-        writer changed the directory listing (its mtime) since our last write."""
+    def _current_table(self) -> None:
+        """Bring the table a write works on up to date: loaded once, then patched, rescanned only
+        when another writer changed the directory listing (its mtime) since our last write."""
         if not self._loaded or self._dir_key is None or self._dir_mtime() != self._dir_key:
-            return self._refresh()
+            self._refresh()
+            return
         with self._table_lock:
             if self._dirty:
                 self._layout = None
             for name in list(self._dirty):
                 self._table.set(name, self._stat_entry(name))
             self._dirty.clear()
-            return self._table.items()
 
     def _dir_mtime(self) -> int | None:
         try:
