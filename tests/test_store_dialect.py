@@ -159,3 +159,30 @@ def test_registry_is_a_bounded_lru(tmp_path: Path) -> None:
     assert any(s.path.parent.name.endswith("cwds-0") for s in registry.known())
     assert not (tmp_path / "base").exists(), "resolving a cwd creates nothing on disk"
     assert limits.STORE_REGISTRY_MAX_DIRS <= 1024
+
+
+def test_incremental_index_equals_a_full_rebuild(tmp_path: Path) -> None:
+    """Many saves, updates and deletes patch MEMORY.md one line at a time; a full rescan agrees."""
+    import random
+
+    rng = random.Random(14)
+    store = MemoryDir(tmp_path / "memory")
+    store.save(name="seed", description="first", type="user", body="b")
+    store.index_path.write_text("# Index\nA note kept by hand.\n\n" + store.index_path.read_text())
+    alive: list[str] = []
+    for i in range(120):
+        op = rng.random()
+        if op < 0.2 and alive:
+            store.delete(alive.pop(rng.randrange(len(alive))))
+        else:
+            n = rng.randrange(40)
+            saved = store.save(name=f"memory {n}", description=f"about {n} v{i}", type=("user", "feedback", "project", "reference")[n % 4], body=f"body {i}")
+            if saved.created:
+                alive.append(saved.memory.filename)
+    incremental = store.index_path.read_text()
+    fresh = MemoryDir(store.path)  # a new process: nothing cached
+    fresh.rebuild_index()
+    assert fresh.index_path.read_text() == incremental
+    assert incremental.startswith("# Index\nA note kept by hand.\n\n")
+    pointed = {line.split("](", 1)[1].split(")", 1)[0] for line in incremental.splitlines() if line.startswith("- [")}
+    assert pointed == {h.filename for h in fresh.list()}

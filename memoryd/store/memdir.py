@@ -174,6 +174,7 @@ class MemoryDir:
             names = []
         with self._table_lock:
             seen: set[str] = set()
+            changed = False
             for name in names:
                 if not name.endswith(".md") or name == limits.INDEX_FILENAME or name.startswith("."):
                     continue
@@ -182,11 +183,14 @@ class MemoryDir:
                     seen.add(name)
                     if entry is not self._table.get(name):
                         self._table.set(name, entry)
+                        changed = True
             for gone in [item.filename for item in self._table.items() if item.filename not in seen]:
                 self._table.set(gone, None)
+                changed = True
             self._dirty.clear()
             self._loaded = True
-            self._layout = None  # other writers' changes: the next index update merges from scratch
+            if changed:
+                self._layout = None  # someone else's changes: the next index update merges from scratch
             return self._table.items()
 
     def _current_table(self) -> None:
@@ -350,7 +354,7 @@ class MemoryDir:
             if expected is not None and version_of(prior) != expected:
                 raise Conflict(
                     f"{filename} changed since it was read (version {version_of(prior) or 'none: it was deleted'}, expected {expected}): "
-                    "read it again (GET /v1/memories/{filename}), merge your change, and save with the new version."
+                    f"read it again (GET /v1/memories/{filename}), merge your change, and save with the new version."
                 )
             new = build(prior)
             if self._key_now(path) == key:
@@ -363,10 +367,11 @@ class MemoryDir:
             backup(filename, prior)
         if new is None:
             path.unlink(missing_ok=True)
-            fsync_dir(self.path)
         else:
-            atomic_write(path, new)
-        return prior, new, self._patch(filename, removed=new is None)
+            atomic_write(path, new, sync_dir=False)
+        index_changed = self._patch(filename, removed=new is None)
+        fsync_dir(self.path)  # one dir fsync makes both renames (the file's, the index's) durable
+        return prior, new, index_changed
 
     def _patch(self, filename: str, *, removed: bool) -> bool:
         """After a write: the table learns this one file, the index is merged, no rescan."""
@@ -432,6 +437,7 @@ class MemoryDir:
             if path.is_symlink():
                 path.unlink()  # removing a link is the fix we ask for; nothing it points at is touched
                 self._patch(filename, removed=True)
+                fsync_dir(self.path)
             else:
                 old = self._table_header(filename)
                 prior, _, _ = self._commit(filename, lambda prior: None, source=source, expected=expected, backup=backup)
@@ -547,7 +553,7 @@ class MemoryDir:
 
     def _write_index(self, layout: IndexLayout) -> bool:
         lines = layout.lines()
-        atomic_write(self.index_path, "\n".join(lines) + "\n" if lines else "")
+        atomic_write(self.index_path, "\n".join(lines) + "\n" if lines else "", sync_dir=False)  # the caller syncs the dir
         self._index_key, self._ours = self._key_now(self.index_path), layout.ours()
         return True
 
@@ -557,6 +563,8 @@ class MemoryDir:
             self._clean_temps_once()
             self._refresh()
             changed = self._update_index()
+            if changed:
+                fsync_dir(self.path)
             self._dir_key = self._dir_mtime()
             return changed
 
@@ -599,6 +607,8 @@ class MemoryDir:
         with self._lock:
             self._current_table()
             changed = self._update_index()
+            if changed:
+                fsync_dir(self.path)
             self._dir_key = self._dir_mtime()
             return changed
 
