@@ -9,6 +9,7 @@ Run: .venv/bin/python bench/store_bench.py
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -92,11 +93,10 @@ def bench_http(n: int) -> dict[str, float]:
                     c.get("/v1/health")
                     c.post("/v1/memories", json={"cwd": str(cwd), "name": "memory 0", "description": "warm", "type": "user", "body": BODY})
                 health, saves = [], []
-                for _ in range(HTTP_SAMPLES):
+                for i in range(HTTP_SAMPLES):  # interleaved, so the floor and the saves see the same machine load
                     t = time.perf_counter()
                     c.get("/v1/health")
                     health.append(time.perf_counter() - t)
-                for i in range(HTTP_SAMPLES):
                     name = f"memory {n - 1}" if i % 2 else f"memory {i % 7}"
                     payload = {"cwd": str(cwd), "name": name, "description": f"sample {i}", "type": "project" if i % 2 else TYPES[(i % 7) % 4], "body": BODY}
                     t = time.perf_counter()
@@ -111,6 +111,25 @@ def bench_http(n: int) -> dict[str, float]:
         "http_save_p50_ms": _ms(statistics.median(saves)),
         "http_save_p95_ms": _ms(_pct(saves, 0.95)),
     }
+
+
+def fsync_ms() -> dict[str, float]:
+    """This disk's fsync cost: a durable save pays 2 file fsyncs (memory, index) and 1 dir fsync."""
+    files, dirs = [], []
+    with tempfile.TemporaryDirectory(dir=ROOT / "bench") as tmp:
+        for i in range(50):
+            t = time.perf_counter()
+            fd = os.open(f"{tmp}/f{i}", os.O_WRONLY | os.O_CREAT)
+            os.write(fd, BODY.encode())
+            os.fsync(fd)
+            os.close(fd)
+            files.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            fd = os.open(tmp, os.O_RDONLY)
+            os.fsync(fd)
+            os.close(fd)
+            dirs.append(time.perf_counter() - t)
+    return {"file_fsync_p50_ms": _ms(statistics.median(files)), "dir_fsync_p50_ms": _ms(statistics.median(dirs))}
 
 
 def idle_rss_mb() -> float | None:
@@ -138,6 +157,7 @@ def main() -> int:
     rows = [bench_size(n) for n in SIZES]
     http = [bench_http(n) for n in SIZES]
     rss = idle_rss_mb()
+    disk = fsync_ms()
     cols = ["memories", "save_p50_ms", "save_p95_ms", "rebuild_p50_ms", "scan_p50_ms", "cold_scan_ms"]
     print("in-process:")
     print(" | ".join(f"{c:>14}" for c in cols))
@@ -152,6 +172,9 @@ def main() -> int:
     growth = big["http_save_p50_ms"] / small["http_save_p50_ms"]
     over_floor = small["http_save_p50_ms"] - small["health_p50_ms"]
     print(f"HTTP save at {SIZES[0]}: floor + {over_floor:.2f} ms; at {SIZES[1]}: {growth:.2f}x the {SIZES[0]} figure")
+    durable = 2 * disk["file_fsync_p50_ms"] + disk["dir_fsync_p50_ms"]
+    print(f"this disk: file fsync p50 {disk['file_fsync_p50_ms']} ms, dir fsync p50 {disk['dir_fsync_p50_ms']} ms; "
+          f"a durable save pays 2 + 1 of them ({durable:.2f} ms), so floor + fsyncs = {small['health_p50_ms'] + durable:.2f} ms")
     print(f"idle daemon RSS: {rss} MB (target ≤ 80 MB)")
     checks = {
         "http_save_200_le_floor_plus_5ms": over_floor <= 5.0,
@@ -161,7 +184,7 @@ def main() -> int:
     print("targets: " + ", ".join(f"{k} {'OK' if v else 'MISSED'}" for k, v in checks.items()))
     out = ROOT / "bench" / "results" / "store_bench.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"in_process": rows, "http": http, "idle_rss_mb": rss, "http_save_growth": round(growth, 2), "targets": checks}, indent=2))
+    out.write_text(json.dumps({"in_process": rows, "http": http, "disk": disk, "idle_rss_mb": rss, "http_save_growth": round(growth, 2), "targets": checks}, indent=2))
     print(f"wrote {out}")
     return 0
 
