@@ -3,8 +3,10 @@ the restart MEMORY.md points at exactly the memories on disk."""
 
 from __future__ import annotations
 
+import os
 import random
 import threading
+import time
 from pathlib import Path
 
 import httpx
@@ -36,6 +38,7 @@ def test_kill_9_during_saves_loses_nothing_acknowledged(tmp_path: Path) -> None:
     rng = random.Random(23)
     acked: dict[str, str] = {}
     memory_dir: Path | None = None
+    threads: list[threading.Thread] = []
     for trial in range(TRIALS):
         proc = DaemonProcess(home=home, env=daemon_env(home))
         proc.start()
@@ -47,7 +50,8 @@ def test_kill_9_during_saves_loses_nothing_acknowledged(tmp_path: Path) -> None:
             threads = [threading.Thread(target=_saver, args=(proc, cwd, f"t{trial}w{w}", acked, stop)) for w in range(3)]
             for t in threads:
                 t.start()
-            threading.Event().wait(rng.uniform(0.3, 1.2))
+            threading.Event().wait(rng.uniform(0.1, 0.5))
+            _wait_for_a_temp_file(memory_dir)  # a write is under way: its temp file exists, its rename has not happened
         finally:
             proc.kill()  # SIGKILL, mid-save
             stop.set()
@@ -61,6 +65,16 @@ def test_kill_9_during_saves_loses_nothing_acknowledged(tmp_path: Path) -> None:
             _check(c, cwd, memory_dir, acked)
     finally:
         proc.kill()
+
+
+def _wait_for_a_temp_file(memory_dir: Path, timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if any(e.name.startswith(".tmp-") for e in os.scandir(memory_dir)):
+                return
+        except FileNotFoundError:
+            pass
 
 
 def _check(c: httpx.Client, cwd: Path, memory_dir: Path, acked: dict[str, str]) -> None:
