@@ -200,10 +200,11 @@ class MemoryDir:
             self._refresh()
             return
         with self._table_lock:
-            if self._dirty:
-                self._layout = None
             for name in list(self._dirty):
-                self._table.set(name, self._stat_entry(name))
+                entry = self._stat_entry(name)
+                if entry is not self._table.get(name):  # not the echo of our own write
+                    self._table.set(name, entry)
+                    self._layout = None
             self._dirty.clear()
 
     def _dir_mtime(self) -> int | None:
@@ -606,6 +607,8 @@ class MemoryDir:
         listing changed), then merge the index."""
         with self._lock:
             self._current_table()
+            if self._layout is not None:  # nothing changed but our own writes: the index is current
+                return False
             changed = self._update_index()
             if changed:
                 fsync_dir(self.path)
