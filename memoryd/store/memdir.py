@@ -8,6 +8,7 @@ listeners (metrics, watch, caches). It does NOT know about HTTP, LLMs or session
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import logging
 import os
@@ -75,6 +76,11 @@ def validate_fields(name: str, description: str, type_: str, body: str) -> None:
     size = len(body.encode("utf-8"))
     if size > limits.MEMORY_BODY_MAX_BYTES:
         raise InvalidMemory(f"body is {size:,} bytes, over {limits.MEMORY_BODY_MAX_BYTES:,}: split it into several focused memories.")
+
+
+def _replace_with(text: str) -> Callable[[str | None], str]:
+    """A `_commit` builder that writes `text` whatever the file held."""
+    return lambda _prior: text
 
 
 def _key(st: os.stat_result) -> _Key:
@@ -463,7 +469,7 @@ class MemoryDir:
             self._commit(filename, lambda prior: text, source=source)
         self._emit(WriteEvent(self, filename, "delete" if text is None else "write", source))
 
-    def relink(self, old: MemoryHeader, new_filename: str, *, source: str, backup: Backup | None = None) -> list[str]:
+    def relink(self, old: MemoryHeader, new_filename: str, *, source: str, backup: Backup | None = None) -> builtins.list[str]:
         """`[[old]]` → `[[new]]` in every memory, for a merge or rename (the dream calls it).
         Links by name become the new name, links by file stem the new stem."""
         new_header = self._table_header(new_filename)
@@ -471,7 +477,7 @@ class MemoryDir:
             return []
         old_stem, new_stem = old.filename[: -len(".md")], new_filename[: -len(".md")]
         new_name = dialects.stored_name(dialects.CLAUDE_CODE, new_header.name) if new_header.dialect == dialects.CLAUDE_CODE else new_header.name
-        changed: list[str] = []
+        changed: builtins.list[str] = []
         with self._lock:
             self._current_table()
             for header in list(self._table.headers()):
@@ -480,7 +486,7 @@ class MemoryDir:
                     continue
                 text = dialects.relink(dialects.relink(prior, [old.name], new_name), [old_stem], new_stem)
                 if text != prior:
-                    self._commit(header.filename, lambda _p, t=text: t, source=source, backup=backup)
+                    self._commit(header.filename, _replace_with(text), source=source, backup=backup)
                     changed.append(header.filename)
         for filename in changed:
             self._emit(WriteEvent(self, filename, "write", source))
@@ -512,7 +518,7 @@ class MemoryDir:
             clean_stale_temps(self.path)
             self._temps_cleaned = self.path.is_dir()
 
-    def _read_index(self) -> list[str] | None:
+    def _read_index(self) -> builtins.list[str] | None:
         """MEMORY.md's lines; None when it is a link or not text (never rewritten)."""
         try:
             text = read_text_nofollow(self.index_path)

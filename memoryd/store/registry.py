@@ -49,8 +49,12 @@ class StoreRegistry:
         path = self.memory_dir_for(cwd)
         store = self.for_path(path)
         with self._lock:
-            if path in self._dirs:
-                self._roots.setdefault(path, project_root(cwd))
+            known_root = path in self._roots or path not in self._dirs
+        if not known_root:  # resolved once per dir, not on every request
+            root = project_root(cwd)
+            with self._lock:
+                if path in self._dirs:
+                    self._roots.setdefault(path, root)
         return store
 
     def for_path(self, path: Path) -> MemoryDir:
