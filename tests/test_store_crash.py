@@ -14,7 +14,7 @@ import pytest
 
 from tests.support.servers import DaemonProcess, daemon_env
 
-TRIALS = 6
+TRIALS = 4
 
 
 def _saver(proc: DaemonProcess, cwd: Path, prefix: str, acked: dict[str, str], stop: threading.Event) -> None:
