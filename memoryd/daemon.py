@@ -19,6 +19,7 @@ from memoryd.metrics import Metrics
 from memoryd.state import STATE_FILENAME, StateDB
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.memdir import utc_now
+from memoryd.store.model import WriteEvent
 from memoryd.store.files import PRIVATE_DIR_MODE, make_private_dir
 from memoryd.store.watcher import MemoryWatcher
 from memoryd.dream import DreamService
@@ -52,6 +53,9 @@ class Daemon:
             now=now,
         )
         self.watcher = MemoryWatcher()
+        # --- the one write path reports here: metrics by source, and a dir's first write gets watched ---
+        self.stores.on_write.append(self._after_write)
+        self.stores.on_evict.append(self.watcher.unwatch)
         # Parts register here what they add to GET /v1/status, and their start/stop.
         self.status_providers: dict[str, Callable[[], Any]] = {}
         self._starters: list[Callable[[], object]] = []
@@ -138,11 +142,14 @@ class Daemon:
     def start(self) -> None:
         if self.running:
             return
+        for path, temps in self.stores.recover().items():  # a kill -9's leftovers: temp files, a stale index
+            if temps:
+                log.info("removed %d temp file(s) a crash left in %s", temps, path)
         if self.settings.memory.watch:
             self.watcher.start()
             for store in self.stores.known():
-                self._watch_new(store)
-            self.stores.on_new_dir.append(self._watch_new)
+                self.watcher.watch(store)
+            self.stores.on_new_dir.append(self.watcher.watch)  # a dir that does not exist yet is watched after its first write
             self.stores.discover()
         for fn in self._starters:
             fn()
@@ -164,19 +171,23 @@ class Daemon:
 
     # ------------------------------------------------------------------ what routes reach
     def store_for(self, cwd: str) -> MemoryDir:
-        """The memory dir of an agent's cwd (watched once it exists: see `_watch_new`)."""
+        """The memory dir of an agent's cwd (watched once it exists: see `_after_write`)."""
         return self.stores.for_cwd(cwd)
 
     def turn_end(self, session_id: str, transcript_path: str, cwd: str, last_assistant_message: str | None = None) -> str:
         return self.turns.turn_end(session_id, transcript_path, cwd, last_assistant_message)
 
-    def after_write(self, store: MemoryDir) -> None:
-        """Kept for routes; the watch registration now follows every write (see `_watch_new`)."""
-
-    def _watch_new(self, store: MemoryDir) -> None:
-        """Watch a memory dir now, or after the write that creates it."""
-        self.watcher.watch(store)
-        store.on_change.append(lambda changed, _filename: self.watcher.watch(changed))
+    def _after_write(self, event: WriteEvent) -> None:
+        """Every writer's side effects in one place: metrics, and a dir's first write gets watched."""
+        if event.op == "secret_refused":
+            self.metrics.secrets_refused.labels(event.source).inc()
+            return
+        if event.op == "delete":
+            self.metrics.memories_deleted.inc()
+        else:
+            self.metrics.memories_written.labels(event.source).inc()
+        if self.settings.memory.watch:
+            self.watcher.watch(event.store)
 
     def status(self) -> dict[str, Any]:
         invalid = {str(s.path): [f.as_dict() for f in s.invalid_files()] for s in self.stores.known()}

@@ -27,6 +27,9 @@ MEMORY_DESCRIPTION_MAX_CHARS = 500
 MEMORY_BODY_MAX_BYTES = 64 * 1024
 SLUG_MAX_CHARS = 80
 MEMORY_PAGE_MAX = 100  # GET /v1/memories?limit= (the MCP memory_search tool pages through it)
+MEMORY_FILE_MAX_BYTES = 1024 * 1024  # a hand-written file over this is listed invalid, never read whole
+STORE_REGISTRY_MAX_DIRS = 512  # memory dirs kept open (LRU); 5,000 distinct cwds must not grow memory
+WRITE_CHANGED_RETRIES = 3  # a file edited by someone else while a save builds its text is re-read this often
 
 # --- recall (spec §2; seeds: findRelevantMemories.ts, attachments) ----------------------
 RECALL_MAX_MEMORIES = 5  # "up to 5"

@@ -13,16 +13,18 @@ from memoryd.config import Settings
 from memoryd.daemon import Daemon
 from memoryd.errors import InvalidMemory, SecretDetected
 from memoryd.store.daily_log import DailyLog, append_daily_log, daily_log_path
+from memoryd.store.memdir import MemoryDir
 
 EST = timezone(timedelta(hours=-5))
 
 
 def test_rollover_at_local_midnight(tmp_path: Path) -> None:
     mem = tmp_path / "memory"
+    store = MemoryDir(mem)
     before = datetime(2026, 3, 1, 4, 59, 59, tzinfo=timezone.utc)  # 23:59:59 on Feb 28 in UTC-5
     at = datetime(2026, 3, 1, 5, 0, 0, tzinfo=timezone.utc)  # 00:00:00 on Mar 1 in UTC-5
-    p1 = append_daily_log(mem, "late fact", now=before, tz=EST)
-    p2 = append_daily_log(mem, "early fact", now=at, tz=EST)
+    p1 = append_daily_log(store, "late fact", now=before, tz=EST)
+    p2 = append_daily_log(store, "early fact", now=at, tz=EST)
     assert p1 == mem / "logs" / "2026" / "02" / "2026-02-28.md"
     assert p2 == mem / "logs" / "2026" / "03" / "2026-03-01.md"
     assert p1.read_text() == "# 2026-02-28\n\n- 23:59 late fact\n"
@@ -33,7 +35,7 @@ def test_machine_local_zone_is_the_default(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setenv("TZ", "Asia/Tokyo")
     time.tzset()
     try:
-        path = append_daily_log(tmp_path, "x fact", now=datetime(2026, 12, 31, 15, 0, tzinfo=timezone.utc))
+        path = append_daily_log(MemoryDir(tmp_path), "x fact", now=datetime(2026, 12, 31, 15, 0, tzinfo=timezone.utc))
         assert path == daily_log_path(tmp_path, datetime(2027, 1, 1).date())
     finally:
         monkeypatch.delenv("TZ")
@@ -42,7 +44,7 @@ def test_machine_local_zone_is_the_default(tmp_path: Path, monkeypatch: pytest.M
 
 def test_multiline_entry_is_one_indented_bullet(tmp_path: Path) -> None:
     now = datetime(2026, 1, 5, 12, 30, tzinfo=EST)
-    path = append_daily_log(tmp_path, "[feedback] use pnpm: not npm\nbecause lockfile\n\nis pnpm", now=now, tz=EST)
+    path = append_daily_log(MemoryDir(tmp_path), "[feedback] use pnpm: not npm\nbecause lockfile\n\nis pnpm", now=now, tz=EST)
     assert path.read_text().endswith("- 12:30 [feedback] use pnpm: not npm\n  because lockfile\n\n  is pnpm\n")
 
 
@@ -53,7 +55,7 @@ def test_concurrent_appends_lose_nothing(tmp_path: Path) -> None:
     def worker(n: int) -> None:
         try:
             for i in range(25):
-                append_daily_log(tmp_path, f"entry-{n}-{i}", now=now, tz=EST)
+                append_daily_log(MemoryDir(tmp_path), f"entry-{n}-{i}", now=now, tz=EST)
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
 
@@ -69,11 +71,11 @@ def test_concurrent_appends_lose_nothing(tmp_path: Path) -> None:
 
 def test_secrets_and_empty_refused_nothing_written(tmp_path: Path) -> None:
     now = datetime(2026, 1, 5, 12, 0, tzinfo=EST)
-    append_daily_log(tmp_path, "kept fact", now=now, tz=EST)
+    append_daily_log(MemoryDir(tmp_path), "kept fact", now=now, tz=EST)
     with pytest.raises(SecretDetected):
-        append_daily_log(tmp_path, "the key is AKIAIOSFODNN7EXAMPLE ok", now=now, tz=EST)
+        append_daily_log(MemoryDir(tmp_path), "the key is AKIAIOSFODNN7EXAMPLE ok", now=now, tz=EST)
     with pytest.raises(InvalidMemory):
-        append_daily_log(tmp_path, "  \n ", now=now, tz=EST)
+        append_daily_log(MemoryDir(tmp_path), "  \n ", now=now, tz=EST)
     assert daily_log_path(tmp_path, now.date()).read_text() == "# 2026-01-05\n\n- 12:00 kept fact\n"
 
 

@@ -169,7 +169,7 @@ def test_llm_write_with_a_filename_of_another_type_is_dropped(home: Path, projec
     wait_done(daemon)
     run = daemon.dream.runs(str(project))[0]
     assert run["status"] == "done" and run["changes"] == []
-    assert any("user_<slug>" not in n and "project_<slug>.md" in n for n in run["notes"])
+    assert any("user_editor.md as type project" in n and "it is a user memory" in n for n in run["notes"])
     assert store.read_raw("user_editor.md") == before
     assert "Today is 2026-03-04." in "\n".join(messages_api.texts_sent())  # the injected clock, not the wall clock
 

@@ -114,7 +114,7 @@ def test_limits_at_edge(tmp_path: Path) -> None:
     store.save(name="n" * limits.MEMORY_NAME_MAX_CHARS, description="d", type="user", body="b")
 
 
-@pytest.mark.parametrize("bad", ["../x.md", "..%2fx.md", "/etc/passwd", "user_../../x.md", "user_a\\..\\b.md", "user_a\x00.md", "user_x.txt", "bogus_x.md", ".md", "user_.md"])
+@pytest.mark.parametrize("bad", ["../x.md", "..%2fx.md", "/etc/passwd", "user_../../x.md", "user_a\\..\\b.md", "user_a\x00.md", "user_x.txt", ".md", ".hidden.md", "MEMORY.md", "a/b.md", "x" * 253 + ".md", "user_\ud800.md"])
 def test_traversal_refused(tmp_path: Path, bad: str) -> None:
     store = _store(tmp_path)
     with pytest.raises(InvalidFilename):

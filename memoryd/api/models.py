@@ -91,6 +91,9 @@ class SaveMemoryRequest(RequestModel):
     description: Text = Field(description="One specific line; recall decides relevance from it.")
     type: str = Field(description=f"One of {', '.join(limits.MEMORY_TYPES)}.")
     body: Text = Field("", description="Markdown body; feedback/project carry **Why:** and **How to apply:** lines.")
+    expected_version: str | None = Field(
+        None, description="The `version` from the GET you edited (an If-Match): 409 when the file changed since, nothing written."
+    )
 
 
 class MemoryHeaderOut(ResponseModel):
@@ -114,6 +117,7 @@ class MemoryListOut(ResponseModel):
 
 
 class MemoryOut(ResponseModel):
+    version: str = Field(description="Send it back as `expected_version` to save only if nobody changed the file since.")
     filename: str
     name: str
     description: str

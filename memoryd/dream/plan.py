@@ -37,6 +37,7 @@ class Action:
     description: str = ""
     body: str = ""
     why: str = ""
+    merged_into: str | None = None  # a delete that merged this file into another: `[[links]]` follow it
 
     def as_dict(self) -> dict[str, Any]:
         return {k: v for k, v in self.__dict__.items() if v not in ("", None)}
@@ -83,14 +84,17 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
         if not group:
             continue
         lines = keep.body.rstrip().split("\n")
+        deletes = []
         for other in group:
             for line in other.body.split("\n"):
                 if line.strip() and line.strip() not in {kept.strip() for kept in lines}:
                     lines.append(line)
             merged_away.add(other.filename)
-            plan.actions.append(Action("delete", other.filename, why=f"near-duplicate of {keep.filename}"))
+            deletes.append(Action("delete", other.filename, why=f"near-duplicate of {keep.filename}", merged_into=keep.filename))
         survivors[keep.filename] = keep
+        # The merged file first, then the deletes: each delete points its `[[links]]` at the written file.
         plan.actions.append(Action("write", keep.filename, keep.name, keep.type, keep.description, "\n".join(lines), why=f"merged {len(group)} near-duplicate(s)"))
+        plan.actions.extend(deletes)
     # Phase 3a': a newer memory that contradicts an older one ("uses npm" → "moved to pnpm") wins;
     # the older file's text stays in the run's backup, so undo brings it back.
     for i, newer in enumerate(memories):
@@ -98,7 +102,7 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
             if {newer.filename, older.filename} & merged_away or not supersedes(newer, older):
                 continue
             merged_away.add(older.filename)
-            plan.actions.append(Action("delete", older.filename, why=f"superseded by {newer.filename}: was \"{older.description[:120]}\""))
+            plan.actions.append(Action("delete", older.filename, why=f"superseded by {newer.filename}: was \"{older.description[:120]}\"", merged_into=newer.filename))
     plan.actions = [a for a in plan.actions if not (a.op == "write" and a.filename in merged_away)]
     # Phase 3b: relative dates → absolute, against the date the memory was written.
     written = {a.filename for a in plan.actions if a.op == "write"}
@@ -181,6 +185,7 @@ def llm_plan(store: MemoryDir, llm: LLMClient, *, processed_logs: set[str], time
     """Ask the model for the actions; every action is validated here (unknown files dropped)."""
     headers: list[MemoryHeader] = store.all_headers()
     known = {h.filename for h in headers}
+    types = {h.filename: h.type for h in headers}
     # The manifest always lists every file, so the model knows what exists even when contents are cut.
     parts = ["## Manifest (newest first)", *(f"- {h.filename} [{h.type}] {h.name}: {h.description}"[: limits.INDEX_ENTRY_MAX_CHARS * 2] for h in headers)]
     budget = LLM_CONTEXT_MAX_CHARS - sum(len(p) + 1 for p in parts)
@@ -224,7 +229,8 @@ def llm_plan(store: MemoryDir, llm: LLMClient, *, processed_logs: set[str], time
             continue
         if op == "delete":
             if filename in known:
-                plan.actions.append(Action("delete", filename, why=str(raw.get("why", ""))[:200]))
+                into = raw.get("merged_into")
+                plan.actions.append(Action("delete", filename, why=str(raw.get("why", ""))[:200], merged_into=into if into in known else None))
             else:
                 plan.notes.append(f"dropped delete of unknown file {filename}")
         elif op == "write":
@@ -234,8 +240,8 @@ def llm_plan(store: MemoryDir, llm: LLMClient, *, processed_logs: set[str], time
                 continue
             if filename is not None and filename not in known:
                 filename = None  # a new file: the store names it
-            if filename is not None and not filename.startswith(type_ + "_"):
-                plan.notes.append(f"dropped a write of {filename} as type {type_}: a {type_} memory is named {type_}_<slug>.md")
+            if filename is not None and types[filename] != type_:
+                plan.notes.append(f"dropped a write of {filename} as type {type_}: it is a {types[filename]} memory")
                 continue
             plan.actions.append(Action("write", filename, str(raw["name"]), type_, str(raw["description"]), str(raw.get("body", "")), why=str(raw.get("why", ""))[:200]))
     if data.get("summary"):

@@ -8,6 +8,7 @@ stay inside the memory dir and pass the secret check.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -363,7 +364,7 @@ class DreamService:
         else:
             plan = offline_plan(store, processed_logs=processed)
         self._enter(task, PHASES[2])  # consolidate
-        for action in plan.actions:
+        for action in sorted(plan.actions, key=lambda a: a.op == "delete"):  # deletes last: their `[[link]]` redirects see the final files
             self._check_cancel(task)
             self.between_actions(task)
             self._apply(store, task, action, changes, plan)
@@ -396,22 +397,19 @@ class DreamService:
         """Put back every file the run touched (idempotent: a second pass after a crash changes nothing more)."""
         data = self._manifest(run_id)
         for filename, text in data.items():
-            store.restore(filename, text)
+            store.restore(filename, text, source="undo")
         return sorted(data)
 
     def _apply(self, store: MemoryDir, task: RunningTask, action: Action, changes: list[dict[str, Any]], plan: Plan) -> None:
         try:
+            backup = functools.partial(self._backup, task.run_id)  # the store records each prior text under its lock
             if action.op == "delete" and action.filename:
-                self._backup(task.run_id, action.filename, store.read_raw(action.filename))
-                store.delete(action.filename)
+                store.delete(action.filename, source="dream", backup=backup, replaced_by=action.merged_into)
                 target = action.filename
             else:
-                if action.filename:
-                    self._backup(task.run_id, action.filename, store.read_raw(action.filename))
-                result = store.save(name=action.name, description=action.description, type=action.type, body=action.body, filename=action.filename)
+                result = store.save(name=action.name, description=action.description, type=action.type, body=action.body,
+                                    filename=action.filename, source="dream", backup=backup)
                 target = result.memory.filename
-                if not action.filename:
-                    self._backup(task.run_id, target, None if result.created else store.read_raw(target))
         except Unprocessable as exc:  # e.g. a secret in an LLM-proposed body: refused, the run goes on
             plan.notes.append(f"refused {action.op} {action.filename or action.name}: {exc.code}")
             return

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from memoryd import limits
-from memoryd.errors import InvalidMemory, InvalidRequest, LLMUnavailable, TokenBudgetExceeded, Unprocessable
+from memoryd.errors import Conflict, InvalidMemory, InvalidRequest, LLMUnavailable, TokenBudgetExceeded, Unprocessable
 from memoryd.extract.jobs import BACKFILL, JobQueue, Outcome
 from memoryd.extract.model import extract_with_model
 from memoryd.extract.offline import Candidate, extract_explicit
@@ -274,22 +274,22 @@ class ExtractionService:
                     refused.append({"name": cand.name, "code": exc.code, "reason": exc.message})
                 continue
             target = self._match_existing(cand, existing)
+            version = None
             if target is not None:
                 try:
                     current = store.get(target)
                     if current.description == " ".join(cand.description.split()) and current.body.strip() == cand.body.strip():
                         unchanged += 1
                         continue
+                    version = current.version  # an edit made after this read is re-read, never overwritten
                 except Exception:
                     pass
             try:
-                saved = store.save(name=cand.name, description=cand.description, type=cand.type, body=cand.body, filename=target)
-            except (Unprocessable, InvalidMemory, InvalidRequest) as exc:
-                if exc.code == "secret_detected":
-                    self.metrics.secrets_refused.labels("extract").inc()
+                saved = store.save(name=cand.name, description=cand.description, type=cand.type, body=cand.body, filename=target,
+                                   source="extract", expected=version)
+            except (Unprocessable, InvalidMemory, InvalidRequest, Conflict) as exc:
                 refused.append({"name": cand.name, "code": exc.code, "reason": exc.message})
                 continue
-            self.metrics.memories_written.labels("extract").inc()
             written.append(saved.memory.filename)
             existing = store.all_headers()
         return written, refused, unchanged

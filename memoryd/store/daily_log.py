@@ -11,9 +11,7 @@ from typing import Callable, Protocol
 
 from memoryd import limits
 from memoryd.errors import InvalidMemory
-from memoryd.store.files import atomic_write, dir_lock
 from memoryd.store.memdir import MemoryDir
-from memoryd.store.secrets import check_no_secrets
 
 
 class _Candidate(Protocol):
@@ -34,24 +32,23 @@ def daily_log_path(memory_dir: Path, day: date) -> Path:
     return memory_dir / limits.DAILY_LOGS_DIRNAME / f"{day:%Y}" / f"{day:%m}" / f"{day:%Y-%m-%d}.md"
 
 
-def append_daily_log(memory_dir: Path, entry: str, *, now: datetime, tz: tzinfo | None = None) -> Path:
-    """Append one `- HH:MM entry` bullet to the log of `now`'s local date; atomic under the dir lock."""
+def append_daily_log(store: MemoryDir, entry: str, *, now: datetime, tz: tzinfo | None = None, source: str = "daily-log") -> Path:
+    """Append one `- HH:MM entry` bullet to the log of `now`'s local date, through the store's one write path."""
     text = entry.strip()
     if not text:
         raise InvalidMemory("daily-log entry is empty: pass the fact to log.")
     if len(text.encode("utf-8")) > limits.MEMORY_BODY_MAX_BYTES:
         raise InvalidMemory(f"daily-log entry is over {limits.MEMORY_BODY_MAX_BYTES} bytes: log a shorter summary.")
-    check_no_secrets({"entry": text})
     local = now.astimezone(tz)  # tz=None → the machine's local zone; rollover happens at local midnight
-    path = daily_log_path(memory_dir, local.date())
+    relpath = daily_log_path(Path(), local.date()).as_posix()
     first, *rest = text.splitlines()
     bullet = f"- {local:%H:%M} {first}\n" + "".join(f"  {line}\n" if line.strip() else "\n" for line in rest)
-    with dir_lock(memory_dir):
-        existing = path.read_text(encoding="utf-8") if path.exists() else f"# {local:%Y-%m-%d}\n\n"
-        if not existing.endswith("\n"):
-            existing += "\n"
-        atomic_write(path, existing + bullet)
-    return path
+
+    def build(prior: str | None) -> str:
+        existing = prior if prior is not None else f"# {local:%Y-%m-%d}\n\n"
+        return (existing if existing.endswith("\n") else existing + "\n") + bullet
+
+    return store.write_aux(relpath, build, fields={"entry": text}, source=source)
 
 
 def format_candidate(name: str, type_: str, description: str, body: str) -> str:
@@ -69,7 +66,7 @@ class DailyLog:
         self.tz = tz
 
     def append(self, store: MemoryDir, entry: str) -> Path:
-        return append_daily_log(store.path, entry, now=self.now(), tz=self.tz)
+        return append_daily_log(store, entry, now=self.now(), tz=self.tz)
 
     def append_candidate(self, store: MemoryDir, cand: _Candidate, day: date | None = None) -> Path:
         """Extraction's `on_daily_log(store, candidate, day)` hook; `day` is ignored (the clock decides)."""

@@ -11,6 +11,7 @@ import os
 import stat
 import tempfile
 import threading
+import weakref
 from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO
@@ -86,9 +87,10 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write(path: Path, data: str | bytes, *, mode: int = PRIVATE_FILE_MODE) -> None:
+def atomic_write(path: Path, data: str | bytes, *, mode: int = PRIVATE_FILE_MODE, sync_dir: bool = True) -> None:
     """Write `data` to `path` via a unique temp file in the same dir, fsync, then rename.
-    A symlink at `path` is replaced by the file, never written through."""
+    A symlink at `path` is replaced by the file, never written through. `sync_dir=False`: the
+    caller fsyncs the dir once after several renames (one dir fsync makes them all durable)."""
     make_private_dir(path.parent)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".part", dir=path.parent)
@@ -105,7 +107,8 @@ def atomic_write(path: Path, data: str | bytes, *, mode: int = PRIVATE_FILE_MODE
         except FileNotFoundError:
             pass
         raise
-    fsync_dir(path.parent)
+    if sync_dir:
+        fsync_dir(path.parent)
 
 
 def clean_stale_temps(directory: Path) -> int:
@@ -155,14 +158,15 @@ class DirLock:
         self._thread_lock.release()
 
 
-_locks: dict[Path, DirLock] = {}
+_locks: weakref.WeakValueDictionary[Path, DirLock] = weakref.WeakValueDictionary()  # held by the MemoryDirs alive
 _locks_guard = threading.Lock()
 
 
 def dir_lock(directory: Path) -> DirLock:
-    """The shared writer lock of `directory`."""
+    """The shared writer lock of `directory` (one instance while anyone holds it)."""
     with _locks_guard:
         lock = _locks.get(directory)
         if lock is None:
-            lock = _locks[directory] = DirLock(directory)
+            lock = DirLock(directory)
+            _locks[directory] = lock
         return lock

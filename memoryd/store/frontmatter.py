@@ -67,13 +67,17 @@ def read_head(path: Path, max_lines: int = limits.FRONTMATTER_MAX_LINES) -> str:
     return "".join(out)
 
 
-def read_header_meta(path: Path) -> dict[str, Any]:
+def head_meta(text: str, *, source: str, max_lines: int = limits.FRONTMATTER_MAX_LINES) -> dict[str, Any]:
     """Frontmatter from the first 30 lines only (memoryScan.ts); a longer header is refused."""
-    head = read_head(path)
-    lines = head.split("\n")
-    if not lines or not _FENCE_RE.match(lines[0].rstrip("\r")):
+    lines = text.split("\n", max_lines)[:max_lines]
+    if not lines or not _FENCE_RE.match(lines[0].rstrip("\r").lstrip("\ufeff")):
         return {}
     if not any(_FENCE_RE.match(line.rstrip("\r")) for line in lines[1:]):
-        raise InvalidFrontmatter(f"{path.name}: no closing '---' within the first {limits.FRONTMATTER_MAX_LINES} lines; keep the frontmatter short.")
-    meta, _ = split_frontmatter(head, source=path.name)
+        raise InvalidFrontmatter(f"{source}: no closing '---' within the first {max_lines} lines; keep the frontmatter short.")
+    meta, _ = split_frontmatter("\n".join(lines), source=source)
     return meta
+
+
+def read_header_meta(path: Path) -> dict[str, Any]:
+    """`head_meta` of a file, reading only its first lines."""
+    return head_meta(read_head(path), source=path.name)

@@ -1,10 +1,13 @@
-"""MEMORY.md: render one pointer line per memory, and serve it truncated with the fix-it warning.
+"""MEMORY.md: render one pointer line per memory, merge them with the lines memoryd did not
+write (notes, headings, Claude Code's own pointers), and serve it truncated with the warning.
 
 It does NOT read memory files; it works on headers the caller scanned.
 """
 
 from __future__ import annotations
 
+import bisect
+import re
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -21,6 +24,10 @@ TRUNCATION_WARNING = (
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+# `- [Title](file.md) ...`: the target is a bare file name in the memory dir.
+POINTER_RE = re.compile(r"^\s*[-*+]\s+\[[^\]\n]*\]\(<?([^)/\\<>\s]+\.md)>?\)")
 
 
 def index_line(header: MemoryHeader) -> str:
@@ -45,6 +52,105 @@ def order_for_index(headers: Iterable[MemoryHeader]) -> list[MemoryHeader]:
 def render_index(headers: Iterable[MemoryHeader]) -> str:
     lines = [index_line(h) for h in order_for_index(headers)]
     return "\n".join(lines) + "\n" if lines else ""
+
+
+def pointer_target(line: str) -> str | None:
+    m = POINTER_RE.match(line)
+    return m.group(1) if m else None
+
+
+def _sort_key(header: MemoryHeader) -> tuple[int, float, str]:
+    return (TYPE_ORDER.get(header.type, 9), -header.mtime, header.filename)
+
+
+class IndexLayout:
+    """MEMORY.md in memory: lines someone else wrote before and after memoryd's block, and the
+    block itself kept sorted, so one memory's change is a bisect and a list insert (no rescan)."""
+
+    def __init__(self, before: list[str], headers: Iterable[MemoryHeader], after: list[str], covered: set[str]) -> None:
+        self.before, self.after, self.covered = before, after, covered
+        ordered = order_for_index(h for h in headers if h.filename not in covered)
+        self.keys = [_sort_key(h) for h in ordered]
+        self.files = [h.filename for h in ordered]
+        self.block = [index_line(h) for h in ordered]
+
+    def lines(self) -> list[str]:
+        lines = self.before + self.block + self.after
+        while lines and not lines[-1].strip():
+            lines.pop()
+        return lines
+
+    def ours(self) -> dict[str, str]:
+        return dict(zip(self.files, self.block))
+
+    def drop(self, filename: str) -> bool:
+        """Forget a memory memoryd deleted: its block line and anyone's pointer to it."""
+        changed = self._remove(filename)
+        if filename in self.covered:
+            self.covered.discard(filename)
+            self.before = [line for line in self.before if pointer_target(line) != filename]
+            self.after = [line for line in self.after if pointer_target(line) != filename]
+            changed = True
+        return changed
+
+    def upsert(self, header: MemoryHeader) -> bool:
+        """A memory memoryd wrote: its line moves to its place (unless someone else's pointer covers it)."""
+        if header.filename in self.covered:
+            return False
+        line, key = index_line(header), _sort_key(header)
+        if header.filename in self.files:
+            i = self.files.index(header.filename)
+            if self.block[i] == line and self.keys[i] == key:
+                return False
+            self._remove(header.filename)
+        i = bisect.bisect(self.keys, key)
+        self.keys.insert(i, key)
+        self.files.insert(i, header.filename)
+        self.block.insert(i, line)
+        return True
+
+    def _remove(self, filename: str) -> bool:
+        if filename not in self.files:
+            return False
+        i = self.files.index(filename)
+        del self.keys[i], self.files[i], self.block[i]
+        return True
+
+
+def merge_index(current: list[str], headers: Iterable[MemoryHeader], ours: dict[str, str], *, removed: frozenset[str] = frozenset()) -> IndexLayout:
+    """MEMORY.md's layout from its current lines and the memories on disk.
+
+    memoryd's lines (the ones it last wrote, `ours`, or equal to what it would write) form one
+    block, in `order_for_index` order, where the first of them stood. Every other line stays as
+    written: notes, headings, and pointers someone else wrote to a memory (that memory then gets
+    no second line). Pointers to a file memoryd just deleted (`removed`) go.
+    """
+    valid = {h.filename: h for h in headers}
+    kept: list[str] = []
+    covered: set[str] = set()
+    block_at: int | None = None
+    for line in current:
+        target = pointer_target(line)
+        if target is not None:
+            header = valid.get(target)
+            mine = ours.get(target) == line or (header is not None and index_line(header) == line)
+            if target in removed or mine or (target in ours and header is None):
+                if block_at is None and (mine or target in ours):
+                    block_at = len(kept)
+                continue
+            if header is not None:
+                covered.add(target)
+        kept.append(line)
+    has_block = any(f not in covered for f in valid)
+    if block_at is None:
+        block_at = len(kept)
+        while block_at > 0 and not kept[block_at - 1].strip():
+            block_at -= 1  # new lines go after the last written line, not after trailing blanks
+        prev = kept[block_at - 1] if block_at else ""
+        if has_block and prev.strip() and pointer_target(prev) is None and not prev.lstrip().startswith("#"):
+            kept.insert(block_at, "")  # a blank line between someone's note and memoryd's first pointer
+            block_at += 1
+    return IndexLayout(kept[:block_at], valid.values(), kept[block_at:], covered)
 
 
 @dataclass(frozen=True)

@@ -1,31 +1,39 @@
 """`MemoryDir`: one project's memory directory, the only code that writes memory files.
 
-Every write (REST, extraction, dream, undo) goes through `save`, `delete` or `restore`:
-fields validated, secrets refused, atomic write under the directory lock, index rebuilt.
-It does NOT know about HTTP, LLMs or sessions.
+Every write (REST save/forget, extraction, dream and its undo, the daily log) goes through one
+operation, `_commit`: secrets refused, directory lock, a re-read when the file changed since it
+was read, backup when asked, atomic write, incremental index update, one `WriteEvent` to the
+listeners (metrics, watch, caches). It does NOT know about HTTP, LLMs or sessions.
 """
 
 from __future__ import annotations
 
+import builtins
+import hashlib
 import logging
 import os
-import threading
+import stat
 from datetime import datetime, timezone
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
 from memoryd import limits
-from memoryd.errors import InvalidFrontmatter, InvalidMemory, MemoryNotFound
-from memoryd.store.files import SymlinkRefused, atomic_write, clean_stale_temps, dir_lock, read_text_nofollow
-from memoryd.store.frontmatter import read_header_meta, render_frontmatter, split_frontmatter
-from memoryd.store.index import ServedIndex, render_index, truncate_index
-from memoryd.store.model import InvalidFile, Memory, MemoryHeader, SaveResult
-from memoryd.store.paths import FILENAME_RE, check_filename, memory_path, slugify
+from memoryd.errors import Conflict, InvalidFrontmatter, InvalidMemory, MemoryNotFound, SecretDetected
+from memoryd.store import dialect as dialects
+from memoryd.store.files import SymlinkRefused, atomic_write, clean_stale_temps, dir_lock, fsync_dir, open_nofollow, read_text_nofollow
+from memoryd.store.frontmatter import head_meta, render_frontmatter, split_frontmatter
+from memoryd.store.index import IndexLayout, ServedIndex, merge_index, truncate_index
+from memoryd.store.model import InvalidFile, Memory, MemoryHeader, SaveResult, WriteEvent
+from memoryd.store.paths import check_filename, memory_path
 from memoryd.store.secrets import check_no_secrets
+from memoryd.store.table import HeaderTable
 
 Clock = Callable[[], datetime]
+Backup = Callable[[str, "str | None"], None]  # (filename, text before the change or None) → recorded for undo
 log = logging.getLogger(__name__)
 SYMLINK_REFUSAL = "is a symbolic link; memoryd never follows links (it could point at a secret outside the memory dir): replace it with a real file."
+INDEX_BACKUP_FILENAME = limits.INDEX_FILENAME + ".before-memoryd"  # the index as found, before memoryd's first rewrite
+_Key = tuple[int, int]  # (mtime_ns, size): "changed since read" without reading
 
 
 def utc_now() -> datetime:
@@ -42,6 +50,11 @@ def _str(value: Any) -> str:
     if isinstance(value, datetime):
         return iso(value)
     return str(value)
+
+
+def version_of(text: str | None) -> str:
+    """A file's version: a short hash of its text ("" for no file)."""
+    return "" if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def validate_fields(name: str, description: str, type_: str, body: str) -> None:
@@ -65,67 +78,146 @@ def validate_fields(name: str, description: str, type_: str, body: str) -> None:
         raise InvalidMemory(f"body is {size:,} bytes, over {limits.MEMORY_BODY_MAX_BYTES:,}: split it into several focused memories.")
 
 
+def _replace_with(text: str) -> Callable[[str | None], str]:
+    """A `_commit` builder that writes `text` whatever the file held."""
+    return lambda _prior: text
+
+
+def _key(st: os.stat_result) -> _Key:
+    return (st.st_mtime_ns, st.st_size)
+
+
+def _parse_header(filename: str, path: Path, text: str, mtime: float) -> MemoryHeader | InvalidFile:
+    """A header from a file's text in either dialect, or why it is not a memory."""
+    if "\x00" in text:
+        return InvalidFile(filename, "holds NUL bytes (a binary file?); memories are UTF-8 Markdown: move it out of the memory dir.")
+    try:
+        meta = head_meta(text, source=filename)
+    except InvalidFrontmatter as exc:
+        return InvalidFile(filename, exc.message)
+    prefix = filename.split("_", 1)[0]
+    type_ = dialects.type_of(meta) or (prefix if prefix in limits.MEMORY_TYPES and "_" in filename else "")
+    if not type_:
+        return InvalidFile(filename, f"has no type; add 'type: <{'|'.join(limits.MEMORY_TYPES)}>' (or Claude Code's 'metadata:' / '  type: ...') to its frontmatter.")
+    if type_ not in limits.MEMORY_TYPES:
+        return InvalidFile(filename, f"type {type_!r} is not one of {', '.join(limits.MEMORY_TYPES)}; fix the 'type:' line.")
+    stem = filename[: -len(".md")]
+    name = _str(meta.get("name")) or (stem.split("_", 1)[-1] if stem.startswith(type_ + "_") else stem).replace("-", " ")
+    return MemoryHeader(filename, name, _str(meta.get("description")), type_, mtime, path, dialects.dialect_of(meta))
+
+
 class MemoryDir:
     """The memory store of one directory: topic files plus the MEMORY.md index."""
 
-    def __init__(self, path: Path, *, now: Clock = utc_now) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        now: Clock = utc_now,
+        events: list[Callable[[WriteEvent], None]] | None = None,
+        default_dialect: dialects.Dialect = dialects.MEMORYD,
+    ) -> None:
         self.path = path
         self.index_path = path / limits.INDEX_FILENAME
         self._now = now
         self._lock = dir_lock(path)
-        # filename → ((mtime_ns, size), header or InvalidFile); refreshed by stat on every scan.
-        self._cache: dict[str, tuple[tuple[int, int], MemoryHeader | InvalidFile]] = {}
-        self._cache_lock = threading.Lock()
+        self.default_dialect = default_dialect
+        # The header table. Reads re-stat every file; writes update only the file they wrote (no
+        # rescan), plus files the watcher saw change.
+        self._table = HeaderTable()
+        self._table_lock = self._table.lock
+        self._loaded = False
+        self._dir_key: int | None = None  # the dir's mtime_ns after our last write: another writer changes it
+        self._dirty: set[str] = set()
+        self._written: dict[str, _Key | None] = {}  # each file's key after our last write (to tell the watcher's echoes)
+        # MEMORY.md as memoryd last wrote it (its key and layout), and the pointer lines it wrote.
+        self._index_key: _Key | None = None
+        self._layout: IndexLayout | None = None
+        self._ours: dict[str, str] = {}
         self._temps_cleaned = False
+        # Every write of this dir is reported here (the registry shares one list across dirs).
+        self.events: list[Callable[[WriteEvent], None]] = events if events is not None else []
         # (dir, filename) after each write, and after each change the watcher sees on disk
         self.on_change: list[Callable[[MemoryDir, str], None]] = []
 
     # ------------------------------------------------------------------ reading
-    def _header_of(self, path: Path, mtime: float) -> MemoryHeader | InvalidFile:
-        filename = path.name
-        if not FILENAME_RE.match(filename):
-            return InvalidFile(filename, f"not named <type>_<slug>.md; rename it (e.g. user_{slugify(path.stem)}.md) to make it a memory.")
+    def _read_header(self, filename: str, st: os.stat_result) -> MemoryHeader | InvalidFile:
+        path = self.path / filename
+        if st.st_size > limits.MEMORY_FILE_MAX_BYTES:
+            return InvalidFile(filename, f"is {st.st_size:,} bytes, over {limits.MEMORY_FILE_MAX_BYTES:,}: split it or move it out of the memory dir.")
         try:
-            meta = read_header_meta(path)
-        except InvalidFrontmatter as exc:
-            return InvalidFile(filename, exc.message)
-        except (OSError, UnicodeDecodeError) as exc:
+            with open_nofollow(path) as fh:
+                raw = fh.read(limits.MEMORY_FILE_MAX_BYTES + 1)
+            text = raw.decode("utf-8")
+        except SymlinkRefused:
+            return InvalidFile(filename, SYMLINK_REFUSAL)
+        except UnicodeDecodeError:
+            return InvalidFile(filename, "is not UTF-8 text (a binary file?); memories are UTF-8 Markdown: convert it or move it out of the memory dir.")
+        except OSError as exc:
             return InvalidFile(filename, f"unreadable ({exc.__class__.__name__}); check its permissions and encoding.")
-        type_ = _str(meta.get("type")) or filename.split("_", 1)[0]
-        if type_ not in limits.MEMORY_TYPES:
-            return InvalidFile(filename, f"type {type_!r} is not one of {', '.join(limits.MEMORY_TYPES)}; fix the 'type:' line.")
-        name = _str(meta.get("name")) or path.stem.split("_", 1)[-1].replace("-", " ")
-        return MemoryHeader(filename, name, _str(meta.get("description")), type_, mtime, path)
+        return _parse_header(filename, path, text, st.st_mtime)
+
+    def _stat_entry(self, filename: str) -> tuple[_Key, MemoryHeader | InvalidFile] | None:
+        """One file's table entry from an lstat, re-read only when its key changed."""
+        try:
+            st = os.lstat(self.path / filename)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if stat.S_ISLNK(st.st_mode):
+            return (_key(st), InvalidFile(filename, SYMLINK_REFUSAL))
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        cached = self._table.get(filename)
+        if cached is not None and cached[0] == _key(st):
+            return cached
+        return (_key(st), self._read_header(filename, st))
 
     def _refresh(self) -> list[MemoryHeader | InvalidFile]:
         """Stat every `.md` file; re-read only the ones whose mtime or size changed."""
-        seen: dict[str, tuple[tuple[int, int], MemoryHeader | InvalidFile]] = {}
         try:
-            entries = list(os.scandir(self.path))
-        except FileNotFoundError:
-            entries = []
-        with self._cache_lock:
-            for entry in entries:
-                name = entry.name
+            names = [e.name for e in os.scandir(self.path)]
+        except (FileNotFoundError, NotADirectoryError):
+            names = []
+        with self._table_lock:
+            seen: set[str] = set()
+            changed = False
+            for name in names:
                 if not name.endswith(".md") or name == limits.INDEX_FILENAME or name.startswith("."):
                     continue
-                try:
-                    st = entry.stat()
-                except FileNotFoundError:
-                    continue
-                if entry.is_symlink():
-                    seen[name] = ((st.st_mtime_ns, st.st_size), InvalidFile(name, SYMLINK_REFUSAL))
-                    continue
-                if not entry.is_file():
-                    continue
-                key = (st.st_mtime_ns, st.st_size)
-                cached = self._cache.get(name)
-                if cached is not None and cached[0] == key:
-                    seen[name] = cached
-                else:
-                    seen[name] = (key, self._header_of(Path(entry.path), st.st_mtime))
-            self._cache = seen
-            return [item for _, item in seen.values()]
+                entry = self._stat_entry(name)
+                if entry is not None:
+                    seen.add(name)
+                    if entry is not self._table.get(name):
+                        self._table.set(name, entry)
+                        changed = True
+            for gone in [item.filename for item in self._table.items() if item.filename not in seen]:
+                self._table.set(gone, None)
+                changed = True
+            self._dirty.clear()
+            self._loaded = True
+            if changed:
+                self._layout = None  # someone else's changes: the next index update merges from scratch
+            return self._table.items()
+
+    def _current_table(self) -> None:
+        """Bring the table a write works on up to date: loaded once, then patched, rescanned only
+        when another writer changed the directory listing (its mtime) since our last write."""
+        if not self._loaded or self._dir_key is None or self._dir_mtime() != self._dir_key:
+            self._refresh()
+            return
+        with self._table_lock:
+            for name in list(self._dirty):
+                entry = self._stat_entry(name)
+                if entry is not self._table.get(name):  # not the echo of our own write
+                    self._table.set(name, entry)
+                    self._layout = None
+            self._dirty.clear()
+
+    def _dir_mtime(self) -> int | None:
+        try:
+            return os.stat(self.path).st_mtime_ns
+        except OSError:
+            return None
 
     def all_headers(self) -> list[MemoryHeader]:
         """Every valid memory, newest first."""
@@ -153,6 +245,10 @@ class MemoryDir:
             raise InvalidMemory(f"unknown memory type {type_!r}: use one of {', '.join(limits.MEMORY_TYPES)}.")
         return [h for h in self.all_headers() if type_ is None or h.type == type_]
 
+    def dialect(self) -> dialects.Dialect:
+        """The dialect a new file here gets: the one this dir's memories already use."""
+        return dialects.dir_dialect(self._table.dialect_counts(), self.default_dialect)
+
     def get(self, filename: str) -> Memory:
         path = memory_path(self.path, filename)
         try:
@@ -162,10 +258,15 @@ class MemoryDir:
             raise MemoryNotFound(f"no memory named {filename!r} in {self.path}; list them with GET /v1/memories or `memoryd list`.") from None
         except SymlinkRefused:
             raise InvalidFrontmatter(f"{filename}: {SYMLINK_REFUSAL}") from None
-        except (OSError, UnicodeDecodeError) as exc:
+        except UnicodeDecodeError:
+            raise InvalidFrontmatter(f"{filename}: is not UTF-8 text (a binary file?); convert it or move it out of the memory dir.") from None
+        except OSError as exc:
             raise InvalidFrontmatter(f"{filename}: unreadable ({exc.__class__.__name__}); check its permissions and that it is UTF-8.") from exc
+        return self._memory(filename, path, text, mtime)
+
+    def _memory(self, filename: str, path: Path, text: str, mtime: float) -> Memory:
         meta, body = split_frontmatter(text, source=filename)
-        header = self._header_of(path, mtime)
+        header = _parse_header(filename, path, text, mtime)
         if isinstance(header, InvalidFile):
             raise InvalidFrontmatter(f"{filename}: {header.error}")
         return Memory(
@@ -178,6 +279,8 @@ class MemoryDir:
             created=_str(meta.get("created")),
             modified=_str(meta.get("modified")),
             path=path,
+            version=version_of(text),
+            dialect=header.dialect,
         )
 
     def read_raw(self, filename: str) -> str | None:
@@ -193,98 +296,294 @@ class MemoryDir:
 
     # ------------------------------------------------------------------ writing
     def _target_filename(self, name: str, type_: str) -> str:
-        """The file a save of (type, name) writes: an existing memory with that type and name,
-        else `<type>_<slug>.md`, suffixed when another memory already owns that slug."""
-        wanted = name.strip().casefold()
-        base = f"{type_}_{slugify(name)}"
-        for item in self._refresh():
-            if isinstance(item, MemoryHeader) and item.type == type_ and item.name.strip().casefold() == wanted:
-                return item.filename
-            if isinstance(item, InvalidFile) and item.filename == f"{base}.md":
-                # A hand-written file that does not parse may be this very memory: never fork or overwrite it.
-                raise InvalidFrontmatter(
-                    f"{item.filename}: {item.error} The file was left untouched: fix or delete it by hand, then save again."
-                )
+        """The file a save of (type, name) writes: an existing memory with that type and name
+        (in either dialect), else a new name in the dir's dialect, suffixed when taken."""
+        self._current_table()
+        found = self._table.find(type_, name)
+        if found is not None:
+            return found
+        base = dialects.new_stem(self.dialect(), type_, name)
+        entry = self._table.get(f"{base}.md")
+        if entry is not None and isinstance(entry[1], InvalidFile):
+            # A hand-written file that does not parse may be this very memory: never fork or overwrite it.
+            raise InvalidFrontmatter(
+                f"{entry[1].filename}: {entry[1].error} The file was left untouched: fix or delete it by hand, then save again."
+            )
         candidate, n = f"{base}.md", 2
-        while (self.path / candidate).exists():
+        while os.path.lexists(self.path / candidate):
             candidate, n = f"{base}-{n}.md", n + 1
         return candidate
 
-    def save(self, *, name: str, description: str, type: str, body: str, filename: str | None = None) -> SaveResult:
-        """Create or update a memory; the same type+name updates that file in place."""
+    def _read_prior(self, path: Path) -> tuple[str | None, _Key | None]:
+        """A file's current text and key; None for a missing file. Never follows a link."""
+        try:
+            with open_nofollow(path) as fh:
+                key = _key(os.fstat(fh.fileno()))
+                raw = fh.read()
+        except FileNotFoundError:
+            return None, None
+        except SymlinkRefused:
+            raise InvalidFrontmatter(f"{path.name}: {SYMLINK_REFUSAL} The link was left untouched.") from None
+        try:
+            return raw.decode("utf-8"), key
+        except UnicodeDecodeError:
+            raise InvalidFrontmatter(f"{path.name}: is not UTF-8 text. The file was left untouched: fix or delete it by hand, then save again.") from None
+
+    def _key_now(self, path: Path) -> _Key | None:
+        try:
+            return _key(os.lstat(path))
+        except FileNotFoundError:
+            return None
+
+    def _refuse_secrets(self, source: str, filename: str, fields: dict[str, str]) -> None:
+        try:
+            check_no_secrets(fields)
+        except SecretDetected:
+            self._emit(WriteEvent(self, filename, "secret_refused", source))
+            raise
+
+    def _commit(
+        self,
+        filename: str,
+        build: Callable[[str | None], str | None],
+        *,
+        source: str,
+        expected: str | None = None,
+        backup: Backup | None = None,
+    ) -> tuple[str | None, str | None, bool]:
+        """The one write path, called under the lock: read the file, build its new text (None:
+        remove it), re-read when it changed meanwhile, back up, write atomically, patch the
+        table and the index. Returns (text before, text after, whether MEMORY.md changed)."""
+        path = self.path / filename
+        self._current_table()  # before our write changes the dir's mtime: catches other writers' files
+        for _ in range(limits.WRITE_CHANGED_RETRIES):
+            prior, key = self._read_prior(path)
+            if expected is not None and version_of(prior) != expected:
+                raise Conflict(
+                    f"{filename} changed since it was read (version {version_of(prior) or 'none: it was deleted'}, expected {expected}): "
+                    f"read it again (GET /v1/memories/{filename}), merge your change, and save with the new version."
+                )
+            new = build(prior)
+            if self._key_now(path) == key:
+                break
+        else:
+            raise Conflict(f"{filename} keeps changing on disk while memoryd writes it (another editor?); try again when it is quiet.")
+        if new == prior:
+            return prior, new, False
+        if backup is not None:
+            backup(filename, prior)
+        if new is None:
+            path.unlink(missing_ok=True)
+        else:
+            atomic_write(path, new, sync_dir=False)
+        index_changed = self._patch(filename, removed=new is None)
+        fsync_dir(self.path)  # one dir fsync makes both renames (the file's, the index's) durable
+        return prior, new, index_changed
+
+    def _patch(self, filename: str, *, removed: bool) -> bool:
+        """After a write: the table learns this one file, the index is merged, no rescan."""
+        with self._table_lock:
+            entry = None if removed else self._stat_entry(filename)
+            self._table.set(filename, entry)
+            self._written[filename] = entry[0] if entry is not None else None
+        header = entry[1] if entry is not None and isinstance(entry[1], MemoryHeader) else None
+        changed = self._update_index(changed=filename, header=header)
+        self._dir_key = self._dir_mtime()
+        return changed
+
+    def save(
+        self,
+        *,
+        name: str,
+        description: str,
+        type: str,
+        body: str,
+        filename: str | None = None,
+        source: str = "api",
+        expected: str | None = None,
+        backup: Backup | None = None,
+    ) -> SaveResult:
+        """Create or update a memory; the same type+name updates that file in place. `expected`:
+        the version the caller read (409 when the file changed since); `backup` records undo."""
         name, description = name.strip(), " ".join(description.split())
         validate_fields(name, description, type, body)
-        check_no_secrets({"name": name, "description": description, "body": body})
+        if filename is not None:
+            check_filename(filename)
+        self._refuse_secrets(source, filename or name, {"name": name, "description": description, "body": body})
         with self._lock:
-            target = check_filename(filename) if filename else self._target_filename(name, type)
-            path = memory_path(self.path, target)
-            meta: dict[str, Any] = {}
-            created = True
-            if path.is_symlink():
-                raise InvalidFrontmatter(f"{target}: {SYMLINK_REFUSAL} The link was left untouched.")
-            if path.exists():
-                try:
-                    meta, _ = split_frontmatter(read_text_nofollow(path), source=target)
-                except InvalidFrontmatter as exc:
-                    raise InvalidFrontmatter(f"{exc.message} The file was left untouched: fix or delete it by hand, then save again.") from exc
-                created = False
-            stamp = iso(self._now())
-            extra = {k: v for k, v in meta.items() if k not in {"name", "description", "type", "created", "modified"}}
-            new_meta: dict[str, Any] = {
-                "name": name,
-                "description": description,
-                "type": type,
-                "created": _str(meta.get("created")) or stamp,
-                "modified": stamp,
-                **extra,
-            }
-            atomic_write(path, render_frontmatter(new_meta, body))
-            index_changed = self.rebuild_index()
-            memory = self.get(target)
-        self._notify(target)
-        return SaveResult(memory=memory, created=created, index_changed=index_changed)
+            self._clean_temps_once()
+            target = filename or self._target_filename(name, type)
 
-    def delete(self, filename: str) -> None:
+            def build(prior: str | None) -> str:
+                meta: dict[str, Any] = {}
+                old_body = ""
+                chosen = self.dialect()
+                if prior is not None:
+                    try:
+                        meta, old_body = split_frontmatter(prior, source=target)
+                    except InvalidFrontmatter as exc:
+                        raise InvalidFrontmatter(f"{exc.message} The file was left untouched: fix or delete it by hand, then save again.") from exc
+                    if dialects.type_of(meta):
+                        chosen = dialects.dialect_of(meta)
+                new_meta = dialects.render_meta(chosen, meta, name=name, description=description, type_=type, stamp=iso(self._now()))
+                return render_frontmatter(new_meta, dialects.keep_links(old_body, body))
+
+            prior, text, index_changed = self._commit(target, build, source=source, expected=expected, backup=backup)
+            path = self.path / target
+            memory = self._memory(target, path, text or "", path.stat().st_mtime)
+        self._emit(WriteEvent(self, target, "write", source))
+        return SaveResult(memory=memory, created=prior is None, index_changed=index_changed)
+
+    def delete(self, filename: str, *, source: str = "api", expected: str | None = None, backup: Backup | None = None, replaced_by: str | None = None) -> None:
+        """Remove a memory. `replaced_by`: the memory it was merged into; `[[links]]` to it follow."""
         path = memory_path(self.path, filename)
+        missing = MemoryNotFound(f"no memory named {filename!r} in {self.path}; list them with GET /v1/memories or `memoryd list`.")
+        if not os.path.lexists(path):  # checked before the lock, which would create the dir and its lock file
+            raise missing
         with self._lock:
-            try:
-                path.unlink()
-            except FileNotFoundError:
-                raise MemoryNotFound(f"no memory named {filename!r} in {self.path}; list them with GET /v1/memories or `memoryd list`.") from None
-            self.rebuild_index()
-        self._notify(filename)
+            if path.is_symlink():
+                path.unlink()  # removing a link is the fix we ask for; nothing it points at is touched
+                self._patch(filename, removed=True)
+                fsync_dir(self.path)
+            else:
+                old = self._table_header(filename)
+                prior, _, _ = self._commit(filename, lambda prior: None, source=source, expected=expected, backup=backup)
+                if prior is None:
+                    raise missing
+                if replaced_by and old is not None:
+                    self.relink(old, replaced_by, source=source, backup=backup)
+        self._emit(WriteEvent(self, filename, "delete", source))
 
-    def restore(self, filename: str, text: str | None) -> None:
+    def restore(self, filename: str, text: str | None, *, source: str = "undo") -> None:
         """Put a file back to an exact prior text (None: remove it). Used by dream undo;
         the text still goes through the secret check."""
-        path = memory_path(self.path, filename)
-        with self._lock:
-            if text is None:
-                path.unlink(missing_ok=True)
-            else:
+        check_filename(filename)
+        if text is not None:
+            try:
                 meta, body = split_frontmatter(text, source=filename)
-                check_no_secrets({"name": _str(meta.get("name")), "description": _str(meta.get("description")), "body": body})
-                atomic_write(path, text)
-            self.rebuild_index()
-        self._notify(filename)
+                fields = {"name": _str(meta.get("name")), "description": _str(meta.get("description")), "body": body}
+            except InvalidFrontmatter:
+                fields = {"body": text}
+            self._refuse_secrets(source, filename, fields)
+        with self._lock:
+            self._commit(filename, lambda prior: text, source=source)
+        self._emit(WriteEvent(self, filename, "delete" if text is None else "write", source))
+
+    def relink(self, old: MemoryHeader, new_filename: str, *, source: str, backup: Backup | None = None) -> builtins.list[str]:
+        """`[[old]]` → `[[new]]` in every memory, for a merge or rename (the dream calls it).
+        Links by name become the new name, links by file stem the new stem."""
+        new_header = self._table_header(new_filename)
+        if new_header is None:
+            return []
+        old_stem, new_stem = old.filename[: -len(".md")], new_filename[: -len(".md")]
+        new_name = dialects.stored_name(dialects.CLAUDE_CODE, new_header.name) if new_header.dialect == dialects.CLAUDE_CODE else new_header.name
+        changed: builtins.list[str] = []
+        with self._lock:
+            self._current_table()
+            for header in list(self._table.headers()):
+                prior = self.read_raw(header.filename)
+                if prior is None or "[[" not in prior:
+                    continue
+                text = dialects.relink(dialects.relink(prior, [old.name], new_name), [old_stem], new_stem)
+                if text != prior:
+                    self._commit(header.filename, _replace_with(text), source=source, backup=backup)
+                    changed.append(header.filename)
+        for filename in changed:
+            self._emit(WriteEvent(self, filename, "write", source))
+        return changed
+
+    def write_aux(self, relpath: str, build: Callable[[str | None], str], *, fields: dict[str, str], source: str) -> Path:
+        """A file beside the memories that is not one (a daily log), through the same path:
+        secrets refused, lock, atomic write, event. The index is not touched."""
+        rel = PurePosixPath(relpath)
+        if rel.is_absolute() or ".." in rel.parts or rel.suffix != ".md" or len(rel.parts) < 2:
+            raise InvalidMemory(f"{relpath!r} is not a path inside a subfolder of the memory dir; pass e.g. logs/2026/01/2026-01-05.md.")
+        self._refuse_secrets(source, relpath, fields)
+        path = self.path.joinpath(*rel.parts)
+        with self._lock:
+            prior, _ = self._read_prior(path)
+            atomic_write(path, build(prior))
+        self._emit(WriteEvent(self, relpath, "write", source))
+        return path
+
+    def _table_header(self, filename: str) -> MemoryHeader | None:
+        entry = self._table.get(filename)
+        if entry is None:
+            entry = self._stat_entry(filename)
+        return entry[1] if entry is not None and isinstance(entry[1], MemoryHeader) else None
+
+    # ------------------------------------------------------------------ the index
+    def _clean_temps_once(self) -> None:
+        if not self._temps_cleaned:  # a crash's leftovers: once per process, not on every save
+            clean_stale_temps(self.path)
+            self._temps_cleaned = self.path.is_dir()
+
+    def _read_index(self) -> builtins.list[str] | None:
+        """MEMORY.md's lines; None when it is a link or not text (never rewritten)."""
+        try:
+            text = read_text_nofollow(self.index_path)
+        except FileNotFoundError:
+            return []
+        except SymlinkRefused:
+            log.warning("%s is a symbolic link; the index was not rewritten (replace the link with a file)", self.index_path)
+            return None
+        except (UnicodeDecodeError, IsADirectoryError):
+            log.warning("%s is not a UTF-8 regular file; the index was not rewritten", self.index_path)
+            return None
+        return text.rstrip("\n").split("\n") if text.strip() else []
+
+    def _update_index(self, *, changed: str | None = None, header: MemoryHeader | None = None) -> bool:
+        """Bring MEMORY.md up to date, keeping every line memoryd did not write. After a write of
+        one file to an index memoryd wrote last, that file's line moves alone (no rescan, no re-read)."""
+        layout = self._layout
+        if layout is not None and changed is not None and self._index_key is not None and self._key_now(self.index_path) == self._index_key:
+            moved = layout.upsert(header) if header is not None else layout.drop(changed)
+            if not moved:
+                return False
+            return self._write_index(layout)
+        current = self._read_index()
+        if current is None:
+            return False
+        removed = frozenset({changed}) if changed is not None and header is None else frozenset()
+        layout = merge_index(current, list(self._table.headers()), self._ours, removed=removed)
+        mine = set(self._ours.values()) | set(layout.ours().values())
+        self._ours, self._layout = layout.ours(), layout
+        lines = layout.lines()
+        if lines == current:
+            self._index_key = self._key_now(self.index_path)
+            return False
+        foreign = [line for line in current if line.strip() and line not in mine]
+        backup = self.path / INDEX_BACKUP_FILENAME
+        if foreign and not os.path.lexists(backup):  # the first rewrite of an index someone else wrote
+            atomic_write(backup, "\n".join(current) + "\n")
+        return self._write_index(layout)
+
+    def _write_index(self, layout: IndexLayout) -> bool:
+        lines = layout.lines()
+        atomic_write(self.index_path, "\n".join(lines) + "\n" if lines else "", sync_dir=False)  # the caller syncs the dir
+        self._index_key, self._ours = self._key_now(self.index_path), layout.ours()
+        return True
 
     def rebuild_index(self) -> bool:
-        """Rewrite MEMORY.md from the files; writes only when the text changes."""
+        """Reconcile MEMORY.md with the files (a full rescan); writes only when the text changes."""
         with self._lock:
-            if not self._temps_cleaned:  # a crash's leftovers: once per process, not on every save
-                self._temps_cleaned = clean_stale_temps(self.path) >= 0 and self.path.is_dir()
-            text = render_index(self.all_headers())
-            try:
-                current = read_text_nofollow(self.index_path)
-            except FileNotFoundError:
-                current = None
-            except SymlinkRefused:
-                log.warning("%s is a symbolic link; the index was not rewritten (replace the link with a file)", self.index_path)
-                return False
-            if current == text or (current is None and not text):
-                return False
-            atomic_write(self.index_path, text)
-            return True
+            self._clean_temps_once()
+            self._refresh()
+            changed = self._update_index()
+            if changed:
+                fsync_dir(self.path)
+            self._dir_key = self._dir_mtime()
+            return changed
+
+    def recover(self) -> int:
+        """At start: remove a crash's temp files and reconcile the index. Returns temps removed."""
+        if not self.path.is_dir():
+            return 0
+        with self._lock:
+            removed = clean_stale_temps(self.path)
+            self._temps_cleaned = True
+            self.rebuild_index()
+        return removed
 
     def served_index(self) -> ServedIndex:
         """MEMORY.md as an agent gets it: truncated at 200 lines / 25,000 bytes with the warning."""
@@ -297,9 +596,39 @@ class MemoryDir:
             raw = ""
         return truncate_index(raw)
 
-    def changed_on_disk(self, filename: str) -> None:
-        """Tell listeners about a change made outside memoryd (a hand edit the watcher saw)."""
+    # ------------------------------------------------------------------ listeners
+    def changed_on_disk(self, filename: str) -> bool:
+        """A change the watcher saw (listeners are told): True unless it is the echo of our own
+        write, i.e. the file is as memoryd last wrote it."""
+        now = self._key_now(self.path / filename)
+        echo = filename in self._written and self._written[filename] == now
+        if not echo:
+            with self._table_lock:
+                self._dirty.add(filename)
         self._notify(filename)
+        return not echo
+
+    def sync_index(self) -> bool:
+        """After changes on disk: re-read only the files seen changing (a rescan only when the
+        listing changed), then merge the index."""
+        with self._lock:
+            self._current_table()
+            if self._layout is not None:  # nothing changed but our own writes: the index is current
+                return False
+            changed = self._update_index()
+            if changed:
+                fsync_dir(self.path)
+            self._dir_key = self._dir_mtime()
+            return changed
+
+    def _emit(self, event: WriteEvent) -> None:
+        for callback in list(self.events):
+            try:
+                callback(event)
+            except Exception:  # a listener's bug must not fail a write that already succeeded
+                log.exception("write listener failed for %s", event.filename)
+        if event.op != "secret_refused":
+            self._notify(event.filename)
 
     def _notify(self, filename: str) -> None:
         for callback in list(self.on_change):

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from memoryd.store.memdir import MemoryDir
 
 
 @dataclass(frozen=True)
@@ -16,6 +20,7 @@ class MemoryHeader:
     type: str
     mtime: float
     path: Path = field(compare=False)
+    dialect: str = "memoryd"  # or "claude-code" (type nested under `metadata`)
 
     def as_dict(self) -> dict[str, object]:
         return {"filename": self.filename, "name": self.name, "description": self.description, "type": self.type, "mtime": self.mtime}
@@ -34,9 +39,12 @@ class Memory:
     created: str
     modified: str
     path: Path = field(compare=False)
+    version: str = ""  # content hash; pass it back as `expected` so a save never overwrites a newer edit
+    dialect: str = "memoryd"
 
     def as_dict(self) -> dict[str, object]:
         return {
+            "version": self.version,
             "filename": self.filename,
             "name": self.name,
             "description": self.description,
@@ -64,3 +72,13 @@ class SaveResult:
     memory: Memory
     created: bool
     index_changed: bool
+
+
+@dataclass(frozen=True)
+class WriteEvent:
+    """What the one write path reports after each operation (metrics, watch, caches listen)."""
+
+    store: "MemoryDir"
+    filename: str  # relative to the memory dir (a daily log: logs/YYYY/MM/YYYY-MM-DD.md)
+    op: Literal["write", "delete", "secret_refused"]
+    source: str  # api, extract, dream, undo, daily-log, ...

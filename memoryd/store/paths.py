@@ -16,8 +16,10 @@ from memoryd import limits
 from memoryd.errors import Forbidden, InvalidCwd, InvalidFilename
 from memoryd.validation import check_path
 
-# A memory filename: `<type>_<slug>.md`, no separators, no dot-segments.
-FILENAME_RE = re.compile(r"^(user|feedback|project|reference)_[A-Za-z0-9][A-Za-z0-9_-]{0,150}\.md$")
+# A memory filename: any bare `*.md` name (memoryd's `<type>_<slug>.md`, Claude Code's `<kebab-slug>.md`):
+# no separators, no control chars, no leading dot, no `..`; the length is checked in bytes below.
+FILENAME_RE = re.compile(r"^(?!\.)(?!.*\.\.)[^/\\\x00-\x1f\x7f]+\.md$")
+FILENAME_MAX_BYTES = 255  # NAME_MAX on Linux and macOS
 
 
 def sanitize_path(name: str) -> str:
@@ -127,12 +129,22 @@ def resolve_memory_dir(cwd: str, *, env_override: str, config_dir: str, memory_b
     return default_memory_dir(memory_base, cwd)
 
 
+def is_memory_filename(filename: str) -> bool:
+    """A bare `*.md` name that can only name a file directly inside the memory dir (not the index)."""
+    if not isinstance(filename, str) or not FILENAME_RE.match(filename) or filename == limits.INDEX_FILENAME:
+        return False
+    try:
+        return len(filename.encode("utf-8")) <= FILENAME_MAX_BYTES
+    except UnicodeEncodeError:  # a lone surrogate cannot name a file
+        return False
+
+
 def check_filename(filename: str) -> str:
-    """Refuse anything but `<type>_<slug>.md`: no separators, no `..`, no other extension."""
-    if not isinstance(filename, str) or not FILENAME_RE.match(filename):
+    """Refuse anything but a bare `*.md` name: no separators, no `..`, no leading dot, no other extension."""
+    if not is_memory_filename(filename):
         raise InvalidFilename(
-            f"invalid memory filename {filename!r}: use <type>_<slug>.md with type one of "
-            f"{', '.join(limits.MEMORY_TYPES)} and a slug of letters, digits, '-' or '_' (e.g. feedback_testing.md)."
+            f"invalid memory filename {filename!r}: use a bare file name ending in .md, such as <type>_<slug>.md "
+            f"(e.g. feedback_testing.md) or testing-notes.md, with no '/', '\\', '..' or leading '.', at most {FILENAME_MAX_BYTES} bytes."
         )
     return filename
 

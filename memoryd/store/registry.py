@@ -1,27 +1,46 @@
-"""`StoreRegistry`: resolves an agent's cwd to its `MemoryDir`, one instance per directory."""
+"""`StoreRegistry`: resolves an agent's cwd to its `MemoryDir`, one instance per directory.
+
+It keeps at most `STORE_REGISTRY_MAX_DIRS` dirs open (least recently used go first), so
+thousands of distinct cwds grow neither memory nor /v1/status.
+"""
 
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Callable
 
+from memoryd import limits
 from memoryd.store.memdir import Clock, MemoryDir, utc_now
+from memoryd.store.model import WriteEvent
 from memoryd.store.paths import project_root, resolve_memory_dir
 
 
 class StoreRegistry:
-    """cwd → MemoryDir. Knows every memory dir touched since start (for the watcher and dream)."""
+    """cwd → MemoryDir. Knows the memory dirs used lately (for the watcher, dream and status)."""
 
-    def __init__(self, *, memory_base: Path, env_override: str = "", config_dir: str = "", now: Clock = utc_now) -> None:
+    def __init__(
+        self,
+        *,
+        memory_base: Path,
+        env_override: str = "",
+        config_dir: str = "",
+        now: Clock = utc_now,
+        max_dirs: int = limits.STORE_REGISTRY_MAX_DIRS,
+    ) -> None:
         self.memory_base = memory_base
         self.env_override = env_override
         self.config_dir = config_dir
         self._now = now
-        self._dirs: dict[Path, MemoryDir] = {}
+        self.max_dirs = max_dirs
+        self._dirs: OrderedDict[Path, MemoryDir] = OrderedDict()
         self._roots: dict[Path, Path] = {}  # memory dir → project root it was first resolved from
         self._lock = threading.Lock()
         self.on_new_dir: list[Callable[[MemoryDir], None]] = []
+        self.on_evict: list[Callable[[MemoryDir], None]] = []
+        # Every write through any dir's one write path (metrics, watch registration listen here).
+        self.on_write: list[Callable[[WriteEvent], None]] = []
 
     def memory_dir_for(self, cwd: str) -> Path:
         return resolve_memory_dir(cwd, env_override=self.env_override, config_dir=self.config_dir, memory_base=self.memory_base)
@@ -30,15 +49,30 @@ class StoreRegistry:
         path = self.memory_dir_for(cwd)
         store = self.for_path(path)
         with self._lock:
-            self._roots.setdefault(path, project_root(cwd))
+            known_root = path in self._roots or path not in self._dirs
+        if not known_root:  # resolved once per dir, not on every request
+            root = project_root(cwd)
+            with self._lock:
+                if path in self._dirs:
+                    self._roots.setdefault(path, root)
         return store
 
     def for_path(self, path: Path) -> MemoryDir:
+        evicted: list[MemoryDir] = []
         with self._lock:
             store = self._dirs.get(path)
             created = store is None
             if store is None:
-                store = self._dirs[path] = MemoryDir(path, now=self._now)
+                store = self._dirs[path] = MemoryDir(path, now=self._now, events=self.on_write)
+                while len(self._dirs) > self.max_dirs:
+                    old_path, old = self._dirs.popitem(last=False)
+                    self._roots.pop(old_path, None)
+                    evicted.append(old)
+            else:
+                self._dirs.move_to_end(path)
+        for old in evicted:
+            for callback in list(self.on_evict):
+                callback(old)
         if created:
             for callback in list(self.on_new_dir):
                 callback(store)
@@ -65,3 +99,8 @@ class StoreRegistry:
                 if candidate.is_dir() and not candidate.is_symlink() and not candidate.parent.is_symlink():
                     found.append(self.for_path(candidate))
         return found
+
+    def recover(self) -> dict[str, int]:
+        """At start, after a crash: every existing memory dir loses its temp files and gets its
+        index reconciled with its files. Returns temp files removed by dir."""
+        return {str(store.path): store.recover() for store in self.discover()}

@@ -1,7 +1,7 @@
 """`MemoryWatcher`: notices hand edits in memory dirs and re-indexes, debounced.
 
-The watchdog handler only routes paths to a debounce timer; `MemoryDir.rebuild_index`
-does the work. A broken hand-written file is reported by the scan, never rewritten.
+The watchdog handler only routes paths to a debounce timer; `MemoryDir.sync_index`
+does the work (re-reading only the files seen changing). A broken hand-written file is reported by the scan, never rewritten.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ class MemoryWatcher:
     def __init__(self, *, debounce_seconds: float = DEBOUNCE_SECONDS) -> None:
         self.debounce_seconds = debounce_seconds
         self._observer: Any = None
-        self._watched: dict[Path, MemoryDir] = {}
+        self._watched: dict[Path, tuple[MemoryDir, Any]] = {}  # path → (store, watchdog's ObservedWatch)
         self._timers: dict[Path, threading.Timer] = {}
         self._lock = threading.Lock()
         self.recent_events: deque[dict[str, str]] = deque(maxlen=100)
@@ -69,8 +69,24 @@ class MemoryWatcher:
         with self._lock:
             if self._observer is None or store.path in self._watched or not store.path.is_dir():
                 return
-            self._observer.schedule(_Handler(self, store), str(store.path), recursive=False)
-            self._watched[store.path] = store
+            handle = self._observer.schedule(_Handler(self, store), str(store.path), recursive=False)
+            self._watched[store.path] = (store, handle)
+
+    def unwatch(self, store: MemoryDir) -> None:
+        """Stop watching a dir the registry let go of (its next use watches the new instance)."""
+        with self._lock:
+            entry = self._watched.get(store.path)
+            if entry is None or entry[0] is not store:
+                return
+            del self._watched[store.path]
+            timer = self._timers.pop(store.path, None)
+            if timer is not None:
+                timer.cancel()
+            if self._observer is not None:
+                try:
+                    self._observer.unschedule(entry[1])
+                except (KeyError, ValueError):
+                    pass
 
     @property
     def watched(self) -> list[str]:
@@ -83,9 +99,10 @@ class MemoryWatcher:
             return self._observer is not None and path in self._watched
 
     def touched(self, store: MemoryDir, filename: str, kind: str) -> None:
+        if not store.changed_on_disk(filename):
+            return  # the echo of memoryd's own write: the table and index already have it
         self.recent_events.append({"dir": str(store.path), "file": filename, "event": kind})
-        store.changed_on_disk(filename)  # caches (the recall index) drop now; MEMORY.md is rebuilt debounced
-        with self._lock:
+        with self._lock:  # caches (the recall index) dropped just now; MEMORY.md is merged debounced
             old = self._timers.pop(store.path, None)
             if old is not None:
                 old.cancel()
@@ -98,7 +115,7 @@ class MemoryWatcher:
         with self._lock:
             self._timers.pop(store.path, None)
         try:
-            if store.rebuild_index():
+            if store.sync_index():
                 log.info("re-indexed %s after a change on disk", store.path)
             self.reindex_count += 1
         except Exception:

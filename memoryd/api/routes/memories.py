@@ -10,7 +10,6 @@ from memoryd import limits
 from memoryd.api.deps import DaemonDep
 from memoryd.api.models import CwdQuery, IndexOut, MemoryListOut, MemoryOut, PromptOut, SavedMemoryOut, SaveMemoryRequest
 from memoryd.api.openapi import errors
-from memoryd.errors import SecretDetected
 from memoryd.store.prompt import build_memory_prompt
 
 router = APIRouter(tags=["memories"])
@@ -65,21 +64,18 @@ def get_memory(filename: str, daemon: DaemonDep, cwd: CwdQuery) -> MemoryOut:
 def save_memory(request: SaveMemoryRequest, response: Response, daemon: DaemonDep) -> SavedMemoryOut:
     """Create a memory (201); the same type+name again updates that file (200)."""
     store = daemon.store_for(request.cwd)
-    try:
-        result = store.save(name=request.name, description=request.description, type=request.type, body=request.body)
-    except SecretDetected:
-        daemon.metrics.secrets_refused.labels("api").inc()
-        raise
-    daemon.after_write(store)
-    daemon.metrics.memories_written.labels("api").inc()
+    result = store.save(name=request.name, description=request.description, type=request.type, body=request.body,
+                        source="api", expected=request.expected_version)
     if not result.created:
         response.status_code = 200
     return SavedMemoryOut.model_validate({**result.memory.as_dict(), "path": str(result.memory.path), "created": result.created})
 
 
-@router.delete("/v1/memories/{filename}", status_code=204, response_class=Response, responses={204: {"description": "Deleted; no body."}, **errors(404)})
-def delete_memory(filename: str, daemon: DaemonDep, cwd: CwdQuery) -> Response:
+@router.delete("/v1/memories/{filename}", status_code=204, response_class=Response, responses={204: {"description": "Deleted; no body."}, **errors(404, 409)})
+def delete_memory(
+    filename: str, daemon: DaemonDep, cwd: CwdQuery,
+    expected_version: Annotated[str | None, Query(description="The `version` you read; 409 when the file changed since (an If-Match).")] = None,
+) -> Response:
     """Delete one memory file and its index line."""
-    daemon.store_for(cwd).delete(filename)
-    daemon.metrics.memories_deleted.inc()
+    daemon.store_for(cwd).delete(filename, source="api", expected=expected_version)
     return Response(status_code=204)

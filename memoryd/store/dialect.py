@@ -1,0 +1,105 @@
+"""The two frontmatter dialects a memory dir may hold, and `[[links]]` between memories.
+
+memoryd's own: `<type>_<slug>.md`, top-level `name` (a title), `description`, `type`, `created`,
+`modified`. Claude Code's (2.1.330 writes these itself): any `<kebab-slug>.md`, `name: <kebab-slug>`,
+`description`, the type nested as `metadata:` / `  type: ...`, bodies linking with `[[name]]`.
+It does NOT read or write files; `memoryd.store.memdir` does.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable, Literal, Mapping
+
+from memoryd.store.paths import slugify
+
+Dialect = Literal["memoryd", "claude-code"]
+MEMORYD: Dialect = "memoryd"
+CLAUDE_CODE: Dialect = "claude-code"
+_OWN_KEYS = ("name", "description", "type", "created", "modified")
+
+# `[[name]]` or `[[name|label]]`; the target is what Claude Code links by (a memory's name or file stem).
+LINK_RE = re.compile(r"\[\[([^\[\]\n|]+?)(\|[^\[\]\n]*)?\]\]")
+RELATED_PREFIX = "Related: "
+
+
+def type_of(meta: dict[str, Any]) -> str:
+    """The memory type from either dialect: top-level `type`, else `metadata.type`."""
+    value = meta.get("type")
+    if value is None and isinstance(meta.get("metadata"), dict):
+        value = meta["metadata"].get("type")
+    return "" if value is None else str(value)
+
+
+def dialect_of(meta: dict[str, Any]) -> Dialect:
+    """Claude Code's when the type is nested under `metadata` (and not also at the top)."""
+    nested = isinstance(meta.get("metadata"), dict) and "type" in meta["metadata"]
+    return CLAUDE_CODE if nested and "type" not in meta else MEMORYD
+
+
+def dir_dialect(counts: Mapping[str, int], default: Dialect = MEMORYD) -> Dialect:
+    """The dialect a new file in a dir gets, from its memories' dialect counts: the one most of
+    them use (ties: Claude Code's); `default` for a dir without memories."""
+    cc, own = counts.get(CLAUDE_CODE, 0), counts.get(MEMORYD, 0)
+    if not cc and not own:
+        return default
+    return CLAUDE_CODE if cc >= own else MEMORYD
+
+
+def new_stem(dialect: Dialect, type_: str, name: str) -> str:
+    """A new file's stem: `<type>_<slug>` (memoryd) or `<slug>` (Claude Code)."""
+    return slugify(name) if dialect == CLAUDE_CODE else f"{type_}_{slugify(name)}"
+
+
+def stored_name(dialect: Dialect, name: str) -> str:
+    """Claude Code stores `name` as a kebab slug; memoryd keeps the title as given."""
+    return slugify(name) if dialect == CLAUDE_CODE else name
+
+
+def render_meta(dialect: Dialect, prior: dict[str, Any], *, name: str, description: str, type_: str, stamp: str) -> dict[str, Any]:
+    """The frontmatter of a rewrite: own fields updated, every other key kept in its place."""
+    if dialect == CLAUDE_CODE:
+        out: dict[str, Any] = dict(prior) if prior else {"name": None, "description": None, "metadata": {}}
+        out["name"], out["description"] = stored_name(dialect, name), description
+        nested = dict(out["metadata"]) if isinstance(out.get("metadata"), dict) else {}
+        nested["type"] = type_
+        out["metadata"] = nested
+        out["modified"] = stamp  # as Claude Code >= 2.1.214 stamps it
+        return out
+    created = prior.get("created")
+    extra = {k: v for k, v in prior.items() if k not in _OWN_KEYS}
+    return {
+        "name": name,
+        "description": description,
+        "type": type_,
+        "created": created if created not in (None, "") else stamp,
+        "modified": stamp,
+        **extra,
+    }
+
+
+def links(body: str) -> list[str]:
+    """The `[[targets]]` of a body, in order, without repeats."""
+    seen: dict[str, None] = {}
+    for m in LINK_RE.finditer(body):
+        seen.setdefault(m.group(1).strip(), None)
+    return list(seen)
+
+
+def keep_links(old_body: str, new_body: str) -> str:
+    """A rewrite never drops a link: targets the old body had and the new lacks go on a `Related:` line."""
+    present = {t.casefold() for t in links(new_body)}
+    missing = [t for t in links(old_body) if t.casefold() not in present]
+    if not missing:
+        return new_body
+    return new_body.rstrip("\n") + "\n\n" + RELATED_PREFIX + ", ".join(f"[[{t}]]" for t in missing)
+
+
+def relink(body: str, old: Iterable[str], new: str) -> str:
+    """`[[old]]` → `[[new]]` (labels kept) for every spelling of the old target."""
+    wanted = {o.strip().casefold() for o in old if o.strip()}
+
+    def swap(m: re.Match[str]) -> str:
+        return f"[[{new}{m.group(2) or ''}]]" if m.group(1).strip().casefold() in wanted else m.group(0)
+
+    return LINK_RE.sub(swap, body)
