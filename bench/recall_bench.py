@@ -41,7 +41,8 @@ from memoryd.daemon import Daemon  # noqa: E402
 from memoryd.store.files import atomic_write  # noqa: E402
 from memoryd.store.frontmatter import render_frontmatter  # noqa: E402
 
-DEFAULT_DATA = Path(os.environ.get("MEMORYD_BENCH_DATA", ROOT.parent / "shared" / "bench" / "recall_dev.jsonl"))
+_SHARED = next((d / "shared" for d in (ROOT.parent, ROOT.parent.parent) if (d / "shared").is_dir()), ROOT.parent / "shared")  # a worktree sits one deeper
+DEFAULT_DATA = Path(os.environ.get("MEMORYD_BENCH_DATA", _SHARED / "bench" / "recall_dev.jsonl"))
 RESULTS = ROOT / "bench" / "results" / "recall_bench.json"
 REFERENCE = {  # bench README, dev split
     "keyword overlap (name+desc)": {"recall@5": 0.521, "mrr": 0.510},
@@ -111,15 +112,48 @@ def quality(data: Path, work: Path) -> dict[str, Any]:
                 rel = set(q["relevant"])
                 rows.append({"category": q["category_name"], "recall": len(set(got[:5]) & rel) / len(rel),
                              "rr": next((1 / i for i, f in enumerate(got, 1) if f in rel), 0.0), "ms": ms, "method": r.json()["method"]})
+        unanswerable = _unanswerable(srv, convs, work)
     cats = sorted({r["category"] for r in rows})
     summary: dict[str, Any] = {"queries": len(rows), "recall@5": mean([r["recall"] for r in rows]), "mrr": mean([r["rr"] for r in rows]),
                                "ms_p50": pct([r["ms"] for r in rows], 50), "ms_p95": pct([r["ms"] for r in rows], 95), "by_category": {},
-                               "dense_model": srv.daemon.recall.indexes.encoder.status}
+                               "dense_model": srv.daemon.recall.indexes.encoder.status, "unanswerable": unanswerable}
     for c in cats:
         sub = [r for r in rows if r["category"] == c]
         summary["by_category"][c] = {"queries": len(sub), "recall@5": mean([r["recall"] for r in sub]), "mrr": mean([r["rr"] for r in sub]),
                                      "ms_p50": pct([r["ms"] for r in sub], 50), "ms_p95": pct([r["ms"] for r in sub], 95)}
     return summary
+
+
+def _unanswerable(srv: Served, convs: list[dict[str, Any]], work: Path) -> dict[str, Any]:
+    """Injection rate on questions the store cannot answer, two ways (issue 17):
+    drop-evidence: each question asked of its own store with its evidence memories deleted
+    (through the API, restored after); other-store: each question asked of the other stores."""
+    dropped, other = [], []
+    for conv in convs:
+        project = str(work / "projects" / conv["conv_id"])
+        by_name = {m["filename"]: m for m in conv["memories"]}
+        for q in conv["queries"]:
+            saved = []
+            for fn in q["relevant"]:
+                m = by_name[fn]
+                got = srv.client.get("/v1/memories", params={"cwd": project}).json()["memories"]
+                ours = next(x["filename"] for x in got if x["name"] == m["name"])
+                srv.client.delete(f"/v1/memories/{ours}", params={"cwd": project}).raise_for_status()
+                saved.append(m)
+            r = srv.client.post("/v1/recall", json={"cwd": project, "query": q["q"], "session_id": uuid.uuid4().hex})
+            dropped.append(bool(r.json()["memories"]))
+            for m in saved:
+                srv.client.post("/v1/memories", json={"cwd": project, "name": m["name"], "description": m["description"], "type": m["type"],
+                                                      "body": m["body"]}).raise_for_status()
+        for other_conv in convs:
+            if other_conv is conv:
+                continue
+            other_project = str(work / "projects" / other_conv["conv_id"])
+            for q in conv["queries"]:
+                r = srv.client.post("/v1/recall", json={"cwd": other_project, "query": q["q"], "session_id": uuid.uuid4().hex})
+                other.append(bool(r.json()["memories"]))
+    return {"drop_evidence": {"questions": len(dropped), "injected": mean([float(x) for x in dropped])},
+            "other_store": {"questions": len(other), "injected": mean([float(x) for x in other])}}
 
 
 # ------------------------------------------------------------------ latency
@@ -187,6 +221,10 @@ def table(q: dict[str, Any] | None, lat: list[dict[str, Any]]) -> str:
         lines += ["", "| category | queries | recall@5 | MRR | p50 ms | p95 ms |", "|---|---:|---:|---:|---:|---:|"]
         for c, v in q["by_category"].items():
             lines.append(f"| {c} | {v['queries']} | {v['recall@5']:.3f} | {v['mrr']:.3f} | {v['ms_p50']:.2f} | {v['ms_p95']:.2f} |")
+        u = q["unanswerable"]
+        lines += ["", "Unanswerable questions (share that got any memory injected; target <= 0.10):", "",
+                  f"- evidence memories deleted from the store: {u['drop_evidence']['injected']:.3f} of {u['drop_evidence']['questions']}",
+                  f"- asked of another conversation's store: {u['other_store']['injected']:.3f} of {u['other_store']['questions']}"]
         lines.append("")
     lines += ["Latency on synthetic stores (every memory ranked):", "",
               "| memories | index build s | server p50 ms | server p95 ms | HTTP p50 ms | HTTP p95 ms |", "|---:|---:|---:|---:|---:|---:|"]

@@ -144,6 +144,8 @@ class RecallService:
         if not encoder.ready or not item.dense.vectors:
             return item.index.rank(query, exclude=exclude, k=k)
         lexical = [fn for fn, _ in item.index.rank(query, exclude=exclude, k=FUSION_DEPTH)]
+        if not lexical:  # nothing fits the query: the dense list must not smuggle something in
+            return []
         dense = item.dense.rank(encoder.encode([query])[0], exclude=exclude)
         return [(fn, round(score, 4)) for fn, score in rrf(lexical, dense)[:k]]
 
