@@ -81,7 +81,7 @@ class RecallService:
         self.indexes.encoder.load()
         for store in self.stores.known():
             try:
-                self.indexes.refresh(store)
+                self.indexes.refresh(store, wait=True)
             except Exception:
                 log.exception("could not index %s", store.path)
 
@@ -115,6 +115,8 @@ class RecallService:
 
         memdir = str(store.path)
         item = self.indexes.refresh(store)
+        if not len(item.index) and self.indexes.building(store):
+            return RecallResult(budget_used_bytes=used, reason="indexing the memory files in the background; recall starts when that is done")
         surfaced = self.ledger.surfaced(session_id, memdir)
         candidates = [h for h in item.headers if h.filename not in surfaced]
         if not candidates:

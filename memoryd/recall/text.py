@@ -77,9 +77,11 @@ _YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
 def date_keys(text: str) -> set[str]:
     """Year and year-month keys named in a text ('2023', '2023-05'), for temporal matching."""
     keys: set[str] = set()
+    if not _YEAR.search(text):
+        return keys
     toks = words(text)
     for i, tok in enumerate(toks):
-        if _YEAR.fullmatch(tok):
+        if len(tok) == 4 and tok[:2] in ("19", "20") and tok.isdigit():
             keys.add(tok)
             for j in (i - 1, i - 2):
                 if j >= 0 and toks[j] in MONTH_NUM:

@@ -6,6 +6,7 @@ from typing import Any
 
 from fastapi import APIRouter, Query, Response
 
+from memoryd import limits
 from memoryd.api.deps import DaemonDep
 from memoryd.api.models import SaveMemoryRequest
 from memoryd.errors import SecretDetected
@@ -31,11 +32,17 @@ def get_prompt(daemon: DaemonDep, cwd: str = CwdQuery) -> dict[str, str]:
 
 
 @router.get("/v1/memories")
-def list_memories(daemon: DaemonDep, cwd: str = CwdQuery, type: str | None = Query(None, description="Only this type.")) -> dict[str, Any]:
-    """Every memory, newest first; hand-edited files that do not parse are listed under `invalid`."""
+def list_memories(daemon: DaemonDep, cwd: str = CwdQuery, type: str | None = Query(None, description="Only this type."),
+                  limit: int = Query(limits.LIST_PAGE_DEFAULT, ge=1, le=limits.LIST_PAGE_MAX, description="Memories per page."),
+                  offset: int = Query(0, ge=0, description="Skip this many (pass the previous page's next_offset).")) -> dict[str, Any]:
+    """The memories, newest first, one page at a time (`next_offset` is null on the last page);
+    hand-edited files that do not parse are listed under `invalid`."""
     store = daemon.store_for(cwd)
-    memories = [h.as_dict() for h in store.list(type)]
-    return {"memories": memories, "invalid": [f.as_dict() for f in store.invalid_files()]}
+    every = store.list(type)
+    page = every[offset:offset + limit]
+    next_offset = offset + len(page) if offset + len(page) < len(every) else None
+    return {"memories": [h.as_dict() for h in page], "invalid": [f.as_dict() for f in store.invalid_files()],
+            "total": len(every), "next_offset": next_offset}
 
 
 @router.get("/v1/memories/{filename}")
