@@ -141,6 +141,7 @@ class StoreIndexes:
         # (a sweep of 20,000 files costs ~50 ms); writes and watcher events reach it at once by name.
         self.watched_sweep_min_files = limits.RECALL_WATCHED_SWEEP_MIN_FILES
         self.sweeps = 0
+        self.reads = 0  # memory files read and tokenised (a new or changed file costs one)
         self._items: dict[Path, StoreIndex] = {}
         self._lock = threading.Lock()
 
@@ -240,6 +241,7 @@ class StoreIndexes:
         for entry in changed:
             path = entry if isinstance(entry, Path) else store.path / entry
             got = read_memory(path) if path.name != limits.INDEX_FILENAME else None
+            self.reads += 1
             doc = analyse(path.name, got[0].name, got[0].description, got[1]) if got else None
             parsed.append((path.name, got, doc))
         with item.lock:
