@@ -225,14 +225,15 @@ class LexicalIndex:
                     boost = np.fromiter((s in entities for s in self._subject), dtype=bool, count=len(self._subject))
                     scores[boost] *= 1.0 + ENTITY_BOOST
             for fn in exclude:
-                did = self._slot.get(fn)
-                if did is not None:
-                    scores[did] = 0.0
+                slot = self._slot.get(fn)
+                if slot is not None:
+                    scores[slot] = 0.0
             positive = np.flatnonzero(scores > 0)
             if len(positive) > k:
                 kth = -np.partition(-scores[positive], k - 1)[k - 1]
                 positive = positive[scores[positive] >= kth]  # ties at the cut are sorted by name below
-            best = sorted(((self._names[i], float(scores[i])) for i in positive), key=lambda kv: (-kv[1], kv[0]))[:k]  # type: ignore[arg-type,return-value]
+            # a positive score is a live doc, so its name is set
+            best = sorted(((self._names[i] or "", float(scores[i])) for i in positive), key=lambda kv: (-kv[1], kv[0]))[:k]
             if gate and not self.fits(set(query_terms(query)), [fn for fn, _ in best[:FIT_DEPTH]]):
                 return []
         return [(fn, round(s, 4)) for fn, s in best]
