@@ -30,6 +30,7 @@ from memoryd.store.paths import FILENAME_RE
 log = logging.getLogger(__name__)
 Signature = dict[str, tuple[int, int]]
 INLINE_MAX_CHANGES = 256  # more changed files than this are applied in the background
+WATCHED_SAFETY_SWEEP_SECONDS = 60.0  # a watched big store: its events name the files; a sweep only catches missed ones
 BATCH = 256  # files parsed outside the lock, then put in under it
 
 # `key: value` with a plain YAML scalar that reads the same as text (anything else goes to YAML)
@@ -184,7 +185,8 @@ class StoreIndexes:
             self._apply(store, item, [store.path / fn for fn in dirty])
         big = len(item.files) >= self.watched_sweep_min_files
         if item.built and big and not wait:  # a safety net for missed events, off the request path
-            if time.monotonic() - item.swept_at >= limits.RECALL_WATCHED_SWEEP_SECONDS:
+            every = WATCHED_SAFETY_SWEEP_SECONDS if self.is_watched(store.path) else limits.RECALL_WATCHED_SWEEP_SECONDS
+            if time.monotonic() - item.swept_at >= every:
                 self._start_background(store, item)
         else:
             self._sync(store, item, wait=wait)
