@@ -5,8 +5,10 @@ Quality: each store's memories are saved through POST /v1/memories into their ow
 then every question goes to POST /v1/recall with a fresh session id; returned filenames are
 mapped back to the dataset's. Reports recall@5, MRR@10 (of the top 5 returned) and latency per
 question category, beside the reference rankers of the bench README.
-Latency: synthetic stores of 200, 2,000 and 20,000 memories; HTTP round trip and the
-server-side core call (`daemon.recall.recall`).
+Unanswerable: injection rate with each question's evidence deleted, and asked of another store.
+Latency: `memoryd serve` as a subprocess; 200, 2,000 and 20,000 real memory files appear in a
+project's memory dir; index build (until recall answers from them), recall p50/p95 over HTTP,
+one new file saved and recalled, a page of GET /v1/memories, and the daemon's RSS.
 
     .venv/bin/python bench/recall_bench.py [--data PATH] [--sizes 200,2000,20000] [--queries 200]
 
@@ -41,7 +43,8 @@ from memoryd.daemon import Daemon  # noqa: E402
 from memoryd.store.files import atomic_write  # noqa: E402
 from memoryd.store.frontmatter import render_frontmatter  # noqa: E402
 
-DEFAULT_DATA = Path(os.environ.get("MEMORYD_BENCH_DATA", ROOT.parent / "shared" / "bench" / "recall_dev.jsonl"))
+_SHARED = next((d / "shared" for d in (ROOT.parent, ROOT.parent.parent) if (d / "shared").is_dir()), ROOT.parent / "shared")  # a worktree sits one deeper
+DEFAULT_DATA = Path(os.environ.get("MEMORYD_BENCH_DATA", _SHARED / "bench" / "recall_dev.jsonl"))
 RESULTS = ROOT / "bench" / "results" / "recall_bench.json"
 REFERENCE = {  # bench README, dev split
     "keyword overlap (name+desc)": {"recall@5": 0.521, "mrr": 0.510},
@@ -111,15 +114,48 @@ def quality(data: Path, work: Path) -> dict[str, Any]:
                 rel = set(q["relevant"])
                 rows.append({"category": q["category_name"], "recall": len(set(got[:5]) & rel) / len(rel),
                              "rr": next((1 / i for i, f in enumerate(got, 1) if f in rel), 0.0), "ms": ms, "method": r.json()["method"]})
+        unanswerable = _unanswerable(srv, convs, work)
     cats = sorted({r["category"] for r in rows})
     summary: dict[str, Any] = {"queries": len(rows), "recall@5": mean([r["recall"] for r in rows]), "mrr": mean([r["rr"] for r in rows]),
                                "ms_p50": pct([r["ms"] for r in rows], 50), "ms_p95": pct([r["ms"] for r in rows], 95), "by_category": {},
-                               "dense_model": srv.daemon.recall.indexes.encoder.status}
+                               "dense_model": srv.daemon.recall.indexes.encoder.status, "unanswerable": unanswerable}
     for c in cats:
         sub = [r for r in rows if r["category"] == c]
         summary["by_category"][c] = {"queries": len(sub), "recall@5": mean([r["recall"] for r in sub]), "mrr": mean([r["rr"] for r in sub]),
                                      "ms_p50": pct([r["ms"] for r in sub], 50), "ms_p95": pct([r["ms"] for r in sub], 95)}
     return summary
+
+
+def _unanswerable(srv: Served, convs: list[dict[str, Any]], work: Path) -> dict[str, Any]:
+    """Injection rate on questions the store cannot answer, two ways (issue 17):
+    drop-evidence: each question asked of its own store with its evidence memories deleted
+    (through the API, restored after); other-store: each question asked of the other stores."""
+    dropped, other = [], []
+    for conv in convs:
+        project = str(work / "projects" / conv["conv_id"])
+        by_name = {m["filename"]: m for m in conv["memories"]}
+        for q in conv["queries"]:
+            saved = []
+            for fn in q["relevant"]:
+                m = by_name[fn]
+                got = srv.client.get("/v1/memories", params={"cwd": project}).json()["memories"]
+                ours = next(x["filename"] for x in got if x["name"] == m["name"])
+                srv.client.delete(f"/v1/memories/{ours}", params={"cwd": project}).raise_for_status()
+                saved.append(m)
+            r = srv.client.post("/v1/recall", json={"cwd": project, "query": q["q"], "session_id": uuid.uuid4().hex})
+            dropped.append(bool(r.json()["memories"]))
+            for m in saved:
+                srv.client.post("/v1/memories", json={"cwd": project, "name": m["name"], "description": m["description"], "type": m["type"],
+                                                      "body": m["body"]}).raise_for_status()
+        for other_conv in convs:
+            if other_conv is conv:
+                continue
+            other_project = str(work / "projects" / other_conv["conv_id"])
+            for q in conv["queries"]:
+                r = srv.client.post("/v1/recall", json={"cwd": other_project, "query": q["q"], "session_id": uuid.uuid4().hex})
+                other.append(bool(r.json()["memories"]))
+    return {"drop_evidence": {"questions": len(dropped), "injected": mean([float(x) for x in dropped])},
+            "other_store": {"questions": len(other), "injected": mean([float(x) for x in other])}}
 
 
 # ------------------------------------------------------------------ latency
@@ -143,35 +179,75 @@ def synthetic_store(dirpath: Path, n: int, rng: random.Random) -> None:
         atomic_write(dirpath / f"{t}_note-{i}.md", render_frontmatter(meta, body))
 
 
+def rss_mb(pid: int) -> float:
+    """Resident set size of a process, from /proc (Linux)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _indexed(status: dict[str, Any]) -> int:
+    return int(status.get("recall", {}).get("indexed_memories", 0))
+
+
 def latency(sizes: list[int], n_queries: int, work: Path) -> list[dict[str, Any]]:
+    """`memoryd serve` as a subprocess (watcher on, no model); per size, n real files appear in the
+    project's memory dir, then: seconds until recall answers from the full index (the build),
+    recall p50/p95 over HTTP, the cost of one new file, GET /v1/memories (one page) and RSS."""
+    from tests.support.servers import DaemonProcess, daemon_env
+
     rng = random.Random(7)
     out = []
-    with Served(work / "home-latency", watch=True) as srv:
-        srv.daemon.recall.indexes.encoder.load()
-        for n in sizes:
-            project = work / "lat" / f"p{n}"
-            (project / ".git").mkdir(parents=True, exist_ok=True)
-            store = srv.daemon.store_for(str(project))
-            synthetic_store(store.path, n, rng)
-            store.rebuild_index()
-            t0 = time.perf_counter()
-            srv.daemon.recall.indexes.refresh(store)  # what the daemon does at start (warm)
-            build_s = time.perf_counter() - t0
-            queries = [" ".join(rng.sample(WORDS, rng.randint(3, 8))) for _ in range(n_queries)]
-            http_ms, core_ms = [], []
-            for q in queries:
+    home = work / "home-latency"
+    proc = DaemonProcess(home, daemon_env(home, MEMORYD_LLM="off")).start()
+    try:
+        with proc.client(timeout=60) as client:
+            for n in sizes:
+                project = work / "lat" / f"p{n}"
+                (project / ".git").mkdir(parents=True, exist_ok=True)
+                memdir = Path(client.get("/v1/index", params={"cwd": str(project)}).json()["memory_dir"])
+                synthetic_store(memdir, n, rng)
+                indexed_before = _indexed(client.get("/v1/status").json())
+                probe = {"cwd": str(project), "query": "deploy database migration latency", "session_id": "probe"}
                 t0 = time.perf_counter()
-                r = srv.client.post("/v1/recall", json={"cwd": str(project), "query": q, "session_id": uuid.uuid4().hex})
-                http_ms.append((time.perf_counter() - t0) * 1000)
-                r.raise_for_status()
-            for q in queries:
+                first_ms = None
+                while True:  # the first request starts the build; none waits for it
+                    t1 = time.perf_counter()
+                    r = client.post("/v1/recall", json={**probe, "session_id": uuid.uuid4().hex})
+                    first_ms = first_ms if first_ms is not None else (time.perf_counter() - t1) * 1000
+                    status = client.get("/v1/status").json()
+                    if r.json()["memories"] and _indexed(status) >= indexed_before + n:
+                        break
+                    time.sleep(0.05)
+                build_s = time.perf_counter() - t0
+                queries = [" ".join(rng.sample(WORDS, rng.randint(3, 8))) for _ in range(n_queries)]
+                http_ms = []
+                for q in queries:
+                    t0 = time.perf_counter()
+                    r = client.post("/v1/recall", json={"cwd": str(project), "query": q, "session_id": uuid.uuid4().hex})
+                    http_ms.append((time.perf_counter() - t0) * 1000)
+                    r.raise_for_status()
+                # one new memory through the API: saved, then recalled (incremental, not a rebuild)
                 t0 = time.perf_counter()
-                srv.daemon.recall.recall(str(project), q, uuid.uuid4().hex, store=store)
-                core_ms.append((time.perf_counter() - t0) * 1000)
-            out.append({"memories": n, "queries": n_queries, "index_build_s": build_s,
-                        "http_ms_p50": pct(http_ms, 50), "http_ms_p95": pct(http_ms, 95),
-                        "server_ms_p50": pct(core_ms, 50), "server_ms_p95": pct(core_ms, 95)})
-            print(f"  {n:>6} memories: server p50 {out[-1]['server_ms_p50']:.2f} ms, p95 {out[-1]['server_ms_p95']:.2f} ms", flush=True)
+                client.post("/v1/memories", json={"cwd": str(project), "name": "Zeppelin hangar", "description": "zeppelin hangar quokka",
+                                                   "type": "project", "body": "quokka"}).raise_for_status()
+                save_ms = (time.perf_counter() - t0) * 1000
+                t0 = time.perf_counter()
+                got = client.post("/v1/recall", json={"cwd": str(project), "query": "zeppelin hangar quokka", "session_id": uuid.uuid4().hex}).json()
+                new_file_ms = (time.perf_counter() - t0) * 1000
+                assert got["memories"], "the new memory was not recalled"
+                t0 = time.perf_counter()
+                client.get("/v1/memories", params={"cwd": str(project)}).raise_for_status()
+                list_ms = (time.perf_counter() - t0) * 1000
+                out.append({"memories": n, "queries": n_queries, "index_build_s": build_s, "first_request_ms": first_ms,
+                            "http_ms_p50": pct(http_ms, 50), "http_ms_p95": pct(http_ms, 95), "new_file_save_ms": save_ms, "new_file_recall_ms": new_file_ms,
+                            "list_page_ms": list_ms, "rss_mb": rss_mb(proc.proc.pid)})  # type: ignore[union-attr]
+                r_ = out[-1]
+                print(f"  {n:>6} files: build {build_s:.2f} s, HTTP p50 {r_['http_ms_p50']:.2f} ms, p95 {r_['http_ms_p95']:.2f} ms, "
+                      f"RSS {r_['rss_mb']:.0f} MB", flush=True)
+    finally:
+        proc.terminate()
     return out
 
 
@@ -187,11 +263,17 @@ def table(q: dict[str, Any] | None, lat: list[dict[str, Any]]) -> str:
         lines += ["", "| category | queries | recall@5 | MRR | p50 ms | p95 ms |", "|---|---:|---:|---:|---:|---:|"]
         for c, v in q["by_category"].items():
             lines.append(f"| {c} | {v['queries']} | {v['recall@5']:.3f} | {v['mrr']:.3f} | {v['ms_p50']:.2f} | {v['ms_p95']:.2f} |")
+        u = q["unanswerable"]
+        lines += ["", "Unanswerable questions (share that got any memory injected; target <= 0.10):", "",
+                  f"- evidence memories deleted from the store: {u['drop_evidence']['injected']:.3f} of {u['drop_evidence']['questions']}",
+                  f"- asked of another conversation's store: {u['other_store']['injected']:.3f} of {u['other_store']['questions']}"]
         lines.append("")
-    lines += ["Latency on synthetic stores (every memory ranked):", "",
-              "| memories | index build s | server p50 ms | server p95 ms | HTTP p50 ms | HTTP p95 ms |", "|---:|---:|---:|---:|---:|---:|"]
+    lines += ["Latency: `memoryd serve` subprocess, real files in the memory dir, watcher on, no model (sizes are cumulative: one daemon):", "",
+              "| files | index build s | first request ms | recall HTTP p50 ms | p95 ms | new file: save ms, then recall ms | GET /v1/memories page ms | daemon RSS MB |",
+              "|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in lat:
-        lines.append(f"| {r['memories']:,} | {r['index_build_s']:.2f} | {r['server_ms_p50']:.2f} | {r['server_ms_p95']:.2f} | {r['http_ms_p50']:.2f} | {r['http_ms_p95']:.2f} |")
+        lines.append(f"| {r['memories']:,} | {r['index_build_s']:.2f} | {r['first_request_ms']:.1f} | {r['http_ms_p50']:.2f} | {r['http_ms_p95']:.2f} | "
+                     f"{r['new_file_save_ms']:.0f}, {r['new_file_recall_ms']:.1f} | {r['list_page_ms']:.1f} | {r['rss_mb']:.0f} |")
     return "\n".join(lines)
 
 

@@ -26,7 +26,7 @@ MEMORY_NAME_MAX_CHARS = 200
 MEMORY_DESCRIPTION_MAX_CHARS = 500
 MEMORY_BODY_MAX_BYTES = 64 * 1024
 SLUG_MAX_CHARS = 80
-MEMORY_PAGE_MAX = 100  # GET /v1/memories?limit= (the MCP memory_search tool pages through it)
+MEMORY_PAGE_MAX = 100  # one page of the MCP memory_search tool (the REST list pages up to LIST_PAGE_MAX)
 MEMORY_FILE_MAX_BYTES = 1024 * 1024  # a hand-written file over this is listed invalid, never read whole
 STORE_REGISTRY_MAX_DIRS = 512  # memory dirs kept open (LRU); 5,000 distinct cwds must not grow memory
 WRITE_CHANGED_RETRIES = 3  # a file edited by someone else while a save builds its text is re-read this often
@@ -41,6 +41,8 @@ RECALL_SIDE_QUERY_MAX_TOKENS = 256  # sideQuery max_tokens
 RECALL_SIDE_QUERY_CANDIDATES = 50  # issue 3: local pre-selection above 50 memories
 RECALL_DEADLINE_SECONDS = 2.0  # issue 3: default deadline before the local result is served
 RECALL_SESSION_TTL_HOURS = 24  # surfaced sets expire with the session
+LIST_PAGE_DEFAULT = 1_000  # GET /v1/memories page size (issue 17: 20,000 memories in one answer took 480 ms)
+LIST_PAGE_MAX = 10_000
 
 # --- extraction (spec §3; seeds: extractMemories.ts) -----------------------------------
 EXTRACT_EVERY_N_TURNS = 1  # tengu_bramble_lintel default

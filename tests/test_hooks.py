@@ -51,7 +51,7 @@ def test_two_sessions_learn_and_recall_offline(live: LiveDaemon, project: Path) 
     base2 = {"session_id": s2.session_id, "transcript_path": str(s2.path), "cwd": str(project)}
     index = context(hook(live, {**base2, "hook_event_name": "SessionStart", "source": "startup"}))
     assert "pnpm" in index and "backend engineer" in index.lower()
-    recalled = context(hook(live, {**base2, "hook_event_name": "UserPromptSubmit", "prompt": "which package manager should I use to install dependencies?"}))
+    recalled = context(hook(live, {**base2, "hook_event_name": "UserPromptSubmit", "prompt": "which package manager do we use here, npm or pnpm?"}))
     assert "pnpm" in recalled and "<system-reminder>" in recalled and len(recalled) <= limits.CLAUDE_CODE_CONTEXT_MAX_CHARS
     # Session 2's transcript echoes the recall: it must not be re-extracted as the user's words.
     s2.user(f"{recalled}\nok thanks")

@@ -251,6 +251,6 @@ def test_rest_search_pages_and_names_bad_paging(live: LiveDaemon, project: Path)
     assert everything["total"] == 4 and len(everything["memories"]) == 4
     page = live.client.get("/v1/memories", params={"cwd": str(project), "q": "DEPLOY", "offset": 1, "limit": 1}).json()
     assert page["total"] == 3 and page["offset"] == 1 and len(page["memories"]) == 1
-    for bad, field in [({"limit": 0}, "limit"), ({"limit": limits.MEMORY_PAGE_MAX + 1}, "limit"), ({"offset": -1}, "offset")]:
+    for bad, field in [({"limit": 0}, "limit"), ({"limit": limits.LIST_PAGE_MAX + 1}, "limit"), ({"offset": -1}, "offset")]:
         r = live.client.get("/v1/memories", params={"cwd": str(project), **bad})
         assert r.status_code == 422 and f"'{field}'" in r.json()["error"]["message"], r.text

@@ -113,6 +113,7 @@ class MemoryListOut(ResponseModel):
     memories: list[MemoryHeaderOut] = Field(description="Newest first (one page when `limit` is given).")
     total: int = Field(description="How many memories match, over all pages.")
     offset: int = Field(description="Where this page starts among the matches.")
+    next_offset: int | None = Field(description="The next page's offset; null on the last page.")
     invalid: list[InvalidFileOut] = Field(description="Hand-edited files that do not parse; never overwritten.")
 
 

@@ -1,15 +1,17 @@
-"""One `LexicalIndex` per memory directory, kept in step with the files by (mtime, size):
-only new or changed files are read and tokenised; writes through `MemoryDir` update it at once.
+"""One `LexicalIndex` per memory directory, kept in step with the files by (mtime_ns, size).
 
-Each request costs one `scandir` sweep (big watched dirs: at most one a second, the watcher's
-events invalidating in between); when no file changed the cached headers and parsed memories
-are reused, so recall never parses YAML for files it has seen.
+Each file is read once per version (one read, frontmatter parsed on a fast path) and tokenised;
+writes through `MemoryDir` and the watcher's events name the file, so a new or changed memory
+costs O(1), never a rebuild. A big change (first sight of a store, a bulk copy) is applied by a
+background thread in batches while requests rank with the index as it stands: no request waits
+on a build. Big stores (>= `watched_sweep_min_files`) are also swept in the background.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -21,24 +23,46 @@ from memoryd.errors import MemorydError
 from memoryd.recall.dense import DenseIndex, Encoder, embed_text
 from memoryd.recall.ranker import LexicalIndex, analyse
 from memoryd.store import MemoryDir
+from memoryd.store.frontmatter import split_frontmatter
 from memoryd.store.model import Memory, MemoryHeader
+from memoryd.store.paths import FILENAME_RE
 
 log = logging.getLogger(__name__)
 Signature = dict[str, tuple[int, int]]
+INLINE_MAX_CHANGES = 256  # more changed files than this are applied in the background
+WATCHED_SAFETY_SWEEP_SECONDS = 60.0  # a watched big store: its events name the files; a sweep only catches missed ones
+BATCH = 256  # files parsed outside the lock, then put in under it
+
+# `key: value` with a plain YAML scalar that reads the same as text (anything else goes to YAML)
+_PLAIN = re.compile(r"^(name|description|type): ([^\s'\"\[\]{}&*!|>%@`#,?:-][^\n]*)$")
+_PLAIN_BAD = re.compile(r": | #|^(?:null|Null|NULL|~|true|false|yes|no|on|off|True|False|Yes|No|On|Off|[-+.\d][\d_.eE:+-]*)$")
 
 
 @dataclass
 class StoreIndex:
-    """The ranker's view of one directory: index, headers and parsed memories at a signature."""
+    """The ranker's view of one directory: the index, and the header of every indexed file."""
 
     index: LexicalIndex = field(default_factory=LexicalIndex)
-    signature: Signature | None = None
-    headers: list[MemoryHeader] = field(default_factory=list)
-    memories: dict[str, tuple[float, Memory]] = field(default_factory=dict)  # filename → (mtime, memory)
+    files: Signature = field(default_factory=dict)  # what the index holds, by (mtime_ns, size)
+    by_name: dict[str, MemoryHeader] = field(default_factory=dict)
+    built: bool = False  # a first full pass is done
+    building: bool = False  # a background pass is running
+    dirty: set[str] = field(default_factory=set)  # files named by writes and watcher events since
     dense: DenseIndex = field(default_factory=DenseIndex)
     dense_mtime: dict[str, float] = field(default_factory=dict)
     swept_at: float = 0.0  # monotonic time of the last directory sweep
     lock: threading.Lock = field(default_factory=threading.Lock)
+    _sorted: tuple[int, list[MemoryHeader]] = (-1, [])
+    _changes: int = 0
+
+    @property
+    def headers(self) -> list[MemoryHeader]:
+        """Every indexed memory, newest first (cached until the next change)."""
+        version, cached = self._sorted
+        if version != self._changes:
+            cached = sorted(self.by_name.values(), key=lambda h: (-h.mtime, h.filename))
+            self._sorted = (self._changes, cached)
+        return cached
 
 
 def sweep(path: Path) -> Signature:
@@ -59,16 +83,75 @@ def sweep(path: Path) -> Signature:
     return out
 
 
+def count_files(path: Path) -> int:
+    """How many entries the directory holds (no stat: a few ms at 20,000)."""
+    try:
+        with os.scandir(path) as it:
+            return sum(1 for _ in it)
+    except FileNotFoundError:
+        return 0
+
+
+def read_memory(path: Path) -> tuple[MemoryHeader, str, tuple[int, int]] | None:
+    """One file read: its header, body and signature; None when it is not a valid memory (the
+    store lists those as invalid). Plain frontmatter is read by a regex, anything else by YAML."""
+    filename = path.name
+    if not FILENAME_RE.match(filename):
+        return None
+    try:
+        with path.open("r", encoding="utf-8") as fh:
+            st = os.fstat(fh.fileno())
+            text = fh.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+    meta: dict[str, str] = {}
+    body = text
+    if text.startswith("---\n"):
+        end = text.find("\n---\n", 3)
+        if end < 0 and text.endswith("\n---"):
+            end = len(text) - 4
+        if end < 0 or text.count("\n", 0, end) >= limits.FRONTMATTER_MAX_LINES:
+            return None
+        plain = True
+        for line in text[4:end].split("\n"):
+            m = _PLAIN.match(line)
+            if m and not _PLAIN_BAD.search(m.group(2)):
+                meta[m.group(1)] = m.group(2).rstrip()
+            elif line.startswith(("name:", "description:", "type:")) or (line[:1].isspace() and line.strip()):
+                plain = False
+                break
+        body = text[end + 5:].lstrip("\n")
+        if not plain:
+            try:
+                parsed, body = split_frontmatter(text, source=filename)
+            except MemorydError:
+                return None
+            meta = {k: "" if parsed.get(k) is None else str(parsed.get(k)) for k in ("name", "description", "type")}
+    elif text.startswith(("---\r\n", "\ufeff")):
+        try:
+            parsed, body = split_frontmatter(text, source=filename)
+        except MemorydError:
+            return None
+        meta = {k: "" if parsed.get(k) is None else str(parsed.get(k)) for k in ("name", "description", "type")}
+    type_ = meta.get("type") or filename.split("_", 1)[0]
+    if type_ not in limits.MEMORY_TYPES:
+        return None
+    name = meta.get("name") or path.stem.split("_", 1)[-1].replace("-", " ")
+    header = MemoryHeader(filename, name, meta.get("description", ""), type_, st.st_mtime, path)
+    return header, body, (st.st_mtime_ns, st.st_size)
+
+
 class StoreIndexes:
     """The local ranker's indexes, by memory dir."""
 
     def __init__(self, encoder: Encoder | None = None, *, is_watched: Callable[[Path], bool] | None = None) -> None:
         self.encoder = encoder or Encoder()
         self.is_watched = is_watched or (lambda path: False)
-        # A watched store this big is swept at most once per RECALL_WATCHED_SWEEP_SECONDS: the
-        # watcher invalidates it on every change, and the sweep is most of a request's cost there.
+        # A store this big is swept in the background, at most once per RECALL_WATCHED_SWEEP_SECONDS
+        # (a sweep of 20,000 files costs ~50 ms); writes and watcher events reach it at once by name.
         self.watched_sweep_min_files = limits.RECALL_WATCHED_SWEEP_MIN_FILES
         self.sweeps = 0
+        self.reads = 0  # memory files read and tokenised (a new or changed file costs one)
         self._items: dict[Path, StoreIndex] = {}
         self._lock = threading.Lock()
 
@@ -85,82 +168,141 @@ class StoreIndexes:
             if item is not None:
                 return item
             item = self._items[store.path] = StoreIndex()
-        store.on_change.append(lambda s, filename: self._invalidate(item))
+        store.on_change.append(lambda s, filename: self._mark(item, filename))
         return item
 
-    def refresh(self, store: MemoryDir) -> StoreIndex:
-        """The store's index, brought up to date (headers newest first)."""
+    def refresh(self, store: MemoryDir, *, wait: bool = False) -> StoreIndex:
+        """The store's index, brought up to date as far as that is cheap; a big change goes to a
+        background pass and the index is served as it stands (`wait=True` waits for it)."""
         item = self._item(store)
-        if self._trust_watcher(store, item):
+        with item.lock:
+            dirty, item.dirty = item.dirty, set()
+        if len(dirty) > INLINE_MAX_CHANGES and not wait:  # a bulk copy: a background sweep picks it up
+            if item.built:
+                self._start_background(store, item)
+            dirty = set()
+        if dirty:
+            self._apply(store, item, [store.path / fn for fn in dirty])
+        big = len(item.files) >= self.watched_sweep_min_files
+        if item.built and big and not wait:  # a safety net for missed events, off the request path
+            every = WATCHED_SAFETY_SWEEP_SECONDS if self.is_watched(store.path) else limits.RECALL_WATCHED_SWEEP_SECONDS
+            if time.monotonic() - item.swept_at >= every:
+                self._start_background(store, item)
+        else:
+            self._sync(store, item, wait=wait)
+        if self.encoder.ready:
             with item.lock:
-                if item.signature is not None:
-                    if self.encoder.ready:
-                        self._sync_dense(item)
-                    return item
+                self._sync_dense(item)
+        return item
+
+    def _sync(self, store: MemoryDir, item: StoreIndex, *, wait: bool) -> None:
+        """Sweep now; apply the changes inline when few, else in the background."""
+        if item.building and not wait:
+            return
+        if not item.built and not wait and count_files(store.path) > INLINE_MAX_CHANGES:
+            self._start_background(store, item)  # even the first sweep (stat of every file) is off the request
+            return
         signature = sweep(store.path)
         self.sweeps += 1
+        changed, gone = self._diff(item, signature)
+        if len(changed) <= INLINE_MAX_CHANGES or wait:
+            self._apply(store, item, changed, gone)
+            with item.lock:
+                item.built, item.swept_at = True, time.monotonic()
+        else:
+            self._start_background(store, item, (changed, gone))
+
+    def _diff(self, item: StoreIndex, signature: Signature) -> tuple[list[str], list[str]]:
         with item.lock:
-            item.swept_at = time.monotonic()
-            if signature != item.signature:
-                self._reload(store, item, signature)
-            if self.encoder.ready:
-                self._sync_dense(item)
-            return item
+            files = item.files
+            gone = [fn for fn in files if fn not in signature]
+            changed = [fn for fn, sig in signature.items() if files.get(fn) != sig]
+        return changed, gone
 
-    def _trust_watcher(self, store: MemoryDir, item: StoreIndex) -> bool:
-        """Skip the sweep: a big store, watched, not invalidated, swept less than a second ago."""
-        signature = item.signature
-        return (signature is not None and len(signature) >= self.watched_sweep_min_files
-                and time.monotonic() - item.swept_at < limits.RECALL_WATCHED_SWEEP_SECONDS and self.is_watched(store.path))
+    def _start_background(self, store: MemoryDir, item: StoreIndex, work: tuple[list[str], list[str]] | None = None) -> None:
+        with item.lock:
+            if item.building:
+                return
+            item.building = True
+        threading.Thread(target=self._background, args=(store, item, work), name="recall-index", daemon=True).start()
 
-    def _reload(self, store: MemoryDir, item: StoreIndex, signature: Signature) -> None:
-        headers = store.all_headers()
-        index = item.index
-        live = {h.filename: h for h in headers}
-        for filename in [f for f in index.docs if f not in live]:
-            index.remove(filename)
-            item.memories.pop(filename, None)
-        for h in headers:
-            cached = item.memories.get(h.filename)
-            if cached is None or cached[0] != h.mtime or h.filename not in index.docs:
-                self._load(store, item, h)
-        item.headers, item.signature = headers, signature
+    def _background(self, store: MemoryDir, item: StoreIndex, work: tuple[list[str], list[str]] | None) -> None:
+        try:
+            if work is None:
+                signature = sweep(store.path)
+                self.sweeps += 1
+                work = self._diff(item, signature)
+            changed, gone = work
+            self._apply(store, item, changed, gone)
+            with item.lock:
+                item.built, item.swept_at = True, time.monotonic()
+        except Exception:
+            log.exception("recall: indexing %s failed", store.path)
+        finally:
+            with item.lock:
+                item.building = False
+
+    def _apply(self, store: MemoryDir, item: StoreIndex, changed: list[str] | list[Path], gone: list[str] | None = None) -> None:
+        """Read and tokenise the changed files (outside the lock), then put them in, by batches
+        (bounded peak memory; a concurrent request waits for one batch at most)."""
+        for i in range(0, len(changed), BATCH):
+            self._apply_batch(store, item, changed[i:i + BATCH], gone if i == 0 else None)
+        if not changed:
+            self._apply_batch(store, item, [], gone)
+
+    def _apply_batch(self, store: MemoryDir, item: StoreIndex, changed: list[str] | list[Path], gone: list[str] | None) -> None:
+        parsed = []
+        for entry in changed:
+            path = entry if isinstance(entry, Path) else store.path / entry
+            got = read_memory(path) if path.name != limits.INDEX_FILENAME else None
+            self.reads += 1
+            doc = analyse(path.name, got[0].name, got[0].description, got[1]) if got else None
+            parsed.append((path.name, got, doc))
+        with item.lock:
+            for fn in gone or ():
+                self._drop(item, fn)
+            for fn, got, doc in parsed:
+                if got is None or doc is None:
+                    self._drop(item, fn)
+                    continue
+                header, _, sig = got
+                item.index.put(doc)
+                item.files[fn], item.by_name[fn] = sig, header
+            item._changes += 1
+
+    @staticmethod
+    def _drop(item: StoreIndex, filename: str) -> None:
+        item.index.remove(filename)
+        item.files.pop(filename, None)
+        item.by_name.pop(filename, None)
 
     def _sync_dense(self, item: StoreIndex) -> None:
         """Embed memories that are new or changed since their last embedding (batched)."""
-        for fn in [f for f in item.dense_mtime if f not in item.memories]:
+        for fn in [f for f in item.dense_mtime if f not in item.by_name]:
             item.dense.remove(fn)
             del item.dense_mtime[fn]
-        stale = [(fn, mt, m) for fn, (mt, m) in item.memories.items() if item.dense_mtime.get(fn) != mt]
+        stale = [(fn, h) for fn, h in item.by_name.items() if item.dense_mtime.get(fn) != h.mtime]
         if stale:
-            vectors = self.encoder.encode([embed_text(m.name, m.description) for _, _, m in stale])
-            item.dense.put_many([fn for fn, _, _ in stale], vectors)
-            item.dense_mtime.update({fn: mt for fn, mt, _ in stale})
+            vectors = self.encoder.encode([embed_text(h.name, h.description) for _, h in stale])
+            item.dense.put_many([fn for fn, _ in stale], vectors)
+            item.dense_mtime.update({fn: h.mtime for fn, h in stale})
 
     def memory(self, store: MemoryDir, filename: str) -> Memory:
-        """A memory as last indexed (no re-parse), else read from the store."""
-        item = self._item(store)
-        with item.lock:
-            cached = item.memories.get(filename)
-        return cached[1] if cached is not None else store.get(filename)
-
-    def _load(self, store: MemoryDir, item: StoreIndex, header: MemoryHeader) -> None:
-        try:
-            memory = store.get(header.filename)
-        except MemorydError:  # vanished or turned invalid between the scan and the read
-            item.index.remove(header.filename)
-            item.memories.pop(header.filename, None)
-            return
-        item.memories[header.filename] = (header.mtime, memory)
-        item.index.put(analyse(header.filename, memory.name, memory.description, memory.body))
+        """A memory read from the store (five per request at most: the index keeps no bodies)."""
+        return store.get(filename)
 
     def refresh_needed(self, store: MemoryDir) -> bool:
-        """Whether the next request re-sweeps the store (never indexed, or invalidated since)."""
+        """Whether the next request has something to re-read (never indexed, or files named since)."""
         item = self._item(store)
         with item.lock:
-            return item.signature is None
+            return not item.built or bool(item.dirty)
 
-    def _invalidate(self, item: StoreIndex) -> None:
-        """After a write through MemoryDir: the next request re-sweeps and re-reads what changed."""
+    def building(self, store: MemoryDir) -> bool:
+        item = self._item(store)
         with item.lock:
-            item.signature = None
+            return item.building and not item.built
+
+    def _mark(self, item: StoreIndex, filename: str) -> None:
+        """After a write through MemoryDir or a watcher event: the next request re-reads that file."""
+        with item.lock:
+            item.dirty.add(filename)

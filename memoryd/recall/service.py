@@ -87,7 +87,7 @@ class RecallService:
         self.indexes.encoder.load()
         for store in self.stores.known():
             try:
-                self.indexes.refresh(store)
+                self.indexes.refresh(store, wait=True)
             except Exception:
                 log.exception("could not index %s", store.path)
 
@@ -120,6 +120,8 @@ class RecallService:
 
         memdir = str(store.path)
         item = self.indexes.refresh(store)
+        if not len(item.index) and self.indexes.building(store):
+            return RecallResult(budget_used_bytes=used, reason="indexing the memory files in the background; recall starts when that is done")
         surfaced = self.ledger.surfaced(session_id, memdir)
         candidates = [h for h in item.headers if h.filename not in surfaced]
         if not candidates:
@@ -154,6 +156,8 @@ class RecallService:
         if not encoder.ready or not item.dense.vectors:
             return item.index.rank(query, exclude=exclude, k=k)
         lexical = [fn for fn, _ in item.index.rank(query, exclude=exclude, k=FUSION_DEPTH)]
+        if not lexical:  # nothing fits the query: the dense list must not smuggle something in
+            return []
         dense = item.dense.rank(encoder.encode([query])[0], exclude=exclude)
         return [(fn, round(score, 4)) for fn, score in rrf(lexical, dense)[:k]]
 

@@ -38,6 +38,15 @@ through to too under until up very was we were what when where which while who w
 would you your yours yourself yourselves s t don ve ll re d m""".split()
 )
 
+# Words common in any prompt ("always use pnpm, never npm", "please remember ..."): they say how,
+# not what about, so a memory never matches on them (issue 17). Query side only.
+COMMON_WORDS = frozenset(
+    """use used using uses never always please like want wanted need needs make made get got go going went come
+take took know think thought thing things see look let try keep say said tell told give put also really actually
+maybe instead even much many lot lots still already usually often sometimes ever remember thank thanks ok okay yes
+yeah sure well good great new one way time day today now""".split()
+)
+
 _WORD = re.compile(r"[a-z0-9]+")
 MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december")
 MONTH_NUM = {m: i + 1 for i, m in enumerate(MONTHS)} | {m[:3]: i + 1 for i, m in enumerate(MONTHS) if m != "may"}
@@ -57,15 +66,22 @@ def terms(text: str) -> list[str]:
     return [stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
 
 
+def query_terms(text: str) -> list[str]:
+    """A query's content terms without the common words."""
+    return [t for t in terms(text) if t not in _COMMON_STEMS]
+
+
 _YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
 
 
 def date_keys(text: str) -> set[str]:
     """Year and year-month keys named in a text ('2023', '2023-05'), for temporal matching."""
     keys: set[str] = set()
+    if not _YEAR.search(text):
+        return keys
     toks = words(text)
     for i, tok in enumerate(toks):
-        if _YEAR.fullmatch(tok):
+        if len(tok) == 4 and tok[:2] in ("19", "20") and tok.isdigit():
             keys.add(tok)
             for j in (i - 1, i - 2):
                 if j >= 0 and toks[j] in MONTH_NUM:
@@ -74,3 +90,6 @@ def date_keys(text: str) -> set[str]:
         keys.add(m.group(1))
         keys.add(f"{m.group(1)}-{m.group(2)}")
     return keys
+
+
+_COMMON_STEMS = frozenset(stem(w) for w in COMMON_WORDS)

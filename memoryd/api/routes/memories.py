@@ -36,19 +36,20 @@ def list_memories(
     cwd: CwdQuery,
     type: Annotated[str | None, Query(description="Only this type.")] = None,
     q: Annotated[str | None, Query(description="Only memories whose filename, name or description hold this text (case-insensitive).")] = None,
-    offset: Annotated[int, Query(ge=0, description="Skip this many matches (paging).")] = 0,
-    limit: Annotated[int | None, Query(ge=1, le=limits.MEMORY_PAGE_MAX, description=f"At most this many, 1..{limits.MEMORY_PAGE_MAX}; omit for all.")] = None,
+    offset: Annotated[int, Query(ge=0, description="Skip this many matches (pass the previous page's next_offset).")] = 0,
+    limit: Annotated[int, Query(ge=1, le=limits.LIST_PAGE_MAX, description=f"Memories per page, 1..{limits.LIST_PAGE_MAX}.")] = limits.LIST_PAGE_DEFAULT,
 ) -> MemoryListOut:
-    """Every memory (or one page of the matches), newest first, with `total` matches; hand-edited
-    files that do not parse are listed under `invalid`."""
+    """The memories (or those matching `q`), newest first, one page at a time (`next_offset` is null
+    on the last page); hand-edited files that do not parse are listed under `invalid`."""
     store = daemon.store_for(cwd)
     headers = store.list(type)
     if q:
         needle = q.casefold()
         headers = [h for h in headers if needle in f"{h.filename}\n{h.name}\n{h.description}".casefold()]
-    page = headers[offset : None if limit is None else offset + limit]
+    page = headers[offset : offset + limit]
+    next_offset = offset + len(page) if offset + len(page) < len(headers) else None
     return MemoryListOut.model_validate({"memories": [h.as_dict() for h in page], "total": len(headers), "offset": offset,
-                                         "invalid": [f.as_dict() for f in store.invalid_files()]})
+                                         "next_offset": next_offset, "invalid": [f.as_dict() for f in store.invalid_files()]})
 
 
 @router.get("/v1/memories/{filename}", responses=errors(404))

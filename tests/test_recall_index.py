@@ -1,0 +1,114 @@
+"""The recall index at scale (issue 17): a new or changed file costs one read, a big change is
+built in the background while requests are answered, and the compact index ranks like a fresh one."""
+
+from __future__ import annotations
+
+import random
+import threading
+from pathlib import Path
+
+import pytest
+
+from memoryd.recall import indexes as indexes_module
+from memoryd.recall.indexes import read_memory
+from memoryd.recall.ranker import LexicalIndex, analyse
+from memoryd.store.files import atomic_write
+from memoryd.store.frontmatter import render_frontmatter
+from tests.conftest import LiveDaemon, recall_api as recall, save_memory as save
+
+WORDS = "deploy build cache database migration schema index queue worker retry timeout token login proxy docker helm".split()
+
+
+def write_files(memdir: Path, n: int, prefix: str = "note") -> None:
+    memdir.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(n)
+    for i in range(n):
+        words = rng.sample(WORDS, 6)
+        meta = {"name": f"{prefix} {' '.join(words[:2])} {i}", "description": " ".join(words), "type": "project"}
+        atomic_write(memdir / f"project_{prefix}-{i}.md", render_frontmatter(meta, " ".join(rng.choice(WORDS) for _ in range(20))))
+
+
+def test_a_new_file_costs_one_read_not_a_rebuild(live: LiveDaemon, project: Path) -> None:
+    store = live.daemon.store_for(str(project))
+    write_files(store.path, 200)
+    indexes = live.daemon.recall.indexes
+    assert recall(live, project, "database migration schema")["memories"]
+    before = indexes.reads
+    fn = save(live, project, "Zeppelin hangar", "The zeppelin hangar keeps the quokka")
+    got = recall(live, project, "where is the zeppelin hangar", session="s2")["memories"]
+    assert [m["filename"] for m in got] == [fn]
+    assert indexes.reads - before == 1
+    (store.path / fn).write_text((store.path / fn).read_text().replace("quokka", "wombat"))  # a hand edit
+    store.changed_on_disk(fn)  # what the watcher reports
+    before = indexes.reads
+    assert [m["filename"] for m in recall(live, project, "zeppelin hangar wombat", session="s3")["memories"]] == [fn]
+    assert indexes.reads - before == 1
+
+
+def test_no_request_waits_on_a_build(live: LiveDaemon, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = live.daemon.store_for(str(project))
+    write_files(store.path, indexes_module.INLINE_MAX_CHANGES + 50)
+    release = threading.Event()
+    real_read = indexes_module.read_memory
+
+    def held_read(path: Path):  # type: ignore[no-untyped-def]
+        release.wait(timeout=15)  # the build is held until the request has been answered
+        return real_read(path)
+
+    monkeypatch.setattr(indexes_module, "read_memory", held_read)
+    first = recall(live, project, "database migration schema")
+    release.set()
+    assert first["memories"] == [] and "background" in first["reason"]
+    live.daemon.recall.indexes.refresh(store, wait=True)
+    assert recall(live, project, "database migration schema", session="s2")["memories"]
+
+
+def test_list_endpoint_paginates(live: LiveDaemon, project: Path) -> None:
+    write_files(live.daemon.store_for(str(project)).path, 25)
+    seen: list[str] = []
+    offset: int | None = 0
+    while offset is not None:
+        page = live.client.get("/v1/memories", params={"cwd": str(project), "limit": 10, "offset": offset}).json()
+        assert page["total"] == 25 and len(page["memories"]) <= 10
+        seen += [m["filename"] for m in page["memories"]]
+        offset = page["next_offset"]
+    assert len(seen) == len(set(seen)) == 25
+    assert live.client.get("/v1/memories", params={"cwd": str(project), "limit": 0}).status_code == 422
+
+
+def test_replacing_and_removing_ranks_like_a_fresh_index() -> None:
+    rng = random.Random(3)
+    docs = {f"m{i}.md": " ".join(rng.choice(WORDS) for _ in range(8)) for i in range(3000)}
+    churned = LexicalIndex()
+    for fn, text in docs.items():
+        churned.put(analyse(fn, fn, text, ""))
+    for fn in list(docs)[:2500]:  # enough churn to compact at least once
+        docs[fn] = " ".join(rng.choice(WORDS) for _ in range(8))
+        churned.put(analyse(fn, fn, docs[fn], ""))
+    for fn in list(docs)[2500:2800]:
+        churned.remove(fn)
+        del docs[fn]
+    fresh = LexicalIndex()
+    for fn, text in docs.items():
+        fresh.put(analyse(fn, fn, text, ""))
+    assert len(churned) == len(fresh) == 2700
+    for q in ("database migration", "helm proxy docker", "token login retry timeout"):
+        assert churned.rank(q, k=20) == fresh.rank(q, k=20)
+
+
+@pytest.mark.parametrize("meta", [
+    {"name": "Colon: in the name", "description": "has 'quotes' and # hash", "type": "user"},
+    {"name": "yes", "description": "  leading spaces and ünïcode", "type": "feedback"},
+    {"name": "- dash first", "description": "[brackets] first", "type": "reference"},
+    {"name": "Multi\nline?", "description": "123", "type": "project"},
+])
+def test_fast_frontmatter_reads_what_the_store_reads(tmp_path: Path, meta: dict[str, str]) -> None:
+    from memoryd.store import MemoryDir
+
+    path = tmp_path / f"{meta['type']}_tricky.md"
+    atomic_write(path, render_frontmatter(meta, "the body"))
+    got = read_memory(path)
+    assert got is not None
+    header = MemoryDir(tmp_path).all_headers()[0]
+    assert (got[0].name, got[0].description, got[0].type) == (header.name, header.description, header.type)
+    assert got[1] == "the body\n"
