@@ -10,11 +10,12 @@ from fastapi import FastAPI
 from memoryd import __version__
 from memoryd.api.errors import install_error_handlers
 from memoryd.api.middleware import GuardMiddleware
-from memoryd.api.routes import dream, events, health, hooks, memories, recall, sessions, transcripts
+from memoryd.api.routes import dream, events, health, hooks, memories, recall, sessions, team, transcripts
 from memoryd.daemon import Daemon
 
 ROUTERS = [
     health.router, memories.router, recall.router, events.router, dream.router, hooks.router, transcripts.router, sessions.router,
+    team.router,
 ]
 
 

@@ -1,7 +1,8 @@
 """Three-way merge of the team folder, file by file: never a silent overwrite.
 
 One side changed → that side. Both changed → frontmatter merged key by key and the bodies by
-`git merge-file`; when the bodies collide, both versions go into one file marked for review.
+`git merge-file`; when the bodies collide, both versions go into one body under a review note
+(in the body, not the frontmatter, so saving the merged text clears it).
 An edit beats a concurrent delete. It does NOT read or write the memory folder.
 """
 
@@ -13,9 +14,9 @@ from typing import Any, Callable
 from memoryd.errors import InvalidFrontmatter
 from memoryd.store.frontmatter import render_frontmatter, split_frontmatter
 
-REVIEW_KEY = "needs_review"
+REVIEW_MARK = "> **Needs review:**"
 REVIEW_NOTE = (
-    "> **Needs review:** {ours} and {theirs} edited this team memory at the same time. "
+    REVIEW_MARK + " {ours} and {theirs} edited this team memory at the same time. "
     "memoryd kept both versions below: merge them into one, then save it."
 )
 
@@ -64,8 +65,12 @@ def merge_memory(base: str | None, ours: str, theirs: str, *, merge_text: TextMe
         return FileMerge(render_frontmatter(meta, body) if meta else body)
     note = REVIEW_NOTE.format(ours=ours_label, theirs=theirs_label)
     both = f"{note}\n\n### Version by {ours_label}\n\n{o_body.strip()}\n\n### Version by {theirs_label}\n\n{t_body.strip()}\n"
-    meta[REVIEW_KEY] = True
     return FileMerge(render_frontmatter(meta, both) if meta else both, conflict=True)
+
+
+def needs_review(body: str) -> bool:
+    """Whether a memory body still holds both versions of a concurrent edit."""
+    return body.lstrip().startswith(REVIEW_MARK)
 
 
 def merge_file(base: str | None, ours: str | None, theirs: str | None, **kwargs: Any) -> FileMerge:

@@ -25,7 +25,7 @@ from memoryd.store.paths import FILENAME_RE
 from memoryd.store.secrets import find_secrets
 from memoryd.team.errors import GitFailed, RemoteRewritten
 from memoryd.team.git import Git, TreeEntry, blob_id, redact_url
-from memoryd.team.merge import merge_file
+from memoryd.team.merge import merge_file, needs_review
 from memoryd.team.state import GIT_DIRNAME, STATE_FILENAME, TeamState
 
 log = logging.getLogger(__name__)
@@ -347,6 +347,17 @@ class TeamRepo:
         return out.decode("utf-8", "replace"), clean
 
     # ------------------------------------------------------------------ status
+    def needs_review(self) -> list[str]:
+        """Team memories that still hold both versions of a concurrent edit."""
+        out = []
+        for h in self.store.all_headers():
+            try:
+                if needs_review(self.store.get(h.filename).body):
+                    out.append(h.filename)
+            except MemorydError:
+                continue
+        return sorted(out)
+
     def status(self) -> dict[str, Any]:
         s = self.state
         origin = self.git.rev(f"refs/remotes/origin/{s.branch}")
@@ -358,7 +369,8 @@ class TeamRepo:
             "remote": redact_url(s.remote),
             "branch": s.branch,
             "author": self.identity[0],
-            "entries": len([h for h in self.store.all_headers()]),
+            "entries": len(self.store.all_headers()),
+            "needs_review": self.needs_review(),
             "ahead": len(pending),
             "pending": pending,
             "behind": behind,
