@@ -137,8 +137,38 @@ class Git:
     def blob(self, oid: str) -> bytes:
         return self.run("cat-file", "blob", oid).stdout
 
-    def write_blob(self, data: bytes) -> str:
-        return self.out("hash-object", "-w", "--stdin", input=data)
+    def blobs(self, oids: set[str]) -> dict[str, bytes]:
+        """Many blobs through one `git cat-file --batch`."""
+        if not oids:
+            return {}
+        order = sorted(oids)
+        raw = self.run("cat-file", "--batch", input="".join(f"{oid}\n" for oid in order).encode()).stdout
+        out, pos = {}, 0
+        for oid in order:
+            end = raw.index(b"\n", pos)
+            head = raw[pos:end].split()
+            if len(head) != 3:
+                raise GitFailed(f"git cat-file: object {oid} is missing from {self.git_dir}; run `memoryd team sync --accept-rewrite`.")
+            size = int(head[2])
+            out[oid] = raw[end + 1 : end + 1 + size]
+            pos = end + 1 + size + 1
+        return out
+
+    def write_blobs(self, datas: list[bytes], tmp: Path) -> None:
+        """Store many blobs with one `git hash-object -w` (through temp files)."""
+        if not datas:
+            return
+        tmp.mkdir(parents=True, exist_ok=True)
+        paths = []
+        for i, data in enumerate(datas):
+            path = tmp / f"blob-{i}"
+            path.write_bytes(data)
+            paths.append(str(path))
+        try:
+            self.run("hash-object", "-w", "--no-filters", "--stdin-paths", input="\n".join(paths).encode() + b"\n")
+        finally:
+            for path in paths:
+                Path(path).unlink(missing_ok=True)
 
     def write_tree(self, entries: list[TreeEntry]) -> str:
         lines = "".join(f"{e.mode} {e.kind} {e.oid}\t{e.name}\0" for e in sorted(entries, key=lambda e: e.name))

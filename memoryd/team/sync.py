@@ -220,6 +220,8 @@ class TeamRepo:
                 local.pop(name, None)
 
         texts: dict[str, bytes] = {blob_id(d): d for d in live.values()}
+        wanted = {oid for tree in (base, theirs) for name, oid in tree.items() if oid != local.get(name)}
+        texts.update(self.git.blobs(wanted - set(texts)))  # one git process for every text the merge may read
 
         def text(oid: str | None) -> str | None:
             if oid is None:
@@ -261,8 +263,7 @@ class TeamRepo:
                 included = [n for n in included if n != name]
         if merged == theirs:
             return None, included
-        for oid in set(merged.values()) - set(theirs.values()):
-            self.git.write_blob(texts[oid])
+        self.git.write_blobs([texts[oid] for oid in set(merged.values()) - set(theirs.values())], self.root / "blobs")
         tree = self.git.write_tree([*others, *(TreeEntry("100644", "blob", oid, name) for name, oid in merged.items())])
         message = f"memoryd: team memory from {me}\n\n" + "\n".join(f"- {n}" for n in included or sorted(merged))
         name, email = self.identity
