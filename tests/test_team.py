@@ -3,6 +3,7 @@ on loopback), a bare repository on local disk as the remote, and the real git CL
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from contextlib import ExitStack
@@ -359,9 +360,41 @@ def test_a_team_write_is_pushed_by_the_debounced_sync(members: Any, remote: Path
     assert alice.status()["last_sync"] is not None
 
 
+def test_the_scheduled_sync_runs_when_the_interval_has_passed(members: Any, remote: Path) -> None:
+    alice, _ = members(sync_interval_minutes=0.001)  # 60 ms
+    alice.init(remote)
+    team = alice.daemon.team
+    repo = team.repo_for(alice.cwd)
+    fn = alice.save("Code owners", "Infra changes need the infra team", "See CODEOWNERS.")["filename"]
+    while not team.due(repo):
+        time.sleep(0.02)
+    team.tick()  # the scheduler's job
+    assert fn in remote_files(remote) and repo.state.last_report["pushed"] == [fn]
+
+
 def test_init_refuses_option_like_remotes_and_bad_branches(members: Any) -> None:
     alice, _ = members()
     for body, field in (({"remote": "--upload-pack=touch /tmp/x"}, "remote"), ({"remote": "ext::sh -c id"}, "remote"),
                         ({"remote": "/tmp/r.git", "branch": "../x"}, "branch")):
         r = alice.live.client.post("/v1/team/init", json={"cwd": alice.cwd, **body})
         assert r.status_code == 400 and field in r.json()["error"]["message"], r.text
+
+
+def test_the_llm_side_query_sees_team_memories_beside_personal_ones(tmp_path: Path, remote: Path, project: Path) -> None:
+    from tests.support.messages_api import ScriptedMessagesAPI
+
+    with ScriptedMessagesAPI() as api:
+        settings = make_settings(tmp_path / "home", ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=api.url)
+        settings.team.author, settings.team.debounce_seconds, settings.dream.enabled = "carol", 3600.0, False
+        with serve(Daemon(settings)) as live:
+            carol = Member(live, project)
+            carol.init(remote)
+            personal = carol.post("/v1/memories", {"name": "Deploys", "description": "How I deploy", "type": "project", "body": "make deploy"}, 201)
+            team = carol.save("Deploys", "How the team deploys", "Argo, Tuesdays.")
+            assert personal["filename"] == team["filename"], "the same filename in both folders stays distinct"
+            api.push(json.dumps({"selected_memories": [f"team:{team['filename']}"]}))
+            got = carol.recall("how do we deploy this service", "s1")
+            assert got["method"] == "llm"
+            assert [(m["filename"], m.get("origin"), m.get("author")) for m in got["memories"]] == [(team["filename"], "team", "carol")]
+            manifest = api.requests[-1]["messages"][0]["content"]
+            assert f"team:{team['filename']}" in manifest and f"] {personal['filename']} (" in manifest
