@@ -242,8 +242,8 @@ def test_a_planted_secret_never_reaches_the_remote(members: Any, remote: Path) -
     assert (bob.team_dir / planted).is_file()
 
 
-def test_an_incoming_secret_is_not_written_and_a_pushed_history_stays_clean(members: Any, remote: Path, tmp_path: Path) -> None:
-    """Someone pushes a secret into the branch with plain git: memoryd neither writes it to a memory file nor re-pushes it."""
+def test_an_incoming_secret_is_never_written_to_a_memory_file(members: Any, remote: Path, tmp_path: Path) -> None:
+    """Someone pushes a secret into the branch with plain git: memoryd does not write it here (MemoryDir refuses it) and says so."""
     alice, _ = members()
     alice.init(remote)
     alice.save("CI", "CI runs on every push", "GitHub Actions.")

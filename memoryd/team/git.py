@@ -159,16 +159,14 @@ class Git:
         if not datas:
             return
         tmp.mkdir(parents=True, exist_ok=True)
-        paths = []
-        for i, data in enumerate(datas):
-            path = tmp / f"blob-{i}"
+        paths = [tmp / f"blob-{i}" for i in range(len(datas))]
+        for path, data in zip(paths, datas):
             path.write_bytes(data)
-            paths.append(str(path))
         try:
-            self.run("hash-object", "-w", "--no-filters", "--stdin-paths", input="\n".join(paths).encode() + b"\n")
+            self.run("hash-object", "-w", "--no-filters", "--stdin-paths", input="".join(f"{p}\n" for p in paths).encode())
         finally:
             for path in paths:
-                Path(path).unlink(missing_ok=True)
+                path.unlink(missing_ok=True)
 
     def write_tree(self, entries: list[TreeEntry]) -> str:
         lines = "".join(f"{e.mode} {e.kind} {e.oid}\t{e.name}\0" for e in sorted(entries, key=lambda e: e.name))
