@@ -49,7 +49,17 @@ class SyncReport:
     pushed_ok: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Each file once, though a push that lost a race merges (and reports) again."""
+        return {key: _unique(value) if isinstance(value, list) else value for key, value in asdict(self).items()}
+
+
+def _unique(items: list[Any]) -> list[Any]:
+    out, seen = [], set()
+    for item in items:
+        if repr(item) not in seen:
+            seen.add(repr(item))
+            out.append(item)
+    return out
 
 
 def is_memory_file(name: str) -> bool:
@@ -172,6 +182,7 @@ class TeamRepo:
     def _sync(self, accept_rewrite: bool) -> SyncReport:
         report = SyncReport()
         branch = self.state.branch
+        started_from = self.state.last_remote
         for _ in range(limits.TEAM_PUSH_ROUNDS):
             remote = self.git.fetch(branch)
             last = self.state.last_remote
@@ -200,7 +211,7 @@ class TeamRepo:
                 report.pushed = sorted(set(report.pushed) | set(included))
                 break
             log.info("team push of %s lost a race with another member's; merging again", self.store.path)
-        if self.state.last_remote:
+        if self.state.last_remote and (self.state.last_remote != started_from or not self.state.authors):
             self.state.authors = self.git.last_authors(self.state.last_remote)
         return report
 
