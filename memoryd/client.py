@@ -79,11 +79,13 @@ class MemorydClient:
     def get_memory(self, cwd: str | Path, filename: str) -> dict[str, Any]:
         return self.request("GET", f"/v1/memories/{quote(filename, safe='')}", params={"cwd": str(cwd)})
 
-    def save_memory(self, cwd: str | Path, *, name: str, description: str, type_: str, body: str) -> dict[str, Any]:
-        return self.request("POST", "/v1/memories", json={"cwd": str(cwd), "name": name, "description": description, "type": type_, "body": body})
+    def save_memory(self, cwd: str | Path, *, name: str, description: str, type_: str, body: str, team: bool = False) -> dict[str, Any]:
+        path = "/v1/team/memories" if team else "/v1/memories"
+        return self.request("POST", path, json={"cwd": str(cwd), "name": name, "description": description, "type": type_, "body": body})
 
-    def delete_memory(self, cwd: str | Path, filename: str) -> None:
-        self.request("DELETE", f"/v1/memories/{quote(filename, safe='')}", params={"cwd": str(cwd)})
+    def delete_memory(self, cwd: str | Path, filename: str, *, team: bool = False) -> None:
+        base = "/v1/team/memories" if team else "/v1/memories"
+        self.request("DELETE", f"{base}/{quote(filename, safe='')}", params={"cwd": str(cwd)})
 
     def recall(self, cwd: str | Path, query: str, session_id: str) -> dict[str, Any]:
         return self.request("POST", "/v1/recall", json={"cwd": str(cwd), "query": query, "session_id": session_id})
@@ -110,3 +112,16 @@ class MemorydClient:
 
     def session_memory(self, session_id: str) -> dict[str, Any]:
         return self.request("GET", f"/v1/sessions/{session_id}/memory")
+
+    # --- team memory ---
+    def team_init(self, cwd: str | Path, remote: str, branch: str) -> dict[str, Any]:
+        return self.request("POST", "/v1/team/init", json={"cwd": str(cwd), "remote": remote, "branch": branch})
+
+    def team_sync(self, cwd: str | Path, *, accept_rewrite: bool = False) -> dict[str, Any]:
+        return self.request("POST", "/v1/team/sync", json={"cwd": str(cwd), "accept_rewrite": accept_rewrite})
+
+    def team_status(self, cwd: str | Path) -> dict[str, Any]:
+        return self.request("GET", "/v1/team/status", params={"cwd": str(cwd)})
+
+    def team_memories(self, cwd: str | Path) -> dict[str, Any]:
+        return self.request("GET", "/v1/team/memories", params={"cwd": str(cwd)})

@@ -89,6 +89,19 @@ class DreamSettings(_Section):
     check_interval_seconds: float = Field(limits.DREAM_CHECK_INTERVAL_SECONDS, gt=0, description="How often the scheduler checks the gates.")
 
 
+class TeamSettings(_Section):
+    sync_interval_minutes: float = Field(limits.TEAM_SYNC_INTERVAL_MINUTES, ge=0, description="Sync every team folder this often (0: only after writes and `memoryd team sync`).")
+    debounce_seconds: float = Field(limits.TEAM_DEBOUNCE_SECONDS, ge=0, description="Sync this long after the last write to team memory.")
+    max_entries: int = Field(limits.TEAM_MAX_ENTRIES, ge=1, description="Team memories at most; new ones past the cap stay local (entries_capped).")
+    max_push_bytes: int = Field(limits.TEAM_MAX_PUSH_BYTES, ge=limits.MEMORY_BODY_MAX_BYTES, description="Changed bytes one sync pushes; the rest waits for the next sync (push_suppressed).")
+    max_pushes_per_hour: int = Field(limits.TEAM_MAX_PUSHES_PER_HOUR, ge=1, description="Pushes per rolling hour; past it changes stay local (push_suppressed).")
+    retry_base_seconds: float = Field(limits.TEAM_RETRY_BASE_SECONDS, gt=0, description="Remote unreachable: first retry after this, doubling each failure.")
+    retry_max_seconds: float = Field(limits.TEAM_RETRY_MAX_SECONDS, gt=0, description="Longest wait between retries.")
+    git_timeout_seconds: float = Field(limits.TEAM_GIT_TIMEOUT_SECONDS, gt=0, description="Timeout of one git fetch or push.")
+    author: str = Field("", description="Name team memories are signed with. Empty: git's user.name (and user.email), else the login name.")
+    git: str = Field("git", description="The git binary.")
+
+
 class Settings(_Section):
     """Everything memoryd reads from its config; `home` and secrets come from the environment."""
 
@@ -100,6 +113,7 @@ class Settings(_Section):
     extract: ExtractSettings = Field(default_factory=ExtractSettings)
     session_memory: SessionMemorySettings = Field(default_factory=SessionMemorySettings)
     dream: DreamSettings = Field(default_factory=DreamSettings)
+    team: TeamSettings = Field(default_factory=TeamSettings)
     # Per-project overrides, keyed by the project root path: {"/home/me/app": {"mode": "daily-log"}}.
     projects: dict[str, dict[str, str]] = Field(default_factory=dict)
 

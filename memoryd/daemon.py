@@ -11,7 +11,7 @@ import time
 from datetime import datetime
 from typing import Any, Callable
 
-from memoryd import __version__
+from memoryd import __version__, limits
 from memoryd.auth import load_or_create_token
 from memoryd.config import Settings
 from memoryd.llm import LLMClient, UsageMeter
@@ -131,6 +131,17 @@ class Daemon:
         if self.ripgrep is None and settings.transcripts.ripgrep not in ("auto", "off"):
             log.warning("transcripts.ripgrep = %r is not an executable file; searches use the built-in scanner", settings.transcripts.ripgrep)
         self.status_providers["grep"] = lambda: engine_status(self.ripgrep)
+
+        # --- team memory through git ---
+        from memoryd.team import TeamService
+
+        self.team = TeamService(settings.team, home=self.home, stores=self.stores, watch=self.watcher.watch if settings.memory.watch else None)
+        self.team.load()
+        self.recall.author_of = self.team.author_of
+        self.scheduler.add_job("team-sync", self.team.tick, seconds=limits.TEAM_TICK_SECONDS)
+        self.on_start(self.team.start)
+        self.on_stop(self.team.stop)
+        self.status_providers["team"] = self.team.status
 
     # ------------------------------------------------------------------ lifecycle
     def on_start(self, fn: Callable[[], object]) -> None:

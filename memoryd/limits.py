@@ -147,3 +147,17 @@ LLM_CLI_MAX_QUEUE = 4  # claude-cli runs one call at a time; this many more may 
 RECALL_MANIFEST_MAX_BYTES = 4_096  # the side-query's manifest, whatever the store's size (the lowest-ranked lines go)
 RECALL_MANIFEST_DESCRIPTION_MAX_CHARS = 150  # per manifest line, like a MEMORY.md entry
 LLM_CLI_DEFAULT_MODEL = "haiku"  # small and fast: memoryd's calls are short classification/extraction jobs
+
+# --- team memory through git (issue 22; seeds: tengu_team_mem_* events) ---------------
+TEAM_DIRNAME = "team"  # <memory dir>/team/, Claude Code's team memory folder
+TEAM_DEFAULT_BRANCH = "memory"
+TEAM_SYNC_INTERVAL_MINUTES = 5.0
+TEAM_DEBOUNCE_SECONDS = 30.0  # a sync this long after the last team write
+TEAM_MAX_ENTRIES = 200  # entries_capped: as many as one manifest scan reads (SCAN_MAX_FILES)
+TEAM_MAX_PUSH_BYTES = 256 * 1024  # push_suppressed: changed bytes one sync may push
+TEAM_MAX_PUSHES_PER_HOUR = 30  # push_suppressed: pushes per rolling hour
+TEAM_RETRY_BASE_SECONDS = 30.0  # remote down: retry after 30 s, 60 s, 120 s ... up to the max
+TEAM_RETRY_MAX_SECONDS = 3600.0
+TEAM_GIT_TIMEOUT_SECONDS = 60.0  # one git network command (fetch, push)
+TEAM_TICK_SECONDS = 15.0  # how often the scheduler looks for a due team sync
+TEAM_PUSH_ROUNDS = 3  # a push that lost a race with another member's is merged and retried this often

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta, timezone
+from typing import Callable
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
@@ -20,13 +21,22 @@ class Scheduler:
         self.interval = check_interval_seconds
         self.enabled = enabled
         self._scheduler: BackgroundScheduler | None = None
+        self._jobs: list[tuple[str, Callable[[], None], float]] = []
+
+    def add_job(self, job_id: str, fn: Callable[[], None], *, seconds: float) -> None:
+        """Another part's periodic job (e.g. team sync); registered before `start`."""
+        self._jobs.append((job_id, fn, seconds))
 
     def start(self) -> None:
-        if not self.enabled:
+        if not self.enabled and not self._jobs:
             return
         self._scheduler = BackgroundScheduler(timezone=timezone.utc, job_defaults={"coalesce": True, "max_instances": 1})
-        first = datetime.now(timezone.utc) + timedelta(seconds=min(60.0, self.interval))
-        self._scheduler.add_job(self._tick, "interval", seconds=self.interval, id="dream-check", next_run_time=first)
+        now = datetime.now(timezone.utc)
+        if self.enabled:
+            first = now + timedelta(seconds=min(60.0, self.interval))
+            self._scheduler.add_job(self._tick, "interval", seconds=self.interval, id="dream-check", next_run_time=first)
+        for job_id, fn, seconds in self._jobs:
+            self._scheduler.add_job(fn, "interval", seconds=seconds, id=job_id, next_run_time=now + timedelta(seconds=seconds))
         self._scheduler.start()
         self._update_next()
 

@@ -12,7 +12,7 @@ from memoryd.api.docs import install_docs
 from memoryd.api.errors import install_error_handlers
 from memoryd.api.middleware import GuardMiddleware, allowed_hosts
 from memoryd.api.openapi import install_openapi
-from memoryd.api.routes import backfill, dream, events, health, hooks, memories, recall, sessions, transcripts
+from memoryd.api.routes import backfill, dream, events, health, hooks, memories, recall, sessions, team, transcripts
 from memoryd.daemon import Daemon
 from memoryd.mcp.http import McpEndpoint
 
@@ -27,6 +27,7 @@ ROUTERS = [
     hooks.router,
     transcripts.router,
     sessions.router,
+    team.router,
 ]
 
 

@@ -17,6 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--name", "-n", required=True, help="short title; the same type+name updates that memory")
     p.add_argument("--description", "-d", required=True, help="one specific line that recall matches on")
     p.add_argument("--body", "-b", default=None, help="Markdown body ('-' or omitted with a pipe: read stdin)")
+    p.add_argument("--team", action="store_true", help="save to team memory (shared by `memoryd team sync`)")
     p.set_defaults(func=cmd_save)
 
     p = common(sub.add_parser("list", help="list memories, newest first"))
@@ -29,6 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = common(sub.add_parser("forget", help="delete one memory"))
     p.add_argument("filename")
+    p.add_argument("--team", action="store_true", help="delete a team memory (for everyone, at the next sync)")
     p.set_defaults(func=cmd_forget)
 
     p = common(sub.add_parser("index", help="print MEMORY.md as agents get it"))
@@ -45,7 +47,7 @@ def cmd_save(args: argparse.Namespace) -> int:
     if body is None:
         return fail("no body: pass --body TEXT, or pipe the body on stdin (--body -).", EXIT_USAGE)
     with client_of(args) as client:
-        result = client.save_memory(cwd_of(args), name=args.name, description=args.description, type_=args.type, body=body)
+        result = client.save_memory(cwd_of(args), name=args.name, description=args.description, type_=args.type, body=body, team=args.team)
     verb = "saved" if result.get("created") else "updated"
     emit(args, result, f"{verb} {result['filename']} ({result['path']})")
     return EXIT_OK
@@ -80,7 +82,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_forget(args: argparse.Namespace) -> int:
     with client_of(args) as client:
-        client.delete_memory(cwd_of(args), args.filename)
+        client.delete_memory(cwd_of(args), args.filename, team=args.team)
     emit(args, {"deleted": args.filename}, f"forgot {args.filename}")
     return EXIT_OK
 

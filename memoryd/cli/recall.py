@@ -28,7 +28,8 @@ def _human(data: dict[str, Any]) -> str:
     scores = data.get("scores") or {}
     for i, m in enumerate(memories, 1):
         score = f"  score {scores[m['filename']]:.2f}" if m["filename"] in scores else ""
-        lines.append(f"{i}. [{m['type']}] {m['filename']}{score}  ({m['age_days']} days old)")
+        team = f"  team, by {m.get('author') or 'a member'}" if m.get("origin") == "team" else ""
+        lines.append(f"{i}. [{m['type']}] {m['filename']}{score}  ({m['age_days']} days old){team}")
         lines.append(f"   {m['name']} — {m['description']}")
     return "\n".join(lines)
 

@@ -8,7 +8,7 @@ import logging
 import re
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 SDK_TIMEOUT_MARGIN_SECONDS = 0.5
 LATE_ANSWER_SECONDS = 15.0  # how long a side-query may run past the deadline to be kept for the next prompt
 LATE_ANSWERS_KEPT = 256  # sessions whose late side-query answer waits for their next prompt
+TEAM_KEY = "team:"  # candidate keys of the team folder's memories (a '/' would be cut by parse_selection)
 
 
 @dataclass
@@ -42,10 +43,14 @@ class RecalledMemory:
     header: str
     age_days: int
     score: float | None = None
+    origin: str = "personal"  # personal | team
+    author: str = ""  # team memories: who changed it last
 
     def as_dict(self) -> dict[str, Any]:
-        return {"filename": self.filename, "name": self.name, "type": self.type, "description": self.description,
-                "content": self.content, "header": self.header, "age_days": self.age_days}
+        """Spec §9's fields; a team memory adds `origin` and `author`."""
+        out: dict[str, Any] = {"filename": self.filename, "name": self.name, "type": self.type, "description": self.description,
+                               "content": self.content, "header": self.header, "age_days": self.age_days}
+        return out | {"origin": self.origin, "author": self.author} if self.origin != "personal" else out
 
 
 @dataclass
@@ -78,6 +83,7 @@ class RecallService:
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall-llm")
         self._late: dict[tuple[str, str], list[str]] = {}  # (session, memdir) → the model's picks that came after the deadline
         self._late_lock = threading.Lock()
+        self.author_of: Callable[[Path, str], str] = lambda team_dir, filename: ""  # set by the team part
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -115,20 +121,25 @@ class RecallService:
             return RecallResult(budget_used_bytes=used, reason="single-word query")
         if used >= self.settings.session_budget_bytes:
             return RecallResult(budget_used_bytes=used, reason=f"session budget of {self.settings.session_budget_bytes:,} bytes spent")
-        if not store.has_memories():
+        sources = self._sources(store)
+        if not sources:
             return RecallResult(budget_used_bytes=used, reason="no memory files")
 
         memdir = str(store.path)
-        item = self.indexes.refresh(store)
-        if not len(item.index) and self.indexes.building(store):
-            return RecallResult(budget_used_bytes=used, reason="indexing the memory files in the background; recall starts when that is done")
-        surfaced = self.ledger.surfaced(session_id, memdir)
-        candidates = [h for h in item.headers if h.filename not in surfaced]
-        if not candidates:
-            return RecallResult(method="local", budget_used_bytes=used, reason="every memory was already surfaced in this session")
+        candidates, ranked = [], []
         limit = self.settings.max_memories
         pool = self.settings.side_query_candidates
-        ranked = self._rank(item, query, surfaced, max(limit, pool) if self.llm.enabled else limit)
+        for key, source in sources:  # the personal store, then its team folder; team keys carry TEAM_KEY
+            item = self.indexes.refresh(source)
+            if not key and not len(item.index) and self.indexes.building(source):
+                return RecallResult(budget_used_bytes=used, reason="indexing the memory files in the background; recall starts when that is done")
+            surfaced = self.ledger.surfaced(session_id, str(source.path))
+            candidates += [replace(h, filename=key + h.filename) for h in item.headers if h.filename not in surfaced]
+            ranked += [(key + fn, score) for fn, score in self._rank(item, query, surfaced, max(limit, pool) if self.llm.enabled else limit)]
+        if len(sources) > 1:
+            ranked.sort(key=lambda pair: -pair[1])
+        if not candidates:
+            return RecallResult(method="local", budget_used_bytes=used, reason="every memory was already surfaced in this session")
         scores = dict(ranked)
 
         method, reason, chosen = "local", "", [fn for fn, _ in ranked[:limit]]
@@ -139,7 +150,7 @@ class RecallService:
             seen = {h.filename for h in picked}
             picked += [h for h in candidates if h.filename not in seen][: pool - len(picked)]
             candidates = picked
-            open_now = {h.filename for h in item.headers} - surfaced
+            open_now = {h.filename for h in candidates}  # not surfaced yet, in either folder
             late = [fn for fn in self._take_late(session_id, memdir) if fn in open_now]
             llm_choice, reason = self._side_query(query, candidates, limit, (session_id, memdir))
             if llm_choice is not None:
@@ -149,6 +160,11 @@ class RecallService:
                 reason = "; ".join(filter(None, [reason, "includes the model's late answer to the previous prompt"]))
 
         return self._surface(store, session_id, chosen, scores, method, reason, used, max_chars)
+
+    def _sources(self, store: MemoryDir) -> list[tuple[str, MemoryDir]]:
+        """The stores recall searches: the project's, and its team folder, when they hold memories."""
+        team = self.stores.team_for(store.path)
+        return [(key, s) for key, s in (("", store), (TEAM_KEY, team)) if s.has_memories()]
 
     def _rank(self, item: StoreIndex, query: str, exclude: set[str], k: int) -> list[tuple[str, float]]:
         """BM25F alone, or fused with the dense model's ranking when the extra is loaded."""
@@ -197,24 +213,29 @@ class RecallService:
                  max_chars: int | None = None) -> RecallResult:
         now = self.now().timestamp()
         memories: list[RecalledMemory] = []
-        for filename in chosen:
+        by_dir: dict[str, list[RecalledMemory]] = {}
+        for key in chosen:
+            team = key.startswith(TEAM_KEY)
+            filename, source = (key[len(TEAM_KEY):], self.stores.team_for(store.path)) if team else (key, store)
             try:
-                memory = self.indexes.memory(store, filename)
+                memory = self.indexes.memory(source, filename)
             except MemorydError:
                 continue  # deleted or broken since it was ranked
             days = age_days(memory.mtime, now)
+            author = self.author_of(source.path, filename) if team else ""
+            header = header_for(str(memory.path), days)
             recalled = RecalledMemory(
                 filename=filename, name=memory.name, type=memory.type, description=memory.description,
-                content=truncate_content(memory.body), header=header_for(str(memory.path), days), age_days=days,
-                score=scores.get(filename),
+                content=truncate_content(memory.body), header=f"Team memory, last changed by {author or 'a team member'}.\n{header}" if team else header,
+                age_days=days, score=scores.get(key), origin="team" if team else "personal", author=author,
             )
             if max_chars is not None and len(injection_text([(m.header, m.content) for m in [*memories, recalled]])) > max_chars:
                 continue  # does not fit: a smaller one further down may
             memories.append(recalled)
-        if memories:
-            spent = sum(len(m.content.encode("utf-8")) for m in memories)
-            used = self.ledger.record(session_id, str(store.path), [m.filename for m in memories], spent)
-        elif not reason:
+            by_dir.setdefault(str(source.path), []).append(recalled)
+        for path, picked in by_dir.items():
+            used = self.ledger.record(session_id, path, [m.filename for m in picked], sum(len(m.content.encode("utf-8")) for m in picked))
+        if not memories and not reason:
             reason = "no memory matched the query"
         return RecallResult(
             memories=memories,

@@ -36,6 +36,7 @@ class StoreRegistry:
         self.max_dirs = max_dirs
         self._dirs: OrderedDict[Path, MemoryDir] = OrderedDict()
         self._roots: dict[Path, Path] = {}  # memory dir → project root it was first resolved from
+        self._team_dirs: dict[Path, MemoryDir] = {}
         self._lock = threading.Lock()
         self.on_new_dir: list[Callable[[MemoryDir], None]] = []
         self.on_evict: list[Callable[[MemoryDir], None]] = []
@@ -77,6 +78,16 @@ class StoreRegistry:
             for callback in list(self.on_new_dir):
                 callback(store)
         return store
+
+    def team_for(self, memory_dir: Path) -> MemoryDir:
+        """The team folder `<memory dir>/team/` as its own MemoryDir; kept out of `known()`, so
+        extraction and dream never write there."""
+        path = memory_dir / limits.TEAM_DIRNAME
+        with self._lock:
+            team = self._team_dirs.get(path)
+            if team is None:
+                team = self._team_dirs[path] = MemoryDir(path, now=self._now)
+            return team
 
     def known(self) -> list[MemoryDir]:
         with self._lock:

@@ -1,0 +1,6 @@
+"""Team memory through git: `<memory dir>/team/` synced with a remote the team already shares."""
+
+from memoryd.team.service import TeamService
+from memoryd.team.sync import SyncReport, TeamRepo
+
+__all__ = ["SyncReport", "TeamRepo", "TeamService"]
