@@ -183,7 +183,8 @@ def test_cancel_in_each_phase_rolls_everything_back(dlive: LiveDaemon, project: 
     run = wait_run(dlive, project, run_id)
     assert run["status"] == "cancelled", run
     assert not (store.path / ".consolidate-lock").exists()  # no prior consolidation: the lock file is gone
-    assert topic_files(store.path) == snapshot and (store.path / "MEMORY.md").read_text() == index_before
+    # The same files with the same texts, and the same index lines (restored files are newer, so their order may change).
+    assert topic_files(store.path) == snapshot and sorted((store.path / "MEMORY.md").read_text().splitlines()) == sorted(index_before.splitlines())
 
 
 def test_an_undo_refused_part_way_changes_nothing(dlive: LiveDaemon, project: Path) -> None:

@@ -57,7 +57,7 @@ def test_kill_9_during_saves_loses_nothing_acknowledged(tmp_path: Path) -> None:
             stop.set()
             for t in threads:
                 t.join(timeout=10)
-    assert memory_dir is not None and len(acked) > TRIALS * 3, "the saves ran"
+    assert memory_dir is not None and len(acked) >= TRIALS * 3, "the saves ran"
     proc = DaemonProcess(home=home, env=daemon_env(home))
     proc.start()
     try:
