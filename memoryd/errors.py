@@ -14,17 +14,21 @@ invents errors (private control-flow exceptions inside one module aside).
   x Forbidden (403)             a path outside what memoryd may read, or a foreign Host/Origin
   x NotFound (404)
     + MemoryNotFound / JobNotFound / SessionNotFound / RunNotFound
+    + TeamNotConfigured         a project's team folder has no git remote yet
   x Conflict (409)              the operation collides with one already running
     + LockHeld / GatesClosed
+    + RemoteRewritten           the team remote was force-pushed since the last sync
   x RequestTooLarge (413)       body over REQUEST_MAX_BYTES
   x Unprocessable (422)         well-formed but refused content
     + InvalidMemory             unknown type, empty or oversized fields
     + InvalidFrontmatter        a hand-edited file whose YAML does not parse
     + SecretDetected            content holding a credential
+    + EntriesCapped             a new team memory past `[team] max_entries`
   x ServiceUnavailable (503)
     + QueueFull                 the extraction queue is full
     + LLMUnavailable            the LLM failed, timed out or answered garbage
     + TokenBudgetExceeded       the daily LLM token cap is reached
+    + GitFailed                 a git command failed (remote unreachable, or git refused)
   x ConfigError                 a config file or setting memoryd cannot use (at start, not over HTTP)
   x ApiError                    client side: the API answered an error (carries its status and code)
   x DaemonNotRunning            client side: nothing answers at the daemon's address
@@ -256,3 +260,27 @@ class DaemonNotRunning(MemorydError):
     def __init__(self, url: str) -> None:
         super().__init__(f"memoryd is not running at {url}; start it with `memoryd serve` (or `memoryd install-service`).")
         self.url = url
+
+
+class TeamNotConfigured(NotFound):
+    """Raised when a project's team folder is tied to no git remote yet."""
+
+    code = "team_not_configured"
+
+
+class EntriesCapped(Unprocessable):
+    """Raised when a new team memory would pass `[team] max_entries`."""
+
+    code = "entries_capped"
+
+
+class RemoteRewritten(Conflict):
+    """Raised when the remote branch no longer contains what memoryd last synced (a force-push)."""
+
+    code = "remote_rewritten"
+
+
+class GitFailed(ServiceUnavailable):
+    """Raised when a git command fails: the remote is unreachable, or git refused."""
+
+    code = "git_failed"

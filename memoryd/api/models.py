@@ -161,6 +161,8 @@ class RecalledMemoryOut(ResponseModel):
     content: str
     header: str
     age_days: int
+    origin: str | None = Field(None, description="`team` for a team memory (absent for the project's own).")
+    author: str | None = Field(None, description="A team memory's last author (git history).")
 
 
 class RecallOut(ResponseModel):

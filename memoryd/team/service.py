@@ -127,7 +127,7 @@ class TeamService:
                 f"team memory holds {len(headers)} entries, the cap ([team] max_entries = {self.settings.max_entries}): "
                 "update or forget a team memory first, or raise the cap."
             )
-        return store.save(name=name, description=description, type=type, body=body)
+        return store.save(name=name, description=description, type=type, body=body, source="team")
 
     def _written(self, repo: TeamRepo) -> None:
         """After a write to a team folder (not the sync's own): a sync, debounced."""

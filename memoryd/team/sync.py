@@ -21,7 +21,7 @@ from memoryd.config import TeamSettings
 from memoryd.errors import MemorydError
 from memoryd.store.files import dir_lock
 from memoryd.store.memdir import MemoryDir
-from memoryd.store.paths import FILENAME_RE
+from memoryd.store.paths import is_memory_filename
 from memoryd.store.secrets import find_secrets
 from memoryd.team.errors import GitFailed, RemoteRewritten
 from memoryd.team.git import Git, TreeEntry, blob_id, redact_url
@@ -63,7 +63,8 @@ def _unique(items: list[Any]) -> list[Any]:
 
 
 def is_memory_file(name: str) -> bool:
-    return bool(FILENAME_RE.match(name))
+    """A memory file (either dialect's name); MEMORY.md is rebuilt by each member, never shared."""
+    return is_memory_filename(name)
 
 
 class TeamRepo:

@@ -10,7 +10,7 @@ from memoryd.api.models import RecallOut, RecallRequest
 router = APIRouter(tags=["recall"])
 
 
-@router.post("/v1/recall")
+@router.post("/v1/recall", response_model_exclude_none=True)
 def recall(request: RecallRequest, daemon: DaemonDep) -> RecallOut:
     """Up to 5 memories not yet surfaced in this session, and the text to inject."""
     store = daemon.store_for(request.cwd)
