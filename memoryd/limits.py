@@ -133,3 +133,8 @@ SESSION_NOTES_CONTEXT_MAX_CHARS = 5_000
 # RECALL_WATCHED_SWEEP_SECONDS (a sweep of 20,000 files costs ~50 ms).
 RECALL_WATCHED_SWEEP_MIN_FILES = 1_000
 RECALL_WATCHED_SWEEP_SECONDS = 1.0
+
+# Web view (/ui): `memoryd ui` mints a one-time login link valid this long; the session cookie it
+# sets lasts UI_SESSION_SECONDS (sessions live in the daemon's memory: a restart logs the browser out).
+UI_LOGIN_CODE_SECONDS = 120.0
+UI_SESSION_SECONDS = 12 * 3600.0

@@ -13,6 +13,8 @@ from memoryd.api.middleware import GuardMiddleware, allowed_hosts
 from memoryd.api.routes import backfill, dream, events, health, hooks, memories, recall, sessions, transcripts
 from memoryd.daemon import Daemon
 from memoryd.mcp.http import McpEndpoint
+from memoryd.ui import routes as ui_routes
+from memoryd.ui.auth import UiSessions
 
 ROUTERS = [
     backfill.router, health.router, memories.router, recall.router, events.router, dream.router, hooks.router, transcripts.router, sessions.router,
@@ -46,7 +48,10 @@ def create_app(daemon: Daemon, *, manage_lifecycle: bool = True) -> FastAPI:
     for router in ROUTERS:
         app.include_router(router)
     app.router.routes.append(mcp.route)
+    app.state.ui_sessions = UiSessions()  # the web view at /ui: its session cookie is accepted on /ui paths only
+    app.include_router(ui_routes.router)
     app.add_middleware(
         GuardMiddleware, token=lambda: daemon.token, metrics=daemon.metrics, hosts=allowed_hosts(daemon.settings.server.host),
+        ui_session=app.state.ui_sessions.valid,
     )
     return app

@@ -192,9 +192,16 @@ class DreamService:
         return {"cancelled": True, "run_id": task.run_id}
 
     def runs(self, cwd: str) -> list[dict[str, Any]]:
-        store = self._store(cwd)
+        return self.runs_of(self._store(cwd))
+
+    def runs_of(self, store: MemoryDir) -> list[dict[str, Any]]:
+        """The last 50 runs of a memory dir, newest first."""
         rows = self.state.query("SELECT * FROM dream_runs WHERE memory_dir = ? ORDER BY started_at DESC LIMIT 50", (str(store.path),))
         return [self._run_dict(r) for r in rows]
+
+    def prior_texts(self, run_id: str) -> dict[str, str | None]:
+        """Each file a run touched, with its text from before the run (None: the run created it)."""
+        return self._manifest(run_id)
 
     def undo(self, run_id: str) -> dict[str, Any]:
         """Put every file the run touched back to its prior text (files it created are removed)."""

@@ -13,7 +13,7 @@ import json
 import logging
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Callable
 
 
@@ -82,6 +82,12 @@ class UsageMeter:
         self.metrics.llm_tokens.labels(purpose, "input").inc(input_tokens)
         self.metrics.llm_tokens.labels(purpose, "output").inc(output_tokens)
         self.metrics.llm_calls.labels(purpose, "error" if failed else "ok").inc()
+
+    def by_day(self, days: int = 14) -> list[dict[str, Any]]:
+        """Tokens per UTC day and purpose over the last `days` days, oldest first."""
+        first = (self._now().astimezone(timezone.utc).date() - timedelta(days=days - 1)).isoformat()
+        rows = self.state.query("SELECT day, purpose, input_tokens + output_tokens AS tokens FROM llm_usage WHERE day >= ? ORDER BY day", (first,))
+        return [{"day": r["day"], "purpose": r["purpose"], "tokens": int(r["tokens"])} for r in rows]
 
     def summary(self) -> dict[str, Any]:
         rows = self.state.query("SELECT purpose, calls, failures, input_tokens, output_tokens FROM llm_usage WHERE day = ?", (self.today(),))
