@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from memoryd import limits
-from memoryd.errors import InvalidFrontmatter, InvalidMemory, MemoryNotFound
+from memoryd.errors import InvalidFrontmatter, InvalidMemory, MemoryNotFound, ReadOnly
 from memoryd.store.files import SymlinkRefused, atomic_write, clean_stale_temps, dir_lock, read_text_nofollow
 from memoryd.store.frontmatter import read_header_meta, render_frontmatter, split_frontmatter
 from memoryd.store.index import ServedIndex, render_index, truncate_index
@@ -67,6 +67,8 @@ def validate_fields(name: str, description: str, type_: str, body: str) -> None:
 
 class MemoryDir:
     """The memory store of one directory: topic files plus the MEMORY.md index."""
+
+    read_only = False  # `[memory] read_only`: recall and serve, never write (set by StoreRegistry)
 
     def __init__(self, path: Path, *, now: Clock = utc_now) -> None:
         self.path = path
@@ -210,8 +212,14 @@ class MemoryDir:
             candidate, n = f"{base}-{n}.md", n + 1
         return candidate
 
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise ReadOnly("memoryd runs read-only ([memory] read_only = true): it recalls and serves, never writes; "
+                           "set read_only = false in config.toml and restart to change memories.")
+
     def save(self, *, name: str, description: str, type: str, body: str, filename: str | None = None) -> SaveResult:
         """Create or update a memory; the same type+name updates that file in place."""
+        self._check_writable()
         name, description = name.strip(), " ".join(description.split())
         validate_fields(name, description, type, body)
         check_no_secrets({"name": name, "description": description, "body": body})
@@ -245,6 +253,7 @@ class MemoryDir:
         return SaveResult(memory=memory, created=created, index_changed=index_changed)
 
     def delete(self, filename: str) -> None:
+        self._check_writable()
         path = memory_path(self.path, filename)
         with self._lock:
             try:
@@ -257,6 +266,7 @@ class MemoryDir:
     def restore(self, filename: str, text: str | None) -> None:
         """Put a file back to an exact prior text (None: remove it). Used by dream undo;
         the text still goes through the secret check."""
+        self._check_writable()
         path = memory_path(self.path, filename)
         with self._lock:
             if text is None:
@@ -269,7 +279,9 @@ class MemoryDir:
         self._notify(filename)
 
     def rebuild_index(self) -> bool:
-        """Rewrite MEMORY.md from the files; writes only when the text changes."""
+        """Rewrite MEMORY.md from the files; writes only when the text changes (never when read-only)."""
+        if self.read_only:
+            return False
         with self._lock:
             if not self._temps_cleaned:  # a crash's leftovers: once per process, not on every save
                 self._temps_cleaned = clean_stale_temps(self.path) >= 0 and self.path.is_dir()

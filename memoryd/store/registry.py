@@ -13,8 +13,10 @@ from memoryd.store.paths import project_root, resolve_memory_dir
 class StoreRegistry:
     """cwd → MemoryDir. Knows every memory dir touched since start (for the watcher and dream)."""
 
-    def __init__(self, *, memory_base: Path, env_override: str = "", config_dir: str = "", now: Clock = utc_now) -> None:
+    def __init__(self, *, memory_base: Path, env_override: str = "", config_dir: str = "", now: Clock = utc_now,
+                 read_only: bool = False) -> None:
         self.memory_base = memory_base
+        self.read_only = read_only
         self.env_override = env_override
         self.config_dir = config_dir
         self._now = now
@@ -39,6 +41,7 @@ class StoreRegistry:
             created = store is None
             if store is None:
                 store = self._dirs[path] = MemoryDir(path, now=self._now)
+                store.read_only = self.read_only
         if created:
             for callback in list(self.on_new_dir):
                 callback(store)

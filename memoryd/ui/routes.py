@@ -121,7 +121,7 @@ def stylesheet() -> FileResponse:
 @router.get(f"{UI_PREFIX}/")
 @shows_errors
 def home(request: Request, daemon: DaemonDep) -> HTMLResponse:
-    rows = [{"p": p, "count": len(p.store.all_headers())} for p in views.projects(daemon)]
+    rows = [{"p": p, "count": len(p.store.all_headers()), "pending": daemon.review.pending_count(p.store)} for p in views.projects(daemon)]
     return page(request, "projects.html", title="Projects", rows=rows)
 
 
@@ -234,3 +234,38 @@ def spend(request: Request, daemon: DaemonDep) -> HTMLResponse:
     chart = views.spend_chart(rows, today=today, days=SPEND_DAYS, cap=daemon.meter.daily_cap)
     return page(request, "spend.html", title="Model spend", chart=chart, rows=rows, summary=daemon.meter.summary(), mode=daemon.llm.mode,
                 model=daemon.settings.llm.model if daemon.llm.enabled else None, days=SPEND_DAYS)
+
+
+# ---------------------------------------------------------------------------- review queue
+@router.get(f"{UI_PREFIX}/p/{{pid}}/review")
+@shows_errors
+def review(request: Request, daemon: DaemonDep, pid: str) -> HTMLResponse:
+    p = views.project(daemon, pid)
+    return page(request, "review.html", title=f"{p.title}: review", p=p, items=daemon.review.items(p.store), wanted=daemon.review.wanted(p.store),
+                read_only=daemon.settings.memory.read_only, done=request.query_params.get("done", ""))
+
+
+@router.post(f"{UI_PREFIX}/p/{{pid}}/review/{{item_id}}")
+@shows_errors
+def review_decide(request: Request, daemon: DaemonDep, pid: str, item_id: str, action: str = Form(...), name: str = Form(...),
+                  description: str = Form(...), body: str = Form(""), csrf: str = Form("")) -> Response:
+    """One form per pending memory: its fields as edited, and which button was pressed."""
+    check_form(request, csrf)
+    p = views.project(daemon, pid)
+    item = daemon.review.get(item_id)
+    if item["memory_dir"] != str(p.store.path):
+        return page(request, "message.html", status=404, title="Not in this project", message=f"{item_id} is not waiting in this project.")
+    if action == "reject":
+        daemon.review.reject(item_id)
+        return back(f"{UI_PREFIX}/p/{pid}/review?done=rejected+{item['name']}")
+    try:
+        daemon.review.edit(item_id, name=name, description=description, body=body)
+        if action == "approve":
+            approved = daemon.review.approve(item_id)
+            daemon.metrics.memories_written.labels("review").inc()
+            return back(f"{UI_PREFIX}/p/{pid}/review?done=approved+{approved['filename']}")
+    except MemorydError as exc:
+        items = [{**i, "name": name, "description": description, "body": body} if i["item_id"] == item_id else i for i in daemon.review.items(p.store)]
+        return page(request, "review.html", status=exc.status, title=f"{p.title}: review", p=p, items=items,
+                    wanted=daemon.review.wanted(p.store), read_only=daemon.settings.memory.read_only, error=exc.message)
+    return back(f"{UI_PREFIX}/p/{pid}/review?done=saved+{item_id}")
