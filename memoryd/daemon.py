@@ -133,6 +133,13 @@ class Daemon:
         self.on_stop(self.dream.stop)
         self.status_providers["dream"] = self.dream.provider_status
 
+        # --- stale memories: names a memory makes that its project no longer has (#21) ---
+        from memoryd.stale import StaleChecker
+
+        self.stale = StaleChecker(root_of=self.dream.project_root)
+        self.recall.stale_caveat = self.stale.caveat
+        self.dream.stale_notes = self.stale.dream_notes
+
         # --- transcript grep (worker processes start on the first big search, not here) ---
         from memoryd.transcripts.grep_pool import GrepPool
         from memoryd.transcripts.ripgrep import Ripgrep

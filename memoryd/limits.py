@@ -138,3 +138,7 @@ RECALL_WATCHED_SWEEP_SECONDS = 1.0
 # sets lasts UI_SESSION_SECONDS (sessions live in the daemon's memory: a restart logs the browser out).
 UI_LOGIN_CODE_SECONDS = 120.0
 UI_SESSION_SECONDS = 12 * 3600.0
+
+# Stale-memory checks: recall re-reads a project's git state (HEAD + index) at most this often;
+# `memoryd stale` and the web view always read it fresh.
+STALE_REPO_RECHECK_SECONDS = 5.0

@@ -11,7 +11,7 @@ from memoryd import __version__
 from memoryd.api.errors import install_error_handlers
 from memoryd.api.middleware import GuardMiddleware, allowed_hosts
 from memoryd.api.routes import backfill, dream, events, health, hooks, memories, recall, sessions, transcripts
-from memoryd.api.routes import review  # review before write (#21)
+from memoryd.api.routes import review, stale  # review before write, stale memories (#21)
 from memoryd.daemon import Daemon
 from memoryd.mcp.http import McpEndpoint
 from memoryd.ui import routes as ui_routes
@@ -20,7 +20,7 @@ from memoryd.ui.auth import UiSessions
 ROUTERS = [
     backfill.router, health.router, memories.router, recall.router, events.router, dream.router, hooks.router, transcripts.router, sessions.router,
 ]
-ROUTERS += [review.router]  # review before write (#21)
+ROUTERS += [review.router, stale.router]  # review before write, stale memories (#21)
 
 
 def create_app(daemon: Daemon, *, manage_lifecycle: bool = True) -> FastAPI:

@@ -12,12 +12,12 @@ from typing import Sequence
 
 from memoryd import __version__
 from memoryd.cli import backfill, doctor, dream, grep, hooks, mcp, memories, recall, service
-from memoryd.cli import review, ui  # web view, review before write (#21)
+from memoryd.cli import review, stale, ui  # web view, review before write, stale memories (#21)
 from memoryd.cli.output import run_command
 
 # Each module adds its subcommands; a new command group is one line here.
 COMMAND_MODULES = [service, memories, recall, dream, hooks, doctor, grep, mcp, backfill]
-COMMAND_MODULES += [ui, review]  # web view, review before write (#21)
+COMMAND_MODULES += [ui, review, stale]  # web view, review before write, stale memories (#21)
 
 
 def build_parser() -> argparse.ArgumentParser:

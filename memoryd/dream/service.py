@@ -107,6 +107,8 @@ class DreamService:
         # Test seams: called as each phase starts and between actions (a test can pause, cancel or fail a run there).
         self.phase_started: Callable[[RunningTask], None] = lambda task: None
         self.between_actions: Callable[[RunningTask], None] = lambda task: None
+        # What the run proposes for memories naming things the project no longer has (set by the daemon).
+        self.stale_notes: Callable[[MemoryDir], list[str]] = lambda store: []
 
     # ------------------------------------------------------------------ gates
     def _ts(self) -> float:
@@ -375,6 +377,7 @@ class DreamService:
             self.between_actions(task)
             self._apply(store, task, action, changes, plan)
         self._enter(task, PHASES[3])  # prune & index
+        plan.notes.extend(self.stale_notes(store))
         store.rebuild_index()
         served = store.served_index()
         if served.truncated:

@@ -71,6 +71,8 @@ class RecallService:
         self.metrics = metrics
         self.now = now
         self.indexes = StoreIndexes(is_watched=is_watched)
+        # A line put before a recalled memory that names what the project no longer has (set by the daemon).
+        self.stale_caveat: Callable[[MemoryDir, str], str] = lambda store, filename: ""
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall-llm")
 
     def close(self) -> None:
@@ -173,9 +175,10 @@ class RecallService:
             except MemorydError:
                 continue  # deleted or broken since it was ranked
             days = age_days(memory.mtime, now)
+            stale = self.stale_caveat(store, filename)
             recalled = RecalledMemory(
                 filename=filename, name=memory.name, type=memory.type, description=memory.description,
-                content=truncate_content(memory.body), header=header_for(str(memory.path), days), age_days=days,
+                content=truncate_content(memory.body), header=(f"{stale}\n\n" if stale else "") + header_for(str(memory.path), days), age_days=days,
                 score=scores.get(filename),
             )
             if max_chars is not None and len(injection_text([(m.header, m.content) for m in [*memories, recalled]])) > max_chars:

@@ -269,3 +269,12 @@ def review_decide(request: Request, daemon: DaemonDep, pid: str, item_id: str, a
         return page(request, "review.html", status=exc.status, title=f"{p.title}: review", p=p, items=items,
                     wanted=daemon.review.wanted(p.store), read_only=daemon.settings.memory.read_only, error=exc.message)
     return back(f"{UI_PREFIX}/p/{pid}/review?done=saved+{item_id}")
+
+
+# ---------------------------------------------------------------------------- stale memories
+@router.get(f"{UI_PREFIX}/p/{{pid}}/stale")
+@shows_errors
+def stale(request: Request, daemon: DaemonDep, pid: str) -> HTMLResponse:
+    p = views.project(daemon, pid)
+    return page(request, "stale.html", title=f"{p.title}: stale memories", p=p, findings=daemon.stale.check(p.store),
+                checked=daemon.stale.checked(p.store))
