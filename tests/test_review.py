@@ -122,15 +122,22 @@ def test_review_cli(rlive: LiveDaemon, project: Path, home: Path) -> None:
 def test_read_only_recalls_and_serves_but_never_writes(home: Path, project: Path) -> None:
     with serve(Daemon(make_settings(home))) as live:
         filename = save_memory(live, project, "Use pnpm", "Always use pnpm for installs")
+        save_memory(live, project, "pnpm only", "Always use pnpm for installs")
+        run_id = live.client.post("/v1/dream/run", json={"cwd": str(project)}).json()["run_id"]
+        live.daemon.dream.wait()
+        filename = live.daemon.store_for(str(project)).all_headers()[0].filename  # the survivor of the merge
     write_config(home, "[memory]\nread_only = true\n")
     with serve(Daemon(make_settings(home))) as live:
         store = live.daemon.store_for(str(project))
         before = {p.name: p.read_bytes() for p in store.path.iterdir() if p.is_file()}
         assert recall_api(live, project, "pnpm installs")["memories"]  # still recalls
-        assert "Use pnpm" in live.client.get("/v1/index", params={"cwd": str(project)}).json()["content"]
+        assert filename in live.client.get("/v1/index", params={"cwd": str(project)}).json()["content"]
         r = live.client.post("/v1/memories", json={"cwd": str(project), "name": "New", "description": "new fact", "type": "user", "body": "x"})
         assert r.status_code == 409 and r.json()["error"]["code"] == "read_only"
         assert live.client.delete(f"/v1/memories/{filename}", params={"cwd": str(project)}).status_code == 409
+        assert live.client.post("/v1/dream/run", json={"cwd": str(project)}).json()["error"]["code"] == "read_only"
+        assert live.client.post(f"/v1/dream/runs/{run_id}/undo").status_code == 409
+        assert not list((home / "dream-runs").glob("*/undo-started"))  # nothing left for a restart to finish
         job = propose(live, project, "Remember: always run the linter before committing.")
         assert job["status"] == "skipped" and not job["memories_written"]
         browser, csrf = login(live)

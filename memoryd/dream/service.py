@@ -180,6 +180,7 @@ class DreamService:
             closed = next((g for g in self.gates(store, record_scan=True) if not g.passes and g.name != "lock"), None)
             if closed is not None:
                 raise GatesClosed(f"gate {closed.name!r} is closed ({closed.detail}: {closed.value}, needs {closed.threshold}); force the run (POST /v1/dream/run or `memoryd dream run`) to skip gates 1-3.")
+        store.check_writable()  # read-only: a run could change nothing
         return self._start(store, forced=force)
 
     def cancel(self, cwd: str) -> dict[str, Any]:
@@ -215,6 +216,7 @@ class DreamService:
         if row["status"] not in ("done", "failed", "cancelled"):
             raise Conflict(f"run {run_id} is {row['status']}; cancel it first (memoryd dream cancel).")
         store = self.stores.for_path(Path(row["memory_dir"]))
+        store.check_writable()  # before the undo journal: a refused undo must not be finished at the next start
         return {"run_id": run_id, "restored": self._undo(store, run_id)}
 
     def _undo(self, store: MemoryDir, run_id: str) -> list[str]:

@@ -212,14 +212,14 @@ class MemoryDir:
             candidate, n = f"{base}-{n}.md", n + 1
         return candidate
 
-    def _check_writable(self) -> None:
+    def check_writable(self) -> None:
         if self.read_only:
             raise ReadOnly("memoryd runs read-only ([memory] read_only = true): it recalls and serves, never writes; "
                            "set read_only = false in config.toml and restart to change memories.")
 
     def save(self, *, name: str, description: str, type: str, body: str, filename: str | None = None) -> SaveResult:
         """Create or update a memory; the same type+name updates that file in place."""
-        self._check_writable()
+        self.check_writable()
         name, description = name.strip(), " ".join(description.split())
         validate_fields(name, description, type, body)
         check_no_secrets({"name": name, "description": description, "body": body})
@@ -253,7 +253,7 @@ class MemoryDir:
         return SaveResult(memory=memory, created=created, index_changed=index_changed)
 
     def delete(self, filename: str) -> None:
-        self._check_writable()
+        self.check_writable()
         path = memory_path(self.path, filename)
         with self._lock:
             try:
@@ -266,7 +266,7 @@ class MemoryDir:
     def restore(self, filename: str, text: str | None) -> None:
         """Put a file back to an exact prior text (None: remove it). Used by dream undo;
         the text still goes through the secret check."""
-        self._check_writable()
+        self.check_writable()
         path = memory_path(self.path, filename)
         with self._lock:
             if text is None:

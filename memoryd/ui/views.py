@@ -73,7 +73,8 @@ def spend_chart(rows: list[dict[str, Any]], *, today: date, days: int, cap: int)
     purposes = sorted({r["purpose"] for r in rows})
     color = {p: CHART_COLORS[i % len(CHART_COLORS)] for i, p in enumerate(purposes)}
     totals = {d: sum(r["tokens"] for r in rows if r["day"] == d) for d in day_list}
-    peak = max([*totals.values(), cap, 1])
+    most = max([*totals.values(), 1])
+    peak = cap if cap and cap <= most * 1.25 else int(most * 1.25) or 1  # the cap line only when it fits the scale
     plot_h = height - bottom - top
     slot = (width - left) / days
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height + 24 * max(1, len(purposes))}" '
@@ -89,7 +90,9 @@ def spend_chart(rows: list[dict[str, Any]], *, today: date, days: int, cap: int)
                          f'<title>{escape(d)} {escape(r["purpose"])}: {r["tokens"]:,} tokens</title></rect>')
         if i % max(1, days // 7) == 0 or i == days - 1:
             parts.append(f'<text x="{x:.1f}" y="{height - 10}" font-size="10">{escape(d[5:])}</text>')
-    if cap:
+    if cap and cap > peak:
+        parts.append(f'<text x="{left + 4}" y="{top + 8}" font-size="10" fill="#c0392b">daily cap {cap:,} (above this scale)</text>')
+    elif cap:
         cy = height - bottom - plot_h * cap / peak
         parts.append(f'<line x1="{left}" x2="{width}" y1="{cy:.1f}" y2="{cy:.1f}" stroke="#c0392b" stroke-dasharray="4 3"/>'
                      f'<text x="{left + 4}" y="{cy - 3:.1f}" font-size="10" fill="#c0392b">daily cap {cap:,}</text>')
