@@ -185,3 +185,20 @@ def test_logout_ends_the_session(live: LiveDaemon, path: str) -> None:
     assert browser.post(path, data={"csrf": csrf}, headers={"origin": live.url}).status_code == 200
     assert httpx.get(f"{live.url}/ui/", cookies={"memoryd_ui": "x"}).status_code == 401
     assert browser.get("/ui/").status_code == 401
+
+
+def test_memoryd_ui_prints_a_working_one_time_link(live: LiveDaemon, home: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    from tests.support.servers import daemon_env
+
+    env = {**daemon_env(home), "MEMORYD_PORT": live.url.rsplit(":", 1)[1], "MEMORYD_TOKEN": live.daemon.token}
+    done = subprocess.run([sys.executable, "-m", "memoryd", "ui", "--no-browser", "--json"], env=env, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    link = json.loads(done.stdout)
+    assert link["opened"] is False and live.daemon.token not in done.stdout
+    browser = httpx.Client(base_url=live.url, timeout=10)
+    assert browser.get(link["url"].removeprefix(live.url)).status_code == 303
+    assert browser.get("/ui/").status_code == 200
