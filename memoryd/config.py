@@ -36,6 +36,7 @@ class MemorySettings(_Section):
     memory_base: str = Field("", description="Base of the default layout <base>/projects/<project>/memory. Empty: $MEMORYD_HOME. '~/.claude' shares Claude Code's layout.")
     mode: Literal["topics", "daily-log"] = Field("topics", description="'topics' writes topic files; 'daily-log' appends to logs/YYYY/MM/YYYY-MM-DD.md.")
     watch: bool = Field(True, description="Watch memory dirs for hand edits and re-index.")
+    read_only: bool = Field(False, description="Recall and serve only: no extraction, consolidation or edit writes any memory (nor MEMORY.md).")
 
 
 LLMBackendName = Literal["auto", "anthropic", "claude-cli", "messages-api", "off"]
@@ -71,6 +72,7 @@ class TranscriptSettings(_Section):
 class ExtractSettings(_Section):
     enabled: bool = Field(True, description="Extract memories at turn end.")
     every_n_turns: int = Field(limits.EXTRACT_EVERY_N_TURNS, ge=1, description="Run extraction every N turns of a session.")
+    review: bool = Field(False, description="Queue extracted memories for review (web view, `memoryd review`) instead of writing them; per project: [projects.\"<root>\"] review = true.")
 
 
 class SessionMemorySettings(_Section):
@@ -115,7 +117,7 @@ class Settings(_Section):
     dream: DreamSettings = Field(default_factory=DreamSettings)
     team: TeamSettings = Field(default_factory=TeamSettings)
     # Per-project overrides, keyed by the project root path: {"/home/me/app": {"mode": "daily-log"}}.
-    projects: dict[str, dict[str, str]] = Field(default_factory=dict)
+    projects: dict[str, dict[str, str | bool]] = Field(default_factory=dict)
 
     # Not read from the file: filled from the environment by `load_settings`.
     home: Path = Field(default_factory=lambda: Path(DEFAULT_HOME).expanduser(), exclude=True)

@@ -51,6 +51,7 @@ class Daemon:
             env_override=settings.memory_dir_override,
             config_dir=settings.memory.memory_dir,
             now=now,
+            read_only=settings.memory.read_only,
         )
         self.watcher = MemoryWatcher()
         # --- the one write path reports here: metrics by source, and a dir's first write gets watched ---
@@ -85,6 +86,9 @@ class Daemon:
         self.modes = ProjectModes(stores=self.stores, default=settings.memory.mode, per_project=settings.projects)
         self.daily_log = DailyLog(now=now)
         pending = PendingTurns(self.state)
+        from memoryd.review import ReviewQueue  # review before write (#21)
+
+        self.review = ReviewQueue(self.state, stores=self.stores, default=settings.extract.review, per_project=settings.projects)
         self.extraction = ExtractionService(
             jobs=JobQueue(self.state),
             pending=pending,
@@ -93,9 +97,10 @@ class Daemon:
             llm=self.llm,
             metrics=self.metrics,
             every_n_turns=settings.extract.every_n_turns,
-            enabled=settings.extract.enabled,
+            enabled=settings.extract.enabled and not settings.memory.read_only,
             mode_for=self.modes.mode_for,
             on_daily_log=self.daily_log.append_candidate,
+            review=self.review,
         )
         self.session_memory = SessionMemory(settings, state=self.state, llm=self.llm, now=now, advance=self.transcripts.pipeline.advance)
         self.transcripts.pipeline.subscribe(pending)
@@ -117,12 +122,20 @@ class Daemon:
             settings=settings.dream, stores=self.stores, state=self.state, llm=self.llm, metrics=self.metrics,
             home=self.home, transcript_roots=settings.transcript_roots, now=now,
         )
-        self.scheduler = Scheduler(self.dream, check_interval_seconds=settings.dream.check_interval_seconds, enabled=settings.dream.enabled)
+        self.scheduler = Scheduler(self.dream, check_interval_seconds=settings.dream.check_interval_seconds,
+                                   enabled=settings.dream.enabled and not settings.memory.read_only)
         self.on_start(self.dream.recover)  # before the scheduler can start a run
         self.on_start(self.scheduler.start)
         self.on_stop(self.scheduler.stop)
         self.on_stop(self.dream.stop)
         self.status_providers["dream"] = self.dream.provider_status
+
+        # --- stale memories: names a memory makes that its project no longer has (#21) ---
+        from memoryd.stale import StaleChecker
+
+        self.stale = StaleChecker(root_of=self.dream.project_root)
+        self.recall.stale_caveat = self.stale.caveat
+        self.dream.stale_notes = self.stale.dream_notes
 
         # --- transcript grep: on rg when found, else on the built-in scanner ---
         from memoryd.transcripts.grep import Ripgrep, engine_status

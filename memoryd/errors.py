@@ -151,6 +151,18 @@ class Conflict(MemorydError):
     code = "conflict"
 
 
+class ReadOnly(Conflict):
+    """Raised on a memory write while memoryd runs read-only (`[memory] read_only = true`)."""
+
+    code = "read_only"
+
+
+class ReviewItemNotFound(NotFound):
+    """Raised when the review queue holds no pending memory with that id."""
+
+    code = "review_item_not_found"
+
+
 class LockHeld(Conflict):
     """Raised when another process (or run) holds the dream's `.consolidate-lock`."""
 

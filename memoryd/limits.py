@@ -161,3 +161,12 @@ TEAM_RETRY_MAX_SECONDS = 3600.0
 TEAM_GIT_TIMEOUT_SECONDS = 60.0  # one git network command (fetch, push)
 TEAM_TICK_SECONDS = 15.0  # how often the scheduler looks for a due team sync
 TEAM_PUSH_ROUNDS = 3  # a push that lost a race with another member's is merged and retried this often
+
+# Web view (/ui): `memoryd ui` mints a one-time login link valid this long; the session cookie it
+# sets lasts UI_SESSION_SECONDS (sessions live in the daemon's memory: a restart logs the browser out).
+UI_LOGIN_CODE_SECONDS = 120.0
+UI_SESSION_SECONDS = 12 * 3600.0
+
+# Stale-memory checks: recall re-reads a project's git state (HEAD + index) at most this often;
+# `memoryd stale` and the web view always read it fresh.
+STALE_REPO_RECHECK_SECONDS = 5.0

@@ -13,8 +13,11 @@ from memoryd.api.errors import install_error_handlers
 from memoryd.api.middleware import GuardMiddleware, allowed_hosts
 from memoryd.api.openapi import install_openapi
 from memoryd.api.routes import backfill, dream, events, health, hooks, memories, recall, sessions, team, transcripts
+from memoryd.api.routes import review, stale  # review before write, stale memories (#21)
 from memoryd.daemon import Daemon
 from memoryd.mcp.http import McpEndpoint
+from memoryd.ui import routes as ui_routes
+from memoryd.ui.auth import UiSessions
 
 # One line per resource; /openapi.json documents a new router's auth and shared errors by itself.
 ROUTERS = [
@@ -29,6 +32,7 @@ ROUTERS = [
     sessions.router,
     team.router,
 ]
+ROUTERS += [review.router, stale.router]  # review before write, stale memories (#21)
 
 
 def create_app(daemon: Daemon, *, manage_lifecycle: bool = True) -> FastAPI:
@@ -65,7 +69,10 @@ def create_app(daemon: Daemon, *, manage_lifecycle: bool = True) -> FastAPI:
     app.router.routes.append(mcp.route)
     install_docs(app)
     install_openapi(app)
+    app.state.ui_sessions = UiSessions()  # the web view at /ui: its session cookie is accepted on /ui paths only
+    app.include_router(ui_routes.router)
     app.add_middleware(
         GuardMiddleware, token=lambda: daemon.token, metrics=daemon.metrics, hosts=allowed_hosts(daemon.settings.server.host),
+        ui_session=app.state.ui_sessions.valid,
     )
     return app

@@ -13,6 +13,7 @@ from memoryd.auth import token_matches
 from memoryd.api.errors import error_body
 from memoryd.errors import Forbidden, MemorydError, RequestTooLarge, Unauthorized
 from memoryd.metrics import Metrics
+from memoryd.ui.auth import UI_LOGIN_PATH, cookie_value, is_ui_path
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -64,9 +65,10 @@ async def _send_error(send: Send, exc: MemorydError, headers: list[tuple[bytes, 
 class GuardMiddleware:
     def __init__(
         self, app: ASGIApp, *, token: Callable[[], str], metrics: Metrics, hosts: frozenset[str] = LOOPBACK_HOSTS,
-        max_body: int = limits.REQUEST_MAX_BYTES,
+        max_body: int = limits.REQUEST_MAX_BYTES, ui_session: Callable[[str], bool] | None = None,
     ) -> None:
         self.app = app
+        self.ui_session = ui_session  # the web view's session cookie check: accepted on /ui paths only
         self.hosts = hosts
         self.token = token
         self.metrics = metrics
@@ -113,7 +115,7 @@ class GuardMiddleware:
         if refusal is not None:
             await _send_error(send, Forbidden(refusal))
             return
-        if path not in PUBLIC_PATHS:
+        if path not in PUBLIC_PATHS and not self._ui_allowed(scope):
             presented = ""
             for name, value in scope.get("headers", []):
                 if name == b"authorization":
@@ -170,6 +172,16 @@ class GuardMiddleware:
         except RequestTooLarge as exc:
             if not response_started:
                 await _send_error(send, exc)
+
+    def _ui_allowed(self, scope: Scope) -> bool:
+        """A /ui path with a live session cookie (or the one-time login route, which checks its code)."""
+        path = scope["path"]
+        if self.ui_session is None or not is_ui_path(path):
+            return False
+        if path == UI_LOGIN_PATH:
+            return True
+        cookies = b"; ".join(v for k, v in scope.get("headers", []) if k == b"cookie").decode("latin-1")
+        return self.ui_session(cookie_value(cookies))
 
     def _too_large_message(self, size: int) -> str:
         return (

@@ -11,11 +11,11 @@ import sys
 from typing import Sequence
 
 from memoryd import __version__
-from memoryd.cli import backfill, doctor, dream, grep, hooks, mcp, memories, recall, service, team
+from memoryd.cli import backfill, doctor, dream, grep, hooks, mcp, memories, recall, review, service, stale, team, ui
 from memoryd.cli.output import run_command
 
 # Each module adds its subcommands; a new command group is one line here.
-COMMAND_MODULES = [service, memories, recall, dream, hooks, doctor, grep, mcp, backfill, team]
+COMMAND_MODULES = [service, memories, recall, dream, hooks, doctor, grep, mcp, backfill, team, ui, review, stale]
 
 
 def build_parser() -> argparse.ArgumentParser:

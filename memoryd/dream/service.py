@@ -108,6 +108,8 @@ class DreamService:
         # Test seams: called as each phase starts and between actions (a test can pause, cancel or fail a run there).
         self.phase_started: Callable[[RunningTask], None] = lambda task: None
         self.between_actions: Callable[[RunningTask], None] = lambda task: None
+        # What the run proposes for memories naming things the project no longer has (set by the daemon).
+        self.stale_notes: Callable[[MemoryDir], list[str]] = lambda store: []
 
     # ------------------------------------------------------------------ gates
     def _ts(self) -> float:
@@ -179,6 +181,7 @@ class DreamService:
             closed = next((g for g in self.gates(store, record_scan=True) if not g.passes and g.name != "lock"), None)
             if closed is not None:
                 raise GatesClosed(f"gate {closed.name!r} is closed ({closed.detail}: {closed.value}, needs {closed.threshold}); force the run (POST /v1/dream/run or `memoryd dream run`) to skip gates 1-3.")
+        store.check_writable()  # read-only: a run could change nothing
         return self._start(store, forced=force)
 
     def cancel(self, cwd: str) -> dict[str, Any]:
@@ -193,9 +196,16 @@ class DreamService:
         return {"cancelled": True, "run_id": task.run_id}
 
     def runs(self, cwd: str) -> list[dict[str, Any]]:
-        store = self._store(cwd)
+        return self.runs_of(self._store(cwd))
+
+    def runs_of(self, store: MemoryDir) -> list[dict[str, Any]]:
+        """The last 50 runs of a memory dir, newest first."""
         rows = self.state.query("SELECT * FROM dream_runs WHERE memory_dir = ? ORDER BY started_at DESC LIMIT 50", (str(store.path),))
         return [self._run_dict(r) for r in rows]
+
+    def prior_texts(self, run_id: str) -> dict[str, str | None]:
+        """Each file a run touched, with its text from before the run (None: the run created it)."""
+        return self._manifest(run_id)
 
     def undo(self, run_id: str) -> dict[str, Any]:
         """Put every file the run touched back to its prior text (files it created are removed)."""
@@ -207,6 +217,7 @@ class DreamService:
         if row["status"] not in ("done", "failed", "cancelled"):
             raise Conflict(f"run {run_id} is {row['status']}; cancel it first (memoryd dream cancel).")
         store = self.stores.for_path(Path(row["memory_dir"]))
+        store.check_writable()  # before the undo journal: a refused undo must not be finished at the next start
         return {"run_id": run_id, "restored": self._undo(store, run_id)}
 
     def _undo(self, store: MemoryDir, run_id: str) -> list[str]:
@@ -369,6 +380,7 @@ class DreamService:
             self.between_actions(task)
             self._apply(store, task, action, changes, plan)
         self._enter(task, PHASES[3])  # prune & index
+        plan.notes.extend(self.stale_notes(store))
         store.rebuild_index()
         served = store.served_index()
         if served.truncated:

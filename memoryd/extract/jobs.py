@@ -135,6 +135,16 @@ class JobQueue:
         row = self.state.query_one("SELECT * FROM jobs WHERE job_id = ?", (job_id,))
         if row is None:
             raise JobNotFound(f"no job {job_id!r}; job ids come from POST /v1/events/turn-end.")
+        return self._job_dict(row)
+
+    def recent(self, memory_dir: Path | None = None, limit: int = 50) -> list[dict[str, Any]]:
+        """The newest jobs (of one memory dir, or all), newest first."""
+        where, params = ("WHERE memory_dir = ?", [str(memory_dir)]) if memory_dir else ("", [])
+        rows = self.state.query(f"SELECT * FROM jobs {where} ORDER BY updated_at DESC LIMIT ?", (*params, limit))
+        return [{**self._job_dict(r), "memory_dir": r["memory_dir"]} for r in rows]
+
+    @staticmethod
+    def _job_dict(row: Any) -> dict[str, Any]:
         return {
             "job_id": row["job_id"],
             "kind": row["kind"],

@@ -26,6 +26,7 @@ from memoryd.extract.offline import Candidate, extract_explicit
 from memoryd.extract.pending import BASH, PROMPT, TOOLS, TURN, WROTE, PendingRow, PendingTurns
 from memoryd.llm import LLMClient
 from memoryd.metrics import Metrics
+from memoryd.review import ReviewQueue
 from memoryd.store.similarity import memory_similarity, near_duplicate
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.paths import FILENAME_RE
@@ -84,6 +85,7 @@ class ExtractionService:
         enabled: bool = True,
         mode_for: Callable[[MemoryDir], str] = lambda store: "topics",
         on_daily_log: Callable[[MemoryDir, Candidate, date | None], object] | None = None,
+        review: ReviewQueue | None = None,
     ) -> None:
         self.jobs = jobs
         self.pending = pending
@@ -95,6 +97,7 @@ class ExtractionService:
         self.enabled = enabled
         self.mode_for = mode_for
         self.on_daily_log = on_daily_log
+        self.review = review  # when it wants a store reviewed, candidates are queued instead of written
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._worker: threading.Thread | None = None
@@ -285,6 +288,13 @@ class ExtractionService:
                 except Exception:
                     pass
             try:
+                if self.review is not None and self.review.wanted(store):
+                    item = self.review.propose(store, name=cand.name, description=cand.description, type=cand.type, body=cand.body, target=target)
+                    if item is None:
+                        refused.append({"name": cand.name, "code": "rejected_before", "reason": "a person rejected this memory in review before"})
+                    else:
+                        written.append(f"review:{item}")
+                    continue
                 saved = store.save(name=cand.name, description=cand.description, type=cand.type, body=cand.body, filename=target,
                                    source="extract", expected=version)
             except (Unprocessable, InvalidMemory, InvalidRequest, Conflict) as exc:

@@ -17,7 +17,7 @@ import threading
 import time
 import typing
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import BaseModel, ValidationError

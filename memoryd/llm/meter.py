@@ -3,7 +3,7 @@ and the daily cap that holds for every backend."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Callable
 
 from memoryd.errors import TokenBudgetExceeded
@@ -60,6 +60,15 @@ class UsageMeter:
         self.metrics.llm_tokens.labels(purpose, backend, "input").inc(input_tokens)
         self.metrics.llm_tokens.labels(purpose, backend, "output").inc(output_tokens)
         self.metrics.llm_calls.labels(purpose, backend, "error" if failed else "ok").inc()
+
+    def by_day(self, days: int = 14) -> list[dict[str, Any]]:
+        """Tokens per UTC day and purpose over the last `days` days, oldest first (the web view's chart)."""
+        first = (self._now().astimezone(timezone.utc).date() - timedelta(days=days - 1)).isoformat()
+        rows = self.state.query(
+            "SELECT day, purpose, SUM(input_tokens + output_tokens) AS tokens FROM llm_spend WHERE day >= ? GROUP BY day, purpose ORDER BY day",
+            (first,),
+        )
+        return [{"day": r["day"], "purpose": r["purpose"], "tokens": int(r["tokens"])} for r in rows]
 
     def summary(self) -> dict[str, Any]:
         """Today's spend, by purpose (all backends) and by backend then purpose."""

@@ -80,6 +80,8 @@ class RecallService:
         self.metrics = metrics
         self.now = now
         self.indexes = StoreIndexes(is_watched=is_watched)
+        # A line put before a recalled memory that names what the project no longer has (set by the daemon).
+        self.stale_caveat: Callable[[MemoryDir, str], str] = lambda store, filename: ""
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall-llm")
         self._late: dict[tuple[str, str], list[str]] = {}  # (session, memdir) → the model's picks that came after the deadline
         self._late_lock = threading.Lock()
@@ -223,7 +225,8 @@ class RecallService:
                 continue  # deleted or broken since it was ranked
             days = age_days(memory.mtime, now)
             author = self.author_of(source.path, filename) if team else ""
-            header = header_for(str(memory.path), days)
+            stale = self.stale_caveat(source, filename)
+            header = (f"{stale}\n\n" if stale else "") + header_for(str(memory.path), days)
             recalled = RecalledMemory(
                 filename=filename, name=memory.name, type=memory.type, description=memory.description,
                 content=truncate_content(memory.body), header=f"Team memory, last changed by {author or 'a team member'}.\n{header}" if team else header,

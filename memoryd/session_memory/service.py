@@ -230,6 +230,11 @@ class SessionMemory:
     def path_for(self, session_id: str) -> Path:
         return self.root / check_session_id(session_id) / limits.SESSION_MEMORY_FILENAME
 
+    def recent(self, limit: int = 50) -> list[dict[str, Any]]:
+        """Sessions with notes, most recently updated first."""
+        rows = self.state.query("SELECT session_id, updated_at, method FROM session_memory ORDER BY updated_at DESC LIMIT ?", (limit,))
+        return [{"session_id": r["session_id"], "updated_at": r["updated_at"], "method": r["method"]} for r in rows]
+
     def get(self, session_id: str) -> str | None:
         """The session's notes, or None when none were written yet."""
         path = self.path_for(session_id)

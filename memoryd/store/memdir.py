@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
 from memoryd import limits
-from memoryd.errors import Conflict, InvalidFrontmatter, InvalidMemory, MemoryNotFound, SecretDetected
+from memoryd.errors import Conflict, InvalidFrontmatter, InvalidMemory, MemoryNotFound, ReadOnly, SecretDetected
 from memoryd.store import dialect as dialects
 from memoryd.store.files import SymlinkRefused, atomic_write, clean_stale_temps, dir_lock, fsync_dir, open_nofollow, read_text_nofollow
 from memoryd.store.frontmatter import head_meta, render_frontmatter, split_frontmatter
@@ -108,6 +108,8 @@ def _parse_header(filename: str, path: Path, text: str, mtime: float) -> MemoryH
 
 class MemoryDir:
     """The memory store of one directory: topic files plus the MEMORY.md index."""
+
+    read_only = False  # `[memory] read_only`: recall and serve, never write (set by StoreRegistry)
 
     def __init__(
         self,
@@ -342,6 +344,11 @@ class MemoryDir:
             self._emit(WriteEvent(self, filename, "secret_refused", source))
             raise
 
+    def check_writable(self) -> None:
+        if self.read_only:
+            raise ReadOnly("memoryd runs read-only ([memory] read_only = true): it recalls and serves, never writes; "
+                           "set read_only = false in config.toml and restart to change memories.")
+
     def _commit(
         self,
         filename: str,
@@ -354,6 +361,7 @@ class MemoryDir:
         """The one write path, called under the lock: read the file, build its new text (None:
         remove it), re-read when it changed meanwhile, back up, write atomically, patch the
         table and the index. Returns (text before, text after, whether MEMORY.md changed)."""
+        self.check_writable()
         path = self.path / filename
         self._current_table()  # before our write changes the dir's mtime: catches other writers' files
         for _ in range(limits.WRITE_CHANGED_RETRIES):
@@ -440,6 +448,7 @@ class MemoryDir:
         missing = MemoryNotFound(f"no memory named {filename!r} in {self.path}; list them with GET /v1/memories or `memoryd list`.")
         if not os.path.lexists(path):  # checked before the lock, which would create the dir and its lock file
             raise missing
+        self.check_writable()
         with self._lock:
             if path.is_symlink():
                 path.unlink()  # removing a link is the fix we ask for; nothing it points at is touched
@@ -566,6 +575,8 @@ class MemoryDir:
 
     def rebuild_index(self) -> bool:
         """Reconcile MEMORY.md with the files (a full rescan); writes only when the text changes."""
+        if self.read_only:
+            return False
         with self._lock:
             self._clean_temps_once()
             self._refresh()

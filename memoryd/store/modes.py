@@ -9,7 +9,7 @@ from memoryd.store.registry import StoreRegistry
 class ProjectModes:
     """`[projects."<root>"] mode` when set for the store's project, else `[memory] mode`."""
 
-    def __init__(self, *, stores: StoreRegistry, default: str, per_project: dict[str, dict[str, str]]) -> None:
+    def __init__(self, *, stores: StoreRegistry, default: str, per_project: dict[str, dict[str, str | bool]]) -> None:
         self.stores = stores
         self.default = default
         self.per_project = per_project
@@ -19,5 +19,5 @@ class ProjectModes:
         if root is not None:
             override = self.per_project.get(str(root), {}).get("mode")
             if override:
-                return override
+                return str(override)
         return self.default

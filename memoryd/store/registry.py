@@ -28,8 +28,10 @@ class StoreRegistry:
         config_dir: str = "",
         now: Clock = utc_now,
         max_dirs: int = limits.STORE_REGISTRY_MAX_DIRS,
+        read_only: bool = False,
     ) -> None:
         self.memory_base = memory_base
+        self.read_only = read_only
         self.env_override = env_override
         self.config_dir = config_dir
         self._now = now
@@ -65,6 +67,7 @@ class StoreRegistry:
             created = store is None
             if store is None:
                 store = self._dirs[path] = MemoryDir(path, now=self._now, events=self.on_write)
+                store.read_only = self.read_only
                 while len(self._dirs) > self.max_dirs:
                     old_path, old = self._dirs.popitem(last=False)
                     self._roots.pop(old_path, None)

@@ -1,0 +1,70 @@
+"""The review queue over HTTP: list pending memories, edit, approve (written then), reject."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel, ConfigDict, Field
+
+from memoryd.api.deps import DaemonDep
+
+router = APIRouter(tags=["review"])
+
+
+class ReviewItem(BaseModel):
+    item_id: str
+    memory_dir: str
+    name: str
+    description: str
+    type: str
+    body: str
+    target: str | None = Field(None, description="The existing memory this proposal updates, if any.")
+    status: str = Field(..., description="pending, approved or rejected.")
+    filename: str | None = Field(None, description="The file written, once approved.")
+    created_at: float
+    decided_at: float | None = None
+
+
+class ReviewList(BaseModel):
+    items: list[ReviewItem]
+    review: bool = Field(..., description="Whether extraction for this project queues memories for review.")
+
+
+class ReviewEdit(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = Field(None, description="New title.")
+    description: str | None = Field(None, description="New one-line description.")
+    body: str | None = Field(None, description="New Markdown body.")
+
+
+def _item(data: dict[str, Any]) -> ReviewItem:
+    return ReviewItem.model_validate(data)
+
+
+@router.get("/v1/review", response_model=ReviewList)
+def review_list(daemon: DaemonDep, cwd: str = Query(..., description="The agent's working directory; names the project."),
+                status: str = Query("pending", pattern="^(pending|approved|rejected)$")) -> ReviewList:
+    """Memories extraction proposed for this project, waiting for a decision (oldest first)."""
+    store = daemon.store_for(cwd)
+    return ReviewList(items=[_item(i) for i in daemon.review.items(store, status)], review=daemon.review.wanted(store))
+
+
+@router.patch("/v1/review/{item_id}", response_model=ReviewItem)
+def review_edit(item_id: str, edit: ReviewEdit, daemon: DaemonDep) -> ReviewItem:
+    """Change a pending memory before approving it."""
+    return _item(daemon.review.edit(item_id, name=edit.name, description=edit.description, body=edit.body))
+
+
+@router.post("/v1/review/{item_id}/approve", response_model=ReviewItem)
+def review_approve(item_id: str, daemon: DaemonDep) -> ReviewItem:
+    """Write the memory (it joins MEMORY.md and recall)."""
+    item = daemon.review.approve(item_id)
+    daemon.metrics.memories_written.labels("review").inc()
+    return _item(item)
+
+
+@router.post("/v1/review/{item_id}/reject", response_model=ReviewItem)
+def review_reject(item_id: str, daemon: DaemonDep) -> ReviewItem:
+    """Drop the memory; extraction will not propose it again."""
+    return _item(daemon.review.reject(item_id))

@@ -1,0 +1,39 @@
+"""GET /v1/stale: memories that name a path, script, flag, function or package the project no longer has."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Query
+from pydantic import BaseModel, Field
+
+from memoryd.api.deps import DaemonDep
+
+router = APIRouter(tags=["stale"])
+
+
+class StaleName(BaseModel):
+    kind: str = Field(..., description="path, script, make target, flag, function, package or module.")
+    name: str
+
+
+class StaleMemory(BaseModel):
+    filename: str
+    name: str
+    type: str
+    reasons: list[str] = Field(..., description="What the memory names that the project lacks, and what was checked.")
+    names: list[StaleName]
+
+
+class StaleReport(BaseModel):
+    checked: bool = Field(..., description="False when the project is not a git repository (nothing can be checked).")
+    project_root: str | None
+    memories: list[StaleMemory]
+
+
+@router.get("/v1/stale", response_model=StaleReport)
+def stale(daemon: DaemonDep, cwd: str = Query(..., description="The agent's working directory; names the project.")) -> StaleReport:
+    """Checked against the project's git tree: `git ls-files`, its manifests, and a grep for names."""
+    store = daemon.store_for(cwd)
+    root = daemon.dream.project_root(store)
+    findings = daemon.stale.check(store)
+    return StaleReport(checked=daemon.stale.checked(store), project_root=str(root) if root else None,
+                       memories=[StaleMemory.model_validate(f.as_dict()) for f in findings])

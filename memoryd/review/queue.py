@@ -1,0 +1,160 @@
+"""`ReviewQueue`: memories extraction proposed while review is on, kept in SQLite (never in the
+memory dir, so neither MEMORY.md nor recall sees them) until approved, edited or rejected.
+
+Approval writes through `MemoryDir.save`, the one write path. A rejection keeps the proposal's
+fingerprint, so extraction does not propose the same memory again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Callable
+
+from memoryd.errors import ReviewItemNotFound
+from memoryd.state import StateDB
+from memoryd.store import MemoryDir, StoreRegistry
+from memoryd.store.memdir import validate_fields
+from memoryd.store.secrets import check_no_secrets
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS review_items (
+    item_id TEXT PRIMARY KEY,
+    memory_dir TEXT NOT NULL,
+    name TEXT NOT NULL,
+    description TEXT NOT NULL,
+    type TEXT NOT NULL,
+    body TEXT NOT NULL,
+    target TEXT,
+    fingerprint TEXT NOT NULL,
+    status TEXT NOT NULL,
+    filename TEXT,
+    created_at REAL NOT NULL,
+    decided_at REAL
+);
+CREATE INDEX IF NOT EXISTS review_items_dir ON review_items(memory_dir, status, created_at);
+CREATE TABLE IF NOT EXISTS review_rejected (
+    memory_dir TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    rejected_at REAL NOT NULL,
+    PRIMARY KEY (memory_dir, fingerprint)
+);
+"""
+PENDING, APPROVED, REJECTED = "pending", "approved", "rejected"
+
+
+def _words(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def fingerprint(type_: str, name: str, description: str) -> str:
+    """What makes two proposals "the same memory": type, name and description, case and spacing aside
+    (a re-extraction rewords the body more often than the title)."""
+    return hashlib.sha256(f"{type_}\n{_words(name)}\n{_words(description)}".encode()).hexdigest()[:32]
+
+
+class ReviewQueue:
+    """Pending memories per memory dir, and the policy that says which dirs need review."""
+
+    def __init__(self, state: StateDB, *, stores: StoreRegistry, default: bool, per_project: dict[str, dict[str, str | bool]],
+                 clock: Callable[[], float] = time.time) -> None:
+        self.state = state
+        self.stores = stores
+        self.default = default
+        self.per_project = per_project
+        self.clock = clock
+        state.migrate("review_queue", SCHEMA)
+
+    # ------------------------------------------------------------------ policy
+    def wanted(self, store: MemoryDir) -> bool:
+        """`[projects."<root>"] review` when set for the store's project, else `[extract] review`."""
+        override = next((v.get("review") for root, v in self.per_project.items()
+                         if "review" in v and self._memory_dir_of(root) == store.path), None)
+        if override is None:
+            return self.default
+        return override is True or str(override).strip().lower() in ("true", "1", "yes", "on")
+
+    def _memory_dir_of(self, root: str) -> Path | None:
+        """A configured project's memory dir (by path, so it works before any request named the project)."""
+        try:
+            return self.stores.memory_dir_for(root)
+        except Exception:  # a configured root that no longer resolves configures nothing
+            return None
+
+    # ------------------------------------------------------------------ proposals
+    def propose(self, store: MemoryDir, *, name: str, description: str, type: str, body: str, target: str | None = None) -> str | None:
+        """Queue a proposal; returns its id, or None when the same memory was rejected before.
+        Refused content (secrets, bad fields) raises, like a save would, and is never queued."""
+        name, description = name.strip(), " ".join(description.split())
+        validate_fields(name, description, type, body)
+        check_no_secrets({"name": name, "description": description, "body": body})
+        fp = fingerprint(type, name, description)
+        key = str(store.path)
+        if self.state.query_one("SELECT 1 FROM review_rejected WHERE memory_dir = ? AND fingerprint = ?", (key, fp)):
+            return None
+        same = self.state.query_one("SELECT item_id FROM review_items WHERE memory_dir = ? AND fingerprint = ? AND status = ?", (key, fp, PENDING))
+        if same is not None:  # proposed again while waiting: keep one item, with the newest body
+            self.state.execute("UPDATE review_items SET body = ?, target = ? WHERE item_id = ?", (body, target, same["item_id"]))
+            return str(same["item_id"])
+        item_id = "rv_" + uuid.uuid4().hex[:12]
+        self.state.execute(
+            "INSERT INTO review_items(item_id, memory_dir, name, description, type, body, target, fingerprint, status, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (item_id, key, name, description, type, body, target, fp, PENDING, self.clock()),
+        )
+        return item_id
+
+    def items(self, store: MemoryDir | None = None, status: str = PENDING) -> list[dict[str, Any]]:
+        """Items of one memory dir (or all) with that status, oldest first."""
+        where, params = ("AND memory_dir = ?", (str(store.path),)) if store is not None else ("", ())
+        rows = self.state.query(f"SELECT * FROM review_items WHERE status = ? {where} ORDER BY created_at, item_id", (status, *params))
+        return [self._dict(r) for r in rows]
+
+    def pending_count(self, store: MemoryDir) -> int:
+        row = self.state.query_one("SELECT COUNT(*) AS n FROM review_items WHERE memory_dir = ? AND status = ?", (str(store.path), PENDING))
+        return int(row["n"]) if row else 0
+
+    def get(self, item_id: str) -> dict[str, Any]:
+        row = self.state.query_one("SELECT * FROM review_items WHERE item_id = ? AND status = ?", (item_id, PENDING))
+        if row is None:
+            raise ReviewItemNotFound(f"no pending memory {item_id!r} (already approved or rejected?); list them with `memoryd review list`.")
+        return self._dict(row)
+
+    # ------------------------------------------------------------------ decisions
+    def edit(self, item_id: str, *, name: str | None = None, description: str | None = None, body: str | None = None) -> dict[str, Any]:
+        """Change a pending proposal before approving it (checked like a save; nothing changes on refusal)."""
+        item = self.get(item_id)
+        new = {"name": (name if name is not None else item["name"]).strip(),
+               "description": " ".join((description if description is not None else item["description"]).split()),
+               "body": body if body is not None else item["body"]}
+        validate_fields(new["name"], new["description"], item["type"], new["body"])
+        check_no_secrets(new)
+        self.state.execute("UPDATE review_items SET name = ?, description = ?, body = ? WHERE item_id = ?",
+                           (new["name"], new["description"], new["body"], item_id))
+        return self.get(item_id)
+
+    def approve(self, item_id: str) -> dict[str, Any]:
+        """Write the proposal through the store's one write path; the item is kept as approved."""
+        item = self.get(item_id)
+        store = self.stores.for_path(Path(item["memory_dir"]))
+        target = item["target"] if item["target"] and store.exists(item["target"]) else None
+        saved = store.save(name=item["name"], description=item["description"], type=item["type"], body=item["body"], filename=target)
+        self.state.execute("UPDATE review_items SET status = ?, filename = ?, decided_at = ? WHERE item_id = ?",
+                           (APPROVED, saved.memory.filename, self.clock(), item_id))
+        return {**item, "status": APPROVED, "filename": saved.memory.filename}
+
+    def reject(self, item_id: str) -> dict[str, Any]:
+        """Drop the proposal and remember its fingerprint: the same memory is not proposed again."""
+        item = self.get(item_id)
+        with self.state.transaction() as db:
+            db.execute("UPDATE review_items SET status = ?, decided_at = ? WHERE item_id = ?", (REJECTED, self.clock(), item_id))
+            db.execute("INSERT OR REPLACE INTO review_rejected(memory_dir, fingerprint, rejected_at) VALUES (?, ?, ?)",
+                       (item["memory_dir"], item["fingerprint"], self.clock()))
+        return {**item, "status": REJECTED}
+
+    @staticmethod
+    def _dict(row: Any) -> dict[str, Any]:
+        return {k: row[k] for k in ("item_id", "memory_dir", "name", "description", "type", "body", "target", "fingerprint", "status",
+                                    "filename", "created_at", "decided_at")}

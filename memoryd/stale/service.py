@@ -1,0 +1,146 @@
+"""`StaleChecker`: which memories name a path, script, flag, function or package the project no
+longer has, and why. Cached per memory (by its mtime) and per project (by HEAD and the git index),
+so recall can ask on every prompt; `memoryd stale`, the web view and dream read it fresh.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from memoryd import limits
+from memoryd.errors import MemorydError
+from memoryd.stale.project import ProjectFacts, repo_key
+from memoryd.stale.refs import FLAG, MODULE, PACKAGE, PATH, SCRIPT, SYMBOL, Ref, find_refs
+from memoryd.store import MemoryDir
+
+log = logging.getLogger(__name__)
+CAVEAT = "Possibly stale: this memory names {what} that the project no longer has. Check the current code before relying on it."
+
+
+def reason(ref: Ref) -> str:
+    """Why a ref counts as gone, naming what was checked."""
+    if ref.kind == PATH:
+        return f"names `{ref.name}`, which is not a tracked file or directory (git ls-files)"
+    if ref.kind == SCRIPT:
+        where = {"make": "no Makefile target", "just": "no justfile recipe"}.get(ref.runner, "no package.json script")
+        return f"runs `{ref.runner} {'run ' if ref.runner in ('npm', 'pnpm', 'yarn', 'bun') else ''}{ref.name}`, but {where} is called {ref.name}"
+    if ref.kind == PACKAGE:
+        return f"names package `{ref.name}`, which no manifest lists (package.json, pyproject.toml, requirements, Cargo.toml, go.mod)"
+    if ref.kind == MODULE:
+        return f"runs `python -m {ref.name}`, but {ref.name} is neither a tracked module nor a dependency"
+    if ref.kind == FLAG:
+        return f"names flag `{ref.name}`, which no tracked file contains"
+    assert ref.kind == SYMBOL
+    return f"names `{ref.name}`, which no tracked file contains (git grep)"
+
+
+@dataclass(frozen=True)
+class Finding:
+    filename: str
+    name: str
+    type: str
+    reasons: tuple[str, ...]
+    refs: tuple[Ref, ...]
+
+    def as_dict(self) -> dict[str, object]:
+        return {"filename": self.filename, "name": self.name, "type": self.type, "reasons": list(self.reasons),
+                "names": [{"kind": r.kind, "name": r.name} for r in self.refs]}
+
+
+class StaleChecker:
+    """Stale flags per memory dir; a dir whose project is unknown or not a git repo is never flagged."""
+
+    def __init__(self, *, root_of: Callable[[MemoryDir], Path | None], clock: Callable[[], float] = time.monotonic) -> None:
+        self.root_of = root_of
+        self.clock = clock
+        self._facts: dict[Path, tuple[str, ProjectFacts]] = {}
+        self._keys: dict[Path, tuple[float, str | None]] = {}
+        self._results: dict[tuple[str, str], tuple[tuple[float, str], tuple[Ref, ...]]] = {}
+        self._lock = threading.Lock()
+
+    def _project(self, store: MemoryDir, *, fresh: bool) -> tuple[str, ProjectFacts] | None:
+        root = self.root_of(store)
+        if root is None or not root.is_dir():
+            return None
+        now = self.clock()
+        with self._lock:
+            cached_key = self._keys.get(root)
+        if fresh or cached_key is None or now - cached_key[0] > limits.STALE_REPO_RECHECK_SECONDS:
+            key = repo_key(root)
+            with self._lock:
+                self._keys[root] = (now, key)
+        else:
+            key = cached_key[1]
+        if key is None:
+            return None
+        with self._lock:
+            cached = self._facts.get(root)
+        if cached is None or cached[0] != key:
+            cached = (key, ProjectFacts.load(root, exclude=store.path))
+            with self._lock:
+                self._facts[root] = cached
+        return cached
+
+    def _missing(self, store: MemoryDir, filename: str, mtime: float, key: str, facts: ProjectFacts) -> tuple[Ref, ...]:
+        cache_key = (str(store.path), filename)
+        stamp = (mtime, key)
+        with self._lock:
+            hit = self._results.get(cache_key)
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+        memory = store.get(filename)
+        refs = find_refs(f"{memory.name}\n\n{memory.description}\n\n{memory.body}", cli_names=frozenset(facts.cli_names))
+        gone = tuple(facts.missing(refs))
+        with self._lock:
+            self._results[cache_key] = ((memory.mtime, key), gone)
+        return gone
+
+    def check(self, store: MemoryDir, *, fresh: bool = True) -> list[Finding]:
+        """Every stale memory of the dir, with its reasons (newest memory first)."""
+        project = self._project(store, fresh=fresh)
+        if project is None:
+            return []
+        key, facts = project
+        findings = []
+        for header in store.all_headers():
+            try:
+                gone = self._missing(store, header.filename, header.mtime, key, facts)
+            except MemorydError:
+                continue  # unreadable since the scan: listed as invalid elsewhere
+            if gone:
+                findings.append(Finding(header.filename, header.name, header.type, tuple(reason(r) for r in gone), gone))
+        return findings
+
+    def checked(self, store: MemoryDir) -> bool:
+        """Whether this dir's project can be checked at all (known root, a git repo)."""
+        return self._project(store, fresh=False) is not None
+
+    def caveat(self, store: MemoryDir, filename: str) -> str:
+        """The line recall puts before a stale memory; empty for a fresh one (or on any error: recall must not fail)."""
+        try:
+            project = self._project(store, fresh=False)
+            if project is None:
+                return ""
+            path = store.path / filename  # the filename came from the store's own scan
+            gone = self._missing(store, filename, path.stat().st_mtime, *project)
+        except Exception:
+            log.warning("stale check failed for %s; recalled without a caveat", filename, exc_info=True)
+            return ""
+        if not gone:
+            return ""
+        return CAVEAT.format(what=", ".join(r.describe() for r in gone[:3]) + (" and more" if len(gone) > 3 else ""))
+
+    def dream_notes(self, store: MemoryDir) -> list[str]:
+        """What a consolidation proposes for each stale memory: update it, or remove it."""
+        try:
+            findings = self.check(store)
+        except Exception:
+            log.warning("stale check failed for %s", store.path, exc_info=True)
+            return []
+        return [f"stale: {f.filename} {'; '.join(f.reasons)}. Proposed: update it to the current names, or remove it "
+                f"(memoryd forget {f.filename})." for f in findings]

@@ -1,0 +1,280 @@
+"""The web view's pages and forms. Thin: reads and writes go through the daemon's parts
+(`MemoryDir.save/delete`, `dream.undo`, ...), the same ones the REST API uses.
+
+State-changing forms need, with the session cookie, the page's CSRF token and an Origin equal to
+the daemon's own; a request carrying the bearer token needs neither (no ambient credential).
+"""
+
+from __future__ import annotations
+
+import functools
+import hmac
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from fastapi import APIRouter, Form, Query, Request
+from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+
+from memoryd import limits
+from memoryd.api.deps import DaemonDep
+from memoryd.auth import token_matches
+from memoryd.errors import Forbidden, MemorydError
+from memoryd.ui import views
+from memoryd.ui.auth import COOKIE_NAME, UI_LOGIN_PATH, UI_PREFIX, UiSession, UiSessions, cookie_value
+
+HERE = Path(__file__).parent
+TEMPLATES = Jinja2Templates(directory=str(HERE / "templates"))
+TEMPLATES.env.filters["when"] = lambda ts: datetime.fromtimestamp(float(ts), timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC") if ts else "-"
+SPEND_DAYS = 14
+
+router = APIRouter(include_in_schema=False)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def ui_sessions(request: Request) -> UiSessions:
+    sessions: UiSessions = request.app.state.ui_sessions
+    return sessions
+
+
+def current_session(request: Request) -> UiSession | None:
+    return ui_sessions(request).get(cookie_value(request.headers.get("cookie", "")))
+
+
+def has_bearer(request: Request) -> bool:
+    raw = request.headers.get("authorization", "")
+    return raw[:7].lower() == "bearer " and token_matches(request.app.state.daemon.token, raw[7:].strip())
+
+
+def check_form(request: Request, csrf: str) -> None:
+    """Refuse a cookie-authenticated form unless it carries the session's CSRF token and comes
+    from the daemon's own origin (another local port is same-site, so the cookie alone is not enough)."""
+    if has_bearer(request):
+        return
+    session = current_session(request)
+    expected = f"{request.url.scheme}://{request.headers.get('host', '')}"
+    if request.headers.get("origin") != expected:
+        raise Forbidden(f"this form must be sent from the memoryd web view itself ({expected}); reload the page and try again.")
+    if session is None or not hmac.compare_digest(csrf.encode(), session.csrf.encode()):
+        raise Forbidden("the form's CSRF token is missing or stale; reload the page and try again.")
+
+
+def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
+    session = current_session(request)
+    return TEMPLATES.TemplateResponse(request, template, {"csrf": session.csrf if session else "", "prefix": UI_PREFIX, **context},
+                                      status_code=status)
+
+
+def shows_errors(fn: F) -> F:
+    """Render a refused request as a page naming the fix (the API's JSON is for programs)."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except MemorydError as exc:
+            return page(kwargs["request"], "message.html", status=exc.status, title=f"{exc.status}: {exc.code}", message=exc.message)
+    return wrapper  # type: ignore[return-value]
+
+
+def back(url: str) -> RedirectResponse:
+    return RedirectResponse(url, status_code=303)
+
+
+# ---------------------------------------------------------------------------- login
+@router.post("/v1/ui/login-link", tags=["ui"])
+def login_link(request: Request) -> dict[str, Any]:
+    """A one-time link that logs a browser into the web view (bearer token required)."""
+    code = ui_sessions(request).new_code()
+    base = f"{request.url.scheme}://{request.headers.get('host', '')}"
+    return {"url": f"{base}{UI_LOGIN_PATH}?code={code}", "expires_in_seconds": limits.UI_LOGIN_CODE_SECONDS}
+
+
+@router.get(UI_LOGIN_PATH)
+def login(request: Request, code: str = Query("")) -> Response:
+    session = ui_sessions(request).redeem(code)
+    if session is None:
+        return page(request, "message.html", status=401, title="Login link used or expired",
+                    message="This login link was already used or has expired. Run `memoryd ui` again for a fresh one.")
+    response = back(f"{UI_PREFIX}/")
+    response.set_cookie(COOKIE_NAME, session.session_id, max_age=int(limits.UI_SESSION_SECONDS), path=UI_PREFIX,
+                        httponly=True, samesite="strict")
+    return response
+
+
+@router.post(f"{UI_PREFIX}/logout")
+def logout(request: Request, csrf: str = Form("")) -> Response:
+    check_form(request, csrf)
+    ui_sessions(request).end(cookie_value(request.headers.get("cookie", "")))
+    response = page(request, "message.html", title="Logged out", message="Run `memoryd ui` to open the web view again.")
+    response.delete_cookie(COOKIE_NAME, path=UI_PREFIX)
+    return response
+
+
+@router.get(f"{UI_PREFIX}/static/style.css")
+def stylesheet() -> FileResponse:
+    return FileResponse(HERE / "static" / "style.css", media_type="text/css")
+
+
+# ---------------------------------------------------------------------------- projects and memories
+@router.get(UI_PREFIX)
+@router.get(f"{UI_PREFIX}/")
+@shows_errors
+def home(request: Request, daemon: DaemonDep) -> HTMLResponse:
+    rows = [{"p": p, "count": len(p.store.all_headers()), "pending": daemon.review.pending_count(p.store)} for p in views.projects(daemon)]
+    return page(request, "projects.html", title="Projects", rows=rows)
+
+
+@router.get(f"{UI_PREFIX}/p/{{pid}}")
+@shows_errors
+def memories(request: Request, daemon: DaemonDep, pid: str, q: str = "", type: str = "") -> HTMLResponse:
+    p = views.project(daemon, pid)
+    headers = p.store.list(type or None)
+    if q:
+        needle = q.casefold()
+        headers = [h for h in headers if needle in f"{h.filename}\n{h.name}\n{h.description}".casefold()]
+    return page(request, "memories.html", title=p.title, p=p, memories=headers, q=q, type=type, types=limits.MEMORY_TYPES,
+                invalid=p.store.invalid_files(), done=request.query_params.get("done", ""))
+
+
+@router.get(f"{UI_PREFIX}/p/{{pid}}/index")
+@shows_errors
+def index(request: Request, daemon: DaemonDep, pid: str) -> HTMLResponse:
+    p = views.project(daemon, pid)
+    return page(request, "index.html", title=f"{p.title}: MEMORY.md", p=p, served=p.store.served_index())
+
+
+@router.get(f"{UI_PREFIX}/p/{{pid}}/m/{{filename}}")
+@shows_errors
+def memory(request: Request, daemon: DaemonDep, pid: str, filename: str) -> HTMLResponse:
+    p = views.project(daemon, pid)
+    return page(request, "memory.html", title=filename, p=p, m=p.store.get(filename), done=request.query_params.get("done", ""))
+
+
+@router.post(f"{UI_PREFIX}/p/{{pid}}/m/{{filename}}")
+@shows_errors
+def edit_memory(request: Request, daemon: DaemonDep, pid: str, filename: str, name: str = Form(...), description: str = Form(...),
+                body: str = Form(""), csrf: str = Form("")) -> Response:
+    check_form(request, csrf)
+    p = views.project(daemon, pid)
+    current = p.store.get(filename)
+    try:
+        p.store.save(name=name, description=description, type=current.type, body=body, filename=filename)
+    except MemorydError as exc:  # show the form again with what was typed and the fix
+        draft = {"filename": filename, "name": name, "description": description, "type": current.type, "body": body}
+        return page(request, "memory.html", status=exc.status, title=filename, p=p, m=draft, error=exc.message)
+    daemon.metrics.memories_written.labels("ui").inc()
+    return back(f"{UI_PREFIX}/p/{pid}/m/{filename}?done=saved")
+
+
+@router.get(f"{UI_PREFIX}/p/{{pid}}/m/{{filename}}/delete")
+@shows_errors
+def confirm_delete(request: Request, daemon: DaemonDep, pid: str, filename: str) -> HTMLResponse:
+    p = views.project(daemon, pid)
+    return page(request, "confirm_delete.html", title=f"Delete {filename}?", p=p, m=p.store.get(filename))
+
+
+@router.post(f"{UI_PREFIX}/p/{{pid}}/m/{{filename}}/delete")
+@shows_errors
+def delete_memory(request: Request, daemon: DaemonDep, pid: str, filename: str, csrf: str = Form("")) -> Response:
+    check_form(request, csrf)
+    views.project(daemon, pid).store.delete(filename)
+    daemon.metrics.memories_deleted.inc()
+    return back(f"{UI_PREFIX}/p/{pid}?done=deleted+{filename}")
+
+
+# ---------------------------------------------------------------------------- dream, jobs, sessions, spend
+@router.get(f"{UI_PREFIX}/p/{{pid}}/dream")
+@shows_errors
+def dream_runs(request: Request, daemon: DaemonDep, pid: str) -> HTMLResponse:
+    p = views.project(daemon, pid)
+    runs = [{**r, "diffs": views.run_diffs(daemon, p.store, r["run_id"])} for r in daemon.dream.runs_of(p.store)]
+    return page(request, "dream.html", title=f"{p.title}: dream runs", p=p, runs=runs, done=request.query_params.get("done", ""))
+
+
+@router.post(f"{UI_PREFIX}/p/{{pid}}/dream/{{run_id}}/undo")
+@shows_errors
+def dream_undo(request: Request, daemon: DaemonDep, pid: str, run_id: str, csrf: str = Form("")) -> Response:
+    check_form(request, csrf)
+    p = views.project(daemon, pid)
+    if run_id not in {r["run_id"] for r in daemon.dream.runs_of(p.store)}:
+        return page(request, "message.html", status=404, title="No such run", message=f"run {run_id} is not a run of this project.")
+    daemon.dream.undo(run_id)
+    return back(f"{UI_PREFIX}/p/{pid}/dream?done=undid+{run_id}")
+
+
+@router.get(f"{UI_PREFIX}/p/{{pid}}/jobs")
+@shows_errors
+def jobs(request: Request, daemon: DaemonDep, pid: str) -> HTMLResponse:
+    p = views.project(daemon, pid)
+    return page(request, "jobs.html", title=f"{p.title}: extraction jobs", p=p, jobs=daemon.extraction.jobs.recent(p.store.path),
+                counts=daemon.extraction.status())
+
+
+@router.get(f"{UI_PREFIX}/sessions")
+@shows_errors
+def sessions(request: Request, daemon: DaemonDep) -> HTMLResponse:
+    return page(request, "sessions.html", title="Session notes", sessions=daemon.session_memory.recent())
+
+
+@router.get(f"{UI_PREFIX}/sessions/{{session_id}}")
+@shows_errors
+def session_notes(request: Request, daemon: DaemonDep, session_id: str) -> HTMLResponse:
+    text = daemon.session_memory.get(session_id)
+    if text is None:
+        return page(request, "message.html", status=404, title="No notes", message=f"session {session_id} has no notes yet.")
+    return page(request, "session.html", title=f"Session {session_id}", session_id=session_id, text=text)
+
+
+@router.get(f"{UI_PREFIX}/spend")
+@shows_errors
+def spend(request: Request, daemon: DaemonDep) -> HTMLResponse:
+    rows = daemon.meter.by_day(SPEND_DAYS)
+    today = daemon.now().astimezone(timezone.utc).date()
+    chart = views.spend_chart(rows, today=today, days=SPEND_DAYS, cap=daemon.meter.daily_cap)
+    return page(request, "spend.html", title="Model spend", chart=chart, rows=rows, summary=daemon.meter.summary(), mode=daemon.llm.mode,
+                model=daemon.settings.llm.model if daemon.llm.enabled else None, days=SPEND_DAYS)
+
+
+# ---------------------------------------------------------------------------- review queue
+@router.get(f"{UI_PREFIX}/p/{{pid}}/review")
+@shows_errors
+def review(request: Request, daemon: DaemonDep, pid: str) -> HTMLResponse:
+    p = views.project(daemon, pid)
+    return page(request, "review.html", title=f"{p.title}: review", p=p, items=daemon.review.items(p.store), wanted=daemon.review.wanted(p.store),
+                read_only=daemon.settings.memory.read_only, done=request.query_params.get("done", ""))
+
+
+@router.post(f"{UI_PREFIX}/p/{{pid}}/review/{{item_id}}")
+@shows_errors
+def review_decide(request: Request, daemon: DaemonDep, pid: str, item_id: str, action: str = Form(...), name: str = Form(...),
+                  description: str = Form(...), body: str = Form(""), csrf: str = Form("")) -> Response:
+    """One form per pending memory: its fields as edited, and which button was pressed."""
+    check_form(request, csrf)
+    p = views.project(daemon, pid)
+    item = daemon.review.get(item_id)
+    if item["memory_dir"] != str(p.store.path):
+        return page(request, "message.html", status=404, title="Not in this project", message=f"{item_id} is not waiting in this project.")
+    if action == "reject":
+        daemon.review.reject(item_id)
+        return back(f"{UI_PREFIX}/p/{pid}/review?done=rejected+{item['name']}")
+    try:
+        daemon.review.edit(item_id, name=name, description=description, body=body)
+        if action == "approve":
+            approved = daemon.review.approve(item_id)
+            daemon.metrics.memories_written.labels("review").inc()
+            return back(f"{UI_PREFIX}/p/{pid}/review?done=approved+{approved['filename']}")
+    except MemorydError as exc:
+        items = [{**i, "name": name, "description": description, "body": body} if i["item_id"] == item_id else i for i in daemon.review.items(p.store)]
+        return page(request, "review.html", status=exc.status, title=f"{p.title}: review", p=p, items=items,
+                    wanted=daemon.review.wanted(p.store), read_only=daemon.settings.memory.read_only, error=exc.message)
+    return back(f"{UI_PREFIX}/p/{pid}/review?done=saved+{item_id}")
+
+
+# ---------------------------------------------------------------------------- stale memories
+@router.get(f"{UI_PREFIX}/p/{{pid}}/stale")
+@shows_errors
+def stale(request: Request, daemon: DaemonDep, pid: str) -> HTMLResponse:
+    p = views.project(daemon, pid)
+    return page(request, "stale.html", title=f"{p.title}: stale memories", p=p, findings=daemon.stale.check(p.store),
+                checked=daemon.stale.checked(p.store))

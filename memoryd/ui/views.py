@@ -1,0 +1,104 @@
+"""What the pages show, computed from the daemon's parts: projects, per-run diffs, the spend chart.
+
+Plain Python (no HTTP): the routes render these with the templates.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+from dataclasses import dataclass
+from datetime import date, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from markupsafe import Markup, escape
+
+from memoryd.errors import NotFound
+from memoryd.store import MemoryDir
+
+if TYPE_CHECKING:
+    from memoryd.daemon import Daemon
+
+CHART_COLORS = ("#2f6fb0", "#d9822b", "#3c9a5f", "#9b59b6", "#c0392b", "#7f8c8d")
+
+
+@dataclass(frozen=True)
+class Project:
+    pid: str
+    store: MemoryDir
+    root: Path | None
+
+    @property
+    def title(self) -> str:
+        return self.root.name if self.root else self.store.path.parent.name
+
+
+def project_id(path: Path) -> str:
+    """A short stable id for a memory dir, so URLs never carry a filesystem path."""
+    return hashlib.sha256(str(path).encode()).hexdigest()[:12]
+
+
+def projects(daemon: Daemon) -> list[Project]:
+    """Every memory dir memoryd knows (found on disk or named by a request since start)."""
+    daemon.stores.discover()
+    found = [Project(project_id(s.path), s, daemon.dream.project_root(s)) for s in daemon.stores.known()]
+    return sorted(found, key=lambda p: (p.title.casefold(), str(p.store.path)))
+
+
+def project(daemon: Daemon, pid: str) -> Project:
+    for p in projects(daemon):
+        if p.pid == pid:
+            return p
+    raise NotFound(f"no project {pid!r}; pick one from the list at /ui.")
+
+
+def run_diffs(daemon: Daemon, store: MemoryDir, run_id: str) -> list[dict[str, str]]:
+    """For each file a dream run touched: a unified diff from its text before the run to its text now."""
+    diffs = []
+    for filename, prior in sorted(daemon.dream.prior_texts(run_id).items()):
+        current = store.read_raw(filename)
+        lines = difflib.unified_diff(
+            (prior or "").splitlines(keepends=True), (current or "").splitlines(keepends=True),
+            fromfile=f"{filename} (before the run)", tofile=f"{filename} (now)" if current is not None else f"{filename} (deleted)",
+        )
+        diffs.append({"filename": filename, "diff": "".join(lines) or "(no difference now)"})
+    return diffs
+
+
+def spend_chart(rows: list[dict[str, Any]], *, today: date, days: int, cap: int) -> Markup:
+    """Tokens per day as stacked bars by purpose, with the daily cap as a dashed line (inline SVG)."""
+    width, height, left, bottom, top = 640, 220, 56, 28, 12
+    day_list = [(today - timedelta(days=days - 1 - i)).isoformat() for i in range(days)]
+    purposes = sorted({r["purpose"] for r in rows})
+    color = {p: CHART_COLORS[i % len(CHART_COLORS)] for i, p in enumerate(purposes)}
+    totals = {d: sum(r["tokens"] for r in rows if r["day"] == d) for d in day_list}
+    most = max([*totals.values(), 1])
+    peak = cap if cap and cap <= most * 1.25 else int(most * 1.25) or 1  # the cap line only when it fits the scale
+    plot_h = height - bottom - top
+    slot = (width - left) / days
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height + 24 * max(1, len(purposes))}" '
+             f'aria-label="model tokens per day and purpose" class="chart">']
+    parts.append(f'<text x="4" y="{top + 8}" font-size="11">{peak:,}</text><text x="4" y="{height - bottom}" font-size="11">0</text>')
+    for i, d in enumerate(day_list):
+        x = left + i * slot + slot * 0.15
+        y = height - bottom
+        for r in (r for r in rows if r["day"] == d):
+            h = plot_h * r["tokens"] / peak
+            y -= h
+            parts.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{slot * 0.7:.1f}" height="{h:.1f}" fill="{color[r["purpose"]]}">'
+                         f'<title>{escape(d)} {escape(r["purpose"])}: {r["tokens"]:,} tokens</title></rect>')
+        if i % max(1, days // 7) == 0 or i == days - 1:
+            parts.append(f'<text x="{x:.1f}" y="{height - 10}" font-size="10">{escape(d[5:])}</text>')
+    if cap and cap > peak:
+        parts.append(f'<text x="{left + 4}" y="{top + 8}" font-size="10" fill="#c0392b">daily cap {cap:,} (above this scale)</text>')
+    elif cap:
+        cy = height - bottom - plot_h * cap / peak
+        parts.append(f'<line x1="{left}" x2="{width}" y1="{cy:.1f}" y2="{cy:.1f}" stroke="#c0392b" stroke-dasharray="4 3"/>'
+                     f'<text x="{left + 4}" y="{cy - 3:.1f}" font-size="10" fill="#c0392b">daily cap {cap:,}</text>')
+    for i, p in enumerate(purposes or ["(no model calls)"]):
+        ly = height + 8 + 24 * i
+        parts.append(f'<rect x="{left}" y="{ly}" width="12" height="12" fill="{color.get(p, "#ccc")}"/>'
+                     f'<text x="{left + 18}" y="{ly + 10}" font-size="12">{escape(p)}</text>')
+    parts.append("</svg>")
+    return Markup("".join(parts))

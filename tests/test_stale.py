@@ -1,0 +1,118 @@
+"""Stale memories against a real git repo: the labelled dev set through GET /v1/stale, the recall
+caveat, a commit that fixes a name, dream's proposals, the CLI, and what the name finder skips."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from memoryd.daemon import Daemon
+from memoryd.stale.refs import FLAG, PACKAGE, PATH, SCRIPT, SYMBOL, Ref, find_refs
+from tests.conftest import LiveDaemon, make_settings, recall_api, save_memory, serve
+from tests.support.servers import daemon_env
+from tests.support.stale_fixture import git, labelled_memories, make_repo
+from tests.test_ui import login, pid
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "shop")
+
+
+@pytest.fixture
+def slive(home: Path) -> Iterator[LiveDaemon]:
+    with serve(Daemon(make_settings(home))) as live:
+        yield live
+
+
+def stale_report(live: LiveDaemon, cwd: Path) -> dict[str, Any]:
+    r = live.client.get("/v1/stale", params={"cwd": str(cwd)})
+    assert r.status_code == 200, r.text
+    return r.json()  # type: ignore[no-any-return]
+
+
+def test_dev_set_precision_and_recall(slive: LiveDaemon, repo: Path) -> None:
+    labels = {}
+    for m in labelled_memories():
+        labels[save_memory(slive, repo, m["name"], m["description"], m["body"], m["type"])] = m["stale"]
+    assert len(labels) >= 30 and 0 < sum(labels.values()) < len(labels)
+    report = stale_report(slive, repo)
+    assert report["checked"] and report["project_root"] == str(repo)
+    flagged = {m["filename"] for m in report["memories"]}
+    true_pos = sum(1 for f in flagged if labels[f])
+    precision = true_pos / max(1, len(flagged))
+    recall = true_pos / sum(labels.values())
+    assert precision >= 0.9 and recall >= 0.8, (precision, recall, flagged)
+    reasons = {m["filename"]: " ".join(m["reasons"]) for m in report["memories"]}
+    assert "src/shopapi/billing.py" in reasons["project_where-order-totals-live.md"] and "git ls-files" in reasons["project_where-order-totals-live.md"]
+    assert "db-reset" in reasons["feedback_reset-the-database-before-integration-tests.md"]
+
+
+def test_recall_adds_a_caveat_and_a_commit_clears_the_flag(slive: LiveDaemon, repo: Path) -> None:
+    stale = save_memory(slive, repo, "Seeding fixtures", "How to load demo data into the shop",
+                        "Seed demo data with `scripts/seed_fixtures.sh` after migrating.")
+    fresh = save_memory(slive, repo, "Deploying to staging", "How staging deploys of the shop work",
+                        "Deploy with `scripts/deploy.sh staging`.")
+    result = recall_api(slive, repo, "how do I seed demo data into the shop?", session="s1")
+    by_file = {m["filename"]: m for m in result["memories"]}
+    assert stale in by_file and "Possibly stale" in result["injection"] and "scripts/seed_fixtures.sh" in result["injection"]
+    result = recall_api(slive, repo, "how do staging deploys of the shop work?", session="s2")
+    assert fresh in {m["filename"] for m in result["memories"]}
+    blocks = result["injection"].split("<system-reminder>")
+    assert not any("Possibly stale" in b for b in blocks if fresh in b)  # a fresh memory gets no caveat
+    # The script is added and committed: the memory is fresh again.
+    (repo / "scripts" / "seed_fixtures.sh").write_text("#!/bin/sh\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "seed script")
+    assert stale_report(slive, repo)["memories"] == []
+
+
+def test_dream_proposes_updating_or_removing_stale_memories(slive: LiveDaemon, repo: Path) -> None:
+    filename = save_memory(slive, repo, "Cart state", "Where the frontend keeps the cart", "The cart lives in `frontend/src/store/cart.ts`.")
+    run_id = slive.client.post("/v1/dream/run", json={"cwd": str(repo)}).json()["run_id"]
+    deadline = time.monotonic() + 20
+    while True:
+        run = next(r for r in slive.client.get("/v1/dream/runs", params={"cwd": str(repo)}).json()["runs"] if r["run_id"] == run_id)
+        if run["status"] != "running" or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert run["status"] == "done", run
+    note = next(n for n in run["notes"] if n.startswith("stale:"))
+    assert filename in note and "frontend/src/store/cart.ts" in note and "update" in note and "remove" in note
+
+
+def test_cli_and_web_view_list_stale_memories(slive: LiveDaemon, repo: Path, home: Path) -> None:
+    filename = save_memory(slive, repo, "Discount logic", "Where percentage discounts are applied", "Applied by `calculate_discount()`.")
+    env = {**daemon_env(home), "MEMORYD_PORT": slive.url.rsplit(":", 1)[1], "MEMORYD_TOKEN": slive.daemon.token}
+    done = subprocess.run([sys.executable, "-m", "memoryd", "stale"], env=env, capture_output=True, text=True, timeout=30, cwd=repo)
+    assert done.returncode == 0 and filename in done.stdout and "calculate_discount" in done.stdout, done.stderr
+    browser, _ = login(slive)
+    page = browser.get(f"/ui/p/{pid(slive, repo)}/stale").text
+    assert filename in page and "calculate_discount" in page
+
+
+def test_a_project_that_is_not_a_git_repo_is_not_checked(slive: LiveDaemon, tmp_path: Path) -> None:
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    save_memory(slive, plain, "Old file", "Points at a file", "See `src/gone.py`.")
+    report = stale_report(slive, plain)
+    assert report == {"checked": False, "project_root": str(plain), "memories": []}
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Totals are in `src/app/billing.py`.", [Ref(PATH, "src/app/billing.py")]),
+    ("Run `npm run storybook` then `make db-reset`.", [Ref(SCRIPT, "storybook", "npm"), Ref(SCRIPT, "db-reset", "make")]),
+    ("Pass `--batch-size 500`.", [Ref(FLAG, "--batch-size")]),
+    ("Call `get_db_session()` or `PaypalClient.refund`.", [Ref(SYMBOL, "get_db_session"), Ref(SYMBOL, "refund")]),
+    ("HTTP goes through the `requests` library.", [Ref(PACKAGE, "requests")]),
+    ("We removed `src/legacy.py`; never use `requests`.", []),  # the sentence already says it is gone
+    ("The user knows Node.js and Next.js; see https://x.example/a/b.json and `~/.config/app.toml`.", []),
+    ("Use `pnpm install --frozen-lockfile` and `git rebase -i --autosquash`.", []),  # not the project's own flags
+])
+def test_find_refs(text: str, expected: list[Ref]) -> None:
+    assert find_refs(text) == expected

@@ -1,0 +1,204 @@
+"""The web view over real HTTP: login by one-time link, the cookie's reach (/ui only), CSRF and
+Origin checks on forms, editing/deleting through the one write path, dream diffs and undo, spend."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from memoryd.ui.views import project_id
+from tests.conftest import LiveDaemon, save_memory
+
+
+def login(live: LiveDaemon) -> tuple[httpx.Client, str]:
+    """A browser-like client (no bearer token) logged in through a one-time link; returns it and the CSRF token."""
+    url = live.client.post("/v1/ui/login-link").json()["url"]
+    browser = httpx.Client(base_url=live.url, timeout=10)
+    r = browser.get(url.removeprefix(live.url))
+    assert r.status_code == 303 and r.headers["location"] == "/ui/"
+    return browser, csrf_of(browser.get("/ui/").text)
+
+
+def csrf_of(html: str) -> str:
+    match = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert match, html
+    return match.group(1)
+
+
+def pid(live: LiveDaemon, project: Path) -> str:
+    return project_id(live.daemon.store_for(str(project)).path)
+
+
+def test_login_link_works_once_and_sets_a_strict_httponly_cookie_scoped_to_ui(live: LiveDaemon, project: Path) -> None:
+    save_memory(live, project, "Use pnpm", "Always use pnpm for installs")
+    anonymous = httpx.Client(base_url=live.url, timeout=10)
+    assert anonymous.get("/ui/").status_code == 401
+    assert anonymous.post("/v1/ui/login-link").status_code == 401  # only a token holder mints links
+    url = live.client.post("/v1/ui/login-link").json()["url"]
+    assert url.startswith(live.url + "/ui/login?code=")
+    r = anonymous.get(url.removeprefix(live.url))
+    cookie = r.headers["set-cookie"].lower()
+    assert r.status_code == 303 and "httponly" in cookie and "samesite=strict" in cookie and "path=/ui" in cookie
+    page = anonymous.get("/ui/")
+    assert page.status_code == 200 and "project" in page.text and "text/html" in page.headers["content-type"]
+    # The cookie is a /ui credential only: the JSON API still wants the bearer token.
+    cookies = {"memoryd_ui": anonymous.cookies["memoryd_ui"]}
+    assert httpx.get(f"{live.url}/v1/memories", params={"cwd": str(project)}, cookies=cookies).status_code == 401
+    assert httpx.get(f"{live.url}/docs", cookies=cookies).status_code == 401
+    # A used (or made-up) code logs no one in.
+    again = httpx.Client(base_url=live.url, timeout=10)
+    assert again.get(url.removeprefix(live.url)).status_code == 401 and "memoryd_ui" not in again.cookies
+    assert again.get("/ui/login?code=guess").status_code == 401
+    assert again.get("/ui/").status_code == 401
+    # The bearer token still opens the view.
+    assert live.client.get("/ui/").status_code == 200
+
+
+def test_search_filter_open_and_index(live: LiveDaemon, project: Path) -> None:
+    save_memory(live, project, "Use pnpm", "Always use pnpm for installs", type_="feedback")
+    save_memory(live, project, "Grafana board", "Latency dashboard lives in Grafana", type_="reference")
+    browser, _ = login(live)
+    p = pid(live, project)
+    assert "Use pnpm" in browser.get(f"/ui/p/{p}").text
+    found = browser.get(f"/ui/p/{p}", params={"q": "grafana"}).text
+    assert "Grafana board" in found and "Use pnpm" not in found
+    typed = browser.get(f"/ui/p/{p}", params={"type": "feedback"}).text
+    assert "Use pnpm" in typed and "Grafana board" not in typed
+    index = browser.get(f"/ui/p/{p}/index").text
+    assert "feedback_use-pnpm.md" in index and "over its limit" not in index
+    assert browser.get(f"/ui/p/{p}/m/feedback_use-pnpm.md").status_code == 200
+    assert browser.get("/ui/p/nope").status_code == 404
+    assert browser.get(f"/ui/p/{p}/m/feedback_nope.md").status_code == 404
+
+
+def test_index_page_shows_the_truncation_warning(live: LiveDaemon, project: Path) -> None:
+    store = live.daemon.store_for(str(project))
+    for i in range(205):
+        store.save(name=f"Note {i}", description=f"fact number {i}", type="project", body="x")
+    browser, _ = login(live)
+    page = browser.get(f"/ui/p/{pid(live, project)}/index").text
+    assert "over its limit" in page and "WARNING: MEMORY.md is over 200 lines" in page
+
+
+def test_edit_needs_csrf_and_the_daemons_own_origin(live: LiveDaemon, project: Path) -> None:
+    filename = save_memory(live, project, "Use pnpm", "Always use pnpm for installs", body="Use pnpm.")
+    browser, csrf = login(live)
+    p = pid(live, project)
+    path = f"/ui/p/{p}/m/{filename}"
+    form = {"name": "Use pnpm", "description": "Always use pnpm, never npm", "body": "Use pnpm.\n\n**Why:** lockfile."}
+    store = live.daemon.store_for(str(project))
+    before = store.read_raw(filename)
+    own = {"origin": live.url}
+    assert browser.post(path, data={**form, "csrf": "wrong"}, headers=own).status_code == 403
+    assert browser.post(path, data=form, headers=own).status_code == 403
+    assert browser.post(path, data={**form, "csrf": csrf}).status_code == 403  # no Origin at all
+    other_port = live.url.rsplit(":", 1)[0] + ":1"  # same site (a cookie would be sent), another origin
+    assert browser.post(path, data={**form, "csrf": csrf}, headers={"origin": other_port}).status_code == 403
+    assert browser.post(path, data={**form, "csrf": csrf}, headers={"origin": "http://evil.example"}).status_code == 403
+    assert store.read_raw(filename) == before
+    r = browser.post(path, data={**form, "csrf": csrf}, headers=own)
+    assert r.status_code == 303, r.text
+    m = store.get(filename)
+    assert m.description == "Always use pnpm, never npm" and "**Why:** lockfile." in m.body
+    assert "never npm" in store.served_index().content
+    # A secret is refused with the form shown again, and nothing stored changes.
+    saved = store.read_raw(filename)
+    r = browser.post(path, data={**form, "body": "key AKIAIOSFODNN7EXAMPLE", "csrf": csrf}, headers=own)
+    assert r.status_code == 422 and "AKIAIOSFODNN7EXAMPLE" in r.text and 'role="alert"' in r.text
+    assert store.read_raw(filename) == saved
+    # The bearer token needs neither CSRF nor Origin (no ambient credential to abuse).
+    assert live.client.post(path, data={**form, "description": "By token"}).status_code == 303
+    assert store.get(filename).description == "By token"
+
+
+def test_delete_asks_first_then_deletes(live: LiveDaemon, project: Path) -> None:
+    filename = save_memory(live, project, "Use pnpm", "Always use pnpm for installs")
+    browser, csrf = login(live)
+    p = pid(live, project)
+    confirm = browser.get(f"/ui/p/{p}/m/{filename}/delete")
+    assert confirm.status_code == 200 and "Yes, delete it" in confirm.text
+    assert live.daemon.store_for(str(project)).exists(filename)  # asking deletes nothing
+    r = browser.post(f"/ui/p/{p}/m/{filename}/delete", data={"csrf": csrf}, headers={"origin": live.url})
+    assert r.status_code == 303
+    assert not live.daemon.store_for(str(project)).exists(filename)
+    assert "Use pnpm" not in live.daemon.store_for(str(project)).served_index().content
+
+
+def wait_run(live: LiveDaemon, project: Path, run_id: str) -> dict[str, Any]:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        runs = live.client.get("/v1/dream/runs", params={"cwd": str(project)}).json()["runs"]
+        run = next((r for r in runs if r["run_id"] == run_id), None)
+        if run and run["status"] != "running":
+            return run
+        time.sleep(0.05)
+    raise AssertionError("run did not finish")
+
+
+def test_dream_run_shows_a_diff_and_undoes(live: LiveDaemon, project: Path) -> None:
+    a = save_memory(live, project, "Use pnpm", "Always use pnpm for installs", body="Use pnpm.")
+    b = save_memory(live, project, "pnpm only", "Always use pnpm for installs", body="Never npm.")
+    store = live.daemon.store_for(str(project))
+    before = {f: store.read_raw(f) for f in (a, b)}
+    run_id = live.client.post("/v1/dream/run", json={"cwd": str(project)}).json()["run_id"]
+    assert wait_run(live, project, run_id)["status"] == "done"
+    browser, csrf = login(live)
+    p = pid(live, project)
+    page = browser.get(f"/ui/p/{p}/dream").text
+    assert run_id in page and "Undo this run" in page and "(before the run)" in page and ("+Use pnpm." in page or "+Never npm." in page), page
+    r = browser.post(f"/ui/p/{p}/dream/{run_id}/undo", data={"csrf": csrf}, headers={"origin": live.url})
+    assert r.status_code == 303
+    assert {f: store.read_raw(f) for f in (a, b)} == before
+    assert "Undo this run" not in browser.get(f"/ui/p/{p}/dream").text
+    again = browser.post(f"/ui/p/{p}/dream/{run_id}/undo", data={"csrf": csrf}, headers={"origin": live.url})
+    assert again.status_code == 409 and "already undone" in again.text
+
+
+def test_jobs_sessions_and_spend_pages(live: LiveDaemon, project: Path) -> None:
+    save_memory(live, project, "Use pnpm", "Always use pnpm for installs")
+    live.daemon.meter.record("extract", 1200, 300)
+    live.daemon.meter.record("recall", 500, 20)
+    browser, _ = login(live)
+    spend = browser.get("/ui/spend").text
+    assert "<svg" in spend and "extract" in spend and "1,500" in spend and "daily cap 2,000,000 (above this scale)" in spend and "offline" in spend
+    assert browser.get(f"/ui/p/{pid(live, project)}/jobs").status_code == 200
+    assert browser.get("/ui/sessions").status_code == 200
+    assert browser.get("/ui/sessions/nope").status_code == 404
+
+
+def test_no_cors_and_foreign_hosts_refused(live: LiveDaemon) -> None:
+    r = httpx.options(f"{live.url}/ui/", headers={"origin": "http://evil.example", "access-control-request-method": "POST"})
+    assert "access-control-allow-origin" not in r.headers
+    browser, _ = login(live)
+    assert browser.get("/ui/", headers={"host": "evil.example"}).status_code == 403  # DNS rebinding
+    assert browser.get("/ui/../v1/memories").status_code in (401, 404)
+
+
+@pytest.mark.parametrize("path", ["/ui/logout"])
+def test_logout_ends_the_session(live: LiveDaemon, path: str) -> None:
+    browser, csrf = login(live)
+    assert browser.post(path, data={"csrf": csrf}, headers={"origin": live.url}).status_code == 200
+    assert httpx.get(f"{live.url}/ui/", cookies={"memoryd_ui": "x"}).status_code == 401
+    assert browser.get("/ui/").status_code == 401
+
+
+def test_memoryd_ui_prints_a_working_one_time_link(live: LiveDaemon, home: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    from tests.support.servers import daemon_env
+
+    env = {**daemon_env(home), "MEMORYD_PORT": live.url.rsplit(":", 1)[1], "MEMORYD_TOKEN": live.daemon.token}
+    done = subprocess.run([sys.executable, "-m", "memoryd", "ui", "--no-browser", "--json"], env=env, capture_output=True, text=True, timeout=30)
+    assert done.returncode == 0, done.stderr
+    link = json.loads(done.stdout)
+    assert link["opened"] is False and live.daemon.token not in done.stdout
+    browser = httpx.Client(base_url=live.url, timeout=10)
+    assert browser.get(link["url"].removeprefix(live.url)).status_code == 303
+    assert browser.get("/ui/").status_code == 200
