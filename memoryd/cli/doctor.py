@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from memoryd.cli.output import client_of, common, cwd_of, emit, settings_of
-from memoryd.doctor import run_checks
+from memoryd.cli.output import EXIT_FAIL, EXIT_OK, client_of, common, cwd_of, emit, settings_of
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -14,6 +13,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
+    from memoryd.doctor import run_checks
+
     with client_of(args, timeout=3) as client:
         checks = run_checks(settings_of(args), client, cwd_of(args))
     data = {"ok": all(c.ok for c in checks), "checks": [c.as_dict() for c in checks]}
