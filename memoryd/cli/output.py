@@ -35,11 +35,23 @@ class Parser(argparse.ArgumentParser):
         super().error(message)
 
 
+class _PrintSchema(argparse.Action):
+    """--json-schema: print the command's schema and exit, like --version (no other argument needed)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
+        from memoryd.cli.schemas import schema_for
+
+        print_json(schema_for(parser.prog.split(" ", 1)[1]))
+        parser.exit(EXIT_OK)
+
+
 def common(parser: argparse.ArgumentParser, *, cwd: bool = True) -> argparse.ArgumentParser:
     """Flags every command takes: --json, --json-schema, and --cwd for project-scoped ones."""
     parser.add_argument("--json", action="store_true", help="machine-readable JSON on stdout (errors too)")
-    parser.add_argument("--json-schema", action="store_true", help="print the JSON Schema of this command's --json output and exit")
-    parser.set_defaults(schema_key=parser.prog.split(" ", 1)[1] if " " in parser.prog else parser.prog)
+    parser.add_argument("--json-schema", action=_PrintSchema, help="print the JSON Schema of this command's --json output and exit")
     if cwd:
         parser.add_argument("--cwd", default=None, help="project directory (default: the current directory)")
     return parser
@@ -131,11 +143,6 @@ def fail(args: argparse.Namespace | None, message: str, exit_code: int = EXIT_FA
 
 def run_command(args: argparse.Namespace) -> int:
     """Run `args.func(args)`; map errors to one clear message and an exit code."""
-    if getattr(args, "json_schema", False):
-        from memoryd.cli.schemas import schema_for
-
-        print_json(schema_for(args.schema_key))
-        return EXIT_OK
     from memoryd.errors import ApiError, ConfigError, DaemonNotRunning, MemorydError
 
     try:
