@@ -84,18 +84,19 @@ def check_token(ctx: Context) -> Check:
     return Check("token", perms == 0o600, f"{tp} mode {perms:o}", "" if perms == 0o600 else f"chmod 600 {tp}")
 
 
-def _service_pid(system: str) -> tuple[bool, int | None, str]:
-    """(active, main pid, what the manager said) from systemctl or launchctl."""
+def _service_pid(system: str) -> tuple[bool | None, int | None, str]:
+    """(active, main pid, what the manager said) from systemctl or launchctl; active is None
+    when the manager cannot be asked at all."""
     if system == "launchd":
         cmd = ["launchctl", "print", f"gui/{os.getuid()}/{LAUNCHD_LABEL}"]
     else:
         cmd = ["systemctl", "--user", "show", "--property=ActiveState,MainPID", SYSTEMD_UNIT_NAME]
     if shutil.which(cmd[0]) is None:
-        return False, None, f"{cmd[0]} is not on PATH"
+        return None, None, f"{cmd[0]} is not on PATH"
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=SERVICE_QUERY_TIMEOUT_SECONDS)
     if proc.returncode != 0:
         said = (proc.stderr or proc.stdout).strip().splitlines()
-        return False, None, f"`{' '.join(cmd)}` failed: {said[-1] if said else f'exit {proc.returncode}'}"
+        return None, None, f"`{' '.join(cmd)}` failed: {said[-1] if said else f'exit {proc.returncode}'}"
     if system == "launchd":
         state = re.search(r"^\s*state = (\S+)", proc.stdout, re.M)
         pid = re.search(r"^\s*pid = (\d+)", proc.stdout, re.M)
@@ -116,6 +117,10 @@ def check_service(ctx: Context) -> Check:
                                           "(`memoryd install-service` keeps it running)")
         return Check("service", False, f"no service installed ({t.path}) and no daemon answering", "memoryd install-service")
     active, main_pid, said = _service_pid(t.system)
+    if active is None:
+        manager = "no systemd user manager answers (log in with a session, or `loginctl enable-linger $USER`)" if t.system == "systemd" else "launchctl does not answer"
+        return Check("service", False, f"{t.path} is installed but its state is unknown ({said})",
+                     f"{manager}; or remove it (memoryd uninstall-service) and keep `memoryd serve` running")
     if not active:
         logs = "journalctl --user -u memoryd" if t.system == "systemd" else str(ctx.settings.home / "logs" / "memoryd.launchd.log")
         return Check("service", False, f"{t.path} is installed but the service is not running ({said})", f"{restart}; if it stops again, read {logs}")

@@ -175,20 +175,26 @@ def write_secrets(home: Path, env: Mapping[str, str]) -> list[str]:
 
 
 # ------------------------------------------------------------------ install / uninstall
-def _run(commands: list[list[str]], *, strict: bool = True) -> list[str]:
-    """Run the service manager's commands in order. strict: a missing manager or a failure raises
-    with its own words and the fix; else it is skipped (stopping what is not running is fine)."""
+def _run(commands: list[list[str]], *, strict: bool = True, failed: list[str] | None = None) -> list[str]:
+    """Run the service manager's commands in order; return those that succeeded. strict: a missing
+    manager or a failure raises with its own words and the fix; else it goes to `failed` (stopping
+    what is not running is fine)."""
+    failed = [] if failed is None else failed
     ran = []
     for cmd in commands:
         if shutil.which(cmd[0]) is None:
             if not strict:
+                failed.append(f"{shlex.join(cmd)}: {cmd[0]} is not on PATH")
                 continue
             raise ServiceManagerFailed(f"{cmd[0]} is not on PATH, so the service cannot be enabled here; the unit file is written. "
                                        f"Run the daemon with `memoryd serve` instead, or `memoryd uninstall-service` to remove the file.")
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=SERVICE_MANAGER_TIMEOUT_SECONDS)
-        ran.append(shlex.join(cmd))
-        if proc.returncode != 0 and strict:
-            said = (proc.stderr or proc.stdout).strip().splitlines()
+        said = (proc.stderr or proc.stdout).strip().splitlines()
+        if proc.returncode == 0:
+            ran.append(shlex.join(cmd))
+        elif not strict:
+            failed.append(f"{shlex.join(cmd)}: {said[-1] if said else f'exit {proc.returncode}'}")
+        else:
             raise ServiceManagerFailed(f"`{shlex.join(cmd)}` failed ({said[-1] if said else f'exit {proc.returncode}'}); the unit file is written: "
                                        f"fix that (systemd: a user manager must run, e.g. log in with a session or `loginctl enable-linger $USER`), "
                                        f"then run `memoryd install-service` again.")
@@ -227,13 +233,13 @@ def uninstall_service(settings: Settings, *, dry_run: bool = False, system: str 
     t = target(settings, system=system, user_home=user_home)
     secrets = service_env_path(settings.home)
     result: dict[str, Any] = {"manager": t.system, "path": str(t.path), "dry_run": dry_run, "installed": t.path.exists(),
-                              "commands": [shlex.join(c) for c in t.disable], "ran": [], "removed": []}
+                              "commands": [shlex.join(c) for c in t.disable], "ran": [], "failed": [], "removed": []}
     if dry_run or not t.path.exists():
         return result
-    result["ran"] = _run(t.disable[:1], strict=False)
+    result["ran"] = _run(t.disable[:1], strict=False, failed=result["failed"])
     for path in (t.path, secrets):
         if path.exists():
             path.unlink()
             result["removed"].append(str(path))
-    result["ran"] += _run(t.disable[1:], strict=False)
+    result["ran"] += _run(t.disable[1:], strict=False, failed=result["failed"])
     return result

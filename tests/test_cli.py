@@ -66,3 +66,30 @@ def test_cli_daemon_down(home: Path, project: Path, command: list[str]) -> None:
     assert r.returncode == 3
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and "memoryd serve" in lines[0]
+
+
+def test_tables_and_colour_on_a_terminal_plain_when_piped(home: Path, project: Path) -> None:
+    import os
+    import pty
+
+    env = daemon_env(home, MEMORYD_PORT="1", TERM="xterm-256color", COLUMNS="120")
+    env.pop("NO_COLOR", None)
+    cmd = [sys.executable, "-m", "memoryd", "doctor", "--cwd", str(project)]
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(cmd, env=env, stdout=follower, stderr=subprocess.DEVNULL)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    assert proc.wait(timeout=60) == 1
+    on_terminal = b"".join(chunks).decode()
+    assert "\x1b[" in on_terminal and "FAIL" in on_terminal and "check" in on_terminal  # coloured, with a header row
+    piped = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    assert piped.returncode == 1 and "\x1b" not in piped.stdout and piped.stdout.startswith("FAIL  daemon: nothing answers")

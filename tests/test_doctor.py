@@ -23,12 +23,12 @@ def by_name(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {c["name"]: c for c in report["checks"]}
 
 
-def fake_systemctl(tmp_path: Path, answer: str) -> str:
+def fake_systemctl(tmp_path: Path, answer: str, exit_code: int = 0) -> str:
     """A `systemctl` on PATH that answers `show` with these properties (the user manager's words)."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     script = bin_dir / "systemctl"
-    script.write_text(f"#!/bin/sh\nprintf '{answer}'\n")
+    script.write_text(f"#!/bin/sh\nprintf '{answer}'\nexit {exit_code}\n")
     script.chmod(0o755)
     return f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
 
@@ -88,6 +88,9 @@ def test_doctor_fails_on_each_broken_link_then_passes(home: Path, project: Path,
         unit.parent.mkdir(parents=True)
         unit.write_text("[Unit]\n")
         assert daemon.proc is not None
+        code, report = doctor({**env, "PATH": fake_systemctl(tmp_path, "Failed to connect to bus: No medium found", exit_code=1)}, project)
+        service = by_name(report)["service"]
+        assert code == 1 and "state is unknown" in service["detail"] and "No medium found" in service["detail"] and "enable-linger" in service["fix"]
         for answer, ok, words in [("ActiveState=inactive\\nMainPID=0\\n", False, "not running"),
                                   ("ActiveState=active\\nMainPID=1\\n", False, f"pid {daemon.proc.pid} answers"),
                                   (f"ActiveState=active\\nMainPID={daemon.proc.pid}\\n", True, "is the daemon answering")]:

@@ -151,3 +151,16 @@ def test_install_says_when_the_manager_refuses(tmp_path: Path) -> None:
     assert "Failed to connect to bus" in error["message"] and "loginctl enable-linger" in error["message"]
     r = run(tmp_path / "mh", "install-service", HOME=str(user), PATH=path)
     assert r.returncode == 1 and r.stdout == "" and "daemon-reload` failed" in r.stderr
+
+
+def test_uninstall_reports_what_the_manager_could_not_do(tmp_path: Path) -> None:
+    if sys.platform == "darwin":
+        pytest.skip("the systemd path")
+    user = tmp_path / "user"
+    user.mkdir()
+    path, _ = fake_manager(tmp_path, "systemctl", exit_code=1)
+    assert run(tmp_path / "mh", "install-service", HOME=str(user), PATH=path).returncode == 1  # the unit stays written
+    r = run(tmp_path / "mh", "uninstall-service", "--json", HOME=str(user), PATH=path)
+    result = json.loads(r.stdout)
+    assert r.returncode == 0 and result["ran"] == [] and len(result["failed"]) == 2 and "No medium found" in result["failed"][0]
+    assert result["removed"] == [str(user / ".config" / "systemd" / "user" / "memoryd.service")]

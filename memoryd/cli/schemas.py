@@ -39,7 +39,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "install-service": obj({"manager": {"enum": ["systemd", "launchd"]}, "path": S, "unit": S, "dry_run": B, "config_added": arr(S),
                             "secrets_file": opt(S), "secrets": arr(S), "commands": arr(S), "ran": arr(S)}, extra=False),
     "uninstall-service": obj({"manager": {"enum": ["systemd", "launchd"]}, "path": S, "dry_run": B, "installed": B, "commands": arr(S),
-                              "ran": arr(S), "removed": arr(S)}, extra=False),
+                              "ran": arr(S), "failed": arr(S), "removed": arr(S)}, extra=False),
     "save": {**MEMORY, "properties": {**MEMORY["properties"], "path": S, "new": B}, "required": [*MEMORY["required"], "path", "new"]},
     "list": obj({"memories": arr(HEADER), "total": I, "offset": I, "invalid": arr(obj({"filename": S, "error": S}))}),
     "show": MEMORY,

@@ -133,7 +133,7 @@ def cmd_uninstall_service(args: argparse.Namespace) -> int:
             return f"no service installed ({r['path']} does not exist)"
         if r["dry_run"]:
             return "\n".join([f"would run: {c}" for c in r["commands"]] + [f"would remove {r['path']}"])
-        return "\n".join([f"ran: {c}" for c in r["ran"]] + [f"removed {p}" for p in r["removed"]])
+        return "\n".join([f"ran: {c}" for c in r["ran"]] + [f"could not run (ignored): {c}" for c in r["failed"]] + [f"removed {p}" for p in r["removed"]])
 
     emit(args, result, human)
     return EXIT_OK
