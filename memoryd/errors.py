@@ -28,6 +28,7 @@ invents errors (private control-flow exceptions inside one module aside).
   x ConfigError                 a config file or setting memoryd cannot use (at start, not over HTTP)
   x ApiError                    client side: the API answered an error (carries its status and code)
   x DaemonNotRunning            client side: nothing answers at the daemon's address
+  x ServiceManagerFailed        client side: systemctl or launchctl refused (`memoryd install-service`)
 """
 
 from __future__ import annotations
@@ -256,3 +257,10 @@ class DaemonNotRunning(MemorydError):
     def __init__(self, url: str) -> None:
         super().__init__(f"memoryd is not running at {url}; start it with `memoryd serve` (or `memoryd install-service`).")
         self.url = url
+
+
+class ServiceManagerFailed(MemorydError):
+    """Raised by `memoryd install-service` when systemctl or launchctl refuses; the unit file stays written."""
+
+    client_side = True
+    code = "service_manager_failed"

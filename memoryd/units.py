@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from memoryd.config import CONFIG_FILENAME, Settings, load_settings
-from memoryd.errors import ConfigError, MemorydError
+from memoryd.errors import ConfigError, ServiceManagerFailed
 from memoryd.store.files import atomic_write
 
 LAUNCHD_LABEL = "dev.memoryd.daemon"
@@ -25,12 +25,6 @@ SERVICE_ENV_FILENAME = "service.env"
 # Environment variables that are secrets: the service gets them from the 0600 env file.
 SECRET_ENV = ("ANTHROPIC_API_KEY", "MEMORYD_TOKEN")
 SERVICE_MANAGER_TIMEOUT_SECONDS = 30
-
-
-class ServiceManagerFailed(MemorydError):
-    """Raised when systemctl or launchctl refuses; the unit file stays written."""
-
-    code = "service_manager_failed"
 
 
 def memoryd_command() -> list[str]:
