@@ -18,7 +18,7 @@ from memoryd import limits
 from memoryd.errors import ConfigError
 
 CONFIG_FILENAME = "config.toml"
-DEFAULT_HOME = "~/.memoryd"
+DEFAULT_HOME = limits.DEFAULT_HOME
 
 
 class _Section(BaseModel):

@@ -1,23 +1,34 @@
-"""`memoryd doctor`: each check says ok or what is wrong and how to fix it."""
+"""`memoryd doctor`: each check tests what it names (the service runs *this* daemon, the hooks
+reach it with its token, the roots are watched) and says how to fix what fails.
+
+Every check is one function of a `Context` in `CHECKS`; a new check is a function and a line.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import platform
+import re
 import shutil
 import stat
-from dataclasses import dataclass
+import subprocess
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Mapping
 
 from memoryd.auth import token_path
 from memoryd.client import ApiError, DaemonNotRunning, MemorydClient
 from memoryd.config import Settings
-from memoryd.integrations.claude_code import installed_scopes
+from memoryd.integrations.claude_code import HOOK_PATH, settings_path
 from memoryd.store.paths import resolve_memory_dir
-from memoryd.units import LAUNCHD_LABEL, SYSTEMD_UNIT_NAME
+from memoryd.units import LAUNCHD_LABEL, SYSTEMD_UNIT_NAME, target
 
 MIN_FREE_BYTES = 500 * 1024 * 1024
+SERVICE_QUERY_TIMEOUT_SECONDS = 10
+HOOK_PROBE_TIMEOUT_SECONDS = 3.0
+_HOOK_URL = re.compile(r"(https?://[^\s'\"]+?)" + re.escape(HOOK_PATH))
+_HOOK_HEADER_FILE = re.compile(r"-H @'([^']+)'")
 
 
 @dataclass
@@ -31,11 +42,213 @@ class Check:
         return {"name": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix}
 
 
-def _grep_check(settings: Settings) -> Check:
+@dataclass
+class Context:
+    """What every check may read: the settings, the client, the project, and the daemon's status."""
+
+    settings: Settings
+    client: MemorydClient
+    cwd: str
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    status: dict[str, Any] | None = None
+    status_error: Exception | None = None
+
+
+NOT_ANSWERING_FIX = "start the daemon first (see the daemon check)"
+
+
+def check_daemon(ctx: Context) -> Check:
+    """Something answers at the daemon's address, with our token, and it serves this home."""
+    if isinstance(ctx.status_error, DaemonNotRunning):
+        return Check("daemon", False, f"nothing answers at {ctx.client.base_url}", "start it: memoryd install-service (or memoryd serve in a terminal)")
+    if isinstance(ctx.status_error, ApiError):
+        e = ctx.status_error
+        fix = "the token does not match: restart the daemon, or unset MEMORYD_TOKEN" if e.status == 401 else "look at the daemon's log"
+        return Check("daemon", False, f"{ctx.client.base_url} answered {e.status} ({e.code})", fix)
+    assert ctx.status is not None
+    home = ctx.status.get("home")
+    if home != str(ctx.settings.home):
+        return Check("daemon", False, f"the daemon at {ctx.client.base_url} serves {home}, not {ctx.settings.home}",
+                     "set MEMORYD_HOME to the daemon's home, or stop that daemon (memoryd stop) and start this one")
+    return Check("daemon", True, f"running at {ctx.client.base_url} (pid {ctx.status.get('pid')}, version {ctx.status.get('version')})")
+
+
+def check_token(ctx: Context) -> Check:
+    settings = ctx.settings
+    tp = token_path(settings.home)
+    if settings.token_override:
+        return Check("token", True, "MEMORYD_TOKEN is set (value not shown)")
+    if not tp.exists():
+        return Check("token", False, f"{tp} does not exist", "start the daemon once: it creates the token")
+    perms = stat.S_IMODE(tp.stat().st_mode)
+    return Check("token", perms == 0o600, f"{tp} mode {perms:o}", "" if perms == 0o600 else f"chmod 600 {tp}")
+
+
+def _service_pid(system: str) -> tuple[bool | None, int | None, str]:
+    """(active, main pid, what the manager said) from systemctl or launchctl; active is None
+    when the manager cannot be asked at all."""
+    if system == "launchd":
+        cmd = ["launchctl", "print", f"gui/{os.getuid()}/{LAUNCHD_LABEL}"]
+    else:
+        cmd = ["systemctl", "--user", "show", "--property=ActiveState,MainPID", SYSTEMD_UNIT_NAME]
+    if shutil.which(cmd[0]) is None:
+        return None, None, f"{cmd[0]} is not on PATH"
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=SERVICE_QUERY_TIMEOUT_SECONDS)
+    if proc.returncode != 0:
+        said = (proc.stderr or proc.stdout).strip().splitlines()
+        return None, None, f"`{' '.join(cmd)}` failed: {said[-1] if said else f'exit {proc.returncode}'}"
+    if system == "launchd":
+        state = re.search(r"^\s*state = (\S+)", proc.stdout, re.M)
+        pid = re.search(r"^\s*pid = (\d+)", proc.stdout, re.M)
+        return bool(state and state.group(1) == "running"), int(pid.group(1)) if pid else None, f"state {state.group(1) if state else 'unknown'}"
+    props = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
+    main_pid = int(props.get("MainPID", "0") or 0)
+    return props.get("ActiveState") == "active", main_pid or None, f"{props.get('ActiveState', 'unknown')}"
+
+
+def check_service(ctx: Context) -> Check:
+    """The service is installed, active, and its process is the daemon that answers."""
+    t = target(ctx.settings, system="Darwin" if platform.system() == "Darwin" else "Linux", user_home=Path(ctx.env.get("HOME") or Path.home()))
+    restart = "launchctl kickstart -k gui/$(id -u)/" + LAUNCHD_LABEL if t.system == "launchd" else "systemctl --user restart memoryd"
+    pid = ctx.status.get("pid") if ctx.status else None
+    if not t.path.exists():
+        if pid is not None:
+            return Check("service", True, f"no service installed; the daemon (pid {pid}) runs in the foreground and stops with its session "
+                                          "(`memoryd install-service` keeps it running)")
+        return Check("service", False, f"no service installed ({t.path}) and no daemon answering", "memoryd install-service")
+    active, main_pid, said = _service_pid(t.system)
+    if active is None:
+        manager = "no systemd user manager answers (log in with a session, or `loginctl enable-linger $USER`)" if t.system == "systemd" else "launchctl does not answer"
+        return Check("service", False, f"{t.path} is installed but its state is unknown ({said})",
+                     f"{manager}; or remove it (memoryd uninstall-service) and keep `memoryd serve` running")
+    if not active:
+        logs = "journalctl --user -u memoryd" if t.system == "systemd" else str(ctx.settings.home / "logs" / "memoryd.launchd.log")
+        return Check("service", False, f"{t.path} is installed but the service is not running ({said})", f"{restart}; if it stops again, read {logs}")
+    if pid is None:
+        return Check("service", False, f"the service runs (pid {main_pid}) but does not answer at {ctx.client.base_url}",
+                     f"{restart}; check [server] port in {ctx.settings.home / 'config.toml'}")
+    if main_pid != pid:
+        return Check("service", False, f"the service runs pid {main_pid}, but pid {pid} answers at {ctx.client.base_url} (a `memoryd serve` in a terminal?)",
+                     f"stop the other daemon (kill {pid}), then {restart}")
+    return Check("service", True, f"{t.system} service active, pid {main_pid} is the daemon answering")
+
+
+def _our_hooks(cwd: Path, env: Mapping[str, str]) -> list[tuple[str, Path, dict[str, Any]]]:
+    """(scope, settings file, handler) for each memoryd hook in Claude Code's settings files."""
+    found = []
+    for scope in ("user", "project", "local"):
+        path = settings_path(scope, cwd, dict(env))  # type: ignore[arg-type]
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        hooks = data.get("hooks") if isinstance(data, dict) else None
+        for groups in (hooks or {}).values() if isinstance(hooks, dict) else ():
+            for group in groups if isinstance(groups, list) else ():
+                for handler in group.get("hooks", []) if isinstance(group, dict) else ():
+                    if isinstance(handler, dict) and HOOK_PATH in str(handler.get("command", "")) + str(handler.get("url", "")):
+                        found.append((scope, path, handler))
+    return found
+
+
+def _hook_target(handler: dict[str, Any], env: Mapping[str, str]) -> tuple[str | None, str | None, str]:
+    """(daemon URL, token, where the token comes from) of one hook handler."""
+    if handler.get("type") == "http":
+        url = str(handler.get("url", "")).removesuffix(HOOK_PATH)
+        return url, env.get("MEMORYD_TOKEN") or None, "MEMORYD_TOKEN"
+    command = str(handler.get("command", ""))
+    m, h = _HOOK_URL.search(command), _HOOK_HEADER_FILE.search(command)
+    if not m or not h:
+        return None, None, "the hook command"
+    try:
+        line = Path(h.group(1)).read_text(encoding="utf-8").strip()
+    except OSError:
+        return m.group(1), None, h.group(1)
+    return m.group(1), line.split("Bearer ", 1)[1].strip() if "Bearer " in line else None, h.group(1)
+
+
+def check_hooks(ctx: Context) -> list[Check]:
+    """Each installed hook's URL answers with its token, and it is this daemon that answers."""
+    hooks = _our_hooks(Path(ctx.cwd), ctx.env)
+    if not hooks:
+        return [Check("claude-code hooks", False, "not installed", "memoryd hooks --install")]
+    checks = []
+    seen: set[tuple[str, str | None, str | None]] = set()
+    reinstall = "memoryd hooks --install (rewrites memoryd's hooks for this daemon)"
+    for scope, path, handler in hooks:
+        url, token, token_from = _hook_target(handler, ctx.env)
+        if (scope, url, token_from) in seen:
+            continue
+        seen.add((scope, url, token_from))
+        name = f"claude-code hooks ({scope})"
+        if url is None:
+            checks.append(Check(name, False, f"a memoryd hook in {path} has no URL memoryd can read", reinstall))
+            continue
+        if token is None:
+            fix = "export MEMORYD_TOKEN=$(cat ~/.memoryd/token) where you start claude" if token_from == "MEMORYD_TOKEN" else reinstall
+            checks.append(Check(name, False, f"hooks in {path} call {url} without a token ({token_from} is missing)", fix))
+            continue
+        try:
+            with MemorydClient(url, token, timeout=HOOK_PROBE_TIMEOUT_SECONDS) as probe:
+                answered = probe.status()
+        except DaemonNotRunning:
+            checks.append(Check(name, False, f"hooks in {path} call {url}, where nothing answers (the daemon is at {ctx.client.base_url})", reinstall))
+            continue
+        except ApiError as exc:
+            what = "the token in " + token_from + " is not this daemon's" if exc.status == 401 else f"{url} answered {exc.status} ({exc.code})"
+            checks.append(Check(name, False, f"hooks in {path}: {what}", reinstall))
+            continue
+        if ctx.status is None or answered.get("pid") != ctx.status.get("pid"):
+            checks.append(Check(name, False, f"hooks in {path} reach pid {answered.get('pid')} at {url}, not the daemon at {ctx.client.base_url}", reinstall))
+            continue
+        checks.append(Check(name, True, f"{path} → {url} answers with its token (pid {answered.get('pid')})"))
+    return checks
+
+
+def check_memory_dir(ctx: Context) -> Check:
+    settings = ctx.settings
+    try:
+        memory_dir = resolve_memory_dir(ctx.cwd, env_override=settings.memory_dir_override, config_dir=settings.memory.memory_dir, memory_base=settings.memory_base)
+        return Check("memory dir", True, f"{ctx.cwd} → {memory_dir}")
+    except Exception as exc:
+        return Check("memory dir", False, str(exc), "run doctor from your project directory")
+
+
+def check_transcript_roots(ctx: Context) -> list[Check]:
+    """Each configured root is watched by the running daemon (GET /v1/status → transcripts)."""
+    roots = [str(r) for r in ctx.settings.transcript_roots]
+    if ctx.status is None:
+        return [Check("transcript roots", False, "unknown: the daemon does not answer", NOT_ANSWERING_FIX)]
+    t = ctx.status.get("transcripts") or {}
+    watched, waiting, daemon_roots = set(t.get("watched", [])), set(t.get("waiting_for", [])), t.get("roots", [])
+    config = ctx.settings.home / "config.toml"
+    checks = []
+    for root in roots:
+        name = f"transcript root {root}"
+        if root in watched:
+            checks.append(Check(name, True, "watched"))
+        elif root in waiting:
+            checks.append(Check(name, False, "does not exist yet (the daemon waits for it to appear)",
+                                f"run Claude Code once (it creates ~/.claude/projects), or fix [transcripts] roots in {config}"))
+        elif root not in daemon_roots:
+            checks.append(Check(name, False, f"not a root of the running daemon (its roots: {', '.join(daemon_roots) or 'none'})",
+                                f"restart the daemon so it reads {config} (memoryd stop, then start it again)"))
+        elif not ctx.settings.transcripts.watch:
+            checks.append(Check(name, True, "not watched ([transcripts] watch = false): read only when a hook reports a turn"))
+        else:
+            checks.append(Check(name, False, "configured but not watched", "look at the daemon's log for the watch error, then restart it"))
+    return checks
+
+
+def check_llm(ctx: Context) -> list[Check]:
+    return _llm_checks(ctx.settings, ctx.status)
+
+
+def check_grep(ctx: Context) -> Check:
     """Which engine transcript searches get; the built-in scanner works, only slower."""
     from memoryd.transcripts.grep import Ripgrep
 
-    setting = settings.transcripts.ripgrep
+    setting = ctx.settings.transcripts.ripgrep
     rg = Ripgrep.discover(setting)
     if rg is not None:
         return Check("grep", True, f"ripgrep: {rg.binary} ({rg.version})")
@@ -80,38 +293,26 @@ def _llm_checks(settings: Settings, status: dict[str, Any] | None) -> list[Check
     return checks
 
 
-def run_checks(settings: Settings, client: MemorydClient, cwd: str) -> list[Check]:
+def check_disk(ctx: Context) -> Check:
+    home = ctx.settings.home
+    free = shutil.disk_usage(home if home.exists() else Path.home()).free
+    return Check("disk", free >= MIN_FREE_BYTES, f"{free / 1e9:.1f} GB free under {home}", "" if free >= MIN_FREE_BYTES else "free some disk space")
+
+
+# In the order they print; each returns one Check or a list of them.
+CHECKS: list[Callable[[Context], Check | list[Check]]] = [
+    check_daemon, check_token, check_service, check_hooks, check_memory_dir, check_transcript_roots, check_llm, check_grep, check_disk,
+]
+
+
+def run_checks(settings: Settings, client: MemorydClient, cwd: str, env: Mapping[str, str] | None = None) -> list[Check]:
+    ctx = Context(settings, client, cwd, dict(os.environ) if env is None else env)
+    try:
+        ctx.status = client.status()
+    except (DaemonNotRunning, ApiError) as exc:
+        ctx.status_error = exc
     checks: list[Check] = []
-    status: dict[str, Any] | None = None
-    try:
-        status = client.status()
-        checks.append(Check("daemon", True, f"running at {client.base_url} (pid {status.get('pid')})"))
-    except DaemonNotRunning:
-        checks.append(Check("daemon", False, f"nothing answers at {client.base_url}", "start it: memoryd serve (or memoryd install-service)"))
-    except ApiError as exc:
-        checks.append(Check("daemon", False, f"answered {exc.status} ({exc.code})", "the token does not match: restart the daemon or unset MEMORYD_TOKEN"))
-    tp = token_path(settings.home)
-    if settings.token_override:
-        checks.append(Check("token", True, "MEMORYD_TOKEN is set (value not shown)"))
-    elif not tp.exists():
-        checks.append(Check("token", False, f"{tp} does not exist", "start the daemon once: it creates the token"))
-    else:
-        perms = stat.S_IMODE(tp.stat().st_mode)
-        checks.append(Check("token", perms == 0o600, f"{tp} mode {perms:o}", "" if perms == 0o600 else f"chmod 600 {tp}"))
-    unit = Path.home() / ("Library/LaunchAgents/" + LAUNCHD_LABEL + ".plist" if platform.system() == "Darwin" else ".config/systemd/user/" + SYSTEMD_UNIT_NAME)
-    checks.append(Check("service", unit.exists(), f"{unit} {'installed' if unit.exists() else 'not installed'}", "" if unit.exists() else "memoryd install-service"))
-    scopes = installed_scopes(Path(cwd))
-    checks.append(Check("claude-code hooks", bool(scopes), f"installed in: {', '.join(scopes)}" if scopes else "not installed", "" if scopes else "memoryd hooks --install"))
-    try:
-        memory_dir = resolve_memory_dir(cwd, env_override=settings.memory_dir_override, config_dir=settings.memory.memory_dir, memory_base=settings.memory_base)
-        checks.append(Check("memory dir", True, f"{cwd} → {memory_dir}"))
-    except Exception as exc:
-        checks.append(Check("memory dir", False, str(exc), "run doctor from your project directory"))
-    missing = [str(r) for r in settings.transcript_roots if not r.is_dir()]
-    checks.append(Check("transcript roots", not missing, f"missing: {', '.join(missing)}" if missing else ", ".join(map(str, settings.transcript_roots)),
-                        "run Claude Code once (it creates ~/.claude/projects) or fix [transcripts] roots" if missing else ""))
-    checks.extend(_llm_checks(settings, status))
-    checks.append(_grep_check(settings))
-    free = shutil.disk_usage(settings.home if settings.home.exists() else Path.home()).free
-    checks.append(Check("disk", free >= MIN_FREE_BYTES, f"{free / 1e9:.1f} GB free under {settings.home}", "" if free >= MIN_FREE_BYTES else "free some disk space"))
+    for check in CHECKS:
+        result = check(ctx)
+        checks.extend(result if isinstance(result, list) else [result])
     return checks

@@ -32,6 +32,7 @@ invents errors (private control-flow exceptions inside one module aside).
   x ConfigError                 a config file or setting memoryd cannot use (at start, not over HTTP)
   x ApiError                    client side: the API answered an error (carries its status and code)
   x DaemonNotRunning            client side: nothing answers at the daemon's address
+  x ServiceManagerFailed        client side: systemctl or launchctl refused (`memoryd install-service`)
 """
 
 from __future__ import annotations
@@ -296,3 +297,10 @@ class GitFailed(ServiceUnavailable):
     """Raised when a git command fails: the remote is unreachable, or git refused."""
 
     code = "git_failed"
+
+
+class ServiceManagerFailed(MemorydError):
+    """Raised by `memoryd install-service` when systemctl or launchctl refuses; the unit file stays written."""
+
+    client_side = True
+    code = "service_manager_failed"

@@ -1,46 +1,107 @@
-"""`memoryd doctor` against a real daemon subprocess, and with the daemon down."""
+"""`memoryd doctor` against a real daemon subprocess: it fails on each broken link (daemon down,
+hooks pointing elsewhere or with a stale token, a root not watched, a service that is not the
+daemon answering, a bad rg path), prints the fix, exits 1; and passes when all is well."""
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from tests.support.servers import DaemonProcess, daemon_env
 
 
-def doctor(env: dict[str, str], cwd: Path) -> tuple[int, dict]:  # type: ignore[type-arg]
+def doctor(env: dict[str, str], cwd: Path) -> tuple[int, dict[str, Any]]:
     run = subprocess.run([sys.executable, "-m", "memoryd", "doctor", "--json", "--cwd", str(cwd)], env=env, capture_output=True, text=True, timeout=60)
     return run.returncode, json.loads(run.stdout)
 
 
-def test_doctor_reports_problems_with_fixes_then_passes(home: Path, project: Path, tmp_path: Path) -> None:
+def by_name(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {c["name"]: c for c in report["checks"]}
+
+
+def fake_systemctl(tmp_path: Path, answer: str, exit_code: int = 0) -> str:
+    """A `systemctl` on PATH that answers `show` with these properties (the user manager's words)."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    script = bin_dir / "systemctl"
+    script.write_text(f"#!/bin/sh\nprintf '{answer}'\nexit {exit_code}\n")
+    script.chmod(0o755)
+    return f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+
+
+def test_doctor_fails_on_each_broken_link_then_passes(home: Path, project: Path, tmp_path: Path) -> None:
     user_home = tmp_path / "user"
-    (user_home / ".claude" / "projects").mkdir(parents=True)
-    (home / "config.toml").write_text(f'[transcripts]\nroots = ["{user_home / ".claude" / "projects"}"]\n')
+    roots = user_home / ".claude" / "projects"
+    roots.mkdir(parents=True)
+    (home / "config.toml").write_text(f'[transcripts]\nroots = ["{roots}"]\n')
     env = daemon_env(home, HOME=str(user_home), MEMORYD_PORT="1")
     code, report = doctor(env, project)
-    checks = {c["name"]: c for c in report["checks"]}
+    checks = by_name(report)
     assert code == 1 and not report["ok"]
-    assert not checks["daemon"]["ok"] and "memoryd serve" in checks["daemon"]["fix"]
+    assert not checks["daemon"]["ok"] and "memoryd install-service" in checks["daemon"]["fix"]
+    assert not checks["service"]["ok"] and checks["service"]["fix"] == "memoryd install-service"
     assert not checks["claude-code hooks"]["ok"] and checks["claude-code hooks"]["fix"] == "memoryd hooks --install"
+    assert not checks["transcript roots"]["ok"] and "does not answer" in checks["transcript roots"]["detail"]
     daemon = DaemonProcess(home=home, env=daemon_env(home, HOME=str(user_home))).start()
     try:
         env.pop("MEMORYD_PORT")
         subprocess.run([sys.executable, "-m", "memoryd", "hooks", "--install"], env=env, check=True, capture_output=True)
+        code, report = doctor(env, project)
+        assert code == 0 and report["ok"], [c for c in report["checks"] if not c["ok"]]
+        checks = by_name(report)
+        assert checks["token"]["detail"].endswith("mode 600") and "→" in checks["memory dir"]["detail"]
+        assert checks["grep"]["detail"].startswith("ripgrep: ") and "ripgrep 14.1.0" in checks["grep"]["detail"]
+        assert checks[f"transcript root {roots}"]["detail"] == "watched"
+        assert "foreground" in checks["service"]["detail"]
+        assert daemon.url in checks["claude-code hooks (user)"]["detail"]
+
+        # The hooks' port changed by hand to one nobody listens on.
+        settings = user_home / ".claude" / "settings.json"
+        good = settings.read_text()
+        settings.write_text(good.replace(daemon.url, "http://127.0.0.1:1"))
+        code, report = doctor(env, project)
+        hooks = by_name(report)["claude-code hooks (user)"]
+        assert code == 1 and not hooks["ok"] and "nothing answers" in hooks["detail"] and "memoryd hooks --install" in hooks["fix"]
+        # The hooks' token file holds another token.
+        settings.write_text(good)
+        (home / "curl-auth-header").write_text("Authorization: Bearer not-the-token\n")
+        code, report = doctor(env, project)
+        hooks = by_name(report)["claude-code hooks (user)"]
+        assert code == 1 and not hooks["ok"] and "is not this daemon's" in hooks["detail"]
+        subprocess.run([sys.executable, "-m", "memoryd", "hooks", "--install"], env=env, check=True, capture_output=True)
+
+        # A root added to config.toml after the daemon started, and one that does not exist yet.
+        later = tmp_path / "later-root"
+        later.mkdir()
+        (home / "config.toml").write_text(f'[transcripts]\nroots = ["{roots}", "{later}"]\n')
+        code, report = doctor(env, project)
+        root = by_name(report)[f"transcript root {later}"]
+        assert code == 1 and not root["ok"] and "not a root of the running daemon" in root["detail"] and "restart" in root["fix"]
+
+        # A service is installed: it must be active and be the daemon that answers.
+        (home / "config.toml").write_text(f'[transcripts]\nroots = ["{roots}"]\n')
         unit = user_home / ".config" / "systemd" / "user" / "memoryd.service"
         unit.parent.mkdir(parents=True)
         unit.write_text("[Unit]\n")
-        code, report = doctor(env, project)
-        failed = [c for c in report["checks"] if not c["ok"]]
-        assert code == 0 and report["ok"], failed
-        checks = {c["name"]: c for c in report["checks"]}
-        assert checks["token"]["detail"].endswith("mode 600") and "→" in checks["memory dir"]["detail"]
-        assert checks["grep"]["detail"].startswith("ripgrep: ") and "ripgrep 14.1.0" in checks["grep"]["detail"]
+        assert daemon.proc is not None
+        code, report = doctor({**env, "PATH": fake_systemctl(tmp_path, "Failed to connect to bus: No medium found", exit_code=1)}, project)
+        service = by_name(report)["service"]
+        assert code == 1 and "state is unknown" in service["detail"] and "No medium found" in service["detail"] and "enable-linger" in service["fix"]
+        for answer, ok, words in [("ActiveState=inactive\\nMainPID=0\\n", False, "not running"),
+                                  ("ActiveState=active\\nMainPID=1\\n", False, f"pid {daemon.proc.pid} answers"),
+                                  (f"ActiveState=active\\nMainPID={daemon.proc.pid}\\n", True, "is the daemon answering")]:
+            code, report = doctor({**env, "PATH": fake_systemctl(tmp_path, answer)}, project)
+            service = by_name(report)["service"]
+            assert (code == 0) is ok and service["ok"] is ok and words in service["detail"], service
+            assert ok or "systemctl --user restart memoryd" in service["fix"]
+
         (home / "config.toml").write_text((home / "config.toml").read_text() + f'ripgrep = "{tmp_path / "no-rg"}"\n')
         code, report = doctor(env, project)
-        grep = next(c for c in report["checks"] if c["name"] == "grep")
+        grep = by_name(report)["grep"]
         assert code == 1 and not grep["ok"] and "not an executable file" in grep["detail"] and '"auto"' in grep["fix"]
     finally:
         daemon.kill()

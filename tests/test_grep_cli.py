@@ -36,4 +36,4 @@ def test_cli_grep(daemon_process: DaemonProcess, home: Path, project: Path, tmp_
     bad = run_cli(home, "grep", ".*", "-E", cwd=project)
     assert bad.returncode == 1 and "empty string" in bad.stderr
     none = run_cli(home, "grep", "nothing-like-this", cwd=project)
-    assert none.returncode == 0 and "No matches" in none.stdout
+    assert none.returncode == 1 and "No matches" in none.stdout  # like grep: 1 when nothing matched

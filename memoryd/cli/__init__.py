@@ -1,25 +1,35 @@
 """The `memoryd` command for people: human output by default, `--json` for scripts.
 
 Commands talk to the daemon over HTTP (`memoryd.client`); only `serve` builds a daemon.
-Exit codes: 0 ok, 1 the API refused, 2 bad usage or config, 3 the daemon is not running.
+Exit codes (the same with --json, where errors are `{"error": {"code", "message"}}` on stdout):
+0 ok; 1 the daemon refused, a check failed, or grep found nothing; 2 bad usage or config;
+3 the daemon is not running. Command modules import only what parsing needs, so `--help`,
+`--version` and the commands that only call the daemon start fast (bench/startup_bench.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from typing import Sequence
 
 from memoryd import __version__
 from memoryd.cli import backfill, doctor, dream, grep, hooks, mcp, memories, recall, review, service, stale, team, ui
-from memoryd.cli.output import run_command
+from memoryd.cli.output import EXIT_USAGE, Parser, run_command
 
 # Each module adds its subcommands; a new command group is one line here.
 COMMAND_MODULES = [service, memories, recall, dream, hooks, doctor, grep, mcp, backfill, team, ui, review, stale]
 
+EPILOG = """exit codes: 0 ok; 1 the daemon refused, a check failed, or grep found nothing;
+2 bad usage or config; 3 the daemon is not running.
+--json: one JSON document on stdout, errors as {"error": {"code", "message"}};
+--json-schema prints a command's schema."""
+
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="memoryd", description="Local memory for coding agents.")
+    parser = Parser(prog="memoryd", description="Local memory for coding agents.", epilog=EPILOG,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"memoryd {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMAND_MODULES:
@@ -28,9 +38,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if hasattr(signal, "SIGPIPE"):  # `memoryd show x | head`: end quietly when the reader goes, like other CLI tools
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
-        return 2
+        return EXIT_USAGE
     return run_command(args)

@@ -31,7 +31,7 @@ def since_days(text: str) -> float | None:
 def cmd_backfill(args: argparse.Namespace) -> int:
     days = since_days(args.since)
     if days is None:
-        return fail(f"--since {args.since!r} is not a duration: use e.g. 30d, 12h or 2w.", EXIT_USAGE)
+        return fail(args, f"--since {args.since!r} is not a duration: use e.g. 30d, 12h or 2w.", EXIT_USAGE, "usage")
     import os
 
     body: dict[str, Any] = {"since_days": days, "cwd": os.path.abspath(args.project) if args.project else None}

@@ -1,11 +1,11 @@
-"""`memoryd doctor`: check the install end to end, with a fix for each problem."""
+"""`memoryd doctor`: check the install end to end, with a fix for each problem; exit 1 on any failure."""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
-from memoryd.cli.output import client_of, common, cwd_of, emit, settings_of
-from memoryd.doctor import run_checks
+from memoryd.cli.output import EXIT_FAIL, EXIT_OK, client_of, common, cwd_of, emit, mark, settings_of, styled
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -13,14 +13,32 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=cmd_doctor)
 
 
+def _human(d: dict[str, Any]) -> Any:
+    verdict = "all good" if d["ok"] else f"{sum(not c['ok'] for c in d['checks'])} check(s) failed"
+    if not styled():
+        lines = [f"{'ok  ' if c['ok'] else 'FAIL'}  {c['name']}: {c['detail']}" + (f"\n      fix: {c['fix']}" if c["fix"] else "") for c in d["checks"]]
+        return "\n".join(lines + ["", verdict])
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    t = Table(box=None, pad_edge=False, header_style="bold cyan")
+    t.add_column("")
+    t.add_column("check", max_width=28, overflow="fold")
+    t.add_column("detail", overflow="fold", ratio=1)
+    for c in d["checks"]:
+        detail = Text(c["detail"])
+        if c["fix"]:
+            detail.append(f"\nfix: {c['fix']}", style="yellow")
+        t.add_row(mark(c["ok"]), Text(c["name"]), detail)
+    return Group(t, Text(""), Text(verdict, style="green" if d["ok"] else "bold red"))
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
+    from memoryd.doctor import run_checks
+
     with client_of(args, timeout=3) as client:
         checks = run_checks(settings_of(args), client, cwd_of(args))
     data = {"ok": all(c.ok for c in checks), "checks": [c.as_dict() for c in checks]}
-
-    def human(d: dict) -> str:  # type: ignore[type-arg]
-        lines = [f"{'ok  ' if c['ok'] else 'FAIL'}  {c['name']}: {c['detail']}" + (f"\n      fix: {c['fix']}" if c["fix"] else "") for c in d["checks"]]
-        return "\n".join(lines + ["", "all good" if d["ok"] else "some checks failed"])
-
-    emit(args, data, human)
-    return 0 if data["ok"] else 1
+    emit(args, data, _human)
+    return EXIT_OK if data["ok"] else EXIT_FAIL

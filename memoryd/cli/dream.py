@@ -6,7 +6,10 @@ import argparse
 import time
 from typing import Any
 
-from memoryd.cli.output import EXIT_OK, client_of, common, cwd_of, emit, when
+from memoryd.cli.output import EXIT_OK, client_of, common, cwd_of, emit, mark, table, when
+
+# The unit of each gate's value and threshold (numbers, or null: never consolidated, never scanned, lock free).
+GATE_UNITS = {"time": "hours", "scan_throttle": "seconds", "sessions": "sessions", "lock": "pid"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -23,10 +26,27 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     u.set_defaults(func=cmd_undo)
 
 
-def _human_status(s: dict[str, Any]) -> str:
+def _number(value: Any) -> float | int | None:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def typed_gate(g: dict[str, Any]) -> dict[str, Any]:
+    """A gate with typed values: `value` and `threshold` are numbers or null, `unit` names them."""
+    return {"name": g["name"], "passes": bool(g["passes"]), "value": _number(g["value"]), "threshold": _number(g["threshold"]),
+            "unit": GATE_UNITS.get(g["name"], ""), "detail": g["detail"]}
+
+
+def _gate_value(g: dict[str, Any]) -> str:
+    if g["value"] is None:
+        return {"time": "never consolidated", "scan_throttle": "never scanned", "lock": "free"}.get(g["name"], "-")
+    return f"{g['value']:g} {g['unit']}" if g["unit"] != "pid" else f"held by pid {g['value']}"
+
+
+def _human_status(s: dict[str, Any]) -> Any:
     lines = [f"memory dir: {s['memory_dir']}"]
-    for g in s["gates"]:
-        lines.append(f"  {'open  ' if g['passes'] else 'closed'} {g['name']}: {g['value']} (needs {g['threshold']}) — {g['detail']}")
+    gates = table(["gate", "", "value", "needs", "what"],
+                  [[g["name"], mark(g["passes"], "open", "closed"), _gate_value(g), "-" if g["threshold"] is None else f"{g['threshold']:g}", g["detail"]]
+                   for g in s["gates"]])
     if s.get("running"):
         lines.append(f"running: {s['running']['run_id']} phase {s['running']['phase']}, {len(s['running']['files_touched'])} file(s) touched")
     if s.get("last_run"):
@@ -34,7 +54,12 @@ def _human_status(s: dict[str, Any]) -> str:
         lines.append(f"last run: {lr['run_id']} {lr['status']} at {when(lr['finished_at'] or lr['started_at'])} ({len(lr['changes'])} change(s))")
     if s.get("next_check"):
         lines.append(f"next check: {when(s['next_check'])}")
-    return "\n".join(lines)
+    if isinstance(gates, str):
+        return "\n".join(lines[:1] + ["  " + line for line in gates.splitlines()] + lines[1:])
+    from rich.console import Group
+    from rich.text import Text
+
+    return Group(Text(lines[0]), gates, *(Text(line) for line in lines[1:]))
 
 
 def _human_run(r: dict[str, Any]) -> str:
@@ -48,7 +73,8 @@ def _human_run(r: dict[str, Any]) -> str:
 
 def cmd_status(args: argparse.Namespace) -> int:
     with client_of(args) as c:
-        emit(args, c.request("GET", "/v1/dream/status", params={"cwd": cwd_of(args)}), _human_status)
+        status = c.request("GET", "/v1/dream/status", params={"cwd": cwd_of(args)})
+    emit(args, {**status, "gates": [typed_gate(g) for g in status["gates"]]}, _human_status)
     return EXIT_OK
 
 

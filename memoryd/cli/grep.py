@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from memoryd.cli.output import EXIT_OK, client_of, common, cwd_of, emit
+from memoryd.cli.output import EXIT_FAIL, EXIT_OK, client_of, common, cwd_of, emit
 
 
 DIALECT = """\
@@ -43,4 +43,4 @@ def cmd_grep(args: argparse.Namespace) -> int:
     with client_of(args, timeout=60.0) as client:
         data = client.grep(args.pattern, cwd=cwd, limit=args.limit, regex=args.regex, ignore_case=args.ignore_case)
     emit(args, data, _human)
-    return EXIT_OK
+    return EXIT_OK if data["results"] else EXIT_FAIL  # like grep and rg: 1 when nothing matched

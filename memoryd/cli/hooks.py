@@ -6,10 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
-from memoryd.auth import load_or_create_token
 from memoryd.cli.output import EXIT_OK, common, cwd_of, emit, settings_of
-from memoryd.client import daemon_url
-from memoryd.integrations.claude_code import hooks_block, install_hooks, settings_path, uninstall_hooks, write_auth_header
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -23,6 +20,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def cmd_hooks(args: argparse.Namespace) -> int:
+    from memoryd.auth import load_or_create_token
+    from memoryd.client import daemon_url
+    from memoryd.integrations.claude_code import hooks_block, install_hooks, settings_path, uninstall_hooks, write_auth_header
+
     settings = settings_of(args)
     path = settings_path(args.scope, Path(cwd_of(args)))
     if args.uninstall:

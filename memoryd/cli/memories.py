@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import datetime
 from typing import Any
 
 from memoryd import limits
-from memoryd.cli.output import EXIT_OK, EXIT_USAGE, client_of, common, cwd_of, emit, fail
+from memoryd.cli.output import EXIT_OK, EXIT_USAGE, client_of, common, cwd_of, emit, fail, table, when
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -45,26 +44,31 @@ def cmd_save(args: argparse.Namespace) -> int:
     if body == "-" or (body is None and not sys.stdin.isatty()):
         body = sys.stdin.read()
     if body is None:
-        return fail("no body: pass --body TEXT, or pipe the body on stdin (--body -).", EXIT_USAGE)
+        return fail(args, "no body: pass --body TEXT, or pipe the body on stdin (--body -).", EXIT_USAGE, "usage")
     with client_of(args) as client:
-        result = client.save_memory(cwd_of(args), name=args.name, description=args.description, type_=args.type, body=body, team=args.team)
-    verb = "saved" if result.get("created") else "updated"
-    emit(args, result, f"{verb} {result['filename']} ({result['path']})")
+        saved = client.save_memory(cwd_of(args), name=args.name, description=args.description, type_=args.type, body=body, team=args.team)
+        # The API's `created` here is a flag; the CLI answers the memory as `show` does, plus `path` and `new`.
+        memory = saved if args.team else client.get_memory(cwd_of(args), saved["filename"])
+    result = {**{k: v for k, v in memory.items() if k not in ("created", "path", "origin")}, "path": saved["path"], "new": bool(saved["created"])}
+    emit(args, result, lambda r: f"{'saved' if r['new'] else 'updated'} {r['filename']} ({r['path']})")
     return EXIT_OK
 
 
-def _when(ts: float) -> str:
-    return datetime.fromtimestamp(ts).strftime("%Y-%m-%d %H:%M")
-
-
-def _human_list(data: dict[str, Any]) -> str:
+def _human_list(data: dict[str, Any]) -> Any:
     rows = data["memories"]
-    lines = [(f"{len(rows)} memories" if len(rows) != 1 else "1 memory") if rows else "No memories saved yet for this project."]
-    for m in rows:
-        lines.append(f"  {_when(m['mtime'])}  [{m['type']}] {m['filename']}  {m['name']} — {m['description']}")
-    for bad in data.get("invalid", []):
-        lines.append(f"  problem: {bad['filename']}: {bad['error']}")
-    return "\n".join(lines)
+    head = (f"{len(rows)} memories" if len(rows) != 1 else "1 memory") if rows else "No memories saved yet for this project."
+    body = table(["modified", "type", "file", "name — description"],
+                 [[when(m["mtime"])[:16], m["type"], m["filename"], f"{m['name']} — {m['description']}"] for m in rows],
+                 title=head, empty=head)
+    problems = [f"  problem: {bad['filename']}: {bad['error']}" for bad in data.get("invalid", [])]
+    if not problems:
+        return body
+    if isinstance(body, str):
+        return "\n".join([body, *problems])
+    from rich.console import Group
+    from rich.text import Text
+
+    return Group(body, *(Text(p, style="yellow") for p in problems))
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -76,7 +80,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     with client_of(args) as client:
         m = client.get_memory(cwd_of(args), args.filename)
-    emit(args, m, lambda m: f"# {m['name']}  [{m['type']}]\n{m['description']}\n(modified {m['modified'] or _when(m['mtime'])})\n\n{m['body']}")
+    emit(args, m, lambda m: f"# {m['name']}  [{m['type']}]\n{m['description']}\n(modified {when(m['modified'] or m['mtime'])})\n\n{m['body']}")
     return EXIT_OK
 
 

@@ -1,4 +1,9 @@
-"""Shared CLI plumbing: common flags, the client, output, and error → exit code mapping."""
+"""Shared CLI plumbing: common flags, the client, the one output contract, exit codes.
+
+The --json contract: success prints one JSON document on stdout (its schema: `--json-schema`);
+every error prints `{"error": {"code": ..., "message": ...}}` on stdout and exits non-zero.
+Times are ISO-8601 strings. Imports stay light: `--help` and daemon-only commands start fast.
+"""
 
 from __future__ import annotations
 
@@ -6,19 +11,47 @@ import argparse
 import json
 import os
 import sys
-from datetime import datetime
-from typing import Any, Callable
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Callable, NoReturn
 
-from memoryd.client import ApiError, DaemonNotRunning, MemorydClient
-from memoryd.config import Settings, load_settings
-from memoryd.errors import MemorydError
+if TYPE_CHECKING:
+    from memoryd.client import MemorydClient
+    from memoryd.config import Settings
 
-EXIT_OK, EXIT_API, EXIT_USAGE, EXIT_DOWN = 0, 1, 2, 3
+# 0 ok; 1 the daemon refused, a check failed, or grep found nothing; 2 bad usage or config; 3 the daemon is not running.
+EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_DOWN = 0, 1, 2, 3
+EXIT_API = EXIT_FAIL
+EXIT_CODES = {EXIT_OK: "success", EXIT_FAIL: "the daemon refused the request, a check failed, or grep found no match",
+              EXIT_USAGE: "bad usage or configuration", EXIT_DOWN: "the daemon is not running", 130: "interrupted"}
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse whose usage errors follow the --json contract when --json is on the line."""
+
+    def error(self, message: str) -> NoReturn:
+        if "--json" in sys.argv[1:]:
+            print_json({"error": {"code": "usage", "message": f"{message}; see `{self.prog} --help`."}})
+            raise SystemExit(EXIT_USAGE)
+        super().error(message)
+
+
+class _PrintSchema(argparse.Action):
+    """--json-schema: print the command's schema and exit, like --version (no other argument needed)."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
+        from memoryd.cli.schemas import schema_for
+
+        print_json(schema_for(parser.prog.split(" ", 1)[1]))
+        parser.exit(EXIT_OK)
 
 
 def common(parser: argparse.ArgumentParser, *, cwd: bool = True) -> argparse.ArgumentParser:
-    """Flags every command takes: --json, and --cwd for project-scoped ones."""
-    parser.add_argument("--json", action="store_true", help="machine-readable JSON output")
+    """Flags every command takes: --json, --json-schema, and --cwd for project-scoped ones."""
+    parser.add_argument("--json", action="store_true", help="machine-readable JSON on stdout (errors too)")
+    parser.add_argument("--json-schema", action=_PrintSchema, help="print the JSON Schema of this command's --json output and exit")
     if cwd:
         parser.add_argument("--cwd", default=None, help="project directory (default: the current directory)")
     return parser
@@ -28,52 +61,125 @@ def cwd_of(args: argparse.Namespace) -> str:
     return os.path.abspath(args.cwd or os.getcwd())
 
 
-def settings_of(args: argparse.Namespace) -> Settings:
+def settings_of(args: argparse.Namespace) -> "Settings":
+    """The full settings (pydantic): for commands that need more than the daemon's address."""
+    from memoryd.config import load_settings
+
     return load_settings()
 
 
-def client_of(args: argparse.Namespace, *, timeout: float = 10.0) -> MemorydClient:
-    return MemorydClient.from_settings(settings_of(args), timeout=timeout)
+def client_of(args: argparse.Namespace, *, timeout: float = 10.0) -> "MemorydClient":
+    """A client of the running daemon, found without loading the settings (fast start)."""
+    from memoryd.client import MemorydClient
+
+    return MemorydClient.from_env(timeout=timeout)
 
 
-def emit(args: argparse.Namespace, data: Any, human: Callable[[Any], str] | str | None = None) -> None:
-    """Print JSON with --json, otherwise the human rendering."""
+# ------------------------------------------------------------------ output
+def iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds")
+
+
+def _is_time_key(key: str) -> bool:
+    return key == "mtime" or key.endswith("_at")
+
+
+def normalize(data: Any) -> Any:
+    """One time format: epoch numbers under `mtime` or `*_at` keys become ISO-8601 strings (UTC)."""
+    if isinstance(data, dict):
+        return {k: iso(v) if _is_time_key(k) and isinstance(v, (int, float)) and not isinstance(v, bool) else normalize(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [normalize(v) for v in data]
+    return data
+
+
+def print_json(data: Any) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
+def styled() -> bool:
+    """Tables and colour only on a terminal (and not under NO_COLOR); plain text when piped."""
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+def emit(args: argparse.Namespace, data: Any, human: Callable[[Any], Any] | str | None = None) -> None:
+    """Print JSON with --json, else the human rendering: a string, or a rich renderable on a terminal."""
+    data = normalize(data)
     if getattr(args, "json", False) or human is None:
-        print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+        print_json(data)
         return
-    text = human(data) if callable(human) else human
-    if text:
-        print(text)
+    out = human(data) if callable(human) else human
+    if out is None or out == "":
+        return
+    if isinstance(out, str):
+        print(out)
+        return
+    from rich.console import Console
+
+    Console(highlight=False).print(out)
 
 
-def when(iso: str | None) -> str:
-    """An API timestamp as people read it: local time to the second (JSON output keeps ISO)."""
-    if not iso:
+def when(iso_text: str | None) -> str:
+    """An ISO timestamp as people read it: local time to the second (JSON output keeps ISO)."""
+    if not iso_text:
         return "-"
     try:
-        moment = datetime.fromisoformat(str(iso).replace("Z", "+00:00"))
+        moment = datetime.fromisoformat(str(iso_text).replace("Z", "+00:00"))
     except ValueError:
-        return str(iso)
+        return str(iso_text)
     if moment.tzinfo is not None:
         moment = moment.astimezone()
     return moment.strftime("%Y-%m-%d %H:%M:%S")
 
 
-def fail(message: str, code: int = EXIT_API) -> int:
-    print(f"memoryd: {message}", file=sys.stderr)
-    return code
+def fail(args: argparse.Namespace | None, message: str, exit_code: int = EXIT_FAIL, code: str = "failed") -> int:
+    """Report an error by the contract: JSON on stdout with --json, one line on stderr otherwise."""
+    if args is not None and getattr(args, "json", False):
+        print_json({"error": {"code": code, "message": message}})
+    else:
+        print(f"memoryd: {message}", file=sys.stderr)
+    return exit_code
 
 
 def run_command(args: argparse.Namespace) -> int:
-    """Run `args.func(args)`; map errors to one clear line and an exit code."""
+    """Run `args.func(args)`; map errors to one clear message and an exit code."""
+    from memoryd.errors import ApiError, ConfigError, DaemonNotRunning, MemorydError
+
     try:
-        result = args.func(args)
-        return int(result or 0)
+        return int(args.func(args) or 0)
     except DaemonNotRunning as exc:
-        return fail(str(exc), EXIT_DOWN)
+        return fail(args, exc.message, EXIT_DOWN, exc.code)
     except ApiError as exc:
-        return fail(exc.message, EXIT_API)
+        return fail(args, exc.message, EXIT_FAIL, exc.code)
+    except ConfigError as exc:
+        return fail(args, exc.message, EXIT_USAGE, exc.code)
     except MemorydError as exc:
-        return fail(exc.message, EXIT_USAGE)
+        return fail(args, exc.message, EXIT_USAGE if exc.status == 400 else EXIT_FAIL, exc.code)
     except KeyboardInterrupt:
         return 130
+
+
+def table(headers: list[str], rows: list[list[Any]], *, title: str | None = None, empty: str = "") -> Any:
+    """Rows as a rich table with colour on a terminal; as plain two-space-separated lines when piped.
+    Cells are text (never read as rich markup: a memory may hold brackets) or `mark()`s."""
+    if not rows:
+        return empty
+    if not styled():
+        return "\n".join(([title] if title else []) + ["  ".join(str(cell) for cell in row if cell) for row in rows])
+    from rich.table import Table
+    from rich.text import Text
+
+    t = Table(*headers, title=title, title_justify="left", header_style="bold cyan", box=None, pad_edge=False)
+    for row in rows:
+        t.add_row(*(cell if isinstance(cell, Text) else Text(str(cell)) for cell in row))
+    return t
+
+
+def mark(ok: bool, yes: str = "ok", no: str = "FAIL") -> Any:
+    """A status word: green or red text on a terminal, the plain word when piped."""
+    word = yes if ok else no
+    if not styled():
+        return word
+    from rich.text import Text
+
+    return Text(word, style="green" if ok else "bold red")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import uuid
 from typing import Any
 
 from memoryd.cli.output import EXIT_OK, client_of, common, cwd_of, emit
@@ -35,7 +34,9 @@ def _human(data: dict[str, Any]) -> str:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    session = args.session or f"cli-{uuid.uuid4().hex[:12]}"
+    import secrets
+
+    session = args.session or f"cli-{secrets.token_hex(6)}"
     with client_of(args, timeout=30.0) as client:
         data = client.recall(cwd_of(args), args.query, session)
     if args.inject and not args.json:

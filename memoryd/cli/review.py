@@ -57,7 +57,7 @@ def cmd_decide(args: argparse.Namespace) -> int:
 def cmd_edit(args: argparse.Namespace) -> int:
     changes = {k: getattr(args, k) for k in ("name", "description", "body") if getattr(args, k) is not None}
     if not changes:
-        return fail("nothing to change: pass --name, --description and/or --body.", EXIT_USAGE)
+        return fail(args, "nothing to change: pass --name, --description and/or --body.", EXIT_USAGE, "usage")
     with client_of(args) as c:
         item = c.request("PATCH", f"/v1/review/{args.item_id}", json=changes)
     emit(args, item, lambda i: "edited:\n" + _human_item(i))

@@ -1,4 +1,4 @@
-"""serve, status, install-service."""
+"""serve, status, stop, install-service, uninstall-service."""
 
 from __future__ import annotations
 
@@ -22,9 +22,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--timeout", type=float, default=15.0, help="seconds to wait for it to exit (default 15)")
     p.set_defaults(func=cmd_stop)
 
-    p = common(sub.add_parser("install-service", help="write and enable the systemd/launchd user service"), cwd=False)
-    p.add_argument("--dry-run", action="store_true", help="print the unit and the commands without writing anything")
+    p = common(sub.add_parser("install-service", help="write, enable and start the systemd/launchd user service"), cwd=False)
+    p.add_argument("--dry-run", action="store_true", help="print the unit and the commands without writing or running anything")
     p.set_defaults(func=cmd_install_service)
+
+    p = common(sub.add_parser("uninstall-service", help="stop and disable the user service and remove its files"), cwd=False)
+    p.add_argument("--dry-run", action="store_true", help="print what would be removed and run, without doing it")
+    p.set_defaults(func=cmd_uninstall_service)
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -78,30 +82,58 @@ def cmd_stop(args: argparse.Namespace) -> int:
     import os
     import signal
 
+    from memoryd.client import home_from_env
     from memoryd.runtime import read_runtime_file
 
-    home = settings_of(args).home
+    home = home_from_env()
     running = read_runtime_file(home)
     if running is None:
-        emit(args, {"stopped": False, "reason": "not running"}, f"memoryd is not running (no live daemon in {home / 'daemon.json'})")
-        return EXIT_DOWN
+        return fail(args, f"memoryd is not running (no live daemon in {home / 'daemon.json'}).", EXIT_DOWN, "daemon_not_running")
     pid = int(running["pid"])
     try:
         os.kill(pid, signal.SIGTERM)
     except PermissionError:
-        return fail(f"pid {pid} belongs to another user; stop it as that user (or with systemctl --user stop memoryd)")
+        return fail(args, f"pid {pid} belongs to another user; stop it as that user (or with systemctl --user stop memoryd).", code="permission_denied")
     deadline = time.monotonic() + args.timeout
     while time.monotonic() < deadline:
         if read_runtime_file(home) is None:
             emit(args, {"stopped": True, "pid": pid}, f"stopped memoryd (pid {pid})")
             return EXIT_OK
         time.sleep(0.1)
-    return fail(f"memoryd (pid {pid}) did not exit within {args.timeout:g} s; look at its log, or `kill -9 {pid}` as a last resort")
+    return fail(args, f"memoryd (pid {pid}) did not exit within {args.timeout:g} s; look at its log, or `kill -9 {pid}` as a last resort.", code="stop_timeout")
 
 
 def cmd_install_service(args: argparse.Namespace) -> int:
     from memoryd.units import install_service
 
     result = install_service(settings_of(args), dry_run=args.dry_run)
-    emit(args, result, lambda r: r["message"])
+
+    def human(r: dict[str, Any]) -> str:
+        if r["dry_run"]:
+            lines = [f"would write {r['path']}:", "", r["unit"].rstrip(), ""]
+            lines += [f"would add to config.toml: {c}" for c in r["config_added"]]
+            lines += [f"would keep {', '.join(r['secrets'])} in {r['secrets_file']} (mode 0600)"] if r["secrets"] else []
+            return "\n".join(lines + ["would run:"] + [f"  {c}" for c in r["commands"]])
+        lines = [f"wrote {r['path']}"] + [f"added to config.toml: {c}" for c in r["config_added"]]
+        lines += [f"kept {', '.join(r['secrets'])} in {r['secrets_file']} (mode 0600)"] if r["secrets"] else []
+        lines += [f"ran: {c}" for c in r["ran"]]
+        return "\n".join(lines + ["memoryd runs as a service now; check it with `memoryd doctor`"])
+
+    emit(args, result, human)
+    return EXIT_OK
+
+
+def cmd_uninstall_service(args: argparse.Namespace) -> int:
+    from memoryd.units import uninstall_service
+
+    result = uninstall_service(settings_of(args), dry_run=args.dry_run)
+
+    def human(r: dict[str, Any]) -> str:
+        if not r["installed"]:
+            return f"no service installed ({r['path']} does not exist)"
+        if r["dry_run"]:
+            return "\n".join([f"would run: {c}" for c in r["commands"]] + [f"would remove {r['path']}"])
+        return "\n".join([f"ran: {c}" for c in r["ran"]] + [f"could not run (ignored): {c}" for c in r["failed"]] + [f"removed {p}" for p in r["removed"]])
+
+    emit(args, result, human)
     return EXIT_OK
