@@ -13,11 +13,12 @@ invents errors (private control-flow exceptions inside one module aside).
   x Unauthorized (401)          missing or wrong bearer token
   x Forbidden (403)             a path outside what memoryd may read, or a foreign Host/Origin
   x NotFound (404)
-    + MemoryNotFound / JobNotFound / SessionNotFound / RunNotFound
+    + MemoryNotFound / JobNotFound / SessionNotFound / RunNotFound / ReviewItemNotFound
     + TeamNotConfigured         a project's team folder has no git remote yet
   x Conflict (409)              the operation collides with one already running
     + LockHeld / GatesClosed
     + RemoteRewritten           the team remote was force-pushed since the last sync
+    + ReadOnly                  memoryd runs read-only (`[memory] read_only = true`)
   x RequestTooLarge (413)       body over REQUEST_MAX_BYTES
   x Unprocessable (422)         well-formed but refused content
     + InvalidMemory             unknown type, empty or oversized fields

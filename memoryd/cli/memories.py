@@ -48,8 +48,8 @@ def cmd_save(args: argparse.Namespace) -> int:
     with client_of(args) as client:
         saved = client.save_memory(cwd_of(args), name=args.name, description=args.description, type_=args.type, body=body, team=args.team)
         # The API's `created` here is a flag; the CLI answers the memory as `show` does, plus `path` and `new`.
-        memory = saved if args.team else client.get_memory(cwd_of(args), saved["filename"])
-    result = {**{k: v for k, v in memory.items() if k not in ("created", "path", "origin")}, "path": saved["path"], "new": bool(saved["created"])}
+        memory = client.get_memory(cwd_of(args), saved["filename"]) if not args.team else {k: v for k, v in saved.items() if k not in ("created", "path", "origin")}
+    result = {**memory, "path": saved["path"], "new": bool(saved["created"])}
     emit(args, result, lambda r: f"{'saved' if r['new'] else 'updated'} {r['filename']} ({r['path']})")
     return EXIT_OK
 

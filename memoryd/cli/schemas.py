@@ -24,7 +24,7 @@ def obj(required: dict[str, Any], *, extra: bool = True) -> dict[str, Any]:
 
 ERROR = obj({"error": obj({"code": S, "message": S}, extra=False)}, extra=False)
 
-MEMORY = obj({"filename": S, "name": S, "description": S, "type": S, "body": S, "mtime": TIME, "created": S, "modified": S})
+MEMORY = obj({"version": S, "filename": S, "name": S, "description": S, "type": S, "body": S, "mtime": TIME, "created": S, "modified": S})
 HEADER = obj({"filename": S, "name": S, "description": S, "type": S, "mtime": TIME})
 GATE = obj({"name": S, "passes": B, "value": opt(N), "threshold": opt(N), "unit": {"enum": ["hours", "seconds", "sessions", "pid", ""]}, "detail": S}, extra=False)
 RUN = obj({"run_id": S, "status": S, "forced": B, "method": opt(S), "started_at": opt(TIME), "finished_at": opt(TIME),
