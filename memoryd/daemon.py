@@ -52,8 +52,10 @@ class Daemon:
             meter=self.meter,
             enabled=settings.llm_mode == "llm",
         )
+        from memoryd.integrations.claude_memory import memory_location
+
         self.stores = StoreRegistry(
-            memory_base=settings.memory_base,
+            **memory_location(settings),  # memory_base = "auto": Claude Code's own memory dir when it is set up
             env_override=settings.memory_dir_override,
             config_dir=settings.memory.memory_dir,
             now=now,

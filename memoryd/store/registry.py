@@ -13,8 +13,10 @@ from memoryd.store.paths import project_root, resolve_memory_dir
 class StoreRegistry:
     """cwd → MemoryDir. Knows every memory dir touched since start (for the watcher and dream)."""
 
-    def __init__(self, *, memory_base: Path, env_override: str = "", config_dir: str = "", now: Clock = utc_now) -> None:
+    def __init__(self, *, memory_base: Path, env_override: str = "", config_dir: str = "", now: Clock = utc_now,
+                 default_dir: Callable[[str], Path] | None = None) -> None:
         self.memory_base = memory_base
+        self.default_dir = default_dir  # cwd → memory dir when no override is set (memory_base = "auto")
         self.env_override = env_override
         self.config_dir = config_dir
         self._now = now
@@ -24,7 +26,8 @@ class StoreRegistry:
         self.on_new_dir: list[Callable[[MemoryDir], None]] = []
 
     def memory_dir_for(self, cwd: str) -> Path:
-        return resolve_memory_dir(cwd, env_override=self.env_override, config_dir=self.config_dir, memory_base=self.memory_base)
+        return resolve_memory_dir(cwd, env_override=self.env_override, config_dir=self.config_dir,
+                                  memory_base=self.memory_base, default=self.default_dir)
 
     def for_cwd(self, cwd: str) -> MemoryDir:
         path = self.memory_dir_for(cwd)
