@@ -1,0 +1,127 @@
+"""Claude Code's own memory dir: where `memory_base = "auto"` puts a project's memories, which
+settings may move it, and whether native memory is on. Real files and real git worktrees."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from memoryd.config import load_settings
+from memoryd.errors import Forbidden
+from memoryd.integrations.claude_memory import (
+    auto_resolver,
+    claude_memory_dir,
+    native_memory,
+    project_folder,
+    resolve_for,
+)
+from memoryd.store.paths import sanitize_path
+
+
+@pytest.fixture
+def user(tmp_path: Path) -> dict[str, str]:
+    home = tmp_path / "user"
+    (home / ".claude").mkdir(parents=True)
+    return {"HOME": str(home)}
+
+
+def _write(path: Path, data: object) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data))
+
+
+def test_folder_names_match_the_cli_for_dots_spaces_underscores_and_non_ascii() -> None:
+    assert sanitize_path("/tmp/my proj.v2/a_b.c d") == "-tmp-my-proj-v2-a-b-c-d"
+    assert sanitize_path("/home/me/café") == "-home-me-caf-"
+    assert sanitize_path("/home/me/x🙂") == "-home-me-x--"  # an astral char is two UTF-16 code units
+
+
+def test_a_long_path_gets_the_npm_builds_djb2_suffix() -> None:
+    # Seen from the real CLI 2.1.330: this path's folder ends in "-gxnjgj".
+    path = "/tmp/ccprobe/w/" + "x" * 120 + "/long dir é" + "y" * 100
+    name = sanitize_path(path)
+    assert name.endswith("-gxnjgj") and len(name) == 200 + 1 + len("gxnjgj")
+
+
+def test_a_long_path_reuses_an_existing_folder_with_the_same_prefix(tmp_path: Path) -> None:
+    path = "/srv" + "/deep" * 60
+    projects = tmp_path / "projects"
+    other_build = projects / (sanitize_path(path)[:200] + "-bunhash123")
+    other_build.mkdir(parents=True)
+    assert project_folder(projects, Path(path)) == other_build.name
+    (tmp_path / "empty").mkdir()
+    assert project_folder(tmp_path / "empty", Path(path)) == sanitize_path(path)
+
+
+def test_auto_uses_claude_codes_dir_when_it_is_set_up_else_memoryd_home(tmp_path: Path, user: dict[str, str]) -> None:
+    project = tmp_path / "work" / "my app.v2"
+    (project / ".git").mkdir(parents=True)
+    home = tmp_path / "memoryd"
+    expected = Path(user["HOME"]) / ".claude" / "projects" / sanitize_path(str(project)) / "memory"
+    assert auto_resolver(home, user)(str(project / "src")) == expected
+    no_claude = {"HOME": str(tmp_path / "nobody")}
+    assert auto_resolver(home, no_claude)(str(project)) == home / "projects" / sanitize_path(str(project)) / "memory"
+    settings = load_settings({"MEMORYD_HOME": str(home)}, home=home)
+    assert settings.memory.memory_base == "auto"
+    assert resolve_for(settings, str(project), user) == expected
+
+
+def test_worktrees_share_the_canonical_git_roots_memory(tmp_path: Path, user: dict[str, str]) -> None:
+    repo = tmp_path / "repo"
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "-C", str(repo), "commit", "-q", "--allow-empty", "-m", "init"], check=True)
+    subprocess.run([*git, "-C", str(repo), "worktree", "add", "-q", str(tmp_path / "wt"), "-b", "wt"], check=True)
+    assert claude_memory_dir(str(tmp_path / "wt"), user) == claude_memory_dir(str(repo), user)
+    assert claude_memory_dir(str(repo), user).parent.name == sanitize_path(str(repo))
+
+
+def test_auto_memory_directory_only_from_trusted_settings(tmp_path: Path, user: dict[str, str]) -> None:
+    project = tmp_path / "proj"
+    (project / ".git").mkdir(parents=True)
+    default = claude_memory_dir(str(project), user)
+    # A cloned repo's shared settings cannot move the memory dir.
+    _write(project / ".claude" / "settings.json", {"autoMemoryDirectory": str(tmp_path / "attacker")})
+    assert claude_memory_dir(str(project), user) == default
+    # The user's settings can (~/ expands to the user's home) ...
+    _write(Path(user["HOME"]) / ".claude" / "settings.json", {"autoMemoryDirectory": "~/notes/mem"})
+    assert claude_memory_dir(str(project), user) == Path(user["HOME"]) / "notes" / "mem"
+    # ... the local (git-ignored) settings win over the user's, and managed settings over both.
+    _write(project / ".claude" / "settings.local.json", {"autoMemoryDirectory": str(tmp_path / "local-mem")})
+    assert claude_memory_dir(str(project), user) == tmp_path / "local-mem"
+    managed = tmp_path / "managed-settings.json"
+    _write(managed, {"autoMemoryDirectory": str(tmp_path / "policy-mem")})
+    assert claude_memory_dir(str(project), user, managed) == tmp_path / "policy-mem"
+    # A relative value is not a place: ignored, as Claude Code does.
+    _write(managed, {"autoMemoryDirectory": "relative/mem"})
+    assert claude_memory_dir(str(project), user, managed) == tmp_path / "local-mem"
+
+
+def test_a_symlinked_project_folder_is_refused(tmp_path: Path, user: dict[str, str]) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    projects = Path(user["HOME"]) / ".claude" / "projects"
+    projects.mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (projects / sanitize_path(str(project))).symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(Forbidden):
+        claude_memory_dir(str(project), user)
+
+
+def test_native_memory_switches_in_claude_codes_precedence(tmp_path: Path, user: dict[str, str]) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    none = tmp_path / "no-managed.json"
+    assert native_memory(project, user, {}, none).enabled
+    _write(Path(user["HOME"]) / ".claude" / "settings.json", {"autoMemoryEnabled": False})
+    state = native_memory(project, user, {}, none)
+    assert not state.enabled and "user settings" in state.reason
+    _write(project / ".claude" / "settings.json", {"autoMemoryEnabled": True})  # project beats user
+    assert native_memory(project, user, {}, none).enabled
+    assert not native_memory(project, user, {"CLAUDE_CODE_SIMPLE": "1"}, none).enabled  # --bare
+    assert not native_memory(project, user, {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}, none).enabled
+    forced = native_memory(project, user, {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "0", "CLAUDE_CODE_SIMPLE": "1"}, none)
+    assert forced.enabled and "=0" in forced.reason
