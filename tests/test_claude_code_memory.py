@@ -125,3 +125,44 @@ def test_native_memory_switches_in_claude_codes_precedence(tmp_path: Path, user:
     assert not native_memory(project, user, {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"}, none).enabled
     forced = native_memory(project, user, {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "0", "CLAUDE_CODE_SIMPLE": "1"}, none)
     assert forced.enabled and "=0" in forced.reason
+
+
+# ---------------------------------------------------------------------- mutual exclusion
+from tests.conftest import make_settings, serve  # noqa: E402
+from tests.support.transcripts import new_session  # noqa: E402
+
+
+@pytest.mark.parametrize("tool, spell", [
+    ("Write", "path"), ("Edit", "path"), ("MultiEdit", "path"), ("NotebookEdit", "path"),
+    ("Bash", "path"), ("Bash", "~"), ("Bash", "$HOME"), ("Bash", "${HOME}"),
+])
+def test_a_turn_in_which_the_agent_wrote_claude_codes_memory_is_not_extracted(tmp_path: Path, tool: str, spell: str) -> None:
+    import time
+
+    from memoryd.daemon import Daemon
+
+    (Path.home() / ".claude").mkdir()
+    project = tmp_path / "my app.v2"
+    (project / ".git").mkdir(parents=True)
+    home = tmp_path / "memoryd"
+    home.mkdir()
+    with serve(Daemon(make_settings(home))) as live:
+        memdir = Path(live.client.get("/v1/index", params={"cwd": str(project)}).json()["memory_dir"])
+        assert memdir == claude_memory_dir(str(project), {"HOME": str(Path.home())})  # "auto" picked Claude Code's dir
+        target = str(memdir / "pnpm-only.md")
+        spelled = target if spell == "path" else spell + target[len(str(Path.home())):]
+        inputs = {"Write": {"file_path": target, "content": "x"}, "Edit": {"file_path": target, "old_string": "a", "new_string": "b"},
+                  "MultiEdit": {"file_path": target, "edits": []}, "NotebookEdit": {"notebook_path": target, "new_source": "x"},
+                  "Bash": {"command": f"cat > '{spelled}' <<'EOF'\n---\nname: pnpm-only\n---\nEOF"}}
+        session = new_session(live.daemon.settings.transcript_roots[0], str(project))
+        session.user("Remember: always use pnpm, never npm, because the lockfile is pnpm's.")
+        session.assistant("Saving it to memory.", tools=[(tool, inputs[tool])])
+        r = live.client.post("/v1/events/turn-end", json={"session_id": session.session_id, "transcript_path": str(session.path), "cwd": str(project),
+                                                          "hook_event_name": "Stop", "stop_hook_active": False})
+        assert r.status_code == 202, r.text
+        deadline = time.monotonic() + 15
+        while (job := live.client.get(f"/v1/jobs/{r.json()['job_id']}").json())["status"] in ("queued", "running"):
+            assert time.monotonic() < deadline, job
+            time.sleep(0.05)
+        assert job["status"] == "skipped" and "wrote to the memory dir" in job["reason"], job
+        assert live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"] == []
