@@ -11,11 +11,11 @@ import sys
 from typing import Sequence
 
 from memoryd import __version__
-from memoryd.cli import backfill, doctor, dream, grep, hooks, mcp, memories, recall, service
+from memoryd.cli import backfill, doctor, dream, grep, hooks, mcp, memories, recall, service, transfer
 from memoryd.cli.output import run_command
 
 # Each module adds its subcommands; a new command group is one line here.
-COMMAND_MODULES = [service, memories, recall, dream, hooks, doctor, grep, mcp, backfill]
+COMMAND_MODULES = [service, memories, recall, dream, hooks, doctor, grep, mcp, backfill, transfer]
 
 
 def build_parser() -> argparse.ArgumentParser:
