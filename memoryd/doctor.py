@@ -14,7 +14,6 @@ from memoryd.auth import token_path
 from memoryd.client import ApiError, DaemonNotRunning, MemorydClient
 from memoryd.config import Settings
 from memoryd.integrations.claude_code import installed_scopes
-from memoryd.store.paths import resolve_memory_dir
 from memoryd.units import LAUNCHD_LABEL, SYSTEMD_UNIT_NAME
 
 MIN_FREE_BYTES = 500 * 1024 * 1024
@@ -46,6 +45,25 @@ def _grep_check(settings: Settings) -> Check:
     return Check("grep", True, "built-in scanner: no rg found (`pip install ripgrep==14.1.0` or your system's ripgrep makes transcript searches 6-12x faster)")
 
 
+def _claude_memory_checks(settings: Settings, cwd: str) -> list[Check]:
+    """Where memory lives, which dialect, native memory on/off, context once or twice, an old store to import."""
+    from memoryd.integrations.claude_memory import location_report
+
+    info = location_report(settings, cwd)
+    if "error" in info:
+        return [Check("memory dir", False, info["error"], "run doctor from your project directory")]
+    where = "Claude Code's own memory dir" if info["same_as_claude_code"] else "memoryd's own dir"
+    checks = [
+        Check("memory dir", True, f"{cwd} → {info['memory_dir']} ({where}; dialect {info['dialect']}; memory_base = {info['memory_base']!r})"),
+        Check("native memory", True, f"Claude Code's auto memory is {'on' if info['native_memory'] else 'off'} ({info['native_reason']})"),
+        Check("context", not info["fix"], f"MEMORY.md reaches the model {info['context']}", info["fix"]),
+    ]
+    if info["old_store"]:
+        old = info["old_store"]
+        checks.append(Check("old memoryd store", False, f"{old['memories']} memories in {old['path']} are not in {info['memory_dir']}", old["fix"]))
+    return checks
+
+
 def run_checks(settings: Settings, client: MemorydClient, cwd: str) -> list[Check]:
     checks: list[Check] = []
     status: dict[str, Any] | None = None
@@ -68,11 +86,7 @@ def run_checks(settings: Settings, client: MemorydClient, cwd: str) -> list[Chec
     checks.append(Check("service", unit.exists(), f"{unit} {'installed' if unit.exists() else 'not installed'}", "" if unit.exists() else "memoryd install-service"))
     scopes = installed_scopes(Path(cwd))
     checks.append(Check("claude-code hooks", bool(scopes), f"installed in: {', '.join(scopes)}" if scopes else "not installed", "" if scopes else "memoryd hooks --install"))
-    try:
-        memory_dir = resolve_memory_dir(cwd, env_override=settings.memory_dir_override, config_dir=settings.memory.memory_dir, memory_base=settings.memory_base)
-        checks.append(Check("memory dir", True, f"{cwd} → {memory_dir}"))
-    except Exception as exc:
-        checks.append(Check("memory dir", False, str(exc), "run doctor from your project directory"))
+    checks.extend(_claude_memory_checks(settings, cwd))
     missing = [str(r) for r in settings.transcript_roots if not r.is_dir()]
     checks.append(Check("transcript roots", not missing, f"missing: {', '.join(missing)}" if missing else ", ".join(map(str, settings.transcript_roots)),
                         "run Claude Code once (it creates ~/.claude/projects) or fix [transcripts] roots" if missing else ""))

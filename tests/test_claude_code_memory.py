@@ -166,3 +166,74 @@ def test_a_turn_in_which_the_agent_wrote_claude_codes_memory_is_not_extracted(tm
             time.sleep(0.05)
         assert job["status"] == "skipped" and "wrote to the memory dir" in job["reason"], job
         assert live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"] == []
+
+
+# ---------------------------------------------------------------------- doctor and status
+def _doctor(home: Path, user_home: Path, project: Path) -> dict[str, dict[str, object]]:
+    import sys
+
+    from tests.support.servers import daemon_env
+
+    env = daemon_env(home, HOME=str(user_home), MEMORYD_PORT="1")  # no daemon: these checks are local
+    run = subprocess.run([sys.executable, "-m", "memoryd", "doctor", "--json", "--cwd", str(project)], env=env, capture_output=True, text=True, timeout=60)
+    return {c["name"]: c for c in json.loads(run.stdout)["checks"]}
+
+
+def test_doctor_says_where_memory_lives_and_offers_the_old_store(tmp_path: Path, user: dict[str, str]) -> None:
+    import sys
+
+    from tests.support.servers import daemon_env
+
+    user_home = Path(user["HOME"])
+    project = tmp_path / "shop"
+    (project / ".git").mkdir(parents=True)
+    home = tmp_path / "memoryd"
+    home.mkdir()
+    cc_dir = claude_memory_dir(str(project), user)
+    env = daemon_env(home, HOME=str(user_home))
+    subprocess.run([sys.executable, "-m", "memoryd", "hooks", "--install"], env=env, check=True, capture_output=True)
+
+    checks = _doctor(home, user_home, project)
+    assert str(cc_dir) in str(checks["memory dir"]["detail"]) and "dialect claude-code" in str(checks["memory dir"]["detail"])
+    assert "is on (on by default)" in str(checks["native memory"]["detail"])
+    assert checks["context"]["ok"] and "once (Claude Code loads MEMORY.md" in str(checks["context"]["detail"])
+    assert "old memoryd store" not in checks
+
+    old = home / "projects" / sanitize_path(str(project)) / "memory"
+    old.mkdir(parents=True)
+    (old / "feedback_pnpm.md").write_text("---\nname: pnpm\ndescription: use pnpm\ntype: feedback\n---\nUse pnpm.\n")
+    checks = _doctor(home, user_home, project)
+    offer = checks["old memoryd store"]
+    assert not offer["ok"] and f"memoryd import --from '{old}'" in str(offer["fix"])
+    assert (old / "feedback_pnpm.md").exists() and not cc_dir.exists()  # offered, never performed
+
+    _write(user_home / ".claude" / "settings.json", {**json.loads((user_home / ".claude" / "settings.json").read_text()), "autoMemoryEnabled": False})
+    checks = _doctor(home, user_home, project)
+    assert "is off (autoMemoryEnabled: false in user settings)" in str(checks["native memory"]["detail"])
+    assert checks["context"]["ok"] and "once (memoryd injects MEMORY.md)" in str(checks["context"]["detail"])
+
+    _write(user_home / ".claude" / "settings.json", {**json.loads((user_home / ".claude" / "settings.json").read_text()), "autoMemoryEnabled": True})
+    (home / "config.toml").write_text('[memory]\nmemory_base = ""\n')  # memoryd's own store beside Claude Code's
+    checks = _doctor(home, user_home, project)
+    assert "memoryd's own dir" in str(checks["memory dir"]["detail"])
+    assert not checks["context"]["ok"] and "two indexes" in str(checks["context"]["detail"]) and 'memory_base = "auto"' in str(checks["context"]["fix"])
+
+
+def test_status_shows_the_memory_location(tmp_path: Path, user: dict[str, str]) -> None:
+    import sys
+
+    from tests.support.servers import DaemonProcess, daemon_env
+
+    project = tmp_path / "shop"
+    (project / ".git").mkdir(parents=True)
+    home = tmp_path / "memoryd"
+    home.mkdir()
+    env = daemon_env(home, HOME=user["HOME"])
+    daemon = DaemonProcess(home=home, env=env).start()
+    try:
+        run = subprocess.run([sys.executable, "-m", "memoryd", "status", "--cwd", str(project)], env=env, capture_output=True, text=True, timeout=60)
+        assert run.returncode == 0, run.stderr
+        assert f"memory:  {claude_memory_dir(str(project), user)} (Claude Code dir, dialect claude-code)" in run.stdout
+        assert "native:  Claude Code's auto memory on" in run.stdout and "fix:     memoryd hooks --install" in run.stdout
+    finally:
+        daemon.kill()

@@ -300,6 +300,20 @@ def uninstall_hooks(path: Path) -> dict[str, Any]:
     return {"path": str(path), "changed": changed, "backup": str(backup) if backup else None}
 
 
+def hooks_forward_session_env(cwd: Path, env: dict[str, str] | None = None) -> bool:
+    """Do the installed SessionStart hooks send the session's native-memory switches (newer installs)?"""
+    for scope in ("user", "project", "local"):
+        try:
+            data = _read_settings(settings_path(scope, cwd, env))  # type: ignore[arg-type]
+        except InvalidRequest:
+            continue
+        groups = (data.get("hooks") or {}).get("SessionStart") or []
+        handlers = [h for g in groups if isinstance(g, dict) for h in g.get("hooks", []) if _is_ours(h)]
+        if any(SESSION_ENV_HEADER not in json.dumps(h) for h in handlers):
+            return False
+    return True
+
+
 def installed_scopes(cwd: Path, env: dict[str, str] | None = None) -> list[str]:
     """Which settings files hold memoryd's hooks (for `memoryd doctor`)."""
     found = []

@@ -202,3 +202,71 @@ def resolve_for(settings: "Settings", cwd: str, env: Mapping[str, str] | None = 
     where = memory_location(settings, env)
     return resolve_memory_dir(cwd, env_override=settings.memory_dir_override, config_dir=settings.memory.memory_dir,
                               memory_base=where["memory_base"], default=where["default_dir"])
+
+
+def _memory_files(directory: Path) -> list[Path]:
+    try:
+        return [p for p in directory.glob("*.md") if p.name != limits.INDEX_FILENAME and p.is_file()]
+    except OSError:
+        return []
+
+
+def describe(settings: "Settings", cwd: str, *, hooks_installed: bool, hooks_forward_env: bool = True,
+             env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Where a project's memory lives and who loads it, each finding with its fix (doctor, status)."""
+    env = dict(os.environ) if env is None else env
+    memory_dir = resolve_for(settings, cwd, env)
+    launch = canonical_cwd(cwd)
+    set_up = claude_code_set_up(env)
+    cc_dir = claude_memory_dir(cwd, env) if set_up else None
+    same = cc_dir is not None and Path(os.path.realpath(cc_dir)) == Path(os.path.realpath(memory_dir))
+    native = native_memory(launch, env) if set_up else NativeMemory(False, "Claude Code is not set up (no ~/.claude)")
+    info: dict[str, Any] = {
+        "memory_dir": str(memory_dir), "memory_base": settings.memory.memory_base or str(settings.home),
+        "dialect": "claude-code" if same else "memoryd", "claude_code_dir": str(cc_dir) if cc_dir else None,
+        "same_as_claude_code": same, "native_memory": native.enabled, "native_reason": native.reason,
+    }
+    if native.enabled and not same and cc_dir is not None:
+        info.update(context="two indexes", fix=f'two memories for one project: set memory_base = "auto" in {settings.home}/config.toml '
+                    f"(then memoryd import --from '{memory_dir}'), or turn Claude Code's own memory off (autoMemoryEnabled: false)")
+    elif not hooks_installed:
+        info.update(context="once (Claude Code only)" if native.enabled else "not injected",
+                    fix="memoryd hooks --install (memoryd's recall and extraction need its hooks)")
+    elif not hooks_forward_env:
+        info.update(context="once, unless a session sets CLAUDE_CODE_DISABLE_AUTO_MEMORY",
+                    fix="memoryd hooks --install again: the installed hooks predate the native-memory check")
+    else:
+        info.update(context="once (Claude Code loads MEMORY.md; memoryd adds recall)" if native.enabled else "once (memoryd injects MEMORY.md)", fix="")
+    old = base_memory_dir(settings.home, cwd) if set_up and same else None
+    old_files = _memory_files(old) if old is not None and old != memory_dir else []
+    info["old_store"] = {"path": str(old), "memories": len(old_files),
+                         "fix": f"memoryd import --from '{old}' --dry-run, then without --dry-run (nothing moves until you run it)"} if old_files else None
+    return info
+
+
+def location_report(settings: "Settings", cwd: str) -> dict[str, Any]:
+    """`describe` with the installed hooks looked up; `{"error": …}` when the cwd cannot be resolved."""
+    from memoryd.integrations.claude_code import hooks_forward_session_env, installed_scopes
+
+    try:
+        return describe(settings, cwd, hooks_installed=bool(installed_scopes(Path(cwd))), hooks_forward_env=hooks_forward_session_env(Path(cwd)))
+    except Exception as exc:  # e.g. a symlinked project folder: the message names the fix
+        return {"error": str(exc)}
+
+
+def location_lines(info: dict[str, Any] | None) -> list[str]:
+    """Human lines for `memoryd status`."""
+    if not info:
+        return []
+    if "error" in info:
+        return [f"memory:  {info['error']}"]
+    lines = [
+        f"memory:  {info['memory_dir']} ({'Claude Code' if info['same_as_claude_code'] else 'memoryd'} dir, dialect {info['dialect']})",
+        f"native:  Claude Code's auto memory {'on' if info['native_memory'] else 'off'} ({info['native_reason']})",
+        f"context: MEMORY.md reaches the model {info['context']}",
+    ]
+    if info.get("fix"):
+        lines.append(f"fix:     {info['fix']}")
+    if info.get("old_store"):
+        lines.append(f"old:     {info['old_store']['memories']} memories in {info['old_store']['path']}: {info['old_store']['fix']}")
+    return lines
