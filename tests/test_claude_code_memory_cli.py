@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -126,3 +127,77 @@ def test_the_index_reaches_the_model_exactly_once(served: tuple[Path, Path, Daem
     # memoryd's own context arrives only when Claude Code does not load the index itself.
     assert (limits.INJECTED_MARKER in json.dumps(first)) == (native == "off")
     assert (memdir / "MEMORY.md").read_text().startswith(STAGING_LINE)
+
+
+PNPM_FILE = """---
+name: pnpm-only
+description: Always use pnpm for installs
+metadata:
+  type: feedback
+---
+Use pnpm, never npm: the lockfile is pnpm-lock.yaml.
+
+**Why:** npm rewrote the lockfile and broke CI.
+**How to apply:** every install and script run. See [[ci-runners]].
+"""
+PNPM_LINE = "- [pnpm only](pnpm-only.md) — always pnpm for installs, never npm"
+
+
+def _tool_results(body: dict[str, Any]) -> int:
+    return sum(1 for m in body.get("messages", []) if isinstance(m.get("content"), list)
+               for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result")
+
+
+def test_session_one_writes_memory_session_two_gets_the_index_once(served: tuple[Path, Path, DaemonProcess], cli: CLI) -> None:
+    """The issue's end-to-end test: the agent writes a memory in the CLI's format; memoryd lists it
+    with its type, recalls it, a dream run merges it and undo restores it; session 2 sees the index once."""
+    from tests.support.messages_api import Reply
+
+    project, memdir, daemon = served
+    (memdir / "MEMORY.md").write_text("")
+    (memdir / "staging-db.md").unlink()
+
+    def agent(body: dict[str, Any]) -> Reply:
+        if not any(t.get("name") == "Write" for t in body.get("tools") or []):
+            return Reply(text="[]")  # the CLI's side queries
+        step = _tool_results(body)
+        if step == 0 and "Remember" in json.dumps(body["messages"]):
+            return Reply(tool_use=("Write", {"file_path": str(memdir / "pnpm-only.md"), "content": PNPM_FILE}))
+        if step == 1 and "Remember" in json.dumps(body["messages"]):
+            return Reply(tool_use=("Write", {"file_path": str(memdir / "MEMORY.md"), "content": PNPM_LINE + "\n"}))
+        return Reply(text="Saved.")
+
+    cli.api.handler = agent
+    cli.api.default = Reply(text="Saved.")
+    cli.ask(project, "Remember: always use pnpm, never npm, because our lockfile is pnpm-lock.yaml.")
+    written = (memdir / "pnpm-only.md").read_text()  # the CLI's format (it stamps metadata.node_type: memory too)
+    assert "name: pnpm-only" in written and "  type: feedback" in written and "[[ci-runners]]" in written
+    assert (memdir / "MEMORY.md").read_text() == PNPM_LINE + "\n"
+
+    # Without the store's dialect support (branch store), memoryd's index rebuild drops the agent's line.
+    pytest.importorskip("memoryd.store.dialect", reason="Claude Code's dialect and kept MEMORY.md lines come with branch store")
+
+    # Session 2: Claude Code loads the index itself; memoryd's hooks do not add it again.
+    cli.api.requests.clear()
+    cli.ask(project, "Which package manager should I use to install the dependencies?")
+    first = cli.main_requests()[0]
+    assert _times_sent(first, PNPM_LINE) == 1, (memdir / "MEMORY.md").read_text()
+
+    with daemon.client() as c:
+        listed = {m["filename"]: m for m in c.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]}
+        assert listed["pnpm-only.md"]["type"] == "feedback"
+        recalled = c.post("/v1/recall", json={"cwd": str(project), "query": "which package manager for installs?", "session_id": "e2e-recall"}).json()
+        assert any(m["filename"] == "pnpm-only.md" for m in recalled["memories"]), recalled
+        saved = c.post("/v1/memories", json={"cwd": str(project), "name": "Use pnpm", "description": "Always use pnpm for installs",
+                                              "type": "feedback", "body": "pnpm for every install."})
+        assert saved.status_code in (200, 201), saved.text
+        run_id = c.post("/v1/dream/run", json={"cwd": str(project)}).json()["run_id"]
+        deadline = time.monotonic() + 30
+        while (run := next(r for r in c.get("/v1/dream/runs", params={"cwd": str(project)}).json()["runs"] if r["run_id"] == run_id))["status"] == "running":
+            assert time.monotonic() < deadline, run
+            time.sleep(0.1)
+        assert run["status"] == "done", run
+        after = {m["filename"] for m in c.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]}
+        assert len(after & {"pnpm-only.md", saved.json()["filename"]}) == 1  # merged into one
+        assert c.post(f"/v1/dream/runs/{run_id}/undo").status_code == 200
+    assert (memdir / "pnpm-only.md").read_text() == written  # restored byte for byte
