@@ -36,7 +36,8 @@ class Record:
 
 def _type_of(meta: dict[str, Any], filename: str) -> str:
     """Top-level `type`, Claude Code's nested `metadata.type`, a `<type>_` name prefix, else project."""
-    nested = meta.get("metadata") if isinstance(meta.get("metadata"), dict) else {}
+    metadata = meta.get("metadata")
+    nested: dict[str, Any] = metadata if isinstance(metadata, dict) else {}
     for value in (meta.get("type"), nested.get("type"), filename.split("_", 1)[0] if "_" in filename else None):
         if isinstance(value, str) and value.strip().lower() in limits.MEMORY_TYPES:
             return value.strip().lower()
