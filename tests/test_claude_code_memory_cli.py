@@ -123,9 +123,11 @@ def test_the_index_reaches_the_model_exactly_once(served: tuple[Path, Path, Daem
     cli.api.requests.clear()
     cli.ask(project, "What should I know about the staging database before I run the fixtures?", **switch)
     first = cli.main_requests()[0]
-    assert _times_sent(first, "reset every Sunday night") == 1, json.dumps(first)[:3000]
-    # memoryd's own context arrives only when Claude Code does not load the index itself.
-    assert (limits.INJECTED_MARKER in json.dumps(first)) == (native == "off")
+    assert _times_sent(first, STAGING_LINE) == 1, json.dumps(first, ensure_ascii=False)[:3000]
+    # a recalled body arrives at most once too (Claude Code's own recall or memoryd's, not both)
+    assert _times_sent(first, "never keep test fixtures there") <= 1, json.dumps(first, ensure_ascii=False)[:3000]
+    # memoryd's memory section (instructions + index) arrives only when Claude Code does not load the index itself.
+    assert (limits.INJECTED_MARKER + "\n# Memory" in json.dumps(first, ensure_ascii=False).replace("\\n", "\n")) == (native == "off")
     assert (memdir / "MEMORY.md").read_text().startswith(STAGING_LINE)
 
 
