@@ -33,7 +33,7 @@ class ServerSettings(_Section):
 
 class MemorySettings(_Section):
     memory_dir: str = Field("", description="Fixed memory dir for every project (trusted config only). Empty: per-project default.")
-    memory_base: str = Field("", description="Base of the default layout <base>/projects/<project>/memory. Empty: $MEMORYD_HOME. '~/.claude' shares Claude Code's layout.")
+    memory_base: str = Field("auto", description="Base of the layout <base>/projects/<project>/memory. 'auto': Claude Code's own memory dir when ~/.claude exists (its trusted autoMemoryDirectory honoured), else $MEMORYD_HOME. Empty: $MEMORYD_HOME.")
     mode: Literal["topics", "daily-log"] = Field("topics", description="'topics' writes topic files; 'daily-log' appends to logs/YYYY/MM/YYYY-MM-DD.md.")
     watch: bool = Field(True, description="Watch memory dirs for hand edits and re-index.")
     read_only: bool = Field(False, description="Recall and serve only: no extraction, consolidation or edit writes any memory (nor MEMORY.md).")
@@ -145,7 +145,9 @@ class Settings(_Section):
 
     @property
     def memory_base(self) -> Path:
-        return Path(self.memory.memory_base).expanduser() if self.memory.memory_base else self.home
+        """The fixed base; "auto" and empty give $MEMORYD_HOME here (the daemon resolves "auto" per project)."""
+        base = self.memory.memory_base.strip()
+        return Path(base).expanduser() if base and base != "auto" else self.home
 
     @property
     def transcript_roots(self) -> list[Path]:

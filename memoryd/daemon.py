@@ -46,8 +46,10 @@ class Daemon:
         self.state = StateDB(self.home / STATE_FILENAME)
         self.meter = UsageMeter(self.state, self.metrics, daily_cap=settings.llm.daily_token_cap, now=now)
         self.llm = LLMClient.from_settings(settings, meter=self.meter)
+        from memoryd.integrations.claude_memory import memory_location
+
         self.stores = StoreRegistry(
-            memory_base=settings.memory_base,
+            **memory_location(settings),  # memory_base = "auto": Claude Code's own memory dir when it is set up
             env_override=settings.memory_dir_override,
             config_dir=settings.memory.memory_dir,
             now=now,

@@ -21,7 +21,6 @@ from memoryd.auth import token_path
 from memoryd.client import ApiError, DaemonNotRunning, MemorydClient
 from memoryd.config import Settings
 from memoryd.integrations.claude_code import HOOK_PATH, settings_path
-from memoryd.store.paths import resolve_memory_dir
 from memoryd.units import LAUNCHD_LABEL, SYSTEMD_UNIT_NAME, target
 
 MIN_FREE_BYTES = 500 * 1024 * 1024
@@ -205,13 +204,28 @@ def check_hooks(ctx: Context) -> list[Check]:
     return checks
 
 
-def check_memory_dir(ctx: Context) -> Check:
-    settings = ctx.settings
-    try:
-        memory_dir = resolve_memory_dir(ctx.cwd, env_override=settings.memory_dir_override, config_dir=settings.memory.memory_dir, memory_base=settings.memory_base)
-        return Check("memory dir", True, f"{ctx.cwd} → {memory_dir}")
-    except Exception as exc:
-        return Check("memory dir", False, str(exc), "run doctor from your project directory")
+def _claude_memory_checks(settings: Settings, cwd: str) -> list[Check]:
+    """Where memory lives, which dialect, native memory on/off, context once or twice, an old store to import."""
+    from memoryd.integrations.claude_memory import location_report
+
+    info = location_report(settings, cwd)
+    if "error" in info:
+        return [Check("memory dir", False, info["error"], "run doctor from your project directory")]
+    where = "Claude Code's own memory dir" if info["same_as_claude_code"] else "memoryd's own dir"
+    checks = [
+        Check("memory dir", True, f"{cwd} → {info['memory_dir']} ({where}; dialect {info['dialect']}; memory_base = {info['memory_base']!r})"),
+        Check("native memory", True, f"Claude Code's auto memory is {'on' if info['native_memory'] else 'off'} ({info['native_reason']})"),
+        Check("context", not info["fix"], f"MEMORY.md reaches the model {info['context']}", info["fix"]),
+    ]
+    if info["old_store"]:
+        old = info["old_store"]
+        checks.append(Check("old memoryd store", False, f"{old['memories']} memories in {old['path']} are not in {info['memory_dir']}", old["fix"]))
+    return checks
+
+
+def check_memory_dir(ctx: Context) -> list[Check]:
+    """Where memory lives, its dialect, native memory, and whether MEMORY.md reaches the model once."""
+    return _claude_memory_checks(ctx.settings, ctx.cwd)
 
 
 def check_transcript_roots(ctx: Context) -> list[Check]:

@@ -17,6 +17,15 @@ from tests.support.messages_api import ScriptedMessagesAPI
 from tests.support.servers import DaemonProcess, ThreadedServer, daemon_env
 
 
+@pytest.fixture(autouse=True)
+def _user_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets an empty HOME: memory_base = "auto" must never reach the real ~/.claude."""
+    user_home = tmp_path_factory.mktemp("user-home")
+    monkeypatch.setenv("HOME", str(user_home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    return user_home
+
+
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     path = tmp_path / "memoryd-home"

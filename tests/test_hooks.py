@@ -114,7 +114,8 @@ def test_http_hooks_keep_session_start_a_command(tmp_path: Path) -> None:
     block = hooks_block("http://127.0.0.1:7377", tmp_path / "h", "http")
     assert block["hooks"]["SessionStart"][0]["hooks"][0]["type"] == "command"
     stop = block["hooks"]["Stop"][0]["hooks"][0]
-    assert stop["type"] == "http" and stop["allowedEnvVars"] == ["MEMORYD_TOKEN"] and "$MEMORYD_TOKEN" in stop["headers"]["Authorization"]
+    assert stop["type"] == "http" and stop["allowedEnvVars"][0] == "MEMORYD_TOKEN" and "$MEMORYD_TOKEN" in stop["headers"]["Authorization"]
+    assert "CLAUDE_CODE_DISABLE_AUTO_MEMORY" in stop["allowedEnvVars"] and "$CLAUDE_CODE_DISABLE_AUTO_MEMORY" in stop["headers"]["X-Claude-Code-Env"]
 
 
 def test_settings_path_scopes(tmp_path: Path) -> None:

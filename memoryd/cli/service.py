@@ -6,7 +6,9 @@ import argparse
 import time
 from typing import Any
 
-from memoryd.cli.output import EXIT_DOWN, EXIT_OK, client_of, common, emit, fail, settings_of, when
+from memoryd.cli.output import EXIT_DOWN, EXIT_OK, client_of, common, cwd_of, emit, fail, settings_of, when
+from memoryd.integrations.claude_memory import location_lines as memory_location_lines
+from memoryd.integrations.claude_memory import location_report as memory_location
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -15,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--port", type=int, default=None, help="port (default 7377; 0 picks a free one)")
     p.set_defaults(func=cmd_serve)
 
-    p = common(sub.add_parser("status", help="is the daemon up, in which mode, doing what"), cwd=False)
+    p = common(sub.add_parser("status", help="is the daemon up, in which mode, doing what, and where this project's memory lives"))
     p.set_defaults(func=cmd_status)
 
     p = common(sub.add_parser("stop", help="stop the running daemon (SIGTERM: running jobs finish or are re-queued)"), cwd=False)
@@ -68,12 +70,15 @@ def _human_status(s: dict[str, Any]) -> str:
     for directory, files in (s.get("invalid_files") or {}).items():
         for f in files:
             lines.append(f"problem: {directory}/{f['filename']}: {f['error']}")
+    lines += memory_location_lines(s.get("memory_location"))
     return "\n".join(lines)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
     with client_of(args) as client:
-        emit(args, client.status(), _human_status)
+        status = client.status()
+    status["memory_location"] = memory_location(settings_of(args), cwd_of(args))
+    emit(args, status, _human_status)
     return EXIT_OK
 
 

@@ -56,7 +56,8 @@ def agent_wrote_memory(rows: list[PendingRow], memory_dir: Path) -> bool:
     real_dir = Path(os.path.realpath(memory_dir))
     spellings = {str(memory_dir), str(real_dir)}
     home = os.path.expanduser("~")
-    spellings |= {"~" + s[len(home):] for s in list(spellings) if home != "~" and s.startswith(home + os.sep)}
+    for short in ("~", "$HOME", "${HOME}"):  # how a shell command names a dir under the home (e.g. ~/.claude/projects/…)
+        spellings |= {short + s[len(home):] for s in list(spellings) if home != "~" and s.startswith(home + os.sep)}
     for row in rows:
         if row.kind == WROTE:
             target = row.text

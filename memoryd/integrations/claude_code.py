@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Mapping
 
 from memoryd import limits
 from memoryd.errors import InvalidRequest, MemorydError
+from memoryd.integrations.claude_memory import NativeMemory, is_claude_memory_dir, native_memory
 from memoryd.store.files import atomic_write
 from memoryd.store.prompt import build_memory_prompt
 
@@ -25,6 +27,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 HOOK_PATH = "/v1/hooks/claude-code"
+# The session's own switches for native memory travel in this header (the daemon's env is not the session's).
+SESSION_ENV_HEADER = "X-Claude-Code-Env"
+SESSION_ENV_VARS = ("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "CLAUDE_CODE_SIMPLE")
 AUTH_HEADER_FILENAME = "curl-auth-header"
 Scope = Literal["user", "project", "local"]
 HookType = Literal["command", "http"]
@@ -83,23 +88,77 @@ def _session_notes(daemon: "Daemon", session_id: str) -> str | None:
         return None
 
 
-def handle_hook(daemon: "Daemon", payload: dict[str, Any]) -> dict[str, Any]:
-    """Answer one Claude Code hook; `{}` when there is nothing to add or anything fails."""
+def parse_session_env(header: str | None) -> dict[str, str] | None:
+    """`NAME=value;NAME=value` from the hook's header; None when the hook sent none (older install)."""
+    if header is None:
+        return None
+    pairs = (part.split("=", 1) for part in header.split(";") if "=" in part)
+    return {k.strip(): v.strip() for k, v in pairs if k.strip() in SESSION_ENV_VARS}
+
+
+def native_for_session(cwd: str, session_env: Mapping[str, str] | None, env: Mapping[str, str] | None = None) -> NativeMemory:
+    """Claude Code's own auto memory for the session that sent a hook (its cwd, its switches)."""
+    env = dict(os.environ) if env is None else env
+    return native_memory(Path(cwd), env, session_env)
+
+
+def native_loads_index(store_path: Path, cwd: str, session_env: Mapping[str, str] | None) -> bool:
+    """Does Claude Code itself load this MEMORY.md into the session (native memory on, same dir)?"""
+    env = dict(os.environ)
+    return native_for_session(cwd, session_env, env).enabled and is_claude_memory_dir(store_path, cwd, env)
+
+
+def memories_in_transcript(transcript: Path, memory_dir: Path, filenames: list[str]) -> set[str]:
+    """Memory files the session already has in context: named in its transcript by path (the agent
+    read or wrote them, or Claude Code attached them as recalled memories)."""
+    try:
+        text = transcript.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return set()
+    prefix = re.escape(str(memory_dir).rstrip("/") + "/")
+    named = set(re.findall(prefix + r'([^"/\\\n]+?\.md)', text))
+    return named & set(filenames)
+
+
+def _exclude_in_context(daemon: "Daemon", store: Any, payload: dict[str, Any], session_id: str) -> None:
+    """Mark memories already in the session's context as surfaced, so recall adds only new ones."""
+    transcript = payload.get("transcript_path")
+    if not transcript:
+        return
+    try:
+        path = daemon.transcripts.check_under_root(str(transcript))
+    except MemorydError:
+        return
+    names = [h.filename for h in store.all_headers()]
+    seen = memories_in_transcript(path, store.path, names)
+    if seen:
+        daemon.recall.ledger.record(session_id, str(store.path), sorted(seen), 0)
+
+
+def handle_hook(daemon: "Daemon", payload: dict[str, Any], session_env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Answer one Claude Code hook; `{}` when there is nothing to add or anything fails.
+
+    When Claude Code's native memory is on and reads the same dir, it already loads MEMORY.md:
+    SessionStart then adds nothing, so the index reaches the model once."""
     event = str(payload.get("hook_event_name", ""))
     cwd = str(payload.get("cwd") or "")
     session_id = str(payload.get("session_id") or "")
     try:
         if event == "SessionStart" and cwd:
             store = daemon.store_for(cwd)
-            prompt = build_memory_prompt(store.path, store.served_index())
             notes = _session_notes(daemon, session_id) if payload.get("source") == "compact" else None
+            if native_loads_index(store.path, cwd, session_env):
+                return _context(event, session_notes_context(notes)) if notes else {}
+            prompt = build_memory_prompt(store.path, store.served_index())
             if notes:  # right after a compaction: the session's own notes lead, so the work goes on
                 head = session_notes_context(notes)
                 return _context(event, head + fit_session_context(prompt, limits.CLAUDE_CODE_CONTEXT_MAX_CHARS - len(head)))
             return _context(event, fit_session_context(prompt))
         if event == "UserPromptSubmit" and cwd and session_id:
+            store = daemon.store_for(cwd)
+            _exclude_in_context(daemon, store, payload, session_id)
             # max_chars: memories that would overflow Claude Code's cap are left for a later prompt, not marked surfaced.
-            result = daemon.recall.recall(cwd, str(payload.get("prompt") or ""), session_id, max_chars=limits.CLAUDE_CODE_CONTEXT_MAX_CHARS)
+            result = daemon.recall.recall(cwd, str(payload.get("prompt") or ""), session_id, store=store, max_chars=limits.CLAUDE_CODE_CONTEXT_MAX_CHARS)
             return _context(event, result.injection) if result.injection else {}
         if event in ("Stop", "SubagentStop") and cwd and session_id and payload.get("transcript_path"):
             daemon.turn_end(session_id, str(payload["transcript_path"]), cwd, payload.get("last_assistant_message"))
@@ -138,9 +197,10 @@ def write_auth_header(home: Path, token: str) -> Path:
 def command_hook(url: str, auth_header: Path, event: str) -> dict[str, Any]:
     max_time, timeout, answer_read = HOOK_EVENTS[event]
     out = "" if answer_read else "-o /dev/null "
+    session_env = ";".join(f"{name}=${{{name}:-}}" for name in SESSION_ENV_VARS)
     command = (
         f"curl -sS --fail --max-time {max_time} -H 'Content-Type: application/json' "
-        f"-H @'{auth_header}' --data-binary @- {out}{url}{HOOK_PATH} || true"
+        f"-H @'{auth_header}' -H \"{SESSION_ENV_HEADER}: {session_env}\" --data-binary @- {out}{url}{HOOK_PATH} || true"
     )
     return {"type": "command", "command": command, "timeout": timeout}
 
@@ -151,8 +211,8 @@ def http_hook(url: str, event: str) -> dict[str, Any]:
         "type": "http",
         "url": f"{url}{HOOK_PATH}",
         "timeout": timeout,
-        "headers": {"Authorization": "Bearer $MEMORYD_TOKEN"},
-        "allowedEnvVars": ["MEMORYD_TOKEN"],
+        "headers": {"Authorization": "Bearer $MEMORYD_TOKEN", SESSION_ENV_HEADER: ";".join(f"{n}=${n}" for n in SESSION_ENV_VARS)},
+        "allowedEnvVars": ["MEMORYD_TOKEN", *SESSION_ENV_VARS],
     }
 
 
@@ -238,6 +298,20 @@ def uninstall_hooks(path: Path) -> dict[str, Any]:
     changed = cleaned != current
     backup = _write_settings(path, cleaned) if changed else None
     return {"path": str(path), "changed": changed, "backup": str(backup) if backup else None}
+
+
+def hooks_forward_session_env(cwd: Path, env: dict[str, str] | None = None) -> bool:
+    """Do the installed SessionStart hooks send the session's native-memory switches (newer installs)?"""
+    for scope in ("user", "project", "local"):
+        try:
+            data = _read_settings(settings_path(scope, cwd, env))  # type: ignore[arg-type]
+        except InvalidRequest:
+            continue
+        groups = (data.get("hooks") or {}).get("SessionStart") or []
+        handlers = [h for g in groups if isinstance(g, dict) for h in g.get("hooks", []) if _is_ours(h)]
+        if any(SESSION_ENV_HEADER not in json.dumps(h) for h in handlers):
+            return False
+    return True
 
 
 def installed_scopes(cwd: Path, env: dict[str, str] | None = None) -> list[str]:

@@ -11,6 +11,7 @@ import os
 import re
 import unicodedata
 from pathlib import Path
+from typing import Callable
 
 from memoryd import limits
 from memoryd.errors import Forbidden, InvalidCwd, InvalidFilename
@@ -26,7 +27,7 @@ def sanitize_path(name: str) -> str:
     """Claude Code's `sanitizePath`: every non-ASCII-alphanumeric char becomes '-'.
 
     JS works on UTF-16 code units, so an astral char (emoji) becomes '--'. Names over 200
-    chars are cut and suffixed with a hash (ours: sha256; CC's Bun/Node hashes differ anyway).
+    chars are cut and suffixed with the CLI's hash (djb2 in base36, as the npm build does).
     """
     out = []
     for ch in unicodedata.normalize("NFC", name):
@@ -37,8 +38,21 @@ def sanitize_path(name: str) -> str:
     sanitized = "".join(out)
     if len(sanitized) <= limits.SANITIZED_PATH_MAX:
         return sanitized
-    digest = hashlib.sha256(name.encode()).hexdigest()[:12]
-    return f"{sanitized[: limits.SANITIZED_PATH_MAX]}-{digest}"
+    return f"{sanitized[: limits.SANITIZED_PATH_MAX]}-{_djb2_base36(name)}"
+
+
+def _djb2_base36(name: str) -> str:
+    """CC's `Math.abs(djb2Hash(name)).toString(36)`: 32-bit `h*31 + code unit` over UTF-16."""
+    data = name.encode("utf-16-le", "surrogatepass")
+    h = 0
+    for i in range(0, len(data), 2):
+        h = (h * 31 + int.from_bytes(data[i : i + 2], "little")) & 0xFFFFFFFF
+    n = abs(h - (1 << 32) if h >= 1 << 31 else h)
+    digits = ""
+    while n:
+        n, r = divmod(n, 36)
+        digits = "0123456789abcdefghijklmnopqrstuvwxyz"[r] + digits
+    return digits or "0"
 
 
 def _read_gitdir_file(dot_git: Path) -> Path | None:
@@ -116,7 +130,7 @@ def default_memory_dir(memory_base: Path, cwd: str) -> Path:
     return memory_dir
 
 
-def resolve_memory_dir(cwd: str, *, env_override: str, config_dir: str, memory_base: Path) -> Path:
+def resolve_memory_dir(cwd: str, *, env_override: str, config_dir: str, memory_base: Path, default: Callable[[str], Path] | None = None) -> Path:
     """Precedence: MEMORYD_MEMORY_DIR → trusted config `memory_dir` → default layout.
 
     The config value comes only from memoryd's own config file, never from a file inside
@@ -126,7 +140,7 @@ def resolve_memory_dir(cwd: str, *, env_override: str, config_dir: str, memory_b
     for override in (env_override, config_dir):
         if override:
             return Path(os.path.realpath(Path(override).expanduser()))
-    return default_memory_dir(memory_base, cwd)
+    return default(cwd) if default is not None else default_memory_dir(memory_base, cwd)
 
 
 def is_memory_filename(filename: str) -> bool:

@@ -29,9 +29,11 @@ class StoreRegistry:
         now: Clock = utc_now,
         max_dirs: int = limits.STORE_REGISTRY_MAX_DIRS,
         read_only: bool = False,
+        default_dir: Callable[[str], Path] | None = None,
     ) -> None:
         self.memory_base = memory_base
         self.read_only = read_only
+        self.default_dir = default_dir  # cwd → memory dir when no override is set (memory_base = "auto")
         self.env_override = env_override
         self.config_dir = config_dir
         self._now = now
@@ -46,7 +48,8 @@ class StoreRegistry:
         self.on_write: list[Callable[[WriteEvent], None]] = []
 
     def memory_dir_for(self, cwd: str) -> Path:
-        return resolve_memory_dir(cwd, env_override=self.env_override, config_dir=self.config_dir, memory_base=self.memory_base)
+        return resolve_memory_dir(cwd, env_override=self.env_override, config_dir=self.config_dir,
+                                  memory_base=self.memory_base, default=self.default_dir)
 
     def for_cwd(self, cwd: str) -> MemoryDir:
         path = self.memory_dir_for(cwd)

@@ -1,0 +1,77 @@
+"""`memoryd import` and `memoryd export`: memories in and out of a project, through the daemon."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from memoryd.cli.output import EXIT_API, EXIT_OK, client_of, common, cwd_of, emit
+from memoryd.client import ApiError, MemorydClient
+from memoryd.integrations.transfer import Record, export_jsonl, export_tar, plan_import, read_source
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = common(sub.add_parser("import", help="import memories (a memory dir, another tool's Markdown notes, or an export); never overwrites"))
+    p.add_argument("--from", dest="source", required=True, help="a memory dir, a .jsonl or a .tar.gz written by `memoryd export`")
+    p.add_argument("--dry-run", action="store_true", help="say what would be imported; write nothing")
+    p.set_defaults(func=cmd_import)
+
+    p = common(sub.add_parser("export", help="write this project's memories as JSON lines (default) or a tarball"))
+    p.add_argument("--format", choices=["jsonl", "tar"], default="jsonl", help="jsonl (one memory a line) or tar (the files, gzipped)")
+    p.add_argument("--output", "-o", default="-", help="file to write ('-': stdout, jsonl only)")
+    p.set_defaults(func=cmd_export)
+
+
+def _existing(client: MemorydClient, cwd: str) -> list[dict[str, Any]]:
+    return [client.get_memory(cwd, m["filename"]) for m in client.list_memories(cwd)["memories"]]
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    cwd = cwd_of(args)
+    records = read_source(Path(args.source).expanduser())
+    with client_of(args) as client:
+        existing = [Record(m["name"], m["description"], m["type"], m["body"], m["filename"]) for m in _existing(client, cwd)]
+        plan = plan_import(records, existing)
+        rows = [p.as_dict() for p in plan]
+        if not args.dry_run:
+            for planned, row in zip(plan, rows):
+                if planned.action != "save":
+                    continue
+                r = planned.record
+                try:
+                    saved = client.save_memory(cwd, name=planned.name, description=r.description, type_=r.type, body=r.body)
+                except ApiError as exc:  # e.g. a secret: refused, nothing stored for it
+                    row.update(action="refused", reason=exc.message)
+                    continue
+                row.update(action="saved", filename=saved["filename"])
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row["action"]] = counts.get(row["action"], 0) + 1
+    result = {"dry_run": args.dry_run, "source": args.source, "counts": counts, "memories": rows}
+    lines = [f"{'would import' if args.dry_run else 'imported'} from {args.source}: " + (", ".join(f"{n} {a}" for a, n in sorted(counts.items())) or "nothing found")]
+    lines += [f"  {row['action']:<9} {row['source']} → {row['name']} ({row['type']}){': ' + row['reason'] if row['reason'] else ''}" for row in rows]
+    emit(args, result, "\n".join(lines))
+    return EXIT_API if counts.get("refused") else EXIT_OK
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    cwd = cwd_of(args)
+    with client_of(args) as client:
+        memories = _existing(client, cwd)
+        memory_dir = Path(client.index(cwd)["memory_dir"])
+    if args.format == "jsonl":
+        text = export_jsonl(memories)
+        if args.output == "-":
+            sys.stdout.write(text)
+            return EXIT_OK
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        if args.output == "-":
+            print("memoryd: --format tar needs --output FILE.tar.gz", file=sys.stderr)
+            return 2
+        files = {m["filename"]: (memory_dir / m["filename"]).read_text(encoding="utf-8") for m in memories}
+        Path(args.output).write_bytes(export_tar(files))
+    emit(args, {"output": args.output, "format": args.format, "memories": len(memories)}, f"exported {len(memories)} memories to {args.output}")
+    return EXIT_OK

@@ -1,0 +1,272 @@
+"""Claude Code's own memory: where it lives for a project, and whether it is on.
+
+`memory_base = "auto"` makes memoryd the engine behind that directory instead of a rival
+copy. Only trusted settings may move it (user, local, managed): a cloned repo's shared
+`.claude/settings.json` must never redirect where memories are written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
+
+from memoryd import limits
+from memoryd.errors import Forbidden
+from memoryd.store.paths import canonical_cwd, find_canonical_git_root, sanitize_path
+
+if TYPE_CHECKING:
+    from memoryd.config import Settings
+
+AUTO = "auto"
+SETTINGS_FILENAME = "settings.json"
+LOCAL_SETTINGS_FILENAME = "settings.local.json"
+MANAGED_SETTINGS = {
+    "Darwin": Path("/Library/Application Support/ClaudeCode/managed-settings.json"),
+    "Linux": Path("/etc/claude-code/managed-settings.json"),
+}
+# CLAUDE_CODE_DISABLE_AUTO_MEMORY: truthy turns native memory off, falsy forces it on (even under --bare).
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+Scope = Literal["managed", "local", "project", "user"]
+
+
+def claude_config_dir(env: Mapping[str, str]) -> Path:
+    """`$CLAUDE_CONFIG_DIR`, else `~/.claude` (of the daemon's HOME)."""
+    if env.get("CLAUDE_CONFIG_DIR"):
+        return Path(env["CLAUDE_CONFIG_DIR"]).expanduser()
+    return Path(env.get("HOME") or os.path.expanduser("~")) / ".claude"
+
+
+def claude_code_set_up(env: Mapping[str, str]) -> bool:
+    return claude_config_dir(env).is_dir()
+
+
+def managed_settings_path() -> Path | None:
+    return MANAGED_SETTINGS.get(platform.system())
+
+
+def _read_json(path: Path | None) -> dict[str, Any]:
+    """A settings file's object; {} when missing or unreadable (Claude Code ignores those too)."""
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def settings_layers(project: Path, env: Mapping[str, str], managed: Path | None = None) -> list[tuple[Scope, dict[str, Any]]]:
+    """Claude Code's settings files, highest precedence first (managed > local > project > user)."""
+    managed = managed if managed is not None else managed_settings_path()
+    dot = project / ".claude"
+    return [
+        ("managed", _read_json(managed)),
+        ("local", _read_json(dot / LOCAL_SETTINGS_FILENAME)),
+        ("project", _read_json(dot / SETTINGS_FILENAME)),
+        ("user", _read_json(claude_config_dir(env) / SETTINGS_FILENAME)),
+    ]
+
+
+def auto_memory_directory(project: Path, env: Mapping[str, str], managed: Path | None = None) -> Path | None:
+    """`autoMemoryDirectory` from trusted settings only (never the repo's shared settings.json)."""
+    home = Path(env.get("HOME") or os.path.expanduser("~"))
+    for scope, data in settings_layers(project, env, managed):
+        value = data.get("autoMemoryDirectory")
+        if scope == "project" or not isinstance(value, str) or not value.strip():
+            continue
+        value = value.strip()
+        if value.startswith("~/"):
+            return home / value[2:]
+        if Path(value).is_absolute():
+            return Path(value)
+    return None
+
+
+@dataclass(frozen=True)
+class NativeMemory:
+    """Is Claude Code's own auto memory on for a session, and which switch decided it."""
+
+    enabled: bool
+    reason: str
+
+
+def native_memory(project: Path, env: Mapping[str, str], session_env: Mapping[str, str] | None = None, managed: Path | None = None) -> NativeMemory:
+    """Claude Code's `isAutoMemoryEnabled`: env switch > --bare > settings > on by default.
+
+    `session_env` holds the switches the session's own process had (forwarded by the hook);
+    the daemon's environment stands in when a hook did not forward them.
+    """
+    switches = session_env if session_env is not None else env
+    flag = (switches.get("CLAUDE_CODE_DISABLE_AUTO_MEMORY") or "").strip().lower()
+    if flag in _TRUE:
+        return NativeMemory(False, "CLAUDE_CODE_DISABLE_AUTO_MEMORY=1")
+    if flag in _FALSE:
+        return NativeMemory(True, "CLAUDE_CODE_DISABLE_AUTO_MEMORY=0")
+    if (switches.get("CLAUDE_CODE_SIMPLE") or "").strip().lower() in _TRUE:
+        return NativeMemory(False, "--bare")
+    for scope, data in settings_layers(project, env, managed):
+        value = data.get("autoMemoryEnabled")
+        if isinstance(value, bool):
+            return NativeMemory(value, f"autoMemoryEnabled: {str(value).lower()} in {scope} settings")
+    return NativeMemory(True, "on by default")
+
+
+# ---------------------------------------------------------------------- folder names
+def project_folder(projects: Path, root: Path) -> str:
+    """The CLI's folder name for a project root; a long name reuses an existing folder with the
+    same 200-char prefix first (the hash after it differs between Claude Code's builds)."""
+    name = sanitize_path(unicodedata.normalize("NFC", str(root)))
+    if len(name) <= limits.SANITIZED_PATH_MAX:
+        return name
+    prefix = name[: limits.SANITIZED_PATH_MAX] + "-"
+    try:
+        existing = sorted(e.name for e in os.scandir(projects) if e.name.startswith(prefix) and e.is_dir(follow_symlinks=False))
+    except OSError:
+        existing = []
+    return existing[0] if existing else name
+
+
+def _checked(memory_dir: Path) -> Path:
+    for part in (memory_dir.parent, memory_dir):
+        if part.is_symlink():
+            raise Forbidden(
+                f"{part} is a symbolic link; memoryd never follows links inside its memory base. "
+                "Replace it with a real directory, or set memory_dir in the config to the place you want."
+            )
+    return memory_dir
+
+
+def claude_memory_dir(cwd: str, env: Mapping[str, str], managed: Path | None = None) -> Path:
+    """The directory Claude Code itself uses as this project's auto memory."""
+    launch = canonical_cwd(cwd)
+    root = find_canonical_git_root(launch) or launch
+    custom = auto_memory_directory(launch, env, managed) or (auto_memory_directory(root, env, managed) if root != launch else None)
+    if custom is not None:
+        return Path(os.path.realpath(custom))
+    config = claude_config_dir(env)
+    pinned = env.get("CLAUDE_CODE_PROJECT_DIR_NAME", "")
+    if pinned and env.get("CLAUDE_CONFIG_DIR"):
+        return _checked(config / limits.PROJECTS_DIRNAME / pinned / limits.MEMORY_DIRNAME)
+    projects = config / limits.PROJECTS_DIRNAME
+    return _checked(projects / project_folder(projects, root) / limits.MEMORY_DIRNAME)
+
+
+def base_memory_dir(base: Path, cwd: str) -> Path:
+    """`<base>/projects/<the CLI's folder name>/memory` for a base other than Claude Code's."""
+    launch = canonical_cwd(cwd)
+    root = find_canonical_git_root(launch) or launch
+    projects = base / limits.PROJECTS_DIRNAME
+    return _checked(projects / project_folder(projects, root) / limits.MEMORY_DIRNAME)
+
+
+def auto_resolver(home: Path, env: Mapping[str, str] | None = None) -> Callable[[str], Path]:
+    """cwd → memory dir for `memory_base = "auto"`: Claude Code's when it is set up, else $MEMORYD_HOME's."""
+    env = dict(os.environ) if env is None else env
+
+    def resolve(cwd: str) -> Path:
+        if claude_code_set_up(env):
+            return claude_memory_dir(cwd, env)
+        return base_memory_dir(home, cwd)
+
+    return resolve
+
+
+def is_claude_memory_dir(memory_dir: Path, cwd: str, env: Mapping[str, str]) -> bool:
+    """Does memoryd serve this project from the very directory Claude Code loads natively?"""
+    try:
+        return Path(os.path.realpath(claude_memory_dir(cwd, env))) == Path(os.path.realpath(memory_dir))
+    except Exception:
+        return False
+
+
+def memory_location(settings: "Settings", env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The StoreRegistry's `memory_base` (where discovery looks) and `default_dir` for these settings."""
+    env = dict(os.environ) if env is None else env
+    if settings.memory.memory_base.strip() != AUTO:
+        return {"memory_base": settings.memory_base, "default_dir": None}
+    base = claude_config_dir(env) if claude_code_set_up(env) else settings.home
+    return {"memory_base": base, "default_dir": auto_resolver(settings.home, env)}
+
+
+def resolve_for(settings: "Settings", cwd: str, env: Mapping[str, str] | None = None) -> Path:
+    """The memory dir memoryd uses for a cwd under these settings (doctor, status, import)."""
+    from memoryd.store.paths import resolve_memory_dir
+
+    where = memory_location(settings, env)
+    return resolve_memory_dir(cwd, env_override=settings.memory_dir_override, config_dir=settings.memory.memory_dir,
+                              memory_base=where["memory_base"], default=where["default_dir"])
+
+
+def _memory_files(directory: Path) -> list[Path]:
+    try:
+        return [p for p in directory.glob("*.md") if p.name != limits.INDEX_FILENAME and p.is_file()]
+    except OSError:
+        return []
+
+
+def describe(settings: "Settings", cwd: str, *, hooks_installed: bool, hooks_forward_env: bool = True,
+             env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Where a project's memory lives and who loads it, each finding with its fix (doctor, status)."""
+    env = dict(os.environ) if env is None else env
+    memory_dir = resolve_for(settings, cwd, env)
+    launch = canonical_cwd(cwd)
+    set_up = claude_code_set_up(env)
+    cc_dir = claude_memory_dir(cwd, env) if set_up else None
+    same = cc_dir is not None and Path(os.path.realpath(cc_dir)) == Path(os.path.realpath(memory_dir))
+    native = native_memory(launch, env) if set_up else NativeMemory(False, "Claude Code is not set up (no ~/.claude)")
+    info: dict[str, Any] = {
+        "memory_dir": str(memory_dir), "memory_base": settings.memory.memory_base or str(settings.home),
+        "dialect": "claude-code" if same else "memoryd", "claude_code_dir": str(cc_dir) if cc_dir else None,
+        "same_as_claude_code": same, "native_memory": native.enabled, "native_reason": native.reason,
+    }
+    if native.enabled and not same and cc_dir is not None:
+        info.update(context="two indexes", fix=f'two memories for one project: set memory_base = "auto" in {settings.home}/config.toml '
+                    f"(then memoryd import --from '{memory_dir}'), or turn Claude Code's own memory off (autoMemoryEnabled: false)")
+    elif not hooks_installed:
+        info.update(context="once (Claude Code only)" if native.enabled else "not injected",
+                    fix="memoryd hooks --install (memoryd's recall and extraction need its hooks)")
+    elif not hooks_forward_env:
+        info.update(context="once, unless a session sets CLAUDE_CODE_DISABLE_AUTO_MEMORY",
+                    fix="memoryd hooks --install again: the installed hooks predate the native-memory check")
+    else:
+        info.update(context="once (Claude Code loads MEMORY.md; memoryd adds recall)" if native.enabled else "once (memoryd injects MEMORY.md)", fix="")
+    old = base_memory_dir(settings.home, cwd) if set_up and same else None
+    old_files = _memory_files(old) if old is not None and old != memory_dir else []
+    info["old_store"] = {"path": str(old), "memories": len(old_files),
+                         "fix": f"memoryd import --from '{old}' --dry-run, then without --dry-run (nothing moves until you run it)"} if old_files else None
+    return info
+
+
+def location_report(settings: "Settings", cwd: str) -> dict[str, Any]:
+    """`describe` with the installed hooks looked up; `{"error": …}` when the cwd cannot be resolved."""
+    from memoryd.integrations.claude_code import hooks_forward_session_env, installed_scopes
+
+    try:
+        return describe(settings, cwd, hooks_installed=bool(installed_scopes(Path(cwd))), hooks_forward_env=hooks_forward_session_env(Path(cwd)))
+    except Exception as exc:  # e.g. a symlinked project folder: the message names the fix
+        return {"error": str(exc)}
+
+
+def location_lines(info: dict[str, Any] | None) -> list[str]:
+    """Human lines for `memoryd status`."""
+    if not info:
+        return []
+    if "error" in info:
+        return [f"memory:  {info['error']}"]
+    lines = [
+        f"memory:  {info['memory_dir']} ({'Claude Code' if info['same_as_claude_code'] else 'memoryd'} dir, dialect {info['dialect']})",
+        f"native:  Claude Code's auto memory {'on' if info['native_memory'] else 'off'} ({info['native_reason']})",
+        f"context: MEMORY.md reaches the model {info['context']}",
+    ]
+    if info.get("fix"):
+        lines.append(f"fix:     {info['fix']}")
+    if info.get("old_store"):
+        lines.append(f"old:     {info['old_store']['memories']} memories in {info['old_store']['path']}: {info['old_store']['fix']}")
+    return lines
