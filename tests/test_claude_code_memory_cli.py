@@ -193,7 +193,7 @@ def test_session_one_writes_memory_session_two_gets_the_index_once(served: tuple
     with daemon.client() as c:
         listed = {m["filename"]: m for m in c.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]}
         assert listed["pnpm-only.md"]["type"] == "feedback"
-        recalled = c.post("/v1/recall", json={"cwd": str(project), "query": "which package manager for installs?", "session_id": "e2e-recall"}).json()
+        recalled = c.post("/v1/recall", json={"cwd": str(project), "query": "should installs use npm or pnpm?", "session_id": "e2e-recall"}).json()
         assert any(m["filename"] == "pnpm-only.md" for m in recalled["memories"]), recalled
         saved = c.post("/v1/memories", json={"cwd": str(project), "name": "Use pnpm", "description": "Always use pnpm for installs",
                                               "type": "feedback", "body": "pnpm for every install."})

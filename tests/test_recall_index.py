@@ -112,3 +112,15 @@ def test_fast_frontmatter_reads_what_the_store_reads(tmp_path: Path, meta: dict[
     header = MemoryDir(tmp_path).all_headers()[0]
     assert (got[0].name, got[0].description, got[0].type) == (header.name, header.description, header.type)
     assert got[1] == "the body\n"
+
+
+def test_recall_reads_claude_codes_dialect(live: LiveDaemon, project: Path) -> None:
+    """A file the agent wrote in Claude Code's format (any name, `metadata.type`) is recalled like memoryd's own."""
+    folder = live.daemon.stores.for_cwd(str(project)).path
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "pnpm-only.md").write_text(
+        "---\nname: pnpm-only\ndescription: Always use pnpm for installs\nmetadata:\n  type: feedback\n---\n"
+        "Use pnpm, never npm: the lockfile is pnpm-lock.yaml.\n"
+    )
+    answer = live.client.post("/v1/recall", json={"cwd": str(project), "query": "should installs use npm or pnpm?", "session_id": "s-cc"}).json()
+    assert [(m["filename"], m["type"]) for m in answer["memories"]] == [("pnpm-only.md", "feedback")], answer

@@ -25,7 +25,8 @@ from memoryd.recall.ranker import LexicalIndex, analyse
 from memoryd.store import MemoryDir
 from memoryd.store.frontmatter import split_frontmatter
 from memoryd.store.model import Memory, MemoryHeader
-from memoryd.store.paths import FILENAME_RE
+from memoryd.store.dialect import type_of
+from memoryd.store.paths import is_memory_filename
 
 log = logging.getLogger(__name__)
 Signature = dict[str, tuple[int, int]]
@@ -96,7 +97,7 @@ def read_memory(path: Path) -> tuple[MemoryHeader, str, tuple[int, int]] | None:
     """One file read: its header, body and signature; None when it is not a valid memory (the
     store lists those as invalid). Plain frontmatter is read by a regex, anything else by YAML."""
     filename = path.name
-    if not FILENAME_RE.match(filename):
+    if not is_memory_filename(filename):
         return None
     try:
         with path.open("r", encoding="utf-8") as fh:
@@ -126,13 +127,13 @@ def read_memory(path: Path) -> tuple[MemoryHeader, str, tuple[int, int]] | None:
                 parsed, body = split_frontmatter(text, source=filename)
             except MemorydError:
                 return None
-            meta = {k: "" if parsed.get(k) is None else str(parsed.get(k)) for k in ("name", "description", "type")}
+            meta = {k: "" if parsed.get(k) is None else str(parsed.get(k)) for k in ("name", "description")} | {"type": type_of(parsed)}
     elif text.startswith(("---\r\n", "\ufeff")):
         try:
             parsed, body = split_frontmatter(text, source=filename)
         except MemorydError:
             return None
-        meta = {k: "" if parsed.get(k) is None else str(parsed.get(k)) for k in ("name", "description", "type")}
+        meta = {k: "" if parsed.get(k) is None else str(parsed.get(k)) for k in ("name", "description")} | {"type": type_of(parsed)}
     type_ = meta.get("type") or filename.split("_", 1)[0]
     if type_ not in limits.MEMORY_TYPES:
         return None
