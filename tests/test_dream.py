@@ -277,6 +277,7 @@ time.sleep(0.3)
 """
 
 
+@pytest.mark.e2e
 def test_two_processes_racing_for_the_lock_one_wins(tmp_path: Path) -> None:
     for round_ in range(5):
         directory = tmp_path / f"m{round_}"
@@ -310,6 +311,7 @@ def test_llm_consolidation_applies_validated_actions(home: Path, project: Path, 
         assert run2["status"] == "done" and run2["method"] == "offline" and "LLM unavailable" in run2["notes"][0]
 
 
+@pytest.mark.e2e
 def test_kill_9_mid_consolidation_leaves_store_consistent_and_lock_reclaimable(home: Path, project: Path, messages_api: ScriptedMessagesAPI) -> None:
     env = daemon_env(home, ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=messages_api.url)
     messages_api.push(Reply(text='{"actions": []}', delay=30))

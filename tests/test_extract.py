@@ -209,6 +209,7 @@ def test_llm_failure_falls_back_to_the_offline_extractor(llm_live: LiveDaemon, m
 
 
 # --------------------------------------------------------------------------- crash recovery
+@pytest.mark.e2e
 def test_kill_9_mid_job_then_restart_runs_the_job_again(home: Path, project: Path, messages_api: ScriptedMessagesAPI) -> None:
     roots = home / "transcripts"
     (home / "config.toml").write_text(f'[transcripts]\nroots = ["{roots}"]\n[llm]\ntimeout_seconds = 30\n')
