@@ -12,6 +12,7 @@ from typing import Any, Iterator
 import pytest
 
 from memoryd.daemon import Daemon
+from tests.test_dream import wait_run
 from tests.conftest import LiveDaemon, make_settings, save_memory, serve
 from tests.support.servers import ThreadedServer
 from tests.support.stale_fixture import make_repo
@@ -66,16 +67,6 @@ async function attack() {{
 def shot(page: Any, name: str) -> None:
     SCREENS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENS / f"{name}.png"), full_page=True)
-
-
-def wait_run(live: LiveDaemon, cwd: Path, run_id: str) -> dict[str, Any]:
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        run = next((r for r in live.client.get("/v1/dream/runs", params={"cwd": str(cwd)}).json()["runs"] if r["run_id"] == run_id), None)
-        if run and run["status"] != "running":
-            return run
-        time.sleep(0.05)
-    raise AssertionError("run did not finish")
 
 
 def test_web_view_in_chromium(home: Path, tmp_path: Path, browser: Any) -> None:
