@@ -5,7 +5,6 @@ another origin cannot call the API. Screenshots of each page go to bench/screens
 from __future__ import annotations
 
 import shutil
-import time
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -13,7 +12,7 @@ import pytest
 
 from memoryd.daemon import Daemon
 from tests.test_dream import wait_run
-from tests.conftest import LiveDaemon, make_settings, save_memory, serve
+from tests.conftest import make_settings, save_memory, serve
 from tests.support.servers import ThreadedServer
 from tests.support.stale_fixture import make_repo
 
