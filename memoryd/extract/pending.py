@@ -8,6 +8,7 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass, replace
 
+from memoryd.extract.model import TRANSCRIPT_PROMPT_MAX_CHARS
 from memoryd.state import StateDB
 from memoryd.store.secrets import redact_secrets
 from memoryd.transcripts.parser import WRITE_TOOLS, Entry
@@ -34,7 +35,9 @@ BASH = "bash"  # a shell command the agent ran (may touch the memory dir)
 
 TEXT_MAX_CHARS = 8_000  # one pending row; a longer prompt or turn keeps its end
 TOOL_CALL_CHARS = 120  # extraction sees which tool touched what, not the payload
-SESSION_MAX_ROWS = 4_000  # per session; the oldest rendered turns go first past it
+SESSION_MAX_ROWS = 4_000  # rendered turns and shell commands kept per session; the oldest go first past it
+TURNS_KEPT_CHARS = TRANSCRIPT_PROMPT_MAX_CHARS  # rendered turns a batch keeps: what one model prompt holds
+PROMPTS_KEPT = 200  # the user's newest prompts per session, for the offline extractor
 
 
 @dataclass(frozen=True)
@@ -54,36 +57,48 @@ class PendingTurns:
         state.migrate("extraction_pending", SCHEMA)
 
     def consume(self, db: sqlite3.Connection, file: TranscriptFile, entries: list[Entry], reset: bool) -> None:
+        """Keep what a job can use, newest first, within the budgets: the rendered turns a model
+        prompt holds (TURNS_KEPT_CHARS), the last PROMPTS_KEPT prompts, the agent's own writes.
+        Older entries of a big read are passed over, never rendered or redacted."""
         if file.is_sidechain:
             return  # a subagent's transcript: its findings reach the main session as tool results
         rows: list[tuple[str, str, str, str, str]] = []
-        for e in entries:
+        turn_room, prompts_left = TURNS_KEPT_CHARS, PROMPTS_KEPT
+        for e in reversed(entries):
             if e.is_sidechain or e.replayed:  # a rewritten file's old turns were looked at already
                 continue
-            if e.has_prose:  # the words are redacted once, then rendered; tool calls are rendered, then redacted
-                e = replace(e, text=redact_secrets(e.text[-TEXT_MAX_CHARS:]))
-            if e.is_prompt:
-                rows.append((file.session_id, PROMPT, e.text, e.timestamp, e.cwd))
-            rendered = render_entry(e, timestamps=True, tool_chars=TOOL_CALL_CHARS, results=False)
-            if e.tool_uses:
-                rendered = redact_secrets(rendered)
-            if rendered:
-                rows.append((file.session_id, TURN if e.has_prose else TOOLS, rendered[-TEXT_MAX_CHARS:], e.timestamp, e.cwd))
             for use in e.tool_uses:
                 if use.name in WRITE_TOOLS:
                     target = str(use.input.get("file_path") or use.input.get("notebook_path") or "")
                     if target:
                         rows.append((file.session_id, WROTE, target, e.timestamp, e.cwd))
-                elif use.name == "Bash":
+                elif use.name == "Bash" and turn_room > 0:
                     rows.append((file.session_id, BASH, redact_secrets(str(use.input.get("command", ""))[:TEXT_MAX_CHARS]), e.timestamp, e.cwd))
+            if turn_room <= 0 and (prompts_left <= 0 or not e.is_prompt):
+                continue
+            if e.has_prose:  # the words are redacted once, then rendered; tool calls are rendered, then redacted
+                e = replace(e, text=redact_secrets(e.text[-TEXT_MAX_CHARS:]))
+            if e.is_prompt and prompts_left > 0:
+                rows.append((file.session_id, PROMPT, e.text, e.timestamp, e.cwd))
+                prompts_left -= 1
+            if turn_room > 0:
+                rendered = render_entry(e, timestamps=True, tool_chars=TOOL_CALL_CHARS, results=False)
+                if e.tool_uses:
+                    rendered = redact_secrets(rendered)
+                if rendered:
+                    rows.append((file.session_id, TURN if e.has_prose else TOOLS, rendered[-TEXT_MAX_CHARS:], e.timestamp, e.cwd))
+                    turn_room -= len(rendered) + 1
         if not rows:
             return
+        rows.reverse()  # oldest first, so `seq` keeps the transcript's order
         db.executemany("INSERT INTO extraction_pending(session_id, kind, text, timestamp, cwd) VALUES (?, ?, ?, ?, ?)", rows)
-        db.execute(
-            "DELETE FROM extraction_pending WHERE session_id = ? AND kind IN (?, ?) AND seq <= "
-            "(SELECT seq FROM extraction_pending WHERE session_id = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)",
-            (file.session_id, TURN, TOOLS, file.session_id, SESSION_MAX_ROWS),
-        )
+        for kinds, keep in (((TURN, TOOLS, BASH), SESSION_MAX_ROWS), ((PROMPT,), PROMPTS_KEPT)):
+            marks = ", ".join("?" for _ in kinds)
+            db.execute(
+                f"DELETE FROM extraction_pending WHERE session_id = ? AND kind IN ({marks}) AND seq <= "
+                f"(SELECT seq FROM extraction_pending WHERE session_id = ? AND kind IN ({marks}) ORDER BY seq DESC LIMIT 1 OFFSET ?)",
+                (file.session_id, *kinds, file.session_id, *kinds, keep),
+            )
 
     def peek(self, session_id: str) -> list[PendingRow]:
         """Everything pending for a session, oldest first."""

@@ -5,6 +5,7 @@ batches and never held whole."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from memoryd.store.secrets import redact_secrets
@@ -13,6 +14,12 @@ from memoryd.transcripts.parser import Entry
 _PATH_KEYS = ("file_path", "notebook_path", "path")
 _LINE_CHARS = 200
 _KEPT = 500  # list items kept per kind in a saved read; the notes' budgets keep far fewer
+
+
+@functools.lru_cache(maxsize=4096)
+def _redacted(text: str) -> str:
+    """`redact_secrets`, remembered: the same kept lines are saved after every batch."""
+    return redact_secrets(text)
 
 
 def _one_line(text: str, limit: int = _LINE_CHARS) -> str:
@@ -73,10 +80,10 @@ class OfflineNotes:
         self.commands = dict(list(self.commands.items())[:_KEPT])
         return {
             **self.__dict__,
-            "first_prompt": redact_secrets(self.first_prompt), "last_prose": redact_secrets(self.last_prose),
-            "later_prompts": [redact_secrets(t) for t in self.later_prompts], "errors": [redact_secrets(t) for t in self.errors],
-            "worklog": [redact_secrets(t) for t in self.worklog],
-            "files": {redact_secrets(k): v for k, v in self.files.items()}, "commands": {redact_secrets(k): v for k, v in self.commands.items()},
+            "first_prompt": _redacted(self.first_prompt), "last_prose": _redacted(self.last_prose),
+            "later_prompts": [_redacted(t) for t in self.later_prompts], "errors": [_redacted(t) for t in self.errors],
+            "worklog": [_redacted(t) for t in self.worklog],
+            "files": {_redacted(k): v for k, v in self.files.items()}, "commands": {_redacted(k): v for k, v in self.commands.items()},
         }
 
     @classmethod

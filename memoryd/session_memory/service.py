@@ -96,25 +96,42 @@ class SessionRead:
     _delta_chars: int = 0
     _delta_cut: bool = False
 
-    def add(self, e: Entry) -> None:
-        self.tokens += entry_tokens(e)
-        if self.entries >= self.since_index:
-            if e.kind == "assistant":
-                self.tool_calls_since += len(e.tool_uses)
-            rendered = render_entry(e)
+    def add_batch(self, entries: list[Entry]) -> None:
+        """Fold entries in order. Only the newest ones that can fit the delta are rendered (and
+        redacted, once): a big first read renders its tail, not every entry it passes."""
+        start = self.entries
+        shown: dict[int, str] = {}
+        room = DELTA_MAX_CHARS
+        for i in range(len(entries) - 1, -1, -1):  # newest first, until the delta budget is full
+            if room <= 0 or start + i < self.since_index:
+                break
+            rendered = render_entry(entries[i])
             if rendered:
-                self._delta.append(rendered)
-                self._delta_chars += len(rendered) + 1
-                while self._delta_chars > DELTA_MAX_CHARS and len(self._delta) > 1:
-                    self._delta_chars -= len(self._delta.popleft()) + 1
-                    self._delta_cut = True
-        self.entries += 1
-        self.offline.add(e)
-        if e.kind == "assistant" and not e.is_sidechain:
-            if e.message_id and e.message_id == self.last_message_id:
-                self.last_turn_had_tools = self.last_turn_had_tools or bool(e.tool_uses)
-            else:
-                self.last_message_id, self.last_turn_had_tools = e.message_id, bool(e.tool_uses)
+                shown[i] = redact_secrets(rendered)
+                room -= len(rendered) + 1
+        if room <= 0 and min(shown, default=0) > max(0, self.since_index - start):
+            self._delta_cut = True  # older entries of this batch did not fit the budget
+        for i, e in enumerate(entries):
+            self.tokens += entry_tokens(e)
+            if self.entries >= self.since_index:
+                if e.kind == "assistant":
+                    self.tool_calls_since += len(e.tool_uses)
+                if i in shown:
+                    self._delta.append(shown[i])
+                    self._delta_chars += len(shown[i]) + 1
+            self.entries += 1
+            self.offline.add(e)
+            if e.kind == "assistant" and not e.is_sidechain:
+                if e.message_id and e.message_id == self.last_message_id:
+                    self.last_turn_had_tools = self.last_turn_had_tools or bool(e.tool_uses)
+                else:
+                    self.last_message_id, self.last_turn_had_tools = e.message_id, bool(e.tool_uses)
+        while self._delta_chars > DELTA_MAX_CHARS and len(self._delta) > 1:
+            self._delta_chars -= len(self._delta.popleft()) + 1
+            self._delta_cut = True
+
+    def add(self, e: Entry) -> None:
+        self.add_batch([e])
 
     def delta(self) -> str:
         """The transcript since the last update, its newest part when over the budget."""
@@ -130,11 +147,9 @@ class SessionRead:
         self._delta_chars, self._delta_cut = 0, False
 
     def to_json(self) -> str:
-        """The read as saved in state.db, secrets redacted: a pass over what is kept, not over all that was read."""
-        delta = [redact_secrets(text) for text in self._delta]
-        self._delta = deque(delta)
+        """The read as saved in state.db (the delta was redacted when it was kept; the notes redact what they keep)."""
         fields = {k: v for k, v in self.__dict__.items() if k not in ("offline", "_delta")}
-        return json.dumps({**fields, "_delta": delta, "offline": self.offline.to_dict()}, ensure_ascii=False)
+        return json.dumps({**fields, "_delta": list(self._delta), "offline": self.offline.to_dict()}, ensure_ascii=False)
 
     @classmethod
     def from_json(cls, text: str) -> "SessionRead":
@@ -196,8 +211,7 @@ class SessionMemory:
                 self._reads.pop(file.session_id, None)
                 db.execute("DELETE FROM session_reads WHERE session_id = ?", (file.session_id,))
             read = self._read_of(file.session_id, lambda sql, params: db.execute(sql, params).fetchone())
-            for e in entries:
-                read.add(e)
+            read.add_batch(entries)
             db.execute("INSERT OR REPLACE INTO session_reads(session_id, state) VALUES (?, ?)", (file.session_id, read.to_json()))
 
     def _save_read(self, session_id: str, read: SessionRead) -> None:

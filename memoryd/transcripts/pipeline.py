@@ -11,6 +11,7 @@ import os
 import sqlite3
 import threading
 import time
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -49,6 +50,24 @@ CREATE TABLE IF NOT EXISTS transcript_seen (
 ) WITHOUT ROWID;
 """
 OVERSIZED_SCHEMA = "ALTER TABLE transcript_files ADD COLUMN oversized INTEGER NOT NULL DEFAULT 0"
+
+
+RECENT_IDS_KEPT = 10_000  # entry ids remembered within one read: Claude Code writes a repeated entry close to the first
+
+
+class RecentIds(set[str]):
+    """A set that forgets its oldest ids past RECENT_IDS_KEPT, so a huge first read stays bounded."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._order: deque[str] = deque()
+
+    def add(self, item: str) -> None:
+        if item not in self:
+            super().add(item)
+            self._order.append(item)
+            if len(self._order) > RECENT_IDS_KEPT:
+                self.discard(self._order.popleft())
 
 
 @dataclass(frozen=True)
@@ -118,7 +137,7 @@ class TranscriptPipeline:
         with self._lock_for(path):
             row = self.row(path)
             total = Advance(path=str(path), offset=int(row["offset"]) if row else 0)
-            seen: set[str] = set()  # within this read: Claude Code may write an entry twice
+            seen = RecentIds()  # within this read: Claude Code may write an entry twice
             before: set[str] = set()  # entries of the file as it was before a rewrite
             try:
                 for batch in iter_batches(path, total.offset, int(row["inode"]) if row else None):
