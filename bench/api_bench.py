@@ -46,6 +46,7 @@ def main() -> None:
         (project / ".git").mkdir(parents=True)
         settings = load_settings({"MEMORYD_HOME": str(home), "MEMORYD_LLM": "off"}, home=home)
         settings.transcripts.roots = [str(home / "transcripts")]
+        settings.memory.memory_base = ""  # benches never write into the real ~/.claude
         daemon = Daemon(settings)
         with ThreadedServer(create_app(daemon)) as server, httpx.Client(
             base_url=server.url, headers={"Authorization": f"Bearer {daemon.token}"}, timeout=10

@@ -85,6 +85,7 @@ from memoryd.state import StateDB
 from memoryd.transcripts.pipeline import TranscriptPipeline
 path, home = Path(sys.argv[1]), Path(sys.argv[2])
 settings = load_settings({"MEMORYD_HOME": str(home)}, home=home)
+settings.memory.memory_base = ""
 state = StateDB(home / "state.db")
 pipeline = TranscriptPipeline(state=state, metrics=Metrics())
 notes = SessionMemory(settings, state=state, llm=None, now=datetime.now, advance=pipeline.advance)
@@ -132,7 +133,8 @@ def bench_daemon(tmp: Path, size_mb: int, giant_mb: int) -> dict[str, float]:
     roots = home / "transcripts"
     (home).mkdir(parents=True)
     (home / "config.toml").write_text(f'[transcripts]\nroots = ["{roots}"]\n')
-    proc = DaemonProcess(home=home, env=daemon_env(home)).start()
+    (tmp / "user").mkdir()
+    proc = DaemonProcess(home=home, env=daemon_env(home, HOME=str(tmp / "user"))).start()  # never the real ~/.claude
     assert proc.proc is not None
     try:
         idle = rss_mb(proc.proc.pid)

@@ -87,6 +87,7 @@ def extraction_budget(fixtures: Path, tmp: Path) -> dict[str, Any]:
         (project / ".git").mkdir(parents=True)
         home.mkdir()
         settings = load_settings({"MEMORYD_HOME": str(home), "ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": api.url}, home=home)
+        settings.memory.memory_base = ""  # benches never write into the real ~/.claude
         settings.transcripts.roots = [str(roots)]
         settings.session_memory.enabled = False
         daemon = Daemon(settings)
@@ -122,6 +123,7 @@ def manifest_budget(sizes: list[int], tmp: Path) -> dict[str, Any]:
             home, project = tmp / f"m{size}", tmp / f"p{size}"
             (project / ".git").mkdir(parents=True)
             settings = load_settings({"MEMORYD_HOME": str(home), "ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": api.url}, home=home)
+            settings.memory.memory_base = ""  # benches never write into the real ~/.claude
             settings.recall.deadline_seconds = 30
             daemon = Daemon(settings)
             store = daemon.store_for(str(project))

@@ -59,6 +59,7 @@ class Served:
     def __init__(self, home: Path, *, watch: bool = False) -> None:
         env = {"MEMORYD_HOME": str(home), "MEMORYD_LLM": "off"}
         self.settings = load_settings(env, home=home)
+        self.settings.memory.memory_base = ""  # benches never write into the real ~/.claude
         self.settings.memory.watch = watch  # latency: as deployed (watcher on); quality: no re-index noise
         self.settings.transcripts.roots = []
         self.daemon = Daemon(self.settings)
@@ -200,7 +201,7 @@ def latency(sizes: list[int], n_queries: int, work: Path) -> list[dict[str, Any]
     rng = random.Random(7)
     out = []
     home = work / "home-latency"
-    proc = DaemonProcess(home, daemon_env(home, MEMORYD_LLM="off")).start()
+    proc = DaemonProcess(home, daemon_env(home, MEMORYD_LLM="off", HOME=str(work / "user"))).start()  # never the real ~/.claude
     try:
         with proc.client(timeout=60) as client:
             for n in sizes:

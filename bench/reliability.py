@@ -58,11 +58,13 @@ class Harness:
         (self.project / ".git").mkdir(parents=True)
         self.home.mkdir(parents=True)
         (self.home / "config.toml").write_text(f'[transcripts]\nroots = ["{self.roots}"]\n')
-        self.proc = DaemonProcess(home=self.home, env=daemon_env(self.home)).start()
+        (base / "user").mkdir()
+        self.env = daemon_env(self.home, HOME=str(base / "user"))  # never the real ~/.claude (memory_base = "auto")
+        self.proc = DaemonProcess(home=self.home, env=self.env).start()
 
     def restart(self) -> None:
         self.proc.kill()
-        self.proc = DaemonProcess(home=self.home, env=daemon_env(self.home)).start()
+        self.proc = DaemonProcess(home=self.home, env=self.env).start()
 
     def client(self) -> httpx.Client:
         return self.proc.client(timeout=30)

@@ -62,7 +62,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         home, project = Path(tmp) / "home", Path(tmp) / "project"
         (project / ".git").mkdir(parents=True)
-        env = daemon_env(home, MEMORYD_LLM="off")
+        env = daemon_env(home, MEMORYD_LLM="off", HOME=str(Path(tmp)))  # never the real ~/.claude
         daemon = DaemonProcess(home=home, env=env).start()
         try:
             subprocess.run([memoryd, "save", "-t", "project", "-n", "Deploys", "-d", "deploys go through make ship", "-b", "make ship"],

@@ -96,7 +96,7 @@ def bench_http() -> list[dict[str, float]]:
             home, memory, cwd = Path(tmp) / f"home{n}", Path(tmp) / f"memory{n}", Path(tmp) / f"project{n}"
             cwd.mkdir()
             _seed(memory, n)
-            procs.append(DaemonProcess(home=home, env=daemon_env(home, MEMORYD_MEMORY_DIR=str(memory))))
+            procs.append(DaemonProcess(home=home, env=daemon_env(home, MEMORYD_MEMORY_DIR=str(memory), HOME=str(home.parent))))
             cwds.append(cwd)
         try:
             clients = []
@@ -161,7 +161,7 @@ def idle_rss_mb() -> float | None:
         return None
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
-        proc = DaemonProcess(home=home, env=daemon_env(home))
+        proc = DaemonProcess(home=home, env=daemon_env(home, HOME=str(home.parent)))  # never the real ~/.claude
         try:
             proc.start()
             with proc.client() as c:  # one request so routing and the store are warm

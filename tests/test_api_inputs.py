@@ -34,6 +34,15 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveDaemon, 
     from tests.conftest import make_settings
 
     base = tmp_path_factory.mktemp("inputs")
+    with pytest.MonkeyPatch.context() as patch:  # module scope runs before the per-test empty HOME: give it one too
+        patch.setenv("HOME", str(base / "user-home"))
+        (base / "user-home").mkdir()
+        yield from _serve(base)
+
+
+def _serve(base: Path) -> Iterator[tuple[LiveDaemon, Path, Path]]:
+    from tests.conftest import make_settings
+
     home = base / "home"
     home.mkdir()
     project = base / "project"
