@@ -130,9 +130,6 @@ class SessionRead:
             self._delta_chars -= len(self._delta.popleft()) + 1
             self._delta_cut = True
 
-    def add(self, e: Entry) -> None:
-        self.add_batch([e])
-
     def delta(self) -> str:
         """The transcript since the last update, its newest part when over the budget."""
         text = "\n".join(self._delta)

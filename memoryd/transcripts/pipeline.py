@@ -12,7 +12,7 @@ import sqlite3
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -102,7 +102,6 @@ class Advance:
     offset: int = 0
     bytes_read: int = 0
     error: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 class TranscriptPipeline:

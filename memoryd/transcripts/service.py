@@ -71,7 +71,6 @@ class TranscriptService:
         self._worker: threading.Thread | None = None
         self._watched: list[str] = []
         self._waiting: dict[str, Any] = {}  # missing root → watch handle on its nearest existing parent
-        self.ingested_files = 0
 
     # ------------------------------------------------------------------ roots
     def real_roots(self) -> list[Path]:
@@ -207,10 +206,7 @@ class TranscriptService:
     # ------------------------------------------------------------------ ingest
     def ingest(self, path: Path) -> Advance:
         """Hand a changed file to the pipeline."""
-        result = self.pipeline.advance(path)
-        if not result.error:
-            self.ingested_files += 1
-        return result
+        return self.pipeline.advance(path)
 
     def file_state(self, path: Path) -> dict[str, Any] | None:
         return self.pipeline.row(path)
