@@ -126,7 +126,7 @@ def manifest_budget(sizes: list[int], tmp: Path) -> dict[str, Any]:
             settings.memory.memory_base = ""  # benches never write into the real ~/.claude
             settings.recall.deadline_seconds = 30
             daemon = Daemon(settings)
-            store = daemon.store_for(str(project))
+            store = daemon.stores.for_cwd(str(project))
             for i in range(size):
                 desc = f"Memory {i}: deploys of service {i} go through pipeline {i % 7} " + "and more words of a long description " * 20
                 store.save(name=f"Memory {i}", description=desc[: limits.MEMORY_DESCRIPTION_MAX_CHARS], type="project", body=f"body {i}")

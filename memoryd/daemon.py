@@ -1,5 +1,5 @@
-"""`Daemon`: the composition root. It reads the settings, builds every part, and owns the
-start/stop order. Nothing else reads configuration.
+"""`Daemon`: the composition root. It reads the settings, builds every part with the one clock,
+wires them, and owns the start/stop order. It holds no domain logic; nothing else reads configuration.
 """
 
 from __future__ import annotations
@@ -7,25 +7,24 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
-from datetime import datetime
-from typing import Any, Callable
+from typing import Callable
 
 from memoryd import __version__, limits
 from memoryd.auth import load_or_create_token
+from memoryd.clock import SYSTEM_CLOCK, Clock
 from memoryd.config import Settings
 from memoryd.llm import LLMClient, UsageMeter
 from memoryd.metrics import Metrics
 from memoryd.state import STATE_FILENAME, StateDB
-from memoryd.store import MemoryDir, StoreRegistry
-from memoryd.store.memdir import utc_now
-from memoryd.store.model import WriteEvent
+from memoryd.status import DaemonStatus
+from memoryd.store import StoreRegistry
 from memoryd.store.files import PRIVATE_DIR_MODE, make_private_dir
 from memoryd.store.watcher import MemoryWatcher
 from memoryd.dream import DreamService
 from memoryd.extract import ExtractionService
 from memoryd.scheduler import Scheduler
 from memoryd.transcripts import TranscriptService
+from memoryd.write_effects import WriteEffects
 
 log = logging.getLogger(__name__)
 
@@ -33,16 +32,15 @@ log = logging.getLogger(__name__)
 class Daemon:
     """Every long-lived part of memoryd, wired together."""
 
-    def __init__(self, settings: Settings, *, now: Callable[[], datetime] = utc_now) -> None:
+    def __init__(self, settings: Settings, *, clock: Clock = SYSTEM_CLOCK) -> None:
         self.settings = settings
-        self.now = now
+        self.clock = clock  # the one source of time: tests pass a ManualClock
+        now = clock.now
         self.home = settings.home
         make_private_dir(self.home)
         os.chmod(self.home, PRIVATE_DIR_MODE)  # the token, state and backups live here
-        self.started_at = time.time()
         self.token = load_or_create_token(self.home, settings.token_override)
         self.metrics = Metrics()
-        self.metrics.uptime.set(self.started_at)
         self.state = StateDB(self.home / STATE_FILENAME)
         self.meter = UsageMeter(self.state, self.metrics, daily_cap=settings.llm.daily_token_cap, now=now)
         self.llm = LLMClient.from_settings(settings, meter=self.meter)
@@ -57,10 +55,9 @@ class Daemon:
         )
         self.watcher = MemoryWatcher()
         # --- the one write path reports here: metrics by source, and a dir's first write gets watched ---
-        self.stores.on_write.append(self._after_write)
+        self.stores.on_write.append(WriteEffects(metrics=self.metrics, watcher=self.watcher if settings.memory.watch else None))
         self.stores.on_evict.append(self.watcher.unwatch)
-        # Parts register here what they add to GET /v1/status, and their start/stop.
-        self.status_providers: dict[str, Callable[[], Any]] = {}
+        # Parts register their start/stop here, and their section of GET /v1/status below.
         self._starters: list[Callable[[], object]] = []
         self._stoppers: list[Callable[[], None]] = []
         self.running = False
@@ -69,7 +66,6 @@ class Daemon:
 
         self.recall = build_recall(settings, stores=self.stores, llm=self.llm, state=self.state, metrics=self.metrics, now=now,
                                    is_watched=self.watcher.is_watching)
-        self.status_providers["recall"] = self.recall.status
         self.on_start(lambda: threading.Thread(target=self.recall.warm, name="recall-warm", daemon=True).start())
         self.on_stop(self.recall.close)
 
@@ -85,14 +81,19 @@ class Daemon:
         self.transcripts = TranscriptService(
             roots=settings.transcript_roots, state=self.state, metrics=self.metrics, watch=settings.transcripts.watch
         )
+        self.status = DaemonStatus(home=self.home, llm=self.llm, meter=self.meter, stores=self.stores, watcher=self.watcher,
+                                   transcripts=self.transcripts, clock=clock)
+        self.metrics.uptime.set(self.status.started_at)
+        self.status.add("recall", self.recall.status)
         self.modes = ProjectModes(stores=self.stores, default=settings.memory.mode, per_project=settings.projects)
         self.daily_log = DailyLog(now=now)
         pending = PendingTurns(self.state)
         from memoryd.review import ReviewQueue  # review before write (#21)
 
-        self.review = ReviewQueue(self.state, stores=self.stores, default=settings.extract.review, per_project=settings.projects)
+        self.review = ReviewQueue(self.state, stores=self.stores, default=settings.extract.review, per_project=settings.projects,
+                                  clock=clock.time)
         self.extraction = ExtractionService(
-            jobs=JobQueue(self.state),
+            jobs=JobQueue(self.state, clock=clock.time),
             pending=pending,
             stores=self.stores,
             transcripts=self.transcripts,
@@ -107,7 +108,8 @@ class Daemon:
         self.session_memory = SessionMemory(settings, state=self.state, llm=self.llm, now=now, advance=self.transcripts.pipeline.advance)
         self.transcripts.pipeline.subscribe(pending)
         self.transcripts.pipeline.subscribe(self.session_memory)
-        self.backfill = Backfill(transcripts=self.transcripts, pending=pending, extraction=self.extraction, stores=self.stores)
+        self.backfill = Backfill(transcripts=self.transcripts, pending=pending, extraction=self.extraction, stores=self.stores,
+                                 clock=clock.time)
         self.turns = TurnEnds(transcripts=self.transcripts, stores=self.stores, extraction=self.extraction,
                               session_memory=self.session_memory, notes_enabled=settings.session_memory.enabled)
         self.on_start(self.transcripts.start)
@@ -115,14 +117,14 @@ class Daemon:
         self.on_stop(self.transcripts.stop)
         self.on_stop(self.extraction.stop)
         self.on_stop(self.session_memory.close)
-        self.status_providers["jobs"] = self.extraction.status
-        self.status_providers["transcripts"] = self.transcripts.status
-        self.status_providers["session_memory"] = self.session_memory.status
+        self.status.add("jobs", self.extraction.status)
+        self.status.add("transcripts", self.transcripts.status)
+        self.status.add("session_memory", self.session_memory.status)
 
         # --- auto-dream ---
         self.dream = DreamService(
             settings=settings.dream, stores=self.stores, state=self.state, llm=self.llm, metrics=self.metrics,
-            home=self.home, transcript_roots=settings.transcript_roots, now=now,
+            home=self.home, transcript_roots=settings.transcript_roots, clock=clock,
         )
         self.scheduler = Scheduler(self.dream, check_interval_seconds=settings.dream.check_interval_seconds,
                                    enabled=settings.dream.enabled and not settings.memory.read_only)
@@ -130,14 +132,14 @@ class Daemon:
         self.on_start(self.scheduler.start)
         self.on_stop(self.scheduler.stop)
         self.on_stop(self.dream.stop)
-        self.status_providers["dream"] = self.dream.provider_status
+        self.status.add("dream", self.dream.provider_status)
 
         # --- stale memories: names a memory makes that its project no longer has (#21) ---
         from memoryd.stale import StaleChecker
 
-        self.stale = StaleChecker(root_of=self.dream.project_root)
+        self.stale = StaleChecker(root_of=self.dream.project_root, clock=clock.monotonic)
         self.recall.stale_caveat = self.stale.caveat
-        self.dream.stale_notes = self.stale.dream_notes
+        self.dream.worker.stale_notes = self.stale.dream_notes
 
         # --- transcript grep: on rg when found, else on the built-in scanner ---
         from memoryd.transcripts.grep import Ripgrep, engine_status
@@ -145,18 +147,19 @@ class Daemon:
         self.ripgrep = Ripgrep.discover(settings.transcripts.ripgrep)
         if self.ripgrep is None and settings.transcripts.ripgrep not in ("auto", "off"):
             log.warning("transcripts.ripgrep = %r is not an executable file; searches use the built-in scanner", settings.transcripts.ripgrep)
-        self.status_providers["grep"] = lambda: engine_status(self.ripgrep)
+        self.status.add("grep", lambda: engine_status(self.ripgrep))
 
         # --- team memory through git ---
         from memoryd.team import TeamService
 
-        self.team = TeamService(settings.team, home=self.home, stores=self.stores, watch=self.watcher.watch if settings.memory.watch else None)
+        self.team = TeamService(settings.team, home=self.home, stores=self.stores, watch=self.watcher.watch if settings.memory.watch else None,
+                                clock=clock.time)
         self.team.load()
         self.recall.author_of = self.team.author_of
         self.scheduler.add_job("team-sync", self.team.tick, seconds=limits.TEAM_TICK_SECONDS)
         self.on_start(self.team.start)
         self.on_stop(self.team.stop)
-        self.status_providers["team"] = self.team.status
+        self.status.add("team", self.team.status)
 
     # ------------------------------------------------------------------ lifecycle
     def on_start(self, fn: Callable[[], object]) -> None:
@@ -194,45 +197,3 @@ class Daemon:
         self.watcher.stop()
         self.state.close()
         log.info("memoryd stopped")
-
-    # ------------------------------------------------------------------ what routes reach
-    def store_for(self, cwd: str) -> MemoryDir:
-        """The memory dir of an agent's cwd (watched once it exists: see `_after_write`)."""
-        return self.stores.for_cwd(cwd)
-
-    def turn_end(self, session_id: str, transcript_path: str, cwd: str, last_assistant_message: str | None = None) -> str:
-        return self.turns.turn_end(session_id, transcript_path, cwd, last_assistant_message)
-
-    def _after_write(self, event: WriteEvent) -> None:
-        """Every writer's side effects in one place: metrics, and a dir's first write gets watched."""
-        if event.op == "secret_refused":
-            self.metrics.secrets_refused.labels(event.source).inc()
-            return
-        if event.op == "delete":
-            self.metrics.memories_deleted.inc()
-        else:
-            self.metrics.memories_written.labels(event.source).inc()
-        if self.settings.memory.watch:
-            self.watcher.watch(event.store)
-
-    def status(self) -> dict[str, Any]:
-        invalid = {str(s.path): [f.as_dict() for f in s.invalid_files()] for s in self.stores.known()}
-        base: dict[str, Any] = {
-            "version": __version__,
-            "mode": self.llm.mode,
-            "model": self.llm.model,
-            "llm": self.llm.status(),
-            "uptime_seconds": round(time.time() - self.started_at, 3),
-            "pid": os.getpid(),
-            "home": str(self.home),
-            "memory_dirs": sorted(str(s.path) for s in self.stores.known()),
-            "watched_folders": {"memory": self.watcher.watched, "transcripts": self.transcripts.status()["watched"]},
-            "invalid_files": {k: v for k, v in invalid.items() if v},
-            "llm_usage": self.meter.summary(),
-        }
-        for name, provider in self.status_providers.items():
-            try:
-                base[name] = provider()
-            except Exception as exc:  # status must answer even when a part is sick
-                base[name] = {"error": str(exc)}
-        return base

@@ -31,7 +31,7 @@ class Scheduler:
         if not self.enabled and not self._jobs:
             return
         self._scheduler = BackgroundScheduler(timezone=timezone.utc, job_defaults={"coalesce": True, "max_instances": 1})
-        now = datetime.now(timezone.utc)
+        now = datetime.now(timezone.utc)  # APScheduler's own timebase (real time), not the daemon's clock
         if self.enabled:
             first = now + timedelta(seconds=min(60.0, self.interval))
             self._scheduler.add_job(self._tick, "interval", seconds=self.interval, id="dream-check", next_run_time=first)

@@ -138,7 +138,7 @@ def test_secrets_refused_without_echo(live: LiveDaemon, project: Path, kind: str
     assert kind in err["message"] and "body at line 2" in err["message"]
     for piece in (value, value[4:20], "hunter2"):
         assert piece not in err["message"]
-    assert not list(live.daemon.store_for(str(project)).path.glob("*.md"))  # nothing reached disk
+    assert not list(live.daemon.stores.for_cwd(str(project)).path.glob("*.md"))  # nothing reached disk
 
 
 def test_secret_in_description_named(live: LiveDaemon, project: Path) -> None:
@@ -160,7 +160,7 @@ def test_no_false_positive(live: LiveDaemon, project: Path, body: str) -> None:
 def test_broken_yaml_by_hand(live: LiveDaemon, project: Path) -> None:
     c = live.client
     assert _save(c, project, name="good").status_code == 201
-    store = live.daemon.store_for(str(project))
+    store = live.daemon.stores.for_cwd(str(project))
     broken = store.path / "user_broken.md"
     raw = b"---\nname: broken\ndescription: 'unclosed\ntype: user\n---\nbody\n"
     broken.write_bytes(raw)
@@ -189,7 +189,7 @@ def _wait_for(predicate, what: str, timeout: float = 10.0) -> None:
 def test_watcher_notices_hand_edits(live: LiveDaemon, project: Path) -> None:
     c = live.client
     assert _save(c, project, name="first", description="one").status_code == 201
-    store = live.daemon.store_for(str(project))
+    store = live.daemon.stores.for_cwd(str(project))
     index = store.index_path
     added = store.path / "project_by-hand.md"
     added.write_text("---\nname: By hand\ndescription: typed in an editor\ntype: project\n---\nhello\n")

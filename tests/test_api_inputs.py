@@ -162,7 +162,7 @@ def test_turn_end_with_an_invalid_session_id_queues_no_job(env: tuple[LiveDaemon
     live, project, transcript = env
     jobs = _jobs(live)
     with pytest.raises(Exception) as raised:
-        live.daemon.turn_end("my session", str(transcript), str(project))
+        live.daemon.turns.turn_end("my session", str(transcript), str(project))
     assert "session_id" in str(raised.value)
     hook = {"hook_event_name": "Stop", "session_id": "my session", "cwd": str(project), "transcript_path": str(transcript)}
     assert _post(live.client, "/v1/hooks/claude-code", hook).json() == {}

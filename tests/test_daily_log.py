@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.config import Settings
+from memoryd.clock import ManualClock
 from memoryd.daemon import Daemon
 from memoryd.errors import InvalidMemory, SecretDetected
 from memoryd.store.daily_log import DailyLog, append_daily_log, daily_log_path
@@ -82,10 +83,10 @@ def test_secrets_and_empty_refused_nothing_written(tmp_path: Path) -> None:
 def test_extraction_in_daily_log_mode_appends_and_never_touches_index(settings: Settings, project: Path) -> None:
     settings.projects[str(project)] = {"mode": "daily-log"}
     fixed = datetime(2026, 4, 2, 9, 15, tzinfo=timezone.utc)
-    daemon = Daemon(settings, now=lambda: fixed)
-    daemon.daily_log = DailyLog(now=lambda: fixed, tz=timezone.utc)
+    daemon = Daemon(settings, clock=ManualClock(fixed))
+    daemon.daily_log = DailyLog(now=daemon.clock.now, tz=timezone.utc)
     daemon.extraction.on_daily_log = daemon.daily_log.append_candidate
-    store = daemon.store_for(str(project))
+    store = daemon.stores.for_cwd(str(project))
     assert daemon.modes.mode_for(store) == "daily-log"
     from memoryd.extract.offline import Candidate
 

@@ -26,7 +26,7 @@ def test_daily_log_then_dream_distils(settings: Settings, project: Path) -> None
             s.assistant("Understood, pnpm it is.")
             r = live.client.post("/v1/events/turn-end", json={"session_id": s.session_id, "transcript_path": str(s.path), "cwd": str(project)})
             assert r.status_code in (200, 202), r.text
-            store = daemon.store_for(str(project))
+            store = daemon.stores.for_cwd(str(project))
             today = datetime.now().astimezone()
             log = store.path / "logs" / f"{today:%Y}" / f"{today:%m}" / f"{today:%Y-%m-%d}.md"
             deadline = time.monotonic() + 15

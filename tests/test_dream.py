@@ -9,12 +9,14 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
+from memoryd import limits
+from memoryd.clock import ManualClock
 from memoryd.daemon import Daemon
 from memoryd.dream import ConsolidationLock
 from tests.conftest import LiveDaemon, make_settings, save_memory, serve
@@ -23,22 +25,16 @@ from tests.support.servers import DaemonProcess, daemon_env
 from tests.support.transcripts import new_session
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.t = datetime(2026, 3, 4, 12, 0, tzinfo=timezone.utc)
-
-    def __call__(self) -> datetime:
-        return self.t
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
+def clock() -> ManualClock:
+    return ManualClock()
 
 
 @pytest.fixture
-def dlive(home: Path, clock: Clock) -> Iterator[LiveDaemon]:
-    with serve(Daemon(make_settings(home), now=clock)) as live:
+def dlive(home: Path, clock: ManualClock) -> Iterator[LiveDaemon]:
+    with serve(Daemon(make_settings(home), clock=clock)) as live:
         yield live
 
 
@@ -67,28 +63,28 @@ def wait_run(live: LiveDaemon, cwd: Path, run_id: str) -> dict[str, Any]:
     raise AssertionError("run did not finish")
 
 
-def test_time_gate_edge(dlive: LiveDaemon, project: Path, clock: Clock) -> None:
-    store = dlive.daemon.store_for(str(project))
+def test_time_gate_edge(dlive: LiveDaemon, project: Path, clock: ManualClock) -> None:
+    store = dlive.daemon.stores.for_cwd(str(project))
     save(dlive, project, "A", "something", "x")
     assert gates(dlive, project)["time"]["passes"]  # never consolidated: open
     lock = ConsolidationLock(store.path)
     lock.path.write_text("")
-    stamp = clock.t.timestamp() - 24 * 3600 + 1
+    stamp = clock.time() - 24 * 3600 + 1
     os.utime(lock.path, (stamp, stamp))
     assert not gates(dlive, project)["time"]["passes"]  # 23 h 59 min 59 s
-    clock.t += timedelta(seconds=1)
+    clock.advance(timedelta(seconds=1))
     assert gates(dlive, project)["time"]["passes"]  # exactly 24 h
 
 
-def test_scan_throttle_edge(dlive: LiveDaemon, project: Path, clock: Clock) -> None:
-    store = dlive.daemon.store_for(str(project))
+def test_scan_throttle_edge(dlive: LiveDaemon, project: Path, clock: ManualClock) -> None:
+    store = dlive.daemon.stores.for_cwd(str(project))
     save(dlive, project, "A", "something", "x")
     dream = dlive.daemon.dream
-    dream.gates(store, record_scan=True)
-    clock.t += timedelta(seconds=599)
-    assert not {g.name: g for g in dream.gates(store)}["scan_throttle"].passes
-    clock.t += timedelta(seconds=1)
-    assert {g.name: g for g in dream.gates(store)}["scan_throttle"].passes
+    dream.gates.check(store, record_scan=True)
+    clock.advance(timedelta(seconds=599))
+    assert not {g.name: g for g in dream.gates.check(store)}["scan_throttle"].passes
+    clock.advance(timedelta(seconds=1))
+    assert {g.name: g for g in dream.gates.check(store)}["scan_throttle"].passes
 
 
 def test_sessions_gate_edge_excludes_the_current_session(dlive: LiveDaemon, project: Path) -> None:
@@ -109,7 +105,7 @@ def test_offline_consolidation_merges_dates_and_undo(dlive: LiveDaemon, project:
     a = save(dlive, project, "Use pnpm", "Always use pnpm for installs", "Use pnpm.\n\n**Why:** lockfile.\n**How to apply:** installs.")
     b = save(dlive, project, "pnpm only", "Always use pnpm for installs", "Never npm.\n\n**Why:** lockfile.\n**How to apply:** installs.")
     c = save(dlive, project, "Freeze", "Merge freeze", "The freeze starts tomorrow.\n\n**Why:** release.\n**How to apply:** no merges.", type_="project")
-    before = {f: dlive.daemon.store_for(str(project)).read_raw(f) for f in (a, b, c)}
+    before = {f: dlive.daemon.stores.for_cwd(str(project)).read_raw(f) for f in (a, b, c)}
     run_id = dlive.client.post("/v1/dream/run", json={"cwd": str(project)}).json()["run_id"]
     run = wait_run(dlive, project, run_id)
     assert run["status"] == "done" and run["method"] == "offline", run
@@ -126,7 +122,7 @@ def test_offline_consolidation_merges_dates_and_undo(dlive: LiveDaemon, project:
     assert status["last_run"]["run_id"] == run_id and not status["gates"][0]["passes"]  # just consolidated
     undo = dlive.client.post(f"/v1/dream/runs/{run_id}/undo").json()
     assert set(undo["restored"]) == {a, b, c}
-    store = dlive.daemon.store_for(str(project))
+    store = dlive.daemon.stores.for_cwd(str(project))
     assert {f: store.read_raw(f) for f in (a, b, c)} == before
     assert dlive.client.post(f"/v1/dream/runs/{run_id}/undo").status_code == 409
     assert dlive.client.post("/v1/dream/runs/dream_nope/undo").status_code == 404
@@ -135,7 +131,7 @@ def test_offline_consolidation_merges_dates_and_undo(dlive: LiveDaemon, project:
 def test_failure_restores_files_and_rolls_the_lock_back(dlive: LiveDaemon, project: Path) -> None:
     save(dlive, project, "Use pnpm", "Always use pnpm for installs", "a")
     save(dlive, project, "pnpm only", "Always use pnpm for installs", "b")
-    store = dlive.daemon.store_for(str(project))
+    store = dlive.daemon.stores.for_cwd(str(project))
     lock = ConsolidationLock(store.path)
     lock.path.write_text("")
     os.utime(lock.path, (1_000_000, 1_000_000))
@@ -145,7 +141,7 @@ def test_failure_restores_files_and_rolls_the_lock_back(dlive: LiveDaemon, proje
         if task.files_touched:
             raise RuntimeError("disk on fire")
 
-    dlive.daemon.dream.between_actions = boom
+    dlive.daemon.dream.worker.between_actions = boom
     run = wait_run(dlive, project, dlive.client.post("/v1/dream/run", json={"cwd": str(project)}).json()["run_id"])
     assert run["status"] == "failed" and "disk on fire" in run["error"]
     assert lock.last_consolidated_at() == 1_000_000 and lock.holder() is None
@@ -156,7 +152,7 @@ def test_failure_restores_files_and_rolls_the_lock_back(dlive: LiveDaemon, proje
 def test_cancel_in_each_phase_rolls_everything_back(dlive: LiveDaemon, project: Path, phase: str) -> None:
     save(dlive, project, "Use pnpm", "Always use pnpm for installs", "a")
     save(dlive, project, "pnpm only", "Always use pnpm for installs", "b")
-    store = dlive.daemon.store_for(str(project))
+    store = dlive.daemon.stores.for_cwd(str(project))
     snapshot = topic_files(store.path)
     index_before = (store.path / "MEMORY.md").read_text()
     reached, release = threading.Event(), threading.Event()
@@ -166,7 +162,7 @@ def test_cancel_in_each_phase_rolls_everything_back(dlive: LiveDaemon, project: 
             reached.set()
             release.wait(10)
 
-    dlive.daemon.dream.phase_started = pause
+    dlive.daemon.dream.worker.phase_started = pause
     run_id = dlive.client.post("/v1/dream/run", json={"cwd": str(project)}).json()["run_id"]
     assert reached.wait(10)
     running = dlive.client.get("/v1/dream/status", params={"cwd": str(project)}).json()["running"]
@@ -175,7 +171,7 @@ def test_cancel_in_each_phase_rolls_everything_back(dlive: LiveDaemon, project: 
     cancel = threading.Thread(target=lambda: dlive.client.post("/v1/dream/cancel", json={"cwd": str(project)}))
     cancel.start()
     deadline = time.monotonic() + 10
-    while not dlive.daemon.dream._running[store.path].cancel.is_set():  # the cancel reached the run
+    while not dlive.daemon.dream.worker.task(store.path).cancel.is_set():  # the cancel reached the run
         assert time.monotonic() < deadline
         time.sleep(0.01)
     release.set()
@@ -190,14 +186,14 @@ def test_cancel_in_each_phase_rolls_everything_back(dlive: LiveDaemon, project: 
 def test_an_undo_refused_part_way_changes_nothing(dlive: LiveDaemon, project: Path) -> None:
     for i in range(3):
         save(dlive, project, f"pnpm rule {i}", "Always use pnpm for installs", f"body {i}")
-    store = dlive.daemon.store_for(str(project))
+    store = dlive.daemon.stores.for_cwd(str(project))
     before = topic_files(store.path)
     run_id = dlive.client.post("/v1/dream/run", json={"cwd": str(project)}).json()["run_id"]
     run = wait_run(dlive, project, run_id)
     assert run["status"] == "done" and run["changes"], run
     after = topic_files(store.path)
     # A prior text that would now be refused (a secret planted in the backup): the undo changes nothing.
-    manifest = dlive.daemon.dream.backups / run_id / "manifest.json"
+    manifest = dlive.daemon.dream.records.backups / run_id / "manifest.json"
     data = json.loads(manifest.read_text())
     victim = sorted(name for name, text in data.items() if text)[-1]
     data[victim] = data[victim].replace("body", "password = hunter2hunter2 body")
@@ -209,21 +205,21 @@ def test_an_undo_refused_part_way_changes_nothing(dlive: LiveDaemon, project: Pa
     assert before != after
 
 
-def test_a_run_left_running_by_a_crash_is_rolled_back_at_start(home: Path, project: Path, clock: Clock) -> None:
+def test_a_run_left_running_by_a_crash_is_rolled_back_at_start(home: Path, project: Path, clock: ManualClock) -> None:
     settings = make_settings(home)
-    with serve(Daemon(settings, now=clock)) as live:
+    with serve(Daemon(settings, clock=clock)) as live:
         for i in range(3):
             save(live, project, f"pnpm rule {i}", "Always use pnpm for installs", f"body {i}")
-        store = live.daemon.store_for(str(project))
+        store = live.daemon.stores.for_cwd(str(project))
         before = topic_files(store.path)
         lock = ConsolidationLock(store.path)
-        lock.release_success(clock.t.timestamp() - 3 * 86400)
+        lock.release_success(clock.time() - 3 * 86400)
         prior_mtime = lock.last_consolidated_at()
         gate = threading.Event()
-        live.daemon.dream.between_actions = lambda task: gate.wait(0.2) if task.files_touched else None
+        live.daemon.dream.worker.between_actions = lambda task: gate.wait(0.2) if task.files_touched else None
         run_id = live.client.post("/v1/dream/run", json={"cwd": str(project)}).json()["run_id"]
         deadline = time.monotonic() + 10
-        while not live.daemon.dream._running.get(store.path, None) or not live.daemon.dream._running[store.path].files_touched:
+        while not (task := live.daemon.dream.worker.task(store.path)) or not task.files_touched:
             assert time.monotonic() < deadline
             time.sleep(0.01)
         # A crash: the state says 'running', files are half changed, the lock holds a dead PID.
@@ -234,7 +230,7 @@ def test_a_run_left_running_by_a_crash_is_rolled_back_at_start(home: Path, proje
         live.daemon.state.execute("UPDATE dream_runs SET status = 'running', finished_at = NULL WHERE run_id = ?", (run_id,))
         lock.path.write_text("999999")  # a PID that is not running
     assert snapshot_mid != before
-    with serve(Daemon(settings, now=clock)) as live:
+    with serve(Daemon(settings, clock=clock)) as live:
         run = live.client.get("/v1/dream/runs", params={"cwd": str(project)}).json()["runs"][0]
         assert run["run_id"] == run_id and run["status"] == "failed" and "rolled back" in run["error"], run
         assert topic_files(store.path) == before
@@ -242,14 +238,14 @@ def test_a_run_left_running_by_a_crash_is_rolled_back_at_start(home: Path, proje
         assert live.client.post(f"/v1/dream/runs/{run_id}/undo").status_code in (200, 409)
 
 
-def test_lock_held_by_live_process_gives_409_then_stale_or_dead_is_reclaimed(dlive: LiveDaemon, project: Path, clock: Clock) -> None:
+def test_lock_held_by_live_process_gives_409_then_stale_or_dead_is_reclaimed(dlive: LiveDaemon, project: Path, clock: ManualClock) -> None:
     save(dlive, project, "A", "something", "x")
-    store = dlive.daemon.store_for(str(project))
+    store = dlive.daemon.stores.for_cwd(str(project))
     holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
         lock = ConsolidationLock(store.path)
         lock.path.write_text(str(holder.pid))
-        now = clock.t.timestamp()
+        now = clock.time()
         os.utime(lock.path, (now - 10, now - 10))
         r = dlive.client.post("/v1/dream/run", json={"cwd": str(project)})
         assert r.status_code == 409 and r.json()["error"]["code"] == "lock_held"
@@ -272,7 +268,7 @@ from memoryd.dream import ConsolidationLock
 start = float(sys.argv[2])
 while time.time() < start:
     pass
-print("won" if ConsolidationLock(Path(sys.argv[1])).try_acquire() is not None else "lost", flush=True)
+print("won" if ConsolidationLock(Path(sys.argv[1])).try_acquire(time.time()) is not None else "lost", flush=True)
 time.sleep(0.3)
 """
 
@@ -327,7 +323,7 @@ def test_kill_9_mid_consolidation_leaves_store_consistent_and_lock_reclaimable(h
             time.sleep(0.05)
     first.kill()
     lock = ConsolidationLock(memory_dir)
-    assert lock.holder() == first.proc.pid and lock.held_by_other() is None  # dead PID: reclaimable
+    assert lock.holder() == first.proc.pid and lock.held_by_other(time.time()) is None  # dead PID: reclaimable
     assert not list(memory_dir.glob(".tmp-*"))
     index = (memory_dir / "MEMORY.md").read_text()
     assert sorted(p.name for p in memory_dir.glob("*.md") if p.name != "MEMORY.md") == sorted(row.split("](")[1].split(")")[0] for row in index.splitlines())
@@ -341,11 +337,11 @@ def test_kill_9_mid_consolidation_leaves_store_consistent_and_lock_reclaimable(h
         second.kill()
 
 
-def test_scheduler_check_distils_daily_logs_when_gates_open(home: Path, project: Path, clock: Clock) -> None:
+def test_scheduler_check_distils_daily_logs_when_gates_open(home: Path, project: Path, clock: ManualClock) -> None:
     settings = make_settings(home)
     settings.dream.min_sessions = 0
-    daemon = Daemon(settings, now=clock)
-    store = daemon.store_for(str(project))
+    daemon = Daemon(settings, clock=clock)
+    store = daemon.stores.for_cwd(str(project))
     store.save(name="Existing", description="Deploys go through the staging cluster first", type="project", body="x")
     log_file = store.path / "logs" / "2026" / "03" / "2026-03-03.md"
     log_file.parent.mkdir(parents=True)
@@ -356,20 +352,21 @@ def test_scheduler_check_distils_daily_logs_when_gates_open(home: Path, project:
     assert "Never force-push to main" in names and "The demo is 2026-03-04" in names
     assert len(names) == 3  # the bullet already known was not duplicated
     assert daemon.dream.check_all() == []  # time gate now closed
-    clock.t += timedelta(hours=25)
+    clock.advance(timedelta(hours=25))
     daemon.dream.check_all()
     daemon.dream.wait()
     assert len(store.all_headers()) == 3  # a processed log is not distilled twice
     daemon.state.close()
 
 
-def test_daily_log_mode_extraction_then_dream_distils_into_topic_files(home: Path, project: Path, clock: Clock) -> None:
+def test_daily_log_mode_extraction_then_dream_distils_into_topic_files(home: Path, project: Path, clock: ManualClock) -> None:
     settings = make_settings(home)
     settings.memory.mode = "daily-log"
-    with serve(Daemon(settings, now=clock)) as live:
+    with serve(Daemon(settings, clock=clock)) as live:
         writer = new_session(settings.transcript_roots[0], str(project))
         writer.user("Remember: always tag releases with a v prefix, because the deploy script expects it.")
         job_id = live.client.post("/v1/events/turn-end", json={"session_id": writer.session_id, "transcript_path": str(writer.path), "cwd": str(project)}).json()["job_id"]
+        clock.advance(limits.EXTRACT_SETTLE_SECONDS)  # the job waits out its settle delay on the daemon's clock
         deadline = time.monotonic() + 15
         while (job := live.client.get(f"/v1/jobs/{job_id}").json())["status"] in ("queued", "running"):
             assert time.monotonic() < deadline

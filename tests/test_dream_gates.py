@@ -10,11 +10,12 @@ import signal
 import subprocess
 import sys
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
+from memoryd.clock import ManualClock
 from memoryd.daemon import Daemon
 from memoryd.dream.lock import ConsolidationLock, pid_alive
 from memoryd.dream.service import GatesClosed
@@ -23,12 +24,6 @@ from tests.conftest import make_settings
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.t = datetime(2026, 3, 4, 12, 0, tzinfo=timezone.utc)
-
-    def __call__(self) -> datetime:
-        return self.t
 
 
 def touch_sessions(folder: Path, count: int, mtime: float, prefix: str = "s") -> None:
@@ -49,18 +44,18 @@ def wait_done(daemon: Daemon) -> None:
 
 
 def test_unforced_run_obeys_gates_1_to_3(home: Path, project: Path) -> None:
-    clock = Clock()
-    daemon = Daemon(make_settings(home), now=clock)
-    store = daemon.store_for(str(project))
+    clock = ManualClock()
+    daemon = Daemon(make_settings(home), clock=clock)
+    store = daemon.stores.for_cwd(str(project))
     store.save(name="A", description="something to consolidate", type="user", body="x")
     lock = ConsolidationLock(store.path)
     lock.path.write_text("")
-    recent = clock.t.timestamp() - 3600
+    recent = clock.time() - 3600
     os.utime(lock.path, (recent, recent))
     with pytest.raises(GatesClosed) as err:
         daemon.dream.run(str(project), force=False)
     assert err.value.status == 409 and "'time'" in err.value.message
-    clock.t += timedelta(hours=23)  # exactly 24 h since: time opens, no sessions → the session gate refuses
+    clock.advance(timedelta(hours=23))  # exactly 24 h since: time opens, no sessions → the session gate refuses
     with pytest.raises(GatesClosed) as err:
         daemon.dream.run(str(project), force=False)
     assert "'sessions'" in err.value.message
@@ -73,10 +68,10 @@ def test_unforced_run_obeys_gates_1_to_3(home: Path, project: Path) -> None:
 
 
 def test_unforced_run_starts_when_every_gate_is_open(home: Path, project: Path) -> None:
-    clock = Clock()
+    clock = ManualClock()
     settings = make_settings(home)
-    daemon = Daemon(settings, now=clock)
-    store = daemon.store_for(str(project))
+    daemon = Daemon(settings, clock=clock)
+    store = daemon.stores.for_cwd(str(project))
     store.save(name="A", description="something to consolidate", type="user", body="x")
     touch_sessions(settings.transcript_roots[0] / sanitize_path(str(project_root(str(project)))), settings.dream.min_sessions + 1, time.time() - 100)
     run_id = daemon.dream.run(str(project), force=False)
@@ -86,14 +81,14 @@ def test_unforced_run_starts_when_every_gate_is_open(home: Path, project: Path) 
 
 
 def test_status_shows_every_gate_even_when_time_is_closed(home: Path, project: Path) -> None:
-    clock = Clock()
+    clock = ManualClock()
     settings = make_settings(home)
-    daemon = Daemon(settings, now=clock)
-    store = daemon.store_for(str(project))
+    daemon = Daemon(settings, clock=clock)
+    store = daemon.stores.for_cwd(str(project))
     store.path.mkdir(parents=True, exist_ok=True)
     lock = ConsolidationLock(store.path)
     lock.path.write_text("")
-    recent = clock.t.timestamp() - 60
+    recent = clock.time() - 60
     os.utime(lock.path, (recent, recent))
     touch_sessions(settings.transcript_roots[0] / sanitize_path(str(project_root(str(project)))), 3, recent + 1)
     gates = by_name(daemon.dream.status(str(project))["gates"])
@@ -104,10 +99,10 @@ def test_status_shows_every_gate_even_when_time_is_closed(home: Path, project: P
 
 
 def test_session_gate_counts_only_this_projects_main_transcripts(home: Path, project: Path) -> None:
-    clock = Clock()
+    clock = ManualClock()
     settings = make_settings(home)
-    daemon = Daemon(settings, now=clock)
-    store = daemon.store_for(str(project))
+    daemon = Daemon(settings, clock=clock)
+    store = daemon.stores.for_cwd(str(project))
     root = settings.transcript_roots[0]
     folder = sanitize_path(str(project_root(str(project))))
     lock = ConsolidationLock(store.path)
@@ -125,18 +120,18 @@ def test_session_gate_counts_only_this_projects_main_transcripts(home: Path, pro
 
 
 def test_project_root_survives_a_restart_for_discovered_dirs(home: Path, project: Path) -> None:
-    clock = Clock()
+    clock = ManualClock()
     settings = make_settings(home)
-    first = Daemon(settings, now=clock)
-    store = first.store_for(str(project))
+    first = Daemon(settings, clock=clock)
+    store = first.stores.for_cwd(str(project))
     store.save(name="A", description="something to consolidate", type="user", body="x")
     first.dream.status(str(project))  # a request named the cwd: the root is recorded
     first.state.close()
     touch_sessions(settings.transcript_roots[0] / sanitize_path(str(project_root(str(project)))), 4, time.time() - 100)
-    second = Daemon(settings, now=clock)
+    second = Daemon(settings, clock=clock)
     (found,) = second.stores.discover()  # known only from disk: no request named its cwd yet
     assert second.stores.project_root_of(found.path) is None
-    sessions = by_name(second.dream.gates(found, full=True))["sessions"]
+    sessions = by_name(second.dream.gates.check(found, full=True))["sessions"]
     assert sessions.value == 3
 
 
@@ -145,22 +140,22 @@ def test_killed_unreaped_holder_counts_as_dead(tmp_path: Path) -> None:
     try:
         lock = ConsolidationLock(tmp_path)
         lock.path.write_text(str(child.pid))
-        assert lock.held_by_other() == child.pid
+        assert lock.held_by_other(time.time()) == child.pid
         os.kill(child.pid, signal.SIGKILL)
         deadline = time.monotonic() + 10
         while pid_alive(child.pid) and time.monotonic() < deadline:  # a zombie until reaped
             time.sleep(0.01)
         assert not pid_alive(child.pid)  # killed but not reaped yet: a zombie, dead for the lock
-        assert lock.try_acquire() is not None
+        assert lock.try_acquire(time.time()) is not None
     finally:
         child.kill()
         child.wait()
 
 
 def test_llm_write_with_a_filename_of_another_type_is_dropped(home: Path, project: Path, messages_api: ScriptedMessagesAPI) -> None:
-    clock = Clock()
-    daemon = Daemon(make_settings(home, ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=messages_api.url), now=clock)
-    store = daemon.store_for(str(project))
+    clock = ManualClock()
+    daemon = Daemon(make_settings(home, ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=messages_api.url), clock=clock)
+    store = daemon.stores.for_cwd(str(project))
     store.save(name="Editor", description="The user edits in Helix", type="user", body="Helix")
     before = store.read_raw("user_editor.md")
     plan = {"actions": [{"op": "write", "filename": "user_editor.md", "name": "Editor", "type": "project", "description": "d", "body": "b"}]}
@@ -175,9 +170,9 @@ def test_llm_write_with_a_filename_of_another_type_is_dropped(home: Path, projec
 
 
 def test_undo_of_a_distilling_run_makes_its_log_new_again(home: Path, project: Path) -> None:
-    clock = Clock()
-    daemon = Daemon(make_settings(home), now=clock)
-    store = daemon.store_for(str(project))
+    clock = ManualClock()
+    daemon = Daemon(make_settings(home), clock=clock)
+    store = daemon.stores.for_cwd(str(project))
     store.save(name="Existing", description="Deploys go through the staging cluster first", type="project", body="x")
     log_file = store.path / "logs" / "2026" / "03" / "2026-03-03.md"
     log_file.parent.mkdir(parents=True)
@@ -195,9 +190,9 @@ def test_undo_of_a_distilling_run_makes_its_log_new_again(home: Path, project: P
 def test_llm_context_is_bounded_lists_every_file_and_keeps_unseen_logs_pending(home: Path, project: Path, messages_api: ScriptedMessagesAPI) -> None:
     from memoryd import limits
 
-    clock = Clock()
-    daemon = Daemon(make_settings(home, ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=messages_api.url), now=clock)
-    store = daemon.store_for(str(project))
+    clock = ManualClock()
+    daemon = Daemon(make_settings(home, ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=messages_api.url), clock=clock)
+    store = daemon.stores.for_cwd(str(project))
     for i in range(20):
         store.save(name=f"Topic {i}", description=f"Distinct fact number {i}", type="project", body=f"fact{i} " + "lorem ipsum " * 330)
     log_file = store.path / "logs" / "2026" / "03" / "2026-03-03.md"

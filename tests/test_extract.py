@@ -332,7 +332,7 @@ def test_rewritten_transcript_tail_is_not_extracted_twice(home: Path, project: P
     done = ext.get_job(job2)
     # Re-read from 0, but the pnpm prompt (uuid already seen) is not extracted again.
     assert done["status"] == "done" and done["reason"].startswith("offline: 1 written, 0 unchanged"), done
-    assert len(daemon.store_for(str(project)).all_headers()) == 2
+    assert len(daemon.stores.for_cwd(str(project)).all_headers()) == 2
     daemon.state.close()
 
 

@@ -180,7 +180,7 @@ def test_dream_merges_paraphrases_and_the_newer_choice_supersedes(dlive: LiveDae
     npm = save_memory(dlive, project, "Package manager", "Project uses npm", "Project uses npm for installs.", "project")
     go = save_memory(dlive, project, "Go style", "use tabs in Go", "use tabs in Go", "feedback")
     python = save_memory(dlive, project, "Python style", "use spaces in Python", "use spaces in Python", "feedback")
-    store = dlive.daemon.store_for(str(project))
+    store = dlive.daemon.stores.for_cwd(str(project))
     old = time.time() - 3600
     os.utime(store.path / npm, (old, old))
     os.utime(store.path / tabs, (old, old))

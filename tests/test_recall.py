@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import os
 import time
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
 from memoryd import limits
+from memoryd.clock import ManualClock
+from memoryd.config import Settings
 from memoryd.daemon import Daemon
 from memoryd.recall.inject import TRUNCATION_NOTE, truncate_content
 from memoryd.store.files import atomic_write
 from memoryd.store.frontmatter import render_frontmatter
-from tests.conftest import LiveDaemon, make_settings, recall_api as recall, save_memory as save
+from tests.conftest import LiveDaemon, make_settings, serve, recall_api as recall, save_memory as save
 
 
 
@@ -85,7 +89,7 @@ def test_truncated_content_over_http(live: LiveDaemon, project: Path) -> None:
 def test_session_budget_60kb_edge(live: LiveDaemon, project: Path) -> None:
     ledger = live.daemon.recall.ledger
     save(live, project, "Cache invalidation rule", "Invalidate the cache after every deploy")
-    memdir = str(live.daemon.store_for(str(project)).path)
+    memdir = str(live.daemon.stores.for_cwd(str(project)).path)
     ledger.record("full", memdir, [], limits.RECALL_SESSION_BUDGET_BYTES)
     data = recall(live, project, "cache invalidation rule", session="full")
     assert data["method"] == "skipped" and data["budget_used_bytes"] == limits.RECALL_SESSION_BUDGET_BYTES
@@ -109,24 +113,40 @@ def test_budget_fills_through_real_recalls(live: LiveDaemon, project: Path) -> N
 
 
 def _age(live: LiveDaemon, project: Path, filename: str, seconds: float) -> None:
-    path = live.daemon.store_for(str(project)).path / filename
+    path = live.daemon.stores.for_cwd(str(project)).path / filename
     t = time.time() - seconds
     os.utime(path, (t, t))
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock(datetime(2026, 3, 4, 12, 0, tzinfo=timezone.utc))
+
+
+@pytest.fixture
+def clocked(settings: Settings, clock: ManualClock) -> Iterator[LiveDaemon]:
+    """A live daemon on a test clock: ages follow the clock, not the machine's time."""
+    with serve(Daemon(settings, clock=clock)) as live:
+        yield live
 
 
 @pytest.mark.parametrize(
     ("age_seconds", "days", "caveat"),
     [(0, 0, False), (86_400 - 60, 0, False), (86_400 + 60, 1, False), (2 * 86_400 - 60, 1, False), (2 * 86_400 + 60, 2, True), (40 * 86_400, 40, True)],
 )
-def test_freshness_boundary(live: LiveDaemon, project: Path, age_seconds: float, days: int, caveat: bool) -> None:
+def test_freshness_boundary(clocked: LiveDaemon, clock: ManualClock, project: Path, age_seconds: float, days: int, caveat: bool) -> None:
+    live = clocked
     fn = save(live, project, "Flaky login test", "The login e2e test is flaky on CI")
-    _age(live, project, fn, age_seconds)
+    saved_at = clock.time()
+    path = live.daemon.stores.for_cwd(str(project)).path / fn
+    os.utime(path, (saved_at, saved_at))  # saved "now" on the daemon's clock (months before the machine's)
+    clock.advance(age_seconds)  # only the daemon's clock moves: the age is the clock's, not the machine's
     m = recall(live, project, "flaky login test")["memories"][0]
     assert m["age_days"] == days
     if caveat:
         assert m["header"].startswith(f"This memory is {days} days old. Memories are point-in-time observations, not live state")
         assert "Verify against current code before asserting as fact." in m["header"]
-        assert m["header"].endswith(f"\n\nMemory: {live.daemon.store_for(str(project)).path / fn}:")
+        assert m["header"].endswith(f"\n\nMemory: {live.daemon.stores.for_cwd(str(project)).path / fn}:")
     else:
         assert "days old" not in m["header"]
         assert m["header"].startswith("Memory (saved today)" if days == 0 else "Memory (saved yesterday)")
@@ -135,7 +155,7 @@ def test_freshness_boundary(live: LiveDaemon, project: Path, age_seconds: float,
 def test_ranks_every_memory_not_only_the_200_newest(live: LiveDaemon, project: Path) -> None:
     target = save(live, project, "Quokka deployment secret handshake", "The quokka service needs a handshake header")
     _age(live, project, target, 30 * 86_400)  # the oldest of all
-    store = live.daemon.store_for(str(project))
+    store = live.daemon.stores.for_cwd(str(project))
     for i in range(limits.SCAN_MAX_FILES + 5):  # written as by hand: 205 API saves would rebuild MEMORY.md 205 times
         meta = {"name": f"Filler {i}", "description": f"unrelated filler fact number {i}", "type": "project"}
         atomic_write(store.path / f"project_filler-{i}.md", render_frontmatter(meta, "filler"))
@@ -147,7 +167,7 @@ def test_ranks_every_memory_not_only_the_200_newest(live: LiveDaemon, project: P
 def test_hand_edits_and_deletes_reach_the_index(live: LiveDaemon, project: Path) -> None:
     fn = save(live, project, "Build tool", "We build with make")
     assert recall(live, project, "which build tool?", session="a")["memories"][0]["filename"] == fn
-    path = live.daemon.store_for(str(project)).path / fn
+    path = live.daemon.stores.for_cwd(str(project)).path / fn
     path.write_text(path.read_text().replace("We build with make", "We build with bazel now"))
     st = path.stat()
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10_000_000))
@@ -166,23 +186,18 @@ def test_bad_requests_are_4xx(live: LiveDaemon, project: Path) -> None:
 
 def test_surfaced_set_survives_restart_and_expires(home: Path, project: Path) -> None:
     settings = make_settings(home)
-    clock = {"t": time.time()}
-    from datetime import datetime, timezone
-
-    def now() -> datetime:
-        return datetime.fromtimestamp(clock["t"], timezone.utc)
-
-    d1 = Daemon(settings, now=now)
-    store = d1.store_for(str(project))
+    clock = ManualClock()
+    d1 = Daemon(settings, clock=clock)
+    store = d1.stores.for_cwd(str(project))
     fn = store.save(name="Port of the API", description="The API listens on port 8080", type="reference", body="8080").memory.filename
     assert [m.filename for m in d1.recall.recall(str(project), "api port number", "sess").memories] == [fn]
     d1.state.close()
-    d2 = Daemon(settings, now=now)  # restart: same state.db
+    d2 = Daemon(settings, clock=clock)  # restart: same state.db
     again = d2.recall.recall(str(project), "api port number", "sess")
     assert again.memories == [] and again.budget_used_bytes == 4
-    clock["t"] += limits.RECALL_SESSION_TTL_HOURS * 3600 - 60  # still within the TTL
+    clock.advance(limits.RECALL_SESSION_TTL_HOURS * 3600 - 60)  # still within the TTL
     assert d2.recall.recall(str(project), "api port number", "sess").memories == []
-    clock["t"] += limits.RECALL_SESSION_TTL_HOURS * 3600 + 60  # idle past the TTL: a new session
+    clock.advance(limits.RECALL_SESSION_TTL_HOURS * 3600 + 60)  # idle past the TTL: a new session
     fresh = d2.recall.recall(str(project), "api port number", "sess")
     assert [m.filename for m in fresh.memories] == [fn]
     d2.state.close()
@@ -214,7 +229,7 @@ def test_a_big_watched_store_trusts_the_watcher_between_sweeps(live: LiveDaemon,
     indexes.watched_sweep_min_files = 2  # "big" for this test: the rule is the same at 1,000
     fn = save(live, project, "Deploy target", "We deploy the API to fly.io")
     save(live, project, "Test runner", "Tests run with pytest -q")
-    store = live.daemon.store_for(str(project))
+    store = live.daemon.stores.for_cwd(str(project))
     assert live.daemon.watcher.is_watching(store.path)
     recall(live, project, "where do we deploy the api", session="a")
     before = indexes.sweeps

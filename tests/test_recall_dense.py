@@ -25,7 +25,7 @@ def test_rrf_fuses_by_reciprocal_rank() -> None:
 @pytest.mark.skipif(HAS_EXTRA, reason="the [embed] extra is installed here")
 def test_without_the_extra_recall_warns_and_ranks_lexically(home: Path, project: Path, caplog: pytest.LogCaptureFixture) -> None:
     daemon = Daemon(make_settings(home))
-    store = daemon.store_for(str(project))
+    store = daemon.stores.for_cwd(str(project))
     fn = store.save(name="Staging VPN", description="staging deploys need the VPN", type="project", body="vpn").memory.filename
     with caplog.at_level(logging.WARNING, logger="memoryd.recall.dense"):
         daemon.recall.warm()
@@ -39,7 +39,7 @@ def test_without_the_extra_recall_warns_and_ranks_lexically(home: Path, project:
 @pytest.mark.skipif(not HAS_EXTRA, reason="needs pip install 'memoryd[embed]'")
 def test_dense_model_finds_a_paraphrase_lexical_search_misses(home: Path, project: Path) -> None:
     daemon = Daemon(make_settings(home))
-    store = daemon.store_for(str(project))
+    store = daemon.stores.for_cwd(str(project))
     target = store.save(name="CI/CD considerations", description="Releases ship through GitHub Actions and Argo CD", type="project", body="x").memory.filename
     store.save(name="Coffee", description="The user drinks flat whites", type="user", body="y")
     assert daemon.recall.recall(str(project), "how does the deployment process work", "lex").memories == []  # no shared word

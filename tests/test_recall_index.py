@@ -29,7 +29,7 @@ def write_files(memdir: Path, n: int, prefix: str = "note") -> None:
 
 
 def test_a_new_file_costs_one_read_not_a_rebuild(live: LiveDaemon, project: Path) -> None:
-    store = live.daemon.store_for(str(project))
+    store = live.daemon.stores.for_cwd(str(project))
     write_files(store.path, 200)
     indexes = live.daemon.recall.indexes
     assert recall(live, project, "database migration schema")["memories"]
@@ -46,7 +46,7 @@ def test_a_new_file_costs_one_read_not_a_rebuild(live: LiveDaemon, project: Path
 
 
 def test_no_request_waits_on_a_build(live: LiveDaemon, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    store = live.daemon.store_for(str(project))
+    store = live.daemon.stores.for_cwd(str(project))
     write_files(store.path, indexes_module.INLINE_MAX_CHANGES + 50)
     release = threading.Event()
     real_read = indexes_module.read_memory
@@ -64,7 +64,7 @@ def test_no_request_waits_on_a_build(live: LiveDaemon, project: Path, monkeypatc
 
 
 def test_list_endpoint_paginates(live: LiveDaemon, project: Path) -> None:
-    write_files(live.daemon.store_for(str(project)).path, 25)
+    write_files(live.daemon.stores.for_cwd(str(project)).path, 25)
     seen: list[str] = []
     offset: int | None = 0
     while offset is not None:

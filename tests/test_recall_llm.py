@@ -104,7 +104,7 @@ def test_daily_token_cap_falls_back(home: Path, project: Path, messages_api: Scr
     settings = make_settings(home, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=messages_api.url)
     settings.llm.daily_token_cap = 15
     daemon = Daemon(settings)
-    store = daemon.store_for(str(project))
+    store = daemon.stores.for_cwd(str(project))
     fn = store.save(name="Deploy flow", description="Deploys go through Argo", type="project", body="argo").memory.filename
     messages_api.push(selection(fn))
     assert daemon.recall.recall(str(project), "deploy flow argo", "s1").method == "llm"  # spends 15 tokens
@@ -117,7 +117,7 @@ def test_daily_token_cap_falls_back(home: Path, project: Path, messages_api: Scr
 def test_above_50_memories_the_local_ranker_preselects(home: Path, project: Path, messages_api: ScriptedMessagesAPI) -> None:
     settings = make_settings(home, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=messages_api.url)
     daemon = Daemon(settings)
-    store = daemon.store_for(str(project))
+    store = daemon.stores.for_cwd(str(project))
     target = store.save(name="Zebra migration plan", description="How the zebra table gets migrated", type="project", body="x").memory.filename
     for i in range(limits.RECALL_SIDE_QUERY_CANDIDATES):  # 51 memories in all
         store.save(name=f"Note {i}", description=f"filler fact {i}", type="project", body="y")
@@ -137,7 +137,7 @@ def test_above_50_memories_the_local_ranker_preselects(home: Path, project: Path
 
 def test_manifest_line_format(home: Path, project: Path) -> None:
     daemon = Daemon(make_settings(home))
-    store = daemon.store_for(str(project))
+    store = daemon.stores.for_cwd(str(project))
     store.save(name="A", description="one line", type="feedback", body="b")
     (h,) = store.all_headers()
     assert manifest([h]) == f"[feedback] {h.filename} ({__import__('datetime').datetime.fromtimestamp(h.mtime, __import__('datetime').timezone.utc):%Y-%m-%dT%H:%M:%SZ}): one line"

@@ -45,7 +45,7 @@ def propose(live: LiveDaemon, project: Path, text: str, session: TranscriptWrite
 def test_extracted_memories_wait_unseen_until_approved(rlive: LiveDaemon, project: Path) -> None:
     job = propose(rlive, project, "Remember: always use pnpm, never npm, because the lockfile is pnpm's.")
     assert job["status"] == "done" and job["memories_written"][0].startswith("review:"), job
-    store = rlive.daemon.store_for(str(project))
+    store = rlive.daemon.stores.for_cwd(str(project))
     assert store.all_headers() == [] and not store.served_index().content  # not in MEMORY.md
     assert recall_api(rlive, project, "which package manager, pnpm or npm?")["memories"] == []  # not recalled
     [item] = pending(rlive, str(project))
@@ -69,7 +69,7 @@ def test_a_rejected_memory_is_not_proposed_again(rlive: LiveDaemon, project: Pat
     assert rlive.client.post(f"/v1/review/{item['item_id']}/reject").json()["status"] == "rejected"
     again = propose(rlive, project, text)  # a new session says the same thing
     assert again["refused"] and again["refused"][0]["code"] == "rejected_before", again
-    assert pending(rlive, str(project)) == [] and rlive.daemon.store_for(str(project)).all_headers() == []
+    assert pending(rlive, str(project)) == [] and rlive.daemon.stores.for_cwd(str(project)).all_headers() == []
 
 
 def test_review_per_project(home: Path, tmp_path: Path, project: Path) -> None:
@@ -79,8 +79,8 @@ def test_review_per_project(home: Path, tmp_path: Path, project: Path) -> None:
     with serve(Daemon(make_settings(home))) as live:
         propose(live, project, "Remember: always run the linter before committing.")
         propose(live, other, "Remember: always run the linter before committing.")
-        assert len(pending(live, str(project))) == 1 and live.daemon.store_for(str(project)).all_headers() == []
-        assert pending(live, str(other)) == [] and len(live.daemon.store_for(str(other)).all_headers()) == 1
+        assert len(pending(live, str(project))) == 1 and live.daemon.stores.for_cwd(str(project)).all_headers() == []
+        assert pending(live, str(other)) == [] and len(live.daemon.stores.for_cwd(str(other)).all_headers()) == 1
 
 
 def test_review_in_the_web_view(rlive: LiveDaemon, project: Path) -> None:
@@ -96,7 +96,7 @@ def test_review_in_the_web_view(rlive: LiveDaemon, project: Path) -> None:
     assert browser.post(f"/ui/p/{p}/review/{first['item_id']}", data={**form, "action": "approve", "csrf": "x"}, headers=own).status_code == 403
     r = browser.post(f"/ui/p/{p}/review/{first['item_id']}", data={**form, "action": "approve"}, headers=own)
     assert r.status_code == 303, r.text
-    assert [m.name for m in map(rlive.daemon.store_for(str(project)).get, [h.filename for h in rlive.daemon.store_for(str(project)).all_headers()])] == ["Use pnpm"]
+    assert [m.name for m in map(rlive.daemon.stores.for_cwd(str(project)).get, [h.filename for h in rlive.daemon.stores.for_cwd(str(project)).all_headers()])] == ["Use pnpm"]
     r = browser.post(f"/ui/p/{p}/review/{second['item_id']}", data={**form, "name": second["name"], "action": "reject"}, headers=own)
     assert r.status_code == 303 and pending(rlive, str(project)) == []
 
@@ -125,10 +125,10 @@ def test_read_only_recalls_and_serves_but_never_writes(home: Path, project: Path
         save_memory(live, project, "pnpm only", "Always use pnpm for installs")
         run_id = live.client.post("/v1/dream/run", json={"cwd": str(project)}).json()["run_id"]
         live.daemon.dream.wait()
-        filename = live.daemon.store_for(str(project)).all_headers()[0].filename  # the survivor of the merge
+        filename = live.daemon.stores.for_cwd(str(project)).all_headers()[0].filename  # the survivor of the merge
     write_config(home, "[memory]\nread_only = true\n")
     with serve(Daemon(make_settings(home))) as live:
-        store = live.daemon.store_for(str(project))
+        store = live.daemon.stores.for_cwd(str(project))
         before = {p.name: p.read_bytes() for p in store.path.iterdir() if p.is_file()}
         assert recall_api(live, project, "pnpm installs")["memories"]  # still recalls
         assert filename in live.client.get("/v1/index", params={"cwd": str(project)}).json()["content"]

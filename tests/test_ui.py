@@ -31,7 +31,7 @@ def csrf_of(html: str) -> str:
 
 
 def pid(live: LiveDaemon, project: Path) -> str:
-    return project_id(live.daemon.store_for(str(project)).path)
+    return project_id(live.daemon.stores.for_cwd(str(project)).path)
 
 
 def test_login_link_works_once_and_sets_a_strict_httponly_cookie_scoped_to_ui(live: LiveDaemon, project: Path) -> None:
@@ -77,7 +77,7 @@ def test_search_filter_open_and_index(live: LiveDaemon, project: Path) -> None:
 
 
 def test_index_page_shows_the_truncation_warning(live: LiveDaemon, project: Path) -> None:
-    store = live.daemon.store_for(str(project))
+    store = live.daemon.stores.for_cwd(str(project))
     for i in range(205):
         store.save(name=f"Note {i}", description=f"fact number {i}", type="project", body="x")
     browser, _ = login(live)
@@ -91,7 +91,7 @@ def test_edit_needs_csrf_and_the_daemons_own_origin(live: LiveDaemon, project: P
     p = pid(live, project)
     path = f"/ui/p/{p}/m/{filename}"
     form = {"name": "Use pnpm", "description": "Always use pnpm, never npm", "body": "Use pnpm.\n\n**Why:** lockfile."}
-    store = live.daemon.store_for(str(project))
+    store = live.daemon.stores.for_cwd(str(project))
     before = store.read_raw(filename)
     own = {"origin": live.url}
     assert browser.post(path, data={**form, "csrf": "wrong"}, headers=own).status_code == 403
@@ -122,11 +122,11 @@ def test_delete_asks_first_then_deletes(live: LiveDaemon, project: Path) -> None
     p = pid(live, project)
     confirm = browser.get(f"/ui/p/{p}/m/{filename}/delete")
     assert confirm.status_code == 200 and "Yes, delete it" in confirm.text
-    assert live.daemon.store_for(str(project)).exists(filename)  # asking deletes nothing
+    assert live.daemon.stores.for_cwd(str(project)).exists(filename)  # asking deletes nothing
     r = browser.post(f"/ui/p/{p}/m/{filename}/delete", data={"csrf": csrf}, headers={"origin": live.url})
     assert r.status_code == 303
-    assert not live.daemon.store_for(str(project)).exists(filename)
-    assert "Use pnpm" not in live.daemon.store_for(str(project)).served_index().content
+    assert not live.daemon.stores.for_cwd(str(project)).exists(filename)
+    assert "Use pnpm" not in live.daemon.stores.for_cwd(str(project)).served_index().content
 
 
 def wait_run(live: LiveDaemon, project: Path, run_id: str) -> dict[str, Any]:
@@ -143,7 +143,7 @@ def wait_run(live: LiveDaemon, project: Path, run_id: str) -> dict[str, Any]:
 def test_dream_run_shows_a_diff_and_undoes(live: LiveDaemon, project: Path) -> None:
     a = save_memory(live, project, "Use pnpm", "Always use pnpm for installs", body="Use pnpm.")
     b = save_memory(live, project, "pnpm only", "Always use pnpm for installs", body="Never npm.")
-    store = live.daemon.store_for(str(project))
+    store = live.daemon.stores.for_cwd(str(project))
     before = {f: store.read_raw(f) for f in (a, b)}
     run_id = live.client.post("/v1/dream/run", json={"cwd": str(project)}).json()["run_id"]
     assert wait_run(live, project, run_id)["status"] == "done"

@@ -72,7 +72,7 @@ def test_web_view_in_chromium(home: Path, tmp_path: Path, browser: Any) -> None:
     (home / "config.toml").write_text("[extract]\nreview = true\n", encoding="utf-8")
     repo = make_repo(tmp_path / "shop")
     with serve(Daemon(make_settings(home))) as live:
-        store = live.daemon.store_for(str(repo))
+        store = live.daemon.stores.for_cwd(str(repo))
         a = save_memory(live, repo, "Use pnpm", "Always use pnpm for installs", "Use pnpm.\n\n**Why:** lockfile.\n**How to apply:** installs.", "feedback")
         b = save_memory(live, repo, "pnpm only", "Always use pnpm for installs", "Never npm.\n\n**Why:** lockfile.\n**How to apply:** installs.", "feedback")
         save_memory(live, repo, "Order totals", "Where order totals are computed", "Totals are computed in `src/shopapi/orders.py` by `compute_total()`.")

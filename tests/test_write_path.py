@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import LiveDaemon
 from memoryd.dream.plan import Action, Plan
-from memoryd.dream.service import RunningTask
+from memoryd.dream.worker import RunningTask
 from memoryd.errors import Conflict, SecretDetected
 from memoryd.extract.offline import Candidate
 from memoryd.store.memdir import MemoryDir
@@ -41,7 +41,7 @@ def _extract(live: LiveDaemon, store: MemoryDir, body: str) -> str | None:
 def _dream(live: LiveDaemon, store: MemoryDir, body: str) -> str | None:
     changes: list[dict[str, str]] = []
     task = RunningTask("run-table", store.path)
-    live.daemon.dream._apply(store, task, Action("write", None, "Dreamt memory", "project", "from a consolidation", body), changes, Plan())
+    live.daemon.dream.worker.apply(store, task, Action("write", None, "Dreamt memory", "project", "from a consolidation", body), changes, Plan())
     return changes[0]["filename"] if changes else None
 
 
@@ -65,7 +65,7 @@ _cwd: list[str] = [""]
 def test_every_writer_has_the_same_side_effects(live: LiveDaemon, project: Path, writer: Writer) -> None:
     _cwd[0] = str(project)
     live.daemon.settings.memory.watch = True
-    store = live.daemon.store_for(str(project))
+    store = live.daemon.stores.for_cwd(str(project))
     assert not store.path.exists() and not live.daemon.watcher.is_watching(store.path)
     heard: list[str] = []
     store.on_change.append(lambda s, filename: heard.append(filename))
@@ -98,21 +98,21 @@ class _nothing:
 
 
 def test_dream_backup_is_recorded_by_the_store_and_undo_goes_through_it(live: LiveDaemon, project: Path) -> None:
-    store = live.daemon.store_for(str(project))
+    store = live.daemon.stores.for_cwd(str(project))
     kept = store.save(name="Kept", description="an existing memory", type="user", body="original body").memory
     changes: list[dict[str, str]] = []
     task = RunningTask("run-undo", store.path)
-    live.daemon.dream._apply(store, task, Action("write", kept.filename, "Kept", "user", "rewritten", "new body"), changes, Plan())
-    manifest = json.loads((live.daemon.dream.backups / "run-undo" / "manifest.json").read_text())
+    live.daemon.dream.worker.apply(store, task, Action("write", kept.filename, "Kept", "user", "rewritten", "new body"), changes, Plan())
+    manifest = json.loads((live.daemon.dream.records.backups / "run-undo" / "manifest.json").read_text())
     assert set(manifest) == {kept.filename} and "original body" in manifest[kept.filename]
     before = _metric(live, "memories_written", "undo")
-    live.daemon.dream._restore(store, "run-undo")
+    live.daemon.dream.records.restore(store, "run-undo")
     assert store.get(kept.filename).body == "original body"
     assert _metric(live, "memories_written", "undo") == before + 1
 
 
 def test_forget_counts_and_a_missing_memory_creates_nothing(live: LiveDaemon, project: Path) -> None:
-    store = live.daemon.store_for(str(project))
+    store = live.daemon.stores.for_cwd(str(project))
     r = live.client.delete("/v1/memories/user_nothing.md", params={"cwd": str(project)})
     assert r.status_code == 404 and not store.path.exists(), "no memory dir, no lock file"
     filename = store.save(name="Gone", description="to be forgotten", type="user", body="b").memory.filename

@@ -69,7 +69,7 @@ def create_app(daemon: Daemon, *, manage_lifecycle: bool = True) -> FastAPI:
     app.router.routes.append(mcp.route)
     install_docs(app)
     install_openapi(app)
-    app.state.ui_sessions = UiSessions()  # the web view at /ui: its session cookie is accepted on /ui paths only
+    app.state.ui_sessions = UiSessions(clock=daemon.clock.monotonic)  # the web view at /ui: its session cookie is accepted on /ui paths only
     app.include_router(ui_routes.router)
     app.add_middleware(
         GuardMiddleware, token=lambda: daemon.token, metrics=daemon.metrics, hosts=allowed_hosts(daemon.settings.server.host),

@@ -9,7 +9,6 @@ check retries. A successful run empties the PID, keeping the mtime as "last cons
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 from memoryd import limits
@@ -52,9 +51,8 @@ class ConsolidationLock:
             return None
         return int(text) if text.isdigit() else None
 
-    def held_by_other(self, now: float | None = None) -> int | None:
-        """The live, fresh holder's PID, or None when the lock can be taken."""
-        now = time.time() if now is None else now
+    def held_by_other(self, now: float) -> int | None:
+        """The live, fresh holder's PID, or None when the lock can be taken (`now`: epoch seconds)."""
         pid = self.holder()
         if pid is None:
             return None
@@ -63,7 +61,7 @@ class ConsolidationLock:
             return None
         return pid
 
-    def try_acquire(self, now: float | None = None) -> float | None:
+    def try_acquire(self, now: float) -> float | None:
         """Take the lock; returns the prior mtime (0.0: none) for rollback, or None when held."""
         # The seeds' write-then-verify lets two reclaimers both win in one interleaving (A writes,
         # A verifies, then B writes); the directory's file lock makes check-write-verify atomic.
@@ -87,8 +85,7 @@ class ConsolidationLock:
         except FileNotFoundError:
             pass
 
-    def release_success(self, now: float | None = None) -> None:
+    def release_success(self, now: float) -> None:
         """Mark a finished consolidation: no holder, mtime = now."""
-        now = time.time() if now is None else now
         self.path.write_text("", encoding="utf-8")
         os.utime(self.path, (now, now))

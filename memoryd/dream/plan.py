@@ -17,6 +17,7 @@ from typing import Any
 
 from memoryd import limits
 from memoryd.dates import absolutize_dates, code_spans_kept
+from memoryd.errors import LLMUnavailable, TokenBudgetExceeded
 from memoryd.llm import LLMClient
 from memoryd.llm.schemas import DreamPlan
 from memoryd.store.similarity import NEAR_DUPLICATE, near_duplicate, similarity, supersedes
@@ -247,3 +248,15 @@ def llm_plan(store: MemoryDir, llm: LLMClient, *, processed_logs: set[str], time
     if data.get("summary"):
         plan.notes.append(str(data["summary"])[:500])
     return plan
+
+
+def make_plan(store: MemoryDir, llm: LLMClient, *, processed_logs: set[str], today: date) -> Plan:
+    """The LLM's plan when a model is set up and answers; else the deterministic one, with a note why."""
+    if not llm.enabled:
+        return offline_plan(store, processed_logs=processed_logs)
+    try:
+        return llm_plan(store, llm, processed_logs=processed_logs, today=today)
+    except (LLMUnavailable, TokenBudgetExceeded) as exc:
+        plan = offline_plan(store, processed_logs=processed_logs)
+        plan.notes.insert(0, f"LLM unavailable ({exc.message}); deterministic consolidation used")
+        return plan

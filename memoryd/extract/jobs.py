@@ -9,7 +9,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from memoryd import limits
 from memoryd.errors import JobNotFound, QueueFull
@@ -60,15 +60,16 @@ class Outcome:
 class JobQueue:
     """The durable queue of extraction jobs and the per-session turn counter (the throttle)."""
 
-    def __init__(self, state: StateDB, *, queue_max: int = limits.EXTRACT_QUEUE_MAX) -> None:
+    def __init__(self, state: StateDB, *, queue_max: int = limits.EXTRACT_QUEUE_MAX, clock: Callable[[], float] = time.time) -> None:
         self.state = state
+        self.clock = clock  # epoch seconds: when jobs are due, stamps
         self.queue_max = queue_max
         state.migrate("extraction_jobs", SCHEMA)
 
     def enqueue(self, *, session_id: str, transcript_path: Path, cwd: str, memory_dir: Path,
                 last_assistant_message: str | None = None, kind: str = TURN_END, delay: float = limits.EXTRACT_SETTLE_SECONDS) -> str:
         """Count a turn and queue a job; coalesces with a queued job of the session."""
-        now = time.time()
+        now = self.clock()
         with self.state.transaction() as db:
             if kind == TURN_END:
                 db.execute(
@@ -102,7 +103,7 @@ class JobQueue:
         """Only the turns a job saw are consumed: a turn-end that arrived while it ran still counts."""
         self.state.execute(
             "UPDATE extraction_turns SET turns_since = MAX(turns_since - ?, 0), updated_at = ? WHERE session_id = ?",
-            (turns, time.time(), session_id),
+            (turns, self.clock(), session_id),
         )
 
     def claim(self, *, ignore_delay: bool = False) -> dict[str, Any] | None:
@@ -110,18 +111,18 @@ class JobQueue:
         with self.state.transaction() as db:
             row = db.execute(
                 "SELECT * FROM jobs WHERE status = 'queued' AND not_before <= ? ORDER BY created_at LIMIT 1",
-                (float("inf") if ignore_delay else time.time(),),
+                (float("inf") if ignore_delay else self.clock(),),
             ).fetchone()
             if row is None:
                 return None
-            db.execute("UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = ? WHERE job_id = ?", (time.time(), row["job_id"]))
+            db.execute("UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = ? WHERE job_id = ?", (self.clock(), row["job_id"]))
             job = dict(row)
             job["attempts"] += 1
             return job
 
     def finish(self, job_id: str, outcome: Outcome) -> None:
         """Record an outcome; a `queued` outcome is retried after EXTRACT_RETRY_SECONDS. Nothing stored holds a secret."""
-        now = time.time()
+        now = self.clock()
         self.state.execute(
             "UPDATE jobs SET status = ?, reason = ?, written = ?, refused = ?, updated_at = ?, not_before = ? WHERE job_id = ?",
             (outcome.status, redact_secrets(outcome.reason), json.dumps(outcome.written),

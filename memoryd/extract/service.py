@@ -142,7 +142,7 @@ class ExtractionService:
 
     def prune(self, now: float | None = None) -> dict[str, int]:
         """Forget finished jobs, idle sessions and transcript cursors older than the transcripts' retention."""
-        cutoff = (time.time() if now is None else now) - limits.EXTRACT_RETENTION_DAYS * 86400
+        cutoff = (self.jobs.clock() if now is None else now) - limits.EXTRACT_RETENTION_DAYS * 86400
         pruned = self.jobs.prune(cutoff)
         pruned["transcripts"] = self.transcripts.pipeline.forget_older_than(cutoff)
         if any(pruned.values()):

@@ -145,7 +145,7 @@ def handle_hook(daemon: "Daemon", payload: dict[str, Any], session_env: Mapping[
     session_id = str(payload.get("session_id") or "")
     try:
         if event == "SessionStart" and cwd:
-            store = daemon.store_for(cwd)
+            store = daemon.stores.for_cwd(cwd)
             notes = _session_notes(daemon, session_id) if payload.get("source") == "compact" else None
             if native_loads_index(store.path, cwd, session_env):
                 return _context(event, session_notes_context(notes)) if notes else {}
@@ -155,13 +155,13 @@ def handle_hook(daemon: "Daemon", payload: dict[str, Any], session_env: Mapping[
                 return _context(event, head + fit_session_context(prompt, limits.CLAUDE_CODE_CONTEXT_MAX_CHARS - len(head)))
             return _context(event, fit_session_context(prompt))
         if event == "UserPromptSubmit" and cwd and session_id:
-            store = daemon.store_for(cwd)
+            store = daemon.stores.for_cwd(cwd)
             _exclude_in_context(daemon, store, payload, session_id)
             # max_chars: memories that would overflow Claude Code's cap are left for a later prompt, not marked surfaced.
             result = daemon.recall.recall(cwd, str(payload.get("prompt") or ""), session_id, store=store, max_chars=limits.CLAUDE_CODE_CONTEXT_MAX_CHARS)
             return _context(event, result.injection) if result.injection else {}
         if event in ("Stop", "SubagentStop") and cwd and session_id and payload.get("transcript_path"):
-            daemon.turn_end(session_id, str(payload["transcript_path"]), cwd, payload.get("last_assistant_message"))
+            daemon.turns.turn_end(session_id, str(payload["transcript_path"]), cwd, payload.get("last_assistant_message"))
             return {}
         if event == "PreCompact" and session_id:
             # The installed hook discards this answer (Claude Code takes no context from PreCompact);

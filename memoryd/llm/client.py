@@ -17,7 +17,7 @@ import threading
 import time
 import typing
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta, timezone
 from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import BaseModel, ValidationError
@@ -199,7 +199,7 @@ class LLMClient:
     def _note(self, purpose: str, outcome: str, detail: str) -> None:
         with self._last_lock:
             self._last = {"purpose": purpose, "backend": self.backend_name, "outcome": outcome, "detail": detail,
-                          "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+                          "at": self.meter.now().astimezone(timezone.utc).isoformat(timespec="seconds")}
 
 
 def backoff_seconds(attempt: int, retry_after: float | None) -> float:

@@ -30,11 +30,11 @@ class UsageMeter:
         self.state = state
         self.metrics = metrics
         self.daily_cap = daily_cap
-        self._now = now
+        self.now = now
         state.migrate("llm_spend", SPEND_SCHEMA)
 
     def today(self) -> str:
-        return self._now().astimezone(timezone.utc).date().isoformat()
+        return self.now().astimezone(timezone.utc).date().isoformat()
 
     def used_today(self) -> int:
         row = self.state.query_one("SELECT COALESCE(SUM(input_tokens + output_tokens), 0) AS n FROM llm_spend WHERE day = ?", (self.today(),))
@@ -63,7 +63,7 @@ class UsageMeter:
 
     def by_day(self, days: int = 14) -> list[dict[str, Any]]:
         """Tokens per UTC day and purpose over the last `days` days, oldest first (the web view's chart)."""
-        first = (self._now().astimezone(timezone.utc).date() - timedelta(days=days - 1)).isoformat()
+        first = (self.now().astimezone(timezone.utc).date() - timedelta(days=days - 1)).isoformat()
         rows = self.state.query(
             "SELECT day, purpose, SUM(input_tokens + output_tokens) AS tokens FROM llm_spend WHERE day >= ? GROUP BY day, purpose ORDER BY day",
             (first,),

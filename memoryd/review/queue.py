@@ -140,7 +140,7 @@ class ReviewQueue:
         item = self.get(item_id)
         store = self.stores.for_path(Path(item["memory_dir"]))
         target = item["target"] if item["target"] and store.exists(item["target"]) else None
-        saved = store.save(name=item["name"], description=item["description"], type=item["type"], body=item["body"], filename=target)
+        saved = store.save(name=item["name"], description=item["description"], type=item["type"], body=item["body"], filename=target, source="review")
         self.state.execute("UPDATE review_items SET status = ?, filename = ?, decided_at = ? WHERE item_id = ?",
                            (APPROVED, saved.memory.filename, self.clock(), item_id))
         return {**item, "status": APPROVED, "filename": saved.memory.filename}

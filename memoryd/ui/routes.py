@@ -159,11 +159,10 @@ def edit_memory(request: Request, daemon: DaemonDep, pid: str, filename: str, na
     p = views.project(daemon, pid)
     current = p.store.get(filename)
     try:
-        p.store.save(name=name, description=description, type=current.type, body=body, filename=filename)
+        p.store.save(name=name, description=description, type=current.type, body=body, filename=filename, source="ui")
     except MemorydError as exc:  # show the form again with what was typed and the fix
         draft = {"filename": filename, "name": name, "description": description, "type": current.type, "body": body}
         return page(request, "memory.html", status=exc.status, title=filename, p=p, m=draft, error=exc.message)
-    daemon.metrics.memories_written.labels("ui").inc()
     return back(f"{UI_PREFIX}/p/{pid}/m/{filename}?done=saved")
 
 
@@ -178,8 +177,7 @@ def confirm_delete(request: Request, daemon: DaemonDep, pid: str, filename: str)
 @shows_errors
 def delete_memory(request: Request, daemon: DaemonDep, pid: str, filename: str, csrf: str = Form("")) -> Response:
     check_form(request, csrf)
-    views.project(daemon, pid).store.delete(filename)
-    daemon.metrics.memories_deleted.inc()
+    views.project(daemon, pid).store.delete(filename, source="ui")
     return back(f"{UI_PREFIX}/p/{pid}?done=deleted+{filename}")
 
 
@@ -230,7 +228,7 @@ def session_notes(request: Request, daemon: DaemonDep, session_id: str) -> HTMLR
 @shows_errors
 def spend(request: Request, daemon: DaemonDep) -> HTMLResponse:
     rows = daemon.meter.by_day(SPEND_DAYS)
-    today = daemon.now().astimezone(timezone.utc).date()
+    today = daemon.clock.now().astimezone(timezone.utc).date()
     chart = views.spend_chart(rows, today=today, days=SPEND_DAYS, cap=daemon.meter.daily_cap)
     return page(request, "spend.html", title="Model spend", chart=chart, rows=rows, summary=daemon.meter.summary(), mode=daemon.llm.mode,
                 model=daemon.settings.llm.model if daemon.llm.enabled else None, days=SPEND_DAYS)
@@ -262,7 +260,6 @@ def review_decide(request: Request, daemon: DaemonDep, pid: str, item_id: str, a
         daemon.review.edit(item_id, name=name, description=description, body=body)
         if action == "approve":
             approved = daemon.review.approve(item_id)
-            daemon.metrics.memories_written.labels("review").inc()
             return back(f"{UI_PREFIX}/p/{pid}/review?done=approved+{approved['filename']}")
     except MemorydError as exc:
         items = [{**i, "name": name, "description": description, "body": body} if i["item_id"] == item_id else i for i in daemon.review.items(p.store)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from pydantic import Field
 
-from memoryd.api.deps import DaemonDep
+from memoryd.api.deps import BackfillDep
 from memoryd.api.models import RequestModel, ResponseModel
 
 router = APIRouter(tags=["extraction"])
@@ -37,11 +37,11 @@ class BackfillProgress(ResponseModel):
 
 
 @router.post("/v1/backfill", status_code=202)
-def start_backfill(request: BackfillRequest, daemon: DaemonDep) -> BackfillStarted:
+def start_backfill(request: BackfillRequest, backfill: BackfillDep) -> BackfillStarted:
     """Bring matching transcripts up to date and queue one paced extraction job per session with unmined turns."""
-    return BackfillStarted.model_validate(daemon.backfill.start(since_days=request.since_days, cwd=request.cwd))
+    return BackfillStarted.model_validate(backfill.start(since_days=request.since_days, cwd=request.cwd))
 
 
 @router.get("/v1/backfill")
-def backfill_progress(daemon: DaemonDep) -> BackfillProgress:
-    return BackfillProgress.model_validate(daemon.backfill.progress())
+def backfill_progress(backfill: BackfillDep) -> BackfillProgress:
+    return BackfillProgress.model_validate(backfill.progress())

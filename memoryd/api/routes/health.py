@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 
 from memoryd import __version__
-from memoryd.api.deps import DaemonDep
+from memoryd.api.deps import MetricsDep, StatusDep
 from memoryd.api.models import HealthOut, StatusOut
 from memoryd.metrics import CONTENT_TYPE
 
@@ -19,15 +19,15 @@ def health() -> HealthOut:
 
 
 @router.get("/v1/status")
-def status(daemon: DaemonDep) -> StatusOut:
+def status(status: StatusDep) -> StatusOut:
     """Mode (llm/offline), model, uptime, watched folders, jobs, next dream check."""
-    return StatusOut.model_validate(daemon.status())
+    return StatusOut.model_validate(status.report())
 
 
 @router.get(
     "/metrics", response_class=Response,
     responses={200: {"description": "Prometheus text exposition format.", "content": {"text/plain": {"schema": {"type": "string"}}}}},
 )
-def metrics(daemon: DaemonDep) -> Response:
+def metrics(metrics: MetricsDep) -> Response:
     """Prometheus text format."""
-    return Response(daemon.metrics.render(), media_type=CONTENT_TYPE)
+    return Response(metrics.render(), media_type=CONTENT_TYPE)

@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 
 from memoryd import limits
-from memoryd.api.deps import DaemonDep
+from memoryd.api.deps import StoresDep
 from memoryd.api.models import CwdQuery, IndexOut, MemoryListOut, MemoryOut, PromptOut, SavedMemoryOut, SaveMemoryRequest
 from memoryd.api.openapi import errors
 from memoryd.store.prompt import build_memory_prompt
@@ -16,23 +16,23 @@ router = APIRouter(tags=["memories"])
 
 
 @router.get("/v1/index")
-def get_index(daemon: DaemonDep, cwd: CwdQuery) -> IndexOut:
+def get_index(stores: StoresDep, cwd: CwdQuery) -> IndexOut:
     """MEMORY.md as served: truncated at 200 lines / 25,000 bytes, with the fix-it warning."""
-    store = daemon.store_for(cwd)
+    store = stores.for_cwd(cwd)
     served = store.served_index()
     return IndexOut(memory_dir=str(store.path), content=served.content, truncated=served.truncated, lines=served.lines, bytes=served.bytes)
 
 
 @router.get("/v1/prompt")
-def get_prompt(daemon: DaemonDep, cwd: CwdQuery) -> PromptOut:
+def get_prompt(stores: StoresDep, cwd: CwdQuery) -> PromptOut:
     """The memory section for a system prompt: types, how to save, what not to save, the index."""
-    store = daemon.store_for(cwd)
+    store = stores.for_cwd(cwd)
     return PromptOut(text=build_memory_prompt(store.path, store.served_index()))
 
 
 @router.get("/v1/memories")
 def list_memories(
-    daemon: DaemonDep,
+    stores: StoresDep,
     cwd: CwdQuery,
     type: Annotated[str | None, Query(description="Only this type.")] = None,
     q: Annotated[str | None, Query(description="Only memories whose filename, name or description hold this text (case-insensitive).")] = None,
@@ -41,7 +41,7 @@ def list_memories(
 ) -> MemoryListOut:
     """The memories (or those matching `q`), newest first, one page at a time (`next_offset` is null
     on the last page); hand-edited files that do not parse are listed under `invalid`."""
-    store = daemon.store_for(cwd)
+    store = stores.for_cwd(cwd)
     headers = store.list(type)
     if q:
         needle = q.casefold()
@@ -53,18 +53,18 @@ def list_memories(
 
 
 @router.get("/v1/memories/{filename}", responses=errors(404))
-def get_memory(filename: str, daemon: DaemonDep, cwd: CwdQuery) -> MemoryOut:
+def get_memory(filename: str, stores: StoresDep, cwd: CwdQuery) -> MemoryOut:
     """One memory file, frontmatter fields and body."""
-    return MemoryOut.model_validate(daemon.store_for(cwd).get(filename).as_dict())
+    return MemoryOut.model_validate(stores.for_cwd(cwd).get(filename).as_dict())
 
 
 @router.post(
     "/v1/memories", status_code=201,
     responses={200: {"model": SavedMemoryOut, "description": "The same type+name existed: that memory was updated."}},
 )
-def save_memory(request: SaveMemoryRequest, response: Response, daemon: DaemonDep) -> SavedMemoryOut:
+def save_memory(request: SaveMemoryRequest, response: Response, stores: StoresDep) -> SavedMemoryOut:
     """Create a memory (201); the same type+name again updates that file (200)."""
-    store = daemon.store_for(request.cwd)
+    store = stores.for_cwd(request.cwd)
     result = store.save(name=request.name, description=request.description, type=request.type, body=request.body,
                         source="api", expected=request.expected_version)
     if not result.created:
@@ -74,9 +74,9 @@ def save_memory(request: SaveMemoryRequest, response: Response, daemon: DaemonDe
 
 @router.delete("/v1/memories/{filename}", status_code=204, response_class=Response, responses={204: {"description": "Deleted; no body."}, **errors(404, 409)})
 def delete_memory(
-    filename: str, daemon: DaemonDep, cwd: CwdQuery,
+    filename: str, stores: StoresDep, cwd: CwdQuery,
     expected_version: Annotated[str | None, Query(description="The `version` you read; 409 when the file changed since (an If-Match).")] = None,
 ) -> Response:
     """Delete one memory file and its index line."""
-    daemon.store_for(cwd).delete(filename, source="api", expected=expected_version)
+    stores.for_cwd(cwd).delete(filename, source="api", expected=expected_version)
     return Response(status_code=204)

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
-from memoryd.api.deps import DaemonDep
+from memoryd.api.deps import ReviewDep, StoresDep
 
 router = APIRouter(tags=["review"])
 
@@ -43,28 +43,27 @@ def _item(data: dict[str, Any]) -> ReviewItem:
 
 
 @router.get("/v1/review", response_model=ReviewList)
-def review_list(daemon: DaemonDep, cwd: str = Query(..., description="The agent's working directory; names the project."),
+def review_list(review: ReviewDep, stores: StoresDep, cwd: str = Query(..., description="The agent's working directory; names the project."),
                 status: str = Query("pending", pattern="^(pending|approved|rejected)$")) -> ReviewList:
     """Memories extraction proposed for this project, waiting for a decision (oldest first)."""
-    store = daemon.store_for(cwd)
-    return ReviewList(items=[_item(i) for i in daemon.review.items(store, status)], review=daemon.review.wanted(store))
+    store = stores.for_cwd(cwd)
+    return ReviewList(items=[_item(i) for i in review.items(store, status)], review=review.wanted(store))
 
 
 @router.patch("/v1/review/{item_id}", response_model=ReviewItem)
-def review_edit(item_id: str, edit: ReviewEdit, daemon: DaemonDep) -> ReviewItem:
+def review_edit(item_id: str, edit: ReviewEdit, review: ReviewDep) -> ReviewItem:
     """Change a pending memory before approving it."""
-    return _item(daemon.review.edit(item_id, name=edit.name, description=edit.description, body=edit.body))
+    return _item(review.edit(item_id, name=edit.name, description=edit.description, body=edit.body))
 
 
 @router.post("/v1/review/{item_id}/approve", response_model=ReviewItem)
-def review_approve(item_id: str, daemon: DaemonDep) -> ReviewItem:
+def review_approve(item_id: str, review: ReviewDep) -> ReviewItem:
     """Write the memory (it joins MEMORY.md and recall)."""
-    item = daemon.review.approve(item_id)
-    daemon.metrics.memories_written.labels("review").inc()
+    item = review.approve(item_id)
     return _item(item)
 
 
 @router.post("/v1/review/{item_id}/reject", response_model=ReviewItem)
-def review_reject(item_id: str, daemon: DaemonDep) -> ReviewItem:
+def review_reject(item_id: str, review: ReviewDep) -> ReviewItem:
     """Drop the memory; extraction will not propose it again."""
-    return _item(daemon.review.reject(item_id))
+    return _item(review.reject(item_id))

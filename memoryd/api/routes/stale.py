@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, Field
 
-from memoryd.api.deps import DaemonDep
+from memoryd.api.deps import StaleDep, StoresDep
 
 router = APIRouter(tags=["stale"])
 
@@ -30,10 +30,10 @@ class StaleReport(BaseModel):
 
 
 @router.get("/v1/stale", response_model=StaleReport)
-def stale(daemon: DaemonDep, cwd: str = Query(..., description="The agent's working directory; names the project.")) -> StaleReport:
+def stale(stale: StaleDep, stores: StoresDep, cwd: str = Query(..., description="The agent's working directory; names the project.")) -> StaleReport:
     """Checked against the project's git tree: `git ls-files`, its manifests, and a grep for names."""
-    store = daemon.store_for(cwd)
-    root = daemon.dream.project_root(store)
-    findings = daemon.stale.check(store)
-    return StaleReport(checked=daemon.stale.checked(store), project_root=str(root) if root else None,
+    store = stores.for_cwd(cwd)
+    root = stale.root_of(store)
+    findings = stale.check(store)
+    return StaleReport(checked=stale.checked(store), project_root=str(root) if root else None,
                        memories=[StaleMemory.model_validate(f.as_dict()) for f in findings])

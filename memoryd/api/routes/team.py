@@ -8,7 +8,7 @@ from fastapi import APIRouter, Response
 from pydantic import Field
 
 from memoryd import limits
-from memoryd.api.deps import DaemonDep
+from memoryd.api.deps import TeamDep
 from memoryd.api.models import Cwd, CwdQuery, InvalidFileOut, MemoryHeaderOut, RequestModel, ResponseModel, SavedMemoryOut, SaveMemoryRequest
 from memoryd.api.openapi import errors
 
@@ -92,44 +92,44 @@ class SavedTeamMemoryOut(SavedMemoryOut):
 
 
 @router.post("/v1/team/init", responses=errors(409, 503))
-def team_init(request: TeamInitRequest, daemon: DaemonDep) -> TeamInitOut:
+def team_init(request: TeamInitRequest, team: TeamDep) -> TeamInitOut:
     """Tie the project's `memory/team/` to a git remote and run the first sync (`sync_error` when it failed; it is retried)."""
-    repo, report, error = daemon.team.init(request.cwd, request.remote, request.branch)
+    repo, report, error = team.init(request.cwd, request.remote, request.branch)
     return TeamInitOut.model_validate({**repo.status(), "sync": report.as_dict() if report else None, "sync_error": error})
 
 
 @router.post("/v1/team/sync", responses=errors(404, 409, 503))
-def team_sync(request: TeamSyncRequest, daemon: DaemonDep) -> TeamSyncOut:
+def team_sync(request: TeamSyncRequest, team: TeamDep) -> TeamSyncOut:
     """Pull, merge, push now; what was pulled, pushed, merged, kept for review or held back, by file."""
-    repo = daemon.team.repo_for(request.cwd)
+    repo = team.repo_for(request.cwd)
     return TeamSyncOut.model_validate({**repo.sync(accept_rewrite=request.accept_rewrite).as_dict(), "status": repo.status()})
 
 
 @router.get("/v1/team/status", responses=errors(404))
-def team_status(daemon: DaemonDep, cwd: CwdQuery) -> TeamStatusOut:
+def team_status(team: TeamDep, cwd: CwdQuery) -> TeamStatusOut:
     """Remote, ahead (local changes not pushed) / behind, last sync, last error, limits and the last sync's report."""
-    return TeamStatusOut.model_validate(daemon.team.repo_for(cwd).status())
+    return TeamStatusOut.model_validate(team.repo_for(cwd).status())
 
 
 @router.get("/v1/team/memories", responses=errors(404))
-def list_team_memories(daemon: DaemonDep, cwd: CwdQuery) -> TeamMemoryListOut:
+def list_team_memories(team: TeamDep, cwd: CwdQuery) -> TeamMemoryListOut:
     """The team's memories here, newest first, with who changed each last."""
-    repo = daemon.team.repo_for(cwd)
+    repo = team.repo_for(cwd)
     memories = [{**h.as_dict(), "author": repo.author_of(h.filename)} for h in repo.store.all_headers()]
     return TeamMemoryListOut.model_validate({"team_dir": str(repo.store.path), "memories": memories, "invalid": [f.as_dict() for f in repo.store.invalid_files()]})
 
 
 @router.post("/v1/team/memories", status_code=201, responses=errors(404))
-def save_team_memory(request: SaveMemoryRequest, response: Response, daemon: DaemonDep) -> SavedTeamMemoryOut:
+def save_team_memory(request: SaveMemoryRequest, response: Response, team: TeamDep) -> SavedTeamMemoryOut:
     """Create (201) or update (200) a team memory; it is pushed on the next sync (soon after this write)."""
-    result = daemon.team.save(request.cwd, name=request.name, description=request.description, type=request.type, body=request.body)
+    result = team.save(request.cwd, name=request.name, description=request.description, type=request.type, body=request.body)
     if not result.created:
         response.status_code = 200
     return SavedTeamMemoryOut.model_validate({**result.memory.as_dict(), "path": str(result.memory.path), "created": result.created, "origin": "team"})
 
 
 @router.delete("/v1/team/memories/{filename}", status_code=204, response_class=Response, responses={204: {"description": "Deleted; no body."}, **errors(404)})
-def delete_team_memory(filename: str, daemon: DaemonDep, cwd: CwdQuery) -> Response:
+def delete_team_memory(filename: str, team: TeamDep, cwd: CwdQuery) -> Response:
     """Delete a team memory here; the next sync deletes it for everyone."""
-    daemon.team.repo_for(cwd).store.delete(filename, source="team")
+    team.repo_for(cwd).store.delete(filename, source="team")
     return Response(status_code=204)

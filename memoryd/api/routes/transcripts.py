@@ -7,16 +7,15 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from memoryd import limits
-from memoryd.api.deps import DaemonDep
+from memoryd.api.deps import TranscriptSearchDep
 from memoryd.api.models import Cwd, SearchOut
-from memoryd.transcripts.grep import search_transcripts
 
 router = APIRouter(tags=["transcripts"])
 
 
 @router.get("/v1/transcripts/search")
 def search(
-    daemon: DaemonDep,
+    search_transcripts: TranscriptSearchDep,
     q: Annotated[str, Query(description="A narrow literal term, or a regex with regex=true.")] = "",
     cwd: Annotated[Cwd | None, Query(description="Search this project's transcripts; omit to search all.")] = None,
     limit: Annotated[int, Query(description=f"Max results, 1..{limits.GREP_MAX_RESULTS}.")] = limits.GREP_DEFAULT_RESULTS,
@@ -25,6 +24,5 @@ def search(
 ) -> SearchOut:
     """Matching transcript lines with session id, line, timestamp, role and a snippet."""
     return SearchOut.model_validate(search_transcripts(
-        daemon.settings.transcript_roots, q, cwd=cwd, regex=regex, ignore_case=ignore_case, limit=limit,
-        ripgrep=daemon.ripgrep,
+        q, cwd=cwd, regex=regex, ignore_case=ignore_case, limit=limit,
     ).as_dict())

@@ -1,0 +1,57 @@
+"""`DaemonStatus`: what GET /v1/status answers. The daemon's own facts, then one section per
+part (each part registers its provider); a sick part shows its error, status still answers."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Callable
+
+from memoryd import __version__
+from memoryd.clock import Clock
+from memoryd.llm import LLMClient, UsageMeter
+from memoryd.store import StoreRegistry
+from memoryd.store.watcher import MemoryWatcher
+from memoryd.transcripts import TranscriptService
+
+
+class DaemonStatus:
+    def __init__(self, *, home: Path, llm: LLMClient, meter: UsageMeter, stores: StoreRegistry, watcher: MemoryWatcher,
+                 transcripts: TranscriptService, clock: Clock) -> None:
+        self.home = home
+        self.llm = llm
+        self.meter = meter
+        self.stores = stores
+        self.watcher = watcher
+        self.transcripts = transcripts
+        self.clock = clock
+        self.started_at = clock.time()  # epoch seconds, for the uptime gauge
+        self._started = clock.monotonic()
+        self.providers: dict[str, Callable[[], Any]] = {}
+
+    def add(self, name: str, provider: Callable[[], Any]) -> None:
+        """A part's own section of the status."""
+        self.providers[name] = provider
+
+    def report(self) -> dict[str, Any]:
+        known = self.stores.known()
+        invalid = {str(s.path): [f.as_dict() for f in s.invalid_files()] for s in known}
+        base: dict[str, Any] = {
+            "version": __version__,
+            "mode": self.llm.mode,
+            "model": self.llm.model,
+            "llm": self.llm.status(),
+            "uptime_seconds": round(self.clock.monotonic() - self._started, 3),
+            "pid": os.getpid(),
+            "home": str(self.home),
+            "memory_dirs": sorted(str(s.path) for s in known),
+            "watched_folders": {"memory": self.watcher.watched, "transcripts": self.transcripts.status()["watched"]},
+            "invalid_files": {k: v for k, v in invalid.items() if v},
+            "llm_usage": self.meter.summary(),
+        }
+        for name, provider in self.providers.items():
+            try:
+                base[name] = provider()
+            except Exception as exc:  # status must answer even when a part is sick
+                base[name] = {"error": str(exc)}
+        return base
