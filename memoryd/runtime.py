@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +13,10 @@ from memoryd import __version__
 RUNTIME_FILENAME = "daemon.json"
 
 
-def write_runtime_file(home: Path, host: str, port: int) -> Path:
+def write_runtime_file(home: Path, host: str, port: int, *, started_at: float) -> Path:
     """`$MEMORYD_HOME/daemon.json`: where the running daemon listens, for the CLI."""
     path = home / RUNTIME_FILENAME
-    path.write_text(json.dumps({"pid": os.getpid(), "host": host, "port": port, "version": __version__, "started_at": time.time()}), encoding="utf-8")
+    path.write_text(json.dumps({"pid": os.getpid(), "host": host, "port": port, "version": __version__, "started_at": started_at}), encoding="utf-8")
     return path
 
 

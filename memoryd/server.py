@@ -106,7 +106,7 @@ def serve(settings: Settings) -> int:
     app = create_app(daemon)
     config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=10)
     server = _Server(config)
-    runtime = write_runtime_file(settings.home, host, port)
+    runtime = write_runtime_file(settings.home, host, port, started_at=daemon.status.started_at)
     # uvicorn re-raises SIGTERM after a graceful shutdown, so clean up in the daemon's stop, not a finally.
     daemon.on_stop(lambda: runtime.unlink(missing_ok=True))
     if settings.server.host not in ("127.0.0.1", "localhost", "::1"):
