@@ -234,3 +234,22 @@ def test_restore_also_refuses_secrets(tmp_path: Path) -> None:
     with pytest.raises(SecretDetected):
         store.restore("user_n.md", text)
     assert not (tmp_path / "m" / "user_n.md").exists()
+
+
+
+
+def test_every_v1_route_but_the_hook_takes_one_service_not_the_daemon() -> None:
+    """Routes depend on the narrow service they call (api/deps.py); only the Claude Code hook,
+    which composes several parts, gets the whole daemon."""
+    from fastapi.dependencies.models import Dependant
+    from fastapi.routing import APIRoute
+
+    from memoryd.api.app import ROUTERS
+    from memoryd.api.deps import get_daemon
+
+    def takes_daemon(dependant: Dependant) -> bool:
+        return any(d.call is get_daemon or takes_daemon(d) for d in dependant.dependencies)
+
+    routes = [r for router in ROUTERS for r in router.routes if isinstance(r, APIRoute) and r.path.startswith("/v1/")]
+    assert len(routes) > 30
+    assert [r.path for r in routes if takes_daemon(r.dependant)] == ["/v1/hooks/claude-code"]
