@@ -79,7 +79,7 @@ class Daemon:
         from memoryd.turns import TurnEnds
 
         self.transcripts = TranscriptService(
-            roots=settings.transcript_roots, state=self.state, metrics=self.metrics, watch=settings.transcripts.watch
+            roots=settings.transcript_roots, state=self.state, metrics=self.metrics, watch=settings.transcripts.watch, clock=clock.time
         )
         self.status = DaemonStatus(home=self.home, llm=self.llm, meter=self.meter, stores=self.stores, watcher=self.watcher,
                                    transcripts=self.transcripts, clock=clock)

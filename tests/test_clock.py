@@ -41,6 +41,9 @@ def test_every_part_stamps_with_the_daemons_clock(home: Path, project: Path) -> 
         session.user("hello")
         job = daemon.extraction.get_job(daemon.turns.turn_end(session.session_id, str(session.path), str(project)))
         assert job["created_at"] == T0.timestamp()  # the extraction queue
+        daemon.transcripts.pipeline.advance(session.path)
+        cursor = daemon.state.query_one("SELECT updated_at FROM transcript_files")
+        assert cursor is not None and cursor["updated_at"] == T0.timestamp()  # the transcript cursors
         assert daemon.meter.today() == "2026-03-04"  # the token meter's day
         item = daemon.review.propose(store, name="Tabs", description="Tabs in Go", type="feedback", body="tabs")
         assert item is not None and daemon.review.get(item)["created_at"] == T0.timestamp()  # the review queue

@@ -14,7 +14,7 @@ import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from memoryd.metrics import Metrics
 from memoryd.state import StateDB
@@ -107,9 +107,10 @@ class Advance:
 class TranscriptPipeline:
     """One cursor per transcript, one parse per line, every consumer fed in order."""
 
-    def __init__(self, *, state: StateDB, metrics: Metrics) -> None:
+    def __init__(self, *, state: StateDB, metrics: Metrics, clock: Callable[[], float] = time.time) -> None:
         self.state = state
         self.metrics = metrics
+        self.clock = clock  # epoch seconds: a cursor's updated_at (what pruning compares)
         state.migrate("transcript_files", SCHEMA)
         columns = {r["name"] for r in state.query("PRAGMA table_info(transcript_files)")}
         if "oversized" not in columns:
@@ -173,7 +174,7 @@ class TranscriptPipeline:
             "resets": (int(row["resets"]) if row else 0) + int(batch.reset),
             "prose_chars": base["prose_chars"] + sum(len(e.text) for e in entries),
             "tool_calls": base["tool_calls"] + sum(len(e.tool_uses) for e in entries),
-            "last_timestamp": last_ts, "updated_at": time.time(),
+            "last_timestamp": last_ts, "updated_at": self.clock(),
         }
         with self.state.transaction() as db:
             for consumer in self.consumers:

@@ -9,8 +9,9 @@ import logging
 import os
 import queue
 import threading
+import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
@@ -57,12 +58,13 @@ class _ParentHandler(FileSystemEventHandler):
 class TranscriptService:
     """Owns the observer and the ingest queue; the pipeline owns the cursors."""
 
-    def __init__(self, *, roots: list[Path], state: StateDB, metrics: Metrics, watch: bool = True) -> None:
+    def __init__(self, *, roots: list[Path], state: StateDB, metrics: Metrics, watch: bool = True,
+                 clock: Callable[[], float] = time.time) -> None:
         self.roots = roots
         self.state = state
         self.metrics = metrics
         self.watch_enabled = watch
-        self.pipeline = TranscriptPipeline(state=state, metrics=metrics)
+        self.pipeline = TranscriptPipeline(state=state, metrics=metrics, clock=clock)
         self._queue: "queue.Queue[Path | None]" = queue.Queue()
         self._pending: set[Path] = set()
         self._pending_lock = threading.Lock()
