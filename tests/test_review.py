@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -35,6 +36,13 @@ def pending(live: LiveDaemon, cwd: str) -> list[dict[str, Any]]:
     return r.json()["items"]  # type: ignore[no-any-return]
 
 
+def _written(live: LiveDaemon, source: str, text: str | None = None) -> float:
+    """memoryd_memories_written_total for one source, from `text` or a fresh /metrics."""
+    text = live.client.get("/metrics").text if text is None else text
+    found = re.search(rf'^memoryd_memories_written_total{{source="{source}"}} (\S+)$', text, re.M)
+    return float(found.group(1)) if found else 0.0
+
+
 def propose(live: LiveDaemon, project: Path, text: str, session: TranscriptWriter | None = None) -> dict[str, Any]:
     session = session or new_session(live.daemon.settings.transcript_roots[0], str(project))
     session.user(text)
@@ -54,8 +62,11 @@ def test_extracted_memories_wait_unseen_until_approved(rlive: LiveDaemon, projec
     assert r.status_code == 200 and r.json()["description"] == "Use pnpm for every install, never npm"
     bad = rlive.client.patch(f"/v1/review/{item['item_id']}", json={"body": "token ghp_" + "a" * 36})
     assert bad.status_code == 422 and pending(rlive, str(project))[0]["body"] == item["body"]  # refused, unchanged
+    written = rlive.client.get("/metrics").text
     approved = rlive.client.post(f"/v1/review/{item['item_id']}/approve").json()
     assert approved["status"] == "approved"
+    # Counted once, by the store's write path, as a review write (not also as an API write).
+    assert _written(rlive, "review") == _written(rlive, "review", written) + 1 and _written(rlive, "api") == _written(rlive, "api", written)
     assert [h.filename for h in store.all_headers()] == [approved["filename"]]
     assert "Use pnpm for every install" in store.served_index().content
     assert pending(rlive, str(project)) == []
