@@ -183,6 +183,7 @@ class RecallService:
         if not lexical:  # no informative word is in the store: the dense list must not smuggle something in
             return []
         fused, cos = fuse(lexical, item.dense.similarities(backend.query(query)), weight=backend.fusion_weight, exclude=exclude)
+        fused = [(fn, score) for fn, score in fused if fn in item.index]  # a vector can outlive its file until the thread drops it
         with item.index.lock:
             fits = item.index.fits(set(query_terms(query)), [fn for fn, _ in fused[:FIT_DEPTH] if fn in item.index])
         if not fits:
