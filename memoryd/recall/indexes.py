@@ -339,7 +339,7 @@ class StoreIndexes:
         for fn in gone:
             item.dense.remove(fn)
         stale = self._stale(item)
-        cached = self.vector_cache.get_many(backend.name, [d for _, _, d in stale])
+        cached = self.vector_cache.get_many(backend.key, [d for _, _, d in stale])
         item.dense.put_many([(fn, d, cached[d]) for fn, _, d in stale if d in cached])
         todo = [(fn, text, d) for fn, text, d in stale if d not in cached]
         for i in range(0, len(todo), EMBED_BATCH):
@@ -349,7 +349,7 @@ class StoreIndexes:
             vectors = backend.passages([text for _, text, _ in batch])
             self.embedded += len(batch)
             item.dense.put_many([(fn, d, v) for (fn, _, d), v in zip(batch, vectors, strict=True)])
-            self.vector_cache.put_many(backend.name, [(d, v) for (_, _, d), v in zip(batch, vectors, strict=True)])
+            self.vector_cache.put_many(backend.key, [(d, v) for (_, _, d), v in zip(batch, vectors, strict=True)])
 
     def memory(self, store: MemoryDir, filename: str) -> Memory:
         """A memory read from the store (five per request at most: the index keeps no bodies)."""
