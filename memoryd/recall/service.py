@@ -177,7 +177,7 @@ class RecallService:
         rule: nothing unless the best memories match enough of the query's informative words and,
         where vectors exist, are close enough in meaning (bench/RESULTS.md §4)."""
         backend = self.indexes.encoder.backend
-        if backend is None or not item.dense.vectors:
+        if backend is None or not len(item.dense):
             return item.index.rank(query, exclude=exclude, k=k)
         lexical = item.index.rank(query, exclude=exclude, k=FUSION_DEPTH, gate=False)
         if not lexical:  # no informative word is in the store: the dense list must not smuggle something in
