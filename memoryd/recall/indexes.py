@@ -50,6 +50,8 @@ class StoreIndex:
     building: bool = False  # a background pass is running
     dirty: set[str] = field(default_factory=set)  # files named by writes and watcher events since
     dense: DenseIndex = field(default_factory=DenseIndex)
+    digests: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # filename -> (text to embed, its hash)
+    dense_synced: int = -1  # the `_changes` the dense index last caught up with
     swept_at: float = 0.0  # monotonic time of the last directory sweep
     lock: threading.Lock = field(default_factory=threading.Lock)
     _sorted: tuple[int, list[MemoryHeader]] = (-1, [])
@@ -195,7 +197,7 @@ class StoreIndexes:
                 self._start_background(store, item)
         else:
             self._sync(store, item, wait=wait)
-        if self.encoder.ready:
+        if self.encoder.ready and item.dense_synced != item._changes:
             self._dense_wake.set()
         return item
 
@@ -272,6 +274,8 @@ class StoreIndexes:
                 header, _, sig = got
                 item.index.put(doc)
                 item.files[fn], item.by_name[fn] = sig, header
+                text = embed_text(header.name, header.description)
+                item.digests[fn] = (text, text_digest(text))
             item._changes += 1
 
     @staticmethod
@@ -279,6 +283,7 @@ class StoreIndexes:
         item.index.remove(filename)
         item.files.pop(filename, None)
         item.by_name.pop(filename, None)
+        item.digests.pop(filename, None)
 
     def start_dense(self) -> None:
         """Start the embedding thread once the model is loaded (it sleeps until something changes)."""
@@ -314,19 +319,13 @@ class StoreIndexes:
             return 0
         with self._lock:
             items = list(self._items.values())
-        return sum(len(self._stale(item)) for item in items)
+        return sum(len(self._stale(item)) for item in items if item.dense_synced != item._changes)
 
     @staticmethod
     def _stale(item: StoreIndex) -> list[tuple[str, str, bytes]]:
         with item.lock:
-            headers = list(item.by_name.items())
-        out = []
-        for fn, h in headers:
-            text = embed_text(h.name, h.description)
-            digest = text_digest(text)
-            if item.dense.digest(fn) != digest:
-                out.append((fn, text, digest))
-        return out
+            digests = list(item.digests.items())
+        return [(fn, text, digest) for fn, (text, digest) in digests if item.dense.digest(fn) != digest]
 
     def sync_dense(self, item: StoreIndex) -> None:
         """Give every memory of the store a vector for its current text: from the cache, else
@@ -335,6 +334,7 @@ class StoreIndexes:
         if backend is None:
             return
         with item.lock:
+            version = item._changes
             gone = [fn for fn in item.dense.filenames() if fn not in item.by_name]
         for fn in gone:
             item.dense.remove(fn)
@@ -350,6 +350,7 @@ class StoreIndexes:
             self.embedded += len(batch)
             item.dense.put_many([(fn, d, v) for (fn, _, d), v in zip(batch, vectors, strict=True)])
             self.vector_cache.put_many(backend.key, [(d, v) for (_, _, d), v in zip(batch, vectors, strict=True)])
+        item.dense_synced = version  # changes since then wake the thread again
 
     def memory(self, store: MemoryDir, filename: str) -> Memory:
         """A memory read from the store (five per request at most: the index keeps no bodies)."""
