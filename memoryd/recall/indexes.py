@@ -20,7 +20,7 @@ from typing import Callable
 
 from memoryd import limits
 from memoryd.errors import MemorydError
-from memoryd.recall.dense import DenseIndex, Encoder, embed_text
+from memoryd.recall.dense import EMBED_BATCH, DenseIndex, Encoder, VectorCache, embed_text, text_digest
 from memoryd.recall.ranker import LexicalIndex, analyse
 from memoryd.store import MemoryDir
 from memoryd.store.frontmatter import split_frontmatter
@@ -50,7 +50,8 @@ class StoreIndex:
     building: bool = False  # a background pass is running
     dirty: set[str] = field(default_factory=set)  # files named by writes and watcher events since
     dense: DenseIndex = field(default_factory=DenseIndex)
-    dense_mtime: dict[str, float] = field(default_factory=dict)
+    digests: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # filename -> (text to embed, its hash)
+    dense_synced: int = -1  # the `_changes` the dense index last caught up with
     swept_at: float = 0.0  # monotonic time of the last directory sweep
     lock: threading.Lock = field(default_factory=threading.Lock)
     _sorted: tuple[int, list[MemoryHeader]] = (-1, [])
@@ -145,8 +146,13 @@ def read_memory(path: Path) -> tuple[MemoryHeader, str, tuple[int, int]] | None:
 class StoreIndexes:
     """The local ranker's indexes, by memory dir."""
 
-    def __init__(self, encoder: Encoder | None = None, *, is_watched: Callable[[Path], bool] | None = None) -> None:
+    def __init__(self, encoder: Encoder | None = None, *, is_watched: Callable[[Path], bool] | None = None, vector_cache: Path | None = None) -> None:
         self.encoder = encoder or Encoder()
+        self.vector_cache = VectorCache(vector_cache)
+        self.embedded = 0  # memories embedded by the model (a vector found in the cache costs none)
+        self._dense_wake = threading.Event()
+        self._dense_thread: threading.Thread | None = None
+        self._closed = False
         self.is_watched = is_watched or (lambda path: False)
         # A store this big is swept in the background, at most once per RECALL_WATCHED_SWEEP_SECONDS
         # (a sweep of 20,000 files costs ~50 ms); writes and watcher events reach it at once by name.
@@ -191,9 +197,8 @@ class StoreIndexes:
                 self._start_background(store, item)
         else:
             self._sync(store, item, wait=wait)
-        if self.encoder.ready:
-            with item.lock:
-                self._sync_dense(item)
+        if self.encoder.ready and item.dense_synced != item._changes:
+            self._dense_wake.set()
         return item
 
     def _sync(self, store: MemoryDir, item: StoreIndex, *, wait: bool) -> None:
@@ -269,6 +274,8 @@ class StoreIndexes:
                 header, _, sig = got
                 item.index.put(doc)
                 item.files[fn], item.by_name[fn] = sig, header
+                text = embed_text(header.name, header.description)
+                item.digests[fn] = (text, text_digest(text))
             item._changes += 1
 
     @staticmethod
@@ -276,17 +283,74 @@ class StoreIndexes:
         item.index.remove(filename)
         item.files.pop(filename, None)
         item.by_name.pop(filename, None)
+        item.digests.pop(filename, None)
 
-    def _sync_dense(self, item: StoreIndex) -> None:
-        """Embed memories that are new or changed since their last embedding (batched)."""
-        for fn in [f for f in item.dense_mtime if f not in item.by_name]:
+    def start_dense(self) -> None:
+        """Start the embedding thread once the model is loaded (it sleeps until something changes)."""
+        with self._lock:
+            if self._dense_thread is not None or not self.encoder.ready:
+                return
+            self._dense_thread = threading.Thread(target=self._dense_loop, name="recall-embed", daemon=True)
+        self._dense_thread.start()
+        self._dense_wake.set()
+
+    def close(self) -> None:
+        self._closed = True
+        self._dense_wake.set()
+        if self._dense_thread is not None:
+            self._dense_thread.join(timeout=10)
+        self.vector_cache.close()
+
+    def _dense_loop(self) -> None:
+        while not self._closed:
+            self._dense_wake.wait()
+            self._dense_wake.clear()
+            with self._lock:
+                items = list(self._items.values())
+            for item in items:
+                try:
+                    self.sync_dense(item)
+                except Exception:
+                    log.exception("recall: embedding memories failed")
+
+    def dense_pending(self) -> int:
+        """Indexed memories without a current vector (0 when the model is off)."""
+        if not self.encoder.ready:
+            return 0
+        with self._lock:
+            items = list(self._items.values())
+        return sum(len(self._stale(item)) for item in items if item.dense_synced != item._changes)
+
+    @staticmethod
+    def _stale(item: StoreIndex) -> list[tuple[str, str, bytes]]:
+        with item.lock:
+            digests = list(item.digests.items())
+        return [(fn, text, digest) for fn, (text, digest) in digests if item.dense.digest(fn) != digest]
+
+    def sync_dense(self, item: StoreIndex) -> None:
+        """Give every memory of the store a vector for its current text: from the cache, else
+        embedded (by batches, off the request path); drop the vectors of deleted memories."""
+        backend = self.encoder.backend
+        if backend is None:
+            return
+        with item.lock:
+            version = item._changes
+            gone = [fn for fn in item.dense.filenames() if fn not in item.by_name]
+        for fn in gone:
             item.dense.remove(fn)
-            del item.dense_mtime[fn]
-        stale = [(fn, h) for fn, h in item.by_name.items() if item.dense_mtime.get(fn) != h.mtime]
-        if stale:
-            vectors = self.encoder.encode([embed_text(h.name, h.description) for _, h in stale])
-            item.dense.put_many([fn for fn, _ in stale], vectors)
-            item.dense_mtime.update({fn: h.mtime for fn, h in stale})
+        stale = self._stale(item)
+        cached = self.vector_cache.get_many(backend.key, [d for _, _, d in stale])
+        item.dense.put_many([(fn, d, cached[d]) for fn, _, d in stale if d in cached])
+        todo = [(fn, text, d) for fn, text, d in stale if d not in cached]
+        for i in range(0, len(todo), EMBED_BATCH):
+            if self._closed:
+                return
+            batch = todo[i:i + EMBED_BATCH]
+            vectors = backend.passages([text for _, text, _ in batch])
+            self.embedded += len(batch)
+            item.dense.put_many([(fn, d, v) for (fn, _, d), v in zip(batch, vectors, strict=True)])
+            self.vector_cache.put_many(backend.key, [(d, v) for (_, _, d), v in zip(batch, vectors, strict=True)])
+        item.dense_synced = version  # changes since then wake the thread again
 
     def memory(self, store: MemoryDir, filename: str) -> Memory:
         """A memory read from the store (five per request at most: the index keeps no bodies)."""

@@ -17,12 +17,13 @@ from memoryd.config import RecallSettings
 from memoryd.errors import MemorydError
 from memoryd.llm import LLMClient
 from memoryd.metrics import Metrics
-from memoryd.recall.dense import FUSION_DEPTH, rrf
+from memoryd.recall.dense import FUSION_DEPTH, VECTORS_FILENAME, Encoder, fuse
 from memoryd.recall.indexes import StoreIndex, StoreIndexes
+from memoryd.recall.ranker import FIT_DEPTH
 from memoryd.recall.inject import age_days, header_for, injection_text, truncate_content
 from memoryd.recall.select import select_with_llm
 from memoryd.recall.sessions import SessionLedger
-from memoryd.recall.text import STEMMER
+from memoryd.recall.text import STEMMER, query_terms
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.validation import check_session_id
 
@@ -72,14 +73,14 @@ class RecallService:
     """Picks up to 5 memories per prompt that the session has not seen yet."""
 
     def __init__(self, *, settings: RecallSettings, stores: StoreRegistry, llm: LLMClient, ledger: SessionLedger, metrics: Metrics, now: Callable[[], datetime],
-                 is_watched: Callable[[Path], bool] | None = None) -> None:
+                 is_watched: Callable[[Path], bool] | None = None, home: Path | None = None) -> None:
         self.settings = settings
         self.stores = stores
         self.llm = llm
         self.ledger = ledger
         self.metrics = metrics
         self.now = now
-        self.indexes = StoreIndexes(is_watched=is_watched)
+        self.indexes = StoreIndexes(Encoder(settings.dense), is_watched=is_watched, vector_cache=home / VECTORS_FILENAME if home else None)
         # A line put before a recalled memory that names what the project no longer has (set by the daemon).
         self.stale_caveat: Callable[[MemoryDir, str], str] = lambda store, filename: ""
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall-llm")
@@ -89,10 +90,13 @@ class RecallService:
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
+        self.indexes.close()
 
     def warm(self) -> None:
-        """Load the dense model if installed, then index every known store (off the request path)."""
+        """Load the dense model if installed, then index every known store (off the request path);
+        the embedding thread then gives their memories vectors."""
         self.indexes.encoder.load()
+        self.indexes.start_dense()
         for store in self.stores.known():
             try:
                 self.indexes.refresh(store, wait=True)
@@ -102,7 +106,7 @@ class RecallService:
     def status(self) -> dict[str, Any]:
         return {"indexed_dirs": len(self.indexes), "indexed_memories": self.indexes.documents(),
                 "sessions": self.ledger.count(), "llm": self.llm.enabled, "stemmer": STEMMER,
-                "dense_model": self.indexes.encoder.status}
+                "dense_model": self.indexes.encoder.status, "dense_pending": self.indexes.dense_pending()}
 
     def recall(self, cwd: str, query: str, session_id: str, *, store: MemoryDir | None = None, max_chars: int | None = None) -> RecallResult:
         """`max_chars` (e.g. Claude Code's 10,000-char context cap): memories that would push the
@@ -169,15 +173,26 @@ class RecallService:
         return [(key, s) for key, s in (("", store), (TEAM_KEY, team)) if s.has_memories()]
 
     def _rank(self, item: StoreIndex, query: str, exclude: set[str], k: int) -> list[tuple[str, float]]:
-        """BM25F alone, or fused with the dense model's ranking when the extra is loaded."""
-        encoder = self.indexes.encoder
-        if not encoder.ready or not item.dense.vectors:
+        """BM25F alone, or fused with the dense model's cosines when it is loaded; then the silence
+        rule: nothing unless the best memories match enough of the query's informative words and,
+        where vectors exist, are close enough in meaning (bench/RESULTS.md §4)."""
+        backend = self.indexes.encoder.backend
+        if backend is None or not len(item.dense):
             return item.index.rank(query, exclude=exclude, k=k)
-        lexical = [fn for fn, _ in item.index.rank(query, exclude=exclude, k=FUSION_DEPTH)]
-        if not lexical:  # nothing fits the query: the dense list must not smuggle something in
+        lexical = item.index.rank(query, exclude=exclude, k=FUSION_DEPTH, gate=False)
+        if not lexical:  # no informative word is in the store: the dense list must not smuggle something in
             return []
-        dense = item.dense.rank(encoder.encode([query])[0], exclude=exclude)
-        return [(fn, round(score, 4)) for fn, score in rrf(lexical, dense)[:k]]
+        fused, cos = fuse(lexical, item.dense.similarities(backend.query(query)), weight=backend.fusion_weight, exclude=exclude)
+        fused = [(fn, score) for fn, score in fused if fn in item.index]  # a vector can outlive its file until the thread drops it
+        with item.index.lock:
+            fits = item.index.fits(set(query_terms(query)), [fn for fn, _ in fused[:FIT_DEPTH] if fn in item.index])
+        if not fits:
+            return []
+        top = [fn for fn, _ in fused[:FIT_DEPTH]]
+        known = [cos[fn] for fn in top if fn in cos]
+        if known and max(known) < backend.min_similarity:
+            return []
+        return [(fn, round(score, 4)) for fn, score in fused[:k]]
 
     def _take_late(self, session_id: str, memdir: str) -> list[str]:
         with self._late_lock:
@@ -256,4 +271,5 @@ def build_recall(settings: Any, *, stores: StoreRegistry, llm: LLMClient, state:
     if STEMMER != "snowball":
         log.warning("recall: PyStemmer is not installed; the local ranker uses a crude stemmer (pip install PyStemmer)")
     ledger = SessionLedger(state, clock=lambda: now().timestamp())
-    return RecallService(settings=settings.recall, stores=stores, llm=llm, ledger=ledger, metrics=metrics, now=now, is_watched=is_watched)
+    return RecallService(settings=settings.recall, stores=stores, llm=llm, ledger=ledger, metrics=metrics, now=now, is_watched=is_watched,
+                         home=settings.home)

@@ -114,5 +114,6 @@ def daemon_env(home: Path, **extra: str) -> dict[str, str]:
     """A clean environment for a daemon subprocess: no API key unless given, no user config."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "ANTHROPIC_", "CLAUDE"))}
     env["MEMORYD_HOME"] = str(home)
+    env["MEMORYD_RECALL_DENSE"] = "off"  # no embedding model unless a test asks for it (extra)
     env.update(extra)
     return env
