@@ -133,6 +133,10 @@ SESSION_NOTES_CONTEXT_MAX_CHARS = 5_000
 # RECALL_WATCHED_SWEEP_SECONDS (a sweep of 20,000 files costs ~50 ms).
 RECALL_WATCHED_SWEEP_MIN_FILES = 1_000
 RECALL_WATCHED_SWEEP_SECONDS = 1.0
+# A memory dir of at least this many files that the watcher watches: reads trust its events and
+# the dir's mtime instead of a stat of every file, with a full sweep at most this often.
+STORE_WATCHED_TRUST_MIN_FILES = 1_000
+STORE_WATCHED_SWEEP_SECONDS = 60.0
 
 # Input checks shared by the API models and the core (memoryd/validation.py).
 SESSION_ID_MAX_CHARS = 128  # Claude Code's ids are 36-char UUIDs; room for other agents' ids

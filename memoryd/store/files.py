@@ -12,6 +12,7 @@ import stat
 import tempfile
 import threading
 import weakref
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO
@@ -87,28 +88,78 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+class Staged:
+    """A temp file written beside its target, not yet synced or renamed (see `publish`)."""
+
+    def __init__(self, path: Path, data: str | bytes, mode: int) -> None:
+        make_private_dir(path.parent)
+        raw = data.encode("utf-8") if isinstance(data, str) else data
+        self.path = path
+        fd, self.tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".part", dir=path.parent)
+        try:
+            with os.fdopen(fd, "wb", closefd=False) as fh:
+                fh.write(raw)
+            os.fchmod(fd, mode)
+            self.stat = os.fstat(fd)  # the target's (mtime_ns, size) once renamed: a rename keeps them
+        except BaseException:
+            os.close(fd)
+            self.discard()
+            raise
+        self.fd: int | None = fd
+
+    def sync(self) -> None:
+        assert self.fd is not None
+        os.fsync(self.fd)
+
+    def close(self) -> None:
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def discard(self) -> None:
+        self.close()
+        try:
+            os.unlink(self.tmp)
+        except FileNotFoundError:
+            pass
+
+
+_fsync_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memoryd-fsync")
+
+
+def stage(path: Path, data: str | bytes, *, mode: int = PRIVATE_FILE_MODE) -> Staged:
+    return Staged(path, data, mode)
+
+
+def publish(staged: list[Staged], *, unlink: Path | None = None, sync_dir: bool = True) -> None:
+    """Make staged files durable then visible: every temp file fsynced at once (concurrent
+    fsyncs share one journal commit), renamed over its target, `unlink` removed, one dir fsync.
+    A crash leaves each target whole, old or new, never half-written."""
+    try:
+        pending = [_fsync_pool.submit(f.sync) for f in staged[1:]]
+        if staged:
+            staged[0].sync()
+        for future in pending:
+            future.result()
+        for f in staged:
+            os.replace(f.tmp, f.path)
+            f.close()
+    except BaseException:
+        for f in staged:
+            f.discard()
+        raise
+    if unlink is not None:
+        unlink.unlink(missing_ok=True)
+    directory = (staged[0].path if staged else unlink or Path(".")).parent
+    if sync_dir:
+        fsync_dir(directory)
+
+
 def atomic_write(path: Path, data: str | bytes, *, mode: int = PRIVATE_FILE_MODE, sync_dir: bool = True) -> None:
     """Write `data` to `path` via a unique temp file in the same dir, fsync, then rename.
     A symlink at `path` is replaced by the file, never written through. `sync_dir=False`: the
     caller fsyncs the dir once after several renames (one dir fsync makes them all durable)."""
-    make_private_dir(path.parent)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".part", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    if sync_dir:
-        fsync_dir(path.parent)
+    publish([stage(path, data, mode=mode)], sync_dir=sync_dir)
 
 
 def clean_stale_temps(directory: Path) -> int:
