@@ -5,11 +5,16 @@ from __future__ import annotations
 import subprocess
 import threading
 from pathlib import Path
+from typing import Callable
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memoryd import limits
 from memoryd.errors import InvalidFilename, InvalidFrontmatter, InvalidMemory, MemoryNotFound
+from memoryd.store import frontmatter, headers
+from memoryd.store.frontmatter import head_meta, split_frontmatter
 from memoryd.store.index import truncate_index
 from memoryd.store.memdir import MemoryDir
 from memoryd.store.paths import default_memory_dir, memory_path, resolve_memory_dir, sanitize_path
@@ -177,3 +182,47 @@ def test_crash_leftover_temps_removed_on_first_rebuild(tmp_path: Path) -> None:
     store = _store(tmp_path)
     store.save(name="n", description="d", type="user", body="b")
     assert not leftover.exists() and _index_links(store) == {"user_n.md"}
+
+
+# --- the header fast path reads what YAML reads -------------------------------------------
+_VALUE_CHARS = "aZ09 '\"#:-_.,!?&*[]{}|>%@`~=+<\t\\é\u2028\x07"
+_frontmatter_value = st.one_of(
+    st.text(alphabet=_VALUE_CHARS, max_size=12),
+    st.sampled_from(["yes", "No", "ON", "null", "~", "1.5", "2025-01-01", "2025-01-01T00:00:00Z", "'quoted'", "'it''s'", '"dq"',
+                     '"esc\\n"', "a: b", "a #c", "trail:", "0x1F", ".inf", "<<", "=", "- item", "user", "Deploy: blue"]),
+)
+_frontmatter_line = st.one_of(
+    st.tuples(st.sampled_from(["name", "description", "type", "created", "other", "on", "metadata"]), _frontmatter_value).map(lambda kv: f"{kv[0]}: {kv[1]}"),
+    st.sampled_from(["metadata:", "  type: user", "  type: 'feedback'", "   type: user", "  x: y: z", "", "# note", "name:", "name:x", "---x", "- a", " lead"]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(lines=st.lists(_frontmatter_line, max_size=8), fence=st.sampled_from(["---", "--- ", "---\r"]), body=st.sampled_from(["", "\nbody\n", "body\n---\nmore"]))
+def test_header_fast_path_reads_what_yaml_reads(lines: list[str], fence: str, body: str) -> None:
+    """`split_head`/`split_memory` give `head_meta`/`split_frontmatter`'s result (or error) for
+    any frontmatter: the regex path only answers when YAML would read the same text."""
+    text = "\n".join(["---", *lines, fence]) + "\n" + body
+
+    def outcome(fn: Callable[[], object]) -> object:
+        try:
+            return fn()
+        except InvalidFrontmatter as exc:
+            return ("error", exc.message)
+
+    assert outcome(lambda: headers.split_head(text, source="f.md")[0]) == outcome(lambda: head_meta(text, source="f.md"))
+    assert outcome(lambda: headers.split_memory(text, source="f.md")) == outcome(lambda: split_frontmatter(text, source="f.md"))
+
+
+def test_header_fast_path_serves_plain_files_without_yaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A save's own files (quoted stamps included) and Claude Code's nested type are read by the
+    line scan: YAML is never called for them."""
+    store = _store(tmp_path)
+    store.save(name="Deploy", description="blue then green", type="project", body="step 1")
+    (store.path / "cc-note.md").write_text("---\nname: cc-note\ndescription: from claude\nmetadata:\n  type: feedback\n---\n\nbody\n")
+    calls: list[str] = []
+    real = frontmatter.split_frontmatter
+    monkeypatch.setattr(frontmatter, "split_frontmatter", lambda text, source="": calls.append(source) or real(text, source=source))
+    got = {h.filename: (h.type, h.dialect) for h in MemoryDir(store.path).all_headers()}
+    assert got == {"project_deploy.md": ("project", "memoryd"), "cc-note.md": ("feedback", "claude-code")}
+    assert calls == []

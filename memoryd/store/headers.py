@@ -31,7 +31,10 @@ _KEY_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?:[ ](.*))?\Z")
 _NESTED_RE = re.compile(r"  ([A-Za-z_][A-Za-z0-9_-]*):(?:[ ](.*))?\Z")
 # A value YAML might read as something other than the same text: indicators first, a number,
 # date or bool, a comment, a `: ` inside, characters YAML refuses. Those go to YAML.
-_NOT_PLAIN = re.compile(r"""\A[\s'"\[\]{}&*!|>%@`#,?:<=~+.\d-]|:[ \t]|:\Z|[ \t]#|[^\t\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]""")
+_BAD_CHAR = r"[^\t\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]"
+_NOT_PLAIN = re.compile(r"""\A[\s'"\[\]{}&*!|>%@`#,?:<=~+.\d-]|:[ \t]|:\Z|[ \t]#|""" + _BAD_CHAR)
+_QUOTED = re.compile(r"'((?:[^']|'')*)'" r'|"([^"\\]*)"')
+_BAD_CHARS = re.compile(_BAD_CHAR)
 _YAML_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "null"})
 _TYPES = {t: sys.intern(t) for t in limits.MEMORY_TYPES}
 
@@ -43,6 +46,11 @@ def _plain(value: str | None) -> str | None | bool:
     value = value.rstrip(" \t")
     if not value:
         return None
+    if (quoted := _QUOTED.fullmatch(value)) is not None:  # 'text' ('' for a quote) or "text" without escapes
+        inner = quoted.group(1)
+        if _BAD_CHARS.search(value):
+            return False
+        return inner.replace("''", "'") if inner is not None else quoted.group(2)
     if _NOT_PLAIN.search(value) or value.casefold() in _YAML_WORDS:
         return False
     return value

@@ -198,6 +198,11 @@ class MemoryDir:
         else:
             self._refresh()
 
+    def set_watched(self, on: bool) -> None:
+        """The watcher reports this dir's changes by name from now on (or no longer); the next
+        read sweeps every file once, for what changed before."""
+        self.watched, self._swept_at = on, 0.0
+
     def all_headers(self) -> list[MemoryHeader]:
         """Every valid memory, newest first (kept in that order: no sort per read)."""
         self._fresh()
