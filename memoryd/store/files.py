@@ -32,7 +32,7 @@ class SymlinkRefused(OSError):
         super().__init__(errno.ELOOP, "is a symbolic link; memoryd never follows links", str(path))
 
 
-def open_nofollow(path: Path) -> BinaryIO:
+def open_nofollow(path: Path | str) -> BinaryIO:
     """A regular file opened for reading, refusing a symlink at the last component (O_NOFOLLOW)
     and anything that is not a regular file (a FIFO or device would block or leak)."""
     try:

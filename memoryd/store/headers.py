@@ -162,16 +162,21 @@ def split_memory(text: str, *, source: str) -> tuple[dict[str, Any], str]:
     return meta, body_of(text, body_line, source=source)
 
 
-def read_text(path: Path) -> tuple[str | InvalidFile, os.stat_result | None]:
+def read_text(path: Path | str) -> tuple[str | InvalidFile, os.stat_result | None]:
     """A memory file's text (never through a link) and the stat of what was read, or why it
     cannot be read."""
-    filename = path.name
+    filename = os.path.basename(path)
+    too_big = f"is over {limits.MEMORY_FILE_MAX_BYTES:,} bytes: split it or move it out of the memory dir."
     try:
         with open_nofollow(path) as fh:
             st = os.fstat(fh.fileno())
             if st.st_size > limits.MEMORY_FILE_MAX_BYTES:
                 return InvalidFile(filename, f"is {st.st_size:,} bytes, over {limits.MEMORY_FILE_MAX_BYTES:,}: split it or move it out of the memory dir."), st
-            raw = fh.read(limits.MEMORY_FILE_MAX_BYTES + 1)
+            raw = fh.read(st.st_size + 1)  # sized to the file (a 1 MB buffer per read cost more than the parse)
+            if len(raw) > st.st_size:  # it grew meanwhile
+                raw += fh.read(limits.MEMORY_FILE_MAX_BYTES + 1 - len(raw))
+                if len(raw) > limits.MEMORY_FILE_MAX_BYTES:
+                    return InvalidFile(filename, too_big), st
         return raw.decode("utf-8"), st
     except SymlinkRefused:
         return InvalidFile(filename, SYMLINK_REFUSAL), None

@@ -90,6 +90,7 @@ class MemoryDir:
         default_dialect: dialects.Dialect = dialects.MEMORYD,
     ) -> None:
         self.path = path
+        self._dir = str(path)
         self.index_path = path / limits.INDEX_FILENAME
         self._now = now
         self._lock = dir_lock(path)
@@ -117,7 +118,7 @@ class MemoryDir:
     # ------------------------------------------------------------------ reading
     def _read_entry(self, filename: str) -> tuple[_Key, MemoryHeader | InvalidFile]:
         """One file read (never through a link); the key is that of the text read."""
-        text, st = read_text(self.path / filename)
+        text, st = read_text(os.path.join(self._dir, filename))
         key = _key(st) if st is not None else (0, -1)
         if isinstance(text, InvalidFile):
             return key, text
@@ -127,7 +128,7 @@ class MemoryDir:
     def _stat_entry(self, filename: str) -> tuple[_Key, MemoryHeader | InvalidFile] | None:
         """One file's table entry from an lstat, re-read only when its key changed."""
         try:
-            st = os.lstat(self.path / filename)
+            st = os.lstat(os.path.join(self._dir, filename))
         except (FileNotFoundError, NotADirectoryError):
             return None
         if stat.S_ISLNK(st.st_mode):
@@ -141,6 +142,7 @@ class MemoryDir:
 
     def _refresh(self) -> None:
         """Stat every `.md` file; re-read only the ones whose mtime or size changed."""
+        self._dir_key = self._dir_mtime()  # before the listing: a later change bumps it
         try:
             names = [e.name for e in os.scandir(self.path)]
         except (FileNotFoundError, NotADirectoryError):
@@ -187,12 +189,12 @@ class MemoryDir:
             return None
 
     def _fresh(self) -> None:
-        """Bring the table up to date for a read. A small or unwatched dir: stat every file (a
-        hand edit in place changes no dir mtime). A big watched one: the watcher names what
-        changed, so only those files and a changed listing are looked at, plus a safety sweep
-        now and then (a stat of 20,000 files costs ~60 ms)."""
-        trust = (self.watched and self._loaded and len(self._table) >= limits.STORE_WATCHED_TRUST_MIN_FILES
-                 and time.monotonic() - self._swept_at < limits.STORE_WATCHED_SWEEP_SECONDS)
+        """Bring the table up to date for a read. A small dir: stat every file (a hand edit in
+        place changes no dir mtime). A big one (a stat of 20,000 files costs ~60 ms): the files
+        the watcher named and a changed listing (the dir's mtime), with a full sweep at most once
+        a second (unwatched) or a minute (watched: events name what changed), as recall does."""
+        every = limits.STORE_WATCHED_SWEEP_SECONDS if self.watched else limits.RECALL_WATCHED_SWEEP_SECONDS
+        trust = self._loaded and len(self._table) >= limits.STORE_WATCHED_TRUST_MIN_FILES and time.monotonic() - self._swept_at < every
         if trust:
             self._current_table()
         else:
