@@ -100,8 +100,12 @@ class IndexLayout:
         if header.filename in self.covered:
             return False
         line, key = index_line(header), _sort_key(header)
-        if self._line_of.get(header.filename) == line and self._key_of.get(header.filename) == key:
-            return False
+        old_key = self._key_of.get(header.filename)
+        if self._line_of.get(header.filename) == line and old_key is not None:
+            i = bisect.bisect_left(self.keys, old_key)
+            if (i == 0 or self.keys[i - 1] < key) and (i + 1 == len(self.keys) or key < self.keys[i + 1]):
+                self.keys[i] = self._key_of[header.filename] = key  # same line, same place: the file stays as it is
+                return False
         self._remove(header.filename)
         i = bisect.bisect(self.keys, key)
         self.keys.insert(i, key)

@@ -21,7 +21,7 @@ from typing import Any, Callable
 from memoryd import limits
 from memoryd.errors import Conflict, InvalidFrontmatter, InvalidMemory, MemoryNotFound, ReadOnly, SecretDetected
 from memoryd.store import dialect as dialects
-from memoryd.store.files import Staged, SymlinkRefused, atomic_write, clean_stale_temps, dir_lock, fsync_dir, open_nofollow, publish, read_text_nofollow, stage
+from memoryd.store.files import TEMP_DIRNAME, Staged, SymlinkRefused, atomic_write, clean_stale_temps, dir_lock, fsync_dir, open_nofollow, publish, read_text_nofollow, stage
 from memoryd.store.frontmatter import render_frontmatter, split_frontmatter
 from memoryd.store.headers import SYMLINK_REFUSAL, body_of, iso, meta_str, parse_header, read_text, split_memory
 from memoryd.store.index import IndexLayout, ServedIndex, merge_index, truncate_index
@@ -91,6 +91,7 @@ class MemoryDir:
     ) -> None:
         self.path = path
         self._dir = str(path)
+        self._tmp_dir = path / TEMP_DIRNAME
         self.index_path = path / limits.INDEX_FILENAME
         self._now = now
         self._lock = dir_lock(path)
@@ -100,7 +101,7 @@ class MemoryDir:
         self._table = HeaderTable()
         self._table_lock = self._table.lock
         self._loaded = False
-        self._dir_key: int | None = None  # the dir's mtime_ns after our last write: another writer changes it
+        self._dir_key: int | None = None  # the dir's mtime_ns after our last write or sweep: another writer changes it
         self._dirty: set[str] = set()
         self._written: dict[str, _Key | None] = {}  # each file's key after our last write (to tell the watcher's echoes)
         # MEMORY.md as memoryd last wrote it (its key and layout), and the pointer lines it wrote.
@@ -367,7 +368,9 @@ class MemoryDir:
             backup(filename, prior)
         # The file and MEMORY.md are staged, fsynced together, renamed, then one dir fsync;
         # the table and the index learn this one file from the text written (no re-read, no rescan).
-        staged: list[Staged] = [] if new is None else [stage(path, new)]
+        staged: list[Staged] = [] if new is None else [stage(path, new, tmp_dir=self._tmp_dir)]
+        for f in staged:
+            f.start_sync()  # the disk works while the index line is placed and staged
         with self._table_lock:
             before = self._table.get(filename)
             entry = None if new is None else (_key(staged[0].stat), parse_header(filename, self.path, new, staged[0].stat.st_mtime).header)
@@ -580,7 +583,7 @@ class MemoryDir:
 
     def _stage_layout(self, layout: IndexLayout) -> Staged:
         lines = layout.lines()
-        return stage(self.index_path, "\n".join(lines) + "\n" if lines else "")
+        return stage(self.index_path, "\n".join(lines) + "\n" if lines else "", tmp_dir=self._tmp_dir)
 
     def _index_written(self, staged: Staged, layout: IndexLayout) -> None:
         self._index_key, self._ours = _key(staged.stat), layout.ours()

@@ -13,7 +13,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.events import FileCreatedEvent, FileDeletedEvent, FileModifiedEvent, FileMovedEvent, FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from memoryd import limits
@@ -22,6 +22,9 @@ from memoryd.store.memdir import MemoryDir
 
 log = logging.getLogger(__name__)
 DEBOUNCE_SECONDS = 0.25
+# What a change to a memory is made of; opens and closes (every read of every file, each save's
+# lock and temp files) are never asked of the kernel: decoding them cost more CPU than the save.
+EVENTS = [FileCreatedEvent, FileDeletedEvent, FileModifiedEvent, FileMovedEvent]
 
 
 class _Handler(FileSystemEventHandler):
@@ -74,7 +77,7 @@ class MemoryWatcher:
         with self._lock:
             if self._observer is None or store.path in self._watched or not store.path.is_dir():
                 return
-            handle = self._observer.schedule(_Handler(self, store), str(store.path), recursive=False)
+            handle = self._observer.schedule(_Handler(self, store), str(store.path), recursive=False, event_filter=EVENTS)
             self._watched[store.path] = (store, handle)
             store.set_watched(True)
 
