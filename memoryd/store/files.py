@@ -51,6 +51,30 @@ def open_nofollow(path: Path | str) -> BinaryIO:
     return fh
 
 
+def read_small_nofollow(path: Path | str, limit: int) -> tuple[bytes | None, os.stat_result]:
+    """A regular file's bytes and the stat of what was read, or None when it is over `limit`;
+    `open_nofollow`'s refusals, in four syscalls (a load of 20,000 headers does this 20,000 times)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise SymlinkRefused(Path(path)) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "not a regular file", str(path))
+        if st.st_size > limit:
+            return None, st
+        raw = os.read(fd, st.st_size + 1)
+        if len(raw) != st.st_size:  # it grew meanwhile, or a short read: on to EOF or the limit
+            while len(raw) <= limit and (more := os.read(fd, limit + 1 - len(raw))):
+                raw += more
+        return (None if len(raw) > limit else raw), st
+    finally:
+        os.close(fd)
+
+
 def read_bytes_nofollow(path: Path) -> bytes:
     with open_nofollow(path) as fh:
         return fh.read()

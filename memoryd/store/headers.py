@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 from memoryd import limits
 from memoryd.errors import InvalidFrontmatter
 from memoryd.store import dialect as dialects
-from memoryd.store.files import SymlinkRefused, open_nofollow
+from memoryd.store.files import SymlinkRefused, read_small_nofollow
 from memoryd.store.frontmatter import head_meta, split_frontmatter
 from memoryd.store.model import InvalidFile, MemoryHeader
 from memoryd.store.paths import is_memory_filename
@@ -164,24 +164,20 @@ def split_memory(text: str, *, source: str) -> tuple[dict[str, Any], str]:
 
 def read_text(path: Path | str) -> tuple[str | InvalidFile, os.stat_result | None]:
     """A memory file's text (never through a link) and the stat of what was read, or why it
-    cannot be read."""
+    cannot be read. FileNotFoundError: it is gone (not a broken memory)."""
     filename = os.path.basename(path)
-    too_big = f"is over {limits.MEMORY_FILE_MAX_BYTES:,} bytes: split it or move it out of the memory dir."
+    st = None
     try:
-        with open_nofollow(path) as fh:
-            st = os.fstat(fh.fileno())
-            if st.st_size > limits.MEMORY_FILE_MAX_BYTES:
-                return InvalidFile(filename, f"is {st.st_size:,} bytes, over {limits.MEMORY_FILE_MAX_BYTES:,}: split it or move it out of the memory dir."), st
-            raw = fh.read(st.st_size + 1)  # sized to the file (a 1 MB buffer per read cost more than the parse)
-            if len(raw) > st.st_size:  # it grew meanwhile
-                raw += fh.read(limits.MEMORY_FILE_MAX_BYTES + 1 - len(raw))
-                if len(raw) > limits.MEMORY_FILE_MAX_BYTES:
-                    return InvalidFile(filename, too_big), st
+        raw, st = read_small_nofollow(path, limits.MEMORY_FILE_MAX_BYTES)
+        if raw is None:
+            return InvalidFile(filename, f"is {st.st_size:,} bytes, over {limits.MEMORY_FILE_MAX_BYTES:,}: split it or move it out of the memory dir."), st
         return raw.decode("utf-8"), st
     except SymlinkRefused:
         return InvalidFile(filename, SYMLINK_REFUSAL), None
     except UnicodeDecodeError:
         return InvalidFile(filename, "is not UTF-8 text (a binary file?); memories are UTF-8 Markdown: convert it or move it out of the memory dir."), st
+    except FileNotFoundError:
+        raise
     except OSError as exc:
         return InvalidFile(filename, f"unreadable ({exc.__class__.__name__}); check its permissions and encoding."), None
 
@@ -201,7 +197,10 @@ def read_memory(path: Path) -> tuple[MemoryHeader, str, Signature] | None:
     filename = path.name
     if not is_memory_filename(filename):
         return None
-    text, st = read_text(path)
+    try:
+        text, st = read_text(path)
+    except FileNotFoundError:
+        return None
     if isinstance(text, InvalidFile) or st is None:
         return None
     header, _, body_line = parse_header(filename, path.parent, text, st.st_mtime)

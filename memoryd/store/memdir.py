@@ -117,9 +117,12 @@ class MemoryDir:
         self.on_change: list[Callable[[MemoryDir, str], None]] = []
 
     # ------------------------------------------------------------------ reading
-    def _read_entry(self, filename: str) -> tuple[_Key, MemoryHeader | InvalidFile]:
-        """One file read (never through a link); the key is that of the text read."""
-        text, st = read_text(os.path.join(self._dir, filename))
+    def _read_entry(self, filename: str) -> tuple[_Key, MemoryHeader | InvalidFile] | None:
+        """One file read (never through a link); the key is that of the text read; None: gone."""
+        try:
+            text, st = read_text(os.path.join(self._dir, filename))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
         key = _key(st) if st is not None else (0, -1)
         if isinstance(text, InvalidFile):
             return key, text
@@ -145,16 +148,19 @@ class MemoryDir:
         """Stat every `.md` file; re-read only the ones whose mtime or size changed."""
         self._dir_key = self._dir_mtime()  # before the listing: a later change bumps it
         try:
-            names = [e.name for e in os.scandir(self.path)]
+            with os.scandir(self.path) as it:
+                entries = [(e.name, e.is_file(follow_symlinks=False)) for e in it]
         except (FileNotFoundError, NotADirectoryError):
-            names = []
+            entries = []
         with self._table_lock:
             seen: set[str] = set()
             changed = False
-            for name in names:
+            for name, regular in entries:
                 if not name.endswith(".md") or name == limits.INDEX_FILENAME or name.startswith("."):
                     continue
-                entry = self._stat_entry(name)
+                # A file first seen is read at once (the read's fstat gives its key); a known one
+                # is re-read only when its lstat key changed.
+                entry = self._read_entry(name) if regular and name not in self._table else self._stat_entry(name)
                 if entry is not None:
                     seen.add(name)
                     if entry is not self._table.get(name):
