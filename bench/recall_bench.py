@@ -8,7 +8,8 @@ question category, beside the reference rankers of the bench README.
 Unanswerable: injection rate with each question's evidence deleted, and asked of another store.
 Latency: `memoryd serve` as a subprocess; 200, 2,000 and 20,000 real memory files appear in a
 project's memory dir; index build (until recall answers from them), recall p50/p95 over HTTP,
-one new file saved and recalled, a page of GET /v1/memories, and the daemon's RSS.
+one new file saved and recalled, save p50/p95 over 20 more saves, a page of GET /v1/memories
+(median of 5), and the daemon's RSS. Only this part: --data /nonexistent.
 
     .venv/bin/python bench/recall_bench.py [--data PATH] [--sizes 200,2000,20000] [--queries 200]
 
@@ -46,6 +47,7 @@ from memoryd.store.frontmatter import render_frontmatter  # noqa: E402
 _SHARED = next((d / "shared" for d in (ROOT.parent, ROOT.parent.parent) if (d / "shared").is_dir()), ROOT.parent / "shared")  # a worktree sits one deeper
 DEFAULT_DATA = Path(os.environ.get("MEMORYD_BENCH_DATA", _SHARED / "bench" / "recall_dev.jsonl"))
 RESULTS = ROOT / "bench" / "results" / "recall_bench.json"
+SAVES = 20  # saves over HTTP per store size (p50/p95), after the first new file
 REFERENCE = {  # bench README, dev split
     "keyword overlap (name+desc)": {"recall@5": 0.521, "mrr": 0.510},
     "BM25 stemmed (name+desc)": {"recall@5": 0.640, "mrr": 0.621},
@@ -255,15 +257,25 @@ def latency(sizes: list[int], n_queries: int, work: Path) -> list[dict[str, Any]
                 got = client.post("/v1/recall", json={"cwd": str(project), "query": "zeppelin hangar quokka", "session_id": uuid.uuid4().hex}).json()
                 new_file_ms = (time.perf_counter() - t0) * 1000
                 assert got["memories"], "the new memory was not recalled"
-                t0 = time.perf_counter()
-                client.get("/v1/memories", params={"cwd": str(project)}).raise_for_status()
-                list_ms = (time.perf_counter() - t0) * 1000
+                saves_ms = []  # then saves at this size: updates of that memory and new ones, alternating
+                for i in range(SAVES):
+                    t0 = time.perf_counter()
+                    client.post("/v1/memories", json={"cwd": str(project), "name": "Zeppelin hangar" if i % 2 else f"Airship dock {i}",
+                                                       "description": f"zeppelin hangar quokka {i}", "type": "project", "body": "quokka"}).raise_for_status()
+                    saves_ms.append((time.perf_counter() - t0) * 1000)
+                list_runs = []
+                for _ in range(5):
+                    t0 = time.perf_counter()
+                    client.get("/v1/memories", params={"cwd": str(project)}).raise_for_status()
+                    list_runs.append((time.perf_counter() - t0) * 1000)
+                list_ms = statistics.median(list_runs)
                 out.append({"memories": n, "queries": n_queries, "index_build_s": build_s, "first_request_ms": first_ms,
                             "http_ms_p50": pct(http_ms, 50), "http_ms_p95": pct(http_ms, 95), "new_file_save_ms": save_ms, "new_file_recall_ms": new_file_ms,
+                            "save_p50_ms": statistics.median(saves_ms), "save_p95_ms": pct(saves_ms, 95),
                             "list_page_ms": list_ms, "rss_mb": rss_mb(proc.proc.pid)})  # type: ignore[union-attr]
                 r_ = out[-1]
                 print(f"  {n:>6} files: build {build_s:.2f} s, HTTP p50 {r_['http_ms_p50']:.2f} ms, p95 {r_['http_ms_p95']:.2f} ms, "
-                      f"RSS {r_['rss_mb']:.0f} MB", flush=True)
+                      f"save p50 {r_['save_p50_ms']:.1f} ms, list page {list_ms:.1f} ms, RSS {r_['rss_mb']:.0f} MB", flush=True)
     finally:
         proc.terminate()
     return out
@@ -293,11 +305,12 @@ def table(qs: list[dict[str, Any]], lat: list[dict[str, Any]]) -> str:
             lines.append(f"| {c} | {v['queries']} | {cells} |")
         lines.append("")
     lines += ["Latency: `memoryd serve` subprocess, real files in the memory dir, watcher on, no model (sizes are cumulative: one daemon):", "",
-              "| files | index build s | first request ms | recall HTTP p50 ms | p95 ms | new file: save ms, then recall ms | GET /v1/memories page ms | daemon RSS MB |",
-              "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+              "| files | index build s | first request ms | recall HTTP p50 ms | p95 ms | new file: save ms, then recall ms | save p50 / p95 ms | GET /v1/memories page ms | daemon RSS MB |",
+              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in lat:
         lines.append(f"| {r['memories']:,} | {r['index_build_s']:.2f} | {r['first_request_ms']:.1f} | {r['http_ms_p50']:.2f} | {r['http_ms_p95']:.2f} | "
-                     f"{r['new_file_save_ms']:.0f}, {r['new_file_recall_ms']:.1f} | {r['list_page_ms']:.1f} | {r['rss_mb']:.0f} |")
+                     f"{r['new_file_save_ms']:.0f}, {r['new_file_recall_ms']:.1f} | {r['save_p50_ms']:.1f} / {r['save_p95_ms']:.1f} | "
+                     f"{r['list_page_ms']:.1f} | {r['rss_mb']:.0f} |")
     return "\n".join(lines)
 
 

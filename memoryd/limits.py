@@ -133,6 +133,11 @@ SESSION_NOTES_CONTEXT_MAX_CHARS = 5_000
 # RECALL_WATCHED_SWEEP_SECONDS (a sweep of 20,000 files costs ~50 ms).
 RECALL_WATCHED_SWEEP_MIN_FILES = 1_000
 RECALL_WATCHED_SWEEP_SECONDS = 1.0
+# A memory dir of at least this many files: reads trust the dir's mtime and the watcher's events
+# instead of a stat of every file, with a full sweep at most once per RECALL_WATCHED_SWEEP_SECONDS
+# (unwatched) or STORE_WATCHED_SWEEP_SECONDS (watched).
+STORE_WATCHED_TRUST_MIN_FILES = 1_000
+STORE_WATCHED_SWEEP_SECONDS = 60.0
 
 # Input checks shared by the API models and the core (memoryd/validation.py).
 SESSION_ID_MAX_CHARS = 128  # Claude Code's ids are 36-char UUIDs; room for other agents' ids

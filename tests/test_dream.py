@@ -265,22 +265,32 @@ RACER = """
 import sys, time
 from pathlib import Path
 from memoryd.dream import ConsolidationLock
-start = float(sys.argv[2])
-while time.time() < start:
+directory, signals = Path(sys.argv[1]), Path(sys.argv[2])
+(signals / f"ready-{sys.argv[3]}").touch()
+while not (signals / "go").exists():
     pass
-print("won" if ConsolidationLock(Path(sys.argv[1])).try_acquire(time.time()) is not None else "lost", flush=True)
-time.sleep(0.3)
+print("won" if ConsolidationLock(directory).try_acquire(time.time()) is not None else "lost", flush=True)
+while not (signals / "done").exists():  # the winner holds the lock (stays alive) until both have tried
+    time.sleep(0.01)
 """
 
 
 @pytest.mark.e2e
 def test_two_processes_racing_for_the_lock_one_wins(tmp_path: Path) -> None:
     for round_ in range(5):
-        directory = tmp_path / f"m{round_}"
+        directory, signals = tmp_path / f"m{round_}", tmp_path / f"s{round_}"
         directory.mkdir()
-        start = time.time() + 0.6
-        procs = [subprocess.Popen([sys.executable, "-c", RACER, str(directory), str(start)], stdout=subprocess.PIPE, text=True) for _ in range(2)]
-        outs = [p.communicate(timeout=30)[0].strip() for p in procs]
+        signals.mkdir()
+        procs = [subprocess.Popen([sys.executable, "-c", RACER, str(directory), str(signals), str(i)], stdout=subprocess.PIPE, text=True) for i in range(2)]
+        deadline = time.monotonic() + 30
+        while len(list(signals.glob("ready-*"))) < 2:  # both imported and spinning: the start is a real race
+            assert time.monotonic() < deadline, "the racers never started"
+            time.sleep(0.01)
+        (signals / "go").touch()
+        outs = [p.stdout.readline().strip() for p in procs if p.stdout]
+        (signals / "done").touch()
+        for p in procs:
+            p.wait(timeout=30)
         assert sorted(outs) == ["lost", "won"], outs
 
 
@@ -324,7 +334,7 @@ def test_kill_9_mid_consolidation_leaves_store_consistent_and_lock_reclaimable(h
     first.kill()
     lock = ConsolidationLock(memory_dir)
     assert lock.holder() == first.proc.pid and lock.held_by_other(time.time()) is None  # dead PID: reclaimable
-    assert not list(memory_dir.glob(".tmp-*"))
+    assert not list(memory_dir.rglob(".tmp-*"))
     index = (memory_dir / "MEMORY.md").read_text()
     assert sorted(p.name for p in memory_dir.glob("*.md") if p.name != "MEMORY.md") == sorted(row.split("](")[1].split(")")[0] for row in index.splitlines())
     messages_api.push(Reply(text='{"actions": []}'))

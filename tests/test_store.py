@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import threading
 from pathlib import Path
+from typing import Callable
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memoryd import limits
 from memoryd.errors import InvalidFilename, InvalidFrontmatter, InvalidMemory, MemoryNotFound
+from memoryd.store import frontmatter, headers
+from memoryd.store.frontmatter import head_meta, split_frontmatter
 from memoryd.store.index import truncate_index
 from memoryd.store.memdir import MemoryDir
 from memoryd.store.paths import default_memory_dir, memory_path, resolve_memory_dir, sanitize_path
@@ -73,7 +79,7 @@ def test_forty_concurrent_saves_lose_nothing(tmp_path: Path, same_name: bool) ->
     files = _files(store)
     assert len(files) == (1 if same_name else 40)
     assert _index_links(store) == files
-    assert not list(store.path.glob(".*tmp*"))
+    assert not list(store.path.rglob(".tmp-*"))
     if same_name:
         assert store.get("project_shared.md").body in {f"body {i}" for i in range(40)}
 
@@ -169,11 +175,95 @@ def test_worktrees_and_subdirs_share_one_dir(tmp_path: Path) -> None:
 
 
 def test_crash_leftover_temps_removed_on_first_rebuild(tmp_path: Path) -> None:
-    from memoryd.store.files import TEMP_PREFIX
+    from memoryd.store.files import TEMP_DIRNAME, TEMP_PREFIX
 
-    (tmp_path / "memory").mkdir()
-    leftover = tmp_path / "memory" / f"{TEMP_PREFIX}user_x.md.part"
+    (tmp_path / "memory" / TEMP_DIRNAME).mkdir(parents=True)
+    leftover = tmp_path / "memory" / f"{TEMP_PREFIX}user_x.md.part"  # an older memoryd staged beside the files
+    staged = tmp_path / "memory" / TEMP_DIRNAME / f"{TEMP_PREFIX}abc.part"
     leftover.write_text("half a file")
+    staged.write_text("half a file")
     store = _store(tmp_path)
     store.save(name="n", description="d", type="user", body="b")
-    assert not leftover.exists() and _index_links(store) == {"user_n.md"}
+    assert not leftover.exists() and not staged.exists() and _index_links(store) == {"user_n.md"}
+    assert not list(store.path.rglob(f"{TEMP_PREFIX}*")), "a save leaves no temp file behind"
+
+
+def test_staging_dir_that_is_a_link_is_refused(tmp_path: Path) -> None:
+    """Saves stage in <dir>/.memoryd-tmp/; a link planted there is never written through."""
+    from memoryd.store.files import TEMP_DIRNAME
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tmp_path / "memory").mkdir()
+    (tmp_path / "memory" / TEMP_DIRNAME).symlink_to(outside)
+    store = _store(tmp_path)
+    with pytest.raises(OSError):
+        store.save(name="n", description="d", type="user", body="b")
+    assert list(outside.iterdir()) == [] and _files(store) == set()
+
+
+# --- the header fast path reads what YAML reads -------------------------------------------
+_VALUE_CHARS = "aZ09 '\"#:-_.,!?&*[]{}|>%@`~=+<\t\\é\u2028\x07"
+_frontmatter_value = st.one_of(
+    st.text(alphabet=_VALUE_CHARS, max_size=12),
+    st.sampled_from(["yes", "No", "ON", "null", "~", "1.5", "2025-01-01", "2025-01-01T00:00:00Z", "'quoted'", "'it''s'", '"dq"',
+                     '"esc\\n"', "a: b", "a #c", "trail:", "0x1F", ".inf", "<<", "=", "- item", "user", "Deploy: blue"]),
+)
+_frontmatter_line = st.one_of(
+    st.tuples(st.sampled_from(["name", "description", "type", "created", "other", "on", "metadata"]), _frontmatter_value).map(lambda kv: f"{kv[0]}: {kv[1]}"),
+    st.sampled_from(["metadata:", "  type: user", "  type: 'feedback'", "   type: user", "  x: y: z", "", "# note", "name:", "name:x", "---x", "- a", " lead"]),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(lines=st.lists(_frontmatter_line, max_size=8), fence=st.sampled_from(["---", "--- ", "---\r"]), body=st.sampled_from(["", "\nbody\n", "body\n---\nmore"]))
+def test_header_fast_path_reads_what_yaml_reads(lines: list[str], fence: str, body: str) -> None:
+    """`split_head`/`split_memory` give `head_meta`/`split_frontmatter`'s result (or error) for
+    any frontmatter: the regex path only answers when YAML would read the same text."""
+    text = "\n".join(["---", *lines, fence]) + "\n" + body
+
+    def outcome(fn: Callable[[], object]) -> object:
+        try:
+            return fn()
+        except InvalidFrontmatter as exc:
+            return ("error", exc.message)
+
+    assert outcome(lambda: headers.split_head(text, source="f.md")[0]) == outcome(lambda: head_meta(text, source="f.md"))
+    assert outcome(lambda: headers.split_memory(text, source="f.md")) == outcome(lambda: split_frontmatter(text, source="f.md"))
+
+
+def test_header_fast_path_serves_plain_files_without_yaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A save's own files (quoted stamps included) and Claude Code's nested type are read by the
+    line scan: YAML is never called for them."""
+    store = _store(tmp_path)
+    store.save(name="Deploy", description="blue then green", type="project", body="step 1")
+    (store.path / "cc-note.md").write_text("---\nname: cc-note\ndescription: from claude\nmetadata:\n  type: feedback\n---\n\nbody\n")
+    calls: list[str] = []
+    real = frontmatter.split_frontmatter
+    monkeypatch.setattr(frontmatter, "split_frontmatter", lambda text, source="": calls.append(source) or real(text, source=source))
+    got = {h.filename: (h.type, h.dialect) for h in MemoryDir(store.path).all_headers()}
+    assert got == {"project_deploy.md": ("project", "memoryd"), "cc-note.md": ("feedback", "claude-code")}
+    assert calls == []
+
+
+def test_big_watched_dir_reads_what_changed_without_a_sweep(tmp_path: Path) -> None:
+    """At STORE_WATCHED_TRUST_MIN_FILES files a read no longer stats every file: a new file (the
+    listing changed) and a hand edit in place that the watcher names both show; the kept order
+    stays newest first."""
+    store = _store(tmp_path)
+    store.path.mkdir()
+    for i in range(limits.STORE_WATCHED_TRUST_MIN_FILES):
+        (store.path / f"user_note-{i}.md").write_text(f"---\nname: note {i}\ndescription: d {i}\ntype: user\n---\n\nbody\n")
+    store.set_watched(True)
+    assert len(store.all_headers()) == limits.STORE_WATCHED_TRUST_MIN_FILES
+    (store.path / "project_new.md").write_text("---\nname: brand new\ndescription: added by hand\ntype: project\n---\n")
+    edited = store.path / "user_note-7.md"
+    edited.write_text("---\nname: renamed by hand\ndescription: edited in place\ntype: feedback\n---\n")
+    os.utime(edited, ns=(2**62, 2**62))  # far in the future: it must lead the newest-first order
+    store.changed_on_disk(edited.name)  # what the watcher reports
+    headers = store.all_headers()
+    assert len(headers) == limits.STORE_WATCHED_TRUST_MIN_FILES + 1
+    assert (headers[0].filename, headers[0].name, headers[0].type) == ("user_note-7.md", "renamed by hand", "feedback")
+    assert "project_new.md" in {h.filename for h in headers}
+    assert [h.mtime for h in headers] == sorted((h.mtime for h in headers), reverse=True)
+    assert [h.filename for h in store.list("feedback")] == ["user_note-7.md"]

@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from memoryd.store.files import TEMP_DIRNAME
 from tests.support.servers import DaemonProcess, daemon_env
 
 TRIALS = 4
@@ -71,7 +72,7 @@ def _wait_for_a_temp_file(memory_dir: Path, timeout: float = 5.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
-            if any(e.name.startswith(".tmp-") for e in os.scandir(memory_dir)):
+            if any(e.name.startswith(".tmp-") for e in os.scandir(memory_dir / TEMP_DIRNAME)):
                 return
         except FileNotFoundError:
             pass
@@ -84,7 +85,7 @@ def _check(c: httpx.Client, cwd: Path, memory_dir: Path, acked: dict[str, str]) 
     for filename, body in acked.items():
         assert filename in on_disk, f"acknowledged {filename} lost"
         assert c.get(f"/v1/memories/{filename}", params={"cwd": str(cwd)}).json()["body"] == body
-    assert not list(memory_dir.glob(".tmp-*")), "a crash's temp files are removed at start"
+    assert not list(memory_dir.rglob(".tmp-*")), "a crash's temp files are removed at start"
     index = c.get("/v1/index", params={"cwd": str(cwd)}).json()["content"] if on_disk else ""
     pointed = {line.split("](", 1)[1].split(")", 1)[0] for line in (memory_dir / "MEMORY.md").read_text().splitlines() if line.startswith("- [")} if on_disk else set()
     assert pointed == on_disk, f"index and files differ: missing {sorted(on_disk - pointed)[:5]}, extra {sorted(pointed - on_disk)[:5]}"

@@ -141,7 +141,7 @@ def test_start_recovery_removes_temps_and_reconciles_the_index(tmp_path: Path) -
     (store.path / ".tmp-abc123.part").write_text("half a file")
     registry = StoreRegistry(memory_base=tmp_path / "base")
     removed = registry.recover()
-    assert removed == {str(store.path): 1} and not list(store.path.glob(".tmp-*"))
+    assert removed == {str(store.path): 1} and not list(store.path.rglob(".tmp-*"))
     assert "](user_orphan.md)" in store.index_path.read_text() and "](user_kept.md)" in store.index_path.read_text()
 
 

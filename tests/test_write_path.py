@@ -77,7 +77,7 @@ def test_every_writer_has_the_same_side_effects(live: LiveDaemon, project: Path,
     assert heard == [filename]
     index = (store.path / "MEMORY.md").read_text() if (store.path / "MEMORY.md").exists() else ""
     assert (f"]({filename})" in index) == writer.indexed
-    assert not list(store.path.glob(".tmp-*"))
+    assert not list(store.path.rglob(".tmp-*"))
 
     refused_before = _metric(live, "secrets_refused", writer.source)
     files_before = sorted(p.name for p in store.path.rglob("*"))
@@ -120,7 +120,7 @@ def test_forget_counts_and_a_missing_memory_creates_nothing(live: LiveDaemon, pr
     assert live.client.delete(f"/v1/memories/{filename}", params={"cwd": str(project)}).status_code == 204
     assert _metric(live, "memories_deleted") == before + 1 and f"]({filename})" not in store.index_path.read_text()
     assert live.client.delete("/v1/memories/user_nothing.md", params={"cwd": str(project)}).status_code == 404
-    assert sorted(p.name for p in store.path.iterdir()) == [".memoryd.lock", "MEMORY.md"]
+    assert sorted(p.name for p in store.path.iterdir()) == [".memoryd-tmp", ".memoryd.lock", "MEMORY.md"]
 
 
 def test_rest_expected_version_refuses_a_stale_save(live: LiveDaemon, project: Path) -> None:

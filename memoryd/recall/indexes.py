@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -23,20 +22,14 @@ from memoryd.errors import MemorydError
 from memoryd.recall.dense import EMBED_BATCH, DenseIndex, Encoder, VectorCache, embed_text, text_digest
 from memoryd.recall.ranker import LexicalIndex, analyse
 from memoryd.store import MemoryDir
-from memoryd.store.frontmatter import split_frontmatter
+from memoryd.store.headers import read_memory
 from memoryd.store.model import Memory, MemoryHeader
-from memoryd.store.dialect import type_of
-from memoryd.store.paths import is_memory_filename
 
 log = logging.getLogger(__name__)
 Signature = dict[str, tuple[int, int]]
 INLINE_MAX_CHANGES = 256  # more changed files than this are applied in the background
 WATCHED_SAFETY_SWEEP_SECONDS = 60.0  # a watched big store: its events name the files; a sweep only catches missed ones
 BATCH = 256  # files parsed outside the lock, then put in under it
-
-# `key: value` with a plain YAML scalar that reads the same as text (anything else goes to YAML)
-_PLAIN = re.compile(r"^(name|description|type): ([^\s'\"\[\]{}&*!|>%@`#,?:-][^\n]*)$")
-_PLAIN_BAD = re.compile(r": | #|^(?:null|Null|NULL|~|true|false|yes|no|on|off|True|False|Yes|No|On|Off|[-+.\d][\d_.eE:+-]*)$")
 
 
 @dataclass
@@ -92,55 +85,6 @@ def count_files(path: Path) -> int:
             return sum(1 for _ in it)
     except FileNotFoundError:
         return 0
-
-
-def read_memory(path: Path) -> tuple[MemoryHeader, str, tuple[int, int]] | None:
-    """One file read: its header, body and signature; None when it is not a valid memory (the
-    store lists those as invalid). Plain frontmatter is read by a regex, anything else by YAML."""
-    filename = path.name
-    if not is_memory_filename(filename):
-        return None
-    try:
-        with path.open("r", encoding="utf-8") as fh:
-            st = os.fstat(fh.fileno())
-            text = fh.read()
-    except (OSError, UnicodeDecodeError):
-        return None
-    meta: dict[str, str] = {}
-    body = text
-    if text.startswith("---\n"):
-        end = text.find("\n---\n", 3)
-        if end < 0 and text.endswith("\n---"):
-            end = len(text) - 4
-        if end < 0 or text.count("\n", 0, end) >= limits.FRONTMATTER_MAX_LINES:
-            return None
-        plain = True
-        for line in text[4:end].split("\n"):
-            m = _PLAIN.match(line)
-            if m and not _PLAIN_BAD.search(m.group(2)):
-                meta[m.group(1)] = m.group(2).rstrip()
-            elif line.startswith(("name:", "description:", "type:")) or (line[:1].isspace() and line.strip()):
-                plain = False
-                break
-        body = text[end + 5:].lstrip("\n")
-        if not plain:
-            try:
-                parsed, body = split_frontmatter(text, source=filename)
-            except MemorydError:
-                return None
-            meta = {k: "" if parsed.get(k) is None else str(parsed.get(k)) for k in ("name", "description")} | {"type": type_of(parsed)}
-    elif text.startswith(("---\r\n", "\ufeff")):
-        try:
-            parsed, body = split_frontmatter(text, source=filename)
-        except MemorydError:
-            return None
-        meta = {k: "" if parsed.get(k) is None else str(parsed.get(k)) for k in ("name", "description")} | {"type": type_of(parsed)}
-    type_ = meta.get("type") or filename.split("_", 1)[0]
-    if type_ not in limits.MEMORY_TYPES:
-        return None
-    name = meta.get("name") or path.stem.split("_", 1)[-1].replace("-", " ")
-    header = MemoryHeader(filename, name, meta.get("description", ""), type_, st.st_mtime, path)
-    return header, body, (st.st_mtime_ns, st.st_size)
 
 
 class StoreIndexes:

@@ -12,6 +12,7 @@ import stat
 import tempfile
 import threading
 import weakref
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO
@@ -20,6 +21,9 @@ from filelock import FileLock
 
 LOCK_FILENAME = ".memoryd.lock"
 TEMP_PREFIX = ".tmp-"
+# A memory dir's saves stage their temp files here, out of the watched dir: the watcher then sees
+# one rename per file written instead of a create, writes and a rename (each event cost ~0.3 ms).
+TEMP_DIRNAME = ".memoryd-tmp"
 PRIVATE_FILE_MODE = 0o600  # files memoryd creates: memories, state, logs, notes
 PRIVATE_DIR_MODE = 0o700  # dirs memoryd creates under $MEMORYD_HOME and memory dirs
 
@@ -31,20 +35,44 @@ class SymlinkRefused(OSError):
         super().__init__(errno.ELOOP, "is a symbolic link; memoryd never follows links", str(path))
 
 
-def open_nofollow(path: Path) -> BinaryIO:
+def open_nofollow(path: Path | str) -> BinaryIO:
     """A regular file opened for reading, refusing a symlink at the last component (O_NOFOLLOW)
     and anything that is not a regular file (a FIFO or device would block or leak)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise SymlinkRefused(path) from None
+            raise SymlinkRefused(Path(path)) from None
         raise
     fh = os.fdopen(fd, "rb")
     if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
         fh.close()
         raise IsADirectoryError(errno.EISDIR, "not a regular file", str(path))
     return fh
+
+
+def read_small_nofollow(path: Path | str, limit: int) -> tuple[bytes | None, os.stat_result]:
+    """A regular file's bytes and the stat of what was read, or None when it is over `limit`;
+    `open_nofollow`'s refusals, in four syscalls (a load of 20,000 headers does this 20,000 times)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise SymlinkRefused(Path(path)) from None
+        raise
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "not a regular file", str(path))
+        if st.st_size > limit:
+            return None, st
+        raw = os.read(fd, st.st_size + 1)
+        if len(raw) != st.st_size:  # it grew meanwhile, or a short read: on to EOF or the limit
+            while len(raw) <= limit and (more := os.read(fd, limit + 1 - len(raw))):
+                raw += more
+        return (None if len(raw) > limit else raw), st
+    finally:
+        os.close(fd)
 
 
 def read_bytes_nofollow(path: Path) -> bytes:
@@ -87,42 +115,126 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+class Staged:
+    """A temp file written beside its target, not yet synced or renamed (see `publish`)."""
+
+    def __init__(self, path: Path, data: str | bytes, mode: int, tmp_dir: Path | None = None) -> None:
+        make_private_dir(path.parent)
+        raw = data.encode("utf-8") if isinstance(data, str) else data
+        self.path = path
+        fd, self.tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".part", dir=_temp_dir(tmp_dir) if tmp_dir is not None else path.parent)
+        try:
+            with os.fdopen(fd, "wb", closefd=False) as fh:
+                fh.write(raw)
+            os.fchmod(fd, mode)
+            self.stat = os.fstat(fd)  # the target's (mtime_ns, size) once renamed: a rename keeps them
+        except BaseException:
+            os.close(fd)
+            self.discard()
+            raise
+        self.fd: int | None = fd
+        self._synced: Future[None] | None = None
+
+    def sync(self) -> None:
+        assert self.fd is not None
+        os.fsync(self.fd)
+
+    def start_sync(self) -> None:
+        """fsync in the background now (the caller prepares the next file meanwhile)."""
+        if self._synced is None:
+            self._synced = _fsync_pool.submit(self.sync)
+
+    def wait_synced(self) -> None:
+        if self._synced is None:
+            self.sync()
+        else:
+            self._synced.result()
+
+    def close(self) -> None:
+        if self._synced is not None:
+            self._synced.exception()  # never close the fd under a running fsync
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
+
+    def discard(self) -> None:
+        self.close()
+        try:
+            os.unlink(self.tmp)
+        except FileNotFoundError:
+            pass
+
+
+_fsync_pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memoryd-fsync")
+
+
+def stage(path: Path, data: str | bytes, *, mode: int = PRIVATE_FILE_MODE, tmp_dir: Path | None = None) -> Staged:
+    """`path`'s new content in a temp file (in `tmp_dir`, a subdir on the same filesystem, when given)."""
+    return Staged(path, data, mode, tmp_dir)
+
+
+def _temp_dir(path: Path) -> Path:
+    """The staging subdir, made 0700 when missing; a link or a file there is refused (a temp file
+    written through a link would land outside the memory dir)."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        try:
+            os.mkdir(path, PRIVATE_DIR_MODE)
+        except FileExistsError:
+            pass
+        st = os.lstat(path)
+    if stat.S_ISLNK(st.st_mode):
+        raise SymlinkRefused(path)
+    if not stat.S_ISDIR(st.st_mode):
+        raise NotADirectoryError(errno.ENOTDIR, f"memoryd stages saves in {TEMP_DIRNAME}/; move this file away", str(path))
+    return path
+
+
+def publish(staged: list[Staged], *, unlink: Path | None = None, sync_dir: bool = True) -> None:
+    """Make staged files durable then visible: every temp file fsynced at once (concurrent
+    fsyncs share one journal commit), renamed over its target, `unlink` removed, one dir fsync.
+    A crash leaves each target whole, old or new, never half-written."""
+    try:
+        for f in staged[1:]:
+            f.start_sync()
+        for f in staged:
+            f.wait_synced()
+        for f in staged:
+            os.replace(f.tmp, f.path)
+            f.close()
+    except BaseException:
+        for f in staged:
+            f.discard()
+        raise
+    if unlink is not None:
+        unlink.unlink(missing_ok=True)
+    directory = (staged[0].path if staged else unlink or Path(".")).parent
+    if sync_dir:
+        fsync_dir(directory)
+
+
 def atomic_write(path: Path, data: str | bytes, *, mode: int = PRIVATE_FILE_MODE, sync_dir: bool = True) -> None:
     """Write `data` to `path` via a unique temp file in the same dir, fsync, then rename.
     A symlink at `path` is replaced by the file, never written through. `sync_dir=False`: the
     caller fsyncs the dir once after several renames (one dir fsync makes them all durable)."""
-    make_private_dir(path.parent)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".part", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
-    if sync_dir:
-        fsync_dir(path.parent)
+    publish([stage(path, data, mode=mode)], sync_dir=sync_dir)
 
 
 def clean_stale_temps(directory: Path) -> int:
-    """Remove temp files a crash left behind; returns how many."""
+    """Remove temp files a crash left behind (in the dir and its staging subdir); returns how many."""
     removed = 0
-    if not directory.is_dir():
-        return 0
-    for entry in directory.iterdir():
-        if entry.name.startswith(TEMP_PREFIX) and entry.name.endswith(".part"):
-            try:
-                entry.unlink()
-                removed += 1
-            except OSError:
-                pass
+    staging = directory / TEMP_DIRNAME
+    for folder in (directory, staging) if staging.is_dir() and not staging.is_symlink() else (directory,):
+        if not folder.is_dir():
+            return 0
+        for entry in folder.iterdir():
+            if entry.name.startswith(TEMP_PREFIX) and entry.name.endswith(".part"):
+                try:
+                    entry.unlink()
+                    removed += 1
+                except OSError:
+                    pass
     return removed
 
 

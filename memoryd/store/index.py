@@ -71,8 +71,9 @@ class IndexLayout:
         self.before, self.after, self.covered = before, after, covered
         ordered = order_for_index(h for h in headers if h.filename not in covered)
         self.keys = [_sort_key(h) for h in ordered]
-        self.files = [h.filename for h in ordered]
         self.block = [index_line(h) for h in ordered]
+        self._line_of = {h.filename: line for h, line in zip(ordered, self.block)}
+        self._key_of = {h.filename: key for h, key in zip(ordered, self.keys)}
 
     def lines(self) -> list[str]:
         lines = self.before + self.block + self.after
@@ -81,7 +82,8 @@ class IndexLayout:
         return lines
 
     def ours(self) -> dict[str, str]:
-        return dict(zip(self.files, self.block))
+        """filename → the line memoryd wrote for it (kept current, not a copy)."""
+        return self._line_of
 
     def drop(self, filename: str) -> bool:
         """Forget a memory memoryd deleted: its block line and anyone's pointer to it."""
@@ -98,22 +100,26 @@ class IndexLayout:
         if header.filename in self.covered:
             return False
         line, key = index_line(header), _sort_key(header)
-        if header.filename in self.files:
-            i = self.files.index(header.filename)
-            if self.block[i] == line and self.keys[i] == key:
+        old_key = self._key_of.get(header.filename)
+        if self._line_of.get(header.filename) == line and old_key is not None:
+            i = bisect.bisect_left(self.keys, old_key)
+            if (i == 0 or self.keys[i - 1] < key) and (i + 1 == len(self.keys) or key < self.keys[i + 1]):
+                self.keys[i] = self._key_of[header.filename] = key  # same line, same place: the file stays as it is
                 return False
-            self._remove(header.filename)
+        self._remove(header.filename)
         i = bisect.bisect(self.keys, key)
         self.keys.insert(i, key)
-        self.files.insert(i, header.filename)
         self.block.insert(i, line)
+        self._line_of[header.filename], self._key_of[header.filename] = line, key
         return True
 
     def _remove(self, filename: str) -> bool:
-        if filename not in self.files:
+        key = self._key_of.pop(filename, None)
+        if key is None:
             return False
-        i = self.files.index(filename)
-        del self.keys[i], self.files[i], self.block[i]
+        del self._line_of[filename]
+        i = bisect.bisect_left(self.keys, key)  # keys are unique: they end with the filename
+        del self.keys[i], self.block[i]
         return True
 
 

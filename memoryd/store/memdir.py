@@ -13,6 +13,7 @@ import hashlib
 import logging
 import os
 import stat
+import time
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable
@@ -20,8 +21,9 @@ from typing import Any, Callable
 from memoryd import limits
 from memoryd.errors import Conflict, InvalidFrontmatter, InvalidMemory, MemoryNotFound, ReadOnly, SecretDetected
 from memoryd.store import dialect as dialects
-from memoryd.store.files import SymlinkRefused, atomic_write, clean_stale_temps, dir_lock, fsync_dir, open_nofollow, read_text_nofollow
-from memoryd.store.frontmatter import head_meta, render_frontmatter, split_frontmatter
+from memoryd.store.files import TEMP_DIRNAME, Staged, SymlinkRefused, atomic_write, clean_stale_temps, dir_lock, fsync_dir, open_nofollow, publish, read_text_nofollow, stage
+from memoryd.store.frontmatter import render_frontmatter, split_frontmatter
+from memoryd.store.headers import SYMLINK_REFUSAL, body_of, iso, meta_str, parse_header, read_text, split_memory
 from memoryd.store.index import IndexLayout, ServedIndex, merge_index, truncate_index
 from memoryd.store.model import InvalidFile, Memory, MemoryHeader, SaveResult, WriteEvent
 from memoryd.store.paths import check_filename, memory_path
@@ -31,25 +33,12 @@ from memoryd.store.table import HeaderTable
 Clock = Callable[[], datetime]
 Backup = Callable[[str, "str | None"], None]  # (filename, text before the change or None) → recorded for undo
 log = logging.getLogger(__name__)
-SYMLINK_REFUSAL = "is a symbolic link; memoryd never follows links (it could point at a secret outside the memory dir): replace it with a real file."
 INDEX_BACKUP_FILENAME = limits.INDEX_FILENAME + ".before-memoryd"  # the index as found, before memoryd's first rewrite
 _Key = tuple[int, int]  # (mtime_ns, size): "changed since read" without reading
 
 
 def utc_now() -> datetime:
     return datetime.now(timezone.utc)
-
-
-def iso(dt: datetime) -> str:
-    return dt.astimezone(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-
-
-def _str(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, datetime):
-        return iso(value)
-    return str(value)
 
 
 def version_of(text: str | None) -> str:
@@ -87,25 +76,6 @@ def _key(st: os.stat_result) -> _Key:
     return (st.st_mtime_ns, st.st_size)
 
 
-def _parse_header(filename: str, path: Path, text: str, mtime: float) -> MemoryHeader | InvalidFile:
-    """A header from a file's text in either dialect, or why it is not a memory."""
-    if "\x00" in text:
-        return InvalidFile(filename, "holds NUL bytes (a binary file?); memories are UTF-8 Markdown: move it out of the memory dir.")
-    try:
-        meta = head_meta(text, source=filename)
-    except InvalidFrontmatter as exc:
-        return InvalidFile(filename, exc.message)
-    prefix = filename.split("_", 1)[0]
-    type_ = dialects.type_of(meta) or (prefix if prefix in limits.MEMORY_TYPES and "_" in filename else "")
-    if not type_:
-        return InvalidFile(filename, f"has no type; add 'type: <{'|'.join(limits.MEMORY_TYPES)}>' (or Claude Code's 'metadata:' / '  type: ...') to its frontmatter.")
-    if type_ not in limits.MEMORY_TYPES:
-        return InvalidFile(filename, f"type {type_!r} is not one of {', '.join(limits.MEMORY_TYPES)}; fix the 'type:' line.")
-    stem = filename[: -len(".md")]
-    name = _str(meta.get("name")) or (stem.split("_", 1)[-1] if stem.startswith(type_ + "_") else stem).replace("-", " ")
-    return MemoryHeader(filename, name, _str(meta.get("description")), type_, mtime, path, dialects.dialect_of(meta))
-
-
 class MemoryDir:
     """The memory store of one directory: topic files plus the MEMORY.md index."""
 
@@ -120,6 +90,8 @@ class MemoryDir:
         default_dialect: dialects.Dialect = dialects.MEMORYD,
     ) -> None:
         self.path = path
+        self._dir = str(path)
+        self._tmp_dir = path / TEMP_DIRNAME
         self.index_path = path / limits.INDEX_FILENAME
         self._now = now
         self._lock = dir_lock(path)
@@ -129,7 +101,7 @@ class MemoryDir:
         self._table = HeaderTable()
         self._table_lock = self._table.lock
         self._loaded = False
-        self._dir_key: int | None = None  # the dir's mtime_ns after our last write: another writer changes it
+        self._dir_key: int | None = None  # the dir's mtime_ns after our last write or sweep: another writer changes it
         self._dirty: set[str] = set()
         self._written: dict[str, _Key | None] = {}  # each file's key after our last write (to tell the watcher's echoes)
         # MEMORY.md as memoryd last wrote it (its key and layout), and the pointer lines it wrote.
@@ -137,32 +109,30 @@ class MemoryDir:
         self._layout: IndexLayout | None = None
         self._ours: dict[str, str] = {}
         self._temps_cleaned = False
+        self.watched = False  # set by MemoryWatcher: changes on disk are reported by name
+        self._swept_at = 0.0  # monotonic time of the last stat of every file
         # Every write of this dir is reported here (the registry shares one list across dirs).
         self.events: list[Callable[[WriteEvent], None]] = events if events is not None else []
         # (dir, filename) after each write, and after each change the watcher sees on disk
         self.on_change: list[Callable[[MemoryDir, str], None]] = []
 
     # ------------------------------------------------------------------ reading
-    def _read_header(self, filename: str, st: os.stat_result) -> MemoryHeader | InvalidFile:
-        path = self.path / filename
-        if st.st_size > limits.MEMORY_FILE_MAX_BYTES:
-            return InvalidFile(filename, f"is {st.st_size:,} bytes, over {limits.MEMORY_FILE_MAX_BYTES:,}: split it or move it out of the memory dir.")
+    def _read_entry(self, filename: str) -> tuple[_Key, MemoryHeader | InvalidFile] | None:
+        """One file read (never through a link); the key is that of the text read; None: gone."""
         try:
-            with open_nofollow(path) as fh:
-                raw = fh.read(limits.MEMORY_FILE_MAX_BYTES + 1)
-            text = raw.decode("utf-8")
-        except SymlinkRefused:
-            return InvalidFile(filename, SYMLINK_REFUSAL)
-        except UnicodeDecodeError:
-            return InvalidFile(filename, "is not UTF-8 text (a binary file?); memories are UTF-8 Markdown: convert it or move it out of the memory dir.")
-        except OSError as exc:
-            return InvalidFile(filename, f"unreadable ({exc.__class__.__name__}); check its permissions and encoding.")
-        return _parse_header(filename, path, text, st.st_mtime)
+            text, st = read_text(os.path.join(self._dir, filename))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        key = _key(st) if st is not None else (0, -1)
+        if isinstance(text, InvalidFile):
+            return key, text
+        assert st is not None
+        return key, parse_header(filename, self.path, text, st.st_mtime).header
 
     def _stat_entry(self, filename: str) -> tuple[_Key, MemoryHeader | InvalidFile] | None:
         """One file's table entry from an lstat, re-read only when its key changed."""
         try:
-            st = os.lstat(self.path / filename)
+            st = os.lstat(os.path.join(self._dir, filename))
         except (FileNotFoundError, NotADirectoryError):
             return None
         if stat.S_ISLNK(st.st_mode):
@@ -172,21 +142,25 @@ class MemoryDir:
         cached = self._table.get(filename)
         if cached is not None and cached[0] == _key(st):
             return cached
-        return (_key(st), self._read_header(filename, st))
+        return self._read_entry(filename)
 
-    def _refresh(self) -> list[MemoryHeader | InvalidFile]:
+    def _refresh(self) -> None:
         """Stat every `.md` file; re-read only the ones whose mtime or size changed."""
+        self._dir_key = self._dir_mtime()  # before the listing: a later change bumps it
         try:
-            names = [e.name for e in os.scandir(self.path)]
+            with os.scandir(self.path) as it:
+                entries = [(e.name, e.is_file(follow_symlinks=False)) for e in it]
         except (FileNotFoundError, NotADirectoryError):
-            names = []
+            entries = []
         with self._table_lock:
             seen: set[str] = set()
             changed = False
-            for name in names:
+            for name, regular in entries:
                 if not name.endswith(".md") or name == limits.INDEX_FILENAME or name.startswith("."):
                     continue
-                entry = self._stat_entry(name)
+                # A file first seen is read at once (the read's fstat gives its key); a known one
+                # is re-read only when its lstat key changed.
+                entry = self._read_entry(name) if regular and name not in self._table else self._stat_entry(name)
                 if entry is not None:
                     seen.add(name)
                     if entry is not self._table.get(name):
@@ -197,9 +171,9 @@ class MemoryDir:
                 changed = True
             self._dirty.clear()
             self._loaded = True
+            self._swept_at = time.monotonic()
             if changed:
                 self._layout = None  # someone else's changes: the next index update merges from scratch
-            return self._table.items()
 
     def _current_table(self) -> None:
         """Bring the table a write works on up to date: loaded once, then patched, rescanned only
@@ -221,18 +195,35 @@ class MemoryDir:
         except OSError:
             return None
 
+    def _fresh(self) -> None:
+        """Bring the table up to date for a read. A small dir: stat every file (a hand edit in
+        place changes no dir mtime). A big one (a stat of 20,000 files costs ~60 ms): the files
+        the watcher named and a changed listing (the dir's mtime), with a full sweep at most once
+        a second (unwatched) or a minute (watched: events name what changed), as recall does."""
+        every = limits.STORE_WATCHED_SWEEP_SECONDS if self.watched else limits.RECALL_WATCHED_SWEEP_SECONDS
+        trust = self._loaded and len(self._table) >= limits.STORE_WATCHED_TRUST_MIN_FILES and time.monotonic() - self._swept_at < every
+        if trust:
+            self._current_table()
+        else:
+            self._refresh()
+
+    def set_watched(self, on: bool) -> None:
+        """The watcher reports this dir's changes by name from now on (or no longer); the next
+        read sweeps every file once, for what changed before."""
+        self.watched, self._swept_at = on, 0.0
+
     def all_headers(self) -> list[MemoryHeader]:
-        """Every valid memory, newest first."""
-        headers = [h for h in self._refresh() if isinstance(h, MemoryHeader)]
-        headers.sort(key=lambda h: (-h.mtime, h.filename))
-        return headers
+        """Every valid memory, newest first (kept in that order: no sort per read)."""
+        self._fresh()
+        return self._table.headers()
 
     def scan_memory_headers(self, limit: int = limits.SCAN_MAX_FILES) -> list[MemoryHeader]:
         """The manifest scan of the seeds: at most 200 files, newest mtime first."""
         return self.all_headers()[:limit]
 
     def invalid_files(self) -> list[InvalidFile]:
-        return sorted((h for h in self._refresh() if isinstance(h, InvalidFile)), key=lambda f: f.filename)
+        self._fresh()
+        return self._table.invalid()
 
     def has_memories(self) -> bool:
         """Cheap gate: is there at least one topic file?"""
@@ -267,10 +258,11 @@ class MemoryDir:
         return self._memory(filename, path, text, mtime)
 
     def _memory(self, filename: str, path: Path, text: str, mtime: float) -> Memory:
-        meta, body = split_frontmatter(text, source=filename)
-        header = _parse_header(filename, path, text, mtime)
+        header, meta, body_line = parse_header(filename, self.path, text, mtime)
         if isinstance(header, InvalidFile):
+            split_frontmatter(text, source=filename)  # YAML's own complaint first, when it has one
             raise InvalidFrontmatter(f"{filename}: {header.error}")
+        body = body_of(text, body_line, source=filename)
         return Memory(
             filename=filename,
             name=header.name,
@@ -278,8 +270,8 @@ class MemoryDir:
             type=header.type,
             body=body.rstrip("\n"),
             mtime=mtime,
-            created=_str(meta.get("created")),
-            modified=_str(meta.get("modified")),
+            created=meta_str(meta.get("created")),
+            modified=meta_str(meta.get("modified")),
             path=path,
             version=version_of(text),
             dialect=header.dialect,
@@ -380,16 +372,34 @@ class MemoryDir:
             return prior, new, False
         if backup is not None:
             backup(filename, prior)
-        if new is None:
-            path.unlink(missing_ok=True)
-        else:
-            atomic_write(path, new, sync_dir=False)
-        index_changed = self._patch(filename, removed=new is None)
-        fsync_dir(self.path)  # one dir fsync makes both renames (the file's, the index's) durable
-        return prior, new, index_changed
+        # The file and MEMORY.md are staged, fsynced together, renamed, then one dir fsync;
+        # the table and the index learn this one file from the text written (no re-read, no rescan).
+        staged: list[Staged] = [] if new is None else [stage(path, new, tmp_dir=self._tmp_dir)]
+        for f in staged:
+            f.start_sync()  # the disk works while the index line is placed and staged
+        with self._table_lock:
+            before = self._table.get(filename)
+            entry = None if new is None else (_key(staged[0].stat), parse_header(filename, self.path, new, staged[0].stat.st_mtime).header)
+            self._table.set(filename, entry)
+        try:
+            index = self._stage_index(changed=filename, header=entry[1] if entry is not None and isinstance(entry[1], MemoryHeader) else None)
+            publish(staged + ([index[0]] if index else []), unlink=path if new is None else None)
+        except BaseException:
+            for f in staged:
+                f.discard()
+            with self._table_lock:
+                self._table.set(filename, before)
+            self._layout = None  # the next index update merges from the files
+            raise
+        self._written[filename] = entry[0] if entry is not None else None
+        if index:
+            self._index_written(*index)
+        self._dir_key = self._dir_mtime()
+        return prior, new, index is not None
 
     def _patch(self, filename: str, *, removed: bool) -> bool:
-        """After a write: the table learns this one file, the index is merged, no rescan."""
+        """After a change outside `_commit` (a link removed): the table learns this one file, the
+        index is merged, no rescan."""
         with self._table_lock:
             entry = None if removed else self._stat_entry(filename)
             self._table.set(filename, entry)
@@ -428,7 +438,7 @@ class MemoryDir:
                 chosen = self.dialect()
                 if prior is not None:
                     try:
-                        meta, old_body = split_frontmatter(prior, source=target)
+                        meta, old_body = split_memory(prior, source=target)
                     except InvalidFrontmatter as exc:
                         raise InvalidFrontmatter(f"{exc.message} The file was left untouched: fix or delete it by hand, then save again.") from exc
                     if dialects.type_of(meta):
@@ -469,8 +479,8 @@ class MemoryDir:
         check_filename(filename)
         if text is not None:
             try:
-                meta, body = split_frontmatter(text, source=filename)
-                fields = {"name": _str(meta.get("name")), "description": _str(meta.get("description")), "body": body}
+                meta, body = split_memory(text, source=filename)
+                fields = {"name": meta_str(meta.get("name")), "description": meta_str(meta.get("description")), "body": body}
             except InvalidFrontmatter:
                 fields = {"body": text}
             self._refuse_secrets(source, filename, fields)
@@ -489,7 +499,7 @@ class MemoryDir:
         changed: builtins.list[str] = []
         with self._lock:
             self._current_table()
-            for header in list(self._table.headers()):
+            for header in self._table.headers():
                 prior = self.read_raw(header.filename)
                 if prior is None or "[[" not in prior:
                     continue
@@ -542,36 +552,47 @@ class MemoryDir:
         return text.rstrip("\n").split("\n") if text.strip() else []
 
     def _update_index(self, *, changed: str | None = None, header: MemoryHeader | None = None) -> bool:
-        """Bring MEMORY.md up to date, keeping every line memoryd did not write. After a write of
-        one file to an index memoryd wrote last, that file's line moves alone (no rescan, no re-read)."""
+        """Bring MEMORY.md up to date (renamed into place; the caller fsyncs the dir)."""
+        index = self._stage_index(changed=changed, header=header)
+        if index is None:
+            return False
+        publish([index[0]], sync_dir=False)
+        self._index_written(*index)
+        return True
+
+    def _stage_index(self, *, changed: str | None = None, header: MemoryHeader | None = None) -> tuple[Staged, IndexLayout] | None:
+        """MEMORY.md's new text staged, keeping every line memoryd did not write; None when it
+        does not change. After a write of one file to an index memoryd wrote last, that file's
+        line moves alone (no rescan, no re-read)."""
         layout = self._layout
         if layout is not None and changed is not None and self._index_key is not None and self._key_now(self.index_path) == self._index_key:
             moved = layout.upsert(header) if header is not None else layout.drop(changed)
             if not moved:
-                return False
-            return self._write_index(layout)
+                return None
+            return self._stage_layout(layout), layout
         current = self._read_index()
         if current is None:
-            return False
+            return None
         removed = frozenset({changed}) if changed is not None and header is None else frozenset()
-        layout = merge_index(current, list(self._table.headers()), self._ours, removed=removed)
+        layout = merge_index(current, self._table.headers(), self._ours, removed=removed)
         mine = set(self._ours.values()) | set(layout.ours().values())
         self._ours, self._layout = layout.ours(), layout
         lines = layout.lines()
         if lines == current:
             self._index_key = self._key_now(self.index_path)
-            return False
+            return None
         foreign = [line for line in current if line.strip() and line not in mine]
         backup = self.path / INDEX_BACKUP_FILENAME
         if foreign and not os.path.lexists(backup):  # the first rewrite of an index someone else wrote
             atomic_write(backup, "\n".join(current) + "\n")
-        return self._write_index(layout)
+        return self._stage_layout(layout), layout
 
-    def _write_index(self, layout: IndexLayout) -> bool:
+    def _stage_layout(self, layout: IndexLayout) -> Staged:
         lines = layout.lines()
-        atomic_write(self.index_path, "\n".join(lines) + "\n" if lines else "", sync_dir=False)  # the caller syncs the dir
-        self._index_key, self._ours = self._key_now(self.index_path), layout.ours()
-        return True
+        return stage(self.index_path, "\n".join(lines) + "\n" if lines else "", tmp_dir=self._tmp_dir)
+
+    def _index_written(self, staged: Staged, layout: IndexLayout) -> None:
+        self._index_key, self._ours = _key(staged.stat), layout.ours()
 
     def rebuild_index(self) -> bool:
         """Reconcile MEMORY.md with the files (a full rescan); writes only when the text changes."""

@@ -6,9 +6,10 @@ It does NOT touch the disk; `memoryd.store.memdir` feeds it.
 
 from __future__ import annotations
 
+import bisect
+import sys
 import threading
 from collections import Counter
-from typing import Iterator
 
 from memoryd.store.model import InvalidFile, MemoryHeader
 from memoryd.store.paths import slugify
@@ -17,19 +18,27 @@ Key = tuple[int, int]  # (mtime_ns, size): "changed since read" without reading
 Entry = tuple[Key, "MemoryHeader | InvalidFile"]
 
 
-def _name_keys(header: MemoryHeader) -> tuple[tuple[str, str], ...]:
+def _name_keys(header: MemoryHeader) -> tuple[str, str]:
     """How a save may name this memory: its title case-folded, or its slug (Claude Code's names)."""
-    return ((header.type, "t:" + header.name.strip().casefold()), (header.type, "s:" + slugify(header.name)))
+    return (f"{header.type}\0t:{header.name.strip().casefold()}", f"{header.type}\0s:{slugify(header.name)}")
+
+
+def _order_key(header: MemoryHeader) -> tuple[float, str]:
+    return (-header.mtime, header.filename)
 
 
 class HeaderTable:
-    """filename → (key, header or InvalidFile), plus by-name and by-dialect indexes."""
+    """filename → (key, header or InvalidFile), plus by-name and by-dialect indexes and the
+    headers kept newest first (a list page never sorts 20,000 headers)."""
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self._entries: dict[str, Entry] = {}
-        self._by_name: dict[tuple[str, str], set[str]] = {}
+        self._by_name: dict[str, str | set[str]] = {}  # one owner as a str (most names), several as a set
         self._dialects: Counter[str] = Counter()
+        self._order_keys: list[tuple[float, str]] = []
+        self._order: list[MemoryHeader] = []
+        self._invalid: dict[str, InvalidFile] = {}
 
     def get(self, filename: str) -> Entry | None:
         return self._entries.get(filename)
@@ -37,46 +46,73 @@ class HeaderTable:
     def __contains__(self, filename: str) -> bool:
         return filename in self._entries
 
+    def __len__(self) -> int:
+        return len(self._entries)
+
     def items(self) -> list[MemoryHeader | InvalidFile]:
         with self.lock:
             return [item for _, item in self._entries.values()]
 
-    def headers(self) -> Iterator[MemoryHeader]:
-        return (item for _, item in list(self._entries.values()) if isinstance(item, MemoryHeader))
-
-    def replace_all(self, entries: dict[str, Entry]) -> None:
+    def headers(self) -> list[MemoryHeader]:
+        """Every valid memory, newest first (a copy: the table may change meanwhile)."""
         with self.lock:
-            self._entries, self._by_name, self._dialects = {}, {}, Counter()
-            for filename, entry in entries.items():
-                self.set(filename, entry)
+            return list(self._order)
+
+    def invalid(self) -> list[InvalidFile]:
+        with self.lock:
+            return [self._invalid[f] for f in sorted(self._invalid)]
 
     def set(self, filename: str, entry: Entry | None) -> None:
         """Record one file's new state (None: it is gone)."""
         with self.lock:
             old = self._entries.pop(filename, None)
-            if old is not None and isinstance(old[1], MemoryHeader):
-                self._dialects[old[1].dialect] -= 1
-                for key in _name_keys(old[1]):
-                    owners = self._by_name.get(key)
-                    if owners is not None:
-                        owners.discard(filename)
-                        if not owners:
-                            del self._by_name[key]
+            if old is not None:
+                self._forget(filename, old[1])
             if entry is None:
                 return
-            self._entries[filename] = entry
-            if isinstance(entry[1], MemoryHeader):
-                self._dialects[entry[1].dialect] += 1
-                for key in _name_keys(entry[1]):
-                    self._by_name.setdefault(key, set()).add(filename)
+            self._entries[sys.intern(filename)] = entry
+            item = entry[1]
+            if isinstance(item, InvalidFile):
+                self._invalid[filename] = item
+                return
+            self._dialects[item.dialect] += 1
+            for key in _name_keys(item):
+                owners = self._by_name.get(key)
+                if owners is None:
+                    self._by_name[key] = filename
+                elif isinstance(owners, set):
+                    owners.add(filename)
+                elif owners != filename:
+                    self._by_name[key] = {owners, filename}
+            order = _order_key(item)
+            i = bisect.bisect_left(self._order_keys, order)
+            self._order_keys.insert(i, order)
+            self._order.insert(i, item)
+
+    def _forget(self, filename: str, item: MemoryHeader | InvalidFile) -> None:
+        if isinstance(item, InvalidFile):
+            self._invalid.pop(filename, None)
+            return
+        self._dialects[item.dialect] -= 1
+        for key in _name_keys(item):
+            owners = self._by_name.get(key)
+            if isinstance(owners, set):
+                owners.discard(filename)
+                if len(owners) == 1:
+                    self._by_name[key] = next(iter(owners))
+            elif owners == filename:
+                del self._by_name[key]
+        i = bisect.bisect_left(self._order_keys, _order_key(item))
+        if i < len(self._order) and self._order[i].filename == filename:
+            del self._order_keys[i], self._order[i]
 
     def find(self, type_: str, name: str) -> str | None:
         """The memory a save of (type, name) updates: same title, else same slug."""
         with self.lock:
-            for key in ((type_, "t:" + name.strip().casefold()), (type_, "s:" + slugify(name))):
+            for key in (f"{type_}\0t:{name.strip().casefold()}", f"{type_}\0s:{slugify(name)}"):
                 owners = self._by_name.get(key)
                 if owners:
-                    return min(owners)
+                    return owners if isinstance(owners, str) else min(owners)
             return None
 
     def dialect_counts(self) -> Counter[str]:

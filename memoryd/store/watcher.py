@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import deque
 from pathlib import Path
 from typing import Any
 
-from watchdog.events import FileSystemEvent, FileSystemEventHandler
+from watchdog.events import FileCreatedEvent, FileDeletedEvent, FileModifiedEvent, FileMovedEvent, FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from memoryd import limits
@@ -21,6 +22,9 @@ from memoryd.store.memdir import MemoryDir
 
 log = logging.getLogger(__name__)
 DEBOUNCE_SECONDS = 0.25
+# What a change to a memory is made of; opens and closes (every read of every file, each save's
+# lock and temp files) are never asked of the kernel: decoding them cost more CPU than the save.
+EVENTS = [FileCreatedEvent, FileDeletedEvent, FileModifiedEvent, FileMovedEvent]
 
 
 class _Handler(FileSystemEventHandler):
@@ -45,7 +49,8 @@ class MemoryWatcher:
         self.debounce_seconds = debounce_seconds
         self._observer: Any = None
         self._watched: dict[Path, tuple[MemoryDir, Any]] = {}  # path → (store, watchdog's ObservedWatch)
-        self._timers: dict[Path, threading.Timer] = {}
+        self._timers: dict[Path, threading.Timer] = {}  # one pending re-index per dir
+        self._due: dict[Path, float] = {}  # when it may run: the last event + the debounce
         self._lock = threading.Lock()
         self.recent_events: deque[dict[str, str]] = deque(maxlen=100)
         self.reindex_count = 0
@@ -60,6 +65,9 @@ class MemoryWatcher:
             for timer in self._timers.values():
                 timer.cancel()
             self._timers.clear()
+            self._due.clear()
+            for store, _ in self._watched.values():
+                store.set_watched(False)
         if self._observer is not None:
             self._observer.stop()
             self._observer.join(timeout=5)
@@ -69,8 +77,9 @@ class MemoryWatcher:
         with self._lock:
             if self._observer is None or store.path in self._watched or not store.path.is_dir():
                 return
-            handle = self._observer.schedule(_Handler(self, store), str(store.path), recursive=False)
+            handle = self._observer.schedule(_Handler(self, store), str(store.path), recursive=False, event_filter=EVENTS)
             self._watched[store.path] = (store, handle)
+            store.set_watched(True)
 
     def unwatch(self, store: MemoryDir) -> None:
         """Stop watching a dir the registry let go of (its next use watches the new instance)."""
@@ -79,6 +88,8 @@ class MemoryWatcher:
             if entry is None or entry[0] is not store:
                 return
             del self._watched[store.path]
+            store.set_watched(False)
+            self._due.pop(store.path, None)
             timer = self._timers.pop(store.path, None)
             if timer is not None:
                 timer.cancel()
@@ -103,17 +114,26 @@ class MemoryWatcher:
             return  # the echo of memoryd's own write: the table and index already have it
         self.recent_events.append({"dir": str(store.path), "file": filename, "event": kind})
         with self._lock:  # caches (the recall index) dropped just now; MEMORY.md is merged debounced
-            old = self._timers.pop(store.path, None)
-            if old is not None:
-                old.cancel()
-            timer = threading.Timer(self.debounce_seconds, self._reindex, args=(store,))
-            timer.daemon = True
-            self._timers[store.path] = timer
-            timer.start()
+            self._due[store.path] = time.monotonic() + self.debounce_seconds
+            if store.path not in self._timers:  # one timer per dir, not a thread per event (a bulk copy is 40,000)
+                self._arm(store, self.debounce_seconds)
+
+    def _arm(self, store: MemoryDir, delay: float) -> None:
+        timer = threading.Timer(delay, self._reindex, args=(store,))
+        timer.daemon = True
+        self._timers[store.path] = timer
+        timer.start()
 
     def _reindex(self, store: MemoryDir) -> None:
         with self._lock:
+            if store.path not in self._timers:  # stopped or unwatched meanwhile
+                return
+            left = self._due.get(store.path, 0.0) - time.monotonic()
+            if left > 0:  # events came meanwhile: wait until the dir is quiet for the debounce
+                self._arm(store, left)
+                return
             self._timers.pop(store.path, None)
+            self._due.pop(store.path, None)
         try:
             if store.sync_index():
                 log.info("re-indexed %s after a change on disk", store.path)
