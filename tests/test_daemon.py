@@ -5,16 +5,14 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-import httpx
-
 from memoryd import limits
-from tests.support.servers import DaemonProcess, daemon_env
+from tests.support.servers import DaemonProcess, daemon_env, loopback_request
 
 
 def test_subprocess_crud_and_token_file(daemon_process: DaemonProcess, project: Path, home: Path) -> None:
     daemon_process.start()
     assert stat.S_IMODE((home / "token").stat().st_mode) == 0o600
-    assert httpx.get(daemon_process.url + "/v1/memories", params={"cwd": str(project)}).status_code == 401
+    assert loopback_request("GET", daemon_process.url + "/v1/memories", params={"cwd": str(project)}).status_code == 401
     with daemon_process.client() as c:
         r = c.post("/v1/memories", json={"cwd": str(project), "name": "Colons: ok", "description": "d: e", "type": "reference", "body": "b"})
         assert r.status_code == 201, r.text
@@ -41,9 +39,9 @@ def test_memoryd_token_overrides_file(tmp_path: Path, project: Path) -> None:
     try:
         proc.start()
         url = proc.url + "/v1/memories"
-        assert httpx.get(url, params={"cwd": str(project)}, headers={"Authorization": "Bearer env-token-123"}).status_code == 200
+        assert loopback_request("GET", url, params={"cwd": str(project)}, headers={"Authorization": "Bearer env-token-123"}).status_code == 200
         file_token = (home / "token").read_text().strip() if (home / "token").exists() else "none"
-        assert httpx.get(url, params={"cwd": str(project)}, headers={"Authorization": f"Bearer {file_token}"}).status_code == 401
+        assert loopback_request("GET", url, params={"cwd": str(project)}, headers={"Authorization": f"Bearer {file_token}"}).status_code == 401
     finally:
         proc.kill()
 
