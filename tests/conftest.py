@@ -111,6 +111,20 @@ def daemon_process(home: Path) -> Iterator[DaemonProcess]:
         proc.kill()
 
 
+@pytest.fixture(scope="module")
+def shared_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
+    """One `memoryd serve` subprocess (~1.2 s of CPU to start) for a module's tests that each keep to
+    their own `project` (so their own memory dir); its `home` is the MEMORYD_HOME for CLI runs."""
+    root = tmp_path_factory.mktemp("shared-daemon")
+    (root / "user").mkdir()
+    home = root / "memoryd-home"
+    proc = DaemonProcess(home=home, env=daemon_env(home, HOME=str(root / "user"))).start()  # never the real ~/.claude
+    try:
+        yield proc
+    finally:
+        proc.kill()
+
+
 @pytest.fixture(autouse=True)
 def _no_user_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests never see the developer's memoryd or Anthropic settings."""

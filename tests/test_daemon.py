@@ -9,8 +9,8 @@ from memoryd import limits
 from tests.support.servers import DaemonProcess, daemon_env, loopback_request
 
 
-def test_subprocess_crud_and_token_file(daemon_process: DaemonProcess, project: Path, home: Path) -> None:
-    daemon_process.start()
+def test_subprocess_crud_and_token_file(shared_daemon: DaemonProcess, project: Path) -> None:
+    daemon_process, home = shared_daemon, shared_daemon.home
     assert stat.S_IMODE((home / "token").stat().st_mode) == 0o600
     assert loopback_request("GET", daemon_process.url + "/v1/memories", params={"cwd": str(project)}).status_code == 401
     with daemon_process.client() as c:
@@ -58,9 +58,8 @@ def test_memoryd_memory_dir_override(tmp_path: Path, project: Path) -> None:
         proc.kill()
 
 
-def test_index_truncation_edges_over_http(daemon_process: DaemonProcess, project: Path) -> None:
-    daemon_process.start()
-    with daemon_process.client() as c:
+def test_index_truncation_edges_over_http(shared_daemon: DaemonProcess, project: Path) -> None:
+    with shared_daemon.client() as c:
         for i in range(limits.INDEX_MAX_LINES):
             assert c.post("/v1/memories", json={"cwd": str(project), "name": f"m{i:03d}", "description": "d", "type": "project", "body": "b"}).status_code == 201
         idx = c.get("/v1/index", params={"cwd": str(project)}).json()
@@ -72,14 +71,12 @@ def test_index_truncation_edges_over_http(daemon_process: DaemonProcess, project
         assert len(raw.splitlines()) == 201  # the file keeps everything; only the served copy is cut
 
 
-def test_forty_concurrent_http_saves_lose_nothing(daemon_process: DaemonProcess, project: Path) -> None:
+def test_forty_concurrent_http_saves_lose_nothing(shared_daemon: DaemonProcess, project: Path) -> None:
     from concurrent.futures import ThreadPoolExecutor
-
-    daemon_process.start()
 
     def save(args: tuple[int, str]) -> int:
         i, name = args
-        with daemon_process.client() as c:
+        with shared_daemon.client() as c:
             return c.post("/v1/memories", json={"cwd": str(project), "name": name, "description": f"d{i}", "type": "project", "body": f"body {i}"}).status_code
 
     with ThreadPoolExecutor(40) as pool:
@@ -87,7 +84,7 @@ def test_forty_concurrent_http_saves_lose_nothing(daemon_process: DaemonProcess,
         same = list(pool.map(save, [(i, "one name") for i in range(40)]))
     assert sorted(distinct) == [201] * 40
     assert same.count(201) == 1 and same.count(200) == 39
-    with daemon_process.client() as c:
+    with shared_daemon.client() as c:
         listed = c.get("/v1/memories", params={"cwd": str(project)}).json()
         index = c.get("/v1/index", params={"cwd": str(project)}).json()
     files = {m["filename"] for m in listed["memories"]}
