@@ -7,14 +7,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-import httpx
 import pytest
 
 from memoryd.api import create_app
 from memoryd.config import Settings, load_settings
 from memoryd.daemon import Daemon
 from tests.support.messages_api import ScriptedMessagesAPI
-from tests.support.servers import DaemonProcess, ThreadedServer, daemon_env
+from tests.support.servers import DaemonProcess, ThreadedServer, daemon_env, loopback_client
 
 
 @pytest.fixture(autouse=True)
@@ -62,7 +61,7 @@ class LiveDaemon:
         self.daemon = daemon
         self.server = server
         self.url = server.url
-        self.client = httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {daemon.token}"}, timeout=10)
+        self.client = loopback_client(server.url, headers={"Authorization": f"Bearer {daemon.token}"}, timeout=10)
 
     def close(self) -> None:
         self.client.close()
@@ -113,9 +112,32 @@ def daemon_process(home: Path) -> Iterator[DaemonProcess]:
         proc.kill()
 
 
+@pytest.fixture(scope="module")
+def shared_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
+    """One `memoryd serve` subprocess (~1.2 s of CPU to start) for a module's tests that each keep to
+    their own `project` (so their own memory dir); its `home` is the MEMORYD_HOME for CLI runs."""
+    root = tmp_path_factory.mktemp("shared-daemon")
+    (root / "user").mkdir()
+    home = root / "memoryd-home"
+    proc = DaemonProcess(home=home, env=daemon_env(home, HOME=str(root / "user"))).start()  # never the real ~/.claude
+    try:
+        yield proc
+    finally:
+        proc.kill()
+
+
 @pytest.fixture(autouse=True)
 def _no_user_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tests never see the developer's memoryd or Anthropic settings."""
     for key in list(os.environ):
         if key.startswith(("MEMORYD_", "ANTHROPIC_")):
             monkeypatch.delenv(key, raising=False)
+
+
+# Single tests that take many seconds (cold mypy, many CLI subprocesses). Run first, so that with
+# pytest-xdist's workers they overlap the many short tests instead of ending the run on one worker.
+LONG_TESTS = ("tests/test_typing.py", "tests/test_doctor.py", "tests/test_import_export.py", "tests/test_cli_contract.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=lambda item: not item.nodeid.startswith(LONG_TESTS))  # stable: the rest keep their order

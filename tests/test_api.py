@@ -11,6 +11,7 @@ import pytest
 
 from memoryd import limits
 from tests.conftest import LiveDaemon
+from tests.support.servers import loopback_request
 
 FAKE_SECRETS = {
     "Anthropic API key": "sk-ant-api03-" + "A1b2C3d4E5f6G7h8I9j0" * 3,
@@ -123,9 +124,9 @@ def test_token_required_everywhere_but_health(live: LiveDaemon, project: Path) -
              ("GET", "/docs"), ("GET", "/openapi.json"), ("GET", "/redoc")]
     for method, path in paths:
         for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": live.daemon.token}):
-            r = httpx.request(method, live.url + path, params={"cwd": str(project)}, headers=headers)
+            r = loopback_request(method, live.url + path, params={"cwd": str(project)}, headers=headers)
             assert _err(r, 401)["code"] == "unauthorized", (method, path)
-    assert httpx.get(live.url + "/v1/health").json()["status"] == "ok"
+    assert loopback_request("GET", live.url + "/v1/health").json()["status"] == "ok"
     assert live.client.get("/metrics").status_code == 200
     assert live.client.get("/v1/status").status_code == 200
     assert "/v1/recall" in live.client.get("/openapi.json").json()["paths"]

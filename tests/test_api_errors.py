@@ -15,6 +15,7 @@ import memoryd.errors as errors_module
 from memoryd.config import load_settings
 from memoryd.errors import ConfigError, MemorydError, RequestTooLarge, Unauthorized
 from tests.conftest import LiveDaemon
+from tests.support.servers import loopback_client
 
 # Every route with a JSON body: a good body, the fields it requires, and whether extra keys are
 # refused (ours) or ignored (turn-end and the hook take Claude Code's hook JSON as it is).
@@ -97,7 +98,7 @@ def test_every_query_route_names_a_missing_and_a_mistyped_parameter(live: LiveDa
 
 
 def test_middleware_errors_are_the_trees_own(live: LiveDaemon) -> None:
-    with httpx.Client(base_url=live.url, timeout=10) as anonymous:
+    with loopback_client(live.url, timeout=10) as anonymous:
         r = anonymous.get("/v1/status")
         assert r.status_code == Unauthorized.status and r.json()["error"]["code"] == Unauthorized.code
         assert r.headers["www-authenticate"] == "Bearer"

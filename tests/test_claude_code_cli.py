@@ -16,13 +16,15 @@ from typing import Iterator
 
 import httpx
 import pytest
+from filelock import FileLock
 
 from memoryd import limits
+from tests.support.cache import TEST_CACHE
 from tests.support.messages_api import ScriptedMessagesAPI
 from tests.support.servers import DaemonProcess, daemon_env
 
 CLAUDE_CODE_VERSION = "2.1.330"  # the version the integration doc verified
-CACHE = Path(os.environ.get("MEMORYD_TEST_CACHE", Path.home() / ".cache" / "memoryd-tests")) / f"claude-code-{CLAUDE_CODE_VERSION}"
+CACHE = TEST_CACHE / f"claude-code-{CLAUDE_CODE_VERSION}"
 
 pytestmark = pytest.mark.e2e
 
@@ -32,12 +34,13 @@ def claude_bin() -> Path:
     if not shutil.which("node") or not shutil.which("npm"):
         pytest.skip("node and npm are needed to install the Claude Code CLI (apt-get install nodejs npm)")
     binary = CACHE / "node_modules" / ".bin" / "claude"
-    if not binary.exists():
-        CACHE.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            ["npm", "install", "--prefix", str(CACHE), "--no-audit", "--no-fund", f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}"],
-            check=True, capture_output=True, timeout=600,
-        )
+    CACHE.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(CACHE) + ".lock"):  # pytest-xdist workers: one installs, the others wait for it
+        if not binary.exists():
+            subprocess.run(
+                ["npm", "install", "--prefix", str(CACHE), "--no-audit", "--no-fund", f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}"],
+                check=True, capture_output=True, timeout=600,
+            )
     version = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60)
     assert CLAUDE_CODE_VERSION in version.stdout, version.stdout + version.stderr
     return binary

@@ -5,16 +5,14 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-import httpx
-
 from memoryd import limits
-from tests.support.servers import DaemonProcess, daemon_env
+from tests.support.servers import DaemonProcess, daemon_env, loopback_request
 
 
-def test_subprocess_crud_and_token_file(daemon_process: DaemonProcess, project: Path, home: Path) -> None:
-    daemon_process.start()
+def test_subprocess_crud_and_token_file(shared_daemon: DaemonProcess, project: Path) -> None:
+    daemon_process, home = shared_daemon, shared_daemon.home
     assert stat.S_IMODE((home / "token").stat().st_mode) == 0o600
-    assert httpx.get(daemon_process.url + "/v1/memories", params={"cwd": str(project)}).status_code == 401
+    assert loopback_request("GET", daemon_process.url + "/v1/memories", params={"cwd": str(project)}).status_code == 401
     with daemon_process.client() as c:
         r = c.post("/v1/memories", json={"cwd": str(project), "name": "Colons: ok", "description": "d: e", "type": "reference", "body": "b"})
         assert r.status_code == 201, r.text
@@ -41,9 +39,9 @@ def test_memoryd_token_overrides_file(tmp_path: Path, project: Path) -> None:
     try:
         proc.start()
         url = proc.url + "/v1/memories"
-        assert httpx.get(url, params={"cwd": str(project)}, headers={"Authorization": "Bearer env-token-123"}).status_code == 200
+        assert loopback_request("GET", url, params={"cwd": str(project)}, headers={"Authorization": "Bearer env-token-123"}).status_code == 200
         file_token = (home / "token").read_text().strip() if (home / "token").exists() else "none"
-        assert httpx.get(url, params={"cwd": str(project)}, headers={"Authorization": f"Bearer {file_token}"}).status_code == 401
+        assert loopback_request("GET", url, params={"cwd": str(project)}, headers={"Authorization": f"Bearer {file_token}"}).status_code == 401
     finally:
         proc.kill()
 
@@ -60,9 +58,8 @@ def test_memoryd_memory_dir_override(tmp_path: Path, project: Path) -> None:
         proc.kill()
 
 
-def test_index_truncation_edges_over_http(daemon_process: DaemonProcess, project: Path) -> None:
-    daemon_process.start()
-    with daemon_process.client() as c:
+def test_index_truncation_edges_over_http(shared_daemon: DaemonProcess, project: Path) -> None:
+    with shared_daemon.client() as c:
         for i in range(limits.INDEX_MAX_LINES):
             assert c.post("/v1/memories", json={"cwd": str(project), "name": f"m{i:03d}", "description": "d", "type": "project", "body": "b"}).status_code == 201
         idx = c.get("/v1/index", params={"cwd": str(project)}).json()
@@ -74,14 +71,12 @@ def test_index_truncation_edges_over_http(daemon_process: DaemonProcess, project
         assert len(raw.splitlines()) == 201  # the file keeps everything; only the served copy is cut
 
 
-def test_forty_concurrent_http_saves_lose_nothing(daemon_process: DaemonProcess, project: Path) -> None:
+def test_forty_concurrent_http_saves_lose_nothing(shared_daemon: DaemonProcess, project: Path) -> None:
     from concurrent.futures import ThreadPoolExecutor
-
-    daemon_process.start()
 
     def save(args: tuple[int, str]) -> int:
         i, name = args
-        with daemon_process.client() as c:
+        with shared_daemon.client() as c:
             return c.post("/v1/memories", json={"cwd": str(project), "name": name, "description": f"d{i}", "type": "project", "body": f"body {i}"}).status_code
 
     with ThreadPoolExecutor(40) as pool:
@@ -89,7 +84,7 @@ def test_forty_concurrent_http_saves_lose_nothing(daemon_process: DaemonProcess,
         same = list(pool.map(save, [(i, "one name") for i in range(40)]))
     assert sorted(distinct) == [201] * 40
     assert same.count(201) == 1 and same.count(200) == 39
-    with daemon_process.client() as c:
+    with shared_daemon.client() as c:
         listed = c.get("/v1/memories", params={"cwd": str(project)}).json()
         index = c.get("/v1/index", params={"cwd": str(project)}).json()
     files = {m["filename"] for m in listed["memories"]}

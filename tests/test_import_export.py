@@ -38,8 +38,8 @@ def _content(memories: dict[str, dict[str, str]]) -> set[tuple[str, str, str, st
     return {(m["name"], m["description"], m["type"], m["body"]) for m in memories.values()}
 
 
-def test_import_dedupes_never_overwrites_and_dry_run_writes_nothing(daemon_process: DaemonProcess, home: Path, project: Path, tmp_path: Path) -> None:
-    daemon_process.start()
+def test_import_dedupes_never_overwrites_and_dry_run_writes_nothing(shared_daemon: DaemonProcess, project: Path, tmp_path: Path) -> None:
+    daemon_process, home = shared_daemon, shared_daemon.home
     source = tmp_path / "old store"
     source.mkdir()
     (source / "debugging-notes.md").write_text(CC_FILE)
@@ -75,8 +75,8 @@ def test_import_dedupes_never_overwrites_and_dry_run_writes_nothing(daemon_proce
     assert set(again["counts"]) <= {"duplicate", "refused"} and _memories(daemon_process, project) == after
 
 
-def test_export_reads_back_losslessly_as_jsonl_and_tarball(daemon_process: DaemonProcess, home: Path, project: Path, tmp_path: Path) -> None:
-    daemon_process.start()
+def test_export_reads_back_losslessly_as_jsonl_and_tarball(shared_daemon: DaemonProcess, project: Path, tmp_path: Path) -> None:
+    daemon_process, home = shared_daemon, shared_daemon.home
     cwd = ["--cwd", str(project)]
     for args in (["-t", "feedback", "-n", "Tests: real db", "-d", "no mocks — ever", "-b", "Use the real DB.\n\n**Why:** mocks hid a bug."],
                  ["-t", "user", "-n", "Rôle", "-d", "data scientist (Zürich)", "-b", "Likes short answers."],
@@ -96,8 +96,8 @@ def test_export_reads_back_losslessly_as_jsonl_and_tarball(daemon_process: Daemo
         assert _content(_memories(daemon_process, other)) == original
 
 
-def test_import_refuses_a_whole_store_and_names_the_fix(daemon_process: DaemonProcess, home: Path, project: Path, tmp_path: Path) -> None:
-    daemon_process.start()
+def test_import_refuses_a_whole_store_and_names_the_fix(shared_daemon: DaemonProcess, project: Path, tmp_path: Path) -> None:
+    daemon_process, home = shared_daemon, shared_daemon.home
     (tmp_path / "old" / "projects" / "-x" / "memory").mkdir(parents=True)
     r = run(home, "import", "--cwd", str(project), "--from", str(tmp_path / "old"))
     assert r.returncode != 0 and "projects/<project>/memory" in r.stderr

@@ -12,7 +12,6 @@ from typing import Any, AsyncIterator, Awaitable, Callable
 from urllib.parse import quote
 
 import anyio
-import httpx
 import httpx2
 import pytest
 from mcp import Client, StdioServerParameters
@@ -21,7 +20,7 @@ from mcp_types import CallToolResult, ListRootsResult, Root
 
 from memoryd import limits
 from tests.conftest import LiveDaemon
-from tests.support.servers import daemon_env, free_socket
+from tests.support.servers import daemon_env, free_socket, loopback_request
 
 TOOLS = {"memory_save", "memory_recall", "memory_search", "memory_show", "memory_forget", "memory_index", "dream_status"}
 AWS_KEY = "AKIA" + "ABCDEFGHIJKLMNOP"
@@ -198,9 +197,9 @@ def test_http_needs_the_bearer_token(live: LiveDaemon) -> None:
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
     accept = {"Accept": "application/json, text/event-stream"}
     for headers in ({}, {"Authorization": "Bearer wrong"}):
-        r = httpx.post(live.url + "/mcp", json=hello, headers=accept | headers)
+        r = loopback_request("POST", live.url + "/mcp", json=hello, headers=accept | headers)
         assert r.status_code == 401 and r.json()["error"]["code"] == "unauthorized"
-    ok = httpx.post(live.url + "/mcp", json=hello, headers=accept | {"Authorization": f"Bearer {live.daemon.token}"})
+    ok = loopback_request("POST", live.url + "/mcp", json=hello, headers=accept | {"Authorization": f"Bearer {live.daemon.token}"})
     assert ok.status_code == 200, ok.text
 
     async def scenario() -> None:
@@ -216,10 +215,10 @@ def test_http_refuses_foreign_host_and_origin(live: LiveDaemon) -> None:
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
     headers = {"Accept": "application/json, text/event-stream", "Authorization": f"Bearer {live.daemon.token}"}
     for foreign in ({"Host": "evil.example"}, {"Host": f"evil.example:{live.server.port}"}, {"Origin": "http://evil.example"}):
-        r = httpx.post(live.url + "/mcp", json=hello, headers=headers | foreign)
+        r = loopback_request("POST", live.url + "/mcp", json=hello, headers=headers | foreign)
         assert 400 <= r.status_code < 500 and r.status_code != 404, (foreign, r.status_code, r.text)
     for loopback in ({"Host": f"localhost:{live.server.port}"}, {"Origin": f"http://localhost:{live.server.port}"}):
-        assert httpx.post(live.url + "/mcp", json=hello, headers=headers | loopback).status_code == 200, loopback
+        assert loopback_request("POST", live.url + "/mcp", json=hello, headers=headers | loopback).status_code == 200, loopback
 
 
 def test_http_project_from_cwd_argument_else_refused(live: LiveDaemon, project: Path, memory_dir: Path, tmp_path: Path) -> None:

@@ -12,11 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator
 
-import httpx
 import pytest
 
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
-from tests.support.servers import DaemonProcess, daemon_env
+from tests.support.servers import DaemonProcess, daemon_env, loopback_client
 from tests.test_claude_code_cli import claude_bin  # noqa: F401  (the cached CLI 2.1.330, installed on first use)
 
 pytestmark = pytest.mark.e2e
@@ -89,7 +88,7 @@ def test_claude_code_saves_through_memoryd_mcp_and_recalls_next_session(tmp_path
         assert first_model.schema, "Claude Code never offered memory_save, even after ToolSearch"
         assert first_model.schema["properties"]["type"]["enum"] == ["user", "feedback", "project", "reference"]
         assert any("memoryd keeps this project's persistent memory" in t for t in api.texts_sent()), "the server's instructions did not reach the model"
-        with httpx.Client(base_url=daemon.url, headers={"Authorization": f"Bearer {daemon.token}"}) as c:
+        with loopback_client(daemon.url, headers={"Authorization": f"Bearer {daemon.token}"}) as c:
             memory_dir = Path(c.get("/v1/index", params={"cwd": str(project)}).json()["memory_dir"])
         saved = memory_dir / "feedback_package-manager.md"
         assert saved.exists(), f"no memory file in {memory_dir}: {sorted(p.name for p in memory_dir.parent.rglob('*'))}; tool results {[tool_results(b) for b in api.requests]}"

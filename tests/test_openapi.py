@@ -6,12 +6,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import httpx
 from fastapi.routing import APIRoute
 
 from memoryd.api.app import ROUTERS
 from memoryd.api.middleware import PUBLIC_PATHS
 from tests.conftest import LiveDaemon
+from tests.support.servers import loopback_client
 
 ERROR_REF = "#/components/schemas/ErrorBody"
 
@@ -87,7 +87,7 @@ def test_docs_pages_load_every_asset_from_the_daemon(live: LiveDaemon) -> None:
 
 
 def test_docs_and_assets_need_the_token(live: LiveDaemon) -> None:
-    with httpx.Client(base_url=live.url, timeout=10) as anonymous:
+    with loopback_client(live.url, timeout=10) as anonymous:
         for path in ("/docs", "/redoc", "/openapi.json", "/docs/assets/swagger-ui-bundle.js"):
             r = anonymous.get(path)
             assert r.status_code == 401 and r.json()["error"]["code"] == "unauthorized", path

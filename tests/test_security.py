@@ -9,12 +9,12 @@ import sqlite3
 import stat
 from pathlib import Path
 
-import httpx
 import pytest
 
 from memoryd.server import RedactingFilter
 from memoryd.store.secrets import redact_record, redact_secrets
 from tests.conftest import LiveDaemon, recall_api, save_memory
+from tests.support.servers import loopback_request
 from tests.support.transcripts import new_session
 from tests.test_extract import turn_end
 
@@ -134,7 +134,7 @@ def test_a_foreign_host_is_refused_even_with_the_token(live: LiveDaemon) -> None
     for host in ("evil.com", "evil.com:80", "127.0.0.1.evil.com"):
         r = live.client.get("/v1/status", headers={"Host": host})
         assert r.status_code == 403 and "loopback" in r.json()["error"]["message"], (host, r.text)
-    r = httpx.get(f"{live.url}/v1/health", headers={"Host": "evil.com"})
+    r = loopback_request("GET", f"{live.url}/v1/health", headers={"Host": "evil.com"})
     assert r.status_code == 403
     for host in ("localhost", f"localhost:{live.server.port}", f"127.0.0.1:{live.server.port}", "[::1]:7377"):
         assert live.client.get("/v1/status", headers={"Host": host}).status_code == 200, host

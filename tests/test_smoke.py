@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import LiveDaemon
+from tests.support.servers import loopback_request
 
 
 def test_crud_roundtrip(live: LiveDaemon, project: Path) -> None:
@@ -27,8 +28,6 @@ def test_crud_roundtrip(live: LiveDaemon, project: Path) -> None:
 
 
 def test_token_required(live: LiveDaemon, project: Path) -> None:
-    import httpx
-
-    assert httpx.get(live.url + "/v1/health").status_code == 200
-    r = httpx.get(live.url + "/v1/memories", params={"cwd": str(project)})
+    assert loopback_request("GET", live.url + "/v1/health").status_code == 200
+    r = loopback_request("GET", live.url + "/v1/memories", params={"cwd": str(project)})
     assert r.status_code == 401 and r.json()["error"]["code"] == "unauthorized"

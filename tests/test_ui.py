@@ -13,12 +13,13 @@ import pytest
 
 from memoryd.ui.views import project_id
 from tests.conftest import LiveDaemon, save_memory
+from tests.support.servers import loopback_client, loopback_request
 
 
 def login(live: LiveDaemon) -> tuple[httpx.Client, str]:
     """A browser-like client (no bearer token) logged in through a one-time link; returns it and the CSRF token."""
     url = live.client.post("/v1/ui/login-link").json()["url"]
-    browser = httpx.Client(base_url=live.url, timeout=10)
+    browser = loopback_client(live.url, timeout=10)
     r = browser.get(url.removeprefix(live.url))
     assert r.status_code == 303 and r.headers["location"] == "/ui/"
     return browser, csrf_of(browser.get("/ui/").text)
@@ -36,7 +37,7 @@ def pid(live: LiveDaemon, project: Path) -> str:
 
 def test_login_link_works_once_and_sets_a_strict_httponly_cookie_scoped_to_ui(live: LiveDaemon, project: Path) -> None:
     save_memory(live, project, "Use pnpm", "Always use pnpm for installs")
-    anonymous = httpx.Client(base_url=live.url, timeout=10)
+    anonymous = loopback_client(live.url, timeout=10)
     assert anonymous.get("/ui/").status_code == 401
     assert anonymous.post("/v1/ui/login-link").status_code == 401  # only a token holder mints links
     url = live.client.post("/v1/ui/login-link").json()["url"]
@@ -48,10 +49,10 @@ def test_login_link_works_once_and_sets_a_strict_httponly_cookie_scoped_to_ui(li
     assert page.status_code == 200 and "project" in page.text and "text/html" in page.headers["content-type"]
     # The cookie is a /ui credential only: the JSON API still wants the bearer token.
     cookies = {"memoryd_ui": anonymous.cookies["memoryd_ui"]}
-    assert httpx.get(f"{live.url}/v1/memories", params={"cwd": str(project)}, cookies=cookies).status_code == 401
-    assert httpx.get(f"{live.url}/docs", cookies=cookies).status_code == 401
+    assert loopback_request("GET", f"{live.url}/v1/memories", params={"cwd": str(project)}, cookies=cookies).status_code == 401
+    assert loopback_request("GET", f"{live.url}/docs", cookies=cookies).status_code == 401
     # A used (or made-up) code logs no one in.
-    again = httpx.Client(base_url=live.url, timeout=10)
+    again = loopback_client(live.url, timeout=10)
     assert again.get(url.removeprefix(live.url)).status_code == 401 and "memoryd_ui" not in again.cookies
     assert again.get("/ui/login?code=guess").status_code == 401
     assert again.get("/ui/").status_code == 401
@@ -183,7 +184,7 @@ def test_no_cors_and_foreign_hosts_refused(live: LiveDaemon) -> None:
 def test_logout_ends_the_session(live: LiveDaemon, path: str) -> None:
     browser, csrf = login(live)
     assert browser.post(path, data={"csrf": csrf}, headers={"origin": live.url}).status_code == 200
-    assert httpx.get(f"{live.url}/ui/", cookies={"memoryd_ui": "x"}).status_code == 401
+    assert loopback_request("GET", f"{live.url}/ui/", cookies={"memoryd_ui": "x"}).status_code == 401
     assert browser.get("/ui/").status_code == 401
 
 
@@ -199,6 +200,6 @@ def test_memoryd_ui_prints_a_working_one_time_link(live: LiveDaemon, home: Path)
     assert done.returncode == 0, done.stderr
     link = json.loads(done.stdout)
     assert link["opened"] is False and live.daemon.token not in done.stdout
-    browser = httpx.Client(base_url=live.url, timeout=10)
+    browser = loopback_client(live.url, timeout=10)
     assert browser.get(link["url"].removeprefix(live.url)).status_code == 303
     assert browser.get("/ui/").status_code == 200

@@ -47,6 +47,8 @@ class ScriptedMessagesAPI:
         self.handler: Callable[[dict[str, Any]], Reply] | None = None
         self.default = Reply()
         self._lock = threading.Lock()
+        self._closing = False
+        self._waiting: set[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = set()  # scripted delays in progress
         self.app = self._build_app()
         self._server: ThreadedServer | None = None
         self.url = ""
@@ -87,6 +89,23 @@ class ScriptedMessagesAPI:
                                 out.append(inner if isinstance(inner, str) else json.dumps(inner))
         return out
 
+    async def _delay(self, seconds: float) -> bool:
+        """Sleep a scripted delay; False when the API closed meanwhile."""
+        done = asyncio.Event()
+        waiter = (asyncio.get_running_loop(), done)
+        with self._lock:
+            if self._closing:
+                return False
+            self._waiting.add(waiter)
+        try:
+            await asyncio.wait_for(done.wait(), seconds)
+            return False
+        except asyncio.TimeoutError:
+            return True
+        finally:
+            with self._lock:
+                self._waiting.discard(waiter)
+
     # --- server ----------------------------------------------------------------
     def __enter__(self) -> "ScriptedMessagesAPI":
         self._server = ThreadedServer(self.app).__enter__()
@@ -94,6 +113,12 @@ class ScriptedMessagesAPI:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        # A reply scripted to hang ends now with a 503, so no teardown waits out its delay.
+        with self._lock:
+            self._closing = True
+            waiting = list(self._waiting)
+        for loop, done in waiting:
+            loop.call_soon_threadsafe(done.set)
         if self._server is not None:
             self._server.__exit__(*exc)
 
@@ -110,8 +135,8 @@ class ScriptedMessagesAPI:
             # a tool's result closes the turn: answered here, so scripts need not know about it
             # (unless a handler scripts the whole conversation, tool results included)
             reply = Reply(text="Done.") if _ends_with_tool_result(body) and api.handler is None else api.next_reply(body)
-            if reply.delay:
-                await asyncio.sleep(reply.delay)
+            if reply.delay and not await api._delay(reply.delay):
+                return JSONResponse({"type": "error", "error": {"type": "api_error", "message": "the scripted API is closing"}}, status_code=503)
             if reply.status != 200:
                 return JSONResponse({"type": "error", "error": {"type": "api_error", "message": "scripted failure"}}, status_code=reply.status,
                                     headers=reply.headers)

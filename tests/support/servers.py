@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import asyncio
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -19,6 +21,21 @@ import httpx
 import uvicorn
 
 
+# Test clients speak plain HTTP to 127.0.0.1, yet httpx builds a TLS context per client and loads the
+# CA bundle into it (~30 ms of CPU each, hundreds of clients per run): they all share this unused one.
+LOOPBACK_TLS = ssl.create_default_context()
+
+
+def loopback_client(base_url: str = "", **kwargs: Any) -> httpx.Client:
+    """An httpx client for a loopback server (shares LOOPBACK_TLS)."""
+    return httpx.Client(base_url=base_url, verify=LOOPBACK_TLS, **kwargs)
+
+
+def loopback_request(method: str, url: str, **kwargs: Any) -> httpx.Response:
+    """One request without a client of one's own, like `httpx.request` (shares LOOPBACK_TLS)."""
+    return httpx.request(method, url, verify=LOOPBACK_TLS, **kwargs)
+
+
 def free_socket(host: str = "127.0.0.1") -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -27,6 +44,32 @@ def free_socket(host: str = "127.0.0.1") -> socket.socket:
     sock.bind((host, 0))
     sock.listen(128)
     return sock
+
+
+class _PromptServer(uvicorn.Server):
+    """uvicorn's server, woken by `stop()` at once instead of on its next 0.1 s tick."""
+
+    _loop: asyncio.AbstractEventLoop | None = None
+    _wake: asyncio.Event | None = None
+
+    async def main_loop(self) -> None:
+        self._wake, self._loop = asyncio.Event(), asyncio.get_running_loop()
+        counter = 0
+        while not await self.on_tick(counter):
+            counter = (counter + 1) % 864000
+            try:
+                await asyncio.wait_for(self._wake.wait(), 0.1)
+            except asyncio.TimeoutError:
+                pass
+
+    def stop(self) -> None:
+        self.should_exit = True
+        loop, wake = self._loop, self._wake
+        if loop is not None and wake is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(wake.set)
+            except RuntimeError:  # the loop closed in between: it has stopped anyway
+                pass
 
 
 class ThreadedServer:
@@ -38,7 +81,7 @@ class ThreadedServer:
         self.url = f"http://127.0.0.1:{self.port}"
         # In-flight requests get 2 s at shutdown (a scripted reply sleeping 30 s must not hold a teardown).
         config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=2)
-        self.server = uvicorn.Server(config)
+        self.server = _PromptServer(config)
         self.server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
@@ -48,11 +91,11 @@ class ThreadedServer:
         while not self.server.started:
             if time.monotonic() > deadline or not self.thread.is_alive():
                 raise RuntimeError("test server did not start")
-            time.sleep(0.01)
+            time.sleep(0.005)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
+        self.server.stop()
         self.thread.join(timeout=15)
         self.sock.close()
 
@@ -87,7 +130,7 @@ class DaemonProcess:
                     continue
                 self.url = f"http://{data['host']}:{data['port']}"
                 try:
-                    if httpx.get(self.url + "/v1/health", timeout=1).status_code == 200:
+                    if loopback_request("GET", self.url + "/v1/health", timeout=1).status_code == 200:
                         self.token = (self.home / "token").read_text().strip() if not self.env.get("MEMORYD_TOKEN") else self.env["MEMORYD_TOKEN"]
                         return self
                 except httpx.HTTPError:
@@ -97,7 +140,7 @@ class DaemonProcess:
         raise RuntimeError(f"daemon did not become healthy:\n{self.log_path.read_text()}")
 
     def client(self, **kwargs: Any) -> httpx.Client:
-        return httpx.Client(base_url=self.url, headers={"Authorization": f"Bearer {self.token}"}, timeout=kwargs.pop("timeout", 10), **kwargs)
+        return loopback_client(self.url, headers={"Authorization": f"Bearer {self.token}"}, timeout=kwargs.pop("timeout", 10), **kwargs)
 
     def terminate(self, timeout: float = 15.0) -> int:
         assert self.proc is not None
