@@ -96,12 +96,13 @@ class SessionRead:
     _delta_chars: int = 0
     _delta_cut: bool = False
 
-    def add_batch(self, entries: list[Entry]) -> None:
+    def add_batch(self, entries: list[Entry], *, in_tail: bool = True) -> None:
         """Fold entries in order. Only the newest ones that can fit the delta are rendered (and
-        redacted, once): a big first read renders its tail, not every entry it passes."""
+        redacted, once): a big first read renders its tail, not every entry it passes. Before a
+        read's tail (`in_tail` False) nothing is rendered and the notes' newest-first lists pass over it."""
         start = self.entries
         shown: dict[int, str] = {}
-        room = DELTA_MAX_CHARS
+        room = DELTA_MAX_CHARS if in_tail else 0
         for i in range(len(entries) - 1, -1, -1):  # newest first, until the delta budget is full
             if room <= 0 or start + i < self.since_index:
                 break
@@ -109,8 +110,11 @@ class SessionRead:
             if rendered:
                 shown[i] = redact_secrets(rendered)
                 room -= len(rendered) + 1
-        if room <= 0 and min(shown, default=0) > max(0, self.since_index - start):
+        if room <= 0 and min(shown, default=len(entries)) > max(0, self.since_index - start):
             self._delta_cut = True  # older entries of this batch did not fit the budget
+            if not in_tail:  # what the delta held is older than the entries passed over: it would leave a gap
+                self._delta.clear()
+                self._delta_chars = 0
         for i, e in enumerate(entries):
             self.tokens += entry_tokens(e)
             if self.entries >= self.since_index:
@@ -120,7 +124,7 @@ class SessionRead:
                     self._delta.append(shown[i])
                     self._delta_chars += len(shown[i]) + 1
             self.entries += 1
-            self.offline.add(e)
+            self.offline.add(e, passing=not in_tail)
             if e.kind == "assistant" and not e.is_sidechain:
                 if e.message_id and e.message_id == self.last_message_id:
                     self.last_turn_had_tools = self.last_turn_had_tools or bool(e.tool_uses)
@@ -208,7 +212,7 @@ class SessionMemory:
                 self._reads.pop(file.session_id, None)
                 db.execute("DELETE FROM session_reads WHERE session_id = ?", (file.session_id,))
             read = self._read_of(file.session_id, lambda sql, params: db.execute(sql, params).fetchone())
-            read.add_batch(entries)
+            read.add_batch(entries, in_tail=file.in_tail)
             db.execute("INSERT OR REPLACE INTO session_reads(session_id, state) VALUES (?, ?)", (file.session_id, read.to_json()))
 
     def _save_read(self, session_id: str, read: SessionRead) -> None:

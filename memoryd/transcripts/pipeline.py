@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from memoryd import limits
 from memoryd.metrics import Metrics
 from memoryd.state import StateDB
 from memoryd.transcripts.folders import is_sidechain_path
@@ -52,6 +53,7 @@ CREATE TABLE IF NOT EXISTS transcript_seen (
 OVERSIZED_SCHEMA = "ALTER TABLE transcript_files ADD COLUMN oversized INTEGER NOT NULL DEFAULT 0"
 
 
+TAIL_BYTES = 4 * limits.TRANSCRIPT_READ_BATCH_BYTES  # the end of a read that fills the consumers' newest-first budgets
 RECENT_IDS_KEPT = 10_000  # entry ids remembered within one read: Claude Code writes a repeated entry close to the first
 
 
@@ -78,6 +80,11 @@ class TranscriptFile:
     session_id: str
     cwd: str
     is_sidechain: bool
+    # False while more than TAIL_BYTES of this read follow the batch: what a consumer keeps newest first
+    # (rendered turns, prompts, the notes' lists) is superseded by the tail, so it passes over such
+    # content (never rendering or redacting it) and only counts. A crash mid-read resumes before the
+    # same tail, so the kept result is the same.
+    in_tail: bool = True
 
 
 class TurnConsumer(Protocol):
@@ -142,7 +149,7 @@ class TranscriptPipeline:
                 for batch in iter_batches(path, total.offset, int(row["inode"]) if row else None):
                     if batch.reset and row is not None:
                         before = {r["uuid"] for r in self.state.query("SELECT uuid FROM transcript_seen WHERE path = ?", (str(path),))}
-                    row = self._fold(path, row, batch, seen, before, total)
+                    row = self._fold(path, row, batch, seen, before, total, in_tail=batch.size - batch.end <= TAIL_BYTES)
             except OSError as exc:
                 log.warning("cannot read transcript %s (%s)", path, exc.__class__.__name__)
                 self.metrics.transcript_lines.labels("unreadable").inc()
@@ -150,7 +157,7 @@ class TranscriptPipeline:
             return total
 
     def _fold(self, path: Path, row: dict[str, Any] | None, batch: ReadResult, seen: set[str], before: set[str],
-              total: Advance) -> dict[str, Any]:
+              total: Advance, *, in_tail: bool = True) -> dict[str, Any]:
         """Parse one batch, hand it to the consumers and move the cursor, in one transaction."""
         entries, malformed = parse_lines(batch.lines, seen)
         for e in entries:
@@ -159,7 +166,7 @@ class TranscriptPipeline:
         session_id = next((e.session_id for e in entries if e.session_id), "") or (row["session_id"] if row else path.stem)
         cwd = next((e.cwd for e in reversed(entries) if e.cwd), "") or (row["cwd"] if row else "")
         last_ts = next((e.timestamp for e in reversed(entries) if e.timestamp), "") or (row["last_timestamp"] if row else "")
-        file = TranscriptFile(path, session_id, cwd, is_sidechain_path(path))
+        file = TranscriptFile(path, session_id, cwd, is_sidechain_path(path), in_tail)
         try:
             mtime = os.stat(path).st_mtime
         except OSError:
