@@ -11,10 +11,11 @@ import os
 import sqlite3
 import threading
 import time
-from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
+
+import orjson
 
 from memoryd import limits
 from memoryd.metrics import Metrics
@@ -49,7 +50,14 @@ CREATE TABLE IF NOT EXISTS transcript_seen (
     uuid TEXT NOT NULL,
     PRIMARY KEY (path, uuid)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS transcript_seen_batches (
+    path TEXT NOT NULL,
+    uuids BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS transcript_seen_batches_path ON transcript_seen_batches(path);
 """
+# Entry ids seen in a file, one row per batch (a JSON array): appended, never a random B-tree insert per id,
+# which cost more than parsing. `transcript_seen` holds ids stored one per row before; it is still read.
 OVERSIZED_SCHEMA = "ALTER TABLE transcript_files ADD COLUMN oversized INTEGER NOT NULL DEFAULT 0"
 
 
@@ -57,19 +65,21 @@ TAIL_BYTES = 4 * limits.TRANSCRIPT_READ_BATCH_BYTES  # the end of a read that fi
 RECENT_IDS_KEPT = 10_000  # entry ids remembered within one read: Claude Code writes a repeated entry close to the first
 
 
-class RecentIds(set[str]):
-    """A set that forgets its oldest ids past RECENT_IDS_KEPT, so a huge first read stays bounded."""
+class RecentIds:
+    """Entry ids seen within one read, in two generations of RECENT_IDS_KEPT or more: at least the
+    newest RECENT_IDS_KEPT are remembered and a huge first read stays bounded."""
 
     def __init__(self) -> None:
-        super().__init__()
-        self._order: deque[str] = deque()
+        self.current: set[str] = set()  # parse_lines checks and adds here
+        self.older: frozenset[str] = frozenset()
 
-    def add(self, item: str) -> None:
-        if item not in self:
-            super().add(item)
-            self._order.append(item)
-            if len(self._order) > RECENT_IDS_KEPT:
-                self.discard(self._order.popleft())
+    def drop_repeats(self, entries: list[Entry]) -> list[Entry]:
+        """`entries` without those the older generation saw; then age the generations."""
+        if self.older:
+            entries = [e for e in entries if not e.uuid or e.uuid not in self.older]
+        if len(self.current) > RECENT_IDS_KEPT:
+            self.older, self.current = frozenset(self.current), set()
+        return entries
 
 
 @dataclass(frozen=True)
@@ -148,7 +158,7 @@ class TranscriptPipeline:
             try:
                 for batch in iter_batches(path, total.offset, int(row["inode"]) if row else None):
                     if batch.reset and row is not None:
-                        before = {r["uuid"] for r in self.state.query("SELECT uuid FROM transcript_seen WHERE path = ?", (str(path),))}
+                        before = self._seen_ids(path)
                     row = self._fold(path, row, batch, seen, before, total, in_tail=batch.size - batch.end <= TAIL_BYTES)
             except OSError as exc:
                 log.warning("cannot read transcript %s (%s)", path, exc.__class__.__name__)
@@ -156,10 +166,18 @@ class TranscriptPipeline:
                 total.error = exc.__class__.__name__
             return total
 
-    def _fold(self, path: Path, row: dict[str, Any] | None, batch: ReadResult, seen: set[str], before: set[str],
+    def _seen_ids(self, path: Path) -> set[str]:
+        """Every entry id read from `path` before (to flag what a rewritten file repeats)."""
+        ids = {r["uuid"] for r in self.state.query("SELECT uuid FROM transcript_seen WHERE path = ?", (str(path),))}
+        for r in self.state.query("SELECT uuids FROM transcript_seen_batches WHERE path = ?", (str(path),)):
+            ids.update(orjson.loads(r["uuids"]))
+        return ids
+
+    def _fold(self, path: Path, row: dict[str, Any] | None, batch: ReadResult, seen: RecentIds, before: set[str],
               total: Advance, *, in_tail: bool = True) -> dict[str, Any]:
         """Parse one batch, hand it to the consumers and move the cursor, in one transaction."""
-        entries, malformed = parse_lines(batch.lines, seen)
+        entries, malformed = parse_lines(batch.lines, seen.current)
+        entries = seen.drop_repeats(entries)
         for e in entries:
             e.replayed = bool(e.uuid) and e.uuid in before
         fresh = row is None or batch.reset
@@ -189,7 +207,9 @@ class TranscriptPipeline:
                 f"INSERT OR REPLACE INTO transcript_files({', '.join(values)}) VALUES ({', '.join('?' for _ in values)})",
                 tuple(values.values()),
             )
-            db.executemany("INSERT OR IGNORE INTO transcript_seen(path, uuid) VALUES (?, ?)", [(str(path), e.uuid) for e in entries if e.uuid])
+            ids = [e.uuid for e in entries if e.uuid]
+            if ids:
+                db.execute("INSERT INTO transcript_seen_batches(path, uuids) VALUES (?, ?)", (str(path), orjson.dumps(ids)))
         ok = len(batch.lines) - malformed
         self.metrics.transcript_lines.labels("ok").inc(ok)
         if malformed:
@@ -209,5 +229,6 @@ class TranscriptPipeline:
     def forget_older_than(self, cutoff: float) -> int:
         """Drop the cursors and seen ids of transcripts untouched since `cutoff` (Claude Code deletes them after 30 days)."""
         with self.state.transaction() as db:
-            db.execute("DELETE FROM transcript_seen WHERE path IN (SELECT path FROM transcript_files WHERE updated_at < ? AND mtime < ?)", (cutoff, cutoff))
+            for table in ("transcript_seen", "transcript_seen_batches"):
+                db.execute(f"DELETE FROM {table} WHERE path IN (SELECT path FROM transcript_files WHERE updated_at < ? AND mtime < ?)", (cutoff, cutoff))
             return db.execute("DELETE FROM transcript_files WHERE updated_at < ? AND mtime < ?", (cutoff, cutoff)).rowcount
