@@ -57,12 +57,12 @@ class OfflineNotes:
             self.turn_tools += 1
             for key in _PATH_KEYS:
                 value = use.input.get(key)
-                if isinstance(value, str) and value:
+                if isinstance(value, str) and value and (value in self.files or len(self.files) < _KEPT):  # the first _KEPT are kept
                     names = self.files.setdefault(value, [])
                     if use.name not in names:
                         names.append(use.name)
             command = use.input.get("command")
-            if use.name == "Bash" and isinstance(command, str) and command.strip():
+            if use.name == "Bash" and len(self.commands) < _KEPT and isinstance(command, str) and command.strip():
                 self.commands[f"- `{_one_line(command, 160)}`"] = None
         if passing:
             return

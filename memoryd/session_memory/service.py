@@ -28,9 +28,9 @@ from memoryd.session_memory.offline import OfflineNotes
 from memoryd.state import StateDB
 from memoryd.store.files import atomic_write
 from memoryd.store.secrets import redact_secrets
-from memoryd.transcripts.parser import Entry, estimate_tokens
+from memoryd.transcripts.parser import Entry
 from memoryd.transcripts.pipeline import TranscriptFile
-from memoryd.transcripts.render import render_entry
+from memoryd.transcripts.render import render_entry, tool_input_json
 from memoryd.validation import check_session_id
 
 log = logging.getLogger(__name__)
@@ -53,12 +53,19 @@ _SYSTEM = (
 )
 
 
+def _utf8_len(text: str) -> int:
+    return len(text) if text.isascii() else len(text.encode("utf-8"))
+
+
 def entry_tokens(entry: Entry) -> int:
-    """One transcript entry's size with the one token estimate."""
-    parts = [entry.text, entry.injected]
-    parts += [json.dumps(u.input, ensure_ascii=False) for u in entry.tool_uses]
-    parts += [r.text for r in entry.tool_results]
-    return estimate_tokens("".join(parts))
+    """One transcript entry's size with the one token estimate: `estimate_tokens` of its parts joined,
+    summed part by part (UTF-8 lengths add up) without joining or encoding ASCII text."""
+    size = _utf8_len(entry.text) + _utf8_len(entry.injected)
+    for use in entry.tool_uses:
+        size += _utf8_len(tool_input_json(use.input))
+    for result in entry.tool_results:
+        size += _utf8_len(result.text)
+    return (size + limits.CHARS_PER_TOKEN - 1) // limits.CHARS_PER_TOKEN
 
 
 @dataclass(frozen=True)

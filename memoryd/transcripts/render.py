@@ -7,6 +7,8 @@ import json
 from memoryd.transcripts.parser import Entry
 
 TOOL_PAYLOAD_MAX_CHARS = 2_000  # a tool call's input or a tool result, as the model sees it
+# `json.dumps(value, ensure_ascii=False)` without building an encoder per call (the pipeline calls it per tool call).
+tool_input_json = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def render_entry(e: Entry, *, timestamps: bool = False, tool_chars: int = TOOL_PAYLOAD_MAX_CHARS, results: bool = True) -> str:
@@ -19,7 +21,7 @@ def render_entry(e: Entry, *, timestamps: bool = False, tool_chars: int = TOOL_P
     elif e.kind == "assistant":
         if e.text.strip():
             lines.append(f"{stamp}ASSISTANT: {e.text}")
-        lines += [f"{stamp}TOOL CALL {u.name}: {json.dumps(u.input, ensure_ascii=False)[:tool_chars]}" for u in e.tool_uses]
+        lines += [f"{stamp}TOOL CALL {u.name}: {tool_input_json(u.input)[:tool_chars]}" for u in e.tool_uses]
     for r in e.tool_results if results else ():
         lines.append(f"{stamp}TOOL RESULT{' (error)' if r.is_error else ''}: {r.text[:tool_chars]}")
     return "\n".join(lines)
