@@ -44,6 +44,11 @@ class OfflineNotes:
     def add(self, e: Entry, *, passing: bool = False) -> None:
         """Fold one entry. `passing`: a newer part of this read follows, so the newest-first lists
         (later prompts, errors, worklog, last prose) skip it; the first prompt, files and commands do not."""
+        if passing and not e.tool_uses:  # the fast way through what a passed-over entry adds
+            if e.is_prompt and not e.is_sidechain:
+                self.first_prompt = self.first_prompt or e.text
+                self.turn_tools = 0
+            return
         if e.is_prompt and not e.is_sidechain:
             if not self.first_prompt:
                 self.first_prompt = e.text

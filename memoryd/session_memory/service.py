@@ -53,18 +53,15 @@ _SYSTEM = (
 )
 
 
-def _utf8_len(text: str) -> int:
-    return len(text) if text.isascii() else len(text.encode("utf-8"))
-
-
 def entry_tokens(entry: Entry) -> int:
     """One transcript entry's size with the one token estimate: `estimate_tokens` of its parts joined,
-    summed part by part (UTF-8 lengths add up) without joining or encoding ASCII text."""
-    size = _utf8_len(entry.text) + _utf8_len(entry.injected)
-    for use in entry.tool_uses:
-        size += _utf8_len(tool_input_json(use.input))
-    for result in entry.tool_results:
-        size += _utf8_len(result.text)
+    summed part by part (UTF-8 lengths add up) without joining, or encoding ASCII text."""
+    parts = [entry.text, entry.injected]
+    if entry.tool_uses:
+        parts += [tool_input_json(u.input) for u in entry.tool_uses]
+    if entry.tool_results:
+        parts += [r.text for r in entry.tool_results]
+    size = sum([len(p) if p.isascii() else len(p.encode("utf-8")) for p in parts])
     return (size + limits.CHARS_PER_TOKEN - 1) // limits.CHARS_PER_TOKEN
 
 
@@ -122,21 +119,24 @@ class SessionRead:
             if not in_tail:  # what the delta held is older than the entries passed over: it would leave a gap
                 self._delta.clear()
                 self._delta_chars = 0
-        for i, e in enumerate(entries):
-            self.tokens += entry_tokens(e)
-            if self.entries >= self.since_index:
-                if e.kind == "assistant":
+        add, passing, tokens = self.offline.add, not in_tail, 0
+        for i, e in enumerate(entries, start):  # the counters in locals: this loop sees every entry of a big read
+            tokens += entry_tokens(e)
+            assistant = e.kind == "assistant"
+            if i >= self.since_index:
+                if assistant:
                     self.tool_calls_since += len(e.tool_uses)
-                if i in shown:
-                    self._delta.append(shown[i])
-                    self._delta_chars += len(shown[i]) + 1
-            self.entries += 1
-            self.offline.add(e, passing=not in_tail)
-            if e.kind == "assistant" and not e.is_sidechain:
+                if i - start in shown:
+                    self._delta.append(shown[i - start])
+                    self._delta_chars += len(shown[i - start]) + 1
+            add(e, passing=passing)
+            if assistant and not e.is_sidechain:
                 if e.message_id and e.message_id == self.last_message_id:
                     self.last_turn_had_tools = self.last_turn_had_tools or bool(e.tool_uses)
                 else:
                     self.last_message_id, self.last_turn_had_tools = e.message_id, bool(e.tool_uses)
+        self.tokens += tokens
+        self.entries += len(entries)
         while self._delta_chars > DELTA_MAX_CHARS and len(self._delta) > 1:
             self._delta_chars -= len(self._delta.popleft()) + 1
             self._delta_cut = True

@@ -124,9 +124,11 @@ class Advance:
 class TranscriptPipeline:
     """One cursor per transcript, one parse per line, every consumer fed in order."""
 
-    def __init__(self, *, state: StateDB, metrics: Metrics) -> None:
+    def __init__(self, *, state: StateDB, metrics: Metrics, batch_bytes: int = limits.TRANSCRIPT_READ_BATCH_BYTES,
+                 tail_bytes: int = TAIL_BYTES) -> None:
         self.state = state
         self.metrics = metrics
+        self.batch_bytes, self.tail_bytes = batch_bytes, tail_bytes
         state.migrate("transcript_files", SCHEMA)
         columns = {r["name"] for r in state.query("PRAGMA table_info(transcript_files)")}
         if "oversized" not in columns:
@@ -156,10 +158,10 @@ class TranscriptPipeline:
             seen = RecentIds()  # within this read: Claude Code may write an entry twice
             before: set[str] = set()  # entries of the file as it was before a rewrite
             try:
-                for batch in iter_batches(path, total.offset, int(row["inode"]) if row else None):
+                for batch in iter_batches(path, total.offset, int(row["inode"]) if row else None, batch_bytes=self.batch_bytes):
                     if batch.reset and row is not None:
                         before = self._seen_ids(path)
-                    row = self._fold(path, row, batch, seen, before, total, in_tail=batch.size - batch.end <= TAIL_BYTES)
+                    row = self._fold(path, row, batch, seen, before, total, in_tail=batch.size - batch.end <= self.tail_bytes)
             except OSError as exc:
                 log.warning("cannot read transcript %s (%s)", path, exc.__class__.__name__)
                 self.metrics.transcript_lines.labels("unreadable").inc()
