@@ -6,14 +6,16 @@ the cursor, so a crash never loses or repeats a turn. No consumer reads a file i
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Iterator, Protocol
 
 import orjson
 
@@ -63,6 +65,29 @@ OVERSIZED_SCHEMA = "ALTER TABLE transcript_files ADD COLUMN oversized INTEGER NO
 
 TAIL_BYTES = 4 * limits.TRANSCRIPT_READ_BATCH_BYTES  # the end of a read that fills the consumers' newest-first budgets
 RECENT_IDS_KEPT = 10_000  # entry ids remembered within one read: Claude Code writes a repeated entry close to the first
+
+
+_gc_pauses = 0
+_gc_lock = threading.Lock()
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic collection while a batch is folded: its thousands of entries live until it is done,
+    so collections would promote them and trigger full collections of the daemon's heap (~100 ms
+    each, every few batches, holding the GIL). Entries hold no cycles; refcounting frees them."""
+    global _gc_pauses
+    with _gc_lock:
+        _gc_pauses += 1
+        if _gc_pauses == 1:
+            gc.disable()
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0:
+                gc.enable()
 
 
 class RecentIds:
@@ -161,7 +186,8 @@ class TranscriptPipeline:
                 for batch in iter_batches(path, total.offset, int(row["inode"]) if row else None, batch_bytes=self.batch_bytes):
                     if batch.reset and row is not None:
                         before = self._seen_ids(path)
-                    row = self._fold(path, row, batch, seen, before, total, in_tail=batch.size - batch.end <= self.tail_bytes)
+                    with _gc_paused():
+                        row = self._fold(path, row, batch, seen, before, total, in_tail=batch.size - batch.end <= self.tail_bytes)
             except OSError as exc:
                 log.warning("cannot read transcript %s (%s)", path, exc.__class__.__name__)
                 self.metrics.transcript_lines.labels("unreadable").inc()
