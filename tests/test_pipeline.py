@@ -132,6 +132,16 @@ def test_an_oversized_line_is_skipped_unread_and_counted(tmp_path: Path) -> None
     assert batches[-1].end == path.stat().st_size
 
 
+def test_a_line_longer_than_a_batch_is_read_whole(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    long = json.dumps({"type": "user", "uuid": "u1", "message": {"role": "user", "content": "z" * 700}})
+    small = json.dumps({"type": "user", "uuid": "u2", "message": {"role": "user", "content": "after the long line"}})
+    path.write_text(f"{small}\n{long}\n{small}\n")
+    batches = list(iter_batches(path, batch_bytes=256, line_max=1024))
+    assert [line for b in batches for line in b.lines] == [small.encode(), long.encode(), small.encode()]
+    assert not any(b.oversized for b in batches) and batches[-1].end == path.stat().st_size
+
+
 def test_an_unfinished_oversized_line_holds_the_cursor(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.write_text('{"a":"' + "z" * 3000)
