@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import os
 import queue
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -23,6 +24,7 @@ from memoryd.transcripts.pipeline import Advance, TranscriptPipeline
 from memoryd.validation import check_transcript_path
 
 log = logging.getLogger(__name__)
+GIL_SWITCH_SECONDS = 0.001  # how long a thread holds the GIL while another waits (see start)
 
 __all__ = ["TranscriptService", "is_sidechain_path"]
 
@@ -92,6 +94,9 @@ class TranscriptService:
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
+        # The worker is CPU-bound while it reads a big transcript: a request thread waits for the GIL up to
+        # one switch interval per hand-over (CPython's 5 ms default, several per request); 1 ms keeps them short.
+        sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_SECONDS))
         self._worker = threading.Thread(target=self._run, name="memoryd-transcripts", daemon=True)
         self._worker.start()
         if self.watch_enabled:
