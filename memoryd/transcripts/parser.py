@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Collection, Iterable
 
 import orjson
 
@@ -219,9 +219,9 @@ def _entry(obj: dict[str, Any]) -> Entry:
     return entry
 
 
-def parse_lines(lines: Iterable[bytes | str], seen: set[str] | None = None) -> tuple[list[Entry], int]:
+def parse_lines(lines: Iterable[bytes | str], seen: set[str] | None = None, older: Collection[str] = ()) -> tuple[list[Entry], int]:
     """Parse many lines; returns (entries, malformed count). Duplicate uuids are kept once
-    (pass one `seen` set to every batch of a file to dedupe across batches)."""
+    (pass one `seen` set to every batch of a file to dedupe across batches; ids in `older` count as seen too)."""
     entries: list[Entry] = []
     malformed = 0
     seen = set() if seen is None else seen
@@ -249,7 +249,7 @@ def parse_lines(lines: Iterable[bytes | str], seen: set[str] | None = None) -> t
         if entry is None:
             continue
         if entry.uuid:
-            if entry.uuid in seen:
+            if entry.uuid in seen or entry.uuid in older:
                 continue
             seen.add(entry.uuid)
         entries.append(entry)

@@ -95,16 +95,13 @@ class RecentIds:
     newest RECENT_IDS_KEPT are remembered and a huge first read stays bounded."""
 
     def __init__(self) -> None:
-        self.current: set[str] = set()  # parse_lines checks and adds here
-        self.older: frozenset[str] = frozenset()
+        self.current: set[str] = set()  # parse_lines checks both and adds here
+        self.older: set[str] = set()
 
-    def drop_repeats(self, entries: list[Entry]) -> list[Entry]:
-        """`entries` without those the older generation saw; then age the generations."""
-        if self.older:
-            entries = [e for e in entries if not e.uuid or e.uuid not in self.older]
+    def age(self) -> None:
+        """After a batch: past RECENT_IDS_KEPT the current generation becomes the older one."""
         if len(self.current) > RECENT_IDS_KEPT:
-            self.older, self.current = frozenset(self.current), set()
-        return entries
+            self.older, self.current = self.current, set()
 
 
 @dataclass(frozen=True)
@@ -204,10 +201,17 @@ class TranscriptPipeline:
     def _fold(self, path: Path, row: dict[str, Any] | None, batch: ReadResult, seen: RecentIds, before: set[str],
               total: Advance, *, in_tail: bool = True) -> dict[str, Any]:
         """Parse one batch, hand it to the consumers and move the cursor, in one transaction."""
-        entries, malformed = parse_lines(batch.lines, seen.current)
-        entries = seen.drop_repeats(entries)
-        for e in entries:
-            e.replayed = bool(e.uuid) and e.uuid in before
+        entries, malformed = parse_lines(batch.lines, seen.current, seen.older)
+        seen.age()
+        prose_chars = tool_calls = 0
+        ids: list[str] = []
+        for e in entries:  # one pass for the cursor row's totals, the ids kept and the rewrite flag
+            prose_chars += len(e.text)
+            tool_calls += len(e.tool_uses)
+            if e.uuid:
+                ids.append(e.uuid)
+                if before and e.uuid in before:
+                    e.replayed = True
         fresh = row is None or batch.reset
         session_id = next((e.session_id for e in entries if e.session_id), "") or (row["session_id"] if row else path.stem)
         cwd = next((e.cwd for e in reversed(entries) if e.cwd), "") or (row["cwd"] if row else "")
@@ -224,8 +228,8 @@ class TranscriptPipeline:
             "lines": base["lines"] + len(batch.lines), "malformed": base["malformed"] + malformed,
             "oversized": base["oversized"] + batch.oversized,
             "resets": (int(row["resets"]) if row else 0) + int(batch.reset),
-            "prose_chars": base["prose_chars"] + sum(len(e.text) for e in entries),
-            "tool_calls": base["tool_calls"] + sum(len(e.tool_uses) for e in entries),
+            "prose_chars": base["prose_chars"] + prose_chars,
+            "tool_calls": base["tool_calls"] + tool_calls,
             "last_timestamp": last_ts, "updated_at": time.time(),
         }
         with self.state.transaction() as db:
@@ -235,7 +239,6 @@ class TranscriptPipeline:
                 f"INSERT OR REPLACE INTO transcript_files({', '.join(values)}) VALUES ({', '.join('?' for _ in values)})",
                 tuple(values.values()),
             )
-            ids = [e.uuid for e in entries if e.uuid]
             if ids:
                 db.execute("INSERT INTO transcript_seen_batches(path, uuids) VALUES (?, ?)", (str(path), orjson.dumps(ids)))
         ok = len(batch.lines) - malformed
