@@ -179,6 +179,23 @@ def test_each_turn_reaches_every_consumer_once_and_a_rewrite_is_flagged(tmp_path
     assert row is not None and row["resets"] == 1 and row["offset"] == writer.path.stat().st_size
 
 
+def test_ids_stored_one_per_row_by_an_older_version_still_flag_a_rewrite(tmp_path: Path) -> None:
+    state = StateDB(tmp_path / "state.db")
+    pipeline = TranscriptPipeline(state=state, metrics=Metrics())
+    recorder = Recorder()
+    pipeline.subscribe(recorder)
+    writer = new_session(tmp_path / "root", "/home/me/app")
+    first = writer.user("one")
+    pipeline.advance(writer.path)
+    with state.transaction() as db:  # the ids as the one-row-per-id table held them
+        db.execute("DELETE FROM transcript_seen_batches")
+        db.execute("INSERT INTO transcript_seen(path, uuid) VALUES (?, ?)", (str(writer.path), first["uuid"]))
+    writer.path.write_text(writer.path.read_text()[:-1] + " \n")  # rewritten: the byte before the cursor is no newline
+    writer.user("two")
+    pipeline.advance(writer.path)
+    assert recorder.seen[1:] == [("one", True, True), ("two", False, True)]
+
+
 def test_a_root_that_appears_later_is_watched_and_read(live: LiveDaemon, project: Path) -> None:
     root = live.daemon.settings.transcript_roots[0]
     assert not root.exists()
