@@ -65,7 +65,7 @@ class PendingTurns:
         rows: list[tuple[str, str, str, str, str]] = []
         # Before the read's tail only the agent's writes are kept: the tail fills the newest-first budgets.
         turn_room, prompts_left = (TURNS_KEPT_CHARS, PROMPTS_KEPT) if file.in_tail else (0, 0)
-        for e in reversed(entries):
+        for e in reversed(entries if file.in_tail else [e for e in entries if e.tool_uses]):
             if e.is_sidechain or e.replayed:  # a rewritten file's old turns were looked at already
                 continue
             for use in e.tool_uses:

@@ -58,9 +58,12 @@ def entry_tokens(entry: Entry) -> int:
     summed part by part (UTF-8 lengths add up) without joining, or encoding ASCII text."""
     text, injected = entry.text, entry.injected
     size = (len(text) if text.isascii() else len(text.encode("utf-8"))) + (len(injected) if injected.isascii() else len(injected.encode("utf-8")))
-    if entry.tool_uses or entry.tool_results:
-        parts = [tool_input_json(u.input) for u in entry.tool_uses] + [r.text for r in entry.tool_results]
-        size += sum([len(p) if p.isascii() else len(p.encode("utf-8")) for p in parts])
+    for use in entry.tool_uses:
+        text = tool_input_json(use.input)
+        size += len(text) if text.isascii() else len(text.encode("utf-8"))
+    for result in entry.tool_results:
+        text = result.text
+        size += len(text) if text.isascii() else len(text.encode("utf-8"))
     return (size + limits.CHARS_PER_TOKEN - 1) // limits.CHARS_PER_TOKEN
 
 
@@ -128,7 +131,7 @@ class SessionRead:
                 if i - start in shown:
                     self._delta.append(shown[i - start])
                     self._delta_chars += len(shown[i - start]) + 1
-            if not passing or e.tool_uses or e.kind == "user":  # what else a passed-over entry holds, the notes skip
+            if not passing or e.tool_uses or (e.text and e.kind == "user"):  # what else a passed-over entry holds, the notes skip
                 add(e, passing=passing)
             if assistant and not e.is_sidechain:
                 if e.message_id and e.message_id == self.last_message_id:
