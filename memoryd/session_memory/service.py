@@ -121,24 +121,27 @@ class SessionRead:
             if not in_tail:  # what the delta held is older than the entries passed over: it would leave a gap
                 self._delta.clear()
                 self._delta_chars = 0
-        add, passing, tokens = self.offline.add, not in_tail, 0
+        add, passing, since, tokens, tool_calls = self.offline.add, not in_tail, self.since_index, 0, 0
+        last_id, last_had_tools = self.last_message_id, self.last_turn_had_tools
         for i, e in enumerate(entries, start):  # the counters in locals: this loop sees every entry of a big read
             tokens += entry_tokens(e)
             assistant = e.kind == "assistant"
-            if i >= self.since_index:
+            if i >= since:
                 if assistant:
-                    self.tool_calls_since += len(e.tool_uses)
-                if i - start in shown:
+                    tool_calls += len(e.tool_uses)
+                if shown and i - start in shown:
                     self._delta.append(shown[i - start])
                     self._delta_chars += len(shown[i - start]) + 1
             if not passing or e.tool_uses or (e.text and e.kind == "user"):  # what else a passed-over entry holds, the notes skip
                 add(e, passing=passing)
             if assistant and not e.is_sidechain:
-                if e.message_id and e.message_id == self.last_message_id:
-                    self.last_turn_had_tools = self.last_turn_had_tools or bool(e.tool_uses)
+                if e.message_id and e.message_id == last_id:
+                    last_had_tools = last_had_tools or bool(e.tool_uses)
                 else:
-                    self.last_message_id, self.last_turn_had_tools = e.message_id, bool(e.tool_uses)
+                    last_id, last_had_tools = e.message_id, bool(e.tool_uses)
+        self.last_message_id, self.last_turn_had_tools = last_id, last_had_tools
         self.tokens += tokens
+        self.tool_calls_since += tool_calls
         self.entries += len(entries)
         while self._delta_chars > DELTA_MAX_CHARS and len(self._delta) > 1:
             self._delta_chars -= len(self._delta.popleft()) + 1
