@@ -7,6 +7,7 @@ parts in order (running jobs finish or are left queued for the next start).
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 import logging.handlers
 import os
@@ -26,6 +27,7 @@ from memoryd.store.secrets import redact_secrets
 from memoryd.runtime import RUNTIME_FILENAME, write_runtime_file
 
 LOG_DIRNAME = "logs"
+GIL_SWITCH_SECONDS = 0.001  # how long a busy thread keeps the GIL while a request thread waits for it
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
@@ -89,6 +91,15 @@ def bind_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def tune_interpreter() -> None:
+    """Keep requests answered while a worker is CPU-bound (a big transcript being read): a request thread
+    waits for the GIL up to one switch interval per hand-over (CPython's 5 ms default, several per
+    request), and a full collection that walks every imported object holds it for 100+ ms."""
+    sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_SECONDS))
+    gc.collect()
+    gc.freeze()  # what start-up built (modules, app, settings) lives as long as the process: never rescan it
+
+
 def serve(settings: Settings) -> int:
     os.umask(0o077)  # everything the daemon creates (state, logs, backups, memories) is private to the user
     configure_logging(settings)
@@ -112,6 +123,7 @@ def serve(settings: Settings) -> int:
     if settings.server.host not in ("127.0.0.1", "localhost", "::1"):
         log.warning("listening on %s: other machines can reach memoryd (the token still protects it)", settings.server.host)
     log.info("listening on http://%s:%s (token in %s)", host, port, settings.home / "token")
+    tune_interpreter()
     try:
         server.run(sockets=[sock])
     finally:

@@ -372,5 +372,6 @@ def test_old_bookkeeping_is_pruned_at_the_retention_edge(live: LiveDaemon, sessi
     latest = max(turns, job_time, read_at["updated_at"], read_at["mtime"])
     assert extraction.prune(now=latest + retention + 1) == {"jobs": 1, "sessions": 1, "transcripts": 1}
     assert state.query_one("SELECT COUNT(*) AS n FROM jobs WHERE session_id = ?", (session.session_id,))["n"] == 0
-    assert state.query_one("SELECT COUNT(*) AS n FROM transcript_seen WHERE path = ?", (str(session.path),))["n"] == 0
+    for table in ("transcript_seen", "transcript_seen_batches"):
+        assert state.query_one(f"SELECT COUNT(*) AS n FROM {table} WHERE path = ?", (str(session.path),))["n"] == 0
     assert len(memories(live, session.cwd)) == 1  # memories themselves are never pruned

@@ -6,17 +6,22 @@ from __future__ import annotations
 import json
 import random
 import time
+from datetime import datetime
 from pathlib import Path
+
+import pytest
 
 from hypothesis import given, settings as hsettings, strategies as st
 
 from memoryd import limits
+from memoryd.extract.pending import PendingTurns
 from memoryd.metrics import Metrics
+from memoryd.session_memory import SessionMemory
 from memoryd.state import StateDB
 from memoryd.transcripts.parser import MalformedLine, parse_line, parse_lines
 from memoryd.transcripts.pipeline import TranscriptFile, TranscriptPipeline
 from memoryd.transcripts.reader import iter_batches
-from tests.conftest import LiveDaemon
+from tests.conftest import LiveDaemon, make_settings
 from tests.support.transcripts import new_session
 from tests.test_extract import memories, turn_end
 
@@ -127,6 +132,16 @@ def test_an_oversized_line_is_skipped_unread_and_counted(tmp_path: Path) -> None
     assert batches[-1].end == path.stat().st_size
 
 
+def test_a_line_longer_than_a_batch_is_read_whole(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    long = json.dumps({"type": "user", "uuid": "u1", "message": {"role": "user", "content": "z" * 700}})
+    small = json.dumps({"type": "user", "uuid": "u2", "message": {"role": "user", "content": "after the long line"}})
+    path.write_text(f"{small}\n{long}\n{small}\n")
+    batches = list(iter_batches(path, batch_bytes=256, line_max=1024))
+    assert [line for b in batches for line in b.lines] == [small.encode(), long.encode(), small.encode()]
+    assert not any(b.oversized for b in batches) and batches[-1].end == path.stat().st_size
+
+
 def test_an_unfinished_oversized_line_holds_the_cursor(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.write_text('{"a":"' + "z" * 3000)
@@ -164,6 +179,23 @@ def test_each_turn_reaches_every_consumer_once_and_a_rewrite_is_flagged(tmp_path
     assert row is not None and row["resets"] == 1 and row["offset"] == writer.path.stat().st_size
 
 
+def test_ids_stored_one_per_row_by_an_older_version_still_flag_a_rewrite(tmp_path: Path) -> None:
+    state = StateDB(tmp_path / "state.db")
+    pipeline = TranscriptPipeline(state=state, metrics=Metrics())
+    recorder = Recorder()
+    pipeline.subscribe(recorder)
+    writer = new_session(tmp_path / "root", "/home/me/app")
+    first = writer.user("one")
+    pipeline.advance(writer.path)
+    with state.transaction() as db:  # the ids as the one-row-per-id table held them
+        db.execute("DELETE FROM transcript_seen_batches")
+        db.execute("INSERT INTO transcript_seen(path, uuid) VALUES (?, ?)", (str(writer.path), first["uuid"]))
+    writer.path.write_text(writer.path.read_text()[:-1] + " \n")  # rewritten: the byte before the cursor is no newline
+    writer.user("two")
+    pipeline.advance(writer.path)
+    assert recorder.seen[1:] == [("one", True, True), ("two", False, True)]
+
+
 def test_a_root_that_appears_later_is_watched_and_read(live: LiveDaemon, project: Path) -> None:
     root = live.daemon.settings.transcript_roots[0]
     assert not root.exists()
@@ -179,3 +211,69 @@ def test_a_root_that_appears_later_is_watched_and_read(live: LiveDaemon, project
         time.sleep(0.05)
     assert status["watched"] == [str(root)] and status["files"] == 1, status
     assert limits.TRANSCRIPT_LINE_MAX_BYTES >= 1 << 20
+
+
+class Crash(RuntimeError):
+    pass
+
+
+class CrashOnBatch:
+    """Raises inside the cursor's transaction on its `n`th batch, as a daemon killed mid-read would stop there."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+
+    def consume(self, db: object, file: TranscriptFile, entries: list, reset: bool) -> None:  # type: ignore[type-arg]
+        self.n -= 1
+        if self.n == 0:
+            raise Crash("killed mid-read")
+
+
+def _read(tmp_path: Path, name: str, transcript: Path, *, tail_bytes: int, crash_at: int = 0) -> tuple[StateDB, SessionMemory]:
+    state = StateDB(tmp_path / f"{name}.db")
+    pipeline = TranscriptPipeline(state=state, metrics=Metrics(), batch_bytes=2048, tail_bytes=tail_bytes)
+    notes = SessionMemory(make_settings(tmp_path / name), state=state, llm=None, now=datetime.now, advance=pipeline.advance)
+    pipeline.subscribe(PendingTurns(state))
+    pipeline.subscribe(notes)
+    if crash_at:
+        pipeline.subscribe(CrashOnBatch(crash_at))
+    pipeline.advance(transcript)
+    return state, notes
+
+
+def test_a_big_read_renders_only_its_tail_and_a_crash_mid_read_resumes_to_the_same_result(tmp_path: Path) -> None:
+    writer = new_session(tmp_path / "root", "/home/me/app")
+    for i in range(60):
+        writer.user(f"request {i}")
+        writer.assistant(f"answer {i}", tools=[("Write", {"file_path": f"/home/me/app/f{i}.py", "content": "x"}), ("Bash", {"command": f"make t{i}"})])
+        writer.tool_result("ok " * 60, is_error=i % 10 == 0)
+    assert writer.path.stat().st_size > 20 * 2048  # many batches before a 6 KB tail
+
+    def pending(state: StateDB) -> list[tuple[str, str]]:
+        return [(r["kind"], r["text"]) for r in state.query("SELECT kind, text FROM extraction_pending ORDER BY seq")]
+
+    def read(notes: SessionMemory) -> dict:  # type: ignore[type-arg]
+        return json.loads(notes._read_of(writer.session_id, notes.state.query_one).to_json())
+
+    full_state, full_notes = _read(tmp_path, "full", writer.path, tail_bytes=1 << 30)
+    tail_state, tail_notes = _read(tmp_path, "tail", writer.path, tail_bytes=6000)
+    full, tail = pending(full_state), pending(tail_state)
+    # Every write the agent made is kept; prompts and turns only from the tail, never rendered before it.
+    assert [t for k, t in tail if k == "wrote"] == [t for k, t in full if k == "wrote"] == [f"/home/me/app/f{i}.py" for i in range(60)]
+    assert ("prompt", "request 0") in full and ("prompt", "request 59") in tail and ("prompt", "request 0") not in tail
+    assert not any("answer 0\n" in t or t.endswith("answer 0") for _, t in tail)
+    # The notes count everything either way; their delta and newest-first lists hold the tail.
+    full_read, tail_read = read(full_notes), read(tail_notes)
+    for key in ("tokens", "entries", "tool_calls_since", "last_turn_had_tools"):
+        assert tail_read[key] == full_read[key], key
+    for key in ("first_prompt", "files", "commands"):
+        assert tail_read["offline"][key] == full_read["offline"][key], key
+    assert tail_read["_delta_cut"] and "USER: request 59" in tail_read["_delta"][-3]
+    assert not any("request 0\n" in d or d.endswith("request 0") for d in tail_read["_delta"])
+    # Killed on its third batch (before the tail), then restarted: the same kept result as the read never stopped.
+    with pytest.raises(Crash):
+        _read(tmp_path, "crashed", writer.path, tail_bytes=6000, crash_at=3)
+    state = StateDB(tmp_path / "crashed.db")
+    assert 0 < TranscriptPipeline(state=state, metrics=Metrics()).row(writer.path)["offset"] < writer.path.stat().st_size  # type: ignore[index]
+    resumed_state, resumed_notes = _read(tmp_path, "crashed", writer.path, tail_bytes=6000)
+    assert pending(resumed_state) == tail and read(resumed_notes) == tail_read

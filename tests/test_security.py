@@ -147,3 +147,30 @@ def test_a_state_change_from_another_origin_is_refused(live: LiveDaemon, project
     assert live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"] == []
     r = live.client.post("/v1/memories", json=body, headers={"Origin": live.url})
     assert r.status_code in (200, 201), r.text
+
+
+# ---------------------------------------------------------------- the redaction screen
+# Short or punctuated forms of the rules whose value has no 20-character run (the screen's keyword half).
+UNBOUNDED_FORMS = [
+    "xoxb-1-a", "token eyJhbGciOi.eyJzdWIiOj.sig", "https://deploy:hunter22@example.com/x", "AccountKey=ab/cd+ef/gh+ij/kl+mn/op+qr/st+uv/wx",
+    "?sv=2024&sig=ab%2Fcd%2Bef%2Fgh%2Bij%2Fkl%2Bmn%2Fop", "aws_key = 'abcdefghij/klmnopqrst+uvwxyz0123/456789ABCD'",
+    "sntrys_abcdefghij+klmnopqrst/uvwxyz0123+456789ABCDEF", "sq0csp-abcdefghij\\klmnopqrst\\uvwxyz0123\\456789ABCDEFG",
+    "//registry.npmjs.org/:_authToken=npm_x", "-----BEGIN OPENSSH PRIVATE KEY-----", "PuTTY-User-Key-File-2: ssh-rsa",
+    "https://hooks.slack.com/services/T0/B0/abc/def/ghi/jkl/mno", "aws_secret_access_key = abcdefghij/klmnopqrst+uvwxyz0123/456789abcd",
+]
+
+
+def test_the_screen_never_hides_a_rule_match() -> None:
+    """`redact_secrets` skips every rule on a text its screen clears; a text any rule matches must pass the screen."""
+    from memoryd.store.secrets import _lowered, _rules, _rules_may_match
+    from tests.support.offline_quality import secret_cases
+
+    rules, _ = _rules()
+    matched = 0
+    for text in [c.text for c in secret_cases()] + UNBOUNDED_FORMS:
+        low = _lowered(text)
+        if any(pattern.search(low if on_lower else text) for _, pattern, _, on_lower in rules):
+            matched += 1
+            assert _rules_may_match(text, low, max(map(len, text.split()), default=0)), text
+    assert matched >= len(UNBOUNDED_FORMS) + 40  # the forms above and most of the dev set reach a rule
+    assert not _rules_may_match("please fix the failing test in /home/u/app/src/parser.py", "", 30)

@@ -59,12 +59,13 @@ class PendingTurns:
     def consume(self, db: sqlite3.Connection, file: TranscriptFile, entries: list[Entry], reset: bool) -> None:
         """Keep what a job can use, newest first, within the budgets: the rendered turns a model
         prompt holds (TURNS_KEPT_CHARS), the last PROMPTS_KEPT prompts, the agent's own writes.
-        Older entries of a big read are passed over, never rendered or redacted."""
+        Older entries of a big read (and every batch before its tail) are passed over, never rendered or redacted."""
         if file.is_sidechain:
             return  # a subagent's transcript: its findings reach the main session as tool results
         rows: list[tuple[str, str, str, str, str]] = []
-        turn_room, prompts_left = TURNS_KEPT_CHARS, PROMPTS_KEPT
-        for e in reversed(entries):
+        # Before the read's tail only the agent's writes are kept: the tail fills the newest-first budgets.
+        turn_room, prompts_left = (TURNS_KEPT_CHARS, PROMPTS_KEPT) if file.in_tail else (0, 0)
+        for e in reversed(entries if file.in_tail else [e for e in entries if e.tool_uses]):
             if e.is_sidechain or e.replayed:  # a rewritten file's old turns were looked at already
                 continue
             for use in e.tool_uses:

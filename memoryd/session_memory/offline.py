@@ -41,26 +41,36 @@ class OfflineNotes:
         self.last_prose = ""
         self.turn_tools = 0
 
-    def add(self, e: Entry) -> None:
+    def add(self, e: Entry, *, passing: bool = False) -> None:
+        """Fold one entry. `passing`: a newer part of this read follows, so the newest-first lists
+        (later prompts, errors, worklog, last prose) skip it; the first prompt, files and commands do not."""
+        if passing and not e.tool_uses:  # the fast way through what a passed-over entry adds
+            if e.is_prompt and not e.is_sidechain:
+                self.first_prompt = self.first_prompt or e.text
+                self.turn_tools = 0
+            return
         if e.is_prompt and not e.is_sidechain:
             if not self.first_prompt:
                 self.first_prompt = e.text
-            else:
+            elif not passing:
                 self.later_prompts.append(f"- {_one_line(e.text)}")
-            self.worklog.append(f"- {e.timestamp[:16].replace('T', ' ')} user: {_one_line(e.text, 120)}")
+            if not passing:
+                self.worklog.append(f"- {e.timestamp[:16].replace('T', ' ')} user: {_one_line(e.text, 120)}")
             self.turn_tools = 0
         for use in e.tool_uses:
             self.tool_names[use.id] = use.name
             self.turn_tools += 1
             for key in _PATH_KEYS:
                 value = use.input.get(key)
-                if isinstance(value, str) and value:
+                if isinstance(value, str) and value and (value in self.files or len(self.files) < _KEPT):  # the first _KEPT are kept
                     names = self.files.setdefault(value, [])
                     if use.name not in names:
                         names.append(use.name)
             command = use.input.get("command")
-            if use.name == "Bash" and isinstance(command, str) and command.strip():
+            if use.name == "Bash" and len(self.commands) < _KEPT and isinstance(command, str) and command.strip():
                 self.commands[f"- `{_one_line(command, 160)}`"] = None
+        if passing:
+            return
         for result in e.tool_results:
             if result.is_error:
                 tool = self.tool_names.get(result.tool_use_id, "tool")

@@ -28,9 +28,9 @@ from memoryd.session_memory.offline import OfflineNotes
 from memoryd.state import StateDB
 from memoryd.store.files import atomic_write
 from memoryd.store.secrets import redact_secrets
-from memoryd.transcripts.parser import Entry, estimate_tokens
+from memoryd.transcripts.parser import Entry
 from memoryd.transcripts.pipeline import TranscriptFile
-from memoryd.transcripts.render import render_entry
+from memoryd.transcripts.render import render_entry, tool_input_json
 from memoryd.validation import check_session_id
 
 log = logging.getLogger(__name__)
@@ -54,11 +54,17 @@ _SYSTEM = (
 
 
 def entry_tokens(entry: Entry) -> int:
-    """One transcript entry's size with the one token estimate."""
-    parts = [entry.text, entry.injected]
-    parts += [json.dumps(u.input, ensure_ascii=False) for u in entry.tool_uses]
-    parts += [r.text for r in entry.tool_results]
-    return estimate_tokens("".join(parts))
+    """One transcript entry's size with the one token estimate: `estimate_tokens` of its parts joined,
+    summed part by part (UTF-8 lengths add up) without joining, or encoding ASCII text."""
+    text, injected = entry.text, entry.injected
+    size = (len(text) if text.isascii() else len(text.encode("utf-8"))) + (len(injected) if injected.isascii() else len(injected.encode("utf-8")))
+    for use in entry.tool_uses:
+        text = tool_input_json(use.input)
+        size += len(text) if text.isascii() else len(text.encode("utf-8"))
+    for result in entry.tool_results:
+        text = result.text
+        size += len(text) if text.isascii() else len(text.encode("utf-8"))
+    return (size + limits.CHARS_PER_TOKEN - 1) // limits.CHARS_PER_TOKEN
 
 
 @dataclass(frozen=True)
@@ -96,12 +102,13 @@ class SessionRead:
     _delta_chars: int = 0
     _delta_cut: bool = False
 
-    def add_batch(self, entries: list[Entry]) -> None:
+    def add_batch(self, entries: list[Entry], *, in_tail: bool = True) -> None:
         """Fold entries in order. Only the newest ones that can fit the delta are rendered (and
-        redacted, once): a big first read renders its tail, not every entry it passes."""
+        redacted, once): a big first read renders its tail, not every entry it passes. Before a
+        read's tail (`in_tail` False) nothing is rendered and the notes' newest-first lists pass over it."""
         start = self.entries
         shown: dict[int, str] = {}
-        room = DELTA_MAX_CHARS
+        room = DELTA_MAX_CHARS if in_tail else 0
         for i in range(len(entries) - 1, -1, -1):  # newest first, until the delta budget is full
             if room <= 0 or start + i < self.since_index:
                 break
@@ -109,23 +116,33 @@ class SessionRead:
             if rendered:
                 shown[i] = redact_secrets(rendered)
                 room -= len(rendered) + 1
-        if room <= 0 and min(shown, default=0) > max(0, self.since_index - start):
+        if room <= 0 and min(shown, default=len(entries)) > max(0, self.since_index - start):
             self._delta_cut = True  # older entries of this batch did not fit the budget
-        for i, e in enumerate(entries):
-            self.tokens += entry_tokens(e)
-            if self.entries >= self.since_index:
-                if e.kind == "assistant":
-                    self.tool_calls_since += len(e.tool_uses)
-                if i in shown:
-                    self._delta.append(shown[i])
-                    self._delta_chars += len(shown[i]) + 1
-            self.entries += 1
-            self.offline.add(e)
-            if e.kind == "assistant" and not e.is_sidechain:
-                if e.message_id and e.message_id == self.last_message_id:
-                    self.last_turn_had_tools = self.last_turn_had_tools or bool(e.tool_uses)
+            if not in_tail:  # what the delta held is older than the entries passed over: it would leave a gap
+                self._delta.clear()
+                self._delta_chars = 0
+        add, passing, since, tokens, tool_calls = self.offline.add, not in_tail, self.since_index, 0, 0
+        last_id, last_had_tools = self.last_message_id, self.last_turn_had_tools
+        for i, e in enumerate(entries, start):  # the counters in locals: this loop sees every entry of a big read
+            tokens += entry_tokens(e)
+            assistant = e.kind == "assistant"
+            if i >= since:
+                if assistant:
+                    tool_calls += len(e.tool_uses)
+                if shown and i - start in shown:
+                    self._delta.append(shown[i - start])
+                    self._delta_chars += len(shown[i - start]) + 1
+            if not passing or e.tool_uses or (e.text and e.kind == "user"):  # what else a passed-over entry holds, the notes skip
+                add(e, passing=passing)
+            if assistant and not e.is_sidechain:
+                if e.message_id and e.message_id == last_id:
+                    last_had_tools = last_had_tools or bool(e.tool_uses)
                 else:
-                    self.last_message_id, self.last_turn_had_tools = e.message_id, bool(e.tool_uses)
+                    last_id, last_had_tools = e.message_id, bool(e.tool_uses)
+        self.last_message_id, self.last_turn_had_tools = last_id, last_had_tools
+        self.tokens += tokens
+        self.tool_calls_since += tool_calls
+        self.entries += len(entries)
         while self._delta_chars > DELTA_MAX_CHARS and len(self._delta) > 1:
             self._delta_chars -= len(self._delta.popleft()) + 1
             self._delta_cut = True
@@ -208,7 +225,7 @@ class SessionMemory:
                 self._reads.pop(file.session_id, None)
                 db.execute("DELETE FROM session_reads WHERE session_id = ?", (file.session_id,))
             read = self._read_of(file.session_id, lambda sql, params: db.execute(sql, params).fetchone())
-            read.add_batch(entries)
+            read.add_batch(entries, in_tail=file.in_tail)
             db.execute("INSERT OR REPLACE INTO session_reads(session_id, state) VALUES (?, ?)", (file.session_id, read.to_json()))
 
     def _save_read(self, session_id: str, read: SessionRead) -> None:

@@ -158,6 +158,23 @@ def _detect_secrets_patterns() -> tuple[_Rule, ...]:
     return tuple((plugin.secret_type, regex, triggers, False) for plugin, triggers in plugins for regex in plugin().denylist)
 
 
+# The screen that lets most texts skip the rules: every rule above (ours and detect-secrets') matches either a
+# run of 20+ of these characters (the key material of every fixed-format token) or text holding one of
+# _UNBOUNDED_TRIGGERS (rules whose value may be short or broken by '/', '+', '.', '%', '\\': URLs with
+# credentials, webhooks, JWTs, assignments named aws/secret/accountkey/sig, private key blocks, Slack xox-,
+# npm _authToken, Sentry and Square tokens). Adding a rule means checking it against this screen
+# (tests/test_security.py checks each rule's own examples).
+_RUN = re.compile(r"[A-Za-z0-9_=-]{20}")
+_RUN_MIN = 20
+_UNBOUNDED_TRIGGERS = ("://", "private", "putty", "secret", "accountkey", "sharedaccesskey", "sig=", "xox", "hooks.slack.com", "eyj",
+                       "sntrys_", "aws", "_authtoken", "sq0csp-")
+
+
+def _rules_may_match(text: str, low: str, longest: int) -> bool:
+    """False only when no rule can match `text` (see _RUN): the common prose and code line skips them all."""
+    return (longest >= _RUN_MIN and _RUN.search(text) is not None) or any(t in low for t in _UNBOUNDED_TRIGGERS)
+
+
 @functools.cache
 def _rules() -> tuple[tuple[_Rule, ...], frozenset[str]]:
     rules = (*_PATTERNS, *_detect_secrets_patterns())
@@ -243,18 +260,21 @@ def _spans(text: str) -> list[tuple[str, int, int]]:
         spans.append((kind, start, end))
 
     low = _lowered(text)
-    rules, triggers = _rules()
-    present = {t for t in triggers if t in low}  # one pass per trigger, not per rule
-    for kind, pattern, wanted, on_lower in rules:
-        if present.isdisjoint(wanted):
-            continue
-        for m in pattern.finditer(low if on_lower else text):
-            start, end = m.span()
-            while start < end and text[start] in " \t\"':=/":  # some patterns match the delimiters around the value
-                start += 1
-            while end > start and text[end - 1] in " \t\"'":
-                end -= 1
-            add(kind, start, end)
+    # A token is a run of 32+ word characters: text with no whitespace-free stretch that long (most text) skips the scan.
+    longest = max(map(len, text.split()), default=0)
+    if _rules_may_match(text, low, longest):
+        rules, triggers = _rules()
+        present = {t for t in triggers if t in low}  # one pass per trigger, not per rule
+        for kind, pattern, wanted, on_lower in rules:
+            if present.isdisjoint(wanted):
+                continue
+            for m in pattern.finditer(low if on_lower else text):
+                start, end = m.span()
+                while start < end and text[start] in " \t\"':=/":  # some patterns match the delimiters around the value
+                    start += 1
+                while end > start and text[end - 1] in " \t\"'":
+                    end -= 1
+                add(kind, start, end)
     if any(w in low for w in _CREDENTIAL_WORDS):
         _credential_words(text, low, add)
     benign: list[tuple[int, int]] | None = None
@@ -265,9 +285,7 @@ def _spans(text: str) -> list[tuple[str, int, int]]:
             benign = [b.span() for b in _BENIGN.finditer(text)]
         return any(s <= start and end <= e for s, e in benign)
 
-    # A token is a run of 32+ word characters: text with no whitespace-free stretch that long (most text) skips the scan.
-    long_stretch = max(map(len, text.split()), default=0) >= 32
-    for m in _TOKENISH.finditer(text) if long_stretch else ():
+    for m in _TOKENISH.finditer(text) if longest >= 32 else ():
         if _looks_random(m.group(0)) and not is_benign(m.start(), m.end()):
             add("high-entropy token", m.start(), m.end())
     if "'" in text or '"' in text:

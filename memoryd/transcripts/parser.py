@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Collection, Iterable
 
 import orjson
 
@@ -46,21 +46,21 @@ def _load(raw: bytes) -> Any:
         raise MalformedLine(str(exc)[:200]) from None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolUse:
     id: str
     name: str
     input: dict[str, Any]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ToolResult:
     tool_use_id: str
     is_error: bool
     text: str
 
 
-@dataclass
+@dataclass(slots=True)
 class Entry:
     """One transcript line, reduced to what memory needs."""
 
@@ -90,12 +90,15 @@ class Entry:
 
 def is_injected_text(text: str) -> bool:
     """Text a harness or hook put in the conversation, memoryd's own recalls included."""
-    return limits.INJECTED_MARKER in text or bool(_HARNESS_TEXT.match(text))
+    if limits.INJECTED_MARKER in text:
+        return True
+    first = text[:1]  # the harness pattern starts with a tag or "[" after blanks: most texts skip the regex
+    return bool(first) and (first in "<[" or first.isspace()) and bool(_HARNESS_TEXT.match(text))
 
 
 def strip_injected(text: str) -> str:
     """Drop `<system-reminder>` blocks (recalls, hook context) from a prompt."""
-    return _REMINDER_BLOCK.sub("", text).strip()
+    return (_REMINDER_BLOCK.sub("", text) if "<system-reminder>" in text else text).strip()
 
 
 def _block_text(content: Any) -> str:
@@ -107,28 +110,30 @@ def _block_text(content: Any) -> str:
 
 
 def _user_entry(entry: Entry, obj: dict[str, Any]) -> None:
-    message = _dict(obj.get("message"))
-    content = message.get("content")
-    meta = bool(obj.get("isMeta")) or bool(obj.get("isCompactSummary")) or bool(obj.get("isVisibleInTranscriptOnly"))
+    message = obj.get("message")
+    content = message.get("content") if message.__class__ is dict else None
     texts: list[str] = []
-    if isinstance(content, str):
+    if content.__class__ is str:
         texts.append(content)
-    elif isinstance(content, list):
+    elif content.__class__ is list:
         for block in content:
-            if not isinstance(block, dict):
+            if block.__class__ is not dict:
                 continue
-            if block.get("type") == "text":
+            kind = block.get("type")
+            if kind == "text":
                 texts.append(str(block.get("text", "")))
-            elif block.get("type") == "tool_result":
+            elif kind == "tool_result":
                 entry.tool_results.append(
                     ToolResult(str(block.get("tool_use_id", "")), bool(block.get("is_error")), _block_text(block.get("content")))
                 )
+    if not texts:
+        return
+    if obj.get("isMeta") or obj.get("isCompactSummary") or obj.get("isVisibleInTranscriptOnly"):
+        entry.injected = "\n".join(texts)
+        return
     prose: list[str] = []
     injected: list[str] = []
     for text in texts:
-        if meta:
-            injected.append(text)
-            continue
         cleaned = strip_injected(text)  # a prompt may carry reminder blocks around the user's words
         if cleaned != text.strip():
             injected.append(text)
@@ -141,27 +146,30 @@ def _user_entry(entry: Entry, obj: dict[str, Any]) -> None:
 
 
 def _assistant_entry(entry: Entry, obj: dict[str, Any]) -> None:
-    message = _dict(obj.get("message"))
+    message = obj.get("message")
+    if message.__class__ is not dict:
+        message = {}
     entry.message_id = str(message.get("id", ""))
     stop_reason = message.get("stop_reason")
-    entry.stop_reason = stop_reason if isinstance(stop_reason, str) else None
+    entry.stop_reason = stop_reason if stop_reason.__class__ is str else None
     content = message.get("content")
     prose: list[str] = []
-    if isinstance(content, str):
+    if content.__class__ is str:
         prose.append(content)
-    elif isinstance(content, list):
+    elif content.__class__ is list:
         for block in content:
-            if not isinstance(block, dict):
+            if block.__class__ is not dict:
                 continue
-            if block.get("type") == "text":
+            kind = block.get("type")
+            if kind == "text":
                 prose.append(str(block.get("text", "")))
-            elif block.get("type") == "tool_use":
+            elif kind == "tool_use":
                 raw_input = block.get("input")
-                entry.tool_uses.append(ToolUse(str(block.get("id", "")), str(block.get("name", "")), raw_input if isinstance(raw_input, dict) else {}))
+                entry.tool_uses.append(ToolUse(str(block.get("id", "")), str(block.get("name", "")), raw_input if raw_input.__class__ is dict else {}))
     if message.get("model") == "<synthetic>" or obj.get("isApiErrorMessage"):
         entry.injected = "\n".join(prose)
         return
-    entry.text = "\n".join(p for p in prose if p.strip())
+    entry.text = prose[0] if len(prose) == 1 and prose[0].strip() else "\n".join(p for p in prose if p.strip())
 
 
 def parse_line(raw: bytes | str) -> Entry | None:
@@ -182,16 +190,10 @@ def parse_line(raw: bytes | str) -> Entry | None:
 
 
 def _entry(obj: dict[str, Any]) -> Entry:
-    raw_type = str(obj.get("type", ""))
-    entry = Entry(
-        kind="other",
-        raw_type=raw_type,
-        uuid=str(obj.get("uuid", "")),
-        session_id=str(obj.get("sessionId", "")),
-        timestamp=str(obj.get("timestamp", "")),
-        cwd=str(obj.get("cwd", "")),
-        is_sidechain=bool(obj.get("isSidechain")),
-    )
+    get = obj.get
+    raw_type = str(get("type", ""))
+    entry = Entry("other", raw_type, str(get("uuid", "")), str(get("sessionId", "")), str(get("timestamp", "")), str(get("cwd", "")))
+    entry.is_sidechain = bool(get("isSidechain"))
     if raw_type == "user":
         entry.kind = "user"
         _user_entry(entry, obj)
@@ -217,22 +219,37 @@ def _entry(obj: dict[str, Any]) -> Entry:
     return entry
 
 
-def parse_lines(lines: Iterable[bytes | str], seen: set[str] | None = None) -> tuple[list[Entry], int]:
+def parse_lines(lines: Iterable[bytes | str], seen: set[str] | None = None, older: Collection[str] = ()) -> tuple[list[Entry], int]:
     """Parse many lines; returns (entries, malformed count). Duplicate uuids are kept once
-    (pass one `seen` set to every batch of a file to dedupe across batches)."""
+    (pass one `seen` set to every batch of a file to dedupe across batches; ids in `older` count as seen too)."""
     entries: list[Entry] = []
     malformed = 0
     seen = set() if seen is None else seen
+    loads, decode_error = orjson.loads, orjson.JSONDecodeError
     for line in lines:
         try:
-            entry = parse_line(line)
+            # `parse_line` inlined for the common line (bytes orjson takes as they are); any other goes through it.
+            obj = loads(line) if line.__class__ is bytes else None
+            if obj.__class__ is dict:
+                try:
+                    entry: Entry | None = _entry(obj)
+                except (TypeError, AttributeError, ValueError, RecursionError):
+                    raise MalformedLine("unexpected shape") from None
+            else:
+                entry = parse_line(line)
+        except decode_error:
+            try:
+                entry = parse_line(line)
+            except MalformedLine:
+                malformed += 1
+                continue
         except MalformedLine:
             malformed += 1
             continue
         if entry is None:
             continue
         if entry.uuid:
-            if entry.uuid in seen:
+            if entry.uuid in seen or entry.uuid in older:
                 continue
             seen.add(entry.uuid)
         entries.append(entry)

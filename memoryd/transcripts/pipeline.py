@@ -6,16 +6,20 @@ the cursor, so a crash never loses or repeats a turn. No consumer reads a file i
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import sqlite3
 import threading
 import time
-from collections import deque
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
+import orjson
+
+from memoryd import limits
 from memoryd.metrics import Metrics
 from memoryd.state import StateDB
 from memoryd.transcripts.folders import is_sidechain_path
@@ -48,26 +52,56 @@ CREATE TABLE IF NOT EXISTS transcript_seen (
     uuid TEXT NOT NULL,
     PRIMARY KEY (path, uuid)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS transcript_seen_batches (
+    path TEXT NOT NULL,
+    uuids BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS transcript_seen_batches_path ON transcript_seen_batches(path);
 """
+# Entry ids seen in a file, one row per batch (a JSON array): appended, never a random B-tree insert per id,
+# which cost more than parsing. `transcript_seen` holds ids stored one per row before; it is still read.
 OVERSIZED_SCHEMA = "ALTER TABLE transcript_files ADD COLUMN oversized INTEGER NOT NULL DEFAULT 0"
 
 
+TAIL_BYTES = 4 * limits.TRANSCRIPT_READ_BATCH_BYTES  # the end of a read that fills the consumers' newest-first budgets
 RECENT_IDS_KEPT = 10_000  # entry ids remembered within one read: Claude Code writes a repeated entry close to the first
 
 
-class RecentIds(set[str]):
-    """A set that forgets its oldest ids past RECENT_IDS_KEPT, so a huge first read stays bounded."""
+_gc_pauses = 0
+_gc_lock = threading.Lock()
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic collection while a batch is folded: its thousands of entries live until it is done,
+    so collections would promote them and trigger full collections of the daemon's heap (~100 ms
+    each, every few batches, holding the GIL). Entries hold no cycles; refcounting frees them."""
+    global _gc_pauses
+    with _gc_lock:
+        _gc_pauses += 1
+        if _gc_pauses == 1:
+            gc.disable()
+    try:
+        yield
+    finally:
+        with _gc_lock:
+            _gc_pauses -= 1
+            if _gc_pauses == 0:
+                gc.enable()
+
+
+class RecentIds:
+    """Entry ids seen within one read, in two generations of RECENT_IDS_KEPT or more: at least the
+    newest RECENT_IDS_KEPT are remembered and a huge first read stays bounded."""
 
     def __init__(self) -> None:
-        super().__init__()
-        self._order: deque[str] = deque()
+        self.current: set[str] = set()  # parse_lines checks both and adds here
+        self.older: set[str] = set()
 
-    def add(self, item: str) -> None:
-        if item not in self:
-            super().add(item)
-            self._order.append(item)
-            if len(self._order) > RECENT_IDS_KEPT:
-                self.discard(self._order.popleft())
+    def age(self) -> None:
+        """After a batch: past RECENT_IDS_KEPT the current generation becomes the older one."""
+        if len(self.current) > RECENT_IDS_KEPT:
+            self.older, self.current = self.current, set()
 
 
 @dataclass(frozen=True)
@@ -78,6 +112,11 @@ class TranscriptFile:
     session_id: str
     cwd: str
     is_sidechain: bool
+    # False while more than TAIL_BYTES of this read follow the batch: what a consumer keeps newest first
+    # (rendered turns, prompts, the notes' lists) is superseded by the tail, so it passes over such
+    # content (never rendering or redacting it) and only counts. A crash mid-read resumes before the
+    # same tail, so the kept result is the same.
+    in_tail: bool = True
 
 
 class TurnConsumer(Protocol):
@@ -107,10 +146,12 @@ class Advance:
 class TranscriptPipeline:
     """One cursor per transcript, one parse per line, every consumer fed in order."""
 
-    def __init__(self, *, state: StateDB, metrics: Metrics, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, *, state: StateDB, metrics: Metrics, clock: Callable[[], float] = time.time,
+                 batch_bytes: int = limits.TRANSCRIPT_READ_BATCH_BYTES, tail_bytes: int = TAIL_BYTES) -> None:
         self.state = state
         self.metrics = metrics
         self.clock = clock  # epoch seconds: a cursor's updated_at (what pruning compares)
+        self.batch_bytes, self.tail_bytes = batch_bytes, tail_bytes
         state.migrate("transcript_files", SCHEMA)
         columns = {r["name"] for r in state.query("PRAGMA table_info(transcript_files)")}
         if "oversized" not in columns:
@@ -140,27 +181,43 @@ class TranscriptPipeline:
             seen = RecentIds()  # within this read: Claude Code may write an entry twice
             before: set[str] = set()  # entries of the file as it was before a rewrite
             try:
-                for batch in iter_batches(path, total.offset, int(row["inode"]) if row else None):
+                for batch in iter_batches(path, total.offset, int(row["inode"]) if row else None, batch_bytes=self.batch_bytes):
                     if batch.reset and row is not None:
-                        before = {r["uuid"] for r in self.state.query("SELECT uuid FROM transcript_seen WHERE path = ?", (str(path),))}
-                    row = self._fold(path, row, batch, seen, before, total)
+                        before = self._seen_ids(path)
+                    with _gc_paused():
+                        row = self._fold(path, row, batch, seen, before, total, in_tail=batch.size - batch.end <= self.tail_bytes)
             except OSError as exc:
                 log.warning("cannot read transcript %s (%s)", path, exc.__class__.__name__)
                 self.metrics.transcript_lines.labels("unreadable").inc()
                 total.error = exc.__class__.__name__
             return total
 
-    def _fold(self, path: Path, row: dict[str, Any] | None, batch: ReadResult, seen: set[str], before: set[str],
-              total: Advance) -> dict[str, Any]:
+    def _seen_ids(self, path: Path) -> set[str]:
+        """Every entry id read from `path` before (to flag what a rewritten file repeats)."""
+        ids = {r["uuid"] for r in self.state.query("SELECT uuid FROM transcript_seen WHERE path = ?", (str(path),))}
+        for r in self.state.query("SELECT uuids FROM transcript_seen_batches WHERE path = ?", (str(path),)):
+            ids.update(orjson.loads(r["uuids"]))
+        return ids
+
+    def _fold(self, path: Path, row: dict[str, Any] | None, batch: ReadResult, seen: RecentIds, before: set[str],
+              total: Advance, *, in_tail: bool = True) -> dict[str, Any]:
         """Parse one batch, hand it to the consumers and move the cursor, in one transaction."""
-        entries, malformed = parse_lines(batch.lines, seen)
-        for e in entries:
-            e.replayed = bool(e.uuid) and e.uuid in before
+        entries, malformed = parse_lines(batch.lines, seen.current, seen.older)
+        seen.age()
+        prose_chars = tool_calls = 0
+        ids: list[str] = []
+        for e in entries:  # one pass for the cursor row's totals, the ids kept and the rewrite flag
+            prose_chars += len(e.text)
+            tool_calls += len(e.tool_uses)
+            if e.uuid:
+                ids.append(e.uuid)
+                if before and e.uuid in before:
+                    e.replayed = True
         fresh = row is None or batch.reset
         session_id = next((e.session_id for e in entries if e.session_id), "") or (row["session_id"] if row else path.stem)
         cwd = next((e.cwd for e in reversed(entries) if e.cwd), "") or (row["cwd"] if row else "")
         last_ts = next((e.timestamp for e in reversed(entries) if e.timestamp), "") or (row["last_timestamp"] if row else "")
-        file = TranscriptFile(path, session_id, cwd, is_sidechain_path(path))
+        file = TranscriptFile(path, session_id, cwd, is_sidechain_path(path), in_tail)
         try:
             mtime = os.stat(path).st_mtime
         except OSError:
@@ -172,8 +229,8 @@ class TranscriptPipeline:
             "lines": base["lines"] + len(batch.lines), "malformed": base["malformed"] + malformed,
             "oversized": base["oversized"] + batch.oversized,
             "resets": (int(row["resets"]) if row else 0) + int(batch.reset),
-            "prose_chars": base["prose_chars"] + sum(len(e.text) for e in entries),
-            "tool_calls": base["tool_calls"] + sum(len(e.tool_uses) for e in entries),
+            "prose_chars": base["prose_chars"] + prose_chars,
+            "tool_calls": base["tool_calls"] + tool_calls,
             "last_timestamp": last_ts, "updated_at": self.clock(),
         }
         with self.state.transaction() as db:
@@ -183,7 +240,8 @@ class TranscriptPipeline:
                 f"INSERT OR REPLACE INTO transcript_files({', '.join(values)}) VALUES ({', '.join('?' for _ in values)})",
                 tuple(values.values()),
             )
-            db.executemany("INSERT OR IGNORE INTO transcript_seen(path, uuid) VALUES (?, ?)", [(str(path), e.uuid) for e in entries if e.uuid])
+            if ids:
+                db.execute("INSERT INTO transcript_seen_batches(path, uuids) VALUES (?, ?)", (str(path), orjson.dumps(ids)))
         ok = len(batch.lines) - malformed
         self.metrics.transcript_lines.labels("ok").inc(ok)
         if malformed:
@@ -203,5 +261,6 @@ class TranscriptPipeline:
     def forget_older_than(self, cutoff: float) -> int:
         """Drop the cursors and seen ids of transcripts untouched since `cutoff` (Claude Code deletes them after 30 days)."""
         with self.state.transaction() as db:
-            db.execute("DELETE FROM transcript_seen WHERE path IN (SELECT path FROM transcript_files WHERE updated_at < ? AND mtime < ?)", (cutoff, cutoff))
+            for table in ("transcript_seen", "transcript_seen_batches"):
+                db.execute(f"DELETE FROM {table} WHERE path IN (SELECT path FROM transcript_files WHERE updated_at < ? AND mtime < ?)", (cutoff, cutoff))
             return db.execute("DELETE FROM transcript_files WHERE updated_at < ? AND mtime < ?", (cutoff, cutoff)).rowcount

@@ -76,22 +76,23 @@ def iter_batches(
 ) -> Iterator[ReadResult]:
     """`read_new_lines` in bounded batches, so a large transcript is never in memory whole.
 
-    The first batch applies the reset checks. A line longer than a batch is read with a batch
-    grown to fit it, up to `line_max`; a longer line is skipped without being held (a batch
-    with `oversized=1`). Stops once a batch reached the end of the file as it was then."""
+    The first batch applies the reset checks. A line longer than a batch is found by a streamed
+    search for its end (never held, never searched twice); it is then read with a batch that
+    fits it when it is at most `line_max`, else skipped unread (a batch with `oversized=1`).
+    Stops once a batch reached the end of the file as it was then."""
     batch = batch_bytes
     while True:
         result = read_new_lines(path, offset, inode, max_bytes=batch)
         complete_line = result.end > result.start
         if not complete_line and result.start + batch < result.size:  # one line longer than the batch
             offset, inode = result.start, result.inode
-            if batch < line_max:
-                batch = min(batch * 2, line_max)
-                continue
             after = _end_of_line(path, result.start + batch)
             if after is None:
                 yield result  # the long line is not finished yet: the cursor stays before it
                 return
+            if after - result.start <= line_max:
+                batch = after - result.start  # exactly the line
+                continue
             yield ReadResult([], result.start, after, result.inode, result.size, result.reset, oversized=1)
             offset, batch = after, batch_bytes
             continue
