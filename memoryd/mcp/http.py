@@ -3,7 +3,7 @@
 The daemon's GuardMiddleware checks the bearer token before a request gets here. Tools call the
 daemon's REST API on the address the request came in on (from a worker thread, so the event loop
 stays free), so HTTP and stdio share one code path and every write takes the one write path.
-The SDK loads in the background after start: the daemon answers /v1/health without waiting for it.
+The SDK (~25 MB resident) loads on the first /mcp request, so a daemon no MCP client talks to never pays for it.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Iterable
 
 import anyio
+import anyio.abc
 import anyio.to_thread
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -40,6 +41,7 @@ class McpEndpoint:
         self._server: MCPServer | None = None
         self._app: ASGIApp | None = None
         self._ready: anyio.Event | None = None
+        self._tasks: anyio.abc.TaskGroup | None = None
 
     def _build(self) -> None:
         """Import the SDK and build the server (in a worker thread: it takes about a second)."""
@@ -64,7 +66,10 @@ class McpEndpoint:
             host, port = scope["server"][:2]
             host = "127.0.0.1" if host in ("0.0.0.0", "") else ("::1" if host == "::" else host)
             self._base_url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
-        assert self._ready is not None, "McpEndpoint.running() must wrap the app's lifespan"
+        assert self._tasks is not None, "McpEndpoint.running() must wrap the app's lifespan"
+        if self._ready is None:  # the first MCP request: build the server and start its session manager
+            self._ready = anyio.Event()
+            self._tasks.start_soon(self._serve)
         await self._ready.wait()
         if self._app is None:
             down = {"error": {"code": "mcp_unavailable", "message": "the MCP endpoint failed to start; see the daemon's log, or use `memoryd mcp` (stdio)."}}
@@ -78,13 +83,13 @@ class McpEndpoint:
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        """Build the server in the background and run its session manager as long as the app."""
-        self._ready = anyio.Event()
+        """Hold the task group the server's session manager runs in, once a request starts it, as long as the app."""
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(self._serve)
+            self._tasks = tasks
             try:
                 yield
             finally:
+                self._tasks = None
                 tasks.cancel_scope.cancel()
 
     async def _serve(self) -> None:

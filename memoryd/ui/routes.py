@@ -11,11 +11,10 @@ import functools
 import hmac
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
-from fastapi.templating import Jinja2Templates
 
 from memoryd import limits
 from memoryd.api.deps import DaemonDep
@@ -24,9 +23,21 @@ from memoryd.errors import Forbidden, MemorydError
 from memoryd.ui import views
 from memoryd.ui.auth import COOKIE_NAME, UI_LOGIN_PATH, UI_PREFIX, UiSession, UiSessions, cookie_value
 
+if TYPE_CHECKING:
+    from fastapi.templating import Jinja2Templates
+
 HERE = Path(__file__).parent
-TEMPLATES = Jinja2Templates(directory=str(HERE / "templates"))
-TEMPLATES.env.filters["when"] = lambda ts: datetime.fromtimestamp(float(ts), timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC") if ts else "-"
+
+
+@functools.cache
+def templates() -> Jinja2Templates:
+    """The page templates, built on the first page view: a daemon nobody opens /ui on never loads Jinja2 (~9 MB)."""
+    from fastapi.templating import Jinja2Templates
+
+    loaded = Jinja2Templates(directory=str(HERE / "templates"))
+    loaded.env.filters["when"] = lambda ts: datetime.fromtimestamp(float(ts), timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC") if ts else "-"
+    return loaded
+
 SPEND_DAYS = 14
 
 router = APIRouter(include_in_schema=False)
@@ -62,7 +73,7 @@ def check_form(request: Request, csrf: str) -> None:
 
 def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
     session = current_session(request)
-    return TEMPLATES.TemplateResponse(request, template, {"csrf": session.csrf if session else "", "prefix": UI_PREFIX, **context},
+    return templates().TemplateResponse(request, template, {"csrf": session.csrf if session else "", "prefix": UI_PREFIX, **context},
                                       status_code=status)
 
 
