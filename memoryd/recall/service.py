@@ -25,6 +25,7 @@ from memoryd.recall.select import select_with_llm
 from memoryd.recall.sessions import SessionLedger
 from memoryd.recall.text import STEMMER, query_terms
 from memoryd.store import MemoryDir, StoreRegistry
+from memoryd.store.model import MemoryHeader
 from memoryd.validation import check_session_id
 
 log = logging.getLogger(__name__)
@@ -132,7 +133,8 @@ class RecallService:
             return RecallResult(budget_used_bytes=used, reason="no memory files")
 
         memdir = str(store.path)
-        candidates, ranked = [], []
+        ranked: list[tuple[str, float]] = []
+        open_in: list[tuple[str, list[MemoryHeader], set[str]]] = []  # per source: its key, headers, and what was surfaced
         limit = self.settings.max_memories
         pool = self.settings.side_query_candidates
         for key, source in sources:  # the personal store, then its team folder; team keys carry TEAM_KEY
@@ -140,17 +142,19 @@ class RecallService:
             if not key and not len(item.index) and self.indexes.building(source):
                 return RecallResult(budget_used_bytes=used, reason="indexing the memory files in the background; recall starts when that is done")
             surfaced = self.ledger.surfaced(session_id, str(source.path))
-            candidates += [replace(h, filename=key + h.filename) for h in item.headers if h.filename not in surfaced]
+            open_in.append((key, item.headers, surfaced))
             ranked += [(key + fn, score) for fn, score in self._rank(item, query, surfaced, max(limit, pool) if self.llm.enabled else limit)]
         if len(sources) > 1:
             ranked.sort(key=lambda pair: -pair[1])
-        if not candidates:
+        if not any(len(headers) > len(surfaced) or any(h.filename not in surfaced for h in headers) for _, headers, surfaced in open_in):
             return RecallResult(method="local", budget_used_bytes=used, reason="every memory was already surfaced in this session")
         scores = dict(ranked)
 
         method, reason, chosen = "local", "", [fn for fn, _ in ranked[:limit]]
         if self.llm.enabled:
             # bounded prompt: the local ranker orders (and above `pool`, pre-selects) what the manifest shows
+            candidates = [h if not key else replace(h, filename=key + h.filename)  # only the model's manifest needs the headers
+                          for key, headers, surfaced in open_in for h in headers if h.filename not in surfaced]
             by_name = {h.filename: h for h in candidates}
             picked = [by_name[fn] for fn, _ in ranked if fn in by_name][:pool]
             seen = {h.filename for h in picked}
