@@ -43,7 +43,7 @@ class StoreIndex:
     building: bool = False  # a background pass is running
     dirty: set[str] = field(default_factory=set)  # files named by writes and watcher events since
     dense: DenseIndex = field(default_factory=DenseIndex)
-    digests: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # filename -> (text to embed, its hash)
+    digests: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # filename -> (text to embed, its hash), filled as the embedding thread asks
     dense_synced: int = -1  # the `_changes` the dense index last caught up with
     swept_at: float = 0.0  # monotonic time of the last directory sweep
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -216,10 +216,10 @@ class StoreIndexes:
                     self._drop(item, fn)
                     continue
                 header, _, sig = got
+                header = store.shared_header(fn, sig, header)
                 item.index.put(doc)
                 item.files[fn], item.by_name[fn] = sig, header
-                text = embed_text(header.name, header.description)
-                item.digests[fn] = (text, text_digest(text))
+                item.digests.pop(fn, None)  # hashed again when the embedding thread asks (never, with the model off)
             item._changes += 1
 
     @staticmethod
@@ -268,6 +268,10 @@ class StoreIndexes:
     @staticmethod
     def _stale(item: StoreIndex) -> list[tuple[str, str, bytes]]:
         with item.lock:
+            for fn, header in item.by_name.items():
+                if fn not in item.digests:
+                    text = embed_text(header.name, header.description)
+                    item.digests[fn] = (text, text_digest(text))
             digests = list(item.digests.items())
         return [(fn, text, digest) for fn, (text, digest) in digests if item.dense.digest(fn) != digest]
 

@@ -129,6 +129,18 @@ class MemoryDir:
         assert st is not None
         return key, parse_header(filename, self.path, text, st.st_mtime).header
 
+    def shared_header(self, filename: str, key: _Key, header: MemoryHeader) -> MemoryHeader:
+        """One copy of a header in memory for recall and the store (20,000 headers are ~15 MB): the
+        table's own when it holds this version of the file, else `header`, recorded as that version."""
+        with self._table_lock:
+            cached = self._table.get(filename)
+            if cached is not None and cached[0] == key and isinstance(cached[1], MemoryHeader):
+                return cached[1]
+            if cached is None or cached[0] != key:
+                self._table.set(filename, (key, header))
+                self._layout = None  # the table moved without a write of ours: the next index update merges from scratch
+            return header
+
     def _stat_entry(self, filename: str) -> tuple[_Key, MemoryHeader | InvalidFile] | None:
         """One file's table entry from an lstat, re-read only when its key changed."""
         try:
