@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from memoryd import limits
+from memoryd.process import release_freed_memory
 from memoryd.errors import MemorydError
 from memoryd.recall.dense import EMBED_BATCH, DenseIndex, Encoder, VectorCache, embed_text, text_digest
 from memoryd.recall.ranker import LexicalIndex, analyse
@@ -186,6 +187,7 @@ class StoreIndexes:
             self._apply(store, item, changed, gone)
             with item.lock:
                 item.built, item.swept_at = True, time.monotonic()
+            release_freed_memory()  # a big build's file texts and token lists are freed now: hand their pages back
         except Exception:
             log.exception("recall: indexing %s failed", store.path)
         finally:
