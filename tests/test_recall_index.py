@@ -45,6 +45,16 @@ def test_a_new_file_costs_one_read_not_a_rebuild(live: LiveDaemon, project: Path
     assert indexes.reads - before == 1
 
 
+def test_recall_and_the_store_hold_one_copy_of_each_header(live: LiveDaemon, project: Path) -> None:
+    store = live.daemon.stores.for_cwd(str(project))
+    write_files(store.path, 50)
+    assert recall(live, project, "database migration schema")["memories"]
+    indexed = live.daemon.recall.indexes.refresh(store, wait=True).by_name
+    listed = {h.filename: h for h in store.list()}
+    assert set(listed) == set(indexed) and len(listed) == 50
+    assert all(listed[fn] is indexed[fn] for fn in listed)  # the same objects, not equal copies
+
+
 def test_no_request_waits_on_a_build(live: LiveDaemon, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = live.daemon.stores.for_cwd(str(project))
     write_files(store.path, indexes_module.INLINE_MAX_CHANGES + 50)
