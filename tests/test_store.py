@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from memoryd import limits
 from memoryd.errors import InvalidFilename, InvalidFrontmatter, InvalidMemory, MemoryNotFound
-from memoryd.store import frontmatter, headers
+from memoryd.store import files, frontmatter, headers
+from memoryd.store import memdir as memdir_module
 from memoryd.store.frontmatter import head_meta, split_frontmatter
 from memoryd.store.index import truncate_index
 from memoryd.store.memdir import MemoryDir
@@ -267,3 +268,38 @@ def test_big_watched_dir_reads_what_changed_without_a_sweep(tmp_path: Path) -> N
     assert "project_new.md" in {h.filename for h in headers}
     assert [h.mtime for h in headers] == sorted((h.mtime for h in headers), reverse=True)
     assert [h.filename for h in store.list("feedback")] == ["user_note-7.md"]
+
+
+def test_publish_never_renames_over_a_target_changed_since_its_text_was_built(tmp_path: Path) -> None:
+    target = tmp_path / "MEMORY.md"
+    target.write_text("- [Theirs](theirs.md) — before\n")
+    staged = files.stage(target, "- [Ours](ours.md) — built from 'before'\n")
+    staged.expect = files.key_now(target)
+    target.write_text("- [Theirs](theirs.md) — before\n- [Agent](agent.md) — written meanwhile\n")  # an agent's edit
+    with pytest.raises(files.TargetMoved):
+        files.publish([staged])
+    assert "written meanwhile" in target.read_text()  # nothing renamed over it
+    staged.expect = files.key_now(target)  # rebuilt from what is there now: published
+    files.publish([staged])
+    assert "Ours" in target.read_text()
+
+
+def test_a_save_merges_an_index_edit_made_while_it_was_writing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An agent edits MEMORY.md between memoryd's read of it and its rename: the agent's line is kept
+    (the save merges again from the edited index) instead of being overwritten blindly."""
+    store = _store(tmp_path)
+    store.save(name="First", description="first memory", type="user", body="one")
+    real_publish, edits = memdir_module.publish, []
+
+    def agent_edits_first(staged: list[files.Staged], **kwargs: object) -> None:
+        if not edits and any(f.path == store.index_path for f in staged):
+            edits.append(1)
+            with store.index_path.open("a") as fh:
+                fh.write("- [Agent note](agent-note.md) — the agent wrote this line\n")
+        real_publish(staged, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(memdir_module, "publish", agent_edits_first)
+    saved = store.save(name="Second", description="second memory", type="user", body="two")
+    index = store.index_path.read_text()
+    assert edits and "the agent wrote this line" in index
+    assert saved.memory.filename in index and "first memory" in index

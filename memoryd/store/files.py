@@ -134,6 +134,7 @@ class Staged:
             raise
         self.fd: int | None = fd
         self._synced: Future[None] | None = None
+        self.expect: Key | None = None  # the target's key the new text was built from (checked before the rename)
 
     def sync(self) -> None:
         assert self.fd is not None
@@ -191,15 +192,46 @@ def _temp_dir(path: Path) -> Path:
     return path
 
 
+Key = tuple[int, int]  # (mtime_ns, size): "changed since read" without reading
+ABSENT: Key = (-1, -1)  # the key of a file that does not exist
+
+
+class TargetMoved(Exception):
+    """A staged file's target changed on disk after its new text was built: nothing was renamed."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(f"{path} changed on disk while memoryd wrote it")
+        self.path = path
+
+
+def key_now(path: Path) -> Key:
+    """A file's key now (never following a link); ABSENT when it does not exist."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        return ABSENT
+    return (st.st_mtime_ns, st.st_size)
+
+
 def publish(staged: list[Staged], *, unlink: Path | None = None, sync_dir: bool = True) -> None:
     """Make staged files durable then visible: every temp file fsynced at once (concurrent
     fsyncs share one journal commit), renamed over its target, `unlink` removed, one dir fsync.
-    A crash leaves each target whole, old or new, never half-written."""
+    A crash leaves each target whole, old or new, never half-written. A target whose key is no
+    longer the one its text was built from (`Staged.expect`) raises TargetMoved before any
+    rename, with every temp file kept: the caller rebuilds what moved and publishes again."""
     try:
         for f in staged[1:]:
             f.start_sync()
         for f in staged:
             f.wait_synced()
+    except BaseException:
+        for f in staged:
+            f.discard()
+        raise
+    for f in staged:  # as late as possible: someone else's write in between is never overwritten blindly
+        if f.expect is not None and key_now(f.path) != f.expect:
+            raise TargetMoved(f.path)
+    try:
         for f in staged:
             os.replace(f.tmp, f.path)
             f.close()

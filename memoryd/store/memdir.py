@@ -21,7 +21,7 @@ from typing import Any, Callable
 from memoryd import limits
 from memoryd.errors import Conflict, InvalidFrontmatter, InvalidMemory, MemoryNotFound, ReadOnly, SecretDetected
 from memoryd.store import dialect as dialects
-from memoryd.store.files import TEMP_DIRNAME, Staged, SymlinkRefused, atomic_write, clean_stale_temps, dir_lock, fsync_dir, open_nofollow, publish, read_text_nofollow, stage
+from memoryd.store.files import ABSENT, TEMP_DIRNAME, Key, Staged, SymlinkRefused, TargetMoved, atomic_write, clean_stale_temps, dir_lock, fsync_dir, key_now, open_nofollow, publish, read_text_nofollow, stage
 from memoryd.store.frontmatter import render_frontmatter, split_frontmatter
 from memoryd.store.headers import SYMLINK_REFUSAL, body_of, iso, meta_str, parse_header, read_text, split_memory
 from memoryd.store.index import IndexLayout, ServedIndex, merge_index, truncate_index
@@ -393,9 +393,11 @@ class MemoryDir:
             before = self._table.get(filename)
             entry = None if new is None else (_key(staged[0].stat), parse_header(filename, self.path, new, staged[0].stat.st_mtime).header)
             self._table.set(filename, entry)
+        if staged:
+            staged[0].expect = key or ABSENT  # the file as its new text was built from
         try:
-            index = self._stage_index(changed=filename, header=entry[1] if entry is not None and isinstance(entry[1], MemoryHeader) else None)
-            publish(staged + ([index[0]] if index else []), unlink=path if new is None else None)
+            index = self._publish_with_index(staged, changed=filename, header=entry[1] if entry is not None and isinstance(entry[1], MemoryHeader) else None,
+                                             unlink=path if new is None else None, sync_dir=True)
         except BaseException:
             for f in staged:
                 f.discard()
@@ -565,12 +567,29 @@ class MemoryDir:
 
     def _update_index(self, *, changed: str | None = None, header: MemoryHeader | None = None) -> bool:
         """Bring MEMORY.md up to date (renamed into place; the caller fsyncs the dir)."""
-        index = self._stage_index(changed=changed, header=header)
+        index = self._publish_with_index([], changed=changed, header=header, sync_dir=False)
         if index is None:
             return False
-        publish([index[0]], sync_dir=False)
         self._index_written(*index)
         return True
+
+    def _publish_with_index(self, staged: builtins.list[Staged], *, changed: str | None, header: MemoryHeader | None,
+                            unlink: Path | None = None, sync_dir: bool) -> tuple[Staged, IndexLayout] | None:
+        """Publish `staged` with MEMORY.md's new text; when someone else (an agent, an editor)
+        writes MEMORY.md meanwhile, merge again from what they wrote instead of overwriting it."""
+        for _ in range(limits.WRITE_CHANGED_RETRIES):
+            index = self._stage_index(changed=changed, header=header)
+            try:
+                if staged or index or unlink:
+                    publish(staged + ([index[0]] if index else []), unlink=unlink, sync_dir=sync_dir)
+                return index
+            except TargetMoved as moved:
+                if index:
+                    index[0].discard()
+                self._layout = None  # the next merge starts from the index as it is now
+                if moved.path != self.index_path:
+                    raise Conflict(f"{moved.path.name} changed on disk while memoryd wrote it (another editor?); nothing was written: try again.") from None
+        raise Conflict(f"{limits.INDEX_FILENAME} keeps changing on disk while memoryd updates it (another editor?); try again when it is quiet.")
 
     def _stage_index(self, *, changed: str | None = None, header: MemoryHeader | None = None) -> tuple[Staged, IndexLayout] | None:
         """MEMORY.md's new text staged, keeping every line memoryd did not write; None when it
@@ -581,7 +600,8 @@ class MemoryDir:
             moved = layout.upsert(header) if header is not None else layout.drop(changed)
             if not moved:
                 return None
-            return self._stage_layout(layout), layout
+            return self._stage_layout(layout, self._index_key), layout
+        read_key = key_now(self.index_path)  # before the read: a write in between is caught at publish
         current = self._read_index()
         if current is None:
             return None
@@ -597,11 +617,13 @@ class MemoryDir:
         backup = self.path / INDEX_BACKUP_FILENAME
         if foreign and not os.path.lexists(backup):  # the first rewrite of an index someone else wrote
             atomic_write(backup, "\n".join(current) + "\n")
-        return self._stage_layout(layout), layout
+        return self._stage_layout(layout, read_key), layout
 
-    def _stage_layout(self, layout: IndexLayout) -> Staged:
+    def _stage_layout(self, layout: IndexLayout, built_from: Key) -> Staged:
         lines = layout.lines()
-        return stage(self.index_path, "\n".join(lines) + "\n" if lines else "", tmp_dir=self._tmp_dir)
+        staged = stage(self.index_path, "\n".join(lines) + "\n" if lines else "", tmp_dir=self._tmp_dir)
+        staged.expect = built_from
+        return staged
 
     def _index_written(self, staged: Staged, layout: IndexLayout) -> None:
         self._index_key, self._ours = _key(staged.stat), layout.ours()
