@@ -22,6 +22,7 @@ import uvicorn
 from memoryd.api import create_app
 from memoryd.config import Settings
 from memoryd.daemon import Daemon
+from memoryd.process import limit_malloc_arenas
 from memoryd.store.files import PRIVATE_FILE_MODE, make_private_dir
 from memoryd.store.secrets import redact_secrets
 from memoryd.runtime import RUNTIME_FILENAME, write_runtime_file
@@ -102,6 +103,7 @@ def tune_interpreter() -> None:
 
 def serve(settings: Settings) -> int:
     os.umask(0o077)  # everything the daemon creates (state, logs, backups, memories) is private to the user
+    limit_malloc_arenas()
     configure_logging(settings)
     log = logging.getLogger("memoryd")
     try:

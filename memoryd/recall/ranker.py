@@ -78,7 +78,7 @@ class LexicalIndex:
         self._alive = bytearray()
         self._term_id: dict[str, int] = {}
         self._post_docs: list[array] = []  # term id -> doc ids
-        self._post_tf: list[array] = []  # term id -> field-weighted counts
+        self._post_tf: list[array] = []  # term id -> field-weighted counts (float32: sums of small binary fractions, exact)
         self._df = array("i")  # term id -> live documents holding it
         self._by_date: dict[str, set[int]] = defaultdict(set)
         self.total_length = 0.0
@@ -111,7 +111,7 @@ class LexicalIndex:
                 if tid is None:
                     tid = self._term_id[term] = len(self._post_docs)
                     self._post_docs.append(array("i"))
-                    self._post_tf.append(array("d"))
+                    self._post_tf.append(array("f"))
                     self._df.append(0)
                 self._post_docs[tid].append(did)
                 self._post_tf[tid].append(f)
@@ -146,7 +146,7 @@ class LexicalIndex:
             ids = np.frombuffer(self._post_docs[tid], dtype=np.int32)
             keep = alive[ids]
             self._post_docs[tid] = array("i", new_id[ids[keep]].astype(np.int32).tobytes())
-            self._post_tf[tid] = array("d", np.frombuffer(self._post_tf[tid], dtype=np.float64)[keep].tobytes())
+            self._post_tf[tid] = array("f", np.frombuffer(self._post_tf[tid], dtype=np.float32)[keep].tobytes())
         live = [i for i, a in enumerate(self._alive) if a]
         self._names = [self._names[i] for i in live]
         self._terms = [self._terms[i] for i in live]
@@ -209,7 +209,7 @@ class LexicalIndex:
                     continue
                 hit = True
                 ids = np.frombuffer(self._post_docs[tid], dtype=np.int32)
-                tf = np.frombuffer(self._post_tf[tid], dtype=np.float64)
+                tf = np.frombuffer(self._post_tf[tid], dtype=np.float32).astype(np.float64)
                 scores[ids] += qw * self.idf(term) * (K1 + 1) * tf / (tf + norm[ids])
             if not hit:
                 return []
