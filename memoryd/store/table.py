@@ -18,9 +18,13 @@ Key = tuple[int, int]  # (mtime_ns, size): "changed since read" without reading
 Entry = tuple[Key, "MemoryHeader | InvalidFile"]
 
 
+def _name_keys_of(type_: str, name: str) -> tuple[str, str]:
+    """How a save may name a memory: its title case-folded, or its slug (Claude Code's names)."""
+    return (f"{type_}\0t:{name.strip().casefold()}", f"{type_}\0s:{slugify(name)}")
+
+
 def _name_keys(header: MemoryHeader) -> tuple[str, str]:
-    """How a save may name this memory: its title case-folded, or its slug (Claude Code's names)."""
-    return (f"{header.type}\0t:{header.name.strip().casefold()}", f"{header.type}\0s:{slugify(header.name)}")
+    return _name_keys_of(header.type, header.name)
 
 
 def _order_key(header: MemoryHeader) -> tuple[float, str]:
@@ -34,9 +38,10 @@ class HeaderTable:
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self._entries: dict[str, Entry] = {}
-        self._by_name: dict[str, str | set[str]] = {}  # one owner as a str (most names), several as a set
+        # hash of a name key -> its owner as a str (most names), several as a set; `find` checks the real key
+        # (20,000 headers: the keys' strings would hold ~4 MB)
+        self._by_name: dict[int, str | set[str]] = {}
         self._dialects: Counter[str] = Counter()
-        self._order_keys: list[tuple[float, str]] = []
         self._order: list[MemoryHeader] = []
         self._invalid: dict[str, InvalidFile] = {}
 
@@ -76,7 +81,7 @@ class HeaderTable:
                 self._invalid[filename] = item
                 return
             self._dialects[item.dialect] += 1
-            for key in _name_keys(item):
+            for key in map(hash, _name_keys(item)):
                 owners = self._by_name.get(key)
                 if owners is None:
                     self._by_name[key] = filename
@@ -84,17 +89,14 @@ class HeaderTable:
                     owners.add(filename)
                 elif owners != filename:
                     self._by_name[key] = {owners, filename}
-            order = _order_key(item)
-            i = bisect.bisect_left(self._order_keys, order)
-            self._order_keys.insert(i, order)
-            self._order.insert(i, item)
+            self._order.insert(bisect.bisect_left(self._order, _order_key(item), key=_order_key), item)
 
     def _forget(self, filename: str, item: MemoryHeader | InvalidFile) -> None:
         if isinstance(item, InvalidFile):
             self._invalid.pop(filename, None)
             return
         self._dialects[item.dialect] -= 1
-        for key in _name_keys(item):
+        for key in map(hash, _name_keys(item)):
             owners = self._by_name.get(key)
             if isinstance(owners, set):
                 owners.discard(filename)
@@ -102,18 +104,23 @@ class HeaderTable:
                     self._by_name[key] = next(iter(owners))
             elif owners == filename:
                 del self._by_name[key]
-        i = bisect.bisect_left(self._order_keys, _order_key(item))
+        i = bisect.bisect_left(self._order, _order_key(item), key=_order_key)
         if i < len(self._order) and self._order[i].filename == filename:
-            del self._order_keys[i], self._order[i]
+            del self._order[i]
 
     def find(self, type_: str, name: str) -> str | None:
         """The memory a save of (type, name) updates: same title, else same slug."""
         with self.lock:
-            for key in (f"{type_}\0t:{name.strip().casefold()}", f"{type_}\0s:{slugify(name)}"):
-                owners = self._by_name.get(key)
-                if owners:
-                    return owners if isinstance(owners, str) else min(owners)
+            for key in _name_keys_of(type_, name):
+                owners = self._by_name.get(hash(key))
+                named = [fn for fn in ([owners] if isinstance(owners, str) else owners or ()) if key in self._keys_of(fn)]
+                if named:
+                    return min(named)
             return None
+
+    def _keys_of(self, filename: str) -> tuple[str, ...]:
+        entry = self._entries.get(filename)
+        return _name_keys(entry[1]) if entry is not None and isinstance(entry[1], MemoryHeader) else ()
 
     def dialect_counts(self) -> Counter[str]:
         with self.lock:
