@@ -16,7 +16,7 @@ from memoryd.llm import LLMClient, UsageMeter
 from memoryd.llm.schemas import Extraction, RecallSelection
 from memoryd.metrics import Metrics
 from memoryd.state import StateDB
-from memoryd.store.memdir import utc_now
+from memoryd.clock import SYSTEM_CLOCK
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
 
 
@@ -27,7 +27,7 @@ class World:
         self.home = home
         self.api = api
         self.metrics = Metrics()
-        self.meter = UsageMeter(StateDB(home / "state.db"), self.metrics, daily_cap=0, now=utc_now)
+        self.meter = UsageMeter(StateDB(home / "state.db"), self.metrics, daily_cap=0, now=SYSTEM_CLOCK.now)
         self.slept: list[float] = []
 
     def client(self, config: str = "", **env: str) -> LLMClient:

@@ -14,11 +14,12 @@ import logging
 import os
 import stat
 import time
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable
 
 from memoryd import limits
+from memoryd.clock import SYSTEM_CLOCK
 from memoryd.errors import Conflict, InvalidFrontmatter, InvalidMemory, MemoryNotFound, ReadOnly, SecretDetected
 from memoryd.store import dialect as dialects
 from memoryd.store.files import ABSENT, TEMP_DIRNAME, Key, Staged, SymlinkRefused, TargetMoved, atomic_write, clean_stale_temps, dir_lock, fsync_dir, key_now, open_nofollow, publish, read_text_nofollow, stage
@@ -30,15 +31,11 @@ from memoryd.store.paths import check_filename, memory_path
 from memoryd.store.secrets import check_no_secrets
 from memoryd.store.table import HeaderTable
 
-Clock = Callable[[], datetime]
+Now = Callable[[], datetime]  # the daemon hands its clock's `now` (memoryd/clock.py)
 Backup = Callable[[str, "str | None"], None]  # (filename, text before the change or None) → recorded for undo
 log = logging.getLogger(__name__)
 INDEX_BACKUP_FILENAME = limits.INDEX_FILENAME + ".before-memoryd"  # the index as found, before memoryd's first rewrite
 _Key = tuple[int, int]  # (mtime_ns, size): "changed since read" without reading
-
-
-def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
 
 
 def version_of(text: str | None) -> str:
@@ -85,7 +82,7 @@ class MemoryDir:
         self,
         path: Path,
         *,
-        now: Clock = utc_now,
+        now: Now = SYSTEM_CLOCK.now,
         events: list[Callable[[WriteEvent], None]] | None = None,
         default_dialect: dialects.Dialect = dialects.MEMORYD,
     ) -> None:

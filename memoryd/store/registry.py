@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Callable
 
 from memoryd import limits
-from memoryd.store.memdir import Clock, MemoryDir, utc_now
+from memoryd.clock import SYSTEM_CLOCK
+from memoryd.store.memdir import MemoryDir, Now
 from memoryd.store.model import WriteEvent
 from memoryd.store.paths import project_root, resolve_memory_dir
 
@@ -26,7 +27,7 @@ class StoreRegistry:
         memory_base: Path,
         env_override: str = "",
         config_dir: str = "",
-        now: Clock = utc_now,
+        now: Now = SYSTEM_CLOCK.now,
         max_dirs: int = limits.STORE_REGISTRY_MAX_DIRS,
         read_only: bool = False,
         default_dir: Callable[[str], Path] | None = None,
