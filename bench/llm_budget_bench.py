@@ -42,7 +42,7 @@ from memoryd.llm.claude_cli import ClaudeCLIBackend  # noqa: E402
 from memoryd.llm.schemas import RecallSelection  # noqa: E402
 from memoryd.metrics import Metrics  # noqa: E402
 from memoryd.state import StateDB  # noqa: E402
-from memoryd.store.memdir import utc_now  # noqa: E402
+from memoryd.clock import SYSTEM_CLOCK  # noqa: E402
 from memoryd.transcripts.parser import estimate_tokens  # noqa: E402
 from tests.support.messages_api import Reply, ScriptedMessagesAPI  # noqa: E402
 from tests.support.servers import ThreadedServer  # noqa: E402
@@ -144,7 +144,7 @@ def latency(calls: int, tmp: Path) -> dict[str, Any]:
     out: dict[str, Any] = {}
     with ScriptedMessagesAPI() as api:
         api.default = Reply(tool_input={"selected_memories": ["a.md"]})
-        meter = UsageMeter(StateDB(tmp / "lat.db"), Metrics(), daily_cap=0, now=utc_now)
+        meter = UsageMeter(StateDB(tmp / "lat.db"), Metrics(), daily_cap=0, now=SYSTEM_CLOCK.now)
         clients = {"anthropic / messages-api (SDK)": LLMClient(api_key="bench", base_url=api.url, model="m", meter=meter)}
         if CLAUDE.exists():
             user = tmp / "cli-user"

@@ -25,7 +25,7 @@ from memoryd.llm.claude_cli import ClaudeCLIBackend
 from memoryd.llm.schemas import RecallSelection
 from memoryd.metrics import Metrics
 from memoryd.state import StateDB
-from memoryd.store.memdir import utc_now
+from memoryd.clock import SYSTEM_CLOCK
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
 from tests.support.servers import DaemonProcess, daemon_env
 from tests.support.transcripts import new_session
@@ -165,7 +165,7 @@ def _cli_client(tmp: Path, claude: Path, api: ScriptedMessagesAPI, *, signed_in:
         (home / ".claude" / "settings.json").write_text(json.dumps({"apiKeyHelper": "echo sk-ant-helper-key"}))
     env = {**daemon_env(tmp / "memoryd"), "HOME": str(home), "ANTHROPIC_BASE_URL": api.url}
     backend = ClaudeCLIBackend(binary=str(claude), model="haiku", workdir=tmp / "memoryd" / "llm-cwd", max_queue=1, env=env)
-    meter = UsageMeter(StateDB(tmp / "state.db"), Metrics(), daily_cap=cap, now=utc_now)
+    meter = UsageMeter(StateDB(tmp / "state.db"), Metrics(), daily_cap=cap, now=SYSTEM_CLOCK.now)
     client = LLMClient(backend=backend if backend.signed_in() else None, meter=meter, timeout_seconds=60)
     client._sleep = lambda s: None  # the backoff's clock, not its policy
     return client
