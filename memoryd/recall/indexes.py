@@ -19,7 +19,6 @@ from typing import Callable
 
 from memoryd import limits
 from memoryd.process import release_freed_memory
-from memoryd.errors import MemorydError
 from memoryd.recall.dense import EMBED_BATCH, DenseIndex, Encoder, VectorCache, embed_text, text_digest
 from memoryd.recall.ranker import LexicalIndex, analyse
 from memoryd.store import MemoryDir

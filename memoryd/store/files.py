@@ -26,6 +26,8 @@ TEMP_PREFIX = ".tmp-"
 TEMP_DIRNAME = ".memoryd-tmp"
 PRIVATE_FILE_MODE = 0o600  # files memoryd creates: memories, state, logs, notes
 PRIVATE_DIR_MODE = 0o700  # dirs memoryd creates under $MEMORYD_HOME and memory dirs
+Key = tuple[int, int]  # (mtime_ns, size): "changed since read" without reading
+ABSENT: Key = (-1, -1)  # the key of a file that does not exist
 
 
 class SymlinkRefused(OSError):
@@ -35,16 +37,21 @@ class SymlinkRefused(OSError):
         super().__init__(errno.ELOOP, "is a symbolic link; memoryd never follows links", str(path))
 
 
-def open_nofollow(path: Path | str) -> BinaryIO:
-    """A regular file opened for reading, refusing a symlink at the last component (O_NOFOLLOW)
-    and anything that is not a regular file (a FIFO or device would block or leak)."""
+def _open_fd_nofollow(path: Path | str) -> int:
+    """A read-only fd, refusing a symlink at the last component (O_NOFOLLOW); O_NONBLOCK so a FIFO
+    never blocks the open (the callers then refuse anything that is not a regular file)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        return os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise SymlinkRefused(Path(path)) from None
         raise
-    fh = os.fdopen(fd, "rb")
+
+
+def open_nofollow(path: Path | str) -> BinaryIO:
+    """A regular file opened for reading, refusing a symlink at the last component (O_NOFOLLOW)
+    and anything that is not a regular file (a FIFO or device would block or leak)."""
+    fh = os.fdopen(_open_fd_nofollow(path), "rb")
     if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
         fh.close()
         raise IsADirectoryError(errno.EISDIR, "not a regular file", str(path))
@@ -54,12 +61,7 @@ def open_nofollow(path: Path | str) -> BinaryIO:
 def read_small_nofollow(path: Path | str, limit: int) -> tuple[bytes | None, os.stat_result]:
     """A regular file's bytes and the stat of what was read, or None when it is over `limit`;
     `open_nofollow`'s refusals, in four syscalls (a load of 20,000 headers does this 20,000 times)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise SymlinkRefused(Path(path)) from None
-        raise
+    fd = _open_fd_nofollow(path)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -190,10 +192,6 @@ def _temp_dir(path: Path) -> Path:
     if not stat.S_ISDIR(st.st_mode):
         raise NotADirectoryError(errno.ENOTDIR, f"memoryd stages saves in {TEMP_DIRNAME}/; move this file away", str(path))
     return path
-
-
-Key = tuple[int, int]  # (mtime_ns, size): "changed since read" without reading
-ABSENT: Key = (-1, -1)  # the key of a file that does not exist
 
 
 class TargetMoved(Exception):

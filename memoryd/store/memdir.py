@@ -35,7 +35,6 @@ Now = Callable[[], datetime]  # the daemon hands its clock's `now` (memoryd/cloc
 Backup = Callable[[str, "str | None"], None]  # (filename, text before the change or None) → recorded for undo
 log = logging.getLogger(__name__)
 INDEX_BACKUP_FILENAME = limits.INDEX_FILENAME + ".before-memoryd"  # the index as found, before memoryd's first rewrite
-_Key = tuple[int, int]  # (mtime_ns, size): "changed since read" without reading
 
 
 def version_of(text: str | None) -> str:
@@ -69,7 +68,7 @@ def _replace_with(text: str) -> Callable[[str | None], str]:
     return lambda _prior: text
 
 
-def _key(st: os.stat_result) -> _Key:
+def _key(st: os.stat_result) -> Key:
     return (st.st_mtime_ns, st.st_size)
 
 
@@ -100,9 +99,9 @@ class MemoryDir:
         self._loaded = False
         self._dir_key: int | None = None  # the dir's mtime_ns after our last write or sweep: another writer changes it
         self._dirty: set[str] = set()
-        self._written: dict[str, _Key | None] = {}  # each file's key after our last write (to tell the watcher's echoes)
+        self._written: dict[str, Key | None] = {}  # each file's key after our last write (to tell the watcher's echoes)
         # MEMORY.md as memoryd last wrote it (its key and layout), and the pointer lines it wrote.
-        self._index_key: _Key | None = None
+        self._index_key: Key | None = None
         self._layout: IndexLayout | None = None
         self._ours: dict[str, str] = {}
         self._temps_cleaned = False
@@ -114,7 +113,7 @@ class MemoryDir:
         self.on_change: list[Callable[[MemoryDir, str], None]] = []
 
     # ------------------------------------------------------------------ reading
-    def _read_entry(self, filename: str) -> tuple[_Key, MemoryHeader | InvalidFile] | None:
+    def _read_entry(self, filename: str) -> tuple[Key, MemoryHeader | InvalidFile] | None:
         """One file read (never through a link); the key is that of the text read; None: gone."""
         try:
             text, st = read_text(os.path.join(self._dir, filename))
@@ -126,7 +125,7 @@ class MemoryDir:
         assert st is not None
         return key, parse_header(filename, self.path, text, st.st_mtime).header
 
-    def shared_header(self, filename: str, key: _Key, header: MemoryHeader) -> MemoryHeader:
+    def shared_header(self, filename: str, key: Key, header: MemoryHeader) -> MemoryHeader:
         """One copy of a header in memory for recall and the store (20,000 headers are ~15 MB): the
         table's own when it holds this version of the file, else `header`, recorded as that version."""
         with self._table_lock:
@@ -138,7 +137,7 @@ class MemoryDir:
                 self._layout = None  # the table moved without a write of ours: the next index update merges from scratch
             return header
 
-    def _stat_entry(self, filename: str) -> tuple[_Key, MemoryHeader | InvalidFile] | None:
+    def _stat_entry(self, filename: str) -> tuple[Key, MemoryHeader | InvalidFile] | None:
         """One file's table entry from an lstat, re-read only when its key changed."""
         try:
             st = os.lstat(os.path.join(self._dir, filename))
@@ -317,7 +316,7 @@ class MemoryDir:
             candidate, n = f"{base}-{n}.md", n + 1
         return candidate
 
-    def _read_prior(self, path: Path) -> tuple[str | None, _Key | None]:
+    def _read_prior(self, path: Path) -> tuple[str | None, Key | None]:
         """A file's current text and key; None for a missing file. Never follows a link."""
         try:
             with open_nofollow(path) as fh:
@@ -332,11 +331,9 @@ class MemoryDir:
         except UnicodeDecodeError:
             raise InvalidFrontmatter(f"{path.name}: is not UTF-8 text. The file was left untouched: fix or delete it by hand, then save again.") from None
 
-    def _key_now(self, path: Path) -> _Key | None:
-        try:
-            return _key(os.lstat(path))
-        except FileNotFoundError:
-            return None
+    def _key_now(self, path: Path) -> Key | None:
+        key = key_now(path)
+        return None if key == ABSENT else key
 
     def _refuse_secrets(self, source: str, filename: str, fields: dict[str, str]) -> None:
         try:
@@ -598,7 +595,7 @@ class MemoryDir:
             if not moved:
                 return None
             return self._stage_layout(layout, self._index_key), layout
-        read_key = key_now(self.index_path)  # before the read: a write in between is caught at publish
+        read_key = key_now(self.index_path)  # before the read (ABSENT: none yet): a write in between is caught at publish
         current = self._read_index()
         if current is None:
             return None

@@ -11,10 +11,10 @@ import sys
 import threading
 from collections import Counter
 
+from memoryd.store.files import Key
 from memoryd.store.model import InvalidFile, MemoryHeader
 from memoryd.store.paths import slugify
 
-Key = tuple[int, int]  # (mtime_ns, size): "changed since read" without reading
 Entry = tuple[Key, "MemoryHeader | InvalidFile"]
 
 
