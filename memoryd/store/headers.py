@@ -18,13 +18,12 @@ from typing import Any, NamedTuple
 from memoryd import limits
 from memoryd.errors import InvalidFrontmatter
 from memoryd.store import dialect as dialects
-from memoryd.store.files import SymlinkRefused, read_small_nofollow
+from memoryd.store.files import Key, SymlinkRefused, read_small_nofollow
 from memoryd.store.frontmatter import head_meta, split_frontmatter
 from memoryd.store.model import InvalidFile, MemoryHeader
 from memoryd.store.paths import is_memory_filename
 
 SYMLINK_REFUSAL = "is a symbolic link; memoryd never follows links (it could point at a secret outside the memory dir): replace it with a real file."
-Signature = tuple[int, int]  # (mtime_ns, size): "changed since read" without reading
 
 _FENCE_RE = re.compile(r"^---[ \t]*$")
 _KEY_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?:[ ](.*))?\Z")
@@ -191,7 +190,7 @@ def body_of(text: str, body_line: int | None, *, source: str) -> str:
     return parts[body_line].lstrip("\n") if len(parts) > body_line else ""
 
 
-def read_memory(path: Path) -> tuple[MemoryHeader, str, Signature] | None:
+def read_memory(path: Path) -> tuple[MemoryHeader, str, Key] | None:
     """One read of a memory file: its header, body and signature; None when it is not a valid
     memory (the store lists those as invalid). Never follows a link."""
     filename = path.name
