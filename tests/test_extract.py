@@ -58,7 +58,7 @@ def test_explicit_request_is_extracted_once(live: LiveDaemon, session: Transcrip
     saved = memories(live, session.cwd)
     assert len(saved) == 1 and saved[0]["type"] == "feedback"
     body = live.client.get(f"/v1/memories/{saved[0]['filename']}", params={"cwd": session.cwd}).json()["body"]
-    assert "**Why:** the lockfile is pnpm's" in body and "**How to apply:**" in body
+    assert body == "Always use pnpm, never npm.\n\n**Why:** the lockfile is pnpm's."  # no "How to apply": no when or where was said
     # The same turn-end again: the cursor has moved, nothing new, no duplicate.
     again = turn_end(live, session)
     assert again["status"] == "skipped" and "no prose" in again["reason"]
