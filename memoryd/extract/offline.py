@@ -18,13 +18,16 @@ from memoryd.extract import shape as shaping
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+|;\s*")
 # The reason a rule or decision was given: "because …", "due to …", ", since …", ", as …", or a
 # comma splice that starts a new clause ("…, we got burned last quarter").
+_FINITE = r"(?:is|are|was|were|would|will|can|can't|cannot|won't|keeps?|has|have|had|doesn't|don't|didn't|needs?|takes?|costs?|breaks?)"
 _REASON = re.compile(
     r"(?:\s*[,—-]\s*|\s+)(?:because(?:\s+of)?|due to|given that|so that)\s+(?P<r>.+)$"
-    r"|\s+since\s+(?!\d|then\b|last\b|the\b|version\b|v\d|yesterday\b|this\b)(?P<r2>\w.+)$"
+    r"|\s+since\s+(?!\d|then\b|last\b|yesterday\b|this\b)(?P<r2>(?!the\b|v\d|version\b)\w.+|(?:the|v\d|version)\S*\s.*?\b" + _FINITE + r"\b.*)$"
     r"|\s*,\s*(?:since|as)\s+(?P<r3>.+)$"
     r"|\s*[,—]\s*(?P<r4>(?:we|it|they|that|this|there|those)(?:'s|'re|'ve)?\s+(?!always\b|never\b|don't\b)\w.+)$",
     re.IGNORECASE,
 )
+# A comma splice that states why ("…, the caching story is too weak"): a short subject and a finite verb.
+_SPLICE = re.compile(r"\s*[,—]\s*(?P<r>(?:nobody|no one|everyone|everything|nothing|(?:the\s+)?\w+(?:\s+\w+){0,3})\s+" + _FINITE + r"\b.+)$", re.IGNORECASE)
 # When or where a rule applies, as said: leading ("When you touch the parser, …", "In the API layer, …")
 # or trailing ("… before you commit", "… when releasing").
 _LEAD_WHEN = re.compile(r"^(?P<c>(?:when|whenever|before|after|once|each time|every time|any ?time|next time|while|during)\s[^,]{2,80}),\s+(?P<rule>\S.+)$", re.IGNORECASE)
@@ -67,11 +70,11 @@ _DEICTIC = re.compile(r"^I (?:really )?(?:like|love|hate|dislike)\s+(?:it|that|t
 
 # A decision the team made, or a standing fact about the project (deprecated, owned by, replaced by).
 _DECISION = re.compile(
-    r"^(?:(?:we|i|the team|our team)(?:'ve| have)?\s+(?:just\s+|finally\s+|now\s+|officially\s+)?"
+    r"^(?:(?:we|i|the team|our team|the \w+ team)(?:'ve| have)?\s+(?:just\s+|finally\s+|now\s+|officially\s+)?"
     r"(?:decided|agreed|chose|settled on|opted|went with|picked|standardi[sz]ed on|committed to)\b"
     r"|(?:we|the team|our team)(?:'re| are| is)\s+(?:now\s+|officially\s+|finally\s+)?(?:going with|moving (?:to|off|away from|from)|migrating|switching (?:to|from|over)"
     r"|dropping (?:support|\S+(?: \S+)? support)|deprecating|sunsetting|retiring|phasing out|standardi[sz]ing on|replacing|adopting|consolidating)\b"
-    r"|(?:we|the team|our team)\s+(?:moved|migrated|switched|dropped support|deprecated|retired|replaced|adopted|standardi[sz]ed on|sunset|no longer)\b"
+    r"|(?:we|the team|our team)(?:'ve| have)?\s+(?:moved|migrated|switched|dropped support|deprecated|retired|replaced|adopted|standardi[sz]ed on|sunset|no longer)\b"
     r"|(?:we|the team)(?:'ll| will| are going to|'re going to)\s+(?:move|migrate|switch|drop|deprecate|retire|replace|adopt|standardi[sz]e|stop|no longer)\b"
     r"|(?:the\s+)?decision(?:\s+is|:)\s"
     r"|(?:let's|let us)\s+(?:go with|stick with|standardi[sz]e on|switch to|move to)\b"
@@ -143,7 +146,9 @@ def _lower_first(text: str) -> str:
 def split_reason(fact: str) -> tuple[str, str]:
     """(fact, reason) when the sentence gives one; the reason keeps its words and case."""
     r = _REASON.search(fact)
-    if r is None or r.start() <= 8:
+    if r is None and not (_LEAD_WHEN.match(fact) or _LEAD_WHERE.match(fact)):
+        r = _SPLICE.search(fact)
+    if r is None or r.start() <= 8 or len(fact[: r.start()].split()) < 3:
         return fact, ""
     reason = next(g for g in r.groups() if g)
     return _clean(fact[: r.start()]), _clean(reason)

@@ -28,9 +28,11 @@ _TOKEN = re.compile(r"`[^`\n]+`|[^\s]+")
 _I_AM = re.compile(r"^I(?:'m| am) ", re.IGNORECASE)
 _I_LIKE = re.compile(r"^I(?:'d| would)? (?P<adv>(?:really |also |strongly )?)(?P<verb>prefer|like|love|hate|dislike|can't stand|cannot stand)\b",
                      re.IGNORECASE)
+_I_DID = re.compile(r"^I(?P<aux>'ve| have)? (?=(?:decided|agreed|chose|picked|settled|opted|went|switched|moved)\b)", re.IGNORECASE)
 _WE_ADVERB = re.compile(r"^(?:we|our team|the team) (?P<rule>(?:always|never|don't|do not)\b)", re.IGNORECASE)
 _WE_AUX = re.compile(r"^we(?:'re| are|'ve| have|'ll| will|'d| would)\b", re.IGNORECASE)
 _WE = re.compile(r"^(?P<who>we|our team) (?P<adv>(?:usually |generally |normally |also |now |still |no longer )?)(?P<verb>[a-z]+)\b", re.IGNORECASE)
+_LETS = re.compile(r"^let(?:'s| us) (?=go with|stick with|standardi[sz]e on|switch to|move to)", re.IGNORECASE)
 _OUR = re.compile(r"^our (?=repo|codebase|project|company|org|stack|api|service|team|ci|app)", re.IGNORECASE)
 _MY = re.compile(r"^my (?=[a-z])", re.IGNORECASE)
 _AUX = {"'re": "is", "are": "is", "'ve": "has", "have": "has", "'ll": "will", "will": "will", "'d": "would", "would": "would"}
@@ -42,7 +44,11 @@ _ARTICLES = {"a", "an", "the"}
 # Words a title must not end on after a cut (they promise a continuation).
 _DANGLING = {"a", "an", "the", "to", "on", "in", "at", "of", "for", "from", "with", "without", "by", "and", "or", "but",
              "before", "after", "when", "while", "into", "onto", "than", "that", "as", "over", "under", "your", "our", "my",
-             "its", "their", "this", "these", "those", "is", "are", "be", "not", "no", "never", "don't"}
+             "its", "their", "this", "these", "those", "is", "are", "be", "not", "no", "never", "don't", "per", "via"}
+# Words that start a new phrase: a title may stop just before one.
+_PHRASE_START = {"to", "on", "in", "for", "from", "with", "without", "when", "whenever", "before", "after", "because", "until",
+                 "unless", "and", "but", "so", "which", "at", "by", "via", "instead", "over", "into", "than", "since", "while",
+                 "where", "if", "or", "during", "except", "unlike"}
 _CLAUSE_BREAK = re.compile(r",\s+|;\s+|\s+—\s+|\s+-\s+|:\s+")
 
 
@@ -95,7 +101,7 @@ def starts_with_request(text: str) -> bool:
 
 def _code_like(word: str) -> bool:
     """A word whose case is part of what it names: code, a path, an acronym, a tool without vowels (npm)."""
-    return bool(re.search(r"[`_./\\\d$@#:=<>(){}\[\]-]", word)) or word[1:] != word[1:].lower() or not re.search(r"[aeiouy]", word, re.IGNORECASE)
+    return bool(re.search(r"[`_./\\\d$@#:=<>(){}\[\]]", word)) or word.startswith("-") or word[1:] != word[1:].lower() or not re.search(r"[aeiouy]", word, re.IGNORECASE)
 
 
 def upper_first(text: str) -> str:
@@ -128,6 +134,8 @@ def third_person(text: str) -> str:
         verb = m.group("verb")
         verb = "prefers" if verb.lower() == "prefer" else verb if " " in verb else _third(verb)
         return f"The user {m.group('adv')}{verb}{text[m.end():]}"
+    if m := _I_DID.match(text):
+        return "The user " + ("has " if m.group("aux") else "") + text[m.end():]
     if m := _WE_ADVERB.match(text):
         return upper_first(text[m.start("rule"):])
     if m := _WE_AUX.match(text):
@@ -138,6 +146,8 @@ def third_person(text: str) -> str:
         if m.group("who").lower() == "we" and not _PAST_OR_MODAL.search(verb.lower()) and verb.lower() not in ("went", "chose", "made", "picked", "moved", "will", "can", "did"):
             verb = _third(verb)
         return f"The team {m.group('adv')}{verb}{text[m.end():]}"
+    if m := _LETS.match(text):
+        return upper_first(text[m.end():])
     if m := _OUR.match(text):
         return "The " + text[m.end():]
     if m := _MY.match(text):
@@ -150,9 +160,8 @@ def title(text: str, max_words: int = TITLE_MAX_WORDS) -> str:
     subject dropped, at most `max_words`, cut only between words and never on a dangling word."""
     text = strip_request(text).rstrip(" .!")
     text = re.sub(r"^The user (?:is |has |will )?(?=[a-z])", "", text)
-    text = re.sub(r"^The team (?:has |is |will )?(?:decided |agreed |chose )(?:to |that |on )?", "", text)
-    text = re.sub(r"^The team (?:is )?(?=\w+ing\b)", "", text)
-    text = re.sub(r"^The team ", "Team ", text)
+    text = re.sub(r"^The (?:\w+ )?team (?:has |is |will )?", "", text)
+    text = re.sub(r"^(?:decided|agreed|chose|opted for|settled on|went with)\s+(?:to |that |on )?", "", text)
     words = [w for w in _TOKEN.findall(text)]
     while words and words[0].lower().strip(",") in _TITLE_FILLER:
         words = words[1:]
@@ -162,9 +171,11 @@ def title(text: str, max_words: int = TITLE_MAX_WORDS) -> str:
         if 3 <= len(first.split()) <= max_words:
             words = _TOKEN.findall(first)
     if len(words) > max_words:
-        words = [w for i, w in enumerate(words) if i == 0 or w.lower() not in _ARTICLES]
+        words = [w for w in words if w.lower() not in _ARTICLES]
     if len(words) > max_words:
-        words = words[:max_words]
+        # Stop where a phrase ends (before "to", "until", …), never inside one ("to Docker | Hub").
+        ends = [i for i in range(3, max_words + 1) if words[i].lower() in _PHRASE_START or words[i - 1].endswith((",", ";", ":"))]
+        words = words[: ends[-1]] if ends else words[:max_words]
         while len(words) > 2 and words[-1].lower().strip(",;:") in _DANGLING:
             words.pop()
     out = " ".join(words).rstrip(",;:—-")
