@@ -58,7 +58,7 @@ def test_explicit_request_is_extracted_once(live: LiveDaemon, session: Transcrip
     saved = memories(live, session.cwd)
     assert len(saved) == 1 and saved[0]["type"] == "feedback"
     body = live.client.get(f"/v1/memories/{saved[0]['filename']}", params={"cwd": session.cwd}).json()["body"]
-    assert "**Why:** the lockfile is pnpm's" in body and "**How to apply:**" in body
+    assert body == "Always use pnpm, never npm.\n\n**Why:** the lockfile is pnpm's."  # no "How to apply": no when or where was said
     # The same turn-end again: the cursor has moved, nothing new, no duplicate.
     again = turn_end(live, session)
     assert again["status"] == "skipped" and "no prose" in again["reason"]
@@ -375,3 +375,29 @@ def test_old_bookkeeping_is_pruned_at_the_retention_edge(live: LiveDaemon, sessi
     for table in ("transcript_seen", "transcript_seen_batches"):
         assert state.query_one(f"SELECT COUNT(*) AS n FROM {table} WHERE path = ?", (str(session.path),))["n"] == 0
     assert len(memories(live, session.cwd)) == 1  # memories themselves are never pruned
+
+
+def test_a_sessions_requests_are_written_as_a_careful_person_would(live: LiveDaemon, session: TranscriptWriter) -> None:
+    """Issue 32's session through the real daemon: short whole-word titles, statements without request
+    phrases, bodies that say it once, the decision kept with its reason, case and code unchanged."""
+    from memoryd.extract.shape import repeated_sentences, starts_with_request
+    from tests.support.offline_quality import title_faults
+
+    session.user("I'm a data engineer, mostly Scala and Spark, new to this React frontend. "
+                 "Please always run linter ruff check --fix before committing, from now on.")
+    session.user("Please make sure to keep API error messages in English because support greps them. "
+                 "We decided to drop Python 3.9 support at the end of the quarter because of the new typing features.")
+    session.assistant("Understood.")
+    job = turn_end(live, session)
+    assert job["status"] == "done" and len(job["memories_written"]) == 4, job
+    by_type: dict[str, list[dict[str, Any]]] = {}
+    for listed in memories(live, session.cwd):
+        full = live.client.get(f"/v1/memories/{listed['filename']}", params={"cwd": session.cwd}).json()
+        by_type.setdefault(full["type"], []).append(full)
+        assert not title_faults(full["name"], full["description"]), full["name"]
+        assert not starts_with_request(full["description"]) and repeated_sentences(full["body"]) == [], full
+        assert "apply this whenever" not in full["body"] and "asked for this explicitly" not in full["body"]
+    [decision] = by_type["project"]
+    assert decision["body"].endswith("**Why:** the new typing features.")
+    assert any("`ruff check --fix`" in m["description"] for m in by_type["feedback"])
+    assert any(m["body"].startswith("Keep API error messages in English.") for m in by_type["feedback"])

@@ -24,7 +24,8 @@ from memoryd.store.secrets import redact_secrets
 from memoryd.store.similarity import near_duplicate, supersedes
 from tests.conftest import LiveDaemon, make_settings, save_memory, serve
 from tests.test_dream import wait_run
-from tests.support.offline_quality import judge_pair, score_extraction, score_secrets, score_similarity, secret_cases
+from memoryd.extract.shape import starts_with_request
+from tests.support.offline_quality import judge_pair, score_extraction, score_secrets, score_similarity, score_text, secret_cases, title_faults
 
 MONDAY = date(2026, 11, 23)
 
@@ -206,3 +207,101 @@ def test_dream_merges_paraphrases_and_the_newer_choice_supersedes(dlive: LiveDae
 def dlive(home: Path) -> Iterator[LiveDaemon]:
     with serve(Daemon(make_settings(home))) as live:
         yield live
+
+
+# --- 5. How extracted memories read (issue 32) ------------------------------------------------------
+
+def test_memory_text_dev_set_reads_as_written_by_a_person() -> None:
+    text = score_text()
+    assert text["memories"] >= 100
+    assert text["names"] == [] and text["bodies"] == [] and text["requests"] == [] and text["cases"] == []
+
+
+def test_decisions_and_facts_are_extracted_and_look_alikes_are_not() -> None:
+    result = score_extraction()
+    for kind in ("decision", "fact"):
+        assert result["by_kind"][kind]["precision"] >= 0.95 and result["by_kind"][kind]["recall"] >= 0.90, result["by_kind"][kind]
+    assert result["by_kind"]["decision"]["expected"] + result["by_kind"]["fact"]["expected"] >= 40
+    assert {c: n["false_positives"] for c, n in result["false_positives_by_category"].items() if n["false_positives"]} == {}
+    assert {"question", "hypothetical", "quote", "code"} <= set(result["false_positives_by_category"])
+    assert result["reasons_kept"] == result["reasons"] and result["kind_wrong"] == 0
+
+
+@pytest.mark.parametrize("name, description, fault", [
+    ("User role: data engineer, mostly Scala and Spark, new to this React fro", "The user is a data engineer, mostly Scala and Spark, new to this React frontend", "not a whole word"),
+    ("Always run linter ruff check --fix before", "Always run linter ruff check --fix before committing", "ends on 'before'"),
+    ("Make sure keep API error messages error", "Make sure to keep API error messages in English", "dropped ['to']"),
+    ("Stop publishing Docker image to Docker", "The team will stop publishing the Docker image to Docker Hub", "cut before 'Hub'"),
+])
+def test_the_name_check_catches_the_issues_names(name: str, description: str, fault: str) -> None:
+    assert any(fault in f for f in title_faults(name, description))
+
+
+@pytest.mark.parametrize("said, name, description, body", [
+    ("I'm a data engineer, mostly Scala and Spark, new to this React frontend.",
+     "User role: data engineer, mostly Scala and Spark", "The user is a data engineer, mostly Scala and Spark, new to this React frontend",
+     "The user is a data engineer, mostly Scala and Spark, new to this React frontend.\n\n**Why:** stated by the user on 2026-11-23."),
+    ("Please always run linter ruff check --fix before committing, from now on.",
+     "Run linter `ruff check --fix` before committing", "Always run linter `ruff check --fix` before committing",
+     "Always run linter `ruff check --fix`.\n\n**Why:** stated by the user on 2026-11-23.\n**How to apply:** before committing."),
+    ("We decided to drop Python 3.9 support at the end of the quarter because of the new typing features.",
+     "Drop Python 3.9 support at end of quarter", "The team decided to drop Python 3.9 support at the end of the quarter",
+     "The team decided to drop Python 3.9 support at the end of the quarter.\n\n**Why:** the new typing features."),
+    ("Please make sure to keep API error messages in English because support greps them.",
+     "Keep API error messages in English", "Keep API error messages in English", "Keep API error messages in English.\n\n**Why:** support greps them."),
+    ("Next time you touch the parser, add a regression test.", "Add regression test next time you touch parser",
+     "Add a regression test next time you touch the parser",
+     "Add a regression test.\n\n**Why:** stated by the user on 2026-11-23.\n**How to apply:** next time you touch the parser."),
+])
+def test_issue_requests_become_short_titles_statements_and_bodies_said_once(said: str, name: str, description: str, body: str) -> None:
+    [found] = extract_explicit([(said, MONDAY)])
+    assert (found.name, found.description, found.body) == (name, description, body)
+
+
+@pytest.mark.parametrize("said", [
+    "Please always squash merge feature branches.", "Remember that the staging cluster is in eu-west-1.",
+    "From now on, put new endpoints under /api/v2.", "Note for the future: the CI runners have only 2 cores.",
+    "Keep in mind that Dana owns the billing service.", "Please remember that we never deploy on Fridays, please.",
+])
+def test_descriptions_and_names_never_open_with_a_request(said: str) -> None:
+    [found] = extract_explicit([(said, None)])
+    assert not starts_with_request(found.description) and not starts_with_request(found.name), found
+    assert "please" not in found.description.lower()
+
+
+def test_code_spans_paths_acronyms_and_case_come_through_unchanged() -> None:
+    said = "Always keep `ErrorCode.NOT_FOUND` in API errors under src/api/v2, run `make lint` after editing them."
+    [found] = extract_explicit([(said, None)])
+    for span in ("`ErrorCode.NOT_FOUND`", "API", "src/api/v2", "`make lint`"):
+        assert span in found.description and span in found.body, span
+    assert "aPI" not in found.body and found.body.count("`ErrorCode.NOT_FOUND`") == 1
+
+
+def test_how_to_apply_only_for_a_stated_when_or_where() -> None:
+    [plain] = extract_explicit([("Never push straight to main.", None)])
+    assert "**How to apply:**" not in plain.body and plain.body == "Never push straight to main.\n\n**Why:** stated by the user."
+    [where] = extract_explicit([("In the TypeScript code, use single quotes.", None)])
+    assert where.body.endswith("**How to apply:** in the TypeScript code.") and where.description == "Use single quotes in the TypeScript code"
+
+
+def test_daily_log_distillation_writes_the_same_way(tmp_path: Path) -> None:
+    from memoryd.dream.plan import offline_plan
+    from memoryd.extract.shape import repeated_sentences
+
+    store = MemoryDir(tmp_path / "memory")
+    log = store.path / "logs" / "2026" / "11" / "2026-11-23.md"
+    log.parent.mkdir(parents=True)
+    log.write_text("# 2026-11-23\n\n- 10:00 [project] The team is retiring the Jenkins server on 2026-12-01 because GitHub Actions covers every job now\n")
+    [action] = [a for a in offline_plan(store, processed_logs=set()).actions if a.op == "write"]
+    assert action.name == "Retiring Jenkins server on 2026-12-01" and not title_faults(action.name, action.description)
+    assert repeated_sentences(action.body) == [] and "**How to apply:**" not in action.body
+
+
+def test_plain_markdown_note_import_is_cut_between_words(tmp_path: Path) -> None:
+    from memoryd import limits
+    from memoryd.integrations.transfer import parse_markdown
+
+    line = "Please remember that the deploy pipeline " + "waits for the canary " * 20
+    record = parse_markdown(f"# {line}\n\nBody.\n", "deploy_notes.md")
+    assert record is not None and record.description.endswith("canary…") and len(record.description) <= limits.INDEX_ENTRY_MAX_CHARS
+    assert record.description.startswith("The deploy pipeline")

@@ -4,11 +4,15 @@ did not write; `[[links]]` kept and followed through merges; crash leftovers; bo
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memoryd import limits
 from memoryd.dream.plan import offline_plan
 from memoryd.store.memdir import INDEX_BACKUP_FILENAME, MemoryDir
 from memoryd.store.registry import StoreRegistry
+
+if TYPE_CHECKING:
+    from tests.conftest import LiveDaemon
 
 # Files exactly as the Claude Code CLI's agent writes them with its Write tool.
 CC_DEBUG = """---
@@ -186,3 +190,81 @@ def test_incremental_index_equals_a_full_rebuild(tmp_path: Path) -> None:
     assert incremental.startswith("# Index\nA note kept by hand.\n\n")
     pointed = {line.split("](", 1)[1].split(")", 1)[0] for line in incremental.splitlines() if line.startswith("- [")}
     assert pointed == {h.filename for h in fresh.list()}
+
+
+# --- one style per folder (issue 32) -----------------------------------------------------------------
+
+def _turn(live: "LiveDaemon", project: Path, said: str) -> dict[str, object]:
+    import time
+
+    from tests.support.transcripts import new_session
+
+    session = new_session(live.daemon.settings.transcript_roots[0], str(project))
+    session.user(said)
+    session.assistant("Noted.")
+    r = live.client.post("/v1/events/turn-end", json={"session_id": session.session_id, "transcript_path": str(session.path), "cwd": str(project),
+                                                      "hook_event_name": "Stop", "stop_hook_active": False})
+    assert r.status_code == 202, r.text
+    deadline = time.monotonic() + 15
+    while (job := live.client.get(f"/v1/jobs/{r.json()['job_id']}").json())["status"] in ("queued", "running"):
+        assert time.monotonic() < deadline, job
+        time.sleep(0.05)
+    return dict(job)
+
+
+def test_a_fresh_claude_code_folder_gets_claude_codes_dialect_from_extraction(tmp_path: Path) -> None:
+    """The issue's case: Claude Code made the folder, memoryd writes first; its file must look like the ones
+    Claude Code's agent writes beside it (`metadata: {type: …}`, `<kebab-slug>.md`)."""
+    from memoryd.daemon import Daemon
+    from tests.conftest import make_settings, serve
+
+    (Path.home() / ".claude").mkdir()
+    project = tmp_path / "orders-svc"
+    (project / ".git").mkdir(parents=True)
+    (tmp_path / "memoryd").mkdir()
+    with serve(Daemon(make_settings(tmp_path / "memoryd"))) as live:
+        job = _turn(live, project, "We decided to drop Python 3.9 support at the end of the quarter because of the new typing features.")
+        assert job["status"] == "done" and job["memories_written"] == ["drop-python-3-9-support-at-end-of-quarter.md"], job
+        memdir = Path(live.client.get("/v1/index", params={"cwd": str(project)}).json()["memory_dir"])
+        assert memdir.is_relative_to(Path.home() / ".claude")
+        text = (memdir / "drop-python-3-9-support-at-end-of-quarter.md").read_text()
+        assert text.startswith("---\nname: drop-python-3-9-support-at-end-of-quarter\n") and "metadata:\n  type: project\n" in text
+        assert "\ntype:" not in text and "**Why:** the new typing features." in text
+
+
+def test_memoryds_own_store_keeps_memoryds_dialect(tmp_path: Path) -> None:
+    from memoryd.daemon import Daemon
+    from tests.conftest import make_settings, serve
+
+    project = tmp_path / "orders-svc"
+    (project / ".git").mkdir(parents=True)
+    (tmp_path / "memoryd").mkdir()
+    with serve(Daemon(make_settings(tmp_path / "memoryd"))) as live:  # no ~/.claude: memoryd's own store
+        job = _turn(live, project, "We decided to drop Python 3.9 support at the end of the quarter because of the new typing features.")
+        assert job["memories_written"] == ["project_drop-python-3-9-support-at-end-of-quarter.md"], job
+        memdir = Path(live.client.get("/v1/index", params={"cwd": str(project)}).json()["memory_dir"])
+        assert "\ntype: project\n" in (memdir / job["memories_written"][0]).read_text()  # type: ignore[index]
+
+
+def test_a_folder_in_claude_codes_tree_keeps_the_style_most_of_its_files_use(tmp_path: Path) -> None:
+    registry = StoreRegistry(memory_base=tmp_path / "claude", claude_code_tree=tmp_path / "claude")
+    mostly_ours = tmp_path / "claude" / "projects" / "-p" / "memory"
+    mostly_ours.mkdir(parents=True)
+    for i in range(2):
+        (mostly_ours / f"user_note-{i}.md").write_text(f"---\nname: Note {i}\ndescription: d{i}\ntype: user\n---\nb\n")
+    (mostly_ours / "cc-note.md").write_text("---\nname: cc-note\ndescription: d\nmetadata:\n  type: user\n---\nb\n")
+    saved = registry.for_path(mostly_ours).save(name="Deploy day", description="Deploys on Tuesdays", type="project", body="b").memory
+    assert saved.filename == "project_deploy-day.md" and "\ntype: project\n" in saved.path.read_text()
+    empty = tmp_path / "claude" / "projects" / "-q" / "memory"
+    assert registry.for_path(empty).save(name="Deploy day", description="Deploys on Tuesdays", type="project", body="b").memory.filename == "deploy-day.md"
+    own = StoreRegistry(memory_base=tmp_path / "home", claude_code_tree=tmp_path / "claude").for_path(tmp_path / "home" / "projects" / "-q" / "memory")
+    assert own.save(name="Deploy day", description="Deploys on Tuesdays", type="project", body="b").memory.filename == "project_deploy-day.md"
+
+
+def test_file_names_are_cut_between_words(tmp_path: Path) -> None:
+    from memoryd.store.paths import slugify
+
+    name = "User role: data engineer, mostly Scala and Spark, new to this React frontend and the design system components"
+    slug = slugify(name)
+    assert len(slug) <= limits.SLUG_MAX_CHARS and name.lower().replace(",", "").replace(":", "").replace(" ", "-").startswith(slug + "-")
+    assert slug.endswith("-the-design") or slug.split("-")[-1] in name.lower().split()

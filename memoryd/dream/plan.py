@@ -17,6 +17,7 @@ from typing import Any
 
 from memoryd import limits
 from memoryd.dates import absolutize_dates, code_spans_kept
+from memoryd.extract import shape as shaping
 from memoryd.errors import LLMUnavailable, TokenBudgetExceeded
 from memoryd.llm import LLMClient
 from memoryd.llm.schemas import DreamPlan
@@ -136,7 +137,7 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
                 continue
             name, _, rest = text.partition(": ")
             if not rest or len(name) > 80:  # a plain bullet, not `name: description` from the daily-log writer
-                name, rest = " ".join(re.findall(r"[\w'-]+", text)[:7])[:80] or "Log entry", text
+                name, rest = shaping.title(text), shaping.strip_request(text)
             try:
                 dated = absolutize_dates(rest, date.fromisoformat(day)), absolutize_dates(extra, date.fromisoformat(day))
                 if code_spans_kept(rest, dated[0]) and code_spans_kept(extra, dated[1]):
@@ -145,8 +146,8 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
                 pass
             if any(similarity(rest, d) >= NEAR_DUPLICATE for d in known):
                 continue
-            description = rest if len(rest) <= 200 else rest[:197] + "…"
-            body = extra or (f"{rest}\n\n**Why:** noted in the daily log of {day}.\n**How to apply:** take it into account in related work." if type_ in ("feedback", "project") else rest)
+            description = shaping.clip(rest, shaping.DESCRIPTION_MAX_CHARS)
+            body = extra or (shaping.body(rest, reason=f"noted in the daily log of {day}") if type_ in ("feedback", "project") else rest)
             plan.actions.append(Action("write", None, name, type_, description, body, why=f"distilled from {log.name}"))
             known.append(description)
     return plan

@@ -36,5 +36,5 @@ def extract_with_model(llm: LLMClient, transcript: str, store: MemoryDir) -> lis
         if type_ not in limits.MEMORY_TYPES or not name or not description:
             continue
         filename = str(item.get("filename") or "")
-        candidates.append(CandidateForFile(name, type_, description, body, filename) if filename else Candidate(name=name, type=type_, description=description, body=body))
+        candidates.append(CandidateForFile(name=name, type=type_, description=description, body=body, filename=filename) if filename else Candidate(name=name, type=type_, description=description, body=body))
     return candidates

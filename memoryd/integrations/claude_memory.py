@@ -189,10 +189,11 @@ def is_claude_memory_dir(memory_dir: Path, cwd: str, env: Mapping[str, str]) -> 
 def memory_location(settings: "Settings", env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The StoreRegistry's `memory_base` (where discovery looks) and `default_dir` for these settings."""
     env = dict(os.environ) if env is None else env
+    tree = claude_config_dir(env) if claude_code_set_up(env) else None  # its folders keep its dialect
     if settings.memory.memory_base.strip() != AUTO:
-        return {"memory_base": settings.memory_base, "default_dir": None}
-    base = claude_config_dir(env) if claude_code_set_up(env) else settings.home
-    return {"memory_base": base, "default_dir": auto_resolver(settings.home, env)}
+        return {"memory_base": settings.memory_base, "default_dir": None, "claude_code_tree": tree}
+    base = tree or settings.home
+    return {"memory_base": base, "default_dir": auto_resolver(settings.home, env), "claude_code_tree": tree}
 
 
 def resolve_for(settings: "Settings", cwd: str, env: Mapping[str, str] | None = None) -> Path:

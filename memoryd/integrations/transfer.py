@@ -14,6 +14,7 @@ from typing import Any, Iterable
 
 from memoryd import limits
 from memoryd.errors import InvalidRequest
+from memoryd.extract.shape import clip, strip_request, upper_first
 from memoryd.store.frontmatter import split_frontmatter
 
 DEFAULT_TYPE = "project"
@@ -48,7 +49,7 @@ def _first_line(body: str) -> str:
     for line in body.splitlines():
         text = line.strip().lstrip("#").strip()
         if text:
-            return text[: limits.INDEX_ENTRY_MAX_CHARS]
+            return clip(upper_first(strip_request(text)), limits.INDEX_ENTRY_MAX_CHARS)  # a note's first line, cut between words
     return ""
 
 

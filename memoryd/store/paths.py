@@ -179,7 +179,9 @@ def slugify(name: str) -> str:
     """
     ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
     slug = re.sub(r"[^a-z0-9]+", "-", ascii_name.lower()).strip("-")
-    slug = slug[: limits.SLUG_MAX_CHARS].rstrip("-")
+    if len(slug) > limits.SLUG_MAX_CHARS:  # cut between words, never inside one
+        cut = slug[: limits.SLUG_MAX_CHARS + 1].rfind("-")
+        slug = slug[: cut if cut > 0 else limits.SLUG_MAX_CHARS].rstrip("-")
     if not slug:
         slug = "memory-" + hashlib.sha256(name.encode()).hexdigest()[:10]
     return slug

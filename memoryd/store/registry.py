@@ -13,6 +13,7 @@ from typing import Callable
 
 from memoryd import limits
 from memoryd.clock import SYSTEM_CLOCK
+from memoryd.store.dialect import CLAUDE_CODE, MEMORYD, Dialect
 from memoryd.store.memdir import MemoryDir, Now
 from memoryd.store.model import WriteEvent
 from memoryd.store.paths import project_root, resolve_memory_dir
@@ -31,10 +32,12 @@ class StoreRegistry:
         max_dirs: int = limits.STORE_REGISTRY_MAX_DIRS,
         read_only: bool = False,
         default_dir: Callable[[str], Path] | None = None,
+        claude_code_tree: Path | None = None,
     ) -> None:
         self.memory_base = memory_base
         self.read_only = read_only
         self.default_dir = default_dir  # cwd → memory dir when no override is set (memory_base = "auto")
+        self.claude_code_tree = claude_code_tree  # ~/.claude when Claude Code is set up: its folders get its dialect
         self.env_override = env_override
         self.config_dir = config_dir
         self._now = now
@@ -70,7 +73,7 @@ class StoreRegistry:
             store = self._dirs.get(path)
             created = store is None
             if store is None:
-                store = self._dirs[path] = MemoryDir(path, now=self._now, events=self.on_write)
+                store = self._dirs[path] = MemoryDir(path, now=self._now, events=self.on_write, default_dialect=self.dialect_for(path))
                 store.read_only = self.read_only
                 while len(self._dirs) > self.max_dirs:
                     old_path, old = self._dirs.popitem(last=False)
@@ -85,6 +88,12 @@ class StoreRegistry:
             for callback in list(self.on_new_dir):
                 callback(store)
         return store
+
+    def dialect_for(self, path: Path) -> Dialect:
+        """The dialect a folder without memories gets: Claude Code's inside its tree (its agent
+        writes there too: one style per folder), memoryd's in memoryd's own store."""
+        tree = self.claude_code_tree
+        return CLAUDE_CODE if tree is not None and path.is_relative_to(tree) else MEMORYD
 
     def team_for(self, memory_dir: Path) -> MemoryDir:
         """The team folder `<memory dir>/team/` as its own MemoryDir; kept out of `known()`, so

@@ -25,16 +25,22 @@ def load(name: str) -> list[dict[str, Any]]:
 
 def score_extraction() -> dict[str, Any]:
     """Precision and recall of the offline extractor over labelled prompts (a memory counts as
-    right when it holds the expected phrase; extra memories are false positives)."""
+    right when it holds the expected phrase; extra memories are false positives), by kind, with
+    the false positives by category of look-alike (question, hypothetical, quote, code, …)."""
     tp = fp = expected = 0
     misses: list[str] = []
     wrong: list[str] = []
-    for item in load("extraction.jsonl"):
-        found = [c.description for c in extract_explicit([(item["text"], None)])]
+    kinds: dict[str, dict[str, int]] = {}
+    negatives: dict[str, dict[str, int]] = {}
+    reasons = reasons_kept = kind_wrong = 0
+    items = load("extraction.jsonl")
+    for item in items:
+        found = extract_explicit([(item["text"], None)])
+        labelled = item.get("kind", "")
         expected += item["memories"]
         hits = 0
         for phrase in item["contains"]:
-            if any(phrase.lower() in d.lower() for d in found):
+            if any(phrase.lower() in c.description.lower() for c in found):
                 hits += 1
             else:
                 misses.append(f"{phrase!r} from {item['text']!r}")
@@ -42,11 +48,94 @@ def score_extraction() -> dict[str, Any]:
         extra = max(0, len(found) - item["memories"])
         fp += extra
         if extra:
-            wrong.append(f"{item['text']!r} -> {found}")
+            wrong.append(f"{item['text']!r} -> {[c.description for c in found]}")
+        if labelled:
+            k = kinds.setdefault(labelled, {"expected": 0, "found": 0, "tp": 0, "fp": 0})
+            k["expected"] += item["memories"]
+            k["found"] += hits
+            kind_wrong += sum(1 for c in found if c.kind != labelled)
+        else:
+            n = negatives.setdefault(item.get("category", "other"), {"sentences": 0, "false_positives": 0})
+            n["sentences"] += 1
+            n["false_positives"] += len(found)
+        for i, c in enumerate(found):  # precision by the kind the extractor gave
+            k = kinds.setdefault(c.kind, {"expected": 0, "found": 0, "tp": 0, "fp": 0})
+            k["tp" if i < item["memories"] else "fp"] += 1
+        if item.get("why"):
+            reasons += 1
+            reasons_kept += any(item["why"].lower() in c.body.split("**Why:**")[-1].lower() for c in found)
+    by_kind = {kind: {"precision": round(k["tp"] / (k["tp"] + k["fp"]), 4) if k["tp"] + k["fp"] else 1.0,
+                      "recall": round(k["found"] / k["expected"], 4) if k["expected"] else 1.0, "expected": k["expected"]}
+               for kind, k in sorted(kinds.items())}
     precision = tp / (tp + fp) if tp + fp else 1.0
-    return {"sentences": sum(max(1, i["memories"]) for i in load("extraction.jsonl")),
-            "positive": expected, "negative": sum(1 for i in load("extraction.jsonl") if not i["memories"]),
-            "precision": round(precision, 4), "recall": round(tp / expected, 4), "misses": misses, "false_positives": wrong}
+    return {"sentences": sum(max(1, i["memories"]) for i in items),
+            "positive": expected, "negative": sum(1 for i in items if not i["memories"]),
+            "precision": round(precision, 4), "recall": round(tp / expected, 4), "by_kind": by_kind,
+            "false_positives_by_category": negatives, "kind_wrong": kind_wrong,
+            "reasons": reasons, "reasons_kept": reasons_kept, "misses": misses, "false_positives": wrong}
+
+
+# The words a title must not lose from between the words it keeps.
+MEANING_WORDS = frozenset("to on from in for with without not never no don't before after under over into by at of instead than until "
+                          "only except".split())
+_TITLE_PREFIX = "User role: "
+
+
+def title_faults(name: str, description: str) -> list[str]:
+    """What is wrong with a title against the description it names: cut inside a word or a phrase,
+    a meaning word dropped from between the words it keeps, more than TITLE_MAX_WORDS words."""
+    from memoryd.extract.shape import _DANGLING, _PHRASE_START, TITLE_MAX_WORDS, _TOKEN
+
+    words = _TOKEN.findall(name[len(_TITLE_PREFIX):] if name.startswith(_TITLE_PREFIX) else name)
+    source = _TOKEN.findall(description)
+    norm = [w.strip(",;:.").lower() for w in source]
+    faults: list[str] = []
+    if len(words) > TITLE_MAX_WORDS:
+        faults.append("too long")
+    at = -1
+    for word in words:
+        key = word.strip(",;:.").lower()
+        nxt = next((i for i in range(at + 1, len(norm)) if norm[i] == key), None)
+        if nxt is None:
+            faults.append(f"{word!r} is not a whole word of the description")
+            return faults
+        lost = [source[i] for i in range(at + 1, nxt) if norm[i] in MEANING_WORDS] if at >= 0 else []
+        if lost:
+            faults.append(f"dropped {lost} before {word!r}")
+        at = nxt
+    if words and words[-1].strip(",;:").lower() in _DANGLING:
+        faults.append(f"ends on {words[-1]!r}")
+    if 0 <= at < len(norm) - 1 and not source[at].endswith((",", ";", ":")) and norm[at + 1] not in _PHRASE_START:
+        faults.append(f"cut before {source[at + 1]!r}")
+    return faults
+
+
+def score_text(items: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """How the extracted memories read: names cut or missing meaning words, bodies saying a sentence
+    twice, descriptions opening with a request phrase, case changed in code or acronyms."""
+    import re as _re
+
+    from memoryd.extract.shape import code_and_acronyms, repeated_sentences, starts_with_request
+
+    names, bodies, requests, cases = [], [], [], []
+    memories = 0
+    for item in items if items is not None else load("extraction.jsonl"):
+        for c in extract_explicit([(item["text"], None)]):
+            memories += 1
+            if faults := title_faults(c.name, c.description):
+                names.append(f"{c.name!r}: {'; '.join(faults)}")
+            if repeated := repeated_sentences(c.body):
+                bodies.append(f"{c.name!r}: {repeated}")
+            if starts_with_request(c.description) or starts_with_request(c.name):
+                requests.append(f"{c.name!r}: {c.description!r}")
+            written = f"{c.name}\n{c.description}\n{c.body}"
+            changed = [t for t in code_and_acronyms(item["text"]) if t.lower() in written.lower() and t not in written]
+            changed += [w for w in _re.findall(r"\b[a-z][A-Z]{2,}\w*", written) if w not in item["text"]]
+            if changed:
+                cases.append(f"{c.name!r}: {changed}")
+    return {"memories": memories, "names_cut_or_lost_words": len(names), "bodies_with_repeated_sentence": len(bodies),
+            "descriptions_with_request_phrase": len(requests), "case_changes": len(cases),
+            "names": names, "bodies": bodies, "requests": requests, "cases": cases}
 
 
 def _memory(text: str) -> SimpleNamespace:
