@@ -67,9 +67,13 @@ def _text(token_class: Any, content: str) -> Any:
 
 def render(body: str, resolve: Callable[[str], str | None] = lambda target: None) -> Markup:
     """Sanitised HTML of a Markdown body; `resolve` gives the URL of a `[[link]]`'s memory (None: left as text)."""
+    return sanitize(_parser().render(body, {"resolve": resolve}))
+
+
+def sanitize(html: str) -> Markup:
+    """Only the tags and attributes rendered Markdown needs, links to http(s)/mailto or relative URLs."""
     import nh3
 
-    html = _parser().render(body, {"resolve": resolve})
     return Markup(nh3.clean(html, tags=set(ALLOWED_TAGS), attributes={k: set(v) for k, v in ALLOWED_ATTRIBUTES.items()},
                             url_schemes=set(URL_SCHEMES), link_rel="noopener noreferrer"))
 
