@@ -315,7 +315,7 @@ def stale(request: Request, daemon: DaemonDep, pid: str) -> HTMLResponse:
 def activity(request: Request, daemon: DaemonDep, p: str = "") -> HTMLResponse:
     """Recalls, extractions and dream runs, newest first; live.js adds new ones as the stream brings them."""
     project = views.project(daemon, p) if p else None
-    return page(request, "activity.html", title="Live activity" + (f": {project.title}" if project else ""), project=project,
+    return page(request, "activity.html", title="Live activity" + (f": {project.title}" if project else ""), p=project,
                 events=live.recent(daemon, project), stream=f"{UI_PREFIX}/activity/stream" + (f"?p={project.pid}" if project else ""))
 
 
