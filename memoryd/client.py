@@ -158,8 +158,12 @@ class MemorydClient:
         base = "/v1/team/memories" if team else "/v1/memories"
         self.request("DELETE", f"{base}/{quote(filename, safe='')}", params={"cwd": str(cwd)})
 
-    def recall(self, cwd: str | Path, query: str, session_id: str) -> dict[str, Any]:
-        return self.request("POST", "/v1/recall", json={"cwd": str(cwd), "query": query, "session_id": session_id})
+    def recall(self, cwd: str | Path, query: str, session_id: str, *, source: str = "rest") -> dict[str, Any]:
+        return self.request("POST", "/v1/recall", json={"cwd": str(cwd), "query": query, "session_id": session_id, "source": source})
+
+    def recall_log(self, *, cwd: str | Path | None = None, session_id: str | None = None, limit: int | None = None) -> dict[str, Any]:
+        params = {k: str(v) for k, v in (("cwd", cwd), ("session", session_id), ("limit", limit)) if v is not None}
+        return self.request("GET", "/v1/recall/log", params=params)
 
     def metrics(self) -> str:
         return self.request("GET", "/metrics")

@@ -61,11 +61,16 @@ class Daemon:
         self._starters: list[Callable[[], object]] = []
         self._stoppers: list[Callable[[], None]] = []
         self.running = False
+        # --- what memory work just did, for the web view's live page (#30) ---
+        from memoryd.activity import DREAM, EXTRACTION, Activity, extraction_event
+
+        self.activity = Activity(clock=clock.time)
+        self.on_stop(self.activity.close)
         # --- recall ---
         from memoryd.recall import build_recall
 
         self.recall = build_recall(settings, stores=self.stores, llm=self.llm, state=self.state, metrics=self.metrics, now=now,
-                                   is_watched=self.watcher.is_watching)
+                                   is_watched=self.watcher.is_watching, activity=self.activity)
         self.on_start(lambda: threading.Thread(target=self.recall.warm, name="recall-warm", daemon=True).start())
         self.on_stop(self.recall.close)
 
@@ -104,6 +109,7 @@ class Daemon:
             mode_for=self.modes.mode_for,
             on_daily_log=self.daily_log.append_candidate,
             review=self.review,
+            on_finish=lambda job, o: self.activity.publish(EXTRACTION, job["memory_dir"], extraction_event(job, o.status, o.reason, o.written, o.refused)),
         )
         self.session_memory = SessionMemory(settings, state=self.state, llm=self.llm, now=now, advance=self.transcripts.pipeline.advance)
         self.transcripts.pipeline.subscribe(pending)
@@ -140,6 +146,7 @@ class Daemon:
         self.stale = StaleChecker(root_of=self.dream.project_root, clock=clock.monotonic)
         self.recall.stale_caveat = self.stale.caveat
         self.dream.worker.stale_notes = self.stale.dream_notes
+        self.dream.worker.on_finished = lambda memory_dir, run: self.activity.publish(DREAM, str(memory_dir), run)
 
         # --- transcript grep: on rg when found, else on the built-in scanner ---
         from memoryd.transcripts.grep import Ripgrep, engine_status

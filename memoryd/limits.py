@@ -172,6 +172,14 @@ TEAM_PUSH_ROUNDS = 3  # a push that lost a race with another member's is merged 
 # sets lasts UI_SESSION_SECONDS (sessions live in the daemon's memory: a restart logs the browser out).
 UI_LOGIN_CODE_SECONDS = 120.0
 UI_SESSION_SECONDS = 12 * 3600.0
+# --- watching memory work (issue 30) ----------------------------------------------------
+RECALL_LOG_PER_PROJECT = 500  # the recall log keeps each memory dir's last 500 recalls (a ring)
+RECALL_LOG_PROMPT_CHARS = 300  # a logged prompt is redacted, then cut to this
+RECALL_LOG_LEFT_OUT = 3  # memories logged as "left out just under the cut"
+RECALL_LOG_DEFAULT_LIMIT = 50  # GET /v1/recall/log and the live page, when no limit is asked
+ACTIVITY_KEPT = 200  # recent events the live page shows when it opens
+ACTIVITY_HEARTBEAT_SECONDS = 15.0  # an idle event stream sends a comment this often (proxies, dead peers)
+ACTIVITY_SUBSCRIBER_QUEUE = 256  # events a slow live page may lag behind before newer ones are dropped
 
 # Stale-memory checks: recall re-reads a project's git state (HEAD + index) at most this often;
 # `memoryd stale` and the web view always read it fresh.

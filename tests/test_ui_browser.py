@@ -110,6 +110,7 @@ def test_web_view_in_chromium(home: Path, tmp_path: Path, browser: Any) -> None:
         shot(page, "memories")
         # Open it and edit it.
         page.click("table.memories a:has-text('Order totals')")
+        page.click("details.edit summary")  # the page shows the rendered body; Edit opens the form
         page.fill("input[name=description]", "Order totals are computed by compute_total() in cents")
         page.click("button:has-text('Save')")
         assert "Done: saved" in page.content()

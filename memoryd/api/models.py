@@ -151,6 +151,7 @@ class RecallRequest(RequestModel):
     cwd: Cwd
     query: Text = Field(description="The user's prompt.")
     session_id: SessionId
+    source: Literal["rest", "mcp"] = Field("rest", description="Which door asked (`mcp`: the MCP server); shown in the recall log.")
 
 
 class RecalledMemoryOut(ResponseModel):
@@ -172,6 +173,35 @@ class RecallOut(ResponseModel):
     budget_used_bytes: int
     reason: str = Field(description="Why recall was skipped or the LLM not used.")
     scores: dict[str, float]
+
+
+class WhyOut(ResponseModel):
+    filename: str
+    name: str
+    score: float
+    injected: bool = Field(description="false: left out just under the cut.")
+    terms: list[str] = Field(description="Words of the prompt the memory matched.")
+    paths: list[str] = Field(description="Paths, identifiers or file kinds matched.")
+    dense: float | None = Field(description="Cosine similarity with the prompt, when the embedding model is on.")
+    context: list[str] = Field(description="Session-context items (recent files, commands) that contributed.")
+
+
+class RecallLogEntryOut(ResponseModel):
+    id: int
+    at: float = Field(description="Unix time of the recall.")
+    memory_dir: str
+    session_id: str
+    source: str = Field(description="hook, rest or mcp.")
+    prompt: str = Field(description="The prompt, secrets redacted, cut to 300 characters.")
+    method: str = Field(description="llm, local or skipped.")
+    reason: str = Field(description="Why recall stayed silent, or why the LLM was not used.")
+    took_ms: float
+    injected: list[WhyOut]
+    left_out: list[WhyOut] = Field(description="Memories that just missed the cut.")
+
+
+class RecallLogOut(ResponseModel):
+    entries: list[RecallLogEntryOut] = Field(description="Newest first.")
 
 
 # ---------------------------------------------------------------------- extraction

@@ -19,7 +19,7 @@ from typing import Any, Callable
 from memoryd.clock import Clock
 from memoryd.dream.lock import ConsolidationLock
 from memoryd.dream.plan import Action, Plan, make_plan
-from memoryd.dream.runs import RunRecords
+from memoryd.dream.runs import RunRecords, run_dict
 from memoryd.errors import LockHeld, MemorydError, Unprocessable
 from memoryd.llm import LLMClient
 from memoryd.metrics import Metrics
@@ -61,6 +61,8 @@ class DreamWorker:
         self.between_actions: Callable[[RunningTask], None] = lambda task: None
         # What the run proposes for memories naming things the project no longer has (set by the daemon).
         self.stale_notes: Callable[[MemoryDir], list[str]] = lambda store: []
+        # Told of each finished run, as its record reads (set by the daemon: the web view's live page).
+        self.on_finished: Callable[[Path, dict[str, Any]], object] = lambda memory_dir, run: None
 
     # ------------------------------------------------------------------ run control
     def task(self, memory_dir: Path) -> RunningTask | None:
@@ -132,6 +134,7 @@ class DreamWorker:
             with self._lock:
                 self._running.pop(store.path, None)
         self.records.finished(task.run_id, status=status, plan=plan, changes=changes, error=error)
+        self.on_finished(store.path, run_dict(self.records.get(task.run_id)))
         self.metrics.dream_runs.labels(status).inc()
 
     def _enter(self, task: RunningTask, phase: str) -> None:

@@ -87,7 +87,9 @@ class ExtractionService:
         mode_for: Callable[[MemoryDir], str] = lambda store: "topics",
         on_daily_log: Callable[[MemoryDir, Candidate, date | None], object] | None = None,
         review: ReviewQueue | None = None,
+        on_finish: Callable[[dict[str, Any], Outcome], object] = lambda job, outcome: None,  # the live activity page (#30)
     ) -> None:
+        self.on_finish = on_finish
         self.jobs = jobs
         self.pending = pending
         self.stores = stores
@@ -178,6 +180,7 @@ class ExtractionService:
 
     def _finish(self, job: dict[str, Any], outcome: Outcome) -> None:
         self.jobs.finish(job["job_id"], outcome)
+        self.on_finish(job, outcome)
         if outcome.status != "queued":
             self.metrics.jobs.labels(job["kind"], outcome.status).inc()
 

@@ -158,7 +158,8 @@ def handle_hook(daemon: "Daemon", payload: dict[str, Any], session_env: Mapping[
             store = daemon.stores.for_cwd(cwd)
             _exclude_in_context(daemon, store, payload, session_id)
             # max_chars: memories that would overflow Claude Code's cap are left for a later prompt, not marked surfaced.
-            result = daemon.recall.recall(cwd, str(payload.get("prompt") or ""), session_id, store=store, max_chars=limits.CLAUDE_CODE_CONTEXT_MAX_CHARS)
+            result = daemon.recall.recall(cwd, str(payload.get("prompt") or ""), session_id, store=store, max_chars=limits.CLAUDE_CODE_CONTEXT_MAX_CHARS,
+                                          source="hook")
             return _context(event, result.injection) if result.injection else {}
         if event in ("Stop", "SubagentStop") and cwd and session_id and payload.get("transcript_path"):
             daemon.turns.turn_end(session_id, str(payload["transcript_path"]), cwd, payload.get("last_assistant_message"))

@@ -122,7 +122,7 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
         Call it at the start of a task, or when the user refers to something from an earlier session."""
         where = project(roots, cwd)
         # Each call is its own recall session, so it never hides a memory an earlier call returned.
-        data = await call(lambda c: c.recall(where, query, session_id=f"mcp-{uuid.uuid4().hex[:12]}"))
+        data = await call(lambda c: c.recall(where, query, session_id=f"mcp-{uuid.uuid4().hex[:12]}", source="mcp"))
         scores = data.get("scores") or {}
         why = f"picked by the {data['method']} ranker" + (f" ({data['reason']})" if data.get("reason") else "")
         memories = [

@@ -13,12 +13,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
+from memoryd.activity import Activity
 from memoryd.config import RecallSettings
 from memoryd.errors import MemorydError
 from memoryd.llm import LLMClient
 from memoryd.metrics import Metrics
+from memoryd import limits
 from memoryd.recall.dense import FUSION_DEPTH, VECTORS_FILENAME, Encoder, fuse
+from memoryd.recall.explain import Why, matched_words
 from memoryd.recall.indexes import StoreIndex, StoreIndexes
+from memoryd.recall.log import RecallLog
 from memoryd.recall.ranker import FIT_DEPTH
 from memoryd.recall.inject import age_days, header_for, injection_text, truncate_content
 from memoryd.recall.select import select_with_llm
@@ -63,6 +67,8 @@ class RecallResult:
     budget_used_bytes: int = 0
     reason: str = ""  # why skipped, or why the LLM was not used
     scores: dict[str, float] = field(default_factory=dict)
+    why: list[Why] = field(default_factory=list)  # each memory injected, then those left out just under the cut
+    took_ms: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         """Spec §9's answer, plus `reason` and `scores` for people and the CLI."""
@@ -74,8 +80,9 @@ class RecallService:
     """Picks up to 5 memories per prompt that the session has not seen yet."""
 
     def __init__(self, *, settings: RecallSettings, stores: StoreRegistry, llm: LLMClient, ledger: SessionLedger, metrics: Metrics, now: Callable[[], datetime],
-                 is_watched: Callable[[Path], bool] | None = None, home: Path | None = None) -> None:
+                 is_watched: Callable[[Path], bool] | None = None, home: Path | None = None, recall_log: RecallLog | None = None) -> None:
         self.settings = settings
+        self.recall_log = recall_log  # what each recall gave and why (the web view's live page, `memoryd recall --explain`)
         self.stores = stores
         self.llm = llm
         self.ledger = ledger
@@ -109,14 +116,31 @@ class RecallService:
                 "sessions": self.ledger.count(), "llm": self.llm.enabled, "stemmer": STEMMER,
                 "dense_model": self.indexes.encoder.status, "dense_pending": self.indexes.dense_pending()}
 
-    def recall(self, cwd: str, query: str, session_id: str, *, store: MemoryDir | None = None, max_chars: int | None = None) -> RecallResult:
+    def recall(self, cwd: str, query: str, session_id: str, *, store: MemoryDir | None = None, max_chars: int | None = None,
+               source: str = "rest") -> RecallResult:
         """`max_chars` (e.g. Claude Code's 10,000-char context cap): memories that would push the
-        injection past it are left out and NOT counted as surfaced, so a later prompt can get them."""
+        injection past it are left out and NOT counted as surfaced, so a later prompt can get them.
+        `source` (hook | rest | mcp) names the door in the recall log."""
         started = time.perf_counter()
         result = self._recall(cwd, query, session_id, store, max_chars)
+        result.took_ms = round((time.perf_counter() - started) * 1000, 2)
         self.metrics.recalls.labels(result.method).inc()
         self.metrics.recall_latency.labels(result.method).observe(time.perf_counter() - started)
+        if self.recall_log is not None:
+            self._record(store or self.stores.for_cwd(cwd), query, session_id, source, result)
         return result
+
+    def _record(self, store: MemoryDir, query: str, session_id: str, source: str, result: RecallResult) -> None:
+        """Log the recall; words matched are filled from the injected text where the ranker gave none."""
+        texts = {m.filename: (m.name, m.description, m.content) for m in result.memories}
+        result.why = [replace(w, terms=matched_words(query, texts[w.filename])) if not w.terms and w.filename in texts else w
+                      for w in result.why]
+        try:
+            assert self.recall_log is not None
+            self.recall_log.record(memory_dir=str(store.path), session_id=session_id, source=source, prompt=query, method=result.method,
+                                   reason=result.reason, took_ms=result.took_ms, why=result.why)
+        except Exception:  # the log is for people; never fail the agent's prompt over it
+            log.exception("could not record a recall in the recall log")
 
     def _recall(self, cwd: str, query: str, session_id: str, store: MemoryDir | None, max_chars: int | None) -> RecallResult:
         check_session_id(session_id)
@@ -235,6 +259,7 @@ class RecallService:
         now = self.now().timestamp()
         memories: list[RecalledMemory] = []
         by_dir: dict[str, list[RecalledMemory]] = {}
+        left_out: list[Why] = []
         for key in chosen:
             team = key.startswith(TEAM_KEY)
             filename, source = (key[len(TEAM_KEY):], self.stores.team_for(store.path)) if team else (key, store)
@@ -252,6 +277,7 @@ class RecallService:
                 age_days=days, score=scores.get(key), origin="team" if team else "personal", author=author,
             )
             if max_chars is not None and len(injection_text([(m.header, m.content) for m in [*memories, recalled]])) > max_chars:
+                left_out.append(Why(filename=filename, name=memory.name, score=scores.get(key) or 0.0, injected=False))
                 continue  # does not fit: a smaller one further down may
             memories.append(recalled)
             by_dir.setdefault(str(source.path), []).append(recalled)
@@ -259,6 +285,13 @@ class RecallService:
             used = self.ledger.record(session_id, path, [m.filename for m in picked], sum(len(m.content.encode("utf-8")) for m in picked))
         if not memories and not reason:
             reason = "no memory matched the query"
+        for key, score in sorted(((k, v) for k, v in scores.items() if k not in chosen), key=lambda kv: -kv[1])[: limits.RECALL_LOG_LEFT_OUT]:
+            team = key.startswith(TEAM_KEY)
+            filename, source = (key[len(TEAM_KEY):], self.stores.team_for(store.path)) if team else (key, store)
+            try:
+                left_out.append(Why(filename=filename, name=self.indexes.memory(source, filename).name, score=score, injected=False))
+            except MemorydError:
+                continue
         return RecallResult(
             memories=memories,
             injection=injection_text([(m.header, m.content) for m in memories]),
@@ -266,14 +299,16 @@ class RecallService:
             budget_used_bytes=used,
             reason=reason,
             scores={m.filename: m.score for m in memories if m.score is not None},
+            why=[Why(filename=m.filename, name=m.name, score=m.score or 0.0, injected=True) for m in memories] + left_out,
         )
 
 
 def build_recall(settings: Any, *, stores: StoreRegistry, llm: LLMClient, state: Any, metrics: Metrics, now: Callable[[], datetime],
-                 is_watched: Callable[[Path], bool] | None = None) -> RecallService:
+                 is_watched: Callable[[Path], bool] | None = None, activity: Activity | None = None) -> RecallService:
     """The daemon's recall part, from its settings."""
     if STEMMER != "snowball":
         log.warning("recall: PyStemmer is not installed; the local ranker uses a crude stemmer (pip install PyStemmer)")
     ledger = SessionLedger(state, clock=lambda: now().timestamp())
+    recall_log = RecallLog(state, clock=lambda: now().timestamp(), activity=activity)
     return RecallService(settings=settings.recall, stores=stores, llm=llm, ledger=ledger, metrics=metrics, now=now, is_watched=is_watched,
-                         home=settings.home)
+                         home=settings.home, recall_log=recall_log)

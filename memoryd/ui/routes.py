@@ -20,7 +20,7 @@ from memoryd import limits
 from memoryd.api.deps import DaemonDep
 from memoryd.auth import token_matches
 from memoryd.errors import Forbidden, MemorydError
-from memoryd.ui import views
+from memoryd.ui import live, views
 from memoryd.ui.auth import COOKIE_NAME, UI_LOGIN_PATH, UI_PREFIX, UiSession, UiSessions, cookie_value
 
 if TYPE_CHECKING:
@@ -39,6 +39,11 @@ def templates() -> Jinja2Templates:
     return loaded
 
 SPEND_DAYS = 14
+# Scripts and styles come from /ui/static only: whatever a memory body holds, no inline script can run.
+PAGE_HEADERS = {"Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+                                           "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"}
+# The vendored assets the pages load (Pico CSS, MIT, see static/pico.LICENSE.md), by name: nothing else is served.
+STATIC = {"pico.min.css": "text/css", "style.css": "text/css", "theme.js": "text/javascript", "live.js": "text/javascript"}
 
 router = APIRouter(include_in_schema=False)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -74,7 +79,7 @@ def check_form(request: Request, csrf: str) -> None:
 def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
     session = current_session(request)
     return templates().TemplateResponse(request, template, {"csrf": session.csrf if session else "", "prefix": UI_PREFIX, **context},
-                                      status_code=status)
+                                      status_code=status, headers=PAGE_HEADERS)
 
 
 def shows_errors(fn: F) -> F:
@@ -122,9 +127,11 @@ def logout(request: Request, csrf: str = Form("")) -> Response:
     return response
 
 
-@router.get(f"{UI_PREFIX}/static/style.css")
-def stylesheet() -> FileResponse:
-    return FileResponse(HERE / "static" / "style.css", media_type="text/css")
+@router.get(f"{UI_PREFIX}/static/{{name}}")
+def static(name: str) -> Response:
+    if name not in STATIC:
+        return Response(status_code=404)
+    return FileResponse(HERE / "static" / name, media_type=STATIC[name], headers={"Cache-Control": "max-age=3600"})
 
 
 # ---------------------------------------------------------------------------- projects and memories
@@ -132,8 +139,7 @@ def stylesheet() -> FileResponse:
 @router.get(f"{UI_PREFIX}/")
 @shows_errors
 def home(request: Request, daemon: DaemonDep) -> HTMLResponse:
-    rows = [{"p": p, "count": len(p.store.all_headers()), "pending": daemon.review.pending_count(p.store)} for p in views.projects(daemon)]
-    return page(request, "projects.html", title="Projects", rows=rows)
+    return page(request, "projects.html", title="Projects", rows=views.project_rows(daemon))
 
 
 @router.get(f"{UI_PREFIX}/p/{{pid}}")
@@ -159,7 +165,21 @@ def index(request: Request, daemon: DaemonDep, pid: str) -> HTMLResponse:
 @shows_errors
 def memory(request: Request, daemon: DaemonDep, pid: str, filename: str) -> HTMLResponse:
     p = views.project(daemon, pid)
-    return page(request, "memory.html", title=filename, p=p, m=p.store.get(filename), done=request.query_params.get("done", ""))
+    m = p.store.get(filename)
+    return page(request, "memory.html", title=m.name, p=p, m=m, html=rendered(p, m.body), recalls=recalls_of(daemon, p, filename),
+                done=request.query_params.get("done", ""))
+
+
+def rendered(p: views.Project, body: str) -> Any:
+    """The body as sanitised HTML, `[[links]]` pointing at the memories they name."""
+    from memoryd.ui.markdown import link_resolver, render
+
+    return render(body, link_resolver(p.store.all_headers(), lambda filename: f"{UI_PREFIX}/p/{p.pid}/m/{filename}"))
+
+
+def recalls_of(daemon: Any, p: views.Project, filename: str) -> list[Any]:
+    recall_log = daemon.recall.recall_log
+    return recall_log.of_memory(str(p.store.path), filename) if recall_log is not None else []
 
 
 @router.post(f"{UI_PREFIX}/p/{{pid}}/m/{{filename}}")
@@ -173,7 +193,8 @@ def edit_memory(request: Request, daemon: DaemonDep, pid: str, filename: str, na
         p.store.save(name=name, description=description, type=current.type, body=body, filename=filename, source="ui")
     except MemorydError as exc:  # show the form again with what was typed and the fix
         draft = {"filename": filename, "name": name, "description": description, "type": current.type, "body": body}
-        return page(request, "memory.html", status=exc.status, title=filename, p=p, m=draft, error=exc.message)
+        return page(request, "memory.html", status=exc.status, title=current.name, p=p, m=draft, html=rendered(p, current.body),
+                    recalls=recalls_of(daemon, p, filename), error=exc.message, editing=True)
     return back(f"{UI_PREFIX}/p/{pid}/m/{filename}?done=saved")
 
 
@@ -286,3 +307,21 @@ def stale(request: Request, daemon: DaemonDep, pid: str) -> HTMLResponse:
     p = views.project(daemon, pid)
     return page(request, "stale.html", title=f"{p.title}: stale memories", p=p, findings=daemon.stale.check(p.store),
                 checked=daemon.stale.checked(p.store))
+
+
+# ---------------------------------------------------------------------------- live activity (#30)
+@router.get(f"{UI_PREFIX}/activity")
+@shows_errors
+def activity(request: Request, daemon: DaemonDep, p: str = "") -> HTMLResponse:
+    """Recalls, extractions and dream runs, newest first; live.js adds new ones as the stream brings them."""
+    project = views.project(daemon, p) if p else None
+    return page(request, "activity.html", title="Live activity" + (f": {project.title}" if project else ""), p=project,
+                events=live.recent(daemon, project), stream=f"{UI_PREFIX}/activity/stream" + (f"?p={project.pid}" if project else ""))
+
+
+@router.get(f"{UI_PREFIX}/activity/stream")
+async def activity_stream(request: Request, daemon: DaemonDep, p: str = "") -> Response:
+    """Server-sent events: each new recall, extraction or dream run as an HTML fragment (rendered here, escaped)."""
+    live.check_same_origin(request)
+    memory_dir = str(views.project(daemon, p).store.path) if p else None
+    return live.stream(daemon, memory_dir, render=lambda item: templates().get_template("_event.html").render(e=item, prefix=UI_PREFIX))

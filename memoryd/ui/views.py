@@ -16,6 +16,7 @@ from markupsafe import Markup, escape
 
 from memoryd.errors import NotFound
 from memoryd.store import MemoryDir
+from memoryd.store.paths import sanitize_path
 
 if TYPE_CHECKING:
     from memoryd.daemon import Daemon
@@ -44,6 +45,56 @@ def projects(daemon: Daemon) -> list[Project]:
     daemon.stores.discover()
     found = [Project(project_id(s.path), s, daemon.dream.project_root(s)) for s in daemon.stores.known()]
     return sorted(found, key=lambda p: (p.title.casefold(), str(p.store.path)))
+
+
+@dataclass(frozen=True)
+class ProjectDir:
+    p: Project
+    count: int
+    pending: int
+
+
+@dataclass(frozen=True)
+class ProjectRow:
+    """One project, with every memory dir its memories live in (memoryd's own, Claude Code's folder, ...)."""
+
+    title: str
+    root: Path | None
+    dirs: list[ProjectDir]
+
+    @property
+    def primary(self) -> ProjectDir:
+        return max(self.dirs, key=lambda d: (d.count, d.p.root is not None))
+
+    @property
+    def count(self) -> int:
+        return sum(d.count for d in self.dirs)
+
+    @property
+    def pending(self) -> int:
+        return sum(d.pending for d in self.dirs)
+
+
+def project_key(p: Project) -> str:
+    """Dirs of one project share a key: both memoryd's base and Claude Code's name a project's folder after its root."""
+    return sanitize_path(str(p.root)) if p.root else p.store.path.parent.name
+
+
+def project_rows(daemon: Daemon) -> list[ProjectRow]:
+    """The projects page: one row per project, not one per memory dir."""
+    groups: dict[str, list[ProjectDir]] = {}
+    for p in projects(daemon):
+        groups.setdefault(project_key(p), []).append(ProjectDir(p, len(p.store.all_headers()), daemon.review.pending_count(p.store)))
+    rows = []
+    for dirs in groups.values():
+        rooted = next((d.p for d in dirs if d.p.root), dirs[0].p)
+        rows.append(ProjectRow(rooted.title, rooted.root, sorted(dirs, key=lambda d: -d.count)))
+    return sorted(rows, key=lambda r: r.title.casefold())
+
+
+def titles(daemon: Daemon) -> dict[str, str]:
+    """memory dir → the title of its project row (for the live page's events)."""
+    return {str(d.p.store.path): row.title for row in project_rows(daemon) for d in row.dirs}
 
 
 def project(daemon: Daemon, pid: str) -> Project:
@@ -78,6 +129,7 @@ def spend_chart(rows: list[dict[str, Any]], *, today: date, days: int, cap: int)
     plot_h = height - bottom - top
     slot = (width - left) / days
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height + 24 * max(1, len(purposes))}" '
+             f'viewBox="0 0 {width} {height + 24 * max(1, len(purposes))}" '
              f'aria-label="model tokens per day and purpose" class="chart">']
     parts.append(f'<text x="4" y="{top + 8}" font-size="11">{peak:,}</text><text x="4" y="{height - bottom}" font-size="11">0</text>')
     for i, d in enumerate(day_list):

@@ -1,0 +1,136 @@
+"""`RecallLog`: what each recall gave the agent and why, kept in the state database as a ring of
+the last RECALL_LOG_PER_PROJECT recalls per memory dir. A prompt is redacted and cut short before
+it is stored; no memory body is ever stored (only file names, names, scores and matched words)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from memoryd import limits
+from memoryd.activity import RECALL, Activity
+from memoryd.recall.explain import Why
+from memoryd.state import StateDB
+from memoryd.store.secrets import redact_secrets
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS recall_log (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    at REAL NOT NULL,
+    memory_dir TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    source TEXT NOT NULL,
+    prompt TEXT NOT NULL,
+    method TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    took_ms REAL NOT NULL,
+    why TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS recall_log_dir ON recall_log(memory_dir, id);
+CREATE INDEX IF NOT EXISTS recall_log_session ON recall_log(session_id, id);
+CREATE TABLE IF NOT EXISTS recall_log_hits (
+    entry_id INTEGER NOT NULL,
+    memory_dir TEXT NOT NULL,
+    filename TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS recall_log_hits_file ON recall_log_hits(memory_dir, filename, entry_id);
+CREATE INDEX IF NOT EXISTS recall_log_hits_entry ON recall_log_hits(entry_id);
+"""
+SOURCES = ("hook", "rest", "mcp")
+
+
+@dataclass(frozen=True)
+class RecallEntry:
+    id: int
+    at: float
+    memory_dir: str
+    session_id: str
+    source: str  # hook | rest | mcp
+    prompt: str  # redacted, cut to RECALL_LOG_PROMPT_CHARS
+    method: str
+    reason: str  # why it stayed silent, or why the LLM was not used
+    took_ms: float
+    why: list[Why] = field(default_factory=list)
+
+    @property
+    def injected(self) -> list[Why]:
+        return [w for w in self.why if w.injected]
+
+    @property
+    def left_out(self) -> list[Why]:
+        return [w for w in self.why if not w.injected]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "at": self.at, "memory_dir": self.memory_dir, "session_id": self.session_id, "source": self.source,
+                "prompt": self.prompt, "method": self.method, "reason": self.reason, "took_ms": self.took_ms,
+                "injected": [w.as_dict() for w in self.injected], "left_out": [w.as_dict() for w in self.left_out]}
+
+
+def short_prompt(prompt: str) -> str:
+    """Redacted first, then cut, so a cut never leaves half a secret behind."""
+    text = " ".join(redact_secrets(prompt).split())
+    cut = limits.RECALL_LOG_PROMPT_CHARS
+    return text if len(text) <= cut else text[: cut - 1] + "…"
+
+
+class RecallLog:
+    """Writes one row per recall (and publishes it as live activity); reads by dir, session or memory."""
+
+    def __init__(self, state: StateDB, *, clock: Callable[[], float], activity: Activity | None = None,
+                 keep: int = limits.RECALL_LOG_PER_PROJECT) -> None:
+        self.state = state
+        self.clock = clock
+        self.activity = activity
+        self.keep = keep
+        state.migrate("recall_log", SCHEMA)
+
+    def record(self, *, memory_dir: str, session_id: str, source: str, prompt: str, method: str, reason: str, took_ms: float,
+               why: list[Why]) -> RecallEntry:
+        entry = RecallEntry(0, self.clock(), memory_dir, session_id, source, short_prompt(prompt), method, redact_secrets(reason),
+                            round(took_ms, 2), list(why))
+        with self.state.transaction() as db:
+            cur = db.execute(
+                "INSERT INTO recall_log(at, memory_dir, session_id, source, prompt, method, reason, took_ms, why) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (entry.at, memory_dir, session_id, source, entry.prompt, method, entry.reason, entry.took_ms,
+                 json.dumps([w.as_dict() for w in why])),
+            )
+            entry_id = int(cur.lastrowid or 0)
+            db.executemany("INSERT INTO recall_log_hits(entry_id, memory_dir, filename) VALUES (?, ?, ?)",
+                           [(entry_id, memory_dir, w.filename) for w in why if w.injected])
+            # the ring: rows of this dir older than its newest `keep` go
+            edge = db.execute("SELECT id FROM recall_log WHERE memory_dir = ? ORDER BY id DESC LIMIT 1 OFFSET ?", (memory_dir, self.keep)).fetchone()
+            if edge is not None:
+                db.execute("DELETE FROM recall_log_hits WHERE entry_id IN (SELECT id FROM recall_log WHERE memory_dir = ? AND id <= ?)",
+                           (memory_dir, edge["id"]))
+                db.execute("DELETE FROM recall_log WHERE memory_dir = ? AND id <= ?", (memory_dir, edge["id"]))
+        entry = RecallEntry(entry_id, entry.at, entry.memory_dir, entry.session_id, entry.source, entry.prompt, entry.method,
+                            entry.reason, entry.took_ms, entry.why)
+        if self.activity is not None:
+            self.activity.publish(RECALL, memory_dir, entry.as_dict())
+        return entry
+
+    def entries(self, *, memory_dir: str | None = None, session_id: str | None = None,
+                limit: int = limits.RECALL_LOG_DEFAULT_LIMIT) -> list[RecallEntry]:
+        """The newest recalls first, of one dir and/or one session when given."""
+        where, params = [], []
+        if memory_dir is not None:
+            where.append("memory_dir = ?")
+            params.append(memory_dir)
+        if session_id is not None:
+            where.append("session_id = ?")
+            params.append(session_id)
+        sql = "SELECT * FROM recall_log" + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY id DESC LIMIT ?"
+        return [_entry(row) for row in self.state.query(sql, (*params, limit))]
+
+    def of_memory(self, memory_dir: str, filename: str, limit: int = 10) -> list[RecallEntry]:
+        """The last recalls that gave the agent this memory, newest first."""
+        rows = self.state.query(
+            "SELECT l.* FROM recall_log_hits h JOIN recall_log l ON l.id = h.entry_id WHERE h.memory_dir = ? AND h.filename = ? "
+            "ORDER BY h.entry_id DESC LIMIT ?", (memory_dir, filename, limit))
+        return [_entry(row) for row in rows]
+
+
+def _entry(row: Any) -> RecallEntry:
+    return RecallEntry(int(row["id"]), float(row["at"]), row["memory_dir"], row["session_id"], row["source"], row["prompt"], row["method"],
+                       row["reason"], float(row["took_ms"]), [Why.from_dict(d) for d in json.loads(row["why"])])
