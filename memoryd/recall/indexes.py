@@ -22,14 +22,17 @@ from memoryd.process import release_freed_memory
 from memoryd.recall.dense import EMBED_BATCH, DenseIndex, Encoder, VectorCache, embed_text, text_digest
 from memoryd.recall.ranker import LexicalIndex, analyse
 from memoryd.store import MemoryDir
+from memoryd.store.files import ABSENT, key_now
 from memoryd.store.headers import read_memory
-from memoryd.store.model import Memory, MemoryHeader
+from memoryd.store.model import Memory, MemoryHeader, WriteEvent
 
 log = logging.getLogger(__name__)
 Signature = dict[str, tuple[int, int]]
 INLINE_MAX_CHANGES = 256  # more changed files than this are applied in the background
 WATCHED_SAFETY_SWEEP_SECONDS = 60.0  # a watched big store: its events name the files; a sweep only catches missed ones
 BATCH = 256  # files parsed outside the lock, then put in under it
+DIRTY_STAT_MAX = 4_096  # named files a request checks by stat (~3 µs each) before deciding what to re-read
+REQUEST_EMBED_MAX = 4  # memories a request embeds itself (changed by hand since the last one; ~25 ms each)
 
 
 @dataclass
@@ -105,6 +108,7 @@ class StoreIndexes:
         self.reads = 0  # memory files read and tokenised (a new or changed file costs one)
         self._items: dict[Path, StoreIndex] = {}
         self._lock = threading.Lock()
+        self._dense_write = threading.Lock()  # the embedding thread and the write path both put vectors
 
     def __len__(self) -> int:
         return len(self._items)
@@ -128,12 +132,16 @@ class StoreIndexes:
         item = self._item(store)
         with item.lock:
             dirty, item.dirty = item.dirty, set()
+            if len(dirty) <= DIRTY_STAT_MAX:  # what the write path already put in is not read again
+                dirty = {fn for fn in dirty if item.files.get(fn, ABSENT) != key_now(store.path / fn)}
         if len(dirty) > INLINE_MAX_CHANGES and not wait:  # a bulk copy: a background sweep picks it up
             if item.built:
                 self._start_background(store, item)
             dirty = set()
         if dirty:
             self._apply(store, item, [store.path / fn for fn in dirty])
+            if len(dirty) <= REQUEST_EMBED_MAX:  # a hand edit or two: ranked with its vector, like a save
+                self.embed_now(item, sorted(dirty))
         big = len(item.files) >= self.watched_sweep_min_files
         if item.built and big and not wait:  # a safety net for missed events, off the request path
             every = WATCHED_SAFETY_SWEEP_SECONDS if self.is_watched(store.path) else limits.RECALL_WATCHED_SWEEP_SECONDS
@@ -285,11 +293,13 @@ class StoreIndexes:
         with item.lock:
             version = item._changes
             gone = [fn for fn in item.dense.filenames() if fn not in item.by_name]
-        for fn in gone:
-            item.dense.remove(fn)
+        with self._dense_write:
+            for fn in gone:
+                item.dense.remove(fn)
         stale = self._stale(item)
         cached = self.vector_cache.get_many(backend.key, [d for _, _, d in stale])
-        item.dense.put_many([(fn, d, cached[d]) for fn, _, d in stale if d in cached])
+        with self._dense_write:
+            item.dense.put_many([(fn, d, cached[d]) for fn, _, d in stale if d in cached])
         todo = [(fn, text, d) for fn, text, d in stale if d not in cached]
         for i in range(0, len(todo), EMBED_BATCH):
             if self._closed:
@@ -297,7 +307,8 @@ class StoreIndexes:
             batch = todo[i:i + EMBED_BATCH]
             vectors = backend.passages([text for _, text, _ in batch])
             self.embedded += len(batch)
-            item.dense.put_many([(fn, d, v) for (fn, _, d), v in zip(batch, vectors, strict=True)])
+            with self._dense_write, item.lock:  # a save may have embedded a newer text meanwhile
+                item.dense.put_many([(fn, d, v) for (fn, _, d), v in zip(batch, vectors, strict=True) if item.digests.get(fn, ("", b""))[1] == d])
             self.vector_cache.put_many(backend.key, [(d, v) for (_, _, d), v in zip(batch, vectors, strict=True)])
         item.dense_synced = version  # changes since then wake the thread again
 
@@ -315,6 +326,47 @@ class StoreIndexes:
         item = self._item(store)
         with item.lock:
             return item.building and not item.built
+
+    def written(self, event: WriteEvent) -> None:
+        """A write through a MemoryDir (API, CLI, extraction, dream, team, review): the file is put
+        in the index and embedded now, on the writer's thread (one file: ~0.3 ms to read and
+        tokenise, one embedding), so the next recall ranks it as it will minutes later."""
+        if event.op == "secret_refused" or "/" in event.filename or not event.filename.endswith(".md"):
+            return
+        item = self._item(event.store)
+        with item.lock:
+            current = item.files.get(event.filename, ABSENT) == key_now(event.store.path / event.filename)
+        if not current:
+            self._apply(event.store, item, [event.filename])
+        if event.op == "write":
+            self.embed_now(item, [event.filename])
+
+    def embed_now(self, item: StoreIndex, filenames: list[str]) -> None:
+        """Give these memories their vectors now (from the cache, else the model); a few at most."""
+        backend = self.encoder.backend
+        if backend is None:
+            return
+        with item.lock:
+            todo = []
+            for fn in filenames:
+                header = item.by_name.get(fn)
+                if header is not None:
+                    text = embed_text(header.name, header.description)
+                    digest = text_digest(text)
+                    item.digests[fn] = (text, digest)
+                    if item.dense.digest(fn) != digest:
+                        todo.append((fn, text, digest))
+        if not todo:
+            return
+        cached = self.vector_cache.get_many(backend.key, [d for _, _, d in todo])
+        missing = [(fn, text, d) for fn, text, d in todo if d not in cached]
+        if missing:
+            vectors = backend.passages([text for _, text, _ in missing])
+            self.embedded += len(missing)
+            cached.update((d, v) for (_, _, d), v in zip(missing, vectors, strict=True))
+            self.vector_cache.put_many(backend.key, [(d, cached[d]) for _, _, d in missing])
+        with self._dense_write:
+            item.dense.put_many([(fn, d, cached[d]) for fn, _, d in todo])
 
     def _mark(self, item: StoreIndex, filename: str) -> None:
         """After a write through MemoryDir or a watcher event: the next request re-reads that file."""
