@@ -13,9 +13,10 @@ import logging
 import os
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from memoryd import limits
 from memoryd.process import release_freed_memory
@@ -33,6 +34,7 @@ WATCHED_SAFETY_SWEEP_SECONDS = 60.0  # a watched big store: its events name the 
 BATCH = 256  # files parsed outside the lock, then put in under it
 DIRTY_STAT_MAX = 4_096  # named files a request checks by stat (~3 µs each) before deciding what to re-read
 REQUEST_EMBED_MAX = 4  # memories a request embeds itself (changed by hand since the last one; ~25 ms each)
+YIELD_MAX_SECONDS = 0.5  # the embedding thread waits at most this long for requests to finish before a batch
 
 
 @dataclass
@@ -109,6 +111,8 @@ class StoreIndexes:
         self._items: dict[Path, StoreIndex] = {}
         self._lock = threading.Lock()
         self._dense_write = threading.Lock()  # the embedding thread and the write path both put vectors
+        self._serving = 0  # requests being answered: the embedding thread waits for none before a batch
+        self._idle = threading.Condition()
 
     def __len__(self) -> int:
         return len(self._items)
@@ -250,9 +254,28 @@ class StoreIndexes:
     def close(self) -> None:
         self._closed = True
         self._dense_wake.set()
+        with self._idle:
+            self._idle.notify_all()
         if self._dense_thread is not None:
             self._dense_thread.join(timeout=10)
         self.vector_cache.close()
+
+    @contextmanager
+    def serving(self) -> Iterator[None]:
+        """Around a request: background embedding starts no batch while one is being answered."""
+        with self._idle:
+            self._serving += 1
+        try:
+            yield
+        finally:
+            with self._idle:
+                self._serving -= 1
+                if not self._serving:
+                    self._idle.notify_all()
+
+    def _yield_to_requests(self) -> None:
+        with self._idle:
+            self._idle.wait_for(lambda: not self._serving or self._closed, timeout=YIELD_MAX_SECONDS)
 
     def _dense_loop(self) -> None:
         while not self._closed:
@@ -276,11 +299,14 @@ class StoreIndexes:
 
     @staticmethod
     def _stale(item: StoreIndex) -> list[tuple[str, str, bytes]]:
+        """Memories whose vector is missing or of an older text; hashed outside the lock (20,000: ~40 ms)."""
         with item.lock:
-            for fn, header in item.by_name.items():
-                if fn not in item.digests:
-                    text = embed_text(header.name, header.description)
-                    item.digests[fn] = (text, text_digest(text))
+            unhashed = [(fn, h) for fn, h in item.by_name.items() if fn not in item.digests]
+        hashed = {fn: (text, text_digest(text)) for fn, text in ((fn, embed_text(h.name, h.description)) for fn, h in unhashed)}
+        with item.lock:
+            for fn, value in hashed.items():
+                if item.by_name.get(fn) is not None and fn not in item.digests:
+                    item.digests[fn] = value
             digests = list(item.digests.items())
         return [(fn, text, digest) for fn, (text, digest) in digests if item.dense.digest(fn) != digest]
 
@@ -304,6 +330,7 @@ class StoreIndexes:
         for i in range(0, len(todo), EMBED_BATCH):
             if self._closed:
                 return
+            self._yield_to_requests()
             batch = todo[i:i + EMBED_BATCH]
             vectors = backend.passages([text for _, text, _ in batch])
             self.embedded += len(batch)

@@ -117,7 +117,8 @@ class RecallService:
         injection past it are left out and NOT counted as surfaced, so a later prompt can get them.
         `context`: what the session is working on (its recent files and commands), from the transcript pipeline."""
         started = time.perf_counter()
-        result = self._recall(cwd, query, session_id, store, max_chars, context)
+        with self.indexes.serving():  # background embedding waits for it
+            result = self._recall(cwd, query, session_id, store, max_chars, context)
         self.metrics.recalls.labels(result.method).inc()
         self.metrics.recall_latency.labels(result.method).observe(time.perf_counter() - started)
         return result
