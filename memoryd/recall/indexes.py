@@ -13,23 +13,28 @@ import logging
 import os
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from memoryd import limits
 from memoryd.process import release_freed_memory
 from memoryd.recall.dense import EMBED_BATCH, DenseIndex, Encoder, VectorCache, embed_text, text_digest
 from memoryd.recall.ranker import LexicalIndex, analyse
 from memoryd.store import MemoryDir
+from memoryd.store.files import ABSENT, key_now
 from memoryd.store.headers import read_memory
-from memoryd.store.model import Memory, MemoryHeader
+from memoryd.store.model import Memory, MemoryHeader, WriteEvent
 
 log = logging.getLogger(__name__)
 Signature = dict[str, tuple[int, int]]
 INLINE_MAX_CHANGES = 256  # more changed files than this are applied in the background
 WATCHED_SAFETY_SWEEP_SECONDS = 60.0  # a watched big store: its events name the files; a sweep only catches missed ones
 BATCH = 256  # files parsed outside the lock, then put in under it
+DIRTY_STAT_MAX = 4_096  # named files a request checks by stat (~3 µs each) before deciding what to re-read
+REQUEST_EMBED_MAX = 4  # memories a request embeds itself (changed by hand since the last one; ~25 ms each)
+YIELD_MAX_SECONDS = 0.5  # the embedding thread waits at most this long for requests to finish before a batch
 
 
 @dataclass
@@ -105,6 +110,9 @@ class StoreIndexes:
         self.reads = 0  # memory files read and tokenised (a new or changed file costs one)
         self._items: dict[Path, StoreIndex] = {}
         self._lock = threading.Lock()
+        self._dense_write = threading.Lock()  # the embedding thread and the write path both put vectors
+        self._serving = 0  # requests being answered: the embedding thread waits for none before a batch
+        self._idle = threading.Condition()
 
     def __len__(self) -> int:
         return len(self._items)
@@ -128,12 +136,16 @@ class StoreIndexes:
         item = self._item(store)
         with item.lock:
             dirty, item.dirty = item.dirty, set()
+            if len(dirty) <= DIRTY_STAT_MAX:  # what the write path already put in is not read again
+                dirty = {fn for fn in dirty if item.files.get(fn, ABSENT) != key_now(store.path / fn)}
         if len(dirty) > INLINE_MAX_CHANGES and not wait:  # a bulk copy: a background sweep picks it up
             if item.built:
                 self._start_background(store, item)
             dirty = set()
         if dirty:
             self._apply(store, item, [store.path / fn for fn in dirty])
+            if len(dirty) <= REQUEST_EMBED_MAX:  # a hand edit or two: ranked with its vector, like a save
+                self.embed_now(item, sorted(dirty))
         big = len(item.files) >= self.watched_sweep_min_files
         if item.built and big and not wait:  # a safety net for missed events, off the request path
             every = WATCHED_SAFETY_SWEEP_SECONDS if self.is_watched(store.path) else limits.RECALL_WATCHED_SWEEP_SECONDS
@@ -242,9 +254,28 @@ class StoreIndexes:
     def close(self) -> None:
         self._closed = True
         self._dense_wake.set()
+        with self._idle:
+            self._idle.notify_all()
         if self._dense_thread is not None:
             self._dense_thread.join(timeout=10)
         self.vector_cache.close()
+
+    @contextmanager
+    def serving(self) -> Iterator[None]:
+        """Around a request: background embedding starts no batch while one is being answered."""
+        with self._idle:
+            self._serving += 1
+        try:
+            yield
+        finally:
+            with self._idle:
+                self._serving -= 1
+                if not self._serving:
+                    self._idle.notify_all()
+
+    def _yield_to_requests(self) -> None:
+        with self._idle:
+            self._idle.wait_for(lambda: not self._serving or self._closed, timeout=YIELD_MAX_SECONDS)
 
     def _dense_loop(self) -> None:
         while not self._closed:
@@ -268,11 +299,14 @@ class StoreIndexes:
 
     @staticmethod
     def _stale(item: StoreIndex) -> list[tuple[str, str, bytes]]:
+        """Memories whose vector is missing or of an older text; hashed outside the lock (20,000: ~40 ms)."""
         with item.lock:
-            for fn, header in item.by_name.items():
-                if fn not in item.digests:
-                    text = embed_text(header.name, header.description)
-                    item.digests[fn] = (text, text_digest(text))
+            unhashed = [(fn, h) for fn, h in item.by_name.items() if fn not in item.digests]
+        hashed = {fn: (text, text_digest(text)) for fn, text in ((fn, embed_text(h.name, h.description)) for fn, h in unhashed)}
+        with item.lock:
+            for fn, value in hashed.items():
+                if item.by_name.get(fn) is not None and fn not in item.digests:
+                    item.digests[fn] = value
             digests = list(item.digests.items())
         return [(fn, text, digest) for fn, (text, digest) in digests if item.dense.digest(fn) != digest]
 
@@ -285,19 +319,23 @@ class StoreIndexes:
         with item.lock:
             version = item._changes
             gone = [fn for fn in item.dense.filenames() if fn not in item.by_name]
-        for fn in gone:
-            item.dense.remove(fn)
+        with self._dense_write:
+            for fn in gone:
+                item.dense.remove(fn)
         stale = self._stale(item)
         cached = self.vector_cache.get_many(backend.key, [d for _, _, d in stale])
-        item.dense.put_many([(fn, d, cached[d]) for fn, _, d in stale if d in cached])
+        with self._dense_write:
+            item.dense.put_many([(fn, d, cached[d]) for fn, _, d in stale if d in cached])
         todo = [(fn, text, d) for fn, text, d in stale if d not in cached]
         for i in range(0, len(todo), EMBED_BATCH):
             if self._closed:
                 return
+            self._yield_to_requests()
             batch = todo[i:i + EMBED_BATCH]
             vectors = backend.passages([text for _, text, _ in batch])
             self.embedded += len(batch)
-            item.dense.put_many([(fn, d, v) for (fn, _, d), v in zip(batch, vectors, strict=True)])
+            with self._dense_write, item.lock:  # a save may have embedded a newer text meanwhile
+                item.dense.put_many([(fn, d, v) for (fn, _, d), v in zip(batch, vectors, strict=True) if item.digests.get(fn, ("", b""))[1] == d])
             self.vector_cache.put_many(backend.key, [(d, v) for (_, _, d), v in zip(batch, vectors, strict=True)])
         item.dense_synced = version  # changes since then wake the thread again
 
@@ -315,6 +353,47 @@ class StoreIndexes:
         item = self._item(store)
         with item.lock:
             return item.building and not item.built
+
+    def written(self, event: WriteEvent) -> None:
+        """A write through a MemoryDir (API, CLI, extraction, dream, team, review): the file is put
+        in the index and embedded now, on the writer's thread (one file: ~0.3 ms to read and
+        tokenise, one embedding), so the next recall ranks it as it will minutes later."""
+        if event.op == "secret_refused" or "/" in event.filename or not event.filename.endswith(".md"):
+            return
+        item = self._item(event.store)
+        with item.lock:
+            current = item.files.get(event.filename, ABSENT) == key_now(event.store.path / event.filename)
+        if not current:
+            self._apply(event.store, item, [event.filename])
+        if event.op == "write":
+            self.embed_now(item, [event.filename])
+
+    def embed_now(self, item: StoreIndex, filenames: list[str]) -> None:
+        """Give these memories their vectors now (from the cache, else the model); a few at most."""
+        backend = self.encoder.backend
+        if backend is None:
+            return
+        with item.lock:
+            todo = []
+            for fn in filenames:
+                header = item.by_name.get(fn)
+                if header is not None:
+                    text = embed_text(header.name, header.description)
+                    digest = text_digest(text)
+                    item.digests[fn] = (text, digest)
+                    if item.dense.digest(fn) != digest:
+                        todo.append((fn, text, digest))
+        if not todo:
+            return
+        cached = self.vector_cache.get_many(backend.key, [d for _, _, d in todo])
+        missing = [(fn, text, d) for fn, text, d in todo if d not in cached]
+        if missing:
+            vectors = backend.passages([text for _, text, _ in missing])
+            self.embedded += len(missing)
+            cached.update((d, v) for (_, _, d), v in zip(missing, vectors, strict=True))
+            self.vector_cache.put_many(backend.key, [(d, cached[d]) for _, _, d in missing])
+        with self._dense_write:
+            item.dense.put_many([(fn, d, cached[d]) for fn, _, d in todo])
 
     def _mark(self, item: StoreIndex, filename: str) -> None:
         """After a write through MemoryDir or a watcher event: the next request re-reads that file."""

@@ -30,6 +30,7 @@ from memoryd.recall.sessions import SessionLedger
 from memoryd.recall.text import STEMMER, query_terms
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.model import MemoryHeader
+from memoryd.transcripts.context import SessionContext
 from memoryd.validation import check_session_id
 
 log = logging.getLogger(__name__)
@@ -89,6 +90,7 @@ class RecallService:
         self.metrics = metrics
         self.now = now
         self.indexes = StoreIndexes(Encoder(settings.dense), is_watched=is_watched, vector_cache=home / VECTORS_FILENAME if home else None)
+        stores.on_write.append(self.indexes.written)  # a saved memory is indexed and embedded before the save answers
         # A line put before a recalled memory that names what the project no longer has (set by the daemon).
         self.stale_caveat: Callable[[MemoryDir, str], str] = lambda store, filename: ""
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall-llm")
@@ -117,12 +119,14 @@ class RecallService:
                 "dense_model": self.indexes.encoder.status, "dense_pending": self.indexes.dense_pending()}
 
     def recall(self, cwd: str, query: str, session_id: str, *, store: MemoryDir | None = None, max_chars: int | None = None,
-               source: str = "rest") -> RecallResult:
+               source: str = "rest", context: SessionContext | None = None) -> RecallResult:
         """`max_chars` (e.g. Claude Code's 10,000-char context cap): memories that would push the
         injection past it are left out and NOT counted as surfaced, so a later prompt can get them.
-        `source` (hook | rest | mcp) names the door in the recall log."""
+        `source` (hook | rest | mcp) names the door in the recall log; `context`: what the session is
+        working on (its recent files and commands), from the transcript pipeline."""
         started = time.perf_counter()
-        result = self._recall(cwd, query, session_id, store, max_chars)
+        with self.indexes.serving():  # background embedding waits for it
+            result = self._recall(cwd, query, session_id, store, max_chars, context)
         result.took_ms = round((time.perf_counter() - started) * 1000, 2)
         self.metrics.recalls.labels(result.method).inc()
         self.metrics.recall_latency.labels(result.method).observe(time.perf_counter() - started)
@@ -142,7 +146,8 @@ class RecallService:
         except Exception:  # the log is for people; never fail the agent's prompt over it
             log.exception("could not record a recall in the recall log")
 
-    def _recall(self, cwd: str, query: str, session_id: str, store: MemoryDir | None, max_chars: int | None) -> RecallResult:
+    def _recall(self, cwd: str, query: str, session_id: str, store: MemoryDir | None, max_chars: int | None,
+                context: SessionContext | None = None) -> RecallResult:
         check_session_id(session_id)
         self.ledger.expire()
         store = store or self.stores.for_cwd(cwd)
@@ -163,14 +168,13 @@ class RecallService:
         pool = self.settings.side_query_candidates
         for key, source in sources:  # the personal store, then its team folder; team keys carry TEAM_KEY
             item = self.indexes.refresh(source)
-            if not key and not len(item.index) and self.indexes.building(source):
-                return RecallResult(budget_used_bytes=used, reason="indexing the memory files in the background; recall starts when that is done")
             surfaced = self.ledger.surfaced(session_id, str(source.path))
             open_in.append((key, item.headers, surfaced))
             ranked += [(key + fn, score) for fn, score in self._rank(item, query, surfaced, max(limit, pool) if self.llm.enabled else limit)]
         if len(sources) > 1:
             ranked.sort(key=lambda pair: -pair[1])
-        if not any(len(headers) > len(surfaced) or any(h.filename not in surfaced for h in headers) for _, headers, surfaced in open_in):
+        if any(headers for _, headers, _ in open_in) and not any(
+                len(headers) > len(surfaced) or any(h.filename not in surfaced for h in headers) for _, headers, surfaced in open_in):
             return RecallResult(method="local", budget_used_bytes=used, reason="every memory was already surfaced in this session")
         scores = dict(ranked)
 

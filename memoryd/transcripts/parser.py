@@ -210,6 +210,11 @@ def _entry(obj: dict[str, Any]) -> Entry:
             if prompt and not is_injected_text(prompt):
                 entry.kind, entry.text = "user", prompt
             return entry
+        memories = attachment.get("memories")
+        if attachment.get("type") == "relevant_memories" and isinstance(memories, list):
+            # Claude Code's own recall: the files it put in context, by path (their text is its own)
+            entry.injected = "\n".join(f"Memory: {m['path']}:" for m in memories if isinstance(m, dict) and isinstance(m.get("path"), str))
+            return entry
         for key in ("content", "stdout"):
             value = attachment.get(key)
             if isinstance(value, str):

@@ -141,6 +141,7 @@ class Advance:
     offset: int = 0
     bytes_read: int = 0
     error: str = ""
+    busy: bool = False  # another call was reading the file (advance(blocking=False) did not wait)
 
 
 class TranscriptPipeline:
@@ -172,12 +173,19 @@ class TranscriptPipeline:
         row = self.state.query_one("SELECT * FROM transcript_files WHERE path = ?", (str(path),))
         return dict(row) if row else None
 
-    def advance(self, path: Path) -> Advance:
+    def advance(self, path: Path, *, blocking: bool = True) -> Advance:
         """Read what was appended to `path` since its cursor and feed it to every consumer.
-        Concurrent calls for one file run one after the other; the second finds nothing new."""
-        with self._lock_for(path):
+        Concurrent calls for one file run one after the other; the second finds nothing new, from
+        the file's stat alone (it does not open the file again). `blocking=False`: when another
+        call is reading the file, return at once (`busy`) instead of waiting for it."""
+        lock = self._lock_for(path)
+        if not lock.acquire(blocking=blocking):
+            return Advance(path=str(path), busy=True)
+        try:
             row = self.row(path)
             total = Advance(path=str(path), offset=int(row["offset"]) if row else 0)
+            if row is not None and self.unchanged(path, row):
+                return total
             seen = RecentIds()  # within this read: Claude Code may write an entry twice
             before: set[str] = set()  # entries of the file as it was before a rewrite
             try:
@@ -191,6 +199,17 @@ class TranscriptPipeline:
                 self.metrics.transcript_lines.labels("unreadable").inc()
                 total.error = exc.__class__.__name__
             return total
+        finally:
+            lock.release()
+
+    @staticmethod
+    def unchanged(path: Path, row: dict[str, Any]) -> bool:
+        """Whether the file is as its cursor left it, read to its end (one stat, no open)."""
+        try:
+            st = os.stat(path)
+        except OSError:
+            return False
+        return (st.st_ino, st.st_size, st.st_mtime) == (int(row["inode"]), int(row["size"]), float(row["mtime"])) and int(row["offset"]) == st.st_size
 
     def _seen_ids(self, path: Path) -> set[str]:
         """Every entry id read from `path` before (to flag what a rewritten file repeats)."""

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Iterator
 
 from memoryd import limits
+from memoryd.store.files import open_nofollow
 
 CHUNK = 1 << 20
 
@@ -30,8 +31,9 @@ class ReadResult:
 def read_new_lines(path: Path, offset: int = 0, inode: int | None = None, *, max_bytes: int | None = None) -> ReadResult:
     """Lines completed since `offset`. A file shorter than the offset, with another inode, or
     without a newline just before the offset is re-read from 0 (callers dedupe by uuid).
-    Raises OSError when unreadable."""
-    with path.open("rb") as fh:
+    Raises OSError when unreadable or not a regular file (a FIFO, a device or a link is never
+    opened for reading: a hook names the path, and a FIFO would block the reader; issue #31)."""
+    with open_nofollow(path) as fh:
         st = os.fstat(fh.fileno())
         reset = offset > st.st_size or (inode is not None and inode != 0 and inode != st.st_ino)
         if not reset and offset > 0:
@@ -60,7 +62,7 @@ def read_new_lines(path: Path, offset: int = 0, inode: int | None = None, *, max
 def _end_of_line(path: Path, position: int) -> int | None:
     """The offset just after the first newline at or after `position`, read in small chunks and
     never kept; None when the file ends first (the line is still being written)."""
-    with path.open("rb") as fh:
+    with open_nofollow(path) as fh:
         fh.seek(position)
         while chunk := fh.read(CHUNK):
             found = chunk.find(b"\n")

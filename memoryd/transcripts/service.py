@@ -19,6 +19,7 @@ from watchdog.observers import Observer
 from memoryd.errors import Forbidden, InvalidPath
 from memoryd.metrics import Metrics
 from memoryd.state import StateDB
+from memoryd.transcripts.context import SessionContext, SessionContexts
 from memoryd.transcripts.folders import is_sidechain_path
 from memoryd.transcripts.pipeline import Advance, TranscriptPipeline
 from memoryd.validation import check_transcript_path
@@ -26,6 +27,10 @@ from memoryd.validation import check_transcript_path
 log = logging.getLogger(__name__)
 
 __all__ = ["TranscriptService", "is_sidechain_path"]
+
+# A hook brings the transcript up to date itself only when this little is unread (a turn's worth,
+# a few ms to parse); more goes to the background reader and the hook answers from what is known.
+HOOK_READ_MAX_BYTES = 256 * 1024
 
 
 class _Handler(FileSystemEventHandler):
@@ -65,6 +70,8 @@ class TranscriptService:
         self.metrics = metrics
         self.watch_enabled = watch
         self.pipeline = TranscriptPipeline(state=state, metrics=metrics, clock=clock)
+        self.contexts = SessionContexts(state)  # what each session works on, learned as lines are read
+        self.pipeline.subscribe(self.contexts)
         self._queue: "queue.Queue[Path | None]" = queue.Queue()
         self._pending: set[Path] = set()
         self._pending_lock = threading.Lock()
@@ -209,6 +216,24 @@ class TranscriptService:
     def ingest(self, path: Path) -> Advance:
         """Hand a changed file to the pipeline."""
         return self.pipeline.advance(path)
+
+    def session_context(self, session_id: str, transcript: Path | None = None) -> SessionContext | None:
+        """What the pipeline learned of a session, for a hook: the transcript's unread tail is read
+        first when it is small and no other reader holds the file, else queued for the background
+        reader. The cost never grows with the transcript (issue #27)."""
+        if transcript is not None:
+            row = self.pipeline.row(transcript)
+            try:
+                st = os.stat(transcript)
+            except OSError:
+                st = None
+            if st is not None and (row is None or not self.pipeline.unchanged(transcript, row)):
+                offset, inode = (int(row["offset"]), int(row["inode"])) if row else (0, st.st_ino)
+                # a replaced or shrunk file is read again from its start: never on a hook
+                small = inode == st.st_ino and 0 <= st.st_size - offset <= HOOK_READ_MAX_BYTES
+                if not small or self.pipeline.advance(transcript, blocking=False).busy:
+                    self.queue_path(transcript)
+        return self.contexts.get(session_id)
 
     def file_state(self, path: Path) -> dict[str, Any] | None:
         return self.pipeline.row(path)
