@@ -98,7 +98,7 @@ def test_a_package_manager_preference_injects_nothing_from_database_memories(hom
             assert time.monotonic() < deadline, status
             time.sleep(0.05)
         result = recall_api(live, project, "remember that we always use pnpm, never npm", "s1")
-        assert result["memories"] == [] and result["reason"] == "no memory matched the query"
+        assert result["memories"] == [] and result["reason"].startswith("no memory")
         # the same store still answers a prompt about what it holds, fused with the model
         got = recall_api(live, project, "should the integration tests mock the database?", "s2")
         assert [m["filename"] for m in got["memories"]][:1] == saved[:1]

@@ -184,6 +184,8 @@ class WhyOut(ResponseModel):
     paths: list[str] = Field(description="Paths, identifiers or file kinds matched.")
     dense: float | None = Field(description="Cosine similarity with the prompt, when the embedding model is on.")
     context: list[str] = Field(description="Session-context items (recent files, commands) that contributed.")
+    confidence: float | None = Field(None, description="The local confidence rule's estimate (0-1), when the embedding model is on.")
+    rule: str = Field("", description='What injected it: "close match", "confident", "llm", or "" when left out.')
 
 
 class RecallLogEntryOut(ResponseModel):

@@ -19,6 +19,8 @@ class Why:
     paths: tuple[str, ...] = ()  # paths / identifiers / file kinds matched
     dense: float | None = None  # cosine similarity with the prompt, when the model is on
     context: tuple[str, ...] = ()  # session-context items (recent files/commands) that contributed
+    confidence: float | None = None  # the confidence rule's estimate (recall.decide)
+    rule: str = ""  # which rule injected it: "close match" | "confident" ("" when left out)
 
     def as_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
@@ -27,7 +29,8 @@ class Why:
     def from_dict(cls, data: dict[str, Any]) -> Why:
         return cls(filename=str(data["filename"]), name=str(data.get("name", "")), score=float(data.get("score") or 0.0),
                    injected=bool(data.get("injected")), terms=tuple(data.get("terms") or ()), paths=tuple(data.get("paths") or ()),
-                   dense=data.get("dense"), context=tuple(data.get("context") or ()))
+                   dense=data.get("dense"), context=tuple(data.get("context") or ()),
+                   confidence=data.get("confidence"), rule=str(data.get("rule") or ""))
 
 
 def matched_words(query: str, texts: Iterable[str]) -> tuple[str, ...]:

@@ -191,6 +191,27 @@ class LexicalIndex:
                 return True
         return False
 
+    def matches(self, q_terms: set[str], filenames: list[str]) -> tuple[float, dict[str, list[str]]]:
+        """The query's informative IDF mass (terms absent from the store at full IDF), and per memory
+        the query terms it holds: what a memory matched, for the confidence rule and for people."""
+        idf = {t: self.fit_idf(t) for t in q_terms}
+        out: dict[str, list[str]] = {}
+        with self.lock:
+            for fn in filenames:
+                slot = self._slot.get(fn)
+                held = set(self._terms[slot] or ()) if slot is not None else set()
+                out[fn] = sorted(t for t in q_terms if self._term_id.get(t, -1) in held)
+        return sum(idf.values()), out
+
+    def present(self, q_terms: set[str]) -> float:
+        """The share of the query's informative IDF mass whose terms occur anywhere in the store:
+        another project's task names things this store has never heard of."""
+        idf = {t: self.fit_idf(t) for t in q_terms}
+        total = sum(idf.values())
+        with self.lock:
+            held = sum(w for t, w in idf.items() if (tid := self._term_id.get(t)) is not None and self._df[tid] > 0)
+        return held / total if total else 0.0
+
     def rank(self, query: str, *, exclude: frozenset[str] | set[str] = frozenset(), k: int = 10, gate: bool = True) -> list[tuple[str, float]]:
         """The k best memories for a query, best first, with their scores (> 0 only); nothing
         when no memory fits (`gate=False` ranks regardless, for callers that filter themselves)."""

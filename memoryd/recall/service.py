@@ -19,15 +19,15 @@ from memoryd.errors import MemorydError
 from memoryd.llm import LLMClient
 from memoryd.metrics import Metrics
 from memoryd import limits
-from memoryd.recall.dense import FUSION_DEPTH, VECTORS_FILENAME, Encoder, fuse
+from memoryd.recall.decide import MODEL_FLOOR, MODEL_SURE, Decision, context_items, decide
+from memoryd.recall.dense import VECTORS_FILENAME, Encoder
 from memoryd.recall.explain import Why, matched_words
 from memoryd.recall.indexes import StoreIndex, StoreIndexes
 from memoryd.recall.log import RecallLog
-from memoryd.recall.ranker import FIT_DEPTH
 from memoryd.recall.inject import age_days, header_for, injection_text, truncate_content
 from memoryd.recall.select import select_with_llm
 from memoryd.recall.sessions import SessionLedger
-from memoryd.recall.text import STEMMER, query_terms
+from memoryd.recall.text import STEMMER
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.model import MemoryHeader
 from memoryd.transcripts.context import SessionContext
@@ -163,68 +163,76 @@ class RecallService:
 
         memdir = str(store.path)
         ranked: list[tuple[str, float]] = []
+        injected: list[str] = []
+        whys: dict[str, Why] = {}
         open_in: list[tuple[str, list[MemoryHeader], set[str]]] = []  # per source: its key, headers, and what was surfaced
         limit = self.settings.max_memories
         pool = self.settings.side_query_candidates
+        recent = context_items(context.paths, context.commands, cwd) if context is not None else []
         for key, source in sources:  # the personal store, then its team folder; team keys carry TEAM_KEY
             item = self.indexes.refresh(source)
             surfaced = self.ledger.surfaced(session_id, str(source.path))
             open_in.append((key, item.headers, surfaced))
-            ranked += [(key + fn, score) for fn, score in self._rank(item, query, surfaced, max(limit, pool) if self.llm.enabled else limit)]
+            decision = self._rank(item, query, surfaced, max(limit, pool) if self.llm.enabled else limit, recent)
+            ranked += [(key + fn, score) for fn, score in decision.ranked]
+            injected += [key + fn for fn in decision.injected]
+            whys |= {key + fn: why for fn, why in decision.why.items()}
         if len(sources) > 1:
             ranked.sort(key=lambda pair: -pair[1])
+            injected.sort(key=lambda fn: -dict(ranked)[fn])
         if any(headers for _, headers, _ in open_in) and not any(
                 len(headers) > len(surfaced) or any(h.filename not in surfaced for h in headers) for _, headers, surfaced in open_in):
             return RecallResult(method="local", budget_used_bytes=used, reason="every memory was already surfaced in this session")
         scores = dict(ranked)
 
-        method, reason, chosen = "local", "", [fn for fn, _ in ranked[:limit]]
+        method, reason, chosen = "local", "", injected[:limit]
         if self.llm.enabled:
-            # bounded prompt: the local ranker orders (and above `pool`, pre-selects) what the manifest shows
-            candidates = [h if not key else replace(h, filename=key + h.filename)  # only the model's manifest needs the headers
-                          for key, headers, surfaced in open_in for h in headers if h.filename not in surfaced]
-            by_name = {h.filename: h for h in candidates}
-            picked = [by_name[fn] for fn, _ in ranked if fn in by_name][:pool]
-            seen = {h.filename for h in picked}
-            picked += [h for h in candidates if h.filename not in seen][: pool - len(picked)]
-            candidates = picked
-            open_now = {h.filename for h in candidates}  # not surfaced yet, in either folder
-            late = [fn for fn in self._take_late(session_id, memdir) if fn in open_now]
-            llm_choice, reason = self._side_query(query, candidates, limit, (session_id, memdir))
-            if llm_choice is not None:
-                method, chosen = "llm", llm_choice
+            headers = {key + h.filename: (h if not key else replace(h, filename=key + h.filename))
+                       for key, hs, surfaced in open_in for h in hs if h.filename not in surfaced}  # not surfaced yet, in either folder
+            late = [fn for fn in self._take_late(session_id, memdir) if fn in headers]
+            if why_not := self._model_not_needed(injected, whys):
+                reason = why_not
+            else:  # the model chooses among the local ranker's candidates only (it adds precision, never noise), and may choose none
+                candidates = [headers[fn] for fn, _ in ranked if fn in headers][:pool]
+                llm_choice, reason = self._side_query(query, candidates, limit, (session_id, memdir))
+                if llm_choice is not None:
+                    method, chosen = "llm", llm_choice
             if late:  # the previous prompt's answer, kept for this one: it goes first
                 method, chosen = "llm", list(dict.fromkeys(late + chosen))[:limit]
                 reason = "; ".join(filter(None, [reason, "includes the model's late answer to the previous prompt"]))
-
-        return self._surface(store, session_id, chosen, scores, method, reason, used, max_chars)
+        if not chosen and not reason:
+            reason = self._silence(whys)
+        return self._surface(store, session_id, chosen, scores, method, reason, used, max_chars, whys)
 
     def _sources(self, store: MemoryDir) -> list[tuple[str, MemoryDir]]:
         """The stores recall searches: the project's, and its team folder, when they hold memories."""
         team = self.stores.team_for(store.path)
         return [(key, s) for key, s in (("", store), (TEAM_KEY, team)) if s.has_memories()]
 
-    def _rank(self, item: StoreIndex, query: str, exclude: set[str], k: int) -> list[tuple[str, float]]:
-        """BM25F alone, or fused with the dense model's cosines when it is loaded; then the silence
-        rule: nothing unless the best memories match enough of the query's informative words and,
-        where vectors exist, are close enough in meaning (bench/RESULTS.md §4)."""
+    def _rank(self, item: StoreIndex, query: str, exclude: set[str], k: int, context: list[str]) -> Decision:
+        """The local ranking and its decision (recall/decide.py), on this store's indexes."""
         backend = self.indexes.encoder.backend
-        if backend is None or not len(item.dense):
-            return item.index.rank(query, exclude=exclude, k=k)
-        lexical = item.index.rank(query, exclude=exclude, k=FUSION_DEPTH, gate=False)
-        if not lexical:  # no informative word is in the store: the dense list must not smuggle something in
-            return []
-        fused, cos = fuse(lexical, item.dense.similarities(backend.query(query)), weight=backend.fusion_weight, exclude=exclude)
-        fused = [(fn, score) for fn, score in fused if fn in item.index]  # a vector can outlive its file until the thread drops it
-        with item.index.lock:
-            fits = item.index.fits(set(query_terms(query)), [fn for fn, _ in fused[:FIT_DEPTH] if fn in item.index])
-        if not fits:
-            return []
-        top = [fn for fn, _ in fused[:FIT_DEPTH]]
-        known = [cos[fn] for fn in top if fn in cos]
-        if known and max(known) < backend.min_similarity:
-            return []
-        return [(fn, round(score, 4)) for fn, score in fused[:k]]
+        return decide(item.index, item.dense if backend is not None else None, backend, query, context=context, exclude=exclude, k=k)
+
+    @staticmethod
+    def _model_not_needed(injected: list[str], whys: dict[str, Why]) -> str:
+        """Why the side-query is skipped when the local candidates leave nothing to decide: no
+        candidate is anywhere near the confidence floor (clearly silent), or every injected memory
+        is a close match the rule is sure of (clearly sure). "" when the model should choose."""
+        conf = [w.confidence for w in whys.values() if w.confidence is not None]
+        if not injected and (not conf or max(conf) < MODEL_FLOOR):
+            return "local ranking is clearly silent; the model was not asked"
+        if injected and all(whys[fn].rule == "close match" and (whys[fn].confidence or 0.0) >= MODEL_SURE for fn in injected if fn in whys):
+            return "local ranking is sure; the model was not asked"
+        return ""
+
+    @staticmethod
+    def _key(memory: RecalledMemory) -> str:
+        return TEAM_KEY + memory.filename if memory.origin == "team" else memory.filename
+
+    @staticmethod
+    def _silence(whys: dict[str, Why]) -> str:
+        return "no memory is close enough to the prompt or confident enough for the task" if whys else ""
 
     def _take_late(self, session_id: str, memdir: str) -> list[str]:
         with self._late_lock:
@@ -259,8 +267,9 @@ class RecallService:
             return None, "LLM side-query failed; local ranking served"
 
     def _surface(self, store: MemoryDir, session_id: str, chosen: list[str], scores: dict[str, float], method: str, reason: str, used: int,
-                 max_chars: int | None = None) -> RecallResult:
+                 max_chars: int | None = None, whys: dict[str, Why] | None = None) -> RecallResult:
         now = self.now().timestamp()
+        whys = whys or {}
         memories: list[RecalledMemory] = []
         by_dir: dict[str, list[RecalledMemory]] = {}
         left_out: list[Why] = []
@@ -281,7 +290,8 @@ class RecallService:
                 age_days=days, score=scores.get(key), origin="team" if team else "personal", author=author,
             )
             if max_chars is not None and len(injection_text([(m.header, m.content) for m in [*memories, recalled]])) > max_chars:
-                left_out.append(Why(filename=filename, name=memory.name, score=scores.get(key) or 0.0, injected=False))
+                left_out.append(replace(whys.get(key) or Why(filename=filename, name="", score=scores.get(key) or 0.0, injected=False),
+                                        filename=filename, name=memory.name, injected=False, rule="did not fit the context cap"))
                 continue  # does not fit: a smaller one further down may
             memories.append(recalled)
             by_dir.setdefault(str(source.path), []).append(recalled)
@@ -293,7 +303,8 @@ class RecallService:
             team = key.startswith(TEAM_KEY)
             filename, source = (key[len(TEAM_KEY):], self.stores.team_for(store.path)) if team else (key, store)
             try:
-                left_out.append(Why(filename=filename, name=self.indexes.memory(source, filename).name, score=score, injected=False))
+                name = self.indexes.memory(source, filename).name
+                left_out.append(replace(whys.get(key) or Why(filename=filename, name="", score=score, injected=False), filename=filename, name=name, injected=False))
             except MemorydError:
                 continue
         return RecallResult(
@@ -303,7 +314,8 @@ class RecallService:
             budget_used_bytes=used,
             reason=reason,
             scores={m.filename: m.score for m in memories if m.score is not None},
-            why=[Why(filename=m.filename, name=m.name, score=m.score or 0.0, injected=True) for m in memories] + left_out,
+            why=[replace(whys.get(self._key(m)) or Why(filename=m.filename, name="", score=m.score or 0.0, injected=True), filename=m.filename,
+                         name=m.name, injected=True, rule=(whys.get(self._key(m)) or Why("", "", 0.0, True)).rule or method) for m in memories] + left_out,
         )
 
 

@@ -38,13 +38,16 @@ through to too under until up very was we were what when where which while who w
 would you your yours yourself yourselves s t don ve ll re d m""".split()
 )
 
-# Words common in any prompt ("always use pnpm, never npm", "please remember ..."): they say how,
-# not what about, so a memory never matches on them (issue 17). Query side only.
+# Words common in any prompt ("always use pnpm, never npm", "please remember ...", "add ...", "fix ..."):
+# they say how, not what about, so a memory never matches on them (issues 17, 27). Query side only.
 COMMON_WORDS = frozenset(
     """use used using uses never always please like want wanted need needs make made get got go going went come
 take took know think thought thing things see look let try keep say said tell told give put also really actually
 maybe instead even much many lot lots still already usually often sometimes ever remember thank thanks ok okay yes
-yeah sure well good great new one way time day today now""".split()
+yeah sure well good great new one way time day today now
+add adds added adding write writes wrote writing fix fixes fixed fixing create creates created update updates updated
+implement implements implemented change changes changed remove removes removed refactor refactors refactored support supports
+handle handles handling improve improves improved ensure ensures allow allows feat chore per via""".split()
 )
 
 _WORD = re.compile(r"[a-z0-9]+")

@@ -1,0 +1,136 @@
+"""Which memories a prompt gets: the local ranking (BM25F fused with the dense model's cosines
+when it is loaded, over the prompt and the session's recent files and commands), then two ways
+to speak, each with its reasons kept for people:
+
+- the close-match rule (chat questions worded like the fact): one of the best memories holds
+  enough of the prompt's informative words and is close in meaning -> the best five;
+- the confidence rule (coding tasks, whose words rarely repeat the rule's): each of the best five
+  whose fitted confidence clears a floor, so a memory that fits a task class is injected alone.
+
+A plain function over one store's indexes, so the daemon and the benchmark run the same code.
+Every constant was measured on the coding dev set and LoCoMo dev (bench/RESULTS.md §6).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from memoryd.recall.dense import FUSION_DEPTH, Backend, DenseIndex, fuse
+from memoryd.recall.explain import Why
+from memoryd.recall.ranker import FIT_DEPTH, MIN_MATCH_IDF, MIN_MATCH_SHARE, LexicalIndex
+from memoryd.recall.text import query_terms
+
+CONTEXT_ITEMS = 12  # the session's most recent paths and commands added to the query
+# The confidence rule: logistic weights over (1, store share, match share, match mass / 10 (at most 3),
+# (cosine - 0.85) * 10, BM25F / best, fused score - best fused, is the best), fitted on the coding
+# dev split by `bench/coding_eval.py --fit`; a memory is injected at CONFIDENCE_MIN or above.
+CONFIDENCE_WEIGHTS = (-15.607, 4.5117, 0.6657, 1.153, 4.7326, 8.8434, -7.2052, -0.5727)
+CONFIDENCE_MIN = 0.20
+COSINE_CENTRE = 0.85
+# With a model backend, the side-query is skipped when the local ranking leaves nothing to decide:
+MODEL_FLOOR = 0.05  # no candidate's confidence reaches this and no close match: clearly silent
+MODEL_SURE = 0.60  # every injected memory is a close match at least this confident: clearly sure
+
+
+@dataclass
+class Decision:
+    """The ranked candidates (best first), which of them to inject, and why."""
+
+    ranked: list[tuple[str, float]] = field(default_factory=list)
+    injected: list[str] = field(default_factory=list)
+    silence: str = ""  # why nothing is injected ("" when something is)
+    why: dict[str, Why] = field(default_factory=dict)  # the best candidates, injected or left out
+    features: dict[str, tuple[float, ...]] = field(default_factory=dict)  # the confidence rule's inputs (bench/coding_eval.py --fit)
+
+    @property
+    def chosen(self) -> list[tuple[str, float]]:
+        scores = dict(self.ranked)
+        return [(fn, scores[fn]) for fn in self.injected]
+
+
+def query_text(prompt: str, context: Sequence[str] = ()) -> str:
+    """The text ranked: the prompt, then the session's recent paths and commands (paths split at
+    '/', '.', '_' and camelCase by the tokeniser)."""
+    recent = list(dict.fromkeys(reversed(context)))[:CONTEXT_ITEMS]
+    return prompt if not recent else prompt + "\n" + "\n".join(_spread_camel(item) for item in recent)
+
+
+def context_items(paths: Sequence[str], commands: Sequence[str], cwd: str) -> list[str]:
+    """The session's recent paths (relative to the project, where they are inside it) and commands, most recent last."""
+    root = cwd.rstrip("/") + "/"
+    return [p[len(root):] if p.startswith(root) else p for p in paths] + list(commands)
+
+
+def _spread_camel(text: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", text)
+
+
+def confidence(features: Sequence[float]) -> float:
+    z = sum(w * x for w, x in zip(CONFIDENCE_WEIGHTS, features, strict=True))
+    return 1.0 / (1.0 + math.exp(-z))
+
+
+def decide(index: LexicalIndex, dense: DenseIndex | None, backend: Backend | None, prompt: str, *,
+           context: Sequence[str] = (), exclude: set[str] | frozenset[str] = frozenset(), k: int = 5,
+           query_vector: Any = None) -> Decision:
+    """Rank the store's memories for `prompt` (with the session's `context`) and decide which of the best `k` to inject."""
+    text = query_text(prompt, context)
+    if backend is None or dense is None or not len(dense):
+        ranked = index.rank(prompt, exclude=exclude, k=k) if not context else _lexical_with_context(index, prompt, text, exclude, k)
+        return Decision(ranked, [fn for fn, _ in ranked], "" if ranked else "no memory matched the prompt",
+                        {fn: Why(filename=fn, name="", score=score, injected=True) for fn, score in ranked})
+    lexical = index.rank(text, exclude=exclude, k=FUSION_DEPTH, gate=False)
+    if not lexical:  # no informative word is in the store: the dense list must not smuggle something in
+        return Decision(silence="no word of the prompt is in this store")
+    vector = backend.query(text) if query_vector is None else query_vector
+    fused, cos = fuse(lexical, dense.similarities(vector), weight=backend.fusion_weight, exclude=exclude)
+    fused = [(fn, round(score, 4)) for fn, score in fused if fn in index][:max(k, FIT_DEPTH)]
+    if not fused:
+        return Decision(silence="no memory matched the prompt")
+    lex = dict(lexical)
+    best_lex = max(lex.values()) or 1.0
+    prompt_terms, text_terms = set(query_terms(prompt)), set(query_terms(text))
+    names = [fn for fn, _ in fused]
+    prompt_mass, prompt_held = index.matches(prompt_terms, names)
+    text_mass, text_held = index.matches(text_terms, names)
+    idf = {t: index.fit_idf(t) for t in text_terms | prompt_terms}
+    store_share = index.present(text_terms)
+
+    # the close-match rule, on the prompt's own words (as tuned on chat QA: bench/RESULTS.md §1, §4)
+    need = min(MIN_MATCH_SHARE * prompt_mass, MIN_MATCH_IDF)
+    close = bool(prompt_terms) and any(sum(idf[t] for t in prompt_held[fn]) >= need for fn in names[:FIT_DEPTH])
+    known = [cos[fn] for fn in names[:FIT_DEPTH] if fn in cos]
+    close = close and (not known or max(known) >= backend.min_similarity)
+
+    why: dict[str, Why] = {}
+    features: dict[str, tuple[float, ...]] = {}
+    injected: list[str] = []
+    top = fused[0][1]
+    for rank, (fn, score) in enumerate(fused[:k]):
+        mass = sum(idf[t] for t in text_held[fn])
+        c = cos.get(fn, COSINE_CENTRE)
+        x = (1.0, store_share, mass / text_mass if text_mass else 0.0, min(mass, 30.0) / 10, (c - COSINE_CENTRE) * 10,
+             lex.get(fn, 0.0) / best_lex, score - top, float(rank == 0))
+        features[fn] = x
+        matched = bool(text_held[fn])  # holds an informative word of the prompt or its context (not only "per", "add")
+        sure = matched and confidence(x) >= CONFIDENCE_MIN
+        if (close and matched) or sure:
+            injected.append(fn)
+        context_hits = tuple(item for item in context if set(query_terms(_spread_camel(item))) & set(text_held[fn]))
+        why[fn] = Why(filename=fn, name="", score=score, injected=fn in injected, terms=tuple(prompt_held[fn]), paths=tuple(sorted(set(text_held[fn]) - set(prompt_held[fn]))),
+                      dense=round(cos[fn], 4) if fn in cos else None, context=context_hits[:5],
+                      confidence=round(confidence(x), 3),
+                      rule=("close match" if close and matched else "confident" if sure else ""))
+    silence = "" if injected else "no memory is close enough to the prompt or confident enough for the task"
+    return Decision(fused, injected, silence, why, features)
+
+
+def _lexical_with_context(index: LexicalIndex, prompt: str, text: str, exclude: set[str] | frozenset[str], k: int) -> list[tuple[str, float]]:
+    """Without the dense model: BM25F over the prompt and its context, gated on the prompt's own words."""
+    ranked = index.rank(text, exclude=exclude, k=k, gate=False)
+    with index.lock:
+        fits = index.fits(set(query_terms(prompt)), [fn for fn, _ in ranked[:FIT_DEPTH]])
+    return ranked if fits else []
