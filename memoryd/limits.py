@@ -15,6 +15,11 @@ INDEX_MAX_BYTES = 25_000  # MAX_ENTRYPOINT_BYTES
 INDEX_ENTRY_MAX_CHARS = 150  # "keep entries under ~150 chars"
 SCAN_MAX_FILES = 200  # memoryScan.ts MAX_MEMORY_FILES
 FRONTMATTER_MAX_LINES = 30  # memoryScan.ts FRONTMATTER_MAX_LINES
+# Issue 31: a 361-byte YAML alias bomb took the daemon to 5 GB. Anchors/aliases are refused and the
+# YAML is bounded before it is loaded: a real header is a few hundred bytes, two levels deep.
+FRONTMATTER_MAX_BYTES = 16 * 1024
+FRONTMATTER_MAX_DEPTH = 8
+FRONTMATTER_MAX_NODES = 2_000
 MEMORY_TYPES = ("user", "feedback", "project", "reference")  # closed taxonomy
 MEMORY_DIRNAME = "memory"  # AUTO_MEM_DIRNAME
 PROJECTS_DIRNAME = "projects"
