@@ -3,9 +3,12 @@ cloned repo chooses, framing, Origin ports and split secrets. Each test drives t
 
 from __future__ import annotations
 
+import json
+import os
 import resource
 import time
 from pathlib import Path
+from typing import Any
 
 from memoryd.errors import InvalidFrontmatter
 from memoryd.store.frontmatter import split_frontmatter
@@ -58,3 +61,66 @@ def test_an_alias_bomb_in_the_memory_dir_is_listed_invalid_and_costs_nothing(liv
     assert "lol" not in str(recall_api(live, project, "lol deploy tuesday"))
     assert time.perf_counter() - started < 5
     assert "bomb" not in (folder / "MEMORY.md").read_text()
+
+
+# ---------------------------------------------------------------- team sync
+from tests.test_team import SECRET, git, members, remote, remote_files, remote_history  # noqa: E402,F401 (fixtures)
+
+SECRET_NAME = f"user_{SECRET}.md"
+
+
+def test_team_sync_never_follows_a_link_or_reads_a_fifo(members: Any, remote: Path, tmp_path: Path) -> None:
+    alice, _ = members()
+    alice.init(remote)
+    clean = alice.save("CI", "CI runs on every push", "GitHub Actions, workflow ci.yml.")["filename"]
+    outside = tmp_path / "id_rsa"
+    outside.write_text("PRECIOUS-OUTSIDE-FILE\n")
+    (alice.team_dir / "user_passwd.md").symlink_to(outside)
+    os.mkfifo(alice.team_dir / "user_fifo.md")
+    report = alice.sync()
+    assert report["pushed"] == [clean]
+    assert {r["filename"] for r in report["refused"]} == {"user_passwd.md", "user_fifo.md"}
+    assert "PRECIOUS" not in remote_history(remote) and remote_files(remote) == {clean}
+    assert alice.status()["pending"] == []
+    assert (alice.team_dir / "user_passwd.md").is_symlink() and outside.read_text() == "PRECIOUS-OUTSIDE-FILE\n"
+
+
+def test_a_secret_in_a_file_name_reaches_no_remote_index_or_recall(members: Any, remote: Path, tmp_path: Path) -> None:
+    alice, bob = members()
+    alice.init(remote)
+    alice.save("CI", "CI runs on every push", "GitHub Actions.")
+    (alice.team_dir / SECRET_NAME).write_text("---\nname: harmless\ndescription: deploy notes\ntype: user\n---\n\ndeploy notes\n")
+    report = alice.sync()
+    assert [s["filename"] for s in report["secret_skipped"]] == [SECRET_NAME]
+    assert SECRET not in remote_history(remote) and SECRET not in git("--git-dir", str(remote), "log", "--all", "--format=%B")
+    # Pushed with plain git by a member: never written on another member's disk.
+    clone = tmp_path / "clone"
+    git("clone", "-q", "-b", "memory", str(remote), str(clone))
+    (clone / SECRET_NAME).write_text("---\nname: harmless\ndescription: deploy notes\ntype: user\n---\n\ndeploy notes\n")
+    git("-c", "user.name=x", "-c", "user.email=x@x", "add", ".", cwd=clone)
+    git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "notes", cwd=clone)
+    git("push", "-q", "origin", "memory", cwd=clone)
+    bob.init(remote)
+    assert not (bob.team_dir / SECRET_NAME).exists()
+    # In alice's own folder it is listed invalid: kept out of MEMORY.md and the model's context.
+    assert SECRET not in (alice.team_dir / "MEMORY.md").read_text()
+    assert SECRET not in json.dumps(alice.recall("deploy notes harmless", "s1"))
+    invalid = {f["filename"]: f["error"] for f in alice.get("/v1/team/memories")["invalid"]}
+    assert "secret" in invalid[SECRET_NAME]
+
+
+def test_an_alias_bomb_from_the_team_remote_is_kept_out(members: Any, remote: Path, tmp_path: Path) -> None:
+    alice, _ = members()
+    alice.init(remote)
+    alice.save("CI", "CI runs on every push", "GitHub Actions.")
+    alice.sync()
+    clone = tmp_path / "clone"
+    git("clone", "-q", "-b", "memory", str(remote), str(clone))
+    (clone / "user_bomb.md").write_text(ALIAS_BOMB)
+    git("-c", "user.name=x", "-c", "user.email=x@x", "add", ".", cwd=clone)
+    git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "bomb", cwd=clone)
+    git("push", "-q", "origin", "memory", cwd=clone)
+    started = time.perf_counter()
+    report = alice.sync()
+    assert report["kept_local"] == ["user_bomb.md"] and not (alice.team_dir / "user_bomb.md").exists()
+    assert time.perf_counter() - started < 5
