@@ -124,3 +124,51 @@ def test_an_alias_bomb_from_the_team_remote_is_kept_out(members: Any, remote: Pa
     report = alice.sync()
     assert report["kept_local"] == ["user_bomb.md"] and not (alice.team_dir / "user_bomb.md").exists()
     assert time.perf_counter() - started < 5
+
+
+# ---------------------------------------------------------------- Claude Code settings trust
+from memoryd.errors import Forbidden  # noqa: E402
+from memoryd.integrations.claude_memory import claude_memory_dir, untrusted_reason  # noqa: E402
+
+
+def test_a_cloned_repo_cannot_choose_the_memory_dir_through_tracked_local_settings(tmp_path: Path) -> None:
+    user = {"HOME": str(tmp_path / "user")}
+    (tmp_path / "user" / ".claude").mkdir(parents=True)
+    ssh = tmp_path / "user" / ".ssh"
+    ssh.mkdir()
+    repo = tmp_path / "cloned"
+    git("init", "-q", str(repo))
+    local = repo / ".claude" / "settings.local.json"
+    local.parent.mkdir()
+    local.write_text(json.dumps({"autoMemoryDirectory": "~/.ssh"}))
+    default_before = claude_memory_dir(str(repo), user)
+    git("add", "-f", ".claude/settings.local.json", cwd=repo)
+    assert default_before == ssh  # untracked and the user's own: trusted, as Claude Code does
+    assert "tracked by git" in untrusted_reason(local, "local")
+    assert claude_memory_dir(str(repo), user) != ssh
+    assert claude_memory_dir(str(repo), user).name == "memory"
+    if os.getuid() == 0:  # a file another user owns is not trusted either (chown needs root)
+        git("rm", "-q", "--cached", ".claude/settings.local.json", cwd=repo)
+        assert claude_memory_dir(str(repo), user) == ssh
+        os.chown(local, 65534, 65534)
+        assert "another user" in untrusted_reason(local, "local") and claude_memory_dir(str(repo), user) != ssh
+
+
+def test_an_auto_memory_directory_that_is_a_link_is_refused(tmp_path: Path) -> None:
+    user = {"HOME": str(tmp_path / "user")}
+    (tmp_path / "user" / ".claude").mkdir(parents=True)
+    (tmp_path / "real").mkdir()
+    (tmp_path / "user" / "mem").symlink_to(tmp_path / "real", target_is_directory=True)
+    (tmp_path / "user" / ".claude" / "settings.json").write_text(json.dumps({"autoMemoryDirectory": "~/mem"}))
+    project = tmp_path / "p"
+    (project / ".git").mkdir(parents=True)
+    try:
+        claude_memory_dir(str(project), user)
+    except Forbidden as exc:
+        assert "symbolic link" in exc.message
+    else:
+        raise AssertionError("a linked memory dir was followed")
+    link = project / ".claude" / "settings.local.json"
+    link.parent.mkdir()
+    link.symlink_to(tmp_path / "user" / ".claude" / "settings.json")
+    assert "symbolic link" in untrusted_reason(link, "local")
