@@ -172,3 +172,23 @@ def test_an_auto_memory_directory_that_is_a_link_is_refused(tmp_path: Path) -> N
     link.parent.mkdir()
     link.symlink_to(tmp_path / "user" / ".claude" / "settings.json")
     assert "symbolic link" in untrusted_reason(link, "local")
+
+
+# ---------------------------------------------------------------- framing and Origin ports
+def test_the_web_view_refuses_to_be_framed(live: LiveDaemon) -> None:
+    for path in ("/ui", "/ui/login"):
+        r = live.client.get(path, follow_redirects=False)
+        assert r.headers["x-frame-options"] == "DENY", (path, r.status_code)
+        assert r.headers["content-security-policy"] == "frame-ancestors 'none'"
+    assert "x-frame-options" not in live.client.get("/v1/health").headers
+
+
+def test_an_origin_on_another_loopback_port_is_refused(live: LiveDaemon, project: Path) -> None:
+    body = {"cwd": str(project), "name": "n", "description": "d", "type": "user", "body": "b"}
+    other = f"http://127.0.0.1:{live.server.port + 1 if live.server.port < 65535 else 3000}"
+    for path, payload in (("/v1/memories", body), ("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}), ("/ui/logout", {})):
+        r = live.client.post(path, json=payload, headers={"Origin": other})
+        assert r.status_code == 403 and "origin" in r.text, (path, r.status_code, r.text)
+    assert live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"] == []
+    r = live.client.post("/v1/memories", json=body, headers={"Origin": f"http://localhost:{live.server.port}"})
+    assert r.status_code in (200, 201), r.text
