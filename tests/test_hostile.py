@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from memoryd.errors import InvalidFrontmatter
 from memoryd.store.frontmatter import split_frontmatter
 from tests.conftest import LiveDaemon, recall_api, save_memory
@@ -192,3 +194,54 @@ def test_an_origin_on_another_loopback_port_is_refused(live: LiveDaemon, project
     assert live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"] == []
     r = live.client.post("/v1/memories", json=body, headers={"Origin": f"http://localhost:{live.server.port}"})
     assert r.status_code in (200, 201), r.text
+
+
+# ---------------------------------------------------------------- review approve vs kill -9
+from memoryd.daemon import Daemon  # noqa: E402
+from memoryd.review.queue import APPROVING, CRASH_ENV, ReviewQueue  # noqa: E402
+from tests.conftest import make_settings, serve  # noqa: E402
+from tests.support.servers import DaemonProcess, daemon_env  # noqa: E402
+
+
+def _pending_item(home: Path, project: Path, name: str = "pnpm only") -> str:
+    (home / "config.toml").write_text("[extract]\nreview = true\n", encoding="utf-8")
+    with serve(Daemon(make_settings(home))) as live:
+        store = live.daemon.stores.for_cwd(str(project))
+        item = live.daemon.review.propose(store, name=name, description="always pnpm, never npm", type="feedback", body="The lockfile is pnpm's.")
+        assert item is not None
+        return item
+
+
+def test_kill_9_between_the_write_and_the_decision_settles_as_approved(home: Path, project: Path) -> None:
+    """A real SIGKILL of the daemon subprocess right after the memory is written; the restart settles it."""
+    item = _pending_item(home, project)
+    proc = DaemonProcess(home=home, env=daemon_env(home, **{CRASH_ENV: "review-approve-written"})).start()
+    try:
+        with proc.client(timeout=10) as c:
+            try:
+                c.post(f"/v1/review/{item}/approve")
+            except httpx.HTTPError:
+                pass
+        assert proc.proc is not None and proc.proc.wait(timeout=10) == -9
+    finally:
+        proc.kill()
+    proc = DaemonProcess(home=home, env=daemon_env(home)).start()
+    try:
+        with proc.client(timeout=10) as c:
+            assert c.get("/v1/review", params={"cwd": str(project)}).json()["items"] == []
+            [approved] = c.get("/v1/review", params={"cwd": str(project), "status": "approved"}).json()["items"]
+            assert approved["item_id"] == item and approved["filename"]
+            assert [m["filename"] for m in c.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]] == [approved["filename"]]
+            assert c.post(f"/v1/review/{item}/reject").status_code == 404  # decided: a reject cannot leave the memory behind
+    finally:
+        proc.kill()
+
+
+def test_a_crash_before_the_write_puts_the_item_back_in_the_queue(home: Path, project: Path) -> None:
+    item = _pending_item(home, project, "yarn never")
+    settings = make_settings(home)
+    daemon = Daemon(settings)
+    daemon.state.execute("UPDATE review_items SET status = ? WHERE item_id = ?", (APPROVING, item))  # the journal, then the crash
+    queue = ReviewQueue(daemon.state, stores=daemon.stores, default=True, per_project={})  # the next start
+    assert queue.get(item)["status"] == "pending" and daemon.stores.for_cwd(str(project)).all_headers() == []
+    daemon.state.close()
