@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 
+from memoryd import limits
 from memoryd.errors import InvalidFrontmatter
 from memoryd.store.frontmatter import split_frontmatter
 from tests.conftest import LiveDaemon, recall_api, save_memory
@@ -245,3 +246,66 @@ def test_a_crash_before_the_write_puts_the_item_back_in_the_queue(home: Path, pr
     queue = ReviewQueue(daemon.state, stores=daemon.stores, default=True, per_project={})  # the next start
     assert queue.get(item)["status"] == "pending" and daemon.stores.for_cwd(str(project)).all_headers() == []
     daemon.state.close()
+
+
+# ---------------------------------------------------------------- import streams
+import io  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tarfile  # noqa: E402
+
+from tests.conftest import shared_daemon  # noqa: E402,F401 (fixture)
+
+GOOD = "---\nname: good one\ndescription: a memory that imports\ntype: user\n---\nThe user likes tea.\n"
+
+
+class _Zeros(io.RawIOBase):
+    """`size` bytes of 'a' without holding them (the inflated member of a tar bomb)."""
+
+    def __init__(self, size: int) -> None:
+        self.left = size
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = min(len(buffer), self.left)
+        buffer[:n] = b"a" * n
+        self.left -= n
+        return n
+
+
+def _import_rss(home: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], int]:
+    """`memoryd import …` as a real process, and its peak RSS in MB."""
+    code = ("import resource, runpy, sys\nsys.argv = ['memoryd', *sys.argv[1:]]\ntry:\n    runpy.run_module('memoryd', run_name='__main__')\n"
+            "finally:\n    print('RSS', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", code, "import", *args], env=daemon_env(home), capture_output=True, text=True, timeout=120)
+    return done, int(done.stderr.rsplit("RSS ", 1)[1].split()[0])
+
+
+def test_import_sizes_before_reading_and_skips_only_the_bad_files(shared_daemon: DaemonProcess, project: Path, tmp_path: Path) -> None:
+    source = tmp_path / "notes"
+    source.mkdir()
+    (source / "big.md").write_bytes(b"x" * (limits.IMPORT_FILE_MAX_BYTES * 40))
+    (source / "broken.md").write_text("---\nname: [unclosed\n---\nbody\n")
+    (source / "bomb.md").write_text(ALIAS_BOMB)
+    (source / "good.md").write_text(GOOD)
+    (source / "link.md").symlink_to(source / "good.md")
+    done, rss = _import_rss(shared_daemon.home, "--cwd", str(project), "--from", str(source), "--json")
+    result = json.loads(done.stdout)
+    assert done.returncode == 1 and result["counts"] == {"saved": 1, "invalid": 4}, done.stdout
+    reasons = {row["source"]: row["reason"] for row in result["memories"] if row["action"] == "invalid"}
+    assert "over" in reasons["big.md"] and "does not parse" in reasons["broken.md"] and "alias" in reasons["bomb.md"] and "link" in reasons["link.md"]
+    # A tarball whose one member inflates to 200 MB: refused by its header, never read; the rest imports.
+    archive = tmp_path / "bomb.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        big = tarfile.TarInfo("memory/user_big.md")
+        big.size = 200 * 1024 * 1024
+        tar.addfile(big, io.BufferedReader(_Zeros(big.size), 1 << 20))
+        good = tarfile.TarInfo("memory/user_tea.md")
+        data = GOOD.replace("good one", "tea").replace("a memory that imports", "green tea, no sugar").encode()
+        good.size = len(data)
+        tar.addfile(good, io.BytesIO(data))
+    done, rss = _import_rss(shared_daemon.home, "--cwd", str(project), "--from", str(archive), "--json")
+    result = json.loads(done.stdout)
+    assert result["counts"] == {"saved": 1, "invalid": 1} and rss < 150, (result, rss)
