@@ -309,3 +309,40 @@ def test_import_sizes_before_reading_and_skips_only_the_bad_files(shared_daemon:
     done, rss = _import_rss(shared_daemon.home, "--cwd", str(project), "--from", str(archive), "--json")
     result = json.loads(done.stdout)
     assert result["counts"] == {"saved": 1, "invalid": 1} and rss < 150, (result, rss)
+
+
+# ---------------------------------------------------------------- secrets split by whitespace
+from memoryd.store.secrets import find_secrets, redact_secrets  # noqa: E402
+
+ANTHROPIC = "sk-ant-api03-" + "Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0Lz"
+SPLIT_FORMS = [
+    " ".join(SECRET),  # spaced out, one character at a time
+    " ".join(SECRET[i:i + 4] for i in range(0, len(SECRET), 4)),  # in groups
+    SECRET[:20] + "\n" + SECRET[20:],  # wrapped at a line width
+    ANTHROPIC[:15] + "\n  " + ANTHROPIC[15:30] + "\n  " + ANTHROPIC[30:],  # over three indented lines
+    "AKIA\nIOSFODNN7EXAMPLE",
+]
+
+
+def test_a_secret_split_by_whitespace_is_found_and_redacted_whole() -> None:
+    for form in SPLIT_FORMS:
+        text = f"the deploy credential:\n{form}\nkeep it safe"  # (a wrapped token may take the next line's first word with it)
+        assert find_secrets(text), form
+        redacted = redact_secrets(text)
+        assert "it safe" in redacted and not any(part in redacted for part in form.split() if len(part) >= 4), redacted
+
+
+def test_the_split_pass_adds_no_false_positive() -> None:
+    """The dev set's look-alikes and this repository's own code and docs: no split finding."""
+    from tests.support.offline_quality import secret_cases
+
+    assert [c.text for c in secret_cases() if not c.secret and find_secrets(c.text)] == []
+    root = Path(__file__).resolve().parents[1]
+    texts = [p.read_text(encoding="utf-8") for pattern in ("memoryd/**/*.py", "*.md", "docs/*.md") for p in root.glob(pattern)]
+    assert [f for text in texts for chunk in text.split("\n\n") for f in find_secrets(chunk) if "split" in f.kind] == []
+
+
+def test_a_split_secret_is_refused_at_save(live: LiveDaemon, project: Path) -> None:
+    r = live.client.post("/v1/memories", json={"cwd": str(project), "name": "deploy", "description": "d", "type": "reference",
+                                               "body": "token:\n" + SPLIT_FORMS[2]})
+    assert r.status_code == 422 and "split by whitespace" in r.text and SECRET[:20] not in r.text

@@ -250,6 +250,39 @@ def _prose(text: str, m: re.Match[str], add: Callable[[str, int, int], None]) ->
     add(f"credential in prose ({m.group('key')})", start, end)
 
 
+# Issue 31: a token split across lines or spaced out passed every rule. Two shapes are joined and the
+# fixed-format rules run again on the join (never the entropy checks: a join of words is not a token):
+# a run of 4+ short fragments ("g h p _ a 1 …", "ghp_ a1B2 c3D4 …") and a token continued on the next line(s).
+_SPACED = re.compile(r"(?<!\S)[A-Za-z0-9_-]{1,8}(?:[ \t]+[A-Za-z0-9_-]{1,8}){3,}(?!\S)")
+_WRAPPED = re.compile(r"(?<![A-Za-z0-9_=+/.-])[A-Za-z0-9_=+/.-]{4,}(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9_=+/.-]{4,}(?=\s|$))+")
+_WHITESPACE = re.compile(r"\s+")
+_DIGIT = re.compile(r"[0-9]")
+_LETTER = re.compile(r"[A-Za-z]")
+
+
+def _split_spans(text: str, add: Callable[[str, int, int], None]) -> None:
+    """Fixed-format rules over tokens split by whitespace, each finding mapped back to the original span."""
+    rules, triggers = _rules()
+    for m in (*_SPACED.finditer(text), *_WRAPPED.finditer(text)):
+        window = m.group(0)
+        joined = _WHITESPACE.sub("", window)
+        if len(joined) < _RUN_MIN or not (_DIGIT.search(joined) and _LETTER.search(joined)):
+            continue
+        low = _lowered(joined)
+        if not _rules_may_match(joined, low, len(joined)):
+            continue
+        offsets = [m.start() + i for i, c in enumerate(window) if not c.isspace()]
+        present = {t for t in triggers if t in low}
+        for kind, pattern, wanted, on_lower in rules:
+            if present.isdisjoint(wanted):
+                continue
+            for found in pattern.finditer(low if on_lower else joined):
+                start, end = found.span()
+                if not any(window[offsets[start] - m.start():offsets[end - 1] - m.start()].split()[1:2]):
+                    continue  # within one fragment: the main pass judged it
+                add(f"{kind} (split by whitespace)", offsets[start], offsets[end - 1] + 1)
+
+
 def _spans(text: str) -> list[tuple[str, int, int]]:
     """(kind, start, end) of every credential-looking span, non-overlapping, in text order."""
     spans: list[tuple[str, int, int]] = []
@@ -275,6 +308,8 @@ def _spans(text: str) -> list[tuple[str, int, int]]:
                 while end > start and text[end - 1] in " \t\"'":
                     end -= 1
                 add(kind, start, end)
+    if longest < len(text):  # before the prose rules, so the whole split token is redacted
+        _split_spans(text, add)
     if any(w in low for w in _CREDENTIAL_WORDS):
         _credential_words(text, low, add)
     benign: list[tuple[int, int]] | None = None
