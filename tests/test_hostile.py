@@ -94,7 +94,9 @@ def test_a_secret_in_a_file_name_reaches_no_remote_index_or_recall(members: Any,
     alice.save("CI", "CI runs on every push", "GitHub Actions.")
     (alice.team_dir / SECRET_NAME).write_text("---\nname: harmless\ndescription: deploy notes\ntype: user\n---\n\ndeploy notes\n")
     report = alice.sync()
-    assert [s["filename"] for s in report["secret_skipped"]] == [SECRET_NAME]
+    assert [s["filename"] for s in report["secret_skipped"]] == ["user_[secret removed] (GitHub Token in the file name).md"]
+    assert SECRET not in json.dumps(report)
+    assert not [p for p in (alice.daemon.home / "team").rglob("*.json") if SECRET in p.read_text()], "a state file holds the name"
     assert SECRET not in remote_history(remote) and SECRET not in git("--git-dir", str(remote), "log", "--all", "--format=%B")
     # Pushed with plain git by a member: never written on another member's disk.
     clone = tmp_path / "clone"

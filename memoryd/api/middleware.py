@@ -125,8 +125,9 @@ class GuardMiddleware:
         if origin is not None and scope.get("method", "GET") not in SAFE_METHODS:
             text = origin.decode("latin-1")
             server = scope.get("server")
-            # The port too (issue 31): a page on 127.0.0.1:3000 is another origin, though its host is loopback.
-            if origin_host(text) not in self.hosts or (server and server[1] is not None and origin_port(text) != server[1]):
+            # The port and scheme too (issue 31): a page on 127.0.0.1:3000 is another origin, though its host is
+            # loopback; the daemon serves plain http, so an https origin is never its own.
+            if origin_host(text) not in self.hosts or not text.startswith("http://") or (server and server[1] is not None and origin_port(text) != server[1]):
                 return "a state-changing request from a web page on another origin is refused; call memoryd from a local program."
         return None
 

@@ -356,6 +356,13 @@ def name_secrets(filename: str) -> list[SecretFinding]:
     return []
 
 
+def redact_name(filename: str) -> str:
+    """A file name fit for a report or a state file: one carrying a secret keeps only its type prefix."""
+    if not (findings := name_secrets(filename)):
+        return filename
+    return f"{filename.split('_', 1)[0] + '_' if '_' in filename else ''}{REDACTED} ({findings[0].kind} in the file name).md"
+
+
 def check_no_secrets(fields: dict[str, str]) -> None:
     """Raise SecretDetected naming kind and place when any field holds a credential."""
     findings = [f for name, value in fields.items() for f in find_secrets(value or "", field=name)]

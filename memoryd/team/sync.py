@@ -23,7 +23,7 @@ from memoryd.store.files import SymlinkRefused, dir_lock, read_small_nofollow
 from memoryd.store.frontmatter import split_frontmatter
 from memoryd.store.memdir import MemoryDir
 from memoryd.store.paths import is_memory_filename
-from memoryd.store.secrets import find_secrets, name_secrets
+from memoryd.store.secrets import find_secrets, name_secrets, redact_name
 from memoryd.team.errors import GitFailed, RemoteRewritten
 from memoryd.team.git import Git, TreeEntry, blob_id, redact_url
 from memoryd.team.merge import merge_file, needs_review
@@ -51,8 +51,17 @@ class SyncReport:
     pushed_ok: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        """Each file once, though a push that lost a race merges (and reports) again."""
-        return {key: _unique(value) if isinstance(value, list) else value for key, value in asdict(self).items()}
+        """Each file once, though a push that lost a race merges (and reports) again; a name carrying a
+        secret is redacted (the report is kept in the team state file and shown)."""
+        return {key: _unique([_redacted(v) for v in value]) if isinstance(value, list) else value for key, value in asdict(self).items()}
+
+
+def _redacted(item: Any) -> Any:
+    if isinstance(item, str):
+        return redact_name(item)
+    if isinstance(item, dict) and isinstance(item.get("filename"), str):
+        return {**item, "filename": redact_name(item["filename"])}
+    return item
 
 
 def _unique(items: list[Any]) -> list[Any]:
@@ -169,7 +178,8 @@ class TeamRepo:
         base = self._base(self.state.last_remote)
         refused: dict[str, str] = {}
         live = {n: blob_id(d) for n, d in self._live(refused).items()}
-        return sorted(n for n in set(base) | set(live) if base.get(n) != live.get(n) and n not in refused)
+        return sorted(n for n in set(base) | set(live) if base.get(n) != live.get(n) and n not in refused
+                      and (n in live or not name_secrets(n)))
 
     def pushes_last_hour(self) -> int:
         now = self.clock()
@@ -246,10 +256,12 @@ class TeamRepo:
         live = self._live(refused)
         report.refused = [{"filename": n, "reason": r} for n, r in sorted(refused.items())]
         ours = {n: blob_id(d) for n, d in live.items()}
-        changed = sorted(n for n in set(base) | set(ours) if base.get(n) != ours.get(n) and n not in refused)
+        # A member's file named with a secret is never written here (so it is absent), nor deleted there for that.
+        foreign = {n: theirs.get(n, base.get(n, "")) for n in set(base) | set(theirs) if n not in ours and name_secrets(n)}
+        changed = sorted(n for n in set(base) | set(ours) if base.get(n) != ours.get(n) and n not in refused and n not in foreign)
         excluded = self._exclusions(changed, live, base, theirs, report)
         excluded.update(dict.fromkeys(refused, "refused"))  # neither pushed nor deleted on the remote; never overwritten here
-        local = dict(ours)
+        local = {**ours, **{n: oid for n, oid in foreign.items() if n in theirs}}
         for name in excluded:  # what stays local is, for this merge, unchanged here
             if base.get(name):
                 local[name] = base[name]
@@ -418,7 +430,7 @@ class TeamRepo:
             "entries": len(self.store.all_headers()),
             "needs_review": self.needs_review(),
             "ahead": len(pending),
-            "pending": pending,
+            "pending": [redact_name(n) for n in pending],
             "behind": behind,
             "last_sync": s.last_sync,
             "last_attempt": s.last_attempt,
