@@ -1,18 +1,26 @@
 #!/usr/bin/env python3
 """Hostile input and crashes against a real daemon subprocess: each probe is tried several
-times and counted as held or not. Prints one line per item, writes JSON, exits 1 when any
-probe did not hold (tests/test_reliability.py runs it in CI).
+times and counted as held or not. Prints one line per item and the held/failed totals, writes
+JSON, exits 1 when any probe did not hold (tests/test_reliability.py runs it in CI).
 
-    .venv/bin/python bench/reliability.py [--dream-kills 5] [--giant-line-mb 50] [--json bench/results/reliability.json]
+The second round (issue 31) adds: YAML alias bombs at every door (memory dir, import, team
+sync), links and secret names in team sync, a cloned repo's settings choosing the memory dir,
+kill -9 inside a review approval, import bombs, framing, Origin ports and split secrets.
+
+    .venv/bin/python bench/reliability.py [--dream-kills 5] [--review-kills 3] [--giant-line-mb 50] [--json bench/results/reliability.json]
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import os
 import random
 import sqlite3
+import subprocess
 import sys
+import tarfile
 import tempfile
 import threading
 import time
@@ -29,6 +37,12 @@ from tests.support.servers import DaemonProcess, daemon_env  # noqa: E402
 from tests.support.transcripts import new_session  # noqa: E402
 
 PROSE_PASSWORD = "4jI0SB7A0!94bxuQCxx7"
+GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+# 9 levels of 9 aliases (~387 million strings once a value becomes text): issue 31's 361 bytes → 5 GB.
+ALIAS_BOMB = "---\nname: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
+    f"{b}: &{b} [{', '.join(['*' + a] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi")
+) + "description: *i\ntype: user\n---\nbody\n"
+GOOD_NOTE = "---\nname: {name}\ndescription: {name} imports fine\ntype: user\n---\nThe {name} note.\n"
 HOSTILE_LINES = [
     '{"type":"user","message":"oops"}', '{"type":"user","message":["a"]}', '{"type":"attachment","attachment":"x"}',
     '{"a":' + "[" * 5000 + "]" * 5000 + "}", '{"a":' + "9" * 4400 + "}", "[1,2]", '{"type":"assistant","message":{"content":[{"type":"tool_use","name":5,"input":[]}]}}',
@@ -68,6 +82,15 @@ class Harness:
 
     def client(self) -> httpx.Client:
         return self.proc.client(timeout=30)
+
+    def rss_mb(self) -> float:
+        assert self.proc.proc is not None
+        status = Path(f"/proc/{self.proc.proc.pid}/status").read_text().splitlines()
+        return int(next(line for line in status if line.startswith("VmRSS")).split()[1]) / 1024
+
+    def cli(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "memoryd", *args], env={**self.env, "MEMORYD_PORT": self.proc.url.rsplit(":", 1)[1]},
+                              cwd=cwd or self.project, capture_output=True, text=True, timeout=120)
 
     def memory_dir(self) -> Path:
         with self.client() as c:
@@ -231,9 +254,230 @@ def probe_giant_line(h: Harness, giant_mb: int) -> Item:
     return item
 
 
+def git(*args: str, cwd: Path | None = None) -> str:
+    return subprocess.run(["git", "-c", "user.name=x", "-c", "user.email=x@x", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
+
+
+def push_with_plain_git(remote: Path, clone: Path, files: dict[str, str]) -> None:
+    """What any member who can push may do: commit files to the team branch without memoryd."""
+    if not clone.exists():
+        git("clone", "-q", "-b", "memory", str(remote), str(clone))
+    git("pull", "-q", cwd=clone)
+    for name, text in files.items():
+        (clone / name).write_text(text)
+    git("add", ".", cwd=clone)
+    git("commit", "-qm", "member change", cwd=clone)
+    git("push", "-q", "origin", "memory", cwd=clone)
+
+
+def probe_alias_bomb(h: Harness) -> Item:
+    item = Item("YAML alias bomb: refused, cheap, listed invalid")
+    folder = h.memory_dir()
+    rss = h.rss_mb()
+    (folder / "user_bomb.md").write_text(ALIAS_BOMB)
+    with h.client() as c:
+        for what, call in (("list", lambda: c.get("/v1/memories", params={"cwd": str(h.project)})),
+                           ("recall", lambda: c.post("/v1/recall", json={"cwd": str(h.project), "query": "lol bomb", "session_id": "s-bomb"})),
+                           ("get", lambda: c.get("/v1/memories/user_bomb.md", params={"cwd": str(h.project)})),
+                           ("mcp", lambda: c.post("/mcp", json={"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                                                "params": {"name": "memory_search", "arguments": {"cwd": str(h.project), "query": "lol"}}},
+                                                  headers={"accept": "application/json, text/event-stream"}))):
+            t = time.perf_counter()
+            r = call()
+            ms = (time.perf_counter() - t) * 1000
+            item.check(ms < 2000 and "lol, lol" not in r.text and "'lol'" not in r.text, f"{what}: {ms:.0f} ms, {r.status_code}")
+        invalid = {f["filename"]: f["error"] for f in c.get("/v1/status").json()["invalid_files"].get(str(folder), [])}
+        item.check("anchor or alias" in invalid.get("user_bomb.md", ""), "not listed invalid with its reason")
+    item.check(h.rss_mb() - rss < 100, f"RSS {rss:.0f} → {h.rss_mb():.0f} MB")
+    (folder / "user_bomb.md").unlink()
+    return item
+
+
+def probe_import(h: Harness) -> Item:
+    item = Item("import: sized before read, one bad file skipped")
+    source = h.base / "import-src"
+    source.mkdir()
+    (source / "bomb.md").write_text(ALIAS_BOMB)
+    (source / "broken.md").write_text("---\nname: [unclosed\n---\nbody\n")
+    (source / "huge.md").write_bytes(b"x" * (50 << 20))
+    (source / "fine.md").write_text(GOOD_NOTE.format(name="fine"))
+    archive = h.base / "bomb.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        info = tarfile.TarInfo("memory/user_big.md")
+        info.size = 600 << 20
+        tar.addfile(info, io.BufferedReader(_Repeat(info.size), 1 << 20))
+        data = GOOD_NOTE.format(name="archived").encode()
+        info = tarfile.TarInfo("memory/user_archived.md")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    for src, wanted in ((source, {"saved": 1, "invalid": 3}), (archive, {"saved": 1, "invalid": 1})):
+        code = ("import resource, runpy, sys\nsys.argv = ['memoryd', *sys.argv[1:]]\ntry:\n    runpy.run_module('memoryd', run_name='__main__')\n"
+                "finally:\n    print('RSS', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, file=sys.stderr)\n")
+        done = subprocess.run([sys.executable, "-c", code, "import", "--cwd", str(h.project), "--from", str(src), "--json"],
+                              env={**h.env, "MEMORYD_PORT": h.proc.url.rsplit(":", 1)[1]}, capture_output=True, text=True, timeout=300)
+        rss = int(done.stderr.rsplit("RSS ", 1)[1].split()[0]) if "RSS " in done.stderr else -1
+        try:
+            counts = json.loads(done.stdout)["counts"]
+        except ValueError:
+            counts = {"error": done.stderr[-200:]}
+        item.check(counts == wanted, f"{src.name}: {counts}")
+        item.check(0 < rss < 200, f"{src.name}: CLI peak RSS {rss} MB ({archive.stat().st_size // 1024} KB archive inflating to 600 MB)")
+    return item
+
+
+class _Repeat(io.RawIOBase):
+    """`size` bytes of 'a', never held at once (a tar bomb's member)."""
+
+    def __init__(self, size: int) -> None:
+        self.left = size
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = min(len(buffer), self.left)
+        buffer[:n] = b"a" * n
+        self.left -= n
+        return n
+
+
+def probe_team(h: Harness) -> Item:
+    item = Item("team sync: no links, no secret names, no bombs")
+    remote = h.base / "team.git"
+    git("init", "--bare", "-q", str(remote))
+    with h.client() as c:
+        r = c.post("/v1/team/init", json={"cwd": str(h.project), "remote": str(remote)})
+        item.check(r.status_code == 200, f"team init {r.status_code}")
+        team = h.memory_dir() / "team"
+        c.post("/v1/team/memories", json={"cwd": str(h.project), "name": "CI", "description": "CI runs on every push", "type": "project", "body": "GitHub Actions."})
+        secret_file = h.base / "user" / "id_rsa"
+        secret_file.write_text("PRECIOUS-PRIVATE-KEY\n")
+        (team / "user_passwd.md").symlink_to("/etc/passwd")
+        (team / "user_key.md").symlink_to(secret_file)
+        os.mkfifo(team / "user_fifo.md")
+        (team / f"user_{GITHUB_TOKEN}.md").write_text(GOOD_NOTE.format(name="harmless"))
+        t = time.perf_counter()
+        report = c.post("/v1/team/sync", json={"cwd": str(h.project)}).json()
+        item.check(time.perf_counter() - t < 30, "sync stalled (a FIFO read?)")
+        history = git("--git-dir", str(remote), "log", "-p", "--all", "--format=%an %s%n%b")
+        item.check("root:" not in history and "PRECIOUS" not in history, "a link's target reached the remote")
+        item.check(GITHUB_TOKEN not in history and GITHUB_TOKEN not in git("--git-dir", str(remote), "ls-tree", "-r", "--name-only", "memory"),
+                   "a secret file name reached the remote")
+        item.check(GITHUB_TOKEN not in json.dumps(report), "the sync report echoes a secret name")
+        item.check(GITHUB_TOKEN not in (team / "MEMORY.md").read_text(), "MEMORY.md lists a secret name")
+        recall = c.post("/v1/recall", json={"cwd": str(h.project), "query": "harmless imports fine", "session_id": "s-team"}).text
+        item.check(GITHUB_TOKEN not in recall, "recall injected a secret name")
+        # A member pushes an alias bomb and a secret-named file with plain git.
+        push_with_plain_git(remote, h.base / "clone", {"user_bomb.md": ALIAS_BOMB, f"reference_{GITHUB_TOKEN}.md": GOOD_NOTE.format(name="pushed")})
+        rss = h.rss_mb()
+        t = time.perf_counter()
+        report = c.post("/v1/team/sync", json={"cwd": str(h.project)}).json()
+        ms = (time.perf_counter() - t) * 1000
+        item.check(ms < 10_000 and h.rss_mb() - rss < 100, f"bomb sync {ms:.0f} ms, RSS {rss:.0f} → {h.rss_mb():.0f} MB")
+        item.check(not (team / "user_bomb.md").exists() and not (team / f"reference_{GITHUB_TOKEN}.md").exists(), "a hostile file was written here")
+        for link in ("user_passwd.md", "user_key.md", "user_fifo.md", f"user_{GITHUB_TOKEN}.md"):
+            (team / link).unlink()
+    return item
+
+
+def probe_settings_trust(h: Harness) -> Item:
+    item = Item("a cloned repo cannot choose the memory dir")
+    user = h.base / "user"
+    (user / ".claude").mkdir(exist_ok=True)
+    ssh = user / ".ssh"
+    ssh.mkdir(exist_ok=True)
+    (ssh / "id_ed25519").write_text("key\n")
+    repo = h.base / "cloned"
+    git("init", "-q", str(repo))
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.local.json").write_text(json.dumps({"autoMemoryDirectory": "~/.ssh"}))
+    git("add", "-f", ".", cwd=repo)
+    git("commit", "-qm", "settings", cwd=repo)
+    done = h.cli("save", "--cwd", str(repo), "-t", "project", "-n", "Cloned", "-d", "a save in a cloned repo", "-b", "body", cwd=repo)
+    item.check(done.returncode == 0, f"save failed: {done.stderr[-200:]}")
+    item.check(sorted(p.name for p in ssh.iterdir()) == ["id_ed25519"], f"~/.ssh now holds {sorted(p.name for p in ssh.iterdir())}")
+    # A trusted autoMemoryDirectory that is a link is refused.
+    (h.base / "real-mem").mkdir()
+    (user / "mem").symlink_to(h.base / "real-mem", target_is_directory=True)
+    (user / ".claude" / "settings.json").write_text(json.dumps({"autoMemoryDirectory": "~/mem"}))
+    other = h.base / "other"
+    (other / ".git").mkdir(parents=True)
+    done = h.cli("save", "--cwd", str(other), "-t", "project", "-n", "Linked", "-d", "through a link", "-b", "body", cwd=other)
+    item.check(done.returncode != 0 and not any((h.base / "real-mem").iterdir()), f"a linked memory dir was used: {done.returncode}")
+    (user / ".claude" / "settings.json").unlink()
+    return item
+
+
+def probe_review_kills(h: Harness, trials: int) -> Item:
+    item = Item("kill -9 inside a review approval")
+    project = h.base / "review-project"
+    (project / ".git").mkdir(parents=True)
+    config = h.home / "config.toml"
+    plain = config.read_text()
+    config.write_text(plain + f'\n[projects."{project}"]\nreview = true\n')
+    h.restart()
+    for trial in range(trials):
+        writer = new_session(h.roots, str(project))
+        writer.user(f"Remember: always run the linter before pushing, rule {trial} of the team.")
+        writer.assistant("Understood.")
+        with h.client() as c:
+            job_id = c.post("/v1/events/turn-end", json={"session_id": writer.session_id, "transcript_path": str(writer.path), "cwd": str(project)}).json()["job_id"]
+            deadline = time.monotonic() + 30
+            while c.get(f"/v1/jobs/{job_id}").json()["status"] in ("queued", "running") and time.monotonic() < deadline:
+                time.sleep(0.05)
+            items = c.get("/v1/review", params={"cwd": str(project)}).json()["items"]
+        if not items:
+            item.check(False, f"trial {trial}: nothing proposed")
+            continue
+        item_id = items[0]["item_id"]
+        h.proc.kill()
+        h.proc = DaemonProcess(home=h.home, env={**h.env, "MEMORYD_TEST_CRASH_AT": "review-approve-written"}).start()
+        with h.client() as c:
+            try:
+                c.post(f"/v1/review/{item_id}/approve")
+            except httpx.HTTPError:
+                pass
+        died = h.proc.proc is not None and h.proc.proc.wait(timeout=10) == -9
+        h.proc = DaemonProcess(home=h.home, env=h.env).start()
+        with h.client() as c:
+            approved = {i["item_id"]: i for i in c.get("/v1/review", params={"cwd": str(project), "status": "approved"}).json()["items"]}
+            listed = {m["filename"] for m in c.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]}
+            rejected = c.post(f"/v1/review/{item_id}/reject").status_code
+        ok = died and item_id in approved and approved[item_id]["filename"] in listed and rejected == 404
+        item.check(ok, f"trial {trial}: killed {died}, approved {item_id in approved}, reject {rejected}")
+    config.write_text(plain)
+    h.restart()
+    return item
+
+
+def probe_browser_doors(h: Harness) -> Item:
+    item = Item("no framing, Origin port checked, split secrets refused")
+    with h.client() as c:
+        for path in ("/ui", "/ui/login"):
+            r = c.get(path, follow_redirects=False)
+            item.check(r.headers.get("x-frame-options") == "DENY" and "frame-ancestors 'none'" in r.headers.get("content-security-policy", ""),
+                       f"{path} may be framed")
+        port = int(h.proc.url.rsplit(":", 1)[1])
+        for origin in ("http://127.0.0.1:3000", f"http://localhost:{port + 1}", f"https://127.0.0.1:{port}"):
+            for path, body in (("/v1/memories", {"cwd": str(h.project), "name": "o", "description": "d", "type": "user", "body": "b"}),
+                               ("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}), ("/ui/logout", {})):
+                r = c.post(path, json=body, headers={"Origin": origin})
+                item.check(r.status_code == 403, f"Origin {origin} on {path} -> {r.status_code}")
+        r = c.post("/v1/memories", json={"cwd": str(h.project), "name": "o", "description": "d", "type": "user", "body": "b"},
+                   headers={"Origin": f"http://127.0.0.1:{port}"})
+        item.check(r.status_code in (200, 201), f"the daemon's own origin refused: {r.status_code}")
+        c.delete(f"/v1/memories/{r.json().get('filename', 'x')}", params={"cwd": str(h.project)})
+        for form in (" ".join(GITHUB_TOKEN), GITHUB_TOKEN[:20] + "\n" + GITHUB_TOKEN[20:],
+                     " ".join(GITHUB_TOKEN[i:i + 4] for i in range(0, len(GITHUB_TOKEN), 4))):
+            r = h.save(c, "split", "a split token", f"the token:\n{form}\n")
+            item.check(r.status_code == 422, f"split secret saved: {r.status_code}")
+    return item
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--dream-kills", type=int, default=5)
+    parser.add_argument("--review-kills", type=int, default=3)
     parser.add_argument("--giant-line-mb", type=int, default=50)
     parser.add_argument("--seed", type=int, default=23)
     parser.add_argument("--json", default=str(ROOT / "bench" / "results" / "reliability.json"))
@@ -246,14 +490,19 @@ def main() -> int:
             probes: list[Callable[[], Item]] = [
                 lambda: probe_symlinks(h), lambda: probe_secrets(h), lambda: probe_hosts(h), lambda: probe_hostile_lines(h),
                 lambda: probe_bad_inputs(h), lambda: probe_dream_kills(h, args.dream_kills, rng), lambda: probe_giant_line(h, args.giant_line_mb),
+                lambda: probe_alias_bomb(h), lambda: probe_import(h), lambda: probe_team(h), lambda: probe_browser_doors(h),
+                lambda: probe_review_kills(h, args.review_kills),
+                lambda: probe_settings_trust(h),  # last: it creates ~/.claude, which moves memory dirs (memory_base = "auto")
             ]
             for probe in probes:
                 items.append(probe())
         finally:
             h.proc.kill()
-    print("reliability: tried / held")
+    print("reliability: held / tried")
     for it in items:
-        print(f"  {it.name:50s} {it.held:3d} / {it.tried:<3d} {'ok' if it.held == it.tried else 'FAILED: ' + '; '.join(it.failures[:3])}")
+        print(f"  {it.name:55s} {it.held:3d} / {it.tried:<3d} {'ok' if it.held == it.tried else 'FAILED: ' + '; '.join(it.failures[:3])}")
+    held, tried = sum(it.held for it in items), sum(it.tried for it in items)
+    print(f"probes: {held} held, {tried - held} failed, of {tried}")
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps([it.__dict__ for it in items], indent=2))

@@ -15,6 +15,11 @@ INDEX_MAX_BYTES = 25_000  # MAX_ENTRYPOINT_BYTES
 INDEX_ENTRY_MAX_CHARS = 150  # "keep entries under ~150 chars"
 SCAN_MAX_FILES = 200  # memoryScan.ts MAX_MEMORY_FILES
 FRONTMATTER_MAX_LINES = 30  # memoryScan.ts FRONTMATTER_MAX_LINES
+# Issue 31: a 361-byte YAML alias bomb took the daemon to 5 GB. Anchors/aliases are refused and the
+# YAML is bounded before it is loaded: a real header is a few hundred bytes, two levels deep.
+FRONTMATTER_MAX_BYTES = 16 * 1024
+FRONTMATTER_MAX_DEPTH = 8
+FRONTMATTER_MAX_NODES = 2_000
 MEMORY_TYPES = ("user", "feedback", "project", "reference")  # closed taxonomy
 MEMORY_DIRNAME = "memory"  # AUTO_MEM_DIRNAME
 PROJECTS_DIRNAME = "projects"
@@ -91,6 +96,11 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7377
 DEFAULT_HOME = "~/.memoryd"  # $MEMORYD_HOME when unset
 REQUEST_MAX_BYTES = 256 * 1024  # bodies over 256 KB → 413
+# `memoryd import` (issue 31: a 597 KB .tar.gz inflating to 600 MB took the CLI to 1.24 GB). Each file is
+# sized before it is read (a tar member by its header): one over what a save can carry is skipped.
+IMPORT_FILE_MAX_BYTES = REQUEST_MAX_BYTES
+IMPORT_MAX_FILES = 20_000  # files (or JSON lines) looked at in one import: the store's scale target
+IMPORT_MAX_BYTES = 64 * 1024 * 1024  # text held by one import; past it the rest is reported, not read
 TOKEN_FILE_MODE = 0o600
 TOKEN_BYTES = 32
 

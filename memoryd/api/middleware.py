@@ -1,6 +1,6 @@
 """`GuardMiddleware` (pure ASGI, cheap on the hot path): the Host and Origin checks, bearer auth,
-the 256 KB body limit, and per-route metrics. It runs before routing, so a refused request never
-reaches a route.
+the 256 KB body limit, the web view's anti-framing headers, and per-route metrics. It runs before
+routing, so a refused request never reaches a route.
 """
 
 from __future__ import annotations
@@ -27,6 +27,10 @@ PUBLIC_PATHS = frozenset({"/v1/health"})
 # Names a browser may use for the daemon. Any other Host is a DNS-rebinding page on another origin.
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# Issue 31: a page on another 127.0.0.1 port is same-site, so the web view's cookie rode in an iframe
+# and a framed click passed its CSRF check. Every /ui answer refuses to be framed, old browsers and new.
+NO_FRAMING_HEADERS = ((b"x-frame-options", b"DENY"), (b"content-security-policy", b"frame-ancestors 'none'"))
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 def allowed_hosts(configured_host: str) -> frozenset[str]:
@@ -49,6 +53,16 @@ def origin_host(origin: str) -> str | None:
     if not sep or scheme not in ("http", "https"):
         return None
     return host_of(rest.split("/", 1)[0])
+
+
+def origin_port(origin: str) -> int | None:
+    """The port of an Origin header (`http://127.0.0.1:3000` → 3000, `http://localhost` → 80); None for junk."""
+    scheme, _, rest = origin.partition("://")
+    authority = rest.split("/", 1)[0]
+    port = authority.rsplit("]", 1)[-1].rpartition(":")[2] if ":" in authority.rsplit("]", 1)[-1] else ""
+    if not port:
+        return DEFAULT_PORTS.get(scheme)
+    return int(port) if port.isdigit() else None
 
 
 async def _send_error(send: Send, exc: MemorydError, headers: list[tuple[bytes, bytes]] | None = None) -> None:
@@ -81,9 +95,13 @@ class GuardMiddleware:
         started = time.perf_counter()
         status_holder = {"status": 500}
 
+        framed = is_ui_path(scope["path"])
+
         async def send_wrapper(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status_holder["status"] = message["status"]
+                if framed:
+                    message = {**message, "headers": [*message.get("headers", []), *NO_FRAMING_HEADERS]}
             await send(message)
 
         try:
@@ -105,7 +123,11 @@ class GuardMiddleware:
             )
         origin = headers.get(b"origin")
         if origin is not None and scope.get("method", "GET") not in SAFE_METHODS:
-            if origin_host(origin.decode("latin-1")) not in self.hosts:
+            text = origin.decode("latin-1")
+            server = scope.get("server")
+            # The port and scheme too (issue 31): a page on 127.0.0.1:3000 is another origin, though its host is
+            # loopback; the daemon serves plain http, so an https origin is never its own.
+            if origin_host(text) not in self.hosts or not text.startswith("http://") or (server and server[1] is not None and origin_port(text) != server[1]):
                 return "a state-changing request from a web page on another origin is refused; call memoryd from a local program."
         return None
 

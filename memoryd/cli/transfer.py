@@ -30,7 +30,7 @@ def _existing(client: MemorydClient, cwd: str) -> list[dict[str, Any]]:
 
 def cmd_import(args: argparse.Namespace) -> int:
     cwd = cwd_of(args)
-    records = read_source(Path(args.source).expanduser())
+    records, skipped = read_source(Path(args.source).expanduser())
     with client_of(args) as client:
         existing = [Record(m["name"], m["description"], m["type"], m["body"], m["filename"]) for m in _existing(client, cwd)]
         plan = plan_import(records, existing)
@@ -46,14 +46,16 @@ def cmd_import(args: argparse.Namespace) -> int:
                     row.update(action="refused", reason=exc.message)
                     continue
                 row.update(action="saved", filename=saved["filename"])
+    rows += [{"source": s.source, "action": "invalid", "name": "", "type": "", "reason": s.reason} for s in skipped]
     counts: dict[str, int] = {}
     for row in rows:
         counts[row["action"]] = counts.get(row["action"], 0) + 1
     result = {"dry_run": args.dry_run, "source": args.source, "counts": counts, "memories": rows}
     lines = [f"{'would import' if args.dry_run else 'imported'} from {args.source}: " + (", ".join(f"{n} {a}" for a, n in sorted(counts.items())) or "nothing found")]
-    lines += [f"  {row['action']:<9} {row['source']} → {row['name']} ({row['type']}){': ' + row['reason'] if row['reason'] else ''}" for row in rows]
+    lines += [f"  {row['action']:<9} {row['source']}: {row['reason']}" if row["action"] == "invalid" else
+              f"  {row['action']:<9} {row['source']} → {row['name']} ({row['type']}){': ' + row['reason'] if row['reason'] else ''}" for row in rows]
     emit(args, result, "\n".join(lines))
-    return EXIT_API if counts.get("refused") else EXIT_OK
+    return EXIT_API if counts.get("refused") or counts.get("invalid") else EXIT_OK
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -2,14 +2,20 @@
 
 `memory_base = "auto"` makes memoryd the engine behind that directory instead of a rival
 copy. Only trusted settings may move it (user, local, managed): a cloned repo's shared
-`.claude/settings.json` must never redirect where memories are written.
+`.claude/settings.json` must never redirect where memories are written, nor a
+`.claude/settings.local.json` that git tracks or another user owns (issue 31), and a memory dir
+reached through a symbolic link is refused.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import platform
+import shutil
+import stat
+import subprocess
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,15 +68,72 @@ def _read_json(path: Path | None) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def _index_mtime(folder: Path) -> int:
+    """The mtime of the git index governing `folder` (0: none found), so `git add` invalidates `_git_tracks`."""
+    for parent in (folder, *folder.parents):
+        dot = parent / ".git"
+        try:
+            if dot.is_file():
+                dot = (parent / dot.read_text(encoding="utf-8").removeprefix("gitdir:").strip()).resolve()
+            return (dot / "index").stat().st_mtime_ns
+        except (OSError, ValueError):
+            if dot.exists():
+                return 0
+    return 0
+
+
+def git_tracks(path: Path, st: os.stat_result) -> bool:
+    """Does git track this file? Asked of git once per (file, index) state (the hook path asks per prompt)."""
+    return _git_tracks(str(path), (st.st_ino, st.st_mtime_ns, st.st_size, _index_mtime(path.parent)))
+
+
+@functools.lru_cache(maxsize=256)
+def _git_tracks(path: str, _key: tuple[int, int, int, int]) -> bool:
+    """`git ls-files --error-unmatch`; without a git binary, a file inside a repository counts as tracked."""
+    folder = os.path.dirname(path)
+    git = shutil.which("git")
+    if git is None:
+        return find_canonical_git_root(Path(folder)) is not None
+    try:
+        done = subprocess.run([git, "-C", folder, "ls-files", "--error-unmatch", "--", os.path.basename(path)],
+                              capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return True
+    return done.returncode == 0
+
+
+def untrusted_reason(path: Path, scope: Scope) -> str:
+    """Why a settings file may not move the memory dir ("" when it may). Decided on the file: a link,
+    one owned by another user (root may own managed settings), or a local file that git tracks (a cloned
+    repo would then choose where memories are written: issue 31, `autoMemoryDirectory: ~/.ssh`)."""
+    try:
+        st = path.lstat()
+    except OSError:
+        return ""  # no file: nothing to trust
+    if stat.S_ISLNK(st.st_mode):
+        return f"{path} is a symbolic link"
+    owners = {os.getuid(), 0} if scope == "managed" else {os.getuid()}
+    if st.st_uid not in owners:
+        return f"{path} is owned by another user (uid {st.st_uid})"
+    if scope == "local" and git_tracks(path, st):
+        return f"{path} is tracked by git (a repository's file, not yours: untrack it with `git rm --cached`)"
+    return ""
+
+
+def _trusted_json(path: Path | None, scope: Scope) -> dict[str, Any]:
+    return {} if path is None or untrusted_reason(path, scope) else _read_json(path)
+
+
 def settings_layers(project: Path, env: Mapping[str, str], managed: Path | None = None) -> list[tuple[Scope, dict[str, Any]]]:
-    """Claude Code's settings files, highest precedence first (managed > local > project > user)."""
+    """Claude Code's settings files, highest precedence first (managed > local > project > user);
+    an untrusted managed, local or user file counts as absent (`untrusted_reason`)."""
     managed = managed if managed is not None else managed_settings_path()
     dot = project / ".claude"
     return [
-        ("managed", _read_json(managed)),
-        ("local", _read_json(dot / LOCAL_SETTINGS_FILENAME)),
+        ("managed", _trusted_json(managed, "managed")),
+        ("local", _trusted_json(dot / LOCAL_SETTINGS_FILENAME, "local")),
         ("project", _read_json(dot / SETTINGS_FILENAME)),
-        ("user", _read_json(claude_config_dir(env) / SETTINGS_FILENAME)),
+        ("user", _trusted_json(claude_config_dir(env) / SETTINGS_FILENAME, "user")),
     ]
 
 
@@ -148,8 +211,8 @@ def claude_memory_dir(cwd: str, env: Mapping[str, str], managed: Path | None = N
     launch = canonical_cwd(cwd)
     root = find_canonical_git_root(launch) or launch
     custom = auto_memory_directory(launch, env, managed) or (auto_memory_directory(root, env, managed) if root != launch else None)
-    if custom is not None:
-        return Path(os.path.realpath(custom))
+    if custom is not None:  # a link there is refused, as everywhere else a memory dir is resolved
+        return Path(os.path.realpath(_checked(Path(os.path.abspath(custom)))))
     config = claude_config_dir(env)
     pinned = env.get("CLAUDE_CODE_PROJECT_DIR_NAME", "")
     if pinned and env.get("CLAUDE_CONFIG_DIR"):

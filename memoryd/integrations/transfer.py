@@ -1,6 +1,10 @@
 """Memories in and out of a project: read an older memoryd store, Claude Code's own memory dir,
 another tool's Markdown notes, a `memoryd export` tarball or JSON lines; plan an import that
-never overwrites. Writes are the caller's (through the daemon's REST save, the one write path)."""
+never overwrites. Writes are the caller's (through the daemon's REST save, the one write path).
+
+Reading streams with bounded memory whatever the input: each file is sized before it is read (a
+tar member by its header), links and FIFOs are never opened, and one bad file is reported as
+`Skipped` while the rest is imported (issue 31)."""
 
 from __future__ import annotations
 
@@ -8,13 +12,14 @@ import io
 import json
 import re
 import tarfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import IO, Any, Iterable, Iterator
 
 from memoryd import limits
-from memoryd.errors import InvalidRequest
+from memoryd.errors import InvalidRequest, MemorydError
 from memoryd.extract.shape import clip, strip_request, upper_first
+from memoryd.store.files import SymlinkRefused, read_small_nofollow
 from memoryd.store.frontmatter import split_frontmatter
 
 DEFAULT_TYPE = "project"
@@ -33,6 +38,39 @@ class Record:
 
     def as_dict(self) -> dict[str, str]:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A file (or JSON line) not imported, and why; the rest of the source still is."""
+
+    source: str
+    reason: str
+
+
+@dataclass
+class Budget:
+    """What one import may hold: files looked at and bytes of text kept (limits.IMPORT_MAX_*)."""
+
+    files: int = 0
+    bytes: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+
+    def admit(self, source: str, size: int) -> bool:
+        """Count a file of `size` bytes; False (and a Skipped) when it must not be read."""
+        self.files += 1
+        if size > limits.IMPORT_FILE_MAX_BYTES:
+            self.skipped.append(Skipped(source, f"is {size:,} bytes, over the {limits.IMPORT_FILE_MAX_BYTES:,} one save can carry; split it."))
+            return False
+        if self.bytes + size > limits.IMPORT_MAX_BYTES:
+            self.skipped.append(Skipped(source, f"not read: this import already holds {limits.IMPORT_MAX_BYTES // 2**20} MB; import the rest separately."))
+            return False
+        self.bytes += size
+        return True
+
+    @property
+    def full(self) -> bool:
+        return self.files >= limits.IMPORT_MAX_FILES
 
 
 def _type_of(meta: dict[str, Any], filename: str) -> str:
@@ -65,55 +103,105 @@ def parse_markdown(text: str, filename: str) -> Record | None:
     return Record(name=name, description=description or name, type=_type_of(meta, filename), body=body, source=filename)
 
 
-def _from_dir(directory: Path) -> Iterable[Record]:
+def _markdown(data: bytes, name: str, budget: Budget) -> Iterator[Record]:
+    """`parse_markdown` of one file's bytes; a refused header is reported, not raised."""
+    try:
+        record = parse_markdown(data.decode("utf-8", errors="replace"), name)
+    except MemorydError as exc:
+        budget.skipped.append(Skipped(name, exc.message))
+        return
+    if record is not None:
+        yield record
+
+
+def _read_file(path: Path, budget: Budget) -> bytes | None:
+    """A regular file's bytes (never through a link, sized before it is read), or None and a Skipped."""
+    try:
+        data, st = read_small_nofollow(path, limits.IMPORT_FILE_MAX_BYTES)
+    except SymlinkRefused:
+        budget.skipped.append(Skipped(path.name, "is a symbolic link: memoryd never follows links; copy the file itself."))
+        return None
+    except OSError as exc:
+        budget.skipped.append(Skipped(path.name, f"is not a readable regular file ({exc.__class__.__name__})."))
+        return None
+    return data if budget.admit(path.name, st.st_size if data is None else len(data)) and data is not None else None
+
+
+def _from_dir(directory: Path, budget: Budget) -> Iterator[Record]:
     if (directory / limits.PROJECTS_DIRNAME).is_dir() and not any(directory.glob("*.md")):
         raise InvalidRequest(
             f"{directory} holds a whole store (projects/…); pass one project's memory dir, "
             f"e.g. --from {directory}/projects/<project>/memory"
         )
     for path in sorted(directory.glob("*.md")):
-        if path.name == limits.INDEX_FILENAME or not path.is_file() or path.is_symlink():
+        if path.name == limits.INDEX_FILENAME:
             continue
-        record = parse_markdown(path.read_text(encoding="utf-8", errors="replace"), path.name)
-        if record is not None:
-            yield record
+        if budget.full:
+            budget.skipped.append(Skipped(path.name, f"not read: one import looks at {limits.IMPORT_MAX_FILES:,} files at most."))
+            return
+        if (data := _read_file(path, budget)) is not None:
+            yield from _markdown(data, path.name, budget)
 
 
-def _from_jsonl(text: str, source: str) -> Iterable[Record]:
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
+def _lines(fh: IO[bytes], budget: Budget, source: str) -> Iterator[tuple[int, bytes]]:
+    """(number, line) of a JSON-lines file, each read with a bounded `readline`; a longer line is
+    skipped to its end without being kept."""
+    number = 0
+    while chunk := fh.readline(limits.IMPORT_FILE_MAX_BYTES + 1):
+        number += 1
+        line, size = chunk, len(chunk)
+        while not chunk.endswith(b"\n") and (chunk := fh.readline(limits.IMPORT_FILE_MAX_BYTES + 1)):
+            line, size = b"", size + len(chunk)  # longer than the limit: read on to its end, keep nothing
+        if line.strip() or size > limits.IMPORT_FILE_MAX_BYTES:
+            if budget.full:
+                budget.skipped.append(Skipped(f"{source}:{number}", f"not read: one import looks at {limits.IMPORT_MAX_FILES:,} records at most."))
+                return
+            if budget.admit(f"{source}:{number}", size):
+                yield number, line
+
+
+def _from_jsonl(fh: IO[bytes], source: str, budget: Budget) -> Iterator[Record]:
+    for number, line in _lines(fh, budget, source):
         try:
             data = json.loads(line)
             yield Record(name=str(data["name"]), description=str(data["description"]), type=str(data["type"]),
                          body=str(data.get("body", "")), source=str(data.get("filename") or f"{source}:{number}"))
         except (ValueError, KeyError, TypeError) as exc:
-            raise InvalidRequest(f"{source} line {number} is not a memory record ({exc}); each line needs name, description, type and body.") from exc
+            budget.skipped.append(Skipped(f"{source}:{number}", f"is not a memory record ({exc.__class__.__name__}); each line needs name, description, type and body."))
 
 
-def _from_tar(path: Path) -> Iterable[Record]:
+def _from_tar(path: Path, budget: Budget) -> Iterator[Record]:
     with tarfile.open(path, "r:*") as tar:
-        for member in tar.getmembers():
-            name = Path(member.name).name
-            if not member.isfile() or not name.endswith(".md") or name == limits.INDEX_FILENAME:
-                continue
-            handle = tar.extractfile(member)
-            if handle is None:
-                continue
-            record = parse_markdown(handle.read().decode("utf-8", errors="replace"), name)
-            if record is not None:
-                yield record
+        try:
+            for seen, member in enumerate(tar, 1):  # streamed: a member's size is known from its header before it is read
+                name = Path(member.name).name
+                if seen > limits.IMPORT_MAX_FILES or budget.full:  # tarfile keeps each header seen: bounded by the count
+                    budget.skipped.append(Skipped(name, f"not read: one import looks at {limits.IMPORT_MAX_FILES:,} files at most."))
+                    return
+                if not member.isfile() or not name.endswith(".md") or name == limits.INDEX_FILENAME:
+                    continue
+                if not budget.admit(name, member.size) or (handle := tar.extractfile(member)) is None:
+                    continue
+                yield from _markdown(handle.read(limits.IMPORT_FILE_MAX_BYTES + 1), name, budget)
+        except (tarfile.TarError, OSError, EOFError) as exc:
+            budget.skipped.append(Skipped(path.name, f"the archive is damaged after {budget.files} files ({exc.__class__.__name__}); what came before was read."))
 
 
-def read_source(source: Path) -> list[Record]:
-    """Every memory in a directory, a .jsonl file or a tarball (nothing is written)."""
+def read_source(source: Path) -> tuple[list[Record], list[Skipped]]:
+    """Every memory in a directory, one .md file, a .jsonl file or a tarball, and what was skipped
+    and why (nothing is written)."""
+    budget = Budget()
     if source.is_dir():
-        return list(_from_dir(source))
+        return list(_from_dir(source, budget)), budget.skipped
     if not source.is_file():
         raise InvalidRequest(f"--from {source}: no such file or directory; pass a memory dir, a .jsonl or a .tar.gz from `memoryd export`.")
+    if source.suffix == ".md":
+        data = _read_file(source, budget)
+        return (list(_markdown(data, source.name, budget)) if data is not None else []), budget.skipped
     if tarfile.is_tarfile(source):
-        return list(_from_tar(source))
-    return list(_from_jsonl(source.read_text(encoding="utf-8"), source.name))
+        return list(_from_tar(source, budget)), budget.skipped
+    with source.open("rb") as fh:
+        return list(_from_jsonl(fh, source.name, budget)), budget.skipped
 
 
 def _norm(text: str) -> str:

@@ -1,13 +1,19 @@
 """`ReviewQueue`: memories extraction proposed while review is on, kept in SQLite (never in the
 memory dir, so neither MEMORY.md nor recall sees them) until approved, edited or rejected.
 
-Approval writes through `MemoryDir.save`, the one write path. A rejection keeps the proposal's
-fingerprint, so extraction does not propose the same memory again.
+Approval writes through `MemoryDir.save`, the one write path, journaled: the item is marked
+`approving` before the write and `approved` after it, and at start an item a crash left
+`approving` is settled from the memory dir (written: approved; not written: pending again), so a
+kill -9 never leaves a memory written beside a still-pending item (issue 31). A rejection keeps
+the proposal's fingerprint, so extraction does not propose the same memory again.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
+import signal
 import time
 import uuid
 from pathlib import Path
@@ -43,6 +49,16 @@ CREATE TABLE IF NOT EXISTS review_rejected (
 );
 """
 PENDING, APPROVED, REJECTED = "pending", "approved", "rejected"
+APPROVING = "approving"  # the journal: set before the memory is written, settled at start after a crash
+# Tests only: the named point kills this process with SIGKILL, so a test restarts the daemon into the
+# real recovery (`settle_crashed`) instead of imitating the crash.
+CRASH_ENV = "MEMORYD_TEST_CRASH_AT"
+log = logging.getLogger(__name__)
+
+
+def crash_point(name: str) -> None:
+    if os.environ.get(CRASH_ENV) == name:
+        os.kill(os.getpid(), signal.SIGKILL)
 
 
 def _words(text: str) -> str:
@@ -66,6 +82,7 @@ class ReviewQueue:
         self.per_project = per_project
         self.clock = clock
         state.migrate("review_queue", SCHEMA)
+        self.settle_crashed()
 
     # ------------------------------------------------------------------ policy
     def wanted(self, store: MemoryDir) -> bool:
@@ -136,20 +153,59 @@ class ReviewQueue:
         return self.get(item_id)
 
     def approve(self, item_id: str) -> dict[str, Any]:
-        """Write the proposal through the store's one write path; the item is kept as approved."""
+        """Write the proposal through the store's one write path; the item is kept as approved.
+        Journaled (`approving` around the write), so a crash part-way is settled at the next start."""
         item = self.get(item_id)
         store = self.stores.for_path(Path(item["memory_dir"]))
         target = item["target"] if item["target"] and store.exists(item["target"]) else None
-        saved = store.save(name=item["name"], description=item["description"], type=item["type"], body=item["body"], filename=target, source="review")
+        if not self.state.execute("UPDATE review_items SET status = ? WHERE item_id = ? AND status = ?", (APPROVING, item_id, PENDING)):
+            self.get(item_id)  # decided meanwhile (a second approve or a reject): say so
+        try:
+            saved = store.save(name=item["name"], description=item["description"], type=item["type"], body=item["body"], filename=target, source="review")
+        except BaseException:
+            self.state.execute("UPDATE review_items SET status = ? WHERE item_id = ? AND status = ?", (PENDING, item_id, APPROVING))
+            raise
+        crash_point("review-approve-written")
         self.state.execute("UPDATE review_items SET status = ?, filename = ?, decided_at = ? WHERE item_id = ?",
                            (APPROVED, saved.memory.filename, self.clock(), item_id))
         return {**item, "status": APPROVED, "filename": saved.memory.filename}
+
+    def settle_crashed(self) -> list[str]:
+        """At start: items a crash left `approving` become approved when their memory is in the
+        memory dir, else pending again. Returns the ids settled."""
+        settled = []
+        for row in self.state.query("SELECT * FROM review_items WHERE status = ?", (APPROVING,)):
+            item = self._dict(row)
+            try:
+                filename = self._written(item)
+            except Exception as exc:  # the memory dir cannot be read now: settled at a later start
+                log.warning("review item %s left approving: %s", item["item_id"], exc.__class__.__name__)
+                continue
+            if filename is None:
+                self.state.execute("UPDATE review_items SET status = ? WHERE item_id = ?", (PENDING, item["item_id"]))
+            else:
+                self.state.execute("UPDATE review_items SET status = ?, filename = ?, decided_at = ? WHERE item_id = ?",
+                                   (APPROVED, filename, self.clock(), item["item_id"]))
+            settled.append(item["item_id"])
+        return settled
+
+    def _written(self, item: dict[str, Any]) -> str | None:
+        """The memory file that holds this item's memory (type, name, description and body), if any."""
+        store = self.stores.for_path(Path(item["memory_dir"]))
+        for header in store.all_headers():
+            if header.type == item["type"] and _words(header.name) == _words(item["name"]) \
+                    and _words(header.description) == _words(item["description"]):
+                if _words(store.get(header.filename).body) == _words(item["body"]):
+                    return header.filename
+        return None
 
     def reject(self, item_id: str) -> dict[str, Any]:
         """Drop the proposal and remember its fingerprint: the same memory is not proposed again."""
         item = self.get(item_id)
         with self.state.transaction() as db:
-            db.execute("UPDATE review_items SET status = ?, decided_at = ? WHERE item_id = ?", (REJECTED, self.clock(), item_id))
+            if not db.execute("UPDATE review_items SET status = ?, decided_at = ? WHERE item_id = ? AND status = ?",
+                              (REJECTED, self.clock(), item_id, PENDING)).rowcount:
+                raise ReviewItemNotFound(f"memory {item_id!r} is being approved or was decided meanwhile; list them with `memoryd review list`.")
             db.execute("INSERT OR REPLACE INTO review_rejected(memory_dir, fingerprint, rejected_at) VALUES (?, ?, ?)",
                        (item["memory_dir"], item["fingerprint"], self.clock()))
         return {**item, "status": REJECTED}

@@ -1,6 +1,8 @@
 """YAML frontmatter through pyyaml: parse, render, and read only the head of a file.
 
-It does NOT validate memory semantics (types, sizes); `memoryd.store.memdir` does.
+The one home of frontmatter parsing: every door (store, team restore, import, web view, MCP) comes
+here, and YAML that could expand is refused before it is loaded (`check_yaml`). It does NOT
+validate memory semantics (types, sizes); `memoryd.store.memdir` does.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ def split_frontmatter(text: str, *, source: str = "memory") -> tuple[dict[str, A
         raise InvalidFrontmatter(f"{source}: frontmatter opened with '---' is never closed; add a '---' line after the fields.")
     raw = "\n".join(lines[1:end])
     try:
-        meta = yaml.load(raw, Loader=_Loader) if raw.strip() else {}  # noqa: S506 (a safe loader)
+        meta = load_yaml(raw, source=source) if raw.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
@@ -46,6 +48,34 @@ def split_frontmatter(text: str, *, source: str = "memory") -> tuple[dict[str, A
         raise InvalidFrontmatter(f"{source}: frontmatter must be key: value pairs (name, description, type).")
     body = "\n".join(lines[end + 1 :])
     return meta, body.lstrip("\n")
+
+
+def check_yaml(raw: str, *, source: str) -> None:
+    """Refuse YAML that could cost more than its size: anchors or aliases (an alias bomb of 361
+    bytes expands to gigabytes once a value becomes text), deep nesting, too many nodes, too many
+    bytes. Reads parser events only, so nothing is built before the checks pass (issue 31)."""
+    if len(raw) > limits.FRONTMATTER_MAX_BYTES:
+        raise InvalidFrontmatter(f"{source}: frontmatter is {len(raw):,} characters, over {limits.FRONTMATTER_MAX_BYTES:,}; keep name, description and type short and put the rest in the body.")
+    depth = nodes = 0
+    for event in yaml.parse(raw, Loader=_Loader):
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+            raise InvalidFrontmatter(f"{source}: frontmatter uses a YAML anchor or alias ('&' / '*'), which memoryd refuses (it can expand a small file into gigabytes); write each value out.")
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > limits.FRONTMATTER_MAX_DEPTH:
+                raise InvalidFrontmatter(f"{source}: frontmatter nests deeper than {limits.FRONTMATTER_MAX_DEPTH} levels; use flat key: value pairs.")
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+        if isinstance(event, (yaml.ScalarEvent, yaml.CollectionStartEvent)):
+            nodes += 1
+            if nodes > limits.FRONTMATTER_MAX_NODES:
+                raise InvalidFrontmatter(f"{source}: frontmatter holds over {limits.FRONTMATTER_MAX_NODES:,} values; use flat key: value pairs.")
+
+
+def load_yaml(raw: str, *, source: str) -> Any:
+    """YAML through the safe loader once `check_yaml` has passed it; yaml.YAMLError as pyyaml raises it."""
+    check_yaml(raw, source=source)
+    return yaml.load(raw, Loader=_Loader)  # noqa: S506 (a safe loader, aliases refused above)
 
 
 def render_frontmatter(meta: dict[str, Any], body: str) -> str:

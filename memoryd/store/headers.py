@@ -22,6 +22,7 @@ from memoryd.store.files import Key, SymlinkRefused, read_small_nofollow
 from memoryd.store.frontmatter import head_meta, split_frontmatter
 from memoryd.store.model import InvalidFile, MemoryHeader
 from memoryd.store.paths import is_memory_filename
+from memoryd.store.secrets import name_secrets
 
 SYMLINK_REFUSAL = "is a symbolic link; memoryd never follows links (it could point at a secret outside the memory dir): replace it with a real file."
 
@@ -143,6 +144,8 @@ def parse_header(filename: str, folder: Path, text: str, mtime: float) -> Parsed
     """A file's header (or why it is not a memory), read from its first 30 lines."""
     if "\x00" in text:
         return Parsed(InvalidFile(filename, "holds NUL bytes (a binary file?); memories are UTF-8 Markdown: move it out of the memory dir."), {}, None)
+    if findings := name_secrets(filename):  # issue 31: a name is written to MEMORY.md, recall's injection and state
+        return Parsed(InvalidFile(filename, f"its file name holds what looks like a secret ({findings[0].kind}); memoryd keeps it out of the index, recall and team sync: rename the file."), {}, None)
     try:
         meta, body_line = split_head(text, source=filename)
     except InvalidFrontmatter as exc:

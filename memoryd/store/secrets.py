@@ -250,6 +250,39 @@ def _prose(text: str, m: re.Match[str], add: Callable[[str, int, int], None]) ->
     add(f"credential in prose ({m.group('key')})", start, end)
 
 
+# Issue 31: a token split across lines or spaced out passed every rule. Two shapes are joined and the
+# fixed-format rules run again on the join (never the entropy checks: a join of words is not a token):
+# a run of 4+ short fragments ("g h p _ a 1 …", "ghp_ a1B2 c3D4 …") and a token continued on the next line(s).
+_SPACED = re.compile(r"(?<!\S)[A-Za-z0-9_-]{1,8}(?:[ \t]+[A-Za-z0-9_-]{1,8}){3,}(?!\S)")
+_WRAPPED = re.compile(r"(?<![A-Za-z0-9_=+/.-])[A-Za-z0-9_=+/.-]{4,}(?:[ \t]*\r?\n[ \t]*[A-Za-z0-9_=+/.-]{4,}(?=\s|$))+")
+_WHITESPACE = re.compile(r"\s+")
+_DIGIT = re.compile(r"[0-9]")
+_LETTER = re.compile(r"[A-Za-z]")
+
+
+def _split_spans(text: str, add: Callable[[str, int, int], None]) -> None:
+    """Fixed-format rules over tokens split by whitespace, each finding mapped back to the original span."""
+    rules, triggers = _rules()
+    for m in (*_SPACED.finditer(text), *_WRAPPED.finditer(text)):
+        window = m.group(0)
+        joined = _WHITESPACE.sub("", window)
+        if len(joined) < _RUN_MIN or not (_DIGIT.search(joined) and _LETTER.search(joined)):
+            continue
+        low = _lowered(joined)
+        if not _rules_may_match(joined, low, len(joined)):
+            continue
+        offsets = [m.start() + i for i, c in enumerate(window) if not c.isspace()]
+        present = {t for t in triggers if t in low}
+        for kind, pattern, wanted, on_lower in rules:
+            if present.isdisjoint(wanted):
+                continue
+            for found in pattern.finditer(low if on_lower else joined):
+                start, end = found.span()
+                if not any(window[offsets[start] - m.start():offsets[end - 1] - m.start()].split()[1:2]):
+                    continue  # within one fragment: the main pass judged it
+                add(f"{kind} (split by whitespace)", offsets[start], offsets[end - 1] + 1)
+
+
 def _spans(text: str) -> list[tuple[str, int, int]]:
     """(kind, start, end) of every credential-looking span, non-overlapping, in text order."""
     spans: list[tuple[str, int, int]] = []
@@ -275,6 +308,8 @@ def _spans(text: str) -> list[tuple[str, int, int]]:
                 while end > start and text[end - 1] in " \t\"'":
                     end -= 1
                 add(kind, start, end)
+    if longest < len(text):  # before the prose rules, so the whole split token is redacted
+        _split_spans(text, add)
     if any(w in low for w in _CREDENTIAL_WORDS):
         _credential_words(text, low, add)
     benign: list[tuple[int, int]] | None = None
@@ -301,6 +336,31 @@ def _spans(text: str) -> list[tuple[str, int, int]]:
 def find_secrets(text: str, *, field: str = "body") -> list[SecretFinding]:
     """Every credential-looking span in `text`, by kind and position."""
     return [SecretFinding(kind, field, *_position(text, start)) for kind, start, _ in _spans(text)]
+
+
+# A file name is a slug of short words joined by '-': only a long unbroken run or a credential word
+# can carry a secret, so the common name skips the full scan (20,000 names load in ~20 ms, not 1.3 s).
+_NAME_SCREEN = re.compile(r"[^-\s]{16,}")
+
+
+def name_secrets(filename: str) -> list[SecretFinding]:
+    """Credential-looking spans in a file name (issue 31: a team file's name reached the remote, MEMORY.md
+    and the model's context); the slug's '-' read as spaces too, so `password-is-hunter22` is prose."""
+    stem = filename[:-3] if filename.endswith(".md") else filename
+    rest = stem.split("_", 1)[-1]  # after a `<type>_` prefix (a '_' before a token hides its word boundary)
+    if _NAME_SCREEN.search(rest) is None and not any(w in stem.lower() for w in _CREDENTIAL_WORDS):
+        return []
+    for text in dict.fromkeys((stem, rest, rest.replace("-", " "))):
+        if findings := find_secrets(text, field="file name"):
+            return findings
+    return []
+
+
+def redact_name(filename: str) -> str:
+    """A file name fit for a report or a state file: one carrying a secret keeps only its type prefix."""
+    if not (findings := name_secrets(filename)):
+        return filename
+    return f"{filename.split('_', 1)[0] + '_' if '_' in filename else ''}{REDACTED} ({findings[0].kind} in the file name).md"
 
 
 def check_no_secrets(fields: dict[str, str]) -> None:

@@ -19,10 +19,11 @@ from typing import Any, Callable
 from memoryd import limits
 from memoryd.config import TeamSettings
 from memoryd.errors import MemorydError
-from memoryd.store.files import dir_lock
+from memoryd.store.files import SymlinkRefused, dir_lock, read_small_nofollow
+from memoryd.store.frontmatter import split_frontmatter
 from memoryd.store.memdir import MemoryDir
 from memoryd.store.paths import is_memory_filename
-from memoryd.store.secrets import find_secrets
+from memoryd.store.secrets import find_secrets, name_secrets, redact_name
 from memoryd.team.errors import GitFailed, RemoteRewritten
 from memoryd.team.git import Git, TreeEntry, blob_id, redact_url
 from memoryd.team.merge import merge_file, needs_review
@@ -45,12 +46,22 @@ class SyncReport:
     entries_capped: list[str] = field(default_factory=list)  # new memories past max_entries: kept local
     push_suppressed: dict[str, list[str]] = field(default_factory=dict)  # reason (rate|size) → files kept local
     kept_local: list[str] = field(default_factory=list)  # incoming changes not written: edited here meanwhile or refused
+    refused: list[dict[str, str]] = field(default_factory=list)  # {filename, reason}: a link or not a regular file here; never read
     commit: str | None = None
     pushed_ok: bool = False
 
     def as_dict(self) -> dict[str, Any]:
-        """Each file once, though a push that lost a race merges (and reports) again."""
-        return {key: _unique(value) if isinstance(value, list) else value for key, value in asdict(self).items()}
+        """Each file once, though a push that lost a race merges (and reports) again; a name carrying a
+        secret is redacted (the report is kept in the team state file and shown)."""
+        return {key: _unique([_redacted(v) for v in value]) if isinstance(value, list) else value for key, value in asdict(self).items()}
+
+
+def _redacted(item: Any) -> Any:
+    if isinstance(item, str):
+        return redact_name(item)
+    if isinstance(item, dict) and isinstance(item.get("filename"), str):
+        return {**item, "filename": redact_name(item["filename"])}
+    return item
 
 
 def _unique(items: list[Any]) -> list[Any]:
@@ -65,6 +76,21 @@ def _unique(items: list[Any]) -> list[Any]:
 def is_memory_file(name: str) -> bool:
     """A memory file (either dialect's name); MEMORY.md is rebuilt by each member, never shared."""
     return is_memory_filename(name)
+
+
+def _read_regular(path: Path) -> bytes | str | None:
+    """A regular file's bytes (never through a link), None when it is absent, else why it is not read."""
+    try:
+        data, st = read_small_nofollow(path, limits.MEMORY_FILE_MAX_BYTES)
+    except FileNotFoundError:
+        return None
+    except SymlinkRefused:
+        return "a symbolic link: memoryd never follows links (it could point at a secret outside the team folder)"
+    except OSError:
+        return "not a regular file (a FIFO, device or folder): memoryd reads only regular files"
+    if data is None:
+        return f"over {limits.MEMORY_FILE_MAX_BYTES:,} bytes"
+    return data
 
 
 class TeamRepo:
@@ -110,18 +136,22 @@ class TeamRepo:
         return self.state.authors.get(filename) or self.identity[0]
 
     # ------------------------------------------------------------------ reading
-    def _live(self) -> dict[str, bytes]:
+    def _live(self, refused: dict[str, str] | None = None) -> dict[str, bytes]:
+        """The folder's memory files as bytes, read without following links; a link, FIFO, device or
+        oversized file is never read (issue 31: a link to /etc/passwd was pushed) and lands in `refused`."""
         out: dict[str, bytes] = {}
         try:
             entries = list(os.scandir(self.store.path))
         except FileNotFoundError:
             return out
         for entry in entries:
-            if is_memory_file(entry.name) and entry.is_file():
-                try:
-                    out[entry.name] = Path(entry.path).read_bytes()
-                except FileNotFoundError:
-                    continue
+            if not is_memory_file(entry.name):
+                continue
+            data = _read_regular(Path(entry.path))
+            if isinstance(data, bytes):
+                out[entry.name] = data
+            elif data and refused is not None:
+                refused[entry.name] = data
         return out
 
     def _memory_tree(self, commit: str | None) -> tuple[dict[str, str], list[TreeEntry]]:
@@ -146,8 +176,10 @@ class TeamRepo:
     def pending(self) -> list[str]:
         """Local changes not on the remote yet (what a sync would try to push)."""
         base = self._base(self.state.last_remote)
-        live = {n: blob_id(d) for n, d in self._live().items()}
-        return sorted(n for n in set(base) | set(live) if base.get(n) != live.get(n))
+        refused: dict[str, str] = {}
+        live = {n: blob_id(d) for n, d in self._live(refused).items()}
+        return sorted(n for n in set(base) | set(live) if base.get(n) != live.get(n) and n not in refused
+                      and (n in live or not name_secrets(n)))
 
     def pushes_last_hour(self) -> int:
         now = self.clock()
@@ -220,11 +252,16 @@ class TeamRepo:
         """Merge the live folder with the remote tip; write what came in; return the commit to push."""
         base = self._base(base_commit)
         theirs, others = self._memory_tree(remote)
-        live = self._live()
+        refused: dict[str, str] = {}
+        live = self._live(refused)
+        report.refused = [{"filename": n, "reason": r} for n, r in sorted(refused.items())]
         ours = {n: blob_id(d) for n, d in live.items()}
-        changed = sorted(n for n in set(base) | set(ours) if base.get(n) != ours.get(n))
+        # A member's file named with a secret is never written here (so it is absent), nor deleted there for that.
+        foreign = {n: theirs.get(n, base.get(n, "")) for n in set(base) | set(theirs) if n not in ours and name_secrets(n)}
+        changed = sorted(n for n in set(base) | set(ours) if base.get(n) != ours.get(n) and n not in refused and n not in foreign)
         excluded = self._exclusions(changed, live, base, theirs, report)
-        local = dict(ours)
+        excluded.update(dict.fromkeys(refused, "refused"))  # neither pushed nor deleted on the remote; never overwritten here
+        local = {**ours, **{n: oid for n, oid in foreign.items() if n in theirs}}
         for name in excluded:  # what stays local is, for this merge, unchanged here
             if base.get(name):
                 local[name] = base[name]
@@ -267,7 +304,7 @@ class TeamRepo:
         self.state.pinned = pinned
         included = [n for n in changed if n not in excluded]
         for name, oid in list(merged.items()):  # the last check before anything enters git: no secrets
-            if oid != theirs.get(name) and find_secrets(texts[oid].decode("utf-8", "replace")):
+            if oid != theirs.get(name) and (name_secrets(name) or find_secrets(texts[oid].decode("utf-8", "replace"))):
                 if name in theirs:
                     merged[name] = theirs[name]
                 else:
@@ -278,6 +315,8 @@ class TeamRepo:
         self.git.write_blobs([texts[oid] for oid in set(merged.values()) - set(theirs.values())], self.root / "blobs")
         tree = self.git.write_tree([*others, *(TreeEntry("100644", "blob", oid, name) for name, oid in merged.items())])
         message = f"memoryd: team memory from {me}\n\n" + "\n".join(f"- {n}" for n in included or sorted(merged))
+        if find_secrets(message, field="commit message"):  # an author name or a remote's file name: say less
+            message = "memoryd: team memory\n"
         name, email = self.identity
         return self.git.commit(tree, remote, message, author=name, email=email), included
 
@@ -287,7 +326,7 @@ class TeamRepo:
         excluded: dict[str, str] = {}
         for name in changed:
             if name in live:
-                findings = find_secrets(live[name].decode("utf-8", "replace"), field=name)
+                findings = name_secrets(name) + find_secrets(live[name].decode("utf-8", "replace"), field=name)
                 if findings:
                     excluded[name] = "secret"
                     report.secret_skipped.append({"filename": name, "findings": [f.describe() for f in findings[:5]]})
@@ -335,14 +374,20 @@ class TeamRepo:
                     continue
                 if ours.get(name) == target:
                     continue
-                path = self.store.path / name
-                current = blob_id(path.read_bytes()) if path.is_file() else None
-                if current != ours.get(name):  # a member wrote it while we merged: the next sync merges that
+                if target is not None and name_secrets(name):  # a member's file named with a secret: never written here
+                    report.kept_local.append(name)
+                    continue
+                data = _read_regular(self.store.path / name)
+                current = blob_id(data) if isinstance(data, bytes) else None
+                if current != ours.get(name) or isinstance(data, str):  # written here meanwhile (the next sync merges it), or now a link
                     pinned[name] = base.get(name, "")
                     report.kept_local.append(name)
                     continue
                 try:
-                    self.store.restore(name, text(target))
+                    incoming = text(target)
+                    if incoming is not None:
+                        split_frontmatter(incoming, source=name)  # a hostile header (an alias bomb) never lands here
+                    self.store.restore(name, incoming)
                 except MemorydError as exc:
                     log.warning("team sync left %s as it is here: %s", name, exc.message)
                     pinned[name] = base.get(name, "")
@@ -385,7 +430,7 @@ class TeamRepo:
             "entries": len(self.store.all_headers()),
             "needs_review": self.needs_review(),
             "ahead": len(pending),
-            "pending": pending,
+            "pending": [redact_name(n) for n in pending],
             "behind": behind,
             "last_sync": s.last_sync,
             "last_attempt": s.last_attempt,

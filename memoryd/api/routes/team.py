@@ -64,6 +64,7 @@ class SyncReportOut(ResponseModel):
     entries_capped: list[str]
     push_suppressed: dict[str, list[str]]
     kept_local: list[str]
+    refused: list[dict[str, str]] = Field(description="Never read: {filename, reason} (a link, FIFO, device or oversized file here).")
     commit: str | None
     pushed_ok: bool
 
