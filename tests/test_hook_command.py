@@ -78,8 +78,11 @@ def test_settings_file_hooks_and_the_plugin_never_both_answer(shared_daemon: Dae
     assert install.returncode == 0, install.stderr
     # The settings-file hook (curl) answers this event now; the plugin's command stands aside.
     assert run_hook(env, payload).stdout == ""
-    # And with the plugin enabled, `hooks --install` refuses to add a second set.
+    # ...but not for settings-file hooks that call some other address: they reach nothing, so it answers.
     settings = user_home / ".claude" / "settings.json"
+    settings.write_text(settings.read_text().replace(shared_daemon.url, "http://127.0.0.1:9"))
+    assert limits.INJECTED_MARKER in context(run_hook(env, payload).stdout)
+    # And with the plugin enabled, `hooks --install` refuses to add a second set.
     subprocess.run([sys.executable, "-m", "memoryd", "hooks", "--uninstall"], env=env, check=True, capture_output=True, timeout=30)
     data = json.loads(settings.read_text())
     settings.write_text(json.dumps({**data, "enabledPlugins": {"memoryd@memoryd": True}}))

@@ -41,11 +41,12 @@ def _context(event: str, text: str) -> str:
 def answer_hook(body: bytes, env: Mapping[str, str]) -> str | None:
     """What to print for one event: the daemon's answer, the not-running note at SessionStart, or nothing.
 
-    When memoryd's settings-file hooks (`memoryd hooks --install`) are installed for this project they
-    answer every event themselves, so this command stands aside: one event, one answer."""
+    When memoryd's settings-file hooks (`memoryd hooks --install`) for this project reach the running
+    daemon they answer every event themselves, so this command stands aside: one event, one answer."""
     from memoryd.client import MemorydClient, home_from_env
     from memoryd.errors import DaemonNotRunning
-    from memoryd.integrations.claude_code import HOOK_EVENTS, HOOK_PATH, SESSION_ENV_HEADER, SESSION_ENV_VARS, installed_scopes
+    from memoryd.integrations.claude_code import HOOK_EVENTS, HOOK_PATH, SESSION_ENV_HEADER, SESSION_ENV_VARS
+    from memoryd.integrations.claude_plugin import settings_hook_urls
     from memoryd.runtime import read_runtime_file
     from memoryd.auth import read_token
 
@@ -62,10 +63,11 @@ def answer_hook(body: bytes, env: Mapping[str, str]) -> str | None:
     down = _context(event, DOWN_NOTE) if event == "SessionStart" else None
     if runtime is None:
         return down
-    if installed_scopes(Path(str(payload.get("cwd") or os.getcwd())), dict(env)):
+    url = f"http://{runtime['host']}:{runtime['port']}"
+    if url in settings_hook_urls(Path(str(payload.get("cwd") or os.getcwd())), env):
         return None
     session_env = ";".join(f"{name}={env.get(name, '')}" for name in SESSION_ENV_VARS)
-    client = MemorydClient(f"http://{runtime['host']}:{runtime['port']}", read_token(home, env.get("MEMORYD_TOKEN", "")), timeout=max_time)
+    client = MemorydClient(url, read_token(home, env.get("MEMORYD_TOKEN", "")), timeout=max_time)
     try:
         with client:
             answer = client.request("POST", HOOK_PATH, json=payload, headers={SESSION_ENV_HEADER: session_env})

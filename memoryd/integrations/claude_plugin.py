@@ -1,16 +1,18 @@
-"""memoryd's Claude Code plugin (`plugin/` in the repository, listed by `.claude-plugin/marketplace.json`):
-is it enabled, and the `claude plugin` commands that add, install and remove it.
+"""How Claude Code is connected to memoryd: the plugin (`plugin/`, listed by
+`.claude-plugin/marketplace.json`) or the settings-file hooks of `memoryd hooks --install`.
 
-The plugin's hooks run `memoryd hook claude-code` (`memoryd.cli.hook`); the settings-file hooks of
-`memoryd hooks --install` are the other way in, and the two must never both answer one event.
+The plugin's hooks run `memoryd hook claude-code` (`memoryd.cli.hook`); the settings-file hooks call
+the daemon with curl. The two must never both answer one event, so the plugin's command stands
+aside for settings-file hooks that reach the running daemon (`settings_hook_urls`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
-from typing import Mapping
+from typing import Any, Mapping
 
 PLUGIN_NAME = "memoryd"
 MARKETPLACE_NAME = "memoryd"  # `name` in .claude-plugin/marketplace.json
@@ -36,6 +38,42 @@ def plugin_enabled(cwd: Path, env: Mapping[str, str] | None = None) -> list[str]
         if isinstance(enabled, dict) and any(k.split("@", 1)[0] == PLUGIN_NAME and v for k, v in enabled.items()):
             found.append(str(path))
     return found
+
+
+def settings_hooks(cwd: Path, env: Mapping[str, str] | None = None) -> list[tuple[str, Path, dict[str, Any]]]:
+    """(scope, settings file, handler) for each memoryd hook in Claude Code's settings files."""
+    from memoryd.integrations.claude_code import HOOK_PATH, settings_path
+
+    env = os.environ if env is None else env
+    found = []
+    for scope in ("user", "project", "local"):
+        path = settings_path(scope, cwd, dict(env))  # type: ignore[arg-type]
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        hooks = data.get("hooks") if isinstance(data, dict) else None
+        for groups in (hooks or {}).values() if isinstance(hooks, dict) else ():
+            for group in groups if isinstance(groups, list) else ():
+                for handler in group.get("hooks", []) if isinstance(group, dict) else ():
+                    if isinstance(handler, dict) and HOOK_PATH in str(handler.get("command", "")) + str(handler.get("url", "")):
+                        found.append((scope, path, handler))
+    return found
+
+
+def hook_url(handler: dict[str, Any]) -> str | None:
+    """The daemon URL a settings-file hook calls (its command's curl URL, or an http hook's url)."""
+    from memoryd.integrations.claude_code import HOOK_PATH
+
+    if handler.get("type") == "http":
+        return str(handler.get("url", "")).removesuffix(HOOK_PATH) or None
+    m = re.search(r"(https?://[^\s'\"]+?)" + re.escape(HOOK_PATH), str(handler.get("command", "")))
+    return m.group(1) if m else None
+
+
+def settings_hook_urls(cwd: Path, env: Mapping[str, str] | None = None) -> set[str]:
+    """The daemon URLs that memoryd's settings-file hooks for this project call."""
+    return {url for _, _, handler in settings_hooks(cwd, env) if (url := hook_url(handler))}
 
 
 def marketplace_root() -> Path | None:
