@@ -206,9 +206,10 @@ def _claude_memory_checks(settings: Settings, cwd: str) -> list[Check]:
         Check("native memory", True, f"Claude Code's auto memory is {'on' if info['native_memory'] else 'off'} ({info['native_reason']})"),
         Check("context", not info["fix"], f"MEMORY.md reaches the model {info['context']}", info["fix"]),
     ]
-    if info["old_store"]:
+    if info["old_store"]:  # a note, not a failure: the project is served from there, nothing is lost
         old = info["old_store"]
-        checks.append(Check("old memoryd store", False, f"{old['memories']} memories in {old['path']} are not in {info['memory_dir']}", old["fix"]))
+        checks.append(Check("import", True, f"{old['memories']} memories stay in memoryd's own store {old['path']} until you import them into "
+                                            f"Claude Code's dir {old['moves_to']}", old["fix"]))
     return checks
 
 
@@ -230,9 +231,8 @@ def check_transcript_roots(ctx: Context) -> list[Check]:
         name = f"transcript root {root}"
         if root in watched:
             checks.append(Check(name, True, "watched"))
-        elif root in waiting:
-            checks.append(Check(name, False, "does not exist yet (the daemon waits for it to appear)",
-                                f"run Claude Code once (it creates ~/.claude/projects), or fix [transcripts] roots in {config}"))
+        elif root in waiting:  # a note: a fresh install before the first Claude Code session is correct
+            checks.append(Check(name, True, "does not exist yet: watched as soon as Claude Code creates it (its first session does)"))
         elif root not in daemon_roots:
             checks.append(Check(name, False, f"not a root of the running daemon (its roots: {', '.join(daemon_roots) or 'none'})",
                                 f"restart the daemon so it reads {config} (memoryd stop, then start it again)"))
@@ -275,7 +275,8 @@ def _llm_checks(settings: Settings, status: dict[str, Any] | None) -> list[Check
     if backend == "off":
         wanted = settings.llm_backend
         ok = wanted in ("auto", "off")  # offline by choice, or auto found nothing: both work, with the offline paths
-        checks.append(Check("llm", ok, f"offline: {llm.get('why_offline', '')}",
+        why = str(llm.get("why_offline", ""))
+        checks.append(Check("llm", ok, why if why.startswith("offline") else f"offline: {why}",
                             "" if ok else "fix the setting named above, or set [llm] backend = \"off\""))
     else:
         detail = f"{backend}, model {model}, {spend}"
