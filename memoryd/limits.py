@@ -90,6 +90,7 @@ GREP_RIPGREP_ARGS_CHARS = 30_000 if sys.platform == "win32" else 120_000  # file
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7377
 DEFAULT_HOME = "~/.memoryd"  # $MEMORYD_HOME when unset
+LOG_DIRNAME, LOG_FILENAME = "logs", "memoryd.log"  # the daemon's log: $MEMORYD_HOME/logs/memoryd.log (`memoryd logs`)
 REQUEST_MAX_BYTES = 256 * 1024  # bodies over 256 KB → 413
 TOKEN_FILE_MODE = 0o600
 TOKEN_BYTES = 32

@@ -47,7 +47,7 @@ def test_plugin_from_the_repository_folder_connects_claude_code(tmp_path: Path) 
         def cli(*args: str, cwd: Path = project) -> subprocess.CompletedProcess[str]:
             return subprocess.run(list(args), cwd=cwd, env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
 
-        for target in (REPO, REPO / "plugin"):
+        for target in (REPO, REPO / "memoryd" / "claude_code_plugin", REPO / "memoryd" / "claude_code_plugin" / "memoryd"):
             r = cli(claude, "plugin", "validate", str(target))
             assert r.returncode == 0 and "Validation passed" in r.stdout, r.stdout + r.stderr
         assert cli(claude, "plugin", "marketplace", "add", str(REPO)).returncode == 0

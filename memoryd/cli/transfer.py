@@ -6,11 +6,12 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memoryd.cli.output import EXIT_API, EXIT_OK, client_of, common, cwd_of, emit, settings_of
-from memoryd.client import ApiError, MemorydClient
-from memoryd.integrations.transfer import Record, export_jsonl, export_tar, plan_import, read_source
+
+if TYPE_CHECKING:
+    from memoryd.client import MemorydClient
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -25,7 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=cmd_export)
 
 
-def _existing(client: MemorydClient, cwd: str) -> list[dict[str, Any]]:
+def _existing(client: "MemorydClient", cwd: str) -> list[dict[str, Any]]:
     return [client.get_memory(cwd, m["filename"]) for m in client.list_memories(cwd)["memories"]]
 
 
@@ -44,7 +45,9 @@ def _moving_to(args: argparse.Namespace, cwd: str, source: Path) -> tuple[Path, 
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from memoryd.client import ApiError
     from memoryd.integrations.claude_memory import mark_moved
+    from memoryd.integrations.transfer import Record, plan_import, read_source
 
     cwd = cwd_of(args)
     source = Path(args.source).expanduser()
@@ -81,6 +84,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from memoryd.integrations.transfer import export_jsonl, export_tar
+
     cwd = cwd_of(args)
     with client_of(args) as client:
         memories = _existing(client, cwd)

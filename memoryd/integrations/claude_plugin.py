@@ -1,5 +1,5 @@
-"""How Claude Code is connected to memoryd: the plugin (`plugin/`, listed by
-`.claude-plugin/marketplace.json`) or the settings-file hooks of `memoryd hooks --install`.
+"""How Claude Code is connected to memoryd: the plugin (`memoryd/claude_code_plugin/memoryd/`, listed by
+`.claude-plugin/marketplace.json` at the repository's root and in the package) or the settings-file hooks of `memoryd hooks --install`.
 
 The plugin's hooks run `memoryd hook claude-code` (`memoryd.cli.hook`); the settings-file hooks call
 the daemon with curl. The two must never both answer one event, so the plugin's command stands
@@ -17,6 +17,7 @@ from typing import Any, Mapping
 PLUGIN_NAME = "memoryd"
 MARKETPLACE_NAME = "memoryd"  # `name` in .claude-plugin/marketplace.json
 PLUGIN_ID = f"{PLUGIN_NAME}@{MARKETPLACE_NAME}"
+MARKETPLACE_DIRNAME = "claude_code_plugin"  # memoryd/claude_code_plugin/: .claude-plugin/marketplace.json and the plugin folder memoryd/
 
 
 def _settings_files(cwd: Path, env: Mapping[str, str]) -> list[Path]:
@@ -76,11 +77,10 @@ def settings_hook_urls(cwd: Path, env: Mapping[str, str] | None = None) -> set[s
     return {url for _, _, handler in settings_hooks(cwd, env) if (url := hook_url(handler))}
 
 
-def marketplace_root() -> Path | None:
-    """The repository folder holding `.claude-plugin/marketplace.json` when memoryd runs from a clone
-    (or an editable install); None for a wheel install, which must name the repository instead."""
-    root = Path(__file__).resolve().parents[2]
-    return root if (root / ".claude-plugin" / "marketplace.json").is_file() else None
+def packaged_marketplace() -> Path:
+    """The marketplace folder inside the package (`claude_code_plugin/`), there in a wheel install too;
+    the repository's own `.claude-plugin/marketplace.json` lists the same plugin folder."""
+    return Path(__file__).resolve().parents[1] / MARKETPLACE_DIRNAME
 
 
 def install_commands(claude: str, source: str) -> list[list[str]]:
