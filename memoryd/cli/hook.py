@@ -28,8 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "hook", help="forward one agent hook event (stdin) to the daemon and print its answer",
         description="Forward one hook event, read on stdin, to the running daemon and print its answer. "
                     "The Claude Code plugin's hooks run this; it always exits 0 and never blocks the agent.",
-        epilog="example:\n  echo '{\"hook_event_name\": \"SessionStart\", \"cwd\": \"'$PWD'\", \"session_id\": \"s1\"}' | memoryd hook claude-code",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog="the event is Claude Code's hook JSON, e.g. {\"hook_event_name\": \"SessionStart\", \"cwd\": \"/home/me/shop\", \"session_id\": \"s1\"}")
     p.add_argument("agent", choices=["claude-code"], help="the agent that sent the event")
     p.set_defaults(func=cmd_hook)
 
