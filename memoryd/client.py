@@ -109,10 +109,11 @@ class MemorydClient:
                                    "check it with `memoryd status`.") from exc
         raise AssertionError("unreachable")
 
-    def request(self, method: str, path: str, *, params: Mapping[str, Any] | None = None, json: Any = None) -> Any:
+    def request(self, method: str, path: str, *, params: Mapping[str, Any] | None = None, json: Any = None,
+                headers: Mapping[str, str] | None = None) -> Any:
         query = {k: v for k, v in (params or {}).items() if v is not None}
         target = path + ("?" + urlencode(query) if query else "")
-        headers = dict(self._headers)
+        headers = {**(headers or {}), **self._headers}
         body = None
         if json is not None:
             body = _json.dumps(json).encode("utf-8")

@@ -1,7 +1,7 @@
 """Settings: embedded defaults → `$MEMORYD_HOME/config.toml` → environment variables.
 
 Only the composition root (`memoryd.daemon`, the CLI) calls `load_settings`; every other
-module receives the values it needs as arguments. `config.example.toml` documents every
+module receives the values it needs as arguments. `memoryd/config.example.toml` (`memoryd config init`) documents every
 key with its default, and a test keeps the two in step.
 """
 
@@ -18,6 +18,7 @@ from memoryd import limits
 from memoryd.errors import ConfigError
 
 CONFIG_FILENAME = "config.toml"
+EXAMPLE_FILENAME = "config.example.toml"  # in the package (memoryd/), and linked at the repository's root
 DEFAULT_HOME = limits.DEFAULT_HOME
 
 
@@ -163,6 +164,56 @@ def _set(data: dict[str, Any], section: str, key: str, value: Any) -> None:
     data.setdefault(section, {})[key] = value
 
 
+# Environment variables that override one file setting: name → (section, key).
+ENV_SETTINGS: dict[str, tuple[str, str]] = {
+    "MEMORYD_HOST": ("server", "host"),
+    "MEMORYD_PORT": ("server", "port"),
+    "MEMORYD_RECALL_DENSE": ("recall", "dense"),
+}
+# Read from the environment only (never the file), as `load_settings` fills them in.
+ENV_ONLY = ("MEMORYD_HOME", "MEMORYD_TOKEN", "MEMORYD_MEMORY_DIR", "MEMORYD_LLM", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
+SECRET_ENV = {"MEMORYD_TOKEN", "ANTHROPIC_API_KEY"}
+
+
+def _env_value(name: str, raw: str) -> Any:
+    if name == "MEMORYD_PORT":
+        try:
+            return int(raw)
+        except ValueError as exc:
+            raise ConfigError(f"MEMORYD_PORT={raw!r} is not a port number; set it to e.g. 7377.") from exc
+    return raw.strip().lower() if name == "MEMORYD_RECALL_DENSE" else raw
+
+
+def example_config() -> str:
+    """The commented example config shipped in the package: every setting with its default."""
+    from importlib.resources import files
+
+    return files("memoryd").joinpath(EXAMPLE_FILENAME).read_text(encoding="utf-8")
+
+
+def setting_sources(env: Mapping[str, str] | None = None, *, home: Path | None = None) -> list[dict[str, Any]]:
+    """Each file setting's effective value and where it came from: default, the config file, or an
+    environment variable; then the environment-only ones (secrets as "set", never their value)."""
+    env = os.environ if env is None else env
+    settings = load_settings(env, home=home)
+    path = settings.home / CONFIG_FILENAME
+    in_file = tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    from_env = {where: name for name, where in ENV_SETTINGS.items() if env.get(name)}
+    rows = []
+    for section, values in settings.model_dump(mode="json").items():
+        if not isinstance(values, dict) or section == "projects":
+            continue
+        for key, value in values.items():
+            source = f"env {from_env[(section, key)]}" if (section, key) in from_env else str(path) if key in in_file.get(section, {}) else "default"
+            rows.append({"setting": f"{section}.{key}", "value": value, "source": source})
+    for project, overrides in settings.projects.items():
+        rows.append({"setting": f"projects.{project!r}", "value": overrides, "source": str(path)})
+    for name in ENV_ONLY:
+        if env.get(name):
+            rows.append({"setting": name, "value": "(set, not shown)" if name in SECRET_ENV else env[name], "source": f"env {name}"})
+    return rows
+
+
 def load_settings(env: Mapping[str, str] | None = None, *, home: Path | None = None) -> Settings:
     """Build Settings from the defaults, the user's config file, then the environment."""
     env = os.environ if env is None else env
@@ -174,20 +225,15 @@ def load_settings(env: Mapping[str, str] | None = None, *, home: Path | None = N
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{path} is not valid TOML ({exc}); fix it or move it aside to use the defaults.") from exc
-    if env.get("MEMORYD_HOST"):
-        _set(data, "server", "host", env["MEMORYD_HOST"])
-    if env.get("MEMORYD_PORT"):
-        try:
-            _set(data, "server", "port", int(env["MEMORYD_PORT"]))
-        except ValueError as exc:
-            raise ConfigError(f"MEMORYD_PORT={env['MEMORYD_PORT']!r} is not a port number; set it to e.g. 7377.") from exc
-    if env.get("MEMORYD_RECALL_DENSE"):
-        _set(data, "recall", "dense", env["MEMORYD_RECALL_DENSE"].strip().lower())
+    for name, (section, key) in ENV_SETTINGS.items():
+        if env.get(name):
+            _set(data, section, key, _env_value(name, env[name]))
     try:
         settings = Settings.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
-        raise ConfigError(f"invalid setting in {path} or the environment ({problems}); see config.example.toml.") from exc
+        raise ConfigError(f"invalid setting in {path} or the environment ({problems}); `memoryd config init --print` "
+                          "shows every setting with its default and what it does.") from exc
     settings.home = home
     settings.token_override = env.get("MEMORYD_TOKEN", "")
     settings.memory_dir_override = env.get("MEMORYD_MEMORY_DIR", "")

@@ -6,7 +6,6 @@ Every check is one function of a `Context` in `CHECKS`; a new check is a functio
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import re
@@ -20,13 +19,12 @@ from typing import Any, Callable, Mapping
 from memoryd.auth import token_path
 from memoryd.client import ApiError, DaemonNotRunning, MemorydClient
 from memoryd.config import Settings
-from memoryd.integrations.claude_code import HOOK_PATH, settings_path
+from memoryd.integrations.claude_plugin import PLUGIN_ID, hook_url, plugin_enabled, settings_hooks
 from memoryd.units import LAUNCHD_LABEL, SYSTEMD_UNIT_NAME, target
 
 MIN_FREE_BYTES = 500 * 1024 * 1024
 SERVICE_QUERY_TIMEOUT_SECONDS = 10
 HOOK_PROBE_TIMEOUT_SECONDS = 3.0
-_HOOK_URL = re.compile(r"(https?://[^\s'\"]+?)" + re.escape(HOOK_PATH))
 _HOOK_HEADER_FILE = re.compile(r"-H @'([^']+)'")
 
 
@@ -132,46 +130,37 @@ def check_service(ctx: Context) -> Check:
     return Check("service", True, f"{t.system} service active, pid {main_pid} is the daemon answering")
 
 
-def _our_hooks(cwd: Path, env: Mapping[str, str]) -> list[tuple[str, Path, dict[str, Any]]]:
-    """(scope, settings file, handler) for each memoryd hook in Claude Code's settings files."""
-    found = []
-    for scope in ("user", "project", "local"):
-        path = settings_path(scope, cwd, dict(env))  # type: ignore[arg-type]
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        hooks = data.get("hooks") if isinstance(data, dict) else None
-        for groups in (hooks or {}).values() if isinstance(hooks, dict) else ():
-            for group in groups if isinstance(groups, list) else ():
-                for handler in group.get("hooks", []) if isinstance(group, dict) else ():
-                    if isinstance(handler, dict) and HOOK_PATH in str(handler.get("command", "")) + str(handler.get("url", "")):
-                        found.append((scope, path, handler))
-    return found
-
-
 def _hook_target(handler: dict[str, Any], env: Mapping[str, str]) -> tuple[str | None, str | None, str]:
     """(daemon URL, token, where the token comes from) of one hook handler."""
+    url = hook_url(handler)
     if handler.get("type") == "http":
-        url = str(handler.get("url", "")).removesuffix(HOOK_PATH)
         return url, env.get("MEMORYD_TOKEN") or None, "MEMORYD_TOKEN"
-    command = str(handler.get("command", ""))
-    m, h = _HOOK_URL.search(command), _HOOK_HEADER_FILE.search(command)
-    if not m or not h:
+    h = _HOOK_HEADER_FILE.search(str(handler.get("command", "")))
+    if not url or not h:
         return None, None, "the hook command"
     try:
         line = Path(h.group(1)).read_text(encoding="utf-8").strip()
     except OSError:
-        return m.group(1), None, h.group(1)
-    return m.group(1), line.split("Bearer ", 1)[1].strip() if "Bearer " in line else None, h.group(1)
+        return url, None, h.group(1)
+    return url, line.split("Bearer ", 1)[1].strip() if "Bearer " in line else None, h.group(1)
 
 
 def check_hooks(ctx: Context) -> list[Check]:
     """Each installed hook's URL answers with its token, and it is this daemon that answers."""
-    hooks = _our_hooks(Path(ctx.cwd), ctx.env)
-    if not hooks:
-        return [Check("claude-code hooks", False, "not installed", "memoryd hooks --install")]
+    hooks = settings_hooks(Path(ctx.cwd), ctx.env)
     checks = []
+    plugin = plugin_enabled(Path(ctx.cwd), ctx.env)
+    if plugin:
+        found = shutil.which("memoryd", path=ctx.env.get("PATH"))
+        if found is None:
+            checks.append(Check("claude-code plugin", False, f"{PLUGIN_ID} is enabled in {plugin[-1]}, but its hooks run `memoryd`, which is not on PATH",
+                                "install memoryd with `uv tool install` or `pipx install` (both put it on PATH), or add this install's bin folder to PATH"))
+        else:
+            aside = "; memoryd's settings-file hooks answer while they reach the daemon, the plugin's stand aside" if hooks else ""
+            checks.append(Check("claude-code plugin", True, f"{PLUGIN_ID} enabled in {plugin[-1]}; its hooks run `{found} hook claude-code`{aside}"))
+    if not hooks:
+        return checks or [Check("claude-code hooks", False, "neither the memoryd plugin nor settings-file hooks are installed",
+                                "memoryd setup (installs the plugin when `claude` is on PATH), or memoryd hooks --install")]
     seen: set[tuple[str, str | None, str | None]] = set()
     reinstall = "memoryd hooks --install (rewrites memoryd's hooks for this daemon)"
     for scope, path, handler in hooks:
@@ -217,9 +206,10 @@ def _claude_memory_checks(settings: Settings, cwd: str) -> list[Check]:
         Check("native memory", True, f"Claude Code's auto memory is {'on' if info['native_memory'] else 'off'} ({info['native_reason']})"),
         Check("context", not info["fix"], f"MEMORY.md reaches the model {info['context']}", info["fix"]),
     ]
-    if info["old_store"]:
+    if info["old_store"]:  # a note, not a failure: the project is served from there, nothing is lost
         old = info["old_store"]
-        checks.append(Check("old memoryd store", False, f"{old['memories']} memories in {old['path']} are not in {info['memory_dir']}", old["fix"]))
+        checks.append(Check("import", True, f"{old['memories']} memories stay in memoryd's own store {old['path']} until you import them into "
+                                            f"Claude Code's dir {old['moves_to']}", old["fix"]))
     return checks
 
 
@@ -241,9 +231,8 @@ def check_transcript_roots(ctx: Context) -> list[Check]:
         name = f"transcript root {root}"
         if root in watched:
             checks.append(Check(name, True, "watched"))
-        elif root in waiting:
-            checks.append(Check(name, False, "does not exist yet (the daemon waits for it to appear)",
-                                f"run Claude Code once (it creates ~/.claude/projects), or fix [transcripts] roots in {config}"))
+        elif root in waiting:  # a note: a fresh install before the first Claude Code session is correct
+            checks.append(Check(name, True, "does not exist yet: watched as soon as Claude Code creates it (its first session does)"))
         elif root not in daemon_roots:
             checks.append(Check(name, False, f"not a root of the running daemon (its roots: {', '.join(daemon_roots) or 'none'})",
                                 f"restart the daemon so it reads {config} (memoryd stop, then start it again)"))
@@ -286,7 +275,8 @@ def _llm_checks(settings: Settings, status: dict[str, Any] | None) -> list[Check
     if backend == "off":
         wanted = settings.llm_backend
         ok = wanted in ("auto", "off")  # offline by choice, or auto found nothing: both work, with the offline paths
-        checks.append(Check("llm", ok, f"offline: {llm.get('why_offline', '')}",
+        why = str(llm.get("why_offline", ""))
+        checks.append(Check("llm", ok, why if why.startswith("offline") else f"offline: {why}",
                             "" if ok else "fix the setting named above, or set [llm] backend = \"off\""))
     else:
         detail = f"{backend}, model {model}, {spend}"

@@ -95,6 +95,7 @@ GREP_RIPGREP_ARGS_CHARS = 30_000 if sys.platform == "win32" else 120_000  # file
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7377
 DEFAULT_HOME = "~/.memoryd"  # $MEMORYD_HOME when unset
+LOG_DIRNAME, LOG_FILENAME = "logs", "memoryd.log"  # the daemon's log: $MEMORYD_HOME/logs/memoryd.log (`memoryd logs`)
 REQUEST_MAX_BYTES = 256 * 1024  # bodies over 256 KB → 413
 # `memoryd import` (issue 31: a 597 KB .tar.gz inflating to 600 MB took the CLI to 1.24 GB). Each file is
 # sized before it is read (a tar member by its header): one over what a save can carry is skipped.

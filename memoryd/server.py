@@ -25,9 +25,9 @@ from memoryd.daemon import Daemon
 from memoryd.process import limit_malloc_arenas
 from memoryd.store.files import PRIVATE_FILE_MODE, make_private_dir
 from memoryd.store.secrets import redact_secrets
+from memoryd.limits import LOG_DIRNAME, LOG_FILENAME
 from memoryd.runtime import RUNTIME_FILENAME, write_runtime_file
 
-LOG_DIRNAME = "logs"
 GIL_SWITCH_SECONDS = 0.001  # how long a busy thread keeps the GIL while a request thread waits for it
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -53,9 +53,9 @@ def configure_logging(settings: Settings) -> None:
     stream.setFormatter(formatter)
     log_dir = settings.home / LOG_DIRNAME
     make_private_dir(log_dir)
-    file_handler = logging.handlers.RotatingFileHandler(log_dir / "memoryd.log", maxBytes=5_000_000, backupCount=3, encoding="utf-8")
+    file_handler = logging.handlers.RotatingFileHandler(log_dir / LOG_FILENAME, maxBytes=5_000_000, backupCount=3, encoding="utf-8")
     file_handler.setFormatter(formatter)
-    os.chmod(log_dir / "memoryd.log", PRIVATE_FILE_MODE)
+    os.chmod(log_dir / LOG_FILENAME, PRIVATE_FILE_MODE)
     for handler in (stream, file_handler):
         handler.addFilter(RedactingFilter())
     root.handlers = [stream, file_handler]

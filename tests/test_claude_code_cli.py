@@ -6,8 +6,6 @@ What is asserted is what reaches the model. Skips only when node or npm is missi
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
 import sys
 import time
@@ -16,34 +14,18 @@ from typing import Iterator
 
 import httpx
 import pytest
-from filelock import FileLock
 
 from memoryd import limits
-from tests.support.cache import TEST_CACHE
+from tests.support.claude_cli import claude_binary, headless_env
 from tests.support.messages_api import ScriptedMessagesAPI
 from tests.support.servers import DaemonProcess, daemon_env
-
-CLAUDE_CODE_VERSION = "2.1.330"  # the version the integration doc verified
-CACHE = TEST_CACHE / f"claude-code-{CLAUDE_CODE_VERSION}"
 
 pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
 def claude_bin() -> Path:
-    if not shutil.which("node") or not shutil.which("npm"):
-        pytest.skip("node and npm are needed to install the Claude Code CLI (apt-get install nodejs npm)")
-    binary = CACHE / "node_modules" / ".bin" / "claude"
-    CACHE.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(CACHE) + ".lock"):  # pytest-xdist workers: one installs, the others wait for it
-        if not binary.exists():
-            subprocess.run(
-                ["npm", "install", "--prefix", str(CACHE), "--no-audit", "--no-fund", f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}"],
-                check=True, capture_output=True, timeout=600,
-            )
-    version = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60)
-    assert CLAUDE_CODE_VERSION in version.stdout, version.stdout + version.stderr
-    return binary
+    return claude_binary()
 
 
 class World:
@@ -61,9 +43,7 @@ class World:
         self.daemon = DaemonProcess(home=self.home, env=daemon_env(self.home, HOME=str(self.user_home)))
 
     def env(self) -> dict[str, str]:
-        base = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "ANTHROPIC_", "CLAUDE"))}
-        return {**base, "HOME": str(self.user_home), "MEMORYD_HOME": str(self.home), "ANTHROPIC_BASE_URL": self.api.url,
-                "ANTHROPIC_API_KEY": "sk-ant-test-dummy-key", "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+        return headless_env(self.user_home, self.home, self.api.url)
 
     def ask(self, prompt: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([str(self.claude), "-p", prompt], cwd=self.project, env=self.env(), capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)

@@ -15,11 +15,12 @@ import sys
 from typing import Sequence
 
 from memoryd import __version__
-from memoryd.cli import backfill, doctor, dream, grep, hooks, mcp, memories, recall, review, service, stale, team, transfer, ui
+from memoryd.cli import backfill, config, doctor, dream, grep, hook, hooks, mcp, memories, recall, review, service, setup, stale, team, transfer, ui
+from memoryd.cli.help import describe
 from memoryd.cli.output import EXIT_USAGE, Parser, run_command
 
 # Each module adds its subcommands; a new command group is one line here.
-COMMAND_MODULES = [service, memories, recall, dream, hooks, doctor, grep, mcp, backfill, team, ui, review, stale, transfer]
+COMMAND_MODULES = [setup, service, memories, recall, dream, hooks, hook, doctor, grep, mcp, backfill, team, ui, review, stale, transfer, config]
 
 EPILOG = """exit codes: 0 ok; 1 the daemon refused, a check failed, or grep found nothing;
 2 bad usage or config; 3 the daemon is not running.
@@ -34,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMAND_MODULES:
         module.register(sub)
+    describe(parser)
     return parser
 
 

@@ -6,11 +6,16 @@ import argparse
 import json
 from pathlib import Path
 
-from memoryd.cli.output import EXIT_OK, common, cwd_of, emit, settings_of
+from memoryd.cli.output import EXIT_OK, EXIT_USAGE, common, cwd_of, emit, fail, settings_of
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = common(sub.add_parser("hooks", help="print (or --install) the Claude Code hooks that connect it to memoryd"))
+    p = common(sub.add_parser(
+        "hooks", help="print (or --install) the Claude Code settings-file hooks that connect it to memoryd",
+        description="Print, install or remove memoryd's hooks in a Claude Code settings file: the way in for people who "
+                    "do not use Claude Code plugins (with the plugin, these are not needed and are refused).",
+        epilog="example:\n  memoryd hooks --install            # ~/.claude/settings.json, with a backup of the old file",
+        formatter_class=argparse.RawDescriptionHelpFormatter))
     action = p.add_mutually_exclusive_group()
     action.add_argument("--install", action="store_true", help="merge the hooks into the Claude Code settings file")
     action.add_argument("--uninstall", action="store_true", help="remove memoryd's hooks (and only those)")
@@ -23,6 +28,7 @@ def cmd_hooks(args: argparse.Namespace) -> int:
     from memoryd.auth import load_or_create_token
     from memoryd.client import daemon_url
     from memoryd.integrations.claude_code import hooks_block, install_hooks, settings_path, uninstall_hooks, write_auth_header
+    from memoryd.integrations.claude_plugin import PLUGIN_ID, plugin_enabled
 
     settings = settings_of(args)
     path = settings_path(args.scope, Path(cwd_of(args)))
@@ -30,6 +36,11 @@ def cmd_hooks(args: argparse.Namespace) -> int:
         result = uninstall_hooks(path)
         emit(args, result, f"{'removed memoryd hooks from' if result['changed'] else 'no memoryd hooks in'} {path}")
         return EXIT_OK
+    enabled = plugin_enabled(Path(cwd_of(args))) if args.install else []
+    if enabled:  # both would answer every event: the plugin's hooks already connect Claude Code
+        return fail(args, f"the memoryd plugin is enabled in {enabled[-1]}, and its hooks already connect Claude Code; installing these too "
+                          f"would answer every event twice. Keep the plugin (nothing to do), or remove it first: claude plugin uninstall {PLUGIN_ID}",
+                    EXIT_USAGE, "plugin_installed")
     token = load_or_create_token(settings.home, settings.token_override)
     header = write_auth_header(settings.home, token) if args.install else settings.home / "curl-auth-header"
     block = hooks_block(daemon_url(settings), header, args.hook_type)

@@ -29,6 +29,9 @@ class Parser(argparse.ArgumentParser):
     """argparse whose usage errors follow the --json contract when --json is on the line."""
 
     def error(self, message: str) -> NoReturn:
+        from memoryd.cli.help import suggestion
+
+        message += suggestion(self, message)
         if "--json" in sys.argv[1:]:
             print_json({"error": {"code": "usage", "message": f"{message}; see `{self.prog} --help`."}})
             raise SystemExit(EXIT_USAGE)

@@ -7,8 +7,6 @@ import time
 from typing import Any
 
 from memoryd.cli.output import EXIT_DOWN, EXIT_OK, client_of, common, cwd_of, emit, fail, settings_of, when
-from memoryd.integrations.claude_memory import location_lines as memory_location_lines
-from memoryd.integrations.claude_memory import location_report as memory_location
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -51,6 +49,7 @@ def _human_status(s: dict[str, Any]) -> str:
         f"memoryd {s.get('version')} running (pid {s.get('pid')}, up {days}{time.strftime('%H:%M:%S', time.gmtime(up % 86400))})",
         f"mode:    {s.get('mode')}" + (f" (model {s['model']})" if s.get("model") else " (no LLM: local recall, deterministic extraction and consolidation)"),
         f"home:    {s.get('home')}",
+        f"log:     {s.get('log_file')} (memoryd logs -f)",
     ]
     usage = s.get("llm_usage") or {}
     if usage.get("tokens_used"):
@@ -70,14 +69,23 @@ def _human_status(s: dict[str, Any]) -> str:
     for directory, files in (s.get("invalid_files") or {}).items():
         for f in files:
             lines.append(f"problem: {directory}/{f['filename']}: {f['error']}")
-    lines += memory_location_lines(s.get("memory_location"))
+    from memoryd.integrations.claude_memory import location_lines
+
+    lines += location_lines(s.get("memory_location"))
     return "\n".join(lines)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
     with client_of(args) as client:
         status = client.status()
-    status["memory_location"] = memory_location(settings_of(args), cwd_of(args))
+    from memoryd.integrations.claude_memory import location_report
+
+    from pathlib import Path
+
+    from memoryd.cli.config import log_file
+
+    status["log_file"] = str(log_file(Path(status["home"])))
+    status["memory_location"] = location_report(settings_of(args), cwd_of(args))
     emit(args, status, _human_status)
     return EXIT_OK
 

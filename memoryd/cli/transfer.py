@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memoryd.cli.output import EXIT_API, EXIT_OK, client_of, common, cwd_of, emit
-from memoryd.client import ApiError, MemorydClient
-from memoryd.integrations.transfer import Record, export_jsonl, export_tar, plan_import, read_source
+from memoryd.cli.output import EXIT_API, EXIT_OK, client_of, common, cwd_of, emit, settings_of
+
+if TYPE_CHECKING:
+    from memoryd.client import MemorydClient
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -24,15 +26,40 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=cmd_export)
 
 
-def _existing(client: MemorydClient, cwd: str) -> list[dict[str, Any]]:
+def _existing(client: "MemorydClient", cwd: str) -> list[dict[str, Any]]:
     return [client.get_memory(cwd, m["filename"]) for m in client.list_memories(cwd)["memories"]]
 
 
+def _moving_to(args: argparse.Namespace, cwd: str, source: Path) -> tuple[Path, Path] | None:
+    """(memoryd's own store, Claude Code's dir) when this import moves the project's pending own store
+    (kept in service since ~/.claude appeared) into Claude Code's dir."""
+    from memoryd.integrations.claude_memory import AUTO, claude_code_set_up, claude_memory_dir, pending_own_store
+
+    settings = settings_of(args)
+    if settings.memory.memory_base.strip() != AUTO or not claude_code_set_up(os.environ):
+        return None
+    own = pending_own_store(settings.home, cwd)
+    if own is None or not source.is_dir() or source.resolve() != own.resolve():
+        return None
+    return own, claude_memory_dir(cwd, os.environ)
+
+
 def cmd_import(args: argparse.Namespace) -> int:
+    from memoryd.client import ApiError
+    from memoryd.integrations.claude_memory import mark_moved
+    from memoryd.integrations.transfer import Record, plan_import, read_source
+
     cwd = cwd_of(args)
-    records, skipped = read_source(Path(args.source).expanduser())
+    source = Path(args.source).expanduser()
+    records, skipped = read_source(source)
+    moving = _moving_to(args, cwd, source)
     with client_of(args) as client:
-        existing = [Record(m["name"], m["description"], m["type"], m["body"], m["filename"]) for m in _existing(client, cwd)]
+        if moving is not None:  # compared with where the project is going (memories already there count as imported)
+            existing = read_source(moving[1])[0] if moving[1].is_dir() else []
+            if not args.dry_run:
+                mark_moved(*moving)  # first: from now on the daemon serves the project from Claude Code's dir
+        else:
+            existing = [Record(m["name"], m["description"], m["type"], m["body"], m["filename"]) for m in _existing(client, cwd)]
         plan = plan_import(records, existing)
         rows = [p.as_dict() for p in plan]
         if not args.dry_run:
@@ -59,6 +86,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    from memoryd.integrations.transfer import export_jsonl, export_tar
+
     cwd = cwd_of(args)
     with client_of(args) as client:
         memories = _existing(client, cwd)

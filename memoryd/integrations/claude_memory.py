@@ -229,13 +229,38 @@ def base_memory_dir(base: Path, cwd: str) -> Path:
     return _checked(projects / project_folder(projects, root) / limits.MEMORY_DIRNAME)
 
 
+# In memoryd's own store for a project: the user imported it into Claude Code's dir (`memoryd import`).
+MOVED_MARKER = ".memoryd-moved"
+
+
+def _has_memories(directory: Path) -> bool:
+    try:
+        with os.scandir(directory) as entries:
+            return any(e.name.endswith(".md") and e.name != limits.INDEX_FILENAME and e.is_file(follow_symlinks=False) for e in entries)
+    except OSError:
+        return False
+
+
+def pending_own_store(home: Path, cwd: str) -> Path | None:
+    """memoryd's own store for this project while it holds memories not yet imported into Claude
+    Code's dir: it keeps being served, so nothing moves under the user when ~/.claude appears."""
+    own = base_memory_dir(home, cwd)
+    return own if not (own / MOVED_MARKER).exists() and _has_memories(own) else None
+
+
+def mark_moved(own: Path, target: Path) -> None:
+    """From now on this project is served from `target` (Claude Code's dir); `own` stays as it was."""
+    (own / MOVED_MARKER).write_text(json.dumps({"moved_to": str(target)}) + "\n", encoding="utf-8")
+
+
 def auto_resolver(home: Path, env: Mapping[str, str] | None = None) -> Callable[[str], Path]:
-    """cwd → memory dir for `memory_base = "auto"`: Claude Code's when it is set up, else $MEMORYD_HOME's."""
+    """cwd → memory dir for `memory_base = "auto"`: Claude Code's when it is set up, else $MEMORYD_HOME's;
+    a project with memories in $MEMORYD_HOME's stays there until they are imported (`pending_own_store`)."""
     env = dict(os.environ) if env is None else env
 
     def resolve(cwd: str) -> Path:
         if claude_code_set_up(env):
-            return claude_memory_dir(cwd, env)
+            return pending_own_store(home, cwd) or claude_memory_dir(cwd, env)
         return base_memory_dir(home, cwd)
 
     return resolve
@@ -290,30 +315,34 @@ def describe(settings: "Settings", cwd: str, *, hooks_installed: bool, hooks_for
         "dialect": "claude-code" if same else "memoryd", "claude_code_dir": str(cc_dir) if cc_dir else None,
         "same_as_claude_code": same, "native_memory": native.enabled, "native_reason": native.reason,
     }
-    if native.enabled and not same and cc_dir is not None:
+    pending = pending_own_store(settings.home, cwd) if set_up and cc_dir is not None and settings.memory.memory_base.strip() == AUTO else None
+    pending = pending if pending is not None and Path(os.path.realpath(pending)) == Path(os.path.realpath(memory_dir)) else None
+    if native.enabled and not same and cc_dir is not None and pending is None:
         info.update(context="two indexes", fix=f'two memories for one project: set memory_base = "auto" in {settings.home}/config.toml '
                     f"(then memoryd import --from '{memory_dir}'), or turn Claude Code's own memory off (autoMemoryEnabled: false)")
     elif not hooks_installed:
         info.update(context="once (Claude Code only)" if native.enabled else "not injected",
-                    fix="memoryd hooks --install (memoryd's recall and extraction need its hooks)")
+                    fix="memoryd setup, or memoryd hooks --install (memoryd's recall and extraction need its hooks)")
     elif not hooks_forward_env:
         info.update(context="once, unless a session sets CLAUDE_CODE_DISABLE_AUTO_MEMORY",
                     fix="memoryd hooks --install again: the installed hooks predate the native-memory check")
+    elif pending is not None:
+        info.update(context="once (memoryd injects its own store's MEMORY.md)", fix="")
     else:
         info.update(context="once (Claude Code loads MEMORY.md; memoryd adds recall)" if native.enabled else "once (memoryd injects MEMORY.md)", fix="")
-    old = base_memory_dir(settings.home, cwd) if set_up and same else None
-    old_files = _memory_files(old) if old is not None and old != memory_dir else []
-    info["old_store"] = {"path": str(old), "memories": len(old_files),
-                         "fix": f"memoryd import --from '{old}' --dry-run, then without --dry-run (nothing moves until you run it)"} if old_files else None
+    info["old_store"] = {"path": str(pending), "memories": len(_memory_files(pending)), "moves_to": str(cc_dir),
+                         "fix": f"memoryd import --from '{pending}' (--dry-run first shows what; until then this project is served from there)"} if pending else None
     return info
 
 
 def location_report(settings: "Settings", cwd: str) -> dict[str, Any]:
     """`describe` with the installed hooks looked up; `{"error": …}` when the cwd cannot be resolved."""
     from memoryd.integrations.claude_code import hooks_forward_session_env, installed_scopes
+    from memoryd.integrations.claude_plugin import plugin_enabled
 
     try:
-        return describe(settings, cwd, hooks_installed=bool(installed_scopes(Path(cwd))), hooks_forward_env=hooks_forward_session_env(Path(cwd)))
+        hooks = bool(installed_scopes(Path(cwd)) or plugin_enabled(Path(cwd)))
+        return describe(settings, cwd, hooks_installed=hooks, hooks_forward_env=hooks_forward_session_env(Path(cwd)))
     except Exception as exc:  # e.g. a symlinked project folder: the message names the fix
         return {"error": str(exc)}
 
@@ -332,5 +361,6 @@ def location_lines(info: dict[str, Any] | None) -> list[str]:
     if info.get("fix"):
         lines.append(f"fix:     {info['fix']}")
     if info.get("old_store"):
-        lines.append(f"old:     {info['old_store']['memories']} memories in {info['old_store']['path']}: {info['old_store']['fix']}")
+        old = info["old_store"]
+        lines.append(f"import:  {old['memories']} memories stay in memoryd's own store until you import them into {old['moves_to']}: {old['fix']}")
     return lines

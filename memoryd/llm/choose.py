@@ -51,4 +51,4 @@ def choose_backend(settings: "Settings") -> tuple[Backend | None, str]:
         if cli.signed_in():
             return cli, ""
         return None, f"offline: no ANTHROPIC_API_KEY, and {binary} is not signed in (run `claude` and /login)"
-    return None, "offline: no ANTHROPIC_API_KEY and no `claude` on PATH (see README: Use your Claude Code login)"
+    return None, "offline: no ANTHROPIC_API_KEY and no `claude` on PATH (docs/configuration.md: Use your Claude Code login)"

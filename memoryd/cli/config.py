@@ -1,0 +1,139 @@
+"""`memoryd config`, `memoryd logs`, `memoryd completion`: find your way around an install."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from memoryd.cli.output import EXIT_OK, EXIT_USAGE, common, emit, fail, table
+
+SHELLS = ("bash", "zsh", "fish")
+LOG_FOLLOW_POLL_SECONDS = 0.25
+
+
+def _parser(sub: argparse._SubParsersAction, name: str, help: str, example: str) -> argparse.ArgumentParser:  # type: ignore[type-arg]
+    return sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".", epilog=f"example:\n  {example}",
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = common(_parser(sub, "config", "show the config file's path and every effective setting with where it came from",
+                       "memoryd config            # then: memoryd config init"), cwd=False)
+    p.set_defaults(func=cmd_config)
+    actions = p.add_subparsers(dest="config_action", metavar="ACTION")
+    init = common(actions.add_parser("init", help="write the commented example config (every setting, its default, what it does)",
+                                      description="Write the commented example config to $MEMORYD_HOME/config.toml; never overwrites a file.",
+                                      epilog="example:\n  memoryd config init && $EDITOR ~/.memoryd/config.toml",
+                                      formatter_class=argparse.RawDescriptionHelpFormatter), cwd=False)
+    init.add_argument("--print", dest="to_stdout", action="store_true", help="print it on stdout instead of writing the file")
+    init.set_defaults(func=cmd_config_init)
+
+    p = _parser(sub, "logs", "print the daemon's log (its path: `memoryd status`)", "memoryd logs -f        # follow it, like tail -f")
+    p.add_argument("-n", "--lines", type=int, default=50, help="how many of the last lines to print (default 50)")
+    p.add_argument("-f", "--follow", action="store_true", help="keep printing lines as the daemon writes them (Ctrl-C stops)")
+    p.set_defaults(func=cmd_logs)
+
+    p = _parser(sub, "completion", "print the shell completion script for bash, zsh or fish",
+                "memoryd completion bash > ~/.local/share/bash-completion/completions/memoryd")
+    p.add_argument("shell", choices=SHELLS, help="the shell to complete in")
+    p.set_defaults(func=cmd_completion)
+
+
+def cmd_config(args: argparse.Namespace) -> int:
+    from memoryd.client import home_from_env
+    from memoryd.config import CONFIG_FILENAME, setting_sources
+
+    path = home_from_env() / CONFIG_FILENAME
+    rows = setting_sources()
+    data = {"path": str(path), "exists": path.is_file(), "settings": rows}
+
+    def human(d: dict[str, Any]) -> Any:
+        head = f"config file: {d['path']}" + ("" if d["exists"] else " (does not exist: every setting is its default; `memoryd config init` writes one)")
+        from rich.console import Group
+        from rich.text import Text
+
+        body = table(["setting", "value", "from"], [[r["setting"], json.dumps(r["value"], ensure_ascii=False), r["source"]] for r in d["settings"]])
+        return Group(Text(head), Text(""), body) if not isinstance(body, str) else f"{head}\n\n{body}"
+
+    emit(args, data, human)
+    return EXIT_OK
+
+
+def cmd_config_init(args: argparse.Namespace) -> int:
+    from memoryd.client import home_from_env
+    from memoryd.config import CONFIG_FILENAME, example_config
+    from memoryd.store.files import atomic_write
+
+    text = example_config()
+    if args.to_stdout:
+        sys.stdout.write(text)
+        return EXIT_OK
+    home = home_from_env()
+    path = home / CONFIG_FILENAME
+    if path.exists():
+        return fail(args, f"{path} exists; nothing was changed. `memoryd config init --print` shows the example to copy from.", EXIT_USAGE, "exists")
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    atomic_write(path, text)
+    emit(args, {"path": str(path), "written": True}, f"wrote {path} (every setting commented with its default; restart the daemon after editing)")
+    return EXIT_OK
+
+
+def log_file(home: Path) -> Path:
+    from memoryd import limits
+
+    return home / limits.LOG_DIRNAME / limits.LOG_FILENAME
+
+
+def _tail(path: Path, lines: int) -> list[str]:
+    with path.open("rb") as f:
+        f.seek(0, os.SEEK_END)
+        size, block, data = f.tell(), 64 * 1024, b""
+        while size > 0 and data.count(b"\n") <= lines:
+            step = min(block, size)
+            size -= step
+            f.seek(size)
+            data = f.read(step) + data
+    return data.decode("utf-8", "replace").splitlines()[-lines:] if lines > 0 else []
+
+
+def cmd_logs(args: argparse.Namespace) -> int:
+    from memoryd.client import home_from_env
+
+    path = log_file(home_from_env())
+    if not path.exists():
+        return fail(args, f"no log yet at {path}: the daemon writes it from its first start (memoryd serve, or memoryd setup).", code="no_log")
+    for line in _tail(path, args.lines):
+        print(line)
+    if not args.follow:
+        return EXIT_OK
+    sys.stdout.flush()
+    with path.open("rb") as f:
+        f.seek(0, os.SEEK_END)
+        inode = os.fstat(f.fileno()).st_ino
+        while True:  # Ctrl-C ends it (130, as run_command maps KeyboardInterrupt)
+            chunk = f.read()
+            if chunk:
+                sys.stdout.write(chunk.decode("utf-8", "replace"))
+                sys.stdout.flush()
+                continue
+            try:
+                rotated = path.stat().st_ino != inode
+            except FileNotFoundError:
+                rotated = False
+            if rotated:  # the daemon rotated memoryd.log: go on in the new file
+                return cmd_logs(argparse.Namespace(**{**vars(args), "lines": 10**6}))
+            time.sleep(LOG_FOLLOW_POLL_SECONDS)
+
+
+def cmd_completion(args: argparse.Namespace) -> int:
+    import shtab
+
+    from memoryd.cli import build_parser
+
+    print(shtab.complete(build_parser(), shell=args.shell))
+    return EXIT_OK

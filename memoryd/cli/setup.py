@@ -1,0 +1,187 @@
+"""`memoryd setup`: the rest of the install in one step, idempotent, with --dry-run: the service,
+Claude Code (its plugin when `claude` is on PATH, else settings-file hooks), MCP blocks where
+wanted, a pending import to offer, then doctor's summary."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memoryd.cli.output import EXIT_FAIL, EXIT_OK, common, cwd_of, emit, settings_of
+
+if TYPE_CHECKING:
+    from memoryd.config import Settings
+
+CLAUDE_CLI_TIMEOUT_SECONDS = 120
+FOREGROUND = "memoryd serve"
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from memoryd.mcp.configs import CLIENTS
+
+    p = common(sub.add_parser("setup", help="set up the rest in one step: the service, Claude Code, MCP where wanted, then a check"))
+    p.add_argument("--dry-run", action="store_true", help="say what each step would do; change nothing")
+    p.add_argument("--no-service", action="store_true", help="leave the service alone (run `memoryd serve` yourself)")
+    p.add_argument("--hooks", action="store_true", help="connect Claude Code with settings-file hooks even when `claude` is on PATH (no plugin)")
+    p.add_argument("--no-claude-code", action="store_true", help="leave Claude Code alone")
+    p.add_argument("--mcp", action="append", default=[], choices=sorted(CLIENTS), metavar="CLIENT",
+                   help=f"also print the MCP config for CLIENT ({', '.join(sorted(CLIENTS))}); repeatable")
+    p.set_defaults(func=cmd_setup)
+
+
+def _step(name: str, action: str, detail: str, **extra: Any) -> dict[str, Any]:
+    """action: done, already, would, skipped or failed."""
+    return {"step": name, "action": action, "detail": detail, **extra}
+
+
+def _service_manager(system: str) -> str | None:
+    """Why the user's service manager cannot be used here, or None when it can."""
+    if system == "launchd":
+        return None if shutil.which("launchctl") else "launchctl is not on PATH"
+    if shutil.which("systemctl") is None:
+        return "systemctl is not on PATH"
+    proc = subprocess.run(["systemctl", "--user", "show-environment"], capture_output=True, text=True, timeout=10)
+    if proc.returncode != 0:
+        said = (proc.stderr or proc.stdout).strip().splitlines()
+        return f"no systemd user manager answers ({said[-1] if said else f'exit {proc.returncode}'})"
+    return None
+
+
+def setup_service(settings: "Settings", dry_run: bool) -> dict[str, Any]:
+    import platform
+
+    from memoryd.errors import MemorydError
+    from memoryd.runtime import read_runtime_file
+    from memoryd.units import install_service, target
+
+    t = target(settings, system="Darwin" if platform.system() == "Darwin" else "Linux")
+    running = read_runtime_file(settings.home)
+    if t.path.exists() and t.path.read_text(encoding="utf-8") == t.text and running is not None:
+        return _step("service", "already", f"{t.system} service {t.path} is installed and the daemon runs (pid {running['pid']})")
+    why = _service_manager(t.system)
+    if why is not None:
+        if running is not None:
+            return _step("service", "skipped", f"{why}; the daemon runs in the foreground (pid {running['pid']}) and stops with its session")
+        return _step("service", "skipped", f"{why}, so no service here. Run the daemon in the foreground, in a terminal you keep open: {FOREGROUND}",
+                     foreground=FOREGROUND)
+    if dry_run:
+        return _step("service", "would", f"write {t.path} and run: " + "; ".join(" ".join(c) for c in t.enable))
+    try:
+        result = install_service(settings)
+    except MemorydError as exc:
+        return _step("service", "failed", f"{exc.message} Meanwhile: {FOREGROUND}", foreground=FOREGROUND)
+    return _step("service", "done", f"wrote {result['path']}; ran {'; '.join(result['ran'])}")
+
+
+def _claude(claude: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([claude, *args], capture_output=True, text=True, timeout=CLAUDE_CLI_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
+
+
+def setup_claude_code(settings: "Settings", cwd: str, dry_run: bool, prefer_hooks: bool) -> list[dict[str, Any]]:
+    from memoryd.integrations.claude_code import settings_path, uninstall_hooks
+    from memoryd.integrations.claude_plugin import PLUGIN_ID, install_commands, packaged_marketplace, plugin_enabled, settings_hooks
+
+    claude = shutil.which("claude")
+    user_hooks = settings_path("user", Path(cwd))
+    ours = [path for scope, path, _ in settings_hooks(Path(cwd)) if scope == "user"]
+    if claude is None or prefer_hooks:
+        why = "`claude` is not on PATH" if claude is None else "--hooks"
+        if ours:
+            return [_step("claude code", "already", f"memoryd's hooks are in {user_hooks} ({why}: settings-file hooks, not the plugin)")]
+        if plugin_enabled(Path(cwd)):
+            return [_step("claude code", "skipped", "the memoryd plugin is enabled; settings-file hooks beside it would answer every event twice")]
+        if dry_run:
+            return [_step("claude code", "would", f"merge memoryd's hooks into {user_hooks} ({why}), with a backup of the file")]
+        return [_hooks_install(settings, user_hooks)]
+    steps = []
+    if plugin_enabled(Path(cwd)):
+        steps.append(_step("claude code", "already", f"the plugin {PLUGIN_ID} is enabled"))
+    elif dry_run:
+        steps.append(_step("claude code", "would", "run: " + "; ".join(" ".join(c) for c in install_commands(claude, str(packaged_marketplace())))))
+    else:
+        for cmd in install_commands(claude, str(packaged_marketplace())):
+            proc = _claude(*cmd)
+            if proc.returncode != 0 and "already" not in (proc.stdout + proc.stderr).lower():
+                said = (proc.stderr or proc.stdout).strip().splitlines()
+                return [_step("claude code", "failed", f"`{' '.join(cmd)}` failed ({said[-1] if said else f'exit {proc.returncode}'}); "
+                                                       f"`memoryd setup --hooks` connects Claude Code through its settings file instead")]
+        steps.append(_step("claude code", "done", f"installed the plugin {PLUGIN_ID} from {packaged_marketplace()} (its hooks run `memoryd hook claude-code`, its MCP server `memoryd mcp`)"))
+    if ours:  # the plugin replaces them: one answer per event
+        if dry_run:
+            steps.append(_step("settings-file hooks", "would", f"remove memoryd's hooks from {user_hooks} (the plugin replaces them), with a backup"))
+        else:
+            result = uninstall_hooks(user_hooks)
+            steps.append(_step("settings-file hooks", "done", f"removed memoryd's hooks from {user_hooks}, the plugin replaces them (backup: {result['backup']})"))
+    return steps
+
+
+def _hooks_install(settings: "Settings", path: Path) -> dict[str, Any]:
+    from memoryd.auth import load_or_create_token
+    from memoryd.client import daemon_url
+    from memoryd.integrations.claude_code import hooks_block, install_hooks, write_auth_header
+
+    header = write_auth_header(settings.home, load_or_create_token(settings.home, settings.token_override))
+    result = install_hooks(path, hooks_block(daemon_url(settings), header))
+    backup = f" (backup: {result['backup']})" if result["backup"] else ""
+    return _step("claude code", "done", f"merged memoryd's hooks into {path}{backup}")
+
+
+def pending_import(settings: "Settings", cwd: str) -> dict[str, Any] | None:
+    from memoryd.integrations.claude_memory import location_report
+
+    info = location_report(settings, cwd)
+    old = info.get("old_store")
+    if not old:
+        return None
+    return _step("import", "skipped", f"{old['memories']} memories of this project stay in memoryd's own store {old['path']} until you import "
+                                      f"them into Claude Code's dir: {old['fix']}", command=f"memoryd import --from '{old['path']}'")
+
+
+def cmd_setup(args: argparse.Namespace) -> int:
+    from memoryd.mcp.configs import print_config
+
+    settings = settings_of(args)
+    cwd = cwd_of(args)
+    steps: list[dict[str, Any]] = []
+    if not args.no_service:
+        steps.append(setup_service(settings, args.dry_run))
+    if not args.no_claude_code:
+        steps += setup_claude_code(settings, cwd, args.dry_run, args.hooks)
+    for client in args.mcp:
+        where, block = print_config(client)
+        steps.append(_step(f"mcp {client}", "skipped", f"{where}:\n{block}"))
+    offer = pending_import(settings, cwd)
+    if offer:
+        steps.append(offer)
+    summary = None if args.dry_run else _doctor_summary(settings, cwd)
+    data = {"dry_run": args.dry_run, "steps": steps, "doctor": summary}
+    emit(args, data, _human)
+    return EXIT_FAIL if any(s["action"] == "failed" for s in steps) else EXIT_OK
+
+
+def _doctor_summary(settings: "Settings", cwd: str) -> dict[str, Any]:
+    from memoryd.client import MemorydClient
+    from memoryd.doctor import run_checks
+
+    with MemorydClient.from_settings(settings, timeout=3) as client:
+        checks = run_checks(settings, client, cwd)
+    return {"ok": all(c.ok for c in checks), "failed": [c.as_dict() for c in checks if not c.ok], "checks": len(checks)}
+
+
+def _human(d: dict[str, Any]) -> str:
+    lines = [f"{s['action']:<8} {s['step']}: {s['detail']}" for s in d["steps"]]
+    doctor = d.get("doctor")
+    if doctor is not None:
+        lines.append("")
+        if doctor["ok"]:
+            lines.append(f"doctor: all {doctor['checks']} checks pass")
+        else:
+            lines.append(f"doctor: {len(doctor['failed'])} of {doctor['checks']} checks fail (`memoryd doctor` for all of them):")
+            lines += [f"  FAIL {c['name']}: {c['detail']}" + (f"\n       fix: {c['fix']}" if c["fix"] else "") for c in doctor["failed"]]
+    elif d["dry_run"]:
+        lines.append("\n(dry run: nothing was changed)")
+    return "\n".join(lines)
+

@@ -1,0 +1,55 @@
+"""`memoryd setup` without Claude Code's CLI on PATH: settings-file hooks, a dry run that changes
+nothing, a second run that changes nothing, and a doctor summary. Real subprocesses, fresh HOME."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.support.servers import DaemonProcess
+
+
+def setup(env: dict[str, str], project: Path, *args: str) -> dict[str, Any]:
+    run = subprocess.run([sys.executable, "-m", "memoryd", "setup", "--json", *args], cwd=project, env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return json.loads(run.stdout)  # type: ignore[no-any-return]
+
+
+def test_setup_connects_claude_code_with_hooks_once(shared_daemon: DaemonProcess, project: Path, tmp_path: Path) -> None:
+    user_home = tmp_path / "user"
+    user_home.mkdir()
+    # No `claude` on PATH, no user service manager reachable (so the machine's real one is never touched).
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "CLAUDE", "XDG_RUNTIME_DIR", "DBUS_SESSION"))}
+    env |= {"HOME": str(user_home), "MEMORYD_HOME": str(shared_daemon.home), "PATH": "/usr/bin:/bin"}
+    settings = user_home / ".claude" / "settings.json"
+
+    dry = setup(env, project, "--dry-run", "--mcp", "cursor")
+    actions = {s["step"]: s for s in dry["steps"]}
+    assert actions["claude code"]["action"] == "would" and "`claude` is not on PATH" in actions["claude code"]["detail"]
+    assert actions["service"]["action"] == "skipped" and "runs in the foreground" in actions["service"]["detail"]  # no manager, the daemon runs: it says so
+    assert '"mcpServers"' in actions["mcp cursor"]["detail"] and dry["doctor"] is None
+    assert not settings.exists()  # a dry run changes nothing
+
+    done = setup(env, project)
+    assert {s["step"]: s["action"] for s in done["steps"]}["claude code"] == "done"
+    hooks = json.loads(settings.read_text())["hooks"]
+    assert shared_daemon.url in json.dumps(hooks["SessionStart"])
+    checks_failed = {c["name"] for c in done["doctor"]["failed"]}
+    assert not checks_failed & {"daemon", "token", "claude-code hooks (user)", "context"}, done["doctor"]
+
+    before = settings.read_text()
+    again = setup(env, project)
+    assert {s["step"]: s["action"] for s in again["steps"]}["claude code"] == "already" and settings.read_text() == before
+
+
+def test_setup_without_a_daemon_or_service_manager_prints_the_foreground_command(tmp_path: Path, project: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "CLAUDE", "XDG_RUNTIME_DIR", "DBUS_SESSION"))}
+    env |= {"HOME": str(tmp_path), "MEMORYD_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin", "MEMORYD_PORT": "9"}
+    run = subprocess.run([sys.executable, "-m", "memoryd", "setup", "--no-claude-code"], cwd=project, env=env, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert "so no service here. Run the daemon in the foreground, in a terminal you keep open: memoryd serve" in run.stdout
+    assert "FAIL daemon: nothing answers" in run.stdout  # doctor's summary says what is still missing
