@@ -81,13 +81,19 @@ def score(stores: list[Store], backend: Backend | None, *, context: bool = False
         d = ranker(store.index, store.dense if backend else None, backend, prompt, k=5, query_vector=vec, context=ctx)
         return [fn for fn, _ in d.chosen]
 
+    return tally([store.repo for store in stores], lambda repo, task: ask(next(st for st in stores if st.repo is repo), task))
+
+
+def tally(repos: list[dict[str, Any]], ask: Callable[[dict[str, Any], dict[str, Any]], list[str]]) -> dict[str, Any]:
+    """Every repository's own tasks asked of its store, and every other repository's tasks too (foreign);
+    `ask(repo, task)` answers the dataset filenames injected."""
     per_repo: dict[str, dict[str, Any]] = {}
-    totals = {"rel_tasks": 0, "recall_sum": 0.0, "injected": 0, "hits": 0, "none_tasks": 0, "none_silent": 0,
-              "foreign": 0, "foreign_silent": 0, "prompts": 0}
-    for store in stores:
-        t = {key: 0.0 for key in totals}
-        for task in store.repo["tasks"]:
-            got = ask(store, task)
+    totals = {"rel_tasks": 0.0, "recall_sum": 0.0, "injected": 0.0, "hits": 0.0, "none_tasks": 0.0, "none_silent": 0.0,
+              "foreign": 0.0, "foreign_silent": 0.0, "prompts": 0.0}
+    for repo in repos:
+        t = dict.fromkeys(totals, 0.0)
+        for task in repo["tasks"]:
+            got = ask(repo, task)
             rel = set(task["relevant"])
             t["prompts"] += 1
             t["injected"] += len(got)
@@ -98,13 +104,13 @@ def score(stores: list[Store], backend: Backend | None, *, context: bool = False
             else:
                 t["none_tasks"] += 1
                 t["none_silent"] += not got
-        for other in stores:
-            if other is store:
+        for other in repos:
+            if other is repo:
                 continue
-            for task in other.repo["tasks"]:
+            for task in other["tasks"]:
                 t["foreign"] += 1
-                t["foreign_silent"] += not ask(store, task)
-        per_repo[store.repo["repo"]] = metrics(t)
+                t["foreign_silent"] += not ask(repo, task)
+        per_repo[repo["repo"]] = metrics(t)
         for key in totals:
             totals[key] += t[key]
     return {"all": metrics(totals), "by_repo": per_repo}

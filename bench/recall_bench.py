@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import recall_latency  # noqa: E402  (bench/recall_latency.py)
+from coding_eval import tally  # noqa: E402  (bench/coding_eval.py: the same metrics in-process)
 from memoryd.api import create_app  # noqa: E402
 from memoryd.config import load_settings  # noqa: E402
 from memoryd.daemon import Daemon  # noqa: E402
@@ -218,41 +219,15 @@ def coding(work: Path, dense: str = "auto") -> dict[str, Any]:
         for split in ("dev", "test"):
             group = [r for r in repos if r["split"] == split]
             for context in (False, True):
-                per_repo, ms = {}, []
-                for repo in group:
-                    t = {"rel": 0, "rsum": 0.0, "inj": 0, "hit": 0, "none": 0, "silent": 0, "foreign": 0, "fsilent": 0, "n": 0}
-                    for task in repo["tasks"]:
-                        got, took = ask(repo, task, context)
-                        ms.append(took)
-                        rel = set(task["relevant"])
-                        t["n"] += 1
-                        t["inj"] += len(got)
-                        t["hit"] += len(rel & set(got))
-                        if rel:
-                            t["rel"] += 1
-                            t["rsum"] += len(rel & set(got)) / len(rel)
-                        else:
-                            t["none"] += 1
-                            t["silent"] += not got
-                    for other in group:
-                        if other is repo:
-                            continue
-                        for task in other["tasks"]:
-                            got, _ = ask(repo, {**task, "files": task["files"]}, context)
-                            t["foreign"] += 1
-                            t["fsilent"] += not got
-                    per_repo[repo["repo"]] = t
-                tot = {k: sum(t[k] for t in per_repo.values()) for k in ("rel", "rsum", "inj", "hit", "none", "silent", "foreign", "fsilent", "n")}
-                out[f"{split}{'+context' if context else ''}"] = {
-                    "all": coding_metrics(tot), "by_repo": {k: coding_metrics(v) for k, v in per_repo.items()},
-                    "ms_p50": pct(ms, 50), "ms_p95": pct(ms, 95)}
+                ms: list[float] = []
+
+                def timed(repo: dict[str, Any], task: dict[str, Any], context: bool = context) -> list[str]:
+                    got, took = ask(repo, task, context)
+                    ms.append(took)
+                    return got
+
+                out[f"{split}{'+context' if context else ''}"] = tally(group, timed) | {"ms_p50": pct(ms, 50), "ms_p95": pct(ms, 95)}
     return out
-
-
-def coding_metrics(t: dict[str, float]) -> dict[str, Any]:
-    div = lambda a, b: round(a / b, 3) if b else None  # noqa: E731
-    return {"recall@5": div(t["rsum"], t["rel"]), "precision": div(t["hit"], t["inj"]), "silence": div(t["silent"], t["none"]),
-            "foreign_silence": div(t["fsilent"], t["foreign"]), "per_prompt": div(t["inj"], t["n"]), "tasks": int(t["n"])}
 
 
 def coding_table(res: dict[str, Any]) -> str:
