@@ -311,8 +311,8 @@ def probe_import(h: Harness) -> Item:
         info.size = len(data)
         tar.addfile(info, io.BytesIO(data))
     for src, wanted in ((source, {"saved": 1, "invalid": 3}), (archive, {"saved": 1, "invalid": 1})):
-        code = ("import resource, runpy, sys\nsys.argv = ['memoryd', *sys.argv[1:]]\ntry:\n    runpy.run_module('memoryd', run_name='__main__')\n"
-                "finally:\n    print('RSS', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, file=sys.stderr)\n")
+        code = ("import runpy, sys\nsys.argv = ['memoryd', *sys.argv[1:]]\ntry:\n    runpy.run_module('memoryd', run_name='__main__')\n"
+                "finally:\n    hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n    print('RSS', int(hwm.split()[1]) // 1024, file=sys.stderr)\n")
         done = subprocess.run([sys.executable, "-c", code, "import", "--cwd", str(h.project), "--from", str(src), "--json"],
                               env={**h.env, "MEMORYD_PORT": h.proc.url.rsplit(":", 1)[1]}, capture_output=True, text=True, timeout=300)
         rss = int(done.stderr.rsplit("RSS ", 1)[1].split()[0]) if "RSS " in done.stderr else -1

@@ -279,9 +279,9 @@ class _Zeros(io.RawIOBase):
 
 
 def _import_rss(home: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], int]:
-    """`memoryd import …` as a real process, and its peak RSS in MB."""
-    code = ("import resource, runpy, sys\nsys.argv = ['memoryd', *sys.argv[1:]]\ntry:\n    runpy.run_module('memoryd', run_name='__main__')\n"
-            "finally:\n    print('RSS', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024, file=sys.stderr)\n")
+    """`memoryd import …` as a real process, and its peak RSS in MB (VmHWM: ru_maxrss would keep the forking parent's)."""
+    code = ("import runpy, sys\nsys.argv = ['memoryd', *sys.argv[1:]]\ntry:\n    runpy.run_module('memoryd', run_name='__main__')\n"
+            "finally:\n    hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n    print('RSS', int(hwm.split()[1]) // 1024, file=sys.stderr)\n")
     done = subprocess.run([sys.executable, "-c", code, "import", *args], env=daemon_env(home), capture_output=True, text=True, timeout=120)
     return done, int(done.stderr.rsplit("RSS ", 1)[1].split()[0])
 

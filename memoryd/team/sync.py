@@ -326,7 +326,7 @@ class TeamRepo:
         excluded: dict[str, str] = {}
         for name in changed:
             if name in live:
-                findings = name_secrets(name) + find_secrets(live[name].decode("utf-8", "replace"), field=name)
+                findings = name_secrets(name) + find_secrets(live[name].decode("utf-8", "replace"), field=redact_name(name))
                 if findings:
                     excluded[name] = "secret"
                     report.secret_skipped.append({"filename": name, "findings": [f.describe() for f in findings[:5]]})
