@@ -7,16 +7,19 @@ from __future__ import annotations
 import json
 import os
 import resource
+import select
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from memoryd.cli import build_parser
 from memoryd.cli.help import subcommands
+from memoryd.cli.schemas import schema_for
 from memoryd.config import example_config
 
 VERSION_CPU_BUDGET_MS = 150.0  # bench/startup_bench.py's target, in CPU time (steadier than wall time on a busy machine)
@@ -45,6 +48,7 @@ def test_config_shows_each_setting_and_where_it_came_from(tmp_path: Path) -> Non
     home = tmp_path / "home"
     r = memoryd(home, "config", "--json")
     data = json.loads(r.stdout)
+    jsonschema.validate(data, schema_for("config"))
     assert r.returncode == 0 and data["path"] == str(home / "config.toml") and not data["exists"]
     assert all(row["source"] == "default" for row in data["settings"] if row["setting"] != "MEMORYD_HOME")
     home.mkdir()
@@ -79,14 +83,20 @@ def test_logs_prints_the_tail_and_follows(tmp_path: Path) -> None:
     log.write_text("".join(f"line {i}\n" for i in range(100)))
     assert memoryd(home, "logs", "-n", "3").stdout == "line 97\nline 98\nline 99\n"
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")} | {"MEMORYD_HOME": str(home)}
-    follow = subprocess.Popen([sys.executable, "-m", "memoryd", "logs", "-f", "-n", "1"], env=env, stdout=subprocess.PIPE, text=True)
+    follow = subprocess.Popen([sys.executable, "-m", "memoryd", "logs", "-f", "-n", "1"], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL, text=True)
+
+    def next_line() -> str:
+        assert follow.stdout is not None and select.select([follow.stdout], [], [], 20)[0], "logs -f printed nothing"
+        return follow.stdout.readline()
+
     try:
-        assert follow.stdout is not None and follow.stdout.readline() == "line 99\n"
+        assert next_line() == "line 99\n"
         with log.open("a") as f:
             f.write("a new line\n")
-        assert follow.stdout.readline() == "a new line\n"
+        assert next_line() == "a new line\n"
     finally:
-        follow.terminate()
+        follow.kill()
         follow.wait(timeout=10)
 
 

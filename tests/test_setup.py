@@ -10,13 +10,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import jsonschema
+
+from memoryd.cli.schemas import schema_for
 from tests.support.servers import DaemonProcess
 
 
 def setup(env: dict[str, str], project: Path, *args: str) -> dict[str, Any]:
     run = subprocess.run([sys.executable, "-m", "memoryd", "setup", "--json", *args], cwd=project, env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
-    return json.loads(run.stdout)  # type: ignore[no-any-return]
+    data = json.loads(run.stdout)
+    jsonschema.validate(data, schema_for("setup"))
+    return data  # type: ignore[no-any-return]
 
 
 def test_setup_connects_claude_code_with_hooks_once(shared_daemon: DaemonProcess, project: Path, tmp_path: Path) -> None:

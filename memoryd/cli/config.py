@@ -8,7 +8,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from memoryd.cli.output import EXIT_OK, EXIT_USAGE, common, emit, fail, table
 
@@ -89,15 +89,16 @@ def log_file(home: Path) -> Path:
     return home / limits.LOG_DIRNAME / limits.LOG_FILENAME
 
 
-def _tail(path: Path, lines: int) -> list[str]:
-    with path.open("rb") as f:
-        f.seek(0, os.SEEK_END)
-        size, block, data = f.tell(), 64 * 1024, b""
-        while size > 0 and data.count(b"\n") <= lines:
-            step = min(block, size)
-            size -= step
-            f.seek(size)
-            data = f.read(step) + data
+def _tail(f: BinaryIO, lines: int) -> list[str]:
+    """The last `lines` lines of an open file; leaves it positioned at the end it read to."""
+    end = f.seek(0, os.SEEK_END)
+    start, block, data = end, 64 * 1024, b""
+    while start > 0 and data.count(b"\n") <= lines:
+        step = min(block, start)
+        start -= step
+        f.seek(start)
+        data = f.read(step) + data
+    f.seek(end)
     return data.decode("utf-8", "replace").splitlines()[-lines:] if lines > 0 else []
 
 
@@ -105,29 +106,37 @@ def cmd_logs(args: argparse.Namespace) -> int:
     from memoryd.client import home_from_env
 
     path = log_file(home_from_env())
-    if not path.exists():
+    try:
+        f = path.open("rb")
+    except FileNotFoundError:
         return fail(args, f"no log yet at {path}: the daemon writes it from its first start (memoryd serve, or memoryd setup).", code="no_log")
-    for line in _tail(path, args.lines):
-        print(line)
-    if not args.follow:
-        return EXIT_OK
-    sys.stdout.flush()
-    with path.open("rb") as f:
-        f.seek(0, os.SEEK_END)
-        inode = os.fstat(f.fileno()).st_ino
-        while True:  # Ctrl-C ends it (130, as run_command maps KeyboardInterrupt)
-            chunk = f.read()
-            if chunk:
-                sys.stdout.write(chunk.decode("utf-8", "replace"))
-                sys.stdout.flush()
-                continue
-            try:
-                rotated = path.stat().st_ino != inode
-            except FileNotFoundError:
-                rotated = False
-            if rotated:  # the daemon rotated memoryd.log: go on in the new file
-                return cmd_logs(argparse.Namespace(**{**vars(args), "lines": 10**6}))
-            time.sleep(LOG_FOLLOW_POLL_SECONDS)
+    with f:
+        for line in _tail(f, args.lines):
+            print(line)
+        sys.stdout.flush()
+        if args.follow:
+            _follow(f, path)
+    return EXIT_OK
+
+
+def _follow(f: BinaryIO, path: Path) -> None:
+    """Print what is appended from here on, into the next file when the daemon rotates the log; Ctrl-C ends it."""
+    inode = os.fstat(f.fileno()).st_ino
+    while True:
+        chunk = f.read()
+        if chunk:
+            sys.stdout.write(chunk.decode("utf-8", "replace"))
+            sys.stdout.flush()
+            continue
+        try:
+            rotated = path.stat().st_ino != inode
+        except FileNotFoundError:
+            rotated = False
+        if rotated:
+            with path.open("rb") as new:
+                _follow(new, path)
+            return
+        time.sleep(LOG_FOLLOW_POLL_SECONDS)
 
 
 def cmd_completion(args: argparse.Namespace) -> int:

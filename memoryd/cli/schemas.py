@@ -62,6 +62,10 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                  "bytes_scanned": I, "count": I,
                  "results": arr(obj({"session_id": S, "file": S, "line": I, "timestamp": S, "role": S, "snippet": S}))}),
     "backfill": obj({"transcripts": I, "jobs_queued": I}),
+    "setup": obj({"dry_run": B, "steps": arr(obj({"step": S, "action": {"enum": ["done", "already", "would", "skipped", "failed"]}, "detail": S})),
+                  "doctor": opt(obj({"ok": B, "failed": arr(CHECK), "checks": I}, extra=False))}, extra=False),
+    "config": obj({"path": S, "exists": B, "settings": arr(obj({"setting": S, "value": {}, "source": S}, extra=False))}, extra=False),
+    "config init": obj({"path": S, "written": {"const": True}}, extra=False),
 }
 
 
