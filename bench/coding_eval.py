@@ -77,7 +77,7 @@ def score(stores: list[Store], backend: Backend | None, *, context: bool = False
             if vec is None:
                 vec = qcache[prompt] = backend.query(prompt)
         if backend is not None and ctx:
-            vec = None  # the query embeds the prompt and its context
+            pass  # the query vector is the prompt's alone
         d = ranker(store.index, store.dense if backend else None, backend, prompt, k=5, query_vector=vec, context=ctx)
         return [fn for fn, _ in d.chosen]
 

@@ -23,12 +23,12 @@ from memoryd.recall.explain import Why
 from memoryd.recall.ranker import FIT_DEPTH, MIN_MATCH_IDF, MIN_MATCH_SHARE, LexicalIndex
 from memoryd.recall.text import query_terms
 
-CONTEXT_ITEMS = 12  # the session's most recent paths and commands added to the query
+CONTEXT_ITEMS = 12  # the session's most recent paths and commands added to the query (lexically)
 # The confidence rule: logistic weights over (1, store share, match share, match mass / 10 (at most 3),
-# (cosine - 0.85) * 10, BM25F / best, fused score - best fused, is the best), fitted on the coding
+# (cosine of the prompt alone - 0.85) * 10, BM25F / best, fused score - best fused, is the best), fitted on the coding
 # dev split by `bench/coding_eval.py --fit`; a memory is injected at CONFIDENCE_MIN or above.
-CONFIDENCE_WEIGHTS = (-15.607, 4.5117, 0.6657, 1.153, 4.7326, 8.8434, -7.2052, -0.5727)
-CONFIDENCE_MIN = 0.20
+CONFIDENCE_WEIGHTS = (-13.2908, 4.773, 1.1834, 1.2528, 2.7859, 6.9498, -4.8422, -0.513)
+CONFIDENCE_MIN = 0.15
 COSINE_CENTRE = 0.85
 # With a model backend, the side-query is skipped when the local ranking leaves nothing to decide:
 MODEL_FLOOR = 0.05  # no candidate's confidence reaches this and no close match: clearly silent
@@ -85,7 +85,7 @@ def decide(index: LexicalIndex, dense: DenseIndex | None, backend: Backend | Non
     lexical = index.rank(text, exclude=exclude, k=FUSION_DEPTH, gate=False)
     if not lexical:  # no informative word is in the store: the dense list must not smuggle something in
         return Decision(silence="no word of the prompt is in this store")
-    vector = backend.query(text) if query_vector is None else query_vector
+    vector = backend.query(prompt) if query_vector is None else query_vector  # the prompt alone: each context line would add ~20 ms to the embedding
     fused, cos = fuse(lexical, dense.similarities(vector), weight=backend.fusion_weight, exclude=exclude)
     fused = [(fn, round(score, 4)) for fn, score in fused if fn in index][:max(k, FIT_DEPTH)]
     if not fused:
