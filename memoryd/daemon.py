@@ -18,7 +18,7 @@ from memoryd.metrics import Metrics
 from memoryd.state import STATE_FILENAME, StateDB
 from memoryd.status import DaemonStatus
 from memoryd.store import StoreRegistry
-from memoryd.store.files import PRIVATE_DIR_MODE, make_private_dir
+from memoryd.base.files import PRIVATE_DIR_MODE, make_private_dir
 from memoryd.store.watcher import MemoryWatcher
 from memoryd.dream import DreamService
 from memoryd.extract import ExtractionService
@@ -81,6 +81,7 @@ class Daemon:
         from memoryd.session_memory import SessionMemory
         from memoryd.store.daily_log import DailyLog
         from memoryd.store.modes import ProjectModes
+        from memoryd.hooks import HookService
         from memoryd.turns import TurnEnds
 
         self.transcripts = TranscriptService(
@@ -118,6 +119,8 @@ class Daemon:
                                  clock=clock.time)
         self.turns = TurnEnds(transcripts=self.transcripts, stores=self.stores, extraction=self.extraction,
                               session_memory=self.session_memory, notes_enabled=settings.session_memory.enabled)
+        self.hooks = HookService(recall=self.recall, transcripts=self.transcripts, turns=self.turns, session_memory=self.session_memory,
+                                 stores=self.stores)
         self.on_start(self.transcripts.start)
         self.on_start(self.extraction.start)
         self.on_stop(self.transcripts.stop)

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 
 from memoryd import limits
 from memoryd.errors import InvalidFilename, InvalidFrontmatter, InvalidMemory, MemoryNotFound
-from memoryd.store import files, frontmatter, headers
+from memoryd.base import files
+from memoryd.store import frontmatter, headers
 from memoryd.store import memdir as memdir_module
 from memoryd.store.frontmatter import head_meta, split_frontmatter
 from memoryd.store.index import truncate_index
@@ -176,7 +177,7 @@ def test_worktrees_and_subdirs_share_one_dir(tmp_path: Path) -> None:
 
 
 def test_crash_leftover_temps_removed_on_first_rebuild(tmp_path: Path) -> None:
-    from memoryd.store.files import TEMP_DIRNAME, TEMP_PREFIX
+    from memoryd.base.files import TEMP_DIRNAME, TEMP_PREFIX
 
     (tmp_path / "memory" / TEMP_DIRNAME).mkdir(parents=True)
     leftover = tmp_path / "memory" / f"{TEMP_PREFIX}user_x.md.part"  # an older memoryd staged beside the files
@@ -191,7 +192,7 @@ def test_crash_leftover_temps_removed_on_first_rebuild(tmp_path: Path) -> None:
 
 def test_staging_dir_that_is_a_link_is_refused(tmp_path: Path) -> None:
     """Saves stage in <dir>/.memoryd-tmp/; a link planted there is never written through."""
-    from memoryd.store.files import TEMP_DIRNAME
+    from memoryd.base.files import TEMP_DIRNAME
 
     outside = tmp_path / "outside"
     outside.mkdir()

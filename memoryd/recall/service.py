@@ -27,7 +27,7 @@ from memoryd.recall.log import RecallLog
 from memoryd.recall.inject import age_days, header_for, injection_text, truncate_content
 from memoryd.recall.select import select_with_llm
 from memoryd.recall.sessions import SessionLedger
-from memoryd.recall.text import STEMMER
+from memoryd.base.text import STEMMER
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.model import MemoryHeader
 from memoryd.transcripts.context import SessionContext
@@ -117,6 +117,11 @@ class RecallService:
         return {"indexed_dirs": len(self.indexes), "indexed_memories": self.indexes.documents(),
                 "sessions": self.ledger.count(), "llm": self.llm.enabled, "stemmer": STEMMER,
                 "dense_model": self.indexes.encoder.status, "dense_pending": self.indexes.dense_pending()}
+
+    def mark_seen(self, session_id: str, memory_dir: str, filenames: list[str]) -> None:
+        """Count memories the session already holds (read or written itself) as surfaced, so recall adds only new ones."""
+        if set(filenames) - self.ledger.surfaced(session_id, memory_dir):
+            self.ledger.record(session_id, memory_dir, sorted(filenames), 0)
 
     def recall(self, cwd: str, query: str, session_id: str, *, store: MemoryDir | None = None, max_chars: int | None = None,
                source: str = "rest", context: SessionContext | None = None) -> RecallResult:

@@ -26,8 +26,8 @@ from memoryd.llm.client import LLMClient
 from memoryd.session_memory import notes
 from memoryd.session_memory.offline import OfflineNotes
 from memoryd.state import StateDB
-from memoryd.store.files import atomic_write
-from memoryd.store.secrets import redact_secrets
+from memoryd.base.files import atomic_write
+from memoryd.base.secrets import redact_secrets
 from memoryd.transcripts.parser import Entry
 from memoryd.transcripts.pipeline import TranscriptFile
 from memoryd.transcripts.render import render_entry, tool_input_json

@@ -16,19 +16,20 @@ import stat
 import time
 from datetime import datetime
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable
+from dataclasses import dataclass
+from typing import Any, Callable, Literal
 
 from memoryd import limits
 from memoryd.clock import SYSTEM_CLOCK
 from memoryd.errors import Conflict, InvalidFrontmatter, InvalidMemory, MemoryNotFound, ReadOnly, SecretDetected
 from memoryd.store import dialect as dialects
-from memoryd.store.files import ABSENT, TEMP_DIRNAME, Key, Staged, SymlinkRefused, TargetMoved, atomic_write, clean_stale_temps, dir_lock, fsync_dir, key_now, open_nofollow, publish, read_text_nofollow, stage
+from memoryd.base.files import ABSENT, TEMP_DIRNAME, Key, Staged, SymlinkRefused, TargetMoved, atomic_write, clean_stale_temps, dir_lock, fsync_dir, key_now, open_nofollow, publish, read_text_nofollow, stage
 from memoryd.store.frontmatter import render_frontmatter, split_frontmatter
 from memoryd.store.headers import SYMLINK_REFUSAL, body_of, iso, meta_str, parse_header, read_text, split_memory
 from memoryd.store.index import IndexLayout, ServedIndex, merge_index, truncate_index
-from memoryd.store.model import InvalidFile, Memory, MemoryHeader, SaveResult, WriteEvent
+from memoryd.store.model import InvalidFile, Memory, MemoryHeader, SaveResult
 from memoryd.store.paths import check_filename, memory_path
-from memoryd.store.secrets import check_no_secrets
+from memoryd.base.secrets import check_no_secrets
 from memoryd.store.table import HeaderTable
 
 Now = Callable[[], datetime]  # the daemon hands its clock's `now` (memoryd/clock.py)
@@ -696,3 +697,13 @@ class MemoryDir:
                 callback(self, filename)
             except Exception:  # a listener's bug must not fail a write that already succeeded
                 log.exception("memory change listener failed for %s", filename)
+
+
+@dataclass(frozen=True)
+class WriteEvent:
+    """What the one write path reports after each operation (metrics, watch, caches listen)."""
+
+    store: MemoryDir
+    filename: str  # relative to the memory dir (a daily log: logs/YYYY/MM/YYYY-MM-DD.md)
+    op: Literal["write", "delete", "secret_refused"]
+    source: str  # api, extract, dream, undo, daily-log, ...
