@@ -16,7 +16,7 @@ from memoryd import limits
 from memoryd.errors import InvalidFilename, InvalidFrontmatter, InvalidMemory, MemoryNotFound
 from memoryd.base import files
 from memoryd.store import frontmatter, headers
-from memoryd.store import memdir as memdir_module
+from memoryd.store import index_publisher as publisher_module
 from memoryd.store.frontmatter import head_meta, split_frontmatter
 from memoryd.store.index import truncate_index
 from memoryd.store.memdir import MemoryDir
@@ -290,7 +290,7 @@ def test_a_save_merges_an_index_edit_made_while_it_was_writing(tmp_path: Path, m
     (the save merges again from the edited index) instead of being overwritten blindly."""
     store = _store(tmp_path)
     store.save(name="First", description="first memory", type="user", body="one")
-    real_publish, edits = memdir_module.publish, []
+    real_publish, edits = publisher_module.publish, []
 
     def agent_edits_first(staged: list[files.Staged], **kwargs: object) -> None:
         if not edits and any(f.path == store.index_path for f in staged):
@@ -299,7 +299,7 @@ def test_a_save_merges_an_index_edit_made_while_it_was_writing(tmp_path: Path, m
                 fh.write("- [Agent note](agent-note.md) — the agent wrote this line\n")
         real_publish(staged, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(memdir_module, "publish", agent_edits_first)
+    monkeypatch.setattr(publisher_module, "publish", agent_edits_first)
     saved = store.save(name="Second", description="second memory", type="user", body="two")
     index = store.index_path.read_text()
     assert edits and "the agent wrote this line" in index
