@@ -1,15 +1,15 @@
 """`MemoryDir`: one project's memory directory, the only code that writes memory files.
 
 Every write (REST save/forget, extraction, dream and its undo, the daily log) goes through one
-operation, `_commit`: secrets refused, directory lock, a re-read when the file changed since it
-was read, backup when asked, atomic write, incremental index update, one `WriteEvent` to the
-listeners (metrics, watch, caches). It does NOT know about HTTP, LLMs or sessions.
+operation, `_commit`: secrets refused, directory lock, then `WritePath.commit` (a re-read when the
+file changed since it was read, backup when asked, atomic write, incremental index update), and
+one `WriteEvent` to the listeners (metrics, watch, caches). Its parts: `HeaderCache` (the headers),
+`IndexPublisher` (MEMORY.md), `WritePath` (one file's write). It does NOT know about HTTP, LLMs or sessions.
 """
 
 from __future__ import annotations
 
 import builtins
-import hashlib
 import logging
 import os
 from dataclasses import dataclass
@@ -18,10 +18,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Literal
 
 from memoryd import limits
-from memoryd.base.files import ABSENT, TEMP_DIRNAME, Key, Staged, SymlinkRefused, atomic_write, clean_stale_temps, dir_lock, fsync_dir, key_if_present, key_of, open_nofollow, read_text_nofollow, stage
+from memoryd.base.files import TEMP_DIRNAME, Key, SymlinkRefused, atomic_write, clean_stale_temps, dir_lock, fsync_dir, key_if_present, read_text_nofollow
 from memoryd.base.secrets import check_no_secrets
 from memoryd.clock import SYSTEM_CLOCK
-from memoryd.errors import Conflict, InvalidFrontmatter, InvalidMemory, MemoryNotFound, ReadOnly, SecretDetected
+from memoryd.errors import InvalidFrontmatter, InvalidMemory, MemoryNotFound, ReadOnly, SecretDetected
 from memoryd.store import dialect as dialects
 from memoryd.store.frontmatter import render_frontmatter, split_frontmatter
 from memoryd.store.header_cache import HeaderCache
@@ -31,15 +31,10 @@ from memoryd.store.index_publisher import IndexPublisher
 from memoryd.store.model import InvalidFile, Memory, MemoryHeader, SaveResult
 from memoryd.store.paths import check_filename, memory_path
 from memoryd.store.table import HeaderTable
+from memoryd.store.write_path import Backup, WritePath, version_of
 
 Now = Callable[[], datetime]  # the daemon hands its clock's `now` (memoryd/clock.py)
-Backup = Callable[[str, "str | None"], None]  # (filename, text before the change or None) → recorded for undo
 log = logging.getLogger(__name__)
-
-
-def version_of(text: str | None) -> str:
-    """A file's version: a short hash of its text ("" for no file)."""
-    return "" if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def validate_fields(name: str, description: str, type_: str, body: str) -> None:
@@ -64,7 +59,7 @@ def validate_fields(name: str, description: str, type_: str, body: str) -> None:
 
 
 def _replace_with(text: str) -> Callable[[str | None], str]:
-    """A `_commit` builder that writes `text` whatever the file held."""
+    """A `commit` builder that writes `text` whatever the file held."""
     return lambda _prior: text
 
 
@@ -92,6 +87,7 @@ class MemoryDir:
         table = HeaderTable()
         self._index = IndexPublisher(path, table=table, tmp_dir=self._tmp_dir)
         self._headers = HeaderCache(path, table=table, on_foreign_change=self._index.forget_layout)
+        self._writes = WritePath(path, headers=self._headers, index=self._index, tmp_dir=self._tmp_dir)
         self._temps_cleaned = False
         # Every write of this dir is reported here (the registry shares one list across dirs).
         self.events: list[Callable[[WriteEvent], None]] = events if events is not None else []
@@ -203,21 +199,6 @@ class MemoryDir:
             candidate, n = f"{base}-{n}.md", n + 1
         return candidate
 
-    def _read_prior(self, path: Path) -> tuple[str | None, Key | None]:
-        """A file's current text and key; None for a missing file. Never follows a link."""
-        try:
-            with open_nofollow(path) as fh:
-                key = key_of(os.fstat(fh.fileno()))
-                raw = fh.read()
-        except FileNotFoundError:
-            return None, None
-        except SymlinkRefused:
-            raise InvalidFrontmatter(f"{path.name}: {SYMLINK_REFUSAL} The link was left untouched.") from None
-        try:
-            return raw.decode("utf-8"), key
-        except UnicodeDecodeError:
-            raise InvalidFrontmatter(f"{path.name}: is not UTF-8 text. The file was left untouched: fix or delete it by hand, then save again.") from None
-
     def _refuse_secrets(self, source: str, filename: str, fields: dict[str, str]) -> None:
         try:
             check_no_secrets(fields)
@@ -230,75 +211,11 @@ class MemoryDir:
             raise ReadOnly("memoryd runs read-only ([memory] read_only = true): it recalls and serves, never writes; "
                            "set read_only = false in config.toml and restart to change memories.")
 
-    def _commit(
-        self,
-        filename: str,
-        build: Callable[[str | None], str | None],
-        *,
-        source: str,
-        expected: str | None = None,
-        backup: Backup | None = None,
-    ) -> tuple[str | None, str | None, bool]:
-        """The one write path, called under the lock: read the file, build its new text (None:
-        remove it), re-read when it changed meanwhile, back up, write atomically, patch the
-        table and the index. Returns (text before, text after, whether MEMORY.md changed)."""
+    def _commit(self, filename: str, build: Callable[[str | None], str | None], *, expected: str | None = None,
+                backup: Backup | None = None) -> tuple[str | None, str | None, bool]:
+        """Every write of a memory file: refused when read-only, else the one write path (under the lock)."""
         self.check_writable()
-        path = self.path / filename
-        self._headers.current()  # before our write changes the dir's mtime: catches other writers' files
-        for _ in range(limits.WRITE_CHANGED_RETRIES):
-            prior, key = self._read_prior(path)
-            if expected is not None and version_of(prior) != expected:
-                raise Conflict(
-                    f"{filename} changed since it was read (version {version_of(prior) or 'none: it was deleted'}, expected {expected}): "
-                    f"read it again (GET /v1/memories/{filename}), merge your change, and save with the new version."
-                )
-            new = build(prior)
-            if key_if_present(path) == key:
-                break
-        else:
-            raise Conflict(f"{filename} keeps changing on disk while memoryd writes it (another editor?); try again when it is quiet.")
-        if new == prior:
-            return prior, new, False
-        if backup is not None:
-            backup(filename, prior)
-        # The file and MEMORY.md are staged, fsynced together, renamed, then one dir fsync;
-        # the table and the index learn this one file from the text written (no re-read, no rescan).
-        staged: list[Staged] = [] if new is None else [stage(path, new, tmp_dir=self._tmp_dir)]
-        for f in staged:
-            f.start_sync()  # the disk works while the index line is placed and staged
-        with self._headers.lock:
-            before = self._headers.table.get(filename)
-            entry = None if new is None else (key_of(staged[0].stat), parse_header(filename, self.path, new, staged[0].stat.st_mtime).header)
-            self._headers.table.set(filename, entry)
-        if staged:
-            staged[0].expect = key or ABSENT  # the file as its new text was built from
-        try:
-            index = self._index.publish_with(staged, changed=filename, header=entry[1] if entry is not None and isinstance(entry[1], MemoryHeader) else None,
-                                             unlink=path if new is None else None, sync_dir=True)
-        except BaseException:
-            for f in staged:
-                f.discard()
-            with self._headers.lock:
-                self._headers.table.set(filename, before)
-            self._index.forget_layout()  # the next index update merges from the files
-            raise
-        self._headers.wrote(filename, entry[0] if entry is not None else None)
-        if index:
-            self._index.written(*index)
-        self._headers.settled()
-        return prior, new, index is not None
-
-    def _patch(self, filename: str, *, removed: bool) -> bool:
-        """After a change outside `_commit` (a link removed): the table learns this one file, the
-        index is merged, no rescan."""
-        with self._headers.lock:
-            entry = None if removed else self._headers.stat_entry(filename)
-            self._headers.table.set(filename, entry)
-            self._headers.wrote(filename, entry[0] if entry is not None else None)
-        header = entry[1] if entry is not None and isinstance(entry[1], MemoryHeader) else None
-        changed = self._index.update(changed=filename, header=header)
-        self._headers.settled()
-        return changed
+        return self._writes.commit(filename, build, expected=expected, backup=backup)
 
     def save(
         self,
@@ -337,7 +254,7 @@ class MemoryDir:
                 new_meta = dialects.render_meta(chosen, meta, name=name, description=description, type_=type, stamp=iso(self._now()))
                 return render_frontmatter(new_meta, dialects.keep_links(old_body, body))
 
-            prior, text, index_changed = self._commit(target, build, source=source, expected=expected, backup=backup)
+            prior, text, index_changed = self._commit(target, build, expected=expected, backup=backup)
             path = self.path / target
             memory = self._memory(target, path, text or "", path.stat().st_mtime)
         self._emit(WriteEvent(self, target, "write", source))
@@ -353,11 +270,11 @@ class MemoryDir:
         with self._lock:
             if path.is_symlink():
                 path.unlink()  # removing a link is the fix we ask for; nothing it points at is touched
-                self._patch(filename, removed=True)
+                self._writes.patch(filename, removed=True)
                 fsync_dir(self.path)
             else:
                 old = self._headers.header(filename)
-                prior, _, _ = self._commit(filename, lambda prior: None, source=source, expected=expected, backup=backup)
+                prior, _, _ = self._commit(filename, lambda prior: None, expected=expected, backup=backup)
                 if prior is None:
                     raise missing
                 if replaced_by and old is not None:
@@ -376,7 +293,7 @@ class MemoryDir:
                 fields = {"body": text}
             self._refuse_secrets(source, filename, fields)
         with self._lock:
-            self._commit(filename, lambda prior: text, source=source)
+            self._commit(filename, lambda prior: text)
         self._emit(WriteEvent(self, filename, "delete" if text is None else "write", source))
 
     def relink(self, old: MemoryHeader, new_filename: str, *, source: str, backup: Backup | None = None) -> builtins.list[str]:
@@ -396,7 +313,7 @@ class MemoryDir:
                     continue
                 text = dialects.relink(dialects.relink(prior, [old.name], new_name), [old_stem], new_stem)
                 if text != prior:
-                    self._commit(header.filename, _replace_with(text), source=source, backup=backup)
+                    self._commit(header.filename, _replace_with(text), backup=backup)
                     changed.append(header.filename)
         for filename in changed:
             self._emit(WriteEvent(self, filename, "write", source))
@@ -411,7 +328,7 @@ class MemoryDir:
         self._refuse_secrets(source, relpath, fields)
         path = self.path.joinpath(*rel.parts)
         with self._lock:
-            prior, _ = self._read_prior(path)
+            prior, _ = self._writes.read_prior(path)
             atomic_write(path, build(prior))
         self._emit(WriteEvent(self, relpath, "write", source))
         return path
