@@ -78,7 +78,7 @@ class Daemon:
         # --- recall ---
         from memoryd.recall import build_recall
 
-        self.recall = build_recall(settings, stores=self.stores, llm=self.llm, state=self.state, metrics=self.metrics, now=now,
+        self.recall = build_recall(settings.recall, home=self.home, stores=self.stores, llm=self.llm, state=self.state, metrics=self.metrics, now=now,
                                    is_watched=self.watcher.is_watching, activity=self.activity,
                                    stale_caveat=self.stale.caveat, author_of=self.team.author_of)
         self.on_start(lambda: threading.Thread(target=self.recall.warm, name="recall-warm", daemon=True).start())
@@ -122,7 +122,7 @@ class Daemon:
             review=self.review,
             on_finish=lambda job, o: self.activity.publish(EXTRACTION, job["memory_dir"], extraction_event(job, o.status, o.reason, o.written, o.refused)),
         )
-        self.session_memory = SessionMemory(settings, state=self.state, llm=self.llm, now=now, advance=self.transcripts.pipeline.advance)
+        self.session_memory = SessionMemory(settings.session_memory, home=self.home, state=self.state, llm=self.llm, now=now, advance=self.transcripts.pipeline.advance)
         self.transcripts.pipeline.subscribe(pending)
         self.transcripts.pipeline.subscribe(self.session_memory)
         self.backfill = Backfill(transcripts=self.transcripts, pending=pending, extraction=self.extraction, stores=self.stores,

@@ -326,14 +326,14 @@ class RecallService:
         )
 
 
-def build_recall(settings: Any, *, stores: StoreRegistry, llm: LLMClient, state: Any, metrics: Metrics, now: Callable[[], datetime],
+def build_recall(settings: RecallSettings, *, home: Path, stores: StoreRegistry, llm: LLMClient, state: Any, metrics: Metrics, now: Callable[[], datetime],
                  is_watched: Callable[[Path], bool] | None = None, activity: Activity | None = None,
                  stale_caveat: Callable[[MemoryDir, str], str] = lambda store, filename: "",
                  author_of: Callable[[Path, str], str] = lambda team_dir, filename: "") -> RecallService:
-    """The daemon's recall part, from its settings."""
+    """The daemon's recall part, from its section of the settings."""
     if STEMMER != "snowball":
         log.warning("recall: PyStemmer is not installed; the local ranker uses a crude stemmer (pip install PyStemmer)")
     ledger = SessionLedger(state, clock=lambda: now().timestamp())
     recall_log = RecallLog(state, clock=lambda: now().timestamp(), activity=activity)
-    return RecallService(settings=settings.recall, stores=stores, llm=llm, ledger=ledger, metrics=metrics, now=now, is_watched=is_watched,
-                         home=settings.home, recall_log=recall_log, stale_caveat=stale_caveat, author_of=author_of)
+    return RecallService(settings=settings, stores=stores, llm=llm, ledger=ledger, metrics=metrics, now=now, is_watched=is_watched,
+                         home=home, recall_log=recall_log, stale_caveat=stale_caveat, author_of=author_of)
