@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 
 from reliability_harness import Harness, Item  # noqa: E402
+from tests.support.servers import DaemonProcess  # noqa: E402
 from tests.support.transcripts import new_session  # noqa: E402
 
 PROSE_PASSWORD = "4jI0SB7A0!94bxuQCxx7"
