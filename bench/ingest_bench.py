@@ -88,7 +88,7 @@ settings = load_settings({"MEMORYD_HOME": str(home)}, home=home)
 settings.memory.memory_base = ""
 state = StateDB(home / "state.db")
 pipeline = TranscriptPipeline(state=state, metrics=Metrics())
-notes = SessionMemory(settings, state=state, llm=None, now=datetime.now, advance=pipeline.advance)
+notes = SessionMemory(settings.session_memory, home=settings.home, state=state, llm=None, now=datetime.now, advance=pipeline.advance)
 pipeline.subscribe(PendingTurns(state))
 pipeline.subscribe(notes)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -20,7 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from memoryd.store.secrets import find_secrets, redact_secrets  # noqa: E402
+from memoryd.base.secrets import find_secrets, redact_secrets  # noqa: E402
 from tests.support.offline_quality import score_extraction, score_secrets, score_similarity, score_text, secret_cases  # noqa: E402
 
 ROUNDS = 30

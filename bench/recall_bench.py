@@ -44,7 +44,7 @@ from coding_eval import tally  # noqa: E402  (bench/coding_eval.py: the same met
 from memoryd.api import create_app  # noqa: E402
 from memoryd.config import load_settings  # noqa: E402
 from memoryd.daemon import Daemon  # noqa: E402
-from memoryd.store.files import atomic_write  # noqa: E402
+from memoryd.base.files import atomic_write  # noqa: E402
 from memoryd.store.frontmatter import render_frontmatter  # noqa: E402
 
 _SHARED = next((d / "shared" for d in (ROOT.parent, ROOT.parent.parent) if (d / "shared").is_dir()), ROOT.parent / "shared")  # a worktree sits one deeper

@@ -29,7 +29,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memoryd.recall.dense import EMBED_BATCH, embed_text  # noqa: E402
-from memoryd.store.files import atomic_write  # noqa: E402
+from memoryd.base.files import atomic_write  # noqa: E402
 from memoryd.store.frontmatter import render_frontmatter  # noqa: E402
 from memoryd.store.paths import sanitize_path  # noqa: E402
 from tests.support.servers import DaemonProcess, daemon_env  # noqa: E402

@@ -24,7 +24,6 @@ import tarfile
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -33,7 +32,8 @@ sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
 
-from tests.support.servers import DaemonProcess, daemon_env  # noqa: E402
+from reliability_harness import Harness, Item  # noqa: E402
+from tests.support.servers import DaemonProcess  # noqa: E402
 from tests.support.transcripts import new_session  # noqa: E402
 
 PROSE_PASSWORD = "4jI0SB7A0!94bxuQCxx7"
@@ -47,66 +47,6 @@ HOSTILE_LINES = [
     '{"type":"user","message":"oops"}', '{"type":"user","message":["a"]}', '{"type":"attachment","attachment":"x"}',
     '{"a":' + "[" * 5000 + "]" * 5000 + "}", '{"a":' + "9" * 4400 + "}", "[1,2]", '{"type":"assistant","message":{"content":[{"type":"tool_use","name":5,"input":[]}]}}',
 ]
-
-
-@dataclass
-class Item:
-    name: str
-    tried: int = 0
-    held: int = 0
-    failures: list[str] = field(default_factory=list)
-
-    def check(self, ok: bool, what: str) -> None:
-        self.tried += 1
-        self.held += int(ok)
-        if not ok:
-            self.failures.append(what)
-
-
-class Harness:
-    def __init__(self, base: Path) -> None:
-        self.base = base
-        self.home = base / "home"
-        self.roots = self.home / "transcripts"
-        self.project = base / "work" / "project"
-        (self.project / ".git").mkdir(parents=True)
-        self.home.mkdir(parents=True)
-        (self.home / "config.toml").write_text(f'[transcripts]\nroots = ["{self.roots}"]\n')
-        (base / "user").mkdir()
-        self.env = daemon_env(self.home, HOME=str(base / "user"))  # never the real ~/.claude (memory_base = "auto")
-        self.proc = DaemonProcess(home=self.home, env=self.env).start()
-
-    def restart(self) -> None:
-        self.proc.kill()
-        self.proc = DaemonProcess(home=self.home, env=self.env).start()
-
-    def client(self) -> httpx.Client:
-        return self.proc.client(timeout=30)
-
-    def rss_mb(self) -> float:
-        assert self.proc.proc is not None
-        status = Path(f"/proc/{self.proc.proc.pid}/status").read_text().splitlines()
-        return int(next(line for line in status if line.startswith("VmRSS")).split()[1]) / 1024
-
-    def cli(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "memoryd", *args], env={**self.env, "MEMORYD_PORT": self.proc.url.rsplit(":", 1)[1]},
-                              cwd=cwd or self.project, capture_output=True, text=True, timeout=120)
-
-    def memory_dir(self) -> Path:
-        with self.client() as c:
-            return Path(c.get("/v1/index", params={"cwd": str(self.project)}).json()["memory_dir"])
-
-    def save(self, c: httpx.Client, name: str, description: str, body: str) -> httpx.Response:
-        return c.post("/v1/memories", json={"cwd": str(self.project), "name": name, "description": description, "type": "feedback", "body": body})
-
-    def turn_end(self, c: httpx.Client, writer: Any) -> dict[str, Any]:
-        job_id = c.post("/v1/events/turn-end", json={"session_id": writer.session_id, "transcript_path": str(writer.path), "cwd": str(self.project)}).json()["job_id"]
-        deadline = time.monotonic() + 30
-        while (job := c.get(f"/v1/jobs/{job_id}").json())["status"] in ("queued", "running"):
-            if time.monotonic() > deadline:
-                break
-            time.sleep(0.05)
-        return dict(job)
 
 
 def probe_symlinks(h: Harness) -> Item:

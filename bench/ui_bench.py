@@ -32,7 +32,7 @@ def main() -> None:
     from memoryd.api import create_app
     from memoryd.config import load_settings
     from memoryd.daemon import Daemon
-    from memoryd.ui.views import project_id
+    from memoryd.api.web.views import project_id
     from tests.support.servers import ThreadedServer
 
     with tempfile.TemporaryDirectory() as tmp:

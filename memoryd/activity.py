@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from memoryd import limits
-from memoryd.store.secrets import redact_secrets
+from memoryd.base.secrets import redact_secrets
 
 log = logging.getLogger(__name__)
 

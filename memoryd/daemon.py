@@ -18,7 +18,7 @@ from memoryd.metrics import Metrics
 from memoryd.state import STATE_FILENAME, StateDB
 from memoryd.status import DaemonStatus
 from memoryd.store import StoreRegistry
-from memoryd.store.files import PRIVATE_DIR_MODE, make_private_dir
+from memoryd.base.files import PRIVATE_DIR_MODE, make_private_dir
 from memoryd.store.watcher import MemoryWatcher
 from memoryd.dream import DreamService
 from memoryd.extract import ExtractionService
@@ -66,11 +66,21 @@ class Daemon:
 
         self.activity = Activity(clock=clock.time)
         self.on_stop(self.activity.close)
+        # --- what recall and the dream consult: stale names (#21) and team authors, both passed in ---
+        from memoryd.dream.gates import Gates
+        from memoryd.stale import StaleChecker
+        from memoryd.team import TeamService
+
+        dream_gates = Gates(settings=settings.dream, stores=self.stores, state=self.state, transcript_roots=settings.transcript_roots, clock=clock)
+        self.stale = StaleChecker(root_of=dream_gates.project_root, clock=clock.monotonic)
+        self.team = TeamService(settings.team, home=self.home, stores=self.stores, watch=self.watcher.watch if settings.memory.watch else None,
+                                clock=clock.time)
         # --- recall ---
         from memoryd.recall import build_recall
 
-        self.recall = build_recall(settings, stores=self.stores, llm=self.llm, state=self.state, metrics=self.metrics, now=now,
-                                   is_watched=self.watcher.is_watching, activity=self.activity)
+        self.recall = build_recall(settings.recall, home=self.home, stores=self.stores, llm=self.llm, state=self.state, metrics=self.metrics, now=now,
+                                   is_watched=self.watcher.is_watching, activity=self.activity,
+                                   stale_caveat=self.stale.caveat, author_of=self.team.author_of)
         self.on_start(lambda: threading.Thread(target=self.recall.warm, name="recall-warm", daemon=True).start())
         self.on_stop(self.recall.close)
 
@@ -81,6 +91,7 @@ class Daemon:
         from memoryd.session_memory import SessionMemory
         from memoryd.store.daily_log import DailyLog
         from memoryd.store.modes import ProjectModes
+        from memoryd.hooks import HookService
         from memoryd.turns import TurnEnds
 
         self.transcripts = TranscriptService(
@@ -111,13 +122,15 @@ class Daemon:
             review=self.review,
             on_finish=lambda job, o: self.activity.publish(EXTRACTION, job["memory_dir"], extraction_event(job, o.status, o.reason, o.written, o.refused)),
         )
-        self.session_memory = SessionMemory(settings, state=self.state, llm=self.llm, now=now, advance=self.transcripts.pipeline.advance)
+        self.session_memory = SessionMemory(settings.session_memory, home=self.home, state=self.state, llm=self.llm, now=now, advance=self.transcripts.pipeline.advance)
         self.transcripts.pipeline.subscribe(pending)
         self.transcripts.pipeline.subscribe(self.session_memory)
         self.backfill = Backfill(transcripts=self.transcripts, pending=pending, extraction=self.extraction, stores=self.stores,
                                  clock=clock.time)
         self.turns = TurnEnds(transcripts=self.transcripts, stores=self.stores, extraction=self.extraction,
                               session_memory=self.session_memory, notes_enabled=settings.session_memory.enabled)
+        self.hooks = HookService(recall=self.recall, transcripts=self.transcripts, turns=self.turns, session_memory=self.session_memory,
+                                 stores=self.stores)
         self.on_start(self.transcripts.start)
         self.on_start(self.extraction.start)
         self.on_stop(self.transcripts.stop)
@@ -129,8 +142,9 @@ class Daemon:
 
         # --- auto-dream ---
         self.dream = DreamService(
-            settings=settings.dream, stores=self.stores, state=self.state, llm=self.llm, metrics=self.metrics,
-            home=self.home, transcript_roots=settings.transcript_roots, clock=clock,
+            settings=settings.dream, gates=dream_gates, stores=self.stores, state=self.state, llm=self.llm, metrics=self.metrics,
+            home=self.home, clock=clock, stale_notes=self.stale.dream_notes,
+            on_finished=lambda memory_dir, run: self.activity.publish(DREAM, str(memory_dir), run),
         )
         self.scheduler = Scheduler(self.dream, check_interval_seconds=settings.dream.check_interval_seconds,
                                    enabled=settings.dream.enabled and not settings.memory.read_only)
@@ -139,14 +153,6 @@ class Daemon:
         self.on_stop(self.scheduler.stop)
         self.on_stop(self.dream.stop)
         self.status.add("dream", self.dream.provider_status)
-
-        # --- stale memories: names a memory makes that its project no longer has (#21) ---
-        from memoryd.stale import StaleChecker
-
-        self.stale = StaleChecker(root_of=self.dream.project_root, clock=clock.monotonic)
-        self.recall.stale_caveat = self.stale.caveat
-        self.dream.worker.stale_notes = self.stale.dream_notes
-        self.dream.worker.on_finished = lambda memory_dir, run: self.activity.publish(DREAM, str(memory_dir), run)
 
         # --- transcript grep: on rg when found, else on the built-in scanner ---
         from memoryd.transcripts.grep import Ripgrep, engine_status
@@ -157,12 +163,7 @@ class Daemon:
         self.status.add("grep", lambda: engine_status(self.ripgrep))
 
         # --- team memory through git ---
-        from memoryd.team import TeamService
-
-        self.team = TeamService(settings.team, home=self.home, stores=self.stores, watch=self.watcher.watch if settings.memory.watch else None,
-                                clock=clock.time)
         self.team.load()
-        self.recall.author_of = self.team.author_of
         self.scheduler.add_job("team-sync", self.team.tick, seconds=limits.TEAM_TICK_SECONDS)
         self.on_start(self.team.start)
         self.on_stop(self.team.stop)

@@ -23,8 +23,8 @@ from memoryd.api import create_app
 from memoryd.config import Settings
 from memoryd.daemon import Daemon
 from memoryd.process import limit_malloc_arenas
-from memoryd.store.files import PRIVATE_FILE_MODE, make_private_dir
-from memoryd.store.secrets import redact_secrets
+from memoryd.base.files import PRIVATE_FILE_MODE, make_private_dir
+from memoryd.base.secrets import redact_secrets
 from memoryd.limits import LOG_DIRNAME, LOG_FILENAME
 from memoryd.runtime import RUNTIME_FILENAME, write_runtime_file
 

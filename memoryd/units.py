@@ -17,7 +17,7 @@ from typing import Any, Mapping
 
 from memoryd.config import CONFIG_FILENAME, Settings, load_settings
 from memoryd.errors import ConfigError, ServiceManagerFailed
-from memoryd.store.files import atomic_write
+from memoryd.base.files import atomic_write
 
 LAUNCHD_LABEL = "dev.memoryd.daemon"
 SYSTEMD_UNIT_NAME = "memoryd.service"

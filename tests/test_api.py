@@ -239,9 +239,8 @@ def test_restore_also_refuses_secrets(tmp_path: Path) -> None:
 
 
 
-def test_every_v1_route_but_the_hook_takes_one_service_not_the_daemon() -> None:
-    """Routes depend on the narrow service they call (api/deps.py); only the Claude Code hook,
-    which composes several parts, gets the whole daemon."""
+def test_every_v1_route_takes_one_service_not_the_daemon() -> None:
+    """Routes depend on the narrow service they call (api/deps.py); the Claude Code hook too (`HookService`)."""
     from fastapi.dependencies.models import Dependant
     from fastapi.routing import APIRoute
 
@@ -253,4 +252,4 @@ def test_every_v1_route_but_the_hook_takes_one_service_not_the_daemon() -> None:
 
     routes = [r for router in ROUTERS for r in router.routes if isinstance(r, APIRoute) and r.path.startswith("/v1/")]
     assert len(routes) > 30
-    assert [r.path for r in routes if takes_daemon(r.dependant)] == ["/v1/hooks/claude-code"]
+    assert [r.path for r in routes if takes_daemon(r.dependant)] == []

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from memoryd import limits
-from memoryd.integrations.claude_code import fit_session_context, hooks_block, session_notes_context, install_hooks, settings_path, uninstall_hooks
+from memoryd.hooks import fit_session_context, session_notes_context
+from memoryd.integrations.claude_code import hooks_block, install_hooks, settings_path, uninstall_hooks
 from tests.conftest import LiveDaemon
 from tests.support.transcripts import new_session
 

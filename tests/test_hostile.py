@@ -315,7 +315,7 @@ def test_import_sizes_before_reading_and_skips_only_the_bad_files(shared_daemon:
 
 
 # ---------------------------------------------------------------- secrets split by whitespace
-from memoryd.store.secrets import find_secrets, redact_secrets  # noqa: E402
+from memoryd.base.secrets import find_secrets, redact_secrets  # noqa: E402
 
 ANTHROPIC = "sk-ant-api03-" + "Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0Lz"
 SPLIT_FORMS = [

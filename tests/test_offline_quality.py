@@ -20,8 +20,8 @@ from memoryd.errors import SecretDetected
 from memoryd.extract.offline import extract_explicit
 from memoryd.extract.service import ExtractionService
 from memoryd.store import MemoryDir
-from memoryd.store.secrets import redact_secrets
-from memoryd.store.similarity import near_duplicate, supersedes
+from memoryd.base.secrets import redact_secrets
+from memoryd.base.similarity import near_duplicate, supersedes
 from tests.conftest import LiveDaemon, make_settings, save_memory, serve
 from tests.test_dream import wait_run
 from memoryd.extract.shape import starts_with_request

@@ -232,7 +232,8 @@ class CrashOnBatch:
 def _read(tmp_path: Path, name: str, transcript: Path, *, tail_bytes: int, crash_at: int = 0) -> tuple[StateDB, SessionMemory]:
     state = StateDB(tmp_path / f"{name}.db")
     pipeline = TranscriptPipeline(state=state, metrics=Metrics(), batch_bytes=2048, tail_bytes=tail_bytes)
-    notes = SessionMemory(make_settings(tmp_path / name), state=state, llm=None, now=datetime.now, advance=pipeline.advance)
+    settings = make_settings(tmp_path / name)
+    notes = SessionMemory(settings.session_memory, home=settings.home, state=state, llm=None, now=datetime.now, advance=pipeline.advance)
     pipeline.subscribe(PendingTurns(state))
     pipeline.subscribe(notes)
     if crash_at:

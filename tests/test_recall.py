@@ -15,7 +15,7 @@ from memoryd.clock import ManualClock
 from memoryd.config import Settings
 from memoryd.daemon import Daemon
 from memoryd.recall.inject import TRUNCATION_NOTE, truncate_content
-from memoryd.store.files import atomic_write
+from memoryd.base.files import atomic_write
 from memoryd.store.frontmatter import render_frontmatter
 from tests.conftest import LiveDaemon, make_settings, serve, recall_api as recall, save_memory as save
 

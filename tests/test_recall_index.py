@@ -12,7 +12,7 @@ import pytest
 from memoryd.recall import indexes as indexes_module
 from memoryd.recall.indexes import read_memory
 from memoryd.recall.ranker import LexicalIndex, analyse
-from memoryd.store.files import atomic_write
+from memoryd.base.files import atomic_write
 from memoryd.store.frontmatter import render_frontmatter
 from tests.conftest import LiveDaemon, recall_api as recall, save_memory as save
 

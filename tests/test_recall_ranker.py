@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memoryd.recall.ranker import LexicalIndex, analyse
-from memoryd.recall.text import date_keys, terms
+from memoryd.base.text import date_keys, terms
 
 
 def index_of(*docs: tuple[str, str, str, str]) -> LexicalIndex:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from memoryd.recall.ranker import LexicalIndex, analyse
-from memoryd.recall.text import query_terms
+from memoryd.base.text import query_terms
 from tests.conftest import LiveDaemon, recall_api as recall, save_memory as save
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.server import RedactingFilter
-from memoryd.store.secrets import redact_record, redact_secrets
+from memoryd.base.secrets import redact_record, redact_secrets
 from tests.conftest import LiveDaemon, recall_api, save_memory
 from tests.support.servers import loopback_request
 from tests.support.transcripts import new_session
@@ -162,7 +162,7 @@ UNBOUNDED_FORMS = [
 
 def test_the_screen_never_hides_a_rule_match() -> None:
     """`redact_secrets` skips every rule on a text its screen clears; a text any rule matches must pass the screen."""
-    from memoryd.store.secrets import _lowered, _rules, _rules_may_match
+    from memoryd.base.secrets import _lowered, _rules, _rules_may_match
     from tests.support.offline_quality import secret_cases
 
     rules, _ = _rules()

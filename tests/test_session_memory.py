@@ -43,7 +43,7 @@ def sm(settings: Settings) -> SessionMemory:
     """Session notes fed by a real transcript pipeline, as the daemon wires them."""
     state = StateDB(settings.home / "sm.db")
     pipeline = TranscriptPipeline(state=state, metrics=Metrics())
-    notes = SessionMemory(settings, state=state, llm=None, now=lambda: __import__("datetime").datetime(2026, 1, 1), advance=pipeline.advance)
+    notes = SessionMemory(settings.session_memory, home=settings.home, state=state, llm=None, now=lambda: __import__("datetime").datetime(2026, 1, 1), advance=pipeline.advance)
     pipeline.subscribe(notes)
     return notes
 
@@ -228,7 +228,7 @@ def test_enqueue_runs_in_background_and_coalesces(sm: SessionMemory, settings: S
 
 def notes_with_pipeline(settings: Settings, state: StateDB) -> tuple[SessionMemory, TranscriptPipeline]:
     pipeline = TranscriptPipeline(state=state, metrics=Metrics())
-    notes = SessionMemory(settings, state=state, llm=None, now=lambda: __import__("datetime").datetime(2026, 1, 1), advance=pipeline.advance)
+    notes = SessionMemory(settings.session_memory, home=settings.home, state=state, llm=None, now=lambda: __import__("datetime").datetime(2026, 1, 1), advance=pipeline.advance)
     pipeline.subscribe(notes)
     return notes, pipeline
 

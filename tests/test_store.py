@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 
 from memoryd import limits
 from memoryd.errors import InvalidFilename, InvalidFrontmatter, InvalidMemory, MemoryNotFound
-from memoryd.store import files, frontmatter, headers
-from memoryd.store import memdir as memdir_module
+from memoryd.base import files
+from memoryd.store import frontmatter, headers
+from memoryd.store import index_publisher as publisher_module
 from memoryd.store.frontmatter import head_meta, split_frontmatter
 from memoryd.store.index import truncate_index
 from memoryd.store.memdir import MemoryDir
@@ -176,7 +177,7 @@ def test_worktrees_and_subdirs_share_one_dir(tmp_path: Path) -> None:
 
 
 def test_crash_leftover_temps_removed_on_first_rebuild(tmp_path: Path) -> None:
-    from memoryd.store.files import TEMP_DIRNAME, TEMP_PREFIX
+    from memoryd.base.files import TEMP_DIRNAME, TEMP_PREFIX
 
     (tmp_path / "memory" / TEMP_DIRNAME).mkdir(parents=True)
     leftover = tmp_path / "memory" / f"{TEMP_PREFIX}user_x.md.part"  # an older memoryd staged beside the files
@@ -191,7 +192,7 @@ def test_crash_leftover_temps_removed_on_first_rebuild(tmp_path: Path) -> None:
 
 def test_staging_dir_that_is_a_link_is_refused(tmp_path: Path) -> None:
     """Saves stage in <dir>/.memoryd-tmp/; a link planted there is never written through."""
-    from memoryd.store.files import TEMP_DIRNAME
+    from memoryd.base.files import TEMP_DIRNAME
 
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -289,7 +290,7 @@ def test_a_save_merges_an_index_edit_made_while_it_was_writing(tmp_path: Path, m
     (the save merges again from the edited index) instead of being overwritten blindly."""
     store = _store(tmp_path)
     store.save(name="First", description="first memory", type="user", body="one")
-    real_publish, edits = memdir_module.publish, []
+    real_publish, edits = publisher_module.publish, []
 
     def agent_edits_first(staged: list[files.Staged], **kwargs: object) -> None:
         if not edits and any(f.path == store.index_path for f in staged):
@@ -298,7 +299,7 @@ def test_a_save_merges_an_index_edit_made_while_it_was_writing(tmp_path: Path, m
                 fh.write("- [Agent note](agent-note.md) — the agent wrote this line\n")
         real_publish(staged, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(memdir_module, "publish", agent_edits_first)
+    monkeypatch.setattr(publisher_module, "publish", agent_edits_first)
     saved = store.save(name="Second", description="second memory", type="user", body="two")
     index = store.index_path.read_text()
     assert edits and "the agent wrote this line" in index

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memoryd.store.files import TEMP_DIRNAME
+from memoryd.base.files import TEMP_DIRNAME
 from tests.support.servers import DaemonProcess, daemon_env
 
 TRIALS = 4

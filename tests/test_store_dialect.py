@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING
 
 from memoryd import limits
 from memoryd.dream.plan import offline_plan
-from memoryd.store.memdir import INDEX_BACKUP_FILENAME, MemoryDir
+from memoryd.store.index_publisher import INDEX_BACKUP_FILENAME
+from memoryd.store.memdir import MemoryDir
 from memoryd.store.registry import StoreRegistry
 
 if TYPE_CHECKING:

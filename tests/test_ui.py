@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from memoryd.ui.views import project_id
+from memoryd.api.web.views import project_id
 from tests.conftest import LiveDaemon, save_memory
 from tests.support.servers import loopback_client, loopback_request
 

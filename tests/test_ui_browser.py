@@ -87,7 +87,7 @@ def test_web_view_in_chromium(home: Path, tmp_path: Path, browser: Any) -> None:
         run_id = live.client.post("/v1/dream/run", json={"cwd": str(repo)}).json()["run_id"]
         assert wait_run(live, repo, run_id)["status"] == "done"
         merged = {f: store.read_raw(f) for f in (a, b)}
-        pid = next(p.pid for p in __import__("memoryd.ui.views", fromlist=["projects"]).projects(live.daemon) if p.store.path == store.path)
+        pid = next(p.pid for p in __import__("memoryd.api.web.views", fromlist=["projects"]).projects(live.daemon) if p.store.path == store.path)
 
         context = browser.new_context(viewport={"width": 1200, "height": 800})
         page = context.new_page()

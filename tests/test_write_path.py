@@ -153,7 +153,7 @@ def test_a_save_keeps_the_edit_made_while_it_built_its_text(tmp_path: Path) -> N
     """The file changes between the store's read and its write: it is re-read, unknown keys kept."""
     store = MemoryDir(tmp_path / "memory")
     memory = store.save(name="Style", description="tabs", type="feedback", body="use tabs").memory
-    real = store._read_prior
+    real = store._writes.read_prior
     calls = {"n": 0}
 
     def racing_read(path: Path) -> tuple[str | None, tuple[int, int] | None]:
@@ -163,6 +163,6 @@ def test_a_save_keeps_the_edit_made_while_it_built_its_text(tmp_path: Path) -> N
             path.write_text(path.read_text().replace("type: feedback\n", "type: feedback\nowner: ana\n"))
         return result
 
-    store._read_prior = racing_read  # type: ignore[method-assign]
+    store._writes.read_prior = racing_read  # type: ignore[method-assign]
     store.save(name="Style", description="tabs v2", type="feedback", body="use tabs")
     assert calls["n"] == 2 and "owner: ana" in memory.path.read_text() and "tabs v2" in memory.path.read_text()

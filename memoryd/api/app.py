@@ -16,8 +16,8 @@ from memoryd.api.routes import backfill, dream, events, health, hooks, memories,
 from memoryd.api.routes import review, stale  # review before write, stale memories (#21)
 from memoryd.daemon import Daemon
 from memoryd.mcp.http import McpEndpoint
-from memoryd.ui import routes as ui_routes
-from memoryd.ui.auth import UiSessions
+from memoryd.api.web import routes as ui_routes
+from memoryd.api.web.auth import UiSessions
 
 # One line per resource; /openapi.json documents a new router's auth and shared errors by itself.
 ROUTERS = [

@@ -14,6 +14,7 @@ from memoryd.daemon import Daemon
 from memoryd.dream import DreamService
 from memoryd.extract import ExtractionService
 from memoryd.extract.backfill import Backfill
+from memoryd.hooks import HookService
 from memoryd.metrics import Metrics
 from memoryd.recall import RecallService
 from memoryd.review import ReviewQueue
@@ -31,7 +32,7 @@ def get_daemon(request: Request) -> Daemon:
     return daemon
 
 
-# The web view and the Claude Code hook compose many parts; every /v1 route takes one.
+# The web view composes many parts; every /v1 route takes one.
 DaemonDep = Annotated[Daemon, Depends(get_daemon)]
 
 
@@ -41,6 +42,10 @@ def get_stores(request: Request) -> StoreRegistry:
 
 def get_turns(request: Request) -> TurnEnds:
     return get_daemon(request).turns
+
+
+def get_hooks(request: Request) -> HookService:
+    return get_daemon(request).hooks
 
 
 def get_extraction(request: Request) -> ExtractionService:
@@ -85,6 +90,7 @@ def get_metrics(request: Request) -> Metrics:
 
 StoresDep = Annotated[StoreRegistry, Depends(get_stores)]
 TurnsDep = Annotated[TurnEnds, Depends(get_turns)]
+HooksDep = Annotated[HookService, Depends(get_hooks)]
 ExtractionDep = Annotated[ExtractionService, Depends(get_extraction)]
 DreamDep = Annotated[DreamService, Depends(get_dream)]
 RecallDep = Annotated[RecallService, Depends(get_recall)]

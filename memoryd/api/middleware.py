@@ -13,7 +13,7 @@ from memoryd.auth import token_matches
 from memoryd.api.errors import error_body
 from memoryd.errors import Forbidden, MemorydError, RequestTooLarge, Unauthorized
 from memoryd.metrics import Metrics
-from memoryd.ui.auth import UI_LOGIN_PATH, cookie_value, is_ui_path
+from memoryd.api.web.auth import UI_LOGIN_PATH, cookie_value, is_ui_path
 
 Scope = dict[str, Any]
 Message = dict[str, Any]

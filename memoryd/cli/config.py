@@ -67,7 +67,7 @@ def cmd_config(args: argparse.Namespace) -> int:
 def cmd_config_init(args: argparse.Namespace) -> int:
     from memoryd.client import home_from_env
     from memoryd.config import CONFIG_FILENAME, example_config
-    from memoryd.store.files import atomic_write
+    from memoryd.base.files import atomic_write
 
     text = example_config()
     if args.to_stdout:

@@ -47,7 +47,7 @@ class _PrintSchema(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
         from memoryd.cli.schemas import schema_for
 
-        print_json(schema_for(parser.prog.split(" ", 1)[1]))
+        print_json(schema_for(parser.prog.split(" ", 1)[1], EXIT_CODES))
         parser.exit(EXIT_OK)
 
 

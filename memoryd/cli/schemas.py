@@ -69,13 +69,11 @@ SCHEMAS: dict[str, dict[str, Any]] = {
 }
 
 
-def schema_for(command: str) -> dict[str, Any]:
-    """The command's success schema and the shared error schema, with the exit codes."""
-    from memoryd.cli.output import EXIT_CODES
-
+def schema_for(command: str, exit_codes: dict[int, str]) -> dict[str, Any]:
+    """The command's success schema and the shared error schema, with the exit codes the CLI uses."""
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": f"memoryd {command} --json",
         "anyOf": [SCHEMAS.get(command, {"description": "no JSON output"}), ERROR],
-        "exit_codes": {str(k): v for k, v in EXIT_CODES.items()},
+        "exit_codes": {str(k): v for k, v in exit_codes.items()},
     }

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 
 from memoryd import limits
-from memoryd.store.files import dir_lock
+from memoryd.base.files import dir_lock
 
 
 def pid_alive(pid: int) -> bool:

@@ -21,7 +21,7 @@ from memoryd.extract import shape as shaping
 from memoryd.errors import LLMUnavailable, TokenBudgetExceeded
 from memoryd.llm import LLMClient
 from memoryd.llm.schemas import DreamPlan
-from memoryd.store.similarity import NEAR_DUPLICATE, near_duplicate, similarity, supersedes
+from memoryd.base.similarity import NEAR_DUPLICATE, near_duplicate, similarity, supersedes
 from memoryd.store import MemoryDir, MemoryHeader
 from memoryd.store.paths import FILENAME_RE
 from memoryd.store.prompt import MEMORY_TYPES_TEXT, WHAT_NOT_TO_SAVE

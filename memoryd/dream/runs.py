@@ -16,9 +16,9 @@ from memoryd.dream.plan import Plan
 from memoryd.errors import Conflict, RunNotFound, Unprocessable
 from memoryd.state import StateDB
 from memoryd.store import MemoryDir
-from memoryd.store.files import atomic_write, make_private_dir
+from memoryd.base.files import atomic_write, make_private_dir
 from memoryd.store.frontmatter import split_frontmatter
-from memoryd.store.secrets import check_no_secrets, redact_record
+from memoryd.base.secrets import check_no_secrets, redact_record
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS dream_runs (

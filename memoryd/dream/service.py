@@ -9,7 +9,7 @@ import logging
 import os
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from memoryd.clock import Clock
 from memoryd.config import DreamSettings
@@ -31,20 +31,22 @@ class DreamService:
         self,
         *,
         settings: DreamSettings,
+        gates: Gates,
         stores: StoreRegistry,
         state: StateDB,
         llm: LLMClient,
         metrics: Metrics,
         home: Path,
-        transcript_roots: list[Path],
         clock: Clock,
+        stale_notes: Callable[[MemoryDir], list[str]] = lambda store: [],
+        on_finished: Callable[[Path, dict[str, Any]], object] = lambda memory_dir, run: None,
     ) -> None:
         self.settings = settings
         self.stores = stores
         self.state = state
-        self.gates = Gates(settings=settings, stores=stores, state=state, transcript_roots=transcript_roots, clock=clock)
+        self.gates = gates
         self.records = RunRecords(state=state, backups=home / "dream-runs", clock=clock)
-        self.worker = DreamWorker(records=self.records, llm=llm, metrics=metrics, clock=clock)
+        self.worker = DreamWorker(records=self.records, llm=llm, metrics=metrics, clock=clock, stale_notes=stale_notes, on_finished=on_finished)
         self.next_check: datetime | None = None  # set by the scheduler
 
     def project_root(self, store: MemoryDir) -> Path | None:

@@ -49,7 +49,9 @@ class RunningTask:
 
 
 class DreamWorker:
-    def __init__(self, *, records: RunRecords, llm: LLMClient, metrics: Metrics, clock: Clock) -> None:
+    def __init__(self, *, records: RunRecords, llm: LLMClient, metrics: Metrics, clock: Clock,
+                 stale_notes: Callable[[MemoryDir], list[str]] = lambda store: [],
+                 on_finished: Callable[[Path, dict[str, Any]], object] = lambda memory_dir, run: None) -> None:
         self.records = records
         self.llm = llm
         self.metrics = metrics
@@ -59,10 +61,10 @@ class DreamWorker:
         # Test seams: called as each phase starts and between actions (a test can pause, cancel or fail a run there).
         self.phase_started: Callable[[RunningTask], None] = lambda task: None
         self.between_actions: Callable[[RunningTask], None] = lambda task: None
-        # What the run proposes for memories naming things the project no longer has (set by the daemon).
-        self.stale_notes: Callable[[MemoryDir], list[str]] = lambda store: []
-        # Told of each finished run, as its record reads (set by the daemon: the web view's live page).
-        self.on_finished: Callable[[Path, dict[str, Any]], object] = lambda memory_dir, run: None
+        # What the run proposes for memories naming things the project no longer has (the stale checker).
+        self.stale_notes = stale_notes
+        # Told of each finished run, as its record reads (the web view's live page).
+        self.on_finished = on_finished
 
     # ------------------------------------------------------------------ run control
     def task(self, memory_dir: Path) -> RunningTask | None:

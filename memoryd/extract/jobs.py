@@ -14,7 +14,7 @@ from typing import Any, Callable
 from memoryd import limits
 from memoryd.errors import JobNotFound, QueueFull
 from memoryd.state import StateDB
-from memoryd.store.secrets import redact_record, redact_secrets
+from memoryd.base.secrets import redact_record, redact_secrets
 
 log = logging.getLogger(__name__)
 

@@ -27,10 +27,10 @@ from memoryd.extract.pending import BASH, PROMPT, TOOLS, TURN, WROTE, PendingRow
 from memoryd.llm import LLMClient
 from memoryd.metrics import Metrics
 from memoryd.review import ReviewQueue
-from memoryd.store.similarity import memory_similarity, near_duplicate
+from memoryd.base.similarity import memory_similarity, near_duplicate
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.paths import FILENAME_RE
-from memoryd.store.secrets import REDACTED
+from memoryd.base.secrets import REDACTED
 from memoryd.transcripts.service import TranscriptService
 
 log = logging.getLogger(__name__)

@@ -19,7 +19,7 @@ from typing import IO, Any, Iterable, Iterator
 from memoryd import limits
 from memoryd.errors import InvalidRequest, MemorydError
 from memoryd.extract.shape import clip, strip_request, upper_first
-from memoryd.store.files import SymlinkRefused, read_small_nofollow
+from memoryd.base.files import SymlinkRefused, read_small_nofollow
 from memoryd.store.frontmatter import split_frontmatter
 
 DEFAULT_TYPE = "project"

@@ -26,7 +26,7 @@ from memoryd import limits
 from memoryd.errors import LLMUnavailable, TokenBudgetExceeded
 from memoryd.llm.backend import Backend, BackendError, Call
 from memoryd.llm.meter import UsageMeter
-from memoryd.store.secrets import redact_secrets
+from memoryd.base.secrets import redact_secrets
 
 if TYPE_CHECKING:
     from memoryd.config import Settings

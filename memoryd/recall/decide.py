@@ -21,7 +21,7 @@ from typing import Any, Sequence
 from memoryd.recall.dense import FUSION_DEPTH, Backend, DenseIndex, fuse
 from memoryd.recall.explain import Why
 from memoryd.recall.ranker import FIT_DEPTH, MIN_MATCH_IDF, MIN_MATCH_SHARE, LexicalIndex
-from memoryd.recall.text import query_terms
+from memoryd.base.text import query_terms
 
 CONTEXT_ITEMS = 12  # the session's most recent paths and commands added to the query (lexically)
 # The confidence rule: logistic weights over (1, store share, match share, match mass / 10 (at most 3),

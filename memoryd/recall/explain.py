@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Iterable
 
-from memoryd.recall.text import STOPWORDS, stem, words
+from memoryd.base.text import STOPWORDS, stem, words
 
 
 @dataclass(frozen=True)

@@ -23,9 +23,10 @@ from memoryd.process import release_freed_memory
 from memoryd.recall.dense import EMBED_BATCH, DenseIndex, Encoder, VectorCache, embed_text, text_digest
 from memoryd.recall.ranker import LexicalIndex, analyse
 from memoryd.store import MemoryDir
-from memoryd.store.files import ABSENT, key_now
+from memoryd.base.files import ABSENT, key_now
 from memoryd.store.headers import read_memory
-from memoryd.store.model import Memory, MemoryHeader, WriteEvent
+from memoryd.store.memdir import WriteEvent
+from memoryd.store.model import Memory, MemoryHeader
 
 log = logging.getLogger(__name__)
 Signature = dict[str, tuple[int, int]]

@@ -12,7 +12,7 @@ from memoryd import limits
 from memoryd.activity import RECALL, Activity
 from memoryd.recall.explain import Why
 from memoryd.state import StateDB
-from memoryd.store.secrets import redact_secrets
+from memoryd.base.secrets import redact_secrets
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS recall_log (

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from memoryd.recall.text import date_keys, query_terms, stem, terms
+from memoryd.base.text import date_keys, query_terms, stem, terms
 
 # Field weights and BM25 parameters (standard values; weights favour the curated fields).
 FIELD_WEIGHTS = {"name": 1.0, "description": 1.0, "body": 1.0}  # the body repeats the description, which already weights it

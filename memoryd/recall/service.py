@@ -27,7 +27,7 @@ from memoryd.recall.log import RecallLog
 from memoryd.recall.inject import age_days, header_for, injection_text, truncate_content
 from memoryd.recall.select import select_with_llm
 from memoryd.recall.sessions import SessionLedger
-from memoryd.recall.text import STEMMER
+from memoryd.base.text import STEMMER
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.model import MemoryHeader
 from memoryd.transcripts.context import SessionContext
@@ -81,7 +81,9 @@ class RecallService:
     """Picks up to 5 memories per prompt that the session has not seen yet."""
 
     def __init__(self, *, settings: RecallSettings, stores: StoreRegistry, llm: LLMClient, ledger: SessionLedger, metrics: Metrics, now: Callable[[], datetime],
-                 is_watched: Callable[[Path], bool] | None = None, home: Path | None = None, recall_log: RecallLog | None = None) -> None:
+                 is_watched: Callable[[Path], bool] | None = None, home: Path | None = None, recall_log: RecallLog | None = None,
+                 stale_caveat: Callable[[MemoryDir, str], str] = lambda store, filename: "",
+                 author_of: Callable[[Path, str], str] = lambda team_dir, filename: "") -> None:
         self.settings = settings
         self.recall_log = recall_log  # what each recall gave and why (the web view's live page, `memoryd recall --explain`)
         self.stores = stores
@@ -91,12 +93,12 @@ class RecallService:
         self.now = now
         self.indexes = StoreIndexes(Encoder(settings.dense), is_watched=is_watched, vector_cache=home / VECTORS_FILENAME if home else None)
         stores.on_write.append(self.indexes.written)  # a saved memory is indexed and embedded before the save answers
-        # A line put before a recalled memory that names what the project no longer has (set by the daemon).
-        self.stale_caveat: Callable[[MemoryDir, str], str] = lambda store, filename: ""
+        # A line put before a recalled memory that names what the project no longer has (the stale checker).
+        self.stale_caveat = stale_caveat
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall-llm")
         self._late: dict[tuple[str, str], list[str]] = {}  # (session, memdir) → the model's picks that came after the deadline
         self._late_lock = threading.Lock()
-        self.author_of: Callable[[Path, str], str] = lambda team_dir, filename: ""  # set by the team part
+        self.author_of = author_of  # who wrote a team memory (the team part)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -117,6 +119,11 @@ class RecallService:
         return {"indexed_dirs": len(self.indexes), "indexed_memories": self.indexes.documents(),
                 "sessions": self.ledger.count(), "llm": self.llm.enabled, "stemmer": STEMMER,
                 "dense_model": self.indexes.encoder.status, "dense_pending": self.indexes.dense_pending()}
+
+    def mark_seen(self, session_id: str, memory_dir: str, filenames: list[str]) -> None:
+        """Count memories the session already holds (read or written itself) as surfaced, so recall adds only new ones."""
+        if set(filenames) - self.ledger.surfaced(session_id, memory_dir):
+            self.ledger.record(session_id, memory_dir, sorted(filenames), 0)
 
     def recall(self, cwd: str, query: str, session_id: str, *, store: MemoryDir | None = None, max_chars: int | None = None,
                source: str = "rest", context: SessionContext | None = None) -> RecallResult:
@@ -319,12 +326,14 @@ class RecallService:
         )
 
 
-def build_recall(settings: Any, *, stores: StoreRegistry, llm: LLMClient, state: Any, metrics: Metrics, now: Callable[[], datetime],
-                 is_watched: Callable[[Path], bool] | None = None, activity: Activity | None = None) -> RecallService:
-    """The daemon's recall part, from its settings."""
+def build_recall(settings: RecallSettings, *, home: Path, stores: StoreRegistry, llm: LLMClient, state: Any, metrics: Metrics, now: Callable[[], datetime],
+                 is_watched: Callable[[Path], bool] | None = None, activity: Activity | None = None,
+                 stale_caveat: Callable[[MemoryDir, str], str] = lambda store, filename: "",
+                 author_of: Callable[[Path, str], str] = lambda team_dir, filename: "") -> RecallService:
+    """The daemon's recall part, from its section of the settings."""
     if STEMMER != "snowball":
         log.warning("recall: PyStemmer is not installed; the local ranker uses a crude stemmer (pip install PyStemmer)")
     ledger = SessionLedger(state, clock=lambda: now().timestamp())
     recall_log = RecallLog(state, clock=lambda: now().timestamp(), activity=activity)
-    return RecallService(settings=settings.recall, stores=stores, llm=llm, ledger=ledger, metrics=metrics, now=now, is_watched=is_watched,
-                         home=settings.home, recall_log=recall_log)
+    return RecallService(settings=settings, stores=stores, llm=llm, ledger=ledger, metrics=metrics, now=now, is_watched=is_watched,
+                         home=home, recall_log=recall_log, stale_caveat=stale_caveat, author_of=author_of)

@@ -23,7 +23,7 @@ from memoryd.errors import ReviewItemNotFound
 from memoryd.state import StateDB
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.memdir import validate_fields
-from memoryd.store.secrets import check_no_secrets
+from memoryd.base.secrets import check_no_secrets
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS review_items (

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from memoryd.store.secrets import redact_secrets
+from memoryd.base.secrets import redact_secrets
 from memoryd.transcripts.parser import Entry
 
 _PATH_KEYS = ("file_path", "notebook_path", "path")

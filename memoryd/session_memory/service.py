@@ -20,14 +20,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 from memoryd import limits
-from memoryd.config import Settings
+from memoryd.config import SessionMemorySettings
 from memoryd.errors import LLMUnavailable, TokenBudgetExceeded
 from memoryd.llm.client import LLMClient
 from memoryd.session_memory import notes
 from memoryd.session_memory.offline import OfflineNotes
 from memoryd.state import StateDB
-from memoryd.store.files import atomic_write
-from memoryd.store.secrets import redact_secrets
+from memoryd.base.files import atomic_write
+from memoryd.base.secrets import redact_secrets
 from memoryd.transcripts.parser import Entry
 from memoryd.transcripts.pipeline import TranscriptFile
 from memoryd.transcripts.render import render_entry, tool_input_json
@@ -185,14 +185,14 @@ class SessionMemory:
     """Session notes: a subscriber of the transcript pipeline (what was read of each session is
     kept in `session_reads`, so nothing is read twice, across restarts too) and the gates + writer."""
 
-    def __init__(self, settings: Settings, *, state: StateDB, llm: LLMClient | None, now: Callable[[], datetime],
+    def __init__(self, settings: SessionMemorySettings, *, home: Path, state: StateDB, llm: LLMClient | None, now: Callable[[], datetime],
                  advance: Callable[[Path], object]) -> None:
         self.settings = settings
         self.state = state
         self.llm = llm
         self.now = now
         self.advance = advance  # brings a transcript up to date through the pipeline (which calls `consume`)
-        self.root = settings.home / limits.SESSIONS_DIRNAME
+        self.root = home / limits.SESSIONS_DIRNAME
         self._lock = threading.Lock()
         self.updates = {"llm": 0, "offline": 0, "llm_fallback": 0}
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="session-memory")
@@ -218,7 +218,7 @@ class SessionMemory:
     def consume(self, db: Any, file: TranscriptFile, entries: list[Entry], reset: bool) -> None:
         """Fold a main-session batch into that session's read, saved with the pipeline's cursor.
         A rewritten transcript (a rewind) starts the read over: the notes follow the file as it is now."""
-        if file.is_sidechain or not self.settings.session_memory.enabled or not (entries or reset):
+        if file.is_sidechain or not self.settings.enabled or not (entries or reset):
             return
         with self._reads_lock:
             if reset:
@@ -273,7 +273,7 @@ class SessionMemory:
 
     def update(self, session_id: str, transcript_path: str | Path, cwd: str | None = None) -> bool:
         """Bring the transcript up to date; (re)write the notes when the gates allow. True when written."""
-        cfg = self.settings.session_memory
+        cfg = self.settings
         if not cfg.enabled:
             return False
         path = self.path_for(session_id)
@@ -337,5 +337,5 @@ class SessionMemory:
 
     def status(self) -> dict[str, Any]:
         count = self.state.query_one("SELECT COUNT(*) AS n FROM session_memory")
-        return {"enabled": self.settings.session_memory.enabled, "sessions": count["n"] if count else 0,
+        return {"enabled": self.settings.enabled, "sessions": count["n"] if count else 0,
                 "updates": dict(self.updates)}

@@ -16,7 +16,7 @@ import yaml
 
 from memoryd import limits
 from memoryd.errors import InvalidFrontmatter
-from memoryd.store.files import open_nofollow
+from memoryd.base.files import open_nofollow
 
 # A fence is a line of exactly `---` (trailing blanks allowed).
 _FENCE_RE = re.compile(r"^---[ \t]*$")

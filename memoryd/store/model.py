@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
-
-if TYPE_CHECKING:
-    from memoryd.store.memdir import MemoryDir
+from typing import Literal
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,13 +74,3 @@ class SaveResult:
     memory: Memory
     created: bool
     index_changed: bool
-
-
-@dataclass(frozen=True)
-class WriteEvent:
-    """What the one write path reports after each operation (metrics, watch, caches listen)."""
-
-    store: "MemoryDir"
-    filename: str  # relative to the memory dir (a daily log: logs/YYYY/MM/YYYY-MM-DD.md)
-    op: Literal["write", "delete", "secret_refused"]
-    source: str  # api, extract, dream, undo, daily-log, ...

@@ -15,7 +15,7 @@ from memoryd import limits
 from memoryd.clock import SYSTEM_CLOCK
 from memoryd.store.dialect import CLAUDE_CODE, MEMORYD, Dialect
 from memoryd.store.memdir import MemoryDir, Now
-from memoryd.store.model import WriteEvent
+from memoryd.store.memdir import WriteEvent
 from memoryd.store.paths import project_root, resolve_memory_dir
 
 

@@ -11,7 +11,7 @@ import sys
 import threading
 from collections import Counter
 
-from memoryd.store.files import Key
+from memoryd.base.files import Key
 from memoryd.store.model import InvalidFile, MemoryHeader
 from memoryd.store.paths import slugify
 

@@ -17,7 +17,7 @@ from watchdog.events import FileCreatedEvent, FileDeletedEvent, FileModifiedEven
 from watchdog.observers import Observer
 
 from memoryd import limits
-from memoryd.store.files import LOCK_FILENAME, TEMP_PREFIX
+from memoryd.base.files import LOCK_FILENAME, TEMP_PREFIX
 from memoryd.store.memdir import MemoryDir
 
 log = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from memoryd.store.files import atomic_write
+from memoryd.base.files import atomic_write
 
 STATE_FILENAME = "state.json"
 GIT_DIRNAME = "git"

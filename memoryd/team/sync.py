@@ -19,11 +19,11 @@ from typing import Any, Callable
 from memoryd import limits
 from memoryd.config import TeamSettings
 from memoryd.errors import MemorydError
-from memoryd.store.files import SymlinkRefused, dir_lock, read_small_nofollow
+from memoryd.base.files import SymlinkRefused, dir_lock, read_small_nofollow
 from memoryd.store.frontmatter import split_frontmatter
 from memoryd.store.memdir import MemoryDir
 from memoryd.store.paths import is_memory_filename
-from memoryd.store.secrets import find_secrets, name_secrets, redact_name
+from memoryd.base.secrets import find_secrets, name_secrets, redact_name
 from memoryd.team.errors import GitFailed, RemoteRewritten
 from memoryd.team.git import Git, TreeEntry, blob_id, redact_url
 from memoryd.team.merge import merge_file, needs_review

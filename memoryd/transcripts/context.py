@@ -18,7 +18,7 @@ from typing import Any, Iterable
 import orjson
 
 from memoryd.state import StateDB
-from memoryd.store.secrets import redact_secrets
+from memoryd.base.secrets import redact_secrets
 from memoryd.transcripts.parser import Entry
 from memoryd.transcripts.pipeline import TranscriptFile
 

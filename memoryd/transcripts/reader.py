@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Iterator
 
 from memoryd import limits
-from memoryd.store.files import open_nofollow
+from memoryd.base.files import open_nofollow
 
 CHUNK = 1 << 20
 

@@ -6,9 +6,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Header
 
-from memoryd.api.deps import DaemonDep
+from memoryd.api.deps import HooksDep
 from memoryd.api.models import ClaudeCodeHookInput, HookOut
-from memoryd.integrations.claude_code import handle_hook, parse_session_env
+from memoryd.integrations.claude_code import parse_session_env
 
 router = APIRouter(tags=["integrations"])
 
@@ -16,11 +16,11 @@ router = APIRouter(tags=["integrations"])
 @router.post("/v1/hooks/claude-code", response_model_exclude_none=True)
 def claude_code_hook(
     payload: ClaudeCodeHookInput,
-    daemon: DaemonDep,
+    hooks: HooksDep,
     x_claude_code_env: Annotated[str | None, Header(description="The session's native-memory switches: CLAUDE_CODE_DISABLE_AUTO_MEMORY=…;CLAUDE_CODE_SIMPLE=…")] = None,
 ) -> HookOut:
     """SessionStart → memory prompt + index (led by the session notes after a compaction);
     UserPromptSubmit → recalled memories; Stop/SubagentStop → extraction queued; PreCompact →
     session notes; anything else → {}."""
     session_env = parse_session_env(x_claude_code_env)
-    return HookOut.model_validate(handle_hook(daemon, payload.model_dump(exclude_none=True), session_env))
+    return HookOut.model_validate(hooks.handle(payload.model_dump(exclude_none=True), session_env))

@@ -19,6 +19,6 @@ def session_memory(session_id: SessionId, notes: SessionNotesDep) -> SessionMemo
     if text is None:
         raise SessionNotFound(
             f"no session memory for {session_id!r}: notes are written once a session passes "
-            f"{notes.settings.session_memory.init_tokens:,} tokens; check the id, or wait for more turns."
+            f"{notes.settings.init_tokens:,} tokens; check the id, or wait for more turns."
         )
     return SessionMemoryOut(session_id=session_id, markdown=text)

@@ -16,7 +16,7 @@ from typing import Any, Callable, Generator, Iterator
 
 from memoryd import limits
 from memoryd.errors import InvalidRequest
-from memoryd.store.secrets import redact_secrets
+from memoryd.base.secrets import redact_secrets
 from memoryd.transcripts.grep import scan
 from memoryd.transcripts.folders import folders_for_cwd
 from memoryd.transcripts.grep.files import Found, Transcript, transcripts

@@ -14,7 +14,7 @@ import re
 from typing import Protocol
 
 from memoryd import limits
-from memoryd.recall.text import STOPWORDS, stem
+from memoryd.base.text import STOPWORDS, stem
 
 NEAR_DUPLICATE = limits.NEAR_DUPLICATE_SIMILARITY
 SAME_SUBJECT = 0.75  # how alike two memories must be, apart from the choice they differ on, to contradict

@@ -202,13 +202,24 @@ class TargetMoved(Exception):
         self.path = path
 
 
+def key_of(st: os.stat_result) -> Key:
+    """The key of a stat result."""
+    return (st.st_mtime_ns, st.st_size)
+
+
 def key_now(path: Path) -> Key:
     """A file's key now (never following a link); ABSENT when it does not exist."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
         return ABSENT
-    return (st.st_mtime_ns, st.st_size)
+    return key_of(st)
+
+
+def key_if_present(path: Path) -> Key | None:
+    """A file's key now; None when it does not exist."""
+    key = key_now(path)
+    return None if key == ABSENT else key
 
 
 def publish(staged: list[Staged], *, unlink: Path | None = None, sync_dir: bool = True) -> None:

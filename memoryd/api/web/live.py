@@ -14,7 +14,7 @@ from fastapi.responses import StreamingResponse
 from memoryd import limits
 from memoryd.activity import RECALL, Event
 from memoryd.errors import Forbidden
-from memoryd.ui import views
+from memoryd.api.web import views
 
 if TYPE_CHECKING:
     from memoryd.daemon import Daemon

@@ -20,8 +20,8 @@ from memoryd import limits
 from memoryd.api.deps import DaemonDep
 from memoryd.auth import token_matches
 from memoryd.errors import Forbidden, MemorydError
-from memoryd.ui import live, views
-from memoryd.ui.auth import COOKIE_NAME, UI_LOGIN_PATH, UI_PREFIX, UiSession, UiSessions, cookie_value
+from memoryd.api.web import live, views
+from memoryd.api.web.auth import COOKIE_NAME, UI_LOGIN_PATH, UI_PREFIX, UiSession, UiSessions, cookie_value
 
 if TYPE_CHECKING:
     from fastapi.templating import Jinja2Templates
@@ -172,7 +172,7 @@ def memory(request: Request, daemon: DaemonDep, pid: str, filename: str) -> HTML
 
 def rendered(p: views.Project, body: str) -> Any:
     """The body as sanitised HTML, `[[links]]` pointing at the memories they name."""
-    from memoryd.ui.markdown import link_resolver, render
+    from memoryd.api.web.markdown import link_resolver, render
 
     return render(body, link_resolver(p.store.all_headers(), lambda filename: f"{UI_PREFIX}/p/{p.pid}/m/{filename}"))
 

@@ -1,0 +1,1 @@
+"""The base layer: text, files, secrets and similarity that every other package builds on."""

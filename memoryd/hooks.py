@@ -1,0 +1,147 @@
+"""`HookService`: Claude Code's hook JSON in, the hook's answer out.
+
+Decisions stay in the core (recall, extraction, session memory); this only adapts formats, fits
+text into Claude Code's 10,000-char context cap, and fails open: any error answers `{}` so the
+agent is never stalled or blocked (never `decision: block`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any, Mapping
+
+from memoryd import limits
+from memoryd.errors import MemorydError
+from memoryd.integrations.claude_memory import NativeMemory, is_claude_memory_dir, native_memory
+from memoryd.recall import RecallService
+from memoryd.session_memory import SessionMemory
+from memoryd.store import MemoryDir, StoreRegistry
+from memoryd.store.prompt import build_memory_prompt
+from memoryd.transcripts import TranscriptService
+from memoryd.transcripts.context import SessionContext
+from memoryd.turns import TurnEnds
+
+log = logging.getLogger(__name__)
+
+
+def _context(event: str, text: str) -> dict[str, Any]:
+    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+
+
+def fit_session_context(prompt: str, cap: int = limits.CLAUDE_CODE_CONTEXT_MAX_CHARS) -> str:
+    """Fit the memory section into the cap: whole index lines, most useful first (the index is
+    already ordered so), then a pointer to `memoryd index` for the rest."""
+    text = f"{limits.INJECTED_MARKER}\n{prompt.strip()}\n"
+    if len(text) <= cap:
+        return text
+    lines = text.split("\n")
+    kept: list[str] = []
+    size = 0
+    dropped = 0
+    reserve = 120
+    for line in lines:
+        if size + len(line) + 1 > cap - reserve:
+            dropped += 1
+            continue
+        kept.append(line)
+        size += len(line) + 1
+    kept.append(f"[{dropped} more index lines not shown: run `memoryd index` (or GET /v1/index) to see the whole index.]")
+    return "\n".join(kept)[:cap]
+
+
+def session_notes_context(notes: str, cap: int = limits.SESSION_NOTES_CONTEXT_MAX_CHARS) -> str:
+    """The session's notes as the head of the post-compaction context, cut to `cap` on a line."""
+    head = f"{limits.INJECTED_MARKER}\nSession notes kept by memoryd before this compaction:\n\n"
+    body = notes.strip()
+    if len(head) + len(body) + 1 > cap:
+        body = body[: max(0, cap - len(head) - 40)].rsplit("\n", 1)[0] + "\n[… notes cut: GET /v1/sessions/{id}/memory]"
+    return f"{head}{body}\n"
+
+
+def native_for_session(cwd: str, session_env: Mapping[str, str] | None, env: Mapping[str, str] | None = None) -> NativeMemory:
+    """Claude Code's own auto memory for the session that sent a hook (its cwd, its switches)."""
+    env = dict(os.environ) if env is None else env
+    return native_memory(Path(cwd), env, session_env)
+
+
+def native_loads_index(store_path: Path, cwd: str, session_env: Mapping[str, str] | None) -> bool:
+    """Does Claude Code itself load this MEMORY.md into the session (native memory on, same dir)?"""
+    env = dict(os.environ)
+    return native_for_session(cwd, session_env, env).enabled and is_claude_memory_dir(store_path, cwd, env)
+
+
+class HookService:
+    """Answers each Claude Code hook event from the parts it names, never from the whole daemon."""
+
+    def __init__(self, *, recall: RecallService, transcripts: TranscriptService, turns: TurnEnds, session_memory: SessionMemory,
+                 stores: StoreRegistry) -> None:
+        self.recall = recall
+        self.transcripts = transcripts
+        self.turns = turns
+        self.session_memory = session_memory
+        self.stores = stores
+
+    def handle(self, payload: dict[str, Any], session_env: Mapping[str, str] | None = None) -> dict[str, Any]:
+        """Answer one Claude Code hook; `{}` when there is nothing to add or anything fails.
+
+        When Claude Code's native memory is on and reads the same dir, it already loads MEMORY.md:
+        SessionStart then adds nothing, so the index reaches the model once."""
+        event = str(payload.get("hook_event_name", ""))
+        cwd = str(payload.get("cwd") or "")
+        session_id = str(payload.get("session_id") or "")
+        try:
+            if event == "SessionStart" and cwd:
+                store = self.stores.for_cwd(cwd)
+                notes = self._session_notes(session_id) if payload.get("source") == "compact" else None
+                if native_loads_index(store.path, cwd, session_env):
+                    return _context(event, session_notes_context(notes)) if notes else {}
+                prompt = build_memory_prompt(store.path, store.served_index())
+                if notes:  # right after a compaction: the session's own notes lead, so the work goes on
+                    head = session_notes_context(notes)
+                    return _context(event, head + fit_session_context(prompt, limits.CLAUDE_CODE_CONTEXT_MAX_CHARS - len(head)))
+                return _context(event, fit_session_context(prompt))
+            if event == "UserPromptSubmit" and cwd and session_id:
+                store = self.stores.for_cwd(cwd)
+                context = self._session_context(store, payload, session_id)
+                # max_chars: memories that would overflow Claude Code's cap are left for a later prompt, not marked surfaced.
+                result = self.recall.recall(cwd, str(payload.get("prompt") or ""), session_id, store=store,
+                                            max_chars=limits.CLAUDE_CODE_CONTEXT_MAX_CHARS, source="hook", context=context)
+                return _context(event, result.injection) if result.injection else {}
+            if event in ("Stop", "SubagentStop") and cwd and session_id and payload.get("transcript_path"):
+                self.turns.turn_end(session_id, str(payload["transcript_path"]), cwd, payload.get("last_assistant_message"))
+                return {}
+            if event == "PreCompact" and session_id:
+                # The installed hook discards this answer (Claude Code takes no context from PreCompact);
+                # other clients may read it. Claude Code gets the notes at SessionStart(source=compact).
+                notes = self._session_notes(session_id)
+                return _context(event, f"{limits.INJECTED_MARKER}\n{notes}"[: limits.CLAUDE_CODE_CONTEXT_MAX_CHARS]) if notes else {}
+        except MemorydError as exc:
+            log.warning("%s hook: %s (%s)", event or "unknown", exc.code, exc.message)
+        except Exception:
+            log.exception("%s hook failed; answered {} so the agent goes on", event or "unknown")
+        return {}
+
+    def _session_notes(self, session_id: str) -> str | None:
+        """The session's notes; None when there are none or the id is not one memoryd accepts."""
+        try:
+            return self.session_memory.get(session_id) if session_id else None
+        except MemorydError:
+            return None
+
+    def _session_context(self, store: MemoryDir, payload: dict[str, Any], session_id: str) -> SessionContext | None:
+        """What the transcript pipeline learned of the session (its files, commands, the memory files
+        it already holds); the held memories are marked seen, so recall adds only new ones. The
+        transcript is never re-read here: the pipeline reads each line once (issue #27)."""
+        transcript = payload.get("transcript_path")
+        path = None
+        if transcript:
+            try:
+                path = self.transcripts.check_under_root(str(transcript))
+            except MemorydError:
+                path = None
+        context = self.transcripts.session_context(session_id, path)
+        held = context.held_in(store.path) if context is not None else set()
+        self.recall.mark_seen(session_id, str(store.path), sorted(held))
+        return context

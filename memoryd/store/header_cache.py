@@ -1,0 +1,167 @@
+"""`HeaderCache`: one memory dir's headers, kept current by stat instead of re-reading.
+
+Reads re-stat every file (or, in a big watched dir, only what changed); writes patch only the
+file they wrote (no rescan). Another writer's change is noticed by key (mtime, size) or by the
+dir's mtime, and `on_foreign_change` is told, so the index merges from scratch next time.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import time
+from pathlib import Path
+from typing import Callable
+
+from memoryd import limits
+from memoryd.base.files import Key, key_of
+from memoryd.store.headers import SYMLINK_REFUSAL, parse_header, read_text
+from memoryd.store.model import InvalidFile, MemoryHeader
+from memoryd.store.table import Entry, HeaderTable
+
+
+class HeaderCache:
+    """The header table of one dir and when to trust it."""
+
+    def __init__(self, path: Path, *, table: HeaderTable, on_foreign_change: Callable[[], None]) -> None:
+        self.path = path
+        self._dir = str(path)
+        self.table = table
+        self.lock = table.lock
+        self._on_foreign_change = on_foreign_change
+        self._loaded = False
+        self._dir_key: int | None = None  # the dir's mtime_ns after our last write or sweep: another writer changes it
+        self._dirty: set[str] = set()
+        self._written: dict[str, Key | None] = {}  # each file's key after our last write (to tell the watcher's echoes)
+        self.watched = False  # set by MemoryWatcher: changes on disk are reported by name
+        self._swept_at = 0.0  # monotonic time of the last stat of every file
+
+    def read_entry(self, filename: str) -> Entry | None:
+        """One file read (never through a link); the key is that of the text read; None: gone."""
+        try:
+            text, st = read_text(os.path.join(self._dir, filename))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        key = key_of(st) if st is not None else (0, -1)
+        if isinstance(text, InvalidFile):
+            return key, text
+        assert st is not None
+        return key, parse_header(filename, self.path, text, st.st_mtime).header
+
+    def shared_header(self, filename: str, key: Key, header: MemoryHeader) -> MemoryHeader:
+        """One copy of a header in memory for recall and the store (20,000 headers are ~15 MB): the
+        table's own when it holds this version of the file, else `header`, recorded as that version."""
+        with self.lock:
+            cached = self.table.get(filename)
+            if cached is not None and cached[0] == key and isinstance(cached[1], MemoryHeader):
+                return cached[1]
+            if cached is None or cached[0] != key:
+                self.table.set(filename, (key, header))
+                self._on_foreign_change()  # the table moved without a write of ours
+            return header
+
+    def stat_entry(self, filename: str) -> Entry | None:
+        """One file's table entry from an lstat, re-read only when its key changed."""
+        try:
+            st = os.lstat(os.path.join(self._dir, filename))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if stat.S_ISLNK(st.st_mode):
+            return (key_of(st), InvalidFile(filename, SYMLINK_REFUSAL))
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        cached = self.table.get(filename)
+        if cached is not None and cached[0] == key_of(st):
+            return cached
+        return self.read_entry(filename)
+
+    def refresh(self) -> None:
+        """Stat every `.md` file; re-read only the ones whose mtime or size changed."""
+        self._dir_key = self.dir_mtime()  # before the listing: a later change bumps it
+        try:
+            with os.scandir(self.path) as it:
+                entries = [(e.name, e.is_file(follow_symlinks=False)) for e in it]
+        except (FileNotFoundError, NotADirectoryError):
+            entries = []
+        with self.lock:
+            seen: set[str] = set()
+            changed = False
+            for name, regular in entries:
+                if not name.endswith(".md") or name == limits.INDEX_FILENAME or name.startswith("."):
+                    continue
+                # A file first seen is read at once (the read's fstat gives its key); a known one
+                # is re-read only when its lstat key changed.
+                entry = self.read_entry(name) if regular and name not in self.table else self.stat_entry(name)
+                if entry is not None:
+                    seen.add(name)
+                    if entry is not self.table.get(name):
+                        self.table.set(name, entry)
+                        changed = True
+            for gone in [item.filename for item in self.table.items() if item.filename not in seen]:
+                self.table.set(gone, None)
+                changed = True
+            self._dirty.clear()
+            self._loaded = True
+            self._swept_at = time.monotonic()
+            if changed:
+                self._on_foreign_change()  # someone else's changes
+
+    def current(self) -> None:
+        """Bring the table a write works on up to date: loaded once, then patched, rescanned only
+        when another writer changed the directory listing (its mtime) since our last write."""
+        if not self._loaded or self._dir_key is None or self.dir_mtime() != self._dir_key:
+            self.refresh()
+            return
+        with self.lock:
+            for name in list(self._dirty):
+                entry = self.stat_entry(name)
+                if entry is not self.table.get(name):  # not the echo of our own write
+                    self.table.set(name, entry)
+                    self._on_foreign_change()
+            self._dirty.clear()
+
+    def dir_mtime(self) -> int | None:
+        try:
+            return os.stat(self.path).st_mtime_ns
+        except OSError:
+            return None
+
+    def fresh(self) -> None:
+        """Bring the table up to date for a read. A small dir: stat every file (a hand edit in
+        place changes no dir mtime). A big one (a stat of 20,000 files costs ~60 ms): the files
+        the watcher named and a changed listing (the dir's mtime), with a full sweep at most once
+        a second (unwatched) or a minute (watched: events name what changed), as recall does."""
+        every = limits.STORE_WATCHED_SWEEP_SECONDS if self.watched else limits.RECALL_WATCHED_SWEEP_SECONDS
+        trust = self._loaded and len(self.table) >= limits.STORE_WATCHED_TRUST_MIN_FILES and time.monotonic() - self._swept_at < every
+        if trust:
+            self.current()
+        else:
+            self.refresh()
+
+    def set_watched(self, on: bool) -> None:
+        """The watcher reports this dir's changes by name from now on (or no longer); the next
+        read sweeps every file once, for what changed before."""
+        self.watched, self._swept_at = on, 0.0
+
+    def header(self, filename: str) -> MemoryHeader | None:
+        """A memory's header, from the table when it holds one, else from the file."""
+        entry = self.table.get(filename)
+        if entry is None:
+            entry = self.stat_entry(filename)
+        return entry[1] if entry is not None and isinstance(entry[1], MemoryHeader) else None
+
+    def wrote(self, filename: str, key: Key | None) -> None:
+        """Our own write left `filename` at `key` (None: removed): its watcher echo is not news."""
+        self._written[filename] = key
+
+    def settled(self) -> None:
+        """After our write: the dir's mtime as we left it (another writer's listing change shows)."""
+        self._dir_key = self.dir_mtime()
+
+    def saw_change(self, filename: str, key: Key | None) -> bool:
+        """A change the watcher saw: True unless the file is as memoryd last wrote it."""
+        echo = filename in self._written and self._written[filename] == key
+        if not echo:
+            with self.lock:
+                self._dirty.add(filename)
+        return not echo

@@ -1,0 +1,121 @@
+"""`WritePath`: the one write of one memory file, and of MEMORY.md with it.
+
+Read the file, build its new text, re-read when it changed meanwhile, back up, stage and publish
+it together with the index, then patch the header table: no re-read, no rescan. The caller
+(`MemoryDir`) holds the dir's lock, refuses secrets and reports the write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Callable
+
+from memoryd import limits
+from memoryd.base.files import ABSENT, Key, Staged, SymlinkRefused, key_if_present, key_of, open_nofollow, stage
+from memoryd.errors import Conflict, InvalidFrontmatter
+from memoryd.store.header_cache import HeaderCache
+from memoryd.store.headers import SYMLINK_REFUSAL, parse_header
+from memoryd.store.index_publisher import IndexPublisher
+from memoryd.store.model import MemoryHeader
+
+Backup = Callable[[str, "str | None"], None]  # (filename, text before the change or None) → recorded for undo
+
+
+def version_of(text: str | None) -> str:
+    """A file's version: a short hash of its text ("" for no file)."""
+    return "" if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+class WritePath:
+    """Writes one dir's files through its header cache and index publisher."""
+
+    def __init__(self, path: Path, *, headers: HeaderCache, index: IndexPublisher, tmp_dir: Path) -> None:
+        self.path = path
+        self._headers = headers
+        self._index = index
+        self._tmp_dir = tmp_dir
+
+    def read_prior(self, path: Path) -> tuple[str | None, Key | None]:
+        """A file's current text and key; None for a missing file. Never follows a link."""
+        try:
+            with open_nofollow(path) as fh:
+                key = key_of(os.fstat(fh.fileno()))
+                raw = fh.read()
+        except FileNotFoundError:
+            return None, None
+        except SymlinkRefused:
+            raise InvalidFrontmatter(f"{path.name}: {SYMLINK_REFUSAL} The link was left untouched.") from None
+        try:
+            return raw.decode("utf-8"), key
+        except UnicodeDecodeError:
+            raise InvalidFrontmatter(f"{path.name}: is not UTF-8 text. The file was left untouched: fix or delete it by hand, then save again.") from None
+
+    def commit(
+        self,
+        filename: str,
+        build: Callable[[str | None], str | None],
+        *,
+        expected: str | None = None,
+        backup: Backup | None = None,
+    ) -> tuple[str | None, str | None, bool]:
+        """The one write, called under the dir's lock: read the file, build its new text (None:
+        remove it), re-read when it changed meanwhile, back up, write atomically, patch the
+        table and the index. Returns (text before, text after, whether MEMORY.md changed)."""
+        path = self.path / filename
+        self._headers.current()  # before our write changes the dir's mtime: catches other writers' files
+        for _ in range(limits.WRITE_CHANGED_RETRIES):
+            prior, key = self.read_prior(path)
+            if expected is not None and version_of(prior) != expected:
+                raise Conflict(
+                    f"{filename} changed since it was read (version {version_of(prior) or 'none: it was deleted'}, expected {expected}): "
+                    f"read it again (GET /v1/memories/{filename}), merge your change, and save with the new version."
+                )
+            new = build(prior)
+            if key_if_present(path) == key:
+                break
+        else:
+            raise Conflict(f"{filename} keeps changing on disk while memoryd writes it (another editor?); try again when it is quiet.")
+        if new == prior:
+            return prior, new, False
+        if backup is not None:
+            backup(filename, prior)
+        # The file and MEMORY.md are staged, fsynced together, renamed, then one dir fsync;
+        # the table and the index learn this one file from the text written (no re-read, no rescan).
+        staged: list[Staged] = [] if new is None else [stage(path, new, tmp_dir=self._tmp_dir)]
+        for f in staged:
+            f.start_sync()  # the disk works while the index line is placed and staged
+        with self._headers.lock:
+            before = self._headers.table.get(filename)
+            entry = None if new is None else (key_of(staged[0].stat), parse_header(filename, self.path, new, staged[0].stat.st_mtime).header)
+            self._headers.table.set(filename, entry)
+        if staged:
+            staged[0].expect = key or ABSENT  # the file as its new text was built from
+        try:
+            index = self._index.publish_with(staged, changed=filename, header=entry[1] if entry is not None and isinstance(entry[1], MemoryHeader) else None,
+                                             unlink=path if new is None else None, sync_dir=True)
+        except BaseException:
+            for f in staged:
+                f.discard()
+            with self._headers.lock:
+                self._headers.table.set(filename, before)
+            self._index.forget_layout()  # the next index update merges from the files
+            raise
+        self._headers.wrote(filename, entry[0] if entry is not None else None)
+        if index:
+            self._index.written(*index)
+        self._headers.settled()
+        return prior, new, index is not None
+
+    def patch(self, filename: str, *, removed: bool) -> bool:
+        """After a change outside `commit` (a link removed): the table learns this one file, the
+        index is merged, no rescan."""
+        with self._headers.lock:
+            entry = None if removed else self._headers.stat_entry(filename)
+            self._headers.table.set(filename, entry)
+            self._headers.wrote(filename, entry[0] if entry is not None else None)
+        header = entry[1] if entry is not None and isinstance(entry[1], MemoryHeader) else None
+        changed = self._index.update(changed=filename, header=header)
+        self._headers.settled()
+        return changed
