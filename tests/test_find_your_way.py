@@ -19,6 +19,7 @@ import pytest
 
 from memoryd.cli import build_parser
 from memoryd.cli.help import subcommands
+from memoryd.cli.output import EXIT_CODES
 from memoryd.cli.schemas import schema_for
 from memoryd.config import example_config
 
@@ -48,7 +49,7 @@ def test_config_shows_each_setting_and_where_it_came_from(tmp_path: Path) -> Non
     home = tmp_path / "home"
     r = memoryd(home, "config", "--json")
     data = json.loads(r.stdout)
-    jsonschema.validate(data, schema_for("config"))
+    jsonschema.validate(data, schema_for("config", EXIT_CODES))
     assert r.returncode == 0 and data["path"] == str(home / "config.toml") and not data["exists"]
     assert all(row["source"] == "default" for row in data["settings"] if row["setting"] != "MEMORYD_HOME")
     home.mkdir()

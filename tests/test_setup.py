@@ -12,6 +12,7 @@ from typing import Any
 
 import jsonschema
 
+from memoryd.cli.output import EXIT_CODES
 from memoryd.cli.schemas import schema_for
 from tests.support.servers import DaemonProcess
 
@@ -20,7 +21,7 @@ def setup(env: dict[str, str], project: Path, *args: str) -> dict[str, Any]:
     run = subprocess.run([sys.executable, "-m", "memoryd", "setup", "--json", *args], cwd=project, env=env, capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stdout + run.stderr
     data = json.loads(run.stdout)
-    jsonschema.validate(data, schema_for("setup"))
+    jsonschema.validate(data, schema_for("setup", EXIT_CODES))
     return data  # type: ignore[no-any-return]
 
 
