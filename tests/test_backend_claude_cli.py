@@ -33,7 +33,7 @@ from tests.test_claude_code_cli import claude_bin  # noqa: F401  (the cached rea
 
 pytestmark = pytest.mark.e2e
 
-IMPLICIT = "we moved to pnpm last week, the lockfile is pnpm-lock.yaml now"
+IMPLICIT = "the lockfile is pnpm-lock.yaml these days, npm keeps breaking it"
 PNPM = {"name": "Package manager", "type": "project", "description": "The project uses pnpm since 2026-11-16 (lockfile pnpm-lock.yaml)",
         "body": "Use pnpm, not npm.\n\n**Why:** the team moved to pnpm.\n**How to apply:** pnpm install / pnpm add."}
 
@@ -50,7 +50,7 @@ def model(body: dict[str, Any]) -> Reply:
         return Reply(tool_input={"memories": [PNPM]}, input_tokens=900, output_tokens=80)
     if "You are selecting memories" in system and tools:
         manifest = json.dumps(body["messages"])
-        picked = [w.strip("\\\"(,") for w in manifest.split() if w.startswith("project_package")]
+        picked = [w.strip("\\\"(,") for w in manifest.split() if w.startswith(("project_package", "package")) and ".md" in w]  # memoryd's naming or Claude Code's
         return Reply(tool_input={"selected_memories": picked[:1]}, input_tokens=300, output_tokens=20)
     if "running notes of one coding-agent session" in system:
         return Reply(text="# Session Title\nMove to pnpm\n# Current State\nLockfile switched.\n", input_tokens=700, output_tokens=60)

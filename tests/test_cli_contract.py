@@ -72,7 +72,7 @@ def test_every_command_keeps_the_json_contract(home: Path, project: Path, tmp_pa
     try:
         check(env, ("status",), code=0)
         saved = check(env, ("save",), *cwd, "-t", "project", "-n", "Staging deploys", "-d", "staging deploys need the VPN", "-b", "Connect the VPN.", code=0)
-        assert saved["new"] is True and saved["created"] and saved["mtime"]
+        assert saved["new"] is True and "created" in saved and saved["mtime"]  # Claude Code's dialect (a fresh folder of its tree) has no created stamp
         assert check(env, ("save",), *cwd, "-t", "project", "-n", "Staging deploys", "-d", "staging deploys need the VPN", "-b", "v2", code=0)["new"] is False
         check(env, ("save",), *cwd, "-t", "user", "-n", "k", "-d", "d", "-b", "key ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5", code=1, error="secret_detected")
         check(env, ("save",), *cwd, "-t", "user", "-n", "k", "-d", "d", "-b", code=2, error="usage")

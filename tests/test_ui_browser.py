@@ -153,6 +153,7 @@ def test_web_view_in_chromium(home: Path, tmp_path: Path, browser: Any) -> None:
             assert "read:blocked" in result and "ui:blocked" in result, result
             with evil.expect_navigation():
                 evil.evaluate("document.getElementById('csrf').submit()")  # a classic cross-site form post
-            assert "403" in evil.locator("h1").inner_text() or "forbidden" in evil.content()
+            refused = evil.content()  # the refusal may be JSON (the Origin check) or the view's 403 page
+            assert "403" in refused or "forbidden" in refused.lower() or "origin" in refused.lower(), refused[:300]
         assert store.exists(target)  # nothing the other origin tried changed anything
         context.close()
