@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 
 from reliability_harness import Harness, Item  # noqa: E402
+from tests.support.bombs import RepeatedBytes  # noqa: E402
 from tests.support.servers import DaemonProcess  # noqa: E402
 from tests.support.transcripts import new_session  # noqa: E402
 
@@ -245,7 +246,7 @@ def probe_import(h: Harness) -> Item:
     with tarfile.open(archive, "w:gz") as tar:
         info = tarfile.TarInfo("memory/user_big.md")
         info.size = 600 << 20
-        tar.addfile(info, io.BufferedReader(_Repeat(info.size), 1 << 20))
+        tar.addfile(info, io.BufferedReader(RepeatedBytes(info.size), 1 << 20))
         data = GOOD_NOTE.format(name="archived").encode()
         info = tarfile.TarInfo("memory/user_archived.md")
         info.size = len(data)
@@ -263,22 +264,6 @@ def probe_import(h: Harness) -> Item:
         item.check(counts == wanted, f"{src.name}: {counts}")
         item.check(0 < rss < 200, f"{src.name}: CLI peak RSS {rss} MB ({archive.stat().st_size // 1024} KB archive inflating to 600 MB)")
     return item
-
-
-class _Repeat(io.RawIOBase):
-    """`size` bytes of 'a', never held at once (a tar bomb's member)."""
-
-    def __init__(self, size: int) -> None:
-        self.left = size
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        n = min(len(buffer), self.left)
-        buffer[:n] = b"a" * n
-        self.left -= n
-        return n
 
 
 def probe_team(h: Harness) -> Item:

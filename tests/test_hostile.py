@@ -258,24 +258,9 @@ import sys  # noqa: E402
 import tarfile  # noqa: E402
 
 from tests.conftest import shared_daemon  # noqa: E402,F401 (fixture)
+from tests.support.bombs import RepeatedBytes  # noqa: E402
 
 GOOD = "---\nname: good one\ndescription: a memory that imports\ntype: user\n---\nThe user likes tea.\n"
-
-
-class _Zeros(io.RawIOBase):
-    """`size` bytes of 'a' without holding them (the inflated member of a tar bomb)."""
-
-    def __init__(self, size: int) -> None:
-        self.left = size
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: Any) -> int:
-        n = min(len(buffer), self.left)
-        buffer[:n] = b"a" * n
-        self.left -= n
-        return n
 
 
 def _import_rss(home: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], int]:
@@ -304,7 +289,7 @@ def test_import_sizes_before_reading_and_skips_only_the_bad_files(shared_daemon:
     with tarfile.open(archive, "w:gz") as tar:
         big = tarfile.TarInfo("memory/user_big.md")
         big.size = 200 * 1024 * 1024
-        tar.addfile(big, io.BufferedReader(_Zeros(big.size), 1 << 20))
+        tar.addfile(big, io.BufferedReader(RepeatedBytes(big.size), 1 << 20))
         good = tarfile.TarInfo("memory/user_tea.md")
         data = GOOD.replace("good one", "tea").replace("a memory that imports", "green tea, no sugar").encode()
         good.size = len(data)

@@ -8,7 +8,6 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 from memoryd.metrics import Metrics
 from memoryd.state import StateDB
@@ -16,16 +15,7 @@ from memoryd.transcripts.context import COMMANDS_KEPT, PATHS_KEPT, SessionContex
 from memoryd.transcripts.pipeline import TranscriptPipeline
 from tests.conftest import LiveDaemon, recall_api, save_memory
 from tests.support.transcripts import new_session
-
-
-def hook(live: LiveDaemon, payload: dict[str, Any]) -> dict[str, Any]:
-    r = live.client.post("/v1/hooks/claude-code", json=payload)
-    assert r.status_code == 200, r.text
-    return r.json()
-
-
-def context(answer: dict[str, Any]) -> str:
-    return str(answer.get("hookSpecificOutput", {}).get("additionalContext", ""))
+from tests.test_hooks import context, hook  # the hook over HTTP and what it added to the context
 
 
 def test_the_pipeline_learns_paths_commands_and_held_files(tmp_path: Path) -> None:

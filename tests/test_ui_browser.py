@@ -4,7 +4,6 @@ another origin cannot call the API. Screenshots of each page go to bench/screens
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -12,28 +11,19 @@ import pytest
 
 from memoryd.daemon import Daemon
 from tests.test_dream import wait_run
+from tests.support.browser import chromium
 from tests.conftest import make_settings, save_memory, serve
 from tests.support.servers import ThreadedServer
 from tests.support.stale_fixture import make_repo
 
 pytestmark = pytest.mark.e2e
-CHROMIUM = "/usr/bin/chromium"
 SCREENS = Path(__file__).resolve().parents[1] / "bench" / "screens"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 
 @pytest.fixture
 def browser() -> Iterator[Any]:
-    if not Path(CHROMIUM).exists() or shutil.which("chromium") is None:
-        pytest.fail("Debian's chromium is needed for the web view tests: apt-get install -y chromium")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with chromium() as launched:
+        yield launched
 
 
 def foreign_page_app(daemon_url: str, delete_url: str, cwd: str) -> Any:

@@ -7,18 +7,15 @@ project. Screenshots of each page go to docs/img/ (shown in docs/web-view.md).""
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
 
+from tests.support.browser import chromium
 from tests.support.servers import DaemonProcess
 
 pytestmark = pytest.mark.e2e
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                 "--disable-sync", "--no-first-run"]
 DOCS_IMG = Path(__file__).resolve().parents[1] / "docs" / "img"
 BODY = """# Deploying to staging
 
@@ -37,16 +34,8 @@ See also [[Use pnpm]].
 
 @pytest.fixture
 def browser() -> Iterator[Any]:
-    if not Path(CHROMIUM).exists() or shutil.which("chromium") is None:
-        pytest.fail("Debian's chromium is needed for the web view tests: apt-get install -y chromium")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with chromium() as launched:
+        yield launched
 
 
 def logged_in(browser: Any, daemon: DaemonProcess, **options: Any) -> tuple[Any, Any]:
