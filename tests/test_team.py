@@ -148,6 +148,25 @@ def test_team_memory_needs_init_and_stays_out_of_personal_stores(members: Any, r
 
 
 # ---------------------------------------------------------------------------- never lose an edit
+def test_a_conflict_keeps_what_only_theirs_says_and_no_sentence_twice() -> None:
+    """Issue 32: a merged body never says a sentence twice; theirs adds only what ours lacks, or nothing."""
+    from memoryd.extract.shape import repeated_sentences
+    from memoryd.team.merge import merge_memory
+
+    def clash(base: str, ours: str, theirs: str) -> tuple[str, bool]:
+        return ours, False  # git merge-file's verdict on overlapping edits
+
+    head = "---\nname: Release checklist\ndescription: Steps\ntype: project\n---\n"
+    ours = head + "Run the full test suite. Tag the release.\n"
+    merged = merge_memory(head + "Run the tests.\n", ours, head + "Run the full test suite. Announce it in #releases.\n",
+                          merge_text=clash, ours_label="bob", theirs_label="alice")
+    assert merged.conflict and merged.text is not None and "Announce it in #releases." in merged.text
+    assert repeated_sentences(merged.text) == [] and merged.text.count("Run the full test suite.") == 1
+    same = merge_memory(head + "Run the tests.\n", ours, head + "Tag the release.\n", merge_text=clash, ours_label="bob", theirs_label="alice")
+    assert not same.conflict and same.text == ours  # theirs said nothing new
+
+
+
 def _both_synced(alice: Member, bob: Member, remote: Path, body: str) -> str:
     alice.init(remote)
     fn = alice.save("Release checklist", "Steps before a release", body)["filename"]
@@ -167,7 +186,7 @@ def test_concurrent_edits_of_one_memory_keep_both_versions(members: Any, remote:
     assert report["conflicts"] == [fn] and report["pushed"] == [fn]
     text = (bob.team_dir / fn).read_text()
     assert "Run the full test suite and the smoke tests." in text and "Run the tests, then tag the release." in text
-    assert "Needs review:** bob and alice" in text and "### Version by bob" in text and "### Version by alice" in text
+    assert "Needs review:** bob and alice" in text and "### Version by bob" in text and "### Only in alice's version" in text
     assert text.count("modified:") == 1 and bob.status()["needs_review"] == [fn]
     assert alice.sync()["pulled"] == [fn]
     assert (alice.team_dir / fn).read_text() == text

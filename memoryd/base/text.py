@@ -96,3 +96,15 @@ def date_keys(text: str) -> set[str]:
 
 
 _COMMON_STEMS = frozenset(stem(w) for w in COMMON_WORDS)
+
+
+_LABELS = re.compile(r"\*\*(?:Why|How to apply):\*\*")
+
+
+def sentences(text: str) -> list[tuple[str, str]]:
+    """(sentence, key) pairs: the key compares sentences without case, punctuation or the
+    **Why:** / **How to apply:** labels, so a body can be checked for what it says twice."""
+    out = []
+    for sentence in re.split(r"(?<=[.!?])\s+|\n+", _LABELS.sub("", text)):
+        out.append((sentence.strip(), " ".join(re.findall(r"\w+", sentence.lower()))))
+    return out

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from datetime import date
 
+from memoryd.base.text import sentences
+
 TITLE_MAX_WORDS = 8
 DESCRIPTION_MAX_CHARS = 200
 # Leading phrases that ask rather than state: never the start of a description or title.
@@ -199,12 +201,11 @@ def repeated_sentences(text: str) -> list[str]:
     """Sentences a body says twice (compared without case, punctuation or the Why/How labels)."""
     seen: set[str] = set()
     repeats: list[str] = []
-    for sentence in re.split(r"(?<=[.!?])\s+|\n+", re.sub(r"\*\*(?:Why|How to apply):\*\*", "", text)):
-        key = " ".join(re.findall(r"\w+", sentence.lower()))
+    for sentence, key in sentences(text):
         if len(key.split()) < 3:
             continue
         if key in seen:
-            repeats.append(sentence.strip())
+            repeats.append(sentence)
         seen.add(key)
     return repeats
 

@@ -1,8 +1,9 @@
 """Three-way merge of the team folder, file by file: never a silent overwrite.
 
 One side changed → that side. Both changed → frontmatter merged key by key and the bodies by
-`git merge-file`; when the bodies collide, both versions go into one body under a review note
-(in the body, not the frontmatter, so saving the merged text clears it).
+`git merge-file`; when the bodies collide, ours and what only theirs says (no sentence twice) go
+into one body under a review note (in the body, not the frontmatter, so saving the merged text
+clears it); when theirs says nothing ours does not, ours is the merge.
 An edit beats a concurrent delete. It does NOT read or write the memory folder.
 """
 
@@ -11,13 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from memoryd.base.text import sentences
 from memoryd.errors import InvalidFrontmatter
 from memoryd.store.frontmatter import render_frontmatter, split_frontmatter
 
 REVIEW_MARK = "> **Needs review:**"
 REVIEW_NOTE = (
     REVIEW_MARK + " {ours} and {theirs} edited this team memory at the same time. "
-    "memoryd kept both versions below: merge them into one, then save it."
+    "memoryd kept both below (what {theirs} wrote, without what {ours} already says): merge them into one, then save it."
 )
 
 # (base, ours, theirs) bodies → (merged, clean)
@@ -63,9 +65,25 @@ def merge_memory(base: str | None, ours: str, theirs: str, *, merge_text: TextMe
     body, clean = merge_text(b_body, o_body, t_body)
     if clean:
         return FileMerge(render_frontmatter(meta, body) if meta else body)
+    extra = only_theirs(o_body, t_body)
+    if not extra:  # theirs says nothing ours does not: ours is the merge
+        return FileMerge(ours)
     note = REVIEW_NOTE.format(ours=ours_label, theirs=theirs_label)
-    both = f"{note}\n\n### Version by {ours_label}\n\n{o_body.strip()}\n\n### Version by {theirs_label}\n\n{t_body.strip()}\n"
+    both = f"{note}\n\n### Version by {ours_label}\n\n{o_body.strip()}\n\n### Only in {theirs_label}'s version\n\n{extra}\n"
     return FileMerge(render_frontmatter(meta, both) if meta else both, conflict=True)
+
+
+def only_theirs(ours: str, theirs: str) -> str:
+    """Theirs without the sentences ours already says (lines kept whole where nothing repeats)."""
+    said = {key for _, key in sentences(ours) if key}
+    lines = []
+    for line in theirs.strip().splitlines():
+        kept = [s for s, key in sentences(line) if key and key not in said]
+        if len(kept) == len([k for _, k in sentences(line) if k]):
+            lines.append(line)  # nothing of it repeats: the line as written
+        elif kept:
+            lines.append(" ".join(kept))
+    return "\n".join(lines).strip()
 
 
 def needs_review(body: str) -> bool:
