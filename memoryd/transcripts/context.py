@@ -150,10 +150,15 @@ class SessionContexts:
         """The session's context as the pipeline last read it; None for a session never read."""
         with self._lock:
             learned = self._cache.get(session_id)
+            if learned is not None:
+                return learned.snapshot()
+        # the database outside our lock: the pipeline's transaction takes the database first, then our lock
+        row = self.state.query_one("SELECT state FROM session_context WHERE session_id = ?", (session_id,))
+        if row is None:
+            return None
+        with self._lock:
+            learned = self._cache.get(session_id)  # a batch folded meanwhile is newer than the row read
             if learned is None:
-                row = self.state.query_one("SELECT state FROM session_context WHERE session_id = ?", (session_id,))
-                if row is None:
-                    return None
                 learned = _Learned.from_json(row["state"])
                 self._remember(session_id, learned)
             return learned.snapshot()

@@ -173,13 +173,13 @@ class TranscriptPipeline:
         row = self.state.query_one("SELECT * FROM transcript_files WHERE path = ?", (str(path),))
         return dict(row) if row else None
 
-    def advance(self, path: Path, *, blocking: bool = True) -> Advance:
+    def advance(self, path: Path, *, blocking: bool = True, timeout: float = -1) -> Advance:
         """Read what was appended to `path` since its cursor and feed it to every consumer.
         Concurrent calls for one file run one after the other; the second finds nothing new, from
         the file's stat alone (it does not open the file again). `blocking=False`: when another
-        call is reading the file, return at once (`busy`) instead of waiting for it."""
+        call is reading the file, return at once (`busy`) instead of waiting for it; `timeout`: wait at most this long."""
         lock = self._lock_for(path)
-        if not lock.acquire(blocking=blocking):
+        if not (lock.acquire(timeout=timeout) if blocking else lock.acquire(blocking=False)):
             return Advance(path=str(path), busy=True)
         try:
             row = self.row(path)

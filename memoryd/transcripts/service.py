@@ -31,6 +31,7 @@ __all__ = ["TranscriptService", "is_sidechain_path"]
 # A hook brings the transcript up to date itself only when this little is unread (a turn's worth,
 # a few ms to parse); more goes to the background reader and the hook answers from what is known.
 HOOK_READ_MAX_BYTES = 256 * 1024
+HOOK_WAIT_SECONDS = 0.25  # how long a hook waits for another reader of a small transcript before going on without its news
 
 
 class _Handler(FileSystemEventHandler):
@@ -231,7 +232,8 @@ class TranscriptService:
                 offset, inode = (int(row["offset"]), int(row["inode"])) if row else (0, st.st_ino)
                 # a replaced or shrunk file is read again from its start: never on a hook
                 small = inode == st.st_ino and 0 <= st.st_size - offset <= HOOK_READ_MAX_BYTES
-                if not small or self.pipeline.advance(transcript, blocking=False).busy:
+                # another reader holds a small file only briefly (the watcher's read of the same lines): wait for it
+                if not small or self.pipeline.advance(transcript, timeout=HOOK_WAIT_SECONDS).busy:
                     self.queue_path(transcript)
         return self.contexts.get(session_id)
 
