@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from memoryd import limits
 from memoryd.errors import InvalidFrontmatter
@@ -216,6 +217,7 @@ def _pending_item(home: Path, project: Path, name: str = "pnpm only") -> str:
         return item
 
 
+@pytest.mark.e2e
 def test_kill_9_between_the_write_and_the_decision_settles_as_approved(home: Path, project: Path) -> None:
     """A real SIGKILL of the daemon subprocess right after the memory is written; the restart settles it."""
     item = _pending_item(home, project)
@@ -243,11 +245,24 @@ def test_kill_9_between_the_write_and_the_decision_settles_as_approved(home: Pat
 
 def test_a_crash_before_the_write_puts_the_item_back_in_the_queue(home: Path, project: Path) -> None:
     item = _pending_item(home, project, "yarn never")
-    settings = make_settings(home)
-    daemon = Daemon(settings)
+    daemon = Daemon(make_settings(home))
     daemon.state.execute("UPDATE review_items SET status = ? WHERE item_id = ?", (APPROVING, item))  # the journal, then the crash
     queue = ReviewQueue(daemon.state, stores=daemon.stores, default=True, per_project={})  # the next start
     assert queue.get(item)["status"] == "pending" and daemon.stores.for_cwd(str(project)).all_headers() == []
+    daemon.state.close()
+
+
+def test_a_crash_after_the_write_settles_the_item_as_approved(home: Path, project: Path) -> None:
+    """The fast twin of the kill -9 test: the journal and the memory on disk, then the next start."""
+    item = _pending_item(home, project, "pnpm always")
+    daemon = Daemon(make_settings(home))
+    pending = daemon.review.get(item)
+    daemon.state.execute("UPDATE review_items SET status = ? WHERE item_id = ?", (APPROVING, item))
+    saved = daemon.stores.for_cwd(str(project)).save(name=pending["name"], description=pending["description"], type=pending["type"],
+                                                      body=pending["body"], source="review")
+    queue = ReviewQueue(daemon.state, stores=daemon.stores, default=True, per_project={})  # the next start
+    [approved] = queue.items(status="approved")
+    assert approved["item_id"] == item and approved["filename"] == saved.memory.filename and queue.items() == []
     daemon.state.close()
 
 

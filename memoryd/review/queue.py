@@ -190,11 +190,11 @@ class ReviewQueue:
         return settled
 
     def _written(self, item: dict[str, Any]) -> str | None:
-        """The memory file that holds this item's memory (type, name, description and body), if any."""
+        """The memory file that holds this item's memory (type, description and body; not the name, which
+        Claude Code's dialect stores in its own form), if any."""
         store = self.stores.for_path(Path(item["memory_dir"]))
         for header in store.all_headers():
-            if header.type == item["type"] and _words(header.name) == _words(item["name"]) \
-                    and _words(header.description) == _words(item["description"]):
+            if header.type == item["type"] and _words(header.description) == _words(item["description"]):
                 if _words(store.get(header.filename).body) == _words(item["body"]):
                     return header.filename
         return None
