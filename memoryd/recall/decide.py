@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 from memoryd.recall.dense import FUSION_DEPTH, Backend, DenseIndex, fuse
 from memoryd.recall.explain import Why
-from memoryd.recall.ranker import FIT_DEPTH, MIN_MATCH_IDF, MIN_MATCH_SHARE, LexicalIndex
+from memoryd.recall.ranker import FIT_DEPTH, LexicalIndex
 from memoryd.base.text import query_terms
 
 CONTEXT_ITEMS = 12  # the session's most recent paths and commands added to the query (lexically)
@@ -31,6 +31,7 @@ CONFIDENCE_WEIGHTS = (-13.2908, 4.773, 1.1834, 1.2528, 2.7859, 6.9498, -4.8422, 
 CONFIDENCE_MIN = 0.15
 COSINE_CENTRE = 0.85
 # With a model backend, the side-query is skipped when the local ranking leaves nothing to decide:
+NOT_CONFIDENT = "no memory is close enough to the prompt or confident enough for the task"
 MODEL_FLOOR = 0.05  # no candidate's confidence reaches this and no close match: clearly silent
 MODEL_SURE = 0.60  # every injected memory is a close match at least this confident: clearly sure
 
@@ -92,39 +93,39 @@ def decide(index: LexicalIndex, dense: DenseIndex | None, backend: Backend | Non
         return Decision(silence="no memory matched the prompt")
     lex = dict(lexical)
     best_lex = max(lex.values()) or 1.0
-    prompt_terms, text_terms = set(query_terms(prompt)), set(query_terms(text))
+    prompt_terms, text_terms = set(query_terms(prompt)), set(query_terms(text))  # the prompt's terms are among the text's
     names = [fn for fn, _ in fused]
-    prompt_mass, prompt_held = index.matches(prompt_terms, names)
-    text_mass, text_held = index.matches(text_terms, names)
-    idf = {t: index.fit_idf(t) for t in text_terms | prompt_terms}
-    store_share = index.present(text_terms)
-
+    idf, text_held = index.matches(text_terms, names)
+    text_mass = sum(idf.values())
+    store_share = index.present(idf)
     # the close-match rule, on the prompt's own words (as tuned on chat QA: bench/RESULTS.md §1, §4)
-    need = min(MIN_MATCH_SHARE * prompt_mass, MIN_MATCH_IDF)
-    close = bool(prompt_terms) and any(sum(idf[t] for t in prompt_held[fn]) >= need for fn in names[:FIT_DEPTH])
+    with index.lock:
+        close = index.fits(prompt_terms, names[:FIT_DEPTH])
     known = [cos[fn] for fn in names[:FIT_DEPTH] if fn in cos]
     close = close and (not known or max(known) >= backend.min_similarity)
+    item_terms = [(item, set(query_terms(_spread_camel(item)))) for item in context]
 
     why: dict[str, Why] = {}
     features: dict[str, tuple[float, ...]] = {}
     injected: list[str] = []
     top = fused[0][1]
     for rank, (fn, score) in enumerate(fused[:k]):
-        mass = sum(idf[t] for t in text_held[fn])
+        held = set(text_held[fn])
+        mass = sum(idf[t] for t in held)
         c = cos.get(fn, COSINE_CENTRE)
         x = (1.0, store_share, mass / text_mass if text_mass else 0.0, min(mass, 30.0) / 10, (c - COSINE_CENTRE) * 10,
              lex.get(fn, 0.0) / best_lex, score - top, float(rank == 0))
         features[fn] = x
-        matched = bool(text_held[fn])  # holds an informative word of the prompt or its context (not only "per", "add")
-        sure = matched and confidence(x) >= CONFIDENCE_MIN
-        if (close and matched) or sure:
+        sure_of = confidence(x)
+        matched = bool(held)  # holds an informative word of the prompt or its context (not only "per", "add")
+        rule = "close match" if close and matched else "confident" if matched and sure_of >= CONFIDENCE_MIN else ""
+        if rule:
             injected.append(fn)
-        context_hits = tuple(item for item in context if set(query_terms(_spread_camel(item))) & set(text_held[fn]))
-        why[fn] = Why(filename=fn, name="", score=score, injected=fn in injected, terms=tuple(prompt_held[fn]), paths=tuple(sorted(set(text_held[fn]) - set(prompt_held[fn]))),
-                      dense=round(cos[fn], 4) if fn in cos else None, context=context_hits[:5],
-                      confidence=round(confidence(x), 3),
-                      rule=("close match" if close and matched else "confident" if sure else ""))
-    silence = "" if injected else "no memory is close enough to the prompt or confident enough for the task"
+        in_prompt = tuple(t for t in text_held[fn] if t in prompt_terms)
+        why[fn] = Why(filename=fn, name="", score=score, injected=bool(rule), terms=in_prompt, paths=tuple(sorted(held - set(in_prompt))),
+                      dense=round(cos[fn], 4) if fn in cos else None, context=tuple(item for item, ts in item_terms if ts & held)[:5],
+                      confidence=round(sure_of, 3), rule=rule)
+    silence = "" if injected else NOT_CONFIDENT
     return Decision(fused, injected, silence, why, features)
 
 

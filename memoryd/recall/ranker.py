@@ -183,17 +183,13 @@ class LexicalIndex:
         """Whether any of these memories matches enough of the query to be worth injecting."""
         if not q_terms:
             return False  # only common words: nothing can fit
-        idf = {t: self.fit_idf(t) for t in q_terms}
+        idf, held = self.matches(q_terms, filenames)
         need = min(MIN_MATCH_SHARE * sum(idf.values()), MIN_MATCH_IDF)
-        for fn in filenames:
-            held = set(self._terms[self._slot[fn]] or ())
-            if sum(w for t, w in idf.items() if self._term_id.get(t, -1) in held) >= need:
-                return True
-        return False
+        return any(sum(idf[t] for t in held[fn]) >= need for fn in filenames)
 
-    def matches(self, q_terms: set[str], filenames: list[str]) -> tuple[float, dict[str, list[str]]]:
-        """The query's informative IDF mass (terms absent from the store at full IDF), and per memory
-        the query terms it holds: what a memory matched, for the confidence rule and for people."""
+    def matches(self, q_terms: set[str], filenames: list[str]) -> tuple[dict[str, float], dict[str, list[str]]]:
+        """The query terms' IDF (terms absent from the store at full IDF), and per memory the query
+        terms it holds: what a memory matched, for the silence rules and for people."""
         idf = {t: self.fit_idf(t) for t in q_terms}
         out: dict[str, list[str]] = {}
         with self.lock:
@@ -201,12 +197,11 @@ class LexicalIndex:
                 slot = self._slot.get(fn)
                 held = set(self._terms[slot] or ()) if slot is not None else set()
                 out[fn] = sorted(t for t in q_terms if self._term_id.get(t, -1) in held)
-        return sum(idf.values()), out
+        return idf, out
 
-    def present(self, q_terms: set[str]) -> float:
-        """The share of the query's informative IDF mass whose terms occur anywhere in the store:
+    def present(self, idf: dict[str, float]) -> float:
+        """The share of a query's IDF mass (`matches`) whose terms occur anywhere in the store:
         another project's task names things this store has never heard of."""
-        idf = {t: self.fit_idf(t) for t in q_terms}
         total = sum(idf.values())
         with self.lock:
             held = sum(w for t, w in idf.items() if (tid := self._term_id.get(t)) is not None and self._df[tid] > 0)

@@ -19,7 +19,7 @@ from memoryd.errors import MemorydError
 from memoryd.llm import LLMClient
 from memoryd.metrics import Metrics
 from memoryd import limits
-from memoryd.recall.decide import MODEL_FLOOR, MODEL_SURE, Decision, context_items, decide
+from memoryd.recall.decide import MODEL_FLOOR, MODEL_SURE, NOT_CONFIDENT, Decision, context_items, decide
 from memoryd.recall.dense import VECTORS_FILENAME, Encoder
 from memoryd.recall.explain import Why, matched_words
 from memoryd.recall.indexes import StoreIndex, StoreIndexes
@@ -184,13 +184,13 @@ class RecallService:
             ranked += [(key + fn, score) for fn, score in decision.ranked]
             injected += [key + fn for fn in decision.injected]
             whys |= {key + fn: why for fn, why in decision.why.items()}
+        scores = dict(ranked)
         if len(sources) > 1:
             ranked.sort(key=lambda pair: -pair[1])
-            injected.sort(key=lambda fn: -dict(ranked)[fn])
+            injected.sort(key=lambda fn: -scores[fn])
         if any(headers for _, headers, _ in open_in) and not any(
                 len(headers) > len(surfaced) or any(h.filename not in surfaced for h in headers) for _, headers, surfaced in open_in):
             return RecallResult(method="local", budget_used_bytes=used, reason="every memory was already surfaced in this session")
-        scores = dict(ranked)
 
         method, reason, chosen = "local", "", injected[:limit]
         if self.llm.enabled:
@@ -239,7 +239,7 @@ class RecallService:
 
     @staticmethod
     def _silence(whys: dict[str, Why]) -> str:
-        return "no memory is close enough to the prompt or confident enough for the task" if whys else ""
+        return NOT_CONFIDENT if whys else ""
 
     def _take_late(self, session_id: str, memdir: str) -> list[str]:
         with self._late_lock:
