@@ -196,21 +196,13 @@ def test_incremental_index_equals_a_full_rebuild(tmp_path: Path) -> None:
 # --- one style per folder (issue 32) -----------------------------------------------------------------
 
 def _turn(live: "LiveDaemon", project: Path, said: str) -> dict[str, object]:
-    import time
-
     from tests.support.transcripts import new_session
+    from tests.test_extract import turn_end
 
     session = new_session(live.daemon.settings.transcript_roots[0], str(project))
     session.user(said)
     session.assistant("Noted.")
-    r = live.client.post("/v1/events/turn-end", json={"session_id": session.session_id, "transcript_path": str(session.path), "cwd": str(project),
-                                                      "hook_event_name": "Stop", "stop_hook_active": False})
-    assert r.status_code == 202, r.text
-    deadline = time.monotonic() + 15
-    while (job := live.client.get(f"/v1/jobs/{r.json()['job_id']}").json())["status"] in ("queued", "running"):
-        assert time.monotonic() < deadline, job
-        time.sleep(0.05)
-    return dict(job)
+    return turn_end(live, session)
 
 
 def test_a_fresh_claude_code_folder_gets_claude_codes_dialect_from_extraction(tmp_path: Path) -> None:
