@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import sys
 import tempfile
 import threading
@@ -155,6 +156,7 @@ def main() -> int:
     parser.add_argument("--memories", type=int, default=5_000)
     parser.add_argument("--seed", type=int, default=31)
     parser.add_argument("--json", default=str(ROOT / "bench" / "results" / "soak.json"))
+    parser.add_argument("--keep-logs", metavar="DIR", help="copy the daemon's logs here when the soak ends (to read its errors)")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory() as tmp:
@@ -193,6 +195,8 @@ def main() -> int:
                 rss.append({"minute": round(elapsed / 60, 2), "rss_mb": _rss_mb(pid)})
         finally:
             proc.kill()
+            if args.keep_logs:
+                shutil.copytree(home, args.keep_logs, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.db*", "*.sqlite*", "*.npy", "memories"))
     calls = {kind: {"count": len(v), "errors": soak.errors.get(kind, 0), "p50_ms": _pct(v, 0.5), "p99_ms": _pct(v, 0.99), "max_ms": _pct(v, 1.0)}
              for kind, v in sorted(soak.lat.items())}
     total = sum(c["count"] for c in calls.values())

@@ -34,6 +34,10 @@ SLUG_MAX_CHARS = 80
 MEMORY_PAGE_MAX = 100  # one page of the MCP memory_search tool (the REST list pages up to LIST_PAGE_MAX)
 MEMORY_FILE_MAX_BYTES = 1024 * 1024  # a hand-written file over this is listed invalid, never read whole
 STORE_REGISTRY_MAX_DIRS = 512  # memory dirs kept open (LRU); 5,000 distinct cwds must not grow memory
+# Group commit (issue 31: saves queued behind one writer, each rewriting MEMORY.md): while writers queue
+# for a dir's lock, their index lines are published together, at most this long after the first.
+GROUP_COMMIT_SECONDS = 0.05
+GROUP_COMMIT_WAIT_SECONDS = 5.0  # a deferred writer publishes the group itself after waiting this long
 WRITE_CHANGED_RETRIES = 3  # a file edited by someone else while a save builds its text is re-read this often
 
 # --- recall (spec §2; seeds: findRelevantMemories.ts, attachments) ----------------------

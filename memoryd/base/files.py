@@ -15,7 +15,7 @@ import weakref
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO
+from typing import BinaryIO, Protocol
 
 from filelock import FileLock
 
@@ -279,6 +279,16 @@ def clean_stale_temps(directory: Path) -> int:
     return removed
 
 
+class LockListener(Protocol):
+    """Told when a `DirLock` is let go: lets a writer publish what several holders left (group commit)."""
+
+    def releasing(self, idle: bool) -> None:
+        """The last holder, before it lets go; `idle`: no other thread is waiting for the lock."""
+
+    def released(self) -> None:
+        """The same thread, just after it let go."""
+
+
 class DirLock:
     """One writer per directory: a re-entrant thread lock plus a file lock for other processes.
 
@@ -291,9 +301,27 @@ class DirLock:
         self._thread_lock = threading.RLock()
         self._file_lock = FileLock(str(directory / LOCK_FILENAME), thread_local=False)
         self._depth = 0
+        self._waiting = 0  # threads blocked in __enter__
+        self._count_guard = threading.Lock()
+        self._listeners: weakref.WeakSet[LockListener] = weakref.WeakSet()
+
+    @property
+    def waiting(self) -> int:
+        """How many other threads are queued for the lock now."""
+        return self._waiting
+
+    def listen(self, listener: LockListener) -> None:
+        """Tell `listener` each time the lock is let go (held weakly)."""
+        self._listeners.add(listener)
 
     def __enter__(self) -> "DirLock":
-        self._thread_lock.acquire()
+        with self._count_guard:
+            self._waiting += 1
+        try:
+            self._thread_lock.acquire()
+        finally:
+            with self._count_guard:
+                self._waiting -= 1
         try:
             if self._depth == 0:
                 make_private_dir(self.directory)
@@ -305,10 +333,20 @@ class DirLock:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
-        self._depth -= 1
-        if self._depth == 0:
+        if self._depth > 1:
+            self._depth -= 1
+            self._thread_lock.release()
+            return
+        listeners = list(self._listeners)
+        try:
+            for listener in listeners:
+                listener.releasing(self._waiting == 0)
+        finally:
+            self._depth -= 1
             self._file_lock.release()
-        self._thread_lock.release()
+            self._thread_lock.release()
+        for listener in listeners:
+            listener.released()
 
 
 _locks: weakref.WeakValueDictionary[Path, DirLock] = weakref.WeakValueDictionary()  # held by the MemoryDirs alive

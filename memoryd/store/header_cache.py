@@ -77,7 +77,9 @@ class HeaderCache:
 
     def refresh(self) -> None:
         """Stat every `.md` file; re-read only the ones whose mtime or size changed."""
-        self._dir_key = self.dir_mtime()  # before the listing: a later change bumps it
+        seen = self.dir_mtime()  # before the listing: a later change bumps it
+        # A read's sweep runs beside writes: never step back from the mtime a write settled on.
+        self._dir_key = seen if self._dir_key is None or seen is None else max(seen, self._dir_key)
         try:
             with os.scandir(self.path) as it:
                 entries = [(e.name, e.is_file(follow_symlinks=False)) for e in it]

@@ -2,6 +2,8 @@
 
 It stages the index's new text beside a memory file so both are published together; after a
 write of one file to an index memoryd wrote last, only that file's line moves (no rescan).
+While other writers queue for the dir's lock, their lines are gathered and published with one
+index write and one dir fsync (group commit); each writer answers once that write is durable.
 """
 
 from __future__ import annotations
@@ -9,10 +11,13 @@ from __future__ import annotations
 import builtins
 import logging
 import os
+import threading
+import time
 from pathlib import Path
+from typing import Callable
 
 from memoryd import limits
-from memoryd.base.files import Key, Staged, SymlinkRefused, TargetMoved, atomic_write, key_if_present, key_now, key_of, publish, read_text_nofollow, stage
+from memoryd.base.files import DirLock, Key, Staged, SymlinkRefused, TargetMoved, atomic_write, fsync_dir, key_if_present, key_now, key_of, publish, read_text_nofollow, stage
 from memoryd.errors import Conflict
 from memoryd.store.index import IndexLayout, ServedIndex, merge_index, truncate_index
 from memoryd.store.model import MemoryHeader
@@ -22,10 +27,14 @@ log = logging.getLogger(__name__)
 INDEX_BACKUP_FILENAME = limits.INDEX_FILENAME + ".before-memoryd"  # the index as found, before memoryd's first rewrite
 
 
+def _moved_conflict(moved: TargetMoved) -> Conflict:
+    return Conflict(f"{moved.path.name} changed on disk while memoryd wrote it (another editor?); nothing was written: try again.")
+
+
 class IndexPublisher:
     """One dir's MEMORY.md: what memoryd last wrote there (key, layout, its own lines) and how to write it again."""
 
-    def __init__(self, path: Path, *, table: HeaderTable, tmp_dir: Path) -> None:
+    def __init__(self, path: Path, *, table: HeaderTable, tmp_dir: Path, lock: DirLock, settled: Callable[[], None]) -> None:
         self.path = path
         self.index_path = path / limits.INDEX_FILENAME
         self._table = table
@@ -33,11 +42,102 @@ class IndexPublisher:
         self._key: Key | None = None
         self.layout: IndexLayout | None = None
         self._ours: dict[str, str] = {}  # the pointer lines memoryd wrote
+        # Group commit: changes deferred while writers queue, numbered; a writer waits for its number.
+        self._lock = lock
+        self._settled = settled  # after a group publish: the dir's mtime as we left it (see HeaderCache.settled)
+        self._deferred = 0  # the last deferred change's number
+        self._published = 0  # every change up to this number is durable
+        self._unwritten = False  # the layout holds deferred lines MEMORY.md does not have yet
+        self._oldest = 0.0  # monotonic time of the oldest change not yet published
+        self._durable = threading.Condition()
+        self._mine = threading.local()  # the number this thread waits for after letting go of the lock
+        lock.listen(self)
 
     def forget_layout(self) -> None:
         """The table moved without a write of ours: the next update merges from the index as it is."""
         self.layout = None
 
+    # ------------------------------------------------------------------ group commit
+    def should_defer(self) -> bool:
+        """Whether a write under the lock may leave its index line to a group publish: others queue
+        for the lock or a group is already gathering, and the index is as memoryd last wrote it."""
+        if self._deferred == self._published and self._lock.waiting == 0:
+            return False
+        return self.layout is not None and self._key is not None and key_if_present(self.index_path) == self._key
+
+    def publish_deferred(self, staged: builtins.list[Staged], *, changed: str, header: MemoryHeader | None, unlink: Path | None) -> bool:
+        """Publish `staged` alone (renamed, the dir not yet fsynced) and leave its index line to the
+        group; returns whether the line moved."""
+        try:
+            publish(staged, unlink=unlink, sync_dir=False)
+        except TargetMoved as moved:
+            raise _moved_conflict(moved) from None
+        return self.defer(changed=changed, header=header)
+
+    def defer(self, *, changed: str, header: MemoryHeader | None) -> bool:
+        """Record one file's line for the next group publish (its file is renamed, not yet
+        dir-fsynced); returns whether the line moved. The caller holds the dir's lock."""
+        moved = False
+        if self.layout is not None:
+            moved = self.layout.upsert(header) if header is not None else self.layout.drop(changed)
+        self._unwritten = self._unwritten or moved or self.layout is None
+        if self._deferred == self._published:
+            self._oldest = time.monotonic()
+        self._deferred += 1
+        self._mine.number = self._deferred
+        return moved
+
+    def flush(self) -> None:
+        """Publish every deferred line with one index write and one dir fsync (under the lock).
+        A failure is logged, not raised: the files are written and the next update merges the index."""
+        number = self._deferred
+        if number == self._published:
+            return
+        try:
+            if self._unwritten:
+                self._publish_layout()
+            fsync_dir(self.path)
+            self._settled()
+        except Exception:
+            log.warning("%s: the index was not updated after a group of writes; the next write merges it", self.index_path, exc_info=True)
+            self.layout = None
+        finally:
+            self._unwritten = False
+            with self._durable:
+                self._published = number
+                self._durable.notify_all()
+
+    def _publish_layout(self) -> None:
+        layout = self.layout
+        if layout is not None and self._key is not None and key_if_present(self.index_path) == self._key:
+            staged = self._stage_layout(layout, self._key)
+            try:
+                publish([staged], sync_dir=False)
+                self.written(staged, layout)
+                return
+            except TargetMoved:
+                self.layout = None  # someone wrote MEMORY.md meanwhile: merge from what they wrote
+        self.update()
+
+    def releasing(self, idle: bool) -> None:
+        """The lock's last holder publishes the group when nobody queues behind it, or when the
+        group's oldest change has waited `GROUP_COMMIT_SECONDS`."""
+        if self._deferred != self._published and (idle or time.monotonic() - self._oldest >= limits.GROUP_COMMIT_SECONDS):
+            self.flush()
+
+    def released(self) -> None:
+        """A writer whose line was deferred answers only once the group holding it is durable."""
+        number = getattr(self._mine, "number", 0)
+        if not number:
+            return
+        self._mine.number = 0
+        with self._durable:
+            done = self._durable.wait_for(lambda: self._published >= number, timeout=limits.GROUP_COMMIT_WAIT_SECONDS)
+        if not done:  # no holder published it (should not happen): publish it ourselves
+            with self._lock:
+                self.flush()
+
+    # ------------------------------------------------------------------ merging
     def _read(self) -> builtins.list[str] | None:
         """MEMORY.md's lines; None when it is a link or not text (never rewritten)."""
         try:
@@ -75,7 +175,7 @@ class IndexPublisher:
                     index[0].discard()
                 self.layout = None  # the next merge starts from the index as it is now
                 if moved.path != self.index_path:
-                    raise Conflict(f"{moved.path.name} changed on disk while memoryd wrote it (another editor?); nothing was written: try again.") from None
+                    raise _moved_conflict(moved) from None
         raise Conflict(f"{limits.INDEX_FILENAME} keeps changing on disk while memoryd updates it (another editor?); try again when it is quiet.")
 
     def _stage(self, *, changed: str | None = None, header: MemoryHeader | None = None) -> tuple[Staged, IndexLayout] | None:
@@ -113,8 +213,9 @@ class IndexPublisher:
         return staged
 
     def written(self, staged: Staged, layout: IndexLayout) -> None:
-        """The staged index was published: remember it as ours."""
+        """The staged index was published: remember it as ours (with every deferred line in it)."""
         self._key, self._ours = key_of(staged.stat), layout.ours()
+        self._unwritten = False
 
     def served(self) -> ServedIndex:
         """MEMORY.md as an agent gets it: truncated at 200 lines / 25,000 bytes with the warning."""

@@ -85,7 +85,7 @@ class MemoryDir:
         self.default_dialect = default_dialect
         # The header table (kept current by stat) and MEMORY.md (kept in step with it) share one table.
         table = HeaderTable()
-        self._index = IndexPublisher(path, table=table, tmp_dir=self._tmp_dir)
+        self._index = IndexPublisher(path, table=table, tmp_dir=self._tmp_dir, lock=self._lock, settled=lambda: self._headers.settled())
         self._headers = HeaderCache(path, table=table, on_foreign_change=self._index.forget_layout)
         self._writes = WritePath(path, headers=self._headers, index=self._index, tmp_dir=self._tmp_dir)
         self._temps_cleaned = False

@@ -1,7 +1,8 @@
 """`WritePath`: the one write of one memory file, and of MEMORY.md with it.
 
 Read the file, build its new text, re-read when it changed meanwhile, back up, stage and publish
-it together with the index, then patch the header table: no re-read, no rescan. The caller
+it together with the index (or, while other writers queue, leave its index line to one group
+publish), then patch the header table: no re-read, no rescan. The caller
 (`MemoryDir`) holds the dir's lock, refuses secrets and reports the write.
 """
 
@@ -92,9 +93,16 @@ class WritePath:
             self._headers.table.set(filename, entry)
         if staged:
             staged[0].expect = key or ABSENT  # the file as its new text was built from
+        header = entry[1] if entry is not None and isinstance(entry[1], MemoryHeader) else None
+        unlink = path if new is None else None
         try:
-            index = self._index.publish_with(staged, changed=filename, header=entry[1] if entry is not None and isinstance(entry[1], MemoryHeader) else None,
-                                             unlink=path if new is None else None, sync_dir=True)
+            if self._index.should_defer():  # writers queue: the file now, its index line with theirs
+                index_changed = self._index.publish_deferred(staged, changed=filename, header=header, unlink=unlink)
+            else:
+                index = self._index.publish_with(staged, changed=filename, header=header, unlink=unlink, sync_dir=True)
+                if index:
+                    self._index.written(*index)
+                index_changed = index is not None
         except BaseException:
             for f in staged:
                 f.discard()
@@ -103,10 +111,8 @@ class WritePath:
             self._index.forget_layout()  # the next index update merges from the files
             raise
         self._headers.wrote(filename, entry[0] if entry is not None else None)
-        if index:
-            self._index.written(*index)
         self._headers.settled()
-        return prior, new, index is not None
+        return prior, new, index_changed
 
     def patch(self, filename: str, *, removed: bool) -> bool:
         """After a change outside `commit` (a link removed): the table learns this one file, the
