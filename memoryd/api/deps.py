@@ -10,6 +10,7 @@ from typing import Annotated, Any, Callable
 
 from fastapi import Depends, Request
 
+from memoryd.api.web.views import WebView
 from memoryd.daemon import Daemon
 from memoryd.dream import DreamService
 from memoryd.extract import ExtractionService
@@ -32,8 +33,12 @@ def get_daemon(request: Request) -> Daemon:
     return daemon
 
 
-# The web view composes many parts; every /v1 route takes one.
-DaemonDep = Annotated[Daemon, Depends(get_daemon)]
+def get_web(request: Request) -> WebView:
+    """The web view's pages take this one service (`api/web/views.py`)."""
+    daemon = get_daemon(request)
+    return WebView(stores=daemon.stores, dream=daemon.dream, review=daemon.review, stale=daemon.stale, extraction=daemon.extraction,
+                   session_memory=daemon.session_memory, recall_log=daemon.recall.recall_log, activity=daemon.activity, meter=daemon.meter,
+                   llm=daemon.llm, model=daemon.settings.llm.model, read_only=daemon.settings.memory.read_only, clock=daemon.clock)
 
 
 def get_stores(request: Request) -> StoreRegistry:
@@ -101,6 +106,7 @@ BackfillDep = Annotated[Backfill, Depends(get_backfill)]
 SessionNotesDep = Annotated[SessionMemory, Depends(get_session_memory)]
 StatusDep = Annotated[DaemonStatus, Depends(get_status)]
 MetricsDep = Annotated[Metrics, Depends(get_metrics)]
+WebViewDep = Annotated[WebView, Depends(get_web)]
 
 
 def get_transcript_search(request: Request) -> Callable[..., Any]:
