@@ -17,7 +17,7 @@ from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 
 from memoryd import limits
-from memoryd.api.deps import WebViewDep
+from memoryd.api.deps import WebViewDep, services
 from memoryd.auth import token_matches
 from memoryd.errors import Forbidden, MemorydError
 from memoryd.api.web import live, views
@@ -60,7 +60,7 @@ def current_session(request: Request) -> UiSession | None:
 
 def has_bearer(request: Request) -> bool:
     raw = request.headers.get("authorization", "")
-    return raw[:7].lower() == "bearer " and token_matches(request.app.state.daemon.token, raw[7:].strip())
+    return raw[:7].lower() == "bearer " and token_matches(services(request).token, raw[7:].strip())
 
 
 def check_form(request: Request, csrf: str) -> None:
