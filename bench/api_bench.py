@@ -34,7 +34,7 @@ def main() -> None:
     sys.path.insert(0, args.src)
     import httpx
 
-    from memoryd.api import create_app
+    from memoryd.server import build_app
     from memoryd.config import load_settings
     from memoryd.daemon import Daemon
     from tests.support.servers import ThreadedServer
@@ -48,7 +48,7 @@ def main() -> None:
         settings.transcripts.roots = [str(home / "transcripts")]
         settings.memory.memory_base = ""  # benches never write into the real ~/.claude
         daemon = Daemon(settings)
-        with ThreadedServer(create_app(daemon)) as server, httpx.Client(
+        with ThreadedServer(build_app(daemon)) as server, httpx.Client(
             base_url=server.url, headers={"Authorization": f"Bearer {daemon.token}"}, timeout=10
         ) as c:
             cwd = str(project)

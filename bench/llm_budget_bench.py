@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 
 from memoryd import limits  # noqa: E402
-from memoryd.api import create_app  # noqa: E402
+from memoryd.server import build_app  # noqa: E402
 from memoryd.config import load_settings  # noqa: E402
 from memoryd.daemon import Daemon  # noqa: E402
 from memoryd.llm import LLMClient, UsageMeter  # noqa: E402
@@ -91,7 +91,7 @@ def extraction_budget(fixtures: Path, tmp: Path) -> dict[str, Any]:
         settings.transcripts.roots = [str(roots)]
         settings.session_memory.enabled = False
         daemon = Daemon(settings)
-        with ThreadedServer(create_app(daemon)) as server, httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {daemon.token}"}, timeout=30) as c:
+        with ThreadedServer(build_app(daemon)) as server, httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {daemon.token}"}, timeout=30) as c:
             for path in sorted(fixtures.glob("*.jsonl")):
                 lines = [json.loads(raw) for raw in path.read_text(encoding="utf-8").splitlines() if raw.strip()]
                 sid = str(uuid.uuid4())

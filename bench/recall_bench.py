@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import recall_latency  # noqa: E402  (bench/recall_latency.py)
 from coding_eval import tally  # noqa: E402  (bench/coding_eval.py: the same metrics in-process)
-from memoryd.api import create_app  # noqa: E402
+from memoryd.server import build_app  # noqa: E402
 from memoryd.config import load_settings  # noqa: E402
 from memoryd.daemon import Daemon  # noqa: E402
 from memoryd.base.files import atomic_write  # noqa: E402
@@ -68,7 +68,7 @@ class Served:
         self.settings.memory.watch = watch  # latency: as deployed (watcher on); quality: no re-index noise
         self.settings.transcripts.roots = []
         self.daemon = Daemon(self.settings)
-        config = uvicorn.Config(create_app(self.daemon), host="127.0.0.1", port=0, log_level="warning")
+        config = uvicorn.Config(build_app(self.daemon), host="127.0.0.1", port=0, log_level="warning")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 

@@ -20,7 +20,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from memoryd.api import create_app  # noqa: E402
+from memoryd.server import build_app  # noqa: E402
 from memoryd.config import load_settings  # noqa: E402
 from memoryd.daemon import Daemon  # noqa: E402
 from tests.support.servers import ThreadedServer  # noqa: E402
@@ -39,7 +39,7 @@ def main() -> int:
         settings.transcripts.roots = [str(home / "transcripts")]
         settings.dream.enabled = False
         daemon = Daemon(settings)
-        with ThreadedServer(create_app(daemon)) as server, httpx.Client(
+        with ThreadedServer(build_app(daemon)) as server, httpx.Client(
                 base_url=server.url, headers={"Authorization": f"Bearer {daemon.token}"}, timeout=60) as client:
             labels: dict[str, bool] = {}
             for m in labelled_memories():

@@ -29,7 +29,7 @@ def main() -> None:
     import httpx
 
     from memoryd import limits
-    from memoryd.api import create_app
+    from memoryd.server import build_app
     from memoryd.config import load_settings
     from memoryd.daemon import Daemon
     from memoryd.api.web.views import project_id
@@ -52,7 +52,7 @@ def main() -> None:
             (store.path / f"project_note-{i}.md").write_text(f"---\nname: Note {i} on {w[0]}\ndescription: How {w[0]} and {w[1]} work ({i})\n"
                                                               f"type: project\n---\n{body}", encoding="utf-8")
         store.recover()
-        with ThreadedServer(create_app(daemon)) as server, httpx.Client(
+        with ThreadedServer(build_app(daemon)) as server, httpx.Client(
             base_url=server.url, headers={"Authorization": f"Bearer {daemon.token}"}, timeout=30
         ) as c:
             for i in range(limits.RECALL_LOG_PER_PROJECT):

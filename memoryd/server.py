@@ -1,4 +1,5 @@
-"""`serve`: run the daemon under uvicorn on a pre-bound socket, until SIGTERM/SIGINT.
+"""`serve`: run the daemon under uvicorn on a pre-bound socket, until SIGTERM/SIGINT. `build_app` hands
+the daemon's parts to the HTTP layer as `Services`, with the daemon's start and stop as the app's lifespan.
 
 uvicorn turns SIGTERM into a graceful exit; the app's lifespan then stops the daemon's
 parts in order (running jobs finish or are left queued for the next start).
@@ -7,6 +8,7 @@ parts in order (running jobs finish or are left queued for the next start).
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import logging
 import logging.handlers
@@ -18,8 +20,10 @@ import threading
 from typing import Iterator
 
 import uvicorn
+from fastapi import FastAPI
 
-from memoryd.api import create_app
+from memoryd.api import Services, create_app
+from memoryd.api.web.views import WebView
 from memoryd.config import Settings
 from memoryd.daemon import Daemon
 from memoryd.process import limit_malloc_arenas
@@ -27,6 +31,7 @@ from memoryd.base.files import PRIVATE_FILE_MODE, make_private_dir
 from memoryd.base.secrets import redact_secrets
 from memoryd.limits import LOG_DIRNAME, LOG_FILENAME
 from memoryd.runtime import RUNTIME_FILENAME, write_runtime_file
+from memoryd.transcripts.grep import search_transcripts
 
 GIL_SWITCH_SECONDS = 0.001  # how long a busy thread keeps the GIL while a request thread waits for it
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -101,6 +106,25 @@ def tune_interpreter() -> None:
     gc.freeze()  # what start-up built (modules, app, settings) lives as long as the process: never rescan it
 
 
+def services_of(daemon: Daemon) -> Services:
+    """The daemon's parts as the HTTP layer takes them: one field per service, the web view's as one `WebView`."""
+    settings = daemon.settings
+    web = WebView(stores=daemon.stores, dream=daemon.dream, review=daemon.review, stale=daemon.stale, extraction=daemon.extraction,
+                  session_memory=daemon.session_memory, recall_log=daemon.recall.recall_log, activity=daemon.activity, meter=daemon.meter,
+                  llm=daemon.llm, model=settings.llm.model, read_only=settings.memory.read_only, clock=daemon.clock)
+    return Services(
+        token=daemon.token, host=settings.server.host, metrics=daemon.metrics, clock=daemon.clock, stores=daemon.stores, turns=daemon.turns,
+        hooks=daemon.hooks, extraction=daemon.extraction, dream=daemon.dream, recall=daemon.recall, review=daemon.review, stale=daemon.stale,
+        team=daemon.team, backfill=daemon.backfill, session_memory=daemon.session_memory, status=daemon.status,
+        transcript_search=functools.partial(search_transcripts, settings.transcript_roots, ripgrep=daemon.ripgrep), web=web,
+    )
+
+
+def build_app(daemon: Daemon) -> FastAPI:
+    """The app over the daemon's parts; its lifespan starts the daemon and stops it (tests and benches serve this too)."""
+    return create_app(services_of(daemon), start=daemon.start, stop=daemon.stop)
+
+
 def serve(settings: Settings) -> int:
     os.umask(0o077)  # everything the daemon creates (state, logs, backups, memories) is private to the user
     limit_malloc_arenas()
@@ -116,7 +140,7 @@ def serve(settings: Settings) -> int:
         return 1
     host, port = sock.getsockname()[:2]
     daemon = Daemon(settings)
-    app = create_app(daemon)
+    app = build_app(daemon)
     config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=10)
     server = _Server(config)
     runtime = write_runtime_file(settings.home, host, port, started_at=daemon.status.started_at)
@@ -133,4 +157,4 @@ def serve(settings: Settings) -> int:
     return 0
 
 
-__all__ = ["serve", "RUNTIME_FILENAME"]
+__all__ = ["serve", "build_app", "services_of", "RUNTIME_FILENAME"]

@@ -9,9 +9,9 @@ from typing import Iterator
 
 import pytest
 
-from memoryd.api import create_app
 from memoryd.config import Settings, load_settings
 from memoryd.daemon import Daemon
+from memoryd.server import build_app
 from tests.support.messages_api import ScriptedMessagesAPI
 from tests.support.servers import DaemonProcess, ThreadedServer, daemon_env, loopback_client
 
@@ -70,7 +70,7 @@ class LiveDaemon:
 @contextmanager
 def serve(daemon: Daemon) -> Iterator[LiveDaemon]:
     """Serve a Daemon with uvicorn in a thread (the app's lifespan starts and stops it)."""
-    with ThreadedServer(create_app(daemon)) as server:
+    with ThreadedServer(build_app(daemon)) as server:
         ld = LiveDaemon(daemon, server)
         try:
             yield ld

@@ -239,17 +239,43 @@ def test_restore_also_refuses_secrets(tmp_path: Path) -> None:
 
 
 
-def test_every_v1_route_takes_one_service_not_the_daemon() -> None:
-    """Routes depend on the narrow service they call (api/deps.py); the Claude Code hook too (`HookService`)."""
+def test_every_route_takes_one_service_not_all_of_them() -> None:
+    """Routes depend on the narrow service they call (api/deps.py), never on the whole `Services`; the Claude
+    Code hook too (`HookService`), and every page of the web view on its one `WebView`."""
     from fastapi.dependencies.models import Dependant
     from fastapi.routing import APIRoute
 
+    from memoryd.api import deps
     from memoryd.api.app import ROUTERS
-    from memoryd.api.deps import get_daemon
+    from memoryd.api.web import routes as ui_routes
 
-    def takes_daemon(dependant: Dependant) -> bool:
-        return any(d.call is get_daemon or takes_daemon(d) for d in dependant.dependencies)
+    def calls(dependant: Dependant) -> set[object]:
+        return {c for d in dependant.dependencies for c in {d.call, *calls(d)}}
 
     routes = [r for router in ROUTERS for r in router.routes if isinstance(r, APIRoute) and r.path.startswith("/v1/")]
     assert len(routes) > 30
-    assert [r.path for r in routes if takes_daemon(r.dependant)] == []
+    assert [r.path for r in routes if deps.services in calls(r.dependant)] == []
+    getters = {f for name, f in vars(deps).items() if name.startswith("get_")}
+    pages = [r for r in ui_routes.router.routes if isinstance(r, APIRoute) and r.path.startswith("/ui")]
+    taken = {(r.path, *sorted(r.methods)): calls(r.dependant) & (getters | {deps.services}) for r in pages}
+    assert {path: t for path, t in taken.items() if t and t != {deps.get_web}} == {}
+    assert sum(t == {deps.get_web} for t in taken.values()) > 15
+
+
+def test_only_the_composition_roots_import_the_daemon() -> None:
+    """The HTTP layer is handed its services (`Services`, built by server.py); nothing else reaches for `Daemon`."""
+    import ast
+
+    import memoryd
+
+    package = Path(memoryd.__file__).parent
+    importers = set()
+    for path in package.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or "", *(f"{node.module}.{a.name}" for a in node.names)]
+            else:
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if "memoryd.daemon" in names:
+                importers.add(path.relative_to(package).as_posix())
+    assert importers == {"server.py"}

@@ -7,9 +7,9 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from memoryd.api import create_app
 from memoryd.config import Settings
 from memoryd.daemon import Daemon
+from memoryd.server import build_app
 from tests.conftest import LiveDaemon
 from tests.support.servers import ThreadedServer
 from tests.support.transcripts import new_session
@@ -18,7 +18,7 @@ from tests.support.transcripts import new_session
 def test_daily_log_then_dream_distils(settings: Settings, project: Path) -> None:
     settings.projects[str(project)] = {"mode": "daily-log"}
     daemon = Daemon(settings)
-    with ThreadedServer(create_app(daemon)) as server:
+    with ThreadedServer(build_app(daemon)) as server:
         live = LiveDaemon(daemon, server)
         try:
             s = new_session(settings.transcript_roots[0], str(project))

@@ -9,6 +9,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from memoryd.api.web.views import project_id
 from memoryd.daemon import Daemon
 from tests.test_dream import wait_run
 from tests.support.browser import chromium
@@ -77,7 +78,7 @@ def test_web_view_in_chromium(home: Path, tmp_path: Path, browser: Any) -> None:
         run_id = live.client.post("/v1/dream/run", json={"cwd": str(repo)}).json()["run_id"]
         assert wait_run(live, repo, run_id)["status"] == "done"
         merged = {f: store.read_raw(f) for f in (a, b)}
-        pid = next(p.pid for p in __import__("memoryd.api.web.views", fromlist=["projects"]).projects(live.daemon) if p.store.path == store.path)
+        pid = project_id(store.path)
 
         context = browser.new_context(viewport={"width": 1200, "height": 800})
         page = context.new_page()

@@ -1,5 +1,6 @@
-"""The HTTP layer: `create_app(daemon)` builds the FastAPI app over the plain-Python core."""
+"""The HTTP layer: `create_app(services)` builds the FastAPI app over the plain-Python core."""
 
 from memoryd.api.app import create_app
+from memoryd.api.services import Services
 
-__all__ = ["create_app"]
+__all__ = ["Services", "create_app"]

@@ -1,9 +1,9 @@
-"""`create_app(daemon)`: the FastAPI app. Routes are thin; the daemon's parts do the work."""
+"""`create_app(services)`: the FastAPI app. Routes are thin; the services they are given do the work."""
 
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
-from typing import AsyncIterator
+from typing import AsyncIterator, Callable
 
 from fastapi import FastAPI
 
@@ -14,7 +14,7 @@ from memoryd.api.middleware import GuardMiddleware, allowed_hosts
 from memoryd.api.openapi import install_openapi
 from memoryd.api.routes import backfill, dream, events, health, hooks, memories, recall, sessions, team, transcripts
 from memoryd.api.routes import review, stale  # review before write, stale memories (#21)
-from memoryd.daemon import Daemon
+from memoryd.api.services import Services
 from memoryd.mcp.http import McpEndpoint
 from memoryd.api.web import routes as ui_routes
 from memoryd.api.web.auth import UiSessions
@@ -35,21 +35,21 @@ ROUTERS = [
 ROUTERS += [review.router, stale.router]  # review before write, stale memories (#21)
 
 
-def create_app(daemon: Daemon, *, manage_lifecycle: bool = True) -> FastAPI:
-    """Build the app; with `manage_lifecycle` the app's lifespan starts and stops the daemon."""
+def create_app(services: Services, *, start: Callable[[], None] | None = None, stop: Callable[[], None] | None = None) -> FastAPI:
+    """Build the app over `services`; the app's lifespan calls `start` before the first request and `stop` after the last."""
 
-    mcp = McpEndpoint(lambda: daemon.token, hosts=allowed_hosts(daemon.settings.server.host))  # MCP over streamable HTTP at /mcp
+    mcp = McpEndpoint(lambda: services.token, hosts=allowed_hosts(services.host))  # MCP over streamable HTTP at /mcp
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if manage_lifecycle:
-            daemon.start()
+        if start is not None:
+            start()
         try:
             async with mcp.running():
                 yield
         finally:
-            if manage_lifecycle:
-                daemon.stop()
+            if stop is not None:
+                stop()
 
     app = FastAPI(
         title="memoryd",
@@ -62,17 +62,17 @@ def create_app(daemon: Daemon, *, manage_lifecycle: bool = True) -> FastAPI:
         docs_url=None,  # install_docs serves /docs and /redoc with local assets
         redoc_url=None,
     )
-    app.state.daemon = daemon
+    app.state.services = services  # read through api/deps.py only
     install_error_handlers(app)
     for router in ROUTERS:
         app.include_router(router)
     app.router.routes.append(mcp.route)
     install_docs(app)
     install_openapi(app)
-    app.state.ui_sessions = UiSessions(clock=daemon.clock.monotonic)  # the web view at /ui: its session cookie is accepted on /ui paths only
+    app.state.ui_sessions = UiSessions(clock=services.clock.monotonic)  # the web view at /ui: its session cookie is accepted on /ui paths only
     app.include_router(ui_routes.router)
     app.add_middleware(
-        GuardMiddleware, token=lambda: daemon.token, metrics=daemon.metrics, hosts=allowed_hosts(daemon.settings.server.host),
+        GuardMiddleware, token=lambda: services.token, metrics=services.metrics, hosts=allowed_hosts(services.host),
         ui_session=app.state.ui_sessions.valid,
     )
     return app

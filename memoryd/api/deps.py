@@ -1,16 +1,16 @@
-"""FastAPI dependencies: each route asks for the one service it needs, never for the whole daemon.
+"""FastAPI dependencies: each route asks for the one service it needs, never for the whole `Services`.
 
 A memory dir is resolved from `cwd` inside the route, once, after FastAPI has validated the whole
 request (a sub-dependency would run before the body and query are checked)."""
 
 from __future__ import annotations
 
-import functools
 from typing import Annotated, Any, Callable
 
 from fastapi import Depends, Request
 
-from memoryd.daemon import Daemon
+from memoryd.api.services import Services
+from memoryd.api.web.views import WebView
 from memoryd.dream import DreamService
 from memoryd.extract import ExtractionService
 from memoryd.extract.backfill import Backfill
@@ -23,69 +23,75 @@ from memoryd.stale import StaleChecker
 from memoryd.status import DaemonStatus
 from memoryd.store import StoreRegistry
 from memoryd.team import TeamService
-from memoryd.transcripts.grep import search_transcripts
 from memoryd.turns import TurnEnds
 
 
-def get_daemon(request: Request) -> Daemon:
-    daemon: Daemon = request.app.state.daemon
-    return daemon
-
-
-# The web view composes many parts; every /v1 route takes one.
-DaemonDep = Annotated[Daemon, Depends(get_daemon)]
+def services(request: Request) -> Services:
+    """What `create_app` was given; the getters below hand a route one field of it."""
+    given: Services = request.app.state.services
+    return given
 
 
 def get_stores(request: Request) -> StoreRegistry:
-    return get_daemon(request).stores
+    return services(request).stores
 
 
 def get_turns(request: Request) -> TurnEnds:
-    return get_daemon(request).turns
+    return services(request).turns
 
 
 def get_hooks(request: Request) -> HookService:
-    return get_daemon(request).hooks
+    return services(request).hooks
 
 
 def get_extraction(request: Request) -> ExtractionService:
-    return get_daemon(request).extraction
+    return services(request).extraction
 
 
 def get_dream(request: Request) -> DreamService:
-    return get_daemon(request).dream
+    return services(request).dream
 
 
 def get_recall(request: Request) -> RecallService:
-    return get_daemon(request).recall
+    return services(request).recall
 
 
 def get_review(request: Request) -> ReviewQueue:
-    return get_daemon(request).review
+    return services(request).review
 
 
 def get_stale(request: Request) -> StaleChecker:
-    return get_daemon(request).stale
+    return services(request).stale
 
 
 def get_team(request: Request) -> TeamService:
-    return get_daemon(request).team
+    return services(request).team
 
 
 def get_backfill(request: Request) -> Backfill:
-    return get_daemon(request).backfill
+    return services(request).backfill
 
 
 def get_session_memory(request: Request) -> SessionMemory:
-    return get_daemon(request).session_memory
+    return services(request).session_memory
 
 
 def get_status(request: Request) -> DaemonStatus:
-    return get_daemon(request).status
+    return services(request).status
 
 
 def get_metrics(request: Request) -> Metrics:
-    return get_daemon(request).metrics
+    return services(request).metrics
+
+
+def get_transcript_search(request: Request) -> Callable[..., Any]:
+    """`search_transcripts` over the daemon's transcript roots, on ripgrep when found."""
+    return services(request).transcript_search
+
+
+def get_web(request: Request) -> WebView:
+    """The web view's pages take this one service (`api/web/views.py`)."""
+    return services(request).web
 
 
 StoresDep = Annotated[StoreRegistry, Depends(get_stores)]
@@ -101,12 +107,5 @@ BackfillDep = Annotated[Backfill, Depends(get_backfill)]
 SessionNotesDep = Annotated[SessionMemory, Depends(get_session_memory)]
 StatusDep = Annotated[DaemonStatus, Depends(get_status)]
 MetricsDep = Annotated[Metrics, Depends(get_metrics)]
-
-
-def get_transcript_search(request: Request) -> Callable[..., Any]:
-    """`search_transcripts` over the daemon's transcript roots, on ripgrep when found."""
-    daemon = get_daemon(request)
-    return functools.partial(search_transcripts, daemon.settings.transcript_roots, ripgrep=daemon.ripgrep)
-
-
 TranscriptSearchDep = Annotated[Callable[..., Any], Depends(get_transcript_search)]
+WebViewDep = Annotated[WebView, Depends(get_web)]

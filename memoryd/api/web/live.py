@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, AsyncIterator, Callable
+from typing import Any, AsyncIterator, Callable
 
 from fastapi import Request
 from fastapi.responses import StreamingResponse
@@ -15,9 +15,7 @@ from memoryd import limits
 from memoryd.activity import RECALL, Event
 from memoryd.errors import Forbidden
 from memoryd.api.web import views
-
-if TYPE_CHECKING:
-    from memoryd.daemon import Daemon
+from memoryd.api.web.views import WebView
 
 FOREIGN_FETCH_SITES = frozenset({"cross-site", "same-site"})  # Sec-Fetch-Site of a request another origin's page made
 
@@ -38,14 +36,13 @@ def item(event: Event, titles: dict[str, str]) -> dict[str, Any]:
             "data": event.data}
 
 
-def recent(daemon: Daemon, project: views.Project | None) -> list[dict[str, Any]]:
+def recent(web: WebView, project: views.Project | None) -> list[dict[str, Any]]:
     """The last recalls (from the recall log, which outlives a restart) with the extractions and dream runs kept in memory."""
     memory_dir = str(project.store.path) if project else None
-    recall_log = daemon.recall.recall_log
-    recalls = recall_log.entries(memory_dir=memory_dir, limit=limits.RECALL_LOG_DEFAULT_LIMIT) if recall_log else []
+    recalls = web.recall_log.entries(memory_dir=memory_dir, limit=limits.RECALL_LOG_DEFAULT_LIMIT) if web.recall_log else []
     events = [Event(0, RECALL, e.at, e.memory_dir, e.as_dict()) for e in recalls]
-    events += [e for e in daemon.activity.recent(memory_dir) if e.kind != RECALL]
-    titles = views.titles(daemon)
+    events += [e for e in web.activity.recent(memory_dir) if e.kind != RECALL]
+    titles = web.titles()
     return [item(e, titles) for e in sorted(events, key=lambda e: -e.at)[: limits.ACTIVITY_KEPT]]
 
 
@@ -54,7 +51,7 @@ def sse(event_id: int, name: str, data: str) -> str:
     return f"id: {event_id}\nevent: {name}\n" + "".join(f"data: {line}\n" for line in data.splitlines() or [""]) + "\n"
 
 
-def stream(daemon: Daemon, memory_dir: str | None, *, render: Callable[[dict[str, Any]], str]) -> StreamingResponse:
+def stream(web: WebView, memory_dir: str | None, *, render: Callable[[dict[str, Any]], str]) -> StreamingResponse:
     """New events as they are published (a heartbeat comment keeps an idle stream open); ends when the daemon stops."""
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue[Event | None] = asyncio.Queue(maxsize=limits.ACTIVITY_SUBSCRIBER_QUEUE)
@@ -71,7 +68,7 @@ def stream(daemon: Daemon, memory_dir: str | None, *, render: Callable[[dict[str
             except RuntimeError:  # the server's loop is closed: nobody is listening
                 pass
 
-    unsubscribe = daemon.activity.subscribe(deliver)
+    unsubscribe = web.activity.subscribe(deliver)
 
     async def events() -> AsyncIterator[str]:
         titles: dict[str, str] = {}
@@ -86,7 +83,7 @@ def stream(daemon: Daemon, memory_dir: str | None, *, render: Callable[[dict[str
                 if event is None:
                     return
                 if event.memory_dir not in titles:
-                    titles = await asyncio.to_thread(views.titles, daemon)
+                    titles = await asyncio.to_thread(web.titles)
                 yield sse(event.seq, "activity", render(item(event, titles)))
         finally:
             unsubscribe()

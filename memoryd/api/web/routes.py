@@ -1,5 +1,5 @@
-"""The web view's pages and forms. Thin: reads and writes go through the daemon's parts
-(`MemoryDir.save/delete`, `dream.undo`, ...), the same ones the REST API uses.
+"""The web view's pages and forms. Thin: each page takes the one `WebView` service; reads and writes go
+through the parts it holds (`MemoryDir.save/delete`, `dream.undo`, ...), the same ones the REST API uses.
 
 State-changing forms need, with the session cookie, the page's CSRF token and an Origin equal to
 the daemon's own; a request carrying the bearer token needs neither (no ambient credential).
@@ -17,7 +17,7 @@ from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 
 from memoryd import limits
-from memoryd.api.deps import DaemonDep
+from memoryd.api.deps import WebViewDep, services
 from memoryd.auth import token_matches
 from memoryd.errors import Forbidden, MemorydError
 from memoryd.api.web import live, views
@@ -60,7 +60,7 @@ def current_session(request: Request) -> UiSession | None:
 
 def has_bearer(request: Request) -> bool:
     raw = request.headers.get("authorization", "")
-    return raw[:7].lower() == "bearer " and token_matches(request.app.state.daemon.token, raw[7:].strip())
+    return raw[:7].lower() == "bearer " and token_matches(services(request).token, raw[7:].strip())
 
 
 def check_form(request: Request, csrf: str) -> None:
@@ -138,14 +138,14 @@ def static(name: str) -> Response:
 @router.get(UI_PREFIX)
 @router.get(f"{UI_PREFIX}/")
 @shows_errors
-def home(request: Request, daemon: DaemonDep) -> HTMLResponse:
-    return page(request, "projects.html", title="Projects", rows=views.project_rows(daemon))
+def home(request: Request, web: WebViewDep) -> HTMLResponse:
+    return page(request, "projects.html", title="Projects", rows=web.project_rows())
 
 
 @router.get(f"{UI_PREFIX}/p/{{pid}}")
 @shows_errors
-def memories(request: Request, daemon: DaemonDep, pid: str, q: str = "", type: str = "") -> HTMLResponse:
-    p = views.project(daemon, pid)
+def memories(request: Request, web: WebViewDep, pid: str, q: str = "", type: str = "") -> HTMLResponse:
+    p = web.project(pid)
     headers = p.store.list(type or None)
     if q:
         needle = q.casefold()
@@ -156,17 +156,17 @@ def memories(request: Request, daemon: DaemonDep, pid: str, q: str = "", type: s
 
 @router.get(f"{UI_PREFIX}/p/{{pid}}/index")
 @shows_errors
-def index(request: Request, daemon: DaemonDep, pid: str) -> HTMLResponse:
-    p = views.project(daemon, pid)
+def index(request: Request, web: WebViewDep, pid: str) -> HTMLResponse:
+    p = web.project(pid)
     return page(request, "index.html", title=f"{p.title}: MEMORY.md", p=p, served=p.store.served_index())
 
 
 @router.get(f"{UI_PREFIX}/p/{{pid}}/m/{{filename}}")
 @shows_errors
-def memory(request: Request, daemon: DaemonDep, pid: str, filename: str) -> HTMLResponse:
-    p = views.project(daemon, pid)
+def memory(request: Request, web: WebViewDep, pid: str, filename: str) -> HTMLResponse:
+    p = web.project(pid)
     m = p.store.get(filename)
-    return page(request, "memory.html", title=m.name, p=p, m=m, html=rendered(p, m.body), recalls=recalls_of(daemon, p, filename),
+    return page(request, "memory.html", title=m.name, p=p, m=m, html=rendered(p, m.body), recalls=web.recalls_of(p, filename),
                 done=request.query_params.get("done", ""))
 
 
@@ -177,80 +177,73 @@ def rendered(p: views.Project, body: str) -> Any:
     return render(body, link_resolver(p.store.all_headers(), lambda filename: f"{UI_PREFIX}/p/{p.pid}/m/{filename}"))
 
 
-def recalls_of(daemon: Any, p: views.Project, filename: str) -> list[Any]:
-    recall_log = daemon.recall.recall_log
-    return recall_log.of_memory(str(p.store.path), filename) if recall_log is not None else []
-
-
 @router.post(f"{UI_PREFIX}/p/{{pid}}/m/{{filename}}")
 @shows_errors
-def edit_memory(request: Request, daemon: DaemonDep, pid: str, filename: str, name: str = Form(...), description: str = Form(...),
+def edit_memory(request: Request, web: WebViewDep, pid: str, filename: str, name: str = Form(...), description: str = Form(...),
                 body: str = Form(""), csrf: str = Form("")) -> Response:
     check_form(request, csrf)
-    p = views.project(daemon, pid)
+    p = web.project(pid)
     current = p.store.get(filename)
     try:
         p.store.save(name=name, description=description, type=current.type, body=body, filename=filename, source="ui")
     except MemorydError as exc:  # show the form again with what was typed and the fix
         draft = {"filename": filename, "name": name, "description": description, "type": current.type, "body": body}
         return page(request, "memory.html", status=exc.status, title=current.name, p=p, m=draft, html=rendered(p, current.body),
-                    recalls=recalls_of(daemon, p, filename), error=exc.message, editing=True)
+                    recalls=web.recalls_of(p, filename), error=exc.message, editing=True)
     return back(f"{UI_PREFIX}/p/{pid}/m/{filename}?done=saved")
 
 
 @router.get(f"{UI_PREFIX}/p/{{pid}}/m/{{filename}}/delete")
 @shows_errors
-def confirm_delete(request: Request, daemon: DaemonDep, pid: str, filename: str) -> HTMLResponse:
-    p = views.project(daemon, pid)
+def confirm_delete(request: Request, web: WebViewDep, pid: str, filename: str) -> HTMLResponse:
+    p = web.project(pid)
     return page(request, "confirm_delete.html", title=f"Delete {filename}?", p=p, m=p.store.get(filename))
 
 
 @router.post(f"{UI_PREFIX}/p/{{pid}}/m/{{filename}}/delete")
 @shows_errors
-def delete_memory(request: Request, daemon: DaemonDep, pid: str, filename: str, csrf: str = Form("")) -> Response:
+def delete_memory(request: Request, web: WebViewDep, pid: str, filename: str, csrf: str = Form("")) -> Response:
     check_form(request, csrf)
-    views.project(daemon, pid).store.delete(filename, source="ui")
+    web.project(pid).store.delete(filename, source="ui")
     return back(f"{UI_PREFIX}/p/{pid}?done=deleted+{filename}")
 
 
 # ---------------------------------------------------------------------------- dream, jobs, sessions, spend
 @router.get(f"{UI_PREFIX}/p/{{pid}}/dream")
 @shows_errors
-def dream_runs(request: Request, daemon: DaemonDep, pid: str) -> HTMLResponse:
-    p = views.project(daemon, pid)
-    runs = [{**r, "diffs": views.run_diffs(daemon, p.store, r["run_id"])} for r in daemon.dream.runs_of(p.store)]
-    return page(request, "dream.html", title=f"{p.title}: dream runs", p=p, runs=runs, done=request.query_params.get("done", ""))
+def dream_runs(request: Request, web: WebViewDep, pid: str) -> HTMLResponse:
+    p = web.project(pid)
+    return page(request, "dream.html", title=f"{p.title}: dream runs", p=p, runs=web.runs(p), done=request.query_params.get("done", ""))
 
 
 @router.post(f"{UI_PREFIX}/p/{{pid}}/dream/{{run_id}}/undo")
 @shows_errors
-def dream_undo(request: Request, daemon: DaemonDep, pid: str, run_id: str, csrf: str = Form("")) -> Response:
+def dream_undo(request: Request, web: WebViewDep, pid: str, run_id: str, csrf: str = Form("")) -> Response:
     check_form(request, csrf)
-    p = views.project(daemon, pid)
-    if run_id not in {r["run_id"] for r in daemon.dream.runs_of(p.store)}:
+    p = web.project(pid)
+    if not web.undo_run(p, run_id):
         return page(request, "message.html", status=404, title="No such run", message=f"run {run_id} is not a run of this project.")
-    daemon.dream.undo(run_id)
     return back(f"{UI_PREFIX}/p/{pid}/dream?done=undid+{run_id}")
 
 
 @router.get(f"{UI_PREFIX}/p/{{pid}}/jobs")
 @shows_errors
-def jobs(request: Request, daemon: DaemonDep, pid: str) -> HTMLResponse:
-    p = views.project(daemon, pid)
-    return page(request, "jobs.html", title=f"{p.title}: extraction jobs", p=p, jobs=daemon.extraction.jobs.recent(p.store.path),
-                counts=daemon.extraction.status())
+def jobs(request: Request, web: WebViewDep, pid: str) -> HTMLResponse:
+    p = web.project(pid)
+    return page(request, "jobs.html", title=f"{p.title}: extraction jobs", p=p, jobs=web.extraction.jobs.recent(p.store.path),
+                counts=web.extraction.status())
 
 
 @router.get(f"{UI_PREFIX}/sessions")
 @shows_errors
-def sessions(request: Request, daemon: DaemonDep) -> HTMLResponse:
-    return page(request, "sessions.html", title="Session notes", sessions=daemon.session_memory.recent())
+def sessions(request: Request, web: WebViewDep) -> HTMLResponse:
+    return page(request, "sessions.html", title="Session notes", sessions=web.session_memory.recent())
 
 
 @router.get(f"{UI_PREFIX}/sessions/{{session_id}}")
 @shows_errors
-def session_notes(request: Request, daemon: DaemonDep, session_id: str) -> HTMLResponse:
-    text = daemon.session_memory.get(session_id)
+def session_notes(request: Request, web: WebViewDep, session_id: str) -> HTMLResponse:
+    text = web.session_memory.get(session_id)
     if text is None:
         return page(request, "message.html", status=404, title="No notes", message=f"session {session_id} has no notes yet.")
     return page(request, "session.html", title=f"Session {session_id}", session_id=session_id, text=text)
@@ -258,70 +251,66 @@ def session_notes(request: Request, daemon: DaemonDep, session_id: str) -> HTMLR
 
 @router.get(f"{UI_PREFIX}/spend")
 @shows_errors
-def spend(request: Request, daemon: DaemonDep) -> HTMLResponse:
-    rows = daemon.meter.by_day(SPEND_DAYS)
-    today = daemon.clock.now().astimezone(timezone.utc).date()
-    chart = views.spend_chart(rows, today=today, days=SPEND_DAYS, cap=daemon.meter.daily_cap)
-    return page(request, "spend.html", title="Model spend", chart=chart, rows=rows, summary=daemon.meter.summary(), mode=daemon.llm.mode,
-                model=daemon.settings.llm.model if daemon.llm.enabled else None, days=SPEND_DAYS)
+def spend(request: Request, web: WebViewDep) -> HTMLResponse:
+    return page(request, "spend.html", title="Model spend", **web.spend(SPEND_DAYS))
 
 
 # ---------------------------------------------------------------------------- review queue
 @router.get(f"{UI_PREFIX}/p/{{pid}}/review")
 @shows_errors
-def review(request: Request, daemon: DaemonDep, pid: str) -> HTMLResponse:
-    p = views.project(daemon, pid)
-    return page(request, "review.html", title=f"{p.title}: review", p=p, items=daemon.review.items(p.store), wanted=daemon.review.wanted(p.store),
-                read_only=daemon.settings.memory.read_only, done=request.query_params.get("done", ""))
+def review(request: Request, web: WebViewDep, pid: str) -> HTMLResponse:
+    p = web.project(pid)
+    return page(request, "review.html", title=f"{p.title}: review", p=p, items=web.review.items(p.store), wanted=web.review.wanted(p.store),
+                read_only=web.read_only, done=request.query_params.get("done", ""))
 
 
 @router.post(f"{UI_PREFIX}/p/{{pid}}/review/{{item_id}}")
 @shows_errors
-def review_decide(request: Request, daemon: DaemonDep, pid: str, item_id: str, action: str = Form(...), name: str = Form(...),
+def review_decide(request: Request, web: WebViewDep, pid: str, item_id: str, action: str = Form(...), name: str = Form(...),
                   description: str = Form(...), body: str = Form(""), csrf: str = Form("")) -> Response:
     """One form per pending memory: its fields as edited, and which button was pressed."""
     check_form(request, csrf)
-    p = views.project(daemon, pid)
-    item = daemon.review.get(item_id)
+    p = web.project(pid)
+    item = web.review.get(item_id)
     if item["memory_dir"] != str(p.store.path):
         return page(request, "message.html", status=404, title="Not in this project", message=f"{item_id} is not waiting in this project.")
     if action == "reject":
-        daemon.review.reject(item_id)
+        web.review.reject(item_id)
         return back(f"{UI_PREFIX}/p/{pid}/review?done=rejected+{item['name']}")
     try:
-        daemon.review.edit(item_id, name=name, description=description, body=body)
+        web.review.edit(item_id, name=name, description=description, body=body)
         if action == "approve":
-            approved = daemon.review.approve(item_id)
+            approved = web.review.approve(item_id)
             return back(f"{UI_PREFIX}/p/{pid}/review?done=approved+{approved['filename']}")
     except MemorydError as exc:
-        items = [{**i, "name": name, "description": description, "body": body} if i["item_id"] == item_id else i for i in daemon.review.items(p.store)]
+        items = [{**i, "name": name, "description": description, "body": body} if i["item_id"] == item_id else i for i in web.review.items(p.store)]
         return page(request, "review.html", status=exc.status, title=f"{p.title}: review", p=p, items=items,
-                    wanted=daemon.review.wanted(p.store), read_only=daemon.settings.memory.read_only, error=exc.message)
+                    wanted=web.review.wanted(p.store), read_only=web.read_only, error=exc.message)
     return back(f"{UI_PREFIX}/p/{pid}/review?done=saved+{item_id}")
 
 
 # ---------------------------------------------------------------------------- stale memories
 @router.get(f"{UI_PREFIX}/p/{{pid}}/stale")
 @shows_errors
-def stale(request: Request, daemon: DaemonDep, pid: str) -> HTMLResponse:
-    p = views.project(daemon, pid)
-    return page(request, "stale.html", title=f"{p.title}: stale memories", p=p, findings=daemon.stale.check(p.store),
-                checked=daemon.stale.checked(p.store))
+def stale(request: Request, web: WebViewDep, pid: str) -> HTMLResponse:
+    p = web.project(pid)
+    return page(request, "stale.html", title=f"{p.title}: stale memories", p=p, findings=web.stale.check(p.store),
+                checked=web.stale.checked(p.store))
 
 
 # ---------------------------------------------------------------------------- live activity (#30)
 @router.get(f"{UI_PREFIX}/activity")
 @shows_errors
-def activity(request: Request, daemon: DaemonDep, p: str = "") -> HTMLResponse:
+def activity(request: Request, web: WebViewDep, p: str = "") -> HTMLResponse:
     """Recalls, extractions and dream runs, newest first; live.js adds new ones as the stream brings them."""
-    project = views.project(daemon, p) if p else None
+    project = web.project(p) if p else None
     return page(request, "activity.html", title="Live activity" + (f": {project.title}" if project else ""), p=project,
-                events=live.recent(daemon, project), stream=f"{UI_PREFIX}/activity/stream" + (f"?p={project.pid}" if project else ""))
+                events=live.recent(web, project), stream=f"{UI_PREFIX}/activity/stream" + (f"?p={project.pid}" if project else ""))
 
 
 @router.get(f"{UI_PREFIX}/activity/stream")
-async def activity_stream(request: Request, daemon: DaemonDep, p: str = "") -> Response:
+async def activity_stream(request: Request, web: WebViewDep, p: str = "") -> Response:
     """Server-sent events: each new recall, extraction or dream run as an HTML fragment (rendered here, escaped)."""
     live.check_same_origin(request)
-    memory_dir = str(views.project(daemon, p).store.path) if p else None
-    return live.stream(daemon, memory_dir, render=lambda item: templates().get_template("_event.html").render(e=item, prefix=UI_PREFIX))
+    memory_dir = str(web.project(p).store.path) if p else None
+    return live.stream(web, memory_dir, render=lambda item: templates().get_template("_event.html").render(e=item, prefix=UI_PREFIX))

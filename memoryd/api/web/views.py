@@ -1,6 +1,5 @@
-"""What the pages show, computed from the daemon's parts: projects, per-run diffs, the spend chart.
-
-Plain Python (no HTTP): the routes render these with the templates.
+"""`WebView`: the web view's one service. It holds the parts the pages read and act on and answers
+their queries (projects, per-run diffs, spend); plain Python (no HTTP), the routes render its answers.
 """
 
 from __future__ import annotations
@@ -8,18 +7,24 @@ from __future__ import annotations
 import difflib
 import hashlib
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from markupsafe import Markup, escape
 
+from memoryd.activity import Activity
+from memoryd.clock import Clock
+from memoryd.dream import DreamService
 from memoryd.errors import NotFound
-from memoryd.store import MemoryDir
+from memoryd.extract import ExtractionService
+from memoryd.llm import LLMClient, UsageMeter
+from memoryd.recall.log import RecallEntry, RecallLog
+from memoryd.review import ReviewQueue
+from memoryd.session_memory import SessionMemory
+from memoryd.stale import StaleChecker
+from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.paths import sanitize_path
-
-if TYPE_CHECKING:
-    from memoryd.daemon import Daemon
 
 CHART_COLORS = ("#2f6fb0", "#d9822b", "#3c9a5f", "#9b59b6", "#c0392b", "#7f8c8d")
 
@@ -38,13 +43,6 @@ class Project:
 def project_id(path: Path) -> str:
     """A short stable id for a memory dir, so URLs never carry a filesystem path."""
     return hashlib.sha256(str(path).encode()).hexdigest()[:12]
-
-
-def projects(daemon: Daemon) -> list[Project]:
-    """Every memory dir memoryd knows (found on disk or named by a request since start)."""
-    daemon.stores.discover()
-    found = [Project(project_id(s.path), s, daemon.dream.project_root(s)) for s in daemon.stores.known()]
-    return sorted(found, key=lambda p: (p.title.casefold(), str(p.store.path)))
 
 
 @dataclass(frozen=True)
@@ -80,41 +78,84 @@ def project_key(p: Project) -> str:
     return sanitize_path(str(p.root)) if p.root else p.store.path.parent.name
 
 
-def project_rows(daemon: Daemon) -> list[ProjectRow]:
-    """The projects page: one row per project, not one per memory dir."""
-    groups: dict[str, list[ProjectDir]] = {}
-    for p in projects(daemon):
-        groups.setdefault(project_key(p), []).append(ProjectDir(p, len(p.store.all_headers()), daemon.review.pending_count(p.store)))
-    rows = []
-    for dirs in groups.values():
-        rooted = next((d.p for d in dirs if d.p.root), dirs[0].p)
-        rows.append(ProjectRow(rooted.title, rooted.root, sorted(dirs, key=lambda d: -d.count)))
-    return sorted(rows, key=lambda r: r.title.casefold())
+@dataclass(frozen=True, kw_only=True)
+class WebView:
+    """The web view's one service: built with the parts its pages use, so a route never reaches past it."""
 
+    stores: StoreRegistry
+    dream: DreamService
+    review: ReviewQueue
+    stale: StaleChecker
+    extraction: ExtractionService
+    session_memory: SessionMemory
+    recall_log: RecallLog | None  # None when recall keeps no log: the pages then show no recalls
+    activity: Activity
+    meter: UsageMeter
+    llm: LLMClient
+    model: str  # the configured model, named on the spend page when a model backend is on
+    read_only: bool  # memory.read_only: the review page says why nothing can be approved
+    clock: Clock
 
-def titles(daemon: Daemon) -> dict[str, str]:
-    """memory dir → the title of its project row (for the live page's events)."""
-    return {str(d.p.store.path): row.title for row in project_rows(daemon) for d in row.dirs}
+    def projects(self) -> list[Project]:
+        """Every memory dir memoryd knows (found on disk or named by a request since start)."""
+        self.stores.discover()
+        found = [Project(project_id(s.path), s, self.dream.project_root(s)) for s in self.stores.known()]
+        return sorted(found, key=lambda p: (p.title.casefold(), str(p.store.path)))
 
+    def project_rows(self) -> list[ProjectRow]:
+        """The projects page: one row per project, not one per memory dir."""
+        groups: dict[str, list[ProjectDir]] = {}
+        for p in self.projects():
+            groups.setdefault(project_key(p), []).append(ProjectDir(p, len(p.store.all_headers()), self.review.pending_count(p.store)))
+        rows = []
+        for dirs in groups.values():
+            rooted = next((d.p for d in dirs if d.p.root), dirs[0].p)
+            rows.append(ProjectRow(rooted.title, rooted.root, sorted(dirs, key=lambda d: -d.count)))
+        return sorted(rows, key=lambda r: r.title.casefold())
 
-def project(daemon: Daemon, pid: str) -> Project:
-    for p in projects(daemon):
-        if p.pid == pid:
-            return p
-    raise NotFound(f"no project {pid!r}; pick one from the list at /ui.")
+    def titles(self) -> dict[str, str]:
+        """memory dir → the title of its project row (for the live page's events)."""
+        return {str(d.p.store.path): row.title for row in self.project_rows() for d in row.dirs}
 
+    def project(self, pid: str) -> Project:
+        for p in self.projects():
+            if p.pid == pid:
+                return p
+        raise NotFound(f"no project {pid!r}; pick one from the list at /ui.")
 
-def run_diffs(daemon: Daemon, store: MemoryDir, run_id: str) -> list[dict[str, str]]:
-    """For each file a dream run touched: a unified diff from its text before the run to its text now."""
-    diffs = []
-    for filename, prior in sorted(daemon.dream.prior_texts(run_id).items()):
-        current = store.read_raw(filename)
-        lines = difflib.unified_diff(
-            (prior or "").splitlines(keepends=True), (current or "").splitlines(keepends=True),
-            fromfile=f"{filename} (before the run)", tofile=f"{filename} (now)" if current is not None else f"{filename} (deleted)",
-        )
-        diffs.append({"filename": filename, "diff": "".join(lines) or "(no difference now)"})
-    return diffs
+    def recalls_of(self, p: Project, filename: str) -> list[RecallEntry]:
+        """The last recalls that gave this memory to an agent."""
+        return self.recall_log.of_memory(str(p.store.path), filename) if self.recall_log is not None else []
+
+    def runs(self, p: Project) -> list[dict[str, Any]]:
+        """The project's dream runs, newest first, each with the diffs of the files it touched."""
+        return [{**r, "diffs": self.run_diffs(p.store, r["run_id"])} for r in self.dream.runs_of(p.store)]
+
+    def run_diffs(self, store: MemoryDir, run_id: str) -> list[dict[str, str]]:
+        """For each file a dream run touched: a unified diff from its text before the run to its text now."""
+        diffs = []
+        for filename, prior in sorted(self.dream.prior_texts(run_id).items()):
+            current = store.read_raw(filename)
+            lines = difflib.unified_diff(
+                (prior or "").splitlines(keepends=True), (current or "").splitlines(keepends=True),
+                fromfile=f"{filename} (before the run)", tofile=f"{filename} (now)" if current is not None else f"{filename} (deleted)",
+            )
+            diffs.append({"filename": filename, "diff": "".join(lines) or "(no difference now)"})
+        return diffs
+
+    def undo_run(self, p: Project, run_id: str) -> bool:
+        """Undo one of this project's dream runs; False when the run is not one of its own."""
+        if run_id not in {r["run_id"] for r in self.dream.runs_of(p.store)}:
+            return False
+        self.dream.undo(run_id)
+        return True
+
+    def spend(self, days: int) -> dict[str, Any]:
+        """The spend page: tokens per day and purpose over `days`, as rows and a chart, against the daily cap."""
+        rows = self.meter.by_day(days)
+        today = self.clock.now().astimezone(timezone.utc).date()
+        return {"chart": spend_chart(rows, today=today, days=days, cap=self.meter.daily_cap), "rows": rows, "summary": self.meter.summary(),
+                "mode": self.llm.mode, "model": self.model if self.llm.enabled else None, "days": days}
 
 
 def spend_chart(rows: list[dict[str, Any]], *, today: date, days: int, cap: int) -> Markup:
