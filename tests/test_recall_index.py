@@ -108,6 +108,27 @@ def test_replacing_and_removing_ranks_like_a_fresh_index() -> None:
         assert churned.rank(q, k=20) == fresh.rank(q, k=20)
 
 
+def test_words_no_memory_holds_any_more_are_forgotten() -> None:
+    """Memories that come and go, each with its own word (a ticket number, a name), leave a
+    vocabulary the size of the live ones, and the index still ranks like a fresh one."""
+    rng = random.Random(5)
+    churned, live = LexicalIndex(), {}
+    for i in range(6000):
+        fn = f"m{i}.md"
+        live[fn] = " ".join(rng.choice(WORDS) for _ in range(6)) + f" ticket{i}x"
+        churned.put(analyse(fn, fn, live[fn], ""))
+        if len(live) > 500:
+            gone = next(iter(live))
+            churned.remove(gone)
+            del live[gone]
+    fresh = LexicalIndex()
+    for fn, text in live.items():
+        fresh.put(analyse(fn, fn, text, ""))
+    assert churned.vocabulary < fresh.vocabulary + 1100  # the unique words of at most one compaction's tombstones
+    for q in ("database migration", "ticket5990x docker", "ticket5999x"):
+        assert churned.rank(q, k=20) == fresh.rank(q, k=20)
+
+
 @pytest.mark.parametrize("meta", [
     {"name": "Colon: in the name", "description": "has 'quotes' and # hash", "type": "user"},
     {"name": "yes", "description": "  leading spaces and ünïcode", "type": "feedback"},

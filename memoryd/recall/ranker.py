@@ -155,7 +155,28 @@ class LexicalIndex:
         self._alive = bytearray(b"\x01" * len(live))
         self._slot = {fn: i for i, fn in enumerate(self._names) if fn is not None}
         remap = {old: new for new, old in enumerate(live)}
-        self._by_date = defaultdict(set, {k: {remap[d] for d in v if d in remap} for k, v in self._by_date.items()})
+        self._by_date = defaultdict(set, {k: kept for k, v in self._by_date.items() if (kept := {remap[d] for d in v if d in remap})})
+        self._drop_dead_terms()
+
+    def _drop_dead_terms(self) -> None:
+        """Forget the words no live memory holds any more (issue 31: a store whose memories come and
+        go, each with a new number or name, grew its vocabulary, and RSS, without end)."""
+        df = np.frombuffer(self._df, dtype=np.int32)
+        keep = np.flatnonzero(df > 0)
+        if len(keep) == len(df):
+            return
+        new_tid = np.full(len(df), -1, dtype=np.int32)
+        new_tid[keep] = np.arange(len(keep), dtype=np.int32)
+        self._post_docs = [self._post_docs[t] for t in keep]
+        self._post_tf = [self._post_tf[t] for t in keep]
+        self._df = array("i", df[keep].tobytes())
+        self._term_id = {term: int(new_tid[tid]) for term, tid in self._term_id.items() if new_tid[tid] >= 0}
+        self._terms = [None if t is None else array("i", new_tid[np.frombuffer(t, dtype=np.int32)].tobytes()) for t in self._terms]
+
+    @property
+    def vocabulary(self) -> int:
+        """How many distinct words the index holds."""
+        return len(self._term_id)
 
     def idf(self, term: str) -> float:
         tid = self._term_id.get(term)
