@@ -51,6 +51,7 @@ RECALL_SIDE_QUERY_MAX_TOKENS = 256  # sideQuery max_tokens
 RECALL_SIDE_QUERY_CANDIDATES = 50  # issue 3: local pre-selection above 50 memories
 RECALL_DEADLINE_SECONDS = 2.0  # issue 3: default deadline before the local result is served
 RECALL_SESSION_TTL_HOURS = 24  # surfaced sets expire with the session
+RECALL_SESSION_EXPIRE_EVERY_SECONDS = 60.0  # how often recall looks for idle sessions to forget
 LIST_PAGE_DEFAULT = 1_000  # GET /v1/memories page size (issue 17: 20,000 memories in one answer took 480 ms)
 LIST_PAGE_MAX = 10_000
 
@@ -192,6 +193,7 @@ UI_SESSION_SECONDS = 12 * 3600.0
 RECALL_CONTEXT_ITEMS = 100  # POST /v1/recall's `context`: recent paths and commands at most
 RECALL_CONTEXT_ITEM_CHARS = 1_000  # one context item (a path or a command) at most
 RECALL_LOG_PER_PROJECT = 500  # the recall log keeps each memory dir's last 500 recalls (a ring)
+RECALL_LOG_SETTLE_SECONDS = 5.0  # a read of the log waits at most this long for recalls being written
 RECALL_LOG_PROMPT_CHARS = 300  # a logged prompt is redacted, then cut to this
 RECALL_LOG_LEFT_OUT = 3  # memories logged as "left out just under the cut"
 RECALL_LOG_DEFAULT_LIMIT = 50  # GET /v1/recall/log and the live page, when no limit is asked

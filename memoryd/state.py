@@ -1,6 +1,8 @@
 """`StateDB`: the daemon's SQLite file (cursors, jobs, surfaced sets, runs, token spend).
 
-One connection, one lock: every statement runs serialized, which is the single-writer rule.
+One writing connection, one lock: every write runs serialized, which is the single-writer rule.
+Reads go through a few other connections (WAL lets them run beside a write): a recall's reads no
+longer queue behind other recalls' log writes (issue 31: most of a recall's time under 20 clients).
 Each concept declares its own tables with `migrate(name, sql)` next to the code that uses
 them; no memory body is ever stored here.
 """
@@ -8,6 +10,7 @@ them; no memory body is ever stored here.
 from __future__ import annotations
 
 import os
+import queue
 import sqlite3
 import threading
 from contextlib import contextmanager
@@ -15,6 +18,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 STATE_FILENAME = "state.db"
+READ_CONNECTIONS = 4  # reads running at once, beside the one writer
 
 
 class StateDB:
@@ -32,6 +36,11 @@ class StateDB:
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute("PRAGMA busy_timeout=30000")
             self._conn.execute("CREATE TABLE IF NOT EXISTS schema_parts (name TEXT PRIMARY KEY)")
+        self._readers: queue.LifoQueue[sqlite3.Connection] = queue.LifoQueue()
+        for _ in range(READ_CONNECTIONS):
+            reader = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
+            reader.row_factory = sqlite3.Row
+            self._readers.put(reader)
 
     def migrate(self, name: str, sql: str) -> None:
         """Run a concept's `CREATE TABLE IF NOT EXISTS …` script once per database."""
@@ -44,13 +53,22 @@ class StateDB:
         with self._lock:
             return self._conn.execute(sql, params).rowcount
 
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        reader = self._readers.get()
+        try:
+            yield reader
+        finally:
+            self._readers.put(reader)
+
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        with self._lock:
-            return self._conn.execute(sql, params).fetchall()
+        """Rows as of the last committed write (a read never waits for a write in progress)."""
+        with self._reading() as reader:
+            return reader.execute(sql, params).fetchall()
 
     def query_one(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
-        with self._lock:
-            return self._conn.execute(sql, params).fetchone()
+        with self._reading() as reader:
+            return reader.execute(sql, params).fetchone()
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -65,5 +83,7 @@ class StateDB:
             self._conn.execute("COMMIT")
 
     def close(self) -> None:
+        for _ in range(READ_CONNECTIONS):
+            self._readers.get().close()
         with self._lock:
             self._conn.close()

@@ -5,7 +5,9 @@ it is stored; no memory body is ever stored (only file names, names, scores and 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import logging
+import threading
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from memoryd import limits
@@ -13,6 +15,8 @@ from memoryd.activity import RECALL, Activity
 from memoryd.recall.explain import Why
 from memoryd.state import StateDB
 from memoryd.base.secrets import redact_secrets
+
+log = logging.getLogger(__name__)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS recall_log (
@@ -83,36 +87,82 @@ class RecallLog:
         self.clock = clock
         self.activity = activity
         self.keep = keep
+        self._batch = threading.Condition()  # guards what follows
+        self._pending: list[RecallEntry] = []
+        self._writing = False  # a thread is writing batches; others only append
+        self._recorded = 0  # recalls handed to `record`
+        self._stored = 0  # ... of which written (or given up on)
         state.migrate("recall_log", SCHEMA)
 
     def record(self, *, memory_dir: str, session_id: str, source: str, prompt: str, method: str, reason: str, took_ms: float,
-               why: list[Why]) -> RecallEntry:
+               why: list[Why]) -> None:
+        """Log one recall. Recalls that arrive while another writes join its next batch and return
+        at once: one transaction per batch (issue 31: a transaction per recall queued every recall
+        behind the others under 20 clients)."""
         entry = RecallEntry(0, self.clock(), memory_dir, session_id, source, short_prompt(prompt), method, redact_secrets(reason),
                             round(took_ms, 2), list(why))
+        with self._batch:
+            self._pending.append(entry)
+            self._recorded += 1
+            if self._writing:
+                return
+            self._writing = True
+        self._write_pending()
+
+    def _write_pending(self) -> None:
+        """Write batches until none is left, then hand the writer's role back."""
+        while True:
+            with self._batch:
+                batch, self._pending = self._pending, []
+                if not batch:
+                    self._writing = False
+                    self._batch.notify_all()
+                    return
+            try:
+                written = self._insert(batch)
+            except Exception:  # the log is for people; never fail the agent's prompt over it
+                log.exception("could not record %d recalls in the recall log", len(batch))
+                written = []
+            with self._batch:
+                self._stored += len(batch)
+                self._batch.notify_all()
+            if self.activity is not None:
+                for entry in written:
+                    self.activity.publish(RECALL, entry.memory_dir, entry.as_dict())
+
+    def _insert(self, batch: list[RecallEntry]) -> list[RecallEntry]:
+        """One transaction: the rows, their hits, and each dir's ring trimmed once."""
+        written = []
         with self.state.transaction() as db:
-            cur = db.execute(
-                "INSERT INTO recall_log(at, memory_dir, session_id, source, prompt, method, reason, took_ms, why) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (entry.at, memory_dir, session_id, source, entry.prompt, method, entry.reason, entry.took_ms,
-                 json.dumps([w.as_dict() for w in why])),
-            )
-            entry_id = int(cur.lastrowid or 0)
-            db.executemany("INSERT INTO recall_log_hits(entry_id, memory_dir, filename) VALUES (?, ?, ?)",
-                           [(entry_id, memory_dir, w.filename) for w in why if w.injected])
-            # the ring: rows of this dir older than its newest `keep` go
-            edge = db.execute("SELECT id FROM recall_log WHERE memory_dir = ? ORDER BY id DESC LIMIT 1 OFFSET ?", (memory_dir, self.keep)).fetchone()
-            if edge is not None:
-                db.execute("DELETE FROM recall_log_hits WHERE entry_id IN (SELECT id FROM recall_log WHERE memory_dir = ? AND id <= ?)",
-                           (memory_dir, edge["id"]))
-                db.execute("DELETE FROM recall_log WHERE memory_dir = ? AND id <= ?", (memory_dir, edge["id"]))
-        entry = RecallEntry(entry_id, entry.at, entry.memory_dir, entry.session_id, entry.source, entry.prompt, entry.method,
-                            entry.reason, entry.took_ms, entry.why)
-        if self.activity is not None:
-            self.activity.publish(RECALL, memory_dir, entry.as_dict())
-        return entry
+            for entry in batch:
+                cur = db.execute(
+                    "INSERT INTO recall_log(at, memory_dir, session_id, source, prompt, method, reason, took_ms, why) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (entry.at, entry.memory_dir, entry.session_id, entry.source, entry.prompt, entry.method, entry.reason, entry.took_ms,
+                     json.dumps([w.as_dict() for w in entry.why])),
+                )
+                entry_id = int(cur.lastrowid or 0)
+                db.executemany("INSERT INTO recall_log_hits(entry_id, memory_dir, filename) VALUES (?, ?, ?)",
+                               [(entry_id, entry.memory_dir, w.filename) for w in entry.why if w.injected])
+                written.append(replace(entry, id=entry_id))
+            for memory_dir in {entry.memory_dir for entry in batch}:
+                # the ring: rows of this dir older than its newest `keep` go
+                edge = db.execute("SELECT id FROM recall_log WHERE memory_dir = ? ORDER BY id DESC LIMIT 1 OFFSET ?", (memory_dir, self.keep)).fetchone()
+                if edge is not None:
+                    db.execute("DELETE FROM recall_log_hits WHERE entry_id IN (SELECT id FROM recall_log WHERE memory_dir = ? AND id <= ?)",
+                               (memory_dir, edge["id"]))
+                    db.execute("DELETE FROM recall_log WHERE memory_dir = ? AND id <= ?", (memory_dir, edge["id"]))
+        return written
+
+    def _settled(self) -> None:
+        """Before a read: every recall logged so far is written."""
+        with self._batch:
+            target = self._recorded
+            self._batch.wait_for(lambda: self._stored >= target, timeout=limits.RECALL_LOG_SETTLE_SECONDS)
 
     def entries(self, *, memory_dir: str | None = None, session_id: str | None = None,
                 limit: int = limits.RECALL_LOG_DEFAULT_LIMIT) -> list[RecallEntry]:
         """The newest recalls first, of one dir and/or one session when given."""
+        self._settled()
         where, params = [], []
         if memory_dir is not None:
             where.append("memory_dir = ?")
@@ -125,6 +175,7 @@ class RecallLog:
 
     def of_memory(self, memory_dir: str, filename: str, limit: int = 10) -> list[RecallEntry]:
         """The last recalls that gave the agent this memory, newest first."""
+        self._settled()
         rows = self.state.query(
             "SELECT l.* FROM recall_log_hits h JOIN recall_log l ON l.id = h.entry_id WHERE h.memory_dir = ? AND h.filename = ? "
             "ORDER BY h.entry_id DESC LIMIT ?", (memory_dir, filename, limit))

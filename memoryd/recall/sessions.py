@@ -33,11 +33,17 @@ class SessionLedger:
         self.state = state
         self.ttl_seconds = ttl_hours * 3600
         self.clock = clock
+        self._expired_at: float | None = None
         state.migrate("recall_sessions", SCHEMA)
 
     def expire(self) -> int:
-        """Forget sessions idle longer than the TTL; returns how many."""
-        cutoff = self.clock() - self.ttl_seconds
+        """Forget sessions idle longer than the TTL, at most once a `RECALL_SESSION_EXPIRE_EVERY_SECONDS`
+        (each recall asks; a write per recall queued recalls behind each other); returns how many."""
+        now = self.clock()
+        if self._expired_at is not None and 0 <= now - self._expired_at < limits.RECALL_SESSION_EXPIRE_EVERY_SECONDS:
+            return 0
+        self._expired_at = now
+        cutoff = now - self.ttl_seconds
         with self.state.transaction() as conn:
             old = [r[0] for r in conn.execute("SELECT session_id FROM recall_sessions WHERE last_seen < ?", (cutoff,))]
             for sid in old:
