@@ -8,7 +8,7 @@ from datetime import datetime
 from pathlib import Path
 
 from memoryd.api import create_app
-from memoryd.config import Settings
+from memoryd.config import ProjectSettings, Settings
 from memoryd.daemon import Daemon
 from tests.conftest import LiveDaemon
 from tests.support.servers import ThreadedServer
@@ -16,7 +16,7 @@ from tests.support.transcripts import new_session
 
 
 def test_daily_log_then_dream_distils(settings: Settings, project: Path) -> None:
-    settings.projects[str(project)] = {"mode": "daily-log"}
+    settings.projects[str(project)] = ProjectSettings(mode="daily-log")
     daemon = Daemon(settings)
     with ThreadedServer(create_app(daemon)) as server:
         live = LiveDaemon(daemon, server)
