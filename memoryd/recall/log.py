@@ -5,7 +5,7 @@ it is stored; no memory body is ever stored (only file names, names, scores and 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable
 
 from memoryd import limits
@@ -51,20 +51,18 @@ class RecallEntry:
     method: str
     reason: str  # why it stayed silent, or why the LLM was not used
     took_ms: float
-    why: list[Why] = field(default_factory=list)
-
-    @property
-    def injected(self) -> list[Why]:
-        return [w for w in self.why if w.injected]
-
-    @property
-    def left_out(self) -> list[Why]:
-        return [w for w in self.why if not w.injected]
+    injected: list[Why] = field(default_factory=list)
+    left_out: list[Why] = field(default_factory=list)  # just under the cut
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "at": self.at, "memory_dir": self.memory_dir, "session_id": self.session_id, "source": self.source,
-                "prompt": self.prompt, "method": self.method, "reason": self.reason, "took_ms": self.took_ms,
-                "injected": [w.as_dict() for w in self.injected], "left_out": [w.as_dict() for w in self.left_out]}
+        """Its fields as plain data, for the live activity event and the web view (the API reads the entry itself)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        return data | {"injected": [w.as_dict() for w in self.injected], "left_out": [w.as_dict() for w in self.left_out]}
+
+
+def _split(why: list[Why]) -> tuple[list[Why], list[Why]]:
+    """(injected, left out), each in the order recall weighed them."""
+    return [w for w in why if w.injected], [w for w in why if not w.injected]
 
 
 def short_prompt(prompt: str) -> str:
@@ -88,7 +86,7 @@ class RecallLog:
     def record(self, *, memory_dir: str, session_id: str, source: str, prompt: str, method: str, reason: str, took_ms: float,
                why: list[Why]) -> RecallEntry:
         entry = RecallEntry(0, self.clock(), memory_dir, session_id, source, short_prompt(prompt), method, redact_secrets(reason),
-                            round(took_ms, 2), list(why))
+                            round(took_ms, 2), *_split(why))
         with self.state.transaction() as db:
             cur = db.execute(
                 "INSERT INTO recall_log(at, memory_dir, session_id, source, prompt, method, reason, took_ms, why) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -104,8 +102,7 @@ class RecallLog:
                 db.execute("DELETE FROM recall_log_hits WHERE entry_id IN (SELECT id FROM recall_log WHERE memory_dir = ? AND id <= ?)",
                            (memory_dir, edge["id"]))
                 db.execute("DELETE FROM recall_log WHERE memory_dir = ? AND id <= ?", (memory_dir, edge["id"]))
-        entry = RecallEntry(entry_id, entry.at, entry.memory_dir, entry.session_id, entry.source, entry.prompt, entry.method,
-                            entry.reason, entry.took_ms, entry.why)
+        entry = replace(entry, id=entry_id)
         if self.activity is not None:
             self.activity.publish(RECALL, memory_dir, entry.as_dict())
         return entry
@@ -133,4 +130,4 @@ class RecallLog:
 
 def _entry(row: Any) -> RecallEntry:
     return RecallEntry(int(row["id"]), float(row["at"]), row["memory_dir"], row["session_id"], row["source"], row["prompt"], row["method"],
-                       row["reason"], float(row["took_ms"]), [Why.from_dict(d) for d in json.loads(row["why"])])
+                       row["reason"], float(row["took_ms"]), *_split([Why.from_dict(d) for d in json.loads(row["why"])]))
