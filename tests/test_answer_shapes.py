@@ -8,15 +8,12 @@ import json
 import subprocess
 import threading
 from pathlib import Path
-from typing import Any, Iterator
-
-import pytest
+from typing import Any
 
 from memoryd.activity import RECALL
-from memoryd.daemon import Daemon
-from tests.conftest import LiveDaemon, make_settings, serve
-from tests.support.stale_fixture import make_repo
+from tests.conftest import LiveDaemon
 from tests.support.transcripts import new_session
+from tests.test_stale import repo, slive  # noqa: F401  (fixtures: a committed repo, a served daemon)
 
 HEADER = ["filename", "name", "description", "type", "mtime"]
 MEMORY = ["version", "filename", "name", "description", "type", "body", "mtime", "created", "modified"]
@@ -26,17 +23,6 @@ WHY = ["filename", "name", "score", "injected", "terms", "paths", "dense", "cont
 LOG_ENTRY = ["id", "at", "memory_dir", "session_id", "source", "prompt", "method", "reason", "took_ms", "injected", "left_out"]
 SYNC_REPORT = ["pulled", "removed", "pushed", "merged", "conflicts", "secret_skipped", "entries_capped", "push_suppressed", "kept_local",
                "refused", "commit", "pushed_ok"]
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    return make_repo(tmp_path / "shop")
-
-
-@pytest.fixture
-def slive(home: Path) -> Iterator[LiveDaemon]:
-    with serve(Daemon(make_settings(home))) as live:
-        yield live
 
 
 def ok(r: Any, status: int = 200) -> Any:

@@ -53,8 +53,7 @@ class SyncReport:
     def redacted(self) -> SyncReport:
         """The report as it is shown and kept in the team state file: each file once, though a push that lost a
         race merges (and reports) again; a name carrying a secret redacted."""
-        shown: dict[str, Any] = {key: _unique([_redacted(v) for v in value]) if isinstance(value, list) else value
-                                 for key, value in asdict(self).items()}
+        shown: dict[str, Any] = {key: _unique([_redacted(i) for i in value]) if isinstance(value, list) else value for key, value in asdict(self).items()}
         return SyncReport(**shown)
 
 
