@@ -29,9 +29,6 @@ class Event:
     memory_dir: str
     data: dict[str, Any] = field(default_factory=dict)
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"seq": self.seq, "kind": self.kind, "at": self.at, "memory_dir": self.memory_dir, "data": self.data}
-
 
 # A subscriber gets each Event, then None once when the activity closes (the daemon stops).
 Subscriber = Callable[[Event | None], None]

@@ -12,7 +12,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal, Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from memoryd import limits
 from memoryd.errors import ConfigError
@@ -106,6 +106,24 @@ class TeamSettings(_Section):
     git: str = Field("git", description="The git binary.")
 
 
+class ProjectSettings(_Section):
+    """One `[projects."<root>"]` table: a key it sets overrides the global setting for that project, a key it
+    leaves out (or leaves blank) follows the global one."""
+
+    mode: Literal["topics", "daily-log"] | None = Field(None, description="This project's [memory] mode.")
+    review: bool | None = Field(None, description="This project's [extract] review (true/false; yes/no and on/off read too).")
+
+    @field_validator("mode", "review", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: Any) -> Any:
+        """Files written before the table was typed keep loading: a value in spaces (" on ") reads as
+        without them, a blank one ("") sets nothing."""
+        return (value.strip() or None) if isinstance(value, str) else value
+
+
+PROJECT_TABLE_FIX = 'a [projects."<project root>"] table takes mode = "topics" or "daily-log" and review = true or false'
+
+
 class Settings(_Section):
     """Everything memoryd reads from its config; `home` and secrets come from the environment."""
 
@@ -118,8 +136,8 @@ class Settings(_Section):
     session_memory: SessionMemorySettings = Field(default_factory=SessionMemorySettings)
     dream: DreamSettings = Field(default_factory=DreamSettings)
     team: TeamSettings = Field(default_factory=TeamSettings)
-    # Per-project overrides, keyed by the project root path: {"/home/me/app": {"mode": "daily-log"}}.
-    projects: dict[str, dict[str, str | bool]] = Field(default_factory=dict)
+    # Per-project overrides, keyed by the project root path: {"/home/me/app": ProjectSettings(mode="daily-log")}.
+    projects: dict[str, ProjectSettings] = Field(default_factory=dict)
 
     # Not read from the file: filled from the environment by `load_settings`.
     home: Path = Field(default_factory=lambda: Path(DEFAULT_HOME).expanduser(), exclude=True)
@@ -207,11 +225,19 @@ def setting_sources(env: Mapping[str, str] | None = None, *, home: Path | None =
             source = f"env {from_env[(section, key)]}" if (section, key) in from_env else str(path) if key in in_file.get(section, {}) else "default"
             rows.append({"setting": f"{section}.{key}", "value": value, "source": source})
     for project, overrides in settings.projects.items():
-        rows.append({"setting": f"projects.{project!r}", "value": overrides, "source": str(path)})
+        rows.append({"setting": f"projects.{project!r}", "value": overrides.model_dump(exclude_none=True), "source": str(path)})
     for name in ENV_ONLY:
         if env.get(name):
             rows.append({"setting": name, "value": "(set, not shown)" if name in SECRET_ENV else env[name], "source": f"env {name}"})
     return rows
+
+
+def _problem(loc: tuple[int | str, ...], message: str) -> str:
+    """One invalid setting as the file spells it; a project's key quoted, with what its table takes."""
+    if loc[:1] != ("projects",) or len(loc) < 2:
+        return f"{'.'.join(str(p) for p in loc)}: {message}"
+    where = ".".join([f'projects."{loc[1]}"', *(str(p) for p in loc[2:])])
+    return f"{where}: {message} ({PROJECT_TABLE_FIX})"
 
 
 def load_settings(env: Mapping[str, str] | None = None, *, home: Path | None = None) -> Settings:
@@ -231,7 +257,7 @@ def load_settings(env: Mapping[str, str] | None = None, *, home: Path | None = N
     try:
         settings = Settings.model_validate(data)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        problems = "; ".join(_problem(e["loc"], e["msg"]) for e in exc.errors())
         raise ConfigError(f"invalid setting in {path} or the environment ({problems}); `memoryd config init --print` "
                           "shows every setting with its default and what it does.") from exc
     settings.home = home

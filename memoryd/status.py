@@ -35,7 +35,7 @@ class DaemonStatus:
 
     def report(self) -> dict[str, Any]:
         known = self.stores.known()
-        invalid = {str(s.path): [f.as_dict() for f in s.invalid_files()] for s in known}
+        invalid = {str(s.path): s.invalid_files() for s in known}
         base: dict[str, Any] = {
             "version": __version__,
             "mode": self.llm.mode,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.config import Settings
+from memoryd.config import ProjectSettings, Settings
 from memoryd.clock import ManualClock
 from memoryd.daemon import Daemon
 from memoryd.errors import InvalidMemory, SecretDetected
@@ -81,7 +81,7 @@ def test_secrets_and_empty_refused_nothing_written(tmp_path: Path) -> None:
 
 
 def test_extraction_in_daily_log_mode_appends_and_never_touches_index(settings: Settings, project: Path) -> None:
-    settings.projects[str(project)] = {"mode": "daily-log"}
+    settings.projects[str(project)] = ProjectSettings(mode="daily-log")
     fixed = datetime(2026, 4, 2, 9, 15, tzinfo=timezone.utc)
     daemon = Daemon(settings, clock=ManualClock(fixed))
     daemon.daily_log = DailyLog(now=daemon.clock.now, tz=timezone.utc)

@@ -7,7 +7,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from memoryd.config import Settings
+from memoryd.config import ProjectSettings, Settings
 from memoryd.daemon import Daemon
 from memoryd.server import build_app
 from tests.conftest import LiveDaemon
@@ -16,7 +16,7 @@ from tests.support.transcripts import new_session
 
 
 def test_daily_log_then_dream_distils(settings: Settings, project: Path) -> None:
-    settings.projects[str(project)] = {"mode": "daily-log"}
+    settings.projects[str(project)] = ProjectSettings(mode="daily-log")
     daemon = Daemon(settings)
     with ThreadedServer(build_app(daemon)) as server:
         live = LiveDaemon(daemon, server)

@@ -41,7 +41,7 @@ def _extract(live: LiveDaemon, store: MemoryDir, body: str) -> str | None:
 def _dream(live: LiveDaemon, store: MemoryDir, body: str) -> str | None:
     changes: list[dict[str, str]] = []
     task = RunningTask("run-table", store.path)
-    live.daemon.dream.worker.apply(store, task, Action("write", None, "Dreamt memory", "project", "from a consolidation", body), changes, Plan())
+    live.daemon.dream.worker.apply(store, task, Action(op="write", name="Dreamt memory", type="project", description="from a consolidation", body=body), changes, Plan())
     return changes[0]["filename"] if changes else None
 
 
@@ -102,7 +102,7 @@ def test_dream_backup_is_recorded_by_the_store_and_undo_goes_through_it(live: Li
     kept = store.save(name="Kept", description="an existing memory", type="user", body="original body").memory
     changes: list[dict[str, str]] = []
     task = RunningTask("run-undo", store.path)
-    live.daemon.dream.worker.apply(store, task, Action("write", kept.filename, "Kept", "user", "rewritten", "new body"), changes, Plan())
+    live.daemon.dream.worker.apply(store, task, Action(op="write", filename=kept.filename, name="Kept", type="user", description="rewritten", body="new body"), changes, Plan())
     manifest = json.loads((live.daemon.dream.records.backups / "run-undo" / "manifest.json").read_text())
     assert set(manifest) == {kept.filename} and "original body" in manifest[kept.filename]
     before = _metric(live, "memories_written", "undo")

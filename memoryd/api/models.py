@@ -1,13 +1,16 @@
 """Request and response bodies of the API (pydantic), so /openapi.json documents every answer and
 bad input gets a 4xx naming the field and the fix before any route runs.
 
+An answer is built from the core's own objects (dataclasses), read by attribute: the answer's fields are
+written here once, never again as a dict in the core.
+
 Input checks are the core's own (memoryd/validation.py), wrapped so pydantic reports them with
 the field's location; the error handler (api/errors.py) renders them with the core's status.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Callable, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, Self
 
 from fastapi import Query
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo
@@ -16,6 +19,9 @@ from pydantic_core import PydanticCustomError
 from memoryd import limits
 from memoryd.errors import InvalidCwd, MemorydError
 from memoryd.validation import check_path, check_session_id, check_text, check_transcript_path
+
+if TYPE_CHECKING:
+    from memoryd.recall.service import RecalledMemory, RecallResult
 
 
 def _checked(check: Callable[..., str], **kwargs: Any) -> AfterValidator:
@@ -46,7 +52,12 @@ class RequestModel(BaseModel):
 class ResponseModel(BaseModel):
     """An answer: every field documented; a field the core adds must be added here too."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", from_attributes=True)
+
+    @classmethod
+    def of(cls, obj: object, **fields: Any) -> Self:
+        """This answer from a core object's attributes; `fields` add to them or stand in for them."""
+        return cls.model_validate({name: getattr(obj, name) for name in cls.model_fields if hasattr(obj, name)} | fields)
 
 
 # ---------------------------------------------------------------------- errors
@@ -80,7 +91,7 @@ class StatusOut(BaseModel):
     home: str
     memory_dirs: list[str]
     watched_folders: dict[str, list[str]]
-    invalid_files: dict[str, list[dict[str, str]]]
+    invalid_files: dict[str, list[InvalidFileOut]]
     llm_usage: dict[str, Any]
 
 
@@ -168,6 +179,12 @@ class RecalledMemoryOut(ResponseModel):
     origin: str | None = Field(None, description="`team` for a team memory (absent for the project's own).")
     author: str | None = Field(None, description="A team memory's last author (git history).")
 
+    @classmethod
+    def of_recalled(cls, memory: RecalledMemory) -> Self:
+        """Spec §9's fields; a team memory adds `origin` and `author` (the project's own carry neither)."""
+        team = memory.origin != "personal"
+        return cls.of(memory, origin=memory.origin if team else None, author=memory.author if team else None)
+
 
 class RecallOut(ResponseModel):
     memories: list[RecalledMemoryOut]
@@ -176,6 +193,11 @@ class RecallOut(ResponseModel):
     budget_used_bytes: int
     reason: str = Field(description="Why recall was skipped or the LLM not used.")
     scores: dict[str, float]
+
+    @classmethod
+    def of_result(cls, result: RecallResult) -> Self:
+        """Spec §9's answer, plus `reason` and `scores` for people and the CLI."""
+        return cls.of(result, memories=[RecalledMemoryOut.of_recalled(m) for m in result.memories])
 
 
 class WhyOut(ResponseModel):

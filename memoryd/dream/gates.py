@@ -23,9 +23,6 @@ class Gate:
     threshold: Any
     detail: str
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "passes": self.passes, "value": self.value, "threshold": self.threshold, "detail": self.detail}
-
 
 def project_transcripts(roots: list[Path], project_root: Path | None) -> list[Path]:
     """Main-session transcripts of a project: `<root>/<sanitized root>[-…]/*.jsonl` (launches in

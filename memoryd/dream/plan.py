@@ -20,7 +20,7 @@ from memoryd.dates import absolutize_dates, code_spans_kept
 from memoryd.extract import shape as shaping
 from memoryd.errors import LLMUnavailable, TokenBudgetExceeded
 from memoryd.llm import LLMClient
-from memoryd.llm.schemas import DreamPlan
+from memoryd.llm.schemas import DreamAction, DreamPlan
 from memoryd.base.similarity import NEAR_DUPLICATE, near_duplicate, similarity, supersedes
 from memoryd.store import MemoryDir, MemoryHeader
 from memoryd.store.paths import FILENAME_RE
@@ -30,19 +30,10 @@ _LOG_BULLET = re.compile(r"^\s*[-*]\s+(?:\d{1,2}:\d{2}\s+)?(?:\[(?P<type>user|fe
 LLM_CONTEXT_MAX_CHARS = limits.DREAM_LLM_CONTEXT_MAX_CHARS
 
 
-@dataclass
-class Action:
-    op: str  # "write" or "delete"
-    filename: str | None = None
-    name: str = ""
-    type: str = ""
-    description: str = ""
-    body: str = ""
-    why: str = ""
-    merged_into: str | None = None  # a delete that merged this file into another: `[[links]]` follow it
+class Action(DreamAction):
+    """One change of a plan, in the shape the LLM planner asks the model for, plus what only a planner knows."""
 
-    def as_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if v not in ("", None)}
+    merged_into: str | None = None  # a delete that merged this file into another: `[[links]]` follow it
 
 
 @dataclass
@@ -92,10 +83,10 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
                 if line.strip() and line.strip() not in {kept.strip() for kept in lines}:
                     lines.append(line)
             merged_away.add(other.filename)
-            deletes.append(Action("delete", other.filename, why=f"near-duplicate of {keep.filename}", merged_into=keep.filename))
+            deletes.append(Action(op="delete", filename=other.filename, why=f"near-duplicate of {keep.filename}", merged_into=keep.filename))
         survivors[keep.filename] = keep
         # The merged file first, then the deletes: each delete points its `[[links]]` at the written file.
-        plan.actions.append(Action("write", keep.filename, keep.name, keep.type, keep.description, "\n".join(lines), why=f"merged {len(group)} near-duplicate(s)"))
+        plan.actions.append(Action(op="write", filename=keep.filename, name=keep.name, type=keep.type, description=keep.description, body="\n".join(lines), why=f"merged {len(group)} near-duplicate(s)"))
         plan.actions.extend(deletes)
     # Phase 3a': a newer memory that contradicts an older one ("uses npm" → "moved to pnpm") wins;
     # the older file's text stays in the run's backup, so undo brings it back.
@@ -104,7 +95,7 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
             if {newer.filename, older.filename} & merged_away or not supersedes(newer, older):
                 continue
             merged_away.add(older.filename)
-            plan.actions.append(Action("delete", older.filename, why=f"superseded by {newer.filename}: was \"{older.description[:120]}\"", merged_into=newer.filename))
+            plan.actions.append(Action(op="delete", filename=older.filename, why=f"superseded by {newer.filename}: was \"{older.description[:120]}\"", merged_into=newer.filename))
     plan.actions = [a for a in plan.actions if not (a.op == "write" and a.filename in merged_away)]
     # Phase 3b: relative dates → absolute, against the date the memory was written.
     written = {a.filename for a in plan.actions if a.op == "write"}
@@ -123,7 +114,7 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
                     if a.op == "write" and a.filename == m.filename:
                         a.body, a.description, a.why = fixed_body, fixed_desc, a.why + "; dates made absolute"
             else:
-                plan.actions.append(Action("write", m.filename, m.name, m.type, fixed_desc, fixed_body, why=f"relative dates made absolute (against {ref.isoformat()})"))
+                plan.actions.append(Action(op="write", filename=m.filename, name=m.name, type=m.type, description=fixed_desc, body=fixed_body, why=f"relative dates made absolute (against {ref.isoformat()})"))
     # Phase 2/3c: daily logs distilled into topic files (one memory per new bullet).
     known = [m.description for m in memories if m.filename not in merged_away]  # to skip near-duplicate entries
     for log in daily_logs(store):
@@ -148,7 +139,7 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
                 continue
             description = shaping.clip(rest, shaping.DESCRIPTION_MAX_CHARS)
             body = extra or (shaping.body(rest, reason=f"noted in the daily log of {day}") if type_ in ("feedback", "project") else rest)
-            plan.actions.append(Action("write", None, name, type_, description, body, why=f"distilled from {log.name}"))
+            plan.actions.append(Action(op="write", name=name, type=type_, description=description, body=body, why=f"distilled from {log.name}"))
             known.append(description)
     return plan
 
@@ -232,7 +223,7 @@ def llm_plan(store: MemoryDir, llm: LLMClient, *, processed_logs: set[str], time
         if op == "delete":
             if filename in known:
                 into = raw.get("merged_into")
-                plan.actions.append(Action("delete", filename, why=str(raw.get("why", ""))[:200], merged_into=into if into in known else None))
+                plan.actions.append(Action(op="delete", filename=filename, why=str(raw.get("why", ""))[:200], merged_into=into if into in known else None))
             else:
                 plan.notes.append(f"dropped delete of unknown file {filename}")
         elif op == "write":
@@ -245,7 +236,8 @@ def llm_plan(store: MemoryDir, llm: LLMClient, *, processed_logs: set[str], time
             if filename is not None and types[filename] != type_:
                 plan.notes.append(f"dropped a write of {filename} as type {type_}: it is a {types[filename]} memory")
                 continue
-            plan.actions.append(Action("write", filename, str(raw["name"]), type_, str(raw["description"]), str(raw.get("body", "")), why=str(raw.get("why", ""))[:200]))
+            plan.actions.append(Action(op="write", filename=filename, name=str(raw["name"]), type=type_, description=str(raw["description"]),
+                                       body=str(raw.get("body", "")), why=str(raw.get("why", ""))[:200]))
     if data.get("summary"):
         plan.notes.append(str(data["summary"])[:500])
     return plan

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import os
+from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
@@ -60,9 +61,9 @@ class DreamService:
         return {
             "memory_dir": str(store.path),
             "enabled": self.settings.enabled,
-            "gates": [g.as_dict() for g in self.gates.check(store, full=True)],
+            "gates": self.gates.check(store, full=True),
             "last_run": last[0] if last else None,
-            "running": task.as_dict() if task else None,
+            "running": task.progress() if task else None,
             "next_check": self.next_check.isoformat() if self.next_check else None,
         }
 
@@ -148,4 +149,4 @@ class DreamService:
 
     def provider_status(self) -> dict[str, Any]:
         return {"enabled": self.settings.enabled, "next_check": self.next_check.isoformat() if self.next_check else None,
-                "running": [t.as_dict() for t in self.worker.tasks()]}
+                "running": [asdict(t.progress()) for t in self.worker.tasks()]}

@@ -35,6 +35,15 @@ class _Cancelled(Exception):
     pass
 
 
+@dataclass(frozen=True)
+class RunProgress:
+    """Where a running consolidation is, as the status shows it: a copy, so the run goes on undisturbed."""
+
+    run_id: str
+    phase: str
+    files_touched: list[str]
+
+
 @dataclass
 class RunningTask:
     run_id: str
@@ -44,8 +53,8 @@ class RunningTask:
     cancel: threading.Event = field(default_factory=threading.Event)
     thread: threading.Thread | None = None
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"run_id": self.run_id, "phase": self.phase, "files_touched": list(self.files_touched)}
+    def progress(self) -> RunProgress:
+        return RunProgress(self.run_id, self.phase, list(self.files_touched))
 
 
 class DreamWorker:

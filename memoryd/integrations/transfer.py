@@ -12,7 +12,7 @@ import io
 import json
 import re
 import tarfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
 
@@ -35,9 +35,6 @@ class Record:
     type: str
     body: str
     source: str = ""
-
-    def as_dict(self) -> dict[str, str]:
-        return asdict(self)
 
 
 @dataclass(frozen=True)

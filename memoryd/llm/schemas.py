@@ -25,6 +25,8 @@ class Extraction(BaseModel):
     memories: list[ExtractedMemory] = Field(description="Durable memories worth keeping; empty when nothing is.")
 
 
+# One change a consolidation proposes; dream/plan.py's Action is this plus what only a planner knows. (No docstring:
+# it would become the schema's description the model is sent.)
 class DreamAction(BaseModel):
     op: str = Field(description="write or delete")
     filename: str | None = None

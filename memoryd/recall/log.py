@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable
 
 from memoryd import limits
@@ -55,20 +55,18 @@ class RecallEntry:
     method: str
     reason: str  # why it stayed silent, or why the LLM was not used
     took_ms: float
-    why: list[Why] = field(default_factory=list)
-
-    @property
-    def injected(self) -> list[Why]:
-        return [w for w in self.why if w.injected]
-
-    @property
-    def left_out(self) -> list[Why]:
-        return [w for w in self.why if not w.injected]
+    injected: list[Why] = field(default_factory=list)
+    left_out: list[Why] = field(default_factory=list)  # just under the cut
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "at": self.at, "memory_dir": self.memory_dir, "session_id": self.session_id, "source": self.source,
-                "prompt": self.prompt, "method": self.method, "reason": self.reason, "took_ms": self.took_ms,
-                "injected": [w.as_dict() for w in self.injected], "left_out": [w.as_dict() for w in self.left_out]}
+        """Its fields as plain data, for the live activity event and the web view (the API reads the entry itself)."""
+        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        return data | {"injected": [w.as_dict() for w in self.injected], "left_out": [w.as_dict() for w in self.left_out]}
+
+
+def _split(why: list[Why]) -> tuple[list[Why], list[Why]]:
+    """(injected, left out), each in the order recall weighed them."""
+    return [w for w in why if w.injected], [w for w in why if not w.injected]
 
 
 def short_prompt(prompt: str) -> str:
@@ -88,7 +86,7 @@ class RecallLog:
         self.activity = activity
         self.keep = keep
         self._batch = threading.Condition()  # guards what follows
-        self._pending: list[RecallEntry] = []
+        self._pending: list[tuple[RecallEntry, list[Why]]] = []  # each with its reasons in the order recall weighed them
         self._writing = False  # a thread is writing batches; others only append
         self._recorded = 0  # recalls handed to `record`
         self._stored = 0  # ... of which written (or given up on)
@@ -100,9 +98,9 @@ class RecallLog:
         at once: one transaction per batch (issue 31: a transaction per recall queued every recall
         behind the others under 20 clients)."""
         entry = RecallEntry(0, self.clock(), memory_dir, session_id, source, short_prompt(prompt), method, redact_secrets(reason),
-                            round(took_ms, 2), list(why))
+                            round(took_ms, 2), *_split(why))
         with self._batch:
-            self._pending.append(entry)
+            self._pending.append((entry, list(why)))
             self._recorded += 1
             if self._writing:
                 return
@@ -130,21 +128,21 @@ class RecallLog:
                 for entry in written:
                     self.activity.publish(RECALL, entry.memory_dir, entry.as_dict())
 
-    def _insert(self, batch: list[RecallEntry]) -> list[RecallEntry]:
+    def _insert(self, batch: list[tuple[RecallEntry, list[Why]]]) -> list[RecallEntry]:
         """One transaction: the rows, their hits, and each dir's ring trimmed once."""
         written = []
         with self.state.transaction() as db:
-            for entry in batch:
+            for entry, why in batch:
                 cur = db.execute(
                     "INSERT INTO recall_log(at, memory_dir, session_id, source, prompt, method, reason, took_ms, why) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (entry.at, entry.memory_dir, entry.session_id, entry.source, entry.prompt, entry.method, entry.reason, entry.took_ms,
-                     json.dumps([w.as_dict() for w in entry.why])),
+                     json.dumps([w.as_dict() for w in why])),
                 )
                 entry_id = int(cur.lastrowid or 0)
                 db.executemany("INSERT INTO recall_log_hits(entry_id, memory_dir, filename) VALUES (?, ?, ?)",
-                               [(entry_id, entry.memory_dir, w.filename) for w in entry.why if w.injected])
+                               [(entry_id, entry.memory_dir, w.filename) for w in entry.injected])
                 written.append(replace(entry, id=entry_id))
-            for memory_dir in {entry.memory_dir for entry in batch}:
+            for memory_dir in {entry.memory_dir for entry, _ in batch}:
                 # the ring: rows of this dir older than its newest `keep` go
                 edge = db.execute("SELECT id FROM recall_log WHERE memory_dir = ? ORDER BY id DESC LIMIT 1 OFFSET ?", (memory_dir, self.keep)).fetchone()
                 if edge is not None:
@@ -184,4 +182,4 @@ class RecallLog:
 
 def _entry(row: Any) -> RecallEntry:
     return RecallEntry(int(row["id"]), float(row["at"]), row["memory_dir"], row["session_id"], row["source"], row["prompt"], row["method"],
-                       row["reason"], float(row["took_ms"]), [Why.from_dict(d) for d in json.loads(row["why"])])
+                       row["reason"], float(row["took_ms"]), *_split([Why.from_dict(d) for d in json.loads(row["why"])]))

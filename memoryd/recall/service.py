@@ -53,12 +53,6 @@ class RecalledMemory:
     origin: str = "personal"  # personal | team
     author: str = ""  # team memories: who changed it last
 
-    def as_dict(self) -> dict[str, Any]:
-        """Spec §9's fields; a team memory adds `origin` and `author`."""
-        out: dict[str, Any] = {"filename": self.filename, "name": self.name, "type": self.type, "description": self.description,
-                               "content": self.content, "header": self.header, "age_days": self.age_days}
-        return out | {"origin": self.origin, "author": self.author} if self.origin != "personal" else out
-
 
 @dataclass
 class RecallResult:
@@ -70,11 +64,6 @@ class RecallResult:
     scores: dict[str, float] = field(default_factory=dict)
     why: list[Why] = field(default_factory=list)  # each memory injected, then those left out just under the cut
     took_ms: float = 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        """Spec §9's answer, plus `reason` and `scores` for people and the CLI."""
-        return {"memories": [m.as_dict() for m in self.memories], "injection": self.injection, "method": self.method,
-                "budget_used_bytes": self.budget_used_bytes, "reason": self.reason, "scores": self.scores}
 
 
 class RecallService:

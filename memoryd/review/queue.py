@@ -17,12 +17,14 @@ import signal
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
+from memoryd.config import ProjectSettings
 from memoryd.errors import ReviewItemNotFound
 from memoryd.state import StateDB
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.memdir import validate_fields
+from memoryd.store.overrides import ProjectOverrides
 from memoryd.base.secrets import check_no_secrets
 
 SCHEMA = """
@@ -74,12 +76,12 @@ def fingerprint(type_: str, name: str, description: str) -> str:
 class ReviewQueue:
     """Pending memories per memory dir, and the policy that says which dirs need review."""
 
-    def __init__(self, state: StateDB, *, stores: StoreRegistry, default: bool, per_project: dict[str, dict[str, str | bool]],
+    def __init__(self, state: StateDB, *, stores: StoreRegistry, default: bool, per_project: Mapping[str, ProjectSettings],
                  clock: Callable[[], float] = time.time) -> None:
         self.state = state
         self.stores = stores
         self.default = default
-        self.per_project = per_project
+        self.overrides = ProjectOverrides(stores=stores, per_project=per_project)
         self.clock = clock
         state.migrate("review_queue", SCHEMA)
         self.settle_crashed()
@@ -87,18 +89,8 @@ class ReviewQueue:
     # ------------------------------------------------------------------ policy
     def wanted(self, store: MemoryDir) -> bool:
         """`[projects."<root>"] review` when set for the store's project, else `[extract] review`."""
-        override = next((v.get("review") for root, v in self.per_project.items()
-                         if "review" in v and self._memory_dir_of(root) == store.path), None)
-        if override is None:
-            return self.default
-        return override is True or str(override).strip().lower() in ("true", "1", "yes", "on")
-
-    def _memory_dir_of(self, root: str) -> Path | None:
-        """A configured project's memory dir (by path, so it works before any request named the project)."""
-        try:
-            return self.stores.memory_dir_for(root)
-        except Exception:  # a configured root that no longer resolves configures nothing
-            return None
+        override = self.overrides.for_store(store).review
+        return self.default if override is None else override
 
     # ------------------------------------------------------------------ proposals
     def propose(self, store: MemoryDir, *, name: str, description: str, type: str, body: str, target: str | None = None) -> str | None:

@@ -47,10 +47,6 @@ class Finding:
     reasons: tuple[str, ...]
     refs: tuple[Ref, ...]
 
-    def as_dict(self) -> dict[str, object]:
-        return {"filename": self.filename, "name": self.name, "type": self.type, "reasons": list(self.reasons),
-                "names": [{"kind": r.kind, "name": r.name} for r in self.refs]}
-
 
 class StaleChecker:
     """Stale flags per memory dir; a dir whose project is unknown or not a git repo is never flagged."""

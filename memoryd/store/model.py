@@ -24,9 +24,6 @@ class MemoryHeader:
     def path(self) -> Path:
         return self.folder / self.filename
 
-    def as_dict(self) -> dict[str, object]:
-        return {"filename": self.filename, "name": self.name, "description": self.description, "type": self.type, "mtime": self.mtime}
-
 
 @dataclass(frozen=True)
 class Memory:
@@ -44,19 +41,6 @@ class Memory:
     version: str = ""  # content hash; pass it back as `expected` so a save never overwrites a newer edit
     dialect: str = "memoryd"
 
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "version": self.version,
-            "filename": self.filename,
-            "name": self.name,
-            "description": self.description,
-            "type": self.type,
-            "body": self.body,
-            "mtime": self.mtime,
-            "created": self.created,
-            "modified": self.modified,
-        }
-
 
 @dataclass(frozen=True)
 class InvalidFile:
@@ -64,9 +48,6 @@ class InvalidFile:
 
     filename: str
     error: str
-
-    def as_dict(self) -> dict[str, str]:
-        return {"filename": self.filename, "error": self.error}
 
 
 @dataclass(frozen=True)

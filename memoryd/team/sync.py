@@ -50,10 +50,11 @@ class SyncReport:
     commit: str | None = None
     pushed_ok: bool = False
 
-    def as_dict(self) -> dict[str, Any]:
-        """Each file once, though a push that lost a race merges (and reports) again; a name carrying a
-        secret is redacted (the report is kept in the team state file and shown)."""
-        return {key: _unique([_redacted(v) for v in value]) if isinstance(value, list) else value for key, value in asdict(self).items()}
+    def redacted(self) -> SyncReport:
+        """The report as it is shown and kept in the team state file: each file once, though a push that lost a
+        race merges (and reports) again; a name carrying a secret redacted."""
+        shown: dict[str, Any] = {key: _unique([_redacted(i) for i in value]) if isinstance(value, list) else value for key, value in asdict(self).items()}
+        return SyncReport(**shown)
 
 
 def _redacted(item: Any) -> Any:
@@ -208,7 +209,7 @@ class TeamRepo:
                 self.save_state()
             self.state.failures, self.state.next_retry, self.state.last_error = 0, None, ""
             self.state.last_sync = self.clock()
-            self.state.last_report = report.as_dict()
+            self.state.last_report = asdict(report.redacted())
             self.save_state()
             return report
 

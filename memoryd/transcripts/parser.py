@@ -109,9 +109,9 @@ def _block_text(content: Any) -> str:
     return ""
 
 
-def _user_entry(entry: Entry, obj: dict[str, Any]) -> None:
-    message = obj.get("message")
-    content = message.get("content") if message.__class__ is dict else None
+def _content(content: Any, tool_uses: list[ToolUse] | None = None, tool_results: list[ToolResult] | None = None) -> list[str]:
+    """A message's content in one walk: its texts (a plain string is one), and its tool calls and tool results
+    added to the lists given for them (a user message keeps its results, an assistant's its calls)."""
     texts: list[str] = []
     if content.__class__ is str:
         texts.append(content)
@@ -122,10 +122,17 @@ def _user_entry(entry: Entry, obj: dict[str, Any]) -> None:
             kind = block.get("type")
             if kind == "text":
                 texts.append(str(block.get("text", "")))
-            elif kind == "tool_result":
-                entry.tool_results.append(
-                    ToolResult(str(block.get("tool_use_id", "")), bool(block.get("is_error")), _block_text(block.get("content")))
-                )
+            elif kind == "tool_use" and tool_uses is not None:
+                raw_input = block.get("input")
+                tool_uses.append(ToolUse(str(block.get("id", "")), str(block.get("name", "")), raw_input if raw_input.__class__ is dict else {}))
+            elif kind == "tool_result" and tool_results is not None:
+                tool_results.append(ToolResult(str(block.get("tool_use_id", "")), bool(block.get("is_error")), _block_text(block.get("content"))))
+    return texts
+
+
+def _user_entry(entry: Entry, obj: dict[str, Any]) -> None:
+    message = obj.get("message")
+    texts = _content(message.get("content") if message.__class__ is dict else None, tool_results=entry.tool_results)
     if not texts:
         return
     if obj.get("isMeta") or obj.get("isCompactSummary") or obj.get("isVisibleInTranscriptOnly"):
@@ -152,20 +159,7 @@ def _assistant_entry(entry: Entry, obj: dict[str, Any]) -> None:
     entry.message_id = str(message.get("id", ""))
     stop_reason = message.get("stop_reason")
     entry.stop_reason = stop_reason if stop_reason.__class__ is str else None
-    content = message.get("content")
-    prose: list[str] = []
-    if content.__class__ is str:
-        prose.append(content)
-    elif content.__class__ is list:
-        for block in content:
-            if block.__class__ is not dict:
-                continue
-            kind = block.get("type")
-            if kind == "text":
-                prose.append(str(block.get("text", "")))
-            elif kind == "tool_use":
-                raw_input = block.get("input")
-                entry.tool_uses.append(ToolUse(str(block.get("id", "")), str(block.get("name", "")), raw_input if raw_input.__class__ is dict else {}))
+    prose = _content(message.get("content"), tool_uses=entry.tool_uses)
     if message.get("model") == "<synthetic>" or obj.get("isApiErrorMessage"):
         entry.injected = "\n".join(prose)
         return

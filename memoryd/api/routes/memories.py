@@ -48,14 +48,14 @@ def list_memories(
         headers = [h for h in headers if needle in f"{h.filename}\n{h.name}\n{h.description}".casefold()]
     page = headers[offset : offset + limit]
     next_offset = offset + len(page) if offset + len(page) < len(headers) else None
-    return MemoryListOut.model_validate({"memories": [h.as_dict() for h in page], "total": len(headers), "offset": offset,
-                                         "next_offset": next_offset, "invalid": [f.as_dict() for f in store.invalid_files()]})
+    return MemoryListOut.model_validate({"memories": page, "total": len(headers), "offset": offset, "next_offset": next_offset,
+                                         "invalid": store.invalid_files()})
 
 
 @router.get("/v1/memories/{filename}", responses=errors(404))
 def get_memory(filename: str, stores: StoresDep, cwd: CwdQuery) -> MemoryOut:
     """One memory file, frontmatter fields and body."""
-    return MemoryOut.model_validate(stores.for_cwd(cwd).get(filename).as_dict())
+    return MemoryOut.model_validate(stores.for_cwd(cwd).get(filename))
 
 
 @router.post(
@@ -69,7 +69,7 @@ def save_memory(request: SaveMemoryRequest, response: Response, stores: StoresDe
                         source="api", expected=request.expected_version)
     if not result.created:
         response.status_code = 200
-    return SavedMemoryOut.model_validate({**result.memory.as_dict(), "path": str(result.memory.path), "created": result.created})
+    return SavedMemoryOut.of(result.memory, path=str(result.memory.path), created=result.created)
 
 
 @router.delete("/v1/memories/{filename}", status_code=204, response_class=Response, responses={204: {"description": "Deleted; no body."}, **errors(404, 409)})

@@ -18,8 +18,8 @@ router = APIRouter(tags=["recall"])
 def recall(request: RecallRequest, recall: RecallDep, stores: StoresDep) -> RecallOut:
     """Up to 5 memories not yet surfaced in this session, and the text to inject."""
     store = stores.for_cwd(request.cwd)
-    return RecallOut.model_validate(recall.recall(request.cwd, request.query, request.session_id, store=store, source=request.source,
-                                                              context=SessionContext(paths=request.context) if request.context else None).as_dict())
+    return RecallOut.of_result(recall.recall(request.cwd, request.query, request.session_id, store=store, source=request.source,
+                                             context=SessionContext(paths=request.context) if request.context else None))
 
 
 @router.get("/v1/recall/log")
@@ -33,4 +33,4 @@ def recall_log(
     """The last recalls: the prompt (redacted), the memories given with score and what matched, those just under the cut, or why nothing was."""
     memory_dir = str(stores.for_cwd(cwd).path) if cwd else None
     entries = recall.recall_log.entries(memory_dir=memory_dir, session_id=session, limit=limit) if recall.recall_log else []
-    return RecallLogOut.model_validate({"entries": [e.as_dict() for e in entries]})
+    return RecallLogOut.model_validate({"entries": entries})

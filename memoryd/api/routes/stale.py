@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Query
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from memoryd.api.deps import StaleDep, StoresDep
+from memoryd.api.models import ResponseModel
 
 router = APIRouter(tags=["stale"])
 
 
-class StaleName(BaseModel):
+class StaleName(ResponseModel):
     kind: str = Field(..., description="path, script, make target, flag, function, package or module.")
     name: str
 
 
-class StaleMemory(BaseModel):
+class StaleMemory(ResponseModel):
     filename: str
     name: str
     type: str
@@ -23,7 +24,7 @@ class StaleMemory(BaseModel):
     names: list[StaleName]
 
 
-class StaleReport(BaseModel):
+class StaleReport(ResponseModel):
     checked: bool = Field(..., description="False when the project is not a git repository (nothing can be checked).")
     project_root: str | None
     memories: list[StaleMemory]
@@ -36,4 +37,4 @@ def stale(stale: StaleDep, stores: StoresDep, cwd: str = Query(..., description=
     root = stale.root_of(store)
     findings = stale.check(store)
     return StaleReport(checked=stale.checked(store), project_root=str(root) if root else None,
-                       memories=[StaleMemory.model_validate(f.as_dict()) for f in findings])
+                       memories=[StaleMemory.of(f, names=f.refs) for f in findings])

@@ -96,14 +96,14 @@ class SavedTeamMemoryOut(SavedMemoryOut):
 def team_init(request: TeamInitRequest, team: TeamDep) -> TeamInitOut:
     """Tie the project's `memory/team/` to a git remote and run the first sync (`sync_error` when it failed; it is retried)."""
     repo, report, error = team.init(request.cwd, request.remote, request.branch)
-    return TeamInitOut.model_validate({**repo.status(), "sync": report.as_dict() if report else None, "sync_error": error})
+    return TeamInitOut.model_validate({**repo.status(), "sync": report.redacted() if report else None, "sync_error": error})
 
 
 @router.post("/v1/team/sync", responses=errors(404, 409, 503))
 def team_sync(request: TeamSyncRequest, team: TeamDep) -> TeamSyncOut:
     """Pull, merge, push now; what was pulled, pushed, merged, kept for review or held back, by file."""
     repo = team.repo_for(request.cwd)
-    return TeamSyncOut.model_validate({**repo.sync(accept_rewrite=request.accept_rewrite).as_dict(), "status": repo.status()})
+    return TeamSyncOut.of(repo.sync(accept_rewrite=request.accept_rewrite).redacted(), status=repo.status())
 
 
 @router.get("/v1/team/status", responses=errors(404))
@@ -116,8 +116,8 @@ def team_status(team: TeamDep, cwd: CwdQuery) -> TeamStatusOut:
 def list_team_memories(team: TeamDep, cwd: CwdQuery) -> TeamMemoryListOut:
     """The team's memories here, newest first, with who changed each last."""
     repo = team.repo_for(cwd)
-    memories = [{**h.as_dict(), "author": repo.author_of(h.filename)} for h in repo.store.all_headers()]
-    return TeamMemoryListOut.model_validate({"team_dir": str(repo.store.path), "memories": memories, "invalid": [f.as_dict() for f in repo.store.invalid_files()]})
+    memories = [TeamMemoryOut.of(h, author=repo.author_of(h.filename)) for h in repo.store.all_headers()]
+    return TeamMemoryListOut.model_validate({"team_dir": str(repo.store.path), "memories": memories, "invalid": repo.store.invalid_files()})
 
 
 @router.post("/v1/team/memories", status_code=201, responses=errors(404))
@@ -126,7 +126,7 @@ def save_team_memory(request: SaveMemoryRequest, response: Response, team: TeamD
     result = team.save(request.cwd, name=request.name, description=request.description, type=request.type, body=request.body)
     if not result.created:
         response.status_code = 200
-    return SavedTeamMemoryOut.model_validate({**result.memory.as_dict(), "path": str(result.memory.path), "created": result.created, "origin": "team"})
+    return SavedTeamMemoryOut.of(result.memory, path=str(result.memory.path), created=result.created, origin="team")
 
 
 @router.delete("/v1/team/memories/{filename}", status_code=204, response_class=Response, responses={204: {"description": "Deleted; no body."}, **errors(404)})

@@ -23,6 +23,4 @@ def search(
     ignore_case: Annotated[bool, Query(description="Case-insensitive match.")] = False,
 ) -> SearchOut:
     """Matching transcript lines with session id, line, timestamp, role and a snippet."""
-    return SearchOut.model_validate(search_transcripts(
-        q, cwd=cwd, regex=regex, ignore_case=ignore_case, limit=limit,
-    ).as_dict())
+    return SearchOut.model_validate(search_transcripts(q, cwd=cwd, regex=regex, ignore_case=ignore_case, limit=limit))

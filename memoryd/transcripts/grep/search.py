@@ -10,7 +10,7 @@ import json
 import logging
 import re
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Generator, Iterator
 
@@ -47,10 +47,9 @@ class GrepResult:
     files_scanned: int = 0  # files whose lines the results reflect (newest first)
     bytes_scanned: int = 0  # their sizes
 
-    def as_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["count"] = len(self.results)
-        return data
+    @property
+    def count(self) -> int:
+        return len(self.results)
 
 
 def json_strings(value: Any) -> Iterator[str]:
