@@ -88,6 +88,9 @@ class RecallService:
         self._late: dict[tuple[str, str], list[str]] = {}  # (session, memdir) → the model's picks that came after the deadline
         self._late_lock = threading.Lock()
         self.author_of = author_of  # who wrote a team memory (the team part)
+        # Recalls computing at once. More only add threads that take turns on the GIL, and a save
+        # holding a memory dir's lock waits behind all of them after every system call (issue 31).
+        self._computing = threading.BoundedSemaphore(limits.RECALL_COMPUTING_AT_ONCE)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -121,7 +124,7 @@ class RecallService:
         `source` (hook | rest | mcp) names the door in the recall log; `context`: what the session is
         working on (its recent files and commands), from the transcript pipeline."""
         started = time.perf_counter()
-        with self.indexes.serving():  # background embedding waits for it
+        with self.indexes.serving(), self._computing:  # background embedding waits for it
             result = self._recall(cwd, query, session_id, store, max_chars, context)
         result.took_ms = round((time.perf_counter() - started) * 1000, 2)
         self.metrics.recalls.labels(result.method).inc()
@@ -190,7 +193,11 @@ class RecallService:
                 reason = why_not
             else:  # the model chooses among the local ranker's candidates only (it adds precision, never noise), and may choose none
                 candidates = [headers[fn] for fn, _ in ranked if fn in headers][:pool]
-                llm_choice, reason = self._side_query(query, candidates, limit, (session_id, memdir))
+                self._computing.release()  # a model call waits on the network: other recalls compute meanwhile
+                try:
+                    llm_choice, reason = self._side_query(query, candidates, limit, (session_id, memdir))
+                finally:
+                    self._computing.acquire()
                 if llm_choice is not None:
                     method, chosen = "llm", llm_choice
             if late:  # the previous prompt's answer, kept for this one: it goes first
