@@ -1,4 +1,4 @@
-"""Group commit: writers queued for a memory dir's lock share one MEMORY.md write, and each
+"""Writes under load. Group commit: writers queued for a memory dir's lock share one MEMORY.md write, and each
 answers only once MEMORY.md holds its line (issue 31: saves queued behind one writer, each
 rewriting a 337 KB index, took p99 2.3 s under 20 clients)."""
 
@@ -7,9 +7,11 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import pytest
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
+from memoryd.errors import Conflict
 from memoryd.store.memdir import MemoryDir
 
 THREADS, SAVES_EACH = 8, 15
@@ -85,3 +87,30 @@ def test_a_save_alone_publishes_its_line_at_once_and_a_queued_one_after_a_held_l
         assert not done.wait(0.2)
     worker.join(timeout=10)
     assert done.is_set() and "user_queued.md" in store.index_path.read_text()
+
+
+def test_a_save_reads_and_stages_before_the_lock_and_leaves_no_temp_file(tmp_path: Path) -> None:
+    """The lock is held only to check the file did not move and rename: the read, the build and
+    the staging happen before it; refused and unused drafts leave nothing in the staging dir."""
+    store = _seeded(tmp_path, 5)
+    first = store.save(name="style", description="tabs", type="feedback", body="use tabs").memory
+    real = store._writes.read_prior
+    held: list[bool] = []
+
+    def noting_read(path: Path) -> tuple[str | None, tuple[int, int] | None]:
+        held.append(store._lock._depth > 0)
+        return real(path)
+
+    store._writes.read_prior = noting_read  # type: ignore[method-assign]
+    store.save(name="style", description="tabs v2", type="feedback", body="use tabs")
+    assert held == [False]  # one read, before the lock, and its draft was used
+    with pytest.raises(Conflict):
+        store.save(name="style", description="tabs v3", type="feedback", body="x", expected=first.version)
+    threads = [threading.Thread(target=lambda n=n: [store.save(name=f"busy {n}", description=f"v{i}", type="project", body=f"b{i}")
+                                                    for i in range(10)]) for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert list((store.path / ".memoryd-tmp").iterdir()) == []
+    assert "tabs v2" in first.path.read_text() and store.rebuild_index() is False

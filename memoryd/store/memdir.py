@@ -31,7 +31,7 @@ from memoryd.store.index_publisher import IndexPublisher
 from memoryd.store.model import InvalidFile, Memory, MemoryHeader, SaveResult
 from memoryd.store.paths import check_filename, memory_path
 from memoryd.store.table import HeaderTable
-from memoryd.store.write_path import Backup, WritePath, version_of
+from memoryd.store.write_path import Backup, Draft, WritePath, version_of
 
 Now = Callable[[], datetime]  # the daemon hands its clock's `now` (memoryd/clock.py)
 log = logging.getLogger(__name__)
@@ -212,10 +212,10 @@ class MemoryDir:
                            "set read_only = false in config.toml and restart to change memories.")
 
     def _commit(self, filename: str, build: Callable[[str | None], str | None], *, expected: str | None = None,
-                backup: Backup | None = None) -> tuple[str | None, str | None, bool]:
+                backup: Backup | None = None, draft: Draft | None = None) -> tuple[str | None, str | None, bool]:
         """Every write of a memory file: refused when read-only, else the one write path (under the lock)."""
         self.check_writable()
-        return self._writes.commit(filename, build, expected=expected, backup=backup)
+        return self._writes.commit(filename, build, expected=expected, backup=backup, draft=draft)
 
     def save(
         self,
@@ -236,10 +236,8 @@ class MemoryDir:
         if filename is not None:
             check_filename(filename)
         self._refuse_secrets(source, filename or name, {"name": name, "description": description, "body": body})
-        with self._lock:
-            self._clean_temps_once()
-            target = filename or self._target_filename(name, type)
 
+        def build_for(target: str) -> Callable[[str | None], str]:
             def build(prior: str | None) -> str:
                 meta: dict[str, Any] = {}
                 old_body = ""
@@ -253,12 +251,33 @@ class MemoryDir:
                         chosen = dialects.dialect_of(meta)
                 new_meta = dialects.render_meta(chosen, meta, name=name, description=description, type_=type, stamp=iso(self._now()))
                 return render_frontmatter(new_meta, dialects.keep_links(old_body, body))
+            return build
 
-            prior, text, index_changed = self._commit(target, build, expected=expected, backup=backup)
-            path = self.path / target
-            memory = self._memory(target, path, text or "", path.stat().st_mtime)
+        draft = self._draft(filename, name, type, build_for)
+        try:
+            with self._lock:
+                self._clean_temps_once()
+                target = filename or self._target_filename(name, type)
+                prior, text, index_changed = self._commit(target, build_for(target), expected=expected, backup=backup,
+                                                          draft=draft if draft is not None and draft.filename == target else None)
+                path = self.path / target
+                memory = self._memory(target, path, text or "", path.stat().st_mtime)
+        finally:
+            if draft is not None:
+                draft.staged.discard()  # unused or refused (a published one is already gone from the staging dir)
         self._emit(WriteEvent(self, target, "write", source))
         return SaveResult(memory=memory, created=prior is None, index_changed=index_changed)
+
+    def _draft(self, filename: str | None, name: str, type_: str, build_for: Callable[[str], Callable[[str | None], str]]) -> Draft | None:
+        """A save prepared before the lock (see `WritePath.draft`), once the dir and its staging
+        subdir exist and a crash's leftovers there are cleaned."""
+        if self.read_only or not self._temps_cleaned or not self._tmp_dir.is_dir():
+            return None
+        try:
+            target = filename or self._target_filename(name, type_)
+        except Exception:  # decided again under the lock, where it is raised
+            return None
+        return self._writes.draft(target, build_for(target))
 
     def delete(self, filename: str, *, source: str = "api", expected: str | None = None, backup: Backup | None = None, replaced_by: str | None = None) -> None:
         """Remove a memory. `replaced_by`: the memory it was merged into; `[[links]]` to it follow."""

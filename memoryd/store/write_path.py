@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -27,6 +28,26 @@ Backup = Callable[[str, "str | None"], None]  # (filename, text before the chang
 def version_of(text: str | None) -> str:
     """A file's version: a short hash of its text ("" for no file)."""
     return "" if text is None else hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A write prepared before the dir's lock: the text it was built from (and that file's key)
+    and the new text, staged and syncing."""
+
+    filename: str
+    prior: str | None
+    key: Key | None
+    new: str
+    staged: Staged
+
+
+def _check_expected(filename: str, prior: str | None, expected: str | None) -> None:
+    if expected is not None and version_of(prior) != expected:
+        raise Conflict(
+            f"{filename} changed since it was read (version {version_of(prior) or 'none: it was deleted'}, expected {expected}): "
+            f"read it again (GET /v1/memories/{filename}), merge your change, and save with the new version."
+        )
 
 
 class WritePath:
@@ -53,6 +74,23 @@ class WritePath:
         except UnicodeDecodeError:
             raise InvalidFrontmatter(f"{path.name}: is not UTF-8 text. The file was left untouched: fix or delete it by hand, then save again.") from None
 
+    def draft(self, filename: str, build: Callable[[str | None], str | None]) -> Draft | None:
+        """Before the dir's lock: read the file, build its new text, stage it and start its fsync,
+        so the lock is held only to check nothing moved and rename (issue 31: 20 clients queued
+        behind one writer's reads, writes and fsyncs). None when there is nothing to draft; any
+        refusal is left to `commit`, which decides on the file as it is then."""
+        path = self.path / filename
+        try:
+            prior, key = self.read_prior(path)
+            new = build(prior)
+            if new is None or new == prior:
+                return None
+            staged = stage(path, new, tmp_dir=self._tmp_dir)
+        except Exception:
+            return None
+        staged.start_sync()
+        return Draft(filename, prior, key, new, staged)
+
     def commit(
         self,
         filename: str,
@@ -60,31 +98,44 @@ class WritePath:
         *,
         expected: str | None = None,
         backup: Backup | None = None,
+        draft: Draft | None = None,
     ) -> tuple[str | None, str | None, bool]:
         """The one write, called under the dir's lock: read the file, build its new text (None:
         remove it), re-read when it changed meanwhile, back up, write atomically, patch the
-        table and the index. Returns (text before, text after, whether MEMORY.md changed)."""
+        table and the index. Returns (text before, text after, whether MEMORY.md changed).
+        `draft`: the same write prepared before the lock, used when the file has not moved since."""
         path = self.path / filename
         self._headers.current()  # before our write changes the dir's mtime: catches other writers' files
-        for _ in range(limits.WRITE_CHANGED_RETRIES):
-            prior, key = self.read_prior(path)
-            if expected is not None and version_of(prior) != expected:
-                raise Conflict(
-                    f"{filename} changed since it was read (version {version_of(prior) or 'none: it was deleted'}, expected {expected}): "
-                    f"read it again (GET /v1/memories/{filename}), merge your change, and save with the new version."
-                )
-            new = build(prior)
-            if key_if_present(path) == key:
-                break
+        ready: Staged | None = None
+        new: str | None
+        if draft is not None and draft.filename == filename and key_if_present(path) == draft.key:
+            prior, key, new, ready = draft.prior, draft.key, draft.new, draft.staged
+            _check_expected(filename, prior, expected)
         else:
-            raise Conflict(f"{filename} keeps changing on disk while memoryd writes it (another editor?); try again when it is quiet.")
+            if draft is not None:
+                draft.staged.discard()
+            for _ in range(limits.WRITE_CHANGED_RETRIES):
+                prior, key = self.read_prior(path)
+                _check_expected(filename, prior, expected)
+                new = build(prior)
+                if key_if_present(path) == key:
+                    break
+            else:
+                raise Conflict(f"{filename} keeps changing on disk while memoryd writes it (another editor?); try again when it is quiet.")
         if new == prior:
+            if ready is not None:
+                ready.discard()
             return prior, new, False
-        if backup is not None:
-            backup(filename, prior)
+        try:
+            if backup is not None:
+                backup(filename, prior)
+        except BaseException:
+            if ready is not None:
+                ready.discard()
+            raise
         # The file and MEMORY.md are staged, fsynced together, renamed, then one dir fsync;
         # the table and the index learn this one file from the text written (no re-read, no rescan).
-        staged: list[Staged] = [] if new is None else [stage(path, new, tmp_dir=self._tmp_dir)]
+        staged: list[Staged] = [] if new is None else [ready or stage(path, new, tmp_dir=self._tmp_dir)]
         for f in staged:
             f.start_sync()  # the disk works while the index line is placed and staged
         with self._headers.lock:
