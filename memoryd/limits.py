@@ -36,7 +36,7 @@ MEMORY_FILE_MAX_BYTES = 1024 * 1024  # a hand-written file over this is listed i
 STORE_REGISTRY_MAX_DIRS = 512  # memory dirs kept open (LRU); 5,000 distinct cwds must not grow memory
 # Group commit (issue 31: saves queued behind one writer, each rewriting MEMORY.md): while writers queue
 # for a dir's lock, their index lines are published together, at most this long after the first.
-GROUP_COMMIT_SECONDS = 0.05
+GROUP_COMMIT_SECONDS = 0.02
 GROUP_COMMIT_WAIT_SECONDS = 5.0  # a deferred writer publishes the group itself after waiting this long
 WRITE_CHANGED_RETRIES = 3
 WRITE_ECHOES_KEPT = 4096  # our last writes per dir, to tell the watcher's echo of each from someone else's change  # a file edited by someone else while a save builds its text is re-read this often

@@ -180,10 +180,12 @@ class MemoryDir:
         return path.is_file() and not path.is_symlink()
 
     # ------------------------------------------------------------------ writing
-    def _target_filename(self, name: str, type_: str) -> str:
+    def _target_filename(self, name: str, type_: str, *, guess: bool = False) -> str:
         """The file a save of (type, name) writes: an existing memory with that type and name
-        (in either dialect), else a new name in the dir's dialect, suffixed when taken."""
-        self._headers.current()
+        (in either dialect), else a new name in the dir's dialect, suffixed when taken.
+        `guess`: from the table as it stands (a draft's; decided again under the lock)."""
+        if not guess:
+            self._headers.current()
         found = self._headers.table.find(type_, name)
         if found is not None:
             return found
@@ -274,7 +276,7 @@ class MemoryDir:
         if self.read_only or not self._temps_cleaned or not self._tmp_dir.is_dir():
             return None
         try:
-            target = filename or self._target_filename(name, type_)
+            target = filename or self._target_filename(name, type_, guess=True)
         except Exception:  # decided again under the lock, where it is raised
             return None
         return self._writes.draft(target, build_for(target))
