@@ -103,12 +103,25 @@ def messages_api() -> Iterator[ScriptedMessagesAPI]:
         yield api
 
 
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """Keep each phase's report on the test, so a fixture can tell in its teardown that the test failed."""
+    report = yield
+    setattr(item, f"report_{report.when}", report)
+    return report
+
+
 @pytest.fixture
-def daemon_process(home: Path) -> Iterator[DaemonProcess]:
+def daemon_process(home: Path, request: pytest.FixtureRequest) -> Iterator[DaemonProcess]:
     proc = DaemonProcess(home=home, env=daemon_env(home))
     try:
         yield proc
     finally:
+        report = getattr(request.node, "report_call", None)
+        if report is not None and report.failed:  # a daemon gone mid-test says why in its own output
+            exited = proc.proc.poll() if proc.proc is not None else None
+            log = proc.log_path.read_text(errors="replace")[-8000:] if proc.log_path.is_file() else "(no log)"
+            print(f"--- the daemon subprocess (exit code {exited}) wrote:\n{log}")
         proc.kill()
 
 
