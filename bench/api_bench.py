@@ -34,9 +34,9 @@ def main() -> None:
     sys.path.insert(0, args.src)
     import httpx
 
-    from memoryd.server import build_app
     from memoryd.config import load_settings
-    from memoryd.daemon import Daemon
+    from memoryd.server import build_app
+    from memoryd.service.daemon import Daemon
     from tests.support.servers import ThreadedServer
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -77,11 +77,11 @@ _CHILD = r"""
 import json, resource, sys, time
 from datetime import datetime
 from pathlib import Path
+from memoryd.base.metrics import Metrics
+from memoryd.base.state_db import StateDB
 from memoryd.config import load_settings
 from memoryd.extract.pending import PendingTurns
-from memoryd.metrics import Metrics
 from memoryd.session_memory import SessionMemory
-from memoryd.state import StateDB
 from memoryd.transcripts.pipeline import TranscriptPipeline
 path, home = Path(sys.argv[1]), Path(sys.argv[2])
 settings = load_settings({"MEMORYD_HOME": str(home)}, home=home)

@@ -33,16 +33,16 @@ sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
 
-from memoryd import limits  # noqa: E402
-from memoryd.server import build_app  # noqa: E402
+from memoryd.base import limits  # noqa: E402
+from memoryd.base.clock import SYSTEM_CLOCK  # noqa: E402
+from memoryd.base.metrics import Metrics  # noqa: E402
+from memoryd.base.state_db import StateDB  # noqa: E402
 from memoryd.config import load_settings  # noqa: E402
-from memoryd.daemon import Daemon  # noqa: E402
 from memoryd.llm import LLMClient, UsageMeter  # noqa: E402
 from memoryd.llm.claude_cli import ClaudeCLIBackend  # noqa: E402
 from memoryd.llm.schemas import RecallSelection  # noqa: E402
-from memoryd.metrics import Metrics  # noqa: E402
-from memoryd.state import StateDB  # noqa: E402
-from memoryd.clock import SYSTEM_CLOCK  # noqa: E402
+from memoryd.server import build_app  # noqa: E402
+from memoryd.service.daemon import Daemon  # noqa: E402
 from memoryd.transcripts.parser import estimate_tokens  # noqa: E402
 from tests.support.messages_api import Reply, ScriptedMessagesAPI  # noqa: E402
 from tests.support.servers import ThreadedServer  # noqa: E402

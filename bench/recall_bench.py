@@ -41,10 +41,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import recall_latency  # noqa: E402  (bench/recall_latency.py)
 from coding_eval import tally  # noqa: E402  (bench/coding_eval.py: the same metrics in-process)
-from memoryd.server import build_app  # noqa: E402
-from memoryd.config import load_settings  # noqa: E402
-from memoryd.daemon import Daemon  # noqa: E402
 from memoryd.base.files import atomic_write  # noqa: E402
+from memoryd.config import load_settings  # noqa: E402
+from memoryd.server import build_app  # noqa: E402
+from memoryd.service.daemon import Daemon  # noqa: E402
 from memoryd.store.frontmatter import render_frontmatter  # noqa: E402
 
 _SHARED = next((d / "shared" for d in (ROOT.parent, ROOT.parent.parent) if (d / "shared").is_dir()), ROOT.parent / "shared")  # a worktree sits one deeper

@@ -28,11 +28,11 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     import httpx
 
-    from memoryd import limits
-    from memoryd.server import build_app
-    from memoryd.config import load_settings
-    from memoryd.daemon import Daemon
     from memoryd.api.web.views import project_id
+    from memoryd.base import limits
+    from memoryd.config import load_settings
+    from memoryd.server import build_app
+    from memoryd.service.daemon import Daemon
     from tests.support.servers import ThreadedServer
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping
 from urllib.parse import quote, urlencode, urlsplit
 
-from memoryd import limits
-from memoryd.auth import read_token
-from memoryd.errors import ApiError, DaemonNotRunning
-from memoryd.runtime import read_runtime_file
+from memoryd.base import limits
+from memoryd.base.errors import ApiError, DaemonNotRunning
+from memoryd.service.auth import read_token
+from memoryd.service.runtime_file import read_runtime_file
 
 if TYPE_CHECKING:
     from memoryd.config import Settings

@@ -1,6 +1,6 @@
 """Settings: embedded defaults → `$MEMORYD_HOME/config.toml` → environment variables.
 
-Only the composition root (`memoryd.daemon`, the CLI) calls `load_settings`; every other
+Only the composition root (`memoryd.service.daemon`, the CLI) calls `load_settings`; every other
 module receives the values it needs as arguments. `memoryd/config.example.toml` (`memoryd config init`) documents every
 key with its default, and a test keeps the two in step.
 """
@@ -14,8 +14,8 @@ from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from memoryd import limits
-from memoryd.errors import ConfigError
+from memoryd.base import limits
+from memoryd.base.errors import ConfigError
 
 CONFIG_FILENAME = "config.toml"
 EXAMPLE_FILENAME = "config.example.toml"  # in the package (memoryd/), and linked at the repository's root

@@ -24,13 +24,13 @@ from fastapi import FastAPI
 
 from memoryd.api import Services, create_app
 from memoryd.api.web.views import WebView
-from memoryd.config import Settings
-from memoryd.daemon import Daemon
-from memoryd.process import limit_malloc_arenas
 from memoryd.base.files import PRIVATE_FILE_MODE, make_private_dir
+from memoryd.base.limits import LOG_DIRNAME, LOG_FILENAME
+from memoryd.base.process import limit_malloc_arenas
 from memoryd.base.secrets import redact_secrets
-from memoryd.limits import LOG_DIRNAME, LOG_FILENAME
-from memoryd.runtime import RUNTIME_FILENAME, write_runtime_file
+from memoryd.config import Settings
+from memoryd.service.daemon import Daemon
+from memoryd.service.runtime_file import RUNTIME_FILENAME, write_runtime_file
 from memoryd.transcripts.grep import search_transcripts
 
 GIL_SWITCH_SECONDS = 0.001  # how long a busy thread keeps the GIL while a request thread waits for it

@@ -10,8 +10,8 @@ from typing import Iterator
 import pytest
 
 from memoryd.config import Settings, load_settings
-from memoryd.daemon import Daemon
 from memoryd.server import build_app
+from memoryd.service.daemon import Daemon
 from tests.support.messages_api import ScriptedMessagesAPI
 from tests.support.servers import DaemonProcess, ThreadedServer, daemon_env, loopback_client
 

@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from memoryd.activity import RECALL
+from memoryd.base.activity import RECALL
 from tests.conftest import LiveDaemon
 from tests.support.transcripts import new_session
 from tests.test_stale import repo, slive  # noqa: F401  (fixtures: a committed repo, a served daemon)

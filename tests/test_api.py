@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memoryd import limits
+from memoryd.base import limits
 from tests.conftest import LiveDaemon
 from tests.support.servers import loopback_request
 
@@ -227,7 +227,7 @@ def test_worktrees_share_one_memory_dir_over_http(live: LiveDaemon, tmp_path: Pa
 
 
 def test_restore_also_refuses_secrets(tmp_path: Path) -> None:
-    from memoryd.errors import SecretDetected
+    from memoryd.base.errors import SecretDetected
     from memoryd.store.memdir import MemoryDir
 
     store = MemoryDir(tmp_path / "m")
@@ -276,6 +276,6 @@ def test_only_the_composition_roots_import_the_daemon() -> None:
                 names = [node.module or "", *(f"{node.module}.{a.name}" for a in node.names)]
             else:
                 names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
-            if "memoryd.daemon" in names:
+            if "memoryd.service.daemon" in names:
                 importers.add(path.relative_to(package).as_posix())
     assert importers == {"server.py"}

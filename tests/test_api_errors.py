@@ -11,9 +11,9 @@ from typing import Any
 import httpx
 import pytest
 
-import memoryd.errors as errors_module
+import memoryd.base.errors as errors_module
+from memoryd.base.errors import ConfigError, MemorydError, RequestTooLarge, Unauthorized
 from memoryd.config import load_settings
-from memoryd.errors import ConfigError, MemorydError, RequestTooLarge, Unauthorized
 from tests.conftest import LiveDaemon
 from tests.support.servers import loopback_client
 
@@ -107,13 +107,13 @@ def test_middleware_errors_are_the_trees_own(live: LiveDaemon) -> None:
 
 
 def test_every_error_class_lives_in_the_tree() -> None:
-    """Nothing outside memoryd/errors.py defines a MemorydError, and each one says when it is raised."""
+    """Nothing outside memoryd/base/errors.py defines a MemorydError, and each one says when it is raised."""
     stack, seen = [MemorydError], []
     while stack:
         cls = stack.pop()
         stack.extend(cls.__subclasses__())
         seen.append(cls)
-    assert all(cls.__module__ == "memoryd.errors" for cls in seen), [c for c in seen if c.__module__ != "memoryd.errors"]
+    assert all(cls.__module__ == "memoryd.base.errors" for cls in seen), [c for c in seen if c.__module__ != "memoryd.base.errors"]
     assert all(cls.__doc__ and cls.code and cls.status for cls in seen)
     assert all(cls.__name__ in (errors_module.__doc__ or "") or cls is MemorydError for cls in seen if inspect.isclass(cls))
 

@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from memoryd.config import Settings
-from memoryd.daemon import Daemon
+from memoryd.service.daemon import Daemon
 from tests.conftest import LiveDaemon, serve
 from tests.support.transcripts import new_session
 

@@ -18,14 +18,14 @@ from typing import Any, Iterator
 import httpx
 import pytest
 
-from memoryd.errors import TokenBudgetExceeded
+from memoryd.base.clock import SYSTEM_CLOCK
+from memoryd.base.errors import TokenBudgetExceeded
+from memoryd.base.metrics import Metrics
+from memoryd.base.state_db import StateDB
 from memoryd.extract.offline import extract_explicit
 from memoryd.llm import LLMClient, UsageMeter
 from memoryd.llm.claude_cli import ClaudeCLIBackend
 from memoryd.llm.schemas import RecallSelection
-from memoryd.metrics import Metrics
-from memoryd.state import StateDB
-from memoryd.clock import SYSTEM_CLOCK
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
 from tests.support.servers import DaemonProcess, daemon_env
 from tests.support.transcripts import new_session

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.cli.backfill import since_days
-from memoryd.daemon import Daemon
+from memoryd.service.daemon import Daemon
 from tests.conftest import make_settings, serve
 from tests.support.transcripts import new_session
 

@@ -15,7 +15,7 @@ from typing import Iterator
 import httpx
 import pytest
 
-from memoryd import limits
+from memoryd.base import limits
 from tests.support.claude_cli import claude_binary, headless_env
 from tests.support.messages_api import ScriptedMessagesAPI
 from tests.support.servers import DaemonProcess, daemon_env

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from memoryd.base.errors import Forbidden
 from memoryd.config import load_settings
-from memoryd.errors import Forbidden
 from memoryd.integrations.claude_memory import (
     auto_resolver,
     claude_memory_dir,
@@ -139,7 +139,7 @@ from tests.support.transcripts import new_session  # noqa: E402
 def test_a_turn_in_which_the_agent_wrote_claude_codes_memory_is_not_extracted(tmp_path: Path, tool: str, spell: str) -> None:
     import time
 
-    from memoryd.daemon import Daemon
+    from memoryd.service.daemon import Daemon
 
     (Path.home() / ".claude").mkdir()
     project = tmp_path / "my app.v2"

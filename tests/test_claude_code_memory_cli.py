@@ -14,7 +14,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from memoryd import limits
+from memoryd.base import limits
 from memoryd.integrations.claude_memory import claude_memory_dir
 from tests.support.messages_api import ScriptedMessagesAPI
 from tests.support.servers import DaemonProcess, daemon_env

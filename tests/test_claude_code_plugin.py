@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd import limits
+from memoryd.base import limits
 from memoryd.cli.hook import DOWN_NOTE
 from memoryd.integrations.claude_plugin import MARKETPLACE_NAME, PLUGIN_ID
 from tests.support.claude_cli import claude_binary, headless_env

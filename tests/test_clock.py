@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.clock import ManualClock, SystemClock
-from memoryd.daemon import Daemon
+from memoryd.base.clock import ManualClock, SystemClock
+from memoryd.service.daemon import Daemon
 from tests.conftest import make_settings
 from tests.support.transcripts import new_session
 

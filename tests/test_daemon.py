@@ -5,7 +5,7 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from memoryd import limits
+from memoryd.base import limits
 from tests.support.servers import DaemonProcess, daemon_env, loopback_request
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from memoryd.base.clock import ManualClock
+from memoryd.base.errors import InvalidMemory, SecretDetected
 from memoryd.config import ProjectSettings, Settings
-from memoryd.clock import ManualClock
-from memoryd.daemon import Daemon
-from memoryd.errors import InvalidMemory, SecretDetected
+from memoryd.service.daemon import Daemon
 from memoryd.store.daily_log import DailyLog, append_daily_log, daily_log_path
 from memoryd.store.memdir import MemoryDir
 

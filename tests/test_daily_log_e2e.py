@@ -8,8 +8,8 @@ from datetime import datetime
 from pathlib import Path
 
 from memoryd.config import ProjectSettings, Settings
-from memoryd.daemon import Daemon
 from memoryd.server import build_app
+from memoryd.service.daemon import Daemon
 from tests.conftest import LiveDaemon
 from tests.support.servers import ThreadedServer
 from tests.support.transcripts import new_session

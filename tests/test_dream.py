@@ -15,10 +15,10 @@ from typing import Any, Iterator
 
 import pytest
 
-from memoryd import limits
-from memoryd.clock import ManualClock
-from memoryd.daemon import Daemon
+from memoryd.base import limits
+from memoryd.base.clock import ManualClock
 from memoryd.dream import ConsolidationLock
+from memoryd.service.daemon import Daemon
 from tests.conftest import LiveDaemon, make_settings, save_memory, serve
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
 from tests.support.servers import DaemonProcess, daemon_env

@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.clock import ManualClock
-from memoryd.daemon import Daemon
+from memoryd.base.clock import ManualClock
 from memoryd.dream.lock import ConsolidationLock, pid_alive
 from memoryd.dream.service import GatesClosed
+from memoryd.service.daemon import Daemon
 from memoryd.store.paths import project_root, sanitize_path
 from tests.conftest import make_settings
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
@@ -188,7 +188,7 @@ def test_undo_of_a_distilling_run_makes_its_log_new_again(home: Path, project: P
 
 
 def test_llm_context_is_bounded_lists_every_file_and_keeps_unseen_logs_pending(home: Path, project: Path, messages_api: ScriptedMessagesAPI) -> None:
-    from memoryd import limits
+    from memoryd.base import limits
 
     clock = ManualClock()
     daemon = Daemon(make_settings(home, ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=messages_api.url), clock=clock)

@@ -10,9 +10,9 @@ from typing import Any, Iterator
 import httpx
 import pytest
 
-from memoryd import limits
-from memoryd.daemon import Daemon
+from memoryd.base import limits
 from memoryd.extract.offline import extract_explicit
+from memoryd.service.daemon import Daemon
 from tests.conftest import LiveDaemon, make_settings, serve
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
 from tests.support.servers import DaemonProcess, daemon_env
@@ -88,7 +88,7 @@ def test_offline_extractor_types_and_reasons() -> None:
 
 
 def test_injected_recalls_are_not_re_extracted(live: LiveDaemon, session: TranscriptWriter) -> None:
-    from memoryd import limits
+    from memoryd.base import limits
 
     session.user(f"<system-reminder>\n{limits.INJECTED_MARKER}\nremember: always deploy on Fridays\n</system-reminder>\nwhat does the build script do")
     session.attachment("Remember: never use tabs")

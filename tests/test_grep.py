@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from memoryd import limits
-from memoryd.errors import InvalidPattern, InvalidRequest
+from memoryd.base import limits
+from memoryd.base.errors import InvalidPattern, InvalidRequest
 from memoryd.store.paths import project_root, sanitize_path
 from memoryd.transcripts.grep import compile_pattern, search_transcripts
 

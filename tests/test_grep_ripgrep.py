@@ -9,9 +9,9 @@ from typing import Iterator
 
 import pytest
 
-from memoryd import limits
-from memoryd.daemon import Daemon
-from memoryd.errors import InvalidPattern
+from memoryd.base import limits
+from memoryd.base.errors import InvalidPattern
+from memoryd.service.daemon import Daemon
 from memoryd.transcripts.grep import Ripgrep, RipgrepRefused, compile_pattern, find_ripgrep, search_transcripts
 from memoryd.transcripts.grep.files import Transcript
 from memoryd.transcripts.grep.ripgrep import batches

@@ -11,7 +11,7 @@ import pytest
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from memoryd.errors import Conflict
+from memoryd.base.errors import Conflict
 from memoryd.store.memdir import MemoryDir
 
 THREADS, SAVES_EACH = 8, 15

@@ -11,7 +11,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from memoryd import limits
+from memoryd.base import limits
 from memoryd.cli.hook import DOWN_NOTE
 from tests.support.servers import DaemonProcess
 

@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memoryd import limits
-from memoryd.hooks import fit_session_context, session_notes_context
+from memoryd.base import limits
 from memoryd.integrations.claude_code import hooks_block, install_hooks, settings_path, uninstall_hooks
+from memoryd.integrations.claude_code_hooks import fit_session_context, session_notes_context
 from tests.conftest import LiveDaemon
 from tests.support.transcripts import new_session
 

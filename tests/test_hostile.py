@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from memoryd import limits
-from memoryd.errors import InvalidFrontmatter
+from memoryd.base import limits
+from memoryd.base.errors import InvalidFrontmatter
 from memoryd.store.frontmatter import split_frontmatter
 from tests.conftest import LiveDaemon, recall_api, save_memory
 
@@ -133,7 +133,7 @@ def test_an_alias_bomb_from_the_team_remote_is_kept_out(members: Any, remote: Pa
 
 
 # ---------------------------------------------------------------- Claude Code settings trust
-from memoryd.errors import Forbidden  # noqa: E402
+from memoryd.base.errors import Forbidden  # noqa: E402
 from memoryd.integrations.claude_memory import claude_memory_dir, untrusted_reason  # noqa: E402
 
 
@@ -202,8 +202,8 @@ def test_an_origin_on_another_loopback_port_is_refused(live: LiveDaemon, project
 
 
 # ---------------------------------------------------------------- review approve vs kill -9
-from memoryd.daemon import Daemon  # noqa: E402
 from memoryd.review.queue import APPROVING, CRASH_ENV, ReviewQueue  # noqa: E402
+from memoryd.service.daemon import Daemon  # noqa: E402
 from tests.conftest import make_settings, serve  # noqa: E402
 from tests.support.servers import DaemonProcess, daemon_env  # noqa: E402
 

@@ -10,13 +10,13 @@ from typing import Iterator
 import pytest
 from prometheus_client import generate_latest
 
+from memoryd.base.clock import SYSTEM_CLOCK
+from memoryd.base.errors import LLMUnavailable, TokenBudgetExceeded
+from memoryd.base.metrics import Metrics
+from memoryd.base.state_db import StateDB
 from memoryd.config import load_settings
-from memoryd.errors import LLMUnavailable, TokenBudgetExceeded
 from memoryd.llm import LLMClient, UsageMeter
 from memoryd.llm.schemas import Extraction, RecallSelection
-from memoryd.metrics import Metrics
-from memoryd.state import StateDB
-from memoryd.clock import SYSTEM_CLOCK
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
 
 

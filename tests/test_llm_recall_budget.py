@@ -10,7 +10,7 @@ from typing import Iterator
 
 import pytest
 
-from memoryd.daemon import Daemon
+from memoryd.service.daemon import Daemon
 from tests.conftest import LiveDaemon, make_settings, recall_api as recall, save_memory as save, serve
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
 
@@ -50,7 +50,7 @@ def test_a_late_answer_is_served_on_the_sessions_next_prompt(live: LiveDaemon, p
 
 
 def test_the_manifest_stays_under_4_kb_and_keeps_the_best_ranked(live: LiveDaemon, project: Path, messages_api: ScriptedMessagesAPI) -> None:
-    from memoryd import limits
+    from memoryd.base import limits
 
     for i in range(60):
         save(live, project, f"Note {i}", f"Filler memory number {i} about topic {i} " + "with a long and wordy description " * 10)

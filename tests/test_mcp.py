@@ -18,7 +18,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, ListRootsResult, Root
 
-from memoryd import limits
+from memoryd.base import limits
 from tests.conftest import LiveDaemon
 from tests.support.servers import daemon_env, free_socket, loopback_request
 

@@ -14,14 +14,14 @@ from typing import Iterator
 
 import pytest
 
-from memoryd.daemon import Daemon
-from memoryd.dates import absolutize_dates, code_spans_kept
-from memoryd.errors import SecretDetected
-from memoryd.extract.offline import extract_explicit
-from memoryd.extract.service import ExtractionService
-from memoryd.store import MemoryDir
+from memoryd.base.dates import absolutize_dates, code_spans_kept
+from memoryd.base.errors import SecretDetected
 from memoryd.base.secrets import redact_secrets
 from memoryd.base.similarity import near_duplicate, supersedes
+from memoryd.extract.offline import extract_explicit
+from memoryd.extract.service import ExtractionService
+from memoryd.service.daemon import Daemon
+from memoryd.store import MemoryDir
 from tests.conftest import LiveDaemon, make_settings, save_memory, serve
 from tests.test_dream import wait_run
 from memoryd.extract.shape import starts_with_request
@@ -298,7 +298,7 @@ def test_daily_log_distillation_writes_the_same_way(tmp_path: Path) -> None:
 
 
 def test_plain_markdown_note_import_is_cut_between_words(tmp_path: Path) -> None:
-    from memoryd import limits
+    from memoryd.base import limits
     from memoryd.integrations.transfer import parse_markdown
 
     line = "Please remember that the deploy pipeline " + "waits for the canary " * 20

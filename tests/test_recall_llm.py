@@ -9,9 +9,9 @@ from typing import Iterator
 
 import pytest
 
-from memoryd import limits
-from memoryd.daemon import Daemon
+from memoryd.base import limits
 from memoryd.recall.select import SELECT_MEMORIES_PROMPT, manifest
+from memoryd.service.daemon import Daemon
 from tests.conftest import LiveDaemon, make_settings, serve, recall_api as recall, save_memory as save
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
 

@@ -11,7 +11,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from memoryd.daemon import Daemon
+from memoryd.service.daemon import Daemon
 from tests.conftest import LiveDaemon, make_settings, recall_api, save_memory, serve
 from tests.support.servers import daemon_env
 from tests.support.transcripts import TranscriptWriter, new_session

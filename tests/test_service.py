@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.config import Settings, load_settings
-from memoryd.units import install_service, launchd_plist, systemd_unit
+from memoryd.service.units import install_service, launchd_plist, systemd_unit
 from tests.support.servers import daemon_env
 
 ROOT = Path(__file__).resolve().parents[1]

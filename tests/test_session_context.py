@@ -9,8 +9,8 @@ import threading
 import time
 from pathlib import Path
 
-from memoryd.metrics import Metrics
-from memoryd.state import StateDB
+from memoryd.base.metrics import Metrics
+from memoryd.base.state_db import StateDB
 from memoryd.transcripts.context import COMMANDS_KEPT, PATHS_KEPT, SessionContexts
 from memoryd.transcripts.pipeline import TranscriptPipeline
 from tests.conftest import LiveDaemon, recall_api, save_memory

@@ -7,17 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from memoryd import limits
+from memoryd.base import limits
+from memoryd.base.errors import InvalidRequest
+from memoryd.base.metrics import Metrics
+from memoryd.base.state_db import StateDB
 from memoryd.config import Settings
-from memoryd.daemon import Daemon
-from memoryd.errors import InvalidRequest
+from memoryd.service.daemon import Daemon
 from memoryd.session_memory import notes
 from memoryd.session_memory.service import SessionMemory, decide, entry_tokens
-from memoryd.state import StateDB
 from memoryd.transcripts.parser import estimate_tokens, parse_lines
 from memoryd.transcripts.pipeline import TranscriptPipeline
 from memoryd.transcripts.reader import read_new_lines
-from memoryd.metrics import Metrics
 from tests.conftest import make_settings
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
 from tests.support.transcripts import TranscriptWriter, new_session

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryd import limits
-from memoryd.errors import InvalidFilename, InvalidFrontmatter, InvalidMemory, MemoryNotFound
+from memoryd.base import limits
 from memoryd.base import files
+from memoryd.base.errors import InvalidFilename, InvalidFrontmatter, InvalidMemory, MemoryNotFound
 from memoryd.store import frontmatter, headers
 from memoryd.store import index_publisher as publisher_module
 from memoryd.store.frontmatter import head_meta, split_frontmatter

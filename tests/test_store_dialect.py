@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memoryd import limits
+from memoryd.base import limits
 from memoryd.dream.plan import offline_plan
 from memoryd.store.index_publisher import INDEX_BACKUP_FILENAME
 from memoryd.store.memdir import MemoryDir
@@ -208,7 +208,7 @@ def _turn(live: "LiveDaemon", project: Path, said: str) -> dict[str, object]:
 def test_a_fresh_claude_code_folder_gets_claude_codes_dialect_from_extraction(tmp_path: Path) -> None:
     """The issue's case: Claude Code made the folder, memoryd writes first; its file must look like the ones
     Claude Code's agent writes beside it (`metadata: {type: …}`, `<kebab-slug>.md`)."""
-    from memoryd.daemon import Daemon
+    from memoryd.service.daemon import Daemon
     from tests.conftest import make_settings, serve
 
     (Path.home() / ".claude").mkdir()
@@ -226,7 +226,7 @@ def test_a_fresh_claude_code_folder_gets_claude_codes_dialect_from_extraction(tm
 
 
 def test_memoryds_own_store_keeps_memoryds_dialect(tmp_path: Path) -> None:
-    from memoryd.daemon import Daemon
+    from memoryd.service.daemon import Daemon
     from tests.conftest import make_settings, serve
 
     project = tmp_path / "orders-svc"

@@ -12,7 +12,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from memoryd.daemon import Daemon
+from memoryd.service.daemon import Daemon
 from tests.conftest import LiveDaemon, make_settings, serve
 
 SECRET = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from memoryd import limits
-from memoryd.metrics import Metrics
-from memoryd.state import StateDB
+from memoryd.base import limits
+from memoryd.base.metrics import Metrics
+from memoryd.base.state_db import StateDB
 from memoryd.transcripts import TranscriptService, parse_line, parse_lines, read_new_lines
 from memoryd.transcripts.parser import MalformedLine
 from memoryd.transcripts.reader import iter_batches

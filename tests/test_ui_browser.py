@@ -10,7 +10,7 @@ from typing import Any, Iterator
 import pytest
 
 from memoryd.api.web.views import project_id
-from memoryd.daemon import Daemon
+from memoryd.service.daemon import Daemon
 from tests.test_dream import wait_run
 from tests.support.browser import chromium
 from tests.conftest import make_settings, save_memory, serve

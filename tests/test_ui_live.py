@@ -14,12 +14,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from memoryd.activity import Activity
-from memoryd.recall.explain import Why
-from memoryd.recall.log import RecallLog
-from memoryd.state import StateDB
 from memoryd.api.web.markdown import render, sanitize
 from memoryd.api.web.views import project_id
+from memoryd.base.activity import Activity
+from memoryd.base.state_db import StateDB
+from memoryd.recall.explain import Why
+from memoryd.recall.log import RecallLog
 from tests.conftest import LiveDaemon, recall_api, save_memory
 from tests.support.servers import DaemonProcess, daemon_env, loopback_client
 from tests.test_ui import login

@@ -13,9 +13,9 @@ from typing import Callable
 import pytest
 
 from tests.conftest import LiveDaemon
+from memoryd.base.errors import Conflict, SecretDetected
 from memoryd.dream.plan import Action, Plan
 from memoryd.dream.worker import RunningTask
-from memoryd.errors import Conflict, SecretDetected
 from memoryd.extract.offline import Candidate
 from memoryd.store.memdir import MemoryDir
 

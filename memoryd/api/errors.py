@@ -14,7 +14,7 @@ from fastapi.routing import APIRoute
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from memoryd.errors import InvalidRequest, MemorydError, MemoryNotFound, NotFound, Unprocessable
+from memoryd.base.errors import InvalidRequest, MemorydError, MemoryNotFound, NotFound, Unprocessable
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +53,7 @@ def _describe_one(e: dict[str, Any], route: Any) -> str:
     fields = ", ".join(repr(s) for s in siblings) or "the documented fields"
     kind = e.get("type", "")
     ctx = e.get("ctx") or {}
-    if "status" in ctx:  # a core check (memoryd/validation.py): its message names the field and the fix
+    if "status" in ctx:  # a core check (memoryd/base/validation.py): its message names the field and the fix
         return str(ctx["message"])
     if kind == "missing" and len(loc) <= 1:
         return f"the JSON body is missing: send an object with {fields}"

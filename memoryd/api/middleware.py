@@ -8,12 +8,12 @@ from __future__ import annotations
 import time
 from typing import Any, Awaitable, Callable
 
-from memoryd import limits
-from memoryd.auth import token_matches
 from memoryd.api.errors import error_body
-from memoryd.errors import Forbidden, MemorydError, RequestTooLarge, Unauthorized
-from memoryd.metrics import Metrics
 from memoryd.api.web.auth import UI_LOGIN_PATH, cookie_value, is_ui_path
+from memoryd.base import limits
+from memoryd.base.errors import Forbidden, MemorydError, RequestTooLarge, Unauthorized
+from memoryd.base.metrics import Metrics
+from memoryd.service.auth import token_matches
 
 Scope = dict[str, Any]
 Message = dict[str, Any]

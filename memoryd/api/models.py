@@ -4,7 +4,7 @@ bad input gets a 4xx naming the field and the fix before any route runs.
 An answer is built from the core's own objects (dataclasses), read by attribute: the answer's fields are
 written here once, never again as a dict in the core.
 
-Input checks are the core's own (memoryd/validation.py), wrapped so pydantic reports them with
+Input checks are the core's own (memoryd/base/validation.py), wrapped so pydantic reports them with
 the field's location; the error handler (api/errors.py) renders them with the core's status.
 """
 
@@ -16,9 +16,9 @@ from fastapi import Query
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo
 from pydantic_core import PydanticCustomError
 
-from memoryd import limits
-from memoryd.errors import InvalidCwd, MemorydError
-from memoryd.validation import check_path, check_session_id, check_text, check_transcript_path
+from memoryd.base import limits
+from memoryd.base.errors import InvalidCwd, MemorydError
+from memoryd.base.validation import check_path, check_session_id, check_text, check_transcript_path
 
 if TYPE_CHECKING:
     from memoryd.recall.service import RecalledMemory, RecallResult

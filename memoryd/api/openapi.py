@@ -15,7 +15,7 @@ from pydantic.json_schema import models_json_schema
 
 from memoryd.api.middleware import PUBLIC_PATHS
 from memoryd.api.models import ErrorBody
-from memoryd.errors import MemorydError
+from memoryd.base.errors import MemorydError
 
 BEARER = "bearer"
 _ERROR_REF = {"$ref": "#/components/schemas/ErrorBody"}

@@ -7,20 +7,20 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from memoryd.api.web.views import WebView
-from memoryd.clock import Clock
+from memoryd.base.clock import Clock
+from memoryd.base.metrics import Metrics
 from memoryd.dream import DreamService
 from memoryd.extract import ExtractionService
 from memoryd.extract.backfill import Backfill
-from memoryd.hooks import HookService
-from memoryd.metrics import Metrics
+from memoryd.extract.turns import TurnEnds
+from memoryd.integrations.claude_code_hooks import HookService
 from memoryd.recall import RecallService
 from memoryd.review import ReviewQueue
+from memoryd.service.status import DaemonStatus
 from memoryd.session_memory import SessionMemory
 from memoryd.stale import StaleChecker
-from memoryd.status import DaemonStatus
 from memoryd.store import StoreRegistry
 from memoryd.team import TeamService
-from memoryd.turns import TurnEnds
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from memoryd.errors import SecretDetected
+from memoryd.base.errors import SecretDetected
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Protocol
 
-from memoryd import limits
+from memoryd.base import limits
 from memoryd.base.text import STOPWORDS, stem
 
 NEAR_DUPLICATE = limits.NEAR_DUPLICATE_SIMILARITY

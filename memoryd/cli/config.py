@@ -65,9 +65,9 @@ def cmd_config(args: argparse.Namespace) -> int:
 
 
 def cmd_config_init(args: argparse.Namespace) -> int:
+    from memoryd.base.files import atomic_write
     from memoryd.client import home_from_env
     from memoryd.config import CONFIG_FILENAME, example_config
-    from memoryd.base.files import atomic_write
 
     text = example_config()
     if args.to_stdout:
@@ -84,7 +84,7 @@ def cmd_config_init(args: argparse.Namespace) -> int:
 
 
 def log_file(home: Path) -> Path:
-    from memoryd import limits
+    from memoryd.base import limits
 
     return home / limits.LOG_DIRNAME / limits.LOG_FILENAME
 

@@ -35,7 +35,7 @@ def _human(d: dict[str, Any]) -> Any:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from memoryd.doctor import run_checks
+    from memoryd.cli.doctor_checks import run_checks
 
     with client_of(args, timeout=3) as client:
         checks = run_checks(settings_of(args), client, cwd_of(args))

@@ -42,12 +42,12 @@ def answer_hook(body: bytes, env: Mapping[str, str]) -> str | None:
 
     When memoryd's settings-file hooks (`memoryd hooks --install`) for this project reach the running
     daemon they answer every event themselves, so this command stands aside: one event, one answer."""
+    from memoryd.base.errors import DaemonNotRunning
     from memoryd.client import MemorydClient, home_from_env
-    from memoryd.errors import DaemonNotRunning
     from memoryd.integrations.claude_code import HOOK_EVENTS, HOOK_PATH, SESSION_ENV_HEADER, SESSION_ENV_VARS
     from memoryd.integrations.claude_plugin import settings_hook_urls
-    from memoryd.runtime import read_runtime_file
-    from memoryd.auth import read_token
+    from memoryd.service.auth import read_token
+    from memoryd.service.runtime_file import read_runtime_file
 
     try:
         payload: Any = json.loads(body)

@@ -25,10 +25,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def cmd_hooks(args: argparse.Namespace) -> int:
-    from memoryd.auth import load_or_create_token
     from memoryd.client import daemon_url
     from memoryd.integrations.claude_code import hooks_block, install_hooks, settings_path, uninstall_hooks, write_auth_header
     from memoryd.integrations.claude_plugin import PLUGIN_ID, plugin_enabled
+    from memoryd.service.auth import load_or_create_token
 
     settings = settings_of(args)
     path = settings_path(args.scope, Path(cwd_of(args)))

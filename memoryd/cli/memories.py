@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from memoryd import limits
+from memoryd.base import limits
 from memoryd.cli.output import EXIT_OK, EXIT_USAGE, client_of, common, cwd_of, emit, fail, table, when
 
 

@@ -146,7 +146,7 @@ def fail(args: argparse.Namespace | None, message: str, exit_code: int = EXIT_FA
 
 def run_command(args: argparse.Namespace) -> int:
     """Run `args.func(args)`; map errors to one clear message and an exit code."""
-    from memoryd.errors import ApiError, ConfigError, DaemonNotRunning, MemorydError
+    from memoryd.base.errors import ApiError, ConfigError, DaemonNotRunning, MemorydError
 
     try:
         return int(args.func(args) or 0)

@@ -96,7 +96,7 @@ def cmd_stop(args: argparse.Namespace) -> int:
     import signal
 
     from memoryd.client import home_from_env
-    from memoryd.runtime import read_runtime_file
+    from memoryd.service.runtime_file import read_runtime_file
 
     home = home_from_env()
     running = read_runtime_file(home)
@@ -117,7 +117,7 @@ def cmd_stop(args: argparse.Namespace) -> int:
 
 
 def cmd_install_service(args: argparse.Namespace) -> int:
-    from memoryd.units import install_service
+    from memoryd.service.units import install_service
 
     result = install_service(settings_of(args), dry_run=args.dry_run)
 
@@ -137,7 +137,7 @@ def cmd_install_service(args: argparse.Namespace) -> int:
 
 
 def cmd_uninstall_service(args: argparse.Namespace) -> int:
-    from memoryd.units import uninstall_service
+    from memoryd.service.units import uninstall_service
 
     result = uninstall_service(settings_of(args), dry_run=args.dry_run)
 

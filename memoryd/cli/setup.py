@@ -53,9 +53,9 @@ def _service_manager(system: str) -> str | None:
 def setup_service(settings: "Settings", dry_run: bool) -> dict[str, Any]:
     import platform
 
-    from memoryd.errors import MemorydError
-    from memoryd.runtime import read_runtime_file
-    from memoryd.units import install_service, target
+    from memoryd.base.errors import MemorydError
+    from memoryd.service.runtime_file import read_runtime_file
+    from memoryd.service.units import install_service, target
 
     t = target(settings, system="Darwin" if platform.system() == "Darwin" else "Linux")
     running = read_runtime_file(settings.home)
@@ -119,9 +119,9 @@ def setup_claude_code(settings: "Settings", cwd: str, dry_run: bool, prefer_hook
 
 
 def _hooks_install(settings: "Settings", path: Path) -> dict[str, Any]:
-    from memoryd.auth import load_or_create_token
     from memoryd.client import daemon_url
     from memoryd.integrations.claude_code import hooks_block, install_hooks, write_auth_header
+    from memoryd.service.auth import load_or_create_token
 
     header = write_auth_header(settings.home, load_or_create_token(settings.home, settings.token_override))
     result = install_hooks(path, hooks_block(daemon_url(settings), header))
@@ -163,8 +163,8 @@ def cmd_setup(args: argparse.Namespace) -> int:
 
 
 def _doctor_summary(settings: "Settings", cwd: str) -> dict[str, Any]:
+    from memoryd.cli.doctor_checks import run_checks
     from memoryd.client import MemorydClient
-    from memoryd.doctor import run_checks
 
     with MemorydClient.from_settings(settings, timeout=3) as client:
         checks = run_checks(settings, client, cwd)

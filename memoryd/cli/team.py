@@ -6,7 +6,7 @@ import argparse
 from datetime import datetime
 from typing import Any
 
-from memoryd import limits
+from memoryd.base import limits
 from memoryd.cli.output import EXIT_OK, client_of, common, cwd_of, emit
 
 

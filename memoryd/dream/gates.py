@@ -7,10 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memoryd.clock import Clock
+from memoryd.base.clock import Clock
+from memoryd.base.state_db import StateDB
 from memoryd.config import DreamSettings
 from memoryd.dream.lock import ConsolidationLock
-from memoryd.state import StateDB
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.transcripts.folders import is_sidechain_path, project_folders
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from memoryd import limits
+from memoryd.base import limits
 from memoryd.base.files import dir_lock
 
 

@@ -15,13 +15,13 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from memoryd import limits
-from memoryd.dates import absolutize_dates, code_spans_kept
+from memoryd.base import limits
+from memoryd.base.dates import absolutize_dates, code_spans_kept
+from memoryd.base.errors import LLMUnavailable, TokenBudgetExceeded
+from memoryd.base.similarity import NEAR_DUPLICATE, near_duplicate, similarity, supersedes
 from memoryd.extract import shape as shaping
-from memoryd.errors import LLMUnavailable, TokenBudgetExceeded
 from memoryd.llm import LLMClient
 from memoryd.llm.schemas import DreamAction, DreamPlan
-from memoryd.base.similarity import NEAR_DUPLICATE, near_duplicate, similarity, supersedes
 from memoryd.store import MemoryDir, MemoryHeader
 from memoryd.store.paths import FILENAME_RE
 from memoryd.store.prompt import MEMORY_TYPES_TEXT, WHAT_NOT_TO_SAVE

@@ -11,14 +11,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from memoryd.clock import Clock
-from memoryd.dream.plan import Plan
-from memoryd.errors import Conflict, RunNotFound, Unprocessable
-from memoryd.state import StateDB
-from memoryd.store import MemoryDir
+from memoryd.base.clock import Clock
+from memoryd.base.errors import Conflict, RunNotFound, Unprocessable
 from memoryd.base.files import atomic_write, make_private_dir
-from memoryd.store.frontmatter import split_frontmatter
 from memoryd.base.secrets import check_no_secrets, redact_record
+from memoryd.base.state_db import StateDB
+from memoryd.dream.plan import Plan
+from memoryd.store import MemoryDir
+from memoryd.store.frontmatter import split_frontmatter
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS dream_runs (

@@ -12,16 +12,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
-from memoryd.clock import Clock
+from memoryd.base.clock import Clock
+from memoryd.base.errors import GatesClosed, LockHeld
+from memoryd.base.metrics import Metrics
+from memoryd.base.state_db import StateDB
 from memoryd.config import DreamSettings
 from memoryd.dream.gates import Gates
 from memoryd.dream.lock import pid_alive
 from memoryd.dream.runs import RunRecords
 from memoryd.dream.worker import DreamWorker
-from memoryd.errors import GatesClosed, LockHeld
 from memoryd.llm import LLMClient
-from memoryd.metrics import Metrics
-from memoryd.state import StateDB
 from memoryd.store import MemoryDir, StoreRegistry
 
 log = logging.getLogger(__name__)

@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from memoryd.clock import Clock
+from memoryd.base.clock import Clock
+from memoryd.base.errors import LockHeld, MemorydError, Unprocessable
+from memoryd.base.metrics import Metrics
 from memoryd.dream.lock import ConsolidationLock
 from memoryd.dream.plan import Action, Plan, make_plan
 from memoryd.dream.runs import RunRecords, run_dict
-from memoryd.errors import LockHeld, MemorydError, Unprocessable
 from memoryd.llm import LLMClient
-from memoryd.metrics import Metrics
 from memoryd.store import MemoryDir
 
 log = logging.getLogger(__name__)

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from memoryd import limits
-from memoryd.errors import JobNotFound, QueueFull
-from memoryd.state import StateDB
+from memoryd.base import limits
+from memoryd.base.errors import JobNotFound, QueueFull
 from memoryd.base.secrets import redact_record, redact_secrets
+from memoryd.base.state_db import StateDB
 
 log = logging.getLogger(__name__)
 

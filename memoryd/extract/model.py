@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memoryd import limits
+from memoryd.base import limits
 from memoryd.extract.offline import Candidate
 from memoryd.extract.prompts import EXTRACTION_SYSTEM, extraction_user_message
 from memoryd.llm import LLMClient

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from memoryd.dates import absolutize_dates, code_spans_kept
+from memoryd.base.dates import absolutize_dates, code_spans_kept
 from memoryd.extract import shape as shaping
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+|;\s*")

@@ -8,9 +8,9 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass, replace
 
-from memoryd.extract.model import TRANSCRIPT_PROMPT_MAX_CHARS
-from memoryd.state import StateDB
 from memoryd.base.secrets import redact_secrets
+from memoryd.base.state_db import StateDB
+from memoryd.extract.model import TRANSCRIPT_PROMPT_MAX_CHARS
 from memoryd.transcripts.parser import WRITE_TOOLS, Entry
 from memoryd.transcripts.pipeline import TranscriptFile
 from memoryd.transcripts.render import render_entry

@@ -18,19 +18,19 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Callable
 
-from memoryd import limits
-from memoryd.errors import Conflict, InvalidMemory, InvalidRequest, LLMUnavailable, TokenBudgetExceeded, Unprocessable
+from memoryd.base import limits
+from memoryd.base.errors import Conflict, InvalidMemory, InvalidRequest, LLMUnavailable, TokenBudgetExceeded, Unprocessable
+from memoryd.base.metrics import Metrics
+from memoryd.base.secrets import REDACTED
+from memoryd.base.similarity import memory_similarity, near_duplicate
 from memoryd.extract.jobs import BACKFILL, JobQueue, Outcome
 from memoryd.extract.model import extract_with_model
 from memoryd.extract.offline import Candidate, extract_explicit
 from memoryd.extract.pending import BASH, PROMPT, TOOLS, TURN, WROTE, PendingRow, PendingTurns
 from memoryd.llm import LLMClient
-from memoryd.metrics import Metrics
 from memoryd.review import ReviewQueue
-from memoryd.base.similarity import memory_similarity, near_duplicate
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.paths import FILENAME_RE
-from memoryd.base.secrets import REDACTED
 from memoryd.transcripts.service import TranscriptService
 
 log = logging.getLogger(__name__)

@@ -1,6 +1,6 @@
 """Claude Code's hook protocol (events, headers) and the hooks block in its settings files.
 
-The answers to the hooks are `memoryd/hooks.py`; this module knows only the protocol and the files.
+The answers to the hooks are `claude_code_hooks.py`, beside it; this module knows only the protocol and the files.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import shutil
 from pathlib import Path
 from typing import Any, Literal
 
-from memoryd import limits
-from memoryd.errors import InvalidRequest
+from memoryd.base import limits
+from memoryd.base.errors import InvalidRequest
 from memoryd.base.files import atomic_write
 
 HOOK_PATH = "/v1/hooks/claude-code"

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
 
-from memoryd import limits
-from memoryd.errors import Forbidden
+from memoryd.base import limits
+from memoryd.base.errors import Forbidden
 from memoryd.store.paths import canonical_cwd, find_canonical_git_root, sanitize_path
 
 if TYPE_CHECKING:

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Iterable, Iterator
 
-from memoryd import limits
-from memoryd.errors import InvalidRequest, MemorydError
-from memoryd.extract.shape import clip, strip_request, upper_first
+from memoryd.base import limits
+from memoryd.base.errors import InvalidRequest, MemorydError
 from memoryd.base.files import SymlinkRefused, read_small_nofollow
+from memoryd.extract.shape import clip, strip_request, upper_first
 from memoryd.store.frontmatter import split_frontmatter
 
 DEFAULT_TYPE = "project"

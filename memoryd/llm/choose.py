@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memoryd import limits
+from memoryd.base import limits
 from memoryd.llm.backend import Backend
 from memoryd.llm.claude_cli import ClaudeCLIBackend, find_claude
 

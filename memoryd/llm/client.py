@@ -22,11 +22,11 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from pydantic import BaseModel, ValidationError
 
-from memoryd import limits
-from memoryd.errors import LLMUnavailable, TokenBudgetExceeded
+from memoryd.base import limits
+from memoryd.base.errors import LLMUnavailable, TokenBudgetExceeded
+from memoryd.base.secrets import redact_secrets
 from memoryd.llm.backend import Backend, BackendError, Call
 from memoryd.llm.meter import UsageMeter
-from memoryd.base.secrets import redact_secrets
 
 if TYPE_CHECKING:
     from memoryd.config import Settings

@@ -6,9 +6,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable
 
-from memoryd.errors import TokenBudgetExceeded
-from memoryd.metrics import Metrics
-from memoryd.state import StateDB
+from memoryd.base.errors import TokenBudgetExceeded
+from memoryd.base.metrics import Metrics
+from memoryd.base.state_db import StateDB
 
 SPEND_SCHEMA = """
 CREATE TABLE IF NOT EXISTS llm_spend (

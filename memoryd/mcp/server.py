@@ -18,9 +18,10 @@ from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp_types import ListRootsResult, Resource, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from memoryd import __version__, limits
+from memoryd import __version__
+from memoryd.base import limits
+from memoryd.base.errors import field_problems
 from memoryd.client import ApiError, DaemonNotRunning, MemorydClient
-from memoryd.errors import field_problems
 from memoryd.store.frontmatter import render_frontmatter
 from memoryd.store.prompt import MEMORY_TYPES_TEXT, WHAT_NOT_TO_SAVE
 

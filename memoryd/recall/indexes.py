@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
-from memoryd import limits
-from memoryd.process import release_freed_memory
+from memoryd.base import limits
+from memoryd.base.files import ABSENT, key_now
+from memoryd.base.process import release_freed_memory
 from memoryd.recall.dense import EMBED_BATCH, DenseIndex, Encoder, VectorCache, embed_text, text_digest
 from memoryd.recall.ranker import LexicalIndex, analyse
 from memoryd.store import MemoryDir
-from memoryd.base.files import ABSENT, key_now
 from memoryd.store.headers import read_memory
 from memoryd.store.memdir import WriteEvent
 from memoryd.store.model import Memory, MemoryHeader

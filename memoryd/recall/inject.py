@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from memoryd import limits
+from memoryd.base import limits
 
 TRUNCATION_NOTE = "\n\n[... truncated, memory file too large ...]"
 FRESHNESS_CAVEAT = (

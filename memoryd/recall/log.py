@@ -10,11 +10,11 @@ import threading
 from dataclasses import dataclass, field, fields, replace
 from typing import Any, Callable
 
-from memoryd import limits
-from memoryd.activity import RECALL, Activity
-from memoryd.recall.explain import Why
-from memoryd.state import StateDB
+from memoryd.base import limits
+from memoryd.base.activity import RECALL, Activity
 from memoryd.base.secrets import redact_secrets
+from memoryd.base.state_db import StateDB
+from memoryd.recall.explain import Why
 
 log = logging.getLogger(__name__)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from memoryd import limits
-from memoryd.errors import LLMUnavailable
+from memoryd.base import limits
+from memoryd.base.errors import LLMUnavailable
 from memoryd.llm import LLMClient
 from memoryd.llm.client import extract_json
 from memoryd.llm.schemas import RecallSelection

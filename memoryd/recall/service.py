@@ -13,25 +13,25 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
-from memoryd.activity import Activity
+from memoryd.base import limits
+from memoryd.base.activity import Activity
+from memoryd.base.errors import MemorydError
+from memoryd.base.metrics import Metrics
+from memoryd.base.text import STEMMER
+from memoryd.base.validation import check_session_id
 from memoryd.config import RecallSettings
-from memoryd.errors import MemorydError
 from memoryd.llm import LLMClient
-from memoryd.metrics import Metrics
-from memoryd import limits
 from memoryd.recall.decide import MODEL_FLOOR, MODEL_SURE, NOT_CONFIDENT, Decision, context_items, decide
 from memoryd.recall.dense import VECTORS_FILENAME, Encoder
 from memoryd.recall.explain import Why, matched_words
 from memoryd.recall.indexes import StoreIndex, StoreIndexes
-from memoryd.recall.log import RecallLog
 from memoryd.recall.inject import age_days, header_for, injection_text, truncate_content
+from memoryd.recall.log import RecallLog
 from memoryd.recall.select import select_with_llm
 from memoryd.recall.sessions import SessionLedger
-from memoryd.base.text import STEMMER
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.model import MemoryHeader
 from memoryd.transcripts.context import SessionContext
-from memoryd.validation import check_session_id
 
 log = logging.getLogger(__name__)
 SDK_TIMEOUT_MARGIN_SECONDS = 0.5

@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from memoryd import limits
-from memoryd.state import StateDB
+from memoryd.base import limits
+from memoryd.base.state_db import StateDB
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS recall_sessions (

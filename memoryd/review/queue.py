@@ -19,13 +19,13 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from memoryd.base.errors import ReviewItemNotFound
+from memoryd.base.secrets import check_no_secrets
+from memoryd.base.state_db import StateDB
 from memoryd.config import ProjectSettings
-from memoryd.errors import ReviewItemNotFound
-from memoryd.state import StateDB
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.memdir import validate_fields
 from memoryd.store.overrides import ProjectOverrides
-from memoryd.base.secrets import check_no_secrets
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS review_items (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from memoryd import limits
+from memoryd.base import limits
 from memoryd.transcripts.parser import estimate_tokens
 
 SECTIONS: tuple[tuple[str, str], ...] = (

@@ -19,19 +19,19 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
-from memoryd import limits
+from memoryd.base import limits
+from memoryd.base.errors import LLMUnavailable, TokenBudgetExceeded
+from memoryd.base.files import atomic_write
+from memoryd.base.secrets import redact_secrets
+from memoryd.base.state_db import StateDB
+from memoryd.base.validation import check_session_id
 from memoryd.config import SessionMemorySettings
-from memoryd.errors import LLMUnavailable, TokenBudgetExceeded
 from memoryd.llm.client import LLMClient
 from memoryd.session_memory import notes
 from memoryd.session_memory.offline import OfflineNotes
-from memoryd.state import StateDB
-from memoryd.base.files import atomic_write
-from memoryd.base.secrets import redact_secrets
 from memoryd.transcripts.parser import Entry
 from memoryd.transcripts.pipeline import TranscriptFile
 from memoryd.transcripts.render import render_entry, tool_input_json
-from memoryd.validation import check_session_id
 
 log = logging.getLogger(__name__)
 DELTA_MAX_CHARS = limits.SESSION_MEMORY_DELTA_MAX_TOKENS * limits.CHARS_PER_TOKEN  # transcript delta sent to the LLM

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from memoryd import limits
-from memoryd.errors import MemorydError
+from memoryd.base import limits
+from memoryd.base.errors import MemorydError
 from memoryd.stale.project import ProjectFacts, repo_key
 from memoryd.stale.refs import FLAG, MODULE, PACKAGE, PATH, SCRIPT, SYMBOL, Ref, find_refs
 from memoryd.store import MemoryDir

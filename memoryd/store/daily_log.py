@@ -9,8 +9,8 @@ from datetime import date, datetime, tzinfo
 from pathlib import Path
 from typing import Callable, Protocol
 
-from memoryd import limits
-from memoryd.errors import InvalidMemory
+from memoryd.base import limits
+from memoryd.base.errors import InvalidMemory
 from memoryd.store.memdir import MemoryDir
 
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import yaml
 
-from memoryd import limits
-from memoryd.errors import InvalidFrontmatter
+from memoryd.base import limits
+from memoryd.base.errors import InvalidFrontmatter
 from memoryd.base.files import open_nofollow
 
 # A fence is a line of exactly `---` (trailing blanks allowed).

@@ -14,7 +14,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Callable
 
-from memoryd import limits
+from memoryd.base import limits
 from memoryd.base.files import Key, key_of
 from memoryd.store.headers import SYMLINK_REFUSAL, parse_header, read_text
 from memoryd.store.model import InvalidFile, MemoryHeader

@@ -15,14 +15,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from memoryd import limits
-from memoryd.errors import InvalidFrontmatter
-from memoryd.store import dialect as dialects
+from memoryd.base import limits
+from memoryd.base.errors import InvalidFrontmatter
 from memoryd.base.files import Key, SymlinkRefused, read_small_nofollow
+from memoryd.base.secrets import name_secrets
+from memoryd.store import dialect as dialects
 from memoryd.store.frontmatter import head_meta, split_frontmatter
 from memoryd.store.model import InvalidFile, MemoryHeader
 from memoryd.store.paths import is_memory_filename
-from memoryd.base.secrets import name_secrets
 
 SYMLINK_REFUSAL = "is a symbolic link; memoryd never follows links (it could point at a secret outside the memory dir): replace it with a real file."
 

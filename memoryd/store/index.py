@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from memoryd import limits
+from memoryd.base import limits
 from memoryd.store.model import MemoryHeader
 
 TYPE_ORDER = {"feedback": 0, "user": 1, "project": 2, "reference": 3}

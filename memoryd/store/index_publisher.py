@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from memoryd import limits
+from memoryd.base import limits
+from memoryd.base.errors import Conflict
 from memoryd.base.files import DirLock, Key, Staged, SymlinkRefused, TargetMoved, atomic_write, fsync_dir, key_if_present, key_now, key_of, publish, read_text_nofollow, stage
-from memoryd.errors import Conflict
 from memoryd.store.index import IndexLayout, ServedIndex, merge_index, truncate_index
 from memoryd.store.model import MemoryHeader
 from memoryd.store.table import HeaderTable

@@ -17,11 +17,11 @@ from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Literal
 
-from memoryd import limits
+from memoryd.base import limits
+from memoryd.base.clock import SYSTEM_CLOCK
+from memoryd.base.errors import InvalidFrontmatter, InvalidMemory, MemoryNotFound, ReadOnly, SecretDetected
 from memoryd.base.files import TEMP_DIRNAME, Key, SymlinkRefused, atomic_write, clean_stale_temps, dir_lock, fsync_dir, key_if_present, read_text_nofollow
 from memoryd.base.secrets import check_no_secrets
-from memoryd.clock import SYSTEM_CLOCK
-from memoryd.errors import InvalidFrontmatter, InvalidMemory, MemoryNotFound, ReadOnly, SecretDetected
 from memoryd.store import dialect as dialects
 from memoryd.store.frontmatter import render_frontmatter, split_frontmatter
 from memoryd.store.header_cache import HeaderCache
@@ -33,7 +33,7 @@ from memoryd.store.paths import check_filename, memory_path
 from memoryd.store.table import HeaderTable
 from memoryd.store.write_path import Backup, Draft, WritePath, version_of
 
-Now = Callable[[], datetime]  # the daemon hands its clock's `now` (memoryd/clock.py)
+Now = Callable[[], datetime]  # the daemon hands its clock's `now` (memoryd/base/clock.py)
 log = logging.getLogger(__name__)
 
 

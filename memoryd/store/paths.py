@@ -13,9 +13,9 @@ import unicodedata
 from pathlib import Path
 from typing import Callable
 
-from memoryd import limits
-from memoryd.errors import Forbidden, InvalidCwd, InvalidFilename
-from memoryd.validation import check_path
+from memoryd.base import limits
+from memoryd.base.errors import Forbidden, InvalidCwd, InvalidFilename
+from memoryd.base.validation import check_path
 
 # A memory filename: any bare `*.md` name (memoryd's `<type>_<slug>.md`, Claude Code's `<kebab-slug>.md`):
 # no separators, no control chars, no leading dot, no `..`; the length is checked in bytes below.

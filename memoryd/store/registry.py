@@ -11,8 +11,8 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Callable
 
-from memoryd import limits
-from memoryd.clock import SYSTEM_CLOCK
+from memoryd.base import limits
+from memoryd.base.clock import SYSTEM_CLOCK
 from memoryd.store.dialect import CLAUDE_CODE, MEMORYD, Dialect
 from memoryd.store.memdir import MemoryDir, Now
 from memoryd.store.memdir import WriteEvent

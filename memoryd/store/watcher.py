@@ -16,7 +16,7 @@ from typing import Any
 from watchdog.events import FileCreatedEvent, FileDeletedEvent, FileModifiedEvent, FileMovedEvent, FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from memoryd import limits
+from memoryd.base import limits
 from memoryd.base.files import LOCK_FILENAME, TEMP_PREFIX
 from memoryd.store.memdir import MemoryDir
 

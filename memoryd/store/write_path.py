@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from memoryd import limits
+from memoryd.base import limits
+from memoryd.base.errors import Conflict, InvalidFrontmatter
 from memoryd.base.files import ABSENT, Key, Staged, SymlinkRefused, key_if_present, key_of, open_nofollow, stage
-from memoryd.errors import Conflict, InvalidFrontmatter
 from memoryd.store.header_cache import HeaderCache
 from memoryd.store.headers import SYMLINK_REFUSAL, parse_header
 from memoryd.store.index_publisher import IndexPublisher

@@ -1,5 +1,5 @@
-"""Team-memory errors live in the one error tree (memoryd.errors); re-exported here for the team code."""
+"""Team-memory errors live in the one error tree (memoryd.base.errors); re-exported here for the team code."""
 
-from memoryd.errors import EntriesCapped, GitFailed, RemoteRewritten, TeamNotConfigured
+from memoryd.base.errors import EntriesCapped, GitFailed, RemoteRewritten, TeamNotConfigured
 
 __all__ = ["EntriesCapped", "GitFailed", "RemoteRewritten", "TeamNotConfigured"]

@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from memoryd.base.errors import InvalidFrontmatter
 from memoryd.base.text import sentences
-from memoryd.errors import InvalidFrontmatter
 from memoryd.store.frontmatter import render_frontmatter, split_frontmatter
 
 REVIEW_MARK = "> **Needs review:**"

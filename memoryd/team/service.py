@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from memoryd import limits
+from memoryd.base import limits
+from memoryd.base.errors import InvalidRequest, MemorydError
 from memoryd.config import TeamSettings
-from memoryd.errors import InvalidRequest, MemorydError
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.model import SaveResult
 from memoryd.store.paths import sanitize_path

@@ -16,14 +16,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from memoryd import limits
-from memoryd.config import TeamSettings
-from memoryd.errors import MemorydError
+from memoryd.base import limits
+from memoryd.base.errors import MemorydError
 from memoryd.base.files import SymlinkRefused, dir_lock, read_small_nofollow
+from memoryd.base.secrets import find_secrets, name_secrets, redact_name
+from memoryd.config import TeamSettings
 from memoryd.store.frontmatter import split_frontmatter
 from memoryd.store.memdir import MemoryDir
 from memoryd.store.paths import is_memory_filename
-from memoryd.base.secrets import find_secrets, name_secrets, redact_name
 from memoryd.team.errors import GitFailed, RemoteRewritten
 from memoryd.team.git import Git, TreeEntry, blob_id, redact_url
 from memoryd.team.merge import merge_file, needs_review

@@ -17,8 +17,8 @@ from typing import Any, Iterable
 
 import orjson
 
-from memoryd.state import StateDB
 from memoryd.base.secrets import redact_secrets
+from memoryd.base.state_db import StateDB
 from memoryd.transcripts.parser import Entry
 from memoryd.transcripts.pipeline import TranscriptFile
 

@@ -15,7 +15,7 @@ from typing import Any, Collection, Iterable
 
 import orjson
 
-from memoryd import limits
+from memoryd.base import limits
 
 # CC's own test for a non-prompt user text: a leading lowercase XML-like tag or an interruption notice.
 _HARNESS_TEXT = re.compile(r"^(?:\s*<[a-z][\w-]*[\s>]|\[Request interrupted by user[^\]]*\])")

@@ -19,9 +19,9 @@ from typing import Any, Callable, Iterator, Protocol
 
 import orjson
 
-from memoryd import limits
-from memoryd.metrics import Metrics
-from memoryd.state import StateDB
+from memoryd.base import limits
+from memoryd.base.metrics import Metrics
+from memoryd.base.state_db import StateDB
 from memoryd.transcripts.folders import is_sidechain_path
 from memoryd.transcripts.parser import Entry, parse_lines
 from memoryd.transcripts.reader import ReadResult, iter_batches

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from memoryd import limits
+from memoryd.base import limits
 from memoryd.base.files import open_nofollow
 
 CHUNK = 1 << 20

@@ -16,13 +16,13 @@ from typing import Any, Callable
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
-from memoryd.errors import Forbidden, InvalidPath
-from memoryd.metrics import Metrics
-from memoryd.state import StateDB
+from memoryd.base.errors import Forbidden, InvalidPath
+from memoryd.base.metrics import Metrics
+from memoryd.base.state_db import StateDB
+from memoryd.base.validation import check_transcript_path
 from memoryd.transcripts.context import SessionContext, SessionContexts
 from memoryd.transcripts.folders import is_sidechain_path
 from memoryd.transcripts.pipeline import Advance, TranscriptPipeline
-from memoryd.validation import check_transcript_path
 
 log = logging.getLogger(__name__)
 

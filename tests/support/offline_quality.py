@@ -12,9 +12,9 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
-from memoryd.extract.offline import extract_explicit
 from memoryd.base.secrets import find_secrets
 from memoryd.base.similarity import near_duplicate, supersedes
+from memoryd.extract.offline import extract_explicit
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "offline_quality"
 
@@ -193,7 +193,7 @@ def secret_cases() -> list[SecretCase]:
 
 def score_secrets() -> dict[str, Any]:
     """Secrets refused (by kind) and look-alikes wrongly refused, plus whether any refusal echoed a value."""
-    from memoryd.errors import SecretDetected
+    from memoryd.base.errors import SecretDetected
     from memoryd.base.secrets import check_no_secrets
 
     cases = secret_cases()

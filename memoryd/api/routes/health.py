@@ -7,7 +7,7 @@ from fastapi import APIRouter, Response
 from memoryd import __version__
 from memoryd.api.deps import MetricsDep, StatusDep
 from memoryd.api.models import HealthOut, StatusOut
-from memoryd.metrics import CONTENT_TYPE
+from memoryd.base.metrics import CONTENT_TYPE
 
 router = APIRouter(tags=["service"])
 

@@ -6,10 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Response
 
-from memoryd import limits
 from memoryd.api.deps import StoresDep
 from memoryd.api.models import CwdQuery, IndexOut, MemoryListOut, MemoryOut, PromptOut, SavedMemoryOut, SaveMemoryRequest
 from memoryd.api.openapi import errors
+from memoryd.base import limits
 from memoryd.store.prompt import build_memory_prompt
 
 router = APIRouter(tags=["memories"])

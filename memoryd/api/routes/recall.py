@@ -6,10 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from memoryd import limits
 from memoryd.api.deps import RecallDep, StoresDep
-from memoryd.transcripts.context import SessionContext
 from memoryd.api.models import Cwd, RecallLogOut, RecallOut, RecallRequest, SessionId
+from memoryd.base import limits
+from memoryd.transcripts.context import SessionContext
 
 router = APIRouter(tags=["recall"])
 

@@ -7,7 +7,7 @@ from fastapi import APIRouter
 from memoryd.api.deps import SessionNotesDep
 from memoryd.api.models import SessionId, SessionMemoryOut
 from memoryd.api.openapi import errors
-from memoryd.errors import SessionNotFound
+from memoryd.base.errors import SessionNotFound
 
 router = APIRouter(tags=["sessions"])
 

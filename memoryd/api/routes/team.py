@@ -7,10 +7,10 @@ from typing import Any
 from fastapi import APIRouter, Response
 from pydantic import Field
 
-from memoryd import limits
 from memoryd.api.deps import TeamDep
 from memoryd.api.models import Cwd, CwdQuery, InvalidFileOut, MemoryHeaderOut, RequestModel, ResponseModel, SavedMemoryOut, SaveMemoryRequest
 from memoryd.api.openapi import errors
+from memoryd.base import limits
 
 router = APIRouter(tags=["team"])
 

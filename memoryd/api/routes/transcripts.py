@@ -6,9 +6,9 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from memoryd import limits
 from memoryd.api.deps import TranscriptSearchDep
 from memoryd.api.models import Cwd, SearchOut
+from memoryd.base import limits
 
 router = APIRouter(tags=["transcripts"])
 

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from memoryd import limits
+from memoryd.base import limits
 
 COOKIE_NAME = "memoryd_ui"
 UI_PREFIX = "/ui"

@@ -11,11 +11,11 @@ from typing import Any, AsyncIterator, Callable
 from fastapi import Request
 from fastapi.responses import StreamingResponse
 
-from memoryd import limits
-from memoryd.activity import RECALL, Event
-from memoryd.errors import Forbidden
 from memoryd.api.web import views
 from memoryd.api.web.views import WebView
+from memoryd.base import limits
+from memoryd.base.activity import RECALL, Event
+from memoryd.base.errors import Forbidden
 
 FOREIGN_FETCH_SITES = frozenset({"cross-site", "same-site"})  # Sec-Fetch-Site of a request another origin's page made
 

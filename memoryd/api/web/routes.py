@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 
-from memoryd import limits
 from memoryd.api.deps import WebViewDep, services
-from memoryd.auth import token_matches
-from memoryd.errors import Forbidden, MemorydError
 from memoryd.api.web import live, views
 from memoryd.api.web.auth import COOKIE_NAME, UI_LOGIN_PATH, UI_PREFIX, UiSession, UiSessions, cookie_value
+from memoryd.base import limits
+from memoryd.base.errors import Forbidden, MemorydError
+from memoryd.service.auth import token_matches
 
 if TYPE_CHECKING:
     from fastapi.templating import Jinja2Templates

@@ -13,10 +13,10 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from memoryd.activity import Activity
-from memoryd.clock import Clock
+from memoryd.base.activity import Activity
+from memoryd.base.clock import Clock
+from memoryd.base.errors import NotFound
 from memoryd.dream import DreamService
-from memoryd.errors import NotFound
 from memoryd.extract import ExtractionService
 from memoryd.llm import LLMClient, UsageMeter
 from memoryd.recall.log import RecallEntry, RecallLog

@@ -11,7 +11,7 @@ import stat
 from pathlib import Path
 from typing import NamedTuple
 
-from memoryd import limits
+from memoryd.base import limits
 
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # Windows has none (and no symlinks by default)
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memoryd import limits
-from memoryd.errors import InvalidPattern
+from memoryd.base import limits
+from memoryd.base.errors import InvalidPattern
 
 _CLASS_ESCAPES = frozenset("dwsDWS")
 _PLAIN = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ ")

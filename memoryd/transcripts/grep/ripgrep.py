@@ -18,7 +18,7 @@ import sysconfig
 from pathlib import Path
 from typing import Any, Callable, Generator, Iterator
 
-from memoryd import limits
+from memoryd.base import limits
 from memoryd.transcripts.grep.files import Found, Transcript, read_line
 
 log = logging.getLogger(__name__)

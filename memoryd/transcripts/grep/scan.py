@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Callable, Generator, Iterator
 
-from memoryd import limits
+from memoryd.base import limits
 from memoryd.transcripts.grep.files import NOFOLLOW, Found, Transcript
 from memoryd.transcripts.grep.pattern import Pattern
 

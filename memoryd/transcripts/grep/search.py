@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Generator, Iterator
 
-from memoryd import limits
-from memoryd.errors import InvalidRequest
+from memoryd.base import limits
+from memoryd.base.errors import InvalidRequest
 from memoryd.base.secrets import redact_secrets
-from memoryd.transcripts.grep import scan
 from memoryd.transcripts.folders import folders_for_cwd
+from memoryd.transcripts.grep import scan
 from memoryd.transcripts.grep.files import Found, Transcript, transcripts
 from memoryd.transcripts.grep.pattern import compile_pattern
 from memoryd.transcripts.grep.ripgrep import Ripgrep, RipgrepRefused

@@ -4,9 +4,9 @@ session's notes are brought up to date, both in the background."""
 
 from __future__ import annotations
 
+from memoryd.base.validation import check_session_id
 from memoryd.extract import ExtractionService
 from memoryd.session_memory import SessionMemory
-from memoryd.validation import check_session_id
 from memoryd.store import StoreRegistry
 from memoryd.transcripts import TranscriptService
 

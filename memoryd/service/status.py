@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from memoryd import __version__
-from memoryd.clock import Clock
+from memoryd.base.clock import Clock
 from memoryd.llm import LLMClient, UsageMeter
 from memoryd.store import StoreRegistry
 from memoryd.store.watcher import MemoryWatcher

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from memoryd import limits
+from memoryd.base import limits
 from memoryd.base.secrets import redact_secrets
 
 log = logging.getLogger(__name__)

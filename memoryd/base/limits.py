@@ -157,7 +157,7 @@ RECALL_WATCHED_SWEEP_SECONDS = 1.0
 STORE_WATCHED_TRUST_MIN_FILES = 1_000
 STORE_WATCHED_SWEEP_SECONDS = 60.0
 
-# Input checks shared by the API models and the core (memoryd/validation.py).
+# Input checks shared by the API models and the core (memoryd/base/validation.py).
 SESSION_ID_MAX_CHARS = 128  # Claude Code's ids are 36-char UUIDs; room for other agents' ids
 PATH_COMPONENT_MAX_BYTES = 255  # NAME_MAX on Linux and macOS: a longer component cannot exist
 PATH_MAX_BYTES = 4096  # PATH_MAX on Linux

@@ -3,7 +3,7 @@ dir's first write gets watched (the store's one write path reports each write he
 
 from __future__ import annotations
 
-from memoryd.metrics import Metrics
+from memoryd.base.metrics import Metrics
 from memoryd.store.memdir import WriteEvent
 from memoryd.store.watcher import MemoryWatcher
 

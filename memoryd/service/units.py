@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from memoryd.config import CONFIG_FILENAME, Settings, load_settings
-from memoryd.errors import ConfigError, ServiceManagerFailed
+from memoryd.base.errors import ConfigError, ServiceManagerFailed
 from memoryd.base.files import atomic_write
+from memoryd.config import CONFIG_FILENAME, Settings, load_settings
 
 LAUNCHD_LABEL = "dev.memoryd.daemon"
 SYSTEMD_UNIT_NAME = "memoryd.service"

@@ -9,22 +9,23 @@ import os
 import threading
 from typing import Callable
 
-from memoryd import __version__, limits
-from memoryd.auth import load_or_create_token
-from memoryd.clock import SYSTEM_CLOCK, Clock
-from memoryd.config import Settings
-from memoryd.llm import LLMClient, UsageMeter
-from memoryd.metrics import Metrics
-from memoryd.state import STATE_FILENAME, StateDB
-from memoryd.status import DaemonStatus
-from memoryd.store import StoreRegistry
+from memoryd import __version__
+from memoryd.base import limits
+from memoryd.base.clock import SYSTEM_CLOCK, Clock
 from memoryd.base.files import PRIVATE_DIR_MODE, make_private_dir
-from memoryd.store.watcher import MemoryWatcher
+from memoryd.base.metrics import Metrics
+from memoryd.base.state_db import STATE_FILENAME, StateDB
+from memoryd.config import Settings
 from memoryd.dream import DreamService
 from memoryd.extract import ExtractionService
-from memoryd.scheduler import Scheduler
+from memoryd.llm import LLMClient, UsageMeter
+from memoryd.service.auth import load_or_create_token
+from memoryd.service.scheduler import Scheduler
+from memoryd.service.status import DaemonStatus
+from memoryd.service.write_effects import WriteEffects
+from memoryd.store import StoreRegistry
+from memoryd.store.watcher import MemoryWatcher
 from memoryd.transcripts import TranscriptService
-from memoryd.write_effects import WriteEffects
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ class Daemon:
         self._stoppers: list[Callable[[], None]] = []
         self.running = False
         # --- what memory work just did, for the web view's live page (#30) ---
-        from memoryd.activity import DREAM, EXTRACTION, Activity, extraction_event
+        from memoryd.base.activity import DREAM, EXTRACTION, Activity, extraction_event
 
         self.activity = Activity(clock=clock.time)
         self.on_stop(self.activity.close)
@@ -88,11 +89,11 @@ class Daemon:
         from memoryd.extract.backfill import Backfill
         from memoryd.extract.jobs import JobQueue
         from memoryd.extract.pending import PendingTurns
+        from memoryd.extract.turns import TurnEnds
+        from memoryd.integrations.claude_code_hooks import HookService
         from memoryd.session_memory import SessionMemory
         from memoryd.store.daily_log import DailyLog
         from memoryd.store.modes import ProjectModes
-        from memoryd.hooks import HookService
-        from memoryd.turns import TurnEnds
 
         self.transcripts = TranscriptService(
             roots=settings.transcript_roots, state=self.state, metrics=self.metrics, watch=settings.transcripts.watch, clock=clock.time

@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import re
 
-from memoryd import limits
-from memoryd.errors import InvalidPath, InvalidRequest, InvalidSessionId, InvalidText
+from memoryd.base import limits
+from memoryd.base.errors import InvalidPath, InvalidRequest, InvalidSessionId, InvalidText
 
 _SESSION_ID = re.compile(rf"^[A-Za-z0-9][A-Za-z0-9._-]{{0,{limits.SESSION_ID_MAX_CHARS - 1}}}$")
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -9,7 +9,7 @@ import secrets
 import stat
 from pathlib import Path
 
-from memoryd import limits
+from memoryd.base import limits
 
 log = logging.getLogger(__name__)
 TOKEN_FILENAME = "token"

@@ -12,8 +12,9 @@ import os
 from pathlib import Path
 from typing import Any, Mapping
 
-from memoryd import limits
-from memoryd.errors import MemorydError
+from memoryd.base import limits
+from memoryd.base.errors import MemorydError
+from memoryd.extract.turns import TurnEnds
 from memoryd.integrations.claude_memory import NativeMemory, is_claude_memory_dir, native_memory
 from memoryd.recall import RecallService
 from memoryd.session_memory import SessionMemory
@@ -21,7 +22,6 @@ from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.prompt import build_memory_prompt
 from memoryd.transcripts import TranscriptService
 from memoryd.transcripts.context import SessionContext
-from memoryd.turns import TurnEnds
 
 log = logging.getLogger(__name__)
 

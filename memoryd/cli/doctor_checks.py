@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from memoryd.auth import token_path
 from memoryd.client import ApiError, DaemonNotRunning, MemorydClient
 from memoryd.config import Settings
 from memoryd.integrations.claude_plugin import PLUGIN_ID, hook_url, plugin_enabled, settings_hooks
-from memoryd.units import LAUNCHD_LABEL, SYSTEMD_UNIT_NAME, target
+from memoryd.service.auth import token_path
+from memoryd.service.units import LAUNCHD_LABEL, SYSTEMD_UNIT_NAME, target
 
 MIN_FREE_BYTES = 500 * 1024 * 1024
 SERVICE_QUERY_TIMEOUT_SECONDS = 10
