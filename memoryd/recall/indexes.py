@@ -55,17 +55,13 @@ class StoreIndex:
     dense_synced: int = -1  # the `_changes` the dense index last caught up with
     swept_at: float = 0.0  # monotonic time of the last directory sweep
     lock: threading.Lock = field(default_factory=threading.Lock)
-    _sorted: tuple[int, list[MemoryHeader]] = (-1, [])
     _changes: int = 0
 
-    @property
-    def headers(self) -> list[MemoryHeader]:
-        """Every indexed memory, newest first (cached until the next change)."""
-        version, cached = self._sorted
-        if version != self._changes:
-            cached = sorted(self.by_name.values(), key=lambda h: (-h.mtime, h.filename))
-            self._sorted = (self._changes, cached)
-        return cached
+    def snapshot(self) -> list[MemoryHeader]:
+        """Every indexed memory, in no order: what recall needs per request (sorting 5,000 headers
+        after every write cost each recall ~5 ms while saves came in)."""
+        with self.lock:
+            return list(self.by_name.values())
 
 
 def sweep(path: Path) -> Signature:

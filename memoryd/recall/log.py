@@ -42,6 +42,7 @@ CREATE INDEX IF NOT EXISTS recall_log_hits_file ON recall_log_hits(memory_dir, f
 CREATE INDEX IF NOT EXISTS recall_log_hits_entry ON recall_log_hits(entry_id);
 """
 SOURCES = ("hook", "rest", "mcp")
+WRITER_ROUNDS = 2  # batches one recall writes before it hands the rest to the next
 
 
 @dataclass(frozen=True)
@@ -108,14 +109,14 @@ class RecallLog:
         self._write_pending()
 
     def _write_pending(self) -> None:
-        """Write batches until none is left, then hand the writer's role back."""
-        while True:
+        """Write batches until none is left, or for WRITER_ROUNDS at most (a recall must not keep
+        writing others' rows while they arrive), then hand the writer's role back: the next
+        recall, or the next reader, writes what is left."""
+        for _ in range(WRITER_ROUNDS):
             with self._batch:
                 batch, self._pending = self._pending, []
                 if not batch:
-                    self._writing = False
-                    self._batch.notify_all()
-                    return
+                    break
             try:
                 written = self._insert(batch)
             except Exception:  # the log is for people; never fail the agent's prompt over it
@@ -127,6 +128,9 @@ class RecallLog:
             if self.activity is not None:
                 for entry in written:
                     self.activity.publish(RECALL, entry.memory_dir, entry.as_dict())
+        with self._batch:
+            self._writing = False
+            self._batch.notify_all()
 
     def _insert(self, batch: list[tuple[RecallEntry, list[Why]]]) -> list[RecallEntry]:
         """One transaction: the rows, their hits, and each dir's ring trimmed once."""
@@ -155,7 +159,12 @@ class RecallLog:
         """Before a read: every recall logged so far is written."""
         with self._batch:
             target = self._recorded
-            self._batch.wait_for(lambda: self._stored >= target, timeout=limits.RECALL_LOG_SETTLE_SECONDS)
+            if self._stored < target and not self._writing:  # left by a writer that handed over: write it now
+                self._writing = True
+            else:
+                self._batch.wait_for(lambda: self._stored >= target, timeout=limits.RECALL_LOG_SETTLE_SECONDS)
+                return
+        self._write_pending()
 
     def entries(self, *, memory_dir: str | None = None, session_id: str | None = None,
                 limit: int = limits.RECALL_LOG_DEFAULT_LIMIT) -> list[RecallEntry]:

@@ -171,7 +171,7 @@ class RecallService:
         for key, source in sources:  # the personal store, then its team folder; team keys carry TEAM_KEY
             item = self.indexes.refresh(source)
             surfaced = self.ledger.surfaced(session_id, str(source.path))
-            open_in.append((key, item.headers, surfaced))
+            open_in.append((key, item.snapshot(), surfaced))
             decision = self._rank(item, query, surfaced, max(limit, pool) if self.llm.enabled else limit, recent)
             ranked += [(key + fn, score) for fn, score in decision.ranked]
             injected += [key + fn for fn in decision.injected]
