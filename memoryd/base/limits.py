@@ -52,8 +52,7 @@ RECALL_SIDE_QUERY_CANDIDATES = 50  # issue 3: local pre-selection above 50 memor
 RECALL_DEADLINE_SECONDS = 2.0  # issue 3: default deadline before the local result is served
 RECALL_SESSION_TTL_HOURS = 24  # surfaced sets expire with the session
 RECALL_COMPUTING_AT_ONCE = 3  # recalls ranking at once (the rest queue): about the cores, plus one waiting on the disk
-RECALL_SESSION_EXPIRE_EVERY_SECONDS = 60.0
-RECALL_SESSIONS_KEPT_IN_MEMORY = 256  # sessions whose surfaced sets recall keeps in memory (the rest are read from state.db)  # how often recall looks for idle sessions to forget
+RECALL_SESSION_EXPIRE_EVERY_SECONDS = 60.0  # how often recall looks for idle sessions to forget
 LIST_PAGE_DEFAULT = 1_000  # GET /v1/memories page size (issue 17: 20,000 memories in one answer took 480 ms)
 LIST_PAGE_MAX = 10_000
 

@@ -3,10 +3,7 @@ spent. Kept in SQLite so it survives a restart; a session idle for the TTL is fo
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import OrderedDict
-from dataclasses import dataclass, field
 from typing import Callable
 
 from memoryd.base import limits
@@ -29,12 +26,6 @@ CREATE TABLE IF NOT EXISTS recall_surfaced (
 """
 
 
-@dataclass
-class _Known:
-    bytes_used: int
-    surfaced: dict[str, set[str]] = field(default_factory=dict)  # memory dir → filenames, loaded when first asked
-
-
 class SessionLedger:
     """The seeds' `alreadySurfaced` set and `sessionMemoryBytes`, per session id."""
 
@@ -43,10 +34,6 @@ class SessionLedger:
         self.ttl_seconds = ttl_hours * 3600
         self.clock = clock
         self._expired_at: float | None = None
-        # The last sessions' bytes and surfaced sets, written through: a recall reads them from
-        # memory instead of fetching a growing set from SQLite each time (issue 31).
-        self._known: OrderedDict[str, _Known] = OrderedDict()
-        self._known_lock = threading.Lock()
         state.migrate("recall_sessions", SCHEMA)
 
     def expire(self) -> int:
@@ -62,33 +49,15 @@ class SessionLedger:
             for sid in old:
                 conn.execute("DELETE FROM recall_surfaced WHERE session_id = ?", (sid,))
                 conn.execute("DELETE FROM recall_sessions WHERE session_id = ?", (sid,))
-        with self._known_lock:
-            for sid in old:
-                self._known.pop(sid, None)
         return len(old)
 
-    def _session(self, session_id: str) -> _Known:
-        """The session as known in memory, loaded once (the caller holds `_known_lock`)."""
-        known = self._known.get(session_id)
-        if known is None:
-            row = self.state.query_one("SELECT bytes_used FROM recall_sessions WHERE session_id = ?", (session_id,))
-            known = self._known[session_id] = _Known(int(row["bytes_used"]) if row else 0)
-            if len(self._known) > limits.RECALL_SESSIONS_KEPT_IN_MEMORY:
-                self._known.popitem(last=False)
-        self._known.move_to_end(session_id)
-        return known
-
     def bytes_used(self, session_id: str) -> int:
-        with self._known_lock:
-            return self._session(session_id).bytes_used
+        row = self.state.query_one("SELECT bytes_used FROM recall_sessions WHERE session_id = ?", (session_id,))
+        return int(row["bytes_used"]) if row else 0
 
     def surfaced(self, session_id: str, memory_dir: str) -> set[str]:
-        with self._known_lock:
-            known = self._session(session_id)
-            if memory_dir not in known.surfaced:
-                rows = self.state.query("SELECT filename FROM recall_surfaced WHERE session_id = ? AND memory_dir = ?", (session_id, memory_dir))
-                known.surfaced[memory_dir] = {r["filename"] for r in rows}
-            return set(known.surfaced[memory_dir])
+        rows = self.state.query("SELECT filename FROM recall_surfaced WHERE session_id = ? AND memory_dir = ?", (session_id, memory_dir))
+        return {r["filename"] for r in rows}
 
     def record(self, session_id: str, memory_dir: str, filenames: list[str], nbytes: int) -> int:
         """Add surfaced memories and their bytes to the session; returns the new total."""
@@ -104,12 +73,6 @@ class SessionLedger:
                 [(session_id, memory_dir, fn, now) for fn in filenames],
             )
             row = conn.execute("SELECT bytes_used FROM recall_sessions WHERE session_id = ?", (session_id,)).fetchone()
-        with self._known_lock:  # after the commit: a load that raced it read the rows with or without these, and this adds them
-            known = self._known.get(session_id)
-            if known is not None:
-                known.bytes_used = int(row[0])
-                if memory_dir in known.surfaced:
-                    known.surfaced[memory_dir].update(filenames)
         return int(row[0])
 
     def count(self) -> int:

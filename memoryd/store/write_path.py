@@ -20,7 +20,7 @@ from memoryd.base.files import ABSENT, Key, Staged, SymlinkRefused, key_if_prese
 from memoryd.store.header_cache import HeaderCache
 from memoryd.store.headers import SYMLINK_REFUSAL, parse_header
 from memoryd.store.index_publisher import IndexPublisher
-from memoryd.store.model import MemoryHeader
+from memoryd.store.model import InvalidFile, MemoryHeader
 
 Backup = Callable[[str, "str | None"], None]  # (filename, text before the change or None) → recorded for undo
 
@@ -40,6 +40,7 @@ class Draft:
     key: Key | None
     new: str
     staged: Staged
+    header: MemoryHeader | InvalidFile  # the new text's, parsed before the lock too
 
 
 def _check_expected(filename: str, prior: str | None, expected: str | None) -> None:
@@ -89,7 +90,12 @@ class WritePath:
         except Exception:
             return None
         staged.start_sync()
-        return Draft(filename, prior, key, new, staged)
+        try:
+            header = parse_header(filename, self.path, new, staged.stat.st_mtime).header
+        except Exception:
+            staged.discard()
+            return None
+        return Draft(filename, prior, key, new, staged, header)
 
     def commit(
         self,
@@ -138,9 +144,12 @@ class WritePath:
         staged: list[Staged] = [] if new is None else [ready or stage(path, new, tmp_dir=self._tmp_dir)]
         for f in staged:
             f.start_sync()  # the disk works while the index line is placed and staged
+        parsed = draft.header if draft is not None and ready is not None else None
+        if new is not None and parsed is None:
+            parsed = parse_header(filename, self.path, new, staged[0].stat.st_mtime).header
         with self._headers.lock:
             before = self._headers.table.get(filename)
-            entry = None if new is None else (key_of(staged[0].stat), parse_header(filename, self.path, new, staged[0].stat.st_mtime).header)
+            entry = None if parsed is None else (key_of(staged[0].stat), parsed)
             self._headers.table.set(filename, entry)
         if staged:
             staged[0].expect = key or ABSENT  # the file as its new text was built from
