@@ -19,6 +19,7 @@ from typing import Any, Iterator, Sequence
 
 STATE_FILENAME = "state.db"
 READ_CONNECTIONS = 4  # reads running at once, beside the one writer
+READ_CACHE_KIB = 1024  # each reader's page cache (SQLite's default is 2 MB a connection, filled as the file grows)
 
 
 class StateDB:
@@ -40,6 +41,7 @@ class StateDB:
         for _ in range(READ_CONNECTIONS):
             reader = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
             reader.row_factory = sqlite3.Row
+            reader.execute(f"PRAGMA cache_size=-{READ_CACHE_KIB}")
             self._readers.put(reader)
 
     def migrate(self, name: str, sql: str) -> None:
