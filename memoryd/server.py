@@ -127,6 +127,11 @@ def build_app(daemon: Daemon) -> FastAPI:
 
 def serve(settings: Settings) -> int:
     os.umask(0o077)  # everything the daemon creates (state, logs, backups, memories) is private to the user
+    # A client that goes away mid-answer (a closed browser tab on the live page's event stream) must
+    # cost that connection an EPIPE, never the daemon its life: the CLI restores SIGPIPE's default
+    # for `memoryd show | head`, and the daemon died of it (the flaky browser tests: exit code -13).
+    if hasattr(signal, "SIGPIPE"):
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     limit_malloc_arenas()
     configure_logging(settings)
     log = logging.getLogger("memoryd")

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import signal
+import socket
 import stat
+import struct
 from pathlib import Path
 
 from memoryd.base import limits
@@ -93,3 +96,20 @@ def test_forty_concurrent_http_saves_lose_nothing(shared_daemon: DaemonProcess, 
     assert on_disk == files
     linked = {line.split("](", 1)[1].split(")", 1)[0] for line in index["content"].splitlines() if line.startswith("- [")}
     assert linked == files
+
+
+def test_a_client_gone_mid_answer_never_kills_the_daemon(shared_daemon: DaemonProcess) -> None:
+    """The CLI restores SIGPIPE's default (`memoryd show | head`); `serve` must ignore it, or a write
+    to a connection its client dropped (a closed tab on the live event stream) kills the daemon
+    (exit code -13, the flaky browser tests)."""
+    assert shared_daemon.proc is not None
+    status = Path(f"/proc/{shared_daemon.proc.pid}/status").read_text()
+    ignored = int(next(line for line in status.splitlines() if line.startswith("SigIgn:")).split()[1], 16)
+    assert ignored & (1 << (signal.SIGPIPE - 1)), "the daemon does not ignore SIGPIPE"
+    host, port = shared_daemon.url.removeprefix("http://").split(":")
+    for _ in range(20):  # ask for a long answer, then reset the connection before reading it
+        with socket.create_connection((host, int(port))) as sock:
+            sock.sendall(f"GET /openapi.json HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer {shared_daemon.token}\r\n\r\n".encode())
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    assert shared_daemon.proc.poll() is None
+    assert loopback_request("GET", shared_daemon.url + "/v1/health", timeout=5).status_code == 200
