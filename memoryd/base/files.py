@@ -137,6 +137,7 @@ class Staged:
         self.fd: int | None = fd
         self._synced: Future[None] | None = None
         self.expect: Key | None = None  # the target's key the new text was built from (checked before the rename)
+        self.published = False  # renamed over its target: the temp name is no longer ours
 
     def sync(self) -> None:
         assert self.fd is not None
@@ -161,7 +162,10 @@ class Staged:
             self.fd = None
 
     def discard(self) -> None:
+        """Drop the temp file unless it was published (safe to call either way)."""
         self.close()
+        if self.published:
+            return
         try:
             os.unlink(self.tmp)
         except FileNotFoundError:
@@ -243,6 +247,7 @@ def publish(staged: list[Staged], *, unlink: Path | None = None, sync_dir: bool 
     try:
         for f in staged:
             os.replace(f.tmp, f.path)
+            f.published = True
             f.close()
     except BaseException:
         for f in staged:

@@ -23,7 +23,7 @@ READ_CACHE_KIB = 1024  # each reader's page cache (SQLite's default is 2 MB a co
 
 
 class StateDB:
-    """A thread-safe wrapper over one SQLite connection in WAL mode."""
+    """A thread-safe wrapper over one SQLite file in WAL mode: one writing connection, a few reading ones."""
 
     def __init__(self, path: Path) -> None:
         self.path = path

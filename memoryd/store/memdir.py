@@ -260,13 +260,12 @@ class MemoryDir:
             with self._lock:
                 self._clean_temps_once()
                 target = filename or self._target_filename(name, type)
-                prior, text, index_changed = self._commit(target, build_for(target), expected=expected, backup=backup,
-                                                          draft=draft if draft is not None and draft.filename == target else None)
+                prior, text, index_changed = self._commit(target, build_for(target), expected=expected, backup=backup, draft=draft)
                 path = self.path / target
                 memory = self._memory(target, path, text or "", path.stat().st_mtime)
         finally:
             if draft is not None:
-                draft.staged.discard()  # unused or refused (a published one is already gone from the staging dir)
+                draft.staged.discard()  # unused or refused (a published one is left alone)
         self._emit(WriteEvent(self, target, "write", source))
         return SaveResult(memory=memory, created=prior is None, index_changed=index_changed)
 

@@ -109,7 +109,8 @@ class WritePath:
         """The one write, called under the dir's lock: read the file, build its new text (None:
         remove it), re-read when it changed meanwhile, back up, write atomically, patch the
         table and the index. Returns (text before, text after, whether MEMORY.md changed).
-        `draft`: the same write prepared before the lock, used when the file has not moved since."""
+        `draft`: the same write prepared before the lock, used when the file has not moved since;
+        its caller discards it after (a published draft is left alone)."""
         path = self.path / filename
         self._headers.current()  # before our write changes the dir's mtime: catches other writers' files
         ready: Staged | None = None
@@ -117,9 +118,7 @@ class WritePath:
         if draft is not None and draft.filename == filename and key_if_present(path) == draft.key:
             prior, key, new, ready = draft.prior, draft.key, draft.new, draft.staged
             _check_expected(filename, prior, expected)
-        else:
-            if draft is not None:
-                draft.staged.discard()
+        else:  # no draft, or the file moved since it was drafted (its owner discards it)
             for _ in range(limits.WRITE_CHANGED_RETRIES):
                 prior, key = self.read_prior(path)
                 _check_expected(filename, prior, expected)
@@ -129,16 +128,9 @@ class WritePath:
             else:
                 raise Conflict(f"{filename} keeps changing on disk while memoryd writes it (another editor?); try again when it is quiet.")
         if new == prior:
-            if ready is not None:
-                ready.discard()
             return prior, new, False
-        try:
-            if backup is not None:
-                backup(filename, prior)
-        except BaseException:
-            if ready is not None:
-                ready.discard()
-            raise
+        if backup is not None:
+            backup(filename, prior)
         # The file and MEMORY.md are staged, fsynced together, renamed, then one dir fsync;
         # the table and the index learn this one file from the text written (no re-read, no rescan).
         staged: list[Staged] = [] if new is None else [ready or stage(path, new, tmp_dir=self._tmp_dir)]
