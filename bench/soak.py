@@ -82,6 +82,8 @@ class Soak:
         self.health: list[float] = []
         self.lock = threading.Lock()
         self.created: list[str] = []
+        self.started = time.monotonic()
+        self.save_minutes: dict[int, list[float]] = defaultdict(list)  # minute of the soak → save latencies
 
     def call(self, c: httpx.Client, kind: str, rng: random.Random, n: int) -> httpx.Response | None:
         cwd = str(self.project)
@@ -131,6 +133,8 @@ class Soak:
                 ms = (time.perf_counter() - started) * 1000
                 with self.lock:
                     self.lat[kind].append(ms)
+                    if kind in ("save", "update"):
+                        self.save_minutes[int((time.monotonic() - self.started) // 60) + 1].append(ms)
                     if error:
                         self.errors[kind] += 1
                         if len(self.error_samples) < 10:
@@ -177,7 +181,7 @@ def main() -> int:
             rss = [{"minute": 0, "rss_mb": _rss_mb(pid)}]
             threads = [threading.Thread(target=soak.client, args=(i + 1,), daemon=True) for i in range(args.clients)]
             threads.append(threading.Thread(target=soak.health_poller, daemon=True))
-            started = time.monotonic()
+            started = soak.started = time.monotonic()
             for t in threads:
                 t.start()
             minute = 1
@@ -207,6 +211,7 @@ def main() -> int:
         "errors": sum(c["errors"] for c in calls.values()), "error_samples": soak.error_samples,
         "throughput_rps": round(total / elapsed, 1), "calls": calls,
         "save_p99_ms": _pct(saves, 0.99), "save_p50_ms": _pct(saves, 0.5),
+        "save_p99_ms_by_minute": {m: _pct(v, 0.99) for m, v in sorted(soak.save_minutes.items()) if m <= args.minutes},
         "health": {"samples": len(soak.health), "p50_ms": _pct(soak.health, 0.5), "p99_ms": _pct(soak.health, 0.99), "max_ms": _pct(soak.health, 1.0),
                    "over_100_ms": sum(1 for h in soak.health if h > 100)},
         "rss_mb": rss, "rss_growth_after_warmup_mb": round(max(after) - min(after), 1) if after else 0.0,
@@ -223,6 +228,7 @@ def main() -> int:
     h = result["health"]
     print(f"  health poll: max {h['max_ms']} ms, p99 {h['p99_ms']} ms, {h['over_100_ms']} of {h['samples']} over 100 ms")
     print(f"  save (new + update): p50 {result['save_p50_ms']} ms, p99 {result['save_p99_ms']} ms")
+    print("  save p99 by minute: " + ", ".join(f"{m}: {v:.0f}" for m, v in result["save_p99_ms_by_minute"].items()) + " ms")
     by_minute = ", ".join(f"{s['minute']}: {s['rss_mb']}" for s in rss)
     print(f"  RSS by minute: {by_minute} MB (growth after warm-up {result['rss_growth_after_warmup_mb']} MB)")
     print(f"  targets met: {result['met']}  (load average at end {result['machine']['loadavg_at_end']} on {result['machine']['cpus']} CPUs)")

@@ -53,3 +53,12 @@ def test_date_in_query_boosts_memories_of_that_month() -> None:
     idx = index_of(("may.md", "Trip", "went on a trip", "as of 2023-05-03"), ("june.md", "Trip", "went on a trip", "as of 2023-06-03"))
     assert idx.rank("what trip happened in May 2023?")[0][0] == "may.md"
     assert idx.rank("what trip happened in June 2023?")[0][0] == "june.md"
+
+
+def test_numbers_never_fill_the_stem_cache() -> None:
+    """Each save's ids and counts are new words: cached, they grew the daemon by a megabyte a minute (issue 31)."""
+    from memoryd.base.text import _stem_cached
+
+    before = _stem_cached.cache_info().currsize
+    assert terms(" ".join(f"rule {n} revised {n + 1}" for n in range(900_000, 901_000))).count("900000") == 1
+    assert _stem_cached.cache_info().currsize - before <= 2  # "rule", "revised": the words, not the thousand numbers

@@ -55,9 +55,18 @@ MONTHS = ("january", "february", "march", "april", "may", "june", "july", "augus
 MONTH_NUM = {m: i + 1 for i, m in enumerate(MONTHS)} | {m[:3]: i + 1 for i, m in enumerate(MONTHS) if m != "may"}
 
 
-@lru_cache(maxsize=65536)
-def stem(word: str) -> str:
+STEM_CACHE_WORDS = 65536  # a vocabulary's worth of stems (~18 MB when full)
+
+
+@lru_cache(maxsize=STEM_CACHE_WORDS)
+def _stem_cached(word: str) -> str:
     return _stem(word)
+
+
+def stem(word: str) -> str:
+    """A word's stem. Numbers have none and never enter the cache: each save's ids and counts
+    are new words, and they filled it by a megabyte a minute under load (issue 31)."""
+    return word if word.isdigit() else _stem_cached(word)
 
 
 def words(text: str) -> list[str]:
