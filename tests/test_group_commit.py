@@ -4,6 +4,8 @@ rewriting a 337 KB index, took p99 2.3 s under 20 clients)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -11,7 +13,9 @@ import pytest
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
+from memoryd.base import limits
 from memoryd.base.errors import Conflict
+from memoryd.base.files import LOCK_FILENAME, DirLock, SymlinkRefused, dir_lock
 from memoryd.store.memdir import MemoryDir
 
 THREADS, SAVES_EACH = 8, 15
@@ -114,3 +118,84 @@ def test_a_save_reads_and_stages_before_the_lock_and_leaves_no_temp_file(tmp_pat
         t.join(timeout=60)
     assert list((store.path / ".memoryd-tmp").iterdir()) == []
     assert "tabs v2" in first.path.read_text() and store.rebuild_index() is False
+
+
+def _other_process_takes(lock_file: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+    code = "import sys; from filelock import FileLock; FileLock(sys.argv[1]).acquire(timeout=float(sys.argv[2])); print('took it')"
+    return subprocess.run([sys.executable, "-c", code, str(lock_file), str(timeout)], capture_output=True, text=True, timeout=60)
+
+
+def test_the_dir_lock_excludes_another_process_and_is_let_go_after(tmp_path: Path) -> None:
+    """The file lock is a flock another process (here `filelock`'s) sees, held only while a thread holds the dir."""
+    lock = dir_lock(tmp_path / "memory")
+    with lock:
+        with lock:  # nested in one thread: one file lock
+            assert _other_process_takes(tmp_path / "memory" / LOCK_FILENAME, 0).returncode != 0
+        assert _other_process_takes(tmp_path / "memory" / LOCK_FILENAME, 0).returncode != 0
+    assert _other_process_takes(tmp_path / "memory" / LOCK_FILENAME, 0).stdout.strip() == "took it"
+
+
+def test_a_lock_file_that_is_a_link_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "elsewhere").write_text("")
+    (tmp_path / LOCK_FILENAME).symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(SymlinkRefused):
+        with dir_lock(tmp_path):
+            pass
+    assert dir_lock(tmp_path)._depth == 0  # nothing held after the refusal
+
+
+def test_a_read_beside_a_write_never_brings_back_what_the_write_removed(tmp_path: Path) -> None:
+    """A read following a big watched dir's listing while a delete was between its table update and
+    its unlink put the file back in the table, where it stayed, listed and recalled, until the next
+    sweep a minute later (issue 31: seen as full index merges under the soak)."""
+    store = _seeded(tmp_path, limits.STORE_WATCHED_TRUST_MIN_FILES)
+    store.set_watched(True)
+    store.list()
+    done = threading.Event()
+
+    def reader() -> None:
+        while not done.is_set():
+            store.list()
+
+    readers = [threading.Thread(target=reader) for _ in range(2)]
+    for t in readers:
+        t.start()
+    ghosts = []
+    try:
+        for i in range(150):
+            saved = store.save(name=f"brief note {i}", description=f"brief note {i}", type="project", body="gone soon")
+            store.delete(saved.memory.filename)
+            if saved.memory.filename in {h.filename for h in store.list()}:
+                ghosts.append(saved.memory.filename)
+    finally:
+        done.set()
+        for t in readers:
+            t.join()
+    assert ghosts == []
+
+
+def test_a_read_beside_a_write_never_loses_what_the_write_made(tmp_path: Path) -> None:
+    """The other half: a listing read before a save and compared after it must not drop the new file."""
+    store = _seeded(tmp_path, limits.STORE_WATCHED_TRUST_MIN_FILES)
+    store.set_watched(True)
+    store.list()
+    done = threading.Event()
+
+    def reader() -> None:
+        while not done.is_set():
+            store.list()
+
+    readers = [threading.Thread(target=reader) for _ in range(2)]
+    for t in readers:
+        t.start()
+    lost = []
+    try:
+        for i in range(150):
+            saved = store.save(name=f"fresh note {i}", description=f"fresh note {i}", type="project", body="here to stay")
+            if saved.memory.filename not in {h.filename for h in store.list()}:
+                lost.append(saved.memory.filename)
+    finally:
+        done.set()
+        for t in readers:
+            t.join()
+    assert lost == []

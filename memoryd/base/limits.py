@@ -38,8 +38,8 @@ STORE_REGISTRY_MAX_DIRS = 512  # memory dirs kept open (LRU); 5,000 distinct cwd
 # for a dir's lock, their index lines are published together, at most this long after the first.
 GROUP_COMMIT_SECONDS = 0.02
 GROUP_COMMIT_WAIT_SECONDS = 5.0  # a deferred writer publishes the group itself after waiting this long
-WRITE_CHANGED_RETRIES = 3
-WRITE_ECHOES_KEPT = 4096  # our last writes per dir, to tell the watcher's echo of each from someone else's change  # a file edited by someone else while a save builds its text is re-read this often
+WRITE_CHANGED_RETRIES = 3  # a file edited by someone else while a save builds its text is re-read this often
+WRITE_ECHOES_KEPT = 4096  # our last writes per dir, to tell the watcher's echo of each from someone else's change
 
 # --- recall (spec §2; seeds: findRelevantMemories.ts, attachments) ----------------------
 RECALL_MAX_MEMORIES = 5  # "up to 5"

@@ -11,8 +11,9 @@ import os
 import stat
 import time
 from collections import OrderedDict
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from memoryd.base import limits
 from memoryd.base.files import Key, key_of
@@ -33,6 +34,7 @@ class HeaderCache:
         self._loaded = False
         self._dir_key: int | None = None  # the dir's mtime_ns after our last write or sweep: another writer changes it
         self._dirty: set[str] = set()
+        self._in_flight: set[str] = set()  # files a write of ours is changing: a listing read meanwhile is not news
         # each file's key after our last write, to tell the watcher's echoes (seconds later): the last writes only
         self._written: OrderedDict[str, Key | None] = OrderedDict()
         self.watched = False  # set by MemoryWatcher: changes on disk are reported by name
@@ -77,14 +79,29 @@ class HeaderCache:
             return cached
         return self.read_entry(filename)
 
+    @contextmanager
+    def writing(self, filename: str) -> Iterator[None]:
+        """A write of ours changes `filename` (its table entry, then the disk): reads that list the
+        dir meanwhile leave that name alone, or a delete's file came back into the table between
+        its entry going and its unlink, and stayed listed and recalled until the next sweep."""
+        with self.lock:
+            self._in_flight.add(filename)
+        try:
+            yield
+        finally:
+            with self.lock:
+                self._in_flight.discard(filename)
+
     def refresh(self) -> None:
         """Stat every `.md` file; re-read only the ones whose mtime or size changed."""
         self._note_dir_mtime()
         entries = self._listing()
         with self.lock:
-            seen: set[str] = set()
+            seen: set[str] = set(self._in_flight)
             changed = False
             for name, regular in entries.items():
+                if name in self._in_flight:
+                    continue
                 # A file first seen is read at once (the read's fstat gives its key); a known one
                 # is re-read only when its lstat key changed.
                 entry = self.read_entry(name) if regular and name not in self.table else self.stat_entry(name)
@@ -94,13 +111,19 @@ class HeaderCache:
                         self.table.set(name, entry)
                         changed = True
             for gone in [item.filename for item in self.table.items() if item.filename not in seen]:
-                self.table.set(gone, None)
-                changed = True
+                if self._still_gone(gone):
+                    self.table.set(gone, None)
+                    changed = True
             self._dirty.clear()
             self._loaded = True
             self._swept_at = time.monotonic()
             if changed:
                 self._on_foreign_change()  # someone else's changes
+
+    def _still_gone(self, filename: str) -> bool:
+        """A name missing from a listing read before the table's lock: a write that finished since
+        may have made it (dropped, a new memory went unlisted until the next sweep)."""
+        return not os.path.lexists(os.path.join(self._dir, filename))
 
     def _note_dir_mtime(self) -> None:
         """The dir's mtime, taken before a listing (a later change bumps it). A read's listing runs
@@ -126,14 +149,15 @@ class HeaderCache:
         with self.lock:
             known = {item.filename for item in self.table.items()}
             changed = False
-            for name in names.keys() - known:
+            for name in names.keys() - known - self._in_flight:
                 entry = self.stat_entry(name)
                 if entry is not None:
                     self.table.set(name, entry)
                     changed = True
-            for gone in known - names.keys():
-                self.table.set(gone, None)
-                changed = True
+            for gone in known - names.keys() - self._in_flight:
+                if self._still_gone(gone):
+                    self.table.set(gone, None)
+                    changed = True
             if changed:
                 self._on_foreign_change()
 
@@ -150,12 +174,12 @@ class HeaderCache:
                 return
             self._follow_listing()
         with self.lock:
-            for name in list(self._dirty):
+            for name in list(self._dirty - self._in_flight):
+                self._dirty.discard(name)
                 entry = self.stat_entry(name)
                 if entry is not self.table.get(name):  # not the echo of our own write
                     self.table.set(name, entry)
                     self._on_foreign_change()
-            self._dirty.clear()
 
     def dir_mtime(self) -> int | None:
         try:

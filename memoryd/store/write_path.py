@@ -139,31 +139,32 @@ class WritePath:
         parsed = draft.header if draft is not None and ready is not None else None
         if new is not None and parsed is None:
             parsed = parse_header(filename, self.path, new, staged[0].stat.st_mtime).header
-        with self._headers.lock:
-            before = self._headers.table.get(filename)
-            entry = None if parsed is None else (key_of(staged[0].stat), parsed)
-            self._headers.table.set(filename, entry)
-        if staged:
-            staged[0].expect = key or ABSENT  # the file as its new text was built from
-        header = entry[1] if entry is not None and isinstance(entry[1], MemoryHeader) else None
-        unlink = path if new is None else None
-        try:
-            if self._index.should_defer():  # writers queue: the file now, its index line with theirs
-                index_changed = self._index.publish_deferred(staged, changed=filename, header=header, unlink=unlink)
-            else:
-                index = self._index.publish_with(staged, changed=filename, header=header, unlink=unlink, sync_dir=True)
-                if index:
-                    self._index.written(*index)
-                index_changed = index is not None
-        except BaseException:
-            for f in staged:
-                f.discard()
+        with self._headers.writing(filename):  # reads listing the dir meanwhile leave this name alone
             with self._headers.lock:
-                self._headers.table.set(filename, before)
-            self._index.forget_layout()  # the next index update merges from the files
-            raise
-        self._headers.wrote(filename, entry[0] if entry is not None else None)
-        self._headers.settled()
+                before = self._headers.table.get(filename)
+                entry = None if parsed is None else (key_of(staged[0].stat), parsed)
+                self._headers.table.set(filename, entry)
+            if staged:
+                staged[0].expect = key or ABSENT  # the file as its new text was built from
+            header = entry[1] if entry is not None and isinstance(entry[1], MemoryHeader) else None
+            unlink = path if new is None else None
+            try:
+                if self._index.should_defer():  # writers queue: the file now, its index line with theirs
+                    index_changed = self._index.publish_deferred(staged, changed=filename, header=header, unlink=unlink)
+                else:
+                    index = self._index.publish_with(staged, changed=filename, header=header, unlink=unlink, sync_dir=True)
+                    if index:
+                        self._index.written(*index)
+                    index_changed = index is not None
+            except BaseException:
+                for f in staged:
+                    f.discard()
+                with self._headers.lock:
+                    self._headers.table.set(filename, before)
+                self._index.forget_layout()  # the next index update merges from the files
+                raise
+            self._headers.wrote(filename, entry[0] if entry is not None else None)
+            self._headers.settled()
         return prior, new, index_changed
 
     def patch(self, filename: str, *, removed: bool) -> bool:
