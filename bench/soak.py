@@ -160,7 +160,8 @@ def main() -> int:
     parser.add_argument("--memories", type=int, default=5_000)
     parser.add_argument("--seed", type=int, default=31)
     parser.add_argument("--json", default=str(ROOT / "bench" / "results" / "soak.json"))
-    parser.add_argument("--keep-logs", metavar="DIR", help="copy the daemon's logs here when the soak ends (to read its errors)")
+    parser.add_argument("--keep-logs", metavar="DIR", default=str(ROOT / "bench" / "results" / "soak-logs"),
+                        help="where the daemon's logs are copied when a call failed (default: %(default)s)")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory() as tmp:
@@ -170,6 +171,7 @@ def main() -> int:
         home.mkdir()
         (home / "config.toml").write_text(f'[memory]\nmemory_base = ""\n[transcripts]\nroots = ["{base / "transcripts"}"]\n')
         (base / "user").mkdir()
+        soak: Soak | None = None
         proc = DaemonProcess(home=home, env=daemon_env(home, HOME=str(base / "user"), MEMORYD_LLM="off")).start(timeout=60)
         try:
             assert proc.proc is not None
@@ -199,8 +201,10 @@ def main() -> int:
                 rss.append({"minute": round(elapsed / 60, 2), "rss_mb": _rss_mb(pid)})
         finally:
             proc.kill()
-            if args.keep_logs:
-                shutil.copytree(home, args.keep_logs, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.db*", "*.sqlite*", "*.npy", "memories"))
+            if soak is not None and soak.errors:
+                shutil.rmtree(args.keep_logs, ignore_errors=True)
+                shutil.copytree(home, args.keep_logs, ignore=shutil.ignore_patterns("*.db*", "*.sqlite*", "*.npy", "memories", "projects", "token"))
+                print(f"calls failed: the daemon's logs are in {args.keep_logs}")
     calls = {kind: {"count": len(v), "errors": soak.errors.get(kind, 0), "p50_ms": _pct(v, 0.5), "p99_ms": _pct(v, 0.99), "max_ms": _pct(v, 1.0)}
              for kind, v in sorted(soak.lat.items())}
     total = sum(c["count"] for c in calls.values())

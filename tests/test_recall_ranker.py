@@ -62,3 +62,37 @@ def test_numbers_never_fill_the_stem_cache() -> None:
     before = _stem_cached.cache_info().currsize
     assert terms(" ".join(f"rule {n} revised {n + 1}" for n in range(900_000, 901_000))).count("900000") == 1
     assert _stem_cached.cache_info().currsize - before <= 2  # "rule", "revised": the words, not the thousand numbers
+
+
+def test_ranking_beside_compactions_that_drop_words_never_fails() -> None:
+    """A compaction renumbers the vocabulary; a query weighing its words outside the index's lock
+    read a new word id against the old counts (IndexError: recall answered 500, issue 31's soak)."""
+    import threading
+
+    idx = LexicalIndex()
+    for i in range(1100):
+        idx.put(analyse(f"m{i}.md", f"deploy note {i}", f"staging deploy rule {i}", "run the pipeline"))
+    failures: list[BaseException] = []
+    done = threading.Event()
+
+    def query() -> None:
+        while not done.is_set():
+            try:
+                idx.rank("how do we deploy to staging?")
+                idx.fits({"deploy", "stage", "pipelin"}, [f"m{i}.md" for i in range(5)])
+                idx.matches({"deploy", "rule", "1050"}, ["m1.md"])
+            except BaseException as exc:  # noqa: BLE001 - any failure is the finding
+                failures.append(exc)
+                return
+
+    readers = [threading.Thread(target=query) for _ in range(3)]
+    for t in readers:
+        t.start()
+    try:
+        for n in range(6000):  # new numbers come and go: each compaction drops dead words
+            idx.put(analyse(f"m{n % 1100}.md", f"deploy note {n}", f"staging deploy rule {n + 7}", "run the pipeline"))
+    finally:
+        done.set()
+        for t in readers:
+            t.join()
+    assert failures == []

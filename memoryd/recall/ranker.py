@@ -211,9 +211,9 @@ class LexicalIndex:
     def matches(self, q_terms: set[str], filenames: list[str]) -> tuple[dict[str, float], dict[str, list[str]]]:
         """The query terms' IDF (terms absent from the store at full IDF), and per memory the query
         terms it holds: what a memory matched, for the silence rules and for people."""
-        idf = {t: self.fit_idf(t) for t in q_terms}
         out: dict[str, list[str]] = {}
-        with self.lock:
+        with self.lock:  # a compaction renumbers the words: ids and counts are read together
+            idf = {t: self.fit_idf(t) for t in q_terms}
             for fn in filenames:
                 slot = self._slot.get(fn)
                 held = set(self._terms[slot] or ()) if slot is not None else set()
