@@ -5,9 +5,11 @@ rewriting a 337 KB index, took p99 2.3 s under 20 clients)."""
 from __future__ import annotations
 
 import subprocess
+from contextlib import contextmanager
 import sys
 import threading
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
@@ -15,7 +17,7 @@ from watchdog.observers import Observer
 
 from memoryd.base import limits
 from memoryd.base.errors import Conflict
-from memoryd.base.files import LOCK_FILENAME, DirLock, SymlinkRefused, dir_lock
+from memoryd.base.files import LOCK_FILENAME, SymlinkRefused, dir_lock
 from memoryd.store.memdir import MemoryDir
 
 THREADS, SAVES_EACH = 8, 15
@@ -144,11 +146,9 @@ def test_a_lock_file_that_is_a_link_is_refused(tmp_path: Path) -> None:
     assert dir_lock(tmp_path)._depth == 0  # nothing held after the refusal
 
 
-def test_a_read_beside_a_write_never_brings_back_what_the_write_removed(tmp_path: Path) -> None:
-    """A read following a big watched dir's listing while a delete was between its table update and
-    its unlink put the file back in the table, where it stayed, listed and recalled, until the next
-    sweep a minute later (issue 31: seen as full index merges under the soak)."""
-    store = _seeded(tmp_path, limits.STORE_WATCHED_TRUST_MIN_FILES)
+@contextmanager
+def _readers_listing(store: MemoryDir) -> Iterator[None]:
+    """Two threads listing a big watched dir over and over while the body runs."""
     store.set_watched(True)
     store.list()
     done = threading.Event()
@@ -160,42 +160,37 @@ def test_a_read_beside_a_write_never_brings_back_what_the_write_removed(tmp_path
     readers = [threading.Thread(target=reader) for _ in range(2)]
     for t in readers:
         t.start()
-    ghosts = []
     try:
+        yield
+    finally:
+        done.set()
+        for t in readers:
+            t.join()
+
+
+def test_a_read_beside_a_write_never_brings_back_what_the_write_removed(tmp_path: Path) -> None:
+    """A read following a big watched dir's listing while a delete was between its table update and
+    its unlink put the file back in the table, where it stayed, listed and recalled, until the next
+    sweep a minute later (issue 31: seen as full index merges under the soak)."""
+    store = _seeded(tmp_path, limits.STORE_WATCHED_TRUST_MIN_FILES)
+    ghosts = []
+    with _readers_listing(store):
         for i in range(150):
             saved = store.save(name=f"brief note {i}", description=f"brief note {i}", type="project", body="gone soon")
             store.delete(saved.memory.filename)
             if saved.memory.filename in {h.filename for h in store.list()}:
                 ghosts.append(saved.memory.filename)
-    finally:
-        done.set()
-        for t in readers:
-            t.join()
     assert ghosts == []
 
 
 def test_a_read_beside_a_write_never_loses_what_the_write_made(tmp_path: Path) -> None:
     """The other half: a listing read before a save and compared after it must not drop the new file."""
     store = _seeded(tmp_path, limits.STORE_WATCHED_TRUST_MIN_FILES)
-    store.set_watched(True)
-    store.list()
-    done = threading.Event()
-
-    def reader() -> None:
-        while not done.is_set():
-            store.list()
-
-    readers = [threading.Thread(target=reader) for _ in range(2)]
-    for t in readers:
-        t.start()
     lost = []
-    try:
+    with _readers_listing(store):
         for i in range(150):
             saved = store.save(name=f"fresh note {i}", description=f"fresh note {i}", type="project", body="here to stay")
             if saved.memory.filename not in {h.filename for h in store.list()}:
                 lost.append(saved.memory.filename)
-    finally:
-        done.set()
-        for t in readers:
-            t.join()
     assert lost == []
+
