@@ -104,6 +104,7 @@ def test_web_view_in_chromium(home: Path, tmp_path: Path, browser: Any) -> None:
         page.click("details.edit summary")  # the page shows the rendered body; Edit opens the form
         page.fill("input[name=description]", "Order totals are computed by compute_total() in cents")
         page.click("button:has-text('Save')")
+        page.wait_for_load_state()  # a form's answer page: a click waits only for it to start loading
         assert "Done: saved" in page.content()
         assert store.get("project_order-totals.md").description == "Order totals are computed by compute_total() in cents"
         shot(page, "memory")
@@ -115,6 +116,7 @@ def test_web_view_in_chromium(home: Path, tmp_path: Path, browser: Any) -> None:
         assert page.locator("section.pending").count() == 1
         shot(page, "review")
         page.click("section.pending button:has-text('Approve')")
+        page.wait_for_load_state()  # a form's answer page: a click waits only for it to start loading
         assert "Done: approved" in page.content() and page.locator("section.pending").count() == 0
         assert "Staging resets nightly" in {h.name for h in store.all_headers()}
         # Undo the dream run, after reading its diff.
@@ -123,6 +125,7 @@ def test_web_view_in_chromium(home: Path, tmp_path: Path, browser: Any) -> None:
         assert "(before the run)" in page.locator("pre.diff").first.inner_text()
         shot(page, "dream")
         page.click("button:has-text('Undo this run')")
+        page.wait_for_load_state()  # a form's answer page: a click waits only for it to start loading
         assert f"undid {run_id}" in page.content()
         assert {f: store.read_raw(f) for f in (a, b)} != merged and store.exists(a) and store.exists(b)
         for name, path in (("stale", f"/ui/p/{pid}/stale"), ("jobs", f"/ui/p/{pid}/jobs"), ("sessions", "/ui/sessions"), ("spend", "/ui/spend")):
