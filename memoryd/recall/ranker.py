@@ -228,6 +228,23 @@ class LexicalIndex:
             held = sum(w for t, w in idf.items() if (tid := self._term_id.get(t)) is not None and self._df[tid] > 0)
         return held / total if total else 0.0
 
+    def _bm25(self, q_terms: list[str]) -> np.ndarray | None:
+        """BM25 scores of every doc id (None: no query word in the index). Called under the lock,
+        and its views of the posting arrays end with it: a view alive after the lock made the next
+        `put` fail half-way (BufferError: the index broken for good, issue 31's failed soak)."""
+        norm = self._norms()
+        scores = np.zeros(len(self._names))
+        hit = False
+        for term, qw in Counter(q_terms).items():
+            tid = self._term_id.get(term)
+            if tid is None or not self._df[tid]:
+                continue
+            hit = True
+            ids = np.frombuffer(self._post_docs[tid], dtype=np.int32)
+            tf = np.frombuffer(self._post_tf[tid], dtype=np.float32).astype(np.float64)
+            scores[ids] += qw * self.idf(term) * (K1 + 1) * tf / (tf + norm[ids])
+        return scores if hit else None
+
     def rank(self, query: str, *, exclude: frozenset[str] | set[str] = frozenset(), k: int = 10, gate: bool = True) -> list[tuple[str, float]]:
         """The k best memories for a query, best first, with their scores (> 0 only); nothing
         when no memory fits (`gate=False` ranks regardless, for callers that filter themselves)."""
@@ -237,18 +254,8 @@ class LexicalIndex:
         with self.lock:
             if not self._slot:
                 return []
-            norm = self._norms()
-            scores = np.zeros(len(self._names))
-            hit = False
-            for term, qw in Counter(q_terms).items():
-                tid = self._term_id.get(term)
-                if tid is None or not self._df[tid]:
-                    continue
-                hit = True
-                ids = np.frombuffer(self._post_docs[tid], dtype=np.int32)
-                tf = np.frombuffer(self._post_tf[tid], dtype=np.float32).astype(np.float64)
-                scores[ids] += qw * self.idf(term) * (K1 + 1) * tf / (tf + norm[ids])
-            if not hit:
+            scores = self._bm25(q_terms)
+            if scores is None:
                 return []
             scores *= np.frombuffer(self._alive, dtype=np.uint8)
             # dates named in the query (years, months of a year)
