@@ -157,3 +157,22 @@ def test_recall_reads_claude_codes_dialect(live: LiveDaemon, project: Path) -> N
     )
     answer = live.client.post("/v1/recall", json={"cwd": str(project), "query": "should installs use npm or pnpm?", "session_id": "s-cc"}).json()
     assert [(m["filename"], m["type"]) for m in answer["memories"]] == [("pnpm-only.md", "feedback")], answer
+
+
+def test_a_write_that_fails_half_way_starts_the_index_over_from_the_files(live: LiveDaemon, project: Path) -> None:
+    """A put that raised half-way (issue 31's soak: a reader's view of a posting array outlived the
+    lock, BufferError) left the index's arrays out of step and every later recall answered 500."""
+    store = live.daemon.stores.for_cwd(str(project))
+    first = save(live, project, "Zeppelin hangar", "The zeppelin hangar keeps the quokka")
+    assert [m["filename"] for m in recall(live, project, "where is the zeppelin hangar")["memories"]] == [first]
+    index = live.daemon.recall.indexes.refresh(store).index
+    held = memoryview(index._post_docs[index._term_id["zeppelin"]])  # a buffer still exported: growing this array fails
+    try:
+        second = save(live, project, "Zeppelin fuel", "The zeppelin runs on helium from the quokka depot")
+        got = recall(live, project, "zeppelin quokka helium", session="s2")["memories"]
+    finally:
+        held.release()
+    assert second in [m["filename"] for m in got]
+    got = recall(live, project, "zeppelin hangar quokka", session="s3")["memories"]
+    assert {first, second} == {m["filename"] for m in got}
+    assert live.daemon.recall.indexes.refresh(store).index is not index  # started over, not patched

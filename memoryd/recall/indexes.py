@@ -54,6 +54,7 @@ class StoreIndex:
     digests: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # filename -> (text to embed, its hash), filled as the embedding thread asks
     dense_synced: int = -1  # the `_changes` the dense index last caught up with
     swept_at: float = 0.0  # monotonic time of the last directory sweep
+    generation: int = 0  # how many times the index was started over (`StoreIndexes._forget`)
     lock: threading.Lock = field(default_factory=threading.Lock)
     _changes: int = 0
 
@@ -164,13 +165,13 @@ class StoreIndexes:
         if not item.built and not wait and count_files(store.path) > INLINE_MAX_CHANGES:
             self._start_background(store, item)  # even the first sweep (stat of every file) is off the request
             return
+        generation = item.generation
         signature = sweep(store.path)
         self.sweeps += 1
         changed, gone = self._diff(item, signature)
         if len(changed) <= INLINE_MAX_CHANGES or wait:
             self._apply(store, item, changed, gone)
-            with item.lock:
-                item.built, item.swept_at = True, time.monotonic()
+            self._built(item, generation)
         else:
             self._start_background(store, item, (changed, gone))
 
@@ -190,20 +191,28 @@ class StoreIndexes:
 
     def _background(self, store: MemoryDir, item: StoreIndex, work: tuple[list[str], list[str]] | None) -> None:
         try:
+            generation = item.generation
             if work is None:
                 signature = sweep(store.path)
                 self.sweeps += 1
                 work = self._diff(item, signature)
             changed, gone = work
             self._apply(store, item, changed, gone)
-            with item.lock:
-                item.built, item.swept_at = True, time.monotonic()
+            self._built(item, generation)
             release_freed_memory()  # a big build's file texts and token lists are freed now: hand their pages back
         except Exception:
             log.exception("recall: indexing %s failed", store.path)
         finally:
             with item.lock:
                 item.building = False
+
+    @staticmethod
+    def _built(item: StoreIndex, generation: int) -> None:
+        """A full pass is done, unless the index was started over meanwhile (then it holds only
+        what came after, and the next refresh builds it again)."""
+        with item.lock:
+            if item.generation == generation:
+                item.built, item.swept_at = True, time.monotonic()
 
     def _apply(self, store: MemoryDir, item: StoreIndex, changed: list[str] | list[Path], gone: list[str] | None = None) -> None:
         """Read and tokenise the changed files (outside the lock), then put them in, by batches
@@ -222,18 +231,33 @@ class StoreIndexes:
             doc = analyse(path.name, got[0].name, got[0].description, got[1]) if got else None
             parsed.append((path.name, got, doc))
         with item.lock:
-            for fn in gone or ():
-                self._drop(item, fn)
-            for fn, got, doc in parsed:
-                if got is None or doc is None:
+            try:
+                for fn in gone or ():
                     self._drop(item, fn)
-                    continue
-                header, _, sig = got
-                header = store.shared_header(fn, sig, header)
-                item.index.put(doc)
-                item.files[fn], item.by_name[fn] = sig, header
-                item.digests.pop(fn, None)  # hashed again when the embedding thread asks (never, with the model off)
+                for fn, got, doc in parsed:
+                    if got is None or doc is None:
+                        self._drop(item, fn)
+                        continue
+                    header, _, sig = got
+                    header = store.shared_header(fn, sig, header)
+                    item.index.put(doc)
+                    item.files[fn], item.by_name[fn] = sig, header
+                    item.digests.pop(fn, None)  # hashed again when the embedding thread asks (never, with the model off)
+            except Exception:
+                log.exception("recall: updating the index of %s failed half-way; rebuilding it from the files", store.path)
+                self._forget(item)
             item._changes += 1
+
+    @staticmethod
+    def _forget(item: StoreIndex) -> None:
+        """Start the index over (the next refresh builds it from the files): a put or remove that
+        failed half-way leaves its arrays out of step, and every later query would fail (issue 31)."""
+        item.index = LexicalIndex()
+        item.files.clear()
+        item.by_name.clear()
+        item.digests.clear()
+        item.built = False
+        item.generation += 1
 
     @staticmethod
     def _drop(item: StoreIndex, filename: str) -> None:
