@@ -8,9 +8,12 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from memoryd.cli.output import EXIT_OK, EXIT_USAGE, common, emit, fail, table
+
+if TYPE_CHECKING:
+    from memoryd.cli.results import ConfigInitResult, ConfigResult
 
 SHELLS = ("bash", "zsh", "fish")
 LOG_FOLLOW_POLL_SECONDS = 0.25
@@ -49,8 +52,8 @@ def cmd_config(args: argparse.Namespace) -> int:
     from memoryd.config import CONFIG_FILENAME, setting_sources
 
     path = home_from_env() / CONFIG_FILENAME
-    rows = setting_sources()
-    data = {"path": str(path), "exists": path.is_file(), "settings": rows}
+    data: ConfigResult = {"path": str(path), "exists": path.is_file(),
+                          "settings": [{"setting": r["setting"], "value": r["value"], "source": r["source"]} for r in setting_sources()]}
 
     def human(d: dict[str, Any]) -> Any:
         head = f"config file: {d['path']}" + ("" if d["exists"] else " (does not exist: every setting is its default; `memoryd config init` writes one)")
@@ -79,7 +82,8 @@ def cmd_config_init(args: argparse.Namespace) -> int:
         return fail(args, f"{path} exists; nothing was changed. `memoryd config init --print` shows the example to copy from.", EXIT_USAGE, "exists")
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
     atomic_write(path, text)
-    emit(args, {"path": str(path), "written": True}, f"wrote {path} (every setting commented with its default; restart the daemon after editing)")
+    written: ConfigInitResult = {"path": str(path), "written": True}
+    emit(args, written, f"wrote {path} (every setting commented with its default; restart the daemon after editing)")
     return EXIT_OK
 
 

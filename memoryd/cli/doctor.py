@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memoryd.cli.output import EXIT_FAIL, EXIT_OK, client_of, common, cwd_of, emit, mark, settings_of, styled
+
+if TYPE_CHECKING:
+    from memoryd.cli.results import DoctorResult
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -39,6 +42,6 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 
     with client_of(args, timeout=3) as client:
         checks = run_checks(settings_of(args), client, cwd_of(args))
-    data = {"ok": all(c.ok for c in checks), "checks": [c.as_dict() for c in checks]}
+    data: DoctorResult = {"ok": all(c.ok for c in checks), "checks": [c.as_dict() for c in checks]}
     emit(args, data, _human)
     return EXIT_OK if data["ok"] else EXIT_FAIL

@@ -14,13 +14,16 @@ import stat
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from memoryd.client import ApiError, DaemonNotRunning, MemorydClient
 from memoryd.config import Settings
 from memoryd.integrations.claude_plugin import PLUGIN_ID, hook_url, plugin_enabled, settings_hooks
 from memoryd.service.auth import token_path
 from memoryd.service.units import LAUNCHD_LABEL, SYSTEMD_UNIT_NAME, target
+
+if TYPE_CHECKING:
+    from memoryd.cli.results import CheckResult
 
 MIN_FREE_BYTES = 500 * 1024 * 1024
 SERVICE_QUERY_TIMEOUT_SECONDS = 10
@@ -35,7 +38,7 @@ class Check:
     detail: str
     fix: str = ""
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> CheckResult:
         return {"name": self.name, "ok": self.ok, "detail": self.detail, "fix": self.fix}
 
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memoryd.cli.output import EXIT_OK, client_of, common, cwd_of, emit, mark, table, when
 
+if TYPE_CHECKING:
+    from memoryd.cli.results import GateResult, GateUnit
+
 # The unit of each gate's value and threshold (numbers, or null: never consolidated, never scanned, lock free).
-GATE_UNITS = {"time": "hours", "scan_throttle": "seconds", "sessions": "sessions", "lock": "pid"}
+GATE_UNITS: dict[str, GateUnit] = {"time": "hours", "scan_throttle": "seconds", "sessions": "sessions", "lock": "pid"}
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -30,7 +33,7 @@ def _number(value: Any) -> float | int | None:
     return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def typed_gate(g: dict[str, Any]) -> dict[str, Any]:
+def typed_gate(g: dict[str, Any]) -> GateResult:
     """A gate with typed values: `value` and `threshold` are numbers or null, `unit` names them."""
     return {"name": g["name"], "passes": bool(g["passes"]), "value": _number(g["value"]), "threshold": _number(g["threshold"]),
             "unit": GATE_UNITS.get(g["name"], ""), "detail": g["detail"]}

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memoryd.base import limits
 from memoryd.cli.output import EXIT_OK, EXIT_USAGE, client_of, common, cwd_of, emit, fail, table, when
+
+if TYPE_CHECKING:
+    from memoryd.cli.results import ForgetResult
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -87,7 +90,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_forget(args: argparse.Namespace) -> int:
     with client_of(args) as client:
         client.delete_memory(cwd_of(args), args.filename, team=args.team)
-    emit(args, {"deleted": args.filename}, f"forgot {args.filename}")
+    forgot: ForgetResult = {"deleted": args.filename}
+    emit(args, forgot, f"forgot {args.filename}")
     return EXIT_OK
 
 

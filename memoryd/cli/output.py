@@ -33,7 +33,7 @@ class Parser(argparse.ArgumentParser):
 
         message += suggestion(self, message)
         if "--json" in sys.argv[1:]:
-            print_json({"error": {"code": "usage", "message": f"{message}; see `{self.prog} --help`."}})
+            print_json(error_json("usage", f"{message}; see `{self.prog} --help`."))
             raise SystemExit(EXIT_USAGE)
         super().error(message)
 
@@ -83,17 +83,26 @@ def iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds")
 
 
-def _is_time_key(key: str) -> bool:
-    return key == "mtime" or key.endswith("_at")
+TIME_KEYS = ("mtime", "next_check")  # and every `*_at` key
+
+
+def is_time_key(key: str) -> bool:
+    """Keys whose values are times: printed as ISO-8601 strings, and typed so by the schemas (schemas.py)."""
+    return key in TIME_KEYS or key.endswith("_at")
 
 
 def normalize(data: Any) -> Any:
-    """One time format: epoch numbers under `mtime` or `*_at` keys become ISO-8601 strings (UTC)."""
+    """One time format: epoch numbers under the time keys become ISO-8601 strings (UTC)."""
     if isinstance(data, dict):
-        return {k: iso(v) if _is_time_key(k) and isinstance(v, (int, float)) and not isinstance(v, bool) else normalize(v) for k, v in data.items()}
+        return {k: iso(v) if is_time_key(k) and isinstance(v, (int, float)) and not isinstance(v, bool) else normalize(v) for k, v in data.items()}
     if isinstance(data, list):
         return [normalize(v) for v in data]
     return data
+
+
+def error_json(code: str, message: str) -> dict[str, dict[str, str]]:
+    """The one error shape of every command (its schema: shapes.CliError)."""
+    return {"error": {"code": code, "message": message}}
 
 
 def print_json(data: Any) -> None:
@@ -138,7 +147,7 @@ def when(iso_text: str | None) -> str:
 def fail(args: argparse.Namespace | None, message: str, exit_code: int = EXIT_FAIL, code: str = "failed") -> int:
     """Report an error by the contract: JSON on stdout with --json, one line on stderr otherwise."""
     if args is not None and getattr(args, "json", False):
-        print_json({"error": {"code": code, "message": message}})
+        print_json(error_json(code, message))
     else:
         print(f"memoryd: {message}", file=sys.stderr)
     return exit_code

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memoryd.cli.output import EXIT_DOWN, EXIT_OK, client_of, common, cwd_of, emit, fail, settings_of, when
+
+if TYPE_CHECKING:
+    from memoryd.cli.results import StopResult
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -110,7 +113,8 @@ def cmd_stop(args: argparse.Namespace) -> int:
     deadline = time.monotonic() + args.timeout
     while time.monotonic() < deadline:
         if read_runtime_file(home) is None:
-            emit(args, {"stopped": True, "pid": pid}, f"stopped memoryd (pid {pid})")
+            stopped: StopResult = {"stopped": True, "pid": pid}
+            emit(args, stopped, f"stopped memoryd (pid {pid})")
             return EXIT_OK
         time.sleep(0.1)
     return fail(args, f"memoryd (pid {pid}) did not exit within {args.timeout:g} s; look at its log, or `kill -9 {pid}` as a last resort.", code="stop_timeout")

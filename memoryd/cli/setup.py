@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from memoryd.cli.output import EXIT_FAIL, EXIT_OK, common, cwd_of, emit, settings_of
 
 if TYPE_CHECKING:
+    from memoryd.cli.results import DoctorSummary, SetupAction, SetupResult, SetupStep
     from memoryd.config import Settings
 
 CLAUDE_CLI_TIMEOUT_SECONDS = 120
@@ -32,9 +33,14 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=cmd_setup)
 
 
-def _step(name: str, action: str, detail: str, **extra: Any) -> dict[str, Any]:
-    """action: done, already, would, skipped or failed."""
-    return {"step": name, "action": action, "detail": detail, **extra}
+def _step(name: str, action: SetupAction, detail: str, *, foreground: str | None = None, command: str | None = None) -> SetupStep:
+    """One step's report; `foreground` (run the daemon by hand) and `command` (finish the step) only when it has them."""
+    step: SetupStep = {"step": name, "action": action, "detail": detail}
+    if foreground is not None:
+        step["foreground"] = foreground
+    if command is not None:
+        step["command"] = command
+    return step
 
 
 def _service_manager(system: str) -> str | None:
@@ -50,7 +56,7 @@ def _service_manager(system: str) -> str | None:
     return None
 
 
-def setup_service(settings: "Settings", dry_run: bool) -> dict[str, Any]:
+def setup_service(settings: "Settings", dry_run: bool) -> SetupStep:
     import platform
 
     from memoryd.base.errors import MemorydError
@@ -80,7 +86,7 @@ def _claude(claude: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([claude, *args], capture_output=True, text=True, timeout=CLAUDE_CLI_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
 
 
-def setup_claude_code(settings: "Settings", cwd: str, dry_run: bool, prefer_hooks: bool) -> list[dict[str, Any]]:
+def setup_claude_code(settings: "Settings", cwd: str, dry_run: bool, prefer_hooks: bool) -> list[SetupStep]:
     from memoryd.integrations.claude_code import settings_path, uninstall_hooks
     from memoryd.integrations.claude_plugin import PLUGIN_ID, install_commands, packaged_marketplace, plugin_enabled, settings_hooks
 
@@ -96,7 +102,7 @@ def setup_claude_code(settings: "Settings", cwd: str, dry_run: bool, prefer_hook
         if dry_run:
             return [_step("claude code", "would", f"merge memoryd's hooks into {user_hooks} ({why}), with a backup of the file")]
         return [_hooks_install(settings, user_hooks)]
-    steps = []
+    steps: list[SetupStep] = []
     if plugin_enabled(Path(cwd)):
         steps.append(_step("claude code", "already", f"the plugin {PLUGIN_ID} is enabled"))
     elif dry_run:
@@ -118,7 +124,7 @@ def setup_claude_code(settings: "Settings", cwd: str, dry_run: bool, prefer_hook
     return steps
 
 
-def _hooks_install(settings: "Settings", path: Path) -> dict[str, Any]:
+def _hooks_install(settings: "Settings", path: Path) -> SetupStep:
     from memoryd.client import daemon_url
     from memoryd.integrations.claude_code import hooks_block, install_hooks, write_auth_header
     from memoryd.service.auth import load_or_create_token
@@ -129,7 +135,7 @@ def _hooks_install(settings: "Settings", path: Path) -> dict[str, Any]:
     return _step("claude code", "done", f"merged memoryd's hooks into {path}{backup}")
 
 
-def pending_import(settings: "Settings", cwd: str) -> dict[str, Any] | None:
+def pending_import(settings: "Settings", cwd: str) -> SetupStep | None:
     from memoryd.integrations.claude_memory import location_report
 
     info = location_report(settings, cwd)
@@ -145,7 +151,7 @@ def cmd_setup(args: argparse.Namespace) -> int:
 
     settings = settings_of(args)
     cwd = cwd_of(args)
-    steps: list[dict[str, Any]] = []
+    steps: list[SetupStep] = []
     if not args.no_service:
         steps.append(setup_service(settings, args.dry_run))
     if not args.no_claude_code:
@@ -157,12 +163,12 @@ def cmd_setup(args: argparse.Namespace) -> int:
     if offer:
         steps.append(offer)
     summary = None if args.dry_run else _doctor_summary(settings, cwd)
-    data = {"dry_run": args.dry_run, "steps": steps, "doctor": summary}
+    data: SetupResult = {"dry_run": args.dry_run, "steps": steps, "doctor": summary}
     emit(args, data, _human)
     return EXIT_FAIL if any(s["action"] == "failed" for s in steps) else EXIT_OK
 
 
-def _doctor_summary(settings: "Settings", cwd: str) -> dict[str, Any]:
+def _doctor_summary(settings: "Settings", cwd: str) -> DoctorSummary:
     from memoryd.cli.doctor_checks import run_checks
     from memoryd.client import MemorydClient
 
