@@ -3,17 +3,36 @@
 from __future__ import annotations
 
 import os
+import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator
 
 import pytest
 
-from memoryd.config import Settings, load_settings
-from memoryd.server import build_app
-from memoryd.service.daemon import Daemon
-from tests.support.messages_api import ScriptedMessagesAPI
-from tests.support.servers import DaemonProcess, ThreadedServer, daemon_env, loopback_client
+from tests.support.cache import TEST_CACHE
+
+if TYPE_CHECKING:  # imported where used: pytest-xdist's controller loads this file too, and starts its workers only after
+    from memoryd.config import Settings
+    from memoryd.service.daemon import Daemon
+    from tests.support.messages_api import ScriptedMessagesAPI
+    from tests.support.servers import DaemonProcess, ThreadedServer
+
+
+def _cache_bytecode() -> None:
+    """With PYTHONDONTWRITEBYTECODE set, every Python the tests start (workers, ~40 daemons, ~200 CLI runs) compiled
+    memoryd from source again (~0.4 s of CPU a daemon start), and pytest rewrote every test module's asserts again:
+    this run and the processes it starts keep bytecode in the test cache instead, never beside the sources."""
+    if not (sys.flags.dont_write_bytecode or os.environ.get("PYTHONDONTWRITEBYTECODE")) or os.environ.get("PYTHONPYCACHEPREFIX"):
+        return  # bytecode is cached as Python does by default, or where the user said
+    prefix = str(TEST_CACHE / "pycache")
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = prefix
+    sys.dont_write_bytecode = False
+    sys.pycache_prefix = prefix
+
+
+_cache_bytecode()
 
 
 @pytest.fixture(autouse=True)
@@ -41,6 +60,8 @@ def project(tmp_path: Path) -> Path:
 
 
 def make_settings(home: Path, **env: str) -> Settings:
+    from memoryd.config import load_settings
+
     # the embedding model is off unless a test turns it on (dense recall tests: tests/test_recall_dense.py)
     base = {"MEMORYD_HOME": str(home), "MEMORYD_RECALL_DENSE": os.environ.get("MEMORYD_RECALL_DENSE", "off")}
     base.update(env)
@@ -58,6 +79,8 @@ class LiveDaemon:
     """A Daemon served by uvicorn in a thread, with an authenticated httpx client."""
 
     def __init__(self, daemon: Daemon, server: ThreadedServer) -> None:
+        from tests.support.servers import loopback_client
+
         self.daemon = daemon
         self.server = server
         self.url = server.url
@@ -70,6 +93,9 @@ class LiveDaemon:
 @contextmanager
 def serve(daemon: Daemon) -> Iterator[LiveDaemon]:
     """Serve a Daemon with uvicorn in a thread (the app's lifespan starts and stops it)."""
+    from memoryd.server import build_app
+    from tests.support.servers import ThreadedServer
+
     with ThreadedServer(build_app(daemon)) as server:
         ld = LiveDaemon(daemon, server)
         try:
@@ -80,6 +106,8 @@ def serve(daemon: Daemon) -> Iterator[LiveDaemon]:
 
 @pytest.fixture
 def live(settings: Settings) -> Iterator[LiveDaemon]:
+    from memoryd.service.daemon import Daemon
+
     with serve(Daemon(settings)) as ld:
         yield ld
 
@@ -99,6 +127,8 @@ def recall_api(live: LiveDaemon, cwd: Path, query: str, session: str = "s1") -> 
 
 @pytest.fixture
 def messages_api() -> Iterator[ScriptedMessagesAPI]:
+    from tests.support.messages_api import ScriptedMessagesAPI
+
     with ScriptedMessagesAPI() as api:
         yield api
 
@@ -113,6 +143,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 @pytest.fixture
 def daemon_process(home: Path, request: pytest.FixtureRequest) -> Iterator[DaemonProcess]:
+    from tests.support.servers import DaemonProcess, daemon_env
+
     proc = DaemonProcess(home=home, env=daemon_env(home))
     try:
         yield proc
@@ -129,6 +161,8 @@ def daemon_process(home: Path, request: pytest.FixtureRequest) -> Iterator[Daemo
 def shared_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
     """One `memoryd serve` subprocess (~1.2 s of CPU to start) for a module's tests that each keep to
     their own `project` (so their own memory dir); its `home` is the MEMORYD_HOME for CLI runs."""
+    from tests.support.servers import DaemonProcess, daemon_env
+
     root = tmp_path_factory.mktemp("shared-daemon")
     (root / "user").mkdir()
     home = root / "memoryd-home"
