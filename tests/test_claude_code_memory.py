@@ -221,21 +221,19 @@ def test_doctor_says_where_memory_lives_and_offers_the_old_store(tmp_path: Path,
     assert not checks["context"]["ok"] and "two indexes" in str(checks["context"]["detail"]) and 'memory_base = "auto"' in str(checks["context"]["fix"])
 
 
-def test_status_shows_the_memory_location(tmp_path: Path, user: dict[str, str]) -> None:
+def test_status_shows_the_memory_location(tmp_path: Path, user: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    from tests.support.servers import DaemonProcess, daemon_env
+    from tests.conftest import serve_env
+    from tests.support.servers import daemon_env
 
     project = tmp_path / "shop"
     (project / ".git").mkdir(parents=True)
     home = tmp_path / "memoryd"
     home.mkdir()
-    env = daemon_env(home, HOME=user["HOME"])
-    daemon = DaemonProcess(home=home, env=env).start()
-    try:
+    monkeypatch.setenv("HOME", user["HOME"])  # the daemon, served in this process, sees the HOME the CLI run gets
+    with serve_env(daemon_env(home, HOME=user["HOME"])) as (_, env):
         run = subprocess.run([sys.executable, "-m", "memoryd", "status", "--cwd", str(project)], env=env, capture_output=True, text=True, timeout=60)
         assert run.returncode == 0, run.stderr
         assert f"memory:  {claude_memory_dir(str(project), user)} (Claude Code dir, dialect claude-code)" in run.stdout
         assert "native:  Claude Code's auto memory on" in run.stdout and "fix:     memoryd setup, or memoryd hooks --install" in run.stdout
-    finally:
-        daemon.kill()

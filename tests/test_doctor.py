@@ -1,6 +1,7 @@
-"""`memoryd doctor` against a real daemon subprocess: it fails on each broken link (daemon down,
-hooks pointing elsewhere or with a stale token, a root not watched, a service that is not the
-daemon answering, a bad rg path), prints the fix, exits 1; and passes when all is well."""
+"""`memoryd doctor` (a real subprocess) against a real daemon (served in the test's process): it fails
+on each broken link (daemon down, hooks pointing elsewhere or with a stale token, a root not watched,
+a service that is not the daemon answering, a bad rg path), prints the fix, exits 1; and passes when
+all is well."""
 
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.support.servers import DaemonProcess, daemon_env
+import pytest
+
+from tests.conftest import serve_env
+from tests.support.servers import daemon_env
 
 
 def doctor(env: dict[str, str], cwd: Path) -> tuple[int, dict[str, Any]]:
@@ -21,6 +25,10 @@ def doctor(env: dict[str, str], cwd: Path) -> tuple[int, dict[str, Any]]:
 
 def by_name(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {c["name"]: c for c in report["checks"]}
+
+
+def failing(report: dict[str, Any]) -> set[str]:
+    return {c["name"] for c in report["checks"] if not c["ok"]}
 
 
 def fake_systemctl(tmp_path: Path, answer: str, exit_code: int = 0) -> str:
@@ -33,11 +41,12 @@ def fake_systemctl(tmp_path: Path, answer: str, exit_code: int = 0) -> str:
     return f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
 
 
-def test_doctor_fails_on_each_broken_link_then_passes(home: Path, project: Path, tmp_path: Path) -> None:
+def test_doctor_fails_on_each_broken_link_then_passes(home: Path, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     user_home = tmp_path / "user"
     roots = user_home / ".claude" / "projects"
     roots.mkdir(parents=True)
-    (home / "config.toml").write_text(f'[transcripts]\nroots = ["{roots}"]\n')
+    config = home / "config.toml"
+    config.write_text(f'[transcripts]\nroots = ["{roots}"]\n')
     env = daemon_env(home, HOME=str(user_home), MEMORYD_PORT="1")
     code, report = doctor(env, project)
     checks = by_name(report)
@@ -46,9 +55,8 @@ def test_doctor_fails_on_each_broken_link_then_passes(home: Path, project: Path,
     assert not checks["service"]["ok"] and checks["service"]["fix"] == "memoryd install-service"
     assert not checks["claude-code hooks"]["ok"] and "memoryd hooks --install" in checks["claude-code hooks"]["fix"]
     assert not checks["transcript roots"]["ok"] and "does not answer" in checks["transcript roots"]["detail"]
-    daemon = DaemonProcess(home=home, env=daemon_env(home, HOME=str(user_home))).start()
-    try:
-        env.pop("MEMORYD_PORT")
+    monkeypatch.setenv("HOME", str(user_home))  # the daemon, served in this process, sees the HOME the CLI runs get
+    with serve_env(daemon_env(home, HOME=str(user_home))) as (daemon, env):
         subprocess.run([sys.executable, "-m", "memoryd", "hooks", "--install"], env=env, check=True, capture_output=True)
         code, report = doctor(env, project)
         assert code == 0 and report["ok"], [c for c in report["checks"] if not c["ok"]]
@@ -60,49 +68,46 @@ def test_doctor_fails_on_each_broken_link_then_passes(home: Path, project: Path,
         assert checks["recall"]["detail"].startswith("lexical only (BM25F): off")  # daemon_env turns the embedding model off
         assert daemon.url in checks["claude-code hooks (user)"]["detail"]
 
-        # The hooks' port changed by hand to one nobody listens on.
+        # Links of different checks broken at once (each check reads only its own link, so each run of
+        # doctor names every one; ~0.5 s a run): the hooks' port changed by hand to one nobody listens
+        # on, a root added to config.toml after the daemon started, a bad rg path, and a service
+        # installed whose manager does not answer (it must be active and be the daemon that answers).
         settings = user_home / ".claude" / "settings.json"
         good = settings.read_text()
         settings.write_text(good.replace(daemon.url, "http://127.0.0.1:1"))
-        code, report = doctor(env, project)
-        hooks = by_name(report)["claude-code hooks (user)"]
-        assert code == 1 and not hooks["ok"] and "nothing answers" in hooks["detail"] and "memoryd hooks --install" in hooks["fix"]
-        # The hooks' token file holds another token.
-        settings.write_text(good)
-        (home / "curl-auth-header").write_text("Authorization: Bearer not-the-token\n")
-        code, report = doctor(env, project)
-        hooks = by_name(report)["claude-code hooks (user)"]
-        assert code == 1 and not hooks["ok"] and "is not this daemon's" in hooks["detail"]
-        subprocess.run([sys.executable, "-m", "memoryd", "hooks", "--install"], env=env, check=True, capture_output=True)
-
-        # A root added to config.toml after the daemon started, and one that does not exist yet.
         later = tmp_path / "later-root"
         later.mkdir()
-        (home / "config.toml").write_text(f'[transcripts]\nroots = ["{roots}", "{later}"]\n')
-        code, report = doctor(env, project)
-        root = by_name(report)[f"transcript root {later}"]
-        assert code == 1 and not root["ok"] and "not a root of the running daemon" in root["detail"] and "restart" in root["fix"]
-
-        # A service is installed: it must be active and be the daemon that answers.
-        (home / "config.toml").write_text(f'[transcripts]\nroots = ["{roots}"]\n')
+        config.write_text(f'[transcripts]\nroots = ["{roots}", "{later}"]\nripgrep = "{tmp_path / "no-rg"}"\n')
         unit = user_home / ".config" / "systemd" / "user" / "memoryd.service"
         unit.parent.mkdir(parents=True)
         unit.write_text("[Unit]\n")
-        assert daemon.proc is not None
         code, report = doctor({**env, "PATH": fake_systemctl(tmp_path, "Failed to connect to bus: No medium found", exit_code=1)}, project)
-        service = by_name(report)["service"]
-        assert code == 1 and "state is unknown" in service["detail"] and "No medium found" in service["detail"] and "enable-linger" in service["fix"]
-        for answer, ok, words in [("ActiveState=inactive\\nMainPID=0\\n", False, "not running"),
-                                  ("ActiveState=active\\nMainPID=1\\n", False, f"pid {daemon.proc.pid} answers"),
-                                  (f"ActiveState=active\\nMainPID={daemon.proc.pid}\\n", True, "is the daemon answering")]:
+        checks = by_name(report)
+        assert code == 1 and failing(report) == {"claude-code hooks (user)", f"transcript root {later}", "grep", "service"}, failing(report)
+        hooks = checks["claude-code hooks (user)"]
+        assert "nothing answers" in hooks["detail"] and "memoryd hooks --install" in hooks["fix"]
+        root = checks[f"transcript root {later}"]
+        assert "not a root of the running daemon" in root["detail"] and "restart" in root["fix"]
+        grep = checks["grep"]
+        assert "not an executable file" in grep["detail"] and '"auto"' in grep["fix"]
+        service = checks["service"]
+        assert "state is unknown" in service["detail"] and "No medium found" in service["detail"] and "enable-linger" in service["fix"]
+
+        # The rest put back; the hooks' token file holds another token, and the service is not running.
+        settings.write_text(good)
+        config.write_text(f'[transcripts]\nroots = ["{roots}"]\n')
+        (home / "curl-auth-header").write_text("Authorization: Bearer not-the-token\n")
+        code, report = doctor({**env, "PATH": fake_systemctl(tmp_path, "ActiveState=inactive\\nMainPID=0\\n")}, project)
+        hooks, service = by_name(report)["claude-code hooks (user)"], by_name(report)["service"]
+        assert code == 1 and failing(report) == {"claude-code hooks (user)", "service"}, failing(report)
+        assert "is not this daemon's" in hooks["detail"]
+        assert "not running" in service["detail"] and "systemctl --user restart memoryd" in service["fix"]
+        subprocess.run([sys.executable, "-m", "memoryd", "hooks", "--install"], env=env, check=True, capture_output=True)
+
+        # The service runs, but another process answers; then it is the daemon answering (pid: this process's).
+        for answer, ok, words in [("ActiveState=active\\nMainPID=1\\n", False, f"pid {os.getpid()} answers"),
+                                  (f"ActiveState=active\\nMainPID={os.getpid()}\\n", True, "is the daemon answering")]:
             code, report = doctor({**env, "PATH": fake_systemctl(tmp_path, answer)}, project)
             service = by_name(report)["service"]
             assert (code == 0) is ok and service["ok"] is ok and words in service["detail"], service
             assert ok or "systemctl --user restart memoryd" in service["fix"]
-
-        (home / "config.toml").write_text((home / "config.toml").read_text() + f'ripgrep = "{tmp_path / "no-rg"}"\n')
-        code, report = doctor(env, project)
-        grep = by_name(report)["grep"]
-        assert code == 1 and not grep["ok"] and "not an executable file" in grep["detail"] and '"auto"' in grep["fix"]
-    finally:
-        daemon.kill()

@@ -1,5 +1,6 @@
 """doctor and /v1/status tell the truth about the LLM: backend, model, last call's outcome,
-spend today, and no "ok" beside a contradiction (a real daemon subprocess, a scripted model)."""
+spend today, and no "ok" beside a contradiction (the daemon `memoryd serve` builds from the same
+environment, served in a thread; the real `memoryd doctor`; a scripted model)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import sys
 import time
 from pathlib import Path
 
+from tests.conftest import serve_env
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
-from tests.support.servers import DaemonProcess, daemon_env
+from tests.support.servers import daemon_env
 from tests.support.transcripts import new_session
 
 
@@ -23,50 +25,37 @@ def test_a_hung_local_model_is_named_as_such_not_as_an_api_key_problem(home: Pat
     roots = home / "transcripts"
     (home / "config.toml").write_text(f'[transcripts]\nroots = ["{roots}"]\n[llm]\nbackend = "messages-api"\nbase_url = "{messages_api.url}"\n'
                                       'model = "qwen3:8b"\ntimeout_seconds = 1\nretries = 0\n')
-    env = daemon_env(home, ANTHROPIC_API_KEY="sk-ant-unused-here")
-    daemon = DaemonProcess(home=home, env=env).start()
-    try:
+    with serve_env(daemon_env(home, ANTHROPIC_API_KEY="sk-ant-unused-here")) as (daemon, env):
         checks = doctor(env, project)
         assert checks["llm"]["ok"] and checks["llm"]["detail"].startswith("messages-api, model qwen3:8b, 0 tokens today") and "no call yet" in checks["llm"]["detail"]
         assert "api key" not in checks  # the key is not what this backend uses
         messages_api.push(Reply(text='{"memories": []}', delay=3))
         writer = new_session(roots, str(project))
         writer.user("we moved to pnpm last week")
-        with daemon.client() as c:
-            job_id = c.post("/v1/events/turn-end", json={"session_id": writer.session_id, "transcript_path": str(writer.path), "cwd": str(project)}).json()["job_id"]
-            deadline = time.monotonic() + 30
-            while c.get(f"/v1/jobs/{job_id}").json()["status"] in ("queued", "running"):
-                assert time.monotonic() < deadline
-                time.sleep(0.1)
-            llm = c.get("/v1/status").json()["llm"]
+        c = daemon.client
+        job_id = c.post("/v1/events/turn-end", json={"session_id": writer.session_id, "transcript_path": str(writer.path), "cwd": str(project)}).json()["job_id"]
+        deadline = time.monotonic() + 30
+        while c.get(f"/v1/jobs/{job_id}").json()["status"] in ("queued", "running"):
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        llm = c.get("/v1/status").json()["llm"]
         assert llm["last_call"]["outcome"] == "error" and llm["backend"] == "messages-api"
         checks = doctor(env, project)
         assert not checks["llm"]["ok"]
         assert "did not answer extract within 1 s" in checks["llm"]["detail"] and "ANTHROPIC_API_KEY" not in checks["llm"]["detail"] + checks["llm"]["fix"]
-    finally:
-        daemon.kill()
 
 
 def test_off_with_a_key_set_says_offline_and_shows_no_key_check(home: Path, project: Path) -> None:
     (home / "config.toml").write_text('[llm]\nbackend = "off"\n')
-    env = daemon_env(home, ANTHROPIC_API_KEY="sk-ant-set-but-off")
-    daemon = DaemonProcess(home=home, env=env).start()
-    try:
+    with serve_env(daemon_env(home, ANTHROPIC_API_KEY="sk-ant-set-but-off")) as (daemon, env):
         checks = doctor(env, project)
         assert checks["llm"]["ok"] and checks["llm"]["detail"].startswith("offline: the LLM is off") and "api key" not in checks
-        with daemon.client() as c:
-            status = c.get("/v1/status").json()
+        status = daemon.client.get("/v1/status").json()
         assert status["mode"] == "offline" and status["model"] is None and status["llm"]["backend"] == "off"
-    finally:
-        daemon.kill()
 
 
 def test_a_configured_backend_that_cannot_run_fails_with_the_fix(home: Path, project: Path) -> None:
     (home / "config.toml").write_text('[llm]\nbackend = "messages-api"\n')
-    env = daemon_env(home)
-    daemon = DaemonProcess(home=home, env=env).start()
-    try:
+    with serve_env(daemon_env(home)) as (_, env):
         checks = doctor(env, project)
         assert not checks["llm"]["ok"] and "needs [llm] base_url" in checks["llm"]["detail"]
-    finally:
-        daemon.kill()
