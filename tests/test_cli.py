@@ -16,8 +16,8 @@ def run(home: Path, *args: str, stdin: str | None = None, **env: str) -> subproc
     return subprocess.run([sys.executable, "-m", "memoryd", *args], env=daemon_env(home, **env), input=stdin or "", capture_output=True, text=True, timeout=60)
 
 
-def test_cli_against_daemon(daemon_process: DaemonProcess, home: Path, project: Path) -> None:
-    daemon_process.start()
+def test_cli_against_daemon(shared_daemon: DaemonProcess, project: Path) -> None:
+    home = shared_daemon.home
     cwd = ["--cwd", str(project)]
     r = run(home, "save", *cwd, "-t", "feedback", "-n", "Tests: real db", "-d", "no mocks", "-b", "Use the real DB.")
     assert r.returncode == 0 and "saved feedback_tests-real-db.md" in r.stdout, r.stderr

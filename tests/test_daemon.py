@@ -7,6 +7,9 @@ import socket
 import stat
 import struct
 from pathlib import Path
+from typing import Iterator
+
+import pytest
 
 from memoryd.base import limits
 from tests.support.servers import DaemonProcess, daemon_env, loopback_request
@@ -36,29 +39,32 @@ def test_sigterm_exits_zero_and_removes_runtime_file(daemon_process: DaemonProce
     assert not (home / "daemon.json").exists()
 
 
-def test_memoryd_token_overrides_file(tmp_path: Path, project: Path) -> None:
-    home = tmp_path / "h"
-    proc = DaemonProcess(home=home, env=daemon_env(home, MEMORYD_TOKEN="env-token-123"))
+@pytest.fixture(scope="module")
+def overridden(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProcess]:
+    """One daemon started with both MEMORYD_TOKEN and MEMORYD_MEMORY_DIR set (a start is ~1.5 s of CPU);
+    each test below looks at one of them."""
+    root = tmp_path_factory.mktemp("overridden")
+    home, target = root / "h", root / "custom-memory"
+    proc = DaemonProcess(home=home, env=daemon_env(home, MEMORYD_TOKEN="env-token-123", MEMORYD_MEMORY_DIR=str(target)))
     try:
-        proc.start()
-        url = proc.url + "/v1/memories"
-        assert loopback_request("GET", url, params={"cwd": str(project)}, headers={"Authorization": "Bearer env-token-123"}).status_code == 200
-        file_token = (home / "token").read_text().strip() if (home / "token").exists() else "none"
-        assert loopback_request("GET", url, params={"cwd": str(project)}, headers={"Authorization": f"Bearer {file_token}"}).status_code == 401
+        yield proc.start()
     finally:
         proc.kill()
 
 
-def test_memoryd_memory_dir_override(tmp_path: Path, project: Path) -> None:
-    home, target = tmp_path / "h", tmp_path / "custom-memory"
-    proc = DaemonProcess(home=home, env=daemon_env(home, MEMORYD_MEMORY_DIR=str(target)))
-    try:
-        proc.start()
-        with proc.client() as c:
-            r = c.post("/v1/memories", json={"cwd": str(project), "name": "n", "description": "d", "type": "user", "body": "b"})
-            assert Path(r.json()["path"]).parent == target.resolve()
-    finally:
-        proc.kill()
+def test_memoryd_token_overrides_file(overridden: DaemonProcess, project: Path) -> None:
+    home = overridden.home
+    url = overridden.url + "/v1/memories"
+    assert loopback_request("GET", url, params={"cwd": str(project)}, headers={"Authorization": "Bearer env-token-123"}).status_code == 200
+    file_token = (home / "token").read_text().strip() if (home / "token").exists() else "none"
+    assert loopback_request("GET", url, params={"cwd": str(project)}, headers={"Authorization": f"Bearer {file_token}"}).status_code == 401
+
+
+def test_memoryd_memory_dir_override(overridden: DaemonProcess, project: Path) -> None:
+    target = Path(overridden.env["MEMORYD_MEMORY_DIR"])
+    with overridden.client() as c:
+        r = c.post("/v1/memories", json={"cwd": str(project), "name": "n", "description": "d", "type": "user", "body": "b"})
+        assert Path(r.json()["path"]).parent == target.resolve()
 
 
 def test_index_truncation_edges_over_http(shared_daemon: DaemonProcess, project: Path) -> None:

@@ -272,7 +272,6 @@ import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tarfile  # noqa: E402
 
-from tests.conftest import shared_daemon  # noqa: E402,F401 (fixture)
 from tests.support.bombs import RepeatedBytes  # noqa: E402
 
 GOOD = "---\nname: good one\ndescription: a memory that imports\ntype: user\n---\nThe user likes tea.\n"
