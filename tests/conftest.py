@@ -111,16 +111,18 @@ def serve_env(env: dict[str, str]) -> Iterator[tuple[LiveDaemon, dict[str, str]]
     it, `env` with its port (the CLI reads the token from MEMORYD_HOME as usual)."""
     from memoryd.config import load_settings
     from memoryd.service.daemon import Daemon
+    from tests.support.clock import SteppingClock
 
-    with serve(Daemon(load_settings(env))) as live:
+    with serve(Daemon(load_settings(env), clock=SteppingClock())) as live:
         yield live, {**env, "MEMORYD_PORT": live.url.rsplit(":", 1)[1]}
 
 
 @pytest.fixture
 def live(settings: Settings) -> Iterator[LiveDaemon]:
     from memoryd.service.daemon import Daemon
+    from tests.support.clock import SteppingClock
 
-    with serve(Daemon(settings)) as ld:
+    with serve(Daemon(settings, clock=SteppingClock())) as ld:  # the machine's time, which a test may step ahead
         yield ld
 
 

@@ -129,6 +129,7 @@ def test_native_memory_switches_in_claude_codes_precedence(tmp_path: Path, user:
 
 # ---------------------------------------------------------------------- mutual exclusion
 from tests.conftest import make_settings, serve  # noqa: E402
+from tests.support.clock import SteppingClock, step_over_settle  # noqa: E402
 from tests.support.transcripts import new_session  # noqa: E402
 
 
@@ -146,7 +147,7 @@ def test_a_turn_in_which_the_agent_wrote_claude_codes_memory_is_not_extracted(tm
     (project / ".git").mkdir(parents=True)
     home = tmp_path / "memoryd"
     home.mkdir()
-    with serve(Daemon(make_settings(home))) as live:
+    with serve(Daemon(make_settings(home), clock=SteppingClock())) as live:
         memdir = Path(live.client.get("/v1/index", params={"cwd": str(project)}).json()["memory_dir"])
         assert memdir == claude_memory_dir(str(project), {"HOME": str(Path.home())})  # "auto" picked Claude Code's dir
         target = str(memdir / "pnpm-only.md")
@@ -160,6 +161,7 @@ def test_a_turn_in_which_the_agent_wrote_claude_codes_memory_is_not_extracted(tm
         r = live.client.post("/v1/events/turn-end", json={"session_id": session.session_id, "transcript_path": str(session.path), "cwd": str(project),
                                                           "hook_event_name": "Stop", "stop_hook_active": False})
         assert r.status_code == 202, r.text
+        step_over_settle(live.daemon)
         deadline = time.monotonic() + 15
         while (job := live.client.get(f"/v1/jobs/{r.json()['job_id']}").json())["status"] in ("queued", "running"):
             assert time.monotonic() < deadline, job

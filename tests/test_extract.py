@@ -14,6 +14,7 @@ from memoryd.base import limits
 from memoryd.extract.offline import extract_explicit
 from memoryd.service.daemon import Daemon
 from tests.conftest import LiveDaemon, make_settings, serve
+from tests.support.clock import SteppingClock, step_over_settle
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
 from tests.support.servers import DaemonProcess, daemon_env
 from tests.support.transcripts import TranscriptWriter, new_session
@@ -33,6 +34,7 @@ def turn_end(live: LiveDaemon, writer: TranscriptWriter, **extra: Any) -> dict[s
     body = {"session_id": writer.session_id, "transcript_path": str(writer.path), "cwd": writer.cwd, "hook_event_name": "Stop", "stop_hook_active": False, **extra}
     r = live.client.post("/v1/events/turn-end", json=body)
     assert r.status_code == 202, r.text
+    step_over_settle(live.daemon)
     return wait_job(live.client, r.json()["job_id"])
 
 
@@ -118,7 +120,7 @@ def test_tool_output_only_is_skipped(live: LiveDaemon, session: TranscriptWriter
 def test_throttle_waits_for_n_turns(home: Path, project: Path) -> None:
     settings = make_settings(home)
     settings.extract.every_n_turns = 2
-    with serve(Daemon(settings)) as live:
+    with serve(Daemon(settings, clock=SteppingClock())) as live:
         writer = new_session(settings.transcript_roots[0], str(project))
         writer.user("Remember to always write changelog entries.")
         first = turn_end(live, writer)
@@ -157,7 +159,14 @@ def test_bad_turn_end_bodies(live: LiveDaemon, project: Path) -> None:
 
 def test_unreadable_transcript_fails_visibly(live: LiveDaemon, session: TranscriptWriter) -> None:
     r = live.client.post("/v1/events/turn-end", json={"session_id": session.session_id, "transcript_path": str(session.path), "cwd": session.cwd})
-    job = wait_job(live.client, r.json()["job_id"])
+    step_over_settle(live.daemon)
+    deadline, stepped = time.monotonic() + 15, 0
+    while (job := live.client.get(f"/v1/jobs/{r.json()['job_id']}").json())["status"] in ("queued", "running"):
+        assert time.monotonic() < deadline, job
+        if job["status"] == "queued" and job["attempts"] > stepped:  # retried EXTRACT_RETRY_SECONDS after each attempt
+            stepped = job["attempts"]
+            step_over_settle(live.daemon, limits.EXTRACT_RETRY_SECONDS)
+        time.sleep(0.05)
     assert job["status"] == "failed" and "unreadable" in job["reason"]
 
 
@@ -169,10 +178,11 @@ def test_last_assistant_message_is_used_when_the_transcript_lags(live: LiveDaemo
 
 # --------------------------------------------------------------------------- LLM path
 @pytest.fixture
-def llm_live(home: Path, messages_api: ScriptedMessagesAPI) -> Iterator[LiveDaemon]:
+def llm_live(home: Path, messages_api: ScriptedMessagesAPI, request: pytest.FixtureRequest) -> Iterator[LiveDaemon]:
     settings = make_settings(home, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=messages_api.url)
-    settings.llm.timeout_seconds = 2
-    with serve(Daemon(settings)) as live:
+    reply = getattr(getattr(request.node, "callspec", None), "params", {}).get("reply")
+    settings.llm.timeout_seconds = 0.5 if isinstance(reply, Reply) and reply.delay else 2  # a scripted hang times out sooner
+    with serve(Daemon(settings, clock=SteppingClock())) as live:
         yield live
 
 
@@ -286,10 +296,12 @@ def test_turn_end_arriving_while_a_job_runs_is_not_throttled_away(llm_live: Live
     writer.user("we use trunk-based development here")
     body = {"session_id": writer.session_id, "transcript_path": str(writer.path), "cwd": str(project)}
     first_id = llm_live.client.post("/v1/events/turn-end", json=body).json()["job_id"]
+    step_over_settle(llm_live.daemon)
     assert entered.wait(timeout=15)
     writer.user("and the release train leaves every second Tuesday")
     second_id = llm_live.client.post("/v1/events/turn-end", json=body).json()["job_id"]
     assert second_id != first_id
+    step_over_settle(llm_live.daemon)
     release.set()
     assert wait_job(llm_live.client, first_id)["status"] == "done"
     second = wait_job(llm_live.client, second_id)

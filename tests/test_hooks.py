@@ -15,6 +15,7 @@ from memoryd.base import limits
 from memoryd.integrations.claude_code import hooks_block, install_hooks, settings_path, uninstall_hooks
 from memoryd.integrations.claude_code_hooks import fit_session_context, session_notes_context
 from tests.conftest import LiveDaemon
+from tests.support.clock import step_over_settle
 from tests.support.transcripts import new_session
 
 
@@ -42,6 +43,7 @@ def test_two_sessions_learn_and_recall_offline(live: LiveDaemon, project: Path) 
     s1.user("I'm a backend engineer; from now on, keep answers short.")
     s1.assistant("Will do.")
     assert hook(live, {**base, "hook_event_name": "Stop", "stop_hook_active": False}) == {}
+    step_over_settle(live.daemon)  # the two turn-ends' one job is due now
     deadline = time.monotonic() + 30
     while len(live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]) < 3:
         assert time.monotonic() < deadline, "extraction did not write the memories"
@@ -59,6 +61,7 @@ def test_two_sessions_learn_and_recall_offline(live: LiveDaemon, project: Path) 
     s2.assistant("Sure.")
     before = {m["filename"]: m["mtime"] for m in live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]}
     hook(live, {**base2, "hook_event_name": "Stop"})
+    step_over_settle(live.daemon)  # its job is due now: the half second below sees it run, not still wait out its settle
     time.sleep(0.5)
     after = {m["filename"]: m["mtime"] for m in live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]}
     assert after == before

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 from tests.conftest import serve_env
+from tests.support.clock import step_over_settle
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
 from tests.support.servers import daemon_env
 from tests.support.transcripts import new_session
@@ -34,6 +35,7 @@ def test_a_hung_local_model_is_named_as_such_not_as_an_api_key_problem(home: Pat
         writer.user("we moved to pnpm last week")
         c = daemon.client
         job_id = c.post("/v1/events/turn-end", json={"session_id": writer.session_id, "transcript_path": str(writer.path), "cwd": str(project)}).json()["job_id"]
+        step_over_settle(daemon.daemon)
         deadline = time.monotonic() + 30
         while c.get(f"/v1/jobs/{job_id}").json()["status"] in ("queued", "running"):
             assert time.monotonic() < deadline

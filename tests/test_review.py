@@ -13,6 +13,7 @@ import pytest
 
 from memoryd.service.daemon import Daemon
 from tests.conftest import LiveDaemon, make_settings, recall_api, save_memory, serve
+from tests.support.clock import SteppingClock
 from tests.support.servers import daemon_env
 from tests.support.transcripts import TranscriptWriter, new_session
 from tests.test_extract import turn_end
@@ -26,7 +27,7 @@ def write_config(home: Path, text: str) -> None:
 @pytest.fixture
 def rlive(home: Path) -> Iterator[LiveDaemon]:
     write_config(home, "[extract]\nreview = true\n")
-    with serve(Daemon(make_settings(home))) as live:
+    with serve(Daemon(make_settings(home), clock=SteppingClock())) as live:
         yield live
 
 
@@ -87,7 +88,7 @@ def test_review_per_project(home: Path, tmp_path: Path, project: Path) -> None:
     other = tmp_path / "work" / "other"
     (other / ".git").mkdir(parents=True)
     write_config(home, f'[projects."{project}"]\nreview = true\n')
-    with serve(Daemon(make_settings(home))) as live:
+    with serve(Daemon(make_settings(home), clock=SteppingClock())) as live:
         propose(live, project, "Remember: always run the linter before committing.")
         propose(live, other, "Remember: always run the linter before committing.")
         assert len(pending(live, str(project))) == 1 and live.daemon.stores.for_cwd(str(project)).all_headers() == []
@@ -131,14 +132,14 @@ def test_review_cli(rlive: LiveDaemon, project: Path, home: Path) -> None:
 
 
 def test_read_only_recalls_and_serves_but_never_writes(home: Path, project: Path) -> None:
-    with serve(Daemon(make_settings(home))) as live:
+    with serve(Daemon(make_settings(home), clock=SteppingClock())) as live:
         filename = save_memory(live, project, "Use pnpm", "Always use pnpm for installs")
         save_memory(live, project, "pnpm only", "Always use pnpm for installs")
         run_id = live.client.post("/v1/dream/run", json={"cwd": str(project)}).json()["run_id"]
         live.daemon.dream.wait()
         filename = live.daemon.stores.for_cwd(str(project)).all_headers()[0].filename  # the survivor of the merge
     write_config(home, "[memory]\nread_only = true\n")
-    with serve(Daemon(make_settings(home))) as live:
+    with serve(Daemon(make_settings(home), clock=SteppingClock())) as live:
         store = live.daemon.stores.for_cwd(str(project))
         before = {p.name: p.read_bytes() for p in store.path.iterdir() if p.is_file()}
         assert recall_api(live, project, "pnpm installs")["memories"]  # still recalls

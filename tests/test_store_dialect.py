@@ -210,12 +210,13 @@ def test_a_fresh_claude_code_folder_gets_claude_codes_dialect_from_extraction(tm
     Claude Code's agent writes beside it (`metadata: {type: …}`, `<kebab-slug>.md`)."""
     from memoryd.service.daemon import Daemon
     from tests.conftest import make_settings, serve
+    from tests.support.clock import SteppingClock
 
     (Path.home() / ".claude").mkdir()
     project = tmp_path / "orders-svc"
     (project / ".git").mkdir(parents=True)
     (tmp_path / "memoryd").mkdir()
-    with serve(Daemon(make_settings(tmp_path / "memoryd"))) as live:
+    with serve(Daemon(make_settings(tmp_path / "memoryd"), clock=SteppingClock())) as live:
         job = _turn(live, project, "We decided to drop Python 3.9 support at the end of the quarter because of the new typing features.")
         assert job["status"] == "done" and job["memories_written"] == ["drop-python-3-9-support-at-end-of-quarter.md"], job
         memdir = Path(live.client.get("/v1/index", params={"cwd": str(project)}).json()["memory_dir"])
@@ -228,11 +229,12 @@ def test_a_fresh_claude_code_folder_gets_claude_codes_dialect_from_extraction(tm
 def test_memoryds_own_store_keeps_memoryds_dialect(tmp_path: Path) -> None:
     from memoryd.service.daemon import Daemon
     from tests.conftest import make_settings, serve
+    from tests.support.clock import SteppingClock
 
     project = tmp_path / "orders-svc"
     (project / ".git").mkdir(parents=True)
     (tmp_path / "memoryd").mkdir()
-    with serve(Daemon(make_settings(tmp_path / "memoryd"))) as live:  # no ~/.claude: memoryd's own store
+    with serve(Daemon(make_settings(tmp_path / "memoryd"), clock=SteppingClock())) as live:  # no ~/.claude: memoryd's own store
         job = _turn(live, project, "We decided to drop Python 3.9 support at the end of the quarter because of the new typing features.")
         assert job["memories_written"] == ["project_drop-python-3-9-support-at-end-of-quarter.md"], job
         memdir = Path(live.client.get("/v1/index", params={"cwd": str(project)}).json()["memory_dir"])
