@@ -8,12 +8,12 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from memoryd.cli.output import EXIT_OK, EXIT_USAGE, common, emit, fail, table
 
 if TYPE_CHECKING:
-    from memoryd.cli.results import ConfigInitResult, ConfigResult
+    from memoryd.cli.results import ConfigInitResult, ConfigResult, ConfigSetting
 
 SHELLS = ("bash", "zsh", "fish")
 LOG_FOLLOW_POLL_SECONDS = 0.25
@@ -52,8 +52,8 @@ def cmd_config(args: argparse.Namespace) -> int:
     from memoryd.config import CONFIG_FILENAME, setting_sources
 
     path = home_from_env() / CONFIG_FILENAME
-    data: ConfigResult = {"path": str(path), "exists": path.is_file(),
-                          "settings": [{"setting": r["setting"], "value": r["value"], "source": r["source"]} for r in setting_sources()]}
+    settings = cast("list[ConfigSetting]", setting_sources())  # its rows are {setting, value, source}
+    data: ConfigResult = {"path": str(path), "exists": path.is_file(), "settings": settings}
 
     def human(d: dict[str, Any]) -> Any:
         head = f"config file: {d['path']}" + ("" if d["exists"] else " (does not exist: every setting is its default; `memoryd config init` writes one)")
