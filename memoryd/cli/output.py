@@ -83,16 +83,10 @@ def iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds")
 
 
-TIME_KEYS = ("mtime", "next_check")  # and every `*_at` key
-
-
-def is_time_key(key: str) -> bool:
-    """Keys whose values are times: printed as ISO-8601 strings, and typed so by the schemas (schemas.py)."""
-    return key in TIME_KEYS or key.endswith("_at")
-
-
 def normalize(data: Any) -> Any:
     """One time format: epoch numbers under the time keys become ISO-8601 strings (UTC)."""
+    from memoryd.cli.schemas import is_time_key  # the contract's time keys (schemas.py is also run as a script)
+
     if isinstance(data, dict):
         return {k: iso(v) if is_time_key(k) and isinstance(v, (int, float)) and not isinstance(v, bool) else normalize(v) for k, v in data.items()}
     if isinstance(data, list):

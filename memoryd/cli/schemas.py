@@ -13,6 +13,12 @@ SCHEMA_FILE = Path(__file__).with_name("schemas.json")
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 NO_JSON = {"description": "no JSON output"}
 TIME = {"type": "string", "format": "date-time"}
+TIME_KEYS = ("mtime", "next_check")  # and every `*_at` key
+
+
+def is_time_key(key: str) -> bool:
+    """Keys whose values are times: typed as ISO-8601 strings here, and printed so by output.normalize."""
+    return key in TIME_KEYS or key.endswith("_at")
 
 
 def schema_for(command: str, exit_codes: dict[int, str]) -> dict[str, Any]:
@@ -51,8 +57,6 @@ def _schema(shape: Any) -> dict[str, Any]:
 def _iso_times(schema: Any) -> Any:
     """Times as the CLI prints them (output.normalize): ISO-8601 strings under the time keys, whether
     the daemon's model has them as epoch numbers or as strings."""
-    from memoryd.cli.output import is_time_key
-
     if isinstance(schema, list):
         return [_iso_times(item) for item in schema]
     if not isinstance(schema, dict):
