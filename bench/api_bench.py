@@ -48,17 +48,38 @@ def main() -> None:
         settings.transcripts.roots = [str(home / "transcripts")]
         settings.memory.memory_base = ""  # benches never write into the real ~/.claude
         daemon = Daemon(settings)
-        with ThreadedServer(build_app(daemon)) as server, httpx.Client(
-            base_url=server.url, headers={"Authorization": f"Bearer {daemon.token}"}, timeout=10
-        ) as c:
+        with (
+            ThreadedServer(build_app(daemon)) as server,
+            httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {daemon.token}"}, timeout=10) as c,
+        ):
             cwd = str(project)
             for i in range(MEMORIES):
-                c.post("/v1/memories", json={"cwd": cwd, "name": f"note {i}", "description": f"deploy step {i} uses make ship", "type": "project", "body": "b"})
+                c.post(
+                    "/v1/memories",
+                    json={
+                        "cwd": cwd,
+                        "name": f"note {i}",
+                        "description": f"deploy step {i} uses make ship",
+                        "type": "project",
+                        "body": "b",
+                    },
+                )
             calls: dict[str, Callable[[int], Any]] = {
                 "GET /v1/health (floor)": lambda i: c.get("/v1/health"),
                 "GET /v1/memories": lambda i: c.get("/v1/memories", params={"cwd": cwd}),
-                "POST /v1/recall": lambda i: c.post("/v1/recall", json={"cwd": cwd, "query": "how do we deploy", "session_id": f"b{i}"}),
-                "POST /v1/memories (update)": lambda i: c.post("/v1/memories", json={"cwd": cwd, "name": "note 1", "description": "deploy step 1", "type": "project", "body": f"v{i}"}),
+                "POST /v1/recall": lambda i: c.post(
+                    "/v1/recall", json={"cwd": cwd, "query": "how do we deploy", "session_id": f"b{i}"}
+                ),
+                "POST /v1/memories (update)": lambda i: c.post(
+                    "/v1/memories",
+                    json={
+                        "cwd": cwd,
+                        "name": "note 1",
+                        "description": "deploy step 1",
+                        "type": "project",
+                        "body": f"v{i}",
+                    },
+                ),
                 "GET /v1/status": lambda i: c.get("/v1/status"),
             }
             rows = []
@@ -70,7 +91,14 @@ def main() -> None:
                     r = call(i)
                     times.append(time.perf_counter() - started)
                     assert r.status_code < 300, r.text
-                rows.append({"route": label, "p50_ms": _pct(times, 0.5), "p95_ms": _pct(times, 0.95), "mean_ms": round(statistics.mean(times) * 1000, 3)})
+                rows.append(
+                    {
+                        "route": label,
+                        "p50_ms": _pct(times, 0.5),
+                        "p95_ms": _pct(times, 0.95),
+                        "mean_ms": round(statistics.mean(times) * 1000, 3),
+                    }
+                )
     width = max(len(r["route"]) for r in rows)
     print(f"src: {args.src}")
     print(f"{'route':<{width}}  p50_ms  p95_ms")

@@ -65,8 +65,9 @@ def query_of(task: dict[str, Any], context: bool) -> tuple[str, list[str]]:
     return task["prompt"], (task.get("files", []) if context else [])
 
 
-def score(stores: list[Store], backend: Backend | None, *, context: bool = False,
-          ranker: Callable[..., Decision] = decide) -> dict[str, Any]:
+def score(
+    stores: list[Store], backend: Backend | None, *, context: bool = False, ranker: Callable[..., Decision] = decide
+) -> dict[str, Any]:
     qcache: dict[str, Any] = {}
 
     def ask(store: Store, task: dict[str, Any]) -> list[str]:
@@ -81,15 +82,26 @@ def score(stores: list[Store], backend: Backend | None, *, context: bool = False
         d = ranker(store.index, store.dense if backend else None, backend, prompt, k=5, query_vector=vec, context=ctx)
         return [fn for fn, _ in d.chosen]
 
-    return tally([store.repo for store in stores], lambda repo, task: ask(next(st for st in stores if st.repo is repo), task))
+    return tally(
+        [store.repo for store in stores], lambda repo, task: ask(next(st for st in stores if st.repo is repo), task)
+    )
 
 
 def tally(repos: list[dict[str, Any]], ask: Callable[[dict[str, Any], dict[str, Any]], list[str]]) -> dict[str, Any]:
     """Every repository's own tasks asked of its store, and every other repository's tasks too (foreign);
     `ask(repo, task)` answers the dataset filenames injected."""
     per_repo: dict[str, dict[str, Any]] = {}
-    totals = {"rel_tasks": 0.0, "recall_sum": 0.0, "injected": 0.0, "hits": 0.0, "none_tasks": 0.0, "none_silent": 0.0,
-              "foreign": 0.0, "foreign_silent": 0.0, "prompts": 0.0}
+    totals = {
+        "rel_tasks": 0.0,
+        "recall_sum": 0.0,
+        "injected": 0.0,
+        "hits": 0.0,
+        "none_tasks": 0.0,
+        "none_silent": 0.0,
+        "foreign": 0.0,
+        "foreign_silent": 0.0,
+        "prompts": 0.0,
+    }
     for repo in repos:
         t = dict.fromkeys(totals, 0.0)
         for task in repo["tasks"]:
@@ -118,14 +130,27 @@ def tally(repos: list[dict[str, Any]], ask: Callable[[dict[str, Any], dict[str, 
 
 def metrics(t: dict[str, float]) -> dict[str, Any]:
     div = lambda a, b: round(a / b, 3) if b else None  # noqa: E731
-    return {"recall@5": div(t["recall_sum"], t["rel_tasks"]), "precision": div(t["hits"], t["injected"]),
-            "silence": div(t["none_silent"], t["none_tasks"]), "foreign_silence": div(t["foreign_silent"], t["foreign"]),
-            "per_prompt": div(t["injected"], t["prompts"]), "tasks": int(t["prompts"]), "tasks_with_rules": int(t["rel_tasks"])}
+    return {
+        "recall@5": div(t["recall_sum"], t["rel_tasks"]),
+        "precision": div(t["hits"], t["injected"]),
+        "silence": div(t["none_silent"], t["none_tasks"]),
+        "foreign_silence": div(t["foreign_silent"], t["foreign"]),
+        "per_prompt": div(t["injected"], t["prompts"]),
+        "tasks": int(t["prompts"]),
+        "tasks_with_rules": int(t["rel_tasks"]),
+    }
 
 
 def locomo(backend: Backend | None, cache: VectorCache, ranker: Callable[..., Decision] = decide) -> dict[str, Any]:
     """The LoCoMo dev split (read from ../shared/bench, never copied): recall@5 and the other-store injection rate."""
-    data = next((d / "shared" / "bench" / "recall_dev.jsonl" for d in (ROOT.parent, ROOT.parent.parent) if (d / "shared").is_dir()), None)
+    data = next(
+        (
+            d / "shared" / "bench" / "recall_dev.jsonl"
+            for d in (ROOT.parent, ROOT.parent.parent)
+            if (d / "shared").is_dir()
+        ),
+        None,
+    )
     if data is None or not data.exists():
         return {}
     convs = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -135,7 +160,12 @@ def locomo(backend: Backend | None, cache: VectorCache, ranker: Callable[..., De
         for q in conv["queries"]:
             for target in stores:
                 vec = backend.query(q["q"]) if backend is not None else None
-                got = [fn for fn, _ in ranker(target.index, target.dense if backend else None, backend, q["q"], k=5, query_vector=vec).chosen]
+                got = [
+                    fn
+                    for fn, _ in ranker(
+                        target.index, target.dense if backend else None, backend, q["q"], k=5, query_vector=vec
+                    ).chosen
+                ]
                 if target is store:
                     rec.append(len(set(got) & set(q["relevant"])) / len(q["relevant"]))
                 else:
@@ -177,7 +207,9 @@ def main() -> None:
     ap.add_argument("--dense", default="auto")
     ap.add_argument("--by-repo", action="store_true")
     ap.add_argument("--locomo", action="store_true", help="also the LoCoMo dev floor")
-    ap.add_argument("--fit", action="store_true", help="print the confidence rule's weights fitted on this split (with context)")
+    ap.add_argument(
+        "--fit", action="store_true", help="print the confidence rule's weights fitted on this split (with context)"
+    )
     args = ap.parse_args()
     encoder = Encoder(args.dense)
     encoder.load()

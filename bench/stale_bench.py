@@ -39,12 +39,24 @@ def main() -> int:
         settings.transcripts.roots = [str(home / "transcripts")]
         settings.dream.enabled = False
         daemon = Daemon(settings)
-        with ThreadedServer(build_app(daemon)) as server, httpx.Client(
-                base_url=server.url, headers={"Authorization": f"Bearer {daemon.token}"}, timeout=60) as client:
+        with (
+            ThreadedServer(build_app(daemon)) as server,
+            httpx.Client(
+                base_url=server.url, headers={"Authorization": f"Bearer {daemon.token}"}, timeout=60
+            ) as client,
+        ):
             labels: dict[str, bool] = {}
             for m in labelled_memories():
-                r = client.post("/v1/memories", json={"cwd": str(repo), "name": m["name"], "description": m["description"],
-                                                      "type": m["type"], "body": m["body"]})
+                r = client.post(
+                    "/v1/memories",
+                    json={
+                        "cwd": str(repo),
+                        "name": m["name"],
+                        "description": m["description"],
+                        "type": m["type"],
+                        "body": m["body"],
+                    },
+                )
                 r.raise_for_status()
                 labels[r.json()["filename"]] = m["stale"]
             started = time.perf_counter()
@@ -67,8 +79,21 @@ def main() -> int:
     for f in fn:
         print(f"  missed: {f}")
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps({"memories": len(labels), "stale": sum(labels.values()), "precision": precision, "recall": recall,
-                                   "false_positives": fp, "missed": fn, "cold_ms": cold_ms, "warm_ms": warm_ms}, indent=2))
+    RESULTS.write_text(
+        json.dumps(
+            {
+                "memories": len(labels),
+                "stale": sum(labels.values()),
+                "precision": precision,
+                "recall": recall,
+                "false_positives": fp,
+                "missed": fn,
+                "cold_ms": cold_ms,
+                "warm_ms": warm_ms,
+            },
+            indent=2,
+        )
+    )
     return 0 if precision >= PRECISION_TARGET and recall >= RECALL_TARGET else 1
 
 

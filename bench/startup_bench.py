@@ -65,8 +65,24 @@ def main() -> None:
         env = daemon_env(home, MEMORYD_LLM="off", HOME=str(Path(tmp)))  # never the real ~/.claude
         daemon = DaemonProcess(home=home, env=env).start()
         try:
-            subprocess.run([memoryd, "save", "-t", "project", "-n", "Deploys", "-d", "deploys go through make ship", "-b", "make ship"],
-                           env=env, cwd=project, check=True, capture_output=True)
+            subprocess.run(
+                [
+                    memoryd,
+                    "save",
+                    "-t",
+                    "project",
+                    "-n",
+                    "Deploys",
+                    "-d",
+                    "deploys go through make ship",
+                    "-b",
+                    "make ship",
+                ],
+                env=env,
+                cwd=project,
+                check=True,
+                capture_output=True,
+            )
             from memoryd.client import MemorydClient
 
             api = MemorydClient.from_env(env)
@@ -78,11 +94,20 @@ def main() -> None:
                 "memoryd status": ([memoryd, "status"], lambda i: api.status()),
                 "memoryd list": ([memoryd, "list"], lambda i: api.list_memories(project)),
                 "memoryd list --json": ([memoryd, "list", "--json"], lambda i: api.list_memories(project)),
-                "memoryd show": ([memoryd, "show", "project_deploys.md"], lambda i: api.get_memory(project, "project_deploys.md")),
+                "memoryd show": (
+                    [memoryd, "show", "project_deploys.md"],
+                    lambda i: api.get_memory(project, "project_deploys.md"),
+                ),
                 "memoryd index": ([memoryd, "index"], lambda i: api.index(project)),
-                "memoryd recall": ([memoryd, "recall", "how do we deploy"], lambda i: api.recall(project, "how do we deploy", f"bench-{i}")),
+                "memoryd recall": (
+                    [memoryd, "recall", "how do we deploy"],
+                    lambda i: api.recall(project, "how do we deploy", f"bench-{i}"),
+                ),
                 "memoryd grep": ([memoryd, "grep", "deploys"], lambda i: api.grep("deploys", cwd=project)),
-                "memoryd dream status": ([memoryd, "dream", "status"], lambda i: api.request("GET", "/v1/dream/status", params=cwd)),
+                "memoryd dream status": (
+                    [memoryd, "dream", "status"],
+                    lambda i: api.request("GET", "/v1/dream/status", params=cwd),
+                ),
             }
             rows: list[dict[str, Any]] = []
             for label, (cmd, call) in cases.items():
@@ -90,21 +115,35 @@ def main() -> None:
                 times = sorted(walls)
                 p95 = times[min(len(times) - 1, round(0.95 * (len(times) - 1)))]
                 daemon_ms = statistics.median(_call_times(call, args.runs)) if call else 0.0
-                rows.append({"command": label, "median_ms": round(statistics.median(times), 1), "p95_ms": round(p95, 1), "min_ms": round(times[0], 1),
-                             "daemon_ms": round(daemon_ms, 1), "startup_ms": round(statistics.median(times) - daemon_ms, 1),
-                             "cpu_ms": round(statistics.median(cpus), 1)})
+                rows.append(
+                    {
+                        "command": label,
+                        "median_ms": round(statistics.median(times), 1),
+                        "p95_ms": round(p95, 1),
+                        "min_ms": round(times[0], 1),
+                        "daemon_ms": round(daemon_ms, 1),
+                        "startup_ms": round(statistics.median(times) - daemon_ms, 1),
+                        "cpu_ms": round(statistics.median(cpus), 1),
+                    }
+                )
             api.close()
         finally:
             daemon.kill()
     width = max(len(r["command"]) for r in rows)
-    print(f"{args.runs} runs each, piped output, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; target: start-up (median minus the daemon's time) under {TARGET_MS:.0f} ms")
+    print(
+        f"{args.runs} runs each, piped output, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; target: start-up (median minus the daemon's time) under {TARGET_MS:.0f} ms"
+    )
     print(f"{'command':<{width}}  median_ms  p95_ms  min_ms  daemon_ms  startup_ms  cpu_ms")
     for r in rows:
         flag = "" if r["command"].endswith("(floor)") or r["startup_ms"] < TARGET_MS else "  over target"
-        print(f"{r['command']:<{width}}  {r['median_ms']:>9}  {r['p95_ms']:>6}  {r['min_ms']:>6}  {r['daemon_ms']:>9}  {r['startup_ms']:>10}  {r['cpu_ms']:>6}{flag}")
+        print(
+            f"{r['command']:<{width}}  {r['median_ms']:>9}  {r['p95_ms']:>6}  {r['min_ms']:>6}  {r['daemon_ms']:>9}  {r['startup_ms']:>10}  {r['cpu_ms']:>6}{flag}"
+        )
     out = ROOT / "bench" / "results" / "startup_bench.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"runs": args.runs, "target_ms": TARGET_MS, "load": os.getloadavg()[0], "rows": rows}, indent=2))
+    out.write_text(
+        json.dumps({"runs": args.runs, "target_ms": TARGET_MS, "load": os.getloadavg()[0], "rows": rows}, indent=2)
+    )
 
 
 if __name__ == "__main__":

@@ -104,7 +104,12 @@ def bench_scale(n: int) -> dict[str, float]:
         saves = []
         for i in range(SAMPLES):
             t = time.perf_counter()
-            store.save(name=f"memory {i % 7}" if i % 2 else f"new memory {i}", description=f"sample {i}", type=TYPES[(i % 7) % 4], body=BODY)
+            store.save(
+                name=f"memory {i % 7}" if i % 2 else f"new memory {i}",
+                description=f"sample {i}",
+                type=TYPES[(i % 7) % 4],
+                body=BODY,
+            )
             saves.append(time.perf_counter() - t)
         store.set_watched(True)  # as in the daemon: the watcher names changed files
         store.all_headers()
@@ -113,8 +118,16 @@ def bench_scale(n: int) -> dict[str, float]:
             t = time.perf_counter()
             store.list("project")[:1000]
             lists.append(time.perf_counter() - t)
-    return {"memories": n, "table_load_ms": _ms(load), "table_load_cpu_ms": _ms(load_cpu), "table_mb": round(table_mb, 1), "first_index_ms": _ms(first_index),
-            "save_p50_ms": _ms(statistics.median(saves)), "save_p95_ms": _ms(_pct(saves, 0.95)), "list_p50_ms": _ms(statistics.median(lists))}
+    return {
+        "memories": n,
+        "table_load_ms": _ms(load),
+        "table_load_cpu_ms": _ms(load_cpu),
+        "table_mb": round(table_mb, 1),
+        "first_index_ms": _ms(first_index),
+        "save_p50_ms": _ms(statistics.median(saves)),
+        "save_p95_ms": _ms(_pct(saves, 0.95)),
+        "list_p50_ms": _ms(statistics.median(lists)),
+    }
 
 
 def _seed(path: Path, n: int, *, index: bool = True) -> MemoryDir:
@@ -141,7 +154,9 @@ def bench_http() -> list[dict[str, float]]:
             home, memory, cwd = Path(tmp) / f"home{n}", Path(tmp) / f"memory{n}", Path(tmp) / f"project{n}"
             cwd.mkdir()
             _seed(memory, n)
-            procs.append(DaemonProcess(home=home, env=daemon_env(home, MEMORYD_MEMORY_DIR=str(memory), HOME=str(home.parent))))
+            procs.append(
+                DaemonProcess(home=home, env=daemon_env(home, MEMORYD_MEMORY_DIR=str(memory), HOME=str(home.parent)))
+            )
             cwds.append(cwd)
         try:
             clients = []
@@ -151,7 +166,10 @@ def bench_http() -> list[dict[str, float]]:
             for c, cwd in zip(clients, cwds):
                 for _ in range(20):  # warm routing, the store table and the index
                     c.get("/v1/health")
-                    c.post("/v1/memories", json={"cwd": str(cwd), "name": "memory 0", "description": "warm", "type": "user", "body": BODY})
+                    c.post(
+                        "/v1/memories",
+                        json={"cwd": str(cwd), "name": "memory 0", "description": "warm", "type": "user", "body": BODY},
+                    )
             health: list[list[float]] = [[] for _ in SIZES]
             saves: list[list[float]] = [[] for _ in SIZES]
             for i in range(HTTP_SAMPLES):
@@ -160,7 +178,13 @@ def bench_http() -> list[dict[str, float]]:
                     c.get("/v1/health")
                     health[k].append(time.perf_counter() - t)
                     name = f"memory {n - 1}" if i % 2 else f"memory {i % 7}"
-                    payload = {"cwd": str(cwd), "name": name, "description": f"sample {i}", "type": "project" if i % 2 else TYPES[(i % 7) % 4], "body": BODY}
+                    payload = {
+                        "cwd": str(cwd),
+                        "name": name,
+                        "description": f"sample {i}",
+                        "type": "project" if i % 2 else TYPES[(i % 7) % 4],
+                        "body": BODY,
+                    }
                     t = time.perf_counter()
                     r = c.post("/v1/memories", json=payload)
                     saves[k].append(time.perf_counter() - t)
@@ -244,10 +268,15 @@ def main() -> int:
     over_floor = small["http_save_p50_ms"] - small["health_p50_ms"]
     print(f"HTTP save at {SIZES[0]}: floor + {over_floor:.2f} ms; at {SIZES[1]}: {growth:.2f}x the {SIZES[0]} figure")
     durable = disk["file_fsync_p50_ms"] + disk["dir_fsync_p50_ms"]
-    print(f"this disk: file fsync p50 {disk['file_fsync_p50_ms']} ms, dir fsync p50 {disk['dir_fsync_p50_ms']} ms; "
-          f"a durable save pays 2 concurrent file fsyncs then 1 dir fsync (≥ {durable:.2f} ms), so floor + fsyncs ≥ {small['health_p50_ms'] + durable:.2f} ms")
+    print(
+        f"this disk: file fsync p50 {disk['file_fsync_p50_ms']} ms, dir fsync p50 {disk['dir_fsync_p50_ms']} ms; "
+        f"a durable save pays 2 concurrent file fsyncs then 1 dir fsync (≥ {durable:.2f} ms), so floor + fsyncs ≥ {small['health_p50_ms'] + durable:.2f} ms"
+    )
     if scale:
-        print(f"at {scale['memories']:,} files in-process: " + ", ".join(f"{k} {v}" for k, v in scale.items() if k != "memories"))
+        print(
+            f"at {scale['memories']:,} files in-process: "
+            + ", ".join(f"{k} {v}" for k, v in scale.items() if k != "memories")
+        )
     print(f"idle daemon RSS: {rss} MB (target ≤ 80 MB)")
     checks = {
         "http_save_200_le_floor_plus_5ms": over_floor <= 5.0,
@@ -257,7 +286,20 @@ def main() -> int:
     print("targets: " + ", ".join(f"{k} {'OK' if v else 'MISSED'}" for k, v in checks.items()))
     out = ROOT / "bench" / "results" / "store_bench.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"in_process": rows, "http": http, "disk": disk, "idle_rss_mb": rss, "scale": scale, "http_save_growth": round(growth, 2), "targets": checks}, indent=2))
+    out.write_text(
+        json.dumps(
+            {
+                "in_process": rows,
+                "http": http,
+                "disk": disk,
+                "idle_rss_mb": rss,
+                "scale": scale,
+                "http_save_growth": round(growth, 2),
+                "targets": checks,
+            },
+            indent=2,
+        )
+    )
     print(f"wrote {out}")
     return 0
 

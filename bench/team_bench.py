@@ -31,7 +31,9 @@ def member(root: Path, name: str, remote: Path, entries: int) -> tuple[TeamServi
     project = root / name / "project"
     (project / ".git").mkdir(parents=True)
     home = root / name / "home"
-    settings = TeamSettings(author=name, max_entries=max(entries, 1), max_push_bytes=64 * 1024 * 1024, max_pushes_per_hour=10_000)
+    settings = TeamSettings(
+        author=name, max_entries=max(entries, 1), max_push_bytes=64 * 1024 * 1024, max_pushes_per_hour=10_000
+    )
     service = TeamService(settings, home=home, stores=StoreRegistry(memory_base=home))
     service.init(str(project), str(remote))
     return service, str(project)
@@ -54,7 +56,9 @@ def run_once(entries: int, edits: int) -> dict[str, float]:
         subprocess.run(["git", "init", "--bare", "-q", str(remote)], check=True)
         alice, a_cwd = member(root, "alice", remote, entries)
         for i in range(entries):
-            alice.save(a_cwd, name=f"Procedure {i}", description=f"How we run procedure {i}", type="project", body=body(i))
+            alice.save(
+                a_cwd, name=f"Procedure {i}", description=f"How we run procedure {i}", type="project", body=body(i)
+            )
         out = {"first_push_s": timed(lambda: alice.repo_for(a_cwd).sync())}
         started = time.perf_counter()
         bob, b_cwd = member(root, "bob", remote, entries)  # init: git init, set the remote, first sync
@@ -65,8 +69,20 @@ def run_once(entries: int, edits: int) -> dict[str, float]:
             mine, theirs = list(lines), list(lines)
             mine[0] += " (alice)"
             theirs[-1 if i % 2 == 0 else 0] += " (bob)"  # even: different lines (clean merge); odd: same line (review)
-            alice.save(a_cwd, name=f"Procedure {i}", description=f"How we run procedure {i}", type="project", body="\n\n".join(mine))
-            bob.save(b_cwd, name=f"Procedure {i}", description=f"How we run procedure {i}", type="project", body="\n\n".join(theirs))
+            alice.save(
+                a_cwd,
+                name=f"Procedure {i}",
+                description=f"How we run procedure {i}",
+                type="project",
+                body="\n\n".join(mine),
+            )
+            bob.save(
+                b_cwd,
+                name=f"Procedure {i}",
+                description=f"How we run procedure {i}",
+                type="project",
+                body="\n\n".join(theirs),
+            )
         alice.repo_for(a_cwd).sync()
         report = None
 
@@ -94,7 +110,9 @@ def main() -> None:
         print(f"  {key:<14} {value * 1000:8.0f} ms")
     results = ROOT / "bench" / "results"
     results.mkdir(parents=True, exist_ok=True)
-    (results / "team_bench.json").write_text(json.dumps({"entries": args.entries, "edits": args.edits, "runs": args.runs, "best_seconds": best}, indent=2))
+    (results / "team_bench.json").write_text(
+        json.dumps({"entries": args.entries, "edits": args.edits, "runs": args.runs, "best_seconds": best}, indent=2)
+    )
 
 
 if __name__ == "__main__":

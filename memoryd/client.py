@@ -91,7 +91,9 @@ class MemorydClient:
         self._conn = conn
         return conn, False
 
-    def _exchange(self, method: str, target: str, body: bytes | None, headers: dict[str, str]) -> tuple[int, str, bytes, str]:
+    def _exchange(
+        self, method: str, target: str, body: bytes | None, headers: dict[str, str]
+    ) -> tuple[int, str, bytes, str]:
         for attempt in range(2):
             conn, reused = self._connection()
             try:
@@ -100,17 +102,32 @@ class MemorydClient:
                 return response.status, response.getheader("Content-Type", ""), response.read(), response.reason
             except TimeoutError as exc:
                 self.close()
-                raise ApiError(504, "daemon_timeout", f"memoryd at {self.base_url} did not answer within {self.timeout:g} s; "
-                               "it may be busy: try again, or check it with `memoryd status`.") from exc
+                raise ApiError(
+                    504,
+                    "daemon_timeout",
+                    f"memoryd at {self.base_url} did not answer within {self.timeout:g} s; "
+                    "it may be busy: try again, or check it with `memoryd status`.",
+                ) from exc
             except (http.client.HTTPException, OSError) as exc:
                 self.close()
                 if not reused or attempt:  # a kept-alive connection the daemon closed is retried once
-                    raise ApiError(502, "daemon_unreachable", f"memoryd at {self.base_url} dropped the connection ({exc.__class__.__name__}); "
-                                   "check it with `memoryd status`.") from exc
+                    raise ApiError(
+                        502,
+                        "daemon_unreachable",
+                        f"memoryd at {self.base_url} dropped the connection ({exc.__class__.__name__}); "
+                        "check it with `memoryd status`.",
+                    ) from exc
         raise AssertionError("unreachable")
 
-    def request(self, method: str, path: str, *, params: Mapping[str, Any] | None = None, json: Any = None,
-                headers: Mapping[str, str] | None = None) -> Any:
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Any:
         query = {k: v for k, v in (params or {}).items() if v is not None}
         target = path + ("?" + urlencode(query) if query else "")
         headers = {**(headers or {}), **self._headers}
@@ -151,25 +168,35 @@ class MemorydClient:
     def get_memory(self, cwd: str | Path, filename: str) -> dict[str, Any]:
         return self.request("GET", f"/v1/memories/{quote(filename, safe='')}", params={"cwd": str(cwd)})
 
-    def save_memory(self, cwd: str | Path, *, name: str, description: str, type_: str, body: str, team: bool = False) -> dict[str, Any]:
+    def save_memory(
+        self, cwd: str | Path, *, name: str, description: str, type_: str, body: str, team: bool = False
+    ) -> dict[str, Any]:
         path = "/v1/team/memories" if team else "/v1/memories"
-        return self.request("POST", path, json={"cwd": str(cwd), "name": name, "description": description, "type": type_, "body": body})
+        return self.request(
+            "POST", path, json={"cwd": str(cwd), "name": name, "description": description, "type": type_, "body": body}
+        )
 
     def delete_memory(self, cwd: str | Path, filename: str, *, team: bool = False) -> None:
         base = "/v1/team/memories" if team else "/v1/memories"
         self.request("DELETE", f"{base}/{quote(filename, safe='')}", params={"cwd": str(cwd)})
 
     def recall(self, cwd: str | Path, query: str, session_id: str, *, source: str = "rest") -> dict[str, Any]:
-        return self.request("POST", "/v1/recall", json={"cwd": str(cwd), "query": query, "session_id": session_id, "source": source})
+        return self.request(
+            "POST", "/v1/recall", json={"cwd": str(cwd), "query": query, "session_id": session_id, "source": source}
+        )
 
-    def recall_log(self, *, cwd: str | Path | None = None, session_id: str | None = None, limit: int | None = None) -> dict[str, Any]:
+    def recall_log(
+        self, *, cwd: str | Path | None = None, session_id: str | None = None, limit: int | None = None
+    ) -> dict[str, Any]:
         params = {k: str(v) for k, v in (("cwd", cwd), ("session", session_id), ("limit", limit)) if v is not None}
         return self.request("GET", "/v1/recall/log", params=params)
 
     def metrics(self) -> str:
         return self.request("GET", "/metrics")
 
-    def turn_end(self, *, session_id: str, transcript_path: str, cwd: str | Path, last_assistant_message: str | None = None) -> dict[str, Any]:
+    def turn_end(
+        self, *, session_id: str, transcript_path: str, cwd: str | Path, last_assistant_message: str | None = None
+    ) -> dict[str, Any]:
         body = {"session_id": session_id, "transcript_path": str(transcript_path), "cwd": str(cwd)}
         if last_assistant_message is not None:
             body["last_assistant_message"] = last_assistant_message
@@ -178,7 +205,15 @@ class MemorydClient:
     def job(self, job_id: str) -> dict[str, Any]:
         return self.request("GET", f"/v1/jobs/{job_id}")
 
-    def grep(self, q: str, *, cwd: str | Path | None = None, limit: int | None = None, regex: bool = False, ignore_case: bool = False) -> dict[str, Any]:
+    def grep(
+        self,
+        q: str,
+        *,
+        cwd: str | Path | None = None,
+        limit: int | None = None,
+        regex: bool = False,
+        ignore_case: bool = False,
+    ) -> dict[str, Any]:
         params: dict[str, Any] = {"q": q, "regex": str(regex).lower(), "ignore_case": str(ignore_case).lower()}
         if cwd is not None:
             params["cwd"] = str(cwd)

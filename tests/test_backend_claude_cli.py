@@ -34,8 +34,12 @@ from tests.test_claude_code_cli import claude_bin  # noqa: F401  (the cached rea
 pytestmark = pytest.mark.e2e
 
 IMPLICIT = "the lockfile is pnpm-lock.yaml these days, npm keeps breaking it"
-PNPM = {"name": "Package manager", "type": "project", "description": "The project uses pnpm since 2026-11-16 (lockfile pnpm-lock.yaml)",
-        "body": "Use pnpm, not npm.\n\n**Why:** the team moved to pnpm.\n**How to apply:** pnpm install / pnpm add."}
+PNPM = {
+    "name": "Package manager",
+    "type": "project",
+    "description": "The project uses pnpm since 2026-11-16 (lockfile pnpm-lock.yaml)",
+    "body": "Use pnpm, not npm.\n\n**Why:** the team moved to pnpm.\n**How to apply:** pnpm install / pnpm add.",
+}
 
 
 def system_text(body: dict[str, Any]) -> str:
@@ -50,10 +54,16 @@ def model(body: dict[str, Any]) -> Reply:
         return Reply(tool_input={"memories": [PNPM]}, input_tokens=900, output_tokens=80)
     if "You are selecting memories" in system and tools:
         manifest = json.dumps(body["messages"])
-        picked = [w.strip("\\\"(,") for w in manifest.split() if w.startswith(("project_package", "package")) and ".md" in w]  # memoryd's naming or Claude Code's
+        picked = [
+            w.strip('\\"(,') for w in manifest.split() if w.startswith(("project_package", "package")) and ".md" in w
+        ]  # memoryd's naming or Claude Code's
         return Reply(tool_input={"selected_memories": picked[:1]}, input_tokens=300, output_tokens=20)
     if "running notes of one coding-agent session" in system:
-        return Reply(text="# Session Title\nMove to pnpm\n# Current State\nLockfile switched.\n", input_tokens=700, output_tokens=60)
+        return Reply(
+            text="# Session Title\nMove to pnpm\n# Current State\nLockfile switched.\n",
+            input_tokens=700,
+            output_tokens=60,
+        )
     if tools:  # the dream plan
         return Reply(tool_input={"actions": [], "summary": "nothing to merge"}, input_tokens=500, output_tokens=15)
     return Reply(text="unexpected prompt")
@@ -70,13 +80,25 @@ class World:
         self.roots = claude_dir / "projects"
         self.roots.mkdir(parents=True)
         self.hook_log = tmp / "hooks.log"
-        hooks = {ev: [{"hooks": [{"type": "command", "command": f"echo {ev} >> {self.hook_log}"}]}] for ev in ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd")}
-        (claude_dir / "settings.json").write_text(json.dumps({"apiKeyHelper": "echo sk-ant-helper-key", "hooks": hooks}))
+        hooks = {
+            ev: [{"hooks": [{"type": "command", "command": f"echo {ev} >> {self.hook_log}"}]}]
+            for ev in ("SessionStart", "UserPromptSubmit", "Stop", "SessionEnd")
+        }
+        (claude_dir / "settings.json").write_text(
+            json.dumps({"apiKeyHelper": "echo sk-ant-helper-key", "hooks": hooks})
+        )
         (claude_dir / "CLAUDE.md").write_text("USER-CLAUDE-MD-MARKER")
         self.home.mkdir()
-        (self.home / "config.toml").write_text(f'[transcripts]\nroots = ["{self.roots}"]\n[session_memory]\ninit_tokens = 0\n'
-                                              "[recall]\ndeadline_seconds = 60\n[llm]\ntimeout_seconds = 120\n")
-        env = daemon_env(self.home, HOME=str(self.user_home), ANTHROPIC_BASE_URL=api.url, PATH=f"{claude.parent}{os.pathsep}{os.environ.get('PATH', '')}")
+        (self.home / "config.toml").write_text(
+            f'[transcripts]\nroots = ["{self.roots}"]\n[session_memory]\ninit_tokens = 0\n'
+            "[recall]\ndeadline_seconds = 60\n[llm]\ntimeout_seconds = 120\n"
+        )
+        env = daemon_env(
+            self.home,
+            HOME=str(self.user_home),
+            ANTHROPIC_BASE_URL=api.url,
+            PATH=f"{claude.parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        )
         self.daemon = DaemonProcess(home=self.home, env=env)
         self.api = api
 
@@ -109,7 +131,12 @@ def wait(client: httpx.Client, path: str, done: Any, timeout: float = 120) -> di
 def test_every_job_runs_through_the_users_claude_login_sealed_off(world: World) -> None:
     with world.daemon.client() as c:
         llm = c.get("/v1/status").json()["llm"]
-        assert (llm["backend"], llm["signed_in"], llm["auth_method"], llm["model"]) == ("claude-cli", True, "api_key_helper", "haiku")
+        assert (llm["backend"], llm["signed_in"], llm["auth_method"], llm["model"]) == (
+            "claude-cli",
+            True,
+            "api_key_helper",
+            "haiku",
+        )
 
         # extraction: an implicit preference the offline extractor would not keep
         assert extract_explicit([(IMPLICIT, None)]) == []
@@ -117,8 +144,16 @@ def test_every_job_runs_through_the_users_claude_login_sealed_off(world: World) 
         writer.user(IMPLICIT)
         writer.assistant("Noted, I will use pnpm.")
         ours = world.transcripts()
-        r = c.post("/v1/events/turn-end", json={"session_id": writer.session_id, "transcript_path": str(writer.path), "cwd": str(world.project),
-                                               "hook_event_name": "Stop", "stop_hook_active": False})
+        r = c.post(
+            "/v1/events/turn-end",
+            json={
+                "session_id": writer.session_id,
+                "transcript_path": str(writer.path),
+                "cwd": str(world.project),
+                "hook_event_name": "Stop",
+                "stop_hook_active": False,
+            },
+        )
         job = wait(c, f"/v1/jobs/{r.json()['job_id']}", lambda j: j["status"] not in ("queued", "running"))
         assert job["status"] == "done" and job["reason"].startswith("llm"), job
         listed = c.get("/v1/memories", params={"cwd": str(world.project)}).json()["memories"]
@@ -129,13 +164,29 @@ def test_every_job_runs_through_the_users_claude_login_sealed_off(world: World) 
         assert "Lockfile switched." in notes["markdown"]
 
         # recall: the side-query through the CLI picks the memory
-        c.post("/v1/memories", json={"cwd": str(world.project), "name": "Coffee", "description": "The user likes flat whites", "type": "user", "body": "flat white"})
-        got = c.post("/v1/recall", json={"cwd": str(world.project), "query": "which package manager do we use?", "session_id": "s-recall"}).json()
+        c.post(
+            "/v1/memories",
+            json={
+                "cwd": str(world.project),
+                "name": "Coffee",
+                "description": "The user likes flat whites",
+                "type": "user",
+                "body": "flat white",
+            },
+        )
+        got = c.post(
+            "/v1/recall",
+            json={"cwd": str(world.project), "query": "which package manager do we use?", "session_id": "s-recall"},
+        ).json()
         assert got["method"] == "llm" and [m["description"] for m in got["memories"]] == [PNPM["description"]], got
 
         # dream: a structured plan through the CLI
         run_id = c.post("/v1/dream/run", json={"cwd": str(world.project)}).json()["run_id"]
-        runs = wait(c, f"/v1/dream/runs?cwd={world.project}", lambda d: any(r["run_id"] == run_id and r["status"] != "running" for r in d["runs"]))
+        runs = wait(
+            c,
+            f"/v1/dream/runs?cwd={world.project}",
+            lambda d: any(r["run_id"] == run_id and r["status"] != "running" for r in d["runs"]),
+        )
         run = next(r for r in runs["runs"] if r["run_id"] == run_id)
         assert run["status"] == "done" and run["method"] == "llm", run
 
@@ -164,7 +215,9 @@ def _cli_client(tmp: Path, claude: Path, api: ScriptedMessagesAPI, *, signed_in:
     if signed_in:
         (home / ".claude" / "settings.json").write_text(json.dumps({"apiKeyHelper": "echo sk-ant-helper-key"}))
     env = {**daemon_env(tmp / "memoryd"), "HOME": str(home), "ANTHROPIC_BASE_URL": api.url}
-    backend = ClaudeCLIBackend(binary=str(claude), model="haiku", workdir=tmp / "memoryd" / "llm-cwd", max_queue=1, env=env)
+    backend = ClaudeCLIBackend(
+        binary=str(claude), model="haiku", workdir=tmp / "memoryd" / "llm-cwd", max_queue=1, env=env
+    )
     meter = UsageMeter(StateDB(tmp / "state.db"), Metrics(), daily_cap=cap, now=SYSTEM_CLOCK.now)
     client = LLMClient(backend=backend if backend.signed_in() else None, meter=meter, timeout_seconds=60)
     client._sleep = lambda s: None  # the backoff's clock, not its policy
@@ -174,7 +227,9 @@ def _cli_client(tmp: Path, claude: Path, api: ScriptedMessagesAPI, *, signed_in:
 def test_cli_529_is_retried_by_memoryds_policy_and_the_cap_holds(tmp_path: Path, claude_bin: Path) -> None:  # noqa: F811
     with ScriptedMessagesAPI() as api:
         llm = _cli_client(tmp_path, claude_bin, api, signed_in=True, cap=50)
-        api.push(Reply(status=529), Reply(tool_input={"selected_memories": ["user_a.md"]}, input_tokens=40, output_tokens=20))
+        api.push(
+            Reply(status=529), Reply(tool_input={"selected_memories": ["user_a.md"]}, input_tokens=40, output_tokens=20)
+        )
         result = llm.complete(purpose="extract", system="pick", user="q", schema=RecallSelection)
         assert result.data.selected_memories == ["user_a.md"] and result.backend == "claude-cli"
         assert len(api.requests) == 2  # the CLI itself did not retry (CLAUDE_CODE_MAX_RETRIES=0): memoryd did, once

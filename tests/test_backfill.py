@@ -26,7 +26,9 @@ def test_existing_transcripts_are_mined_once_on_request(home: Path, project: Pat
     daemon = Daemon(settings)
     daemon.extraction.backfill_pause = 0
     with serve(daemon) as live:
-        assert live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"] == []  # nothing mined by itself
+        assert (
+            live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"] == []
+        )  # nothing mined by itself
         started = live.client.post("/v1/backfill", json={"since_days": 30, "cwd": str(project)})
         assert started.status_code == 202, started.text
         assert started.json()["transcripts"] == 1 and started.json()["jobs_queued"] == 1
@@ -44,6 +46,8 @@ def test_existing_transcripts_are_mined_once_on_request(home: Path, project: Pat
         assert bad.status_code in (400, 422) and "since_days" in bad.text
 
 
-@pytest.mark.parametrize(("text", "days"), [("30d", 30.0), ("12h", 0.5), ("2w", 14.0), ("7", 7.0), ("0d", None), ("soon", None)])
+@pytest.mark.parametrize(
+    ("text", "days"), [("30d", 30.0), ("12h", 0.5), ("2w", 14.0), ("7", 7.0), ("0d", None), ("soon", None)]
+)
 def test_since_durations(text: str, days: float | None) -> None:
     assert since_days(text) == days

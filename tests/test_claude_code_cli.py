@@ -46,7 +46,15 @@ class World:
         return headless_env(self.user_home, self.home, self.api.url)
 
     def ask(self, prompt: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([str(self.claude), "-p", prompt], cwd=self.project, env=self.env(), capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            [str(self.claude), "-p", prompt],
+            cwd=self.project,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            timeout=180,
+            stdin=subprocess.DEVNULL,
+        )
 
 
 @pytest.fixture
@@ -55,7 +63,13 @@ def world(tmp_path: Path, claude_bin: Path) -> Iterator[World]:
         api.default.text = "Understood."
         w = World(tmp_path, api, claude_bin)
         w.daemon.start()
-        install = subprocess.run([sys.executable, "-m", "memoryd", "hooks", "--install"], env=w.env(), capture_output=True, text=True, timeout=60)
+        install = subprocess.run(
+            [sys.executable, "-m", "memoryd", "hooks", "--install"],
+            env=w.env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert install.returncode == 0, install.stderr
         try:
             yield w
@@ -68,7 +82,10 @@ def test_memory_learned_in_session_one_reaches_the_model_in_session_two(world: W
     assert first.returncode == 0, first.stderr
     deadline = time.monotonic() + 30
     with world.daemon.client() as c:
-        while not any("pnpm" in m["description"] for m in c.get("/v1/memories", params={"cwd": str(world.project)}).json()["memories"]):
+        while not any(
+            "pnpm" in m["description"]
+            for m in c.get("/v1/memories", params={"cwd": str(world.project)}).json()["memories"]
+        ):
             assert time.monotonic() < deadline, f"session 1 was not extracted: {c.get('/v1/status').json()['jobs']}"
             time.sleep(0.2)
     world.api.requests.clear()

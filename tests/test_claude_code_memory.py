@@ -133,11 +133,22 @@ from tests.support.clock import SteppingClock, step_over_settle  # noqa: E402
 from tests.support.transcripts import new_session  # noqa: E402
 
 
-@pytest.mark.parametrize("tool, spell", [
-    ("Write", "path"), ("Edit", "path"), ("MultiEdit", "path"), ("NotebookEdit", "path"),
-    ("Bash", "path"), ("Bash", "~"), ("Bash", "$HOME"), ("Bash", "${HOME}"),
-])
-def test_a_turn_in_which_the_agent_wrote_claude_codes_memory_is_not_extracted(tmp_path: Path, tool: str, spell: str) -> None:
+@pytest.mark.parametrize(
+    "tool, spell",
+    [
+        ("Write", "path"),
+        ("Edit", "path"),
+        ("MultiEdit", "path"),
+        ("NotebookEdit", "path"),
+        ("Bash", "path"),
+        ("Bash", "~"),
+        ("Bash", "$HOME"),
+        ("Bash", "${HOME}"),
+    ],
+)
+def test_a_turn_in_which_the_agent_wrote_claude_codes_memory_is_not_extracted(
+    tmp_path: Path, tool: str, spell: str
+) -> None:
     import time
 
     from memoryd.service.daemon import Daemon
@@ -151,15 +162,27 @@ def test_a_turn_in_which_the_agent_wrote_claude_codes_memory_is_not_extracted(tm
         memdir = Path(live.client.get("/v1/index", params={"cwd": str(project)}).json()["memory_dir"])
         assert memdir == claude_memory_dir(str(project), {"HOME": str(Path.home())})  # "auto" picked Claude Code's dir
         target = str(memdir / "pnpm-only.md")
-        spelled = target if spell == "path" else spell + target[len(str(Path.home())):]
-        inputs = {"Write": {"file_path": target, "content": "x"}, "Edit": {"file_path": target, "old_string": "a", "new_string": "b"},
-                  "MultiEdit": {"file_path": target, "edits": []}, "NotebookEdit": {"notebook_path": target, "new_source": "x"},
-                  "Bash": {"command": f"cat > '{spelled}' <<'EOF'\n---\nname: pnpm-only\n---\nEOF"}}
+        spelled = target if spell == "path" else spell + target[len(str(Path.home())) :]
+        inputs = {
+            "Write": {"file_path": target, "content": "x"},
+            "Edit": {"file_path": target, "old_string": "a", "new_string": "b"},
+            "MultiEdit": {"file_path": target, "edits": []},
+            "NotebookEdit": {"notebook_path": target, "new_source": "x"},
+            "Bash": {"command": f"cat > '{spelled}' <<'EOF'\n---\nname: pnpm-only\n---\nEOF"},
+        }
         session = new_session(live.daemon.settings.transcript_roots[0], str(project))
         session.user("Remember: always use pnpm, never npm, because the lockfile is pnpm's.")
         session.assistant("Saving it to memory.", tools=[(tool, inputs[tool])])
-        r = live.client.post("/v1/events/turn-end", json={"session_id": session.session_id, "transcript_path": str(session.path), "cwd": str(project),
-                                                          "hook_event_name": "Stop", "stop_hook_active": False})
+        r = live.client.post(
+            "/v1/events/turn-end",
+            json={
+                "session_id": session.session_id,
+                "transcript_path": str(session.path),
+                "cwd": str(project),
+                "hook_event_name": "Stop",
+                "stop_hook_active": False,
+            },
+        )
         assert r.status_code == 202, r.text
         step_over_settle(live.daemon)
         deadline = time.monotonic() + 15
@@ -177,7 +200,13 @@ def _doctor(home: Path, user_home: Path, project: Path) -> dict[str, dict[str, o
     from tests.support.servers import daemon_env
 
     env = daemon_env(home, HOME=str(user_home), MEMORYD_PORT="1")  # no daemon: these checks are local
-    run = subprocess.run([sys.executable, "-m", "memoryd", "doctor", "--json", "--cwd", str(project)], env=env, capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [sys.executable, "-m", "memoryd", "doctor", "--json", "--cwd", str(project)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     return {c["name"]: c for c in json.loads(run.stdout)["checks"]}
 
 
@@ -196,7 +225,9 @@ def test_doctor_says_where_memory_lives_and_offers_the_old_store(tmp_path: Path,
     subprocess.run([sys.executable, "-m", "memoryd", "hooks", "--install"], env=env, check=True, capture_output=True)
 
     checks = _doctor(home, user_home, project)
-    assert str(cc_dir) in str(checks["memory dir"]["detail"]) and "dialect claude-code" in str(checks["memory dir"]["detail"])
+    assert str(cc_dir) in str(checks["memory dir"]["detail"]) and "dialect claude-code" in str(
+        checks["memory dir"]["detail"]
+    )
     assert "is on (on by default)" in str(checks["native memory"]["detail"])
     assert checks["context"]["ok"] and "once (Claude Code loads MEMORY.md" in str(checks["context"]["detail"])
     assert "import" not in checks
@@ -206,24 +237,40 @@ def test_doctor_says_where_memory_lives_and_offers_the_old_store(tmp_path: Path,
     (old / "feedback_pnpm.md").write_text("---\nname: pnpm\ndescription: use pnpm\ntype: feedback\n---\nUse pnpm.\n")
     checks = _doctor(home, user_home, project)
     offer = checks["import"]  # served from memoryd's own store until imported: a note with the command, not a failure
-    assert offer["ok"] and f"memoryd import --from '{old}'" in str(offer["fix"]) and str(old) in str(checks["memory dir"]["detail"])
+    assert (
+        offer["ok"]
+        and f"memoryd import --from '{old}'" in str(offer["fix"])
+        and str(old) in str(checks["memory dir"]["detail"])
+    )
     assert checks["context"]["ok"] and "memoryd injects its own store's MEMORY.md" in str(checks["context"]["detail"])
     assert (old / "feedback_pnpm.md").exists() and not cc_dir.exists()  # offered, never performed
     (old / "feedback_pnpm.md").unlink()
 
-    _write(user_home / ".claude" / "settings.json", {**json.loads((user_home / ".claude" / "settings.json").read_text()), "autoMemoryEnabled": False})
+    _write(
+        user_home / ".claude" / "settings.json",
+        {**json.loads((user_home / ".claude" / "settings.json").read_text()), "autoMemoryEnabled": False},
+    )
     checks = _doctor(home, user_home, project)
     assert "is off (autoMemoryEnabled: false in user settings)" in str(checks["native memory"]["detail"])
     assert checks["context"]["ok"] and "once (memoryd injects MEMORY.md)" in str(checks["context"]["detail"])
 
-    _write(user_home / ".claude" / "settings.json", {**json.loads((user_home / ".claude" / "settings.json").read_text()), "autoMemoryEnabled": True})
+    _write(
+        user_home / ".claude" / "settings.json",
+        {**json.loads((user_home / ".claude" / "settings.json").read_text()), "autoMemoryEnabled": True},
+    )
     (home / "config.toml").write_text('[memory]\nmemory_base = ""\n')  # memoryd's own store beside Claude Code's
     checks = _doctor(home, user_home, project)
     assert "memoryd's own dir" in str(checks["memory dir"]["detail"])
-    assert not checks["context"]["ok"] and "two indexes" in str(checks["context"]["detail"]) and 'memory_base = "auto"' in str(checks["context"]["fix"])
+    assert (
+        not checks["context"]["ok"]
+        and "two indexes" in str(checks["context"]["detail"])
+        and 'memory_base = "auto"' in str(checks["context"]["fix"])
+    )
 
 
-def test_status_shows_the_memory_location(tmp_path: Path, user: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_status_shows_the_memory_location(
+    tmp_path: Path, user: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     import sys
 
     from tests.conftest import serve_env
@@ -235,7 +282,16 @@ def test_status_shows_the_memory_location(tmp_path: Path, user: dict[str, str], 
     home.mkdir()
     monkeypatch.setenv("HOME", user["HOME"])  # the daemon, served in this process, sees the HOME the CLI run gets
     with serve_env(daemon_env(home, HOME=user["HOME"])) as (_, env):
-        run = subprocess.run([sys.executable, "-m", "memoryd", "status", "--cwd", str(project)], env=env, capture_output=True, text=True, timeout=60)
+        run = subprocess.run(
+            [sys.executable, "-m", "memoryd", "status", "--cwd", str(project)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert run.returncode == 0, run.stderr
         assert f"memory:  {claude_memory_dir(str(project), user)} (Claude Code dir, dialect claude-code)" in run.stdout
-        assert "native:  Claude Code's auto memory on" in run.stdout and "fix:     memoryd setup, or memoryd hooks --install" in run.stdout
+        assert (
+            "native:  Claude Code's auto memory on" in run.stdout
+            and "fix:     memoryd setup, or memoryd hooks --install" in run.stdout
+        )

@@ -43,12 +43,26 @@ class CLI:
 
     def env(self, **extra: str) -> dict[str, str]:
         base = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "ANTHROPIC_", "CLAUDE"))}
-        return {**base, "HOME": str(self.user_home), "ANTHROPIC_BASE_URL": self.api.url, "ANTHROPIC_API_KEY": "sk-ant-test-dummy-key",
-                "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", **extra}
+        return {
+            **base,
+            "HOME": str(self.user_home),
+            "ANTHROPIC_BASE_URL": self.api.url,
+            "ANTHROPIC_API_KEY": "sk-ant-test-dummy-key",
+            "DISABLE_TELEMETRY": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            **extra,
+        }
 
     def ask(self, cwd: Path, prompt: str, **env: str) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run([str(self.binary), "-p", prompt], cwd=cwd, env=self.env(**env), capture_output=True, text=True,
-                                timeout=180, stdin=subprocess.DEVNULL)
+        result = subprocess.run(
+            [str(self.binary), "-p", prompt],
+            cwd=cwd,
+            env=self.env(**env),
+            capture_output=True,
+            text=True,
+            timeout=180,
+            stdin=subprocess.DEVNULL,
+        )
         assert result.returncode == 0, result.stderr
         return result
 
@@ -82,8 +96,13 @@ def test_the_folder_the_cli_creates_is_the_one_memoryd_resolves(tmp_path: Path, 
         ours = claude_memory_dir(str(cwd), {"HOME": str(cli.user_home)})
         assert ours.is_dir() and ours.parent.name in created, (ours, created)
         # and the CLI told the model that very directory
-        assert any(f"memory at `{ours}/`" in json.dumps(r, ensure_ascii=False).replace("\\n", "\n") for r in cli.main_requests()[-1:]), ours
-    assert claude_memory_dir(str(tmp_path / "wt two"), {"HOME": str(cli.user_home)}).parent.name.endswith("-repo-git-ish")
+        assert any(
+            f"memory at `{ours}/`" in json.dumps(r, ensure_ascii=False).replace("\\n", "\n")
+            for r in cli.main_requests()[-1:]
+        ), ours
+    assert claude_memory_dir(str(tmp_path / "wt two"), {"HOME": str(cli.user_home)}).parent.name.endswith(
+        "-repo-git-ish"
+    )
 
 
 @pytest.fixture
@@ -102,7 +121,9 @@ def served(tmp_path: Path, cli: CLI) -> Iterator[tuple[Path, Path, DaemonProcess
     daemon = DaemonProcess(home=home, env=daemon_env(home, HOME=str(cli.user_home)))
     daemon.start()
     env = {**cli.env(), "MEMORYD_HOME": str(home)}
-    install = subprocess.run([sys.executable, "-m", "memoryd", "hooks", "--install"], env=env, capture_output=True, text=True, timeout=60)
+    install = subprocess.run(
+        [sys.executable, "-m", "memoryd", "hooks", "--install"], env=env, capture_output=True, text=True, timeout=60
+    )
     assert install.returncode == 0, install.stderr
     try:
         yield project, memdir, daemon
@@ -115,10 +136,14 @@ def _times_sent(request: dict[str, Any], text: str) -> int:
 
 
 @pytest.mark.parametrize("native", ["on", "off"])
-def test_the_index_reaches_the_model_exactly_once(served: tuple[Path, Path, DaemonProcess], cli: CLI, native: str) -> None:
+def test_the_index_reaches_the_model_exactly_once(
+    served: tuple[Path, Path, DaemonProcess], cli: CLI, native: str
+) -> None:
     project, memdir, daemon = served
     with daemon.client() as c:
-        assert c.get("/v1/memories", params={"cwd": str(project)}).status_code == 200  # memoryd serves Claude Code's dir
+        assert (
+            c.get("/v1/memories", params={"cwd": str(project)}).status_code == 200
+        )  # memoryd serves Claude Code's dir
     switch = {"CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1"} if native == "off" else {}
     cli.api.requests.clear()
     cli.ask(project, "What should I know about the staging database before I run the fixtures?", **switch)
@@ -127,7 +152,9 @@ def test_the_index_reaches_the_model_exactly_once(served: tuple[Path, Path, Daem
     # a recalled body arrives at most once too (Claude Code's own recall or memoryd's, not both)
     assert _times_sent(first, "never keep test fixtures there") <= 1, json.dumps(first, ensure_ascii=False)[:3000]
     # memoryd's memory section (instructions + index) arrives only when Claude Code does not load the index itself.
-    assert (limits.INJECTED_MARKER + "\n# Memory" in json.dumps(first, ensure_ascii=False).replace("\\n", "\n")) == (native == "off")
+    assert (limits.INJECTED_MARKER + "\n# Memory" in json.dumps(first, ensure_ascii=False).replace("\\n", "\n")) == (
+        native == "off"
+    )
     assert (memdir / "MEMORY.md").read_text().startswith(STAGING_LINE)
 
 
@@ -146,11 +173,18 @@ PNPM_LINE = "- [pnpm only](pnpm-only.md) — always pnpm for installs, never npm
 
 
 def _tool_results(body: dict[str, Any]) -> int:
-    return sum(1 for m in body.get("messages", []) if isinstance(m.get("content"), list)
-               for b in m["content"] if isinstance(b, dict) and b.get("type") == "tool_result")
+    return sum(
+        1
+        for m in body.get("messages", [])
+        if isinstance(m.get("content"), list)
+        for b in m["content"]
+        if isinstance(b, dict) and b.get("type") == "tool_result"
+    )
 
 
-def test_session_one_writes_memory_session_two_gets_the_index_once(served: tuple[Path, Path, DaemonProcess], cli: CLI) -> None:
+def test_session_one_writes_memory_session_two_gets_the_index_once(
+    served: tuple[Path, Path, DaemonProcess], cli: CLI
+) -> None:
     """The issue's end-to-end test: the agent writes a memory in the CLI's format; memoryd lists it
     with its type, recalls it, a dream run merges it and undo restores it; session 2 sees the index once."""
     from tests.support.messages_api import Reply
@@ -181,7 +215,9 @@ def test_session_one_writes_memory_session_two_gets_the_index_once(served: tuple
             time.sleep(0.2)
 
     # Without the store's dialect support (branch store), memoryd's index rebuild drops the agent's line.
-    pytest.importorskip("memoryd.store.dialect", reason="Claude Code's dialect and kept MEMORY.md lines come with branch store")
+    pytest.importorskip(
+        "memoryd.store.dialect", reason="Claude Code's dialect and kept MEMORY.md lines come with branch store"
+    )
     assert PNPM_LINE in (memdir / "MEMORY.md").read_text()
 
     # Session 2: Claude Code loads the index itself; memoryd's hooks do not add it again.
@@ -193,14 +229,29 @@ def test_session_one_writes_memory_session_two_gets_the_index_once(served: tuple
     with daemon.client() as c:
         listed = {m["filename"]: m for m in c.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]}
         assert listed["pnpm-only.md"]["type"] == "feedback"
-        recalled = c.post("/v1/recall", json={"cwd": str(project), "query": "should installs use npm or pnpm?", "session_id": "e2e-recall"}).json()
+        recalled = c.post(
+            "/v1/recall",
+            json={"cwd": str(project), "query": "should installs use npm or pnpm?", "session_id": "e2e-recall"},
+        ).json()
         assert any(m["filename"] == "pnpm-only.md" for m in recalled["memories"]), recalled
-        saved = c.post("/v1/memories", json={"cwd": str(project), "name": "Use pnpm", "description": "Always use pnpm for installs",
-                                              "type": "feedback", "body": "pnpm for every install."})
+        saved = c.post(
+            "/v1/memories",
+            json={
+                "cwd": str(project),
+                "name": "Use pnpm",
+                "description": "Always use pnpm for installs",
+                "type": "feedback",
+                "body": "pnpm for every install.",
+            },
+        )
         assert saved.status_code in (200, 201), saved.text
         run_id = c.post("/v1/dream/run", json={"cwd": str(project)}).json()["run_id"]
         deadline = time.monotonic() + 30
-        while (run := next(r for r in c.get("/v1/dream/runs", params={"cwd": str(project)}).json()["runs"] if r["run_id"] == run_id))["status"] == "running":
+        while (
+            run := next(
+                r for r in c.get("/v1/dream/runs", params={"cwd": str(project)}).json()["runs"] if r["run_id"] == run_id
+            )
+        )["status"] == "running":
             assert time.monotonic() < deadline, run
             time.sleep(0.1)
         assert run["status"] == "done", run

@@ -45,9 +45,15 @@ def test_plugin_from_the_repository_folder_connects_claude_code(tmp_path: Path) 
         env["CLAUDE_CODE_DISABLE_AUTO_MEMORY"] = "1"
 
         def cli(*args: str, cwd: Path = project) -> subprocess.CompletedProcess[str]:
-            return subprocess.run(list(args), cwd=cwd, env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+            return subprocess.run(
+                list(args), cwd=cwd, env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL
+            )
 
-        for target in (REPO, REPO / "memoryd" / "claude_code_plugin", REPO / "memoryd" / "claude_code_plugin" / "memoryd"):
+        for target in (
+            REPO,
+            REPO / "memoryd" / "claude_code_plugin",
+            REPO / "memoryd" / "claude_code_plugin" / "memoryd",
+        ):
             r = cli(claude, "plugin", "validate", str(target))
             assert r.returncode == 0 and "Validation passed" in r.stdout, r.stdout + r.stderr
         assert cli(claude, "plugin", "marketplace", "add", str(REPO)).returncode == 0
@@ -57,19 +63,35 @@ def test_plugin_from_the_repository_folder_connects_claude_code(tmp_path: Path) 
         assert "Hooks (6)" in details and "SessionStart" in details and "UserPromptSubmit" in details, details
         assert "MCP servers (1)  memoryd" in details, details
         [listed] = json.loads(cli(claude, "plugin", "list", "--json").stdout)
-        assert listed["id"] == PLUGIN_ID and listed["enabled"] and listed["mcpServers"]["memoryd"] == {"command": "memoryd", "args": ["mcp"]}
+        assert (
+            listed["id"] == PLUGIN_ID
+            and listed["enabled"]
+            and listed["mcpServers"]["memoryd"] == {"command": "memoryd", "args": ["mcp"]}
+        )
 
         daemon = DaemonProcess(home=home, env=daemon_env(home, HOME=str(user_home))).start()
         try:
             # Settings-file hooks that reach this daemon, beside the plugin: the two must not both answer.
             settings = user_home / ".claude" / "settings.json"
             data = json.loads(settings.read_text())
-            settings.write_text(json.dumps({**data, "enabledPlugins": {}}))  # `hooks --install` refuses beside the plugin
+            settings.write_text(
+                json.dumps({**data, "enabledPlugins": {}})
+            )  # `hooks --install` refuses beside the plugin
             assert cli(sys.executable, "-m", "memoryd", "hooks", "--install").returncode == 0
-            settings.write_text(json.dumps({**json.loads(settings.read_text()), "enabledPlugins": data["enabledPlugins"]}))
+            settings.write_text(
+                json.dumps({**json.loads(settings.read_text()), "enabledPlugins": data["enabledPlugins"]})
+            )
             with daemon.client() as c:
-                r2 = c.post("/v1/memories", json={"cwd": str(project), "name": "pnpm", "type": "project",
-                                                  "description": "use pnpm, never npm: the lockfile is pnpm-lock.yaml", "body": "pnpm only."})
+                r2 = c.post(
+                    "/v1/memories",
+                    json={
+                        "cwd": str(project),
+                        "name": "pnpm",
+                        "type": "project",
+                        "description": "use pnpm, never npm: the lockfile is pnpm-lock.yaml",
+                        "body": "pnpm only.",
+                    },
+                )
                 assert r2.status_code in (200, 201), r2.text
             prompt = "Which package manager should I use to install the dependencies?"
             with_both = cli(claude, "-p", prompt)

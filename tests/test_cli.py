@@ -13,7 +13,14 @@ from tests.support.servers import DaemonProcess, daemon_env
 
 
 def run(home: Path, *args: str, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memoryd", *args], env=daemon_env(home, **env), input=stdin or "", capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "memoryd", *args],
+        env=daemon_env(home, **env),
+        input=stdin or "",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def test_cli_against_daemon(shared_daemon: DaemonProcess, project: Path) -> None:
@@ -43,7 +50,19 @@ def test_cli_against_daemon(shared_daemon: DaemonProcess, project: Path) -> None
     assert r.returncode == 0
     r = run(home, "show", *cwd, "user_role.md")
     assert r.returncode == 1 and "memoryd list" in r.stderr
-    r = run(home, "save", *cwd, "-t", "user", "-n", "k", "-d", "d", "-b", "key ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5")
+    r = run(
+        home,
+        "save",
+        *cwd,
+        "-t",
+        "user",
+        "-n",
+        "k",
+        "-d",
+        "d",
+        "-b",
+        "key ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5",
+    )
     assert r.returncode == 1 and "GitHub token" in r.stderr and "aB3dE5" not in r.stderr
     r = run(home, "show", *cwd, "../etc.md")
     assert r.returncode == 1 and "<type>_<slug>.md" in r.stderr
@@ -59,7 +78,9 @@ def test_stop_ends_the_daemon_cleanly(daemon_process: DaemonProcess, home: Path)
     assert r.returncode == 3 and "not running" in r.stderr and r.stdout == ""
 
 
-@pytest.mark.parametrize("command", [["status"], ["list"], ["save", "-t", "user", "-n", "n", "-d", "d", "-b", "b"], ["index"]])
+@pytest.mark.parametrize(
+    "command", [["status"], ["list"], ["save", "-t", "user", "-n", "n", "-d", "d", "-b", "b"], ["index"]]
+)
 def test_cli_daemon_down(home: Path, project: Path, command: list[str]) -> None:
     args = [*command] if command == ["status"] else [*command, "--cwd", str(project)]
     r = run(home, *args, MEMORYD_PORT="1")
@@ -92,4 +113,8 @@ def test_tables_and_colour_on_a_terminal_plain_when_piped(home: Path, project: P
     on_terminal = b"".join(chunks).decode()
     assert "\x1b[" in on_terminal and "FAIL" in on_terminal and "check" in on_terminal  # coloured, with a header row
     piped = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
-    assert piped.returncode == 1 and "\x1b" not in piped.stdout and piped.stdout.startswith("FAIL  daemon: nothing answers")
+    assert (
+        piped.returncode == 1
+        and "\x1b" not in piped.stdout
+        and piped.stdout.startswith("FAIL  daemon: nothing answers")
+    )

@@ -22,7 +22,9 @@ SCHEMA_CACHE: dict[tuple[str, ...], Any] = {}
 
 
 def run(env: dict[str, str], *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memoryd", *args], env=env, cwd=cwd, input="", capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "memoryd", *args], env=env, cwd=cwd, input="", capture_output=True, text=True, timeout=60
+    )
 
 
 def schema(env: dict[str, str], command: tuple[str, ...]) -> Any:
@@ -41,10 +43,20 @@ def times_are_iso(value: Any, key: str = "") -> None:
         for v in value:
             times_are_iso(v, key)
     elif key == "mtime" or key.endswith("_at") or key == "next_check":
-        assert value is None or isinstance(value, str) and datetime.fromisoformat(value.replace("Z", "+00:00")), (key, value)
+        assert value is None or isinstance(value, str) and datetime.fromisoformat(value.replace("Z", "+00:00")), (
+            key,
+            value,
+        )
 
 
-def check(env: dict[str, str], command: tuple[str, ...], *args: str, code: int, error: str | None = None, cwd: Path | None = None) -> Any:
+def check(
+    env: dict[str, str],
+    command: tuple[str, ...],
+    *args: str,
+    code: int,
+    error: str | None = None,
+    cwd: Path | None = None,
+) -> Any:
     """Run `memoryd COMMAND ARGS --json`; assert the exit code, the schema and the error code."""
     r = run(env, *command, *args, "--json", cwd=cwd)
     assert r.returncode == code, (command, args, r.returncode, r.stdout, r.stderr)
@@ -71,10 +83,55 @@ def test_every_command_keeps_the_json_contract(home: Path, project: Path, tmp_pa
     cwd = ("--cwd", str(project))
     try:
         check(env, ("status",), code=0)
-        saved = check(env, ("save",), *cwd, "-t", "project", "-n", "Staging deploys", "-d", "staging deploys need the VPN", "-b", "Connect the VPN.", code=0)
-        assert saved["new"] is True and "created" in saved and saved["mtime"]  # Claude Code's dialect (a fresh folder of its tree) has no created stamp
-        assert check(env, ("save",), *cwd, "-t", "project", "-n", "Staging deploys", "-d", "staging deploys need the VPN", "-b", "v2", code=0)["new"] is False
-        check(env, ("save",), *cwd, "-t", "user", "-n", "k", "-d", "d", "-b", "key ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5", code=1, error="secret_detected")
+        saved = check(
+            env,
+            ("save",),
+            *cwd,
+            "-t",
+            "project",
+            "-n",
+            "Staging deploys",
+            "-d",
+            "staging deploys need the VPN",
+            "-b",
+            "Connect the VPN.",
+            code=0,
+        )
+        assert (
+            saved["new"] is True and "created" in saved and saved["mtime"]
+        )  # Claude Code's dialect (a fresh folder of its tree) has no created stamp
+        assert (
+            check(
+                env,
+                ("save",),
+                *cwd,
+                "-t",
+                "project",
+                "-n",
+                "Staging deploys",
+                "-d",
+                "staging deploys need the VPN",
+                "-b",
+                "v2",
+                code=0,
+            )["new"]
+            is False
+        )
+        check(
+            env,
+            ("save",),
+            *cwd,
+            "-t",
+            "user",
+            "-n",
+            "k",
+            "-d",
+            "d",
+            "-b",
+            "key ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5",
+            code=1,
+            error="secret_detected",
+        )
         check(env, ("save",), *cwd, "-t", "user", "-n", "k", "-d", "d", "-b", code=2, error="usage")
         check(env, ("save",), *cwd, "-t", "nope", "-n", "k", "-d", "d", code=2, error="usage")
         listed = check(env, ("list",), *cwd, code=0)
@@ -115,10 +172,21 @@ def test_every_command_keeps_the_json_contract(home: Path, project: Path, tmp_pa
         daemon.kill()
     # The daemon is down: every command that needs it says so the same way, exit 3.
     down = daemon_env(home, HOME=str(user), MEMORYD_PORT="1")
-    for command, args in [(("status",), ()), (("list",), cwd), (("show",), (*cwd, "user_x.md")), (("index",), cwd), (("prompt",), cwd),
-                          (("save",), (*cwd, "-t", "user", "-n", "n", "-d", "d", "-b", "b")), (("forget",), (*cwd, "user_x.md")),
-                          (("recall",), (*cwd, "some query here")), (("dream", "status"), cwd), (("dream", "runs"), cwd),
-                          (("grep",), ("ETIMEDOUT", *cwd)), (("backfill",), ()), (("stop",), ())]:
+    for command, args in [
+        (("status",), ()),
+        (("list",), cwd),
+        (("show",), (*cwd, "user_x.md")),
+        (("index",), cwd),
+        (("prompt",), cwd),
+        (("save",), (*cwd, "-t", "user", "-n", "n", "-d", "d", "-b", "b")),
+        (("forget",), (*cwd, "user_x.md")),
+        (("recall",), (*cwd, "some query here")),
+        (("dream", "status"), cwd),
+        (("dream", "runs"), cwd),
+        (("grep",), ("ETIMEDOUT", *cwd)),
+        (("backfill",), ()),
+        (("stop",), ()),
+    ]:
         check(down, command, *args, code=3, error="daemon_not_running")
     doctor = check(down, ("doctor",), *cwd, code=1)
     assert not doctor["ok"]
@@ -126,13 +194,35 @@ def test_every_command_keeps_the_json_contract(home: Path, project: Path, tmp_pa
 
 def test_human_errors_stay_one_line_on_stderr(home: Path, project: Path) -> None:
     r = run(daemon_env(home, MEMORYD_PORT="1"), "list", "--cwd", str(project))
-    assert r.returncode == 3 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1 and "memoryd serve" in r.stderr
+    assert (
+        r.returncode == 3 and r.stdout == "" and len(r.stderr.strip().splitlines()) == 1 and "memoryd serve" in r.stderr
+    )
 
 
 def test_every_command_documents_its_schema(home: Path) -> None:
     env = daemon_env(home)
-    for command in ["status", "stop", "install-service", "uninstall-service", "save", "list", "show", "forget", "index", "prompt",
-                    "recall", "dream status", "dream run", "dream cancel", "dream runs", "dream undo", "hooks", "doctor", "grep", "backfill"]:
+    for command in [
+        "status",
+        "stop",
+        "install-service",
+        "uninstall-service",
+        "save",
+        "list",
+        "show",
+        "forget",
+        "index",
+        "prompt",
+        "recall",
+        "dream status",
+        "dream run",
+        "dream cancel",
+        "dream runs",
+        "dream undo",
+        "hooks",
+        "doctor",
+        "grep",
+        "backfill",
+    ]:
         doc = schema(env, tuple(command.split()))
         assert doc["title"] == f"memoryd {command} --json" and doc["exit_codes"]["3"] == "the daemon is not running"
         jsonschema.Draft202012Validator.check_schema(doc)

@@ -52,7 +52,9 @@ def test_every_part_stamps_with_the_daemons_clock(home: Path, project: Path) -> 
         run_id = daemon.dream.run(str(project), force=True)
         daemon.dream.wait()
         run = daemon.dream.runs(str(project))[0]
-        assert run["run_id"] == run_id and run["started_at"] == (T0 + timedelta(days=1, minutes=5)).isoformat()  # the run records
+        assert (
+            run["run_id"] == run_id and run["started_at"] == (T0 + timedelta(days=1, minutes=5)).isoformat()
+        )  # the run records
         gates = {g.name: g for g in daemon.dream.gates.check(store)}
         assert gates["time"].value == 0 and not gates["time"].passes  # the lock's mtime is the clock's, so 0 h since
         clock.advance(timedelta(hours=24))

@@ -20,7 +20,10 @@ def test_subprocess_crud_and_token_file(shared_daemon: DaemonProcess, project: P
     assert stat.S_IMODE((home / "token").stat().st_mode) == 0o600
     assert loopback_request("GET", daemon_process.url + "/v1/memories", params={"cwd": str(project)}).status_code == 401
     with daemon_process.client() as c:
-        r = c.post("/v1/memories", json={"cwd": str(project), "name": "Colons: ok", "description": "d: e", "type": "reference", "body": "b"})
+        r = c.post(
+            "/v1/memories",
+            json={"cwd": str(project), "name": "Colons: ok", "description": "d: e", "type": "reference", "body": "b"},
+        )
         assert r.status_code == 201, r.text
         fn = r.json()["filename"]
         path = Path(r.json()["path"])
@@ -55,25 +58,46 @@ def overridden(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DaemonProce
 def test_memoryd_token_overrides_file(overridden: DaemonProcess, project: Path) -> None:
     home = overridden.home
     url = overridden.url + "/v1/memories"
-    assert loopback_request("GET", url, params={"cwd": str(project)}, headers={"Authorization": "Bearer env-token-123"}).status_code == 200
+    assert (
+        loopback_request(
+            "GET", url, params={"cwd": str(project)}, headers={"Authorization": "Bearer env-token-123"}
+        ).status_code
+        == 200
+    )
     file_token = (home / "token").read_text().strip() if (home / "token").exists() else "none"
-    assert loopback_request("GET", url, params={"cwd": str(project)}, headers={"Authorization": f"Bearer {file_token}"}).status_code == 401
+    assert (
+        loopback_request(
+            "GET", url, params={"cwd": str(project)}, headers={"Authorization": f"Bearer {file_token}"}
+        ).status_code
+        == 401
+    )
 
 
 def test_memoryd_memory_dir_override(overridden: DaemonProcess, project: Path) -> None:
     target = Path(overridden.env["MEMORYD_MEMORY_DIR"])
     with overridden.client() as c:
-        r = c.post("/v1/memories", json={"cwd": str(project), "name": "n", "description": "d", "type": "user", "body": "b"})
+        r = c.post(
+            "/v1/memories", json={"cwd": str(project), "name": "n", "description": "d", "type": "user", "body": "b"}
+        )
         assert Path(r.json()["path"]).parent == target.resolve()
 
 
 def test_index_truncation_edges_over_http(shared_daemon: DaemonProcess, project: Path) -> None:
     with shared_daemon.client() as c:
         for i in range(limits.INDEX_MAX_LINES):
-            assert c.post("/v1/memories", json={"cwd": str(project), "name": f"m{i:03d}", "description": "d", "type": "project", "body": "b"}).status_code == 201
+            assert (
+                c.post(
+                    "/v1/memories",
+                    json={"cwd": str(project), "name": f"m{i:03d}", "description": "d", "type": "project", "body": "b"},
+                ).status_code
+                == 201
+            )
         idx = c.get("/v1/index", params={"cwd": str(project)}).json()
         assert (idx["truncated"], idx["lines"]) == (False, 200)
-        c.post("/v1/memories", json={"cwd": str(project), "name": "m200", "description": "d", "type": "project", "body": "b"})
+        c.post(
+            "/v1/memories",
+            json={"cwd": str(project), "name": "m200", "description": "d", "type": "project", "body": "b"},
+        )
         idx = c.get("/v1/index", params={"cwd": str(project)}).json()
         assert idx["truncated"] is True and "200 lines" in idx["content"]
         raw = Path(idx["memory_dir"], "MEMORY.md").read_text()
@@ -86,7 +110,16 @@ def test_forty_concurrent_http_saves_lose_nothing(shared_daemon: DaemonProcess, 
     def save(args: tuple[int, str]) -> int:
         i, name = args
         with shared_daemon.client() as c:
-            return c.post("/v1/memories", json={"cwd": str(project), "name": name, "description": f"d{i}", "type": "project", "body": f"body {i}"}).status_code
+            return c.post(
+                "/v1/memories",
+                json={
+                    "cwd": str(project),
+                    "name": name,
+                    "description": f"d{i}",
+                    "type": "project",
+                    "body": f"body {i}",
+                },
+            ).status_code
 
     with ThreadPoolExecutor(40) as pool:
         distinct = list(pool.map(save, [(i, f"memory {i}") for i in range(40)]))
@@ -100,7 +133,9 @@ def test_forty_concurrent_http_saves_lose_nothing(shared_daemon: DaemonProcess, 
     assert len(files) == 41 and listed["invalid"] == []
     on_disk = {p.name for p in Path(index["memory_dir"]).glob("*.md")} - {"MEMORY.md"}
     assert on_disk == files
-    linked = {line.split("](", 1)[1].split(")", 1)[0] for line in index["content"].splitlines() if line.startswith("- [")}
+    linked = {
+        line.split("](", 1)[1].split(")", 1)[0] for line in index["content"].splitlines() if line.startswith("- [")
+    }
     assert linked == files
 
 
@@ -115,7 +150,9 @@ def test_a_client_gone_mid_answer_never_kills_the_daemon(shared_daemon: DaemonPr
     host, port = shared_daemon.url.removeprefix("http://").split(":")
     for _ in range(20):  # ask for a long answer, then reset the connection before reading it
         with socket.create_connection((host, int(port))) as sock:
-            sock.sendall(f"GET /openapi.json HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer {shared_daemon.token}\r\n\r\n".encode())
+            sock.sendall(
+                f"GET /openapi.json HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer {shared_daemon.token}\r\n\r\n".encode()
+            )
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     assert shared_daemon.proc.poll() is None
     assert loopback_request("GET", shared_daemon.url + "/v1/health", timeout=5).status_code == 200

@@ -45,7 +45,9 @@ def test_machine_local_zone_is_the_default(tmp_path: Path, monkeypatch: pytest.M
 
 def test_multiline_entry_is_one_indented_bullet(tmp_path: Path) -> None:
     now = datetime(2026, 1, 5, 12, 30, tzinfo=EST)
-    path = append_daily_log(MemoryDir(tmp_path), "[feedback] use pnpm: not npm\nbecause lockfile\n\nis pnpm", now=now, tz=EST)
+    path = append_daily_log(
+        MemoryDir(tmp_path), "[feedback] use pnpm: not npm\nbecause lockfile\n\nis pnpm", now=now, tz=EST
+    )
     assert path.read_text().endswith("- 12:30 [feedback] use pnpm: not npm\n  because lockfile\n\n  is pnpm\n")
 
 
@@ -67,7 +69,9 @@ def test_concurrent_appends_lose_nothing(tmp_path: Path) -> None:
         t.join()
     assert not errors
     lines = daily_log_path(tmp_path, now.date()).read_text().splitlines()
-    assert lines[0] == "# 2026-01-05" and sorted(lines[2:]) == sorted(f"- 12:00 entry-{n}-{i}" for n in range(8) for i in range(25))
+    assert lines[0] == "# 2026-01-05" and sorted(lines[2:]) == sorted(
+        f"- 12:00 entry-{n}-{i}" for n in range(8) for i in range(25)
+    )
 
 
 def test_secrets_and_empty_refused_nothing_written(tmp_path: Path) -> None:
@@ -90,7 +94,9 @@ def test_extraction_in_daily_log_mode_appends_and_never_touches_index(settings: 
     assert daemon.modes.mode_for(store) == "daily-log"
     from memoryd.extract.offline import Candidate
 
-    written, refused, _ = daemon.extraction._apply(store, [Candidate(name="pnpm", type="feedback", description="use pnpm", body="lockfile is pnpm")])
+    written, refused, _ = daemon.extraction._apply(
+        store, [Candidate(name="pnpm", type="feedback", description="use pnpm", body="lockfile is pnpm")]
+    )
     assert written == ["logs:pnpm"] and refused == []
     log = store.path / "logs" / "2026" / "04" / "2026-04-02.md"
     assert "- 09:15 [feedback] pnpm: use pnpm\n  lockfile is pnpm\n" in log.read_text()

@@ -24,7 +24,10 @@ def test_daily_log_then_dream_distils(settings: Settings, project: Path) -> None
             s = new_session(settings.transcript_roots[0], str(project))
             s.user("Remember: always use pnpm, never npm, because our lockfile is pnpm-lock.yaml.")
             s.assistant("Understood, pnpm it is.")
-            r = live.client.post("/v1/events/turn-end", json={"session_id": s.session_id, "transcript_path": str(s.path), "cwd": str(project)})
+            r = live.client.post(
+                "/v1/events/turn-end",
+                json={"session_id": s.session_id, "transcript_path": str(s.path), "cwd": str(project)},
+            )
             assert r.status_code in (200, 202), r.text
             store = daemon.stores.for_cwd(str(project))
             today = datetime.now().astimezone()

@@ -35,7 +35,13 @@ def test_config_example_documents_every_setting_with_its_default() -> None:
                 wrong.append(f"[{section}] {key} = {example[section][key]!r}, default is {default!r}")
     assert not missing, f"config.example.toml lacks: {missing}"
     assert not wrong, f"config.example.toml shows wrong defaults: {wrong}"
-    extra = [f"[{s}] {k}" for s, vals in example.items() if isinstance(vals, dict) and s != "projects" for k in vals if k not in defaults.get(s, {})]
+    extra = [
+        f"[{s}] {k}"
+        for s, vals in example.items()
+        if isinstance(vals, dict) and s != "projects"
+        for k in vals
+        if k not in defaults.get(s, {})
+    ]
     assert not extra, f"config.example.toml documents settings that do not exist: {extra}"
     assert "projects" in (ROOT / "config.example.toml").read_text(), "document the [projects] per-project overrides"
     # And the file really loads as a config.
@@ -43,7 +49,11 @@ def test_config_example_documents_every_setting_with_its_default() -> None:
 
 
 def _test_command_of_ci() -> str:
-    lines = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    lines = [
+        line
+        for line in (ROOT / ".ci" / "run").read_text().splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
     return next(line for line in lines if "pytest" in line)
 
 
@@ -56,8 +66,21 @@ def test_readme_test_command_is_what_ci_runs() -> None:
 # ---------------------------------------------------------------------- the quickstart and docs/
 DOCS = ROOT / "docs"
 README_MAX_LINES = 150
-DOC_PAGES = ["cli", "http-api", "configuration", "claude-code", "mcp", "recall", "extraction", "dream", "team", "security",
-             "development", "web-view", "architecture"]
+DOC_PAGES = [
+    "cli",
+    "http-api",
+    "configuration",
+    "claude-code",
+    "mcp",
+    "recall",
+    "extraction",
+    "dream",
+    "team",
+    "security",
+    "development",
+    "web-view",
+    "architecture",
+]
 # MCP clients people may look for; the docs may name one only when `--print-config` knows it.
 OTHER_MCP_CLIENTS = ["Zed", "Cline", "Windsurf", "Continue.dev", "Goose", "VS Code", "Copilot"]
 
@@ -93,12 +116,20 @@ def test_readme_is_a_quickstart() -> None:
     lines = readme.splitlines()
     assert len(lines) <= README_MAX_LINES, f"README has {len(lines)} lines; move detail to docs/"
     first_half = "\n".join(lines[: len(lines) // 2])
-    for step in ("uv tool install .", "memoryd setup", "claude plugin install memoryd@memoryd", "memoryd save ", "memoryd recall "):
+    for step in (
+        "uv tool install .",
+        "memoryd setup",
+        "claude plugin install memoryd@memoryd",
+        "memoryd save ",
+        "memoryd recall ",
+    ):
         assert step in first_half, f"{step!r} belongs in the README's first half"
     clone_daemon = "python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/memoryd serve"
     assert clone_daemon in lines, "the README keeps the one command that runs the daemon from a clone"
     for page in DOC_PAGES:
-        assert (DOCS / f"{page}.md").is_file() and f"(docs/{page}.md)" in readme, f"docs/{page}.md: a page, linked from the README"
+        assert (DOCS / f"{page}.md").is_file() and f"(docs/{page}.md)" in readme, (
+            f"docs/{page}.md: a page, linked from the README"
+        )
 
 
 def test_cli_doc_mentions_every_cli_command() -> None:
@@ -133,7 +164,10 @@ def test_the_commands_the_docs_show_run(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")} | {"MEMORYD_HOME": str(tmp_path / "home"), "HOME": str(tmp_path)}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")} | {
+        "MEMORYD_HOME": str(tmp_path / "home"),
+        "HOME": str(tmp_path),
+    }
     offline = ("--help", "--version", "mcp --print-config", "config", "completion", "setup --dry-run")
     ran = set()
     for text in _docs().values():
@@ -142,7 +176,14 @@ def test_the_commands_the_docs_show_run(tmp_path: Path) -> None:
             if "<" in command or not rest.startswith(offline) or command in ran:
                 continue
             ran.add(command)
-            run = subprocess.run([sys.executable, "-m", "memoryd", *shlex.split(rest)], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+            run = subprocess.run(
+                [sys.executable, "-m", "memoryd", *shlex.split(rest)],
+                env=env,
+                cwd=tmp_path,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
             assert run.returncode == 0, f"{command}: {run.stderr}"
     assert {"memoryd setup --dry-run", "memoryd config", "memoryd mcp --print-config cursor"} <= ran, ran
 

@@ -19,7 +19,13 @@ from tests.support.servers import daemon_env
 
 
 def doctor(env: dict[str, str], cwd: Path) -> tuple[int, dict[str, Any]]:
-    run = subprocess.run([sys.executable, "-m", "memoryd", "doctor", "--json", "--cwd", str(cwd)], env=env, capture_output=True, text=True, timeout=60)
+    run = subprocess.run(
+        [sys.executable, "-m", "memoryd", "doctor", "--json", "--cwd", str(cwd)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     return run.returncode, json.loads(run.stdout)
 
 
@@ -41,7 +47,9 @@ def fake_systemctl(tmp_path: Path, answer: str, exit_code: int = 0) -> str:
     return f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
 
 
-def test_doctor_fails_on_each_broken_link_then_passes(home: Path, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_doctor_fails_on_each_broken_link_then_passes(
+    home: Path, project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     user_home = tmp_path / "user"
     roots = user_home / ".claude" / "projects"
     roots.mkdir(parents=True)
@@ -57,7 +65,9 @@ def test_doctor_fails_on_each_broken_link_then_passes(home: Path, project: Path,
     assert not checks["transcript roots"]["ok"] and "does not answer" in checks["transcript roots"]["detail"]
     monkeypatch.setenv("HOME", str(user_home))  # the daemon, served in this process, sees the HOME the CLI runs get
     with serve_env(daemon_env(home, HOME=str(user_home))) as (daemon, env):
-        subprocess.run([sys.executable, "-m", "memoryd", "hooks", "--install"], env=env, check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "memoryd", "hooks", "--install"], env=env, check=True, capture_output=True
+        )
         code, report = doctor(env, project)
         assert code == 0 and report["ok"], [c for c in report["checks"] if not c["ok"]]
         checks = by_name(report)
@@ -65,7 +75,9 @@ def test_doctor_fails_on_each_broken_link_then_passes(home: Path, project: Path,
         assert checks["grep"]["detail"].startswith("ripgrep: ") and "ripgrep 14.1.0" in checks["grep"]["detail"]
         assert checks[f"transcript root {roots}"]["detail"] == "watched"
         assert "foreground" in checks["service"]["detail"]
-        assert checks["recall"]["detail"].startswith("lexical only (BM25F): off")  # daemon_env turns the embedding model off
+        assert checks["recall"]["detail"].startswith(
+            "lexical only (BM25F): off"
+        )  # daemon_env turns the embedding model off
         assert daemon.url in checks["claude-code hooks (user)"]["detail"]
 
         # Links of different checks broken at once (each check reads only its own link, so each run of
@@ -81,9 +93,16 @@ def test_doctor_fails_on_each_broken_link_then_passes(home: Path, project: Path,
         unit = user_home / ".config" / "systemd" / "user" / "memoryd.service"
         unit.parent.mkdir(parents=True)
         unit.write_text("[Unit]\n")
-        code, report = doctor({**env, "PATH": fake_systemctl(tmp_path, "Failed to connect to bus: No medium found", exit_code=1)}, project)
+        code, report = doctor(
+            {**env, "PATH": fake_systemctl(tmp_path, "Failed to connect to bus: No medium found", exit_code=1)}, project
+        )
         checks = by_name(report)
-        assert code == 1 and failing(report) == {"claude-code hooks (user)", f"transcript root {later}", "grep", "service"}, failing(report)
+        assert code == 1 and failing(report) == {
+            "claude-code hooks (user)",
+            f"transcript root {later}",
+            "grep",
+            "service",
+        }, failing(report)
         hooks = checks["claude-code hooks (user)"]
         assert "nothing answers" in hooks["detail"] and "memoryd hooks --install" in hooks["fix"]
         root = checks[f"transcript root {later}"]
@@ -91,7 +110,11 @@ def test_doctor_fails_on_each_broken_link_then_passes(home: Path, project: Path,
         grep = checks["grep"]
         assert "not an executable file" in grep["detail"] and '"auto"' in grep["fix"]
         service = checks["service"]
-        assert "state is unknown" in service["detail"] and "No medium found" in service["detail"] and "enable-linger" in service["fix"]
+        assert (
+            "state is unknown" in service["detail"]
+            and "No medium found" in service["detail"]
+            and "enable-linger" in service["fix"]
+        )
 
         # The rest put back; the hooks' token file holds another token, and the service is not running.
         settings.write_text(good)
@@ -102,11 +125,15 @@ def test_doctor_fails_on_each_broken_link_then_passes(home: Path, project: Path,
         assert code == 1 and failing(report) == {"claude-code hooks (user)", "service"}, failing(report)
         assert "is not this daemon's" in hooks["detail"]
         assert "not running" in service["detail"] and "systemctl --user restart memoryd" in service["fix"]
-        subprocess.run([sys.executable, "-m", "memoryd", "hooks", "--install"], env=env, check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "memoryd", "hooks", "--install"], env=env, check=True, capture_output=True
+        )
 
         # The service runs, but another process answers; then it is the daemon answering (pid: this process's).
-        for answer, ok, words in [("ActiveState=active\\nMainPID=1\\n", False, f"pid {os.getpid()} answers"),
-                                  (f"ActiveState=active\\nMainPID={os.getpid()}\\n", True, "is the daemon answering")]:
+        for answer, ok, words in [
+            ("ActiveState=active\\nMainPID=1\\n", False, f"pid {os.getpid()} answers"),
+            (f"ActiveState=active\\nMainPID={os.getpid()}\\n", True, "is the daemon answering"),
+        ]:
             code, report = doctor({**env, "PATH": fake_systemctl(tmp_path, answer)}, project)
             service = by_name(report)["service"]
             assert (code == 0) is ok and service["ok"] is ok and words in service["detail"], service

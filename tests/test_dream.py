@@ -25,8 +25,6 @@ from tests.support.servers import DaemonProcess, daemon_env
 from tests.support.transcripts import new_session
 
 
-
-
 @pytest.fixture
 def clock() -> ManualClock:
     return ManualClock()
@@ -56,7 +54,14 @@ def gates(live: LiveDaemon, cwd: Path) -> dict[str, dict[str, Any]]:
 def wait_run(live: LiveDaemon, cwd: Path, run_id: str) -> dict[str, Any]:
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
-        run = next((r for r in live.client.get("/v1/dream/runs", params={"cwd": str(cwd)}).json()["runs"] if r["run_id"] == run_id), None)
+        run = next(
+            (
+                r
+                for r in live.client.get("/v1/dream/runs", params={"cwd": str(cwd)}).json()["runs"]
+                if r["run_id"] == run_id
+            ),
+            None,
+        )
         if run and run["status"] != "running":
             return run
         time.sleep(0.05)
@@ -102,9 +107,28 @@ def test_sessions_gate_edge_excludes_the_current_session(dlive: LiveDaemon, proj
 
 
 def test_offline_consolidation_merges_dates_and_undo(dlive: LiveDaemon, project: Path) -> None:
-    a = save(dlive, project, "Use pnpm", "Always use pnpm for installs", "Use pnpm.\n\n**Why:** lockfile.\n**How to apply:** installs.")
-    b = save(dlive, project, "pnpm only", "Always use pnpm for installs", "Never npm.\n\n**Why:** lockfile.\n**How to apply:** installs.")
-    c = save(dlive, project, "Freeze", "Merge freeze", "The freeze starts tomorrow.\n\n**Why:** release.\n**How to apply:** no merges.", type_="project")
+    a = save(
+        dlive,
+        project,
+        "Use pnpm",
+        "Always use pnpm for installs",
+        "Use pnpm.\n\n**Why:** lockfile.\n**How to apply:** installs.",
+    )
+    b = save(
+        dlive,
+        project,
+        "pnpm only",
+        "Always use pnpm for installs",
+        "Never npm.\n\n**Why:** lockfile.\n**How to apply:** installs.",
+    )
+    c = save(
+        dlive,
+        project,
+        "Freeze",
+        "Merge freeze",
+        "The freeze starts tomorrow.\n\n**Why:** release.\n**How to apply:** no merges.",
+        type_="project",
+    )
     before = {f: dlive.daemon.stores.for_cwd(str(project)).read_raw(f) for f in (a, b, c)}
     run_id = dlive.client.post("/v1/dream/run", json={"cwd": str(project)}).json()["run_id"]
     run = wait_run(dlive, project, run_id)
@@ -180,7 +204,9 @@ def test_cancel_in_each_phase_rolls_everything_back(dlive: LiveDaemon, project: 
     assert run["status"] == "cancelled", run
     assert not (store.path / ".consolidate-lock").exists()  # no prior consolidation: the lock file is gone
     # The same files with the same texts, and the same index lines (restored files are newer, so their order may change).
-    assert topic_files(store.path) == snapshot and sorted((store.path / "MEMORY.md").read_text().splitlines()) == sorted(index_before.splitlines())
+    assert topic_files(store.path) == snapshot and sorted(
+        (store.path / "MEMORY.md").read_text().splitlines()
+    ) == sorted(index_before.splitlines())
 
 
 def test_an_undo_refused_part_way_changes_nothing(dlive: LiveDaemon, project: Path) -> None:
@@ -227,7 +253,9 @@ def test_a_run_left_running_by_a_crash_is_rolled_back_at_start(home: Path, proje
         snapshot_mid = topic_files(store.path)
         gate.set()
         live.daemon.dream.wait()
-        live.daemon.state.execute("UPDATE dream_runs SET status = 'running', finished_at = NULL WHERE run_id = ?", (run_id,))
+        live.daemon.state.execute(
+            "UPDATE dream_runs SET status = 'running', finished_at = NULL WHERE run_id = ?", (run_id,)
+        )
         lock.path.write_text("999999")  # a PID that is not running
     assert snapshot_mid != before
     with serve(Daemon(settings, clock=clock)) as live:
@@ -238,7 +266,9 @@ def test_a_run_left_running_by_a_crash_is_rolled_back_at_start(home: Path, proje
         assert live.client.post(f"/v1/dream/runs/{run_id}/undo").status_code in (200, 409)
 
 
-def test_lock_held_by_live_process_gives_409_then_stale_or_dead_is_reclaimed(dlive: LiveDaemon, project: Path, clock: ManualClock) -> None:
+def test_lock_held_by_live_process_gives_409_then_stale_or_dead_is_reclaimed(
+    dlive: LiveDaemon, project: Path, clock: ManualClock
+) -> None:
     save(dlive, project, "A", "something", "x")
     store = dlive.daemon.stores.for_cwd(str(project))
     holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
@@ -281,7 +311,12 @@ def test_two_processes_racing_for_the_lock_one_wins(tmp_path: Path) -> None:
         directory, signals = tmp_path / f"m{round_}", tmp_path / f"s{round_}"
         directory.mkdir()
         signals.mkdir()
-        procs = [subprocess.Popen([sys.executable, "-c", RACER, str(directory), str(signals), str(i)], stdout=subprocess.PIPE, text=True) for i in range(2)]
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", RACER, str(directory), str(signals), str(i)], stdout=subprocess.PIPE, text=True
+            )
+            for i in range(2)
+        ]
         deadline = time.monotonic() + 30
         while len(list(signals.glob("ready-*"))) < 2:  # both imported and spinning: the start is a real race
             assert time.monotonic() < deadline, "the racers never started"
@@ -294,23 +329,45 @@ def test_two_processes_racing_for_the_lock_one_wins(tmp_path: Path) -> None:
         assert sorted(outs) == ["lost", "won"], outs
 
 
-def test_llm_consolidation_applies_validated_actions(home: Path, project: Path, messages_api: ScriptedMessagesAPI) -> None:
+def test_llm_consolidation_applies_validated_actions(
+    home: Path, project: Path, messages_api: ScriptedMessagesAPI
+) -> None:
     with serve(Daemon(make_settings(home, ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=messages_api.url))) as live:
         old = save(live, project, "DB", "The API uses Postgres 15", "pg15", type_="project")
         dup = save(live, project, "Database", "The API database is Postgres", "pg", type_="project")
-        plan = {"actions": [
-            {"op": "write", "filename": old, "name": "DB", "type": "project", "description": "The API uses Postgres 17 (since 2026-03-01)", "body": "pg17\n\n**Why:** upgrade.\n**How to apply:** PG17."},
-            {"op": "delete", "filename": dup, "why": "duplicate"},
-            {"op": "delete", "filename": "../../etc/passwd"},
-            {"op": "write", "name": "Key", "type": "reference", "description": "the key", "body": "token sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789"},
-        ], "summary": "merged database facts"}
+        plan = {
+            "actions": [
+                {
+                    "op": "write",
+                    "filename": old,
+                    "name": "DB",
+                    "type": "project",
+                    "description": "The API uses Postgres 17 (since 2026-03-01)",
+                    "body": "pg17\n\n**Why:** upgrade.\n**How to apply:** PG17.",
+                },
+                {"op": "delete", "filename": dup, "why": "duplicate"},
+                {"op": "delete", "filename": "../../etc/passwd"},
+                {
+                    "op": "write",
+                    "name": "Key",
+                    "type": "reference",
+                    "description": "the key",
+                    "body": "token sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789",
+                },
+            ],
+            "summary": "merged database facts",
+        }
         messages_api.push(Reply(text=json.dumps(plan)))
         run = wait_run(live, project, live.client.post("/v1/dream/run", json={"cwd": str(project)}).json()["run_id"])
         assert run["status"] == "done" and run["method"] == "llm"
-        names = [m["filename"] for m in live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]]
+        names = [
+            m["filename"] for m in live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]
+        ]
         assert names == [old]
         assert any("invalid filename" in n for n in run["notes"]) and any("secret_detected" in n for n in run["notes"])
-        assert "Postgres 17" in live.client.get(f"/v1/memories/{old}", params={"cwd": str(project)}).json()["description"]
+        assert (
+            "Postgres 17" in live.client.get(f"/v1/memories/{old}", params={"cwd": str(project)}).json()["description"]
+        )
         assert "dream" in live.client.get("/v1/status").json()["llm_usage"]["by_purpose"]
         messages_api.push(Reply(status=500))  # LLM down: the deterministic pass runs instead
         run2 = wait_run(live, project, live.client.post("/v1/dream/run", json={"cwd": str(project)}).json()["run_id"])
@@ -318,13 +375,21 @@ def test_llm_consolidation_applies_validated_actions(home: Path, project: Path, 
 
 
 @pytest.mark.e2e
-def test_kill_9_mid_consolidation_leaves_store_consistent_and_lock_reclaimable(home: Path, project: Path, messages_api: ScriptedMessagesAPI) -> None:
+def test_kill_9_mid_consolidation_leaves_store_consistent_and_lock_reclaimable(
+    home: Path, project: Path, messages_api: ScriptedMessagesAPI
+) -> None:
     env = daemon_env(home, ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=messages_api.url)
     messages_api.push(Reply(text='{"actions": []}', delay=30))
     first = DaemonProcess(home=home, env=env).start()
     with first.client() as c:
-        c.post("/v1/memories", json={"cwd": str(project), "name": "A", "description": "alpha fact", "type": "user", "body": "a"})
-        c.post("/v1/memories", json={"cwd": str(project), "name": "B", "description": "beta fact", "type": "user", "body": "b"})
+        c.post(
+            "/v1/memories",
+            json={"cwd": str(project), "name": "A", "description": "alpha fact", "type": "user", "body": "a"},
+        )
+        c.post(
+            "/v1/memories",
+            json={"cwd": str(project), "name": "B", "description": "beta fact", "type": "user", "body": "b"},
+        )
         memory_dir = Path(c.get("/v1/index", params={"cwd": str(project)}).json()["memory_dir"])
         assert c.post("/v1/dream/run", json={"cwd": str(project)}).status_code == 202
         deadline = time.monotonic() + 10
@@ -336,7 +401,9 @@ def test_kill_9_mid_consolidation_leaves_store_consistent_and_lock_reclaimable(h
     assert lock.holder() == first.proc.pid and lock.held_by_other(time.time()) is None  # dead PID: reclaimable
     assert not list(memory_dir.rglob(".tmp-*"))
     index = (memory_dir / "MEMORY.md").read_text()
-    assert sorted(p.name for p in memory_dir.glob("*.md") if p.name != "MEMORY.md") == sorted(row.split("](")[1].split(")")[0] for row in index.splitlines())
+    assert sorted(p.name for p in memory_dir.glob("*.md") if p.name != "MEMORY.md") == sorted(
+        row.split("](")[1].split(")")[0] for row in index.splitlines()
+    )
     messages_api.push(Reply(text='{"actions": []}'))
     second = DaemonProcess(home=home, env=env).start()
     try:
@@ -355,7 +422,9 @@ def test_scheduler_check_distils_daily_logs_when_gates_open(home: Path, project:
     store.save(name="Existing", description="Deploys go through the staging cluster first", type="project", body="x")
     log_file = store.path / "logs" / "2026" / "03" / "2026-03-03.md"
     log_file.parent.mkdir(parents=True)
-    log_file.write_text("# 2026-03-03\n- 10:00 [feedback] Never force-push to main\n- 11:00 Deploys go through the staging cluster first\n- 12:00 The demo is tomorrow\n")
+    log_file.write_text(
+        "# 2026-03-03\n- 10:00 [feedback] Never force-push to main\n- 11:00 Deploys go through the staging cluster first\n- 12:00 The demo is tomorrow\n"
+    )
     assert len(daemon.dream.check_all()) == 1
     daemon.dream.wait()
     names = {h.description for h in store.all_headers()}
@@ -369,20 +438,27 @@ def test_scheduler_check_distils_daily_logs_when_gates_open(home: Path, project:
     daemon.state.close()
 
 
-def test_daily_log_mode_extraction_then_dream_distils_into_topic_files(home: Path, project: Path, clock: ManualClock) -> None:
+def test_daily_log_mode_extraction_then_dream_distils_into_topic_files(
+    home: Path, project: Path, clock: ManualClock
+) -> None:
     settings = make_settings(home)
     settings.memory.mode = "daily-log"
     with serve(Daemon(settings, clock=clock)) as live:
         writer = new_session(settings.transcript_roots[0], str(project))
         writer.user("Remember: always tag releases with a v prefix, because the deploy script expects it.")
-        job_id = live.client.post("/v1/events/turn-end", json={"session_id": writer.session_id, "transcript_path": str(writer.path), "cwd": str(project)}).json()["job_id"]
+        job_id = live.client.post(
+            "/v1/events/turn-end",
+            json={"session_id": writer.session_id, "transcript_path": str(writer.path), "cwd": str(project)},
+        ).json()["job_id"]
         clock.advance(limits.EXTRACT_SETTLE_SECONDS)  # the job waits out its settle delay on the daemon's clock
         deadline = time.monotonic() + 15
         while (job := live.client.get(f"/v1/jobs/{job_id}").json())["status"] in ("queued", "running"):
             assert time.monotonic() < deadline
             time.sleep(0.05)
         assert job["status"] == "done" and job["memories_written"][0].startswith("logs:")
-        assert live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"] == []  # MEMORY.md untouched in this mode
+        assert (
+            live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"] == []
+        )  # MEMORY.md untouched in this mode
         run = wait_run(live, project, live.client.post("/v1/dream/run", json={"cwd": str(project)}).json()["run_id"])
         assert run["status"] == "done" and run["changes"] and "distilled" in run["changes"][0]["why"]
         memories = live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]

@@ -24,8 +24,6 @@ from tests.conftest import make_settings
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
 
 
-
-
 def touch_sessions(folder: Path, count: int, mtime: float, prefix: str = "s") -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for i in range(count):
@@ -40,7 +38,6 @@ def by_name(gates: list) -> dict:
 
 def wait_done(daemon: Daemon) -> None:
     daemon.dream.wait(20)
-
 
 
 def test_unforced_run_obeys_gates_1_to_3(home: Path, project: Path) -> None:
@@ -73,7 +70,11 @@ def test_unforced_run_starts_when_every_gate_is_open(home: Path, project: Path) 
     daemon = Daemon(settings, clock=clock)
     store = daemon.stores.for_cwd(str(project))
     store.save(name="A", description="something to consolidate", type="user", body="x")
-    touch_sessions(settings.transcript_roots[0] / sanitize_path(str(project_root(str(project)))), settings.dream.min_sessions + 1, time.time() - 100)
+    touch_sessions(
+        settings.transcript_roots[0] / sanitize_path(str(project_root(str(project)))),
+        settings.dream.min_sessions + 1,
+        time.time() - 100,
+    )
     run_id = daemon.dream.run(str(project), force=False)
     wait_done(daemon)
     run = daemon.dream.runs(str(project))[0]
@@ -152,13 +153,26 @@ def test_killed_unreaped_holder_counts_as_dead(tmp_path: Path) -> None:
         child.wait()
 
 
-def test_llm_write_with_a_filename_of_another_type_is_dropped(home: Path, project: Path, messages_api: ScriptedMessagesAPI) -> None:
+def test_llm_write_with_a_filename_of_another_type_is_dropped(
+    home: Path, project: Path, messages_api: ScriptedMessagesAPI
+) -> None:
     clock = ManualClock()
     daemon = Daemon(make_settings(home, ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=messages_api.url), clock=clock)
     store = daemon.stores.for_cwd(str(project))
     store.save(name="Editor", description="The user edits in Helix", type="user", body="Helix")
     before = store.read_raw("user_editor.md")
-    plan = {"actions": [{"op": "write", "filename": "user_editor.md", "name": "Editor", "type": "project", "description": "d", "body": "b"}]}
+    plan = {
+        "actions": [
+            {
+                "op": "write",
+                "filename": "user_editor.md",
+                "name": "Editor",
+                "type": "project",
+                "description": "d",
+                "body": "b",
+            }
+        ]
+    }
     messages_api.push(Reply(text=json.dumps(plan)))
     daemon.dream.run(str(project), force=True)
     wait_done(daemon)
@@ -187,14 +201,21 @@ def test_undo_of_a_distilling_run_makes_its_log_new_again(home: Path, project: P
     assert "Never force-push to main" in {h.description for h in store.all_headers()}
 
 
-def test_llm_context_is_bounded_lists_every_file_and_keeps_unseen_logs_pending(home: Path, project: Path, messages_api: ScriptedMessagesAPI) -> None:
+def test_llm_context_is_bounded_lists_every_file_and_keeps_unseen_logs_pending(
+    home: Path, project: Path, messages_api: ScriptedMessagesAPI
+) -> None:
     from memoryd.base import limits
 
     clock = ManualClock()
     daemon = Daemon(make_settings(home, ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=messages_api.url), clock=clock)
     store = daemon.stores.for_cwd(str(project))
     for i in range(20):
-        store.save(name=f"Topic {i}", description=f"Distinct fact number {i}", type="project", body=f"fact{i} " + "lorem ipsum " * 330)
+        store.save(
+            name=f"Topic {i}",
+            description=f"Distinct fact number {i}",
+            type="project",
+            body=f"fact{i} " + "lorem ipsum " * 330,
+        )
     log_file = store.path / "logs" / "2026" / "03" / "2026-03-03.md"
     log_file.parent.mkdir(parents=True)
     log_file.write_text("- a very long log line\n" * 1000)

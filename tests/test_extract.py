@@ -31,7 +31,14 @@ def wait_job(client: httpx.Client, job_id: str, timeout: float = 15.0) -> dict[s
 
 
 def turn_end(live: LiveDaemon, writer: TranscriptWriter, **extra: Any) -> dict[str, Any]:
-    body = {"session_id": writer.session_id, "transcript_path": str(writer.path), "cwd": writer.cwd, "hook_event_name": "Stop", "stop_hook_active": False, **extra}
+    body = {
+        "session_id": writer.session_id,
+        "transcript_path": str(writer.path),
+        "cwd": writer.cwd,
+        "hook_event_name": "Stop",
+        "stop_hook_active": False,
+        **extra,
+    }
     r = live.client.post("/v1/events/turn-end", json=body)
     assert r.status_code == 202, r.text
     step_over_settle(live.daemon)
@@ -40,7 +47,9 @@ def turn_end(live: LiveDaemon, writer: TranscriptWriter, **extra: Any) -> dict[s
 
 def queue_turn_end(daemon: Daemon, writer: TranscriptWriter, session_id: str | None = None) -> str:
     """Queue extraction for a turn end without starting the daemon's workers (the test drives them)."""
-    return daemon.extraction.enqueue_turn_end(session_id or writer.session_id, writer.path, writer.cwd, daemon.stores.memory_dir_for(writer.cwd))
+    return daemon.extraction.enqueue_turn_end(
+        session_id or writer.session_id, writer.path, writer.cwd, daemon.stores.memory_dir_for(writer.cwd)
+    )
 
 
 def memories(live: LiveDaemon, cwd: str) -> list[dict[str, Any]]:
@@ -60,7 +69,9 @@ def test_explicit_request_is_extracted_once(live: LiveDaemon, session: Transcrip
     saved = memories(live, session.cwd)
     assert len(saved) == 1 and saved[0]["type"] == "feedback"
     body = live.client.get(f"/v1/memories/{saved[0]['filename']}", params={"cwd": session.cwd}).json()["body"]
-    assert body == "Always use pnpm, never npm.\n\n**Why:** the lockfile is pnpm's."  # no "How to apply": no when or where was said
+    assert (
+        body == "Always use pnpm, never npm.\n\n**Why:** the lockfile is pnpm's."
+    )  # no "How to apply": no when or where was said
     # The same turn-end again: the cursor has moved, nothing new, no duplicate.
     again = turn_end(live, session)
     assert again["status"] == "skipped" and "no prose" in again["reason"]
@@ -70,13 +81,18 @@ def test_explicit_request_is_extracted_once(live: LiveDaemon, session: Transcrip
 def test_offline_extractor_types_and_reasons() -> None:
     from datetime import date
 
-    found = extract_explicit([
-        ("I'm a backend engineer working mostly in Go. From now on, run the linter before committing.", date(2026, 3, 4)),
-        ("Don't mock the database in tests since mocks hid a broken migration. What time is it?", date(2026, 3, 4)),
-        ("Remember that the merge freeze starts next Thursday.", date(2026, 3, 4)),
-        ("I prefer tabs over spaces.", None),
-        ("ok", None),
-    ])
+    found = extract_explicit(
+        [
+            (
+                "I'm a backend engineer working mostly in Go. From now on, run the linter before committing.",
+                date(2026, 3, 4),
+            ),
+            ("Don't mock the database in tests since mocks hid a broken migration. What time is it?", date(2026, 3, 4)),
+            ("Remember that the merge freeze starts next Thursday.", date(2026, 3, 4)),
+            ("I prefer tabs over spaces.", None),
+            ("ok", None),
+        ]
+    )
     by_type: dict[str, list[str]] = {}
     for c in found:
         by_type.setdefault(c.type, []).append(c.description)
@@ -92,7 +108,9 @@ def test_offline_extractor_types_and_reasons() -> None:
 def test_injected_recalls_are_not_re_extracted(live: LiveDaemon, session: TranscriptWriter) -> None:
     from memoryd.base import limits
 
-    session.user(f"<system-reminder>\n{limits.INJECTED_MARKER}\nremember: always deploy on Fridays\n</system-reminder>\nwhat does the build script do")
+    session.user(
+        f"<system-reminder>\n{limits.INJECTED_MARKER}\nremember: always deploy on Fridays\n</system-reminder>\nwhat does the build script do"
+    )
     session.attachment("Remember: never use tabs")
     session.assistant("It compiles the assets.")
     job = turn_end(live, session)
@@ -103,7 +121,9 @@ def test_injected_recalls_are_not_re_extracted(live: LiveDaemon, session: Transc
 def test_agent_writing_memory_itself_skips_and_advances(live: LiveDaemon, session: TranscriptWriter) -> None:
     memory_dir = live.client.get("/v1/index", params={"cwd": session.cwd}).json()["memory_dir"]
     session.user("Remember that I prefer short answers.")
-    session.assistant("Saving it.", tools=[("Write", {"file_path": f"{memory_dir}/user_short-answers.md", "content": "x"})])
+    session.assistant(
+        "Saving it.", tools=[("Write", {"file_path": f"{memory_dir}/user_short-answers.md", "content": "x"})]
+    )
     job = turn_end(live, session)
     assert job["status"] == "skipped" and "wrote to the memory dir" in job["reason"]
     session.user("thanks, now run the tests")
@@ -143,9 +163,13 @@ def test_foreign_transcript_path_is_refused(live: LiveDaemon, project: Path, tmp
     outside.parent.mkdir()
     outside.write_text("{}\n")
     for path in (str(outside), str(live.daemon.settings.transcript_roots[0] / ".." / "elsewhere" / "s.jsonl")):
-        r = live.client.post("/v1/events/turn-end", json={"session_id": "s1", "transcript_path": path, "cwd": str(project)})
+        r = live.client.post(
+            "/v1/events/turn-end", json={"session_id": "s1", "transcript_path": path, "cwd": str(project)}
+        )
         assert r.status_code == 403 and r.json()["error"]["code"] == "forbidden", r.text
-    r = live.client.post("/v1/events/turn-end", json={"session_id": "s1", "transcript_path": "relative/s.jsonl", "cwd": str(project)})
+    r = live.client.post(
+        "/v1/events/turn-end", json={"session_id": "s1", "transcript_path": "relative/s.jsonl", "cwd": str(project)}
+    )
     assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_path", r.text  # malformed, not foreign
 
 
@@ -158,7 +182,10 @@ def test_bad_turn_end_bodies(live: LiveDaemon, project: Path) -> None:
 
 
 def test_unreadable_transcript_fails_visibly(live: LiveDaemon, session: TranscriptWriter) -> None:
-    r = live.client.post("/v1/events/turn-end", json={"session_id": session.session_id, "transcript_path": str(session.path), "cwd": session.cwd})
+    r = live.client.post(
+        "/v1/events/turn-end",
+        json={"session_id": session.session_id, "transcript_path": str(session.path), "cwd": session.cwd},
+    )
     step_over_settle(live.daemon)
     deadline, stepped = time.monotonic() + 15, 0
     while (job := live.client.get(f"/v1/jobs/{r.json()['job_id']}").json())["status"] in ("queued", "running"):
@@ -181,15 +208,26 @@ def test_last_assistant_message_is_used_when_the_transcript_lags(live: LiveDaemo
 def llm_live(home: Path, messages_api: ScriptedMessagesAPI, request: pytest.FixtureRequest) -> Iterator[LiveDaemon]:
     settings = make_settings(home, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=messages_api.url)
     reply = getattr(getattr(request.node, "callspec", None), "params", {}).get("reply")
-    settings.llm.timeout_seconds = 0.5 if isinstance(reply, Reply) and reply.delay else 2  # a scripted hang times out sooner
+    settings.llm.timeout_seconds = (
+        0.5 if isinstance(reply, Reply) and reply.delay else 2
+    )  # a scripted hang times out sooner
     with serve(Daemon(settings, clock=SteppingClock())) as live:
         yield live
 
 
-def test_llm_extraction_writes_and_updates(llm_live: LiveDaemon, messages_api: ScriptedMessagesAPI, project: Path) -> None:
+def test_llm_extraction_writes_and_updates(
+    llm_live: LiveDaemon, messages_api: ScriptedMessagesAPI, project: Path
+) -> None:
     writer = new_session(llm_live.daemon.settings.transcript_roots[0], str(project))
     writer.user("we moved the API to Postgres 16 last week, by the way")
-    answer = [{"name": "Database version", "type": "project", "description": "The API runs on Postgres 16 since 2026-02-23", "body": "Moved to Postgres 16.\n\n**Why:** upgrade.\n**How to apply:** use PG16 features."}]
+    answer = [
+        {
+            "name": "Database version",
+            "type": "project",
+            "description": "The API runs on Postgres 16 since 2026-02-23",
+            "body": "Moved to Postgres 16.\n\n**Why:** upgrade.\n**How to apply:** use PG16 features.",
+        }
+    ]
     messages_api.push(Reply(text="Here you go:\n```json\n" + json.dumps(answer) + "\n```"))
     job = turn_end(llm_live, writer)
     assert job["status"] == "done" and job["reason"].startswith("llm") and len(job["memories_written"]) == 1
@@ -197,7 +235,15 @@ def test_llm_extraction_writes_and_updates(llm_live: LiveDaemon, messages_api: S
     assert "we moved the API to Postgres 16" in sent["messages"][0]["content"] and "What NOT to save" in sent["system"]
     filename = job["memories_written"][0]
     writer.user("correction: it is Postgres 17")
-    update = [{"name": "Database version", "type": "project", "description": "The API runs on Postgres 17", "body": "Postgres 17.", "filename": filename}]
+    update = [
+        {
+            "name": "Database version",
+            "type": "project",
+            "description": "The API runs on Postgres 17",
+            "body": "Postgres 17.",
+            "filename": filename,
+        }
+    ]
     messages_api.push(Reply(text=json.dumps(update)))
     job2 = turn_end(llm_live, writer)
     assert job2["memories_written"] == [filename]
@@ -208,8 +254,19 @@ def test_llm_extraction_writes_and_updates(llm_live: LiveDaemon, messages_api: S
     assert usage["calls"] == 2 and usage["input_tokens"] == 20
 
 
-@pytest.mark.parametrize("reply", [Reply(text="I think nothing here is useful, sorry!"), Reply(status=500), Reply(raw_body="<html>oops"), Reply(delay=3.0)], ids=["garbage", "500", "not-json", "timeout"])
-def test_llm_failure_falls_back_to_the_offline_extractor(llm_live: LiveDaemon, messages_api: ScriptedMessagesAPI, project: Path, reply: Reply) -> None:
+@pytest.mark.parametrize(
+    "reply",
+    [
+        Reply(text="I think nothing here is useful, sorry!"),
+        Reply(status=500),
+        Reply(raw_body="<html>oops"),
+        Reply(delay=3.0),
+    ],
+    ids=["garbage", "500", "not-json", "timeout"],
+)
+def test_llm_failure_falls_back_to_the_offline_extractor(
+    llm_live: LiveDaemon, messages_api: ScriptedMessagesAPI, project: Path, reply: Reply
+) -> None:
     writer = new_session(llm_live.daemon.settings.transcript_roots[0], str(project))
     writer.user("From now on, answer in British English.")
     messages_api.push(reply)
@@ -220,18 +277,32 @@ def test_llm_failure_falls_back_to_the_offline_extractor(llm_live: LiveDaemon, m
 
 # --------------------------------------------------------------------------- crash recovery
 @pytest.mark.e2e
-def test_kill_9_mid_job_then_restart_runs_the_job_again(home: Path, project: Path, messages_api: ScriptedMessagesAPI) -> None:
+def test_kill_9_mid_job_then_restart_runs_the_job_again(
+    home: Path, project: Path, messages_api: ScriptedMessagesAPI
+) -> None:
     roots = home / "transcripts"
     (home / "config.toml").write_text(f'[transcripts]\nroots = ["{roots}"]\n[llm]\ntimeout_seconds = 30\n')
     env = daemon_env(home, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=messages_api.url)
     writer = new_session(roots, str(project))
     writer.user("Remember that releases are cut on Tuesdays.")
-    answer = json.dumps([{"name": "Release day", "type": "project", "description": "Releases are cut on Tuesdays", "body": "Tuesdays.\n\n**Why:** team rule.\n**How to apply:** plan merges."}])
+    answer = json.dumps(
+        [
+            {
+                "name": "Release day",
+                "type": "project",
+                "description": "Releases are cut on Tuesdays",
+                "body": "Tuesdays.\n\n**Why:** team rule.\n**How to apply:** plan merges.",
+            }
+        ]
+    )
     messages_api.push(Reply(text=answer, delay=30))  # the first attempt hangs in the LLM call
     first = DaemonProcess(home=home, env=env).start()
     with first.client() as c:
         memory_dir = Path(c.get("/v1/index", params={"cwd": str(project)}).json()["memory_dir"])
-        job_id = c.post("/v1/events/turn-end", json={"session_id": writer.session_id, "transcript_path": str(writer.path), "cwd": str(project)}).json()["job_id"]
+        job_id = c.post(
+            "/v1/events/turn-end",
+            json={"session_id": writer.session_id, "transcript_path": str(writer.path), "cwd": str(project)},
+        ).json()["job_id"]
         deadline = time.monotonic() + 10
         while c.get(f"/v1/jobs/{job_id}").json()["status"] != "running":
             assert time.monotonic() < deadline
@@ -240,7 +311,10 @@ def test_kill_9_mid_job_then_restart_runs_the_job_again(home: Path, project: Pat
             assert time.monotonic() < deadline
             time.sleep(0.05)
     first.kill()  # SIGKILL mid-job
-    assert not memory_dir.exists() or sorted(p.name for p in memory_dir.iterdir() if not p.name.startswith(".memoryd")) == []  # nothing half-written
+    assert (
+        not memory_dir.exists()
+        or sorted(p.name for p in memory_dir.iterdir() if not p.name.startswith(".memoryd")) == []
+    )  # nothing half-written
     messages_api.push(Reply(text=answer))
     second = DaemonProcess(home=home, env=env).start()
     try:
@@ -279,7 +353,9 @@ def test_queue_is_bounded(home: Path, project: Path) -> None:
     daemon.state.close()
 
 
-def test_turn_end_arriving_while_a_job_runs_is_not_throttled_away(llm_live: LiveDaemon, messages_api: ScriptedMessagesAPI, project: Path) -> None:
+def test_turn_end_arriving_while_a_job_runs_is_not_throttled_away(
+    llm_live: LiveDaemon, messages_api: ScriptedMessagesAPI, project: Path
+) -> None:
     """The job consumes only the turns it saw: a turn-end counted while it waits on the LLM runs next."""
     import threading
 
@@ -348,7 +424,9 @@ def test_rewritten_transcript_tail_is_not_extracted_twice(home: Path, project: P
     daemon.state.close()
 
 
-def test_relative_write_into_the_memory_dir_counts_as_the_agent_writing_memory(live: LiveDaemon, session: TranscriptWriter) -> None:
+def test_relative_write_into_the_memory_dir_counts_as_the_agent_writing_memory(
+    live: LiveDaemon, session: TranscriptWriter
+) -> None:
     import os
 
     memory_dir = live.client.get("/v1/index", params={"cwd": session.cwd}).json()["memory_dir"]
@@ -374,7 +452,9 @@ def test_old_bookkeeping_is_pruned_at_the_retention_edge(live: LiveDaemon, sessi
     session.assistant("Noted.")
     assert turn_end(live, session)["status"] == "done"
     extraction, state = live.daemon.extraction, live.daemon.state
-    turns = state.query_one("SELECT updated_at FROM extraction_turns WHERE session_id = ?", (session.session_id,))["updated_at"]
+    turns = state.query_one("SELECT updated_at FROM extraction_turns WHERE session_id = ?", (session.session_id,))[
+        "updated_at"
+    ]
     job_time = state.query_one("SELECT MAX(updated_at) AS t FROM jobs WHERE session_id = ?", (session.session_id,))["t"]
     read_at = state.query_one("SELECT updated_at, mtime FROM transcript_files WHERE path = ?", (str(session.path),))
     retention = limits.EXTRACT_RETENTION_DAYS * 86400
@@ -395,10 +475,14 @@ def test_a_sessions_requests_are_written_as_a_careful_person_would(live: LiveDae
     from memoryd.extract.shape import repeated_sentences, starts_with_request
     from tests.support.offline_quality import title_faults
 
-    session.user("I'm a data engineer, mostly Scala and Spark, new to this React frontend. "
-                 "Please always run linter ruff check --fix before committing, from now on.")
-    session.user("Please make sure to keep API error messages in English because support greps them. "
-                 "We decided to drop Python 3.9 support at the end of the quarter because of the new typing features.")
+    session.user(
+        "I'm a data engineer, mostly Scala and Spark, new to this React frontend. "
+        "Please always run linter ruff check --fix before committing, from now on."
+    )
+    session.user(
+        "Please make sure to keep API error messages in English because support greps them. "
+        "We decided to drop Python 3.9 support at the end of the quarter because of the new typing features."
+    )
     session.assistant("Understood.")
     job = turn_end(live, session)
     assert job["status"] == "done" and len(job["memories_written"]) == 4, job

@@ -23,17 +23,24 @@ from memoryd.cli.output import EXIT_CODES
 from memoryd.cli.schemas import schema_for
 from memoryd.config import example_config
 
-VERSION_CPU_BUDGET_MS = 150.0  # bench/startup_bench.py's target, in CPU time (steadier than wall time on a busy machine)
+VERSION_CPU_BUDGET_MS = (
+    150.0  # bench/startup_bench.py's target, in CPU time (steadier than wall time on a busy machine)
+)
 
 
 def memoryd(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     full = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")} | {"MEMORYD_HOME": str(home)} | env
-    return subprocess.run([sys.executable, "-m", "memoryd", *args], env=full, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "memoryd", *args], env=full, capture_output=True, text=True, timeout=60
+    )
 
 
 def test_every_subcommand_has_a_description_and_an_example() -> None:
-    missing = [path for path, sub, _ in subcommands(build_parser())
-               if not sub.description or "example:\n  memoryd " not in sub.format_help()]
+    missing = [
+        path
+        for path, sub, _ in subcommands(build_parser())
+        if not sub.description or "example:\n  memoryd " not in sub.format_help()
+    ]
     assert not missing, f"--help without a description or an example: {missing}"
 
 
@@ -54,8 +61,17 @@ def test_config_shows_each_setting_and_where_it_came_from(tmp_path: Path) -> Non
     assert all(row["source"] == "default" for row in data["settings"] if row["setting"] != "MEMORYD_HOME")
     home.mkdir()
     (home / "config.toml").write_text("[recall]\nmax_memories = 3\n")
-    rows = {row["setting"]: row for row in json.loads(memoryd(home, "config", "--json", MEMORYD_PORT="8123", MEMORYD_TOKEN="t0psecret").stdout)["settings"]}
-    assert rows["recall.max_memories"] == {"setting": "recall.max_memories", "value": 3, "source": str(home / "config.toml")}
+    rows = {
+        row["setting"]: row
+        for row in json.loads(memoryd(home, "config", "--json", MEMORYD_PORT="8123", MEMORYD_TOKEN="t0psecret").stdout)[
+            "settings"
+        ]
+    }
+    assert rows["recall.max_memories"] == {
+        "setting": "recall.max_memories",
+        "value": 3,
+        "source": str(home / "config.toml"),
+    }
     assert rows["server.port"]["value"] == 8123 and rows["server.port"]["source"] == "env MEMORYD_PORT"
     assert rows["server.host"]["source"] == "default"
     assert rows["MEMORYD_TOKEN"]["value"] == "(set, not shown)"
@@ -84,8 +100,13 @@ def test_logs_prints_the_tail_and_follows(tmp_path: Path) -> None:
     log.write_text("".join(f"line {i}\n" for i in range(100)))
     assert memoryd(home, "logs", "-n", "3").stdout == "line 97\nline 98\nline 99\n"
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYD_")} | {"MEMORYD_HOME": str(home)}
-    follow = subprocess.Popen([sys.executable, "-m", "memoryd", "logs", "-f", "-n", "1"], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL, text=True)
+    follow = subprocess.Popen(
+        [sys.executable, "-m", "memoryd", "logs", "-f", "-n", "1"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
 
     def next_line() -> str:
         assert follow.stdout is not None and select.select([follow.stdout], [], [], 20)[0], "logs -f printed nothing"

@@ -17,7 +17,15 @@ from memoryd.transcripts.grep import compile_pattern, search_transcripts
 
 
 def _line(session: str, role: str, text: str, ts: str = "2026-01-02T03:04:05Z") -> str:
-    return json.dumps({"type": role, "sessionId": session, "timestamp": ts, "message": {"role": role, "content": [{"type": "text", "text": text}]}}, ensure_ascii=False)
+    return json.dumps(
+        {
+            "type": role,
+            "sessionId": session,
+            "timestamp": ts,
+            "message": {"role": role, "content": [{"type": "text", "text": text}]},
+        },
+        ensure_ascii=False,
+    )
 
 
 def _write(folder: Path, session: str, lines: list[str]) -> Path:
@@ -31,7 +39,14 @@ def _write(folder: Path, session: str, lines: list[str]) -> Path:
 def roots(home: Path, project: Path, tmp_path: Path) -> list[Path]:
     root = home / "transcripts"
     mine = sanitize_path(str(project_root(str(project))))
-    _write(root / mine, "s-main", [_line("s-main", "user", "why does the flaky ConnectionResetError happen"), _line("s-main", "assistant", "plain answer")])
+    _write(
+        root / mine,
+        "s-main",
+        [
+            _line("s-main", "user", "why does the flaky ConnectionResetError happen"),
+            _line("s-main", "assistant", "plain answer"),
+        ],
+    )
     _write(root / f"{mine}-worktree", "s-wt", [_line("s-wt", "assistant", "fixed ConnectionResetError by retrying")])
     _write(root / f"{mine}x", "s-sibling", [_line("s-sibling", "user", "ConnectionResetError in a sibling project")])
     _write(root / "-other", "s-other", [_line("s-other", "user", "ConnectionResetError elsewhere")])
@@ -115,9 +130,23 @@ def test_regex_and_ignore_case(roots: list[Path]) -> None:
 
 @pytest.mark.parametrize(
     "pattern, regex",
-    [("", False), ("   ", False), ("ab", False), (".*", True), (".", True), (r"\w*", True), ("a?", True), ("(|x)", True),
-     (r"\w+", True), (r"[\s\S]", True), ("(a+)+$", True), (r"(\w*)*x", True), ("(x|y+){2,}", True), ("[unclosed", True),
-     ("x" * (limits.GREP_PATTERN_MAX_CHARS + 1), False)],
+    [
+        ("", False),
+        ("   ", False),
+        ("ab", False),
+        (".*", True),
+        (".", True),
+        (r"\w*", True),
+        ("a?", True),
+        ("(|x)", True),
+        (r"\w+", True),
+        (r"[\s\S]", True),
+        ("(a+)+$", True),
+        (r"(\w*)*x", True),
+        ("(x|y+){2,}", True),
+        ("[unclosed", True),
+        ("x" * (limits.GREP_PATTERN_MAX_CHARS + 1), False),
+    ],
 )
 def test_hostile_patterns_refused(pattern: str, regex: bool) -> None:
     with pytest.raises(InvalidPattern) as info:
@@ -141,7 +170,9 @@ def test_deadline_returns_a_flagged_prefix_of_the_full_answer(home: Path) -> Non
     partial_counts = set()
     for deadline in range(2, 40, 3):  # the clock ticks once per look: the deadline falls mid-search
         ticks = iter(range(10_000))
-        part = search_transcripts([root], "needle", limit=100, deadline_seconds=deadline, clock=lambda: float(next(ticks)))
+        part = search_transcripts(
+            [root], "needle", limit=100, deadline_seconds=deadline, clock=lambda: float(next(ticks))
+        )
         if part.truncated:
             assert part.reason == "deadline" and part.results == full.results[: len(part.results)]
             assert part.files_scanned <= 6 and part.bytes_scanned <= full.bytes_scanned
@@ -159,7 +190,11 @@ def test_api_search_and_errors(live, roots: list[Path], project: Path) -> None: 
     r = live.client.get("/v1/transcripts/search", params={"q": ".*", "regex": "true"})
     assert r.status_code == 400 and r.json()["error"]["code"] == "invalid_pattern"
     r = live.client.get("/v1/transcripts/search", params={"q": r"(?<=x)Error", "regex": "true"})
-    assert r.status_code == 400 and "(?:...)" in r.json()["error"]["message"] and "regex=false" in r.json()["error"]["message"]
+    assert (
+        r.status_code == 400
+        and "(?:...)" in r.json()["error"]["message"]
+        and "regex=false" in r.json()["error"]["message"]
+    )
     r = live.client.get("/v1/transcripts/search", params={"q": "needle", "limit": limits.GREP_MAX_RESULTS + 1})
     assert r.status_code == 400 and "limit" in r.json()["error"]["message"]
     r = live.client.get("/v1/transcripts/search", params={"q": "ConnectionResetError", "cwd": "relative/path"})
@@ -195,18 +230,37 @@ def test_ascii_ignore_case_literal_and_unicode_term(home: Path) -> None:
     assert [h.line for h in search_transcripts([root], "Größe").results] == [1]
 
 
-
-
 # --- the dialect: what both engines read alike ---------------------------------------------
+
 
 @pytest.mark.parametrize(
     "pattern, hint",
     [
-        (r"(?<=a)bcd", "(?:...)"), (r"(?P<n>abc)", "(?:...)"), (r"abc(?=d)", "(?:...)"), (r"(?s)abc", "(?:...)"),
-        (r"(abc)\1", "backreferences"), (r"abc\Z", "use $"), (r"\Aabc", "use ^"), (r"abc\n", "newline"), (r"\p{L}bc", "ASCII classes"),
-        (r"abc++", "possessive"), (r"abc{,3}", "{0,m}"), (r"ab{c", r"\{"), (r"[[:alpha:]]x", r"\["), (r"[a&&b]xyz", "set syntax"),
-        (r"[é]xyz", "(?:é|è)"), (r"é+xyz", "(?:é)+"), (r"abc)", r"\)"), (r"(abc", "unclosed"), (r"[abc", "unclosed"), (r"\x4gabc", "hex"),
-        (r"a{2000}b", "up to"), (r"a{5,2}b", "low to high"), (r"^*abc", "cannot repeat"), (r"[\w-z]abc", "bad range"), ("abc\\", "lone backslash"),
+        (r"(?<=a)bcd", "(?:...)"),
+        (r"(?P<n>abc)", "(?:...)"),
+        (r"abc(?=d)", "(?:...)"),
+        (r"(?s)abc", "(?:...)"),
+        (r"(abc)\1", "backreferences"),
+        (r"abc\Z", "use $"),
+        (r"\Aabc", "use ^"),
+        (r"abc\n", "newline"),
+        (r"\p{L}bc", "ASCII classes"),
+        (r"abc++", "possessive"),
+        (r"abc{,3}", "{0,m}"),
+        (r"ab{c", r"\{"),
+        (r"[[:alpha:]]x", r"\["),
+        (r"[a&&b]xyz", "set syntax"),
+        (r"[é]xyz", "(?:é|è)"),
+        (r"é+xyz", "(?:é)+"),
+        (r"abc)", r"\)"),
+        (r"(abc", "unclosed"),
+        (r"[abc", "unclosed"),
+        (r"\x4gabc", "hex"),
+        (r"a{2000}b", "up to"),
+        (r"a{5,2}b", "low to high"),
+        (r"^*abc", "cannot repeat"),
+        (r"[\w-z]abc", "bad range"),
+        ("abc\\", "lone backslash"),
     ],
 )
 def test_patterns_outside_the_dialect_are_refused_with_the_fix(pattern: str, hint: str) -> None:
@@ -244,6 +298,7 @@ def test_literal_terms_are_bytes_for_rg_and_lowered_for_ignore_case() -> None:
 
 # --- symlinks: never followed out of (or within) the transcript roots ------------------------
 
+
 def test_symlinks_inside_a_root_are_never_followed(home: Path, tmp_path: Path) -> None:
     root = home / "transcripts"
     _write(root / "-p", "real", [_line("real", "user", "inside-needle here")])
@@ -260,9 +315,38 @@ def test_symlinks_inside_a_root_are_never_followed(home: Path, tmp_path: Path) -
 
 # --- the built-in scanner against a plain per-line search -----------------------------------
 
-_WORDS = ("zebra", "Zebra", "ZEBRA", "Timeout", "timeout", "42", "4", "größe", "GRÖSSE", "Größe", "bob", "bz", "z", "b",
-          "the", "parser", "fails", "Error", "error", "{x}", "ZebraTimeout4", "ZebraTimeout42", "zEbRaTiMeOuT42",
-          "größe-zebra", "GRÖßE-ZEBRA", "Größe-Zebra", "zebra\\u00e9", "ZebraxOut7", "zebraout77", "ZeraOut1")
+_WORDS = (
+    "zebra",
+    "Zebra",
+    "ZEBRA",
+    "Timeout",
+    "timeout",
+    "42",
+    "4",
+    "größe",
+    "GRÖSSE",
+    "Größe",
+    "bob",
+    "bz",
+    "z",
+    "b",
+    "the",
+    "parser",
+    "fails",
+    "Error",
+    "error",
+    "{x}",
+    "ZebraTimeout4",
+    "ZebraTimeout42",
+    "zEbRaTiMeOuT42",
+    "größe-zebra",
+    "GRÖßE-ZEBRA",
+    "Größe-Zebra",
+    "zebra\\u00e9",
+    "ZebraxOut7",
+    "zebraout77",
+    "ZeraOut1",
+)
 # (name, pattern, regex, ignore_case): literal, folded literal, non-ASCII folded term, regex with a
 # required literal, without one, with alternation, anchored at both ends, case-insensitive regex.
 _CASES = [
@@ -291,13 +375,17 @@ def _corpus(root: Path, seed: int = 11) -> None:
         lines = []
         for n in range(rng.randint(5, 120)):
             words = " ".join(rng.choice(_WORDS) for _ in range(rng.randint(1, 60)))
-            lines.append(_line(f"s{f}", "user" if n % 3 else "assistant", words, ts=f"2026-01-0{f % 9 + 1}T00:00:{n % 60:02d}Z"))
+            lines.append(
+                _line(f"s{f}", "user" if n % 3 else "assistant", words, ts=f"2026-01-0{f % 9 + 1}T00:00:{n % 60:02d}Z")
+            )
         path = folder / f"s{f}.jsonl"
         path.write_text("\n".join(lines) + ("" if f == 3 else "\n"), encoding="utf-8")
         os.utime(path, (1_700_000_000 + f * 10, 1_700_000_000 + f * 10))
 
 
-def _reference(root: Path, pattern: str, regex: bool, ignore_case: bool, limit: int) -> tuple[list[tuple[str, int]], bool]:
+def _reference(
+    root: Path, pattern: str, regex: bool, ignore_case: bool, limit: int
+) -> tuple[list[tuple[str, int]], bool]:
     """What a plain per-line Python regex search gives: (file stem, line) pairs, newest file first, and truncated."""
     source = pattern.encode() if regex else re.escape(pattern.strip().encode())
     rx = re.compile(source, (re.IGNORECASE if ignore_case else 0) | re.MULTILINE)
@@ -322,7 +410,9 @@ def test_builtin_scanner_matches_a_plain_line_search(
     _corpus(root)
     expected, truncated = _reference(root, pattern, regex, icase, limits.GREP_MAX_RESULTS)
     assert expected, f"the corpus must contain matches for {name}"
-    here = search_transcripts([root], pattern, regex=regex, ignore_case=icase, limit=limits.GREP_MAX_RESULTS, deadline_seconds=600)
+    here = search_transcripts(
+        [root], pattern, regex=regex, ignore_case=icase, limit=limits.GREP_MAX_RESULTS, deadline_seconds=600
+    )
     assert [(h.session_id, h.line) for h in here.results] == expected and here.truncated == truncated
 
 

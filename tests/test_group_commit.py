@@ -43,7 +43,9 @@ def _seeded(tmp_path: Path, count: int) -> MemoryDir:
     folder = tmp_path / "memory"
     folder.mkdir()
     for i in range(count):
-        (folder / f"project_seed-{i}.md").write_text(f"---\nname: seed {i}\ndescription: seed note {i}\ntype: project\n---\n\nseed {i}\n")
+        (folder / f"project_seed-{i}.md").write_text(
+            f"---\nname: seed {i}\ndescription: seed note {i}\ntype: project\n---\n\nseed {i}\n"
+        )
     store = MemoryDir(folder)
     store.rebuild_index()
     return store
@@ -61,8 +63,12 @@ def test_queued_saves_share_index_writes_and_each_answers_with_its_line(tmp_path
     def writer(n: int) -> None:
         start.wait()
         for i in range(SAVES_EACH):
-            result = store.save(name=f"writer {n} note {i}", description=f"note {i} of writer {n}", type="project", body=f"body {i}")
-            if f"({result.memory.filename})" not in store.index_path.read_text():  # answered before its line was published
+            result = store.save(
+                name=f"writer {n} note {i}", description=f"note {i} of writer {n}", type="project", body=f"body {i}"
+            )
+            if (
+                f"({result.memory.filename})" not in store.index_path.read_text()
+            ):  # answered before its line was published
                 missing.append(result.memory.filename)
 
     threads = [threading.Thread(target=writer, args=(n,)) for n in range(THREADS)]
@@ -89,7 +95,9 @@ def test_a_save_alone_publishes_its_line_at_once_and_a_queued_one_after_a_held_l
     # A save queued behind a holder that writes nothing (a sweep, a team sync) is still published.
     done = threading.Event()
     with store._lock:
-        worker = threading.Thread(target=lambda: (store.save(name="queued", description="behind a reader", type="user", body="b"), done.set()))
+        worker = threading.Thread(
+            target=lambda: (store.save(name="queued", description="behind a reader", type="user", body="b"), done.set())
+        )
         worker.start()
         assert not done.wait(0.2)
     worker.join(timeout=10)
@@ -113,8 +121,14 @@ def test_a_save_reads_and_stages_before_the_lock_and_leaves_no_temp_file(tmp_pat
     assert held == [False]  # one read, before the lock, and its draft was used
     with pytest.raises(Conflict):
         store.save(name="style", description="tabs v3", type="feedback", body="x", expected=first.version)
-    threads = [threading.Thread(target=lambda n=n: [store.save(name=f"busy {n}", description=f"v{i}", type="project", body=f"b{i}")
-                                                    for i in range(10)]) for n in range(6)]
+    threads = [
+        threading.Thread(
+            target=lambda n=n: [
+                store.save(name=f"busy {n}", description=f"v{i}", type="project", body=f"b{i}") for i in range(10)
+            ]
+        )
+        for n in range(6)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -125,7 +139,9 @@ def test_a_save_reads_and_stages_before_the_lock_and_leaves_no_temp_file(tmp_pat
 
 def _other_process_takes(lock_file: Path, timeout: float) -> subprocess.CompletedProcess[str]:
     code = "import sys; from filelock import FileLock; FileLock(sys.argv[1]).acquire(timeout=float(sys.argv[2])); print('took it')"
-    return subprocess.run([sys.executable, "-c", code, str(lock_file), str(timeout)], capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-c", code, str(lock_file), str(timeout)], capture_output=True, text=True, timeout=60
+    )
 
 
 def test_the_dir_lock_excludes_another_process_and_is_let_go_after(tmp_path: Path) -> None:
@@ -197,8 +213,9 @@ def test_a_read_beside_a_write_never_loses_what_the_write_made(tmp_path: Path) -
     lost = []
     with _readers_listing(store):
         for i in range(MADE_ROUNDS):
-            saved = store.save(name=f"fresh note {i}", description=f"fresh note {i}", type="project", body="here to stay")
+            saved = store.save(
+                name=f"fresh note {i}", description=f"fresh note {i}", type="project", body="here to stay"
+            )
             if saved.memory.filename not in {h.filename for h in store.list()}:
                 lost.append(saved.memory.filename)
     assert lost == []
-

@@ -18,7 +18,14 @@ from tests.support.servers import DaemonProcess
 
 def run_hook(env: dict[str, str], payload: dict[str, Any] | str) -> subprocess.CompletedProcess[str]:
     body = payload if isinstance(payload, str) else json.dumps(payload)
-    return subprocess.run([sys.executable, "-m", "memoryd", "hook", "claude-code"], input=body, env=env, capture_output=True, text=True, timeout=30)
+    return subprocess.run(
+        [sys.executable, "-m", "memoryd", "hook", "claude-code"],
+        input=body,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
 
 
 def hook_env(home: Path, user_home: Path, **extra: str) -> dict[str, str]:
@@ -34,14 +41,26 @@ def event(project: Path, name: str, **fields: Any) -> dict[str, Any]:
     return {"session_id": str(uuid.uuid4()), "cwd": str(project), "hook_event_name": name, **fields}
 
 
-def test_forwards_the_event_and_prints_the_daemons_answer(shared_daemon: DaemonProcess, project: Path, tmp_path: Path) -> None:
+def test_forwards_the_event_and_prints_the_daemons_answer(
+    shared_daemon: DaemonProcess, project: Path, tmp_path: Path
+) -> None:
     with shared_daemon.client() as c:
-        r = c.post("/v1/memories", json={"cwd": str(project), "name": "pnpm", "type": "project",
-                                         "description": "use pnpm, never npm: the lockfile is pnpm-lock.yaml", "body": "pnpm only."})
+        r = c.post(
+            "/v1/memories",
+            json={
+                "cwd": str(project),
+                "name": "pnpm",
+                "type": "project",
+                "description": "use pnpm, never npm: the lockfile is pnpm-lock.yaml",
+                "body": "pnpm only.",
+            },
+        )
         assert r.status_code in (200, 201), r.text
     env = hook_env(shared_daemon.home, tmp_path / "user")
     start = run_hook(env, event(project, "SessionStart", source="startup"))
-    assert start.returncode == 0 and limits.INJECTED_MARKER in context(start.stdout) and "pnpm" in context(start.stdout), start.stderr
+    assert (
+        start.returncode == 0 and limits.INJECTED_MARKER in context(start.stdout) and "pnpm" in context(start.stdout)
+    ), start.stderr
     recalled = run_hook(env, event(project, "UserPromptSubmit", prompt="which package manager, npm or pnpm?"))
     assert recalled.returncode == 0 and "pnpm only." in context(recalled.stdout), recalled.stderr
     # Events whose answer Claude Code ignores print nothing.
@@ -62,19 +81,28 @@ def test_a_stopped_daemon_is_said_once_at_session_start_and_never_blocks(tmp_pat
     assert time.monotonic() - t < 15
 
 
-def test_a_wrong_token_answers_nothing_and_prints_no_token(shared_daemon: DaemonProcess, project: Path, tmp_path: Path) -> None:
+def test_a_wrong_token_answers_nothing_and_prints_no_token(
+    shared_daemon: DaemonProcess, project: Path, tmp_path: Path
+) -> None:
     secret = "wrong-token-" + uuid.uuid4().hex
-    r = run_hook(hook_env(shared_daemon.home, tmp_path / "user", MEMORYD_TOKEN=secret), event(project, "SessionStart", source="startup"))
+    r = run_hook(
+        hook_env(shared_daemon.home, tmp_path / "user", MEMORYD_TOKEN=secret),
+        event(project, "SessionStart", source="startup"),
+    )
     assert (r.returncode, r.stdout) == (0, "")
     assert secret not in r.stderr and shared_daemon.token not in r.stderr
 
 
-def test_settings_file_hooks_and_the_plugin_never_both_answer(shared_daemon: DaemonProcess, project: Path, tmp_path: Path) -> None:
+def test_settings_file_hooks_and_the_plugin_never_both_answer(
+    shared_daemon: DaemonProcess, project: Path, tmp_path: Path
+) -> None:
     user_home = tmp_path / "user"
     env = hook_env(shared_daemon.home, user_home)
     payload = event(project, "SessionStart", source="startup")
     assert limits.INJECTED_MARKER in context(run_hook(env, payload).stdout)
-    install = subprocess.run([sys.executable, "-m", "memoryd", "hooks", "--install"], env=env, capture_output=True, text=True, timeout=30)
+    install = subprocess.run(
+        [sys.executable, "-m", "memoryd", "hooks", "--install"], env=env, capture_output=True, text=True, timeout=30
+    )
     assert install.returncode == 0, install.stderr
     # The settings-file hook (curl) answers this event now; the plugin's command stands aside.
     assert run_hook(env, payload).stdout == ""
@@ -83,8 +111,12 @@ def test_settings_file_hooks_and_the_plugin_never_both_answer(shared_daemon: Dae
     settings.write_text(settings.read_text().replace(shared_daemon.url, "http://127.0.0.1:9"))
     assert limits.INJECTED_MARKER in context(run_hook(env, payload).stdout)
     # And with the plugin enabled, `hooks --install` refuses to add a second set.
-    subprocess.run([sys.executable, "-m", "memoryd", "hooks", "--uninstall"], env=env, check=True, capture_output=True, timeout=30)
+    subprocess.run(
+        [sys.executable, "-m", "memoryd", "hooks", "--uninstall"], env=env, check=True, capture_output=True, timeout=30
+    )
     data = json.loads(settings.read_text())
     settings.write_text(json.dumps({**data, "enabledPlugins": {"memoryd@memoryd": True}}))
-    again = subprocess.run([sys.executable, "-m", "memoryd", "hooks", "--install"], env=env, capture_output=True, text=True, timeout=30)
+    again = subprocess.run(
+        [sys.executable, "-m", "memoryd", "hooks", "--install"], env=env, capture_output=True, text=True, timeout=30
+    )
     assert again.returncode != 0 and "plugin" in again.stderr and "hooks" not in json.loads(settings.read_text())

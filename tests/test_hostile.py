@@ -19,9 +19,11 @@ from memoryd.store.frontmatter import split_frontmatter
 from tests.conftest import LiveDaemon, recall_api, save_memory
 
 # 9 levels of 9 aliases: ~387 million strings once a value becomes text (issue 31: 361 bytes → 5 GB).
-ALIAS_BOMB = "---\nname: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n" + "".join(
-    f"{b}: &{b} [{', '.join(['*' + a] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi")
-) + "description: *i\ntype: user\n---\nbody\n"
+ALIAS_BOMB = (
+    "---\nname: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+    + "".join(f"{b}: &{b} [{', '.join(['*' + a] * 9)}]\n" for a, b in zip("abcdefgh", "bcdefghi"))
+    + "description: *i\ntype: user\n---\nbody\n"
+)
 
 
 def test_an_alias_bomb_is_refused_before_it_expands() -> None:
@@ -38,9 +40,11 @@ def test_an_alias_bomb_is_refused_before_it_expands() -> None:
 
 
 def test_deep_or_huge_frontmatter_is_refused_and_plain_yaml_still_parses() -> None:
-    for text, reason in (("---\na: " + "[" * 40 + "]" * 40 + "\n---\n", "nests deeper"),
-                         ("---\ndescription: " + "x" * 20_000 + "\n---\n", "over"),
-                         ("---\nitems: [" + ", ".join(["1"] * 3_000) + "]\n---\n", "values")):
+    for text, reason in (
+        ("---\na: " + "[" * 40 + "]" * 40 + "\n---\n", "nests deeper"),
+        ("---\ndescription: " + "x" * 20_000 + "\n---\n", "over"),
+        ("---\nitems: [" + ", ".join(["1"] * 3_000) + "]\n---\n", "values"),
+    ):
         try:
             split_frontmatter(text)
         except InvalidFrontmatter as exc:
@@ -93,16 +97,26 @@ def test_a_secret_in_a_file_name_reaches_no_remote_index_or_recall(members: Any,
     alice, bob = members()
     alice.init(remote)
     alice.save("CI", "CI runs on every push", "GitHub Actions.")
-    (alice.team_dir / SECRET_NAME).write_text("---\nname: harmless\ndescription: deploy notes\ntype: user\n---\n\ndeploy notes\n")
+    (alice.team_dir / SECRET_NAME).write_text(
+        "---\nname: harmless\ndescription: deploy notes\ntype: user\n---\n\ndeploy notes\n"
+    )
     report = alice.sync()
-    assert [s["filename"] for s in report["secret_skipped"]] == ["user_[secret removed] (GitHub Token in the file name).md"]
+    assert [s["filename"] for s in report["secret_skipped"]] == [
+        "user_[secret removed] (GitHub Token in the file name).md"
+    ]
     assert SECRET not in json.dumps(report)
-    assert not [p for p in (alice.daemon.home / "team").rglob("*.json") if SECRET in p.read_text()], "a state file holds the name"
-    assert SECRET not in remote_history(remote) and SECRET not in git("--git-dir", str(remote), "log", "--all", "--format=%B")
+    assert not [p for p in (alice.daemon.home / "team").rglob("*.json") if SECRET in p.read_text()], (
+        "a state file holds the name"
+    )
+    assert SECRET not in remote_history(remote) and SECRET not in git(
+        "--git-dir", str(remote), "log", "--all", "--format=%B"
+    )
     # Pushed with plain git by a member: never written on another member's disk.
     clone = tmp_path / "clone"
     git("clone", "-q", "-b", "memory", str(remote), str(clone))
-    (clone / SECRET_NAME).write_text("---\nname: harmless\ndescription: deploy notes\ntype: user\n---\n\ndeploy notes\n")
+    (clone / SECRET_NAME).write_text(
+        "---\nname: harmless\ndescription: deploy notes\ntype: user\n---\n\ndeploy notes\n"
+    )
     git("-c", "user.name=x", "-c", "user.email=x@x", "add", ".", cwd=clone)
     git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "notes", cwd=clone)
     git("push", "-q", "origin", "memory", cwd=clone)
@@ -193,7 +207,11 @@ def test_the_web_view_refuses_to_be_framed(live: LiveDaemon) -> None:
 def test_an_origin_on_another_loopback_port_is_refused(live: LiveDaemon, project: Path) -> None:
     body = {"cwd": str(project), "name": "n", "description": "d", "type": "user", "body": "b"}
     other = f"http://127.0.0.1:{live.server.port + 1 if live.server.port < 65535 else 3000}"
-    for path, payload in (("/v1/memories", body), ("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}), ("/ui/logout", {})):
+    for path, payload in (
+        ("/v1/memories", body),
+        ("/mcp", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        ("/ui/logout", {}),
+    ):
         r = live.client.post(path, json=payload, headers={"Origin": other})
         assert r.status_code == 403 and "origin" in r.text, (path, r.status_code, r.text)
     assert live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"] == []
@@ -212,7 +230,9 @@ def _pending_item(home: Path, project: Path, name: str = "pnpm only") -> str:
     (home / "config.toml").write_text("[extract]\nreview = true\n", encoding="utf-8")
     with serve(Daemon(make_settings(home))) as live:
         store = live.daemon.stores.for_cwd(str(project))
-        item = live.daemon.review.propose(store, name=name, description="always pnpm, never npm", type="feedback", body="The lockfile is pnpm's.")
+        item = live.daemon.review.propose(
+            store, name=name, description="always pnpm, never npm", type="feedback", body="The lockfile is pnpm's."
+        )
         assert item is not None
         return item
 
@@ -237,8 +257,12 @@ def test_kill_9_between_the_write_and_the_decision_settles_as_approved(home: Pat
             assert c.get("/v1/review", params={"cwd": str(project)}).json()["items"] == []
             [approved] = c.get("/v1/review", params={"cwd": str(project), "status": "approved"}).json()["items"]
             assert approved["item_id"] == item and approved["filename"]
-            assert [m["filename"] for m in c.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]] == [approved["filename"]]
-            assert c.post(f"/v1/review/{item}/reject").status_code == 404  # decided: a reject cannot leave the memory behind
+            assert [m["filename"] for m in c.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]] == [
+                approved["filename"]
+            ]
+            assert (
+                c.post(f"/v1/review/{item}/reject").status_code == 404
+            )  # decided: a reject cannot leave the memory behind
     finally:
         proc.kill()
 
@@ -246,7 +270,9 @@ def test_kill_9_between_the_write_and_the_decision_settles_as_approved(home: Pat
 def test_a_crash_before_the_write_puts_the_item_back_in_the_queue(home: Path, project: Path) -> None:
     item = _pending_item(home, project, "yarn never")
     daemon = Daemon(make_settings(home))
-    daemon.state.execute("UPDATE review_items SET status = ? WHERE item_id = ?", (APPROVING, item))  # the journal, then the crash
+    daemon.state.execute(
+        "UPDATE review_items SET status = ? WHERE item_id = ?", (APPROVING, item)
+    )  # the journal, then the crash
     queue = ReviewQueue(daemon.state, stores=daemon.stores, default=True, per_project={})  # the next start
     assert queue.get(item)["status"] == "pending" and daemon.stores.for_cwd(str(project)).all_headers() == []
     daemon.state.close()
@@ -258,8 +284,13 @@ def test_a_crash_after_the_write_settles_the_item_as_approved(home: Path, projec
     daemon = Daemon(make_settings(home))
     pending = daemon.review.get(item)
     daemon.state.execute("UPDATE review_items SET status = ? WHERE item_id = ?", (APPROVING, item))
-    saved = daemon.stores.for_cwd(str(project)).save(name=pending["name"], description=pending["description"], type=pending["type"],
-                                                      body=pending["body"], source="review")
+    saved = daemon.stores.for_cwd(str(project)).save(
+        name=pending["name"],
+        description=pending["description"],
+        type=pending["type"],
+        body=pending["body"],
+        source="review",
+    )
     queue = ReviewQueue(daemon.state, stores=daemon.stores, default=True, per_project={})  # the next start
     [approved] = queue.items(status="approved")
     assert approved["item_id"] == item and approved["filename"] == saved.memory.filename and queue.items() == []
@@ -279,13 +310,19 @@ GOOD = "---\nname: good one\ndescription: a memory that imports\ntype: user\n---
 
 def _import_rss(home: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], int]:
     """`memoryd import …` as a real process, and its peak RSS in MB (VmHWM: ru_maxrss would keep the forking parent's)."""
-    code = ("import runpy, sys\nsys.argv = ['memoryd', *sys.argv[1:]]\ntry:\n    runpy.run_module('memoryd', run_name='__main__')\n"
-            "finally:\n    hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n    print('RSS', int(hwm.split()[1]) // 1024, file=sys.stderr)\n")
-    done = subprocess.run([sys.executable, "-c", code, "import", *args], env=daemon_env(home), capture_output=True, text=True, timeout=120)
+    code = (
+        "import runpy, sys\nsys.argv = ['memoryd', *sys.argv[1:]]\ntry:\n    runpy.run_module('memoryd', run_name='__main__')\n"
+        "finally:\n    hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n    print('RSS', int(hwm.split()[1]) // 1024, file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, "import", *args], env=daemon_env(home), capture_output=True, text=True, timeout=120
+    )
     return done, int(done.stderr.rsplit("RSS ", 1)[1].split()[0])
 
 
-def test_import_sizes_before_reading_and_skips_only_the_bad_files(shared_daemon: DaemonProcess, project: Path, tmp_path: Path) -> None:
+def test_import_sizes_before_reading_and_skips_only_the_bad_files(
+    shared_daemon: DaemonProcess, project: Path, tmp_path: Path
+) -> None:
     source = tmp_path / "notes"
     source.mkdir()
     (source / "big.md").write_bytes(b"x" * (limits.IMPORT_FILE_MAX_BYTES * 40))
@@ -297,10 +334,17 @@ def test_import_sizes_before_reading_and_skips_only_the_bad_files(shared_daemon:
     result = json.loads(done.stdout)
     assert done.returncode == 1 and result["counts"] == {"saved": 1, "invalid": 4}, done.stdout
     reasons = {row["source"]: row["reason"] for row in result["memories"] if row["action"] == "invalid"}
-    assert "over" in reasons["big.md"] and "does not parse" in reasons["broken.md"] and "alias" in reasons["bomb.md"] and "link" in reasons["link.md"]
+    assert (
+        "over" in reasons["big.md"]
+        and "does not parse" in reasons["broken.md"]
+        and "alias" in reasons["bomb.md"]
+        and "link" in reasons["link.md"]
+    )
     # A tarball whose one member inflates to 200 MB: refused by its header, never read; the rest imports.
     archive = tmp_path / "bomb.tar.gz"
-    with tarfile.open(archive, "w:gz", compresslevel=1) as tar:  # 0.9 MB that inflates to 200 MB, made in a third of level 9's time
+    with tarfile.open(
+        archive, "w:gz", compresslevel=1
+    ) as tar:  # 0.9 MB that inflates to 200 MB, made in a third of level 9's time
         big = tarfile.TarInfo("memory/user_big.md")
         big.size = 200 * 1024 * 1024
         tar.addfile(big, io.BufferedReader(RepeatedBytes(big.size), 1 << 20))
@@ -319,7 +363,7 @@ from memoryd.base.secrets import find_secrets, redact_secrets  # noqa: E402
 ANTHROPIC = "sk-ant-api03-" + "Zx9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0Lz"
 SPLIT_FORMS = [
     " ".join(SECRET),  # spaced out, one character at a time
-    " ".join(SECRET[i:i + 4] for i in range(0, len(SECRET), 4)),  # in groups
+    " ".join(SECRET[i : i + 4] for i in range(0, len(SECRET), 4)),  # in groups
     SECRET[:20] + "\n" + SECRET[20:],  # wrapped at a line width
     ANTHROPIC[:15] + "\n  " + ANTHROPIC[15:30] + "\n  " + ANTHROPIC[30:],  # over three indented lines
     "AKIA\nIOSFODNN7EXAMPLE",
@@ -340,11 +384,23 @@ def test_the_split_pass_adds_no_false_positive() -> None:
 
     assert [c.text for c in secret_cases() if not c.secret and find_secrets(c.text)] == []
     root = Path(__file__).resolve().parents[1]
-    texts = [p.read_text(encoding="utf-8") for pattern in ("memoryd/**/*.py", "*.md", "docs/*.md") for p in root.glob(pattern)]
+    texts = [
+        p.read_text(encoding="utf-8")
+        for pattern in ("memoryd/**/*.py", "*.md", "docs/*.md")
+        for p in root.glob(pattern)
+    ]
     assert [f for text in texts for chunk in text.split("\n\n") for f in find_secrets(chunk) if "split" in f.kind] == []
 
 
 def test_a_split_secret_is_refused_at_save(live: LiveDaemon, project: Path) -> None:
-    r = live.client.post("/v1/memories", json={"cwd": str(project), "name": "deploy", "description": "d", "type": "reference",
-                                               "body": "token:\n" + SPLIT_FORMS[2]})
+    r = live.client.post(
+        "/v1/memories",
+        json={
+            "cwd": str(project),
+            "name": "deploy",
+            "description": "d",
+            "type": "reference",
+            "body": "token:\n" + SPLIT_FORMS[2],
+        },
+    )
     assert r.status_code == 422 and "split by whitespace" in r.text and SECRET[:20] not in r.text

@@ -25,20 +25,27 @@ type: user
 The user is a data scientist.
 """
 PLAIN_NOTE = "# Staging\n\nThe staging DB is reset every Sunday night.\n"
-SECRET_FILE = "---\nname: deploy key\ndescription: the key\ntype: reference\n---\nkey ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5\n"
+SECRET_FILE = (
+    "---\nname: deploy key\ndescription: the key\ntype: reference\n---\nkey ghp_"
+    + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5\n"
+)
 
 
 def _memories(daemon: DaemonProcess, project: Path) -> dict[str, dict[str, str]]:
     with daemon.client() as c:
         listed = c.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]
-        return {m["filename"]: c.get(f"/v1/memories/{m['filename']}", params={"cwd": str(project)}).json() for m in listed}
+        return {
+            m["filename"]: c.get(f"/v1/memories/{m['filename']}", params={"cwd": str(project)}).json() for m in listed
+        }
 
 
 def _content(memories: dict[str, dict[str, str]]) -> set[tuple[str, str, str, str]]:
     return {(m["name"], m["description"], m["type"], m["body"]) for m in memories.values()}
 
 
-def test_import_dedupes_never_overwrites_and_dry_run_writes_nothing(shared_daemon: DaemonProcess, project: Path, tmp_path: Path) -> None:
+def test_import_dedupes_never_overwrites_and_dry_run_writes_nothing(
+    shared_daemon: DaemonProcess, project: Path, tmp_path: Path
+) -> None:
     daemon_process, home = shared_daemon, shared_daemon.home
     source = tmp_path / "old store"
     source.mkdir()
@@ -48,8 +55,25 @@ def test_import_dedupes_never_overwrites_and_dry_run_writes_nothing(shared_daemo
     (source / "deploy.md").write_text(SECRET_FILE)
     (source / "MEMORY.md").write_text("- [Role](user_role.md) — data scientist\n")
     cwd = ["--cwd", str(project)]
-    assert run(home, "save", *cwd, "-t", "user", "-n", "Role", "-d", "data scientist", "-b", "The user is a data scientist.").returncode == 0
-    taken = run(home, "save", *cwd, "-t", "feedback", "-n", "debugging-notes", "-d", "ours, not theirs", "-b", "Keep this one.")
+    assert (
+        run(
+            home,
+            "save",
+            *cwd,
+            "-t",
+            "user",
+            "-n",
+            "Role",
+            "-d",
+            "data scientist",
+            "-b",
+            "The user is a data scientist.",
+        ).returncode
+        == 0
+    )
+    taken = run(
+        home, "save", *cwd, "-t", "feedback", "-n", "debugging-notes", "-d", "ours, not theirs", "-b", "Keep this one."
+    )
     assert taken.returncode == 0
     before = _memories(daemon_process, project)
 
@@ -57,17 +81,25 @@ def test_import_dedupes_never_overwrites_and_dry_run_writes_nothing(shared_daemo
     assert dry.returncode == 0, dry.stderr
     planned = {row["source"]: row for row in json.loads(dry.stdout)["memories"]}
     assert planned["user_role.md"]["action"] == "duplicate"
-    assert planned["debugging-notes.md"]["action"] == "save" and planned["debugging-notes.md"]["name"] == "debugging-notes (imported)"
+    assert (
+        planned["debugging-notes.md"]["action"] == "save"
+        and planned["debugging-notes.md"]["name"] == "debugging-notes (imported)"
+    )
     assert planned["staging.md"]["type"] == "project" and "MEMORY.md" not in planned
     assert _memories(daemon_process, project) == before  # a dry run writes nothing
 
     done = run(home, "import", *cwd, "--from", str(source))
-    assert done.returncode == 1 and "refused" in done.stdout and "aB3dE5" not in done.stdout + done.stderr  # the secret file only
+    assert (
+        done.returncode == 1 and "refused" in done.stdout and "aB3dE5" not in done.stdout + done.stderr
+    )  # the secret file only
     after = _memories(daemon_process, project)
     for filename, memory in before.items():
         assert after[filename] == memory  # nothing that existed was touched
     by_name = {m["name"]: m for m in after.values()}
-    assert by_name["debugging-notes (imported)"]["type"] == "feedback" and "[[ci-runners]]" in by_name["debugging-notes (imported)"]["body"]
+    assert (
+        by_name["debugging-notes (imported)"]["type"] == "feedback"
+        and "[[ci-runners]]" in by_name["debugging-notes (imported)"]["body"]
+    )
     assert by_name["staging"]["description"] == "Staging" and "Sunday night" in by_name["staging"]["body"]
     assert not any("key" in m["name"] for m in after.values())
 
@@ -75,12 +107,25 @@ def test_import_dedupes_never_overwrites_and_dry_run_writes_nothing(shared_daemo
     assert set(again["counts"]) <= {"duplicate", "refused"} and _memories(daemon_process, project) == after
 
 
-def test_export_reads_back_losslessly_as_jsonl_and_tarball(shared_daemon: DaemonProcess, project: Path, tmp_path: Path) -> None:
+def test_export_reads_back_losslessly_as_jsonl_and_tarball(
+    shared_daemon: DaemonProcess, project: Path, tmp_path: Path
+) -> None:
     daemon_process, home = shared_daemon, shared_daemon.home
     cwd = ["--cwd", str(project)]
-    for args in (["-t", "feedback", "-n", "Tests: real db", "-d", "no mocks — ever", "-b", "Use the real DB.\n\n**Why:** mocks hid a bug."],
-                 ["-t", "user", "-n", "Rôle", "-d", "data scientist (Zürich)", "-b", "Likes short answers."],
-                 ["-t", "reference", "-n", "Dashboards", "-d", "grafana.internal/d/api", "-b", "See [[alerts]]."]):
+    for args in (
+        [
+            "-t",
+            "feedback",
+            "-n",
+            "Tests: real db",
+            "-d",
+            "no mocks — ever",
+            "-b",
+            "Use the real DB.\n\n**Why:** mocks hid a bug.",
+        ],
+        ["-t", "user", "-n", "Rôle", "-d", "data scientist (Zürich)", "-b", "Likes short answers."],
+        ["-t", "reference", "-n", "Dashboards", "-d", "grafana.internal/d/api", "-b", "See [[alerts]]."],
+    ):
         assert run(home, "save", *cwd, *args).returncode == 0
     original = _content(_memories(daemon_process, project))
     jsonl = tmp_path / "out.jsonl"
@@ -96,7 +141,9 @@ def test_export_reads_back_losslessly_as_jsonl_and_tarball(shared_daemon: Daemon
         assert _content(_memories(daemon_process, other)) == original
 
 
-def test_import_refuses_a_whole_store_and_names_the_fix(shared_daemon: DaemonProcess, project: Path, tmp_path: Path) -> None:
+def test_import_refuses_a_whole_store_and_names_the_fix(
+    shared_daemon: DaemonProcess, project: Path, tmp_path: Path
+) -> None:
     daemon_process, home = shared_daemon, shared_daemon.home
     (tmp_path / "old" / "projects" / "-x" / "memory").mkdir(parents=True)
     r = run(home, "import", "--cwd", str(project), "--from", str(tmp_path / "old"))

@@ -51,7 +51,12 @@ def world(home: Path, messages_api: ScriptedMessagesAPI) -> Iterator[World]:
     yield World(home, messages_api)
 
 
-MEMORY = {"name": "Package manager", "type": "project", "description": "The project uses pnpm (pnpm-lock.yaml)", "body": "pnpm."}
+MEMORY = {
+    "name": "Package manager",
+    "type": "project",
+    "description": "The project uses pnpm (pnpm-lock.yaml)",
+    "body": "pnpm.",
+}
 
 
 def test_anthropic_backend_asks_for_structured_output_through_a_tool(world: World) -> None:
@@ -60,8 +65,14 @@ def test_anthropic_backend_asks_for_structured_output_through_a_tool(world: Worl
     result = llm.complete(purpose="extract", system="extract memories", user="we moved to pnpm", schema=Extraction)
     assert isinstance(result.data, Extraction) and result.data.memories[0].description == MEMORY["description"]
     body, headers = world.api.requests[-1], world.api.headers[-1]
-    assert body["tools"][0]["input_schema"]["required"] == ["memories"] and body["tool_choice"] == {"type": "tool", "name": body["tools"][0]["name"]}
-    assert "sk-ant-test" in headers.get("x-api-key", headers.get("authorization", "")) and body["system"] == "extract memories"
+    assert body["tools"][0]["input_schema"]["required"] == ["memories"] and body["tool_choice"] == {
+        "type": "tool",
+        "name": body["tools"][0]["name"],
+    }
+    assert (
+        "sk-ant-test" in headers.get("x-api-key", headers.get("authorization", ""))
+        and body["system"] == "extract memories"
+    )
     assert llm.status()["backend"] == "anthropic" and llm.status()["last_call"]["outcome"] == "ok"
 
 
@@ -79,7 +90,9 @@ def test_messages_api_backend_reaches_a_local_server_without_a_key(world: World)
 def test_a_local_model_that_answers_in_text_is_still_understood(world: World) -> None:
     """Some local servers ignore tool_choice: the JSON in the text is validated the same way."""
     llm = world.local()
-    world.api.push(Reply(text='Sure! ```json\n[{"name": "PM", "type": "project", "description": "pnpm", "body": ""}]\n```'))
+    world.api.push(
+        Reply(text='Sure! ```json\n[{"name": "PM", "type": "project", "description": "pnpm", "body": ""}]\n```')
+    )
     result = llm.complete(purpose="extract", system="s", user="u", schema=Extraction)
     assert [m.name for m in result.data.memories] == ["PM"]
 
@@ -87,7 +100,9 @@ def test_a_local_model_that_answers_in_text_is_still_understood(world: World) ->
 def test_malformed_answer_is_asked_once_more_then_gives_up(world: World) -> None:
     llm = world.local()
     world.api.push(Reply(tool_input={"wrong": 1}), Reply(tool_input={"memories": [MEMORY]}))
-    assert llm.complete(purpose="extract", system="s", user="u", schema=Extraction).data.memories[0].name == MEMORY["name"]
+    assert (
+        llm.complete(purpose="extract", system="s", user="u", schema=Extraction).data.memories[0].name == MEMORY["name"]
+    )
     world.api.push(Reply(tool_input={"wrong": 1}), Reply(text="no json here"), Reply(tool_input={"memories": []}))
     with pytest.raises(LLMUnavailable, match="twice without valid structured output"):
         llm.complete(purpose="extract", system="s", user="u", schema=Extraction)
@@ -134,7 +149,10 @@ def test_spend_is_metered_per_purpose_and_backend_and_the_cap_holds_for_every_ba
     llm.complete(purpose="session_memory", system="s", user="u")
     summary = world.meter.summary()
     assert summary["by_backend"]["messages-api"]["session_memory"]["input_tokens"] == 60 and summary["cap_reached"]
-    assert 'memoryd_llm_tokens_total{backend="messages-api",direction="output",purpose="session_memory"} 50.0' in generate_latest(world.metrics.registry).decode()
+    assert (
+        'memoryd_llm_tokens_total{backend="messages-api",direction="output",purpose="session_memory"} 50.0'
+        in generate_latest(world.metrics.registry).decode()
+    )
     with pytest.raises(TokenBudgetExceeded, match="daily_token_cap"):
         llm.complete(purpose="extract", system="s", user="u")
     assert len(world.api.requests) == 1
@@ -150,7 +168,9 @@ def test_auto_picks_the_api_key_first_then_offline_with_the_reason(world: World)
         offline.complete(purpose="extract", system="s", user="u")
 
 
-@pytest.mark.parametrize("config,env", [('[llm]\nbackend = "off"\n', {}), ("[llm]\nenabled = false\n", {}), ("", {"MEMORYD_LLM": "off"})])
+@pytest.mark.parametrize(
+    "config,env", [('[llm]\nbackend = "off"\n', {}), ("[llm]\nenabled = false\n", {}), ("", {"MEMORYD_LLM": "off"})]
+)
 def test_off_stays_off_even_with_a_key(world: World, config: str, env: dict[str, str]) -> None:
     llm = world.client(config, ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=world.api.url, **env)
     assert not llm.enabled and llm.status()["backend"] == "off"
@@ -160,4 +180,4 @@ def test_misconfigured_backends_say_what_to_set(world: World) -> None:
     assert "needs [llm] base_url" in world.client('[llm]\nbackend = "messages-api"\n').why_offline
     assert "needs ANTHROPIC_API_KEY" in world.client('[llm]\nbackend = "anthropic"\n').why_offline
     assert "claude_path" in world.client('[llm]\nbackend = "claude-cli"\n').why_offline
-    assert world.client("", MEMORYD_LLM="messages-api").why_offline.startswith("[llm] backend = \"messages-api\"")
+    assert world.client("", MEMORYD_LLM="messages-api").why_offline.startswith('[llm] backend = "messages-api"')

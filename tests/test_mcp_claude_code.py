@@ -22,8 +22,12 @@ pytestmark = pytest.mark.e2e
 
 SAVE = "mcp__memoryd__memory_save"
 RECALL = "mcp__memoryd__memory_recall"
-MEMORY = {"type": "feedback", "name": "Package manager", "description": "Use pnpm, never npm: the lockfile is pnpm-lock.yaml",
-          "body": "Always pnpm.\n\n**Why:** the lockfile is pnpm-lock.yaml.\n**How to apply:** pnpm install, pnpm add."}
+MEMORY = {
+    "type": "feedback",
+    "name": "Package manager",
+    "description": "Use pnpm, never npm: the lockfile is pnpm-lock.yaml",
+    "body": "Always pnpm.\n\n**Why:** the lockfile is pnpm-lock.yaml.\n**How to apply:** pnpm install, pnpm add.",
+}
 
 
 def tool_results(body: dict[str, Any]) -> list[str]:
@@ -48,7 +52,9 @@ class Session:
     def __call__(self, body: dict[str, Any]) -> Reply:
         tools = {t.get("name", ""): t for t in body.get("tools", [])}
         self.schema = tools[self.tool]["input_schema"] if self.tool in tools else self.schema
-        answered = [r for r in tool_results(body) if "tool_reference" not in r]  # a ToolSearch result only loads a schema
+        answered = [
+            r for r in tool_results(body) if "tool_reference" not in r
+        ]  # a ToolSearch result only loads a schema
         if self.tool not in tools and "ToolSearch" in tools and not tool_results(body):
             return Reply(tool_use=("ToolSearch", {"query": f"select:{self.tool}", "max_results": 1}))
         if self.tool in tools and not answered:
@@ -62,23 +68,56 @@ def api() -> Iterator[ScriptedMessagesAPI]:
         yield scripted
 
 
-def test_claude_code_saves_through_memoryd_mcp_and_recalls_next_session(tmp_path: Path, api: ScriptedMessagesAPI, claude_bin: Path) -> None:  # noqa: F811
+def test_claude_code_saves_through_memoryd_mcp_and_recalls_next_session(
+    tmp_path: Path, api: ScriptedMessagesAPI, claude_bin: Path
+) -> None:  # noqa: F811
     user_home, home, project = tmp_path / "user", tmp_path / "memoryd", tmp_path / "work" / "shop"
     (project / ".git").mkdir(parents=True)
     user_home.mkdir()
     daemon = DaemonProcess(home=home, env=daemon_env(home, HOME=str(user_home))).start()
     try:
         config = tmp_path / "mcp.json"
-        config.write_text(json.dumps({"mcpServers": {"memoryd": {
-            "command": sys.executable, "args": ["-m", "memoryd", "mcp"], "env": {"MEMORYD_HOME": str(home)}}}}))
+        config.write_text(
+            json.dumps(
+                {
+                    "mcpServers": {
+                        "memoryd": {
+                            "command": sys.executable,
+                            "args": ["-m", "memoryd", "mcp"],
+                            "env": {"MEMORYD_HOME": str(home)},
+                        }
+                    }
+                }
+            )
+        )
         base = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "ANTHROPIC_", "CLAUDE"))}
-        env = {**base, "HOME": str(user_home), "ANTHROPIC_BASE_URL": api.url, "ANTHROPIC_API_KEY": "sk-ant-test-dummy-key",
-               "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+        env = {
+            **base,
+            "HOME": str(user_home),
+            "ANTHROPIC_BASE_URL": api.url,
+            "ANTHROPIC_API_KEY": "sk-ant-test-dummy-key",
+            "DISABLE_TELEMETRY": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        }
 
         def ask(prompt: str, tool: str) -> subprocess.CompletedProcess[str]:
             return subprocess.run(
-                [str(claude_bin), "-p", prompt, "--mcp-config", str(config), "--strict-mcp-config", "--allowedTools", tool],
-                cwd=project, env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL,
+                [
+                    str(claude_bin),
+                    "-p",
+                    prompt,
+                    "--mcp-config",
+                    str(config),
+                    "--strict-mcp-config",
+                    "--allowedTools",
+                    tool,
+                ],
+                cwd=project,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=180,
+                stdin=subprocess.DEVNULL,
             )
 
         first_model = Session(SAVE, MEMORY)
@@ -87,11 +126,15 @@ def test_claude_code_saves_through_memoryd_mcp_and_recalls_next_session(tmp_path
         assert first.returncode == 0, first.stdout + first.stderr
         assert first_model.schema, "Claude Code never offered memory_save, even after ToolSearch"
         assert first_model.schema["properties"]["type"]["enum"] == ["user", "feedback", "project", "reference"]
-        assert any("memoryd keeps this project's persistent memory" in t for t in api.texts_sent()), "the server's instructions did not reach the model"
+        assert any("memoryd keeps this project's persistent memory" in t for t in api.texts_sent()), (
+            "the server's instructions did not reach the model"
+        )
         with loopback_client(daemon.url, headers={"Authorization": f"Bearer {daemon.token}"}) as c:
             memory_dir = Path(c.get("/v1/index", params={"cwd": str(project)}).json()["memory_dir"])
         saved = memory_dir / "feedback_package-manager.md"
-        assert saved.exists(), f"no memory file in {memory_dir}: {sorted(p.name for p in memory_dir.parent.rglob('*'))}; tool results {[tool_results(b) for b in api.requests]}"
+        assert saved.exists(), (
+            f"no memory file in {memory_dir}: {sorted(p.name for p in memory_dir.parent.rglob('*'))}; tool results {[tool_results(b) for b in api.requests]}"
+        )
         assert "pnpm-lock.yaml" in saved.read_text() and "Package manager" in (memory_dir / "MEMORY.md").read_text()
 
         api.requests.clear()
@@ -107,10 +150,24 @@ def test_claude_code_saves_through_memoryd_mcp_and_recalls_next_session(tmp_path
 def test_print_config_for_claude_code_registers_a_server_that_connects(tmp_path: Path, claude_bin: Path) -> None:  # noqa: F811
     user_home = tmp_path / "user"
     user_home.mkdir()
-    env = {**daemon_env(tmp_path / "memoryd"), "HOME": str(user_home), "PATH": f"{claude_bin.parent}{os.pathsep}{os.environ['PATH']}"}
-    printed = subprocess.run([sys.executable, "-m", "memoryd", "mcp", "--print-config", "claude-code"], env=env, capture_output=True, text=True, timeout=60)
+    env = {
+        **daemon_env(tmp_path / "memoryd"),
+        "HOME": str(user_home),
+        "PATH": f"{claude_bin.parent}{os.pathsep}{os.environ['PATH']}",
+    }
+    printed = subprocess.run(
+        [sys.executable, "-m", "memoryd", "mcp", "--print-config", "claude-code"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert printed.returncode == 0 and printed.stdout.startswith("claude mcp add "), printed.stderr
-    added = subprocess.run(printed.stdout, shell=True, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    added = subprocess.run(
+        printed.stdout, shell=True, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert added.returncode == 0, added.stdout + added.stderr
-    got = subprocess.run([str(claude_bin), "mcp", "get", "memoryd"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    got = subprocess.run(
+        [str(claude_bin), "mcp", "get", "memoryd"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert "Connected" in got.stdout and f"MEMORYD_HOME={tmp_path / 'memoryd'}" in got.stdout, got.stdout + got.stderr

@@ -31,7 +31,9 @@ def entries(capsys: pytest.CaptureFixture[str]) -> list[dict[str, Any]]:
     return found + [tomllib.loads(print_config("codex", capsys)[0])["mcp_servers"]["memoryd"]]
 
 
-def test_each_block_parses_and_starts_a_working_server(home: Path, project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_each_block_parses_and_starts_a_working_server(
+    home: Path, project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMORYD_HOME", str(home))
     found = entries(capsys)
     assert all(e == found[0] for e in found), found
@@ -40,9 +42,12 @@ def test_each_block_parses_and_starts_a_working_server(home: Path, project: Path
     assert entry["env"] == {"MEMORYD_HOME": str(home)}
 
     async def scenario() -> None:
-        params = StdioServerParameters(command=entry["command"], args=entry["args"], env={**daemon_env(home), **entry["env"]}, cwd=str(project))
+        params = StdioServerParameters(
+            command=entry["command"], args=entry["args"], env={**daemon_env(home), **entry["env"]}, cwd=str(project)
+        )
         async with Client(params) as client:
             assert "memory_save" in {t.name for t in (await client.list_tools()).tools}
+
     anyio.run(scenario)
 
 
@@ -50,10 +55,14 @@ def test_no_env_block_without_memoryd_home(capsys: pytest.CaptureFixture[str]) -
     assert all("env" not in entry for entry in entries(capsys))
 
 
-def test_claude_code_block_is_a_command(home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_claude_code_block_is_a_command(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMORYD_HOME", str(home))
     out, _ = print_config("claude-code", capsys)
-    assert out.strip() == f"claude mcp add --scope user memoryd -e MEMORYD_HOME={home} -- {sys.executable} -m memoryd mcp"
+    assert (
+        out.strip() == f"claude mcp add --scope user memoryd -e MEMORYD_HOME={home} -- {sys.executable} -m memoryd mcp"
+    )
 
 
 def test_unknown_client_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:

@@ -21,7 +21,9 @@ from tests.support.servers import daemon_env
 
 
 def memoryd(env: dict[str, str], project: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memoryd", *args], cwd=project, env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "memoryd", *args], cwd=project, env=env, capture_output=True, text=True, timeout=60
+    )
 
 
 def listed(client: httpx.Client, project: Path) -> list[str]:
@@ -39,14 +41,28 @@ def doctor(env: dict[str, str], project: Path) -> tuple[int, dict[str, dict[str,
     return run.returncode, {c["name"]: c for c in json.loads(run.stdout)["checks"]}
 
 
-def test_a_memory_saved_before_claude_code_stays_until_imported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_memory_saved_before_claude_code_stays_until_imported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     user_home, home, project = tmp_path / "user", tmp_path / "memoryd", tmp_path / "work" / "shop"
     (project / ".git").mkdir(parents=True)
     user_home.mkdir()
     monkeypatch.setenv("HOME", str(user_home))  # the daemon, served in this process, sees the HOME the CLI runs get
     with serve_env(daemon_env(home, HOME=str(user_home))) as (daemon, env):
         api = daemon.client
-        saved = memoryd(env, project, "save", "-t", "project", "-n", "pnpm", "-d", "use pnpm, never npm", "-b", "The lockfile is pnpm-lock.yaml.")
+        saved = memoryd(
+            env,
+            project,
+            "save",
+            "-t",
+            "project",
+            "-n",
+            "pnpm",
+            "-d",
+            "use pnpm, never npm",
+            "-b",
+            "The lockfile is pnpm-lock.yaml.",
+        )
         assert saved.returncode == 0, saved.stderr
         own = memory_dir(api, project)
         assert own.is_relative_to(home)
@@ -56,19 +72,28 @@ def test_a_memory_saved_before_claude_code_stays_until_imported(tmp_path: Path, 
         assert (user_home / ".claude").is_dir() and listed(api, project) == ["pnpm"]
         code, checks = doctor(env, project)
         assert code == 0, [c for c in checks.values() if not c["ok"]]
-        assert f"memoryd import --from '{own}'" in checks["import"]["fix"] and "1 memories stay" in checks["import"]["detail"]
+        assert (
+            f"memoryd import --from '{own}'" in checks["import"]["fix"]
+            and "1 memories stay" in checks["import"]["detail"]
+        )
         assert "import:  1 memories stay in memoryd's own store" in memoryd(env, project, "status").stdout
-        assert not any(" offline: offline" in c["detail"] or c["detail"].startswith("offline: offline") for c in checks.values())
+        assert not any(
+            " offline: offline" in c["detail"] or c["detail"].startswith("offline: offline") for c in checks.values()
+        )
 
         dry = memoryd(env, project, "import", "--from", str(own), "--dry-run", "--json")
-        assert json.loads(dry.stdout)["counts"] == {"save": 1}, dry.stdout  # new to Claude Code's dir, not a "duplicate"
+        assert json.loads(dry.stdout)["counts"] == {"save": 1}, (
+            dry.stdout
+        )  # new to Claude Code's dir, not a "duplicate"
         assert listed(api, project) == ["pnpm"] and not claude_memory_dir(str(project), env).exists()
 
         done = memoryd(env, project, "import", "--from", str(own), "--json")
         assert done.returncode == 0 and json.loads(done.stdout)["counts"] == {"saved": 1}, done.stdout
         cc_dir = claude_memory_dir(str(project), env)
         assert memory_dir(api, project) == cc_dir
-        assert listed(api, project) == ["pnpm"] and (own / "project_pnpm.md").exists()  # copied; the old store is left as it was
+        assert (
+            listed(api, project) == ["pnpm"] and (own / "project_pnpm.md").exists()
+        )  # copied; the old store is left as it was
         code, checks = doctor(env, project)
         assert code == 0 and "import" not in checks, checks
         assert "import:" not in memoryd(env, project, "status").stdout

@@ -25,24 +25,36 @@ from memoryd.store import MemoryDir
 from tests.conftest import LiveDaemon, make_settings, save_memory, serve
 from tests.test_dream import wait_run
 from memoryd.extract.shape import starts_with_request
-from tests.support.offline_quality import judge_pair, score_extraction, score_secrets, score_similarity, score_text, secret_cases, title_faults
+from tests.support.offline_quality import (
+    judge_pair,
+    score_extraction,
+    score_secrets,
+    score_similarity,
+    score_text,
+    secret_cases,
+    title_faults,
+)
 
 MONDAY = date(2026, 11, 23)
 
 
 # --- 1. Dates: prose only ---------------------------------------------------------------------------
 
-@pytest.mark.parametrize("code", [
-    'schedule.every().monday.at("09:00")',
-    "date.today()",
-    "`date.today()` returns a date",
-    "run `git log --since=yesterday` first",
-    "```python\nif date.today().weekday() == 0:  # monday\n    send_report(tomorrow=True)\n```",
-    "see https://wiki.example.com/runbooks/friday-deploys and docs/today/monday.md",
-    "call run_today() and on_monday_hook",
-    'the alias is "git log --since yesterday --oneline"',
-    "$ cron add --at tomorrow backup.sh",
-])
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        'schedule.every().monday.at("09:00")',
+        "date.today()",
+        "`date.today()` returns a date",
+        "run `git log --since=yesterday` first",
+        "```python\nif date.today().weekday() == 0:  # monday\n    send_report(tomorrow=True)\n```",
+        "see https://wiki.example.com/runbooks/friday-deploys and docs/today/monday.md",
+        "call run_today() and on_monday_hook",
+        'the alias is "git log --since yesterday --oneline"',
+        "$ cron add --at tomorrow backup.sh",
+    ],
+)
 def test_dates_never_rewrite_code(code: str) -> None:
     assert absolutize_dates(code, MONDAY) == code
 
@@ -50,21 +62,27 @@ def test_dates_never_rewrite_code(code: str) -> None:
 def test_dates_rewrite_the_prose_around_code() -> None:
     text = "Ship the fix tomorrow; `date.today()` stays.\n\n```sh\nmake release  # friday\n```\nThe freeze starts next Thursday."
     out = absolutize_dates(text, MONDAY)
-    assert out == ("Ship the fix 2026-11-24; `date.today()` stays.\n\n```sh\nmake release  # friday\n```\n"
-                   "The freeze starts Thursday 2026-11-26.")
+    assert out == (
+        "Ship the fix 2026-11-24; `date.today()` stays.\n\n```sh\nmake release  # friday\n```\n"
+        "The freeze starts Thursday 2026-11-26."
+    )
     assert code_spans_kept(text, out)
 
 
 def test_guard_refuses_a_rewrite_that_changes_code() -> None:
     before = 'Every week: `schedule.every().monday.at("09:00")` and `date.today()`.'
-    assert not code_spans_kept(before, 'Every week: `schedule.every().monday 2026-11-30.at("09:00")` and `date.today()`.')
+    assert not code_spans_kept(
+        before, 'Every week: `schedule.every().monday 2026-11-30.at("09:00")` and `date.today()`.'
+    )
     assert not code_spans_kept("use date.today() here", "use date.2026-11-23() here")
     assert code_spans_kept(before, before)
 
 
 def test_dream_keeps_code_heavy_memories_byte_for_byte(dlive: LiveDaemon, project: Path) -> None:
-    body = ("Send the report tomorrow.\n\n```python\nschedule.every().monday.at(\"09:00\").do(report)\n"
-            "if date.today().weekday() == 4:  # friday\n    skip()\n```\n\nRun `date.today()` checks with `--since yesterday`.")
+    body = (
+        'Send the report tomorrow.\n\n```python\nschedule.every().monday.at("09:00").do(report)\n'
+        "if date.today().weekday() == 4:  # friday\n    skip()\n```\n\nRun `date.today()` checks with `--since yesterday`."
+    )
     filename = save_memory(dlive, project, "Weekly report job", "How the weekly report is scheduled", body, "project")
     run_id = dlive.client.post("/v1/dream/run", json={"cwd": str(project)}).json()["run_id"]
     assert wait_run(dlive, project, run_id)["status"] == "done"
@@ -76,6 +94,7 @@ def test_dream_keeps_code_heavy_memories_byte_for_byte(dlive: LiveDaemon, projec
 
 
 # --- 2. Secrets ---------------------------------------------------------------------------------
+
 
 def test_secret_dev_set_all_refused_no_false_positives() -> None:
     result = score_secrets()
@@ -107,13 +126,21 @@ def test_issue_misses_and_false_positives() -> None:
     """The cases the issue reports: a prose password, Hugging Face and GitLab tokens, Azure AccountKey,
     Twilio SK and Discord tokens were written verbatim; a migration name and lockfile integrity refused."""
     by_kind = {c.kind: c for c in secret_cases()}
-    for kind in ("Prose password", "Hugging Face token", "GitLab token", "Azure storage key", "Twilio API key", "Discord bot token"):
+    for kind in (
+        "Prose password",
+        "Hugging Face token",
+        "GitLab token",
+        "Azure storage key",
+        "Twilio API key",
+        "Discord bot token",
+    ):
         assert redact_secrets(by_kind[kind].text) != by_kind[kind].text, kind
     for kind in ("migration name", "lockfile integrity", "password reset flow", "commit SHA", "UUID", "base64 image"):
         assert redact_secrets(by_kind[kind].text) == by_kind[kind].text, kind
 
 
 # --- 3. Extraction phrasings ----------------------------------------------------------------------
+
 
 def test_extraction_dev_set_precision_and_recall() -> None:
     result = score_extraction()
@@ -122,18 +149,29 @@ def test_extraction_dev_set_precision_and_recall() -> None:
     assert result["recall"] >= 0.90, result["misses"]
 
 
-@pytest.mark.parametrize("said, phrase", [
-    ("Also, from now on always use single quotes in the TypeScript code.", "single quotes"),
-    ("And don't mock the database in tests, we got burned last quarter.", "mock the database"),
-    ("Btw we never deploy on Fridays.", "deploy on Fridays"),
-    ("Going forward, put new endpoints under /api/v2.", "/api/v2"),
-])
+@pytest.mark.parametrize(
+    "said, phrase",
+    [
+        ("Also, from now on always use single quotes in the TypeScript code.", "single quotes"),
+        ("And don't mock the database in tests, we got burned last quarter.", "mock the database"),
+        ("Btw we never deploy on Fridays.", "deploy on Fridays"),
+        ("Going forward, put new endpoints under /api/v2.", "/api/v2"),
+    ],
+)
 def test_discourse_markers_do_not_hide_a_rule(said: str, phrase: str) -> None:
     assert any(phrase in c.description for c in extract_explicit([(said, None)]))
 
 
-@pytest.mark.parametrize("said", ["Don't worry about the flaky test.", "Never mind, I found it.", "Always happy to help.",
-                                  "What if we never used mocks?", 'You said "I will always run the linter".'])
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Don't worry about the flaky test.",
+        "Never mind, I found it.",
+        "Always happy to help.",
+        "What if we never used mocks?",
+        'You said "I will always run the linter".',
+    ],
+)
 def test_pleasantries_and_questions_are_not_rules(said: str) -> None:
     assert extract_explicit([(said, None)]) == []
 
@@ -145,6 +183,7 @@ def test_extracted_dates_never_touch_code() -> None:
 
 # --- 4. Near-duplicates and contradictions ----------------------------------------------------------
 
+
 def test_similarity_dev_set() -> None:
     result = score_similarity()
     assert result["pairs"] >= 40 and result["distinct"] >= 10
@@ -153,16 +192,24 @@ def test_similarity_dev_set() -> None:
 
 def test_issue_pairs() -> None:
     assert judge_pair("Prefers tabs", "Tabs for indentation") == "duplicate"
-    assert judge_pair("Use the real DB in tests, not mocks", "Use the real database in tests, never mocks") == "duplicate"
+    assert (
+        judge_pair("Use the real DB in tests, not mocks", "Use the real database in tests, never mocks") == "duplicate"
+    )
     assert judge_pair("use tabs in Go", "use spaces in Python") == "distinct"
     assert judge_pair("Project uses npm", "Project moved to pnpm") == "supersedes"
 
 
 def test_extraction_updates_the_paraphrased_memory(tmp_path: Path) -> None:
     store = MemoryDir(tmp_path / "memory")
-    old = store.save(name="Real DB in tests", description="Use the real DB in tests, not mocks", type="feedback", body="x").memory.filename
-    store.save(name="Release checklist", description="Run the release checklist before tagging", type="feedback", body="y")
-    cand = SimpleNamespace(name="Database in tests", description="Use the real database in tests, never mocks", type="feedback")
+    old = store.save(
+        name="Real DB in tests", description="Use the real DB in tests, not mocks", type="feedback", body="x"
+    ).memory.filename
+    store.save(
+        name="Release checklist", description="Run the release checklist before tagging", type="feedback", body="y"
+    )
+    cand = SimpleNamespace(
+        name="Database in tests", description="Use the real database in tests, never mocks", type="feedback"
+    )
     assert ExtractionService._match_existing(cand, store.all_headers()) == old  # type: ignore[arg-type]
     other = SimpleNamespace(name="Spaces in Python", description="Use spaces in Python", type="feedback")
     assert ExtractionService._match_existing(other, store.all_headers()) is None  # type: ignore[arg-type]
@@ -172,20 +219,28 @@ def test_one_similarity_api_for_memories() -> None:
     a = SimpleNamespace(name="Prefers tabs", description="Prefers tabs", type="user")
     b = SimpleNamespace(name="Indentation", description="Tabs for indentation", type="user")
     assert near_duplicate(a, b) and not supersedes(a, b)
-    assert not near_duplicate(a, SimpleNamespace(name="Prefers tabs", description="Prefers tabs", type="feedback"))  # types differ
+    assert not near_duplicate(
+        a, SimpleNamespace(name="Prefers tabs", description="Prefers tabs", type="feedback")
+    )  # types differ
 
 
 def test_dream_merges_paraphrases_and_the_newer_choice_supersedes(dlive: LiveDaemon, project: Path) -> None:
     tabs = save_memory(dlive, project, "Prefers tabs", "Prefers tabs", "Prefers tabs.", "user")
-    indent = save_memory(dlive, project, "Indentation", "Tabs for indentation", "Tabs for indentation, width 4.", "user")
-    npm = save_memory(dlive, project, "Package manager", "Project uses npm", "Project uses npm for installs.", "project")
+    indent = save_memory(
+        dlive, project, "Indentation", "Tabs for indentation", "Tabs for indentation, width 4.", "user"
+    )
+    npm = save_memory(
+        dlive, project, "Package manager", "Project uses npm", "Project uses npm for installs.", "project"
+    )
     go = save_memory(dlive, project, "Go style", "use tabs in Go", "use tabs in Go", "feedback")
     python = save_memory(dlive, project, "Python style", "use spaces in Python", "use spaces in Python", "feedback")
     store = dlive.daemon.stores.for_cwd(str(project))
     old = time.time() - 3600
     os.utime(store.path / npm, (old, old))
     os.utime(store.path / tabs, (old, old))
-    pnpm = save_memory(dlive, project, "Moved to pnpm", "Project moved to pnpm", "Project moved to pnpm in 2026-02.", "project")
+    pnpm = save_memory(
+        dlive, project, "Moved to pnpm", "Project moved to pnpm", "Project moved to pnpm in 2026-02.", "project"
+    )
     npm_text = store.read_raw(npm)
     run_id = dlive.client.post("/v1/dream/run", json={"cwd": str(project)}).json()["run_id"]
     run = wait_run(dlive, project, run_id)
@@ -203,6 +258,7 @@ def test_dream_merges_paraphrases_and_the_newer_choice_supersedes(dlive: LiveDae
 
 # --- fixtures -------------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def dlive(home: Path) -> Iterator[LiveDaemon]:
     with serve(Daemon(make_settings(home))) as live:
@@ -210,6 +266,7 @@ def dlive(home: Path) -> Iterator[LiveDaemon]:
 
 
 # --- 5. How extracted memories read (issue 32) ------------------------------------------------------
+
 
 def test_memory_text_dev_set_reads_as_written_by_a_person() -> None:
     text = score_text()
@@ -220,49 +277,99 @@ def test_memory_text_dev_set_reads_as_written_by_a_person() -> None:
 def test_decisions_and_facts_are_extracted_and_look_alikes_are_not() -> None:
     result = score_extraction()
     for kind in ("decision", "fact"):
-        assert result["by_kind"][kind]["precision"] >= 0.95 and result["by_kind"][kind]["recall"] >= 0.90, result["by_kind"][kind]
+        assert result["by_kind"][kind]["precision"] >= 0.95 and result["by_kind"][kind]["recall"] >= 0.90, result[
+            "by_kind"
+        ][kind]
     assert result["by_kind"]["decision"]["expected"] + result["by_kind"]["fact"]["expected"] >= 40
-    assert {c: n["false_positives"] for c, n in result["false_positives_by_category"].items() if n["false_positives"]} == {}
+    assert {
+        c: n["false_positives"] for c, n in result["false_positives_by_category"].items() if n["false_positives"]
+    } == {}
     assert {"question", "hypothetical", "quote", "code"} <= set(result["false_positives_by_category"])
     assert result["reasons_kept"] == result["reasons"] and result["kind_wrong"] == 0
 
 
-@pytest.mark.parametrize("name, description, fault", [
-    ("User role: data engineer, mostly Scala and Spark, new to this React fro", "The user is a data engineer, mostly Scala and Spark, new to this React frontend", "not a whole word"),
-    ("Always run linter ruff check --fix before", "Always run linter ruff check --fix before committing", "ends on 'before'"),
-    ("Make sure keep API error messages error", "Make sure to keep API error messages in English", "dropped ['to']"),
-    ("Stop publishing Docker image to Docker", "The team will stop publishing the Docker image to Docker Hub", "cut before 'Hub'"),
-])
+@pytest.mark.parametrize(
+    "name, description, fault",
+    [
+        (
+            "User role: data engineer, mostly Scala and Spark, new to this React fro",
+            "The user is a data engineer, mostly Scala and Spark, new to this React frontend",
+            "not a whole word",
+        ),
+        (
+            "Always run linter ruff check --fix before",
+            "Always run linter ruff check --fix before committing",
+            "ends on 'before'",
+        ),
+        (
+            "Make sure keep API error messages error",
+            "Make sure to keep API error messages in English",
+            "dropped ['to']",
+        ),
+        (
+            "Stop publishing Docker image to Docker",
+            "The team will stop publishing the Docker image to Docker Hub",
+            "cut before 'Hub'",
+        ),
+    ],
+)
 def test_the_name_check_catches_the_issues_names(name: str, description: str, fault: str) -> None:
     assert any(fault in f for f in title_faults(name, description))
 
 
-@pytest.mark.parametrize("said, name, description, body", [
-    ("I'm a data engineer, mostly Scala and Spark, new to this React frontend.",
-     "User role: data engineer, mostly Scala and Spark", "The user is a data engineer, mostly Scala and Spark, new to this React frontend",
-     "The user is a data engineer, mostly Scala and Spark, new to this React frontend.\n\n**Why:** stated by the user on 2026-11-23."),
-    ("Please always run linter ruff check --fix before committing, from now on.",
-     "Run linter `ruff check --fix` before committing", "Always run linter `ruff check --fix` before committing",
-     "Always run linter `ruff check --fix`.\n\n**Why:** stated by the user on 2026-11-23.\n**How to apply:** before committing."),
-    ("We decided to drop Python 3.9 support at the end of the quarter because of the new typing features.",
-     "Drop Python 3.9 support at end of quarter", "The team decided to drop Python 3.9 support at the end of the quarter",
-     "The team decided to drop Python 3.9 support at the end of the quarter.\n\n**Why:** the new typing features."),
-    ("Please make sure to keep API error messages in English because support greps them.",
-     "Keep API error messages in English", "Keep API error messages in English", "Keep API error messages in English.\n\n**Why:** support greps them."),
-    ("Next time you touch the parser, add a regression test.", "Add regression test next time you touch parser",
-     "Add a regression test next time you touch the parser",
-     "Add a regression test.\n\n**Why:** stated by the user on 2026-11-23.\n**How to apply:** next time you touch the parser."),
-])
-def test_issue_requests_become_short_titles_statements_and_bodies_said_once(said: str, name: str, description: str, body: str) -> None:
+@pytest.mark.parametrize(
+    "said, name, description, body",
+    [
+        (
+            "I'm a data engineer, mostly Scala and Spark, new to this React frontend.",
+            "User role: data engineer, mostly Scala and Spark",
+            "The user is a data engineer, mostly Scala and Spark, new to this React frontend",
+            "The user is a data engineer, mostly Scala and Spark, new to this React frontend.\n\n**Why:** stated by the user on 2026-11-23.",
+        ),
+        (
+            "Please always run linter ruff check --fix before committing, from now on.",
+            "Run linter `ruff check --fix` before committing",
+            "Always run linter `ruff check --fix` before committing",
+            "Always run linter `ruff check --fix`.\n\n**Why:** stated by the user on 2026-11-23.\n**How to apply:** before committing.",
+        ),
+        (
+            "We decided to drop Python 3.9 support at the end of the quarter because of the new typing features.",
+            "Drop Python 3.9 support at end of quarter",
+            "The team decided to drop Python 3.9 support at the end of the quarter",
+            "The team decided to drop Python 3.9 support at the end of the quarter.\n\n**Why:** the new typing features.",
+        ),
+        (
+            "Please make sure to keep API error messages in English because support greps them.",
+            "Keep API error messages in English",
+            "Keep API error messages in English",
+            "Keep API error messages in English.\n\n**Why:** support greps them.",
+        ),
+        (
+            "Next time you touch the parser, add a regression test.",
+            "Add regression test next time you touch parser",
+            "Add a regression test next time you touch the parser",
+            "Add a regression test.\n\n**Why:** stated by the user on 2026-11-23.\n**How to apply:** next time you touch the parser.",
+        ),
+    ],
+)
+def test_issue_requests_become_short_titles_statements_and_bodies_said_once(
+    said: str, name: str, description: str, body: str
+) -> None:
     [found] = extract_explicit([(said, MONDAY)])
     assert (found.name, found.description, found.body) == (name, description, body)
 
 
-@pytest.mark.parametrize("said", [
-    "Please always squash merge feature branches.", "Remember that the staging cluster is in eu-west-1.",
-    "From now on, put new endpoints under /api/v2.", "Note for the future: the CI runners have only 2 cores.",
-    "Keep in mind that Dana owns the billing service.", "Please remember that we never deploy on Fridays, please.",
-])
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Please always squash merge feature branches.",
+        "Remember that the staging cluster is in eu-west-1.",
+        "From now on, put new endpoints under /api/v2.",
+        "Note for the future: the CI runners have only 2 cores.",
+        "Keep in mind that Dana owns the billing service.",
+        "Please remember that we never deploy on Fridays, please.",
+    ],
+)
 def test_descriptions_and_names_never_open_with_a_request(said: str) -> None:
     [found] = extract_explicit([(said, None)])
     assert not starts_with_request(found.description) and not starts_with_request(found.name), found
@@ -279,9 +386,15 @@ def test_code_spans_paths_acronyms_and_case_come_through_unchanged() -> None:
 
 def test_how_to_apply_only_for_a_stated_when_or_where() -> None:
     [plain] = extract_explicit([("Never push straight to main.", None)])
-    assert "**How to apply:**" not in plain.body and plain.body == "Never push straight to main.\n\n**Why:** stated by the user."
+    assert (
+        "**How to apply:**" not in plain.body
+        and plain.body == "Never push straight to main.\n\n**Why:** stated by the user."
+    )
     [where] = extract_explicit([("In the TypeScript code, use single quotes.", None)])
-    assert where.body.endswith("**How to apply:** in the TypeScript code.") and where.description == "Use single quotes in the TypeScript code"
+    assert (
+        where.body.endswith("**How to apply:** in the TypeScript code.")
+        and where.description == "Use single quotes in the TypeScript code"
+    )
 
 
 def test_daily_log_distillation_writes_the_same_way(tmp_path: Path) -> None:
@@ -291,7 +404,9 @@ def test_daily_log_distillation_writes_the_same_way(tmp_path: Path) -> None:
     store = MemoryDir(tmp_path / "memory")
     log = store.path / "logs" / "2026" / "11" / "2026-11-23.md"
     log.parent.mkdir(parents=True)
-    log.write_text("# 2026-11-23\n\n- 10:00 [project] The team is retiring the Jenkins server on 2026-12-01 because GitHub Actions covers every job now\n")
+    log.write_text(
+        "# 2026-11-23\n\n- 10:00 [project] The team is retiring the Jenkins server on 2026-12-01 because GitHub Actions covers every job now\n"
+    )
     [action] = [a for a in offline_plan(store, processed_logs=set()).actions if a.op == "write"]
     assert action.name == "Retiring Jenkins server on 2026-12-01" and not title_faults(action.name, action.description)
     assert repeated_sentences(action.body) == [] and "**How to apply:**" not in action.body
@@ -303,5 +418,9 @@ def test_plain_markdown_note_import_is_cut_between_words(tmp_path: Path) -> None
 
     line = "Please remember that the deploy pipeline " + "waits for the canary " * 20
     record = parse_markdown(f"# {line}\n\nBody.\n", "deploy_notes.md")
-    assert record is not None and record.description.endswith("canary…") and len(record.description) <= limits.INDEX_ENTRY_MAX_CHARS
+    assert (
+        record is not None
+        and record.description.endswith("canary…")
+        and len(record.description) <= limits.INDEX_ENTRY_MAX_CHARS
+    )
     assert record.description.startswith("The deploy pipeline")

@@ -24,12 +24,25 @@ def _resolve(schema: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any]:
 
 def test_every_route_documents_its_answer_and_its_errors(live: LiveDaemon) -> None:
     doc = live.client.get("/openapi.json").json()
-    assert doc["components"]["securitySchemes"]["bearer"] == {**doc["components"]["securitySchemes"]["bearer"], "type": "http", "scheme": "bearer"}
+    assert doc["components"]["securitySchemes"]["bearer"] == {
+        **doc["components"]["securitySchemes"]["bearer"],
+        "type": "http",
+        "scheme": "bearer",
+    }
     error = doc["components"]["schemas"]["ErrorBody"]
-    assert error["required"] == ["error"] and set(_resolve(error["properties"]["error"], doc)["properties"]) == {"code", "message"}
+    assert error["required"] == ["error"] and set(_resolve(error["properties"]["error"], doc)["properties"]) == {
+        "code",
+        "message",
+    }
     assert "HTTPValidationError" not in doc["components"]["schemas"]  # FastAPI's default 422 body is not what we send
 
-    app_routes = {(m, r.path) for router in ROUTERS for r in router.routes if isinstance(r, APIRoute) and r.include_in_schema for m in r.methods}
+    app_routes = {
+        (m, r.path)
+        for router in ROUTERS
+        for r in router.routes
+        if isinstance(r, APIRoute) and r.include_in_schema
+        for m in r.methods
+    }
     documented = {(m.upper(), p) for p, item in doc["paths"].items() for m in item}
     assert app_routes == documented and len(documented) >= 20
 
@@ -77,7 +90,9 @@ def test_docs_pages_load_every_asset_from_the_daemon(live: LiveDaemon) -> None:
         r = live.client.get(page)
         assert r.status_code == 200 and r.headers["content-type"].startswith("text/html"), page
         html = r.text
-        urls = set(re.findall(r"""(?:src|href)\s*=\s*["']([^"']+)["']""", html)) | set(re.findall(r"""url:\s*['"]([^'"]+)['"]""", html))
+        urls = set(re.findall(r"""(?:src|href)\s*=\s*["']([^"']+)["']""", html)) | set(
+            re.findall(r"""url:\s*['"]([^'"]+)['"]""", html)
+        )
         urls |= set(re.findall(r"""spec-url\s*=\s*["']([^"']+)["']""", html))
         assert len(urls) >= 2, (page, urls)
         assert not re.search(r"https?://", html.replace("http://127.0.0.1", "")), f"{page} references another host"

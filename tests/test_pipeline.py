@@ -49,17 +49,47 @@ def test_no_line_raises_and_each_is_counted() -> None:
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.sampled_from(
-        ["type", "message", "content", "text", "attachment", "uuid", "input", "name", "tool_use_id", "prompt", "isSidechain", "cwd"]
-    ) | st.text(max_size=5), children, max_size=5),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "type",
+                    "message",
+                    "content",
+                    "text",
+                    "attachment",
+                    "uuid",
+                    "input",
+                    "name",
+                    "tool_use_id",
+                    "prompt",
+                    "isSidechain",
+                    "cwd",
+                ]
+            )
+            | st.text(max_size=5),
+            children,
+            max_size=5,
+        )
+    ),
     max_leaves=20,
 )
 
 
 @hsettings(max_examples=300, deadline=None)
-@given(st.fixed_dictionaries({"type": st.sampled_from(["user", "assistant", "attachment", "system", "x"])}, optional={
-    "message": json_values, "attachment": json_values, "uuid": json_values, "isSidechain": json_values, "cwd": json_values,
-}))
+@given(
+    st.fixed_dictionaries(
+        {"type": st.sampled_from(["user", "assistant", "attachment", "system", "x"])},
+        optional={
+            "message": json_values,
+            "attachment": json_values,
+            "uuid": json_values,
+            "isSidechain": json_values,
+            "cwd": json_values,
+        },
+    )
+)
 def test_fuzzed_entries_never_raise(obj: dict) -> None:  # type: ignore[type-arg]
     try:
         parse_line(json.dumps(obj))
@@ -67,7 +97,20 @@ def test_fuzzed_entries_never_raise(obj: dict) -> None:  # type: ignore[type-arg
         assert type(exc).__name__ == "MalformedLine"
 
 
-KEYS = ["type", "message", "content", "text", "attachment", "uuid", "input", "name", "tool_use_id", "prompt", "role", "id"]
+KEYS = [
+    "type",
+    "message",
+    "content",
+    "text",
+    "attachment",
+    "uuid",
+    "input",
+    "name",
+    "tool_use_id",
+    "prompt",
+    "role",
+    "id",
+]
 
 
 def random_value(rng: random.Random, depth: int = 0) -> object:
@@ -77,7 +120,9 @@ def random_value(rng: random.Random, depth: int = 0) -> object:
     if kind == 1:
         return rng.choice([True, False, 0, -1, 10**30, 1.5])
     if kind == 2:
-        return rng.choice(["user", "assistant", "text", "tool_use", "tool_result", "queued_command", "", "\ud800x", "é"])
+        return rng.choice(
+            ["user", "assistant", "text", "tool_use", "tool_result", "queued_command", "", "\ud800x", "é"]
+        )
     if kind in (3, 4):
         return "".join(rng.choice("ab <>/\n") for _ in range(rng.randrange(12)))
     if kind == 5:
@@ -229,11 +274,15 @@ class CrashOnBatch:
             raise Crash("killed mid-read")
 
 
-def _read(tmp_path: Path, name: str, transcript: Path, *, tail_bytes: int, crash_at: int = 0) -> tuple[StateDB, SessionMemory]:
+def _read(
+    tmp_path: Path, name: str, transcript: Path, *, tail_bytes: int, crash_at: int = 0
+) -> tuple[StateDB, SessionMemory]:
     state = StateDB(tmp_path / f"{name}.db")
     pipeline = TranscriptPipeline(state=state, metrics=Metrics(), batch_bytes=2048, tail_bytes=tail_bytes)
     settings = make_settings(tmp_path / name)
-    notes = SessionMemory(settings.session_memory, home=settings.home, state=state, llm=None, now=datetime.now, advance=pipeline.advance)
+    notes = SessionMemory(
+        settings.session_memory, home=settings.home, state=state, llm=None, now=datetime.now, advance=pipeline.advance
+    )
     pipeline.subscribe(PendingTurns(state))
     pipeline.subscribe(notes)
     if crash_at:
@@ -246,7 +295,13 @@ def test_a_big_read_renders_only_its_tail_and_a_crash_mid_read_resumes_to_the_sa
     writer = new_session(tmp_path / "root", "/home/me/app")
     for i in range(60):
         writer.user(f"request {i}")
-        writer.assistant(f"answer {i}", tools=[("Write", {"file_path": f"/home/me/app/f{i}.py", "content": "x"}), ("Bash", {"command": f"make t{i}"})])
+        writer.assistant(
+            f"answer {i}",
+            tools=[
+                ("Write", {"file_path": f"/home/me/app/f{i}.py", "content": "x"}),
+                ("Bash", {"command": f"make t{i}"}),
+            ],
+        )
         writer.tool_result("ok " * 60, is_error=i % 10 == 0)
     assert writer.path.stat().st_size > 20 * 2048  # many batches before a 6 KB tail
 
@@ -260,7 +315,11 @@ def test_a_big_read_renders_only_its_tail_and_a_crash_mid_read_resumes_to_the_sa
     tail_state, tail_notes = _read(tmp_path, "tail", writer.path, tail_bytes=6000)
     full, tail = pending(full_state), pending(tail_state)
     # Every write the agent made is kept; prompts and turns only from the tail, never rendered before it.
-    assert [t for k, t in tail if k == "wrote"] == [t for k, t in full if k == "wrote"] == [f"/home/me/app/f{i}.py" for i in range(60)]
+    assert (
+        [t for k, t in tail if k == "wrote"]
+        == [t for k, t in full if k == "wrote"]
+        == [f"/home/me/app/f{i}.py" for i in range(60)]
+    )
     assert ("prompt", "request 0") in full and ("prompt", "request 59") in tail and ("prompt", "request 0") not in tail
     assert not any("answer 0\n" in t or t.endswith("answer 0") for _, t in tail)
     # The notes count everything either way; their delta and newest-first lists hold the tail.
@@ -275,6 +334,8 @@ def test_a_big_read_renders_only_its_tail_and_a_crash_mid_read_resumes_to_the_sa
     with pytest.raises(Crash):
         _read(tmp_path, "crashed", writer.path, tail_bytes=6000, crash_at=3)
     state = StateDB(tmp_path / "crashed.db")
-    assert 0 < TranscriptPipeline(state=state, metrics=Metrics()).row(writer.path)["offset"] < writer.path.stat().st_size  # type: ignore[index]
+    assert (
+        0 < TranscriptPipeline(state=state, metrics=Metrics()).row(writer.path)["offset"] < writer.path.stat().st_size
+    )  # type: ignore[index]
     resumed_state, resumed_notes = _read(tmp_path, "crashed", writer.path, tail_bytes=6000)
     assert pending(resumed_state) == tail and read(resumed_notes) == tail_read

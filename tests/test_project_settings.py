@@ -18,25 +18,32 @@ def load(home: Path, table: str, root: str = "/home/me/app") -> ProjectSettings:
     return load_settings({"MEMORYD_HOME": str(home)}, home=home).projects[root]
 
 
-@pytest.mark.parametrize(("table", "mode", "review"), [
-    ('mode = "daily-log"', "daily-log", None),
-    ('mode = "topics"\nreview = true', "topics", True),
-    ("review = false", None, False),
-    ('review = "yes"', None, True),  # the spellings review used to parse itself
-    ('review = " On "', None, True),
-    ('review = "1"', None, True),
-    ('review = "off"', None, False),
-    ('review = "NO"', None, False),
-    ("review = 1", None, True),
-    ('mode = ""', None, None),  # blank: follows the global setting, as before
-    ("", None, None),
-])
-def test_config_files_that_worked_keep_their_meaning(home: Path, table: str, mode: str | None, review: bool | None) -> None:
+@pytest.mark.parametrize(
+    ("table", "mode", "review"),
+    [
+        ('mode = "daily-log"', "daily-log", None),
+        ('mode = "topics"\nreview = true', "topics", True),
+        ("review = false", None, False),
+        ('review = "yes"', None, True),  # the spellings review used to parse itself
+        ('review = " On "', None, True),
+        ('review = "1"', None, True),
+        ('review = "off"', None, False),
+        ('review = "NO"', None, False),
+        ("review = 1", None, True),
+        ('mode = ""', None, None),  # blank: follows the global setting, as before
+        ("", None, None),
+    ],
+)
+def test_config_files_that_worked_keep_their_meaning(
+    home: Path, table: str, mode: str | None, review: bool | None
+) -> None:
     overrides = load(home, table)
     assert (overrides.mode, overrides.review) == (mode, review)
 
 
-@pytest.mark.parametrize(("table", "key"), [('mode = "weekly"', "mode"), ('review = "maybe"', "review"), ('modes = "daily-log"', "modes")])
+@pytest.mark.parametrize(
+    ("table", "key"), [('mode = "weekly"', "mode"), ('review = "maybe"', "review"), ('modes = "daily-log"', "modes")]
+)
 def test_a_bad_project_table_names_the_key_and_the_fix(home: Path, table: str, key: str) -> None:
     with pytest.raises(ConfigError) as raised:
         load(home, table)
@@ -46,7 +53,9 @@ def test_a_bad_project_table_names_the_key_and_the_fix(home: Path, table: str, k
 
 
 def test_memoryd_config_shows_what_a_project_sets(home: Path) -> None:
-    (home / "config.toml").write_text('[projects."/home/me/app"]\nmode = "daily-log"\nreview = "yes"\n', encoding="utf-8")
+    (home / "config.toml").write_text(
+        '[projects."/home/me/app"]\nmode = "daily-log"\nreview = "yes"\n', encoding="utf-8"
+    )
     rows = {r["setting"]: r for r in setting_sources({"MEMORYD_HOME": str(home)}, home=home)}
     assert rows["projects.'/home/me/app'"]["value"] == {"mode": "daily-log", "review": True}
 
@@ -57,7 +66,9 @@ def test_both_readers_find_a_project_by_any_path_inside_it(home: Path, project: 
     (project / "src").mkdir()
     other = project.parent / "other"
     (other / ".git").mkdir(parents=True)
-    (home / "config.toml").write_text(f'[projects."{project / "src"}"]\nmode = "daily-log"\nreview = "on"\n', encoding="utf-8")
+    (home / "config.toml").write_text(
+        f'[projects."{project / "src"}"]\nmode = "daily-log"\nreview = "on"\n', encoding="utf-8"
+    )
     daemon = Daemon(make_settings(home))
     try:
         found_on_disk = daemon.stores.for_path(daemon.stores.memory_dir_for(str(project)))
@@ -72,8 +83,10 @@ def test_both_readers_find_a_project_by_any_path_inside_it(home: Path, project: 
 def test_per_key_the_first_project_that_sets_it_wins(home: Path, project: Path) -> None:
     """Two tables for one memory dir (its root and a subfolder): each key comes from the first that sets it."""
     (project / "docs").mkdir()
-    (home / "config.toml").write_text(f'[projects."{project}"]\nreview = true\n[projects."{project / "docs"}"]\nmode = "daily-log"\nreview = false\n',
-                                      encoding="utf-8")
+    (home / "config.toml").write_text(
+        f'[projects."{project}"]\nreview = true\n[projects."{project / "docs"}"]\nmode = "daily-log"\nreview = false\n',
+        encoding="utf-8",
+    )
     daemon = Daemon(make_settings(home))
     try:
         store = daemon.stores.for_cwd(str(project))

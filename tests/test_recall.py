@@ -20,12 +20,14 @@ from memoryd.store.frontmatter import render_frontmatter
 from tests.conftest import LiveDaemon, make_settings, serve, recall_api as recall, save_memory as save
 
 
-
-
-
-
 def test_recall_answer_has_spec_shape_and_marker(live: LiveDaemon, project: Path) -> None:
-    fn = save(live, project, "Postgres test database", "Integration tests run against a real Postgres on port 5433", "Start it with make db.")
+    fn = save(
+        live,
+        project,
+        "Postgres test database",
+        "Integration tests run against a real Postgres on port 5433",
+        "Start it with make db.",
+    )
     save(live, project, "Release checklist", "Steps to cut a release: tag, changelog, publish")
     data = recall(live, project, "how do the integration tests reach postgres?")
     assert data["method"] == "local"
@@ -109,7 +111,9 @@ def test_budget_fills_through_real_recalls(live: LiveDaemon, project: Path) -> N
         if data["method"] == "skipped":
             break
         used, rounds = data["budget_used_bytes"], rounds + 1
-    assert used >= limits.RECALL_SESSION_BUDGET_BYTES and rounds == 4  # 3 rounds × 5 × 4,000 B = 60,000 < 61,440: a 4th round runs, then the gate shuts
+    assert (
+        used >= limits.RECALL_SESSION_BUDGET_BYTES and rounds == 4
+    )  # 3 rounds × 5 × 4,000 B = 60,000 < 61,440: a 4th round runs, then the gate shuts
 
 
 def _age(live: LiveDaemon, project: Path, filename: str, seconds: float) -> None:
@@ -132,9 +136,18 @@ def clocked(settings: Settings, clock: ManualClock) -> Iterator[LiveDaemon]:
 
 @pytest.mark.parametrize(
     ("age_seconds", "days", "caveat"),
-    [(0, 0, False), (86_400 - 60, 0, False), (86_400 + 60, 1, False), (2 * 86_400 - 60, 1, False), (2 * 86_400 + 60, 2, True), (40 * 86_400, 40, True)],
+    [
+        (0, 0, False),
+        (86_400 - 60, 0, False),
+        (86_400 + 60, 1, False),
+        (2 * 86_400 - 60, 1, False),
+        (2 * 86_400 + 60, 2, True),
+        (40 * 86_400, 40, True),
+    ],
 )
-def test_freshness_boundary(clocked: LiveDaemon, clock: ManualClock, project: Path, age_seconds: float, days: int, caveat: bool) -> None:
+def test_freshness_boundary(
+    clocked: LiveDaemon, clock: ManualClock, project: Path, age_seconds: float, days: int, caveat: bool
+) -> None:
     live = clocked
     fn = save(live, project, "Flaky login test", "The login e2e test is flaky on CI")
     saved_at = clock.time()
@@ -144,7 +157,9 @@ def test_freshness_boundary(clocked: LiveDaemon, clock: ManualClock, project: Pa
     m = recall(live, project, "flaky login test")["memories"][0]
     assert m["age_days"] == days
     if caveat:
-        assert m["header"].startswith(f"This memory is {days} days old. Memories are point-in-time observations, not live state")
+        assert m["header"].startswith(
+            f"This memory is {days} days old. Memories are point-in-time observations, not live state"
+        )
         assert "Verify against current code before asserting as fact." in m["header"]
         assert m["header"].endswith(f"\n\nMemory: {live.daemon.stores.for_cwd(str(project)).path / fn}:")
     else:
@@ -189,7 +204,9 @@ def test_surfaced_set_survives_restart_and_expires(home: Path, project: Path) ->
     clock = ManualClock()
     d1 = Daemon(settings, clock=clock)
     store = d1.stores.for_cwd(str(project))
-    fn = store.save(name="Port of the API", description="The API listens on port 8080", type="reference", body="8080").memory.filename
+    fn = store.save(
+        name="Port of the API", description="The API listens on port 8080", type="reference", body="8080"
+    ).memory.filename
     assert [m.filename for m in d1.recall.recall(str(project), "api port number", "sess").memories] == [fn]
     d1.state.close()
     d2 = Daemon(settings, clock=clock)  # restart: same state.db

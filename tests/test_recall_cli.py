@@ -13,14 +13,30 @@ from tests.support.servers import DaemonProcess, daemon_env
 
 
 def run_cli(home: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memoryd", *args], env=daemon_env(home), cwd=cwd, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "memoryd", *args],
+        env=daemon_env(home),
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 @pytest.mark.e2e
 def test_cli_recall_prints_choice_method_and_scores(daemon_process: DaemonProcess, home: Path, project: Path) -> None:
     daemon_process.start()
     with daemon_process.client() as c:
-        r = c.post("/v1/memories", json={"cwd": str(project), "name": "Staging deploys", "description": "Staging deploys need the VPN up first", "type": "project", "body": "Connect the VPN."})
+        r = c.post(
+            "/v1/memories",
+            json={
+                "cwd": str(project),
+                "name": "Staging deploys",
+                "description": "Staging deploys need the VPN up first",
+                "type": "project",
+                "body": "Connect the VPN.",
+            },
+        )
         fn = r.json()["filename"]
     out = run_cli(home, "recall", "how do staging deploys work?", cwd=project)
     assert out.returncode == 0, out.stderr

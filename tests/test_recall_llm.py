@@ -26,10 +26,6 @@ def llm_live(home: Path, messages_api: ScriptedMessagesAPI) -> Iterator[LiveDaem
         yield ld
 
 
-
-
-
-
 @pytest.fixture
 def two(llm_live: LiveDaemon, project: Path) -> tuple[str, str]:
     a = save(llm_live, project, "CI/CD considerations", "Deploys go through GitHub Actions then Argo")
@@ -41,7 +37,9 @@ def selection(*names: str) -> str:
     return json.dumps({"selected_memories": list(names)})
 
 
-def test_good_selection_uses_the_llm_and_seeds_prompt(llm_live: LiveDaemon, project: Path, two: tuple[str, str], messages_api: ScriptedMessagesAPI) -> None:
+def test_good_selection_uses_the_llm_and_seeds_prompt(
+    llm_live: LiveDaemon, project: Path, two: tuple[str, str], messages_api: ScriptedMessagesAPI
+) -> None:
     a, b = two
     messages_api.push("Here you go:\n```json\n" + selection(a) + "\n```")
     data = recall(llm_live, project, "what is the deployment process?")
@@ -54,10 +52,15 @@ def test_good_selection_uses_the_llm_and_seeds_prompt(llm_live: LiveDaemon, proj
     assert "): Deploys go through GitHub Actions then Argo" in user
     usage = llm_live.client.get("/v1/status").json()["llm_usage"]["by_purpose"]["recall"]
     assert usage["calls"] == 1 and usage["input_tokens"] == 10
-    assert 'memoryd_llm_tokens_total{backend="anthropic",direction="input",purpose="recall"} 10.0' in llm_live.client.get("/metrics").text
+    assert (
+        'memoryd_llm_tokens_total{backend="anthropic",direction="input",purpose="recall"} 10.0'
+        in llm_live.client.get("/metrics").text
+    )
 
 
-def test_already_surfaced_memories_are_not_offered_again(llm_live: LiveDaemon, project: Path, two: tuple[str, str], messages_api: ScriptedMessagesAPI) -> None:
+def test_already_surfaced_memories_are_not_offered_again(
+    llm_live: LiveDaemon, project: Path, two: tuple[str, str], messages_api: ScriptedMessagesAPI
+) -> None:
     a, b = two
     messages_api.push(selection(a), selection(a, b))
     assert [m["filename"] for m in recall(llm_live, project, "deployment process please")["memories"]] == [a]
@@ -66,14 +69,18 @@ def test_already_surfaced_memories_are_not_offered_again(llm_live: LiveDaemon, p
     assert len(messages_api.requests) == 1 and data["memories"] == [] and "not asked" in data["reason"]
 
 
-def test_unknown_filenames_are_dropped(llm_live: LiveDaemon, project: Path, two: tuple[str, str], messages_api: ScriptedMessagesAPI) -> None:
+def test_unknown_filenames_are_dropped(
+    llm_live: LiveDaemon, project: Path, two: tuple[str, str], messages_api: ScriptedMessagesAPI
+) -> None:
     a, _ = two
     messages_api.push(selection("project_made-up.md", "../../etc/passwd", a, a))
     data = recall(llm_live, project, "deployment process please")
     assert data["method"] == "llm" and [m["filename"] for m in data["memories"]] == [a]
 
 
-def test_empty_selection_is_respected(llm_live: LiveDaemon, project: Path, two: tuple[str, str], messages_api: ScriptedMessagesAPI) -> None:
+def test_empty_selection_is_respected(
+    llm_live: LiveDaemon, project: Path, two: tuple[str, str], messages_api: ScriptedMessagesAPI
+) -> None:
     messages_api.push(selection())
     data = recall(llm_live, project, "deployment process please")
     assert data["method"] == "llm" and data["memories"] == [] and data["injection"] == ""
@@ -81,10 +88,18 @@ def test_empty_selection_is_respected(llm_live: LiveDaemon, project: Path, two: 
 
 @pytest.mark.parametrize(
     "reply",
-    [Reply(text="I think the CI one is relevant."), Reply(text='{"selected": ["x"]}'), Reply(status=500), Reply(status=529), Reply(raw_body="not json at all")],
+    [
+        Reply(text="I think the CI one is relevant."),
+        Reply(text='{"selected": ["x"]}'),
+        Reply(status=500),
+        Reply(status=529),
+        Reply(raw_body="not json at all"),
+    ],
     ids=["garbage-text", "wrong-key", "http-500", "http-529", "garbage-body"],
 )
-def test_failures_fall_back_to_local(llm_live: LiveDaemon, project: Path, two: tuple[str, str], messages_api: ScriptedMessagesAPI, reply: Reply) -> None:
+def test_failures_fall_back_to_local(
+    llm_live: LiveDaemon, project: Path, two: tuple[str, str], messages_api: ScriptedMessagesAPI, reply: Reply
+) -> None:
     a, _ = two
     messages_api.push(reply)
     data = recall(llm_live, project, "GitHub Actions deploys")
@@ -92,7 +107,9 @@ def test_failures_fall_back_to_local(llm_live: LiveDaemon, project: Path, two: t
     assert "local ranking served" in data["reason"]
 
 
-def test_slow_answer_past_deadline_serves_local(llm_live: LiveDaemon, project: Path, two: tuple[str, str], messages_api: ScriptedMessagesAPI) -> None:
+def test_slow_answer_past_deadline_serves_local(
+    llm_live: LiveDaemon, project: Path, two: tuple[str, str], messages_api: ScriptedMessagesAPI
+) -> None:
     a, _ = two
     messages_api.push(Reply(text=selection(a), delay=3.0))
     data = recall(llm_live, project, "GitHub Actions deploys")
@@ -105,7 +122,9 @@ def test_daily_token_cap_falls_back(home: Path, project: Path, messages_api: Scr
     settings.llm.daily_token_cap = 15
     daemon = Daemon(settings)
     store = daemon.stores.for_cwd(str(project))
-    fn = store.save(name="Deploy flow", description="Deploys go through Argo", type="project", body="argo").memory.filename
+    fn = store.save(
+        name="Deploy flow", description="Deploys go through Argo", type="project", body="argo"
+    ).memory.filename
     messages_api.push(selection(fn))
     assert daemon.recall.recall(str(project), "deploy flow argo", "s1").method == "llm"  # spends 15 tokens
     second = daemon.recall.recall(str(project), "deploy flow argo", "s2")
@@ -114,11 +133,15 @@ def test_daily_token_cap_falls_back(home: Path, project: Path, messages_api: Scr
     daemon.state.close()
 
 
-def test_the_model_chooses_among_the_local_candidates_only(home: Path, project: Path, messages_api: ScriptedMessagesAPI) -> None:
+def test_the_model_chooses_among_the_local_candidates_only(
+    home: Path, project: Path, messages_api: ScriptedMessagesAPI
+) -> None:
     settings = make_settings(home, ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=messages_api.url)
     daemon = Daemon(settings)
     store = daemon.stores.for_cwd(str(project))
-    target = store.save(name="Zebra migration plan", description="How the zebra table gets migrated", type="project", body="x").memory.filename
+    target = store.save(
+        name="Zebra migration plan", description="How the zebra table gets migrated", type="project", body="x"
+    ).memory.filename
     for i in range(limits.RECALL_SIDE_QUERY_CANDIDATES):  # 51 memories in all
         store.save(name=f"Note {i}", description=f"filler fact {i}", type="project", body="y")
     messages_api.push(selection(target))
@@ -139,5 +162,8 @@ def test_manifest_line_format(home: Path, project: Path) -> None:
     store = daemon.stores.for_cwd(str(project))
     store.save(name="A", description="one line", type="feedback", body="b")
     (h,) = store.all_headers()
-    assert manifest([h]) == f"[feedback] {h.filename} ({__import__('datetime').datetime.fromtimestamp(h.mtime, __import__('datetime').timezone.utc):%Y-%m-%dT%H:%M:%SZ}): one line"
+    assert (
+        manifest([h])
+        == f"[feedback] {h.filename} ({__import__('datetime').datetime.fromtimestamp(h.mtime, __import__('datetime').timezone.utc):%Y-%m-%dT%H:%M:%SZ}): one line"
+    )
     daemon.state.close()

@@ -24,7 +24,9 @@ def test_date_keys_read_years_and_months() -> None:
 
 
 def test_stemmed_match_beats_no_match_and_zero_scores_are_dropped() -> None:
-    idx = index_of(("a.md", "Deploying", "deployments go through Argo", ""), ("b.md", "Coffee", "flat white please", ""))
+    idx = index_of(
+        ("a.md", "Deploying", "deployments go through Argo", ""), ("b.md", "Coffee", "flat white please", "")
+    )
     assert [fn for fn, _ in idx.rank("how do we deploy?")] == ["a.md"]
     assert idx.rank("the and of") == []
 
@@ -50,7 +52,10 @@ def test_subject_named_in_query_wins_a_tie() -> None:
 
 def test_date_in_query_boosts_memories_of_that_month() -> None:
     # ISO dates only: the month name in the query matches no word, only the date key
-    idx = index_of(("may.md", "Trip", "went on a trip", "as of 2023-05-03"), ("june.md", "Trip", "went on a trip", "as of 2023-06-03"))
+    idx = index_of(
+        ("may.md", "Trip", "went on a trip", "as of 2023-05-03"),
+        ("june.md", "Trip", "went on a trip", "as of 2023-06-03"),
+    )
     assert idx.rank("what trip happened in May 2023?")[0][0] == "may.md"
     assert idx.rank("what trip happened in June 2023?")[0][0] == "june.md"
 

@@ -12,8 +12,13 @@ from tests.conftest import LiveDaemon, recall_api as recall, save_memory as save
 
 def _db_memories(live: LiveDaemon, project: Path) -> list[str]:
     return [
-        save(live, project, "Use a real database in tests", "Never mock the database: integration tests always use a real Postgres",
-             "We got burned when mocked tests passed and the migration failed in prod."),
+        save(
+            live,
+            project,
+            "Use a real database in tests",
+            "Never mock the database: integration tests always use a real Postgres",
+            "We got burned when mocked tests passed and the migration failed in prod.",
+        ),
         save(live, project, "Test database port", "The test Postgres listens on port 5433; use make db to start it"),
     ]
 
@@ -36,7 +41,9 @@ def test_a_relevant_prompt_still_gets_its_memory(live: LiveDaemon, project: Path
     real_db, port = _db_memories(live, project)
     got = [m["filename"] for m in recall(live, project, "should the integration tests mock postgres?")["memories"]]
     assert got[0] == real_db
-    got = [m["filename"] for m in recall(live, project, "which port does the test database use", session="s2")["memories"]]
+    got = [
+        m["filename"] for m in recall(live, project, "which port does the test database use", session="s2")["memories"]
+    ]
     assert got[0] == port
 
 
@@ -47,17 +54,28 @@ def test_off_topic_prompt_with_one_shared_word_is_silent() -> None:
     # "chart" is shared, but the prompt is about a charting library the store knows nothing of
     assert ix.rank("render the sales chart with matplotlib colormaps and seaborn themes") == []
     assert [fn for fn, _ in ix.rank("how do we deploy the helm chart")][0] == "a.md"
-    assert ix.rank("render the sales chart with matplotlib colormaps and seaborn themes", gate=False)  # ranked, only gated
+    assert ix.rank(
+        "render the sales chart with matplotlib colormaps and seaborn themes", gate=False
+    )  # ranked, only gated
 
 
 def test_long_prompt_is_not_silenced_by_its_length() -> None:
     ix = LexicalIndex()
-    ix.put(analyse("a.md", "Flaky websocket reconnect test", "The websocket reconnect test flakes under pytest-xdist; run it serially", ""))
+    ix.put(
+        analyse(
+            "a.md",
+            "Flaky websocket reconnect test",
+            "The websocket reconnect test flakes under pytest-xdist; run it serially",
+            "",
+        )
+    )
     for i in range(20):
         ix.put(analyse(f"n{i}.md", f"Note {i}", f"unrelated topic number {i} about gardening", ""))
-    prompt = ("the websocket reconnect test flakes again in CI, here is the traceback from the runner with the asyncio loop "
-              "closing early, the fixture teardown racing the server shutdown, and a timeout in the handshake after "
-              "the proxy dropped the upgrade header; also the coverage job and the lint job both went red on the branch")
+    prompt = (
+        "the websocket reconnect test flakes again in CI, here is the traceback from the runner with the asyncio loop "
+        "closing early, the fixture teardown racing the server shutdown, and a timeout in the handshake after "
+        "the proxy dropped the upgrade header; also the coverage job and the lint job both went red on the branch"
+    )
     assert [fn for fn, _ in ix.rank(prompt)][0] == "a.md"
 
 

@@ -16,8 +16,24 @@ pytestmark = pytest.mark.e2e
 
 def test_every_reliability_probe_holds(tmp_path: Path) -> None:
     out = tmp_path / "reliability.json"
-    run = subprocess.run([sys.executable, str(ROOT / "bench" / "reliability.py"), "--dream-kills", "3", "--review-kills", "2", "--giant-line-mb", "20", "--json", str(out)],
-                         capture_output=True, text=True, timeout=600, cwd=ROOT)
+    run = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "bench" / "reliability.py"),
+            "--dream-kills",
+            "3",
+            "--review-kills",
+            "2",
+            "--giant-line-mb",
+            "20",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     items = json.loads(out.read_text())
     assert len(items) == 13 and all(i["tried"] > 0 and i["held"] == i["tried"] for i in items), items

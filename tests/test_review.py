@@ -59,7 +59,9 @@ def test_extracted_memories_wait_unseen_until_approved(rlive: LiveDaemon, projec
     assert recall_api(rlive, project, "which package manager, pnpm or npm?")["memories"] == []  # not recalled
     [item] = pending(rlive, str(project))
     assert item["type"] == "feedback" and "pnpm" in item["description"]
-    r = rlive.client.patch(f"/v1/review/{item['item_id']}", json={"description": "Use pnpm for every install, never npm"})
+    r = rlive.client.patch(
+        f"/v1/review/{item['item_id']}", json={"description": "Use pnpm for every install, never npm"}
+    )
     assert r.status_code == 200 and r.json()["description"] == "Use pnpm for every install, never npm"
     bad = rlive.client.patch(f"/v1/review/{item['item_id']}", json={"body": "token ghp_" + "a" * 36})
     assert bad.status_code == 422 and pending(rlive, str(project))[0]["body"] == item["body"]  # refused, unchanged
@@ -67,7 +69,9 @@ def test_extracted_memories_wait_unseen_until_approved(rlive: LiveDaemon, projec
     approved = rlive.client.post(f"/v1/review/{item['item_id']}/approve").json()
     assert approved["status"] == "approved"
     # Counted once, by the store's write path, as a review write (not also as an API write).
-    assert _written(rlive, "review") == _written(rlive, "review", written) + 1 and _written(rlive, "api") == _written(rlive, "api", written)
+    assert _written(rlive, "review") == _written(rlive, "review", written) + 1 and _written(rlive, "api") == _written(
+        rlive, "api", written
+    )
     assert [h.filename for h in store.all_headers()] == [approved["filename"]]
     assert "Use pnpm for every install" in store.served_index().content
     assert pending(rlive, str(project)) == []
@@ -105,11 +109,24 @@ def test_review_in_the_web_view(rlive: LiveDaemon, project: Path) -> None:
     assert first["item_id"] in page and second["item_id"] in page
     own = {"origin": rlive.url}
     form = {"name": "Use pnpm", "description": "pnpm only", "body": first["body"], "csrf": csrf}
-    assert browser.post(f"/ui/p/{p}/review/{first['item_id']}", data={**form, "action": "approve", "csrf": "x"}, headers=own).status_code == 403
+    assert (
+        browser.post(
+            f"/ui/p/{p}/review/{first['item_id']}", data={**form, "action": "approve", "csrf": "x"}, headers=own
+        ).status_code
+        == 403
+    )
     r = browser.post(f"/ui/p/{p}/review/{first['item_id']}", data={**form, "action": "approve"}, headers=own)
     assert r.status_code == 303, r.text
-    assert [m.name for m in map(rlive.daemon.stores.for_cwd(str(project)).get, [h.filename for h in rlive.daemon.stores.for_cwd(str(project)).all_headers()])] == ["Use pnpm"]
-    r = browser.post(f"/ui/p/{p}/review/{second['item_id']}", data={**form, "name": second["name"], "action": "reject"}, headers=own)
+    assert [
+        m.name
+        for m in map(
+            rlive.daemon.stores.for_cwd(str(project)).get,
+            [h.filename for h in rlive.daemon.stores.for_cwd(str(project)).all_headers()],
+        )
+    ] == ["Use pnpm"]
+    r = browser.post(
+        f"/ui/p/{p}/review/{second['item_id']}", data={**form, "name": second["name"], "action": "reject"}, headers=own
+    )
     assert r.status_code == 303 and pending(rlive, str(project)) == []
 
 
@@ -118,7 +135,9 @@ def test_review_cli(rlive: LiveDaemon, project: Path, home: Path) -> None:
     env = {**daemon_env(home), "MEMORYD_PORT": rlive.url.rsplit(":", 1)[1], "MEMORYD_TOKEN": rlive.daemon.token}
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "memoryd", *args], env=env, capture_output=True, text=True, timeout=30, cwd=project)
+        return subprocess.run(
+            [sys.executable, "-m", "memoryd", *args], env=env, capture_output=True, text=True, timeout=30, cwd=project
+        )
 
     listed = cli("review", "list")
     assert listed.returncode == 0 and "1 memory waiting for review" in listed.stdout, listed.stderr
@@ -144,7 +163,10 @@ def test_read_only_recalls_and_serves_but_never_writes(home: Path, project: Path
         before = {p.name: p.read_bytes() for p in store.path.iterdir() if p.is_file()}
         assert recall_api(live, project, "pnpm installs")["memories"]  # still recalls
         assert filename in live.client.get("/v1/index", params={"cwd": str(project)}).json()["content"]
-        r = live.client.post("/v1/memories", json={"cwd": str(project), "name": "New", "description": "new fact", "type": "user", "body": "x"})
+        r = live.client.post(
+            "/v1/memories",
+            json={"cwd": str(project), "name": "New", "description": "new fact", "type": "user", "body": "x"},
+        )
         assert r.status_code == 409 and r.json()["error"]["code"] == "read_only"
         assert live.client.delete(f"/v1/memories/{filename}", params={"cwd": str(project)}).status_code == 409
         assert live.client.post("/v1/dream/run", json={"cwd": str(project)}).json()["error"]["code"] == "read_only"
@@ -153,8 +175,11 @@ def test_read_only_recalls_and_serves_but_never_writes(home: Path, project: Path
         job = propose(live, project, "Remember: always run the linter before committing.")
         assert job["status"] == "skipped" and not job["memories_written"]
         browser, csrf = login(live)
-        r = browser.post(f"/ui/p/{pid(live, project)}/m/{filename}", data={"name": "x", "description": "y", "body": "z", "csrf": csrf},
-                         headers={"origin": live.url})
+        r = browser.post(
+            f"/ui/p/{pid(live, project)}/m/{filename}",
+            data={"name": "x", "description": "y", "body": "z", "csrf": csrf},
+            headers={"origin": live.url},
+        )
         assert r.status_code == 409 and "read-only" in r.text
         assert {p.name: p.read_bytes() for p in store.path.iterdir() if p.is_file()} == before
         assert csrf_of(browser.get(f"/ui/p/{pid(live, project)}").text)

@@ -55,7 +55,9 @@ def test_save_onto_a_symlink_leaves_its_target_alone(live: LiveDaemon, project: 
     outside = tmp_path / "outside.md"
     outside.write_text("precious\n")
     (folder / "user_victim.md").symlink_to(outside)
-    r = live.client.post("/v1/memories", json={"cwd": str(project), "name": "victim", "description": "d", "type": "user", "body": "x"})
+    r = live.client.post(
+        "/v1/memories", json={"cwd": str(project), "name": "victim", "description": "d", "type": "user", "body": "x"}
+    )
     assert r.status_code == 422 and "symbolic link" in r.text
     assert outside.read_text() == "precious\n" and (folder / "user_victim.md").is_symlink()
 
@@ -66,7 +68,9 @@ def test_a_symlinked_memory_dir_is_refused(live: LiveDaemon, project: Path, tmp_
     elsewhere.mkdir()
     folder.parent.mkdir(parents=True, exist_ok=True)
     folder.symlink_to(elsewhere, target_is_directory=True)
-    r = live.client.post("/v1/memories", json={"cwd": str(project), "name": "n", "description": "d", "type": "user", "body": "b"})
+    r = live.client.post(
+        "/v1/memories", json={"cwd": str(project), "name": "n", "description": "d", "type": "user", "body": "b"}
+    )
     assert r.status_code == 403 and "symbolic link" in r.text
     assert list(elsewhere.iterdir()) == []
 
@@ -98,12 +102,17 @@ def test_a_prose_password_reaches_no_file_record_or_response(live: LiveDaemon, p
 
 
 def test_redaction_keeps_the_text_around_the_secret() -> None:
-    assert redact_secrets(f"the staging db password is {PROSE_PASSWORD}.") == "the staging db password is [secret removed]."
+    assert (
+        redact_secrets(f"the staging db password is {PROSE_PASSWORD}.")
+        == "the staging db password is [secret removed]."
+    )
     assert redact_secrets("the password is in 1Password; the password reset flow is broken") == (
         "the password is in 1Password; the password reset flow is broken"
     )
     assert redact_record({"name": f"never commit {GITHUB_TOKEN}", "n": 3, "l": [GITHUB_TOKEN]}) == {
-        "name": "never commit [secret removed]", "n": 3, "l": ["[secret removed]"],
+        "name": "never commit [secret removed]",
+        "n": 3,
+        "l": ["[secret removed]"],
     }
 
 
@@ -152,11 +161,19 @@ def test_a_state_change_from_another_origin_is_refused(live: LiveDaemon, project
 # ---------------------------------------------------------------- the redaction screen
 # Short or punctuated forms of the rules whose value has no 20-character run (the screen's keyword half).
 UNBOUNDED_FORMS = [
-    "xoxb-1-a", "token eyJhbGciOi.eyJzdWIiOj.sig", "https://deploy:hunter22@example.com/x", "AccountKey=ab/cd+ef/gh+ij/kl+mn/op+qr/st+uv/wx",
-    "?sv=2024&sig=ab%2Fcd%2Bef%2Fgh%2Bij%2Fkl%2Bmn%2Fop", "aws_key = 'abcdefghij/klmnopqrst+uvwxyz0123/456789ABCD'",
-    "sntrys_abcdefghij+klmnopqrst/uvwxyz0123+456789ABCDEF", "sq0csp-abcdefghij\\klmnopqrst\\uvwxyz0123\\456789ABCDEFG",
-    "//registry.npmjs.org/:_authToken=npm_x", "-----BEGIN OPENSSH PRIVATE KEY-----", "PuTTY-User-Key-File-2: ssh-rsa",
-    "https://hooks.slack.com/services/T0/B0/abc/def/ghi/jkl/mno", "aws_secret_access_key = abcdefghij/klmnopqrst+uvwxyz0123/456789abcd",
+    "xoxb-1-a",
+    "token eyJhbGciOi.eyJzdWIiOj.sig",
+    "https://deploy:hunter22@example.com/x",
+    "AccountKey=ab/cd+ef/gh+ij/kl+mn/op+qr/st+uv/wx",
+    "?sv=2024&sig=ab%2Fcd%2Bef%2Fgh%2Bij%2Fkl%2Bmn%2Fop",
+    "aws_key = 'abcdefghij/klmnopqrst+uvwxyz0123/456789ABCD'",
+    "sntrys_abcdefghij+klmnopqrst/uvwxyz0123+456789ABCDEF",
+    "sq0csp-abcdefghij\\klmnopqrst\\uvwxyz0123\\456789ABCDEFG",
+    "//registry.npmjs.org/:_authToken=npm_x",
+    "-----BEGIN OPENSSH PRIVATE KEY-----",
+    "PuTTY-User-Key-File-2: ssh-rsa",
+    "https://hooks.slack.com/services/T0/B0/abc/def/ghi/jkl/mno",
+    "aws_secret_access_key = abcdefghij/klmnopqrst+uvwxyz0123/456789abcd",
 ]
 
 

@@ -23,7 +23,13 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memoryd", *args], env=daemon_env(home, **env), capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "memoryd", *args],
+        env=daemon_env(home, **env),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
 
 
 def fake_manager(tmp_path: Path, name: str, exit_code: int = 0) -> tuple[str, Path]:
@@ -32,7 +38,11 @@ def fake_manager(tmp_path: Path, name: str, exit_code: int = 0) -> tuple[str, Pa
     bin_dir.mkdir(exist_ok=True)
     log = tmp_path / f"{name}.log"
     script = bin_dir / name
-    script.write_text(f"#!/bin/sh\necho \"$@\" >> '{log}'\n" + ("echo 'Failed to connect to bus: No medium found' >&2\n" if exit_code else "") + f"exit {exit_code}\n")
+    script.write_text(
+        f"#!/bin/sh\necho \"$@\" >> '{log}'\n"
+        + ("echo 'Failed to connect to bus: No medium found' >&2\n" if exit_code else "")
+        + f"exit {exit_code}\n"
+    )
     script.chmod(0o755)
     return f"{bin_dir}{os.pathsep}{os.environ['PATH']}", log
 
@@ -41,7 +51,9 @@ def systemd_verify(unit: Path, tmp_path: Path) -> subprocess.CompletedProcess[st
     runtime = tmp_path / "xdg-runtime"
     runtime.mkdir(mode=0o700, exist_ok=True)
     env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "HOME": str(tmp_path)}
-    return subprocess.run(["systemd-analyze", "--user", "verify", str(unit)], env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        ["systemd-analyze", "--user", "verify", str(unit)], env=env, capture_output=True, text=True, timeout=60
+    )
 
 
 def test_systemd_unit_is_a_correct_user_unit(tmp_path: Path) -> None:
@@ -65,7 +77,9 @@ def test_systemd_unit_is_a_correct_user_unit(tmp_path: Path) -> None:
 def test_shipped_systemd_unit_verifies(tmp_path: Path) -> None:
     text = (ROOT / "systemd" / "memoryd.service").read_text()
     settings_lines = [line for line in text.splitlines() if not line.startswith("#")]
-    assert "After=default.target" not in settings_lines and not any(line.startswith("PrivateTmp") for line in settings_lines)
+    assert "After=default.target" not in settings_lines and not any(
+        line.startswith("PrivateTmp") for line in settings_lines
+    )
     if shutil.which("systemd-analyze") is None:
         pytest.skip("systemd-analyze is not installed (apt-get install systemd)")
     unit = tmp_path / "memoryd.service"
@@ -76,11 +90,13 @@ def test_shipped_systemd_unit_verifies(tmp_path: Path) -> None:
 
 
 def test_launchd_plist_is_escaped_and_parses(tmp_path: Path) -> None:
-    home = tmp_path / "a & b <c> \"d\""
+    home = tmp_path / 'a & b <c> "d"'
     plist = plistlib.loads(launchd_plist(Settings(home=home)).encode())
     assert plist["Label"] == "dev.memoryd.daemon" and plist["RunAtLoad"] is True
     assert plist["EnvironmentVariables"] == {"MEMORYD_HOME": str(home)}
-    assert plist["ProgramArguments"][-3:] == ["-m", "memoryd", "serve"] and plist["ProgramArguments"][3] == str(home / "service.env")
+    assert plist["ProgramArguments"][-3:] == ["-m", "memoryd", "serve"] and plist["ProgramArguments"][3] == str(
+        home / "service.env"
+    )
     assert plist["StandardErrorPath"] == str(home / "logs" / "memoryd.launchd.log")
     for shipped in (ROOT / "launchd").glob("*.plist"):
         assert plistlib.loads(shipped.read_bytes())["Label"] == "dev.memoryd.daemon"
@@ -92,7 +108,10 @@ def test_launchd_install_bootstraps(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     settings = Settings(home=tmp_path / "mh")
     result = install_service(settings, system="Darwin", user_home=tmp_path / "user", env={})
     written = Path(result["path"])
-    assert written.name == "dev.memoryd.daemon.plist" and plistlib.loads(written.read_bytes())["Label"] == "dev.memoryd.daemon"
+    assert (
+        written.name == "dev.memoryd.daemon.plist"
+        and plistlib.loads(written.read_bytes())["Label"] == "dev.memoryd.daemon"
+    )
     calls = log.read_text().splitlines()
     assert calls[0].startswith("bootout gui/") and calls[1] == f"bootstrap gui/{os.getuid()} {written}"
 
@@ -101,10 +120,20 @@ def test_dry_run_prints_and_writes_nothing(tmp_path: Path) -> None:
     user = tmp_path / "user"
     user.mkdir()
     path, log = fake_manager(tmp_path, "systemctl")
-    r = run(tmp_path / "mh", "install-service", "--dry-run", HOME=str(user), PATH=path, MEMORYD_PORT="8123", ANTHROPIC_API_KEY="sk-ant-secret-value")
+    r = run(
+        tmp_path / "mh",
+        "install-service",
+        "--dry-run",
+        HOME=str(user),
+        PATH=path,
+        MEMORYD_PORT="8123",
+        ANTHROPIC_API_KEY="sk-ant-secret-value",
+    )
     assert r.returncode == 0, r.stderr
     assert "[Service]" in r.stdout and "systemctl --user enable --now memoryd.service" in r.stdout
-    assert "[server] port = 8123" in r.stdout and "ANTHROPIC_API_KEY" in r.stdout and "sk-ant-secret-value" not in r.stdout
+    assert (
+        "[server] port = 8123" in r.stdout and "ANTHROPIC_API_KEY" in r.stdout and "sk-ant-secret-value" not in r.stdout
+    )
     assert list(user.rglob("*")) == [] and not (tmp_path / "mh").exists() and not log.exists()
 
 
@@ -114,7 +143,9 @@ def test_install_carries_settings_keeps_secrets_out_enables_and_uninstalls(tmp_p
     user, home = tmp_path / "user", tmp_path / "mh"
     user.mkdir()
     path, log = fake_manager(tmp_path, "systemctl")
-    env = dict(HOME=str(user), PATH=path, MEMORYD_PORT="8123", ANTHROPIC_API_KEY="sk-ant-secret-value", MEMORYD_LLM="off")
+    env = dict(
+        HOME=str(user), PATH=path, MEMORYD_PORT="8123", ANTHROPIC_API_KEY="sk-ant-secret-value", MEMORYD_LLM="off"
+    )
     r = run(home, "install-service", "--json", **env)
     assert r.returncode == 0, r.stdout + r.stderr
     result = json.loads(r.stdout)
@@ -126,13 +157,20 @@ def test_install_carries_settings_keeps_secrets_out_enables_and_uninstalls(tmp_p
     service = load_settings({"MEMORYD_HOME": str(home)}, home=home)
     assert service.server.port == 8123 and service.llm.enabled is False
     secrets = home / "service.env"
-    assert stat.S_IMODE(secrets.stat().st_mode) == 0o600 and secrets.read_text() == "ANTHROPIC_API_KEY=sk-ant-secret-value\n"
+    assert (
+        stat.S_IMODE(secrets.stat().st_mode) == 0o600
+        and secrets.read_text() == "ANTHROPIC_API_KEY=sk-ant-secret-value\n"
+    )
     # Installing again with the same shell changes nothing in config.toml.
     before = (home / "config.toml").read_text()
     assert run(home, "install-service", **env).returncode == 0 and (home / "config.toml").read_text() == before
     # A setting the file already has a table for is the user's to edit: refused with the lines to add.
     clash = run(home, "install-service", "--json", **{**env, "MEMORYD_PORT": "9000"})
-    assert clash.returncode == 2 and json.loads(clash.stdout)["error"]["code"] == "config_error" and "port = 9000" in clash.stdout
+    assert (
+        clash.returncode == 2
+        and json.loads(clash.stdout)["error"]["code"] == "config_error"
+        and "port = 9000" in clash.stdout
+    )
     r = run(home, "uninstall-service", "--json", HOME=str(user), PATH=path)
     assert r.returncode == 0, r.stdout
     assert not unit.exists() and not secrets.exists() and json.loads(r.stdout)["removed"] == [str(unit), str(secrets)]
@@ -162,5 +200,10 @@ def test_uninstall_reports_what_the_manager_could_not_do(tmp_path: Path) -> None
     assert run(tmp_path / "mh", "install-service", HOME=str(user), PATH=path).returncode == 1  # the unit stays written
     r = run(tmp_path / "mh", "uninstall-service", "--json", HOME=str(user), PATH=path)
     result = json.loads(r.stdout)
-    assert r.returncode == 0 and result["ran"] == [] and len(result["failed"]) == 2 and "No medium found" in result["failed"][0]
+    assert (
+        r.returncode == 0
+        and result["ran"] == []
+        and len(result["failed"]) == 2
+        and "No medium found" in result["failed"][0]
+    )
     assert result["removed"] == [str(user / ".config" / "systemd" / "user" / "memoryd.service")]

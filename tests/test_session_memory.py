@@ -22,7 +22,11 @@ from tests.conftest import make_settings
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
 from tests.support.transcripts import TranscriptWriter, new_session
 
-GATES = dict(init_tokens=limits.SESSION_MEMORY_INIT_TOKENS, update_tokens=limits.SESSION_MEMORY_UPDATE_TOKENS, tool_calls=limits.SESSION_MEMORY_TOOL_CALLS)
+GATES = dict(
+    init_tokens=limits.SESSION_MEMORY_INIT_TOKENS,
+    update_tokens=limits.SESSION_MEMORY_UPDATE_TOKENS,
+    tool_calls=limits.SESSION_MEMORY_TOOL_CALLS,
+)
 
 
 def total(s: TranscriptWriter) -> int:
@@ -43,7 +47,14 @@ def sm(settings: Settings) -> SessionMemory:
     """Session notes fed by a real transcript pipeline, as the daemon wires them."""
     state = StateDB(settings.home / "sm.db")
     pipeline = TranscriptPipeline(state=state, metrics=Metrics())
-    notes = SessionMemory(settings.session_memory, home=settings.home, state=state, llm=None, now=lambda: __import__("datetime").datetime(2026, 1, 1), advance=pipeline.advance)
+    notes = SessionMemory(
+        settings.session_memory,
+        home=settings.home,
+        state=state,
+        llm=None,
+        now=lambda: __import__("datetime").datetime(2026, 1, 1),
+        advance=pipeline.advance,
+    )
     pipeline.subscribe(notes)
     return notes
 
@@ -75,7 +86,14 @@ def test_gates_end_to_end(sm: SessionMemory, home: Path, project: Path) -> None:
     assert first is not None and all(f"# {t}\n" in first for t in notes.TITLES)
     assert sm.path_for("sess-1") == home / "sessions" / "sess-1" / "session-memory.md"
     # growth of update_tokens with 3 tool calls since → update; one token short → none
-    s.assistant("", tools=[("Read", {"file_path": "src/parser.py"}), ("Edit", {"file_path": "src/parser.py"}), ("Bash", {"command": "pytest -q"})])
+    s.assistant(
+        "",
+        tools=[
+            ("Read", {"file_path": "src/parser.py"}),
+            ("Edit", {"file_path": "src/parser.py"}),
+            ("Bash", {"command": "pytest -q"}),
+        ],
+    )
     grown = limits.SESSION_MEMORY_INIT_TOKENS + limits.SESSION_MEMORY_UPDATE_TOKENS
     pad_to(s, grown - 1)
     assert sm.update("sess-1", s.path) is False
@@ -97,7 +115,9 @@ def test_offline_sections(sm: SessionMemory, settings: Settings, home: Path, pro
     settings.session_memory.init_tokens = 0
     s = new_session(home / "transcripts", str(project), "sess-off")
     s.user("Add retries to the HTTP client\nwith exponential backoff")
-    s.assistant("Looking.", tools=[("Grep", {"path": "src/http.py", "pattern": "retry"}), ("Bash", {"command": "make test"})])
+    s.assistant(
+        "Looking.", tools=[("Grep", {"path": "src/http.py", "pattern": "retry"}), ("Bash", {"command": "make test"})]
+    )
     s.tool_result("ModuleNotFoundError: No module named 'tenacity'", is_error=True)
     s.assistant("Installed and fixed.")
     assert sm.update("sess-off", s.path)
@@ -126,7 +146,10 @@ def test_total_budget_compresses_least_important_first() -> None:
     full["Session Title"] = "My session"
     out = notes.enforce_budgets(full)
     assert estimate_tokens(notes.render(out)) <= limits.SESSION_MEMORY_MAX_TOKENS
-    assert out["Session Title"] == "My session" and out["Current State"] == notes.enforce_budgets({"Current State": full["Current State"]})["Current State"]
+    assert (
+        out["Session Title"] == "My session"
+        and out["Current State"] == notes.enforce_budgets({"Current State": full["Current State"]})["Current State"]
+    )
     assert estimate_tokens(out["Worklog"]) < estimate_tokens(out["Current State"])
 
 
@@ -138,7 +161,11 @@ def test_session_id_validated(sm: SessionMemory) -> None:
 
 def test_api_404_then_markdown(live, project: Path) -> None:  # type: ignore[no-untyped-def]
     r = live.client.get("/v1/sessions/nope-123/memory")
-    assert r.status_code == 404 and r.json()["error"]["code"] == "session_not_found" and "10,000" in r.json()["error"]["message"]
+    assert (
+        r.status_code == 404
+        and r.json()["error"]["code"] == "session_not_found"
+        and "10,000" in r.json()["error"]["message"]
+    )
     assert live.client.get("/v1/sessions/..bad/memory").status_code == 400
     live.daemon.settings.session_memory.init_tokens = 0
     s = new_session(live.daemon.settings.transcript_roots[0], str(project), "sess-api")
@@ -160,16 +187,22 @@ def test_llm_rewrites_notes_from_delta(home: Path, project: Path, messages_api: 
     daemon = _llm_daemon(home, messages_api)
     s = new_session(daemon.settings.transcript_roots[0], str(project), "sess-llm")
     s.user("Migrate the DB to Postgres 16")
-    messages_api.push(Reply(text="# Session Title\nPostgres 16 migration\n# Current State\nDump taken.\n# Worklog\n- dumped\n"))
+    messages_api.push(
+        Reply(text="# Session Title\nPostgres 16 migration\n# Current State\nDump taken.\n# Worklog\n- dumped\n")
+    )
     assert daemon.session_memory.update("sess-llm", s.path)
     sections = notes.parse(daemon.session_memory.get("sess-llm") or "")
     assert sections["Session Title"].endswith("Postgres 16 migration") and "Dump taken." in sections["Current State"]
-    assert "Migrate the DB to Postgres 16" in sections["Task specification"]  # missing section kept from the offline notes
+    assert (
+        "Migrate the DB to Postgres 16" in sections["Task specification"]
+    )  # missing section kept from the offline notes
     assert "Migrate the DB to Postgres 16" in messages_api.texts_sent()[-1]
     assert daemon.session_memory.updates["llm"] == 1
 
 
-def test_llm_delta_is_what_came_after_the_last_update_newest_first_kept(home: Path, project: Path, messages_api: ScriptedMessagesAPI) -> None:
+def test_llm_delta_is_what_came_after_the_last_update_newest_first_kept(
+    home: Path, project: Path, messages_api: ScriptedMessagesAPI
+) -> None:
     daemon = _llm_daemon(home, messages_api)
     daemon.settings.session_memory.update_tokens = 1
     s = new_session(daemon.settings.transcript_roots[0], str(project), "sess-delta")
@@ -192,7 +225,9 @@ def test_llm_delta_is_what_came_after_the_last_update_newest_first_kept(home: Pa
 
 
 @pytest.mark.parametrize("reply", [Reply(status=500), Reply(text="no headers at all")], ids=["500", "garbage"])
-def test_llm_failure_falls_back_to_offline(home: Path, project: Path, messages_api: ScriptedMessagesAPI, reply: Reply) -> None:
+def test_llm_failure_falls_back_to_offline(
+    home: Path, project: Path, messages_api: ScriptedMessagesAPI, reply: Reply
+) -> None:
     daemon = _llm_daemon(home, messages_api)
     s = new_session(daemon.settings.transcript_roots[0], str(project), "sess-fb")
     s.user("Refactor the cache layer")
@@ -210,7 +245,9 @@ def test_secrets_in_transcript_are_redacted(sm: SessionMemory, settings: Setting
     assert "AKIAIOSFODNN7EXAMPLE" not in (sm.get("sess-sec") or "")
 
 
-def test_enqueue_runs_in_background_and_coalesces(sm: SessionMemory, settings: Settings, home: Path, project: Path) -> None:
+def test_enqueue_runs_in_background_and_coalesces(
+    sm: SessionMemory, settings: Settings, home: Path, project: Path
+) -> None:
     settings.session_memory.init_tokens = 0
     s = new_session(home / "transcripts", str(project), "sess-q")
     s.user("Queue this session")
@@ -228,12 +265,21 @@ def test_enqueue_runs_in_background_and_coalesces(sm: SessionMemory, settings: S
 
 def notes_with_pipeline(settings: Settings, state: StateDB) -> tuple[SessionMemory, TranscriptPipeline]:
     pipeline = TranscriptPipeline(state=state, metrics=Metrics())
-    notes = SessionMemory(settings.session_memory, home=settings.home, state=state, llm=None, now=lambda: __import__("datetime").datetime(2026, 1, 1), advance=pipeline.advance)
+    notes = SessionMemory(
+        settings.session_memory,
+        home=settings.home,
+        state=state,
+        llm=None,
+        now=lambda: __import__("datetime").datetime(2026, 1, 1),
+        advance=pipeline.advance,
+    )
     pipeline.subscribe(notes)
     return notes, pipeline
 
 
-def test_updates_read_only_the_appended_part_even_across_a_restart(settings: Settings, home: Path, project: Path) -> None:
+def test_updates_read_only_the_appended_part_even_across_a_restart(
+    settings: Settings, home: Path, project: Path
+) -> None:
     settings.session_memory.init_tokens = 0
     settings.session_memory.update_tokens = 1
     state = StateDB(home / "sm.db")
@@ -254,10 +300,14 @@ def test_updates_read_only_the_appended_part_even_across_a_restart(settings: Set
     assert fresh.update("sess-inc", s.path)
     assert fresh_pipeline.bytes_read == s.path.stat().st_size - before
     notes_now = fresh.get("sess-inc") or ""
-    assert "Fixed the crash." in notes_now and "boom: importer crashed" in notes_now and "add a progress bar" in notes_now
+    assert (
+        "Fixed the crash." in notes_now and "boom: importer crashed" in notes_now and "add a progress bar" in notes_now
+    )
 
 
-def test_a_rewritten_transcript_is_read_again_from_the_start(sm: SessionMemory, settings: Settings, home: Path, project: Path) -> None:
+def test_a_rewritten_transcript_is_read_again_from_the_start(
+    sm: SessionMemory, settings: Settings, home: Path, project: Path
+) -> None:
     settings.session_memory.init_tokens = 0
     settings.session_memory.update_tokens = 1
     s = new_session(home / "transcripts", str(project), "sess-rw")

@@ -18,25 +18,40 @@ from tests.support.servers import DaemonProcess
 
 
 def setup(env: dict[str, str], project: Path, *args: str) -> dict[str, Any]:
-    run = subprocess.run([sys.executable, "-m", "memoryd", "setup", "--json", *args], cwd=project, env=env, capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "memoryd", "setup", "--json", *args],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     data = json.loads(run.stdout)
     jsonschema.validate(data, schema_for("setup", EXIT_CODES))
     return data  # type: ignore[no-any-return]
 
 
-def test_setup_connects_claude_code_with_hooks_once(shared_daemon: DaemonProcess, project: Path, tmp_path: Path) -> None:
+def test_setup_connects_claude_code_with_hooks_once(
+    shared_daemon: DaemonProcess, project: Path, tmp_path: Path
+) -> None:
     user_home = tmp_path / "user"
     user_home.mkdir()
     # No `claude` on PATH, no user service manager reachable (so the machine's real one is never touched).
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "CLAUDE", "XDG_RUNTIME_DIR", "DBUS_SESSION"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MEMORYD_", "CLAUDE", "XDG_RUNTIME_DIR", "DBUS_SESSION"))
+    }
     env |= {"HOME": str(user_home), "MEMORYD_HOME": str(shared_daemon.home), "PATH": "/usr/bin:/bin"}
     settings = user_home / ".claude" / "settings.json"
 
     dry = setup(env, project, "--dry-run", "--mcp", "cursor")
     actions = {s["step"]: s for s in dry["steps"]}
     assert actions["claude code"]["action"] == "would" and "`claude` is not on PATH" in actions["claude code"]["detail"]
-    assert actions["service"]["action"] == "skipped" and "runs in the foreground" in actions["service"]["detail"]  # no manager, the daemon runs: it says so
+    assert (
+        actions["service"]["action"] == "skipped" and "runs in the foreground" in actions["service"]["detail"]
+    )  # no manager, the daemon runs: it says so
     assert '"mcpServers"' in actions["mcp cursor"]["detail"] and dry["doctor"] is None
     assert not settings.exists()  # a dry run changes nothing
 
@@ -49,13 +64,28 @@ def test_setup_connects_claude_code_with_hooks_once(shared_daemon: DaemonProcess
 
     before = settings.read_text()
     again = setup(env, project)
-    assert {s["step"]: s["action"] for s in again["steps"]}["claude code"] == "already" and settings.read_text() == before
+    assert {s["step"]: s["action"] for s in again["steps"]}[
+        "claude code"
+    ] == "already" and settings.read_text() == before
 
 
 def test_setup_without_a_daemon_or_service_manager_prints_the_foreground_command(tmp_path: Path, project: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "CLAUDE", "XDG_RUNTIME_DIR", "DBUS_SESSION"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MEMORYD_", "CLAUDE", "XDG_RUNTIME_DIR", "DBUS_SESSION"))
+    }
     env |= {"HOME": str(tmp_path), "MEMORYD_HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin", "MEMORYD_PORT": "9"}
-    run = subprocess.run([sys.executable, "-m", "memoryd", "setup", "--no-claude-code"], cwd=project, env=env, capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "memoryd", "setup", "--no-claude-code"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
-    assert "so no service here. Run the daemon in the foreground, in a terminal you keep open: memoryd serve" in run.stdout
+    assert (
+        "so no service here. Run the daemon in the foreground, in a terminal you keep open: memoryd serve" in run.stdout
+    )
     assert "FAIL daemon: nothing answers" in run.stdout  # doctor's summary says what is still missing

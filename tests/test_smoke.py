@@ -10,11 +10,29 @@ from tests.support.servers import loopback_request
 
 def test_crud_roundtrip(live: LiveDaemon, project: Path) -> None:
     c = live.client
-    r = c.post("/v1/memories", json={"cwd": str(project), "name": "Testing: real DB", "description": "Use the real database in tests", "type": "feedback", "body": "No mocks.\n\n**Why:** burned.\n**How to apply:** start the db."})
+    r = c.post(
+        "/v1/memories",
+        json={
+            "cwd": str(project),
+            "name": "Testing: real DB",
+            "description": "Use the real database in tests",
+            "type": "feedback",
+            "body": "No mocks.\n\n**Why:** burned.\n**How to apply:** start the db.",
+        },
+    )
     assert r.status_code == 201, r.text
     filename = r.json()["filename"]
     assert filename == "feedback_testing-real-db.md"
-    r2 = c.post("/v1/memories", json={"cwd": str(project), "name": "Testing: real DB", "description": "Use the real DB", "type": "feedback", "body": "v2"})
+    r2 = c.post(
+        "/v1/memories",
+        json={
+            "cwd": str(project),
+            "name": "Testing: real DB",
+            "description": "Use the real DB",
+            "type": "feedback",
+            "body": "v2",
+        },
+    )
     assert r2.status_code == 200 and r2.json()["filename"] == filename
     listed = c.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]
     assert [m["filename"] for m in listed] == [filename]

@@ -49,18 +49,35 @@ def test_dev_set_precision_and_recall(slive: LiveDaemon, repo: Path) -> None:
     recall = true_pos / sum(labels.values())
     assert precision >= 0.9 and recall >= 0.8, (precision, recall, flagged)
     reasons = {m["filename"]: " ".join(m["reasons"]) for m in report["memories"]}
-    assert "src/shopapi/billing.py" in reasons["project_where-order-totals-live.md"] and "git ls-files" in reasons["project_where-order-totals-live.md"]
+    assert (
+        "src/shopapi/billing.py" in reasons["project_where-order-totals-live.md"]
+        and "git ls-files" in reasons["project_where-order-totals-live.md"]
+    )
     assert "db-reset" in reasons["feedback_reset-the-database-before-integration-tests.md"]
 
 
 def test_recall_adds_a_caveat_and_a_commit_clears_the_flag(slive: LiveDaemon, repo: Path) -> None:
-    stale = save_memory(slive, repo, "Seeding fixtures", "How to load demo data into the shop",
-                        "Seed demo data with `scripts/seed_fixtures.sh` after migrating.")
-    fresh = save_memory(slive, repo, "Deploying to staging", "How staging deploys of the shop work",
-                        "Deploy with `scripts/deploy.sh staging`.")
+    stale = save_memory(
+        slive,
+        repo,
+        "Seeding fixtures",
+        "How to load demo data into the shop",
+        "Seed demo data with `scripts/seed_fixtures.sh` after migrating.",
+    )
+    fresh = save_memory(
+        slive,
+        repo,
+        "Deploying to staging",
+        "How staging deploys of the shop work",
+        "Deploy with `scripts/deploy.sh staging`.",
+    )
     result = recall_api(slive, repo, "how do I seed demo data into the shop?", session="s1")
     by_file = {m["filename"]: m for m in result["memories"]}
-    assert stale in by_file and "Possibly stale" in result["injection"] and "scripts/seed_fixtures.sh" in result["injection"]
+    assert (
+        stale in by_file
+        and "Possibly stale" in result["injection"]
+        and "scripts/seed_fixtures.sh" in result["injection"]
+    )
     result = recall_api(slive, repo, "how do staging deploys of the shop work?", session="s2")
     assert fresh in {m["filename"] for m in result["memories"]}
     blocks = result["injection"].split("<system-reminder>")
@@ -73,11 +90,21 @@ def test_recall_adds_a_caveat_and_a_commit_clears_the_flag(slive: LiveDaemon, re
 
 
 def test_dream_proposes_updating_or_removing_stale_memories(slive: LiveDaemon, repo: Path) -> None:
-    filename = save_memory(slive, repo, "Cart state", "Where the frontend keeps the cart", "The cart lives in `frontend/src/store/cart.ts`.")
+    filename = save_memory(
+        slive,
+        repo,
+        "Cart state",
+        "Where the frontend keeps the cart",
+        "The cart lives in `frontend/src/store/cart.ts`.",
+    )
     run_id = slive.client.post("/v1/dream/run", json={"cwd": str(repo)}).json()["run_id"]
     deadline = time.monotonic() + 20
     while True:
-        run = next(r for r in slive.client.get("/v1/dream/runs", params={"cwd": str(repo)}).json()["runs"] if r["run_id"] == run_id)
+        run = next(
+            r
+            for r in slive.client.get("/v1/dream/runs", params={"cwd": str(repo)}).json()["runs"]
+            if r["run_id"] == run_id
+        )
         if run["status"] != "running" or time.monotonic() > deadline:
             break
         time.sleep(0.05)
@@ -87,9 +114,13 @@ def test_dream_proposes_updating_or_removing_stale_memories(slive: LiveDaemon, r
 
 
 def test_cli_and_web_view_list_stale_memories(slive: LiveDaemon, repo: Path, home: Path) -> None:
-    filename = save_memory(slive, repo, "Discount logic", "Where percentage discounts are applied", "Applied by `calculate_discount()`.")
+    filename = save_memory(
+        slive, repo, "Discount logic", "Where percentage discounts are applied", "Applied by `calculate_discount()`."
+    )
     env = {**daemon_env(home), "MEMORYD_PORT": slive.url.rsplit(":", 1)[1], "MEMORYD_TOKEN": slive.daemon.token}
-    done = subprocess.run([sys.executable, "-m", "memoryd", "stale"], env=env, capture_output=True, text=True, timeout=30, cwd=repo)
+    done = subprocess.run(
+        [sys.executable, "-m", "memoryd", "stale"], env=env, capture_output=True, text=True, timeout=30, cwd=repo
+    )
     assert done.returncode == 0 and filename in done.stdout and "calculate_discount" in done.stdout, done.stderr
     browser, _ = login(slive)
     page = browser.get(f"/ui/p/{pid(slive, repo)}/stale").text
@@ -104,15 +135,21 @@ def test_a_project_that_is_not_a_git_repo_is_not_checked(slive: LiveDaemon, tmp_
     assert report == {"checked": False, "project_root": str(plain), "memories": []}
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("Totals are in `src/app/billing.py`.", [Ref(PATH, "src/app/billing.py")]),
-    ("Run `npm run storybook` then `make db-reset`.", [Ref(SCRIPT, "storybook", "npm"), Ref(SCRIPT, "db-reset", "make")]),
-    ("Pass `--batch-size 500`.", [Ref(FLAG, "--batch-size")]),
-    ("Call `get_db_session()` or `PaypalClient.refund`.", [Ref(SYMBOL, "get_db_session"), Ref(SYMBOL, "refund")]),
-    ("HTTP goes through the `requests` library.", [Ref(PACKAGE, "requests")]),
-    ("We removed `src/legacy.py`; never use `requests`.", []),  # the sentence already says it is gone
-    ("The user knows Node.js and Next.js; see https://x.example/a/b.json and `~/.config/app.toml`.", []),
-    ("Use `pnpm install --frozen-lockfile` and `git rebase -i --autosquash`.", []),  # not the project's own flags
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Totals are in `src/app/billing.py`.", [Ref(PATH, "src/app/billing.py")]),
+        (
+            "Run `npm run storybook` then `make db-reset`.",
+            [Ref(SCRIPT, "storybook", "npm"), Ref(SCRIPT, "db-reset", "make")],
+        ),
+        ("Pass `--batch-size 500`.", [Ref(FLAG, "--batch-size")]),
+        ("Call `get_db_session()` or `PaypalClient.refund`.", [Ref(SYMBOL, "get_db_session"), Ref(SYMBOL, "refund")]),
+        ("HTTP goes through the `requests` library.", [Ref(PACKAGE, "requests")]),
+        ("We removed `src/legacy.py`; never use `requests`.", []),  # the sentence already says it is gone
+        ("The user knows Node.js and Next.js; see https://x.example/a/b.json and `~/.config/app.toml`.", []),
+        ("Use `pnpm install --frozen-lockfile` and `git rebase -i --autosquash`.", []),  # not the project's own flags
+    ],
+)
 def test_find_refs(text: str, expected: list[Ref]) -> None:
     assert find_refs(text) == expected

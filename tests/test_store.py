@@ -53,7 +53,7 @@ def test_save_writes_frontmatter_and_updates_in_place(tmp_path: Path) -> None:
 
 def test_unicode_colons_quotes_roundtrip(tmp_path: Path) -> None:
     store = _store(tmp_path)
-    name, desc = 'Café: "quoted" — 日本語 \'x\'', "key: value — with: colons & 'quotes' #hash"
+    name, desc = "Café: \"quoted\" — 日本語 'x'", "key: value — with: colons & 'quotes' #hash"
     saved = store.save(name=name, description=desc, type="user", body="ünïcode body: yes\n- item")
     got = store.get(saved.memory.filename)
     assert (got.name, got.description, got.body) == (name, desc, "ünïcode body: yes\n- item")
@@ -68,7 +68,9 @@ def test_forty_concurrent_saves_lose_nothing(tmp_path: Path, same_name: bool) ->
 
     def save(i: int) -> None:
         try:
-            store.save(name="shared" if same_name else f"memory {i}", description=f"d{i}", type="project", body=f"body {i}")
+            store.save(
+                name="shared" if same_name else f"memory {i}", description=f"d{i}", type="project", body=f"body {i}"
+            )
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
 
@@ -122,7 +124,24 @@ def test_limits_at_edge(tmp_path: Path) -> None:
     store.save(name="n" * limits.MEMORY_NAME_MAX_CHARS, description="d", type="user", body="b")
 
 
-@pytest.mark.parametrize("bad", ["../x.md", "..%2fx.md", "/etc/passwd", "user_../../x.md", "user_a\\..\\b.md", "user_a\x00.md", "user_x.txt", ".md", ".hidden.md", "MEMORY.md", "a/b.md", "x" * 253 + ".md", "user_\ud800.md"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "../x.md",
+        "..%2fx.md",
+        "/etc/passwd",
+        "user_../../x.md",
+        "user_a\\..\\b.md",
+        "user_a\x00.md",
+        "user_x.txt",
+        ".md",
+        ".hidden.md",
+        "MEMORY.md",
+        "a/b.md",
+        "x" * 253 + ".md",
+        "user_\ud800.md",
+    ],
+)
 def test_traversal_refused(tmp_path: Path, bad: str) -> None:
     store = _store(tmp_path)
     with pytest.raises(InvalidFilename):
@@ -153,7 +172,20 @@ def test_broken_yaml_listed_refused_and_untouched(tmp_path: Path) -> None:
 
 
 def _git(*args: str, cwd: Path) -> None:
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(cwd), "PATH": "/usr/bin:/bin:/usr/local/bin"})
+    subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        env={
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@t",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@t",
+            "HOME": str(cwd),
+            "PATH": "/usr/bin:/bin:/usr/local/bin",
+        },
+    )
 
 
 def test_worktrees_and_subdirs_share_one_dir(tmp_path: Path) -> None:
@@ -173,7 +205,10 @@ def test_worktrees_and_subdirs_share_one_dir(tmp_path: Path) -> None:
     plain = tmp_path / "plain" / "dir"
     plain.mkdir(parents=True)
     assert default_memory_dir(base, str(plain)) == base / "projects" / sanitize_path(str(plain.resolve())) / "memory"
-    assert resolve_memory_dir(str(plain), env_override=str(tmp_path / "o"), config_dir="", memory_base=base) == (tmp_path / "o").resolve()
+    assert (
+        resolve_memory_dir(str(plain), env_override=str(tmp_path / "o"), config_dir="", memory_base=base)
+        == (tmp_path / "o").resolve()
+    )
 
 
 def test_crash_leftover_temps_removed_on_first_rebuild(tmp_path: Path) -> None:
@@ -208,17 +243,62 @@ def test_staging_dir_that_is_a_link_is_refused(tmp_path: Path) -> None:
 _VALUE_CHARS = "aZ09 '\"#:-_.,!?&*[]{}|>%@`~=+<\t\\é\u2028\x07"
 _frontmatter_value = st.one_of(
     st.text(alphabet=_VALUE_CHARS, max_size=12),
-    st.sampled_from(["yes", "No", "ON", "null", "~", "1.5", "2025-01-01", "2025-01-01T00:00:00Z", "'quoted'", "'it''s'", '"dq"',
-                     '"esc\\n"', "a: b", "a #c", "trail:", "0x1F", ".inf", "<<", "=", "- item", "user", "Deploy: blue"]),
+    st.sampled_from(
+        [
+            "yes",
+            "No",
+            "ON",
+            "null",
+            "~",
+            "1.5",
+            "2025-01-01",
+            "2025-01-01T00:00:00Z",
+            "'quoted'",
+            "'it''s'",
+            '"dq"',
+            '"esc\\n"',
+            "a: b",
+            "a #c",
+            "trail:",
+            "0x1F",
+            ".inf",
+            "<<",
+            "=",
+            "- item",
+            "user",
+            "Deploy: blue",
+        ]
+    ),
 )
 _frontmatter_line = st.one_of(
-    st.tuples(st.sampled_from(["name", "description", "type", "created", "other", "on", "metadata"]), _frontmatter_value).map(lambda kv: f"{kv[0]}: {kv[1]}"),
-    st.sampled_from(["metadata:", "  type: user", "  type: 'feedback'", "   type: user", "  x: y: z", "", "# note", "name:", "name:x", "---x", "- a", " lead"]),
+    st.tuples(
+        st.sampled_from(["name", "description", "type", "created", "other", "on", "metadata"]), _frontmatter_value
+    ).map(lambda kv: f"{kv[0]}: {kv[1]}"),
+    st.sampled_from(
+        [
+            "metadata:",
+            "  type: user",
+            "  type: 'feedback'",
+            "   type: user",
+            "  x: y: z",
+            "",
+            "# note",
+            "name:",
+            "name:x",
+            "---x",
+            "- a",
+            " lead",
+        ]
+    ),
 )
 
 
 @settings(max_examples=400, deadline=None)
-@given(lines=st.lists(_frontmatter_line, max_size=8), fence=st.sampled_from(["---", "--- ", "---\r"]), body=st.sampled_from(["", "\nbody\n", "body\n---\nmore"]))
+@given(
+    lines=st.lists(_frontmatter_line, max_size=8),
+    fence=st.sampled_from(["---", "--- ", "---\r"]),
+    body=st.sampled_from(["", "\nbody\n", "body\n---\nmore"]),
+)
 def test_header_fast_path_reads_what_yaml_reads(lines: list[str], fence: str, body: str) -> None:
     """`split_head`/`split_memory` give `head_meta`/`split_frontmatter`'s result (or error) for
     any frontmatter: the regex path only answers when YAML would read the same text."""
@@ -230,8 +310,12 @@ def test_header_fast_path_reads_what_yaml_reads(lines: list[str], fence: str, bo
         except InvalidFrontmatter as exc:
             return ("error", exc.message)
 
-    assert outcome(lambda: headers.split_head(text, source="f.md")[0]) == outcome(lambda: head_meta(text, source="f.md"))
-    assert outcome(lambda: headers.split_memory(text, source="f.md")) == outcome(lambda: split_frontmatter(text, source="f.md"))
+    assert outcome(lambda: headers.split_head(text, source="f.md")[0]) == outcome(
+        lambda: head_meta(text, source="f.md")
+    )
+    assert outcome(lambda: headers.split_memory(text, source="f.md")) == outcome(
+        lambda: split_frontmatter(text, source="f.md")
+    )
 
 
 def test_header_fast_path_serves_plain_files_without_yaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -239,10 +323,14 @@ def test_header_fast_path_serves_plain_files_without_yaml(tmp_path: Path, monkey
     line scan: YAML is never called for them."""
     store = _store(tmp_path)
     store.save(name="Deploy", description="blue then green", type="project", body="step 1")
-    (store.path / "cc-note.md").write_text("---\nname: cc-note\ndescription: from claude\nmetadata:\n  type: feedback\n---\n\nbody\n")
+    (store.path / "cc-note.md").write_text(
+        "---\nname: cc-note\ndescription: from claude\nmetadata:\n  type: feedback\n---\n\nbody\n"
+    )
     calls: list[str] = []
     real = frontmatter.split_frontmatter
-    monkeypatch.setattr(frontmatter, "split_frontmatter", lambda text, source="": calls.append(source) or real(text, source=source))
+    monkeypatch.setattr(
+        frontmatter, "split_frontmatter", lambda text, source="": calls.append(source) or real(text, source=source)
+    )
     got = {h.filename: (h.type, h.dialect) for h in MemoryDir(store.path).all_headers()}
     assert got == {"project_deploy.md": ("project", "memoryd"), "cc-note.md": ("feedback", "claude-code")}
     assert calls == []
@@ -255,7 +343,9 @@ def test_big_watched_dir_reads_what_changed_without_a_sweep(tmp_path: Path) -> N
     store = _store(tmp_path)
     store.path.mkdir()
     for i in range(limits.STORE_WATCHED_TRUST_MIN_FILES):
-        (store.path / f"user_note-{i}.md").write_text(f"---\nname: note {i}\ndescription: d {i}\ntype: user\n---\n\nbody\n")
+        (store.path / f"user_note-{i}.md").write_text(
+            f"---\nname: note {i}\ndescription: d {i}\ntype: user\n---\n\nbody\n"
+        )
     store.set_watched(True)
     assert len(store.all_headers()) == limits.STORE_WATCHED_TRUST_MIN_FILES
     (store.path / "project_new.md").write_text("---\nname: brand new\ndescription: added by hand\ntype: project\n---\n")

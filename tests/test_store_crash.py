@@ -24,7 +24,16 @@ def _saver(proc: DaemonProcess, cwd: Path, prefix: str, acked: dict[str, str], s
         while not stop.is_set():
             body = f"fact {prefix}-{i}"
             try:
-                r = c.post("/v1/memories", json={"cwd": str(cwd), "name": f"{prefix} {i}", "description": f"crash trial {prefix} {i}", "type": "project", "body": body})
+                r = c.post(
+                    "/v1/memories",
+                    json={
+                        "cwd": str(cwd),
+                        "name": f"{prefix} {i}",
+                        "description": f"crash trial {prefix} {i}",
+                        "type": "project",
+                        "body": body,
+                    },
+                )
             except httpx.HTTPError:
                 return  # the daemon died mid-request: not acknowledged
             if r.status_code in (200, 201):
@@ -48,7 +57,9 @@ def test_kill_9_during_saves_loses_nothing_acknowledged(tmp_path: Path) -> None:
                 memory_dir = Path(c.get("/v1/index", params={"cwd": str(cwd)}).json()["memory_dir"])
                 _check(c, cwd, memory_dir, acked)  # what the last trial acknowledged survived its kill
             stop = threading.Event()
-            threads = [threading.Thread(target=_saver, args=(proc, cwd, f"t{trial}w{w}", acked, stop)) for w in range(3)]
+            threads = [
+                threading.Thread(target=_saver, args=(proc, cwd, f"t{trial}w{w}", acked, stop)) for w in range(3)
+            ]
             for t in threads:
                 t.start()
             threading.Event().wait(rng.uniform(0.1, 0.5))
@@ -87,6 +98,16 @@ def _check(c: httpx.Client, cwd: Path, memory_dir: Path, acked: dict[str, str]) 
         assert c.get(f"/v1/memories/{filename}", params={"cwd": str(cwd)}).json()["body"] == body
     assert not list(memory_dir.rglob(".tmp-*")), "a crash's temp files are removed at start"
     index = c.get("/v1/index", params={"cwd": str(cwd)}).json()["content"] if on_disk else ""
-    pointed = {line.split("](", 1)[1].split(")", 1)[0] for line in (memory_dir / "MEMORY.md").read_text().splitlines() if line.startswith("- [")} if on_disk else set()
-    assert pointed == on_disk, f"index and files differ: missing {sorted(on_disk - pointed)[:5]}, extra {sorted(pointed - on_disk)[:5]}"
+    pointed = (
+        {
+            line.split("](", 1)[1].split(")", 1)[0]
+            for line in (memory_dir / "MEMORY.md").read_text().splitlines()
+            if line.startswith("- [")
+        }
+        if on_disk
+        else set()
+    )
+    assert pointed == on_disk, (
+        f"index and files differ: missing {sorted(on_disk - pointed)[:5]}, extra {sorted(pointed - on_disk)[:5]}"
+    )
     assert index is not None

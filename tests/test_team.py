@@ -52,8 +52,12 @@ class Member:
     def init(self, remote: Path | str, **extra: Any) -> dict[str, Any]:
         return self.post("/v1/team/init", {"remote": str(remote), **extra})
 
-    def save(self, name: str, description: str, body: str, *, type_: str = "project", status: int = 201) -> dict[str, Any]:
-        return self.post("/v1/team/memories", {"name": name, "description": description, "type": type_, "body": body}, status)
+    def save(
+        self, name: str, description: str, body: str, *, type_: str = "project", status: int = 201
+    ) -> dict[str, Any]:
+        return self.post(
+            "/v1/team/memories", {"name": name, "description": description, "type": type_, "body": body}, status
+        )
 
     def sync(self, status: int = 200, **extra: Any) -> dict[str, Any]:
         return self.post("/v1/team/sync", extra, status)
@@ -106,7 +110,11 @@ def test_a_save_by_one_reaches_the_others_recall_after_sync(members: Any, remote
     alice, bob = members()
     first = alice.init(remote)
     assert first["sync_error"] == "" and first["remote"] == str(remote) and first["branch"] == "memory"
-    saved = alice.save("Deploy day", "We deploy production on Tuesdays only", "Deploys go out Tuesday mornings.\n\n**Why:** support is staffed.")
+    saved = alice.save(
+        "Deploy day",
+        "We deploy production on Tuesdays only",
+        "Deploys go out Tuesday mornings.\n\n**Why:** support is staffed.",
+    )
     assert saved["origin"] == "team" and "/team/" in saved["path"]
     assert alice.status()["ahead"] == 1
     report = alice.sync()
@@ -114,7 +122,11 @@ def test_a_save_by_one_reaches_the_others_recall_after_sync(members: Any, remote
     assert remote_files(remote) == {saved["filename"]}
     assert alice.status()["ahead"] == 0
 
-    bob.post("/v1/memories", {"name": "My editor", "description": "I use vim keybindings when we deploy", "type": "user", "body": "vim"}, 201)
+    bob.post(
+        "/v1/memories",
+        {"name": "My editor", "description": "I use vim keybindings when we deploy", "type": "user", "body": "vim"},
+        201,
+    )
     joined = bob.init(remote)
     assert joined["sync"]["pulled"] == [saved["filename"]]
     assert (bob.team_dir / saved["filename"]).read_text() == (alice.team_dir / saved["filename"]).read_text()
@@ -135,7 +147,9 @@ def test_a_save_by_one_reaches_the_others_recall_after_sync(members: Any, remote
 
 def test_team_memory_needs_init_and_stays_out_of_personal_stores(members: Any, remote: Path) -> None:
     alice, _ = members()
-    r = alice.live.client.post("/v1/team/memories", json={"cwd": alice.cwd, "name": "x", "description": "y", "type": "project", "body": "z"})
+    r = alice.live.client.post(
+        "/v1/team/memories", json={"cwd": alice.cwd, "name": "x", "description": "y", "type": "project", "body": "z"}
+    )
     assert r.status_code == 404 and r.json()["error"]["code"] == "team_not_configured"
     assert "memoryd team init" in r.json()["error"]["message"]
     alice.init(remote)
@@ -158,13 +172,25 @@ def test_a_conflict_keeps_what_only_theirs_says_and_no_sentence_twice() -> None:
 
     head = "---\nname: Release checklist\ndescription: Steps\ntype: project\n---\n"
     ours = head + "Run the full test suite. Tag the release.\n"
-    merged = merge_memory(head + "Run the tests.\n", ours, head + "Run the full test suite. Announce it in #releases.\n",
-                          merge_text=clash, ours_label="bob", theirs_label="alice")
+    merged = merge_memory(
+        head + "Run the tests.\n",
+        ours,
+        head + "Run the full test suite. Announce it in #releases.\n",
+        merge_text=clash,
+        ours_label="bob",
+        theirs_label="alice",
+    )
     assert merged.conflict and merged.text is not None and "Announce it in #releases." in merged.text
     assert repeated_sentences(merged.text) == [] and merged.text.count("Run the full test suite.") == 1
-    same = merge_memory(head + "Run the tests.\n", ours, head + "Tag the release.\n", merge_text=clash, ours_label="bob", theirs_label="alice")
+    same = merge_memory(
+        head + "Run the tests.\n",
+        ours,
+        head + "Tag the release.\n",
+        merge_text=clash,
+        ours_label="bob",
+        theirs_label="alice",
+    )
     assert not same.conflict and same.text == ours  # theirs said nothing new
-
 
 
 def _both_synced(alice: Member, bob: Member, remote: Path, body: str) -> str:
@@ -179,21 +205,29 @@ def _both_synced(alice: Member, bob: Member, remote: Path, body: str) -> str:
 def test_concurrent_edits_of_one_memory_keep_both_versions(members: Any, remote: Path) -> None:
     alice, bob = members()
     fn = _both_synced(alice, bob, remote, "Run the tests.")
-    alice.save("Release checklist", "Steps before a release", "Run the full test suite and the smoke tests.", status=200)
+    alice.save(
+        "Release checklist", "Steps before a release", "Run the full test suite and the smoke tests.", status=200
+    )
     bob.save("Release checklist", "Steps before a release", "Run the tests, then tag the release.", status=200)
     assert alice.sync()["pushed"] == [fn]
     report = bob.sync()
     assert report["conflicts"] == [fn] and report["pushed"] == [fn]
     text = (bob.team_dir / fn).read_text()
     assert "Run the full test suite and the smoke tests." in text and "Run the tests, then tag the release." in text
-    assert "Needs review:** bob and alice" in text and "### Version by bob" in text and "### Only in alice's version" in text
+    assert (
+        "Needs review:** bob and alice" in text
+        and "### Version by bob" in text
+        and "### Only in alice's version" in text
+    )
     assert text.count("modified:") == 1 and bob.status()["needs_review"] == [fn]
     assert alice.sync()["pulled"] == [fn]
     assert (alice.team_dir / fn).read_text() == text
     # the merged file is an ordinary memory: listed, and saving the resolved text clears the review
     listed = {m["filename"]: m for m in alice.get("/v1/team/memories")["memories"]}
     assert listed[fn]["name"] == "Release checklist"
-    alice.save("Release checklist", "Steps before a release", "Run the full test suite, then tag the release.", status=200)
+    alice.save(
+        "Release checklist", "Steps before a release", "Run the full test suite, then tag the release.", status=200
+    )
     assert alice.status()["needs_review"] == []
     alice.sync()
     assert bob.sync()["pulled"] == [fn] and bob.status()["needs_review"] == []
@@ -203,8 +237,18 @@ def test_concurrent_edits_of_different_lines_merge_cleanly(members: Any, remote:
     alice, bob = members()
     body = "1. Run the tests.\n\n2. Update the changelog.\n\n3. Tag the release."
     fn = _both_synced(alice, bob, remote, body)
-    alice.save("Release checklist", "Steps before a release", body.replace("Run the tests.", "Run the full test suite."), status=200)
-    bob.save("Release checklist", "Steps before a release", body.replace("Tag the release.", "Tag and sign the release."), status=200)
+    alice.save(
+        "Release checklist",
+        "Steps before a release",
+        body.replace("Run the tests.", "Run the full test suite."),
+        status=200,
+    )
+    bob.save(
+        "Release checklist",
+        "Steps before a release",
+        body.replace("Tag the release.", "Tag and sign the release."),
+        status=200,
+    )
     alice.sync()
     report = bob.sync()
     assert report["merged"] == [fn] and report["conflicts"] == []
@@ -244,7 +288,9 @@ def test_a_planted_secret_never_reaches_the_remote(members: Any, remote: Path) -
     alice.init(remote)
     clean = alice.save("CI", "CI runs on every push", "GitHub Actions, workflow ci.yml.")["filename"]
     planted = "reference_ci-token.md"
-    (alice.team_dir / planted).write_text(f"---\nname: CI token\ndescription: the token CI uses\ntype: reference\n---\n\nThe token is {SECRET}\n")
+    (alice.team_dir / planted).write_text(
+        f"---\nname: CI token\ndescription: the token CI uses\ntype: reference\n---\n\nThe token is {SECRET}\n"
+    )
     report = alice.sync()
     assert report["pushed"] == [clean]
     assert [s["filename"] for s in report["secret_skipped"]] == [planted]
@@ -254,7 +300,9 @@ def test_a_planted_secret_never_reaches_the_remote(members: Any, remote: Path) -
     status = alice.status()
     assert status["pending"] == [planted] and status["last_report"]["secret_skipped"][0]["filename"] == planted
     # fixed by hand: now it is pushed, and the history still holds no secret
-    (alice.team_dir / planted).write_text("---\nname: CI token\ndescription: the token CI uses\ntype: reference\n---\n\nThe token is in 1Password, item CI.\n")
+    (alice.team_dir / planted).write_text(
+        "---\nname: CI token\ndescription: the token CI uses\ntype: reference\n---\n\nThe token is in 1Password, item CI.\n"
+    )
     assert alice.sync()["pushed"] == [planted]
     assert SECRET not in remote_history(remote)
     bob.init(remote)
@@ -310,7 +358,19 @@ def test_a_force_pushed_remote_is_detected_and_not_followed(members: Any, remote
     fn = _both_synced(alice, bob, remote, "Run the tests.")
     clone = tmp_path / "clone"
     git("clone", "-q", "-b", "memory", str(remote), str(clone))
-    git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-q", "--amend", "-m", "rewritten", "--allow-empty", cwd=clone)
+    git(
+        "-c",
+        "user.name=x",
+        "-c",
+        "user.email=x@x",
+        "commit",
+        "-q",
+        "--amend",
+        "-m",
+        "rewritten",
+        "--allow-empty",
+        cwd=clone,
+    )
     (clone / fn).unlink()
     git("-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qam", "drop it", cwd=clone)
     git("push", "-q", "--force", "origin", "memory", cwd=clone)
@@ -324,7 +384,9 @@ def test_a_force_pushed_remote_is_detected_and_not_followed(members: Any, remote
     assert status["remote_rewritten"] and not alice.daemon.team.due(alice.daemon.team.repo_for(alice.cwd))
 
     report = alice.sync(accept_rewrite=True)
-    assert report["pushed"] == [fn], "with no common history nothing counts as deleted: the file is kept and pushed back"
+    assert report["pushed"] == [fn], (
+        "with no common history nothing counts as deleted: the file is kept and pushed back"
+    )
     assert fn in remote_files(remote) and not alice.status()["remote_rewritten"]
 
 
@@ -335,7 +397,10 @@ def test_entry_cap_refuses_new_saves_and_keeps_extra_files_local(members: Any, r
     alice.save("One", "first team memory", "1")
     alice.save("Two", "second team memory", "2")
     alice.save("Two", "second team memory, updated", "2b", status=200)  # an update is not a new entry
-    r = alice.live.client.post("/v1/team/memories", json={"cwd": alice.cwd, "name": "Three", "description": "third", "type": "project", "body": "3"})
+    r = alice.live.client.post(
+        "/v1/team/memories",
+        json={"cwd": alice.cwd, "name": "Three", "description": "third", "type": "project", "body": "3"},
+    )
     assert r.status_code == 422 and r.json()["error"]["code"] == "entries_capped"
     assert "max_entries = 2" in r.json()["error"]["message"]
     (alice.team_dir / "project_three.md").write_text("---\nname: Three\ndescription: third\ntype: project\n---\n\n3\n")
@@ -393,13 +458,18 @@ def test_the_scheduled_sync_runs_when_the_interval_has_passed(members: Any, remo
 
 def test_init_refuses_option_like_remotes_and_bad_branches(members: Any) -> None:
     alice, _ = members()
-    for body, field in (({"remote": "--upload-pack=touch /tmp/x"}, "remote"), ({"remote": "ext::sh -c id"}, "remote"),
-                        ({"remote": "/tmp/r.git", "branch": "../x"}, "branch")):
+    for body, field in (
+        ({"remote": "--upload-pack=touch /tmp/x"}, "remote"),
+        ({"remote": "ext::sh -c id"}, "remote"),
+        ({"remote": "/tmp/r.git", "branch": "../x"}, "branch"),
+    ):
         r = alice.live.client.post("/v1/team/init", json={"cwd": alice.cwd, **body})
         assert r.status_code == 400 and field in r.json()["error"]["message"], r.text
 
 
-def test_the_llm_side_query_sees_team_memories_beside_personal_ones(tmp_path: Path, remote: Path, project: Path) -> None:
+def test_the_llm_side_query_sees_team_memories_beside_personal_ones(
+    tmp_path: Path, remote: Path, project: Path
+) -> None:
     from tests.support.messages_api import ScriptedMessagesAPI
 
     with ScriptedMessagesAPI() as api:
@@ -408,12 +478,18 @@ def test_the_llm_side_query_sees_team_memories_beside_personal_ones(tmp_path: Pa
         with serve(Daemon(settings)) as live:
             carol = Member(live, project)
             carol.init(remote)
-            personal = carol.post("/v1/memories", {"name": "Deploys", "description": "How I deploy", "type": "project", "body": "make deploy"}, 201)
+            personal = carol.post(
+                "/v1/memories",
+                {"name": "Deploys", "description": "How I deploy", "type": "project", "body": "make deploy"},
+                201,
+            )
             team = carol.save("Deploys", "How the team deploys", "Argo, Tuesdays.")
             assert personal["filename"] == team["filename"], "the same filename in both folders stays distinct"
             api.push(json.dumps({"selected_memories": [f"team:{team['filename']}"]}))
             got = carol.recall("how do we deploy this service", "s1")
             assert got["method"] == "llm"
-            assert [(m["filename"], m.get("origin"), m.get("author")) for m in got["memories"]] == [(team["filename"], "team", "carol")]
+            assert [(m["filename"], m.get("origin"), m.get("author")) for m in got["memories"]] == [
+                (team["filename"], "team", "carol")
+            ]
             manifest = api.requests[-1]["messages"][0]["content"]
             assert f"team:{team['filename']}" in manifest and f"] {personal['filename']} (" in manifest

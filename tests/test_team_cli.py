@@ -24,12 +24,21 @@ class Person:
         self.project = root / name / "project"
         (self.project / ".git").mkdir(parents=True)
         self.home.mkdir(parents=True, exist_ok=True)
-        (self.home / ".gitconfig").write_text(f"[user]\n\tname = {name.title()} Example\n\temail = {name}@example.com\n")
+        (self.home / ".gitconfig").write_text(
+            f"[user]\n\tname = {name.title()} Example\n\temail = {name}@example.com\n"
+        )
         self.env = daemon_env(self.memoryd_home, HOME=str(self.home))
         self.daemon = DaemonProcess(home=self.memoryd_home, env=self.env)
 
     def run(self, *args: str, code: int = 0) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run([sys.executable, "-m", "memoryd", *args], env=self.env, cwd=self.project, capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-m", "memoryd", *args],
+            env=self.env,
+            cwd=self.project,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == code, (done.stdout, done.stderr)
         return done
 
@@ -53,7 +62,18 @@ def test_two_members_share_memory_through_the_command_line(people: tuple[Person,
 
     r = alice.run("team", "init", "--remote", str(remote))
     assert "branch memory" in r.stdout and "signed as Alice Example" in r.stdout
-    r = alice.run("save", "--team", "-t", "project", "-n", "Deploy day", "-d", "We deploy production on Tuesdays", "-b", "Tuesday mornings only.")
+    r = alice.run(
+        "save",
+        "--team",
+        "-t",
+        "project",
+        "-n",
+        "Deploy day",
+        "-d",
+        "We deploy production on Tuesdays",
+        "-b",
+        "Tuesday mornings only.",
+    )
     assert "saved project_deploy-day.md" in r.stdout and "/team/" in r.stdout
     r = alice.run("team", "sync")
     assert "pushed: project_deploy-day.md" in r.stdout
@@ -61,9 +81,16 @@ def test_two_members_share_memory_through_the_command_line(people: tuple[Person,
     r = bob.run("team", "init", "--remote", str(remote), "--json")
     assert json.loads(r.stdout)["sync"]["pulled"] == ["project_deploy-day.md"]
     recalled = json.loads(bob.run("recall", "which day do we deploy production", "--json").stdout)["memories"]
-    assert [(m["filename"], m["origin"], m["author"]) for m in recalled] == [("project_deploy-day.md", "team", "Alice Example")]
+    assert [(m["filename"], m["origin"], m["author"]) for m in recalled] == [
+        ("project_deploy-day.md", "team", "Alice Example")
+    ]
     assert "(by Alice Example)" in bob.run("team", "list").stdout
-    log = subprocess.run(["git", "--git-dir", str(remote), "log", "--format=%an <%ae>", "memory"], capture_output=True, text=True, check=True).stdout
+    log = subprocess.run(
+        ["git", "--git-dir", str(remote), "log", "--format=%an <%ae>", "memory"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert log.strip() == "Alice Example <alice@example.com>"
 
     # bob deletes it; alice's next sync removes it

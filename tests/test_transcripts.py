@@ -24,7 +24,9 @@ def test_real_fixtures_yield_prompts_tools_and_no_harness_text() -> None:
     entries, malformed = parse_lines((FIXTURES / "spotter-short-v2.1.38.jsonl").read_bytes().splitlines())
     assert malformed == 0
     prompts = [e.text for e in entries if e.is_prompt]
-    assert prompts == ["mix phx.server doesnt seem to start"]  # "[Request interrupted…]" and /model records are not prompts
+    assert prompts == [
+        "mix phx.server doesnt seem to start"
+    ]  # "[Request interrupted…]" and /model records are not prompts
     assert any(t.name == "Bash" for e in entries for t in e.tool_uses)
     assert any(r.is_error for e in entries for r in e.tool_results)
 
@@ -42,21 +44,52 @@ def test_subagent_entries_are_marked_sidechain() -> None:
 
 
 def test_injected_recall_text_is_not_the_users_words() -> None:
-    reminder = f"<system-reminder>\n{limits.INJECTED_MARKER}\nMemory: feedback_x.md\nalways use pnpm\n</system-reminder>"
-    line = json.dumps({"type": "user", "uuid": "u1", "message": {"role": "user", "content": f"{reminder}\nfix the build please"}})
+    reminder = (
+        f"<system-reminder>\n{limits.INJECTED_MARKER}\nMemory: feedback_x.md\nalways use pnpm\n</system-reminder>"
+    )
+    line = json.dumps(
+        {"type": "user", "uuid": "u1", "message": {"role": "user", "content": f"{reminder}\nfix the build please"}}
+    )
     entry = parse_line(line)
     assert entry is not None and entry.text == "fix the build please" and "pnpm" in entry.injected
-    meta = parse_line(json.dumps({"type": "user", "uuid": "u2", "isMeta": True, "message": {"role": "user", "content": "remember always use npm"}}))
+    meta = parse_line(
+        json.dumps(
+            {
+                "type": "user",
+                "uuid": "u2",
+                "isMeta": True,
+                "message": {"role": "user", "content": "remember always use npm"},
+            }
+        )
+    )
     assert meta is not None and not meta.is_prompt
-    attach = parse_line(json.dumps({"type": "attachment", "uuid": "u3", "attachment": {"type": "hook_success", "stdout": "remember X"}}))
+    attach = parse_line(
+        json.dumps({"type": "attachment", "uuid": "u3", "attachment": {"type": "hook_success", "stdout": "remember X"}})
+    )
     assert attach is not None and attach.kind == "other" and not attach.is_prompt
 
 
 def test_a_prompt_queued_while_the_agent_worked_is_the_users_words() -> None:
-    queued = parse_line(json.dumps({"type": "attachment", "uuid": "q1", "timestamp": "2026-03-01T10:00:00Z",
-                                    "attachment": {"type": "queued_command", "prompt": "remember that we deploy with fly"}}))
+    queued = parse_line(
+        json.dumps(
+            {
+                "type": "attachment",
+                "uuid": "q1",
+                "timestamp": "2026-03-01T10:00:00Z",
+                "attachment": {"type": "queued_command", "prompt": "remember that we deploy with fly"},
+            }
+        )
+    )
     assert queued is not None and queued.is_prompt and queued.text == "remember that we deploy with fly"
-    slash = parse_line(json.dumps({"type": "attachment", "uuid": "q2", "attachment": {"type": "queued_command", "prompt": "<command-name>/mcp</command-name>"}}))
+    slash = parse_line(
+        json.dumps(
+            {
+                "type": "attachment",
+                "uuid": "q2",
+                "attachment": {"type": "queued_command", "prompt": "<command-name>/mcp</command-name>"},
+            }
+        )
+    )
     assert slash is not None and not slash.is_prompt
 
 
@@ -68,7 +101,14 @@ def test_malformed_and_unknown_lines() -> None:
     assert parse_line("   ") is None
     unknown = parse_line(json.dumps({"type": "marble-origami-commit", "x": 1}))
     assert unknown is not None and unknown.kind == "other"
-    entries, malformed = parse_lines([b'{"type":"user","uuid":"a","message":{"role":"user","content":"hi there"}}', b"garbage", b"", b'{"type":"user","uuid":"a","message":{"role":"user","content":"hi there"}}'])
+    entries, malformed = parse_lines(
+        [
+            b'{"type":"user","uuid":"a","message":{"role":"user","content":"hi there"}}',
+            b"garbage",
+            b"",
+            b'{"type":"user","uuid":"a","message":{"role":"user","content":"hi there"}}',
+        ]
+    )
     assert malformed == 1 and len(entries) == 1  # duplicate uuid kept once
 
 
@@ -78,7 +118,7 @@ def test_partial_last_line_is_kept_for_the_next_read(tmp_path: Path) -> None:
     first = read_new_lines(path, 0)
     assert first.lines == [b'{"a":1}'] and first.end == 8
     with path.open("ab") as fh:
-        fh.write(b'2}\n')
+        fh.write(b"2}\n")
     second = read_new_lines(path, first.end, first.inode)
     assert second.lines == [b'{"b":2}'] and not second.reset
 
@@ -120,7 +160,12 @@ def test_watcher_ingests_appends_and_backfills_after_restart(tmp_path: Path) -> 
         writer.assistant("Done.")
         _wait(lambda: (service.file_state(writer.path) or {}).get("lines") == 3)
         state = service.file_state(writer.path)
-        assert state is not None and state["malformed"] == 1 and state["session_id"] == writer.session_id and state["cwd"] == "/home/me/app"
+        assert (
+            state is not None
+            and state["malformed"] == 1
+            and state["session_id"] == writer.session_id
+            and state["cwd"] == "/home/me/app"
+        )
     finally:
         service.stop()
     writer.user("a line written while the daemon was down")
@@ -170,9 +215,13 @@ def test_a_large_transcript_is_ingested_in_batches(tmp_path: Path) -> None:
     result = service.ingest(writer.path)
     assert result.lines == lines + 2 and result.malformed == 0
     state = service.file_state(writer.path)
-    assert state is not None and state["lines"] == lines + 2 and state["offset"] == writer.path.stat().st_size - len('{"type":"user","partial":')
+    assert (
+        state is not None
+        and state["lines"] == lines + 2
+        and state["offset"] == writer.path.stat().st_size - len('{"type":"user","partial":')
+    )
     assert writer.path in service.changed_since_last_run()  # the partial tail is read again on the next start
-    writer.raw('true}\n')
+    writer.raw("true}\n")
     tail = service.ingest(writer.path)
     assert (tail.lines, tail.malformed, tail.reset, tail.offset) == (1, 0, False, writer.path.stat().st_size)
     assert writer.path not in service.changed_since_last_run()

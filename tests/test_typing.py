@@ -15,5 +15,11 @@ CACHE = TEST_CACHE / "mypy"
 
 
 def test_mypy_finds_no_errors_in_the_package() -> None:
-    done = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(CACHE), "memoryd"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "mypy", "--cache-dir", str(CACHE), "memoryd"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -49,7 +49,10 @@ def test_login_link_works_once_and_sets_a_strict_httponly_cookie_scoped_to_ui(li
     assert page.status_code == 200 and "project" in page.text and "text/html" in page.headers["content-type"]
     # The cookie is a /ui credential only: the JSON API still wants the bearer token.
     cookies = {"memoryd_ui": anonymous.cookies["memoryd_ui"]}
-    assert loopback_request("GET", f"{live.url}/v1/memories", params={"cwd": str(project)}, cookies=cookies).status_code == 401
+    assert (
+        loopback_request("GET", f"{live.url}/v1/memories", params={"cwd": str(project)}, cookies=cookies).status_code
+        == 401
+    )
     assert loopback_request("GET", f"{live.url}/docs", cookies=cookies).status_code == 401
     # A used (or made-up) code logs no one in.
     again = loopback_client(live.url, timeout=10)
@@ -151,7 +154,12 @@ def test_dream_run_shows_a_diff_and_undoes(live: LiveDaemon, project: Path) -> N
     browser, csrf = login(live)
     p = pid(live, project)
     page = browser.get(f"/ui/p/{p}/dream").text
-    assert run_id in page and "Undo this run" in page and "(before the run)" in page and ("+Use pnpm." in page or "+Never npm." in page), page
+    assert (
+        run_id in page
+        and "Undo this run" in page
+        and "(before the run)" in page
+        and ("+Use pnpm." in page or "+Never npm." in page)
+    ), page
     r = browser.post(f"/ui/p/{p}/dream/{run_id}/undo", data={"csrf": csrf}, headers={"origin": live.url})
     assert r.status_code == 303
     assert {f: store.read_raw(f) for f in (a, b)} == before
@@ -166,14 +174,22 @@ def test_jobs_sessions_and_spend_pages(live: LiveDaemon, project: Path) -> None:
     live.daemon.meter.record("recall", 500, 20)
     browser, _ = login(live)
     spend = browser.get("/ui/spend").text
-    assert "<svg" in spend and "extract" in spend and "1,500" in spend and "daily cap 2,000,000 (above this scale)" in spend and "offline" in spend
+    assert (
+        "<svg" in spend
+        and "extract" in spend
+        and "1,500" in spend
+        and "daily cap 2,000,000 (above this scale)" in spend
+        and "offline" in spend
+    )
     assert browser.get(f"/ui/p/{pid(live, project)}/jobs").status_code == 200
     assert browser.get("/ui/sessions").status_code == 200
     assert browser.get("/ui/sessions/nope").status_code == 404
 
 
 def test_no_cors_and_foreign_hosts_refused(live: LiveDaemon) -> None:
-    r = httpx.options(f"{live.url}/ui/", headers={"origin": "http://evil.example", "access-control-request-method": "POST"})
+    r = httpx.options(
+        f"{live.url}/ui/", headers={"origin": "http://evil.example", "access-control-request-method": "POST"}
+    )
     assert "access-control-allow-origin" not in r.headers
     browser, _ = login(live)
     assert browser.get("/ui/", headers={"host": "evil.example"}).status_code == 403  # DNS rebinding
@@ -196,7 +212,13 @@ def test_memoryd_ui_prints_a_working_one_time_link(live: LiveDaemon, home: Path)
     from tests.support.servers import daemon_env
 
     env = {**daemon_env(home), "MEMORYD_PORT": live.url.rsplit(":", 1)[1], "MEMORYD_TOKEN": live.daemon.token}
-    done = subprocess.run([sys.executable, "-m", "memoryd", "ui", "--no-browser", "--json"], env=env, capture_output=True, text=True, timeout=30)
+    done = subprocess.run(
+        [sys.executable, "-m", "memoryd", "ui", "--no-browser", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert done.returncode == 0, done.stderr
     link = json.loads(done.stdout)
     assert link["opened"] is False and live.daemon.token not in done.stdout

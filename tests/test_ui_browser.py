@@ -64,16 +64,50 @@ def test_web_view_in_chromium(home: Path, tmp_path: Path, browser: Any) -> None:
     repo = make_repo(tmp_path / "shop")
     with serve(Daemon(make_settings(home))) as live:
         store = live.daemon.stores.for_cwd(str(repo))
-        a = save_memory(live, repo, "Use pnpm", "Always use pnpm for installs", "Use pnpm.\n\n**Why:** lockfile.\n**How to apply:** installs.", "feedback")
-        b = save_memory(live, repo, "pnpm only", "Always use pnpm for installs", "Never npm.\n\n**Why:** lockfile.\n**How to apply:** installs.", "feedback")
-        save_memory(live, repo, "Order totals", "Where order totals are computed", "Totals are computed in `src/shopapi/orders.py` by `compute_total()`.")
-        save_memory(live, repo, "Seeding fixtures", "How to load demo data", "Seed demo data with `scripts/seed_fixtures.sh`.")
-        save_memory(live, repo, "Grafana board", "Order latency dashboard in Grafana", "https://grafana.example.com/d/orders", "reference")
+        a = save_memory(
+            live,
+            repo,
+            "Use pnpm",
+            "Always use pnpm for installs",
+            "Use pnpm.\n\n**Why:** lockfile.\n**How to apply:** installs.",
+            "feedback",
+        )
+        b = save_memory(
+            live,
+            repo,
+            "pnpm only",
+            "Always use pnpm for installs",
+            "Never npm.\n\n**Why:** lockfile.\n**How to apply:** installs.",
+            "feedback",
+        )
+        save_memory(
+            live,
+            repo,
+            "Order totals",
+            "Where order totals are computed",
+            "Totals are computed in `src/shopapi/orders.py` by `compute_total()`.",
+        )
+        save_memory(
+            live, repo, "Seeding fixtures", "How to load demo data", "Seed demo data with `scripts/seed_fixtures.sh`."
+        )
+        save_memory(
+            live,
+            repo,
+            "Grafana board",
+            "Order latency dashboard in Grafana",
+            "https://grafana.example.com/d/orders",
+            "reference",
+        )
         live.daemon.meter.record("extract", 42_000, 3_000)
         live.daemon.meter.record("recall", 9_000, 400)
         live.daemon.meter.record("dream", 18_000, 2_500)
-        item = live.daemon.review.propose(store, name="Staging resets nightly", description="The staging DB is reset every night at 02:00 UTC",
-                                          type="project", body="Staging is wiped at 02:00 UTC.\n\n**Why:** fresh demo data.\n**How to apply:** do not keep test orders there.")
+        item = live.daemon.review.propose(
+            store,
+            name="Staging resets nightly",
+            description="The staging DB is reset every night at 02:00 UTC",
+            type="project",
+            body="Staging is wiped at 02:00 UTC.\n\n**Why:** fresh demo data.\n**How to apply:** do not keep test orders there.",
+        )
         assert item is not None
         run_id = live.client.post("/v1/dream/run", json={"cwd": str(repo)}).json()["run_id"]
         assert wait_run(live, repo, run_id)["status"] == "done"
@@ -106,7 +140,9 @@ def test_web_view_in_chromium(home: Path, tmp_path: Path, browser: Any) -> None:
         page.click("button:has-text('Save')")
         page.wait_for_load_state()  # a form's answer page: a click waits only for it to start loading
         assert "Done: saved" in page.content()
-        assert store.get("project_order-totals.md").description == "Order totals are computed by compute_total() in cents"
+        assert (
+            store.get("project_order-totals.md").description == "Order totals are computed by compute_total() in cents"
+        )
         shot(page, "memory")
         page.click("nav.project >> text=MEMORY.md")
         assert "compute_total() in cents" in page.locator("pre.index").inner_text()
@@ -128,7 +164,12 @@ def test_web_view_in_chromium(home: Path, tmp_path: Path, browser: Any) -> None:
         page.wait_for_load_state()  # a form's answer page: a click waits only for it to start loading
         assert f"undid {run_id}" in page.content()
         assert {f: store.read_raw(f) for f in (a, b)} != merged and store.exists(a) and store.exists(b)
-        for name, path in (("stale", f"/ui/p/{pid}/stale"), ("jobs", f"/ui/p/{pid}/jobs"), ("sessions", "/ui/sessions"), ("spend", "/ui/spend")):
+        for name, path in (
+            ("stale", f"/ui/p/{pid}/stale"),
+            ("jobs", f"/ui/p/{pid}/jobs"),
+            ("sessions", "/ui/sessions"),
+            ("spend", "/ui/spend"),
+        ):
             page.goto(live.url + path)
             assert page.locator("h1").count() == 1
             shot(page, name)

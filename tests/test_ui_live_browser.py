@@ -56,8 +56,10 @@ def shot(page: Any, name: str) -> None:
 
 
 # The page's background: the body's, or the root's when the body's is transparent (Pico paints :root).
-BACKGROUND = ("[document.body, document.documentElement].map(e => getComputedStyle(e).backgroundColor)"
-              ".find(c => c !== 'rgba(0, 0, 0, 0)' && c !== 'transparent')")
+BACKGROUND = (
+    "[document.body, document.documentElement].map(e => getComputedStyle(e).backgroundColor)"
+    ".find(c => c !== 'rgba(0, 0, 0, 0)' && c !== 'transparent')"
+)
 
 
 def luminance(css_color: str) -> float:
@@ -65,11 +67,17 @@ def luminance(css_color: str) -> float:
     return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255
 
 
-def test_live_recall_readable_pages_dark_mode_and_small_screens(daemon_process: DaemonProcess, project: Path, browser: Any) -> None:
+def test_live_recall_readable_pages_dark_mode_and_small_screens(
+    daemon_process: DaemonProcess, project: Path, browser: Any
+) -> None:
     daemon = daemon_process.start()
     with daemon.client() as c:
+
         def save(name: str, description: str, body: str, type_: str = "project") -> str:
-            r = c.post("/v1/memories", json={"cwd": str(project), "name": name, "description": description, "type": type_, "body": body})
+            r = c.post(
+                "/v1/memories",
+                json={"cwd": str(project), "name": name, "description": description, "type": type_, "body": body},
+            )
             assert r.status_code in (200, 201), r.text
             return str(r.json()["filename"])
 
@@ -90,8 +98,15 @@ def test_live_recall_readable_pages_dark_mode_and_small_screens(daemon_process: 
     page.evaluate("window.sameDocument = 'yes'")
     assert page.locator("article.event.recall").count() == 0
     with daemon.client() as c:
-        r = c.post("/v1/hooks/claude-code", json={"hook_event_name": "UserPromptSubmit", "cwd": str(project), "session_id": "browser-1",
-                                                  "prompt": "how do I deploy to staging?"})
+        r = c.post(
+            "/v1/hooks/claude-code",
+            json={
+                "hook_event_name": "UserPromptSubmit",
+                "cwd": str(project),
+                "session_id": "browser-1",
+                "prompt": "how do I deploy to staging?",
+            },
+        )
         assert "Deploying to staging" in r.text
     event = page.wait_for_selector("article.event.recall", timeout=10_000)
     assert page.evaluate("window.sameDocument") == "yes"  # no reload happened
@@ -107,7 +122,10 @@ def test_live_recall_readable_pages_dark_mode_and_small_screens(daemon_process: 
     page.goto(f"{daemon.url}/ui/p/{pid}/m/{deploying}")
     article = page.locator("article.markdown")
     assert article.locator("h1").inner_text() == "Deploying to staging"
-    assert article.locator("ul li").count() == 2 and "./scripts/deploy.sh staging" in article.locator("pre code").inner_text()
+    assert (
+        article.locator("ul li").count() == 2
+        and "./scripts/deploy.sh staging" in article.locator("pre code").inner_text()
+    )
     assert article.locator("script").count() == 0 and page.evaluate("window.pwned === undefined")
     assert article.locator("a.wikilink").get_attribute("href").endswith("feedback_use-pnpm.md")
     assert page.locator("section.recalls").inner_text().count("how do I deploy to staging?") == 1
@@ -121,9 +139,16 @@ def test_live_recall_readable_pages_dark_mode_and_small_screens(daemon_process: 
     assert luminance(page.evaluate(BACKGROUND)) < 0.3
     page.click("#theme-toggle")
 
-    for name, path in (("memories", f"/ui/p/{pid}"), ("index", f"/ui/p/{pid}/index"), ("review", f"/ui/p/{pid}/review"),
-                       ("stale", f"/ui/p/{pid}/stale"), ("jobs", f"/ui/p/{pid}/jobs"), ("dream", f"/ui/p/{pid}/dream"),
-                       ("sessions", "/ui/sessions"), ("spend", "/ui/spend")):
+    for name, path in (
+        ("memories", f"/ui/p/{pid}"),
+        ("index", f"/ui/p/{pid}/index"),
+        ("review", f"/ui/p/{pid}/review"),
+        ("stale", f"/ui/p/{pid}/stale"),
+        ("jobs", f"/ui/p/{pid}/jobs"),
+        ("dream", f"/ui/p/{pid}/dream"),
+        ("sessions", "/ui/sessions"),
+        ("spend", "/ui/spend"),
+    ):
         page.goto(daemon.url + path)
         assert page.locator("h1").count() >= 1
         shot(page, name)
@@ -142,8 +167,19 @@ def test_live_recall_readable_pages_dark_mode_and_small_screens(daemon_process: 
 
     # 390 px wide: no page scrolls sideways.
     context, page = logged_in(browser, daemon, viewport={"width": 390, "height": 844}, color_scheme="light")
-    for path in ("/ui/", "/ui/activity", f"/ui/p/{pid}", f"/ui/p/{pid}/m/{deploying}", f"/ui/p/{pid}/index", f"/ui/p/{pid}/review",
-                 f"/ui/p/{pid}/stale", f"/ui/p/{pid}/jobs", f"/ui/p/{pid}/dream", "/ui/sessions", "/ui/spend"):
+    for path in (
+        "/ui/",
+        "/ui/activity",
+        f"/ui/p/{pid}",
+        f"/ui/p/{pid}/m/{deploying}",
+        f"/ui/p/{pid}/index",
+        f"/ui/p/{pid}/review",
+        f"/ui/p/{pid}/stale",
+        f"/ui/p/{pid}/jobs",
+        f"/ui/p/{pid}/dream",
+        "/ui/sessions",
+        "/ui/spend",
+    ):
         page.goto(daemon.url + path)
         wide = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
         assert wide[0] <= wide[1] == 390, (path, wide)

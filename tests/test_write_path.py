@@ -29,19 +29,30 @@ def _metric(live: LiveDaemon, name: str, source: str | None = None) -> float:
 
 
 def _api(live: LiveDaemon, store: MemoryDir, body: str) -> str | None:
-    r = live.client.post("/v1/memories", json={"cwd": _cwd[0], "name": "Api memory", "description": "written over REST", "type": "user", "body": body})
+    r = live.client.post(
+        "/v1/memories",
+        json={"cwd": _cwd[0], "name": "Api memory", "description": "written over REST", "type": "user", "body": body},
+    )
     return r.json()["filename"] if r.status_code in (200, 201) else None
 
 
 def _extract(live: LiveDaemon, store: MemoryDir, body: str) -> str | None:
-    written, refused, _ = live.daemon.extraction._apply(store, [Candidate(name="Extracted memory", type="feedback", description="from a transcript", body=body)])
+    written, refused, _ = live.daemon.extraction._apply(
+        store, [Candidate(name="Extracted memory", type="feedback", description="from a transcript", body=body)]
+    )
     return written[0] if written else None
 
 
 def _dream(live: LiveDaemon, store: MemoryDir, body: str) -> str | None:
     changes: list[dict[str, str]] = []
     task = RunningTask("run-table", store.path)
-    live.daemon.dream.worker.apply(store, task, Action(op="write", name="Dreamt memory", type="project", description="from a consolidation", body=body), changes, Plan())
+    live.daemon.dream.worker.apply(
+        store,
+        task,
+        Action(op="write", name="Dreamt memory", type="project", description="from a consolidation", body=body),
+        changes,
+        Plan(),
+    )
     return changes[0]["filename"] if changes else None
 
 
@@ -57,7 +68,12 @@ class Writer:
     indexed: bool = True
 
 
-WRITERS = [Writer("api", _api), Writer("extract", _extract), Writer("dream", _dream), Writer("daily-log", _daily, indexed=False)]
+WRITERS = [
+    Writer("api", _api),
+    Writer("extract", _extract),
+    Writer("dream", _dream),
+    Writer("daily-log", _daily, indexed=False),
+]
 _cwd: list[str] = [""]
 
 
@@ -102,7 +118,13 @@ def test_dream_backup_is_recorded_by_the_store_and_undo_goes_through_it(live: Li
     kept = store.save(name="Kept", description="an existing memory", type="user", body="original body").memory
     changes: list[dict[str, str]] = []
     task = RunningTask("run-undo", store.path)
-    live.daemon.dream.worker.apply(store, task, Action(op="write", filename=kept.filename, name="Kept", type="user", description="rewritten", body="new body"), changes, Plan())
+    live.daemon.dream.worker.apply(
+        store,
+        task,
+        Action(op="write", filename=kept.filename, name="Kept", type="user", description="rewritten", body="new body"),
+        changes,
+        Plan(),
+    )
     manifest = json.loads((live.daemon.dream.records.backups / "run-undo" / "manifest.json").read_text())
     assert set(manifest) == {kept.filename} and "original body" in manifest[kept.filename]
     before = _metric(live, "memories_written", "undo")
@@ -124,19 +146,31 @@ def test_forget_counts_and_a_missing_memory_creates_nothing(live: LiveDaemon, pr
 
 
 def test_rest_expected_version_refuses_a_stale_save(live: LiveDaemon, project: Path) -> None:
-    payload = {"cwd": str(project), "name": "Ports", "description": "dev server port", "type": "project", "body": "port 3000"}
+    payload = {
+        "cwd": str(project),
+        "name": "Ports",
+        "description": "dev server port",
+        "type": "project",
+        "body": "port 3000",
+    }
     saved = live.client.post("/v1/memories", json=payload).json()
     got = live.client.get(f"/v1/memories/{saved['filename']}", params={"cwd": str(project)}).json()
     assert got["version"] == saved["version"] and got["version"]
     path = Path(saved["path"])
     path.write_text(path.read_text().replace("port 3000", "port 4000 (edited by hand)"))  # someone edits after our read
     r = live.client.post("/v1/memories", json={**payload, "body": "port 3001", "expected_version": got["version"]})
-    assert r.status_code == 409 and r.json()["error"]["code"] == "conflict" and "read it again" in r.json()["error"]["message"]
+    assert (
+        r.status_code == 409
+        and r.json()["error"]["code"] == "conflict"
+        and "read it again" in r.json()["error"]["message"]
+    )
     assert "port 4000 (edited by hand)" in path.read_text()
     fresh = live.client.get(f"/v1/memories/{saved['filename']}", params={"cwd": str(project)}).json()
     r = live.client.post("/v1/memories", json={**payload, "body": "port 3001", "expected_version": fresh["version"]})
     assert r.status_code == 200 and "port 3001" in path.read_text()
-    r = live.client.delete(f"/v1/memories/{saved['filename']}", params={"cwd": str(project), "expected_version": fresh["version"]})
+    r = live.client.delete(
+        f"/v1/memories/{saved['filename']}", params={"cwd": str(project), "expected_version": fresh["version"]}
+    )
     assert r.status_code == 409 and path.exists()
 
 
@@ -145,7 +179,14 @@ def test_extraction_never_overwrites_an_edit_made_after_its_read(tmp_path: Path)
     first = store.save(name="Style", description="tabs", type="feedback", body="use tabs").memory
     first.path.write_text(first.path.read_text().replace("use tabs", "use spaces (hand edit)"))
     with pytest.raises(Conflict):
-        store.save(name="Style", description="tabs", type="feedback", body="use tabs!", source="extract", expected=first.version)
+        store.save(
+            name="Style",
+            description="tabs",
+            type="feedback",
+            body="use tabs!",
+            source="extract",
+            expected=first.version,
+        )
     assert "use spaces (hand edit)" in first.path.read_text()
 
 

@@ -35,7 +35,9 @@ ROUTERS = [
 ROUTERS += [review.router, stale.router]  # review before write, stale memories (#21)
 
 
-def create_app(services: Services, *, start: Callable[[], None] | None = None, stop: Callable[[], None] | None = None) -> FastAPI:
+def create_app(
+    services: Services, *, start: Callable[[], None] | None = None, stop: Callable[[], None] | None = None
+) -> FastAPI:
     """Build the app over `services`; the app's lifespan calls `start` before the first request and `stop` after the last."""
 
     mcp = McpEndpoint(lambda: services.token, hosts=allowed_hosts(services.host))  # MCP over streamable HTTP at /mcp
@@ -56,7 +58,7 @@ def create_app(services: Services, *, start: Callable[[], None] | None = None, s
         version=__version__,
         description=(
             "Local memory for coding agents. Every endpoint but /v1/health needs `Authorization: Bearer <token>` "
-            "(the token is in $MEMORYD_HOME/token); every error answers `{\"error\": {\"code\", \"message\"}}`."
+            '(the token is in $MEMORYD_HOME/token); every error answers `{"error": {"code", "message"}}`.'
         ),
         lifespan=lifespan,
         docs_url=None,  # install_docs serves /docs and /redoc with local assets
@@ -69,10 +71,15 @@ def create_app(services: Services, *, start: Callable[[], None] | None = None, s
     app.router.routes.append(mcp.route)
     install_docs(app)
     install_openapi(app)
-    app.state.ui_sessions = UiSessions(clock=services.clock.monotonic)  # the web view at /ui: its session cookie is accepted on /ui paths only
+    app.state.ui_sessions = UiSessions(
+        clock=services.clock.monotonic
+    )  # the web view at /ui: its session cookie is accepted on /ui paths only
     app.include_router(ui_routes.router)
     app.add_middleware(
-        GuardMiddleware, token=lambda: services.token, metrics=services.metrics, hosts=allowed_hosts(services.host),
+        GuardMiddleware,
+        token=lambda: services.token,
+        metrics=services.metrics,
+        hosts=allowed_hosts(services.host),
         ui_session=app.state.ui_sessions.valid,
     )
     return app

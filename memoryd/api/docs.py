@@ -23,14 +23,23 @@ def install_docs(app: FastAPI) -> None:
     @app.get("/docs", include_in_schema=False)
     def swagger_ui() -> HTMLResponse:
         return get_swagger_ui_html(
-            openapi_url=openapi_url, title=f"{app.title} API",
-            swagger_js_url=f"{ASSETS_URL}/swagger-ui-bundle.js", swagger_css_url=f"{ASSETS_URL}/swagger-ui.css",
-            swagger_favicon_url=f"{ASSETS_URL}/favicon.png", swagger_ui_parameters={"persistAuthorization": True, "validatorUrl": None},  # no badge from validator.swagger.io
+            openapi_url=openapi_url,
+            title=f"{app.title} API",
+            swagger_js_url=f"{ASSETS_URL}/swagger-ui-bundle.js",
+            swagger_css_url=f"{ASSETS_URL}/swagger-ui.css",
+            swagger_favicon_url=f"{ASSETS_URL}/favicon.png",
+            swagger_ui_parameters={
+                "persistAuthorization": True,
+                "validatorUrl": None,
+            },  # no badge from validator.swagger.io
         )
 
     @app.get("/redoc", include_in_schema=False)
     def redoc() -> HTMLResponse:
         return get_redoc_html(
-            openapi_url=openapi_url, title=f"{app.title} API", redoc_js_url=f"{ASSETS_URL}/redoc.standalone.js",
-            redoc_favicon_url=f"{ASSETS_URL}/favicon.png", with_google_fonts=False,
+            openapi_url=openapi_url,
+            title=f"{app.title} API",
+            redoc_js_url=f"{ASSETS_URL}/redoc.standalone.js",
+            redoc_favicon_url=f"{ASSETS_URL}/favicon.png",
+            with_google_fonts=False,
         )

@@ -34,8 +34,17 @@ def _field_info(route: Any, loc: Sequence[Any]) -> tuple[str | None, list[str]]:
     """The description of the field at `loc` and the names of its siblings, from the route's models."""
     if not isinstance(route, APIRoute) or not loc:
         return None, []
-    params = {"body": route.dependant.body_params, "query": route.dependant.query_params, "path": route.dependant.path_params}.get(str(loc[0]), [])
-    if loc[0] == "body" and len(params) == 1 and isinstance(params[0].field_info.annotation, type) and issubclass(params[0].field_info.annotation, BaseModel):
+    params = {
+        "body": route.dependant.body_params,
+        "query": route.dependant.query_params,
+        "path": route.dependant.path_params,
+    }.get(str(loc[0]), [])
+    if (
+        loc[0] == "body"
+        and len(params) == 1
+        and isinstance(params[0].field_info.annotation, type)
+        and issubclass(params[0].field_info.annotation, BaseModel)
+    ):
         model: type[BaseModel] = params[0].field_info.annotation
         names = list(model.model_fields)
         field = model.model_fields.get(str(loc[1])) if len(loc) > 1 else None
@@ -72,7 +81,10 @@ def describe_validation(exc: RequestValidationError, route: Any = None) -> Memor
     missing, extra or mistyped fields answer 422 invalid_request naming each field and its fix."""
     errors = list(exc.errors())
     if any(e.get("type") == "json_invalid" for e in errors):
-        return InvalidRequest("the request body is not valid JSON; send a JSON object with Content-Type: application/json.", code="invalid_json")
+        return InvalidRequest(
+            "the request body is not valid JSON; send a JSON object with Content-Type: application/json.",
+            code="invalid_json",
+        )
     where = _WHERE.get(str(errors[0].get("loc", ("body",))[0]), "request") if errors else "request"
     message = f"invalid {where}: {'; '.join(_describe_one(e, route).rstrip('.') for e in errors[:5])}. See /docs for the schema."
     core = [e for e in errors if "status" in (e.get("ctx") or {})]
@@ -95,16 +107,34 @@ def install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         if exc.status_code == 404 and request.url.path.startswith("/v1/memories/"):
-            return error_response(MemoryNotFound("no such memory: a memory filename is a bare <type>_<slug>.md (no '/', no '..'); list them with GET /v1/memories.", code="invalid_filename"))
+            return error_response(
+                MemoryNotFound(
+                    "no such memory: a memory filename is a bare <type>_<slug>.md (no '/', no '..'); list them with GET /v1/memories.",
+                    code="invalid_filename",
+                )
+            )
         if exc.status_code == 404:
             return error_response(NotFound(f"no endpoint {request.method} {request.url.path}; see /docs for the API."))
         if exc.status_code == 405:
-            return error_response(InvalidRequest(f"{request.method} is not allowed on {request.url.path}; see /docs.", code="method_not_allowed", status=405))
+            return error_response(
+                InvalidRequest(
+                    f"{request.method} is not allowed on {request.url.path}; see /docs.",
+                    code="method_not_allowed",
+                    status=405,
+                )
+            )
         if exc.status_code == 400:
-            return error_response(InvalidRequest(f"could not read the request body ({exc.detail}); send a JSON object with Content-Type: application/json.", code="invalid_body"))
+            return error_response(
+                InvalidRequest(
+                    f"could not read the request body ({exc.detail}); send a JSON object with Content-Type: application/json.",
+                    code="invalid_body",
+                )
+            )
         return error_response(MemorydError(str(exc.detail), code="http_error", status=exc.status_code))
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.exception("unexpected error on %s %s", request.method, request.url.path)
-        return error_response(MemorydError("memoryd hit an unexpected error; see its log (memoryd status shows where) and report it."))
+        return error_response(
+            MemorydError("memoryd hit an unexpected error; see its log (memoryd status shows where) and report it.")
+        )

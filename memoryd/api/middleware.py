@@ -68,18 +68,30 @@ def origin_port(origin: str) -> int | None:
 async def _send_error(send: Send, exc: MemorydError, headers: list[tuple[bytes, bytes]] | None = None) -> None:
     """Answer with an error of the one tree, rendered as the routes render theirs."""
     body = error_body(exc)
-    await send({
-        "type": "http.response.start",
-        "status": exc.status,
-        "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *(headers or [])],
-    })
+    await send(
+        {
+            "type": "http.response.start",
+            "status": exc.status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *(headers or []),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
 class GuardMiddleware:
     def __init__(
-        self, app: ASGIApp, *, token: Callable[[], str], metrics: Metrics, hosts: frozenset[str] = LOOPBACK_HOSTS,
-        max_body: int = limits.REQUEST_MAX_BYTES, ui_session: Callable[[str], bool] | None = None,
+        self,
+        app: ASGIApp,
+        *,
+        token: Callable[[], str],
+        metrics: Metrics,
+        hosts: frozenset[str] = LOOPBACK_HOSTS,
+        max_body: int = limits.REQUEST_MAX_BYTES,
+        ui_session: Callable[[str], bool] | None = None,
     ) -> None:
         self.app = app
         self.ui_session = ui_session  # the web view's session cookie check: accepted on /ui paths only
@@ -129,7 +141,11 @@ class GuardMiddleware:
             server = scope.get("server")
             # The port and scheme too (issue 31): a page on 127.0.0.1:3000 is another origin, though its host is
             # loopback; the daemon serves plain http, so an https origin is never its own.
-            if origin_host(text) not in self.hosts or not text.startswith("http://") or (server and server[1] is not None and origin_port(text) != server[1]):
+            if (
+                origin_host(text) not in self.hosts
+                or not text.startswith("http://")
+                or (server and server[1] is not None and origin_port(text) != server[1])
+            ):
                 return "a state-changing request from a web page on another origin is refused; call memoryd from a local program."
         return None
 
@@ -150,7 +166,9 @@ class GuardMiddleware:
             if not presented or not token_matches(self.token(), presented):
                 await _send_error(
                     send,
-                    Unauthorized("missing or wrong bearer token: send 'Authorization: Bearer <token>' with the token from $MEMORYD_HOME/token (default ~/.memoryd/token)."),
+                    Unauthorized(
+                        "missing or wrong bearer token: send 'Authorization: Bearer <token>' with the token from $MEMORYD_HOME/token (default ~/.memoryd/token)."
+                    ),
                     [(b"www-authenticate", b"Bearer")],
                 )
                 return

@@ -29,16 +29,28 @@ def _checked(check: Callable[..., str], **kwargs: Any) -> AfterValidator:
 
     def validate(value: str, info: ValidationInfo) -> str:
         try:
-            return check(value, **({"field": info.field_name} if info.field_name and "field" not in kwargs else {}), **kwargs)
+            return check(
+                value, **({"field": info.field_name} if info.field_name and "field" not in kwargs else {}), **kwargs
+            )
         except MemorydError as exc:
             raise PydanticCustomError(exc.code, "{message}", {"message": exc.message, "status": exc.status}) from None
 
     return AfterValidator(validate)
 
 
-SessionId = Annotated[str, _checked(check_session_id), Field(description="The agent's session id (letters, digits, '.', '_', '-').")]
-Cwd = Annotated[str, _checked(check_path, field="cwd", error=InvalidCwd), Field(description="The agent's working directory (absolute); names the project.")]
-TranscriptPath = Annotated[str, _checked(check_transcript_path), Field(description="Absolute path of the session's .jsonl transcript, under a configured transcript root.")]
+SessionId = Annotated[
+    str, _checked(check_session_id), Field(description="The agent's session id (letters, digits, '.', '_', '-').")
+]
+Cwd = Annotated[
+    str,
+    _checked(check_path, field="cwd", error=InvalidCwd),
+    Field(description="The agent's working directory (absolute); names the project."),
+]
+TranscriptPath = Annotated[
+    str,
+    _checked(check_transcript_path),
+    Field(description="Absolute path of the session's .jsonl transcript, under a configured transcript root."),
+]
 Text = Annotated[str, _checked(check_text)]
 CwdQuery = Annotated[Cwd, Query(description="The agent's working directory (absolute); names the project.")]
 
@@ -57,7 +69,9 @@ class ResponseModel(BaseModel):
     @classmethod
     def of(cls, obj: object, **fields: Any) -> Self:
         """This answer from a core object's attributes; `fields` add to them or stand in for them."""
-        return cls.model_validate({name: getattr(obj, name) for name in cls.model_fields if hasattr(obj, name)} | fields)
+        return cls.model_validate(
+            {name: getattr(obj, name) for name in cls.model_fields if hasattr(obj, name)} | fields
+        )
 
 
 # ---------------------------------------------------------------------- errors
@@ -103,7 +117,8 @@ class SaveMemoryRequest(RequestModel):
     type: str = Field(description=f"One of {', '.join(limits.MEMORY_TYPES)}.")
     body: Text = Field("", description="Markdown body; feedback/project carry **Why:** and **How to apply:** lines.")
     expected_version: str | None = Field(
-        None, description="The `version` from the GET you edited (an If-Match): 409 when the file changed since, nothing written."
+        None,
+        description="The `version` from the GET you edited (an If-Match): 409 when the file changed since, nothing written.",
     )
 
 
@@ -129,7 +144,9 @@ class MemoryListOut(ResponseModel):
 
 
 class MemoryOut(ResponseModel):
-    version: str = Field(description="Send it back as `expected_version` to save only if nobody changed the file since.")
+    version: str = Field(
+        description="Send it back as `expected_version` to save only if nobody changed the file since."
+    )
     filename: str
     name: str
     description: str
@@ -162,10 +179,14 @@ class RecallRequest(RequestModel):
     cwd: Cwd
     query: Text = Field(description="The user's prompt.")
     session_id: SessionId
-    source: Literal["rest", "mcp"] = Field("rest", description="Which door asked (`mcp`: the MCP server); shown in the recall log.")
+    source: Literal["rest", "mcp"] = Field(
+        "rest", description="Which door asked (`mcp`: the MCP server); shown in the recall log."
+    )
     context: list[Annotated[str, Field(max_length=limits.RECALL_CONTEXT_ITEM_CHARS)]] = Field(
-        default_factory=list, max_length=limits.RECALL_CONTEXT_ITEMS,
-        description="What the session is working on, most recent last: file paths and shell commands (the Claude Code hook learns them from the transcript).")
+        default_factory=list,
+        max_length=limits.RECALL_CONTEXT_ITEMS,
+        description="What the session is working on, most recent last: file paths and shell commands (the Claude Code hook learns them from the transcript).",
+    )
 
 
 class RecalledMemoryOut(ResponseModel):
@@ -209,7 +230,9 @@ class WhyOut(ResponseModel):
     paths: list[str] = Field(description="Paths, identifiers or file kinds matched.")
     dense: float | None = Field(description="Cosine similarity with the prompt, when the embedding model is on.")
     context: list[str] = Field(description="Session-context items (recent files, commands) that contributed.")
-    confidence: float | None = Field(None, description="The local confidence rule's estimate (0-1), when the embedding model is on.")
+    confidence: float | None = Field(
+        None, description="The local confidence rule's estimate (0-1), when the embedding model is on."
+    )
     rule: str = Field("", description='What injected it: "close match", "confident", "llm", or "" when left out.')
 
 
@@ -240,7 +263,9 @@ class TurnEndRequest(BaseModel):
     session_id: SessionId
     transcript_path: TranscriptPath
     cwd: Cwd
-    last_assistant_message: Text | None = Field(None, description="Claude Code's Stop hook field; may be newer than the transcript.")
+    last_assistant_message: Text | None = Field(
+        None, description="Claude Code's Stop hook field; may be newer than the transcript."
+    )
 
 
 class JobQueuedOut(ResponseModel):

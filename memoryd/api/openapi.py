@@ -64,7 +64,8 @@ def _finish(schema: dict[str, Any]) -> dict[str, Any]:
     _, defs = models_json_schema([(ErrorBody, "serialization")], ref_template="#/components/schemas/{model}")
     schemas.update(defs.get("$defs", {}))
     components.setdefault("securitySchemes", {})[BEARER] = {
-        "type": "http", "scheme": "bearer",
+        "type": "http",
+        "scheme": "bearer",
         "description": "The token in $MEMORYD_HOME/token (default ~/.memoryd/token); every endpoint but /v1/health needs it.",
     }
     for path, item in schema.get("paths", {}).items():
@@ -93,9 +94,15 @@ def install_openapi(app: FastAPI) -> None:
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema is None:
-            app.openapi_schema = _finish(get_openapi(
-                title=app.title, version=app.version, description=app.description, routes=app.routes, tags=app.openapi_tags,
-            ))
+            app.openapi_schema = _finish(
+                get_openapi(
+                    title=app.title,
+                    version=app.version,
+                    description=app.description,
+                    routes=app.routes,
+                    tags=app.openapi_tags,
+                )
+            )
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]

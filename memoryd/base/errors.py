@@ -272,7 +272,9 @@ class DaemonNotRunning(MemorydError):
     code = "daemon_not_running"
 
     def __init__(self, url: str) -> None:
-        super().__init__(f"memoryd is not running at {url}; start it with `memoryd serve` (or `memoryd install-service`).")
+        super().__init__(
+            f"memoryd is not running at {url}; start it with `memoryd serve` (or `memoryd install-service`)."
+        )
         self.url = url
 
 

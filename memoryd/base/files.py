@@ -123,7 +123,9 @@ class Staged:
         make_private_dir(path.parent)
         raw = data.encode("utf-8") if isinstance(data, str) else data
         self.path = path
-        fd, self.tmp = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=".part", dir=_temp_dir(tmp_dir) if tmp_dir is not None else path.parent)
+        fd, self.tmp = tempfile.mkstemp(
+            prefix=TEMP_PREFIX, suffix=".part", dir=_temp_dir(tmp_dir) if tmp_dir is not None else path.parent
+        )
         try:
             with os.fdopen(fd, "wb", closefd=False) as fh:
                 fh.write(raw)
@@ -193,7 +195,9 @@ def _temp_dir(path: Path) -> Path:
     if stat.S_ISLNK(st.st_mode):
         raise SymlinkRefused(path)
     if not stat.S_ISDIR(st.st_mode):
-        raise NotADirectoryError(errno.ENOTDIR, f"memoryd stages saves in {TEMP_DIRNAME}/; move this file away", str(path))
+        raise NotADirectoryError(
+            errno.ENOTDIR, f"memoryd stages saves in {TEMP_DIRNAME}/; move this file away", str(path)
+        )
     return path
 
 
@@ -358,7 +362,9 @@ class DirLock:
         self._depth += 1
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         if self._depth > 1:
             self._depth -= 1
             self._thread_lock.release()

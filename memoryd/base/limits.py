@@ -69,7 +69,9 @@ SESSION_MEMORY_SECTION_MAX_TOKENS = 2_000  # MAX_SECTION_LENGTH
 SESSION_MEMORY_MAX_TOKENS = 12_000  # total budget
 SESSION_MEMORY_DELTA_MAX_TOKENS = 30_000  # transcript delta sent to the model (most recent kept)
 SESSION_MEMORY_FILENAME = "session-memory.md"
-SESSION_MEMORY_CACHED_READS = 16  # sessions whose transcript read is kept, so the next update reads only the appended part
+SESSION_MEMORY_CACHED_READS = (
+    16  # sessions whose transcript read is kept, so the next update reads only the appended part
+)
 SESSIONS_DIRNAME = "sessions"  # $MEMORYD_HOME/sessions/<session_id>/session-memory.md
 CHARS_PER_TOKEN = 4  # the one token estimate used everywhere (bytes/4, as CC's roughTokenCount)
 
@@ -80,7 +82,9 @@ DREAM_MIN_SESSIONS = 5  # minSessions
 DREAM_LOCK_FILENAME = ".consolidate-lock"  # LOCK_FILE
 DREAM_LOCK_STALE_SECONDS = 60 * 60  # HOLDER_STALE_MS
 DREAM_CHECK_INTERVAL_SECONDS = 10 * 60  # how often the scheduler looks at the gates
-NEAR_DUPLICATE_SIMILARITY = 0.6  # extraction and dream: stemmed, synonym-folded overlap (base/similarity.py) counted as one memory
+NEAR_DUPLICATE_SIMILARITY = (
+    0.6  # extraction and dream: stemmed, synonym-folded overlap (base/similarity.py) counted as one memory
+)
 DREAM_LLM_CONTEXT_MAX_CHARS = 60_000  # manifest + file contents + daily logs shown to the dream LLM
 DREAM_LLM_FILE_MAX_CHARS = 4_000  # per file in that context (MAX_MEMORY_BYTES_PER_FILE-sized)
 DREAM_LLM_MAX_TOKENS = 4_096  # the dream plan answer

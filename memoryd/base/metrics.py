@@ -13,24 +13,50 @@ class Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
-        self.http_requests = Counter("memoryd_http_requests", "HTTP requests by route and status.", ["route", "status"], registry=r)
+        self.http_requests = Counter(
+            "memoryd_http_requests", "HTTP requests by route and status.", ["route", "status"], registry=r
+        )
         self.http_latency = Histogram(
-            "memoryd_http_request_seconds", "HTTP request latency.", ["route"], registry=r,
+            "memoryd_http_request_seconds",
+            "HTTP request latency.",
+            ["route"],
+            registry=r,
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5),
         )
-        self.memories_written = Counter("memoryd_memories_written", "Memory files written, by source.", ["source"], registry=r)
+        self.memories_written = Counter(
+            "memoryd_memories_written", "Memory files written, by source.", ["source"], registry=r
+        )
         self.memories_deleted = Counter("memoryd_memories_deleted", "Memory files deleted.", registry=r)
-        self.secrets_refused = Counter("memoryd_secrets_refused", "Writes refused because they held a secret.", ["source"], registry=r)
+        self.secrets_refused = Counter(
+            "memoryd_secrets_refused", "Writes refused because they held a secret.", ["source"], registry=r
+        )
         self.recalls = Counter("memoryd_recalls", "Recall requests by method.", ["method"], registry=r)
         self.recall_latency = Histogram(
-            "memoryd_recall_seconds", "Recall latency.", ["method"], registry=r,
+            "memoryd_recall_seconds",
+            "Recall latency.",
+            ["method"],
+            registry=r,
             buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3),
         )
-        self.llm_tokens = Counter("memoryd_llm_tokens", "LLM tokens by purpose, backend and direction.", ["purpose", "backend", "direction"], registry=r)
-        self.llm_calls = Counter("memoryd_llm_calls", "LLM calls by purpose, backend and outcome.", ["purpose", "backend", "outcome"], registry=r)
-        self.jobs = Counter("memoryd_jobs", "Background jobs finished, by kind and status.", ["kind", "status"], registry=r)
+        self.llm_tokens = Counter(
+            "memoryd_llm_tokens",
+            "LLM tokens by purpose, backend and direction.",
+            ["purpose", "backend", "direction"],
+            registry=r,
+        )
+        self.llm_calls = Counter(
+            "memoryd_llm_calls",
+            "LLM calls by purpose, backend and outcome.",
+            ["purpose", "backend", "outcome"],
+            registry=r,
+        )
+        self.jobs = Counter(
+            "memoryd_jobs", "Background jobs finished, by kind and status.", ["kind", "status"], registry=r
+        )
         self.dream_runs = Counter("memoryd_dream_runs", "Consolidation runs by outcome.", ["status"], registry=r)
-        self.transcript_lines = Counter("memoryd_transcript_lines", "Transcript lines read, by outcome.", ["outcome"], registry=r)
+        self.transcript_lines = Counter(
+            "memoryd_transcript_lines", "Transcript lines read, by outcome.", ["outcome"], registry=r
+        )
         self.uptime = Gauge("memoryd_start_time_seconds", "Unix time the daemon started.", registry=r)
 
     def render(self) -> bytes:

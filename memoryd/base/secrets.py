@@ -34,39 +34,137 @@ class SecretFinding:
 # the patterns marked `low` match the lowercased text (same offsets), which is ~10x faster than (?i).
 _Rule = tuple[str, re.Pattern[str], tuple[str, ...], bool]
 _SERVICE_PREFIXES = (
-    "shpat_", "shpca_", "shppa_", "shpss_", "dop_v1_", "hvs.", "lin_api_", "dapi", "age-secret-key-", "atatt3", "pmak-", "glsa_",
-    "sbp_", "r8_", "gsk_", "ntn_", "sntrys_", "dp.st.", "dp.ct.", "dp.sa.", "dp.scrt.", "tskey-", "sk.eyj", "sg.", "sq0atp-", "sq0csp-", "aaaa",
+    "shpat_",
+    "shpca_",
+    "shppa_",
+    "shpss_",
+    "dop_v1_",
+    "hvs.",
+    "lin_api_",
+    "dapi",
+    "age-secret-key-",
+    "atatt3",
+    "pmak-",
+    "glsa_",
+    "sbp_",
+    "r8_",
+    "gsk_",
+    "ntn_",
+    "sntrys_",
+    "dp.st.",
+    "dp.ct.",
+    "dp.sa.",
+    "dp.scrt.",
+    "tskey-",
+    "sk.eyj",
+    "sg.",
+    "sq0atp-",
+    "sq0csp-",
+    "aaaa",
 )
-_GITLAB_PREFIXES = ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "glcbt-", "glimt-", "glptt-", "gloas-", "glsa-", "glagent-", "gr1348941")
+_GITLAB_PREFIXES = (
+    "glpat-",
+    "gldt-",
+    "glft-",
+    "glsoat-",
+    "glrt-",
+    "glcbt-",
+    "glimt-",
+    "glptt-",
+    "gloas-",
+    "glsa-",
+    "glagent-",
+    "gr1348941",
+)
 _PATTERNS: tuple[_Rule, ...] = (
-    ("private key block", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"), ("private key",), False),
+    (
+        "private key block",
+        re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
+        ("private key",),
+        False,
+    ),
     ("Anthropic API key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}"), ("sk-ant-",), False),
     ("OpenAI API key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}"), ("sk-",), False),
-    ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b"), ("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"), False),
-    ("AWS secret access key", re.compile(r"aws_?secret_?access_?key\s*[=:]\s*['\"]?[a-z0-9/+=]{40}"), ("secret",), True),
-    ("GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})"), ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), False),
-    ("GitLab token", re.compile(r"\bgl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|oas|sa)-[A-Za-z0-9_-]{20,}"), _GITLAB_PREFIXES, False),
+    (
+        "AWS access key id",
+        re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b"),
+        ("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"),
+        False,
+    ),
+    (
+        "AWS secret access key",
+        re.compile(r"aws_?secret_?access_?key\s*[=:]\s*['\"]?[a-z0-9/+=]{40}"),
+        ("secret",),
+        True,
+    ),
+    (
+        "GitHub token",
+        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})"),
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        False,
+    ),
+    (
+        "GitLab token",
+        re.compile(r"\bgl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|oas|sa)-[A-Za-z0-9_-]{20,}"),
+        _GITLAB_PREFIXES,
+        False,
+    ),
     ("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}"), ("hf_",), False),
     ("npm token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), ("npm_",), False),
     ("PyPI token", re.compile(r"\bpypi-[A-Za-z0-9_-]{50,}"), ("pypi-",), False),
-    ("Azure storage key", re.compile(r"\b(?:accountkey|sharedaccesskey|sig)=[a-z0-9+/%]{30,}={0,2}"), ("accountkey=", "sharedaccesskey=", "sig="), True),
+    (
+        "Azure storage key",
+        re.compile(r"\b(?:accountkey|sharedaccesskey|sig)=[a-z0-9+/%]{30,}={0,2}"),
+        ("accountkey=", "sharedaccesskey=", "sig="),
+        True,
+    ),
     ("Twilio key", re.compile(r"(?:SK|AC)(?<![A-Za-z0-9]..)[0-9a-fA-F]{32}\b"), ("sk", "ac"), False),
-    ("Discord token", re.compile(r"[MNO](?<![A-Za-z\d_-].)[A-Za-z\d_-]{23,27}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,40}"), (".",), False),
-    ("Discord webhook", re.compile(r"https://(?:\w+\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{30,}"), ("discord",), False),
-    ("Slack token", re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{20,}"), ("xox", "xapp-"), False),
-    ("Slack webhook", re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/]{20,}"), ("hooks.slack.com",), False),
+    (
+        "Discord token",
+        re.compile(r"[MNO](?<![A-Za-z\d_-].)[A-Za-z\d_-]{23,27}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,40}"),
+        (".",),
+        False,
+    ),
+    (
+        "Discord webhook",
+        re.compile(r"https://(?:\w+\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{30,}"),
+        ("discord",),
+        False,
+    ),
+    (
+        "Slack token",
+        re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{20,}"),
+        ("xox", "xapp-"),
+        False,
+    ),
+    (
+        "Slack webhook",
+        re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/]{20,}"),
+        ("hooks.slack.com",),
+        False,
+    ),
     ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), ("aiza",), False),
     ("Google OAuth secret", re.compile(r"\bGOCSPX-[A-Za-z0-9_-]{20,}"), ("gocspx-",), False),
-    ("Stripe key", re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}|\bwhsec_[A-Za-z0-9]{24,}"), ("k_live_", "k_test_", "whsec_"), False),
+    (
+        "Stripe key",
+        re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}|\bwhsec_[A-Za-z0-9]{24,}"),
+        ("k_live_", "k_test_", "whsec_"),
+        False,
+    ),
     ("JSON web token", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), ("eyj",), False),
     ("credentials in URL", re.compile(r"://(?<=[a-z0-9+.-]://)[^\s:/@]+:[^\s/@]{3,}@[^\s/]+"), ("://",), False),
-    ("service token", re.compile(
-        r"\b(?:shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|dop_v1_[a-f0-9]{64}|hvs\.[A-Za-z0-9_-]{24,}|lin_api_[A-Za-z0-9]{40}|dapi[a-f0-9]{32}"
-        r"|AGE-SECRET-KEY-1[0-9A-Z]{58}|ATATT3[A-Za-z0-9_=-]{40,}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}"
-        r"|sbp_[a-f0-9]{40}|r8_[A-Za-z0-9]{37}|gsk_[A-Za-z0-9]{48,}|ntn_[A-Za-z0-9]{40,}|sntrys_[A-Za-z0-9+/=_-]{40,}"
-        r"|dp\.(?:st|ct|sa|scrt)\.[A-Za-z0-9_-]{40,}|tskey-[a-z]+-[A-Za-z0-9]{10,}-[A-Za-z0-9]{20,}|sk\.eyJ[A-Za-z0-9_.-]{40,}"
-        r"|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|sq0(?:atp|csp)-[A-Za-z0-9_-]{22,43}|AAAA[A-Za-z0-9_-]{7}:[A-Za-z0-9_-]{100,})"
-    ), _SERVICE_PREFIXES, False),
+    (
+        "service token",
+        re.compile(
+            r"\b(?:shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|dop_v1_[a-f0-9]{64}|hvs\.[A-Za-z0-9_-]{24,}|lin_api_[A-Za-z0-9]{40}|dapi[a-f0-9]{32}"
+            r"|AGE-SECRET-KEY-1[0-9A-Z]{58}|ATATT3[A-Za-z0-9_=-]{40,}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}"
+            r"|sbp_[a-f0-9]{40}|r8_[A-Za-z0-9]{37}|gsk_[A-Za-z0-9]{48,}|ntn_[A-Za-z0-9]{40,}|sntrys_[A-Za-z0-9+/=_-]{40,}"
+            r"|dp\.(?:st|ct|sa|scrt)\.[A-Za-z0-9_-]{40,}|tskey-[a-z]+-[A-Za-z0-9]{10,}-[A-Za-z0-9]{20,}|sk\.eyJ[A-Za-z0-9_.-]{40,}"
+            r"|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|sq0(?:atp|csp)-[A-Za-z0-9_-]{22,43}|AAAA[A-Za-z0-9_-]{7}:[A-Za-z0-9_-]{100,})"
+        ),
+        _SERVICE_PREFIXES,
+        False,
+    ),
 )
 # Benign look-alikes, skipped by the entropy check only: lockfile integrity and other digests, data URIs,
 # public keys, Go module sums, UUIDs, and URL paths (a document id is not a credential).
@@ -127,8 +225,28 @@ def _detect_secrets_patterns() -> tuple[_Rule, ...]:
     Left out: keyword, hex-entropy and public-IP (they flag commit SHAs, IPs and `token_count = 1000`)
     and Artifactory (`AP` + 9 letters flags upper-case identifiers)."""
     from detect_secrets.plugins import (
-        aws, azure_storage_key, basic_auth, cloudant, discord, github_token, gitlab_token, ibm_cloud_iam, ibm_cos_hmac, jwt,
-        mailchimp, npm, openai, private_key, pypi_token, sendgrid, slack, softlayer, square_oauth, stripe, telegram_token, twilio,
+        aws,
+        azure_storage_key,
+        basic_auth,
+        cloudant,
+        discord,
+        github_token,
+        gitlab_token,
+        ibm_cloud_iam,
+        ibm_cos_hmac,
+        jwt,
+        mailchimp,
+        npm,
+        openai,
+        private_key,
+        pypi_token,
+        sendgrid,
+        slack,
+        softlayer,
+        square_oauth,
+        stripe,
+        telegram_token,
+        twilio,
     )
 
     plugins: tuple[tuple[Any, tuple[str, ...]], ...] = (
@@ -155,7 +273,9 @@ def _detect_secrets_patterns() -> tuple[_Rule, ...]:
         (telegram_token.TelegramBotTokenDetector, (":",)),
         (twilio.TwilioKeyDetector, ("ac", "sk")),
     )
-    return tuple((plugin.secret_type, regex, triggers, False) for plugin, triggers in plugins for regex in plugin().denylist)
+    return tuple(
+        (plugin.secret_type, regex, triggers, False) for plugin, triggers in plugins for regex in plugin().denylist
+    )
 
 
 # The screen that lets most texts skip the rules: every rule above (ours and detect-secrets') matches either a
@@ -166,8 +286,22 @@ def _detect_secrets_patterns() -> tuple[_Rule, ...]:
 # (tests/test_security.py checks each rule's own examples).
 _RUN = re.compile(r"[A-Za-z0-9_=-]{20}")
 _RUN_MIN = 20
-_UNBOUNDED_TRIGGERS = ("://", "private", "putty", "secret", "accountkey", "sharedaccesskey", "sig=", "xox", "hooks.slack.com", "eyj",
-                       "sntrys_", "aws", "_authtoken", "sq0csp-")
+_UNBOUNDED_TRIGGERS = (
+    "://",
+    "private",
+    "putty",
+    "secret",
+    "accountkey",
+    "sharedaccesskey",
+    "sig=",
+    "xox",
+    "hooks.slack.com",
+    "eyj",
+    "sntrys_",
+    "aws",
+    "_authtoken",
+    "sq0csp-",
+)
 
 
 def _rules_may_match(text: str, low: str, longest: int) -> bool:
@@ -197,7 +331,9 @@ def _prose_value(value: str, *, quoted: bool, after: str) -> bool:
         return True
     if re.search(r"[A-Za-z]", value) and re.search(r"[0-9!@#$%^&*+=~_-]", value):
         return True
-    return len(value) >= 12 and value.isalpha() and not _ORDINARY_WORD.match(value) and after in ("", ".", ",", ";", "\n")
+    return (
+        len(value) >= 12 and value.isalpha() and not _ORDINARY_WORD.match(value) and after in ("", ".", ",", ";", "\n")
+    )
 
 
 def _position(text: str, index: int) -> tuple[int, int]:
@@ -228,7 +364,7 @@ def _credential_words(text: str, low: str, add: Callable[[str, int, int], None])
 
 
 def _assignment(text: str, m: re.Match[str], add: Callable[[str, int, int], None]) -> None:
-    value = text[m.start("value"):m.end("value")]
+    value = text[m.start("value") : m.end("value")]
     if _PLACEHOLDER.match(value) or value.lower() in {"required", "optional"}:
         return
     key = m.group("key")
@@ -236,16 +372,16 @@ def _assignment(text: str, m: re.Match[str], add: Callable[[str, int, int], None
         # `token_count: 100000` is not a secret; a token/key value is long and mixes letters and digits.
         if len(value) < 12 or not (re.search(r"[A-Za-z]", value) and re.search(r"[0-9]", value)):
             return
-    add(f"credential assignment ({text[m.start('key'):m.end('key')]})", m.start("value"), m.end("value"))
+    add(f"credential assignment ({text[m.start('key') : m.end('key')]})", m.start("value"), m.end("value"))
 
 
 def _prose(text: str, m: re.Match[str], add: Callable[[str, int, int], None]) -> None:
     group = "quoted" if m.group("quoted") else "value"
     start = m.start(group)
-    value = text[start:m.end(group)]
+    value = text[start : m.end(group)]
     value = value.rstrip(".,;:!?)") if group == "value" else value
     end = start + len(value)
-    if _PLACEHOLDER.match(value) or not _prose_value(value, quoted=bool(m.group("q")), after=text[end:end + 1]):
+    if _PLACEHOLDER.match(value) or not _prose_value(value, quoted=bool(m.group("q")), after=text[end : end + 1]):
         return
     add(f"credential in prose ({m.group('key')})", start, end)
 
@@ -278,7 +414,7 @@ def _split_spans(text: str, add: Callable[[str, int, int], None]) -> None:
                 continue
             for found in pattern.finditer(low if on_lower else joined):
                 start, end = found.span()
-                if not any(window[offsets[start] - m.start():offsets[end - 1] - m.start()].split()[1:2]):
+                if not any(window[offsets[start] - m.start() : offsets[end - 1] - m.start()].split()[1:2]):
                     continue  # within one fragment: the main pass judged it
                 add(f"{kind} (split by whitespace)", offsets[start], offsets[end - 1] + 1)
 
@@ -326,7 +462,10 @@ def _spans(text: str) -> list[tuple[str, int, int]]:
     if "'" in text or '"' in text:
         for m in _quoted_base64().finditer(text):
             value = m.group(2)
-            if sum(len(w) for w in _WORDISH.findall(value)) < 0.5 * len(value) and _entropy(value) > QUOTED_ENTROPY_LIMIT:
+            if (
+                sum(len(w) for w in _WORDISH.findall(value)) < 0.5 * len(value)
+                and _entropy(value) > QUOTED_ENTROPY_LIMIT
+            ):
                 if not is_benign(m.start(2), m.end(2)):
                     add("high-entropy string", m.start(2), m.end(2))
     spans.sort(key=lambda span: span[1])

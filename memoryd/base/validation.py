@@ -52,7 +52,9 @@ def check_path(value: str, *, field: str, error: type[InvalidRequest] = InvalidP
         raise error(f"{field} must be an absolute path, got {value[:200]!r}; pass e.g. {example}.")
     size = len(value.encode("utf-8"))
     if size > limits.PATH_MAX_BYTES:
-        raise error(f"{field} is {size:,} bytes, over the {limits.PATH_MAX_BYTES:,}-byte path limit; pass the real path.")
+        raise error(
+            f"{field} is {size:,} bytes, over the {limits.PATH_MAX_BYTES:,}-byte path limit; pass the real path."
+        )
     for part in value.split("/"):
         if len(part.encode("utf-8")) > limits.PATH_COMPONENT_MAX_BYTES:
             raise error(
@@ -64,5 +66,7 @@ def check_path(value: str, *, field: str, error: type[InvalidRequest] = InvalidP
 
 def check_transcript_path(value: str, *, field: str = "transcript_path") -> str:
     """A transcript path as an agent sends it (`~` allowed): `check_path` after expanding the user."""
-    check_path(os.path.expanduser(value) if isinstance(value, str) else value, field=field, example=TRANSCRIPT_PATH_EXAMPLE)
+    check_path(
+        os.path.expanduser(value) if isinstance(value, str) else value, field=field, example=TRANSCRIPT_PATH_EXAMPLE
+    )
     return value

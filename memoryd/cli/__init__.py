@@ -15,12 +15,48 @@ import sys
 from typing import Sequence
 
 from memoryd import __version__
-from memoryd.cli import backfill, config, doctor, dream, grep, hook, hooks, mcp, memories, recall, review, service, setup, stale, team, transfer, ui
+from memoryd.cli import (
+    backfill,
+    config,
+    doctor,
+    dream,
+    grep,
+    hook,
+    hooks,
+    mcp,
+    memories,
+    recall,
+    review,
+    service,
+    setup,
+    stale,
+    team,
+    transfer,
+    ui,
+)
 from memoryd.cli.help import describe
 from memoryd.cli.output import EXIT_USAGE, Parser, run_command
 
 # Each module adds its subcommands; a new command group is one line here.
-COMMAND_MODULES = [setup, service, memories, recall, dream, hooks, hook, doctor, grep, mcp, backfill, team, ui, review, stale, transfer, config]
+COMMAND_MODULES = [
+    setup,
+    service,
+    memories,
+    recall,
+    dream,
+    hooks,
+    hook,
+    doctor,
+    grep,
+    mcp,
+    backfill,
+    team,
+    ui,
+    review,
+    stale,
+    transfer,
+    config,
+]
 
 EPILOG = """exit codes: 0 ok; 1 the daemon refused, a check failed, or grep found nothing;
 2 bad usage or config; 3 the daemon is not running.
@@ -29,8 +65,12 @@ EPILOG = """exit codes: 0 ok; 1 the daemon refused, a check failed, or grep foun
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="memoryd", description="Local memory for coding agents.", epilog=EPILOG,
-                    formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = Parser(
+        prog="memoryd",
+        description="Local memory for coding agents.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"memoryd {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMAND_MODULES:

@@ -16,9 +16,13 @@ _UNIT_DAYS = {"": 1.0, "d": 1.0, "h": 1 / 24, "w": 7.0}
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = common(sub.add_parser("backfill", help="extract memories from existing transcripts (with a progress bar)"), cwd=False)
+    p = common(
+        sub.add_parser("backfill", help="extract memories from existing transcripts (with a progress bar)"), cwd=False
+    )
     p.add_argument("--since", default="30d", help="only transcripts touched in this window: 30d, 12h, 2w (default 30d)")
-    p.add_argument("--project", default=None, help="only this project's transcripts (a directory inside it); default: all")
+    p.add_argument(
+        "--project", default=None, help="only this project's transcripts (a directory inside it); default: all"
+    )
     p.add_argument("--no-wait", action="store_true", help="queue the jobs and return")
     p.set_defaults(func=cmd_backfill)
 
@@ -38,11 +42,18 @@ def cmd_backfill(args: argparse.Namespace) -> int:
     with client_of(args) as c:
         started = c.request("POST", "/v1/backfill", json=body)
         if args.no_wait or started["jobs_queued"] == 0:
-            emit(args, started, f"{started['transcripts']} transcript(s), {started['jobs_queued']} extraction job(s) queued")
+            emit(
+                args,
+                started,
+                f"{started['transcripts']} transcript(s), {started['jobs_queued']} extraction job(s) queued",
+            )
             return EXIT_OK
         progress = _wait(c, started["jobs_queued"], quiet=args.json or not sys.stderr.isatty())
-    emit(args, {**started, "progress": progress},
-         f"backfill done: {progress['done']} extracted, {progress['skipped']} skipped, {progress['failed']} failed")
+    emit(
+        args,
+        {**started, "progress": progress},
+        f"backfill done: {progress['done']} extracted, {progress['skipped']} skipped, {progress['failed']} failed",
+    )
     return EXIT_OK
 
 
@@ -54,7 +65,9 @@ def _wait(c: Any, queued: int, *, quiet: bool) -> dict[str, Any]:
         return dict(p)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    with Progress(TextColumn("backfill"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True) as bar:
+    with Progress(
+        TextColumn("backfill"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True
+    ) as bar:
         task = bar.add_task("jobs", total=queued)
         while True:
             p = c.request("GET", "/v1/backfill")

@@ -20,29 +20,60 @@ LOG_FOLLOW_POLL_SECONDS = 0.25
 
 
 def _parser(sub: argparse._SubParsersAction, name: str, help: str, example: str) -> argparse.ArgumentParser:  # type: ignore[type-arg]
-    return sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".", epilog=f"example:\n  {example}",
-                          formatter_class=argparse.RawDescriptionHelpFormatter)
+    return sub.add_parser(
+        name,
+        help=help,
+        description=help[0].upper() + help[1:] + ".",
+        epilog=f"example:\n  {example}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = common(_parser(sub, "config", "show the config file's path and every effective setting with where it came from",
-                       "memoryd config            # then: memoryd config init"), cwd=False)
+    p = common(
+        _parser(
+            sub,
+            "config",
+            "show the config file's path and every effective setting with where it came from",
+            "memoryd config            # then: memoryd config init",
+        ),
+        cwd=False,
+    )
     p.set_defaults(func=cmd_config)
     actions = p.add_subparsers(dest="config_action", metavar="ACTION")
-    init = common(actions.add_parser("init", help="write the commented example config (every setting, its default, what it does)",
-                                      description="Write the commented example config to $MEMORYD_HOME/config.toml; never overwrites a file.",
-                                      epilog="example:\n  memoryd config init && $EDITOR ~/.memoryd/config.toml",
-                                      formatter_class=argparse.RawDescriptionHelpFormatter), cwd=False)
-    init.add_argument("--print", dest="to_stdout", action="store_true", help="print it on stdout instead of writing the file")
+    init = common(
+        actions.add_parser(
+            "init",
+            help="write the commented example config (every setting, its default, what it does)",
+            description="Write the commented example config to $MEMORYD_HOME/config.toml; never overwrites a file.",
+            epilog="example:\n  memoryd config init && $EDITOR ~/.memoryd/config.toml",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        ),
+        cwd=False,
+    )
+    init.add_argument(
+        "--print", dest="to_stdout", action="store_true", help="print it on stdout instead of writing the file"
+    )
     init.set_defaults(func=cmd_config_init)
 
-    p = _parser(sub, "logs", "print the daemon's log (its path: `memoryd status`)", "memoryd logs -f        # follow it, like tail -f")
+    p = _parser(
+        sub,
+        "logs",
+        "print the daemon's log (its path: `memoryd status`)",
+        "memoryd logs -f        # follow it, like tail -f",
+    )
     p.add_argument("-n", "--lines", type=int, default=50, help="how many of the last lines to print (default 50)")
-    p.add_argument("-f", "--follow", action="store_true", help="keep printing lines as the daemon writes them (Ctrl-C stops)")
+    p.add_argument(
+        "-f", "--follow", action="store_true", help="keep printing lines as the daemon writes them (Ctrl-C stops)"
+    )
     p.set_defaults(func=cmd_logs)
 
-    p = _parser(sub, "completion", "print the shell completion script for bash, zsh or fish",
-                "memoryd completion bash > ~/.local/share/bash-completion/completions/memoryd")
+    p = _parser(
+        sub,
+        "completion",
+        "print the shell completion script for bash, zsh or fish",
+        "memoryd completion bash > ~/.local/share/bash-completion/completions/memoryd",
+    )
     p.add_argument("shell", choices=SHELLS, help="the shell to complete in")
     p.set_defaults(func=cmd_completion)
 
@@ -56,11 +87,16 @@ def cmd_config(args: argparse.Namespace) -> int:
     data: ConfigResult = {"path": str(path), "exists": path.is_file(), "settings": settings}
 
     def human(d: dict[str, Any]) -> Any:
-        head = f"config file: {d['path']}" + ("" if d["exists"] else " (does not exist: every setting is its default; `memoryd config init` writes one)")
+        head = f"config file: {d['path']}" + (
+            "" if d["exists"] else " (does not exist: every setting is its default; `memoryd config init` writes one)"
+        )
         from rich.console import Group
         from rich.text import Text
 
-        body = table(["setting", "value", "from"], [[r["setting"], json.dumps(r["value"], ensure_ascii=False), r["source"]] for r in d["settings"]])
+        body = table(
+            ["setting", "value", "from"],
+            [[r["setting"], json.dumps(r["value"], ensure_ascii=False), r["source"]] for r in d["settings"]],
+        )
         return Group(Text(head), Text(""), body) if not isinstance(body, str) else f"{head}\n\n{body}"
 
     emit(args, data, human)
@@ -79,7 +115,12 @@ def cmd_config_init(args: argparse.Namespace) -> int:
     home = home_from_env()
     path = home / CONFIG_FILENAME
     if path.exists():
-        return fail(args, f"{path} exists; nothing was changed. `memoryd config init --print` shows the example to copy from.", EXIT_USAGE, "exists")
+        return fail(
+            args,
+            f"{path} exists; nothing was changed. `memoryd config init --print` shows the example to copy from.",
+            EXIT_USAGE,
+            "exists",
+        )
     home.mkdir(parents=True, exist_ok=True, mode=0o700)
     atomic_write(path, text)
     written: ConfigInitResult = {"path": str(path), "written": True}
@@ -113,7 +154,11 @@ def cmd_logs(args: argparse.Namespace) -> int:
     try:
         f = path.open("rb")
     except FileNotFoundError:
-        return fail(args, f"no log yet at {path}: the daemon writes it from its first start (memoryd serve, or memoryd setup).", code="no_log")
+        return fail(
+            args,
+            f"no log yet at {path}: the daemon writes it from its first start (memoryd serve, or memoryd setup).",
+            code="no_log",
+        )
     with f:
         for line in _tail(f, args.lines):
             print(line)

@@ -12,14 +12,22 @@ if TYPE_CHECKING:
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = common(sub.add_parser("doctor", help="check daemon, token, service, hooks, memory dir, transcript roots, LLM, grep, disk"))
+    p = common(
+        sub.add_parser(
+            "doctor", help="check daemon, token, service, hooks, memory dir, transcript roots, LLM, grep, disk"
+        )
+    )
     p.set_defaults(func=cmd_doctor)
 
 
 def _human(d: dict[str, Any]) -> Any:
     verdict = "all good" if d["ok"] else f"{sum(not c['ok'] for c in d['checks'])} check(s) failed"
     if not styled():
-        lines = [f"{'ok  ' if c['ok'] else 'FAIL'}  {c['name']}: {c['detail']}" + (f"\n      fix: {c['fix']}" if c["fix"] else "") for c in d["checks"]]
+        lines = [
+            f"{'ok  ' if c['ok'] else 'FAIL'}  {c['name']}: {c['detail']}"
+            + (f"\n      fix: {c['fix']}" if c["fix"] else "")
+            for c in d["checks"]
+        ]
         return "\n".join(lines + ["", verdict])
     from rich.console import Group
     from rich.table import Table

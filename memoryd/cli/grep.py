@@ -18,8 +18,14 @@ repeats, POSIX classes and Unicode escapes are refused with a hint: rewrite, or 
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = common(sub.add_parser("grep", help="search past session transcripts for a narrow term", epilog=DIALECT,
-                              formatter_class=argparse.RawDescriptionHelpFormatter))
+    p = common(
+        sub.add_parser(
+            "grep",
+            help="search past session transcripts for a narrow term",
+            epilog=DIALECT,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+    )
     p.add_argument("pattern", help="a narrow literal term (or a regex with --regex)")
     p.add_argument("--regex", "-E", action="store_true", help="treat the pattern as a regex (dialect below)")
     p.add_argument("--ignore-case", "-i", action="store_true", help="case-insensitive match")
@@ -29,7 +35,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 
 def _human(data: dict[str, Any]) -> str:
-    lines = [f"{h['timestamp'] or '-'}  {h['session_id']}:{h['line']}  [{h['role'] or '?'}]  {h['snippet']}" for h in data["results"]]
+    lines = [
+        f"{h['timestamp'] or '-'}  {h['session_id']}:{h['line']}  [{h['role'] or '?'}]  {h['snippet']}"
+        for h in data["results"]
+    ]
     if not lines:
         lines.append(f"No matches ({data['files_scanned']} transcripts searched).")
     if data["truncated"]:

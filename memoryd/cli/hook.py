@@ -18,17 +18,21 @@ from memoryd.cli.output import EXIT_OK
 
 # A hook event is a few KB (the prompt, paths); anything far larger is not one.
 MAX_EVENT_BYTES = 4 * 1024 * 1024
-DOWN_NOTE = ("memoryd is not running, so this session gets no memories from it. Start it with "
-             "`memoryd serve` in a terminal, or run it as a user service with `memoryd setup`; "
-             "`memoryd doctor` checks the install.")
+DOWN_NOTE = (
+    "memoryd is not running, so this session gets no memories from it. Start it with "
+    "`memoryd serve` in a terminal, or run it as a user service with `memoryd setup`; "
+    "`memoryd doctor` checks the install."
+)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser(
-        "hook", help="forward one agent hook event (stdin) to the daemon and print its answer",
+        "hook",
+        help="forward one agent hook event (stdin) to the daemon and print its answer",
         description="Forward one hook event, read on stdin, to the running daemon and print its answer. "
-                    "The Claude Code plugin's hooks run this; it always exits 0 and never blocks the agent.",
-        epilog="the event is Claude Code's hook JSON, e.g. {\"hook_event_name\": \"SessionStart\", \"cwd\": \"/home/me/shop\", \"session_id\": \"s1\"}")
+        "The Claude Code plugin's hooks run this; it always exits 0 and never blocks the agent.",
+        epilog='the event is Claude Code\'s hook JSON, e.g. {"hook_event_name": "SessionStart", "cwd": "/home/me/shop", "session_id": "s1"}',
+    )
     p.add_argument("agent", choices=["claude-code"], help="the agent that sent the event")
     p.set_defaults(func=cmd_hook)
 

@@ -10,23 +10,44 @@ from memoryd.cli.output import EXIT_OK, EXIT_USAGE, common, cwd_of, emit, fail, 
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = common(sub.add_parser(
-        "hooks", help="print (or --install) the Claude Code settings-file hooks that connect it to memoryd",
-        description="Print, install or remove memoryd's hooks in a Claude Code settings file: the way in for people who "
-                    "do not use Claude Code plugins (with the plugin, these are not needed and are refused).",
-        epilog="example:\n  memoryd hooks --install            # ~/.claude/settings.json, with a backup of the old file",
-        formatter_class=argparse.RawDescriptionHelpFormatter))
+    p = common(
+        sub.add_parser(
+            "hooks",
+            help="print (or --install) the Claude Code settings-file hooks that connect it to memoryd",
+            description="Print, install or remove memoryd's hooks in a Claude Code settings file: the way in for people who "
+            "do not use Claude Code plugins (with the plugin, these are not needed and are refused).",
+            epilog="example:\n  memoryd hooks --install            # ~/.claude/settings.json, with a backup of the old file",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+    )
     action = p.add_mutually_exclusive_group()
     action.add_argument("--install", action="store_true", help="merge the hooks into the Claude Code settings file")
     action.add_argument("--uninstall", action="store_true", help="remove memoryd's hooks (and only those)")
-    p.add_argument("--scope", choices=["user", "project", "local"], default="user", help="user: ~/.claude/settings.json (default); project/local: <cwd>/.claude/")
-    p.add_argument("--type", dest="hook_type", choices=["command", "http"], default="command", help="command (curl, fails open silently; default) or http (SessionStart stays a command)")
+    p.add_argument(
+        "--scope",
+        choices=["user", "project", "local"],
+        default="user",
+        help="user: ~/.claude/settings.json (default); project/local: <cwd>/.claude/",
+    )
+    p.add_argument(
+        "--type",
+        dest="hook_type",
+        choices=["command", "http"],
+        default="command",
+        help="command (curl, fails open silently; default) or http (SessionStart stays a command)",
+    )
     p.set_defaults(func=cmd_hooks)
 
 
 def cmd_hooks(args: argparse.Namespace) -> int:
     from memoryd.client import daemon_url
-    from memoryd.integrations.claude_code import hooks_block, install_hooks, settings_path, uninstall_hooks, write_auth_header
+    from memoryd.integrations.claude_code import (
+        hooks_block,
+        install_hooks,
+        settings_path,
+        uninstall_hooks,
+        write_auth_header,
+    )
     from memoryd.integrations.claude_plugin import PLUGIN_ID, plugin_enabled
     from memoryd.service.auth import load_or_create_token
 
@@ -38,9 +59,13 @@ def cmd_hooks(args: argparse.Namespace) -> int:
         return EXIT_OK
     enabled = plugin_enabled(Path(cwd_of(args))) if args.install else []
     if enabled:  # both would answer every event: the plugin's hooks already connect Claude Code
-        return fail(args, f"the memoryd plugin is enabled in {enabled[-1]}, and its hooks already connect Claude Code; installing these too "
-                          f"would answer every event twice. Keep the plugin (nothing to do), or remove it first: claude plugin uninstall {PLUGIN_ID}",
-                    EXIT_USAGE, "plugin_installed")
+        return fail(
+            args,
+            f"the memoryd plugin is enabled in {enabled[-1]}, and its hooks already connect Claude Code; installing these too "
+            f"would answer every event twice. Keep the plugin (nothing to do), or remove it first: claude plugin uninstall {PLUGIN_ID}",
+            EXIT_USAGE,
+            "plugin_installed",
+        )
     token = load_or_create_token(settings.home, settings.token_override)
     header = write_auth_header(settings.home, token) if args.install else settings.home / "curl-auth-header"
     block = hooks_block(daemon_url(settings), header, args.hook_type)
@@ -48,7 +73,15 @@ def cmd_hooks(args: argparse.Namespace) -> int:
         emit(args, block, json.dumps(block, indent=2))
         return EXIT_OK
     result = install_hooks(path, block)
-    note = " (with --type http, export MEMORYD_TOKEN=$(cat ~/.memoryd/token) where you start claude)" if args.hook_type == "http" else ""
-    emit(args, result, f"{'installed' if result['changed'] else 'already installed:'} memoryd hooks in {path} for {', '.join(result['events'])}{note}"
-         + (f"\nbackup of the previous file: {result['backup']}" if result["backup"] else ""))
+    note = (
+        " (with --type http, export MEMORYD_TOKEN=$(cat ~/.memoryd/token) where you start claude)"
+        if args.hook_type == "http"
+        else ""
+    )
+    emit(
+        args,
+        result,
+        f"{'installed' if result['changed'] else 'already installed:'} memoryd hooks in {path} for {', '.join(result['events'])}{note}"
+        + (f"\nbackup of the previous file: {result['backup']}" if result["backup"] else ""),
+    )
     return EXIT_OK

@@ -12,8 +12,12 @@ from memoryd.mcp.configs import CLIENTS, print_config
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("mcp", help="serve memory to any MCP agent over stdio (Cursor, Codex, Gemini CLI, Claude)")
-    p.add_argument("--print-config", metavar="CLIENT", choices=sorted(CLIENTS),
-                   help=f"print the config that starts this server in CLIENT ({', '.join(sorted(CLIENTS))}) and exit")
+    p.add_argument(
+        "--print-config",
+        metavar="CLIENT",
+        choices=sorted(CLIENTS),
+        help=f"print the config that starts this server in CLIENT ({', '.join(sorted(CLIENTS))}) and exit",
+    )
     p.set_defaults(func=cmd_mcp)
 
 

@@ -49,9 +49,15 @@ def cmd_save(args: argparse.Namespace) -> int:
     if body is None:
         return fail(args, "no body: pass --body TEXT, or pipe the body on stdin (--body -).", EXIT_USAGE, "usage")
     with client_of(args) as client:
-        saved = client.save_memory(cwd_of(args), name=args.name, description=args.description, type_=args.type, body=body, team=args.team)
+        saved = client.save_memory(
+            cwd_of(args), name=args.name, description=args.description, type_=args.type, body=body, team=args.team
+        )
         # The API's `created` here is a flag; the CLI answers the memory as `show` does, plus `path` and `new`.
-        memory = client.get_memory(cwd_of(args), saved["filename"]) if not args.team else {k: v for k, v in saved.items() if k not in ("created", "path", "origin")}
+        memory = (
+            client.get_memory(cwd_of(args), saved["filename"])
+            if not args.team
+            else {k: v for k, v in saved.items() if k not in ("created", "path", "origin")}
+        )
     result = {**memory, "path": saved["path"], "new": bool(saved["created"])}
     emit(args, result, lambda r: f"{'saved' if r['new'] else 'updated'} {r['filename']} ({r['path']})")
     return EXIT_OK
@@ -59,10 +65,17 @@ def cmd_save(args: argparse.Namespace) -> int:
 
 def _human_list(data: dict[str, Any]) -> Any:
     rows = data["memories"]
-    head = (f"{len(rows)} memories" if len(rows) != 1 else "1 memory") if rows else "No memories saved yet for this project."
-    body = table(["modified", "type", "file", "name — description"],
-                 [[when(m["mtime"])[:16], m["type"], m["filename"], f"{m['name']} — {m['description']}"] for m in rows],
-                 title=head, empty=head)
+    head = (
+        (f"{len(rows)} memories" if len(rows) != 1 else "1 memory")
+        if rows
+        else "No memories saved yet for this project."
+    )
+    body = table(
+        ["modified", "type", "file", "name — description"],
+        [[when(m["mtime"])[:16], m["type"], m["filename"], f"{m['name']} — {m['description']}"] for m in rows],
+        title=head,
+        empty=head,
+    )
     problems = [f"  problem: {bad['filename']}: {bad['error']}" for bad in data.get("invalid", [])]
     if not problems:
         return body
@@ -83,7 +96,13 @@ def cmd_list(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     with client_of(args) as client:
         m = client.get_memory(cwd_of(args), args.filename)
-    emit(args, m, lambda m: f"# {m['name']}  [{m['type']}]\n{m['description']}\n(modified {when(m['modified'] or m['mtime'])})\n\n{m['body']}")
+    emit(
+        args,
+        m,
+        lambda m: (
+            f"# {m['name']}  [{m['type']}]\n{m['description']}\n(modified {when(m['modified'] or m['mtime'])})\n\n{m['body']}"
+        ),
+    )
     return EXIT_OK
 
 

@@ -21,8 +21,13 @@ if TYPE_CHECKING:
 # 0 ok; 1 the daemon refused, a check failed, or grep found nothing; 2 bad usage or config; 3 the daemon is not running.
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_DOWN = 0, 1, 2, 3
 EXIT_API = EXIT_FAIL
-EXIT_CODES = {EXIT_OK: "success", EXIT_FAIL: "the daemon refused the request, a check failed, or grep found no match",
-              EXIT_USAGE: "bad usage or configuration", EXIT_DOWN: "the daemon is not running", 130: "interrupted"}
+EXIT_CODES = {
+    EXIT_OK: "success",
+    EXIT_FAIL: "the daemon refused the request, a check failed, or grep found no match",
+    EXIT_USAGE: "bad usage or configuration",
+    EXIT_DOWN: "the daemon is not running",
+    130: "interrupted",
+}
 
 
 class Parser(argparse.ArgumentParser):
@@ -44,7 +49,13 @@ class _PrintSchema(argparse.Action):
     def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
         super().__init__(option_strings, dest, nargs=0, **kwargs)
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
         from memoryd.cli.schemas import schema_for
 
         print_json(schema_for(parser.prog.split(" ", 1)[1], EXIT_CODES))
@@ -54,7 +65,9 @@ class _PrintSchema(argparse.Action):
 def common(parser: argparse.ArgumentParser, *, cwd: bool = True) -> argparse.ArgumentParser:
     """Flags every command takes: --json, --json-schema, and --cwd for project-scoped ones."""
     parser.add_argument("--json", action="store_true", help="machine-readable JSON on stdout (errors too)")
-    parser.add_argument("--json-schema", action=_PrintSchema, help="print the JSON Schema of this command's --json output and exit")
+    parser.add_argument(
+        "--json-schema", action=_PrintSchema, help="print the JSON Schema of this command's --json output and exit"
+    )
     if cwd:
         parser.add_argument("--cwd", default=None, help="project directory (default: the current directory)")
     return parser
@@ -88,7 +101,10 @@ def normalize(data: Any) -> Any:
     from memoryd.cli.schemas import is_time_key  # the contract's time keys (schemas.py is also run as a script)
 
     if isinstance(data, dict):
-        return {k: iso(v) if is_time_key(k) and isinstance(v, (int, float)) and not isinstance(v, bool) else normalize(v) for k, v in data.items()}
+        return {
+            k: iso(v) if is_time_key(k) and isinstance(v, (int, float)) and not isinstance(v, bool) else normalize(v)
+            for k, v in data.items()
+        }
     if isinstance(data, list):
         return [normalize(v) for v in data]
     return data

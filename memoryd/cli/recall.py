@@ -13,7 +13,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("query", help="the prompt to recall for")
     p.add_argument("--session", default=None, help="session id (default: a fresh one, so nothing counts as surfaced)")
     p.add_argument("--inject", action="store_true", help="print the injection text instead of the summary")
-    p.add_argument("--explain", action="store_true", help="also show why: each memory's score and what matched, those just under the cut")
+    p.add_argument(
+        "--explain",
+        action="store_true",
+        help="also show why: each memory's score and what matched, those just under the cut",
+    )
     p.set_defaults(func=cmd_recall)
 
 

@@ -12,7 +12,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("review", help="memories waiting for review: list, approve, reject, edit")
     rsub = p.add_subparsers(dest="review_command", metavar="ACTION", required=True)
     common(rsub.add_parser("list", help="pending memories of this project")).set_defaults(func=cmd_list)
-    for action, text in (("approve", "write it (it joins MEMORY.md and recall)"), ("reject", "drop it; it is not proposed again")):
+    for action, text in (
+        ("approve", "write it (it joins MEMORY.md and recall)"),
+        ("reject", "drop it; it is not proposed again"),
+    ):
         a = common(rsub.add_parser(action, help=text), cwd=False)
         a.add_argument("item_id", nargs="+")
         a.set_defaults(func=cmd_decide, action=action)
@@ -36,8 +39,12 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     def human(d: dict[str, Any]) -> str:
         if not d["items"]:
-            return "Nothing waiting for review." + ("" if d["review"] else " (Review is off for this project: [extract] review = false.)")
-        return f"{len(d['items'])} memor{'y' if len(d['items']) == 1 else 'ies'} waiting for review:\n" + "\n".join(_human_item(i) for i in d["items"])
+            return "Nothing waiting for review." + (
+                "" if d["review"] else " (Review is off for this project: [extract] review = false.)"
+            )
+        return f"{len(d['items'])} memor{'y' if len(d['items']) == 1 else 'ies'} waiting for review:\n" + "\n".join(
+            _human_item(i) for i in d["items"]
+        )
 
     emit(args, data, human)
     return EXIT_OK
@@ -48,9 +55,16 @@ def cmd_decide(args: argparse.Namespace) -> int:
     with client_of(args) as c:
         for item_id in args.item_id:
             done.append(c.request("POST", f"/v1/review/{item_id}/{args.action}"))
-    emit(args, {"items": done}, lambda d: "\n".join(
-        f"approved {i['item_id']} → {i['filename']}" if i["status"] == "approved" else f"rejected {i['item_id']}: it will not be proposed again"
-        for i in d["items"]))
+    emit(
+        args,
+        {"items": done},
+        lambda d: "\n".join(
+            f"approved {i['item_id']} → {i['filename']}"
+            if i["status"] == "approved"
+            else f"rejected {i['item_id']}: it will not be proposed again"
+            for i in d["items"]
+        ),
+    )
     return EXIT_OK
 
 

@@ -44,7 +44,10 @@ def derive() -> dict[str, Any]:
     """Every command's success schema, and the error's, from their types."""
     from memoryd.cli.shapes import COMMAND_SHAPES, CliError
 
-    return {"error": _schema(CliError), "commands": {command: _schema(shape) for command, shape in COMMAND_SHAPES.items()}}
+    return {
+        "error": _schema(CliError),
+        "commands": {command: _schema(shape) for command, shape in COMMAND_SHAPES.items()},
+    }
 
 
 def _schema(shape: Any) -> dict[str, Any]:
@@ -63,7 +66,9 @@ def _iso_times(schema: Any) -> Any:
         return schema
     out = {key: _iso_times(value) for key, value in schema.items()}
     if isinstance(out.get("properties"), dict):
-        out["properties"] = {name: _as_time(prop) if is_time_key(name) else prop for name, prop in out["properties"].items()}
+        out["properties"] = {
+            name: _as_time(prop) if is_time_key(name) else prop for name, prop in out["properties"].items()
+        }
     return out
 
 

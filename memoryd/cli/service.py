@@ -18,18 +18,31 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--port", type=int, default=None, help="port (default 7377; 0 picks a free one)")
     p.set_defaults(func=cmd_serve)
 
-    p = common(sub.add_parser("status", help="is the daemon up, in which mode, doing what, and where this project's memory lives"))
+    p = common(
+        sub.add_parser(
+            "status", help="is the daemon up, in which mode, doing what, and where this project's memory lives"
+        )
+    )
     p.set_defaults(func=cmd_status)
 
-    p = common(sub.add_parser("stop", help="stop the running daemon (SIGTERM: running jobs finish or are re-queued)"), cwd=False)
+    p = common(
+        sub.add_parser("stop", help="stop the running daemon (SIGTERM: running jobs finish or are re-queued)"),
+        cwd=False,
+    )
     p.add_argument("--timeout", type=float, default=15.0, help="seconds to wait for it to exit (default 15)")
     p.set_defaults(func=cmd_stop)
 
-    p = common(sub.add_parser("install-service", help="write, enable and start the systemd/launchd user service"), cwd=False)
-    p.add_argument("--dry-run", action="store_true", help="print the unit and the commands without writing or running anything")
+    p = common(
+        sub.add_parser("install-service", help="write, enable and start the systemd/launchd user service"), cwd=False
+    )
+    p.add_argument(
+        "--dry-run", action="store_true", help="print the unit and the commands without writing or running anything"
+    )
     p.set_defaults(func=cmd_install_service)
 
-    p = common(sub.add_parser("uninstall-service", help="stop and disable the user service and remove its files"), cwd=False)
+    p = common(
+        sub.add_parser("uninstall-service", help="stop and disable the user service and remove its files"), cwd=False
+    )
     p.add_argument("--dry-run", action="store_true", help="print what would be removed and run, without doing it")
     p.set_defaults(func=cmd_uninstall_service)
 
@@ -50,7 +63,12 @@ def _human_status(s: dict[str, Any]) -> str:
     days = f"{up // 86400}d " if up >= 86400 else ""
     lines = [
         f"memoryd {s.get('version')} running (pid {s.get('pid')}, up {days}{time.strftime('%H:%M:%S', time.gmtime(up % 86400))})",
-        f"mode:    {s.get('mode')}" + (f" (model {s['model']})" if s.get("model") else " (no LLM: local recall, deterministic extraction and consolidation)"),
+        f"mode:    {s.get('mode')}"
+        + (
+            f" (model {s['model']})"
+            if s.get("model")
+            else " (no LLM: local recall, deterministic extraction and consolidation)"
+        ),
         f"home:    {s.get('home')}",
         f"log:     {s.get('log_file')} (memoryd logs -f)",
     ]
@@ -61,11 +79,22 @@ def _human_status(s: dict[str, Any]) -> str:
         lines.append(f"watching {kind}: {len(folders)} folder(s)")
     jobs = s.get("jobs")
     if isinstance(jobs, dict):
-        counts = ", ".join(f"{k} {v}" for k, v in jobs.items() if isinstance(v, int) and not isinstance(v, bool) and k != "every_n_turns")
+        counts = ", ".join(
+            f"{k} {v}"
+            for k, v in jobs.items()
+            if isinstance(v, int) and not isinstance(v, bool) and k != "every_n_turns"
+        )
         lines.append("jobs:    " + counts + (f" (now: {jobs['current_job']})" if jobs.get("current_job") else ""))
     grep = s.get("grep")
     if isinstance(grep, dict) and grep.get("engine"):
-        lines.append("grep:    " + (f"ripgrep ({grep.get('version')}, {grep.get('ripgrep')})" if grep["engine"] == "ripgrep" else "built-in scanner (no ripgrep found)"))
+        lines.append(
+            "grep:    "
+            + (
+                f"ripgrep ({grep.get('version')}, {grep.get('ripgrep')})"
+                if grep["engine"] == "ripgrep"
+                else "built-in scanner (no ripgrep found)"
+            )
+        )
     dream = s.get("dream")
     if isinstance(dream, dict) and dream.get("next_check"):
         lines.append(f"dream:   next check {when(dream['next_check'])}")
@@ -104,12 +133,18 @@ def cmd_stop(args: argparse.Namespace) -> int:
     home = home_from_env()
     running = read_runtime_file(home)
     if running is None:
-        return fail(args, f"memoryd is not running (no live daemon in {home / 'daemon.json'}).", EXIT_DOWN, "daemon_not_running")
+        return fail(
+            args, f"memoryd is not running (no live daemon in {home / 'daemon.json'}).", EXIT_DOWN, "daemon_not_running"
+        )
     pid = int(running["pid"])
     try:
         os.kill(pid, signal.SIGTERM)
     except PermissionError:
-        return fail(args, f"pid {pid} belongs to another user; stop it as that user (or with systemctl --user stop memoryd).", code="permission_denied")
+        return fail(
+            args,
+            f"pid {pid} belongs to another user; stop it as that user (or with systemctl --user stop memoryd).",
+            code="permission_denied",
+        )
     deadline = time.monotonic() + args.timeout
     while time.monotonic() < deadline:
         if read_runtime_file(home) is None:
@@ -117,7 +152,11 @@ def cmd_stop(args: argparse.Namespace) -> int:
             emit(args, stopped, f"stopped memoryd (pid {pid})")
             return EXIT_OK
         time.sleep(0.1)
-    return fail(args, f"memoryd (pid {pid}) did not exit within {args.timeout:g} s; look at its log, or `kill -9 {pid}` as a last resort.", code="stop_timeout")
+    return fail(
+        args,
+        f"memoryd (pid {pid}) did not exit within {args.timeout:g} s; look at its log, or `kill -9 {pid}` as a last resort.",
+        code="stop_timeout",
+    )
 
 
 def cmd_install_service(args: argparse.Namespace) -> int:
@@ -129,7 +168,9 @@ def cmd_install_service(args: argparse.Namespace) -> int:
         if r["dry_run"]:
             lines = [f"would write {r['path']}:", "", r["unit"].rstrip(), ""]
             lines += [f"would add to config.toml: {c}" for c in r["config_added"]]
-            lines += [f"would keep {', '.join(r['secrets'])} in {r['secrets_file']} (mode 0600)"] if r["secrets"] else []
+            lines += (
+                [f"would keep {', '.join(r['secrets'])} in {r['secrets_file']} (mode 0600)"] if r["secrets"] else []
+            )
             return "\n".join(lines + ["would run:"] + [f"  {c}" for c in r["commands"]])
         lines = [f"wrote {r['path']}"] + [f"added to config.toml: {c}" for c in r["config_added"]]
         lines += [f"kept {', '.join(r['secrets'])} in {r['secrets_file']} (mode 0600)"] if r["secrets"] else []
@@ -150,7 +191,11 @@ def cmd_uninstall_service(args: argparse.Namespace) -> int:
             return f"no service installed ({r['path']} does not exist)"
         if r["dry_run"]:
             return "\n".join([f"would run: {c}" for c in r["commands"]] + [f"would remove {r['path']}"])
-        return "\n".join([f"ran: {c}" for c in r["ran"]] + [f"could not run (ignored): {c}" for c in r["failed"]] + [f"removed {p}" for p in r["removed"]])
+        return "\n".join(
+            [f"ran: {c}" for c in r["ran"]]
+            + [f"could not run (ignored): {c}" for c in r["failed"]]
+            + [f"removed {p}" for p in r["removed"]]
+        )
 
     emit(args, result, human)
     return EXIT_OK

@@ -23,17 +23,33 @@ FOREGROUND = "memoryd serve"
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     from memoryd.mcp.configs import CLIENTS
 
-    p = common(sub.add_parser("setup", help="set up the rest in one step: the service, Claude Code, MCP where wanted, then a check"))
+    p = common(
+        sub.add_parser(
+            "setup", help="set up the rest in one step: the service, Claude Code, MCP where wanted, then a check"
+        )
+    )
     p.add_argument("--dry-run", action="store_true", help="say what each step would do; change nothing")
     p.add_argument("--no-service", action="store_true", help="leave the service alone (run `memoryd serve` yourself)")
-    p.add_argument("--hooks", action="store_true", help="connect Claude Code with settings-file hooks even when `claude` is on PATH (no plugin)")
+    p.add_argument(
+        "--hooks",
+        action="store_true",
+        help="connect Claude Code with settings-file hooks even when `claude` is on PATH (no plugin)",
+    )
     p.add_argument("--no-claude-code", action="store_true", help="leave Claude Code alone")
-    p.add_argument("--mcp", action="append", default=[], choices=sorted(CLIENTS), metavar="CLIENT",
-                   help=f"also print the MCP config for CLIENT ({', '.join(sorted(CLIENTS))}); repeatable")
+    p.add_argument(
+        "--mcp",
+        action="append",
+        default=[],
+        choices=sorted(CLIENTS),
+        metavar="CLIENT",
+        help=f"also print the MCP config for CLIENT ({', '.join(sorted(CLIENTS))}); repeatable",
+    )
     p.set_defaults(func=cmd_setup)
 
 
-def _step(name: str, action: SetupAction, detail: str, *, foreground: str | None = None, command: str | None = None) -> SetupStep:
+def _step(
+    name: str, action: SetupAction, detail: str, *, foreground: str | None = None, command: str | None = None
+) -> SetupStep:
     """One step's report; `foreground` (run the daemon by hand) and `command` (finish the step) only when it has them."""
     step: SetupStep = {"step": name, "action": action, "detail": detail}
     if foreground is not None:
@@ -66,13 +82,23 @@ def setup_service(settings: "Settings", dry_run: bool) -> SetupStep:
     t = target(settings, system="Darwin" if platform.system() == "Darwin" else "Linux")
     running = read_runtime_file(settings.home)
     if t.path.exists() and t.path.read_text(encoding="utf-8") == t.text and running is not None:
-        return _step("service", "already", f"{t.system} service {t.path} is installed and the daemon runs (pid {running['pid']})")
+        return _step(
+            "service", "already", f"{t.system} service {t.path} is installed and the daemon runs (pid {running['pid']})"
+        )
     why = _service_manager(t.system)
     if why is not None:
         if running is not None:
-            return _step("service", "skipped", f"{why}; the daemon runs in the foreground (pid {running['pid']}) and stops with its session")
-        return _step("service", "skipped", f"{why}, so no service here. Run the daemon in the foreground, in a terminal you keep open: {FOREGROUND}",
-                     foreground=FOREGROUND)
+            return _step(
+                "service",
+                "skipped",
+                f"{why}; the daemon runs in the foreground (pid {running['pid']}) and stops with its session",
+            )
+        return _step(
+            "service",
+            "skipped",
+            f"{why}, so no service here. Run the daemon in the foreground, in a terminal you keep open: {FOREGROUND}",
+            foreground=FOREGROUND,
+        )
     if dry_run:
         return _step("service", "would", f"write {t.path} and run: " + "; ".join(" ".join(c) for c in t.enable))
     try:
@@ -83,12 +109,20 @@ def setup_service(settings: "Settings", dry_run: bool) -> SetupStep:
 
 
 def _claude(claude: str, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([claude, *args], capture_output=True, text=True, timeout=CLAUDE_CLI_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [claude, *args], capture_output=True, text=True, timeout=CLAUDE_CLI_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL
+    )
 
 
 def setup_claude_code(settings: "Settings", cwd: str, dry_run: bool, prefer_hooks: bool) -> list[SetupStep]:
     from memoryd.integrations.claude_code import settings_path, uninstall_hooks
-    from memoryd.integrations.claude_plugin import PLUGIN_ID, install_commands, packaged_marketplace, plugin_enabled, settings_hooks
+    from memoryd.integrations.claude_plugin import (
+        PLUGIN_ID,
+        install_commands,
+        packaged_marketplace,
+        plugin_enabled,
+        settings_hooks,
+    )
 
     claude = shutil.which("claude")
     user_hooks = settings_path("user", Path(cwd))
@@ -96,31 +130,79 @@ def setup_claude_code(settings: "Settings", cwd: str, dry_run: bool, prefer_hook
     if claude is None or prefer_hooks:
         why = "`claude` is not on PATH" if claude is None else "--hooks"
         if ours:
-            return [_step("claude code", "already", f"memoryd's hooks are in {user_hooks} ({why}: settings-file hooks, not the plugin)")]
+            return [
+                _step(
+                    "claude code",
+                    "already",
+                    f"memoryd's hooks are in {user_hooks} ({why}: settings-file hooks, not the plugin)",
+                )
+            ]
         if plugin_enabled(Path(cwd)):
-            return [_step("claude code", "skipped", "the memoryd plugin is enabled; settings-file hooks beside it would answer every event twice")]
+            return [
+                _step(
+                    "claude code",
+                    "skipped",
+                    "the memoryd plugin is enabled; settings-file hooks beside it would answer every event twice",
+                )
+            ]
         if dry_run:
-            return [_step("claude code", "would", f"merge memoryd's hooks into {user_hooks} ({why}), with a backup of the file")]
+            return [
+                _step(
+                    "claude code",
+                    "would",
+                    f"merge memoryd's hooks into {user_hooks} ({why}), with a backup of the file",
+                )
+            ]
         return [_hooks_install(settings, user_hooks)]
     steps: list[SetupStep] = []
     if plugin_enabled(Path(cwd)):
         steps.append(_step("claude code", "already", f"the plugin {PLUGIN_ID} is enabled"))
     elif dry_run:
-        steps.append(_step("claude code", "would", "run: " + "; ".join(" ".join(c) for c in install_commands(claude, str(packaged_marketplace())))))
+        steps.append(
+            _step(
+                "claude code",
+                "would",
+                "run: " + "; ".join(" ".join(c) for c in install_commands(claude, str(packaged_marketplace()))),
+            )
+        )
     else:
         for cmd in install_commands(claude, str(packaged_marketplace())):
             proc = _claude(*cmd)
             if proc.returncode != 0 and "already" not in (proc.stdout + proc.stderr).lower():
                 said = (proc.stderr or proc.stdout).strip().splitlines()
-                return [_step("claude code", "failed", f"`{' '.join(cmd)}` failed ({said[-1] if said else f'exit {proc.returncode}'}); "
-                                                       f"`memoryd setup --hooks` connects Claude Code through its settings file instead")]
-        steps.append(_step("claude code", "done", f"installed the plugin {PLUGIN_ID} from {packaged_marketplace()} (its hooks run `memoryd hook claude-code`, its MCP server `memoryd mcp`)"))
+                return [
+                    _step(
+                        "claude code",
+                        "failed",
+                        f"`{' '.join(cmd)}` failed ({said[-1] if said else f'exit {proc.returncode}'}); "
+                        f"`memoryd setup --hooks` connects Claude Code through its settings file instead",
+                    )
+                ]
+        steps.append(
+            _step(
+                "claude code",
+                "done",
+                f"installed the plugin {PLUGIN_ID} from {packaged_marketplace()} (its hooks run `memoryd hook claude-code`, its MCP server `memoryd mcp`)",
+            )
+        )
     if ours:  # the plugin replaces them: one answer per event
         if dry_run:
-            steps.append(_step("settings-file hooks", "would", f"remove memoryd's hooks from {user_hooks} (the plugin replaces them), with a backup"))
+            steps.append(
+                _step(
+                    "settings-file hooks",
+                    "would",
+                    f"remove memoryd's hooks from {user_hooks} (the plugin replaces them), with a backup",
+                )
+            )
         else:
             result = uninstall_hooks(user_hooks)
-            steps.append(_step("settings-file hooks", "done", f"removed memoryd's hooks from {user_hooks}, the plugin replaces them (backup: {result['backup']})"))
+            steps.append(
+                _step(
+                    "settings-file hooks",
+                    "done",
+                    f"removed memoryd's hooks from {user_hooks}, the plugin replaces them (backup: {result['backup']})",
+                )
+            )
     return steps
 
 
@@ -142,8 +224,13 @@ def pending_import(settings: "Settings", cwd: str) -> SetupStep | None:
     old = info.get("old_store")
     if not old:
         return None
-    return _step("import", "skipped", f"{old['memories']} memories of this project stay in memoryd's own store {old['path']} until you import "
-                                      f"them into Claude Code's dir: {old['fix']}", command=f"memoryd import --from '{old['path']}'")
+    return _step(
+        "import",
+        "skipped",
+        f"{old['memories']} memories of this project stay in memoryd's own store {old['path']} until you import "
+        f"them into Claude Code's dir: {old['fix']}",
+        command=f"memoryd import --from '{old['path']}'",
+    )
 
 
 def cmd_setup(args: argparse.Namespace) -> int:
@@ -185,9 +272,13 @@ def _human(d: dict[str, Any]) -> str:
         if doctor["ok"]:
             lines.append(f"doctor: all {doctor['checks']} checks pass")
         else:
-            lines.append(f"doctor: {len(doctor['failed'])} of {doctor['checks']} checks fail (`memoryd doctor` for all of them):")
-            lines += [f"  FAIL {c['name']}: {c['detail']}" + (f"\n       fix: {c['fix']}" if c["fix"] else "") for c in doctor["failed"]]
+            lines.append(
+                f"doctor: {len(doctor['failed'])} of {doctor['checks']} checks fail (`memoryd doctor` for all of them):"
+            )
+            lines += [
+                f"  FAIL {c['name']}: {c['detail']}" + (f"\n       fix: {c['fix']}" if c["fix"] else "")
+                for c in doctor["failed"]
+            ]
     elif d["dry_run"]:
         lines.append("\n(dry run: nothing was changed)")
     return "\n".join(lines)
-

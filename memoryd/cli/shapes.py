@@ -52,20 +52,26 @@ class StatusResult(StatusOut):
 
     mode: Literal["llm", "offline"]
     log_file: str
-    memory_location: dict[str, Any] = Field(description="This project's memory dir, Claude Code's, and whether they are one (or {error}).")
+    memory_location: dict[str, Any] = Field(
+        description="This project's memory dir, Claude Code's, and whether they are one (or {error})."
+    )
 
 
 class SaveResult(MemoryOut):
     """`save` answers the memory as `show` does, plus the file written and whether it is new."""
 
-    created: str = Field("", description="The frontmatter's created stamp; absent after `save --team` (the team answer has only a flag).")
+    created: str = Field(
+        "", description="The frontmatter's created stamp; absent after `save --team` (the team answer has only a flag)."
+    )
     path: str = Field(description="The file written.")
     new: bool = Field(description="True when the file was created, false for an update.")
 
 
 class RecallResult(RecallOut):
     method: Literal["llm", "local", "skipped"]
-    explain: RecallLogEntryOut | None = Field(None, description="With --explain: this recall's log entry (null when it is not in the log).")
+    explain: RecallLogEntryOut | None = Field(
+        None, description="With --explain: this recall's log entry (null when it is not in the log)."
+    )
 
 
 class DreamStatusResult(DreamStatusOut):
@@ -77,7 +83,9 @@ class SearchResult(SearchOut):
 
 
 class BackfillResult(BackfillStarted):
-    progress: BackfillProgress | SkipJsonSchema[None] = Field(None, description="Without --no-wait: the jobs' tally once they are done.")
+    progress: BackfillProgress | SkipJsonSchema[None] = Field(
+        None, description="Without --no-wait: the jobs' tally once they are done."
+    )
 
 
 class CliErrorDetail(ErrorDetail):
@@ -105,12 +113,16 @@ COMMAND_SHAPES: dict[str, Any] = {
     "prompt": PromptOut,
     "recall": RecallResult,
     "dream status": DreamStatusResult,
-    "dream run": Annotated[RunStartedOut | RunOut, Field(description="{run_id} at once; the finished run with --wait.")],
+    "dream run": Annotated[
+        RunStartedOut | RunOut, Field(description="{run_id} at once; the finished run with --wait.")
+    ],
     "dream cancel": CancelOut,
     "dream runs": RunsOut,
     "dream undo": UndoOut,
-    "hooks": Annotated[HooksBlock | HooksInstalled | HooksRemoved,
-                       Field(description="the hooks block; with --install or --uninstall, what changed in the settings file.")],
+    "hooks": Annotated[
+        HooksBlock | HooksInstalled | HooksRemoved,
+        Field(description="the hooks block; with --install or --uninstall, what changed in the settings file."),
+    ],
     "doctor": DoctorResult,
     "grep": SearchResult,
     "backfill": BackfillResult,

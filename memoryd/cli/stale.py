@@ -9,7 +9,9 @@ from memoryd.cli.output import EXIT_OK, client_of, common, cwd_of, emit
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = common(sub.add_parser("stale", help="memories that name files, scripts, flags or packages the project no longer has"))
+    p = common(
+        sub.add_parser("stale", help="memories that name files, scripts, flags or packages the project no longer has")
+    )
     p.set_defaults(func=cmd_stale)
 
 

@@ -16,11 +16,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = common(tsub.add_parser("init", help="tie this project's team memory to a git remote"))
     p.add_argument("--remote", required=True, help="git URL or path of a repository the team can reach")
-    p.add_argument("--branch", default=limits.TEAM_DEFAULT_BRANCH, help=f"branch that holds the memories (default: {limits.TEAM_DEFAULT_BRANCH})")
+    p.add_argument(
+        "--branch",
+        default=limits.TEAM_DEFAULT_BRANCH,
+        help=f"branch that holds the memories (default: {limits.TEAM_DEFAULT_BRANCH})",
+    )
     p.set_defaults(func=cmd_init)
 
     p = common(tsub.add_parser("sync", help="pull, merge and push team memory now"))
-    p.add_argument("--accept-rewrite", action="store_true", help="merge with a remote whose history was rewritten (force-pushed)")
+    p.add_argument(
+        "--accept-rewrite", action="store_true", help="merge with a remote whose history was rewritten (force-pushed)"
+    )
     p.set_defaults(func=cmd_sync)
 
     p = common(tsub.add_parser("status", help="remote, ahead/behind, last sync, errors and limits"))
@@ -36,15 +42,23 @@ def _ts(value: float | None) -> str:
 
 def _report_lines(r: dict[str, Any]) -> list[str]:
     lines = []
-    for key, label in (("pulled", "pulled"), ("removed", "deleted by a member"), ("pushed", "pushed"), ("merged", "merged"),
-                       ("conflicts", "both versions kept for review"), ("entries_capped", "not pushed, entry cap reached (entries_capped)"),
-                       ("kept_local", "kept as edited here")):
+    for key, label in (
+        ("pulled", "pulled"),
+        ("removed", "deleted by a member"),
+        ("pushed", "pushed"),
+        ("merged", "merged"),
+        ("conflicts", "both versions kept for review"),
+        ("entries_capped", "not pushed, entry cap reached (entries_capped)"),
+        ("kept_local", "kept as edited here"),
+    ):
         if r.get(key):
             lines.append(f"  {label}: {', '.join(r[key])}")
     for reason, files in (r.get("push_suppressed") or {}).items():
         lines.append(f"  not pushed, {reason} limit (push_suppressed): {', '.join(files)}")
     for item in r.get("secret_skipped") or []:
-        lines.append(f"  not pushed, holds a secret (secret_skipped): {item['filename']}: {'; '.join(item['findings'])}")
+        lines.append(
+            f"  not pushed, holds a secret (secret_skipped): {item['filename']}: {'; '.join(item['findings'])}"
+        )
     return lines or ["  nothing to do: in step with the remote"]
 
 
@@ -60,7 +74,9 @@ def _status_lines(s: dict[str, Any]) -> list[str]:
     if s["needs_review"]:
         lines.append(f"needs review (both versions kept after concurrent edits): {', '.join(s['needs_review'])}")
     if s["remote_rewritten"]:
-        lines.append("REMOTE REWRITTEN: the branch was force-pushed; run `memoryd team sync --accept-rewrite` after checking with your team")
+        lines.append(
+            "REMOTE REWRITTEN: the branch was force-pushed; run `memoryd team sync --accept-rewrite` after checking with your team"
+        )
     if s["last_error"]:
         retry = f" (retry at {_ts(s['next_retry'])})" if s.get("next_retry") else ""
         lines.append(f"last error: {s['last_error']}{retry}")
@@ -70,7 +86,11 @@ def _status_lines(s: dict[str, Any]) -> list[str]:
 def cmd_init(args: argparse.Namespace) -> int:
     with client_of(args, timeout=120.0) as client:
         data = client.team_init(cwd_of(args), args.remote, args.branch)
-    sync = ["first sync:", *_report_lines(data["sync"])] if data["sync"] else [f"first sync failed (retried later): {data['sync_error']}"]
+    sync = (
+        ["first sync:", *_report_lines(data["sync"])]
+        if data["sync"]
+        else [f"first sync failed (retried later): {data['sync_error']}"]
+    )
     emit(args, data, lambda d: "\n".join([*_status_lines(d), *sync]))
     return EXIT_OK
 
@@ -91,6 +111,9 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_list(args: argparse.Namespace) -> int:
     with client_of(args) as client:
         data = client.team_memories(cwd_of(args))
-    rows = [f"  [{m['type']}] {m['filename']}  {m['name']} — {m['description']}  (by {m['author']})" for m in data["memories"]]
+    rows = [
+        f"  [{m['type']}] {m['filename']}  {m['name']} — {m['description']}  (by {m['author']})"
+        for m in data["memories"]
+    ]
     emit(args, data, lambda d: "\n".join([f"{len(rows)} team memories in {d['team_dir']}", *rows]))
     return EXIT_OK

@@ -15,13 +15,25 @@ if TYPE_CHECKING:
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    p = common(sub.add_parser("import", help="import memories (a memory dir, another tool's Markdown notes, or an export); never overwrites"))
-    p.add_argument("--from", dest="source", required=True, help="a memory dir, a .jsonl or a .tar.gz written by `memoryd export`")
+    p = common(
+        sub.add_parser(
+            "import",
+            help="import memories (a memory dir, another tool's Markdown notes, or an export); never overwrites",
+        )
+    )
+    p.add_argument(
+        "--from", dest="source", required=True, help="a memory dir, a .jsonl or a .tar.gz written by `memoryd export`"
+    )
     p.add_argument("--dry-run", action="store_true", help="say what would be imported; write nothing")
     p.set_defaults(func=cmd_import)
 
     p = common(sub.add_parser("export", help="write this project's memories as JSON lines (default) or a tarball"))
-    p.add_argument("--format", choices=["jsonl", "tar"], default="jsonl", help="jsonl (one memory a line) or tar (the files, gzipped)")
+    p.add_argument(
+        "--format",
+        choices=["jsonl", "tar"],
+        default="jsonl",
+        help="jsonl (one memory a line) or tar (the files, gzipped)",
+    )
     p.add_argument("--output", "-o", default="-", help="file to write ('-': stdout, jsonl only)")
     p.set_defaults(func=cmd_export)
 
@@ -59,7 +71,9 @@ def cmd_import(args: argparse.Namespace) -> int:
             if not args.dry_run:
                 mark_moved(*moving)  # first: from now on the daemon serves the project from Claude Code's dir
         else:
-            existing = [Record(m["name"], m["description"], m["type"], m["body"], m["filename"]) for m in _existing(client, cwd)]
+            existing = [
+                Record(m["name"], m["description"], m["type"], m["body"], m["filename"]) for m in _existing(client, cwd)
+            ]
         plan = plan_import(records, existing)
         rows = [p.as_dict() for p in plan]
         if not args.dry_run:
@@ -68,7 +82,9 @@ def cmd_import(args: argparse.Namespace) -> int:
                     continue
                 r = planned.record
                 try:
-                    saved = client.save_memory(cwd, name=planned.name, description=r.description, type_=r.type, body=r.body)
+                    saved = client.save_memory(
+                        cwd, name=planned.name, description=r.description, type_=r.type, body=r.body
+                    )
                 except ApiError as exc:  # e.g. a secret: refused, nothing stored for it
                     row.update(action="refused", reason=exc.message)
                     continue
@@ -78,9 +94,16 @@ def cmd_import(args: argparse.Namespace) -> int:
     for row in rows:
         counts[row["action"]] = counts.get(row["action"], 0) + 1
     result = {"dry_run": args.dry_run, "source": args.source, "counts": counts, "memories": rows}
-    lines = [f"{'would import' if args.dry_run else 'imported'} from {args.source}: " + (", ".join(f"{n} {a}" for a, n in sorted(counts.items())) or "nothing found")]
-    lines += [f"  {row['action']:<9} {row['source']}: {row['reason']}" if row["action"] == "invalid" else
-              f"  {row['action']:<9} {row['source']} → {row['name']} ({row['type']}){': ' + row['reason'] if row['reason'] else ''}" for row in rows]
+    lines = [
+        f"{'would import' if args.dry_run else 'imported'} from {args.source}: "
+        + (", ".join(f"{n} {a}" for a, n in sorted(counts.items())) or "nothing found")
+    ]
+    lines += [
+        f"  {row['action']:<9} {row['source']}: {row['reason']}"
+        if row["action"] == "invalid"
+        else f"  {row['action']:<9} {row['source']} → {row['name']} ({row['type']}){': ' + row['reason'] if row['reason'] else ''}"
+        for row in rows
+    ]
     emit(args, result, "\n".join(lines))
     return EXIT_API if counts.get("refused") or counts.get("invalid") else EXIT_OK
 
@@ -104,5 +127,9 @@ def cmd_export(args: argparse.Namespace) -> int:
             return 2
         files = {m["filename"]: (memory_dir / m["filename"]).read_text(encoding="utf-8") for m in memories}
         Path(args.output).write_bytes(export_tar(files))
-    emit(args, {"output": args.output, "format": args.format, "memories": len(memories)}, f"exported {len(memories)} memories to {args.output}")
+    emit(
+        args,
+        {"output": args.output, "format": args.format, "memories": len(memories)},
+        f"exported {len(memories)} memories to {args.output}",
+    )
     return EXIT_OK

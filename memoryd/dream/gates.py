@@ -29,7 +29,9 @@ def project_transcripts(roots: list[Path], project_root: Path | None) -> list[Pa
     subdirectories included; subagent files excluded). Without a known root: none."""
     if project_root is None:
         return []
-    return [p for folder in project_folders(roots, project_root) for p in folder.glob("*.jsonl") if not is_sidechain_path(p)]
+    return [
+        p for folder in project_folders(roots, project_root) for p in folder.glob("*.jsonl") if not is_sidechain_path(p)
+    ]
 
 
 def sessions_touched_since(roots: list[Path], project_root: Path | None, since: float) -> list[str]:
@@ -56,7 +58,15 @@ class Gates:
     """Reads the four gates of a memory dir, and remembers each dir's project root (the session
     gate needs it after a restart, when a dir is only `discover()`ed)."""
 
-    def __init__(self, *, settings: DreamSettings, stores: StoreRegistry, state: StateDB, transcript_roots: list[Path], clock: Clock) -> None:
+    def __init__(
+        self,
+        *,
+        settings: DreamSettings,
+        stores: StoreRegistry,
+        state: StateDB,
+        transcript_roots: list[Path],
+        clock: Clock,
+    ) -> None:
         self.settings = settings
         self.stores = stores
         self.state = state
@@ -72,7 +82,10 @@ class Gates:
         store = self.stores.for_cwd(cwd)
         root = self.stores.project_root_of(store.path)
         if root is not None:
-            self.state.execute("INSERT OR REPLACE INTO dream_projects(memory_dir, project_root) VALUES (?, ?)", (str(store.path), str(root)))
+            self.state.execute(
+                "INSERT OR REPLACE INTO dream_projects(memory_dir, project_root) VALUES (?, ?)",
+                (str(store.path), str(root)),
+            )
         return store
 
     def project_root(self, store: MemoryDir) -> Path | None:
@@ -91,19 +104,39 @@ class Gates:
         lock = self.lock(store)
         last = lock.last_consolidated_at()
         hours = (now - last) / 3600 if last else None
-        time_gate = Gate("time", hours is None or hours >= self.settings.min_hours, round(hours, 3) if hours is not None else "never consolidated",
-                         self.settings.min_hours, "hours since the last consolidation (lock file mtime)")
+        time_gate = Gate(
+            "time",
+            hours is None or hours >= self.settings.min_hours,
+            round(hours, 3) if hours is not None else "never consolidated",
+            self.settings.min_hours,
+            "hours since the last consolidation (lock file mtime)",
+        )
         row = self.state.query_one("SELECT last_scan_at FROM dream_scans WHERE memory_dir = ?", (str(store.path),))
         since_scan = now - float(row["last_scan_at"]) if row else None
-        scan_gate = Gate("scan_throttle", since_scan is None or since_scan >= self.settings.scan_interval_seconds,
-                         round(since_scan, 1) if since_scan is not None else "never scanned", self.settings.scan_interval_seconds, "seconds since the last session scan")
+        scan_gate = Gate(
+            "scan_throttle",
+            since_scan is None or since_scan >= self.settings.scan_interval_seconds,
+            round(since_scan, 1) if since_scan is not None else "never scanned",
+            self.settings.scan_interval_seconds,
+            "seconds since the last session scan",
+        )
         out = [time_gate, scan_gate]
         if (time_gate.passes and scan_gate.passes) or full:
             if record_scan and time_gate.passes and scan_gate.passes:
-                self.state.execute("INSERT INTO dream_scans(memory_dir, last_scan_at) VALUES (?, ?) ON CONFLICT(memory_dir) DO UPDATE SET last_scan_at = excluded.last_scan_at", (str(store.path), now))
+                self.state.execute(
+                    "INSERT INTO dream_scans(memory_dir, last_scan_at) VALUES (?, ?) ON CONFLICT(memory_dir) DO UPDATE SET last_scan_at = excluded.last_scan_at",
+                    (str(store.path), now),
+                )
             sessions = sessions_touched_since(self.transcript_roots, self.project_root(store), last)
-            out.append(Gate("sessions", len(sessions) >= self.settings.min_sessions, len(sessions), self.settings.min_sessions,
-                            "sessions touched since the last consolidation (the current one excluded)"))
+            out.append(
+                Gate(
+                    "sessions",
+                    len(sessions) >= self.settings.min_sessions,
+                    len(sessions),
+                    self.settings.min_sessions,
+                    "sessions touched since the last consolidation (the current one excluded)",
+                )
+            )
         holder = lock.held_by_other(now)
         out.append(Gate("lock", holder is None, holder or "free", "free", "PID holding .consolidate-lock"))
         return out

@@ -26,7 +26,9 @@ from memoryd.store import MemoryDir, MemoryHeader
 from memoryd.store.paths import FILENAME_RE
 from memoryd.store.prompt import MEMORY_TYPES_TEXT, WHAT_NOT_TO_SAVE
 
-_LOG_BULLET = re.compile(r"^\s*[-*]\s+(?:\d{1,2}:\d{2}\s+)?(?:\[(?P<type>user|feedback|project|reference)\]\s+)?(?P<text>.+)$")
+_LOG_BULLET = re.compile(
+    r"^\s*[-*]\s+(?:\d{1,2}:\d{2}\s+)?(?:\[(?P<type>user|feedback|project|reference)\]\s+)?(?P<text>.+)$"
+)
 LLM_CONTEXT_MAX_CHARS = limits.DREAM_LLM_CONTEXT_MAX_CHARS
 
 
@@ -83,10 +85,27 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
                 if line.strip() and line.strip() not in {kept.strip() for kept in lines}:
                     lines.append(line)
             merged_away.add(other.filename)
-            deletes.append(Action(op="delete", filename=other.filename, why=f"near-duplicate of {keep.filename}", merged_into=keep.filename))
+            deletes.append(
+                Action(
+                    op="delete",
+                    filename=other.filename,
+                    why=f"near-duplicate of {keep.filename}",
+                    merged_into=keep.filename,
+                )
+            )
         survivors[keep.filename] = keep
         # The merged file first, then the deletes: each delete points its `[[links]]` at the written file.
-        plan.actions.append(Action(op="write", filename=keep.filename, name=keep.name, type=keep.type, description=keep.description, body="\n".join(lines), why=f"merged {len(group)} near-duplicate(s)"))
+        plan.actions.append(
+            Action(
+                op="write",
+                filename=keep.filename,
+                name=keep.name,
+                type=keep.type,
+                description=keep.description,
+                body="\n".join(lines),
+                why=f"merged {len(group)} near-duplicate(s)",
+            )
+        )
         plan.actions.extend(deletes)
     # Phase 3a': a newer memory that contradicts an older one ("uses npm" → "moved to pnpm") wins;
     # the older file's text stays in the run's backup, so undo brings it back.
@@ -95,7 +114,14 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
             if {newer.filename, older.filename} & merged_away or not supersedes(newer, older):
                 continue
             merged_away.add(older.filename)
-            plan.actions.append(Action(op="delete", filename=older.filename, why=f"superseded by {newer.filename}: was \"{older.description[:120]}\"", merged_into=newer.filename))
+            plan.actions.append(
+                Action(
+                    op="delete",
+                    filename=older.filename,
+                    why=f'superseded by {newer.filename}: was "{older.description[:120]}"',
+                    merged_into=newer.filename,
+                )
+            )
     plan.actions = [a for a in plan.actions if not (a.op == "write" and a.filename in merged_away)]
     # Phase 3b: relative dates → absolute, against the date the memory was written.
     written = {a.filename for a in plan.actions if a.op == "write"}
@@ -114,7 +140,17 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
                     if a.op == "write" and a.filename == m.filename:
                         a.body, a.description, a.why = fixed_body, fixed_desc, a.why + "; dates made absolute"
             else:
-                plan.actions.append(Action(op="write", filename=m.filename, name=m.name, type=m.type, description=fixed_desc, body=fixed_body, why=f"relative dates made absolute (against {ref.isoformat()})"))
+                plan.actions.append(
+                    Action(
+                        op="write",
+                        filename=m.filename,
+                        name=m.name,
+                        type=m.type,
+                        description=fixed_desc,
+                        body=fixed_body,
+                        why=f"relative dates made absolute (against {ref.isoformat()})",
+                    )
+                )
     # Phase 2/3c: daily logs distilled into topic files (one memory per new bullet).
     known = [m.description for m in memories if m.filename not in merged_away]  # to skip near-duplicate entries
     for log in daily_logs(store):
@@ -130,7 +166,10 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
             if not rest or len(name) > 80:  # a plain bullet, not `name: description` from the daily-log writer
                 name, rest = shaping.title(text), shaping.strip_request(text)
             try:
-                dated = absolutize_dates(rest, date.fromisoformat(day)), absolutize_dates(extra, date.fromisoformat(day))
+                dated = (
+                    absolutize_dates(rest, date.fromisoformat(day)),
+                    absolutize_dates(extra, date.fromisoformat(day)),
+                )
                 if code_spans_kept(rest, dated[0]) and code_spans_kept(extra, dated[1]):
                     rest, extra = dated
             except ValueError:
@@ -138,8 +177,21 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
             if any(similarity(rest, d) >= NEAR_DUPLICATE for d in known):
                 continue
             description = shaping.clip(rest, shaping.DESCRIPTION_MAX_CHARS)
-            body = extra or (shaping.body(rest, reason=f"noted in the daily log of {day}") if type_ in ("feedback", "project") else rest)
-            plan.actions.append(Action(op="write", name=name, type=type_, description=description, body=body, why=f"distilled from {log.name}"))
+            body = extra or (
+                shaping.body(rest, reason=f"noted in the daily log of {day}")
+                if type_ in ("feedback", "project")
+                else rest
+            )
+            plan.actions.append(
+                Action(
+                    op="write",
+                    name=name,
+                    type=type_,
+                    description=description,
+                    body=body,
+                    why=f"distilled from {log.name}",
+                )
+            )
             known.append(description)
     return plan
 
@@ -174,13 +226,23 @@ Answer with JSON only: {{"actions": [{{"op": "write", "filename": "existing file
 Return {{"actions": []}} when nothing needs to change. Never include secrets."""
 
 
-def llm_plan(store: MemoryDir, llm: LLMClient, *, processed_logs: set[str], timeout: float | None = None, today: date | None = None) -> Plan:
+def llm_plan(
+    store: MemoryDir,
+    llm: LLMClient,
+    *,
+    processed_logs: set[str],
+    timeout: float | None = None,
+    today: date | None = None,
+) -> Plan:
     """Ask the model for the actions; every action is validated here (unknown files dropped)."""
     headers: list[MemoryHeader] = store.all_headers()
     known = {h.filename for h in headers}
     types = {h.filename: h.type for h in headers}
     # The manifest always lists every file, so the model knows what exists even when contents are cut.
-    parts = ["## Manifest (newest first)", *(f"- {h.filename} [{h.type}] {h.name}: {h.description}"[: limits.INDEX_ENTRY_MAX_CHARS * 2] for h in headers)]
+    parts = [
+        "## Manifest (newest first)",
+        *(f"- {h.filename} [{h.type}] {h.name}: {h.description}"[: limits.INDEX_ENTRY_MAX_CHARS * 2] for h in headers),
+    ]
     budget = LLM_CONTEXT_MAX_CHARS - sum(len(p) + 1 for p in parts)
     omitted = 0
     for h in headers:
@@ -188,7 +250,11 @@ def llm_plan(store: MemoryDir, llm: LLMClient, *, processed_logs: set[str], time
             m = store.get(h.filename)
         except Exception:
             continue
-        body = m.body if len(m.body) <= limits.DREAM_LLM_FILE_MAX_CHARS else m.body[: limits.DREAM_LLM_FILE_MAX_CHARS] + "\n[... cut]"
+        body = (
+            m.body
+            if len(m.body) <= limits.DREAM_LLM_FILE_MAX_CHARS
+            else m.body[: limits.DREAM_LLM_FILE_MAX_CHARS] + "\n[... cut]"
+        )
         block = f"=== {h.filename} (type {h.type}, modified {m.modified or h.mtime})\nname: {m.name}\ndescription: {m.description}\n{body}"
         if len(block) > budget:
             omitted += 1
@@ -209,7 +275,14 @@ def llm_plan(store: MemoryDir, llm: LLMClient, *, processed_logs: set[str], time
         parts.append(block)
         logs.append(p)
     context = "\n\n".join(parts)
-    result = llm.complete(purpose="dream", system=DREAM_SYSTEM, user=f"Today is {(today or date.today()).isoformat()}.\n\n{context}", max_tokens=limits.DREAM_LLM_MAX_TOKENS, timeout=timeout, schema=DreamPlan)
+    result = llm.complete(
+        purpose="dream",
+        system=DREAM_SYSTEM,
+        user=f"Today is {(today or date.today()).isoformat()}.\n\n{context}",
+        max_tokens=limits.DREAM_LLM_MAX_TOKENS,
+        timeout=timeout,
+        schema=DreamPlan,
+    )
     data = result.data.model_dump()
     plan = Plan(method="llm", logs=logs)
     for raw in data.get("actions") or []:
@@ -223,7 +296,14 @@ def llm_plan(store: MemoryDir, llm: LLMClient, *, processed_logs: set[str], time
         if op == "delete":
             if filename in known:
                 into = raw.get("merged_into")
-                plan.actions.append(Action(op="delete", filename=filename, why=str(raw.get("why", ""))[:200], merged_into=into if into in known else None))
+                plan.actions.append(
+                    Action(
+                        op="delete",
+                        filename=filename,
+                        why=str(raw.get("why", ""))[:200],
+                        merged_into=into if into in known else None,
+                    )
+                )
             else:
                 plan.notes.append(f"dropped delete of unknown file {filename}")
         elif op == "write":
@@ -236,8 +316,17 @@ def llm_plan(store: MemoryDir, llm: LLMClient, *, processed_logs: set[str], time
             if filename is not None and types[filename] != type_:
                 plan.notes.append(f"dropped a write of {filename} as type {type_}: it is a {types[filename]} memory")
                 continue
-            plan.actions.append(Action(op="write", filename=filename, name=str(raw["name"]), type=type_, description=str(raw["description"]),
-                                       body=str(raw.get("body", "")), why=str(raw.get("why", ""))[:200]))
+            plan.actions.append(
+                Action(
+                    op="write",
+                    filename=filename,
+                    name=str(raw["name"]),
+                    type=type_,
+                    description=str(raw["description"]),
+                    body=str(raw.get("body", "")),
+                    why=str(raw.get("why", ""))[:200],
+                )
+            )
     if data.get("summary"):
         plan.notes.append(str(data["summary"])[:500])
     return plan

@@ -85,19 +85,30 @@ class RunRecords:
         """Record the outcome; nothing stored holds a secret."""
         self.state.execute(
             "UPDATE dream_runs SET finished_at = ?, status = ?, method = ?, changes = ?, notes = ?, error = ? WHERE run_id = ?",
-            (self.clock.time(), status, plan.method, json.dumps(redact_record(changes)), json.dumps(redact_record(plan.notes)),
-             redact_record(error), run_id),
+            (
+                self.clock.time(),
+                status,
+                plan.method,
+                json.dumps(redact_record(changes)),
+                json.dumps(redact_record(plan.notes)),
+                redact_record(error),
+                run_id,
+            ),
         )
 
     def get(self, run_id: str) -> sqlite3.Row:
         row = self.state.query_one("SELECT * FROM dream_runs WHERE run_id = ?", (run_id,))
         if row is None:
-            raise RunNotFound(f"no consolidation run {run_id!r}; list them with GET /v1/dream/runs?cwd=… or `memoryd dream runs`.")
+            raise RunNotFound(
+                f"no consolidation run {run_id!r}; list them with GET /v1/dream/runs?cwd=… or `memoryd dream runs`."
+            )
         return row
 
     def of(self, memory_dir: Path, limit: int = RUN_HISTORY) -> list[dict[str, Any]]:
         """The last runs of a memory dir, newest first."""
-        rows = self.state.query("SELECT * FROM dream_runs WHERE memory_dir = ? ORDER BY started_at DESC LIMIT ?", (str(memory_dir), limit))
+        rows = self.state.query(
+            "SELECT * FROM dream_runs WHERE memory_dir = ? ORDER BY started_at DESC LIMIT ?", (str(memory_dir), limit)
+        )
         return [run_dict(r) for r in rows]
 
     def left_running(self) -> list[sqlite3.Row]:
@@ -105,8 +116,10 @@ class RunRecords:
         return self.state.query("SELECT * FROM dream_runs WHERE status = 'running'")
 
     def mark_interrupted(self, run_id: str) -> None:
-        self.state.execute("UPDATE dream_runs SET status = 'failed', finished_at = ?, error = ? WHERE run_id = ?",
-                           (self.clock.time(), INTERRUPTED, run_id))
+        self.state.execute(
+            "UPDATE dream_runs SET status = 'failed', finished_at = ?, error = ? WHERE run_id = ?",
+            (self.clock.time(), INTERRUPTED, run_id),
+        )
 
     # ------------------------------------------------------------------ distilled daily logs
     def processed_logs(self) -> set[str]:
@@ -115,7 +128,9 @@ class RunRecords:
     def distilled(self, run_id: str, log_path: Path) -> None:
         """A daily log this run distilled: not distilled again unless the log changes or the run is undone."""
         key = f"{log_path}:{log_path.stat().st_mtime_ns}"
-        self.state.execute("INSERT OR IGNORE INTO dream_logs(key, processed_at) VALUES (?, ?)", (key, self.clock.time()))
+        self.state.execute(
+            "INSERT OR IGNORE INTO dream_logs(key, processed_at) VALUES (?, ?)", (key, self.clock.time())
+        )
         self.state.execute("INSERT OR IGNORE INTO dream_run_logs(run_id, key) VALUES (?, ?)", (run_id, key))
 
     # ------------------------------------------------------------------ backups
@@ -159,7 +174,9 @@ class RunRecords:
         restored = self.restore(store, run_id)
         with self.state.transaction() as db:
             # The logs this run distilled count as new again, so the next run distils them anew.
-            db.execute("DELETE FROM dream_logs WHERE key IN (SELECT key FROM dream_run_logs WHERE run_id = ?)", (run_id,))
+            db.execute(
+                "DELETE FROM dream_logs WHERE key IN (SELECT key FROM dream_run_logs WHERE run_id = ?)", (run_id,)
+            )
             db.execute("DELETE FROM dream_run_logs WHERE run_id = ?", (run_id,))
             db.execute("UPDATE dream_runs SET undone_at = ? WHERE run_id = ?", (self.clock.time(), run_id))
         (folder / UNDO_JOURNAL).unlink(missing_ok=True)
@@ -172,9 +189,17 @@ class RunRecords:
                 continue
             try:
                 meta, body = split_frontmatter(text, source=filename)
-                check_no_secrets({"name": str(meta.get("name") or ""), "description": str(meta.get("description") or ""), "body": body})
+                check_no_secrets(
+                    {
+                        "name": str(meta.get("name") or ""),
+                        "description": str(meta.get("description") or ""),
+                        "body": body,
+                    }
+                )
             except Unprocessable as exc:
-                raise Conflict(f"run {run_id} cannot be undone: the prior text of {filename} is refused ({exc.message}); nothing was changed.") from None
+                raise Conflict(
+                    f"run {run_id} cannot be undone: the prior text of {filename} is refused ({exc.message}); nothing was changed."
+                ) from None
 
     def interrupted_undos(self) -> list[tuple[str, Path | None]]:
         """Undos a crash left part-way: (run id, its memory dir; None when already recorded as undone).

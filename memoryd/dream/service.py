@@ -47,7 +47,14 @@ class DreamService:
         self.state = state
         self.gates = gates
         self.records = RunRecords(state=state, backups=home / "dream-runs", clock=clock)
-        self.worker = DreamWorker(records=self.records, llm=llm, metrics=metrics, clock=clock, stale_notes=stale_notes, on_finished=on_finished)
+        self.worker = DreamWorker(
+            records=self.records,
+            llm=llm,
+            metrics=metrics,
+            clock=clock,
+            stale_notes=stale_notes,
+            on_finished=on_finished,
+        )
         self.next_check: datetime | None = None  # set by the scheduler
 
     def project_root(self, store: MemoryDir) -> Path | None:
@@ -72,9 +79,13 @@ class DreamService:
         GatesClosed (409) naming the first closed gate, and records the session scan as the scheduler does."""
         store = self.gates.store_for(cwd)
         if not force:
-            closed = next((g for g in self.gates.check(store, record_scan=True) if not g.passes and g.name != "lock"), None)
+            closed = next(
+                (g for g in self.gates.check(store, record_scan=True) if not g.passes and g.name != "lock"), None
+            )
             if closed is not None:
-                raise GatesClosed(f"gate {closed.name!r} is closed ({closed.detail}: {closed.value}, needs {closed.threshold}); force the run (POST /v1/dream/run or `memoryd dream run`) to skip gates 1-3.")
+                raise GatesClosed(
+                    f"gate {closed.name!r} is closed ({closed.detail}: {closed.value}, needs {closed.threshold}); force the run (POST /v1/dream/run or `memoryd dream run`) to skip gates 1-3."
+                )
         store.check_writable()  # read-only: a run could change nothing
         return self.worker.start(store, self.gates.lock(store), forced=force)
 
@@ -148,5 +159,8 @@ class DreamService:
         self.worker.stop()
 
     def provider_status(self) -> dict[str, Any]:
-        return {"enabled": self.settings.enabled, "next_check": self.next_check.isoformat() if self.next_check else None,
-                "running": [asdict(t.progress()) for t in self.worker.tasks()]}
+        return {
+            "enabled": self.settings.enabled,
+            "next_check": self.next_check.isoformat() if self.next_check else None,
+            "running": [asdict(t.progress()) for t in self.worker.tasks()],
+        }

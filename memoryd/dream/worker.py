@@ -58,9 +58,16 @@ class RunningTask:
 
 
 class DreamWorker:
-    def __init__(self, *, records: RunRecords, llm: LLMClient, metrics: Metrics, clock: Clock,
-                 stale_notes: Callable[[MemoryDir], list[str]] = lambda store: [],
-                 on_finished: Callable[[Path, dict[str, Any]], object] = lambda memory_dir, run: None) -> None:
+    def __init__(
+        self,
+        *,
+        records: RunRecords,
+        llm: LLMClient,
+        metrics: Metrics,
+        clock: Clock,
+        stale_notes: Callable[[MemoryDir], list[str]] = lambda store: [],
+        on_finished: Callable[[Path, dict[str, Any]], object] = lambda memory_dir, run: None,
+    ) -> None:
         self.records = records
         self.llm = llm
         self.metrics = metrics
@@ -88,14 +95,20 @@ class DreamWorker:
         """Take the dir's lock and start a run in its own thread; LockHeld (409) when either is busy."""
         with self._lock:
             if store.path in self._running:
-                raise LockHeld(f"a consolidation is already running for {store.path}; wait for it or cancel it (memoryd dream cancel).")
+                raise LockHeld(
+                    f"a consolidation is already running for {store.path}; wait for it or cancel it (memoryd dream cancel)."
+                )
             prior = lock.try_acquire(self.clock.time())
             if prior is None:
-                raise LockHeld(f"{lock.path} is held by PID {lock.holder()}; another memoryd is consolidating. It frees itself within {int(lock.stale_seconds // 60)} min if that process died.")
+                raise LockHeld(
+                    f"{lock.path} is held by PID {lock.holder()}; another memoryd is consolidating. It frees itself within {int(lock.stale_seconds // 60)} min if that process died."
+                )
             task = RunningTask(f"dream_{uuid.uuid4().hex[:12]}", store.path)
             self._running[store.path] = task
         self.records.started(task.run_id, store.path, forced=forced, prior_lock_mtime=prior)
-        task.thread = threading.Thread(target=self._execute, args=(store, task, lock, prior), name=f"memoryd-dream-{task.run_id}", daemon=True)
+        task.thread = threading.Thread(
+            target=self._execute, args=(store, task, lock, prior), name=f"memoryd-dream-{task.run_id}", daemon=True
+        )
         task.thread.start()
         return task.run_id
 
@@ -160,7 +173,9 @@ class DreamWorker:
         self._enter(task, PHASES[1])  # gather signal: files, daily logs
         plan = make_plan(store, self.llm, processed_logs=processed, today=self.clock.now().date())
         self._enter(task, PHASES[2])  # consolidate
-        for action in sorted(plan.actions, key=lambda a: a.op == "delete"):  # deletes last: their `[[link]]` redirects see the final files
+        for action in sorted(
+            plan.actions, key=lambda a: a.op == "delete"
+        ):  # deletes last: their `[[link]]` redirects see the final files
             if task.cancel.is_set():
                 raise _Cancelled()
             self.between_actions(task)
@@ -170,12 +185,16 @@ class DreamWorker:
         store.rebuild_index()
         served = store.served_index()
         if served.truncated:
-            plan.notes.append(f"MEMORY.md is still over the limits ({served.lines} lines served); merge or delete more memories")
+            plan.notes.append(
+                f"MEMORY.md is still over the limits ({served.lines} lines served); merge or delete more memories"
+            )
         for log_path in plan.logs:
             self.records.distilled(task.run_id, log_path)
         return plan
 
-    def apply(self, store: MemoryDir, task: RunningTask, action: Action, changes: list[dict[str, Any]], plan: Plan) -> None:
+    def apply(
+        self, store: MemoryDir, task: RunningTask, action: Action, changes: list[dict[str, Any]], plan: Plan
+    ) -> None:
         """One action through the store's write path; the store records each prior text under its lock."""
         try:
             backup = functools.partial(self.records.backup, task.run_id)
@@ -183,8 +202,15 @@ class DreamWorker:
                 store.delete(action.filename, source="dream", backup=backup, replaced_by=action.merged_into)
                 target = action.filename
             else:
-                result = store.save(name=action.name, description=action.description, type=action.type, body=action.body,
-                                    filename=action.filename, source="dream", backup=backup)
+                result = store.save(
+                    name=action.name,
+                    description=action.description,
+                    type=action.type,
+                    body=action.body,
+                    filename=action.filename,
+                    source="dream",
+                    backup=backup,
+                )
                 target = result.memory.filename
         except Unprocessable as exc:  # e.g. a secret in an LLM-proposed body: refused, the run goes on
             plan.notes.append(f"refused {action.op} {action.filename or action.name}: {exc.code}")

@@ -21,8 +21,15 @@ DEFAULT_SINCE_DAYS = 30.0  # Claude Code keeps transcripts 30 days by default
 
 
 class Backfill:
-    def __init__(self, *, transcripts: TranscriptService, pending: PendingTurns, extraction: ExtractionService, stores: StoreRegistry,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        *,
+        transcripts: TranscriptService,
+        pending: PendingTurns,
+        extraction: ExtractionService,
+        stores: StoreRegistry,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.transcripts = transcripts
         self.pending = pending
         self.extraction = extraction
@@ -35,7 +42,9 @@ class Backfill:
         cutoff = self.clock() - since_days * 86400
         project = project_root(cwd) if cwd else None
         files = [
-            path for folder in project_folders(self.transcripts.roots, project) for path in sorted(folder.rglob("*.jsonl"))
+            path
+            for folder in project_folders(self.transcripts.roots, project)
+            for path in sorted(folder.rglob("*.jsonl"))
             if not is_sidechain_path(path) and not path.is_symlink() and path.stat().st_mtime >= cutoff
         ]
         queued, sessions, skipped = [], 0, 0
@@ -54,9 +63,17 @@ class Backfill:
             except Exception:  # the session's cwd is gone or unusable: nothing to file it under
                 skipped += 1
                 continue
-            queued.append(self.extraction.enqueue_backfill(row["session_id"], Path(row["path"]), row["cwd"], memory_dir))
-        return {"transcripts": len(files), "sessions": sessions, "jobs_queued": len(set(queued)), "skipped": skipped,
-                "since_days": since_days, "project": str(project) if project else None}
+            queued.append(
+                self.extraction.enqueue_backfill(row["session_id"], Path(row["path"]), row["cwd"], memory_dir)
+            )
+        return {
+            "transcripts": len(files),
+            "sessions": sessions,
+            "jobs_queued": len(set(queued)),
+            "skipped": skipped,
+            "since_days": since_days,
+            "project": str(project) if project else None,
+        }
 
     def progress(self) -> dict[str, Any]:
         counts = self.extraction.jobs.counts(BACKFILL)

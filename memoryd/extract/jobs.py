@@ -60,14 +60,25 @@ class Outcome:
 class JobQueue:
     """The durable queue of extraction jobs and the per-session turn counter (the throttle)."""
 
-    def __init__(self, state: StateDB, *, queue_max: int = limits.EXTRACT_QUEUE_MAX, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, state: StateDB, *, queue_max: int = limits.EXTRACT_QUEUE_MAX, clock: Callable[[], float] = time.time
+    ) -> None:
         self.state = state
         self.clock = clock  # epoch seconds: when jobs are due, stamps
         self.queue_max = queue_max
         state.migrate("extraction_jobs", SCHEMA)
 
-    def enqueue(self, *, session_id: str, transcript_path: Path, cwd: str, memory_dir: Path,
-                last_assistant_message: str | None = None, kind: str = TURN_END, delay: float = limits.EXTRACT_SETTLE_SECONDS) -> str:
+    def enqueue(
+        self,
+        *,
+        session_id: str,
+        transcript_path: Path,
+        cwd: str,
+        memory_dir: Path,
+        last_assistant_message: str | None = None,
+        kind: str = TURN_END,
+        delay: float = limits.EXTRACT_SETTLE_SECONDS,
+    ) -> str:
         """Count a turn and queue a job; coalesces with a queued job of the session."""
         now = self.clock()
         with self.state.transaction() as db:
@@ -77,7 +88,10 @@ class JobQueue:
                     "ON CONFLICT(session_id) DO UPDATE SET turns_since = turns_since + 1, updated_at = excluded.updated_at",
                     (session_id, now),
                 )
-            queued = db.execute("SELECT job_id FROM jobs WHERE session_id = ? AND status = 'queued' ORDER BY created_at LIMIT 1", (session_id,)).fetchone()
+            queued = db.execute(
+                "SELECT job_id FROM jobs WHERE session_id = ? AND status = 'queued' ORDER BY created_at LIMIT 1",
+                (session_id,),
+            ).fetchone()
             if queued is not None:
                 db.execute(
                     "UPDATE jobs SET last_assistant_message = COALESCE(?, last_assistant_message), turns = turns + 1, not_before = ?, updated_at = ? WHERE job_id = ?",
@@ -86,12 +100,25 @@ class JobQueue:
                 return str(queued["job_id"])
             count = db.execute("SELECT COUNT(*) AS n FROM jobs WHERE status IN ('queued', 'running')").fetchone()["n"]
             if count >= self.queue_max:
-                raise QueueFull(f"the extraction queue is full ({self.queue_max} jobs); memoryd is behind — check `memoryd status` and the log.")
+                raise QueueFull(
+                    f"the extraction queue is full ({self.queue_max} jobs); memoryd is behind — check `memoryd status` and the log."
+                )
             job_id = f"job_{uuid.uuid4().hex[:16]}"
             db.execute(
                 "INSERT INTO jobs(job_id, kind, session_id, cwd, memory_dir, transcript_path, last_assistant_message, status, not_before, created_at, updated_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?)",
-                (job_id, kind, session_id, cwd, str(memory_dir), str(transcript_path), last_assistant_message, now + delay, now, now),
+                (
+                    job_id,
+                    kind,
+                    session_id,
+                    cwd,
+                    str(memory_dir),
+                    str(transcript_path),
+                    last_assistant_message,
+                    now + delay,
+                    now,
+                    now,
+                ),
             )
             return job_id
 
@@ -115,7 +142,10 @@ class JobQueue:
             ).fetchone()
             if row is None:
                 return None
-            db.execute("UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = ? WHERE job_id = ?", (self.clock(), row["job_id"]))
+            db.execute(
+                "UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = ? WHERE job_id = ?",
+                (self.clock(), row["job_id"]),
+            )
             job = dict(row)
             job["attempts"] += 1
             return job
@@ -125,12 +155,21 @@ class JobQueue:
         now = self.clock()
         self.state.execute(
             "UPDATE jobs SET status = ?, reason = ?, written = ?, refused = ?, updated_at = ?, not_before = ? WHERE job_id = ?",
-            (outcome.status, redact_secrets(outcome.reason), json.dumps(outcome.written),
-             json.dumps(redact_record(outcome.refused)), now, now + limits.EXTRACT_RETRY_SECONDS, job_id),
+            (
+                outcome.status,
+                redact_secrets(outcome.reason),
+                json.dumps(outcome.written),
+                json.dumps(redact_record(outcome.refused)),
+                now,
+                now + limits.EXTRACT_RETRY_SECONDS,
+                job_id,
+            ),
         )
 
     def requeue_interrupted(self) -> int:
-        return self.state.execute("UPDATE jobs SET status = 'queued', reason = 'interrupted; retried after restart' WHERE status = 'running'")
+        return self.state.execute(
+            "UPDATE jobs SET status = 'queued', reason = 'interrupted; retried after restart' WHERE status = 'running'"
+        )
 
     def get(self, job_id: str) -> dict[str, Any]:
         row = self.state.query_one("SELECT * FROM jobs WHERE job_id = ?", (job_id,))
@@ -169,6 +208,8 @@ class JobQueue:
     def prune(self, cutoff: float) -> dict[str, int]:
         """Forget finished jobs and idle sessions' turn counters older than `cutoff`."""
         with self.state.transaction() as db:
-            jobs = db.execute("DELETE FROM jobs WHERE status IN ('done', 'skipped', 'failed') AND updated_at < ?", (cutoff,)).rowcount
+            jobs = db.execute(
+                "DELETE FROM jobs WHERE status IN ('done', 'skipped', 'failed') AND updated_at < ?", (cutoff,)
+            ).rowcount
             turns = db.execute("DELETE FROM extraction_turns WHERE updated_at < ?", (cutoff,)).rowcount
         return {"jobs": jobs, "sessions": turns}

@@ -25,8 +25,13 @@ def extract_with_model(llm: LLMClient, transcript: str, store: MemoryDir) -> lis
     """Ask the model for memories worth keeping from `transcript` (rendered turns); drop malformed items."""
     transcript = transcript[-TRANSCRIPT_PROMPT_MAX_CHARS:]
     manifest = "\n".join(f"- [{h.type}] {h.filename}: {h.name} — {h.description}" for h in store.scan_memory_headers())
-    result = llm.complete(purpose="extract", system=EXTRACTION_SYSTEM, user=extraction_user_message(manifest, transcript), max_tokens=2048,
-                          schema=Extraction)
+    result = llm.complete(
+        purpose="extract",
+        system=EXTRACTION_SYSTEM,
+        user=extraction_user_message(manifest, transcript),
+        max_tokens=2048,
+        schema=Extraction,
+    )
     candidates: list[Candidate] = []
     for item in (m.model_dump() for m in result.data.memories):
         if not isinstance(item, dict):
@@ -36,5 +41,9 @@ def extract_with_model(llm: LLMClient, transcript: str, store: MemoryDir) -> lis
         if type_ not in limits.MEMORY_TYPES or not name or not description:
             continue
         filename = str(item.get("filename") or "")
-        candidates.append(CandidateForFile(name=name, type=type_, description=description, body=body, filename=filename) if filename else Candidate(name=name, type=type_, description=description, body=body))
+        candidates.append(
+            CandidateForFile(name=name, type=type_, description=description, body=body, filename=filename)
+            if filename
+            else Candidate(name=name, type=type_, description=description, body=body)
+        )
     return candidates

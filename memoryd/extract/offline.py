@@ -21,16 +21,26 @@ _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+|;\s*")
 _FINITE = r"(?:is|are|was|were|would|will|can|can't|cannot|won't|keeps?|has|have|had|doesn't|don't|didn't|needs?|takes?|costs?|breaks?)"
 _REASON = re.compile(
     r"(?:\s*[,—-]\s*|\s+)(?:because(?:\s+of)?|due to|given that|so that)\s+(?P<r>.+)$"
-    r"|\s+since\s+(?!\d|then\b|last\b|yesterday\b|this\b)(?P<r2>(?!the\b|v\d|version\b)\w.+|(?:the|v\d|version)\S*\s.*?\b" + _FINITE + r"\b.*)$"
+    r"|\s+since\s+(?!\d|then\b|last\b|yesterday\b|this\b)(?P<r2>(?!the\b|v\d|version\b)\w.+|(?:the|v\d|version)\S*\s.*?\b"
+    + _FINITE
+    + r"\b.*)$"
     r"|\s*,\s*(?:since|as)\s+(?P<r3>.+)$"
     r"|\s*[,—]\s*(?P<r4>(?:we|it|they|that|this|there|those)(?:'s|'re|'ve)?\s+(?!always\b|never\b|don't\b)\w.+)$",
     re.IGNORECASE,
 )
 # A comma splice that states why ("…, the caching story is too weak"): a short subject and a finite verb.
-_SPLICE = re.compile(r"\s*[,—]\s*(?P<r>(?:nobody|no one|everyone|everything|nothing|(?:the\s+)?\w+(?:\s+\w+){0,3})\s+" + _FINITE + r"\b.+)$", re.IGNORECASE)
+_SPLICE = re.compile(
+    r"\s*[,—]\s*(?P<r>(?:nobody|no one|everyone|everything|nothing|(?:the\s+)?\w+(?:\s+\w+){0,3})\s+"
+    + _FINITE
+    + r"\b.+)$",
+    re.IGNORECASE,
+)
 # When or where a rule applies, as said: leading ("When you touch the parser, …", "In the API layer, …")
 # or trailing ("… before you commit", "… when releasing").
-_LEAD_WHEN = re.compile(r"^(?P<c>(?:when|whenever|before|after|once|each time|every time|any ?time|next time|while|during)\s[^,]{2,80}),\s+(?P<rule>\S.+)$", re.IGNORECASE)
+_LEAD_WHEN = re.compile(
+    r"^(?P<c>(?:when|whenever|before|after|once|each time|every time|any ?time|next time|while|during)\s[^,]{2,80}),\s+(?P<rule>\S.+)$",
+    re.IGNORECASE,
+)
 _LEAD_WHERE = re.compile(
     r"^(?P<c>(?:in|on|for|inside|within|across)\s+(?!general\b|short\b|fact\b|particular\b|now\b|example\b|instance\b|(?:the )?future\b"
     r"|second thought\b|that case\b|this case\b|any case\b|case\b|summary\b|addition\b)[^,]{2,60}),\s+(?P<rule>\S.+)$",
@@ -43,7 +53,10 @@ _TRAIL_WHEN = re.compile(
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,}).*?(?:^[ \t]*\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
 _BULLET = re.compile(r"^\s*(?:[-*•+]|\d{1,2}[.)])\s+(?P<text>.+)$")
 # A line that introduces a list of standing rules ("Some conventions for this repo:").
-_RULES_INTRO = re.compile(r"\b(?:rules?|conventions?|guidelines?|preferences|standards|house style|style guide|remember|from now on|going forward|in future|always|never|decisions?)\b[^:]*:\s*$", re.IGNORECASE)
+_RULES_INTRO = re.compile(
+    r"\b(?:rules?|conventions?|guidelines?|preferences|standards|house style|style guide|remember|from now on|going forward|in future|always|never|decisions?)\b[^:]*:\s*$",
+    re.IGNORECASE,
+)
 # Discourse markers in front of the instruction ("Also, …", "Oh and …", "Btw …", "One more thing: …").
 _MARKER = re.compile(
     r"^(?:also|and|oh|oh and|btw|by the way|one more thing|plus|ps|p\.s\.|ok(?:ay)?|ok so|so|actually|finally|lastly|fyi|"
@@ -66,7 +79,10 @@ _NOT_A_RULE = re.compile(
     r"|[\"'“‘>`#]|//|/\*|--\s)",
     re.IGNORECASE,
 )
-_DEICTIC = re.compile(r"^I (?:really )?(?:like|love|hate|dislike)\s+(?:it|that|this|these|those|how|what|the way|your|when)\b", re.IGNORECASE)
+_DEICTIC = re.compile(
+    r"^I (?:really )?(?:like|love|hate|dislike)\s+(?:it|that|this|these|those|how|what|the way|your|when)\b",
+    re.IGNORECASE,
+)
 
 # A decision the team made, or a standing fact about the project (deprecated, owned by, replaced by).
 _DECISION = re.compile(
@@ -89,23 +105,77 @@ _FACT = re.compile(
 )
 
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("remember", re.compile(r"^(?:please\s+)?(?:(?:can|could) you\s+)?(?:also\s+)?remember(?:\s+that)?[:,]?\s+(?P<fact>.+)$", re.IGNORECASE)),
-    ("remember", re.compile(r"^(?:(?:keep in mind|note for the future|for future reference)(?:\s+that)?[:,]?|(?:note|n\.?b\.?)(?:\s*:|\s+that))\s+(?P<fact>.+)$", re.IGNORECASE)),
-    ("from_now_on", re.compile(r"^(?:from now on|going forward|moving forward|in (?:the )?future|henceforth|for next time|next time(?=\s*[,:]))[:,]?\s+(?P<fact>.+)$", re.IGNORECASE)),
-    ("from_now_on", re.compile(r"^(?P<fact>.+?)[,]?\s+(?:from now on|going forward|moving forward|in (?:the )?future|next time|henceforth)[.!]?$", re.IGNORECASE)),
+    (
+        "remember",
+        re.compile(
+            r"^(?:please\s+)?(?:(?:can|could) you\s+)?(?:also\s+)?remember(?:\s+that)?[:,]?\s+(?P<fact>.+)$",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "remember",
+        re.compile(
+            r"^(?:(?:keep in mind|note for the future|for future reference)(?:\s+that)?[:,]?|(?:note|n\.?b\.?)(?:\s*:|\s+that))\s+(?P<fact>.+)$",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "from_now_on",
+        re.compile(
+            r"^(?:from now on|going forward|moving forward|in (?:the )?future|henceforth|for next time|next time(?=\s*[,:]))[:,]?\s+(?P<fact>.+)$",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "from_now_on",
+        re.compile(
+            r"^(?P<fact>.+?)[,]?\s+(?:from now on|going forward|moving forward|in (?:the )?future|next time|henceforth)[.!]?$",
+            re.IGNORECASE,
+        ),
+    ),
     ("decision", _DECISION),
     ("fact", _FACT),
-    ("rule", re.compile(r"^(?:please\s+)?(?P<fact>(?:always|never|don't|do not|stop|avoid|make sure(?: to| you| that)?)\b.+)$", re.IGNORECASE)),
-    ("rule", re.compile(r"^(?P<fact>(?:(?:next time|whenever|every time|each time) you\b|in\s+[^,]{2,60},\s+(?:always|never|don't|do not|use|prefer|keep|put)\b).+)$", re.IGNORECASE)),
-    ("rule", re.compile(r"^(?P<fact>(?:we|our team|the team|our (?:repo|codebase|project|company|org|stack))\s+(?:always|never|usually|generally|prefer|prefers|use|uses|don't|do not|require|requires|follow|follows|deploy|deploys|run|runs)\b.+)$", re.IGNORECASE)),
+    (
+        "rule",
+        re.compile(
+            r"^(?:please\s+)?(?P<fact>(?:always|never|don't|do not|stop|avoid|make sure(?: to| you| that)?)\b.+)$",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "rule",
+        re.compile(
+            r"^(?P<fact>(?:(?:next time|whenever|every time|each time) you\b|in\s+[^,]{2,60},\s+(?:always|never|don't|do not|use|prefer|keep|put)\b).+)$",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "rule",
+        re.compile(
+            r"^(?P<fact>(?:we|our team|the team|our (?:repo|codebase|project|company|org|stack))\s+(?:always|never|usually|generally|prefer|prefers|use|uses|don't|do not|require|requires|follow|follows|deploy|deploys|run|runs)\b.+)$",
+            re.IGNORECASE,
+        ),
+    ),
     ("preference", re.compile(r"^(?P<fact>I(?:'d| would)? (?:really )?prefer\b.+)$", re.IGNORECASE)),
     ("preference", re.compile(r"^(?P<fact>I (?:really )?(?:like|love|hate|dislike|can't stand)\b.+)$", re.IGNORECASE)),
-    ("identity", re.compile(r"^(?P<fact>I(?:'m| am) (?:a|an|the) (?:[\w/+#-]+ ){0,4}(?:engineer|developer|scientist|designer|manager|architect|researcher|analyst|admin|administrator|sre|devops|student|lead|maintainer|founder|cto|ceo)\b.*)$", re.IGNORECASE)),
+    (
+        "identity",
+        re.compile(
+            r"^(?P<fact>I(?:'m| am) (?:a|an|the) (?:[\w/+#-]+ ){0,4}(?:engineer|developer|scientist|designer|manager|architect|researcher|analyst|admin|administrator|sre|devops|student|lead|maintainer|founder|cto|ceo)\b.*)$",
+            re.IGNORECASE,
+        ),
+    ),
 ]
 _KINDS = {"from_now_on": "rule"}  # the pattern families a kind has more than one of
 
-_PROJECT_HINTS = re.compile(r"\b(deadline|freeze|release|launch|due|sprint|milestone|migration|incident|deploy(?:ment)?s?|on[- ]call|\d{4}-\d{2}-\d{2})\b", re.IGNORECASE)
-_REFERENCE_HINTS = re.compile(r"(https?://|\b(?:dashboard|tracker|linear|jira|grafana|runbook|wiki|confluence|notion|slack channel|#[a-z0-9-]+)\b)", re.IGNORECASE)
+_PROJECT_HINTS = re.compile(
+    r"\b(deadline|freeze|release|launch|due|sprint|milestone|migration|incident|deploy(?:ment)?s?|on[- ]call|\d{4}-\d{2}-\d{2})\b",
+    re.IGNORECASE,
+)
+_REFERENCE_HINTS = re.compile(
+    r"(https?://|\b(?:dashboard|tracker|linear|jira|grafana|runbook|wiki|confluence|notion|slack channel|#[a-z0-9-]+)\b)",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -140,7 +210,11 @@ def _classify(kind: str, fact: str) -> str:
 
 def _lower_first(text: str) -> str:
     first = text.split(" ", 1)[0]
-    return text[0].lower() + text[1:] if first[:1].isupper() and first[1:] == first[1:].lower() and first.isalpha() else text
+    return (
+        text[0].lower() + text[1:]
+        if first[:1].isupper() and first[1:] == first[1:].lower() and first.isalpha()
+        else text
+    )
 
 
 def split_reason(fact: str) -> tuple[str, str]:
@@ -181,8 +255,13 @@ def shape(kind: str, fact: str, said_on: date | None = None) -> Candidate:
         name = "User role: " + _lower_first(shaping.title(role, max_words=6))
     else:
         name = shaping.title(whole)
-    return Candidate(name=name, type=type_, description=description,
-                     body=shaping.body(statement, reason=reason, condition=condition, said_on=said_on), kind=kind)
+    return Candidate(
+        name=name,
+        type=type_,
+        description=description,
+        body=shaping.body(statement, reason=reason, condition=condition, said_on=said_on),
+        kind=kind,
+    )
 
 
 def extract_explicit(prompts: list[tuple[str, date | None]]) -> list[Candidate]:
@@ -217,7 +296,7 @@ def _statements(text: str) -> list[tuple[str, str]]:
     for sentence, listed in _sentences(text):
         sentence = sentence.strip()
         while (m := _MARKER.match(sentence)) and len(sentence) > m.end():
-            sentence = sentence[m.end():].lstrip(" ,:-—")
+            sentence = sentence[m.end() :].lstrip(" ,:-—")
         if len(sentence) < 8 or sentence.endswith("?") or _NOT_A_RULE.match(sentence) or _DEICTIC.match(sentence):
             continue
         for kind, pattern in _PATTERNS:
@@ -225,7 +304,9 @@ def _statements(text: str) -> list[tuple[str, str]]:
             if m:
                 fact = _clean(m.group("fact") if "fact" in pattern.groupindex else sentence)
                 if kind in ("remember", "from_now_on", "rule"):  # "Remember that we decided …" is a decision
-                    kind = "decision" if _DECISION.match(fact) else "fact" if _FACT.match(fact) else _KINDS.get(kind, kind)
+                    kind = (
+                        "decision" if _DECISION.match(fact) else "fact" if _FACT.match(fact) else _KINDS.get(kind, kind)
+                    )
                 found.append((kind, fact))
                 break
         else:

@@ -74,7 +74,15 @@ class PendingTurns:
                     if target:
                         rows.append((file.session_id, WROTE, target, e.timestamp, e.cwd))
                 elif use.name == "Bash" and turn_room > 0:
-                    rows.append((file.session_id, BASH, redact_secrets(str(use.input.get("command", ""))[:TEXT_MAX_CHARS]), e.timestamp, e.cwd))
+                    rows.append(
+                        (
+                            file.session_id,
+                            BASH,
+                            redact_secrets(str(use.input.get("command", ""))[:TEXT_MAX_CHARS]),
+                            e.timestamp,
+                            e.cwd,
+                        )
+                    )
             if turn_room <= 0 and (prompts_left <= 0 or not e.is_prompt):
                 continue
             if e.has_prose:  # the words are redacted once, then rendered; tool calls are rendered, then redacted
@@ -87,12 +95,22 @@ class PendingTurns:
                 if e.tool_uses:
                     rendered = redact_secrets(rendered)
                 if rendered:
-                    rows.append((file.session_id, TURN if e.has_prose else TOOLS, rendered[-TEXT_MAX_CHARS:], e.timestamp, e.cwd))
+                    rows.append(
+                        (
+                            file.session_id,
+                            TURN if e.has_prose else TOOLS,
+                            rendered[-TEXT_MAX_CHARS:],
+                            e.timestamp,
+                            e.cwd,
+                        )
+                    )
                     turn_room -= len(rendered) + 1
         if not rows:
             return
         rows.reverse()  # oldest first, so `seq` keeps the transcript's order
-        db.executemany("INSERT INTO extraction_pending(session_id, kind, text, timestamp, cwd) VALUES (?, ?, ?, ?, ?)", rows)
+        db.executemany(
+            "INSERT INTO extraction_pending(session_id, kind, text, timestamp, cwd) VALUES (?, ?, ?, ?, ?)", rows
+        )
         for kinds, keep in (((TURN, TOOLS, BASH), SESSION_MAX_ROWS), ((PROMPT,), PROMPTS_KEPT)):
             marks = ", ".join("?" for _ in kinds)
             db.execute(
@@ -103,12 +121,17 @@ class PendingTurns:
 
     def peek(self, session_id: str) -> list[PendingRow]:
         """Everything pending for a session, oldest first."""
-        rows = self.state.query("SELECT seq, kind, text, timestamp, cwd FROM extraction_pending WHERE session_id = ? ORDER BY seq", (session_id,))
+        rows = self.state.query(
+            "SELECT seq, kind, text, timestamp, cwd FROM extraction_pending WHERE session_id = ? ORDER BY seq",
+            (session_id,),
+        )
         return [PendingRow(int(r["seq"]), r["kind"], r["text"], r["timestamp"], r["cwd"]) for r in rows]
 
     def done(self, session_id: str, through_seq: int) -> None:
         """Drop what a finished job looked at; rows added while it ran stay."""
-        self.state.execute("DELETE FROM extraction_pending WHERE session_id = ? AND seq <= ?", (session_id, through_seq))
+        self.state.execute(
+            "DELETE FROM extraction_pending WHERE session_id = ? AND seq <= ?", (session_id, through_seq)
+        )
 
     def sessions(self) -> list[str]:
         return [r["session_id"] for r in self.state.query("SELECT DISTINCT session_id FROM extraction_pending")]

@@ -19,7 +19,14 @@ from pathlib import Path
 from typing import Any, Callable
 
 from memoryd.base import limits
-from memoryd.base.errors import Conflict, InvalidMemory, InvalidRequest, LLMUnavailable, TokenBudgetExceeded, Unprocessable
+from memoryd.base.errors import (
+    Conflict,
+    InvalidMemory,
+    InvalidRequest,
+    LLMUnavailable,
+    TokenBudgetExceeded,
+    Unprocessable,
+)
 from memoryd.base.metrics import Metrics
 from memoryd.base.secrets import REDACTED
 from memoryd.base.similarity import memory_similarity, near_duplicate
@@ -34,7 +41,6 @@ from memoryd.store.paths import FILENAME_RE
 from memoryd.transcripts.service import TranscriptService
 
 log = logging.getLogger(__name__)
-
 
 
 def _date_of(timestamp: str) -> date | None:
@@ -56,8 +62,12 @@ def agent_wrote_memory(rows: list[PendingRow], memory_dir: Path) -> bool:
     real_dir = Path(os.path.realpath(memory_dir))
     spellings = {str(memory_dir), str(real_dir)}
     home = os.path.expanduser("~")
-    for short in ("~", "$HOME", "${HOME}"):  # how a shell command names a dir under the home (e.g. ~/.claude/projects/…)
-        spellings |= {short + s[len(home):] for s in list(spellings) if home != "~" and s.startswith(home + os.sep)}
+    for short in (
+        "~",
+        "$HOME",
+        "${HOME}",
+    ):  # how a shell command names a dir under the home (e.g. ~/.claude/projects/…)
+        spellings |= {short + s[len(home) :] for s in list(spellings) if home != "~" and s.startswith(home + os.sep)}
     for row in rows:
         if row.kind == WROTE:
             target = row.text
@@ -87,7 +97,9 @@ class ExtractionService:
         mode_for: Callable[[MemoryDir], str] = lambda store: "topics",
         on_daily_log: Callable[[MemoryDir, Candidate, date | None], object] | None = None,
         review: ReviewQueue | None = None,
-        on_finish: Callable[[dict[str, Any], Outcome], object] = lambda job, outcome: None,  # the live activity page (#30)
+        on_finish: Callable[[dict[str, Any], Outcome], object] = lambda job, outcome: (
+            None
+        ),  # the live activity page (#30)
     ) -> None:
         self.on_finish = on_finish
         self.jobs = jobs
@@ -109,15 +121,24 @@ class ExtractionService:
         self.backfill_pause = limits.BACKFILL_PAUSE_SECONDS
 
     # ------------------------------------------------------------------ request path
-    def enqueue_turn_end(self, session_id: str, transcript: Path, cwd: str, memory_dir: Path, last_assistant_message: str | None = None) -> str:
+    def enqueue_turn_end(
+        self, session_id: str, transcript: Path, cwd: str, memory_dir: Path, last_assistant_message: str | None = None
+    ) -> str:
         """Queue extraction for a turn end (arguments already validated by the caller)."""
-        job_id = self.jobs.enqueue(session_id=session_id, transcript_path=transcript, cwd=cwd, memory_dir=memory_dir,
-                                   last_assistant_message=last_assistant_message)
+        job_id = self.jobs.enqueue(
+            session_id=session_id,
+            transcript_path=transcript,
+            cwd=cwd,
+            memory_dir=memory_dir,
+            last_assistant_message=last_assistant_message,
+        )
         self._wake.set()
         return job_id
 
     def enqueue_backfill(self, session_id: str, transcript: Path, cwd: str, memory_dir: Path) -> str:
-        job_id = self.jobs.enqueue(session_id=session_id, transcript_path=transcript, cwd=cwd, memory_dir=memory_dir, kind=BACKFILL, delay=0)
+        job_id = self.jobs.enqueue(
+            session_id=session_id, transcript_path=transcript, cwd=cwd, memory_dir=memory_dir, kind=BACKFILL, delay=0
+        )
         self._wake.set()
         return job_id
 
@@ -216,15 +237,29 @@ class ExtractionService:
         if not path.exists():
             # Trigger: the hook fired before the agent created the file. Why: CC writes lazily. Outcome: retry soon.
             if int(job["attempts"]) < limits.EXTRACT_MAX_ATTEMPTS:
-                return Outcome("queued", f"transcript {path} does not exist yet; retrying (attempt {job['attempts']} of {limits.EXTRACT_MAX_ATTEMPTS})", [], [])
-            return Outcome("failed", f"transcript unreadable: {path} does not exist; check the transcript_path the hook sends", [], [])
+                return Outcome(
+                    "queued",
+                    f"transcript {path} does not exist yet; retrying (attempt {job['attempts']} of {limits.EXTRACT_MAX_ATTEMPTS})",
+                    [],
+                    [],
+                )
+            return Outcome(
+                "failed",
+                f"transcript unreadable: {path} does not exist; check the transcript_path the hook sends",
+                [],
+                [],
+            )
         read = self.transcripts.pipeline.advance(path)
         if read.error:
-            return Outcome("failed", f"transcript unreadable ({read.error}); check that {path} exists and is readable", [], [])
+            return Outcome(
+                "failed", f"transcript unreadable ({read.error}); check that {path} exists and is readable", [], []
+            )
         rows = self.pending.peek(session_id)
         last_message = (job.get("last_assistant_message") or "").strip()
         if last_message and not any(last_message in r.text for r in rows if r.kind == TURN):
-            rows.append(PendingRow(0, TURN, f"ASSISTANT: {last_message}", "", ""))  # the transcript may lag the Stop hook
+            rows.append(
+                PendingRow(0, TURN, f"ASSISTANT: {last_message}", "", "")
+            )  # the transcript may lag the Stop hook
 
         def consumed() -> None:
             if rows:
@@ -232,11 +267,17 @@ class ExtractionService:
             if turns_since:
                 self.jobs.consume_turns(session_id, turns_since)
 
-        note = "".join(f"; {n} {what} line(s) skipped" for n, what in ((read.malformed, "malformed"), (read.oversized, "oversized")) if n)
+        note = "".join(
+            f"; {n} {what} line(s) skipped"
+            for n, what in ((read.malformed, "malformed"), (read.oversized, "oversized"))
+            if n
+        )
         # Trigger: the agent wrote into the memory dir itself. Why: two writers on one file. Outcome: skip, drop the turns.
         if agent_wrote_memory(rows, store.path):
             consumed()
-            return Outcome("skipped", f"the agent wrote to the memory dir itself since the last extraction{note}", [], [])
+            return Outcome(
+                "skipped", f"the agent wrote to the memory dir itself since the last extraction{note}", [], []
+            )
         prompts = [(r.text, _date_of(r.timestamp)) for r in rows if r.kind == PROMPT]
         said = any(r.kind == TURN for r in rows)
         # Trigger: only tool calls since the last extraction. Why: nothing said to learn from. Outcome: skip, drop the turns.
@@ -250,7 +291,9 @@ class ExtractionService:
         reason = f"{how}: {len(written)} written, {unchanged} unchanged, {len(refused)} refused{note}"
         return Outcome("done", reason, written, refused)
 
-    def _extract(self, transcript: str, prompts: list[tuple[str, date | None]], store: MemoryDir) -> tuple[list[Candidate], str]:
+    def _extract(
+        self, transcript: str, prompts: list[tuple[str, date | None]], store: MemoryDir
+    ) -> tuple[list[Candidate], str]:
         if self.llm.enabled:
             try:
                 return extract_with_model(self.llm, transcript, store), "llm"
@@ -269,8 +312,13 @@ class ExtractionService:
             if any(REDACTED in field for field in (cand.name, cand.description, cand.body)):
                 # The words held a secret, removed before they were kept: a memory of "[secret removed]" helps no one.
                 self.metrics.secrets_refused.labels("extract").inc()
-                refused.append({"name": cand.name, "code": "secret_detected",
-                                "reason": "refused: it held a secret (removed before it was stored); keep a pointer such as 'the key is in 1Password' instead."})
+                refused.append(
+                    {
+                        "name": cand.name,
+                        "code": "secret_detected",
+                        "reason": "refused: it held a secret (removed before it was stored); keep a pointer such as 'the key is in 1Password' instead.",
+                    }
+                )
                 continue
             if daily:
                 try:
@@ -285,7 +333,10 @@ class ExtractionService:
             if target is not None:
                 try:
                     current = store.get(target)
-                    if current.description == " ".join(cand.description.split()) and current.body.strip() == cand.body.strip():
+                    if (
+                        current.description == " ".join(cand.description.split())
+                        and current.body.strip() == cand.body.strip()
+                    ):
                         unchanged += 1
                         continue
                     version = current.version  # an edit made after this read is re-read, never overwritten
@@ -293,14 +344,34 @@ class ExtractionService:
                     pass
             try:
                 if self.review is not None and self.review.wanted(store):
-                    item = self.review.propose(store, name=cand.name, description=cand.description, type=cand.type, body=cand.body, target=target)
+                    item = self.review.propose(
+                        store,
+                        name=cand.name,
+                        description=cand.description,
+                        type=cand.type,
+                        body=cand.body,
+                        target=target,
+                    )
                     if item is None:
-                        refused.append({"name": cand.name, "code": "rejected_before", "reason": "a person rejected this memory in review before"})
+                        refused.append(
+                            {
+                                "name": cand.name,
+                                "code": "rejected_before",
+                                "reason": "a person rejected this memory in review before",
+                            }
+                        )
                     else:
                         written.append(f"review:{item}")
                     continue
-                saved = store.save(name=cand.name, description=cand.description, type=cand.type, body=cand.body, filename=target,
-                                   source="extract", expected=version)
+                saved = store.save(
+                    name=cand.name,
+                    description=cand.description,
+                    type=cand.type,
+                    body=cand.body,
+                    filename=target,
+                    source="extract",
+                    expected=version,
+                )
             except (Unprocessable, InvalidMemory, InvalidRequest, Conflict) as exc:
                 refused.append({"name": cand.name, "code": exc.code, "reason": exc.message})
                 continue
@@ -322,5 +393,10 @@ class ExtractionService:
         return str(max(same, key=lambda h: memory_similarity(h, cand)).filename) if same else None
 
     def status(self) -> dict[str, Any]:
-        return {**self.jobs.counts(), "current_job": self.current_job, "every_n_turns": self.every_n_turns, "mode": self.llm.mode,
-                "backfill": self.jobs.counts(BACKFILL)}
+        return {
+            **self.jobs.counts(),
+            "current_job": self.current_job,
+            "every_n_turns": self.every_n_turns,
+            "mode": self.llm.mode,
+            "backfill": self.jobs.counts(BACKFILL),
+        }

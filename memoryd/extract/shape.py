@@ -15,50 +15,220 @@ TITLE_MAX_WORDS = 8
 DESCRIPTION_MAX_CHARS = 200
 # Leading phrases that ask rather than state: never the start of a description or title.
 REQUEST_PHRASES = (
-    "please", "kindly", "remember that", "remember", "keep in mind that", "keep in mind", "note for the future that",
-    "note for the future", "for future reference", "from now on", "going forward", "moving forward", "in the future",
-    "in future", "henceforth", "for next time", "next time,", "note that", "note:", "n.b.", "nb:", "fyi", "can you", "could you",
-    "would you", "i want you to", "i'd like you to", "i need you to", "make sure to", "make sure you",
+    "please",
+    "kindly",
+    "remember that",
+    "remember",
+    "keep in mind that",
+    "keep in mind",
+    "note for the future that",
+    "note for the future",
+    "for future reference",
+    "from now on",
+    "going forward",
+    "moving forward",
+    "in the future",
+    "in future",
+    "henceforth",
+    "for next time",
+    "next time,",
+    "note that",
+    "note:",
+    "n.b.",
+    "nb:",
+    "fyi",
+    "can you",
+    "could you",
+    "would you",
+    "i want you to",
+    "i'd like you to",
+    "i need you to",
+    "make sure to",
+    "make sure you",
 )
-_REQUEST = re.compile(r"^(?:" + "|".join(re.escape(p) for p in sorted(REQUEST_PHRASES, key=len, reverse=True)) + r")(?![\w'])[\s,:;.!—-]*",
-                      re.IGNORECASE)
-_TRAILING_REQUEST = re.compile(r"[\s,]+(?:please|from now on|going forward|moving forward|in (?:the )?future|henceforth)[.!]?$", re.IGNORECASE)
+_REQUEST = re.compile(
+    r"^(?:"
+    + "|".join(re.escape(p) for p in sorted(REQUEST_PHRASES, key=len, reverse=True))
+    + r")(?![\w'])[\s,:;.!—-]*",
+    re.IGNORECASE,
+)
+_TRAILING_REQUEST = re.compile(
+    r"[\s,]+(?:please|from now on|going forward|moving forward|in (?:the )?future|henceforth)[.!]?$", re.IGNORECASE
+)
 _CODE = re.compile(r"`[^`\n]+`")
 _TOKEN = re.compile(r"`[^`\n]+`|[^\s]+")
 
 # Leading subjects turned into the third person ("I prefer" → "The user prefers", "We never" → "Never").
 _I_AM = re.compile(r"^I(?:'m| am) ", re.IGNORECASE)
-_I_LIKE = re.compile(r"^I(?:'d| would)? (?P<adv>(?:really |also |strongly )?)(?P<verb>prefer|like|love|hate|dislike|can't stand|cannot stand)\b",
-                     re.IGNORECASE)
-_I_DID = re.compile(r"^I(?P<aux>'ve| have)? (?=(?:decided|agreed|chose|picked|settled|opted|went|switched|moved)\b)", re.IGNORECASE)
+_I_LIKE = re.compile(
+    r"^I(?:'d| would)? (?P<adv>(?:really |also |strongly )?)(?P<verb>prefer|like|love|hate|dislike|can't stand|cannot stand)\b",
+    re.IGNORECASE,
+)
+_I_DID = re.compile(
+    r"^I(?P<aux>'ve| have)? (?=(?:decided|agreed|chose|picked|settled|opted|went|switched|moved)\b)", re.IGNORECASE
+)
 _WE_ADVERB = re.compile(r"^(?:we|our team|the team) (?P<rule>(?:always|never|don't|do not)\b)", re.IGNORECASE)
 _WE_AUX = re.compile(r"^we(?:'re| are|'ve| have|'ll| will|'d| would)\b", re.IGNORECASE)
-_WE = re.compile(r"^(?P<who>we|our team) (?P<adv>(?:usually |generally |normally |also |now |still |no longer )?)(?P<verb>[a-z]+)\b", re.IGNORECASE)
+_WE = re.compile(
+    r"^(?P<who>we|our team) (?P<adv>(?:usually |generally |normally |also |now |still |no longer )?)(?P<verb>[a-z]+)\b",
+    re.IGNORECASE,
+)
 _LETS = re.compile(r"^let(?:'s| us) (?=go with|stick with|standardi[sz]e on|switch to|move to)", re.IGNORECASE)
 _OUR = re.compile(r"^our (?=repo|codebase|project|company|org|stack|api|service|team|ci|app)", re.IGNORECASE)
 _MY = re.compile(r"^my (?=[a-z])", re.IGNORECASE)
-_AUX = {"'re": "is", "are": "is", "'ve": "has", "have": "has", "'ll": "will", "will": "will", "'d": "would", "would": "would"}
+_AUX = {
+    "'re": "is",
+    "are": "is",
+    "'ve": "has",
+    "have": "has",
+    "'ll": "will",
+    "will": "will",
+    "'d": "would",
+    "would": "would",
+}
 _PAST_OR_MODAL = re.compile(r"(?:ed|can|must|should|may|might)$")
 
 # What a title may drop: fillers, and "always" (the rule is the title); never negations or prepositions.
 _TITLE_FILLER = {"please", "just", "really", "also", "always", "actually", "basically"}
 _ARTICLES = {"a", "an", "the"}
 # Words a title must not end on after a cut (they promise a continuation).
-_DANGLING = {"a", "an", "the", "to", "on", "in", "at", "of", "for", "from", "with", "without", "by", "and", "or", "but",
-             "before", "after", "when", "while", "into", "onto", "than", "that", "as", "over", "under", "your", "our", "my",
-             "its", "their", "this", "these", "those", "is", "are", "be", "not", "no", "never", "don't", "per", "via"}
+_DANGLING = {
+    "a",
+    "an",
+    "the",
+    "to",
+    "on",
+    "in",
+    "at",
+    "of",
+    "for",
+    "from",
+    "with",
+    "without",
+    "by",
+    "and",
+    "or",
+    "but",
+    "before",
+    "after",
+    "when",
+    "while",
+    "into",
+    "onto",
+    "than",
+    "that",
+    "as",
+    "over",
+    "under",
+    "your",
+    "our",
+    "my",
+    "its",
+    "their",
+    "this",
+    "these",
+    "those",
+    "is",
+    "are",
+    "be",
+    "not",
+    "no",
+    "never",
+    "don't",
+    "per",
+    "via",
+}
 # Words that start a new phrase: a title may stop just before one.
-_PHRASE_START = {"to", "on", "in", "for", "from", "with", "without", "when", "whenever", "before", "after", "because", "until",
-                 "unless", "and", "but", "so", "which", "at", "by", "via", "instead", "over", "into", "than", "since", "while",
-                 "where", "if", "or", "during", "except", "unlike"}
+_PHRASE_START = {
+    "to",
+    "on",
+    "in",
+    "for",
+    "from",
+    "with",
+    "without",
+    "when",
+    "whenever",
+    "before",
+    "after",
+    "because",
+    "until",
+    "unless",
+    "and",
+    "but",
+    "so",
+    "which",
+    "at",
+    "by",
+    "via",
+    "instead",
+    "over",
+    "into",
+    "than",
+    "since",
+    "while",
+    "where",
+    "if",
+    "or",
+    "during",
+    "except",
+    "unlike",
+}
 _CLAUSE_BREAK = re.compile(r",\s+|;\s+|\s+—\s+|\s+-\s+|:\s+")
 
 
 # An unquoted command line: a few words, then flags ("run linter ruff check --fix before …").
-_COMMAND = re.compile(r"(?<![`\w./-])(?P<cmd>(?:[a-z][\w.+-]*\s+){0,3}[a-z][\w.+-]*(?:\s+--?[A-Za-z][\w=.:/,-]*(?:\s+[a-z][\w.+/-]*(?=\s+--?[A-Za-z]))?)+)(?![\w`])")
-_NOT_COMMAND = {"run", "the", "a", "an", "linter", "formatter", "command", "with", "use", "using", "via", "call", "execute", "tool",
-                "script", "and", "or", "then", "always", "never", "to", "please", "just", "also", "don't", "do", "not", "only", "by",
-                "pass", "add", "skip", "set", "enable", "disable", "include", "omit", "try", "prefer", "avoid", "keep", "drop", "flag", "option", "pass", "the"}
+_COMMAND = re.compile(
+    r"(?<![`\w./-])(?P<cmd>(?:[a-z][\w.+-]*\s+){0,3}[a-z][\w.+-]*(?:\s+--?[A-Za-z][\w=.:/,-]*(?:\s+[a-z][\w.+/-]*(?=\s+--?[A-Za-z]))?)+)(?![\w`])"
+)
+_NOT_COMMAND = {
+    "run",
+    "the",
+    "a",
+    "an",
+    "linter",
+    "formatter",
+    "command",
+    "with",
+    "use",
+    "using",
+    "via",
+    "call",
+    "execute",
+    "tool",
+    "script",
+    "and",
+    "or",
+    "then",
+    "always",
+    "never",
+    "to",
+    "please",
+    "just",
+    "also",
+    "don't",
+    "do",
+    "not",
+    "only",
+    "by",
+    "pass",
+    "add",
+    "skip",
+    "set",
+    "enable",
+    "disable",
+    "include",
+    "omit",
+    "try",
+    "prefer",
+    "avoid",
+    "keep",
+    "drop",
+    "flag",
+    "option",
+    "pass",
+    "the",
+}
 
 
 def mark_commands(text: str) -> str:
@@ -92,7 +262,7 @@ def strip_request(text: str) -> str:
     """`text` without the request phrases in front ("Please remember that …") or at its end (", please")."""
     text = text.strip()
     while (m := _REQUEST.match(text)) and m.end() < len(text):
-        text = text[m.end():].lstrip()
+        text = text[m.end() :].lstrip()
     return _TRAILING_REQUEST.sub("", text).strip()
 
 
@@ -103,7 +273,12 @@ def starts_with_request(text: str) -> bool:
 
 def _code_like(word: str) -> bool:
     """A word whose case is part of what it names: code, a path, an acronym, a tool without vowels (npm)."""
-    return bool(re.search(r"[`_./\\\d$@#:=<>(){}\[\]]", word)) or word.startswith("-") or word[1:] != word[1:].lower() or not re.search(r"[aeiouy]", word, re.IGNORECASE)
+    return (
+        bool(re.search(r"[`_./\\\d$@#:=<>(){}\[\]]", word))
+        or word.startswith("-")
+        or word[1:] != word[1:].lower()
+        or not re.search(r"[aeiouy]", word, re.IGNORECASE)
+    )
 
 
 def upper_first(text: str) -> str:
@@ -131,29 +306,33 @@ def third_person(text: str) -> str:
     """The statement as memory keeps it: the user in the third person, the team's rules imperative
     ("We never deploy on Fridays" → "Never deploy on Fridays"); the rest of the words as said."""
     if m := _I_AM.match(text):
-        return "The user is " + text[m.end():]
+        return "The user is " + text[m.end() :]
     if m := _I_LIKE.match(text):
         verb = m.group("verb")
         verb = "prefers" if verb.lower() == "prefer" else verb if " " in verb else _third(verb)
-        return f"The user {m.group('adv')}{verb}{text[m.end():]}"
+        return f"The user {m.group('adv')}{verb}{text[m.end() :]}"
     if m := _I_DID.match(text):
-        return "The user " + ("has " if m.group("aux") else "") + text[m.end():]
+        return "The user " + ("has " if m.group("aux") else "") + text[m.end() :]
     if m := _WE_ADVERB.match(text):
-        return upper_first(text[m.start("rule"):])
+        return upper_first(text[m.start("rule") :])
     if m := _WE_AUX.match(text):
         aux = m.group(0)[2:].strip()
-        return "The team " + _AUX[aux if aux.startswith("'") else aux.lower()] + text[m.end():]
+        return "The team " + _AUX[aux if aux.startswith("'") else aux.lower()] + text[m.end() :]
     if m := _WE.match(text):
         verb = m.group("verb")
-        if m.group("who").lower() == "we" and not _PAST_OR_MODAL.search(verb.lower()) and verb.lower() not in ("went", "chose", "made", "picked", "moved", "will", "can", "did"):
+        if (
+            m.group("who").lower() == "we"
+            and not _PAST_OR_MODAL.search(verb.lower())
+            and verb.lower() not in ("went", "chose", "made", "picked", "moved", "will", "can", "did")
+        ):
             verb = _third(verb)
-        return f"The team {m.group('adv')}{verb}{text[m.end():]}"
+        return f"The team {m.group('adv')}{verb}{text[m.end() :]}"
     if m := _LETS.match(text):
-        return upper_first(text[m.end():])
+        return upper_first(text[m.end() :])
     if m := _OUR.match(text):
-        return "The " + text[m.end():]
+        return "The " + text[m.end() :]
     if m := _MY.match(text):
-        return "The user's " + text[m.end():]
+        return "The user's " + text[m.end() :]
     return upper_first(text)
 
 
@@ -176,7 +355,11 @@ def title(text: str, max_words: int = TITLE_MAX_WORDS) -> str:
         words = [w for w in words if w.lower() not in _ARTICLES]
     if len(words) > max_words:
         # Stop where a phrase ends (before "to", "until", …), never inside one ("to Docker | Hub").
-        ends = [i for i in range(3, max_words + 1) if words[i].lower() in _PHRASE_START or words[i - 1].endswith((",", ";", ":"))]
+        ends = [
+            i
+            for i in range(3, max_words + 1)
+            if words[i].lower() in _PHRASE_START or words[i - 1].endswith((",", ";", ":"))
+        ]
         words = words[: ends[-1]] if ends else words[:max_words]
         while len(words) > 2 and words[-1].lower().strip(",;:") in _DANGLING:
             words.pop()
@@ -212,5 +395,8 @@ def repeated_sentences(text: str) -> list[str]:
 
 def code_and_acronyms(text: str) -> list[str]:
     """The spans whose case must come through unchanged: code spans and words with an inner capital."""
-    return _CODE.findall(text) + [w for w in re.findall(r"[\w.+#/-]+", _CODE.sub(" ", text)) if sum(c.isupper() for c in w) >= 2 or
-                                  (any(c.isupper() for c in w[1:]) and any(c.islower() for c in w))]
+    return _CODE.findall(text) + [
+        w
+        for w in re.findall(r"[\w.+#/-]+", _CODE.sub(" ", text))
+        if sum(c.isupper() for c in w) >= 2 or (any(c.isupper() for c in w[1:]) and any(c.islower() for c in w))
+    ]

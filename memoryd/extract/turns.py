@@ -12,15 +12,24 @@ from memoryd.transcripts import TranscriptService
 
 
 class TurnEnds:
-    def __init__(self, *, transcripts: TranscriptService, stores: StoreRegistry, extraction: ExtractionService,
-                 session_memory: SessionMemory, notes_enabled: bool) -> None:
+    def __init__(
+        self,
+        *,
+        transcripts: TranscriptService,
+        stores: StoreRegistry,
+        extraction: ExtractionService,
+        session_memory: SessionMemory,
+        notes_enabled: bool,
+    ) -> None:
         self.transcripts = transcripts
         self.stores = stores
         self.extraction = extraction
         self.session_memory = session_memory
         self.notes_enabled = notes_enabled
 
-    def turn_end(self, session_id: str, transcript_path: str, cwd: str, last_assistant_message: str | None = None) -> str:
+    def turn_end(
+        self, session_id: str, transcript_path: str, cwd: str, last_assistant_message: str | None = None
+    ) -> str:
         """Validate, then queue extraction and the notes update; returns the extraction job id."""
         check_session_id(session_id)
         transcript = self.transcripts.check_under_root(transcript_path)

@@ -47,7 +47,11 @@ def settings_path(scope: Scope, cwd: Path, env: dict[str, str] | None = None) ->
     """user: ~/.claude/settings.json ($CLAUDE_CONFIG_DIR honoured); project/local: <cwd>/.claude/."""
     env = dict(os.environ) if env is None else env
     if scope == "user":
-        base = Path(env["CLAUDE_CONFIG_DIR"]).expanduser() if env.get("CLAUDE_CONFIG_DIR") else Path(env.get("HOME") or os.path.expanduser("~")) / ".claude"
+        base = (
+            Path(env["CLAUDE_CONFIG_DIR"]).expanduser()
+            if env.get("CLAUDE_CONFIG_DIR")
+            else Path(env.get("HOME") or os.path.expanduser("~")) / ".claude"
+        )
         return base / "settings.json"
     name = "settings.json" if scope == "project" else "settings.local.json"
     return cwd / ".claude" / name
@@ -78,7 +82,10 @@ def http_hook(url: str, event: str) -> dict[str, Any]:
         "type": "http",
         "url": f"{url}{HOOK_PATH}",
         "timeout": timeout,
-        "headers": {"Authorization": "Bearer $MEMORYD_TOKEN", SESSION_ENV_HEADER: ";".join(f"{n}=${n}" for n in SESSION_ENV_VARS)},
+        "headers": {
+            "Authorization": "Bearer $MEMORYD_TOKEN",
+            SESSION_ENV_HEADER: ";".join(f"{n}=${n}" for n in SESSION_ENV_VARS),
+        },
         "allowedEnvVars": ["MEMORYD_TOKEN", *SESSION_ENV_VARS],
     }
 
@@ -87,7 +94,11 @@ def hooks_block(url: str, auth_header: Path, hook_type: HookType = "command") ->
     """The `hooks` object for Claude Code settings. SessionStart only takes command hooks."""
     hooks: dict[str, Any] = {}
     for event in HOOK_EVENTS:
-        handler = command_hook(url, auth_header, event) if hook_type == "command" or event == "SessionStart" else http_hook(url, event)
+        handler = (
+            command_hook(url, auth_header, event)
+            if hook_type == "command" or event == "SessionStart"
+            else http_hook(url, event)
+        )
         hooks[event] = [{"hooks": [handler]}]
     return {"hooks": hooks}
 
@@ -131,7 +142,9 @@ def _read_settings(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8") or "{}")
     except json.JSONDecodeError as exc:
-        raise InvalidRequest(f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}); fix it by hand, then run the command again. Nothing was changed.") from exc
+        raise InvalidRequest(
+            f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}); fix it by hand, then run the command again. Nothing was changed."
+        ) from exc
     if not isinstance(data, dict):
         raise InvalidRequest(f"{path} does not hold a JSON object; fix it by hand. Nothing was changed.")
     return data
@@ -156,7 +169,12 @@ def install_hooks(path: Path, block: dict[str, Any]) -> dict[str, Any]:
     merged["hooks"] = hooks
     changed = merged != current
     backup = _write_settings(path, merged) if changed else None
-    return {"path": str(path), "changed": changed, "backup": str(backup) if backup else None, "events": sorted(block["hooks"])}
+    return {
+        "path": str(path),
+        "changed": changed,
+        "backup": str(backup) if backup else None,
+        "events": sorted(block["hooks"]),
+    }
 
 
 def uninstall_hooks(path: Path) -> dict[str, Any]:
@@ -190,6 +208,13 @@ def installed_scopes(cwd: Path, env: dict[str, str] | None = None) -> list[str]:
         except InvalidRequest:
             continue
         hooks = data.get("hooks") or {}
-        if any(_is_ours(h) for groups in hooks.values() if isinstance(groups, list) for g in groups if isinstance(g, dict) for h in g.get("hooks", [])):
+        if any(
+            _is_ours(h)
+            for groups in hooks.values()
+            if isinstance(groups, list)
+            for g in groups
+            if isinstance(g, dict)
+            for h in g.get("hooks", [])
+        ):
             found.append(scope)
     return found

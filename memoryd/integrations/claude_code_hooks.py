@@ -47,7 +47,9 @@ def fit_session_context(prompt: str, cap: int = limits.CLAUDE_CODE_CONTEXT_MAX_C
             continue
         kept.append(line)
         size += len(line) + 1
-    kept.append(f"[{dropped} more index lines not shown: run `memoryd index` (or GET /v1/index) to see the whole index.]")
+    kept.append(
+        f"[{dropped} more index lines not shown: run `memoryd index` (or GET /v1/index) to see the whole index.]"
+    )
     return "\n".join(kept)[:cap]
 
 
@@ -60,7 +62,9 @@ def session_notes_context(notes: str, cap: int = limits.SESSION_NOTES_CONTEXT_MA
     return f"{head}{body}\n"
 
 
-def native_for_session(cwd: str, session_env: Mapping[str, str] | None, env: Mapping[str, str] | None = None) -> NativeMemory:
+def native_for_session(
+    cwd: str, session_env: Mapping[str, str] | None, env: Mapping[str, str] | None = None
+) -> NativeMemory:
     """Claude Code's own auto memory for the session that sent a hook (its cwd, its switches)."""
     env = dict(os.environ) if env is None else env
     return native_memory(Path(cwd), env, session_env)
@@ -75,8 +79,15 @@ def native_loads_index(store_path: Path, cwd: str, session_env: Mapping[str, str
 class HookService:
     """Answers each Claude Code hook event from the parts it names, never from the whole daemon."""
 
-    def __init__(self, *, recall: RecallService, transcripts: TranscriptService, turns: TurnEnds, session_memory: SessionMemory,
-                 stores: StoreRegistry) -> None:
+    def __init__(
+        self,
+        *,
+        recall: RecallService,
+        transcripts: TranscriptService,
+        turns: TurnEnds,
+        session_memory: SessionMemory,
+        stores: StoreRegistry,
+    ) -> None:
         self.recall = recall
         self.transcripts = transcripts
         self.turns = turns
@@ -100,23 +111,38 @@ class HookService:
                 prompt = build_memory_prompt(store.path, store.served_index())
                 if notes:  # right after a compaction: the session's own notes lead, so the work goes on
                     head = session_notes_context(notes)
-                    return _context(event, head + fit_session_context(prompt, limits.CLAUDE_CODE_CONTEXT_MAX_CHARS - len(head)))
+                    return _context(
+                        event, head + fit_session_context(prompt, limits.CLAUDE_CODE_CONTEXT_MAX_CHARS - len(head))
+                    )
                 return _context(event, fit_session_context(prompt))
             if event == "UserPromptSubmit" and cwd and session_id:
                 store = self.stores.for_cwd(cwd)
                 context = self._session_context(store, payload, session_id)
                 # max_chars: memories that would overflow Claude Code's cap are left for a later prompt, not marked surfaced.
-                result = self.recall.recall(cwd, str(payload.get("prompt") or ""), session_id, store=store,
-                                            max_chars=limits.CLAUDE_CODE_CONTEXT_MAX_CHARS, source="hook", context=context)
+                result = self.recall.recall(
+                    cwd,
+                    str(payload.get("prompt") or ""),
+                    session_id,
+                    store=store,
+                    max_chars=limits.CLAUDE_CODE_CONTEXT_MAX_CHARS,
+                    source="hook",
+                    context=context,
+                )
                 return _context(event, result.injection) if result.injection else {}
             if event in ("Stop", "SubagentStop") and cwd and session_id and payload.get("transcript_path"):
-                self.turns.turn_end(session_id, str(payload["transcript_path"]), cwd, payload.get("last_assistant_message"))
+                self.turns.turn_end(
+                    session_id, str(payload["transcript_path"]), cwd, payload.get("last_assistant_message")
+                )
                 return {}
             if event == "PreCompact" and session_id:
                 # The installed hook discards this answer (Claude Code takes no context from PreCompact);
                 # other clients may read it. Claude Code gets the notes at SessionStart(source=compact).
                 notes = self._session_notes(session_id)
-                return _context(event, f"{limits.INJECTED_MARKER}\n{notes}"[: limits.CLAUDE_CODE_CONTEXT_MAX_CHARS]) if notes else {}
+                return (
+                    _context(event, f"{limits.INJECTED_MARKER}\n{notes}"[: limits.CLAUDE_CODE_CONTEXT_MAX_CHARS])
+                    if notes
+                    else {}
+                )
         except MemorydError as exc:
             log.warning("%s hook: %s (%s)", event or "unknown", exc.code, exc.message)
         except Exception:

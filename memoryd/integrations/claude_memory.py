@@ -95,8 +95,12 @@ def _git_tracks(path: str, _key: tuple[int, int, int, int]) -> bool:
     if git is None:
         return find_canonical_git_root(Path(folder)) is not None
     try:
-        done = subprocess.run([git, "-C", folder, "ls-files", "--error-unmatch", "--", os.path.basename(path)],
-                              capture_output=True, timeout=10, check=False)
+        done = subprocess.run(
+            [git, "-C", folder, "ls-files", "--error-unmatch", "--", os.path.basename(path)],
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return True
     return done.returncode == 0
@@ -124,7 +128,9 @@ def _trusted_json(path: Path | None, scope: Scope) -> dict[str, Any]:
     return {} if path is None or untrusted_reason(path, scope) else _read_json(path)
 
 
-def settings_layers(project: Path, env: Mapping[str, str], managed: Path | None = None) -> list[tuple[Scope, dict[str, Any]]]:
+def settings_layers(
+    project: Path, env: Mapping[str, str], managed: Path | None = None
+) -> list[tuple[Scope, dict[str, Any]]]:
     """Claude Code's settings files, highest precedence first (managed > local > project > user);
     an untrusted managed, local or user file counts as absent (`untrusted_reason`)."""
     managed = managed if managed is not None else managed_settings_path()
@@ -160,7 +166,9 @@ class NativeMemory:
     reason: str
 
 
-def native_memory(project: Path, env: Mapping[str, str], session_env: Mapping[str, str] | None = None, managed: Path | None = None) -> NativeMemory:
+def native_memory(
+    project: Path, env: Mapping[str, str], session_env: Mapping[str, str] | None = None, managed: Path | None = None
+) -> NativeMemory:
     """Claude Code's `isAutoMemoryEnabled`: env switch > --bare > settings > on by default.
 
     `session_env` holds the switches the session's own process had (forwarded by the hook);
@@ -190,7 +198,9 @@ def project_folder(projects: Path, root: Path) -> str:
         return name
     prefix = name[: limits.SANITIZED_PATH_MAX] + "-"
     try:
-        existing = sorted(e.name for e in os.scandir(projects) if e.name.startswith(prefix) and e.is_dir(follow_symlinks=False))
+        existing = sorted(
+            e.name for e in os.scandir(projects) if e.name.startswith(prefix) and e.is_dir(follow_symlinks=False)
+        )
     except OSError:
         existing = []
     return existing[0] if existing else name
@@ -210,7 +220,9 @@ def claude_memory_dir(cwd: str, env: Mapping[str, str], managed: Path | None = N
     """The directory Claude Code itself uses as this project's auto memory."""
     launch = canonical_cwd(cwd)
     root = find_canonical_git_root(launch) or launch
-    custom = auto_memory_directory(launch, env, managed) or (auto_memory_directory(root, env, managed) if root != launch else None)
+    custom = auto_memory_directory(launch, env, managed) or (
+        auto_memory_directory(root, env, managed) if root != launch else None
+    )
     if custom is not None:  # a link there is refused, as everywhere else a memory dir is resolved
         return Path(os.path.realpath(_checked(Path(os.path.abspath(custom)))))
     config = claude_config_dir(env)
@@ -236,7 +248,10 @@ MOVED_MARKER = ".memoryd-moved"
 def _has_memories(directory: Path) -> bool:
     try:
         with os.scandir(directory) as entries:
-            return any(e.name.endswith(".md") and e.name != limits.INDEX_FILENAME and e.is_file(follow_symlinks=False) for e in entries)
+            return any(
+                e.name.endswith(".md") and e.name != limits.INDEX_FILENAME and e.is_file(follow_symlinks=False)
+                for e in entries
+            )
     except OSError:
         return False
 
@@ -289,8 +304,13 @@ def resolve_for(settings: "Settings", cwd: str, env: Mapping[str, str] | None = 
     from memoryd.store.paths import resolve_memory_dir
 
     where = memory_location(settings, env)
-    return resolve_memory_dir(cwd, env_override=settings.memory_dir_override, config_dir=settings.memory.memory_dir,
-                              memory_base=where["memory_base"], default=where["default_dir"])
+    return resolve_memory_dir(
+        cwd,
+        env_override=settings.memory_dir_override,
+        config_dir=settings.memory.memory_dir,
+        memory_base=where["memory_base"],
+        default=where["default_dir"],
+    )
 
 
 def _memory_files(directory: Path) -> list[Path]:
@@ -300,8 +320,14 @@ def _memory_files(directory: Path) -> list[Path]:
         return []
 
 
-def describe(settings: "Settings", cwd: str, *, hooks_installed: bool, hooks_forward_env: bool = True,
-             env: Mapping[str, str] | None = None) -> dict[str, Any]:
+def describe(
+    settings: "Settings",
+    cwd: str,
+    *,
+    hooks_installed: bool,
+    hooks_forward_env: bool = True,
+    env: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """Where a project's memory lives and who loads it, each finding with its fix (doctor, status)."""
     env = dict(os.environ) if env is None else env
     memory_dir = resolve_for(settings, cwd, env)
@@ -311,27 +337,59 @@ def describe(settings: "Settings", cwd: str, *, hooks_installed: bool, hooks_for
     same = cc_dir is not None and Path(os.path.realpath(cc_dir)) == Path(os.path.realpath(memory_dir))
     native = native_memory(launch, env) if set_up else NativeMemory(False, "Claude Code is not set up (no ~/.claude)")
     info: dict[str, Any] = {
-        "memory_dir": str(memory_dir), "memory_base": settings.memory.memory_base or str(settings.home),
-        "dialect": "claude-code" if same else "memoryd", "claude_code_dir": str(cc_dir) if cc_dir else None,
-        "same_as_claude_code": same, "native_memory": native.enabled, "native_reason": native.reason,
+        "memory_dir": str(memory_dir),
+        "memory_base": settings.memory.memory_base or str(settings.home),
+        "dialect": "claude-code" if same else "memoryd",
+        "claude_code_dir": str(cc_dir) if cc_dir else None,
+        "same_as_claude_code": same,
+        "native_memory": native.enabled,
+        "native_reason": native.reason,
     }
-    pending = pending_own_store(settings.home, cwd) if set_up and cc_dir is not None and settings.memory.memory_base.strip() == AUTO else None
-    pending = pending if pending is not None and Path(os.path.realpath(pending)) == Path(os.path.realpath(memory_dir)) else None
+    pending = (
+        pending_own_store(settings.home, cwd)
+        if set_up and cc_dir is not None and settings.memory.memory_base.strip() == AUTO
+        else None
+    )
+    pending = (
+        pending
+        if pending is not None and Path(os.path.realpath(pending)) == Path(os.path.realpath(memory_dir))
+        else None
+    )
     if native.enabled and not same and cc_dir is not None and pending is None:
-        info.update(context="two indexes", fix=f'two memories for one project: set memory_base = "auto" in {settings.home}/config.toml '
-                    f"(then memoryd import --from '{memory_dir}'), or turn Claude Code's own memory off (autoMemoryEnabled: false)")
+        info.update(
+            context="two indexes",
+            fix=f'two memories for one project: set memory_base = "auto" in {settings.home}/config.toml '
+            f"(then memoryd import --from '{memory_dir}'), or turn Claude Code's own memory off (autoMemoryEnabled: false)",
+        )
     elif not hooks_installed:
-        info.update(context="once (Claude Code only)" if native.enabled else "not injected",
-                    fix="memoryd setup, or memoryd hooks --install (memoryd's recall and extraction need its hooks)")
+        info.update(
+            context="once (Claude Code only)" if native.enabled else "not injected",
+            fix="memoryd setup, or memoryd hooks --install (memoryd's recall and extraction need its hooks)",
+        )
     elif not hooks_forward_env:
-        info.update(context="once, unless a session sets CLAUDE_CODE_DISABLE_AUTO_MEMORY",
-                    fix="memoryd hooks --install again: the installed hooks predate the native-memory check")
+        info.update(
+            context="once, unless a session sets CLAUDE_CODE_DISABLE_AUTO_MEMORY",
+            fix="memoryd hooks --install again: the installed hooks predate the native-memory check",
+        )
     elif pending is not None:
         info.update(context="once (memoryd injects its own store's MEMORY.md)", fix="")
     else:
-        info.update(context="once (Claude Code loads MEMORY.md; memoryd adds recall)" if native.enabled else "once (memoryd injects MEMORY.md)", fix="")
-    info["old_store"] = {"path": str(pending), "memories": len(_memory_files(pending)), "moves_to": str(cc_dir),
-                         "fix": f"memoryd import --from '{pending}' (--dry-run first shows what; until then this project is served from there)"} if pending else None
+        info.update(
+            context="once (Claude Code loads MEMORY.md; memoryd adds recall)"
+            if native.enabled
+            else "once (memoryd injects MEMORY.md)",
+            fix="",
+        )
+    info["old_store"] = (
+        {
+            "path": str(pending),
+            "memories": len(_memory_files(pending)),
+            "moves_to": str(cc_dir),
+            "fix": f"memoryd import --from '{pending}' (--dry-run first shows what; until then this project is served from there)",
+        }
+        if pending
+        else None
+    )
     return info
 
 
@@ -362,5 +420,7 @@ def location_lines(info: dict[str, Any] | None) -> list[str]:
         lines.append(f"fix:     {info['fix']}")
     if info.get("old_store"):
         old = info["old_store"]
-        lines.append(f"import:  {old['memories']} memories stay in memoryd's own store until you import them into {old['moves_to']}: {old['fix']}")
+        lines.append(
+            f"import:  {old['memories']} memories stay in memoryd's own store until you import them into {old['moves_to']}: {old['fix']}"
+        )
     return lines

@@ -17,7 +17,9 @@ from typing import Any, Mapping
 PLUGIN_NAME = "memoryd"
 MARKETPLACE_NAME = "memoryd"  # `name` in .claude-plugin/marketplace.json
 PLUGIN_ID = f"{PLUGIN_NAME}@{MARKETPLACE_NAME}"
-MARKETPLACE_DIRNAME = "claude_code_plugin"  # memoryd/claude_code_plugin/: .claude-plugin/marketplace.json and the plugin folder memoryd/
+MARKETPLACE_DIRNAME = (
+    "claude_code_plugin"  # memoryd/claude_code_plugin/: .claude-plugin/marketplace.json and the plugin folder memoryd/
+)
 
 
 def _settings_files(cwd: Path, env: Mapping[str, str]) -> list[Path]:
@@ -57,7 +59,9 @@ def settings_hooks(cwd: Path, env: Mapping[str, str] | None = None) -> list[tupl
         for groups in (hooks or {}).values() if isinstance(hooks, dict) else ():
             for group in groups if isinstance(groups, list) else ():
                 for handler in group.get("hooks", []) if isinstance(group, dict) else ():
-                    if isinstance(handler, dict) and HOOK_PATH in str(handler.get("command", "")) + str(handler.get("url", "")):
+                    if isinstance(handler, dict) and HOOK_PATH in str(handler.get("command", "")) + str(
+                        handler.get("url", "")
+                    ):
                         found.append((scope, path, handler))
     return found
 

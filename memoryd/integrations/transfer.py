@@ -57,10 +57,20 @@ class Budget:
         """Count a file of `size` bytes; False (and a Skipped) when it must not be read."""
         self.files += 1
         if size > limits.IMPORT_FILE_MAX_BYTES:
-            self.skipped.append(Skipped(source, f"is {size:,} bytes, over the {limits.IMPORT_FILE_MAX_BYTES:,} one save can carry; split it."))
+            self.skipped.append(
+                Skipped(
+                    source,
+                    f"is {size:,} bytes, over the {limits.IMPORT_FILE_MAX_BYTES:,} one save can carry; split it.",
+                )
+            )
             return False
         if self.bytes + size > limits.IMPORT_MAX_BYTES:
-            self.skipped.append(Skipped(source, f"not read: this import already holds {limits.IMPORT_MAX_BYTES // 2**20} MB; import the rest separately."))
+            self.skipped.append(
+                Skipped(
+                    source,
+                    f"not read: this import already holds {limits.IMPORT_MAX_BYTES // 2**20} MB; import the rest separately.",
+                )
+            )
             return False
         self.bytes += size
         return True
@@ -84,7 +94,9 @@ def _first_line(body: str) -> str:
     for line in body.splitlines():
         text = line.strip().lstrip("#").strip()
         if text:
-            return clip(upper_first(strip_request(text)), limits.INDEX_ENTRY_MAX_CHARS)  # a note's first line, cut between words
+            return clip(
+                upper_first(strip_request(text)), limits.INDEX_ENTRY_MAX_CHARS
+            )  # a note's first line, cut between words
     return ""
 
 
@@ -116,7 +128,9 @@ def _read_file(path: Path, budget: Budget) -> bytes | None:
     try:
         data, st = read_small_nofollow(path, limits.IMPORT_FILE_MAX_BYTES)
     except SymlinkRefused:
-        budget.skipped.append(Skipped(path.name, "is a symbolic link: memoryd never follows links; copy the file itself."))
+        budget.skipped.append(
+            Skipped(path.name, "is a symbolic link: memoryd never follows links; copy the file itself.")
+        )
         return None
     except OSError as exc:
         budget.skipped.append(Skipped(path.name, f"is not a readable regular file ({exc.__class__.__name__})."))
@@ -134,7 +148,9 @@ def _from_dir(directory: Path, budget: Budget) -> Iterator[Record]:
         if path.name == limits.INDEX_FILENAME:
             continue
         if budget.full:
-            budget.skipped.append(Skipped(path.name, f"not read: one import looks at {limits.IMPORT_MAX_FILES:,} files at most."))
+            budget.skipped.append(
+                Skipped(path.name, f"not read: one import looks at {limits.IMPORT_MAX_FILES:,} files at most.")
+            )
             return
         if (data := _read_file(path, budget)) is not None:
             yield from _markdown(data, path.name, budget)
@@ -151,7 +167,12 @@ def _lines(fh: IO[bytes], budget: Budget, source: str) -> Iterator[tuple[int, by
             line, size = b"", size + len(chunk)  # longer than the limit: read on to its end, keep nothing
         if line.strip() or size > limits.IMPORT_FILE_MAX_BYTES:
             if budget.full:
-                budget.skipped.append(Skipped(f"{source}:{number}", f"not read: one import looks at {limits.IMPORT_MAX_FILES:,} records at most."))
+                budget.skipped.append(
+                    Skipped(
+                        f"{source}:{number}",
+                        f"not read: one import looks at {limits.IMPORT_MAX_FILES:,} records at most.",
+                    )
+                )
                 return
             if budget.admit(f"{source}:{number}", size):
                 yield number, line
@@ -161,19 +182,35 @@ def _from_jsonl(fh: IO[bytes], source: str, budget: Budget) -> Iterator[Record]:
     for number, line in _lines(fh, budget, source):
         try:
             data = json.loads(line)
-            yield Record(name=str(data["name"]), description=str(data["description"]), type=str(data["type"]),
-                         body=str(data.get("body", "")), source=str(data.get("filename") or f"{source}:{number}"))
+            yield Record(
+                name=str(data["name"]),
+                description=str(data["description"]),
+                type=str(data["type"]),
+                body=str(data.get("body", "")),
+                source=str(data.get("filename") or f"{source}:{number}"),
+            )
         except (ValueError, KeyError, TypeError) as exc:
-            budget.skipped.append(Skipped(f"{source}:{number}", f"is not a memory record ({exc.__class__.__name__}); each line needs name, description, type and body."))
+            budget.skipped.append(
+                Skipped(
+                    f"{source}:{number}",
+                    f"is not a memory record ({exc.__class__.__name__}); each line needs name, description, type and body.",
+                )
+            )
 
 
 def _from_tar(path: Path, budget: Budget) -> Iterator[Record]:
     with tarfile.open(path, "r:*") as tar:
         try:
-            for seen, member in enumerate(tar, 1):  # streamed: a member's size is known from its header before it is read
+            for seen, member in enumerate(
+                tar, 1
+            ):  # streamed: a member's size is known from its header before it is read
                 name = Path(member.name).name
-                if seen > limits.IMPORT_MAX_FILES or budget.full:  # tarfile keeps each header seen: bounded by the count
-                    budget.skipped.append(Skipped(name, f"not read: one import looks at {limits.IMPORT_MAX_FILES:,} files at most."))
+                if (
+                    seen > limits.IMPORT_MAX_FILES or budget.full
+                ):  # tarfile keeps each header seen: bounded by the count
+                    budget.skipped.append(
+                        Skipped(name, f"not read: one import looks at {limits.IMPORT_MAX_FILES:,} files at most.")
+                    )
                     return
                 if not member.isfile() or not name.endswith(".md") or name == limits.INDEX_FILENAME:
                     continue
@@ -181,7 +218,12 @@ def _from_tar(path: Path, budget: Budget) -> Iterator[Record]:
                     continue
                 yield from _markdown(handle.read(limits.IMPORT_FILE_MAX_BYTES + 1), name, budget)
         except (tarfile.TarError, OSError, EOFError) as exc:
-            budget.skipped.append(Skipped(path.name, f"the archive is damaged after {budget.files} files ({exc.__class__.__name__}); what came before was read."))
+            budget.skipped.append(
+                Skipped(
+                    path.name,
+                    f"the archive is damaged after {budget.files} files ({exc.__class__.__name__}); what came before was read.",
+                )
+            )
 
 
 def read_source(source: Path) -> tuple[list[Record], list[Skipped]]:
@@ -191,7 +233,9 @@ def read_source(source: Path) -> tuple[list[Record], list[Skipped]]:
     if source.is_dir():
         return list(_from_dir(source, budget)), budget.skipped
     if not source.is_file():
-        raise InvalidRequest(f"--from {source}: no such file or directory; pass a memory dir, a .jsonl or a .tar.gz from `memoryd export`.")
+        raise InvalidRequest(
+            f"--from {source}: no such file or directory; pass a memory dir, a .jsonl or a .tar.gz from `memoryd export`."
+        )
     if source.suffix == ".md":
         data = _read_file(source, budget)
         return (list(_markdown(data, source.name, budget)) if data is not None else []), budget.skipped
@@ -213,7 +257,13 @@ class Planned:
     reason: str = ""
 
     def as_dict(self) -> dict[str, str]:
-        return {"source": self.record.source, "action": self.action, "name": self.name, "type": self.record.type, "reason": self.reason}
+        return {
+            "source": self.record.source,
+            "action": self.action,
+            "name": self.name,
+            "type": self.record.type,
+            "reason": self.reason,
+        }
 
 
 def plan_import(records: list[Record], existing: list[Record]) -> list[Planned]:
@@ -230,7 +280,14 @@ def plan_import(records: list[Record], existing: list[Record]) -> list[Planned]:
         if (record.type, name.strip().lower()) in names:
             name = record.name + IMPORTED_SUFFIX
             if (record.type, name.strip().lower()) in names:
-                plan.append(Planned(record, "conflict", record.name, f"{record.type} memories named {record.name!r} and {name!r} exist; rename one"))
+                plan.append(
+                    Planned(
+                        record,
+                        "conflict",
+                        record.name,
+                        f"{record.type} memories named {record.name!r} and {name!r} exist; rename one",
+                    )
+                )
                 continue
         plan.append(Planned(record, "save", name, "" if name == record.name else "name in use: saved under a new name"))
         bodies.add((_norm(record.description), _norm(record.body)))
@@ -255,4 +312,3 @@ def export_tar(files: dict[str, str]) -> bytes:
             info.mode = 0o600
             tar.addfile(info, io.BytesIO(data))
     return buffer.getvalue()
-

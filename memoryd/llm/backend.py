@@ -73,6 +73,10 @@ def prompt_text(messages: list[dict[str, Any]]) -> str:
     parts: list[str] = []
     for m in messages:
         content = m.get("content")
-        text = content if isinstance(content, str) else "\n".join(b.get("text", "") for b in content or [] if isinstance(b, dict))
+        text = (
+            content
+            if isinstance(content, str)
+            else "\n".join(b.get("text", "") for b in content or [] if isinstance(b, dict))
+        )
         parts.append(text if m.get("role") == "user" and len(messages) == 1 else f"{m.get('role', 'user')}: {text}")
     return "\n\n".join(parts)

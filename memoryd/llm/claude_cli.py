@@ -48,7 +48,9 @@ class ClaudeCLIBackend:
 
     name = "claude-cli"
 
-    def __init__(self, *, binary: str, model: str, workdir: Path, max_queue: int, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, *, binary: str, model: str, workdir: Path, max_queue: int, env: dict[str, str] | None = None
+    ) -> None:
         self.binary = binary
         self.model = model
         self.workdir = workdir
@@ -64,8 +66,25 @@ class ClaudeCLIBackend:
         return {**self._base_env, **SEALED_ENV}
 
     def command(self, call: Call) -> list[str]:
-        args = [self.binary, "-p", "--output-format", "json", "--model", self.model, "--system-prompt", call.system,
-                "--tools", "", "--max-turns", str(CLI_MAX_TURNS), "--no-session-persistence", "--strict-mcp-config", "--disable-slash-commands", "--settings", SEALED_SETTINGS]
+        args = [
+            self.binary,
+            "-p",
+            "--output-format",
+            "json",
+            "--model",
+            self.model,
+            "--system-prompt",
+            call.system,
+            "--tools",
+            "",
+            "--max-turns",
+            str(CLI_MAX_TURNS),
+            "--no-session-persistence",
+            "--strict-mcp-config",
+            "--disable-slash-commands",
+            "--settings",
+            SEALED_SETTINGS,
+        ]
         if call.tool is not None:
             args += ["--json-schema", json.dumps(call.tool["input_schema"])]
         return args
@@ -75,8 +94,15 @@ class ClaudeCLIBackend:
         if self._signed_in is None or refresh:
             self.workdir.mkdir(parents=True, exist_ok=True)
             try:
-                done = subprocess.run([self.binary, "auth", "status"], cwd=self.workdir, env=self.env(), capture_output=True, text=True,
-                                      timeout=AUTH_PROBE_TIMEOUT_SECONDS, stdin=subprocess.DEVNULL)
+                done = subprocess.run(
+                    [self.binary, "auth", "status"],
+                    cwd=self.workdir,
+                    env=self.env(),
+                    capture_output=True,
+                    text=True,
+                    timeout=AUTH_PROBE_TIMEOUT_SECONDS,
+                    stdin=subprocess.DEVNULL,
+                )
                 status = json.loads(done.stdout or "{}")
             except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError):
                 status = {}
@@ -85,13 +111,21 @@ class ClaudeCLIBackend:
         return self._signed_in
 
     def describe(self) -> dict[str, Any]:
-        return {"backend": self.name, "model": self.model, "binary": self.binary, "signed_in": self._signed_in,
-                "auth_method": self._auth_method or None, "queued": self._waiting}
+        return {
+            "backend": self.name,
+            "model": self.model,
+            "binary": self.binary,
+            "signed_in": self._signed_in,
+            "auth_method": self._auth_method or None,
+            "queued": self._waiting,
+        }
 
     def call(self, call: Call) -> Answer:
         with self._count_lock:
             if self._waiting >= self.max_queue:
-                raise BackendError(f"{self._waiting} claude-cli calls already wait; {call.purpose} was not queued", transient=True)
+                raise BackendError(
+                    f"{self._waiting} claude-cli calls already wait; {call.purpose} was not queued", transient=True
+                )
             self._waiting += 1
         try:
             if not self._turn.acquire(timeout=call.timeout):
@@ -108,10 +142,20 @@ class ClaudeCLIBackend:
         self.workdir.mkdir(parents=True, exist_ok=True)
         env = {**self.env(), "CLAUDE_CODE_MAX_OUTPUT_TOKENS": str(call.max_tokens)}
         try:
-            proc = subprocess.Popen(self.command(call), cwd=self.workdir, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, text=True, start_new_session=True)
+            proc = subprocess.Popen(
+                self.command(call),
+                cwd=self.workdir,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
+            )
         except OSError as exc:
-            raise BackendError(f"could not start {self.binary} ({exc.strerror}): set [llm] claude_path, or [llm] backend = \"off\"") from exc
+            raise BackendError(
+                f'could not start {self.binary} ({exc.strerror}): set [llm] claude_path, or [llm] backend = "off"'
+            ) from exc
         try:
             out, err = proc.communicate(prompt_text(call.messages), timeout=call.timeout)
         except subprocess.TimeoutExpired:
@@ -122,19 +166,38 @@ class ClaudeCLIBackend:
             result = json.loads(out)
         except json.JSONDecodeError:
             first = (err or out).strip().splitlines()[:1]
-            raise BackendError(f"claude-cli exited {proc.returncode} without a JSON result ({first[0][:200] if first else 'no output'})") from None
+            raise BackendError(
+                f"claude-cli exited {proc.returncode} without a JSON result ({first[0][:200] if first else 'no output'})"
+            ) from None
         usage = result.get("usage") or {}
-        tokens_in = sum(int(usage.get(k) or 0) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
+        tokens_in = sum(
+            int(usage.get(k) or 0) for k in ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+        )
         tokens_out = int(usage.get("output_tokens") or 0)
         if result.get("is_error") or proc.returncode != 0:
             status = result.get("api_error_status")
             detail = str(result.get("result") or result.get("subtype") or "")[:200]
             if isinstance(status, int):
-                raise BackendError(f"claude-cli's model call answered HTTP {status} for {call.purpose}", transient=is_transient_status(status),
-                                   input_tokens=tokens_in, output_tokens=tokens_out)
+                raise BackendError(
+                    f"claude-cli's model call answered HTTP {status} for {call.purpose}",
+                    transient=is_transient_status(status),
+                    input_tokens=tokens_in,
+                    output_tokens=tokens_out,
+                )
             if "login" in detail.lower() or "api key" in detail.lower():
-                raise BackendError(f"claude-cli is not signed in ({detail}): run `claude` once and /login, or [llm] backend = \"off\"")
-            raise BackendError(f"claude-cli failed {call.purpose}: {detail or 'exit ' + str(proc.returncode)}", input_tokens=tokens_in, output_tokens=tokens_out)
+                raise BackendError(
+                    f'claude-cli is not signed in ({detail}): run `claude` once and /login, or [llm] backend = "off"'
+                )
+            raise BackendError(
+                f"claude-cli failed {call.purpose}: {detail or 'exit ' + str(proc.returncode)}",
+                input_tokens=tokens_in,
+                output_tokens=tokens_out,
+            )
         data = result.get("structured_output")
-        return Answer(text=str(result.get("result") or ""), data=data if isinstance(data, dict) else None,
-                      input_tokens=tokens_in, output_tokens=tokens_out, model=next(iter(result.get("modelUsage") or {}), self.model))
+        return Answer(
+            text=str(result.get("result") or ""),
+            data=data if isinstance(data, dict) else None,
+            input_tokens=tokens_in,
+            output_tokens=tokens_out,
+            model=next(iter(result.get("modelUsage") or {}), self.model),
+        )

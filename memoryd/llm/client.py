@@ -53,7 +53,10 @@ def _redacted(message: dict[str, Any]) -> dict[str, Any]:
     if isinstance(content, str):
         return {**message, "content": redact_secrets(content)}
     if isinstance(content, list):
-        parts = [{**p, "text": redact_secrets(p["text"])} if isinstance(p, dict) and isinstance(p.get("text"), str) else p for p in content]
+        parts = [
+            {**p, "text": redact_secrets(p["text"])} if isinstance(p, dict) and isinstance(p.get("text"), str) else p
+            for p in content
+        ]
         return {**message, "content": parts}
     return message
 
@@ -78,12 +81,16 @@ class LLMClient:
         if backend is None and enabled and api_key:
             from memoryd.llm.sdk import MessagesBackend
 
-            backend = MessagesBackend(name="anthropic", model=model, api_key=api_key, base_url=base_url, timeout=timeout_seconds)
+            backend = MessagesBackend(
+                name="anthropic", model=model, api_key=api_key, base_url=base_url, timeout=timeout_seconds
+            )
         self.backend = backend if enabled else None
         self.timeout_seconds = timeout_seconds
         self.meter = meter
         self.retries = retries
-        self.why_offline = why_offline or "no LLM configured: set ANTHROPIC_API_KEY, sign in to `claude`, or set [llm] backend."
+        self.why_offline = (
+            why_offline or "no LLM configured: set ANTHROPIC_API_KEY, sign in to `claude`, or set [llm] backend."
+        )
         self._sleep = sleep
         self._last: dict[str, Any] | None = None
         self._last_lock = threading.Lock()
@@ -93,8 +100,14 @@ class LLMClient:
         from memoryd.llm.choose import choose_backend
 
         backend, why = choose_backend(settings)
-        return cls(backend=backend, timeout_seconds=settings.llm.timeout_seconds, meter=meter, retries=settings.llm.retries,
-                   why_offline=why, enabled=backend is not None)
+        return cls(
+            backend=backend,
+            timeout_seconds=settings.llm.timeout_seconds,
+            meter=meter,
+            retries=settings.llm.retries,
+            why_offline=why,
+            enabled=backend is not None,
+        )
 
     @property
     def enabled(self) -> bool:
@@ -126,7 +139,9 @@ class LLMClient:
         if not self.enabled:
             info["status_line"] = self.why_offline
         elif spend["cap_reached"]:
-            info["status_line"] = f"daily token cap of {spend['daily_cap']:,} reached: offline until 00:00 UTC ([llm] daily_token_cap)"
+            info["status_line"] = (
+                f"daily token cap of {spend['daily_cap']:,} reached: offline until 00:00 UTC ([llm] daily_token_cap)"
+            )
         else:
             info["status_line"] = f"{self.backend_name} ({self.model}), {spend['tokens_used']:,} tokens today"
         return info
@@ -153,9 +168,15 @@ class LLMClient:
         backend = self.backend
         messages = messages if messages is not None else [{"role": "user", "content": user or ""}]
         messages = [_redacted(m) for m in messages]  # the one door to every backend: no secret passes it
-        call = Call(purpose=purpose, system=system, messages=messages,
-                    max_tokens=max_tokens, timeout=timeout if timeout is not None else self.timeout_seconds, temperature=temperature,
-                    tool=tool_for(schema) if schema is not None else None)
+        call = Call(
+            purpose=purpose,
+            system=system,
+            messages=messages,
+            max_tokens=max_tokens,
+            timeout=timeout if timeout is not None else self.timeout_seconds,
+            temperature=temperature,
+            tool=tool_for(schema) if schema is not None else None,
+        )
         transient_left = 0 if purpose in INTERACTIVE_PURPOSES else self.retries
         malformed_left = limits.LLM_MALFORMED_RETRIES
         attempt = 0
@@ -182,7 +203,9 @@ class LLMClient:
             self.meter.record(purpose, answer.input_tokens, answer.output_tokens, backend=backend.name)
             if schema is None:
                 self._note(purpose, "ok", "")
-                return LLMResult(answer.text, answer.input_tokens, answer.output_tokens, answer.model, backend=backend.name)
+                return LLMResult(
+                    answer.text, answer.input_tokens, answer.output_tokens, answer.model, backend=backend.name
+                )
             try:
                 data = validate(schema, answer.data, answer.text)
             except (ValidationError, LLMUnavailable) as exc:
@@ -191,15 +214,28 @@ class LLMClient:
                     log.info("%s: the model's answer did not fit the schema; asking once more", purpose)
                     continue
                 self._note(purpose, "malformed", "the answer did not fit the schema twice")
-                raise LLMUnavailable(f"{backend.name} answered {purpose} twice without valid structured output; the offline path was used.") from exc
+                raise LLMUnavailable(
+                    f"{backend.name} answered {purpose} twice without valid structured output; the offline path was used."
+                ) from exc
             self._note(purpose, "ok", "")
-            return LLMResult(json.dumps(data.model_dump(), ensure_ascii=False), answer.input_tokens, answer.output_tokens, answer.model,
-                             data=data, backend=backend.name)
+            return LLMResult(
+                json.dumps(data.model_dump(), ensure_ascii=False),
+                answer.input_tokens,
+                answer.output_tokens,
+                answer.model,
+                data=data,
+                backend=backend.name,
+            )
 
     def _note(self, purpose: str, outcome: str, detail: str) -> None:
         with self._last_lock:
-            self._last = {"purpose": purpose, "backend": self.backend_name, "outcome": outcome, "detail": detail,
-                          "at": self.meter.now().astimezone(timezone.utc).isoformat(timespec="seconds")}
+            self._last = {
+                "purpose": purpose,
+                "backend": self.backend_name,
+                "outcome": outcome,
+                "detail": detail,
+                "at": self.meter.now().astimezone(timezone.utc).isoformat(timespec="seconds"),
+            }
 
 
 def backoff_seconds(attempt: int, retry_after: float | None) -> float:
@@ -212,7 +248,11 @@ def backoff_seconds(attempt: int, retry_after: float | None) -> float:
 
 def tool_for(schema: type[BaseModel]) -> dict[str, Any]:
     """The one tool the model must call to answer: its input is the schema."""
-    return {"name": TOOL_NAME, "description": f"Give your answer as {schema.__name__}. Call this exactly once.", "input_schema": schema.model_json_schema()}
+    return {
+        "name": TOOL_NAME,
+        "description": f"Give your answer as {schema.__name__}. Call this exactly once.",
+        "input_schema": schema.model_json_schema(),
+    }
 
 
 def validate(schema: type[BaseModel], data: dict[str, Any] | None, text: str) -> BaseModel:
@@ -221,7 +261,9 @@ def validate(schema: type[BaseModel], data: dict[str, Any] | None, text: str) ->
         return schema.model_validate(data)
     list_field = _only_list_field(schema)
     bracket, brace = text.find("["), text.find("{")
-    if list_field is not None and bracket != -1 and (brace == -1 or bracket < brace):  # a bare array, as the old prompts asked for
+    if (
+        list_field is not None and bracket != -1 and (brace == -1 or bracket < brace)
+    ):  # a bare array, as the old prompts asked for
         try:
             return schema.model_validate({list_field: extract_json(text, expect=list)})
         except (LLMUnavailable, ValidationError):
@@ -258,4 +300,6 @@ def extract_json(text: str, *, expect: type = dict) -> Any:
             if isinstance(value, expect):
                 return value
             start = candidate.find(opener, start + 1)
-    raise LLMUnavailable(f"the LLM answered without a JSON {'object' if expect is dict else 'array'}; the offline path was used.")
+    raise LLMUnavailable(
+        f"the LLM answered without a JSON {'object' if expect is dict else 'array'}; the offline path was used."
+    )

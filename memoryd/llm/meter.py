@@ -37,7 +37,9 @@ class UsageMeter:
         return self.now().astimezone(timezone.utc).date().isoformat()
 
     def used_today(self) -> int:
-        row = self.state.query_one("SELECT COALESCE(SUM(input_tokens + output_tokens), 0) AS n FROM llm_spend WHERE day = ?", (self.today(),))
+        row = self.state.query_one(
+            "SELECT COALESCE(SUM(input_tokens + output_tokens), 0) AS n FROM llm_spend WHERE day = ?", (self.today(),)
+        )
         return int(row["n"]) if row else 0
 
     def cap_reached(self) -> bool:
@@ -50,7 +52,9 @@ class UsageMeter:
                 "Raise [llm] daily_token_cap in config.toml to allow more."
             )
 
-    def record(self, purpose: str, input_tokens: int, output_tokens: int, *, failed: bool = False, backend: str = "anthropic") -> None:
+    def record(
+        self, purpose: str, input_tokens: int, output_tokens: int, *, failed: bool = False, backend: str = "anthropic"
+    ) -> None:
         self.state.execute(
             "INSERT INTO llm_spend(day, purpose, backend, calls, failures, input_tokens, output_tokens) VALUES (?, ?, ?, 1, ?, ?, ?) "
             "ON CONFLICT(day, purpose, backend) DO UPDATE SET calls = calls + 1, failures = failures + excluded.failures, "
@@ -72,7 +76,10 @@ class UsageMeter:
 
     def summary(self) -> dict[str, Any]:
         """Today's spend, by purpose (all backends) and by backend then purpose."""
-        rows = self.state.query("SELECT purpose, backend, calls, failures, input_tokens, output_tokens FROM llm_spend WHERE day = ?", (self.today(),))
+        rows = self.state.query(
+            "SELECT purpose, backend, calls, failures, input_tokens, output_tokens FROM llm_spend WHERE day = ?",
+            (self.today(),),
+        )
         by_purpose: dict[str, dict[str, int]] = {}
         by_backend: dict[str, dict[str, dict[str, int]]] = {}
         for r in rows:
@@ -81,5 +88,11 @@ class UsageMeter:
                 total[k] += r[k]
             by_backend.setdefault(r["backend"], {})[r["purpose"]] = {k: r[k] for k in _COUNTS}
         used = sum(v["input_tokens"] + v["output_tokens"] for v in by_purpose.values())
-        return {"day": self.today(), "tokens_used": used, "daily_cap": self.daily_cap, "cap_reached": bool(self.daily_cap) and used >= self.daily_cap,
-                "by_purpose": by_purpose, "by_backend": by_backend}
+        return {
+            "day": self.today(),
+            "tokens_used": used,
+            "daily_cap": self.daily_cap,
+            "cap_reached": bool(self.daily_cap) and used >= self.daily_cap,
+            "by_purpose": by_purpose,
+            "by_backend": by_backend,
+        }

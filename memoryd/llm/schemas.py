@@ -10,7 +10,9 @@ from pydantic import BaseModel, Field
 
 
 class RecallSelection(BaseModel):
-    selected_memories: list[str] = Field(description="Filenames of the memories that will clearly help (at most 5); empty when none will.")
+    selected_memories: list[str] = Field(
+        description="Filenames of the memories that will clearly help (at most 5); empty when none will."
+    )
 
 
 class ExtractedMemory(BaseModel):

@@ -72,7 +72,12 @@ class McpEndpoint:
             self._tasks.start_soon(self._serve)
         await self._ready.wait()
         if self._app is None:
-            down = {"error": {"code": "mcp_unavailable", "message": "the MCP endpoint failed to start; see the daemon's log, or use `memoryd mcp` (stdio)."}}
+            down = {
+                "error": {
+                    "code": "mcp_unavailable",
+                    "message": "the MCP endpoint failed to start; see the daemon's log, or use `memoryd mcp` (stdio).",
+                }
+            }
             await JSONResponse(down, status_code=503)(scope, receive, send)
             return
         await self._app(scope, receive, send)

@@ -42,7 +42,7 @@ MCP_FIXES = {
     "memory_not_found": "memory_search lists this project's memories.",
     "invalid_filename": "memory_search lists this project's memories.",
     "unauthorized": "memoryd mcp reads the token from $MEMORYD_HOME/token: start it with the daemon's MEMORYD_HOME "
-                    "(`memoryd mcp --print-config CLIENT` writes it into the client's config).",
+    "(`memoryd mcp --print-config CLIENT` writes it into the client's config).",
 }
 
 Connect = Callable[[], MemorydClient]
@@ -57,10 +57,15 @@ def _client_roots(ctx: Context) -> ListRoots | None:
 
 
 Roots = Annotated[ListRootsResult | None, Resolve(_client_roots)]
-Cwd = Annotated[str | None, Field(
-    description="Absolute path of the project directory. Only needed when the client does not share its workspace roots.",
-)]
-Filename = Annotated[str, Field(description="The memory's file name, `<type>_<slug>.md`, as memory_search or memory_recall return it.")]
+Cwd = Annotated[
+    str | None,
+    Field(
+        description="Absolute path of the project directory. Only needed when the client does not share its workspace roots.",
+    ),
+]
+Filename = Annotated[
+    str, Field(description="The memory's file name, `<type>_<slug>.md`, as memory_search or memory_recall return it.")
+]
 
 
 def root_path(roots: ListRootsResult | None) -> str | None:
@@ -80,7 +85,9 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
     def project(roots: ListRootsResult | None, cwd: str | None) -> str:
         found = root_path(roots) or cwd or default_cwd()
         if not found:
-            raise ToolError("no project: this client shares no workspace roots; pass `cwd`, the absolute path of the project directory.")
+            raise ToolError(
+                "no project: this client shares no workspace roots; pass `cwd`, the absolute path of the project directory."
+            )
         return found
 
     async def call(fn: Callable[[MemorydClient], T]) -> T:
@@ -88,18 +95,40 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
 
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False))
+    @server.tool(
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+        )
+    )
     async def memory_save(
-        type: Annotated[MemoryType, Field(description=(
-            "user: the user's role, goals, knowledge, preferences. feedback: a correction or confirmation of how to work. "
-            "project: ongoing work, decisions, deadlines, incidents. reference: a pointer to an external system."
-        ))],
-        name: Annotated[str, Field(description="Short title. Saving the same type and name again updates that memory instead of adding one.")],
-        description: Annotated[str, Field(description="One specific line saying what the memory is about; recall decides relevance from it.")],
-        body: Annotated[str, Field(description=(
-            "The memory in Markdown. For feedback and project memories add a **Why:** line and a **How to apply:** line; "
-            "write dates as absolute dates (2026-03-05)."
-        ))],
+        type: Annotated[
+            MemoryType,
+            Field(
+                description=(
+                    "user: the user's role, goals, knowledge, preferences. feedback: a correction or confirmation of how to work. "
+                    "project: ongoing work, decisions, deadlines, incidents. reference: a pointer to an external system."
+                )
+            ),
+        ],
+        name: Annotated[
+            str,
+            Field(
+                description="Short title. Saving the same type and name again updates that memory instead of adding one."
+            ),
+        ],
+        description: Annotated[
+            str,
+            Field(description="One specific line saying what the memory is about; recall decides relevance from it."),
+        ],
+        body: Annotated[
+            str,
+            Field(
+                description=(
+                    "The memory in Markdown. For feedback and project memories add a **Why:** line and a **How to apply:** line; "
+                    "write dates as absolute dates (2026-03-05)."
+                )
+            ),
+        ],
         roots: Roots,
         cwd: Cwd = None,
     ) -> dict[str, Any]:
@@ -114,7 +143,9 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
 
     @server.tool(annotations=read_only)
     async def memory_recall(
-        query: Annotated[str, Field(description="The task or question, in plain words (for example the user's request).")],
+        query: Annotated[
+            str, Field(description="The task or question, in plain words (for example the user's request).")
+        ],
         roots: Roots,
         cwd: Cwd = None,
     ) -> dict[str, Any]:
@@ -127,8 +158,15 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
         scores = data.get("scores") or {}
         why = f"picked by the {data['method']} ranker" + (f" ({data['reason']})" if data.get("reason") else "")
         memories = [
-            {"filename": m["filename"], "name": m["name"], "type": m["type"], "description": m["description"], "age_days": m["age_days"],
-             "why": why + (f", score {scores[m['filename']]:.2f}" if m["filename"] in scores else ""), "content": m["content"]}
+            {
+                "filename": m["filename"],
+                "name": m["name"],
+                "type": m["type"],
+                "description": m["description"],
+                "age_days": m["age_days"],
+                "why": why + (f", score {scores[m['filename']]:.2f}" if m["filename"] in scores else ""),
+                "content": m["content"],
+            }
             for m in data["memories"]
         ]
         return {"memories": memories, "method": data["method"], "note": data.get("reason") or ""}
@@ -136,21 +174,40 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
     @server.tool(annotations=read_only)
     async def memory_search(
         roots: Roots,
-        text: Annotated[str | None, Field(description="Only memories whose file name, name or description contain this text (case-insensitive).")] = None,
+        text: Annotated[
+            str | None,
+            Field(
+                description="Only memories whose file name, name or description contain this text (case-insensitive)."
+            ),
+        ] = None,
         type: Annotated[MemoryType | None, Field(description="Only memories of this type.")] = None,
-        offset: Annotated[int, Field(ge=0, description="Skip this many matches; pass the previous answer's next_offset to get the next page.")] = 0,
-        limit: Annotated[int, Field(ge=1, le=limits.MEMORY_PAGE_MAX, description="Matches per page.")] = SEARCH_DEFAULT_LIMIT,
+        offset: Annotated[
+            int,
+            Field(
+                ge=0, description="Skip this many matches; pass the previous answer's next_offset to get the next page."
+            ),
+        ] = 0,
+        limit: Annotated[
+            int, Field(ge=1, le=limits.MEMORY_PAGE_MAX, description="Matches per page.")
+        ] = SEARCH_DEFAULT_LIMIT,
         cwd: Cwd = None,
     ) -> dict[str, Any]:
         """List this project's memories, newest first: file name, type, name and description, one page at a time.
 
         Filter by text and/or type; read a whole memory with memory_show."""
         where = project(roots, cwd)
-        params: dict[str, Any] = {"cwd": where, "offset": offset, "limit": limit} | ({"q": text} if text else {}) | ({"type": type} if type else {})
+        params: dict[str, Any] = (
+            {"cwd": where, "offset": offset, "limit": limit}
+            | ({"q": text} if text else {})
+            | ({"type": type} if type else {})
+        )
         data = await call(lambda c: c.request("GET", "/v1/memories", params=params))
         end = offset + len(data["memories"])
-        return {"memories": [{k: m[k] for k in ("filename", "type", "name", "description")} for m in data["memories"]],
-                "total": data["total"], "next_offset": end if end < data["total"] else None}
+        return {
+            "memories": [{k: m[k] for k in ("filename", "type", "name", "description")} for m in data["memories"]],
+            "total": data["total"],
+            "next_offset": end if end < data["total"] else None,
+        }
 
     @server.tool(annotations=read_only)
     async def memory_show(filename: Filename, roots: Roots, cwd: Cwd = None) -> dict[str, Any]:
@@ -159,7 +216,11 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
         memory = await call(lambda c: c.get_memory(where, filename))
         return {k: memory[k] for k in ("filename", "name", "description", "type", "body", "created", "modified")}
 
-    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False))
+    @server.tool(
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
+        )
+    )
     async def memory_forget(filename: Filename, roots: Roots, cwd: Cwd = None) -> dict[str, Any]:
         """Delete one memory that is wrong or no longer true. Prefer memory_save with the same type and name to correct it."""
         where = project(roots, cwd)
@@ -182,7 +243,9 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
 
     # --- resources: MEMORY.md and each memory file of the default project (or ?cwd=) ---------------
     @server.resource(
-        "memory://{filename}{?cwd}", name="memory", mime_type="text/markdown",
+        "memory://{filename}{?cwd}",
+        name="memory",
+        mime_type="text/markdown",
         description=f"A memory file (`<type>_<slug>.md`), or {limits.INDEX_FILENAME} for the index; add ?cwd=<project dir> when the server has no default project.",
         security=ResourceSecurity(exempt_params=frozenset({"cwd"})),  # an absolute path by design; the daemon checks it
     )
@@ -234,6 +297,7 @@ other agents working in this project share it. Only remember what cannot be deri
 async def daemon_call(connect: Connect, fn: Callable[[MemorydClient], T]) -> T:
     """Run `fn` with a fresh client off the event loop; the daemon's errors become tool errors
     carrying its message and fix, never a stack trace."""
+
     def run() -> T:
         with connect() as client:
             return fn(client)
@@ -261,7 +325,9 @@ class _MemorydServer(MCPServer):
     """MCPServer whose resource list also names each memory file of the default project."""
 
     def __init__(self, connect: Connect, default_cwd: Callable[[], str | None]) -> None:
-        super().__init__(SERVER_NAME, title="memoryd", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+        super().__init__(
+            SERVER_NAME, title="memoryd", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
+        )
         self.connect = connect
         self.default_cwd = default_cwd
 
@@ -271,7 +337,9 @@ class _MemorydServer(MCPServer):
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             if isinstance(exc.__cause__, ValidationError):
-                raise ToolError(f"invalid arguments: {field_problems(exc.__cause__.errors())}. [invalid_arguments]") from None
+                raise ToolError(
+                    f"invalid arguments: {field_problems(exc.__cause__.errors())}. [invalid_arguments]"
+                ) from None
             raise
 
     async def list_resources(self) -> list[Resource]:
@@ -282,10 +350,28 @@ class _MemorydServer(MCPServer):
         connect = self.connect
         try:
             index = await daemon_call(connect, lambda c: c.index(where))
-            data = await daemon_call(connect, lambda c: c.request("GET", "/v1/memories", params={"cwd": where, "limit": limits.MEMORY_PAGE_MAX}))
+            data = await daemon_call(
+                connect,
+                lambda c: c.request("GET", "/v1/memories", params={"cwd": where, "limit": limits.MEMORY_PAGE_MAX}),
+            )
         except ToolError:
             return listed  # the daemon is down: reading a resource says so, listing stays quiet
-        listed.append(Resource(uri=INDEX_URI, name=limits.INDEX_FILENAME, description=f"The memory index of {index['memory_dir']}", mime_type="text/markdown"))
-        listed += [Resource(uri=f"memory://{m['filename']}", name=m["filename"], title=m["name"], description=m["description"], mime_type="text/markdown")
-                   for m in data["memories"]]
+        listed.append(
+            Resource(
+                uri=INDEX_URI,
+                name=limits.INDEX_FILENAME,
+                description=f"The memory index of {index['memory_dir']}",
+                mime_type="text/markdown",
+            )
+        )
+        listed += [
+            Resource(
+                uri=f"memory://{m['filename']}",
+                name=m["filename"],
+                title=m["name"],
+                description=m["description"],
+                mime_type="text/markdown",
+            )
+            for m in data["memories"]
+        ]
         return listed

@@ -44,7 +44,9 @@ class Decision:
     injected: list[str] = field(default_factory=list)
     silence: str = ""  # why nothing is injected ("" when something is)
     why: dict[str, Why] = field(default_factory=dict)  # the best candidates, injected or left out
-    features: dict[str, tuple[float, ...]] = field(default_factory=dict)  # the confidence rule's inputs (bench/coding_eval.py --fit)
+    features: dict[str, tuple[float, ...]] = field(
+        default_factory=dict
+    )  # the confidence rule's inputs (bench/coding_eval.py --fit)
 
     @property
     def chosen(self) -> list[tuple[str, float]]:
@@ -62,7 +64,7 @@ def query_text(prompt: str, context: Sequence[str] = ()) -> str:
 def context_items(paths: Sequence[str], commands: Sequence[str], cwd: str) -> list[str]:
     """The session's recent paths (relative to the project, where they are inside it) and commands, most recent last."""
     root = cwd.rstrip("/") + "/"
-    return [p[len(root):] if p.startswith(root) else p for p in paths] + list(commands)
+    return [p[len(root) :] if p.startswith(root) else p for p in paths] + list(commands)
 
 
 def _spread_camel(text: str) -> str:
@@ -74,26 +76,47 @@ def confidence(features: Sequence[float]) -> float:
     return 1.0 / (1.0 + math.exp(-z))
 
 
-def decide(index: LexicalIndex, dense: DenseIndex | None, backend: Backend | None, prompt: str, *,
-           context: Sequence[str] = (), exclude: set[str] | frozenset[str] = frozenset(), k: int = 5,
-           query_vector: Any = None) -> Decision:
+def decide(
+    index: LexicalIndex,
+    dense: DenseIndex | None,
+    backend: Backend | None,
+    prompt: str,
+    *,
+    context: Sequence[str] = (),
+    exclude: set[str] | frozenset[str] = frozenset(),
+    k: int = 5,
+    query_vector: Any = None,
+) -> Decision:
     """Rank the store's memories for `prompt` (with the session's `context`) and decide which of the best `k` to inject."""
     text = query_text(prompt, context)
     if backend is None or dense is None or not len(dense):
-        ranked = index.rank(prompt, exclude=exclude, k=k) if not context else _lexical_with_context(index, prompt, text, exclude, k)
-        return Decision(ranked, [fn for fn, _ in ranked], "" if ranked else "no memory matched the prompt",
-                        {fn: Why(filename=fn, name="", score=score, injected=True) for fn, score in ranked})
+        ranked = (
+            index.rank(prompt, exclude=exclude, k=k)
+            if not context
+            else _lexical_with_context(index, prompt, text, exclude, k)
+        )
+        return Decision(
+            ranked,
+            [fn for fn, _ in ranked],
+            "" if ranked else "no memory matched the prompt",
+            {fn: Why(filename=fn, name="", score=score, injected=True) for fn, score in ranked},
+        )
     lexical = index.rank(text, exclude=exclude, k=FUSION_DEPTH, gate=False)
     if not lexical:  # no informative word is in the store: the dense list must not smuggle something in
         return Decision(silence="no word of the prompt is in this store")
-    vector = backend.query(prompt) if query_vector is None else query_vector  # the prompt alone: each context line would add ~20 ms to the embedding
+    vector = (
+        backend.query(prompt) if query_vector is None else query_vector
+    )  # the prompt alone: each context line would add ~20 ms to the embedding
     fused, cos = fuse(lexical, dense.similarities(vector), weight=backend.fusion_weight, exclude=exclude)
-    fused = [(fn, round(score, 4)) for fn, score in fused if fn in index][:max(k, FIT_DEPTH)]
+    fused = [(fn, round(score, 4)) for fn, score in fused if fn in index][: max(k, FIT_DEPTH)]
     if not fused:
         return Decision(silence="no memory matched the prompt")
     lex = dict(lexical)
     best_lex = max(lex.values()) or 1.0
-    prompt_terms, text_terms = set(query_terms(prompt)), set(query_terms(text))  # the prompt's terms are among the text's
+    prompt_terms, text_terms = (
+        set(query_terms(prompt)),
+        set(query_terms(text)),
+    )  # the prompt's terms are among the text's
     names = [fn for fn, _ in fused]
     idf, text_held = index.matches(text_terms, names)
     text_mass = sum(idf.values())
@@ -113,8 +136,16 @@ def decide(index: LexicalIndex, dense: DenseIndex | None, backend: Backend | Non
         held = set(text_held[fn])
         mass = sum(idf[t] for t in held)
         c = cos.get(fn, COSINE_CENTRE)
-        x = (1.0, store_share, mass / text_mass if text_mass else 0.0, min(mass, 30.0) / 10, (c - COSINE_CENTRE) * 10,
-             lex.get(fn, 0.0) / best_lex, score - top, float(rank == 0))
+        x = (
+            1.0,
+            store_share,
+            mass / text_mass if text_mass else 0.0,
+            min(mass, 30.0) / 10,
+            (c - COSINE_CENTRE) * 10,
+            lex.get(fn, 0.0) / best_lex,
+            score - top,
+            float(rank == 0),
+        )
         features[fn] = x
         sure_of = confidence(x)
         matched = bool(held)  # holds an informative word of the prompt or its context (not only "per", "add")
@@ -122,14 +153,25 @@ def decide(index: LexicalIndex, dense: DenseIndex | None, backend: Backend | Non
         if rule:
             injected.append(fn)
         in_prompt = tuple(t for t in text_held[fn] if t in prompt_terms)
-        why[fn] = Why(filename=fn, name="", score=score, injected=bool(rule), terms=in_prompt, paths=tuple(sorted(held - set(in_prompt))),
-                      dense=round(cos[fn], 4) if fn in cos else None, context=tuple(item for item, ts in item_terms if ts & held)[:5],
-                      confidence=round(sure_of, 3), rule=rule)
+        why[fn] = Why(
+            filename=fn,
+            name="",
+            score=score,
+            injected=bool(rule),
+            terms=in_prompt,
+            paths=tuple(sorted(held - set(in_prompt))),
+            dense=round(cos[fn], 4) if fn in cos else None,
+            context=tuple(item for item, ts in item_terms if ts & held)[:5],
+            confidence=round(sure_of, 3),
+            rule=rule,
+        )
     silence = "" if injected else NOT_CONFIDENT
     return Decision(fused, injected, silence, why, features)
 
 
-def _lexical_with_context(index: LexicalIndex, prompt: str, text: str, exclude: set[str] | frozenset[str], k: int) -> list[tuple[str, float]]:
+def _lexical_with_context(
+    index: LexicalIndex, prompt: str, text: str, exclude: set[str] | frozenset[str], k: int
+) -> list[tuple[str, float]]:
     """Without the dense model: BM25F over the prompt and its context, gated on the prompt's own words."""
     ranked = index.rank(text, exclude=exclude, k=k, gate=False)
     with index.lock:

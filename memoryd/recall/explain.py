@@ -27,10 +27,18 @@ class Why:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Why:
-        return cls(filename=str(data["filename"]), name=str(data.get("name", "")), score=float(data.get("score") or 0.0),
-                   injected=bool(data.get("injected")), terms=tuple(data.get("terms") or ()), paths=tuple(data.get("paths") or ()),
-                   dense=data.get("dense"), context=tuple(data.get("context") or ()),
-                   confidence=data.get("confidence"), rule=str(data.get("rule") or ""))
+        return cls(
+            filename=str(data["filename"]),
+            name=str(data.get("name", "")),
+            score=float(data.get("score") or 0.0),
+            injected=bool(data.get("injected")),
+            terms=tuple(data.get("terms") or ()),
+            paths=tuple(data.get("paths") or ()),
+            dense=data.get("dense"),
+            context=tuple(data.get("context") or ()),
+            confidence=data.get("confidence"),
+            rule=str(data.get("rule") or ""),
+        )
 
 
 def matched_words(query: str, texts: Iterable[str]) -> tuple[str, ...]:

@@ -36,7 +36,9 @@ BATCH = 256  # files parsed outside the lock, then put in under it
 DIRTY_STAT_MAX = 4_096  # named files a request checks by stat (~3 µs each) before deciding what to re-read
 REQUEST_EMBED_MAX = 4  # memories a request embeds itself (changed by hand since the last one; ~25 ms each)
 YIELD_MAX_SECONDS = 0.5  # the embedding thread waits at most this long for requests to finish before a batch
-BUSY_SECONDS = 2.0  # within this long of a request, batches are small: a request meets at most one short batch in flight
+BUSY_SECONDS = (
+    2.0  # within this long of a request, batches are small: a request meets at most one short batch in flight
+)
 BUSY_BATCH = 2  # memories per engine call while requests come (~30 ms on two threads instead of ~120)
 
 
@@ -51,7 +53,9 @@ class StoreIndex:
     building: bool = False  # a background pass is running
     dirty: set[str] = field(default_factory=set)  # files named by writes and watcher events since
     dense: DenseIndex = field(default_factory=DenseIndex)
-    digests: dict[str, tuple[str, bytes]] = field(default_factory=dict)  # filename -> (text to embed, its hash), filled as the embedding thread asks
+    digests: dict[str, tuple[str, bytes]] = field(
+        default_factory=dict
+    )  # filename -> (text to embed, its hash), filled as the embedding thread asks
     dense_synced: int = -1  # the `_changes` the dense index last caught up with
     swept_at: float = 0.0  # monotonic time of the last directory sweep
     generation: int = 0  # how many times the index was started over (`StoreIndexes._forget`)
@@ -95,7 +99,13 @@ def count_files(path: Path) -> int:
 class StoreIndexes:
     """The local ranker's indexes, by memory dir."""
 
-    def __init__(self, encoder: Encoder | None = None, *, is_watched: Callable[[Path], bool] | None = None, vector_cache: Path | None = None) -> None:
+    def __init__(
+        self,
+        encoder: Encoder | None = None,
+        *,
+        is_watched: Callable[[Path], bool] | None = None,
+        vector_cache: Path | None = None,
+    ) -> None:
         self.encoder = encoder or Encoder()
         self.vector_cache = VectorCache(vector_cache)
         self.embedded = 0  # memories embedded by the model (a vector found in the cache costs none)
@@ -182,7 +192,9 @@ class StoreIndexes:
             changed = [fn for fn, sig in signature.items() if files.get(fn) != sig]
         return changed, gone
 
-    def _start_background(self, store: MemoryDir, item: StoreIndex, work: tuple[list[str], list[str]] | None = None) -> None:
+    def _start_background(
+        self, store: MemoryDir, item: StoreIndex, work: tuple[list[str], list[str]] | None = None
+    ) -> None:
         with item.lock:
             if item.building:
                 return
@@ -214,15 +226,19 @@ class StoreIndexes:
             if item.generation == generation:
                 item.built, item.swept_at = True, time.monotonic()
 
-    def _apply(self, store: MemoryDir, item: StoreIndex, changed: list[str] | list[Path], gone: list[str] | None = None) -> None:
+    def _apply(
+        self, store: MemoryDir, item: StoreIndex, changed: list[str] | list[Path], gone: list[str] | None = None
+    ) -> None:
         """Read and tokenise the changed files (outside the lock), then put them in, by batches
         (bounded peak memory; a concurrent request waits for one batch at most)."""
         for i in range(0, len(changed), BATCH):
-            self._apply_batch(store, item, changed[i:i + BATCH], gone if i == 0 else None)
+            self._apply_batch(store, item, changed[i : i + BATCH], gone if i == 0 else None)
         if not changed:
             self._apply_batch(store, item, [], gone)
 
-    def _apply_batch(self, store: MemoryDir, item: StoreIndex, changed: list[str] | list[Path], gone: list[str] | None) -> None:
+    def _apply_batch(
+        self, store: MemoryDir, item: StoreIndex, changed: list[str] | list[Path], gone: list[str] | None
+    ) -> None:
         parsed = []
         for entry in changed:
             path = entry if isinstance(entry, Path) else store.path / entry
@@ -242,9 +258,13 @@ class StoreIndexes:
                     header = store.shared_header(fn, sig, header)
                     item.index.put(doc)
                     item.files[fn], item.by_name[fn] = sig, header
-                    item.digests.pop(fn, None)  # hashed again when the embedding thread asks (never, with the model off)
+                    item.digests.pop(
+                        fn, None
+                    )  # hashed again when the embedding thread asks (never, with the model off)
             except Exception:
-                log.exception("recall: updating the index of %s failed half-way; rebuilding it from the files", store.path)
+                log.exception(
+                    "recall: updating the index of %s failed half-way; rebuilding it from the files", store.path
+                )
                 self._forget(item)
             item._changes += 1
 
@@ -327,7 +347,10 @@ class StoreIndexes:
         """Memories whose vector is missing or of an older text; hashed outside the lock (20,000: ~40 ms)."""
         with item.lock:
             unhashed = [(fn, h) for fn, h in item.by_name.items() if fn not in item.digests]
-        hashed = {fn: (text, text_digest(text)) for fn, text in ((fn, embed_text(h.name, h.description)) for fn, h in unhashed)}
+        hashed = {
+            fn: (text, text_digest(text))
+            for fn, text in ((fn, embed_text(h.name, h.description)) for fn, h in unhashed)
+        }
         with item.lock:
             for fn, value in hashed.items():
                 if item.by_name.get(fn) is not None and fn not in item.digests:
@@ -358,11 +381,17 @@ class StoreIndexes:
                 return
             self._yield_to_requests()
             size = BUSY_BATCH if time.monotonic() - self._last_request < BUSY_SECONDS else EMBED_BATCH
-            batch, i = todo[i:i + size], i + size
+            batch, i = todo[i : i + size], i + size
             vectors = backend.passages([text for _, text, _ in batch])
             self.embedded += len(batch)
             with self._dense_write, item.lock:  # a save may have embedded a newer text meanwhile
-                item.dense.put_many([(fn, d, v) for (fn, _, d), v in zip(batch, vectors, strict=True) if item.digests.get(fn, ("", b""))[1] == d])
+                item.dense.put_many(
+                    [
+                        (fn, d, v)
+                        for (fn, _, d), v in zip(batch, vectors, strict=True)
+                        if item.digests.get(fn, ("", b""))[1] == d
+                    ]
+                )
             self.vector_cache.put_many(backend.key, [(d, v) for (_, _, d), v in zip(batch, vectors, strict=True)])
         item.dense_synced = version  # changes since then wake the thread again
 

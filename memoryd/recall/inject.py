@@ -14,7 +14,9 @@ FRESHNESS_CAVEAT = (
 )
 
 
-def truncate_content(text: str, *, max_lines: int = limits.RECALL_FILE_MAX_LINES, max_bytes: int = limits.RECALL_FILE_MAX_BYTES) -> str:
+def truncate_content(
+    text: str, *, max_lines: int = limits.RECALL_FILE_MAX_LINES, max_bytes: int = limits.RECALL_FILE_MAX_BYTES
+) -> str:
     """At most 200 lines and 4,096 bytes (cut on a character boundary), plus the note when cut."""
     cut = False
     lines = text.split("\n")

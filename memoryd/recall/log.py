@@ -62,7 +62,10 @@ class RecallEntry:
     def as_dict(self) -> dict[str, Any]:
         """Its fields as plain data, for the live activity event and the web view (the API reads the entry itself)."""
         data = {f.name: getattr(self, f.name) for f in fields(self)}
-        return data | {"injected": [w.as_dict() for w in self.injected], "left_out": [w.as_dict() for w in self.left_out]}
+        return data | {
+            "injected": [w.as_dict() for w in self.injected],
+            "left_out": [w.as_dict() for w in self.left_out],
+        }
 
 
 def _split(why: list[Why]) -> tuple[list[Why], list[Why]]:
@@ -80,26 +83,54 @@ def short_prompt(prompt: str) -> str:
 class RecallLog:
     """Writes one row per recall (and publishes it as live activity); reads by dir, session or memory."""
 
-    def __init__(self, state: StateDB, *, clock: Callable[[], float], activity: Activity | None = None,
-                 keep: int = limits.RECALL_LOG_PER_PROJECT) -> None:
+    def __init__(
+        self,
+        state: StateDB,
+        *,
+        clock: Callable[[], float],
+        activity: Activity | None = None,
+        keep: int = limits.RECALL_LOG_PER_PROJECT,
+    ) -> None:
         self.state = state
         self.clock = clock
         self.activity = activity
         self.keep = keep
         self._batch = threading.Condition()  # guards what follows
-        self._pending: list[tuple[RecallEntry, list[Why]]] = []  # each with its reasons in the order recall weighed them
+        self._pending: list[
+            tuple[RecallEntry, list[Why]]
+        ] = []  # each with its reasons in the order recall weighed them
         self._writing = False  # a thread is writing batches; others only append
         self._recorded = 0  # recalls handed to `record`
         self._stored = 0  # ... of which written (or given up on)
         state.migrate("recall_log", SCHEMA)
 
-    def record(self, *, memory_dir: str, session_id: str, source: str, prompt: str, method: str, reason: str, took_ms: float,
-               why: list[Why]) -> None:
+    def record(
+        self,
+        *,
+        memory_dir: str,
+        session_id: str,
+        source: str,
+        prompt: str,
+        method: str,
+        reason: str,
+        took_ms: float,
+        why: list[Why],
+    ) -> None:
         """Log one recall. Recalls that arrive while another writes join its next batch and return
         at once: one transaction per batch (issue 31: a transaction per recall queued every recall
         behind the others under 20 clients)."""
-        entry = RecallEntry(0, self.clock(), memory_dir, session_id, source, short_prompt(prompt), method, redact_secrets(reason),
-                            round(took_ms, 2), *_split(why))
+        entry = RecallEntry(
+            0,
+            self.clock(),
+            memory_dir,
+            session_id,
+            source,
+            short_prompt(prompt),
+            method,
+            redact_secrets(reason),
+            round(took_ms, 2),
+            *_split(why),
+        )
         with self._batch:
             self._pending.append((entry, list(why)))
             self._recorded += 1
@@ -139,19 +170,35 @@ class RecallLog:
             for entry, why in batch:
                 cur = db.execute(
                     "INSERT INTO recall_log(at, memory_dir, session_id, source, prompt, method, reason, took_ms, why) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (entry.at, entry.memory_dir, entry.session_id, entry.source, entry.prompt, entry.method, entry.reason, entry.took_ms,
-                     json.dumps([w.as_dict() for w in why])),
+                    (
+                        entry.at,
+                        entry.memory_dir,
+                        entry.session_id,
+                        entry.source,
+                        entry.prompt,
+                        entry.method,
+                        entry.reason,
+                        entry.took_ms,
+                        json.dumps([w.as_dict() for w in why]),
+                    ),
                 )
                 entry_id = int(cur.lastrowid or 0)
-                db.executemany("INSERT INTO recall_log_hits(entry_id, memory_dir, filename) VALUES (?, ?, ?)",
-                               [(entry_id, entry.memory_dir, w.filename) for w in entry.injected])
+                db.executemany(
+                    "INSERT INTO recall_log_hits(entry_id, memory_dir, filename) VALUES (?, ?, ?)",
+                    [(entry_id, entry.memory_dir, w.filename) for w in entry.injected],
+                )
                 written.append(replace(entry, id=entry_id))
             for memory_dir in {entry.memory_dir for entry, _ in batch}:
                 # the ring: rows of this dir older than its newest `keep` go
-                edge = db.execute("SELECT id FROM recall_log WHERE memory_dir = ? ORDER BY id DESC LIMIT 1 OFFSET ?", (memory_dir, self.keep)).fetchone()
+                edge = db.execute(
+                    "SELECT id FROM recall_log WHERE memory_dir = ? ORDER BY id DESC LIMIT 1 OFFSET ?",
+                    (memory_dir, self.keep),
+                ).fetchone()
                 if edge is not None:
-                    db.execute("DELETE FROM recall_log_hits WHERE entry_id IN (SELECT id FROM recall_log WHERE memory_dir = ? AND id <= ?)",
-                               (memory_dir, edge["id"]))
+                    db.execute(
+                        "DELETE FROM recall_log_hits WHERE entry_id IN (SELECT id FROM recall_log WHERE memory_dir = ? AND id <= ?)",
+                        (memory_dir, edge["id"]),
+                    )
                     db.execute("DELETE FROM recall_log WHERE memory_dir = ? AND id <= ?", (memory_dir, edge["id"]))
         return written
 
@@ -166,8 +213,13 @@ class RecallLog:
                 return
         self._write_pending()
 
-    def entries(self, *, memory_dir: str | None = None, session_id: str | None = None,
-                limit: int = limits.RECALL_LOG_DEFAULT_LIMIT) -> list[RecallEntry]:
+    def entries(
+        self,
+        *,
+        memory_dir: str | None = None,
+        session_id: str | None = None,
+        limit: int = limits.RECALL_LOG_DEFAULT_LIMIT,
+    ) -> list[RecallEntry]:
         """The newest recalls first, of one dir and/or one session when given."""
         self._settled()
         where, params = [], []
@@ -177,7 +229,11 @@ class RecallLog:
         if session_id is not None:
             where.append("session_id = ?")
             params.append(session_id)
-        sql = "SELECT * FROM recall_log" + (f" WHERE {' AND '.join(where)}" if where else "") + " ORDER BY id DESC LIMIT ?"
+        sql = (
+            "SELECT * FROM recall_log"
+            + (f" WHERE {' AND '.join(where)}" if where else "")
+            + " ORDER BY id DESC LIMIT ?"
+        )
         return [_entry(row) for row in self.state.query(sql, (*params, limit))]
 
     def of_memory(self, memory_dir: str, filename: str, limit: int = 10) -> list[RecallEntry]:
@@ -185,10 +241,22 @@ class RecallLog:
         self._settled()
         rows = self.state.query(
             "SELECT l.* FROM recall_log_hits h JOIN recall_log l ON l.id = h.entry_id WHERE h.memory_dir = ? AND h.filename = ? "
-            "ORDER BY h.entry_id DESC LIMIT ?", (memory_dir, filename, limit))
+            "ORDER BY h.entry_id DESC LIMIT ?",
+            (memory_dir, filename, limit),
+        )
         return [_entry(row) for row in rows]
 
 
 def _entry(row: Any) -> RecallEntry:
-    return RecallEntry(int(row["id"]), float(row["at"]), row["memory_dir"], row["session_id"], row["source"], row["prompt"], row["method"],
-                       row["reason"], float(row["took_ms"]), *_split([Why.from_dict(d) for d in json.loads(row["why"])]))
+    return RecallEntry(
+        int(row["id"]),
+        float(row["at"]),
+        row["memory_dir"],
+        row["session_id"],
+        row["source"],
+        row["prompt"],
+        row["method"],
+        row["reason"],
+        float(row["took_ms"]),
+        *_split([Why.from_dict(d) for d in json.loads(row["why"])]),
+    )

@@ -23,7 +23,11 @@ import numpy as np
 from memoryd.base.text import date_keys, query_terms, stem, terms
 
 # Field weights and BM25 parameters (standard values; weights favour the curated fields).
-FIELD_WEIGHTS = {"name": 1.0, "description": 1.0, "body": 1.0}  # the body repeats the description, which already weights it
+FIELD_WEIGHTS = {
+    "name": 1.0,
+    "description": 1.0,
+    "body": 1.0,
+}  # the body repeats the description, which already weights it
 K1 = 1.2
 B = 0.75
 DATE_WEIGHT = 1.0  # per date key (year / year-month) shared by query and memory
@@ -78,7 +82,9 @@ class LexicalIndex:
         self._alive = bytearray()
         self._term_id: dict[str, int] = {}
         self._post_docs: list[array] = []  # term id -> doc ids
-        self._post_tf: list[array] = []  # term id -> field-weighted counts (float32: sums of small binary fractions, exact)
+        self._post_tf: list[
+            array
+        ] = []  # term id -> field-weighted counts (float32: sums of small binary fractions, exact)
         self._df = array("i")  # term id -> live documents holding it
         self._by_date: dict[str, set[int]] = defaultdict(set)
         self.total_length = 0.0
@@ -155,7 +161,9 @@ class LexicalIndex:
         self._alive = bytearray(b"\x01" * len(live))
         self._slot = {fn: i for i, fn in enumerate(self._names) if fn is not None}
         remap = {old: new for new, old in enumerate(live)}
-        self._by_date = defaultdict(set, {k: kept for k, v in self._by_date.items() if (kept := {remap[d] for d in v if d in remap})})
+        self._by_date = defaultdict(
+            set, {k: kept for k, v in self._by_date.items() if (kept := {remap[d] for d in v if d in remap})}
+        )
         self._drop_dead_terms()
 
     def _drop_dead_terms(self) -> None:
@@ -171,7 +179,9 @@ class LexicalIndex:
         self._post_tf = [self._post_tf[t] for t in keep]
         self._df = array("i", df[keep].tobytes())
         self._term_id = {term: int(new_tid[tid]) for term, tid in self._term_id.items() if new_tid[tid] >= 0}
-        self._terms = [None if t is None else array("i", new_tid[np.frombuffer(t, dtype=np.int32)].tobytes()) for t in self._terms]
+        self._terms = [
+            None if t is None else array("i", new_tid[np.frombuffer(t, dtype=np.int32)].tobytes()) for t in self._terms
+        ]
 
     @property
     def vocabulary(self) -> int:
@@ -245,7 +255,9 @@ class LexicalIndex:
             scores[ids] += qw * self.idf(term) * (K1 + 1) * tf / (tf + norm[ids])
         return scores if hit else None
 
-    def rank(self, query: str, *, exclude: frozenset[str] | set[str] = frozenset(), k: int = 10, gate: bool = True) -> list[tuple[str, float]]:
+    def rank(
+        self, query: str, *, exclude: frozenset[str] | set[str] = frozenset(), k: int = 10, gate: bool = True
+    ) -> list[tuple[str, float]]:
         """The k best memories for a query, best first, with their scores (> 0 only); nothing
         when no memory fits (`gate=False` ranks regardless, for callers that filter themselves)."""
         q_terms = terms(query)  # common words still order the ranking; they never decide that something fits
@@ -277,7 +289,9 @@ class LexicalIndex:
                 kth = -np.partition(-scores[positive], k - 1)[k - 1]
                 positive = positive[scores[positive] >= kth]  # ties at the cut are sorted by name below
             # a positive score is a live doc, so its name is set
-            best = sorted(((self._names[i] or "", float(scores[i])) for i in positive), key=lambda kv: (-kv[1], kv[0]))[:k]
+            best = sorted(((self._names[i] or "", float(scores[i])) for i in positive), key=lambda kv: (-kv[1], kv[0]))[
+                :k
+            ]
             if gate and not self.fits(set(query_terms(query)), [fn for fn, _ in best[:FIT_DEPTH]]):
                 return []
         return [(fn, round(s, 4)) for fn, s in best]

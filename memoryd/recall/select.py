@@ -50,7 +50,9 @@ def parse_selection(text: str, known: set[str], limit: int) -> list[str]:
     return out[:limit]
 
 
-def select_with_llm(llm: LLMClient, query: str, candidates: list[MemoryHeader], *, limit: int, timeout: float) -> list[str]:
+def select_with_llm(
+    llm: LLMClient, query: str, candidates: list[MemoryHeader], *, limit: int, timeout: float
+) -> list[str]:
     """One side-query; raises LLMUnavailable/TokenBudgetExceeded on any failure."""
     answer = llm.complete(
         purpose=PURPOSE,

@@ -69,23 +69,40 @@ class RecallResult:
 class RecallService:
     """Picks up to 5 memories per prompt that the session has not seen yet."""
 
-    def __init__(self, *, settings: RecallSettings, stores: StoreRegistry, llm: LLMClient, ledger: SessionLedger, metrics: Metrics, now: Callable[[], datetime],
-                 is_watched: Callable[[Path], bool] | None = None, home: Path | None = None, recall_log: RecallLog | None = None,
-                 stale_caveat: Callable[[MemoryDir, str], str] = lambda store, filename: "",
-                 author_of: Callable[[Path, str], str] = lambda team_dir, filename: "") -> None:
+    def __init__(
+        self,
+        *,
+        settings: RecallSettings,
+        stores: StoreRegistry,
+        llm: LLMClient,
+        ledger: SessionLedger,
+        metrics: Metrics,
+        now: Callable[[], datetime],
+        is_watched: Callable[[Path], bool] | None = None,
+        home: Path | None = None,
+        recall_log: RecallLog | None = None,
+        stale_caveat: Callable[[MemoryDir, str], str] = lambda store, filename: "",
+        author_of: Callable[[Path, str], str] = lambda team_dir, filename: "",
+    ) -> None:
         self.settings = settings
-        self.recall_log = recall_log  # what each recall gave and why (the web view's live page, `memoryd recall --explain`)
+        self.recall_log = (
+            recall_log  # what each recall gave and why (the web view's live page, `memoryd recall --explain`)
+        )
         self.stores = stores
         self.llm = llm
         self.ledger = ledger
         self.metrics = metrics
         self.now = now
-        self.indexes = StoreIndexes(Encoder(settings.dense), is_watched=is_watched, vector_cache=home / VECTORS_FILENAME if home else None)
+        self.indexes = StoreIndexes(
+            Encoder(settings.dense), is_watched=is_watched, vector_cache=home / VECTORS_FILENAME if home else None
+        )
         stores.on_write.append(self.indexes.written)  # a saved memory is indexed and embedded before the save answers
         # A line put before a recalled memory that names what the project no longer has (the stale checker).
         self.stale_caveat = stale_caveat
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall-llm")
-        self._late: dict[tuple[str, str], list[str]] = {}  # (session, memdir) → the model's picks that came after the deadline
+        self._late: dict[
+            tuple[str, str], list[str]
+        ] = {}  # (session, memdir) → the model's picks that came after the deadline
         self._late_lock = threading.Lock()
         self.author_of = author_of  # who wrote a team memory (the team part)
         # Recalls computing at once. More only add threads that take turns on the GIL, and a save
@@ -108,17 +125,32 @@ class RecallService:
                 log.exception("could not index %s", store.path)
 
     def status(self) -> dict[str, Any]:
-        return {"indexed_dirs": len(self.indexes), "indexed_memories": self.indexes.documents(),
-                "sessions": self.ledger.count(), "llm": self.llm.enabled, "stemmer": STEMMER,
-                "dense_model": self.indexes.encoder.status, "dense_pending": self.indexes.dense_pending()}
+        return {
+            "indexed_dirs": len(self.indexes),
+            "indexed_memories": self.indexes.documents(),
+            "sessions": self.ledger.count(),
+            "llm": self.llm.enabled,
+            "stemmer": STEMMER,
+            "dense_model": self.indexes.encoder.status,
+            "dense_pending": self.indexes.dense_pending(),
+        }
 
     def mark_seen(self, session_id: str, memory_dir: str, filenames: list[str]) -> None:
         """Count memories the session already holds (read or written itself) as surfaced, so recall adds only new ones."""
         if set(filenames) - self.ledger.surfaced(session_id, memory_dir):
             self.ledger.record(session_id, memory_dir, sorted(filenames), 0)
 
-    def recall(self, cwd: str, query: str, session_id: str, *, store: MemoryDir | None = None, max_chars: int | None = None,
-               source: str = "rest", context: SessionContext | None = None) -> RecallResult:
+    def recall(
+        self,
+        cwd: str,
+        query: str,
+        session_id: str,
+        *,
+        store: MemoryDir | None = None,
+        max_chars: int | None = None,
+        source: str = "rest",
+        context: SessionContext | None = None,
+    ) -> RecallResult:
         """`max_chars` (e.g. Claude Code's 10,000-char context cap): memories that would push the
         injection past it are left out and NOT counted as surfaced, so a later prompt can get them.
         `source` (hook | rest | mcp) names the door in the recall log; `context`: what the session is
@@ -136,17 +168,34 @@ class RecallService:
     def _record(self, store: MemoryDir, query: str, session_id: str, source: str, result: RecallResult) -> None:
         """Log the recall; words matched are filled from the injected text where the ranker gave none."""
         texts = {m.filename: (m.name, m.description, m.content) for m in result.memories}
-        result.why = [replace(w, terms=matched_words(query, texts[w.filename])) if not w.terms and w.filename in texts else w
-                      for w in result.why]
+        result.why = [
+            replace(w, terms=matched_words(query, texts[w.filename])) if not w.terms and w.filename in texts else w
+            for w in result.why
+        ]
         try:
             assert self.recall_log is not None
-            self.recall_log.record(memory_dir=str(store.path), session_id=session_id, source=source, prompt=query, method=result.method,
-                                   reason=result.reason, took_ms=result.took_ms, why=result.why)
+            self.recall_log.record(
+                memory_dir=str(store.path),
+                session_id=session_id,
+                source=source,
+                prompt=query,
+                method=result.method,
+                reason=result.reason,
+                took_ms=result.took_ms,
+                why=result.why,
+            )
         except Exception:  # the log is for people; never fail the agent's prompt over it
             log.exception("could not record a recall in the recall log")
 
-    def _recall(self, cwd: str, query: str, session_id: str, store: MemoryDir | None, max_chars: int | None,
-                context: SessionContext | None = None) -> RecallResult:
+    def _recall(
+        self,
+        cwd: str,
+        query: str,
+        session_id: str,
+        store: MemoryDir | None,
+        max_chars: int | None,
+        context: SessionContext | None = None,
+    ) -> RecallResult:
         check_session_id(session_id)
         self.ledger.expire()
         store = store or self.stores.for_cwd(cwd)
@@ -155,7 +204,9 @@ class RecallService:
         if not re.search(r"\s", query.strip()):
             return RecallResult(budget_used_bytes=used, reason="single-word query")
         if used >= self.settings.session_budget_bytes:
-            return RecallResult(budget_used_bytes=used, reason=f"session budget of {self.settings.session_budget_bytes:,} bytes spent")
+            return RecallResult(
+                budget_used_bytes=used, reason=f"session budget of {self.settings.session_budget_bytes:,} bytes spent"
+            )
         sources = self._sources(store)
         if not sources:
             return RecallResult(budget_used_bytes=used, reason="no memory files")
@@ -164,7 +215,9 @@ class RecallService:
         ranked: list[tuple[str, float]] = []
         injected: list[str] = []
         whys: dict[str, Why] = {}
-        open_in: list[tuple[str, list[MemoryHeader], set[str]]] = []  # per source: its key, headers, and what was surfaced
+        open_in: list[
+            tuple[str, list[MemoryHeader], set[str]]
+        ] = []  # per source: its key, headers, and what was surfaced
         limit = self.settings.max_memories
         pool = self.settings.side_query_candidates
         recent = context_items(context.paths, context.commands, cwd) if context is not None else []
@@ -181,13 +234,21 @@ class RecallService:
             ranked.sort(key=lambda pair: -pair[1])
             injected.sort(key=lambda fn: -scores[fn])
         if any(headers for _, headers, _ in open_in) and not any(
-                len(headers) > len(surfaced) or any(h.filename not in surfaced for h in headers) for _, headers, surfaced in open_in):
-            return RecallResult(method="local", budget_used_bytes=used, reason="every memory was already surfaced in this session")
+            len(headers) > len(surfaced) or any(h.filename not in surfaced for h in headers)
+            for _, headers, surfaced in open_in
+        ):
+            return RecallResult(
+                method="local", budget_used_bytes=used, reason="every memory was already surfaced in this session"
+            )
 
         method, reason, chosen = "local", "", injected[:limit]
         if self.llm.enabled:
-            headers = {key + h.filename: (h if not key else replace(h, filename=key + h.filename))
-                       for key, hs, surfaced in open_in for h in hs if h.filename not in surfaced}  # not surfaced yet, in either folder
+            headers = {
+                key + h.filename: (h if not key else replace(h, filename=key + h.filename))
+                for key, hs, surfaced in open_in
+                for h in hs
+                if h.filename not in surfaced
+            }  # not surfaced yet, in either folder
             late = [fn for fn in self._take_late(session_id, memdir) if fn in headers]
             if why_not := self._model_not_needed(injected, whys):
                 reason = why_not
@@ -215,7 +276,15 @@ class RecallService:
     def _rank(self, item: StoreIndex, query: str, exclude: set[str], k: int, context: list[str]) -> Decision:
         """The local ranking and its decision (recall/decide.py), on this store's indexes."""
         backend = self.indexes.encoder.backend
-        return decide(item.index, item.dense if backend is not None else None, backend, query, context=context, exclude=exclude, k=k)
+        return decide(
+            item.index,
+            item.dense if backend is not None else None,
+            backend,
+            query,
+            context=context,
+            exclude=exclude,
+            k=k,
+        )
 
     @staticmethod
     def _model_not_needed(injected: list[str], whys: dict[str, Why]) -> str:
@@ -225,7 +294,11 @@ class RecallService:
         conf = [w.confidence for w in whys.values() if w.confidence is not None]
         if not injected and (not conf or max(conf) < MODEL_FLOOR):
             return "local ranking is clearly silent; the model was not asked"
-        if injected and all(whys[fn].rule == "close match" and (whys[fn].confidence or 0.0) >= MODEL_SURE for fn in injected if fn in whys):
+        if injected and all(
+            whys[fn].rule == "close match" and (whys[fn].confidence or 0.0) >= MODEL_SURE
+            for fn in injected
+            if fn in whys
+        ):
             return "local ranking is sure; the model was not asked"
         return ""
 
@@ -250,27 +323,48 @@ class RecallService:
             while len(self._late) > LATE_ANSWERS_KEPT:
                 self._late.pop(next(iter(self._late)))
 
-    def _side_query(self, query: str, candidates: list[Any], limit: int, key: tuple[str, str] | None = None) -> tuple[list[str] | None, str]:
+    def _side_query(
+        self, query: str, candidates: list[Any], limit: int, key: tuple[str, str] | None = None
+    ) -> tuple[list[str] | None, str]:
         """The LLM's choice, or (None, why) when it failed or missed the deadline (a late answer is kept under `key`)."""
         deadline = self.settings.deadline_seconds
         # the SDK's own timeout ends the worker soon after; a margin keeps the wait below the one that fires
         # the worker may outlive the deadline (up to LATE_ANSWER_SECONDS) so a late answer can serve the next prompt
-        future = self._pool.submit(select_with_llm, self.llm, query, candidates, limit=limit,
-                                   timeout=max(deadline + SDK_TIMEOUT_MARGIN_SECONDS, LATE_ANSWER_SECONDS))
+        future = self._pool.submit(
+            select_with_llm,
+            self.llm,
+            query,
+            candidates,
+            limit=limit,
+            timeout=max(deadline + SDK_TIMEOUT_MARGIN_SECONDS, LATE_ANSWER_SECONDS),
+        )
         try:
             return future.result(timeout=deadline), ""
         except concurrent.futures.TimeoutError:
             if key is not None and not future.cancel():
                 future.add_done_callback(lambda f: self._keep_late(key, f))
-            return None, f"LLM side-query missed the {deadline:g} s deadline; local ranking served (a late answer is kept for the next prompt)"
+            return (
+                None,
+                f"LLM side-query missed the {deadline:g} s deadline; local ranking served (a late answer is kept for the next prompt)",
+            )
         except MemorydError as exc:
             return None, f"LLM side-query failed ({exc.code}); local ranking served"
         except Exception as exc:  # never fail the agent's prompt over recall
             log.warning("recall side-query crashed: %s", exc.__class__.__name__)
             return None, "LLM side-query failed; local ranking served"
 
-    def _surface(self, store: MemoryDir, session_id: str, chosen: list[str], scores: dict[str, float], method: str, reason: str, used: int,
-                 max_chars: int | None = None, whys: dict[str, Why] | None = None) -> RecallResult:
+    def _surface(
+        self,
+        store: MemoryDir,
+        session_id: str,
+        chosen: list[str],
+        scores: dict[str, float],
+        method: str,
+        reason: str,
+        used: int,
+        max_chars: int | None = None,
+        whys: dict[str, Why] | None = None,
+    ) -> RecallResult:
         now = self.now().timestamp()
         whys = whys or {}
         memories: list[RecalledMemory] = []
@@ -278,7 +372,7 @@ class RecallService:
         left_out: list[Why] = []
         for key in chosen:
             team = key.startswith(TEAM_KEY)
-            filename, source = (key[len(TEAM_KEY):], self.stores.team_for(store.path)) if team else (key, store)
+            filename, source = (key[len(TEAM_KEY) :], self.stores.team_for(store.path)) if team else (key, store)
             try:
                 memory = self.indexes.memory(source, filename)
             except MemorydError:
@@ -288,26 +382,54 @@ class RecallService:
             stale = self.stale_caveat(source, filename)
             header = (f"{stale}\n\n" if stale else "") + header_for(str(memory.path), days)
             recalled = RecalledMemory(
-                filename=filename, name=memory.name, type=memory.type, description=memory.description,
-                content=truncate_content(memory.body), header=f"Team memory, last changed by {author or 'a team member'}.\n{header}" if team else header,
-                age_days=days, score=scores.get(key), origin="team" if team else "personal", author=author,
+                filename=filename,
+                name=memory.name,
+                type=memory.type,
+                description=memory.description,
+                content=truncate_content(memory.body),
+                header=f"Team memory, last changed by {author or 'a team member'}.\n{header}" if team else header,
+                age_days=days,
+                score=scores.get(key),
+                origin="team" if team else "personal",
+                author=author,
             )
-            if max_chars is not None and len(injection_text([(m.header, m.content) for m in [*memories, recalled]])) > max_chars:
-                left_out.append(replace(whys.get(key) or Why(filename=filename, name="", score=scores.get(key) or 0.0, injected=False),
-                                        filename=filename, name=memory.name, injected=False, rule="did not fit the context cap"))
+            if (
+                max_chars is not None
+                and len(injection_text([(m.header, m.content) for m in [*memories, recalled]])) > max_chars
+            ):
+                left_out.append(
+                    replace(
+                        whys.get(key) or Why(filename=filename, name="", score=scores.get(key) or 0.0, injected=False),
+                        filename=filename,
+                        name=memory.name,
+                        injected=False,
+                        rule="did not fit the context cap",
+                    )
+                )
                 continue  # does not fit: a smaller one further down may
             memories.append(recalled)
             by_dir.setdefault(str(source.path), []).append(recalled)
         for path, picked in by_dir.items():
-            used = self.ledger.record(session_id, path, [m.filename for m in picked], sum(len(m.content.encode("utf-8")) for m in picked))
+            used = self.ledger.record(
+                session_id, path, [m.filename for m in picked], sum(len(m.content.encode("utf-8")) for m in picked)
+            )
         if not memories and not reason:
             reason = "no memory matched the query"
-        for key, score in sorted(((k, v) for k, v in scores.items() if k not in chosen), key=lambda kv: -kv[1])[: limits.RECALL_LOG_LEFT_OUT]:
+        for key, score in sorted(((k, v) for k, v in scores.items() if k not in chosen), key=lambda kv: -kv[1])[
+            : limits.RECALL_LOG_LEFT_OUT
+        ]:
             team = key.startswith(TEAM_KEY)
-            filename, source = (key[len(TEAM_KEY):], self.stores.team_for(store.path)) if team else (key, store)
+            filename, source = (key[len(TEAM_KEY) :], self.stores.team_for(store.path)) if team else (key, store)
             try:
                 name = self.indexes.memory(source, filename).name
-                left_out.append(replace(whys.get(key) or Why(filename=filename, name="", score=score, injected=False), filename=filename, name=name, injected=False))
+                left_out.append(
+                    replace(
+                        whys.get(key) or Why(filename=filename, name="", score=score, injected=False),
+                        filename=filename,
+                        name=name,
+                        injected=False,
+                    )
+                )
             except MemorydError:
                 continue
         return RecallResult(
@@ -317,19 +439,49 @@ class RecallService:
             budget_used_bytes=used,
             reason=reason,
             scores={m.filename: m.score for m in memories if m.score is not None},
-            why=[replace(whys.get(self._key(m)) or Why(filename=m.filename, name="", score=m.score or 0.0, injected=True), filename=m.filename,
-                         name=m.name, injected=True, rule=(whys.get(self._key(m)) or Why("", "", 0.0, True)).rule or method) for m in memories] + left_out,
+            why=[
+                replace(
+                    whys.get(self._key(m)) or Why(filename=m.filename, name="", score=m.score or 0.0, injected=True),
+                    filename=m.filename,
+                    name=m.name,
+                    injected=True,
+                    rule=(whys.get(self._key(m)) or Why("", "", 0.0, True)).rule or method,
+                )
+                for m in memories
+            ]
+            + left_out,
         )
 
 
-def build_recall(settings: RecallSettings, *, home: Path, stores: StoreRegistry, llm: LLMClient, state: Any, metrics: Metrics, now: Callable[[], datetime],
-                 is_watched: Callable[[Path], bool] | None = None, activity: Activity | None = None,
-                 stale_caveat: Callable[[MemoryDir, str], str] = lambda store, filename: "",
-                 author_of: Callable[[Path, str], str] = lambda team_dir, filename: "") -> RecallService:
+def build_recall(
+    settings: RecallSettings,
+    *,
+    home: Path,
+    stores: StoreRegistry,
+    llm: LLMClient,
+    state: Any,
+    metrics: Metrics,
+    now: Callable[[], datetime],
+    is_watched: Callable[[Path], bool] | None = None,
+    activity: Activity | None = None,
+    stale_caveat: Callable[[MemoryDir, str], str] = lambda store, filename: "",
+    author_of: Callable[[Path, str], str] = lambda team_dir, filename: "",
+) -> RecallService:
     """The daemon's recall part, from its section of the settings."""
     if STEMMER != "snowball":
         log.warning("recall: PyStemmer is not installed; the local ranker uses a crude stemmer (pip install PyStemmer)")
     ledger = SessionLedger(state, clock=lambda: now().timestamp())
     recall_log = RecallLog(state, clock=lambda: now().timestamp(), activity=activity)
-    return RecallService(settings=settings, stores=stores, llm=llm, ledger=ledger, metrics=metrics, now=now, is_watched=is_watched,
-                         home=home, recall_log=recall_log, stale_caveat=stale_caveat, author_of=author_of)
+    return RecallService(
+        settings=settings,
+        stores=stores,
+        llm=llm,
+        ledger=ledger,
+        metrics=metrics,
+        now=now,
+        is_watched=is_watched,
+        home=home,
+        recall_log=recall_log,
+        stale_caveat=stale_caveat,
+        author_of=author_of,
+    )

@@ -29,7 +29,13 @@ CREATE TABLE IF NOT EXISTS recall_surfaced (
 class SessionLedger:
     """The seeds' `alreadySurfaced` set and `sessionMemoryBytes`, per session id."""
 
-    def __init__(self, state: StateDB, *, ttl_hours: float = limits.RECALL_SESSION_TTL_HOURS, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        state: StateDB,
+        *,
+        ttl_hours: float = limits.RECALL_SESSION_TTL_HOURS,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.state = state
         self.ttl_seconds = ttl_hours * 3600
         self.clock = clock
@@ -56,7 +62,9 @@ class SessionLedger:
         return int(row["bytes_used"]) if row else 0
 
     def surfaced(self, session_id: str, memory_dir: str) -> set[str]:
-        rows = self.state.query("SELECT filename FROM recall_surfaced WHERE session_id = ? AND memory_dir = ?", (session_id, memory_dir))
+        rows = self.state.query(
+            "SELECT filename FROM recall_surfaced WHERE session_id = ? AND memory_dir = ?", (session_id, memory_dir)
+        )
         return {r["filename"] for r in rows}
 
     def record(self, session_id: str, memory_dir: str, filenames: list[str], nbytes: int) -> int:

@@ -76,8 +76,15 @@ def fingerprint(type_: str, name: str, description: str) -> str:
 class ReviewQueue:
     """Pending memories per memory dir, and the policy that says which dirs need review."""
 
-    def __init__(self, state: StateDB, *, stores: StoreRegistry, default: bool, per_project: Mapping[str, ProjectSettings],
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        state: StateDB,
+        *,
+        stores: StoreRegistry,
+        default: bool,
+        per_project: Mapping[str, ProjectSettings],
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.state = state
         self.stores = stores
         self.default = default
@@ -93,7 +100,9 @@ class ReviewQueue:
         return self.default if override is None else override
 
     # ------------------------------------------------------------------ proposals
-    def propose(self, store: MemoryDir, *, name: str, description: str, type: str, body: str, target: str | None = None) -> str | None:
+    def propose(
+        self, store: MemoryDir, *, name: str, description: str, type: str, body: str, target: str | None = None
+    ) -> str | None:
         """Queue a proposal; returns its id, or None when the same memory was rejected before.
         Refused content (secrets, bad fields) raises, like a save would, and is never queued."""
         name, description = name.strip(), " ".join(description.split())
@@ -103,9 +112,14 @@ class ReviewQueue:
         key = str(store.path)
         if self.state.query_one("SELECT 1 FROM review_rejected WHERE memory_dir = ? AND fingerprint = ?", (key, fp)):
             return None
-        same = self.state.query_one("SELECT item_id FROM review_items WHERE memory_dir = ? AND fingerprint = ? AND status = ?", (key, fp, PENDING))
+        same = self.state.query_one(
+            "SELECT item_id FROM review_items WHERE memory_dir = ? AND fingerprint = ? AND status = ?",
+            (key, fp, PENDING),
+        )
         if same is not None:  # proposed again while waiting: keep one item, with the newest body
-            self.state.execute("UPDATE review_items SET body = ?, target = ? WHERE item_id = ?", (body, target, same["item_id"]))
+            self.state.execute(
+                "UPDATE review_items SET body = ?, target = ? WHERE item_id = ?", (body, target, same["item_id"])
+            )
             return str(same["item_id"])
         item_id = "rv_" + uuid.uuid4().hex[:12]
         self.state.execute(
@@ -118,30 +132,42 @@ class ReviewQueue:
     def items(self, store: MemoryDir | None = None, status: str = PENDING) -> list[dict[str, Any]]:
         """Items of one memory dir (or all) with that status, oldest first."""
         where, params = ("AND memory_dir = ?", (str(store.path),)) if store is not None else ("", ())
-        rows = self.state.query(f"SELECT * FROM review_items WHERE status = ? {where} ORDER BY created_at, item_id", (status, *params))
+        rows = self.state.query(
+            f"SELECT * FROM review_items WHERE status = ? {where} ORDER BY created_at, item_id", (status, *params)
+        )
         return [self._dict(r) for r in rows]
 
     def pending_count(self, store: MemoryDir) -> int:
-        row = self.state.query_one("SELECT COUNT(*) AS n FROM review_items WHERE memory_dir = ? AND status = ?", (str(store.path), PENDING))
+        row = self.state.query_one(
+            "SELECT COUNT(*) AS n FROM review_items WHERE memory_dir = ? AND status = ?", (str(store.path), PENDING)
+        )
         return int(row["n"]) if row else 0
 
     def get(self, item_id: str) -> dict[str, Any]:
         row = self.state.query_one("SELECT * FROM review_items WHERE item_id = ? AND status = ?", (item_id, PENDING))
         if row is None:
-            raise ReviewItemNotFound(f"no pending memory {item_id!r} (already approved or rejected?); list them with `memoryd review list`.")
+            raise ReviewItemNotFound(
+                f"no pending memory {item_id!r} (already approved or rejected?); list them with `memoryd review list`."
+            )
         return self._dict(row)
 
     # ------------------------------------------------------------------ decisions
-    def edit(self, item_id: str, *, name: str | None = None, description: str | None = None, body: str | None = None) -> dict[str, Any]:
+    def edit(
+        self, item_id: str, *, name: str | None = None, description: str | None = None, body: str | None = None
+    ) -> dict[str, Any]:
         """Change a pending proposal before approving it (checked like a save; nothing changes on refusal)."""
         item = self.get(item_id)
-        new = {"name": (name if name is not None else item["name"]).strip(),
-               "description": " ".join((description if description is not None else item["description"]).split()),
-               "body": body if body is not None else item["body"]}
+        new = {
+            "name": (name if name is not None else item["name"]).strip(),
+            "description": " ".join((description if description is not None else item["description"]).split()),
+            "body": body if body is not None else item["body"],
+        }
         validate_fields(new["name"], new["description"], item["type"], new["body"])
         check_no_secrets(new)
-        self.state.execute("UPDATE review_items SET name = ?, description = ?, body = ? WHERE item_id = ?",
-                           (new["name"], new["description"], new["body"], item_id))
+        self.state.execute(
+            "UPDATE review_items SET name = ?, description = ?, body = ? WHERE item_id = ?",
+            (new["name"], new["description"], new["body"], item_id),
+        )
         return self.get(item_id)
 
     def approve(self, item_id: str) -> dict[str, Any]:
@@ -150,16 +176,29 @@ class ReviewQueue:
         item = self.get(item_id)
         store = self.stores.for_path(Path(item["memory_dir"]))
         target = item["target"] if item["target"] and store.exists(item["target"]) else None
-        if not self.state.execute("UPDATE review_items SET status = ? WHERE item_id = ? AND status = ?", (APPROVING, item_id, PENDING)):
+        if not self.state.execute(
+            "UPDATE review_items SET status = ? WHERE item_id = ? AND status = ?", (APPROVING, item_id, PENDING)
+        ):
             self.get(item_id)  # decided meanwhile (a second approve or a reject): say so
         try:
-            saved = store.save(name=item["name"], description=item["description"], type=item["type"], body=item["body"], filename=target, source="review")
+            saved = store.save(
+                name=item["name"],
+                description=item["description"],
+                type=item["type"],
+                body=item["body"],
+                filename=target,
+                source="review",
+            )
         except BaseException:
-            self.state.execute("UPDATE review_items SET status = ? WHERE item_id = ? AND status = ?", (PENDING, item_id, APPROVING))
+            self.state.execute(
+                "UPDATE review_items SET status = ? WHERE item_id = ? AND status = ?", (PENDING, item_id, APPROVING)
+            )
             raise
         crash_point("review-approve-written")
-        self.state.execute("UPDATE review_items SET status = ?, filename = ?, decided_at = ? WHERE item_id = ?",
-                           (APPROVED, saved.memory.filename, self.clock(), item_id))
+        self.state.execute(
+            "UPDATE review_items SET status = ?, filename = ?, decided_at = ? WHERE item_id = ?",
+            (APPROVED, saved.memory.filename, self.clock(), item_id),
+        )
         return {**item, "status": APPROVED, "filename": saved.memory.filename}
 
     def settle_crashed(self) -> list[str]:
@@ -176,8 +215,10 @@ class ReviewQueue:
             if filename is None:
                 self.state.execute("UPDATE review_items SET status = ? WHERE item_id = ?", (PENDING, item["item_id"]))
             else:
-                self.state.execute("UPDATE review_items SET status = ?, filename = ?, decided_at = ? WHERE item_id = ?",
-                                   (APPROVED, filename, self.clock(), item["item_id"]))
+                self.state.execute(
+                    "UPDATE review_items SET status = ?, filename = ?, decided_at = ? WHERE item_id = ?",
+                    (APPROVED, filename, self.clock(), item["item_id"]),
+                )
             settled.append(item["item_id"])
         return settled
 
@@ -195,14 +236,35 @@ class ReviewQueue:
         """Drop the proposal and remember its fingerprint: the same memory is not proposed again."""
         item = self.get(item_id)
         with self.state.transaction() as db:
-            if not db.execute("UPDATE review_items SET status = ?, decided_at = ? WHERE item_id = ? AND status = ?",
-                              (REJECTED, self.clock(), item_id, PENDING)).rowcount:
-                raise ReviewItemNotFound(f"memory {item_id!r} is being approved or was decided meanwhile; list them with `memoryd review list`.")
-            db.execute("INSERT OR REPLACE INTO review_rejected(memory_dir, fingerprint, rejected_at) VALUES (?, ?, ?)",
-                       (item["memory_dir"], item["fingerprint"], self.clock()))
+            if not db.execute(
+                "UPDATE review_items SET status = ?, decided_at = ? WHERE item_id = ? AND status = ?",
+                (REJECTED, self.clock(), item_id, PENDING),
+            ).rowcount:
+                raise ReviewItemNotFound(
+                    f"memory {item_id!r} is being approved or was decided meanwhile; list them with `memoryd review list`."
+                )
+            db.execute(
+                "INSERT OR REPLACE INTO review_rejected(memory_dir, fingerprint, rejected_at) VALUES (?, ?, ?)",
+                (item["memory_dir"], item["fingerprint"], self.clock()),
+            )
         return {**item, "status": REJECTED}
 
     @staticmethod
     def _dict(row: Any) -> dict[str, Any]:
-        return {k: row[k] for k in ("item_id", "memory_dir", "name", "description", "type", "body", "target", "fingerprint", "status",
-                                    "filename", "created_at", "decided_at")}
+        return {
+            k: row[k]
+            for k in (
+                "item_id",
+                "memory_dir",
+                "name",
+                "description",
+                "type",
+                "body",
+                "target",
+                "fingerprint",
+                "status",
+                "filename",
+                "created_at",
+                "decided_at",
+            )
+        }

@@ -56,7 +56,9 @@ class Daemon:
         )
         self.watcher = MemoryWatcher()
         # --- the one write path reports here: metrics by source, and a dir's first write gets watched ---
-        self.stores.on_write.append(WriteEffects(metrics=self.metrics, watcher=self.watcher if settings.memory.watch else None))
+        self.stores.on_write.append(
+            WriteEffects(metrics=self.metrics, watcher=self.watcher if settings.memory.watch else None)
+        )
         self.stores.on_evict.append(self.watcher.unwatch)
         # Parts register their start/stop here, and their section of GET /v1/status below.
         self._starters: list[Callable[[], object]] = []
@@ -72,16 +74,37 @@ class Daemon:
         from memoryd.stale import StaleChecker
         from memoryd.team import TeamService
 
-        dream_gates = Gates(settings=settings.dream, stores=self.stores, state=self.state, transcript_roots=settings.transcript_roots, clock=clock)
+        dream_gates = Gates(
+            settings=settings.dream,
+            stores=self.stores,
+            state=self.state,
+            transcript_roots=settings.transcript_roots,
+            clock=clock,
+        )
         self.stale = StaleChecker(root_of=dream_gates.project_root, clock=clock.monotonic)
-        self.team = TeamService(settings.team, home=self.home, stores=self.stores, watch=self.watcher.watch if settings.memory.watch else None,
-                                clock=clock.time)
+        self.team = TeamService(
+            settings.team,
+            home=self.home,
+            stores=self.stores,
+            watch=self.watcher.watch if settings.memory.watch else None,
+            clock=clock.time,
+        )
         # --- recall ---
         from memoryd.recall import build_recall
 
-        self.recall = build_recall(settings.recall, home=self.home, stores=self.stores, llm=self.llm, state=self.state, metrics=self.metrics, now=now,
-                                   is_watched=self.watcher.is_watching, activity=self.activity,
-                                   stale_caveat=self.stale.caveat, author_of=self.team.author_of)
+        self.recall = build_recall(
+            settings.recall,
+            home=self.home,
+            stores=self.stores,
+            llm=self.llm,
+            state=self.state,
+            metrics=self.metrics,
+            now=now,
+            is_watched=self.watcher.is_watching,
+            activity=self.activity,
+            stale_caveat=self.stale.caveat,
+            author_of=self.team.author_of,
+        )
         self.on_start(lambda: threading.Thread(target=self.recall.warm, name="recall-warm", daemon=True).start())
         self.on_stop(self.recall.close)
 
@@ -96,10 +119,21 @@ class Daemon:
         from memoryd.store.modes import ProjectModes
 
         self.transcripts = TranscriptService(
-            roots=settings.transcript_roots, state=self.state, metrics=self.metrics, watch=settings.transcripts.watch, clock=clock.time
+            roots=settings.transcript_roots,
+            state=self.state,
+            metrics=self.metrics,
+            watch=settings.transcripts.watch,
+            clock=clock.time,
         )
-        self.status = DaemonStatus(home=self.home, llm=self.llm, meter=self.meter, stores=self.stores, watcher=self.watcher,
-                                   transcripts=self.transcripts, clock=clock)
+        self.status = DaemonStatus(
+            home=self.home,
+            llm=self.llm,
+            meter=self.meter,
+            stores=self.stores,
+            watcher=self.watcher,
+            transcripts=self.transcripts,
+            clock=clock,
+        )
         self.metrics.uptime.set(self.status.started_at)
         self.status.add("recall", self.recall.status)
         self.modes = ProjectModes(stores=self.stores, default=settings.memory.mode, per_project=settings.projects)
@@ -107,8 +141,13 @@ class Daemon:
         pending = PendingTurns(self.state)
         from memoryd.review import ReviewQueue  # review before write (#21)
 
-        self.review = ReviewQueue(self.state, stores=self.stores, default=settings.extract.review, per_project=settings.projects,
-                                  clock=clock.time)
+        self.review = ReviewQueue(
+            self.state,
+            stores=self.stores,
+            default=settings.extract.review,
+            per_project=settings.projects,
+            clock=clock.time,
+        )
         self.extraction = ExtractionService(
             jobs=JobQueue(self.state, clock=clock.time),
             pending=pending,
@@ -121,17 +160,41 @@ class Daemon:
             mode_for=self.modes.mode_for,
             on_daily_log=self.daily_log.append_candidate,
             review=self.review,
-            on_finish=lambda job, o: self.activity.publish(EXTRACTION, job["memory_dir"], extraction_event(job, o.status, o.reason, o.written, o.refused)),
+            on_finish=lambda job, o: self.activity.publish(
+                EXTRACTION, job["memory_dir"], extraction_event(job, o.status, o.reason, o.written, o.refused)
+            ),
         )
-        self.session_memory = SessionMemory(settings.session_memory, home=self.home, state=self.state, llm=self.llm, now=now, advance=self.transcripts.pipeline.advance)
+        self.session_memory = SessionMemory(
+            settings.session_memory,
+            home=self.home,
+            state=self.state,
+            llm=self.llm,
+            now=now,
+            advance=self.transcripts.pipeline.advance,
+        )
         self.transcripts.pipeline.subscribe(pending)
         self.transcripts.pipeline.subscribe(self.session_memory)
-        self.backfill = Backfill(transcripts=self.transcripts, pending=pending, extraction=self.extraction, stores=self.stores,
-                                 clock=clock.time)
-        self.turns = TurnEnds(transcripts=self.transcripts, stores=self.stores, extraction=self.extraction,
-                              session_memory=self.session_memory, notes_enabled=settings.session_memory.enabled)
-        self.hooks = HookService(recall=self.recall, transcripts=self.transcripts, turns=self.turns, session_memory=self.session_memory,
-                                 stores=self.stores)
+        self.backfill = Backfill(
+            transcripts=self.transcripts,
+            pending=pending,
+            extraction=self.extraction,
+            stores=self.stores,
+            clock=clock.time,
+        )
+        self.turns = TurnEnds(
+            transcripts=self.transcripts,
+            stores=self.stores,
+            extraction=self.extraction,
+            session_memory=self.session_memory,
+            notes_enabled=settings.session_memory.enabled,
+        )
+        self.hooks = HookService(
+            recall=self.recall,
+            transcripts=self.transcripts,
+            turns=self.turns,
+            session_memory=self.session_memory,
+            stores=self.stores,
+        )
         self.on_start(self.transcripts.start)
         self.on_start(self.extraction.start)
         self.on_stop(self.transcripts.stop)
@@ -143,12 +206,22 @@ class Daemon:
 
         # --- auto-dream ---
         self.dream = DreamService(
-            settings=settings.dream, gates=dream_gates, stores=self.stores, state=self.state, llm=self.llm, metrics=self.metrics,
-            home=self.home, clock=clock, stale_notes=self.stale.dream_notes,
+            settings=settings.dream,
+            gates=dream_gates,
+            stores=self.stores,
+            state=self.state,
+            llm=self.llm,
+            metrics=self.metrics,
+            home=self.home,
+            clock=clock,
+            stale_notes=self.stale.dream_notes,
             on_finished=lambda memory_dir, run: self.activity.publish(DREAM, str(memory_dir), run),
         )
-        self.scheduler = Scheduler(self.dream, check_interval_seconds=settings.dream.check_interval_seconds,
-                                   enabled=settings.dream.enabled and not settings.memory.read_only)
+        self.scheduler = Scheduler(
+            self.dream,
+            check_interval_seconds=settings.dream.check_interval_seconds,
+            enabled=settings.dream.enabled and not settings.memory.read_only,
+        )
         self.on_start(self.dream.recover)  # before the scheduler can start a run
         self.on_start(self.scheduler.start)
         self.on_stop(self.scheduler.stop)
@@ -160,7 +233,10 @@ class Daemon:
 
         self.ripgrep = Ripgrep.discover(settings.transcripts.ripgrep)
         if self.ripgrep is None and settings.transcripts.ripgrep not in ("auto", "off"):
-            log.warning("transcripts.ripgrep = %r is not an executable file; searches use the built-in scanner", settings.transcripts.ripgrep)
+            log.warning(
+                "transcripts.ripgrep = %r is not an executable file; searches use the built-in scanner",
+                settings.transcripts.ripgrep,
+            )
         self.status.add("grep", lambda: engine_status(self.ripgrep))
 
         # --- team memory through git ---
@@ -187,7 +263,9 @@ class Daemon:
             self.watcher.start()
             for store in self.stores.known():
                 self.watcher.watch(store)
-            self.stores.on_new_dir.append(self.watcher.watch)  # a dir that does not exist yet is watched after its first write
+            self.stores.on_new_dir.append(
+                self.watcher.watch
+            )  # a dir that does not exist yet is watched after its first write
             self.stores.discover()
         for fn in self._starters:
             fn()

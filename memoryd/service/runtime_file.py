@@ -16,7 +16,10 @@ RUNTIME_FILENAME = "daemon.json"
 def write_runtime_file(home: Path, host: str, port: int, *, started_at: float) -> Path:
     """`$MEMORYD_HOME/daemon.json`: where the running daemon listens, for the CLI."""
     path = home / RUNTIME_FILENAME
-    path.write_text(json.dumps({"pid": os.getpid(), "host": host, "port": port, "version": __version__, "started_at": started_at}), encoding="utf-8")
+    path.write_text(
+        json.dumps({"pid": os.getpid(), "host": host, "port": port, "version": __version__, "started_at": started_at}),
+        encoding="utf-8",
+    )
     return path
 
 

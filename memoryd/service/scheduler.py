@@ -30,13 +30,19 @@ class Scheduler:
     def start(self) -> None:
         if not self.enabled and not self._jobs:
             return
-        self._scheduler = BackgroundScheduler(timezone=timezone.utc, job_defaults={"coalesce": True, "max_instances": 1})
+        self._scheduler = BackgroundScheduler(
+            timezone=timezone.utc, job_defaults={"coalesce": True, "max_instances": 1}
+        )
         now = datetime.now(timezone.utc)  # APScheduler's own timebase (real time), not the daemon's clock
         if self.enabled:
             first = now + timedelta(seconds=min(60.0, self.interval))
-            self._scheduler.add_job(self._tick, "interval", seconds=self.interval, id="dream-check", next_run_time=first)
+            self._scheduler.add_job(
+                self._tick, "interval", seconds=self.interval, id="dream-check", next_run_time=first
+            )
         for job_id, fn, seconds in self._jobs:
-            self._scheduler.add_job(fn, "interval", seconds=seconds, id=job_id, next_run_time=now + timedelta(seconds=seconds))
+            self._scheduler.add_job(
+                fn, "interval", seconds=seconds, id=job_id, next_run_time=now + timedelta(seconds=seconds)
+            )
         self._scheduler.start()
         self._update_next()
 

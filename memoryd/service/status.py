@@ -16,8 +16,17 @@ from memoryd.transcripts import TranscriptService
 
 
 class DaemonStatus:
-    def __init__(self, *, home: Path, llm: LLMClient, meter: UsageMeter, stores: StoreRegistry, watcher: MemoryWatcher,
-                 transcripts: TranscriptService, clock: Clock) -> None:
+    def __init__(
+        self,
+        *,
+        home: Path,
+        llm: LLMClient,
+        meter: UsageMeter,
+        stores: StoreRegistry,
+        watcher: MemoryWatcher,
+        transcripts: TranscriptService,
+        clock: Clock,
+    ) -> None:
         self.home = home
         self.llm = llm
         self.meter = meter

@@ -104,13 +104,30 @@ def target(settings: Settings, *, system: str | None = None, user_home: Path | N
     if system == "Darwin":
         path = user_home / "Library" / "LaunchAgents" / f"{LAUNCHD_LABEL}.plist"
         domain = f"gui/{os.getuid()}"
-        return Target("launchd", path, launchd_plist(settings),
-                      enable=[["launchctl", "bootout", f"{domain}/{LAUNCHD_LABEL}"], ["launchctl", "bootstrap", domain, str(path)]],
-                      disable=[["launchctl", "bootout", f"{domain}/{LAUNCHD_LABEL}"]])
+        return Target(
+            "launchd",
+            path,
+            launchd_plist(settings),
+            enable=[
+                ["launchctl", "bootout", f"{domain}/{LAUNCHD_LABEL}"],
+                ["launchctl", "bootstrap", domain, str(path)],
+            ],
+            disable=[["launchctl", "bootout", f"{domain}/{LAUNCHD_LABEL}"]],
+        )
     path = user_home / ".config" / "systemd" / "user" / SYSTEMD_UNIT_NAME
-    return Target("systemd", path, systemd_unit(settings),
-                  enable=[["systemctl", "--user", "daemon-reload"], ["systemctl", "--user", "enable", "--now", SYSTEMD_UNIT_NAME]],
-                  disable=[["systemctl", "--user", "disable", "--now", SYSTEMD_UNIT_NAME], ["systemctl", "--user", "daemon-reload"]])
+    return Target(
+        "systemd",
+        path,
+        systemd_unit(settings),
+        enable=[
+            ["systemctl", "--user", "daemon-reload"],
+            ["systemctl", "--user", "enable", "--now", SYSTEMD_UNIT_NAME],
+        ],
+        disable=[
+            ["systemctl", "--user", "disable", "--now", SYSTEMD_UNIT_NAME],
+            ["systemctl", "--user", "daemon-reload"],
+        ],
+    )
 
 
 # ------------------------------------------------------------------ settings the service must carry
@@ -147,11 +164,16 @@ def carry_settings(settings: Settings, lost: dict[str, dict[str, Any]]) -> list[
 
     existing = tomllib.loads(current) if current else {}
     clash = [section for section in lost if section in existing]
-    lines = [f"[{section}]\n" + "".join(f"{k} = {_toml_value(v)}\n" for k, v in values.items()) for section, values in lost.items()]
+    lines = [
+        f"[{section}]\n" + "".join(f"{k} = {_toml_value(v)}\n" for k, v in values.items())
+        for section, values in lost.items()
+    ]
     if clash:
-        raise ConfigError(f"this shell sets {', '.join(f'[{s}] ' + ', '.join(lost[s]) for s in clash)} through the environment, which the "
-                          f"service would not see; add these lines to {path} (the service reads only that file), then run the command again:\n"
-                          + "\n".join(lines))
+        raise ConfigError(
+            f"this shell sets {', '.join(f'[{s}] ' + ', '.join(lost[s]) for s in clash)} through the environment, which the "
+            f"service would not see; add these lines to {path} (the service reads only that file), then run the command again:\n"
+            + "\n".join(lines)
+        )
     text = current + ("\n" if current and not current.endswith("\n") else "") + "\n".join(lines)
     atomic_write(path, text)
     return [line.strip() for block in lines for line in block.splitlines() if "=" in line]
@@ -180,8 +202,10 @@ def _run(commands: list[list[str]], *, strict: bool = True, failed: list[str] | 
             if not strict:
                 failed.append(f"{shlex.join(cmd)}: {cmd[0]} is not on PATH")
                 continue
-            raise ServiceManagerFailed(f"{cmd[0]} is not on PATH, so the service cannot be enabled here; the unit file is written. "
-                                       f"Run the daemon with `memoryd serve` instead, or `memoryd uninstall-service` to remove the file.")
+            raise ServiceManagerFailed(
+                f"{cmd[0]} is not on PATH, so the service cannot be enabled here; the unit file is written. "
+                f"Run the daemon with `memoryd serve` instead, or `memoryd uninstall-service` to remove the file."
+            )
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=SERVICE_MANAGER_TIMEOUT_SECONDS)
         said = (proc.stderr or proc.stdout).strip().splitlines()
         if proc.returncode == 0:
@@ -189,14 +213,22 @@ def _run(commands: list[list[str]], *, strict: bool = True, failed: list[str] | 
         elif not strict:
             failed.append(f"{shlex.join(cmd)}: {said[-1] if said else f'exit {proc.returncode}'}")
         else:
-            raise ServiceManagerFailed(f"`{shlex.join(cmd)}` failed ({said[-1] if said else f'exit {proc.returncode}'}); the unit file is written: "
-                                       f"fix that (systemd: a user manager must run, e.g. log in with a session or `loginctl enable-linger $USER`), "
-                                       f"then run `memoryd install-service` again.")
+            raise ServiceManagerFailed(
+                f"`{shlex.join(cmd)}` failed ({said[-1] if said else f'exit {proc.returncode}'}); the unit file is written: "
+                f"fix that (systemd: a user manager must run, e.g. log in with a session or `loginctl enable-linger $USER`), "
+                f"then run `memoryd install-service` again."
+            )
     return ran
 
 
-def install_service(settings: Settings, *, dry_run: bool = False, system: str | None = None, user_home: Path | None = None,
-                    env: Mapping[str, str] | None = None) -> dict[str, Any]:
+def install_service(
+    settings: Settings,
+    *,
+    dry_run: bool = False,
+    system: str | None = None,
+    user_home: Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """Write the unit, carry the environment's settings into config.toml and its secrets into
     the 0600 env file, then enable and start it. With dry_run nothing is written or run."""
     env = os.environ if env is None else env
@@ -204,10 +236,15 @@ def install_service(settings: Settings, *, dry_run: bool = False, system: str | 
     lost = settings_lost_in_service(settings, env)
     secrets = [name for name in SECRET_ENV if env.get(name)]
     result: dict[str, Any] = {
-        "manager": t.system, "path": str(t.path), "unit": t.text, "dry_run": dry_run,
+        "manager": t.system,
+        "path": str(t.path),
+        "unit": t.text,
+        "dry_run": dry_run,
         "config_added": [f"[{s}] {k} = {_toml_value(v)}" for s, values in lost.items() for k, v in values.items()],
-        "secrets_file": str(service_env_path(settings.home)) if secrets else None, "secrets": secrets,
-        "commands": [shlex.join(c) for c in t.enable], "ran": [],
+        "secrets_file": str(service_env_path(settings.home)) if secrets else None,
+        "secrets": secrets,
+        "commands": [shlex.join(c) for c in t.enable],
+        "ran": [],
     }
     if dry_run:
         return result
@@ -218,16 +255,28 @@ def install_service(settings: Settings, *, dry_run: bool = False, system: str | 
     t.path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(t.path, t.text)
     # launchd: bootout first (it fails when nothing is loaded), so a re-install reloads the plist.
-    result["ran"] = (_run(t.enable[:1], strict=False) if t.system == "launchd" else []) + _run(t.enable[1:] if t.system == "launchd" else t.enable)
+    result["ran"] = (_run(t.enable[:1], strict=False) if t.system == "launchd" else []) + _run(
+        t.enable[1:] if t.system == "launchd" else t.enable
+    )
     return result
 
 
-def uninstall_service(settings: Settings, *, dry_run: bool = False, system: str | None = None, user_home: Path | None = None) -> dict[str, Any]:
+def uninstall_service(
+    settings: Settings, *, dry_run: bool = False, system: str | None = None, user_home: Path | None = None
+) -> dict[str, Any]:
     """Stop and disable the service, then remove the unit and the secrets file."""
     t = target(settings, system=system, user_home=user_home)
     secrets = service_env_path(settings.home)
-    result: dict[str, Any] = {"manager": t.system, "path": str(t.path), "dry_run": dry_run, "installed": t.path.exists(),
-                              "commands": [shlex.join(c) for c in t.disable], "ran": [], "failed": [], "removed": []}
+    result: dict[str, Any] = {
+        "manager": t.system,
+        "path": str(t.path),
+        "dry_run": dry_run,
+        "installed": t.path.exists(),
+        "commands": [shlex.join(c) for c in t.disable],
+        "ran": [],
+        "failed": [],
+        "removed": [],
+    }
     if dry_run or not t.path.exists():
         return result
     result["ran"] = _run(t.disable[:1], strict=False, failed=result["failed"])

@@ -21,8 +21,18 @@ SECTIONS: tuple[tuple[str, str], ...] = (
 )
 TITLES = tuple(t for t, _ in SECTIONS)
 # Least important first: compressed first when the file is over budget.
-COMPRESS_ORDER = ("Worklog", "Workflow", "Codebase and System Documentation", "Files and Functions",
-                  "Errors & Corrections", "Learnings", "Key results", "Task specification", "Current State", "Session Title")
+COMPRESS_ORDER = (
+    "Worklog",
+    "Workflow",
+    "Codebase and System Documentation",
+    "Files and Functions",
+    "Errors & Corrections",
+    "Learnings",
+    "Key results",
+    "Task specification",
+    "Current State",
+    "Session Title",
+)
 _HEADER = re.compile(r"^# (.+?)\s*$", re.MULTILINE)
 
 
@@ -32,7 +42,7 @@ def parse(markdown: str) -> dict[str, str]:
     matches = [m for m in _HEADER.finditer(markdown) if m.group(1) in TITLES]
     for i, m in enumerate(matches):
         end = matches[i + 1].start() if i + 1 < len(matches) else len(markdown)
-        sections[m.group(1)] = markdown[m.end():end].strip("\n")
+        sections[m.group(1)] = markdown[m.end() : end].strip("\n")
     return sections
 
 
@@ -64,8 +74,12 @@ def _cut_lines(body: str, max_tokens: int, *, keep_recent: bool) -> str:
 _LOG_LIKE = {"Worklog", "Workflow", "Errors & Corrections", "Files and Functions"}
 
 
-def enforce_budgets(sections: dict[str, str], *, section_max: int = limits.SESSION_MEMORY_SECTION_MAX_TOKENS,
-                    total_max: int = limits.SESSION_MEMORY_MAX_TOKENS) -> dict[str, str]:
+def enforce_budgets(
+    sections: dict[str, str],
+    *,
+    section_max: int = limits.SESSION_MEMORY_SECTION_MAX_TOKENS,
+    total_max: int = limits.SESSION_MEMORY_MAX_TOKENS,
+) -> dict[str, str]:
     """Each section ≤ section_max tokens, the rendered file ≤ total_max: compress the least important first."""
     out = {t: _cut_lines(sections.get(t, "").strip(), section_max, keep_recent=t in _LOG_LIKE) for t in TITLES}
     for title in COMPRESS_ORDER:
@@ -73,5 +87,7 @@ def enforce_budgets(sections: dict[str, str], *, section_max: int = limits.SESSI
         if over <= 0:
             break
         current = estimate_tokens(out[title])
-        out[title] = _cut_lines(out[title], max(0, current - over - 1), keep_recent=title in _LOG_LIKE) if current > over else ""
+        out[title] = (
+            _cut_lines(out[title], max(0, current - over - 1), keep_recent=title in _LOG_LIKE) if current > over else ""
+        )
     return out

@@ -62,7 +62,9 @@ class OfflineNotes:
             self.turn_tools += 1
             for key in _PATH_KEYS:
                 value = use.input.get(key)
-                if isinstance(value, str) and value and (value in self.files or len(self.files) < _KEPT):  # the first _KEPT are kept
+                if (
+                    isinstance(value, str) and value and (value in self.files or len(self.files) < _KEPT)
+                ):  # the first _KEPT are kept
                     names = self.files.setdefault(value, [])
                     if use.name not in names:
                         names.append(use.name)
@@ -77,7 +79,10 @@ class OfflineNotes:
                 self.errors.append(f"- {tool}: {_one_line(result.text or 'failed', 200)}")
         if e.kind == "assistant" and e.text.strip():
             self.last_prose = e.text.strip()[-4 * _LINE_CHARS :]
-            self.worklog.append(f"- assistant: {_one_line(e.text, 120)}" + (f" ({self.turn_tools} tool calls)" if self.turn_tools else ""))
+            self.worklog.append(
+                f"- assistant: {_one_line(e.text, 120)}"
+                + (f" ({self.turn_tools} tool calls)" if self.turn_tools else "")
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """What was gathered, bounded (the oldest list items go first) and redacted, for `session_reads`.
@@ -90,10 +95,13 @@ class OfflineNotes:
         self.commands = dict(list(self.commands.items())[:_KEPT])
         return {
             **self.__dict__,
-            "first_prompt": _redacted(self.first_prompt), "last_prose": _redacted(self.last_prose),
-            "later_prompts": [_redacted(t) for t in self.later_prompts], "errors": [_redacted(t) for t in self.errors],
+            "first_prompt": _redacted(self.first_prompt),
+            "last_prose": _redacted(self.last_prose),
+            "later_prompts": [_redacted(t) for t in self.later_prompts],
+            "errors": [_redacted(t) for t in self.errors],
             "worklog": [_redacted(t) for t in self.worklog],
-            "files": {_redacted(k): v for k, v in self.files.items()}, "commands": {_redacted(k): v for k, v in self.commands.items()},
+            "files": {_redacted(k): v for k, v in self.files.items()},
+            "commands": {_redacted(k): v for k, v in self.commands.items()},
         }
 
     @classmethod
@@ -107,11 +115,15 @@ class OfflineNotes:
         if self.first_prompt:
             sections["Session Title"] = _one_line(self.first_prompt.splitlines()[0], 80)
             task = self.first_prompt.strip()
-            sections["Task specification"] = task + ("\n\nLater requests:\n" + "\n".join(self.later_prompts) if self.later_prompts else "")
+            sections["Task specification"] = task + (
+                "\n\nLater requests:\n" + "\n".join(self.later_prompts) if self.later_prompts else ""
+            )
         if self.last_prose:
             sections["Current State"] = "Last assistant message: " + _one_line(self.last_prose, 600)
         if self.files:
-            sections["Files and Functions"] = "\n".join(f"- {path} ({', '.join(names)})" for path, names in self.files.items())
+            sections["Files and Functions"] = "\n".join(
+                f"- {path} ({', '.join(names)})" for path, names in self.files.items()
+            )
         if self.commands:
             sections["Workflow"] = "\n".join(self.commands)
         if self.errors:

@@ -57,7 +57,9 @@ def entry_tokens(entry: Entry) -> int:
     """One transcript entry's size with the one token estimate: `estimate_tokens` of its parts joined,
     summed part by part (UTF-8 lengths add up) without joining, or encoding ASCII text."""
     text, injected = entry.text, entry.injected
-    size = (len(text) if text.isascii() else len(text.encode("utf-8"))) + (len(injected) if injected.isascii() else len(injected.encode("utf-8")))
+    size = (len(text) if text.isascii() else len(text.encode("utf-8"))) + (
+        len(injected) if injected.isascii() else len(injected.encode("utf-8"))
+    )
     for use in entry.tool_uses:
         text = tool_input_json(use.input)
         size += len(text) if text.isascii() else len(text.encode("utf-8"))
@@ -73,8 +75,16 @@ class Decision:
     reason: str
 
 
-def decide(*, tokens: int, since_tokens: int | None, tool_calls_since: int, last_turn_had_tools: bool,
-           init_tokens: int, update_tokens: int, tool_calls: int) -> Decision:
+def decide(
+    *,
+    tokens: int,
+    since_tokens: int | None,
+    tool_calls_since: int,
+    last_turn_had_tools: bool,
+    init_tokens: int,
+    update_tokens: int,
+    tool_calls: int,
+) -> Decision:
     """The seeds' gates as a pure function (`since_tokens` is None before the first write)."""
     if since_tokens is None:
         return Decision(tokens >= init_tokens, "init" if tokens >= init_tokens else "below_init")
@@ -97,8 +107,12 @@ class SessionRead:
     tool_calls_since: int = 0  # assistant tool calls after the last update
     offline: OfflineNotes = field(default_factory=OfflineNotes)
     last_message_id: str = ""
-    last_turn_had_tools: bool = False  # the last assistant message (CC splits it over entries sharing its id) called a tool
-    _delta: deque[str] = field(default_factory=deque)  # the newest rendered entries since the last update, within budget
+    last_turn_had_tools: bool = (
+        False  # the last assistant message (CC splits it over entries sharing its id) called a tool
+    )
+    _delta: deque[str] = field(
+        default_factory=deque
+    )  # the newest rendered entries since the last update, within budget
     _delta_chars: int = 0
     _delta_cut: bool = False
 
@@ -132,7 +146,9 @@ class SessionRead:
                 if shown and i - start in shown:
                     self._delta.append(shown[i - start])
                     self._delta_chars += len(shown[i - start]) + 1
-            if not passing or e.tool_uses or (e.text and e.kind == "user"):  # what else a passed-over entry holds, the notes skip
+            if (
+                not passing or e.tool_uses or (e.text and e.kind == "user")
+            ):  # what else a passed-over entry holds, the notes skip
                 add(e, passing=passing)
             if assistant and not e.is_sidechain:
                 if e.message_id and e.message_id == last_id:
@@ -163,7 +179,9 @@ class SessionRead:
     def to_json(self) -> str:
         """The read as saved in state.db (the delta was redacted when it was kept; the notes redact what they keep)."""
         fields = {k: v for k, v in self.__dict__.items() if k not in ("offline", "_delta")}
-        return json.dumps({**fields, "_delta": list(self._delta), "offline": self.offline.to_dict()}, ensure_ascii=False)
+        return json.dumps(
+            {**fields, "_delta": list(self._delta), "offline": self.offline.to_dict()}, ensure_ascii=False
+        )
 
     @classmethod
     def from_json(cls, text: str) -> "SessionRead":
@@ -185,8 +203,16 @@ class SessionMemory:
     """Session notes: a subscriber of the transcript pipeline (what was read of each session is
     kept in `session_reads`, so nothing is read twice, across restarts too) and the gates + writer."""
 
-    def __init__(self, settings: SessionMemorySettings, *, home: Path, state: StateDB, llm: LLMClient | None, now: Callable[[], datetime],
-                 advance: Callable[[Path], object]) -> None:
+    def __init__(
+        self,
+        settings: SessionMemorySettings,
+        *,
+        home: Path,
+        state: StateDB,
+        llm: LLMClient | None,
+        now: Callable[[], datetime],
+        advance: Callable[[Path], object],
+    ) -> None:
         self.settings = settings
         self.state = state
         self.llm = llm
@@ -226,10 +252,15 @@ class SessionMemory:
                 db.execute("DELETE FROM session_reads WHERE session_id = ?", (file.session_id,))
             read = self._read_of(file.session_id, lambda sql, params: db.execute(sql, params).fetchone())
             read.add_batch(entries, in_tail=file.in_tail)
-            db.execute("INSERT OR REPLACE INTO session_reads(session_id, state) VALUES (?, ?)", (file.session_id, read.to_json()))
+            db.execute(
+                "INSERT OR REPLACE INTO session_reads(session_id, state) VALUES (?, ?)",
+                (file.session_id, read.to_json()),
+            )
 
     def _save_read(self, session_id: str, read: SessionRead) -> None:
-        self.state.execute("INSERT OR REPLACE INTO session_reads(session_id, state) VALUES (?, ?)", (session_id, read.to_json()))
+        self.state.execute(
+            "INSERT OR REPLACE INTO session_reads(session_id, state) VALUES (?, ?)", (session_id, read.to_json())
+        )
 
     # ------------------------------------------------------------------ updates
     def enqueue(self, session_id: str, transcript_path: str | Path, cwd: str | None = None) -> Future[bool] | None:
@@ -260,7 +291,9 @@ class SessionMemory:
 
     def recent(self, limit: int = 50) -> list[dict[str, Any]]:
         """Sessions with notes, most recently updated first."""
-        rows = self.state.query("SELECT session_id, updated_at, method FROM session_memory ORDER BY updated_at DESC LIMIT ?", (limit,))
+        rows = self.state.query(
+            "SELECT session_id, updated_at, method FROM session_memory ORDER BY updated_at DESC LIMIT ?", (limit,)
+        )
         return [{"session_id": r["session_id"], "updated_at": r["updated_at"], "method": r["method"]} for r in rows]
 
     def get(self, session_id: str) -> str | None:
@@ -324,10 +357,15 @@ class SessionMemory:
 
     def _llm_sections(self, current: str, delta: str, offline: dict[str, str]) -> dict[str, str]:
         assert self.llm is not None
-        system = _SYSTEM.format(titles=", ".join(notes.TITLES), section=limits.SESSION_MEMORY_SECTION_MAX_TOKENS,
-                                total=limits.SESSION_MEMORY_MAX_TOKENS)
-        user = (f"<current_notes>\n{current or notes.render(offline)}\n</current_notes>\n\n"
-                f"<transcript_delta>\n{delta}\n</transcript_delta>")
+        system = _SYSTEM.format(
+            titles=", ".join(notes.TITLES),
+            section=limits.SESSION_MEMORY_SECTION_MAX_TOKENS,
+            total=limits.SESSION_MEMORY_MAX_TOKENS,
+        )
+        user = (
+            f"<current_notes>\n{current or notes.render(offline)}\n</current_notes>\n\n"
+            f"<transcript_delta>\n{delta}\n</transcript_delta>"
+        )
         result = self.llm.complete(purpose="session_memory", system=system, user=user, max_tokens=4096)
         sections = notes.parse(result.text)
         if not sections:
@@ -337,5 +375,4 @@ class SessionMemory:
 
     def status(self) -> dict[str, Any]:
         count = self.state.query_one("SELECT COUNT(*) AS n FROM session_memory")
-        return {"enabled": self.settings.enabled, "sessions": count["n"] if count else 0,
-                "updates": dict(self.updates)}
+        return {"enabled": self.settings.enabled, "sessions": count["n"] if count else 0, "updates": dict(self.updates)}

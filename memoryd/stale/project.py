@@ -20,8 +20,14 @@ MANIFEST_MAX_BYTES = 1024 * 1024
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, timeout=GIT_TIMEOUT_SECONDS,
-                          encoding="utf-8", errors="replace")
+    return subprocess.run(
+        ["git", "-C", str(root), *args],
+        capture_output=True,
+        text=True,
+        timeout=GIT_TIMEOUT_SECONDS,
+        encoding="utf-8",
+        errors="replace",
+    )
 
 
 def repo_key(root: Path) -> str | None:
@@ -85,21 +91,31 @@ class ProjectFacts:
                 elif base == "pyproject.toml":
                     facts._pyproject(root / name)
                 elif re.fullmatch(r"requirements[\w.-]*\.txt", base):
-                    facts.packages |= {_requirement_name(line) for line in facts._read(root / name).splitlines()
-                                       if line.strip() and not line.lstrip().startswith(("#", "-"))}
+                    facts.packages |= {
+                        _requirement_name(line)
+                        for line in facts._read(root / name).splitlines()
+                        if line.strip() and not line.lstrip().startswith(("#", "-"))
+                    }
                 elif base in ("Makefile", "makefile", "GNUmakefile") or base.endswith(".mk"):
                     facts.scripts.setdefault("make", set()).update(
-                        t for line in facts._read(root / name).splitlines() for t in _make_targets(line))
+                        t for line in facts._read(root / name).splitlines() for t in _make_targets(line)
+                    )
                 elif base in ("justfile", "Justfile", ".justfile"):
                     facts.scripts.setdefault("just", set()).update(
-                        m.group(1) for m in re.finditer(r"^@?([\w-]+)(?:\s[^:\n]*)?:(?!=)", facts._read(root / name), re.M))
+                        m.group(1)
+                        for m in re.finditer(r"^@?([\w-]+)(?:\s[^:\n]*)?:(?!=)", facts._read(root / name), re.M)
+                    )
                 elif base == "Cargo.toml":
                     data = tomllib.loads(facts._read(root / name))
                     for key in ("dependencies", "dev-dependencies", "build-dependencies"):
                         facts.packages |= {_norm_package(k) for k in data.get(key, {})}
                 elif base == "go.mod":
-                    facts.packages |= {_norm_package(m.group(1).rsplit("/", 1)[-1])
-                                       for m in re.finditer(r"^\s*(?:require\s+)?([\w.-]+(?:/[\w.-]+)+)\s+v", facts._read(root / name), re.M)}
+                    facts.packages |= {
+                        _norm_package(m.group(1).rsplit("/", 1)[-1])
+                        for m in re.finditer(
+                            r"^\s*(?:require\s+)?([\w.-]+(?:/[\w.-]+)+)\s+v", facts._read(root / name), re.M
+                        )
+                    }
             except (OSError, ValueError, tomllib.TOMLDecodeError) as exc:
                 log.debug("skipped manifest %s: %s", name, exc.__class__.__name__)
         return facts
@@ -154,7 +170,11 @@ class ProjectFacts:
 
     def has_package(self, name: str) -> bool:
         norm = _norm_package(name.split("/")[-1] if not name.startswith("@") else name)
-        return norm in self.packages or _norm_package(name) in self.packages or norm in {_norm_package(m) for m in self.modules}
+        return (
+            norm in self.packages
+            or _norm_package(name) in self.packages
+            or norm in {_norm_package(m) for m in self.modules}
+        )
 
     def has_module(self, name: str) -> bool:
         return name in self.modules or name in sys.stdlib_module_names or self.has_package(name)
@@ -183,7 +203,9 @@ class ProjectFacts:
                 ok = self.has_path(ref.name)
             elif ref.kind == SCRIPT:
                 family = "npm" if ref.runner in ("npm", "pnpm", "yarn", "bun") else ref.runner
-                ok = family not in self.scripts or self.has_script(ref.runner, ref.name)  # no manifest: nothing to check against
+                ok = family not in self.scripts or self.has_script(
+                    ref.runner, ref.name
+                )  # no manifest: nothing to check against
             elif ref.kind == PACKAGE:
                 ok = not self.packages or self.has_package(ref.name) or ref.name in sys.stdlib_module_names
             elif ref.kind == MODULE:

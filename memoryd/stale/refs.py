@@ -11,28 +11,100 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-PATH, SCRIPT, TARGET, FLAG, SYMBOL, PACKAGE, MODULE = "path", "script", "make target", "flag", "function", "package", "module"
+PATH, SCRIPT, TARGET, FLAG, SYMBOL, PACKAGE, MODULE = (
+    "path",
+    "script",
+    "make target",
+    "flag",
+    "function",
+    "package",
+    "module",
+)
 
 # A sentence with one of these already knows the name is gone (or warns against it): not a stale claim.
 GONE_WORDS = re.compile(
     r"\b(no longer|removed|deleted|dropped|deprecated|replaced|renamed|instead of|used to|was moved|were moved|moved from|"
-    r"don'?t use|do not use|never use|avoid|gone|obsolete|legacy|formerly|migrated (?:off|away|from))\b", re.I)
-FILE_EXTENSIONS = ("py", "pyi", "ts", "tsx", "js", "jsx", "mjs", "cjs", "json", "toml", "yaml", "yml", "md", "sh", "bash", "go", "rs", "rb",
-                   "java", "kt", "c", "h", "cc", "cpp", "hpp", "cfg", "ini", "lock", "txt", "sql", "html", "css", "scss", "vue", "svelte",
-                   "env", "mk", "proto", "graphql", "tf", "ipynb", "csv", "xml")
+    r"don'?t use|do not use|never use|avoid|gone|obsolete|legacy|formerly|migrated (?:off|away|from))\b",
+    re.I,
+)
+FILE_EXTENSIONS = (
+    "py",
+    "pyi",
+    "ts",
+    "tsx",
+    "js",
+    "jsx",
+    "mjs",
+    "cjs",
+    "json",
+    "toml",
+    "yaml",
+    "yml",
+    "md",
+    "sh",
+    "bash",
+    "go",
+    "rs",
+    "rb",
+    "java",
+    "kt",
+    "c",
+    "h",
+    "cc",
+    "cpp",
+    "hpp",
+    "cfg",
+    "ini",
+    "lock",
+    "txt",
+    "sql",
+    "html",
+    "css",
+    "scss",
+    "vue",
+    "svelte",
+    "env",
+    "mk",
+    "proto",
+    "graphql",
+    "tf",
+    "ipynb",
+    "csv",
+    "xml",
+)
 # Outside backticks a bare file name counts only with these (`Next.js`, `Node.js` are not files).
-BARE_EXTENSIONS = ("py", "toml", "json", "yaml", "yml", "sh", "lock", "cfg", "ini", "sql", "mk", "ts", "tsx", "go", "rs")
+BARE_EXTENSIONS = (
+    "py",
+    "toml",
+    "json",
+    "yaml",
+    "yml",
+    "sh",
+    "lock",
+    "cfg",
+    "ini",
+    "sql",
+    "mk",
+    "ts",
+    "tsx",
+    "go",
+    "rs",
+)
 PACKAGE_MANAGER_BUILTINS = frozenset(
     "install i ci add remove rm uninstall update up upgrade exec dlx x why audit outdated list ls link unlink pack publish init create "
     "config cache store import prune dedupe rebuild help version login logout whoami view info search fund doctor set get env workspace "
-    "workspaces bin root patch".split())
+    "workspaces bin root patch".split()
+)
 RUNNERS = ("npm", "pnpm", "yarn", "bun")
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
 FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 EXT_ALT = "|".join(FILE_EXTENSIONS)
 PATH_IN_PROSE = re.compile(rf"(?<![\w/.:~@-])((?:\.{{1,2}}/)?[\w@-][\w.@-]*(?:/[\w.@-]+)+\.(?:{EXT_ALT}))(?![\w/])")
 BARE_FILE_IN_PROSE = re.compile(rf"(?<![\w/.:~@-])([\w-][\w.-]*\.(?:{'|'.join(BARE_EXTENSIONS)}))(?![\w/.])")
-PACKAGE_WORDS = re.compile(r"(?:\b(?:package|library|dependency|lib|module)\s+`([\w@./-]+)`|`([\w@./-]+)`\s+(?:package|library|dependency))", re.I)
+PACKAGE_WORDS = re.compile(
+    r"(?:\b(?:package|library|dependency|lib|module)\s+`([\w@./-]+)`|`([\w@./-]+)`\s+(?:package|library|dependency))",
+    re.I,
+)
 INSTALL = re.compile(r"^(?:pip3?|uv pip|poetry|npm|pnpm|yarn|bun|cargo)\s+(?:install|add|i)\s+(.+)$")
 IMPORT = re.compile(r"^(?:from\s+([\w.]+)\s+import\b|import\s+([\w.]+)\s*$)")
 IDENT = re.compile(r"^(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*)(\(\))?$")
@@ -58,7 +130,12 @@ def _looks_like_path(span: str) -> bool:
         return False
     if "/" in span:
         return bool(re.fullmatch(r"(?:\.{1,2}/)?[\w.@-]+(?:/[\w.@*-]+)*/?", span))
-    return bool(re.fullmatch(rf"[\w.-]*\w\.(?:{EXT_ALT})", span)) or span in ("Makefile", "Dockerfile", "justfile", "Procfile")
+    return bool(re.fullmatch(rf"[\w.-]*\w\.(?:{EXT_ALT})", span)) or span in (
+        "Makefile",
+        "Dockerfile",
+        "justfile",
+        "Procfile",
+    )
 
 
 def _is_symbol(span: str) -> str | None:
@@ -86,7 +163,9 @@ def _command_refs(cmd: str) -> list[Ref]:
     if head in RUNNERS and len(tokens) >= 2:
         if tokens[1] == "run" and len(tokens) >= 3:
             refs.append(Ref(SCRIPT, tokens[2], head))
-        elif tokens[1] in ("test", "start") or (head != "npm" and tokens[1] not in PACKAGE_MANAGER_BUILTINS and not tokens[1].startswith("-")):
+        elif tokens[1] in ("test", "start") or (
+            head != "npm" and tokens[1] not in PACKAGE_MANAGER_BUILTINS and not tokens[1].startswith("-")
+        ):
             refs.append(Ref(SCRIPT, tokens[1], head))
     elif head in ("make", "just") and len(tokens) >= 2 and not tokens[1].startswith("-") and "=" not in tokens[1]:
         refs.append(Ref(SCRIPT, tokens[1], head))

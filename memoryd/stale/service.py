@@ -51,7 +51,9 @@ class Finding:
 class StaleChecker:
     """Stale flags per memory dir; a dir whose project is unknown or not a git repo is never flagged."""
 
-    def __init__(self, *, root_of: Callable[[MemoryDir], Path | None], clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self, *, root_of: Callable[[MemoryDir], Path | None], clock: Callable[[], float] = time.monotonic
+    ) -> None:
         self.root_of = root_of
         self.clock = clock
         self._facts: dict[Path, tuple[str, ProjectFacts]] = {}
@@ -90,7 +92,9 @@ class StaleChecker:
         if hit is not None and hit[0] == stamp:
             return hit[1]
         memory = store.get(filename)
-        refs = find_refs(f"{memory.name}\n\n{memory.description}\n\n{memory.body}", cli_names=frozenset(facts.cli_names))
+        refs = find_refs(
+            f"{memory.name}\n\n{memory.description}\n\n{memory.body}", cli_names=frozenset(facts.cli_names)
+        )
         gone = tuple(facts.missing(refs))
         with self._lock:
             self._results[cache_key] = ((memory.mtime, key), gone)
@@ -109,7 +113,9 @@ class StaleChecker:
             except MemorydError:
                 continue  # unreadable since the scan: listed as invalid elsewhere
             if gone:
-                findings.append(Finding(header.filename, header.name, header.type, tuple(reason(r) for r in gone), gone))
+                findings.append(
+                    Finding(header.filename, header.name, header.type, tuple(reason(r) for r in gone), gone)
+                )
         return findings
 
     def checked(self, store: MemoryDir) -> bool:
@@ -138,5 +144,8 @@ class StaleChecker:
         except Exception:
             log.warning("stale check failed for %s", store.path, exc_info=True)
             return []
-        return [f"stale: {f.filename} {'; '.join(f.reasons)}. Proposed: update it to the current names, or remove it "
-                f"(memoryd forget {f.filename})." for f in findings]
+        return [
+            f"stale: {f.filename} {'; '.join(f.reasons)}. Proposed: update it to the current names, or remove it "
+            f"(memoryd forget {f.filename})."
+            for f in findings
+        ]

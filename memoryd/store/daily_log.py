@@ -32,7 +32,9 @@ def daily_log_path(memory_dir: Path, day: date) -> Path:
     return memory_dir / limits.DAILY_LOGS_DIRNAME / f"{day:%Y}" / f"{day:%m}" / f"{day:%Y-%m-%d}.md"
 
 
-def append_daily_log(store: MemoryDir, entry: str, *, now: datetime, tz: tzinfo | None = None, source: str = "daily-log") -> Path:
+def append_daily_log(
+    store: MemoryDir, entry: str, *, now: datetime, tz: tzinfo | None = None, source: str = "daily-log"
+) -> Path:
     """Append one `- HH:MM entry` bullet to the log of `now`'s local date, through the store's one write path."""
     text = entry.strip()
     if not text:

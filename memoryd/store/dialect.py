@@ -56,7 +56,9 @@ def stored_name(dialect: Dialect, name: str) -> str:
     return slugify(name) if dialect == CLAUDE_CODE else name
 
 
-def render_meta(dialect: Dialect, prior: dict[str, Any], *, name: str, description: str, type_: str, stamp: str) -> dict[str, Any]:
+def render_meta(
+    dialect: Dialect, prior: dict[str, Any], *, name: str, description: str, type_: str, stamp: str
+) -> dict[str, Any]:
     """The frontmatter of a rewrite: own fields updated, every other key kept in its place."""
     if dialect == CLAUDE_CODE:
         out: dict[str, Any] = dict(prior) if prior else {"name": None, "description": None, "metadata": {}}

@@ -36,14 +36,18 @@ def split_frontmatter(text: str, *, source: str = "memory") -> tuple[dict[str, A
         if _FENCE_RE.match(lines[end]):
             break
     else:
-        raise InvalidFrontmatter(f"{source}: frontmatter opened with '---' is never closed; add a '---' line after the fields.")
+        raise InvalidFrontmatter(
+            f"{source}: frontmatter opened with '---' is never closed; add a '---' line after the fields."
+        )
     raw = "\n".join(lines[1:end])
     try:
         meta = load_yaml(raw, source=source) if raw.strip() else {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
-        raise InvalidFrontmatter(f"{source}: YAML frontmatter does not parse{where}; quote values that contain ': ' or start with special characters.") from exc
+        raise InvalidFrontmatter(
+            f"{source}: YAML frontmatter does not parse{where}; quote values that contain ': ' or start with special characters."
+        ) from exc
     if not isinstance(meta, dict):
         raise InvalidFrontmatter(f"{source}: frontmatter must be key: value pairs (name, description, type).")
     body = "\n".join(lines[end + 1 :])
@@ -55,21 +59,29 @@ def check_yaml(raw: str, *, source: str) -> None:
     bytes expands to gigabytes once a value becomes text), deep nesting, too many nodes, too many
     bytes. Reads parser events only, so nothing is built before the checks pass (issue 31)."""
     if len(raw) > limits.FRONTMATTER_MAX_BYTES:
-        raise InvalidFrontmatter(f"{source}: frontmatter is {len(raw):,} characters, over {limits.FRONTMATTER_MAX_BYTES:,}; keep name, description and type short and put the rest in the body.")
+        raise InvalidFrontmatter(
+            f"{source}: frontmatter is {len(raw):,} characters, over {limits.FRONTMATTER_MAX_BYTES:,}; keep name, description and type short and put the rest in the body."
+        )
     depth = nodes = 0
     for event in yaml.parse(raw, Loader=_Loader):
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
-            raise InvalidFrontmatter(f"{source}: frontmatter uses a YAML anchor or alias ('&' / '*'), which memoryd refuses (it can expand a small file into gigabytes); write each value out.")
+            raise InvalidFrontmatter(
+                f"{source}: frontmatter uses a YAML anchor or alias ('&' / '*'), which memoryd refuses (it can expand a small file into gigabytes); write each value out."
+            )
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > limits.FRONTMATTER_MAX_DEPTH:
-                raise InvalidFrontmatter(f"{source}: frontmatter nests deeper than {limits.FRONTMATTER_MAX_DEPTH} levels; use flat key: value pairs.")
+                raise InvalidFrontmatter(
+                    f"{source}: frontmatter nests deeper than {limits.FRONTMATTER_MAX_DEPTH} levels; use flat key: value pairs."
+                )
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
         if isinstance(event, (yaml.ScalarEvent, yaml.CollectionStartEvent)):
             nodes += 1
             if nodes > limits.FRONTMATTER_MAX_NODES:
-                raise InvalidFrontmatter(f"{source}: frontmatter holds over {limits.FRONTMATTER_MAX_NODES:,} values; use flat key: value pairs.")
+                raise InvalidFrontmatter(
+                    f"{source}: frontmatter holds over {limits.FRONTMATTER_MAX_NODES:,} values; use flat key: value pairs."
+                )
 
 
 def load_yaml(raw: str, *, source: str) -> Any:
@@ -80,7 +92,9 @@ def load_yaml(raw: str, *, source: str) -> Any:
 
 def render_frontmatter(meta: dict[str, Any], body: str) -> str:
     """`---\\n<yaml>---\\n\\n<body>\\n` with unicode kept as is and no line folding."""
-    head = yaml.dump(meta, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1_000_000, default_flow_style=False)
+    head = yaml.dump(
+        meta, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1_000_000, default_flow_style=False
+    )
     body = body.strip("\n")
     return f"---\n{head}---\n\n{body}\n" if body else f"---\n{head}---\n"
 
@@ -103,7 +117,9 @@ def head_meta(text: str, *, source: str, max_lines: int = limits.FRONTMATTER_MAX
     if not lines or not _FENCE_RE.match(lines[0].rstrip("\r").lstrip("\ufeff")):
         return {}
     if not any(_FENCE_RE.match(line.rstrip("\r")) for line in lines[1:]):
-        raise InvalidFrontmatter(f"{source}: no closing '---' within the first {max_lines} lines; keep the frontmatter short.")
+        raise InvalidFrontmatter(
+            f"{source}: no closing '---' within the first {max_lines} lines; keep the frontmatter short."
+        )
     meta, _ = split_frontmatter("\n".join(lines), source=source)
     return meta
 

@@ -135,8 +135,11 @@ class HeaderCache:
         """The memory files' names, each with whether it is a regular file (no stat)."""
         try:
             with os.scandir(self.path) as it:
-                return {e.name: e.is_file(follow_symlinks=False) for e in it
-                        if e.name.endswith(".md") and e.name != limits.INDEX_FILENAME and not e.name.startswith(".")}
+                return {
+                    e.name: e.is_file(follow_symlinks=False)
+                    for e in it
+                    if e.name.endswith(".md") and e.name != limits.INDEX_FILENAME and not e.name.startswith(".")
+                }
         except (FileNotFoundError, NotADirectoryError):
             return {}
 
@@ -193,7 +196,11 @@ class HeaderCache:
         the watcher named and a changed listing (the dir's mtime), with a full sweep at most once
         a second (unwatched) or a minute (watched: events name what changed), as recall does."""
         every = limits.STORE_WATCHED_SWEEP_SECONDS if self.watched else limits.RECALL_WATCHED_SWEEP_SECONDS
-        trust = self._loaded and len(self.table) >= limits.STORE_WATCHED_TRUST_MIN_FILES and time.monotonic() - self._swept_at < every
+        trust = (
+            self._loaded
+            and len(self.table) >= limits.STORE_WATCHED_TRUST_MIN_FILES
+            and time.monotonic() - self._swept_at < every
+        )
         if trust:
             self.current()
         else:

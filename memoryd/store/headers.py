@@ -126,12 +126,27 @@ def header_from_meta(filename: str, folder: Path, meta: dict[str, Any], mtime: f
     prefix = filename.split("_", 1)[0]
     type_ = dialects.type_of(meta) or (prefix if prefix in limits.MEMORY_TYPES and "_" in filename else "")
     if not type_:
-        return InvalidFile(filename, f"has no type; add 'type: <{'|'.join(limits.MEMORY_TYPES)}>' (or Claude Code's 'metadata:' / '  type: ...') to its frontmatter.")
+        return InvalidFile(
+            filename,
+            f"has no type; add 'type: <{'|'.join(limits.MEMORY_TYPES)}>' (or Claude Code's 'metadata:' / '  type: ...') to its frontmatter.",
+        )
     if type_ not in limits.MEMORY_TYPES:
-        return InvalidFile(filename, f"type {type_!r} is not one of {', '.join(limits.MEMORY_TYPES)}; fix the 'type:' line.")
+        return InvalidFile(
+            filename, f"type {type_!r} is not one of {', '.join(limits.MEMORY_TYPES)}; fix the 'type:' line."
+        )
     stem = filename[: -len(".md")]
-    name = meta_str(meta.get("name")) or (stem.split("_", 1)[-1] if stem.startswith(type_ + "_") else stem).replace("-", " ")
-    return MemoryHeader(filename, name, meta_str(meta.get("description")), _TYPES[type_], mtime, shared_dir(folder), dialects.dialect_of(meta))
+    name = meta_str(meta.get("name")) or (stem.split("_", 1)[-1] if stem.startswith(type_ + "_") else stem).replace(
+        "-", " "
+    )
+    return MemoryHeader(
+        filename,
+        name,
+        meta_str(meta.get("description")),
+        _TYPES[type_],
+        mtime,
+        shared_dir(folder),
+        dialects.dialect_of(meta),
+    )
 
 
 class Parsed(NamedTuple):
@@ -143,9 +158,23 @@ class Parsed(NamedTuple):
 def parse_header(filename: str, folder: Path, text: str, mtime: float) -> Parsed:
     """A file's header (or why it is not a memory), read from its first 30 lines."""
     if "\x00" in text:
-        return Parsed(InvalidFile(filename, "holds NUL bytes (a binary file?); memories are UTF-8 Markdown: move it out of the memory dir."), {}, None)
+        return Parsed(
+            InvalidFile(
+                filename,
+                "holds NUL bytes (a binary file?); memories are UTF-8 Markdown: move it out of the memory dir.",
+            ),
+            {},
+            None,
+        )
     if findings := name_secrets(filename):  # issue 31: a name is written to MEMORY.md, recall's injection and state
-        return Parsed(InvalidFile(filename, f"its file name holds what looks like a secret ({findings[0].kind}); memoryd keeps it out of the index, recall and team sync: rename the file."), {}, None)
+        return Parsed(
+            InvalidFile(
+                filename,
+                f"its file name holds what looks like a secret ({findings[0].kind}); memoryd keeps it out of the index, recall and team sync: rename the file.",
+            ),
+            {},
+            None,
+        )
     try:
         meta, body_line = split_head(text, source=filename)
     except InvalidFrontmatter as exc:
@@ -172,16 +201,24 @@ def read_text(path: Path | str) -> tuple[str | InvalidFile, os.stat_result | Non
     try:
         raw, st = read_small_nofollow(path, limits.MEMORY_FILE_MAX_BYTES)
         if raw is None:
-            return InvalidFile(filename, f"is {st.st_size:,} bytes, over {limits.MEMORY_FILE_MAX_BYTES:,}: split it or move it out of the memory dir."), st
+            return InvalidFile(
+                filename,
+                f"is {st.st_size:,} bytes, over {limits.MEMORY_FILE_MAX_BYTES:,}: split it or move it out of the memory dir.",
+            ), st
         return raw.decode("utf-8"), st
     except SymlinkRefused:
         return InvalidFile(filename, SYMLINK_REFUSAL), None
     except UnicodeDecodeError:
-        return InvalidFile(filename, "is not UTF-8 text (a binary file?); memories are UTF-8 Markdown: convert it or move it out of the memory dir."), st
+        return InvalidFile(
+            filename,
+            "is not UTF-8 text (a binary file?); memories are UTF-8 Markdown: convert it or move it out of the memory dir.",
+        ), st
     except FileNotFoundError:
         raise
     except OSError as exc:
-        return InvalidFile(filename, f"unreadable ({exc.__class__.__name__}); check its permissions and encoding."), None
+        return InvalidFile(
+            filename, f"unreadable ({exc.__class__.__name__}); check its permissions and encoding."
+        ), None
 
 
 def body_of(text: str, body_line: int | None, *, source: str) -> str:

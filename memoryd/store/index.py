@@ -123,7 +123,9 @@ class IndexLayout:
         return True
 
 
-def merge_index(current: list[str], headers: Iterable[MemoryHeader], ours: dict[str, str], *, removed: frozenset[str] = frozenset()) -> IndexLayout:
+def merge_index(
+    current: list[str], headers: Iterable[MemoryHeader], ours: dict[str, str], *, removed: frozenset[str] = frozenset()
+) -> IndexLayout:
     """MEMORY.md's layout from its current lines and the memories on disk.
 
     memoryd's lines (the ones it last wrote, `ours`, or equal to what it would write) form one
@@ -167,7 +169,9 @@ class ServedIndex:
     bytes: int
 
 
-def truncate_index(raw: str, *, max_lines: int = limits.INDEX_MAX_LINES, max_bytes: int = limits.INDEX_MAX_BYTES) -> ServedIndex:
+def truncate_index(
+    raw: str, *, max_lines: int = limits.INDEX_MAX_LINES, max_bytes: int = limits.INDEX_MAX_BYTES
+) -> ServedIndex:
     """Lines first (200), then bytes (25,000) cut at the last newline before the limit."""
     text = raw.rstrip("\n")
     all_lines = text.split("\n") if text else []
@@ -186,4 +190,6 @@ def truncate_index(raw: str, *, max_lines: int = limits.INDEX_MAX_LINES, max_byt
     if reasons:
         text = (text + "\n\n" if text else "") + TRUNCATION_WARNING.format(reason=" and ".join(reasons))
     served = text + "\n" if text else ""
-    return ServedIndex(content=served, truncated=bool(reasons), lines=len(served.splitlines()), bytes=len(served.encode("utf-8")))
+    return ServedIndex(
+        content=served, truncated=bool(reasons), lines=len(served.splitlines()), bytes=len(served.encode("utf-8"))
+    )

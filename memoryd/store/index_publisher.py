@@ -18,7 +18,21 @@ from typing import Callable
 
 from memoryd.base import limits
 from memoryd.base.errors import Conflict
-from memoryd.base.files import DirLock, Key, Staged, SymlinkRefused, TargetMoved, atomic_write, fsync_dir, key_if_present, key_now, key_of, publish, read_text_nofollow, stage
+from memoryd.base.files import (
+    DirLock,
+    Key,
+    Staged,
+    SymlinkRefused,
+    TargetMoved,
+    atomic_write,
+    fsync_dir,
+    key_if_present,
+    key_now,
+    key_of,
+    publish,
+    read_text_nofollow,
+    stage,
+)
 from memoryd.store.index import IndexLayout, ServedIndex, merge_index, truncate_index
 from memoryd.store.model import MemoryHeader
 from memoryd.store.table import HeaderTable
@@ -28,13 +42,17 @@ INDEX_BACKUP_FILENAME = limits.INDEX_FILENAME + ".before-memoryd"  # the index a
 
 
 def _moved_conflict(moved: TargetMoved) -> Conflict:
-    return Conflict(f"{moved.path.name} changed on disk while memoryd wrote it (another editor?); nothing was written: try again.")
+    return Conflict(
+        f"{moved.path.name} changed on disk while memoryd wrote it (another editor?); nothing was written: try again."
+    )
 
 
 class IndexPublisher:
     """One dir's MEMORY.md: what memoryd last wrote there (key, layout, its own lines) and how to write it again."""
 
-    def __init__(self, path: Path, *, table: HeaderTable, tmp_dir: Path, lock: DirLock, settled: Callable[[], None]) -> None:
+    def __init__(
+        self, path: Path, *, table: HeaderTable, tmp_dir: Path, lock: DirLock, settled: Callable[[], None]
+    ) -> None:
         self.path = path
         self.index_path = path / limits.INDEX_FILENAME
         self._table = table
@@ -65,7 +83,9 @@ class IndexPublisher:
             return False
         return self.layout is not None and self._key is not None and key_if_present(self.index_path) == self._key
 
-    def publish_deferred(self, staged: builtins.list[Staged], *, changed: str, header: MemoryHeader | None, unlink: Path | None) -> bool:
+    def publish_deferred(
+        self, staged: builtins.list[Staged], *, changed: str, header: MemoryHeader | None, unlink: Path | None
+    ) -> bool:
         """Publish `staged` alone (renamed, the dir not yet fsynced) and leave its index line to the
         group; returns whether the line moved."""
         try:
@@ -99,7 +119,11 @@ class IndexPublisher:
             fsync_dir(self.path)
             self._settled()
         except Exception:
-            log.warning("%s: the index was not updated after a group of writes; the next write merges it", self.index_path, exc_info=True)
+            log.warning(
+                "%s: the index was not updated after a group of writes; the next write merges it",
+                self.index_path,
+                exc_info=True,
+            )
             self.layout = None
         finally:
             self._unwritten = False
@@ -122,7 +146,9 @@ class IndexPublisher:
     def releasing(self, idle: bool) -> None:
         """The lock's last holder publishes the group when nobody queues behind it, or when the
         group's oldest change has waited `GROUP_COMMIT_SECONDS`."""
-        if self._deferred != self._published and (idle or time.monotonic() - self._oldest >= limits.GROUP_COMMIT_SECONDS):
+        if self._deferred != self._published and (
+            idle or time.monotonic() - self._oldest >= limits.GROUP_COMMIT_SECONDS
+        ):
             self.flush()
 
     def released(self) -> None:
@@ -145,7 +171,9 @@ class IndexPublisher:
         except FileNotFoundError:
             return []
         except SymlinkRefused:
-            log.warning("%s is a symbolic link; the index was not rewritten (replace the link with a file)", self.index_path)
+            log.warning(
+                "%s is a symbolic link; the index was not rewritten (replace the link with a file)", self.index_path
+            )
             return None
         except (UnicodeDecodeError, IsADirectoryError):
             log.warning("%s is not a UTF-8 regular file; the index was not rewritten", self.index_path)
@@ -160,8 +188,15 @@ class IndexPublisher:
         self.written(*index)
         return True
 
-    def publish_with(self, staged: builtins.list[Staged], *, changed: str | None, header: MemoryHeader | None,
-                     unlink: Path | None = None, sync_dir: bool) -> tuple[Staged, IndexLayout] | None:
+    def publish_with(
+        self,
+        staged: builtins.list[Staged],
+        *,
+        changed: str | None,
+        header: MemoryHeader | None,
+        unlink: Path | None = None,
+        sync_dir: bool,
+    ) -> tuple[Staged, IndexLayout] | None:
         """Publish `staged` with MEMORY.md's new text; when someone else (an agent, an editor)
         writes MEMORY.md meanwhile, merge again from what they wrote instead of overwriting it."""
         for _ in range(limits.WRITE_CHANGED_RETRIES):
@@ -176,19 +211,30 @@ class IndexPublisher:
                 self.layout = None  # the next merge starts from the index as it is now
                 if moved.path != self.index_path:
                     raise _moved_conflict(moved) from None
-        raise Conflict(f"{limits.INDEX_FILENAME} keeps changing on disk while memoryd updates it (another editor?); try again when it is quiet.")
+        raise Conflict(
+            f"{limits.INDEX_FILENAME} keeps changing on disk while memoryd updates it (another editor?); try again when it is quiet."
+        )
 
-    def _stage(self, *, changed: str | None = None, header: MemoryHeader | None = None) -> tuple[Staged, IndexLayout] | None:
+    def _stage(
+        self, *, changed: str | None = None, header: MemoryHeader | None = None
+    ) -> tuple[Staged, IndexLayout] | None:
         """MEMORY.md's new text staged, keeping every line memoryd did not write; None when it
         does not change. After a write of one file to an index memoryd wrote last, that file's
         line moves alone (no rescan, no re-read)."""
         layout = self.layout
-        if layout is not None and changed is not None and self._key is not None and key_if_present(self.index_path) == self._key:
+        if (
+            layout is not None
+            and changed is not None
+            and self._key is not None
+            and key_if_present(self.index_path) == self._key
+        ):
             moved = layout.upsert(header) if header is not None else layout.drop(changed)
             if not moved:
                 return None
             return self._stage_layout(layout, self._key), layout
-        read_key = key_now(self.index_path)  # before the read (ABSENT: none yet): a write in between is caught at publish
+        read_key = key_now(
+            self.index_path
+        )  # before the read (ABSENT: none yet): a write in between is caught at publish
         current = self._read()
         if current is None:
             return None

@@ -20,7 +20,17 @@ from typing import Any, Callable, Literal
 from memoryd.base import limits
 from memoryd.base.clock import SYSTEM_CLOCK
 from memoryd.base.errors import InvalidFrontmatter, InvalidMemory, MemoryNotFound, ReadOnly, SecretDetected
-from memoryd.base.files import TEMP_DIRNAME, Key, SymlinkRefused, atomic_write, clean_stale_temps, dir_lock, fsync_dir, key_if_present, read_text_nofollow
+from memoryd.base.files import (
+    TEMP_DIRNAME,
+    Key,
+    SymlinkRefused,
+    atomic_write,
+    clean_stale_temps,
+    dir_lock,
+    fsync_dir,
+    key_if_present,
+    read_text_nofollow,
+)
 from memoryd.base.secrets import check_no_secrets
 from memoryd.store import dialect as dialects
 from memoryd.store.frontmatter import render_frontmatter, split_frontmatter
@@ -44,7 +54,9 @@ def validate_fields(name: str, description: str, type_: str, body: str) -> None:
     if not name.strip():
         raise InvalidMemory("name is empty: give the memory a short title, e.g. 'Testing preferences'.")
     if len(name) > limits.MEMORY_NAME_MAX_CHARS:
-        raise InvalidMemory(f"name is {len(name)} chars, over {limits.MEMORY_NAME_MAX_CHARS}: shorten the title and put detail in the body.")
+        raise InvalidMemory(
+            f"name is {len(name)} chars, over {limits.MEMORY_NAME_MAX_CHARS}: shorten the title and put detail in the body."
+        )
     if "\n" in name.strip():
         raise InvalidMemory("name spans several lines: use a one-line title.")
     if not description.strip():
@@ -55,7 +67,9 @@ def validate_fields(name: str, description: str, type_: str, body: str) -> None:
         )
     size = len(body.encode("utf-8"))
     if size > limits.MEMORY_BODY_MAX_BYTES:
-        raise InvalidMemory(f"body is {size:,} bytes, over {limits.MEMORY_BODY_MAX_BYTES:,}: split it into several focused memories.")
+        raise InvalidMemory(
+            f"body is {size:,} bytes, over {limits.MEMORY_BODY_MAX_BYTES:,}: split it into several focused memories."
+        )
 
 
 def _replace_with(text: str) -> Callable[[str | None], str]:
@@ -85,7 +99,9 @@ class MemoryDir:
         self.default_dialect = default_dialect
         # The header table (kept current by stat) and MEMORY.md (kept in step with it) share one table.
         table = HeaderTable()
-        self._index = IndexPublisher(path, table=table, tmp_dir=self._tmp_dir, lock=self._lock, settled=lambda: self._headers.settled())
+        self._index = IndexPublisher(
+            path, table=table, tmp_dir=self._tmp_dir, lock=self._lock, settled=lambda: self._headers.settled()
+        )
         self._headers = HeaderCache(path, table=table, on_foreign_change=self._index.forget_layout)
         self._writes = WritePath(path, headers=self._headers, index=self._index, tmp_dir=self._tmp_dir)
         self._temps_cleaned = False
@@ -120,7 +136,10 @@ class MemoryDir:
         """Cheap gate: is there at least one topic file?"""
         try:
             with os.scandir(self.path) as it:
-                return any(e.name.endswith(".md") and e.name != limits.INDEX_FILENAME and not e.name.startswith(".") for e in it)
+                return any(
+                    e.name.endswith(".md") and e.name != limits.INDEX_FILENAME and not e.name.startswith(".")
+                    for e in it
+                )
         except FileNotFoundError:
             return False
 
@@ -139,13 +158,19 @@ class MemoryDir:
             text = read_text_nofollow(path)
             mtime = path.stat().st_mtime
         except FileNotFoundError:
-            raise MemoryNotFound(f"no memory named {filename!r} in {self.path}; list them with GET /v1/memories or `memoryd list`.") from None
+            raise MemoryNotFound(
+                f"no memory named {filename!r} in {self.path}; list them with GET /v1/memories or `memoryd list`."
+            ) from None
         except SymlinkRefused:
             raise InvalidFrontmatter(f"{filename}: {SYMLINK_REFUSAL}") from None
         except UnicodeDecodeError:
-            raise InvalidFrontmatter(f"{filename}: is not UTF-8 text (a binary file?); convert it or move it out of the memory dir.") from None
+            raise InvalidFrontmatter(
+                f"{filename}: is not UTF-8 text (a binary file?); convert it or move it out of the memory dir."
+            ) from None
         except OSError as exc:
-            raise InvalidFrontmatter(f"{filename}: unreadable ({exc.__class__.__name__}); check its permissions and that it is UTF-8.") from exc
+            raise InvalidFrontmatter(
+                f"{filename}: unreadable ({exc.__class__.__name__}); check its permissions and that it is UTF-8."
+            ) from exc
         return self._memory(filename, path, text, mtime)
 
     def _memory(self, filename: str, path: Path, text: str, mtime: float) -> Memory:
@@ -210,11 +235,20 @@ class MemoryDir:
 
     def check_writable(self) -> None:
         if self.read_only:
-            raise ReadOnly("memoryd runs read-only ([memory] read_only = true): it recalls and serves, never writes; "
-                           "set read_only = false in config.toml and restart to change memories.")
+            raise ReadOnly(
+                "memoryd runs read-only ([memory] read_only = true): it recalls and serves, never writes; "
+                "set read_only = false in config.toml and restart to change memories."
+            )
 
-    def _commit(self, filename: str, build: Callable[[str | None], str | None], *, expected: str | None = None,
-                backup: Backup | None = None, draft: Draft | None = None) -> tuple[str | None, str | None, bool]:
+    def _commit(
+        self,
+        filename: str,
+        build: Callable[[str | None], str | None],
+        *,
+        expected: str | None = None,
+        backup: Backup | None = None,
+        draft: Draft | None = None,
+    ) -> tuple[str | None, str | None, bool]:
         """Every write of a memory file: refused when read-only, else the one write path (under the lock)."""
         self.check_writable()
         return self._writes.commit(filename, build, expected=expected, backup=backup, draft=draft)
@@ -248,11 +282,16 @@ class MemoryDir:
                     try:
                         meta, old_body = split_memory(prior, source=target)
                     except InvalidFrontmatter as exc:
-                        raise InvalidFrontmatter(f"{exc.message} The file was left untouched: fix or delete it by hand, then save again.") from exc
+                        raise InvalidFrontmatter(
+                            f"{exc.message} The file was left untouched: fix or delete it by hand, then save again."
+                        ) from exc
                     if dialects.type_of(meta):
                         chosen = dialects.dialect_of(meta)
-                new_meta = dialects.render_meta(chosen, meta, name=name, description=description, type_=type, stamp=iso(self._now()))
+                new_meta = dialects.render_meta(
+                    chosen, meta, name=name, description=description, type_=type, stamp=iso(self._now())
+                )
                 return render_frontmatter(new_meta, dialects.keep_links(old_body, body))
+
             return build
 
         draft = self._draft(filename, name, type, build_for)
@@ -260,7 +299,9 @@ class MemoryDir:
             with self._lock:
                 self._clean_temps_once()
                 target = filename or self._target_filename(name, type)
-                prior, text, index_changed = self._commit(target, build_for(target), expected=expected, backup=backup, draft=draft)
+                prior, text, index_changed = self._commit(
+                    target, build_for(target), expected=expected, backup=backup, draft=draft
+                )
                 path = self.path / target
                 memory = self._memory(target, path, text or "", path.stat().st_mtime)
         finally:
@@ -269,7 +310,9 @@ class MemoryDir:
         self._emit(WriteEvent(self, target, "write", source))
         return SaveResult(memory=memory, created=prior is None, index_changed=index_changed)
 
-    def _draft(self, filename: str | None, name: str, type_: str, build_for: Callable[[str], Callable[[str | None], str]]) -> Draft | None:
+    def _draft(
+        self, filename: str | None, name: str, type_: str, build_for: Callable[[str], Callable[[str | None], str]]
+    ) -> Draft | None:
         """A save prepared before the lock (see `WritePath.draft`), once the dir and its staging
         subdir exist and a crash's leftovers there are cleaned."""
         if self.read_only or not self._temps_cleaned or not self._tmp_dir.is_dir():
@@ -280,10 +323,20 @@ class MemoryDir:
             return None
         return self._writes.draft(target, build_for(target))
 
-    def delete(self, filename: str, *, source: str = "api", expected: str | None = None, backup: Backup | None = None, replaced_by: str | None = None) -> None:
+    def delete(
+        self,
+        filename: str,
+        *,
+        source: str = "api",
+        expected: str | None = None,
+        backup: Backup | None = None,
+        replaced_by: str | None = None,
+    ) -> None:
         """Remove a memory. `replaced_by`: the memory it was merged into; `[[links]]` to it follow."""
         path = memory_path(self.path, filename)
-        missing = MemoryNotFound(f"no memory named {filename!r} in {self.path}; list them with GET /v1/memories or `memoryd list`.")
+        missing = MemoryNotFound(
+            f"no memory named {filename!r} in {self.path}; list them with GET /v1/memories or `memoryd list`."
+        )
         if not os.path.lexists(path):  # checked before the lock, which would create the dir and its lock file
             raise missing
         self.check_writable()
@@ -308,7 +361,11 @@ class MemoryDir:
         if text is not None:
             try:
                 meta, body = split_memory(text, source=filename)
-                fields = {"name": meta_str(meta.get("name")), "description": meta_str(meta.get("description")), "body": body}
+                fields = {
+                    "name": meta_str(meta.get("name")),
+                    "description": meta_str(meta.get("description")),
+                    "body": body,
+                }
             except InvalidFrontmatter:
                 fields = {"body": text}
             self._refuse_secrets(source, filename, fields)
@@ -316,14 +373,20 @@ class MemoryDir:
             self._commit(filename, lambda prior: text)
         self._emit(WriteEvent(self, filename, "delete" if text is None else "write", source))
 
-    def relink(self, old: MemoryHeader, new_filename: str, *, source: str, backup: Backup | None = None) -> builtins.list[str]:
+    def relink(
+        self, old: MemoryHeader, new_filename: str, *, source: str, backup: Backup | None = None
+    ) -> builtins.list[str]:
         """`[[old]]` → `[[new]]` in every memory, for a merge or rename (the dream calls it).
         Links by name become the new name, links by file stem the new stem."""
         new_header = self._headers.header(new_filename)
         if new_header is None:
             return []
         old_stem, new_stem = old.filename[: -len(".md")], new_filename[: -len(".md")]
-        new_name = dialects.stored_name(dialects.CLAUDE_CODE, new_header.name) if new_header.dialect == dialects.CLAUDE_CODE else new_header.name
+        new_name = (
+            dialects.stored_name(dialects.CLAUDE_CODE, new_header.name)
+            if new_header.dialect == dialects.CLAUDE_CODE
+            else new_header.name
+        )
         changed: builtins.list[str] = []
         with self._lock:
             self._headers.current()
@@ -339,12 +402,16 @@ class MemoryDir:
             self._emit(WriteEvent(self, filename, "write", source))
         return changed
 
-    def write_aux(self, relpath: str, build: Callable[[str | None], str], *, fields: dict[str, str], source: str) -> Path:
+    def write_aux(
+        self, relpath: str, build: Callable[[str | None], str], *, fields: dict[str, str], source: str
+    ) -> Path:
         """A file beside the memories that is not one (a daily log), through the same path:
         secrets refused, lock, atomic write, event. The index is not touched."""
         rel = PurePosixPath(relpath)
         if rel.is_absolute() or ".." in rel.parts or rel.suffix != ".md" or len(rel.parts) < 2:
-            raise InvalidMemory(f"{relpath!r} is not a path inside a subfolder of the memory dir; pass e.g. logs/2026/01/2026-01-05.md.")
+            raise InvalidMemory(
+                f"{relpath!r} is not a path inside a subfolder of the memory dir; pass e.g. logs/2026/01/2026-01-05.md."
+            )
         self._refuse_secrets(source, relpath, fields)
         path = self.path.joinpath(*rel.parts)
         with self._lock:

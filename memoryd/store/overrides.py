@@ -21,9 +21,15 @@ class ProjectOverrides:
 
     def for_store(self, store: MemoryDir) -> ProjectSettings:
         """The settings of every project whose memory dir this is; per key the first project that sets it wins."""
-        matching = [s for root, s in self.per_project.items() if s.model_fields_set and self._memory_dir_of(root) == store.path]
+        matching = [
+            s for root, s in self.per_project.items() if s.model_fields_set and self._memory_dir_of(root) == store.path
+        ]
         return ProjectSettings.model_validate(
-            {key: next((getattr(s, key) for s in matching if getattr(s, key) is not None), None) for key in ProjectSettings.model_fields})
+            {
+                key: next((getattr(s, key) for s in matching if getattr(s, key) is not None), None)
+                for key in ProjectSettings.model_fields
+            }
+        )
 
     def _memory_dir_of(self, root: str) -> Path | None:
         try:

@@ -130,7 +130,9 @@ def default_memory_dir(memory_base: Path, cwd: str) -> Path:
     return memory_dir
 
 
-def resolve_memory_dir(cwd: str, *, env_override: str, config_dir: str, memory_base: Path, default: Callable[[str], Path] | None = None) -> Path:
+def resolve_memory_dir(
+    cwd: str, *, env_override: str, config_dir: str, memory_base: Path, default: Callable[[str], Path] | None = None
+) -> Path:
     """Precedence: MEMORYD_MEMORY_DIR → trusted config `memory_dir` → default layout.
 
     The config value comes only from memoryd's own config file, never from a file inside

@@ -52,8 +52,13 @@ class StoreRegistry:
         self.on_write: list[Callable[[WriteEvent], None]] = []
 
     def memory_dir_for(self, cwd: str) -> Path:
-        return resolve_memory_dir(cwd, env_override=self.env_override, config_dir=self.config_dir,
-                                  memory_base=self.memory_base, default=self.default_dir)
+        return resolve_memory_dir(
+            cwd,
+            env_override=self.env_override,
+            config_dir=self.config_dir,
+            memory_base=self.memory_base,
+            default=self.default_dir,
+        )
 
     def for_cwd(self, cwd: str) -> MemoryDir:
         path = self.memory_dir_for(cwd)
@@ -73,7 +78,9 @@ class StoreRegistry:
             store = self._dirs.get(path)
             created = store is None
             if store is None:
-                store = self._dirs[path] = MemoryDir(path, now=self._now, events=self.on_write, default_dialect=self.dialect_for(path))
+                store = self._dirs[path] = MemoryDir(
+                    path, now=self._now, events=self.on_write, default_dialect=self.dialect_for(path)
+                )
                 store.read_only = self.read_only
                 while len(self._dirs) > self.max_dirs:
                     old_path, old = self._dirs.popitem(last=False)

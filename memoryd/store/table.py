@@ -113,7 +113,9 @@ class HeaderTable:
         with self.lock:
             for key in _name_keys_of(type_, name):
                 owners = self._by_name.get(hash(key))
-                named = [fn for fn in ([owners] if isinstance(owners, str) else owners or ()) if key in self._keys_of(fn)]
+                named = [
+                    fn for fn in ([owners] if isinstance(owners, str) else owners or ()) if key in self._keys_of(fn)
+                ]
                 if named:
                     return min(named)
             return None

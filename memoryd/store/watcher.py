@@ -13,7 +13,14 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from watchdog.events import FileCreatedEvent, FileDeletedEvent, FileModifiedEvent, FileMovedEvent, FileSystemEvent, FileSystemEventHandler
+from watchdog.events import (
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
 from watchdog.observers import Observer
 
 from memoryd.base import limits
@@ -37,7 +44,12 @@ class _Handler(FileSystemEventHandler):
             return
         for raw in (event.src_path, getattr(event, "dest_path", "")):
             name = Path(str(raw)).name if raw else ""
-            if name.endswith(".md") and name != limits.INDEX_FILENAME and not name.startswith(TEMP_PREFIX) and name != LOCK_FILENAME:
+            if (
+                name.endswith(".md")
+                and name != limits.INDEX_FILENAME
+                and not name.startswith(TEMP_PREFIX)
+                and name != LOCK_FILENAME
+            ):
                 self.watcher.touched(self.store, name, event.event_type)
                 return
 
@@ -77,7 +89,9 @@ class MemoryWatcher:
         with self._lock:
             if self._observer is None or store.path in self._watched or not store.path.is_dir():
                 return
-            handle = self._observer.schedule(_Handler(self, store), str(store.path), recursive=False, event_filter=EVENTS)
+            handle = self._observer.schedule(
+                _Handler(self, store), str(store.path), recursive=False, event_filter=EVENTS
+            )
             self._watched[store.path] = (store, handle)
             store.set_watched(True)
 

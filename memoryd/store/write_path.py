@@ -73,7 +73,9 @@ class WritePath:
         try:
             return raw.decode("utf-8"), key
         except UnicodeDecodeError:
-            raise InvalidFrontmatter(f"{path.name}: is not UTF-8 text. The file was left untouched: fix or delete it by hand, then save again.") from None
+            raise InvalidFrontmatter(
+                f"{path.name}: is not UTF-8 text. The file was left untouched: fix or delete it by hand, then save again."
+            ) from None
 
     def draft(self, filename: str, build: Callable[[str | None], str | None]) -> Draft | None:
         """Before the dir's lock: read the file, build its new text, stage it and start its fsync,
@@ -126,7 +128,9 @@ class WritePath:
                 if key_if_present(path) == key:
                     break
             else:
-                raise Conflict(f"{filename} keeps changing on disk while memoryd writes it (another editor?); try again when it is quiet.")
+                raise Conflict(
+                    f"{filename} keeps changing on disk while memoryd writes it (another editor?); try again when it is quiet."
+                )
         if new == prior:
             return prior, new, False
         if backup is not None:
@@ -152,7 +156,9 @@ class WritePath:
                 if self._index.should_defer():  # writers queue: the file now, its index line with theirs
                     index_changed = self._index.publish_deferred(staged, changed=filename, header=header, unlink=unlink)
                 else:
-                    index = self._index.publish_with(staged, changed=filename, header=header, unlink=unlink, sync_dir=True)
+                    index = self._index.publish_with(
+                        staged, changed=filename, header=header, unlink=unlink, sync_dir=True
+                    )
                     if index:
                         self._index.written(*index)
                     index_changed = index is not None

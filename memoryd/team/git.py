@@ -42,7 +42,9 @@ class TreeEntry:
 class Git:
     """Runs git against `git_dir`; every failure becomes `GitFailed` with git's own words."""
 
-    def __init__(self, git_dir: Path, *, binary: str = "git", timeout: float = 60.0, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self, git_dir: Path, *, binary: str = "git", timeout: float = 60.0, env: Mapping[str, str] | None = None
+    ) -> None:
         self.git_dir = git_dir
         self.binary = binary
         self.timeout = timeout
@@ -53,16 +55,33 @@ class Git:
             base.pop(key, None)
         self.env = base
 
-    def run(self, *args: str, input: bytes | None = None, env: Mapping[str, str] | None = None, ok: Sequence[int] = (0,)) -> subprocess.CompletedProcess[bytes]:
+    def run(
+        self, *args: str, input: bytes | None = None, env: Mapping[str, str] | None = None, ok: Sequence[int] = (0,)
+    ) -> subprocess.CompletedProcess[bytes]:
         cmd = [self.binary, *_SAFE_CONFIG, *args]
         try:
-            done = subprocess.run(cmd, input=input, capture_output=True, timeout=self.timeout, env={**self.env, **(env or {})}, check=False)
+            done = subprocess.run(
+                cmd,
+                input=input,
+                capture_output=True,
+                timeout=self.timeout,
+                env={**self.env, **(env or {})},
+                check=False,
+            )
         except FileNotFoundError as exc:
-            raise GitFailed(f"git binary {self.binary!r} not found; install git or set [team] git to its path.") from exc
+            raise GitFailed(
+                f"git binary {self.binary!r} not found; install git or set [team] git to its path."
+            ) from exc
         except subprocess.TimeoutExpired as exc:
-            raise GitFailed(f"git {args[0]} timed out after {self.timeout:g} s; check the remote is reachable.") from exc
+            raise GitFailed(
+                f"git {args[0]} timed out after {self.timeout:g} s; check the remote is reachable."
+            ) from exc
         if done.returncode not in ok:
-            words = redact_url(done.stderr.decode("utf-8", "replace").strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}")
+            words = redact_url(
+                done.stderr.decode("utf-8", "replace").strip().splitlines()[-1]
+                if done.stderr.strip()
+                else f"exit {done.returncode}"
+            )
             raise GitFailed(f"git {args[0]} failed: {words}")
         return done
 
@@ -72,7 +91,13 @@ class Git:
     # ------------------------------------------------------------------ repository
     def init_bare(self) -> None:
         self.git_dir.mkdir(parents=True, exist_ok=True)
-        subprocess.run([self.binary, "init", "--bare", "--quiet", str(self.git_dir)], capture_output=True, check=True, env=self.env, timeout=self.timeout)
+        subprocess.run(
+            [self.binary, "init", "--bare", "--quiet", str(self.git_dir)],
+            capture_output=True,
+            check=True,
+            env=self.env,
+            timeout=self.timeout,
+        )
 
     def set_remote(self, url: str) -> None:
         self.run("config", "remote.origin.url", url)
@@ -96,7 +121,9 @@ class Git:
             if "couldn't find remote ref" in err:
                 self.run("update-ref", "-d", ref, ok=(0, 1))
                 return None
-            raise GitFailed(f"git fetch failed: {redact_url(err.strip().splitlines()[-1] if err.strip() else 'exit ' + str(done.returncode))}")
+            raise GitFailed(
+                f"git fetch failed: {redact_url(err.strip().splitlines()[-1] if err.strip() else 'exit ' + str(done.returncode))}"
+            )
         return self.rev(ref)
 
     def push(self, commit: str, branch: str) -> bool:
@@ -148,7 +175,9 @@ class Git:
             end = raw.index(b"\n", pos)
             head = raw[pos:end].split()
             if len(head) != 3:
-                raise GitFailed(f"git cat-file: object {oid} is missing from {self.git_dir}; run `memoryd team sync --accept-rewrite`.")
+                raise GitFailed(
+                    f"git cat-file: object {oid} is missing from {self.git_dir}; run `memoryd team sync --accept-rewrite`."
+                )
             size = int(head[2])
             out[oid] = raw[end + 1 : end + 1 + size]
             pos = end + 1 + size + 1
@@ -163,7 +192,9 @@ class Git:
         for path, data in zip(paths, datas):
             path.write_bytes(data)
         try:
-            self.run("hash-object", "-w", "--no-filters", "--stdin-paths", input="".join(f"{p}\n" for p in paths).encode())
+            self.run(
+                "hash-object", "-w", "--no-filters", "--stdin-paths", input="".join(f"{p}\n" for p in paths).encode()
+            )
         finally:
             for path in paths:
                 path.unlink(missing_ok=True)
@@ -174,7 +205,12 @@ class Git:
 
     def commit(self, tree: str, parent: str | None, message: str, *, author: str, email: str) -> str:
         args = ["commit-tree", tree, *(("-p", parent) if parent else ()), "-m", message]
-        who = {"GIT_AUTHOR_NAME": author, "GIT_AUTHOR_EMAIL": email, "GIT_COMMITTER_NAME": author, "GIT_COMMITTER_EMAIL": email}
+        who = {
+            "GIT_AUTHOR_NAME": author,
+            "GIT_AUTHOR_EMAIL": email,
+            "GIT_COMMITTER_NAME": author,
+            "GIT_COMMITTER_EMAIL": email,
+        }
         return self.out(*args, env=who)
 
     def last_authors(self, commit: str) -> dict[str, str]:

@@ -51,7 +51,9 @@ def _merge_meta(base: dict[str, Any], ours: dict[str, Any], theirs: dict[str, An
     return out
 
 
-def merge_memory(base: str | None, ours: str, theirs: str, *, merge_text: TextMerger, ours_label: str, theirs_label: str) -> FileMerge:
+def merge_memory(
+    base: str | None, ours: str, theirs: str, *, merge_text: TextMerger, ours_label: str, theirs_label: str
+) -> FileMerge:
     """Both sides changed one memory file: a merged file, or both versions marked for review."""
     if ours == theirs:
         return FileMerge(ours)

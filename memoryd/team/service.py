@@ -28,7 +28,9 @@ _BRANCH_RE = re.compile(r"^(?!-)(?!.*\.\.)(?!.*//)[A-Za-z0-9._/-]{1,100}(?<![./]
 def check_remote(url: str) -> str:
     url = url.strip()
     if not url or url.startswith("-") or any(c in url for c in "\n\r\0"):
-        raise InvalidRequest("remote is not a git URL: pass e.g. --remote git@github.com:team/memory.git or a path to a bare repository.")
+        raise InvalidRequest(
+            "remote is not a git URL: pass e.g. --remote git@github.com:team/memory.git or a path to a bare repository."
+        )
     if url.lower().startswith("ext::"):
         raise InvalidRequest("remote: the ext:: transport runs commands and is refused; use an ssh, https or file URL.")
     return url
@@ -36,15 +38,25 @@ def check_remote(url: str) -> str:
 
 def check_branch(branch: str) -> str:
     if not _BRANCH_RE.match(branch) or branch.endswith(".lock"):
-        raise InvalidRequest(f"branch {branch!r} is not a valid git branch name: use letters, digits, '.', '_', '-' or '/', e.g. 'memory'.")
+        raise InvalidRequest(
+            f"branch {branch!r} is not a valid git branch name: use letters, digits, '.', '_', '-' or '/', e.g. 'memory'."
+        )
     return branch
 
 
 class TeamService:
     """Every team folder of this daemon, by the personal memory dir it belongs to."""
 
-    def __init__(self, settings: TeamSettings, *, home: Path, stores: StoreRegistry, watch: Callable[[MemoryDir], None] | None = None,
-                 env: dict[str, str] | None = None, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        settings: TeamSettings,
+        *,
+        home: Path,
+        stores: StoreRegistry,
+        watch: Callable[[MemoryDir], None] | None = None,
+        env: dict[str, str] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.settings = settings
         self.root = home / TEAM_HOME_DIRNAME
         self.stores = stores
@@ -63,9 +75,22 @@ class TeamService:
             try:
                 state = TeamState.load(path)
             except (OSError, ValueError) as exc:
-                log.warning("team state %s is unreadable (%s); run `memoryd team init` again for that project", path, exc.__class__.__name__)
+                log.warning(
+                    "team state %s is unreadable (%s); run `memoryd team init` again for that project",
+                    path,
+                    exc.__class__.__name__,
+                )
                 continue
-            self._register(TeamRepo(path.parent, state, self.stores.team_for(Path(state.memory_dir)), self.settings, env=self.env, clock=self.clock))
+            self._register(
+                TeamRepo(
+                    path.parent,
+                    state,
+                    self.stores.team_for(Path(state.memory_dir)),
+                    self.settings,
+                    env=self.env,
+                    clock=self.clock,
+                )
+            )
 
     def _register(self, repo: TeamRepo) -> TeamRepo:
         with self._lock:
@@ -81,7 +106,9 @@ class TeamService:
             for repo in self.repos():
                 self.watch(repo.store)
 
-    def init(self, cwd: str, remote: str, branch: str = limits.TEAM_DEFAULT_BRANCH) -> tuple[TeamRepo, SyncReport | None, str]:
+    def init(
+        self, cwd: str, remote: str, branch: str = limits.TEAM_DEFAULT_BRANCH
+    ) -> tuple[TeamRepo, SyncReport | None, str]:
         """Tie the project's team folder to `remote`/`branch` and run the first sync (its error, if any, is returned)."""
         remote, branch = check_remote(remote), check_branch(branch)
         memory_dir = self.stores.memory_dir_for(cwd)
@@ -96,7 +123,11 @@ class TeamService:
         else:
             state = TeamState(memory_dir=str(memory_dir), remote=remote, branch=branch)
             root = self.root / sanitize_path(str(memory_dir))
-            repo = self._register(TeamRepo.create(root, state, self.stores.team_for(memory_dir), self.settings, env=self.env, clock=self.clock))
+            repo = self._register(
+                TeamRepo.create(
+                    root, state, self.stores.team_for(memory_dir), self.settings, env=self.env, clock=self.clock
+                )
+            )
         try:
             return repo, repo.sync(), ""
         except MemorydError as exc:
@@ -161,7 +192,9 @@ class TeamService:
                 self._background_sync(repo, scheduled=True)
 
     def _background_sync(self, repo: TeamRepo, scheduled: bool = False) -> None:
-        if self._stopped or (not scheduled and repo.state.next_retry is not None and self.clock() < repo.state.next_retry):
+        if self._stopped or (
+            not scheduled and repo.state.next_retry is not None and self.clock() < repo.state.next_retry
+        ):
             return  # in backoff: the scheduler retries when it is due
         try:
             repo.sync()
@@ -189,6 +222,14 @@ class TeamService:
         out = []
         for repo in self.repos():
             s = repo.state
-            out.append({"team_dir": str(repo.store.path), "branch": s.branch, "last_sync": s.last_sync, "last_error": s.last_error,
-                        "remote_rewritten": s.remote_rewritten, "consecutive_failures": s.failures})
+            out.append(
+                {
+                    "team_dir": str(repo.store.path),
+                    "branch": s.branch,
+                    "last_sync": s.last_sync,
+                    "last_error": s.last_error,
+                    "remote_rewritten": s.remote_rewritten,
+                    "consecutive_failures": s.failures,
+                }
+            )
         return {"folders": out}

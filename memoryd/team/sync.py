@@ -45,15 +45,22 @@ class SyncReport:
     secret_skipped: list[dict[str, Any]] = field(default_factory=list)  # {filename, findings}: never committed
     entries_capped: list[str] = field(default_factory=list)  # new memories past max_entries: kept local
     push_suppressed: dict[str, list[str]] = field(default_factory=dict)  # reason (rate|size) → files kept local
-    kept_local: list[str] = field(default_factory=list)  # incoming changes not written: edited here meanwhile or refused
-    refused: list[dict[str, str]] = field(default_factory=list)  # {filename, reason}: a link or not a regular file here; never read
+    kept_local: list[str] = field(
+        default_factory=list
+    )  # incoming changes not written: edited here meanwhile or refused
+    refused: list[dict[str, str]] = field(
+        default_factory=list
+    )  # {filename, reason}: a link or not a regular file here; never read
     commit: str | None = None
     pushed_ok: bool = False
 
     def redacted(self) -> SyncReport:
         """The report as it is shown and kept in the team state file: each file once, though a push that lost a
         race merges (and reports) again; a name carrying a secret redacted."""
-        shown: dict[str, Any] = {key: _unique([_redacted(i) for i in value]) if isinstance(value, list) else value for key, value in asdict(self).items()}
+        shown: dict[str, Any] = {
+            key: _unique([_redacted(i) for i in value]) if isinstance(value, list) else value
+            for key, value in asdict(self).items()
+        }
         return SyncReport(**shown)
 
 
@@ -97,8 +104,16 @@ def _read_regular(path: Path) -> bytes | str | None:
 class TeamRepo:
     """The git side of one team folder: a bare repository of its own under `<home>/team/<key>/`."""
 
-    def __init__(self, root: Path, state: TeamState, store: MemoryDir, settings: TeamSettings, *,
-                 env: dict[str, str] | None = None, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        root: Path,
+        state: TeamState,
+        store: MemoryDir,
+        settings: TeamSettings,
+        *,
+        env: dict[str, str] | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.root = root
         self.state = state
         self.store = store
@@ -111,7 +126,9 @@ class TeamRepo:
 
     # ------------------------------------------------------------------ setup
     @classmethod
-    def create(cls, root: Path, state: TeamState, store: MemoryDir, settings: TeamSettings, **kwargs: Any) -> "TeamRepo":
+    def create(
+        cls, root: Path, state: TeamState, store: MemoryDir, settings: TeamSettings, **kwargs: Any
+    ) -> "TeamRepo":
         repo = cls(root, state, store, settings, **kwargs)
         if not (repo.git.git_dir / "HEAD").is_file():
             repo.git.init_bare()
@@ -179,8 +196,11 @@ class TeamRepo:
         base = self._base(self.state.last_remote)
         refused: dict[str, str] = {}
         live = {n: blob_id(d) for n, d in self._live(refused).items()}
-        return sorted(n for n in set(base) | set(live) if base.get(n) != live.get(n) and n not in refused
-                      and (n in live or not name_secrets(n)))
+        return sorted(
+            n
+            for n in set(base) | set(live)
+            if base.get(n) != live.get(n) and n not in refused and (n in live or not name_secrets(n))
+        )
 
     def pushes_last_hour(self) -> int:
         now = self.clock()
@@ -200,7 +220,9 @@ class TeamRepo:
                 raise
             except GitFailed as exc:
                 self.state.failures += 1
-                delay = min(self.settings.retry_base_seconds * 2 ** (self.state.failures - 1), self.settings.retry_max_seconds)
+                delay = min(
+                    self.settings.retry_base_seconds * 2 ** (self.state.failures - 1), self.settings.retry_max_seconds
+                )
                 self.state.next_retry = now + delay
                 self.state.last_error = exc.message
                 log.warning("team sync of %s failed (retry in %.0f s): %s", self.store.path, delay, exc.message)
@@ -258,10 +280,16 @@ class TeamRepo:
         report.refused = [{"filename": n, "reason": r} for n, r in sorted(refused.items())]
         ours = {n: blob_id(d) for n, d in live.items()}
         # A member's file named with a secret is never written here (so it is absent), nor deleted there for that.
-        foreign = {n: theirs.get(n, base.get(n, "")) for n in set(base) | set(theirs) if n not in ours and name_secrets(n)}
-        changed = sorted(n for n in set(base) | set(ours) if base.get(n) != ours.get(n) and n not in refused and n not in foreign)
+        foreign = {
+            n: theirs.get(n, base.get(n, "")) for n in set(base) | set(theirs) if n not in ours and name_secrets(n)
+        }
+        changed = sorted(
+            n for n in set(base) | set(ours) if base.get(n) != ours.get(n) and n not in refused and n not in foreign
+        )
         excluded = self._exclusions(changed, live, base, theirs, report)
-        excluded.update(dict.fromkeys(refused, "refused"))  # neither pushed nor deleted on the remote; never overwritten here
+        excluded.update(
+            dict.fromkeys(refused, "refused")
+        )  # neither pushed nor deleted on the remote; never overwritten here
         local = {**ours, **{n: oid for n, oid in foreign.items() if n in theirs}}
         for name in excluded:  # what stays local is, for this merge, unchanged here
             if base.get(name):
@@ -291,7 +319,9 @@ class TeamRepo:
                 if authors is None:
                     authors = self.git.last_authors(remote) if remote else {}
                 theirs_by = authors.get(name) or "another member"
-                done = merge_file(text(b), text(o), text(t), merge_text=self._merge_text, ours_label=me, theirs_label=theirs_by)
+                done = merge_file(
+                    text(b), text(o), text(t), merge_text=self._merge_text, ours_label=me, theirs_label=theirs_by
+                )
                 result = None
                 if done.text is not None:
                     data = done.text.encode("utf-8")
@@ -321,13 +351,21 @@ class TeamRepo:
         name, email = self.identity
         return self.git.commit(tree, remote, message, author=name, email=email), included
 
-    def _exclusions(self, changed: list[str], live: dict[str, bytes], base: dict[str, str], theirs: dict[str, str],
-                    report: SyncReport) -> dict[str, str]:
+    def _exclusions(
+        self,
+        changed: list[str],
+        live: dict[str, bytes],
+        base: dict[str, str],
+        theirs: dict[str, str],
+        report: SyncReport,
+    ) -> dict[str, str]:
         """Local changes that must not be pushed now: file → secret | cap | rate | size."""
         excluded: dict[str, str] = {}
         for name in changed:
             if name in live:
-                findings = name_secrets(name) + find_secrets(live[name].decode("utf-8", "replace"), field=redact_name(name))
+                findings = name_secrets(name) + find_secrets(
+                    live[name].decode("utf-8", "replace"), field=redact_name(name)
+                )
                 if findings:
                     excluded[name] = "secret"
                     report.secret_skipped.append({"filename": name, "findings": [f.describe() for f in findings[:5]]})
@@ -343,7 +381,9 @@ class TeamRepo:
             except FileNotFoundError:
                 return 0.0
 
-        added = sorted((n for n in changed if n in live and n not in base and n not in theirs and n not in excluded), key=mtime)
+        added = sorted(
+            (n for n in changed if n in live and n not in base and n not in theirs and n not in excluded), key=mtime
+        )
         deleted = {n for n in changed if n not in live and n not in excluded}
         count = len((set(theirs) - deleted) | set(added))
         while count > self.settings.max_entries and added:
@@ -361,8 +401,17 @@ class TeamRepo:
                 budget -= size
         return excluded
 
-    def _apply(self, merged: dict[str, str], live: dict[str, bytes], ours: dict[str, str], base: dict[str, str], theirs: dict[str, str],
-               excluded: dict[str, str], text: Callable[[str | None], str | None], report: SyncReport) -> dict[str, str]:
+    def _apply(
+        self,
+        merged: dict[str, str],
+        live: dict[str, bytes],
+        ours: dict[str, str],
+        base: dict[str, str],
+        theirs: dict[str, str],
+        excluded: dict[str, str],
+        text: Callable[[str | None], str | None],
+        report: SyncReport,
+    ) -> dict[str, str]:
         """Write incoming changes through `MemoryDir.restore`; returns the new pins (file → merge base)."""
         pinned: dict[str, str] = {}
         self.applying.on = True
@@ -380,7 +429,9 @@ class TeamRepo:
                     continue
                 data = _read_regular(self.store.path / name)
                 current = blob_id(data) if isinstance(data, bytes) else None
-                if current != ours.get(name) or isinstance(data, str):  # written here meanwhile (the next sync merges it), or now a link
+                if current != ours.get(name) or isinstance(
+                    data, str
+                ):  # written here meanwhile (the next sync merges it), or now a link
                     pinned[name] = base.get(name, "")
                     report.kept_local.append(name)
                     continue
@@ -420,7 +471,11 @@ class TeamRepo:
     def status(self) -> dict[str, Any]:
         s = self.state
         origin = self.git.rev(f"refs/remotes/origin/{s.branch}")
-        behind = self.git.count(s.last_remote, origin) if origin and origin != s.last_remote and not s.remote_rewritten else 0
+        behind = (
+            self.git.count(s.last_remote, origin)
+            if origin and origin != s.last_remote and not s.remote_rewritten
+            else 0
+        )
         pending = self.pending()
         return {
             "memory_dir": s.memory_dir,

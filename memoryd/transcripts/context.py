@@ -29,8 +29,15 @@ COMMAND_MAX_CHARS = 500  # a kept command is cut to this (a heredoc is not conte
 SESSIONS_KEPT = 2_000  # sessions kept in state.db; the least recently read go first
 CACHED = 64  # sessions kept in memory between batches
 # Tool inputs that name a file or a place (Claude Code's tools; spec of their inputs: integration doc §2).
-PATH_INPUTS = {"Read": ("file_path",), "Edit": ("file_path",), "Write": ("file_path",), "MultiEdit": ("file_path",),
-               "NotebookEdit": ("notebook_path",), "Grep": ("path", "pattern", "glob"), "Glob": ("path", "pattern")}
+PATH_INPUTS = {
+    "Read": ("file_path",),
+    "Edit": ("file_path",),
+    "Write": ("file_path",),
+    "MultiEdit": ("file_path",),
+    "NotebookEdit": ("notebook_path",),
+    "Grep": ("path", "pattern", "glob"),
+    "Glob": ("path", "pattern"),
+}
 # An absolute path to a .md file inside free text (a command, a tool's output, an injected header
 # "Memory: /…/x.md:"): no blanks or quotes in it; a path named by a tool input is taken whole.
 _MARKDOWN_PATH = re.compile(r"""(/[^\s"'`<>|\\]*?\.md)(?![\w.-])""")
@@ -57,7 +64,7 @@ class SessionContext:
     def held_in(self, memory_dir: Path | str) -> set[str]:
         """The filenames of `memory_dir` the session already holds (read, written, or recalled)."""
         prefix = str(memory_dir).rstrip("/") + "/"
-        return {p[len(prefix):] for p in self.memory_files if p.startswith(prefix) and "/" not in p[len(prefix):]}
+        return {p[len(prefix) :] for p in self.memory_files if p.startswith(prefix) and "/" not in p[len(prefix) :]}
 
 
 def _keep(seq: dict[str, None], value: str, limit: int) -> None:
@@ -109,7 +116,9 @@ class _Learned:
                             _keep(self.markdown, value, MARKDOWN_KEPT)
 
     def to_json(self) -> bytes:
-        return orjson.dumps({"paths": list(self.paths), "commands": list(self.commands), "markdown": list(self.markdown)})
+        return orjson.dumps(
+            {"paths": list(self.paths), "commands": list(self.commands), "markdown": list(self.markdown)}
+        )
 
     @classmethod
     def from_json(cls, raw: Any) -> "_Learned":
@@ -140,11 +149,17 @@ class SessionContexts:
             learned = learned or _Learned()
             learned.add(entries)
             self._remember(file.session_id, learned)
-            db.execute("INSERT OR REPLACE INTO session_context(session_id, state, updated_at) VALUES (?, ?, "
-                       "COALESCE((SELECT MAX(updated_at) FROM session_context), 0) + 1)", (file.session_id, learned.to_json()))
+            db.execute(
+                "INSERT OR REPLACE INTO session_context(session_id, state, updated_at) VALUES (?, ?, "
+                "COALESCE((SELECT MAX(updated_at) FROM session_context), 0) + 1)",
+                (file.session_id, learned.to_json()),
+            )
             if new:
-                db.execute("DELETE FROM session_context WHERE updated_at <= "
-                           "(SELECT updated_at FROM session_context ORDER BY updated_at DESC LIMIT 1 OFFSET ?)", (SESSIONS_KEPT,))
+                db.execute(
+                    "DELETE FROM session_context WHERE updated_at <= "
+                    "(SELECT updated_at FROM session_context ORDER BY updated_at DESC LIMIT 1 OFFSET ?)",
+                    (SESSIONS_KEPT,),
+                )
 
     def get(self, session_id: str) -> SessionContext | None:
         """The session's context as the pipeline last read it; None for a session never read."""

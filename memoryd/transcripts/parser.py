@@ -109,7 +109,9 @@ def _block_text(content: Any) -> str:
     return ""
 
 
-def _content(content: Any, tool_uses: list[ToolUse] | None = None, tool_results: list[ToolResult] | None = None) -> list[str]:
+def _content(
+    content: Any, tool_uses: list[ToolUse] | None = None, tool_results: list[ToolResult] | None = None
+) -> list[str]:
     """A message's content in one walk: its texts (a plain string is one), and its tool calls and tool results
     added to the lists given for them (a user message keeps its results, an assistant's its calls)."""
     texts: list[str] = []
@@ -124,9 +126,21 @@ def _content(content: Any, tool_uses: list[ToolUse] | None = None, tool_results:
                 texts.append(str(block.get("text", "")))
             elif kind == "tool_use" and tool_uses is not None:
                 raw_input = block.get("input")
-                tool_uses.append(ToolUse(str(block.get("id", "")), str(block.get("name", "")), raw_input if raw_input.__class__ is dict else {}))
+                tool_uses.append(
+                    ToolUse(
+                        str(block.get("id", "")),
+                        str(block.get("name", "")),
+                        raw_input if raw_input.__class__ is dict else {},
+                    )
+                )
             elif kind == "tool_result" and tool_results is not None:
-                tool_results.append(ToolResult(str(block.get("tool_use_id", "")), bool(block.get("is_error")), _block_text(block.get("content"))))
+                tool_results.append(
+                    ToolResult(
+                        str(block.get("tool_use_id", "")),
+                        bool(block.get("is_error")),
+                        _block_text(block.get("content")),
+                    )
+                )
     return texts
 
 
@@ -186,7 +200,14 @@ def parse_line(raw: bytes | str) -> Entry | None:
 def _entry(obj: dict[str, Any]) -> Entry:
     get = obj.get
     raw_type = str(get("type", ""))
-    entry = Entry("other", raw_type, str(get("uuid", "")), str(get("sessionId", "")), str(get("timestamp", "")), str(get("cwd", "")))
+    entry = Entry(
+        "other",
+        raw_type,
+        str(get("uuid", "")),
+        str(get("sessionId", "")),
+        str(get("timestamp", "")),
+        str(get("cwd", "")),
+    )
     entry.is_sidechain = bool(get("isSidechain"))
     if raw_type == "user":
         entry.kind = "user"
@@ -207,7 +228,9 @@ def _entry(obj: dict[str, Any]) -> Entry:
         memories = attachment.get("memories")
         if attachment.get("type") == "relevant_memories" and isinstance(memories, list):
             # Claude Code's own recall: the files it put in context, by path (their text is its own)
-            entry.injected = "\n".join(f"Memory: {m['path']}:" for m in memories if isinstance(m, dict) and isinstance(m.get("path"), str))
+            entry.injected = "\n".join(
+                f"Memory: {m['path']}:" for m in memories if isinstance(m, dict) and isinstance(m.get("path"), str)
+            )
             return entry
         for key in ("content", "stdout"):
             value = attachment.get(key)
@@ -218,7 +241,9 @@ def _entry(obj: dict[str, Any]) -> Entry:
     return entry
 
 
-def parse_lines(lines: Iterable[bytes | str], seen: set[str] | None = None, older: Collection[str] = ()) -> tuple[list[Entry], int]:
+def parse_lines(
+    lines: Iterable[bytes | str], seen: set[str] | None = None, older: Collection[str] = ()
+) -> tuple[list[Entry], int]:
     """Parse many lines; returns (entries, malformed count). Duplicate uuids are kept once
     (pass one `seen` set to every batch of a file to dedupe across batches; ids in `older` count as seen too)."""
     entries: list[Entry] = []

@@ -147,8 +147,15 @@ class Advance:
 class TranscriptPipeline:
     """One cursor per transcript, one parse per line, every consumer fed in order."""
 
-    def __init__(self, *, state: StateDB, metrics: Metrics, clock: Callable[[], float] = time.time,
-                 batch_bytes: int = limits.TRANSCRIPT_READ_BATCH_BYTES, tail_bytes: int = TAIL_BYTES) -> None:
+    def __init__(
+        self,
+        *,
+        state: StateDB,
+        metrics: Metrics,
+        clock: Callable[[], float] = time.time,
+        batch_bytes: int = limits.TRANSCRIPT_READ_BATCH_BYTES,
+        tail_bytes: int = TAIL_BYTES,
+    ) -> None:
         self.state = state
         self.metrics = metrics
         self.clock = clock  # epoch seconds: a cursor's updated_at (what pruning compares)
@@ -189,11 +196,15 @@ class TranscriptPipeline:
             seen = RecentIds()  # within this read: Claude Code may write an entry twice
             before: set[str] = set()  # entries of the file as it was before a rewrite
             try:
-                for batch in iter_batches(path, total.offset, int(row["inode"]) if row else None, batch_bytes=self.batch_bytes):
+                for batch in iter_batches(
+                    path, total.offset, int(row["inode"]) if row else None, batch_bytes=self.batch_bytes
+                ):
                     if batch.reset and row is not None:
                         before = self._seen_ids(path)
                     with _gc_paused():
-                        row = self._fold(path, row, batch, seen, before, total, in_tail=batch.size - batch.end <= self.tail_bytes)
+                        row = self._fold(
+                            path, row, batch, seen, before, total, in_tail=batch.size - batch.end <= self.tail_bytes
+                        )
             except OSError as exc:
                 log.warning("cannot read transcript %s (%s)", path, exc.__class__.__name__)
                 self.metrics.transcript_lines.labels("unreadable").inc()
@@ -209,7 +220,11 @@ class TranscriptPipeline:
             st = os.stat(path)
         except OSError:
             return False
-        return (st.st_ino, st.st_size, st.st_mtime) == (int(row["inode"]), int(row["size"]), float(row["mtime"])) and int(row["offset"]) == st.st_size
+        return (st.st_ino, st.st_size, st.st_mtime) == (
+            int(row["inode"]),
+            int(row["size"]),
+            float(row["mtime"]),
+        ) and int(row["offset"]) == st.st_size
 
     def _seen_ids(self, path: Path) -> set[str]:
         """Every entry id read from `path` before (to flag what a rewritten file repeats)."""
@@ -218,8 +233,17 @@ class TranscriptPipeline:
             ids.update(orjson.loads(r["uuids"]))
         return ids
 
-    def _fold(self, path: Path, row: dict[str, Any] | None, batch: ReadResult, seen: RecentIds, before: set[str],
-              total: Advance, *, in_tail: bool = True) -> dict[str, Any]:
+    def _fold(
+        self,
+        path: Path,
+        row: dict[str, Any] | None,
+        batch: ReadResult,
+        seen: RecentIds,
+        before: set[str],
+        total: Advance,
+        *,
+        in_tail: bool = True,
+    ) -> dict[str, Any]:
         """Parse one batch, hand it to the consumers and move the cursor, in one transaction."""
         entries, malformed = parse_lines(batch.lines, seen.current, seen.older)
         seen.age()
@@ -233,24 +257,39 @@ class TranscriptPipeline:
                 if before and e.uuid in before:
                     e.replayed = True
         fresh = row is None or batch.reset
-        session_id = next((e.session_id for e in entries if e.session_id), "") or (row["session_id"] if row else path.stem)
+        session_id = next((e.session_id for e in entries if e.session_id), "") or (
+            row["session_id"] if row else path.stem
+        )
         cwd = next((e.cwd for e in reversed(entries) if e.cwd), "") or (row["cwd"] if row else "")
-        last_ts = next((e.timestamp for e in reversed(entries) if e.timestamp), "") or (row["last_timestamp"] if row else "")
+        last_ts = next((e.timestamp for e in reversed(entries) if e.timestamp), "") or (
+            row["last_timestamp"] if row else ""
+        )
         file = TranscriptFile(path, session_id, cwd, is_sidechain_path(path), in_tail)
         try:
             mtime = os.stat(path).st_mtime
         except OSError:
             mtime = 0.0
-        base = {k: 0 if fresh or row is None else int(row[k]) for k in ("lines", "malformed", "oversized", "prose_chars", "tool_calls")}
+        base = {
+            k: 0 if fresh or row is None else int(row[k])
+            for k in ("lines", "malformed", "oversized", "prose_chars", "tool_calls")
+        }
         values = {
-            "path": str(path), "session_id": session_id, "cwd": cwd, "is_sidechain": int(file.is_sidechain),
-            "inode": batch.inode, "offset": batch.end, "size": batch.size, "mtime": mtime,
-            "lines": base["lines"] + len(batch.lines), "malformed": base["malformed"] + malformed,
+            "path": str(path),
+            "session_id": session_id,
+            "cwd": cwd,
+            "is_sidechain": int(file.is_sidechain),
+            "inode": batch.inode,
+            "offset": batch.end,
+            "size": batch.size,
+            "mtime": mtime,
+            "lines": base["lines"] + len(batch.lines),
+            "malformed": base["malformed"] + malformed,
             "oversized": base["oversized"] + batch.oversized,
             "resets": (int(row["resets"]) if row else 0) + int(batch.reset),
             "prose_chars": base["prose_chars"] + prose_chars,
             "tool_calls": base["tool_calls"] + tool_calls,
-            "last_timestamp": last_ts, "updated_at": self.clock(),
+            "last_timestamp": last_ts,
+            "updated_at": self.clock(),
         }
         with self.state.transaction() as db:
             for consumer in self.consumers:
@@ -260,7 +299,9 @@ class TranscriptPipeline:
                 tuple(values.values()),
             )
             if ids:
-                db.execute("INSERT INTO transcript_seen_batches(path, uuids) VALUES (?, ?)", (str(path), orjson.dumps(ids)))
+                db.execute(
+                    "INSERT INTO transcript_seen_batches(path, uuids) VALUES (?, ?)", (str(path), orjson.dumps(ids))
+                )
         ok = len(batch.lines) - malformed
         self.metrics.transcript_lines.labels("ok").inc(ok)
         if malformed:
@@ -281,5 +322,10 @@ class TranscriptPipeline:
         """Drop the cursors and seen ids of transcripts untouched since `cutoff` (Claude Code deletes them after 30 days)."""
         with self.state.transaction() as db:
             for table in ("transcript_seen", "transcript_seen_batches"):
-                db.execute(f"DELETE FROM {table} WHERE path IN (SELECT path FROM transcript_files WHERE updated_at < ? AND mtime < ?)", (cutoff, cutoff))
-            return db.execute("DELETE FROM transcript_files WHERE updated_at < ? AND mtime < ?", (cutoff, cutoff)).rowcount
+                db.execute(
+                    f"DELETE FROM {table} WHERE path IN (SELECT path FROM transcript_files WHERE updated_at < ? AND mtime < ?)",
+                    (cutoff, cutoff),
+                )
+            return db.execute(
+                "DELETE FROM transcript_files WHERE updated_at < ? AND mtime < ?", (cutoff, cutoff)
+            ).rowcount

@@ -28,7 +28,9 @@ class ReadResult:
     oversized: int = 0  # lines over TRANSCRIPT_LINE_MAX_BYTES skipped unread (counted, never parsed)
 
 
-def read_new_lines(path: Path, offset: int = 0, inode: int | None = None, *, max_bytes: int | None = None) -> ReadResult:
+def read_new_lines(
+    path: Path, offset: int = 0, inode: int | None = None, *, max_bytes: int | None = None
+) -> ReadResult:
     """Lines completed since `offset`. A file shorter than the offset, with another inode, or
     without a newline just before the offset is re-read from 0 (callers dedupe by uuid).
     Raises OSError when unreadable or not a regular file (a FIFO, a device or a link is never
@@ -73,8 +75,12 @@ def _end_of_line(path: Path, position: int) -> int | None:
 
 
 def iter_batches(
-    path: Path, offset: int = 0, inode: int | None = None, *,
-    batch_bytes: int = limits.TRANSCRIPT_READ_BATCH_BYTES, line_max: int = limits.TRANSCRIPT_LINE_MAX_BYTES,
+    path: Path,
+    offset: int = 0,
+    inode: int | None = None,
+    *,
+    batch_bytes: int = limits.TRANSCRIPT_READ_BATCH_BYTES,
+    line_max: int = limits.TRANSCRIPT_LINE_MAX_BYTES,
 ) -> Iterator[ReadResult]:
     """`read_new_lines` in bounded batches, so a large transcript is never in memory whole.
 

@@ -11,7 +11,9 @@ TOOL_PAYLOAD_MAX_CHARS = 2_000  # a tool call's input or a tool result, as the m
 _ENCODER = json.JSONEncoder(ensure_ascii=False, check_circular=False)  # parsed JSON holds no cycles
 # The C encoder `json.dumps(..., ensure_ascii=False)` builds on every call, built once (the pipeline encodes every tool call).
 _MAKE = getattr(json.encoder, "c_make_encoder", None)
-_C_ENCODE = _MAKE and _MAKE(None, _ENCODER.default, json.encoder.encode_basestring, None, ": ", ", ", False, False, True)
+_C_ENCODE = _MAKE and _MAKE(
+    None, _ENCODER.default, json.encoder.encode_basestring, None, ": ", ", ", False, False, True
+)
 
 
 def tool_input_json(value: dict[str, Any]) -> str:
@@ -19,7 +21,9 @@ def tool_input_json(value: dict[str, Any]) -> str:
     return "".join(_C_ENCODE(value, 0)) if _C_ENCODE else _ENCODER.encode(value)
 
 
-def render_entry(e: Entry, *, timestamps: bool = False, tool_chars: int = TOOL_PAYLOAD_MAX_CHARS, results: bool = True) -> str:
+def render_entry(
+    e: Entry, *, timestamps: bool = False, tool_chars: int = TOOL_PAYLOAD_MAX_CHARS, results: bool = True
+) -> str:
     """One entry as lines of `USER:` / `ASSISTANT:` / `TOOL CALL` / `TOOL RESULT`; '' when it has none.
     Extraction asks for short tool calls and no results (facts come from what was said)."""
     stamp = f"[{e.timestamp}] " if timestamps and e.timestamp else ""

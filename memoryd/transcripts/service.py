@@ -31,7 +31,9 @@ __all__ = ["TranscriptService", "is_sidechain_path"]
 # A hook brings the transcript up to date itself only when this little is unread (a turn's worth,
 # a few ms to parse); more goes to the background reader and the hook answers from what is known.
 HOOK_READ_MAX_BYTES = 256 * 1024
-HOOK_WAIT_SECONDS = 0.25  # how long a hook waits for another reader of a small transcript before going on without its news
+HOOK_WAIT_SECONDS = (
+    0.25  # how long a hook waits for another reader of a small transcript before going on without its news
+)
 
 
 class _Handler(FileSystemEventHandler):
@@ -64,8 +66,15 @@ class _ParentHandler(FileSystemEventHandler):
 class TranscriptService:
     """Owns the observer and the ingest queue; the pipeline owns the cursors."""
 
-    def __init__(self, *, roots: list[Path], state: StateDB, metrics: Metrics, watch: bool = True,
-                 clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        *,
+        roots: list[Path],
+        state: StateDB,
+        metrics: Metrics,
+        watch: bool = True,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.roots = roots
         self.state = state
         self.metrics = metrics
@@ -92,7 +101,9 @@ class TranscriptService:
         real = Path(os.path.realpath(os.path.expanduser(transcript_path)))
         for root in self.real_roots():
             if real == root or (root in real.parents and real.is_dir()):
-                raise InvalidPath(f"transcript_path {transcript_path} is a directory; pass the session's .jsonl transcript file under it.")
+                raise InvalidPath(
+                    f"transcript_path {transcript_path} is a directory; pass the session's .jsonl transcript file under it."
+                )
             if root in real.parents:
                 return real
         raise Forbidden(
@@ -192,14 +203,19 @@ class TranscriptService:
         """Every transcript under a root; links are not followed out of it."""
         found: list[Path] = []
         for folder, dirs, files in os.walk(root):  # os.walk does not follow directory links
-            found.extend(Path(folder) / f for f in files if f.endswith(".jsonl") and not os.path.islink(os.path.join(folder, f)))
+            found.extend(
+                Path(folder) / f for f in files if f.endswith(".jsonl") and not os.path.islink(os.path.join(folder, f))
+            )
         return found
 
     def changed_since_last_run(self) -> list[Path]:
         """Start-up catch-up: transcripts whose size or mtime differ from what was last read."""
         # A file whose cursor stops short of its size (ingest interrupted between batches, or a
         # partial last line) is read again too: only its tail, from the cursor.
-        known = {r["path"]: (r["size"], r["mtime"]) for r in self.state.query("SELECT path, size, mtime FROM transcript_files WHERE offset >= size")}
+        known = {
+            r["path"]: (r["size"], r["mtime"])
+            for r in self.state.query("SELECT path, size, mtime FROM transcript_files WHERE offset >= size")
+        }
         changed: list[Path] = []
         for root in self.roots:
             if not root.is_dir():

@@ -26,8 +26,18 @@ def claude_binary() -> Path:
     with FileLock(str(CACHE) + ".lock"):  # pytest-xdist workers: one installs, the others wait for it
         if not binary.exists():
             subprocess.run(
-                ["npm", "install", "--prefix", str(CACHE), "--no-audit", "--no-fund", f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}"],
-                check=True, capture_output=True, timeout=600,
+                [
+                    "npm",
+                    "install",
+                    "--prefix",
+                    str(CACHE),
+                    "--no-audit",
+                    "--no-fund",
+                    f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}",
+                ],
+                check=True,
+                capture_output=True,
+                timeout=600,
             )
     version = subprocess.run([str(binary), "--version"], capture_output=True, text=True, timeout=60)
     assert CLAUDE_CODE_VERSION in version.stdout, version.stdout + version.stderr
@@ -39,5 +49,12 @@ def headless_env(user_home: Path, memoryd_home: Path, api_url: str, path_first: 
     base = {k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "ANTHROPIC_", "CLAUDE"))}
     if path_first is not None:
         base["PATH"] = f"{path_first}{os.pathsep}{base.get('PATH', '')}"
-    return {**base, "HOME": str(user_home), "MEMORYD_HOME": str(memoryd_home), "ANTHROPIC_BASE_URL": api_url,
-            "ANTHROPIC_API_KEY": "sk-ant-test-dummy-key", "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+    return {
+        **base,
+        "HOME": str(user_home),
+        "MEMORYD_HOME": str(memoryd_home),
+        "ANTHROPIC_BASE_URL": api_url,
+        "ANTHROPIC_API_KEY": "sk-ant-test-dummy-key",
+        "DISABLE_TELEMETRY": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    }

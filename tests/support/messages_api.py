@@ -134,12 +134,20 @@ class ScriptedMessagesAPI:
                 api.headers.append(dict(request.headers))
             # a tool's result closes the turn: answered here, so scripts need not know about it
             # (unless a handler scripts the whole conversation, tool results included)
-            reply = Reply(text="Done.") if _ends_with_tool_result(body) and api.handler is None else api.next_reply(body)
+            reply = (
+                Reply(text="Done.") if _ends_with_tool_result(body) and api.handler is None else api.next_reply(body)
+            )
             if reply.delay and not await api._delay(reply.delay):
-                return JSONResponse({"type": "error", "error": {"type": "api_error", "message": "the scripted API is closing"}}, status_code=503)
+                return JSONResponse(
+                    {"type": "error", "error": {"type": "api_error", "message": "the scripted API is closing"}},
+                    status_code=503,
+                )
             if reply.status != 200:
-                return JSONResponse({"type": "error", "error": {"type": "api_error", "message": "scripted failure"}}, status_code=reply.status,
-                                    headers=reply.headers)
+                return JSONResponse(
+                    {"type": "error", "error": {"type": "api_error", "message": "scripted failure"}},
+                    status_code=reply.status,
+                    headers=reply.headers,
+                )
             if reply.raw_body is not None:
                 return Response(reply.raw_body, media_type="application/json")
             if body.get("stream"):
@@ -190,7 +198,12 @@ def _message(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
 
 async def _sse(body: dict[str, Any], reply: Reply) -> AsyncIterator[bytes]:
     msg = _message(body, reply)
-    start = {**msg, "content": [], "stop_reason": None, "usage": {"input_tokens": reply.input_tokens, "output_tokens": 1}}
+    start = {
+        **msg,
+        "content": [],
+        "stop_reason": None,
+        "usage": {"input_tokens": reply.input_tokens, "output_tokens": 1},
+    }
 
     def event(name: str, data: dict[str, Any]) -> bytes:
         return f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
@@ -198,12 +211,24 @@ async def _sse(body: dict[str, Any], reply: Reply) -> AsyncIterator[bytes]:
     yield event("message_start", {"type": "message_start", "message": start})
     block = msg["content"][0]
     if block["type"] == "tool_use":
-        yield event("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {**block, "input": {}}})
+        yield event(
+            "content_block_start", {"type": "content_block_start", "index": 0, "content_block": {**block, "input": {}}}
+        )
         delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}
     else:
-        yield event("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})
+        yield event(
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+        )
         delta = {"type": "text_delta", "text": reply.text}
     yield event("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta})
     yield event("content_block_stop", {"type": "content_block_stop", "index": 0})
-    yield event("message_delta", {"type": "message_delta", "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None}, "usage": {"output_tokens": reply.output_tokens}})
+    yield event(
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": msg["stop_reason"], "stop_sequence": None},
+            "usage": {"output_tokens": reply.output_tokens},
+        },
+    )
     yield event("message_stop", {"type": "message_stop"})

@@ -64,20 +64,36 @@ def score_extraction() -> dict[str, Any]:
         if item.get("why"):
             reasons += 1
             reasons_kept += any(item["why"].lower() in c.body.split("**Why:**")[-1].lower() for c in found)
-    by_kind = {kind: {"precision": round(k["tp"] / (k["tp"] + k["fp"]), 4) if k["tp"] + k["fp"] else 1.0,
-                      "recall": round(k["found"] / k["expected"], 4) if k["expected"] else 1.0, "expected": k["expected"]}
-               for kind, k in sorted(kinds.items())}
+    by_kind = {
+        kind: {
+            "precision": round(k["tp"] / (k["tp"] + k["fp"]), 4) if k["tp"] + k["fp"] else 1.0,
+            "recall": round(k["found"] / k["expected"], 4) if k["expected"] else 1.0,
+            "expected": k["expected"],
+        }
+        for kind, k in sorted(kinds.items())
+    }
     precision = tp / (tp + fp) if tp + fp else 1.0
-    return {"sentences": sum(max(1, i["memories"]) for i in items),
-            "positive": expected, "negative": sum(1 for i in items if not i["memories"]),
-            "precision": round(precision, 4), "recall": round(tp / expected, 4), "by_kind": by_kind,
-            "false_positives_by_category": negatives, "kind_wrong": kind_wrong,
-            "reasons": reasons, "reasons_kept": reasons_kept, "misses": misses, "false_positives": wrong}
+    return {
+        "sentences": sum(max(1, i["memories"]) for i in items),
+        "positive": expected,
+        "negative": sum(1 for i in items if not i["memories"]),
+        "precision": round(precision, 4),
+        "recall": round(tp / expected, 4),
+        "by_kind": by_kind,
+        "false_positives_by_category": negatives,
+        "kind_wrong": kind_wrong,
+        "reasons": reasons,
+        "reasons_kept": reasons_kept,
+        "misses": misses,
+        "false_positives": wrong,
+    }
 
 
 # The words a title must not lose from between the words it keeps.
-MEANING_WORDS = frozenset("to on from in for with without not never no don't before after under over into by at of instead than until "
-                          "only except".split())
+MEANING_WORDS = frozenset(
+    "to on from in for with without not never no don't before after under over into by at of instead than until "
+    "only except".split()
+)
 _TITLE_PREFIX = "User role: "
 
 
@@ -86,7 +102,7 @@ def title_faults(name: str, description: str) -> list[str]:
     a meaning word dropped from between the words it keeps, more than TITLE_MAX_WORDS words."""
     from memoryd.extract.shape import _DANGLING, _PHRASE_START, TITLE_MAX_WORDS, _TOKEN
 
-    words = _TOKEN.findall(name[len(_TITLE_PREFIX):] if name.startswith(_TITLE_PREFIX) else name)
+    words = _TOKEN.findall(name[len(_TITLE_PREFIX) :] if name.startswith(_TITLE_PREFIX) else name)
     source = _TOKEN.findall(description)
     norm = [w.strip(",;:.").lower() for w in source]
     faults: list[str] = []
@@ -133,9 +149,17 @@ def score_text(items: list[dict[str, Any]] | None = None) -> dict[str, Any]:
             changed += [w for w in _re.findall(r"\b[a-z][A-Z]{2,}\w*", written) if w not in item["text"]]
             if changed:
                 cases.append(f"{c.name!r}: {changed}")
-    return {"memories": memories, "names_cut_or_lost_words": len(names), "bodies_with_repeated_sentence": len(bodies),
-            "descriptions_with_request_phrase": len(requests), "case_changes": len(cases),
-            "names": names, "bodies": bodies, "requests": requests, "cases": cases}
+    return {
+        "memories": memories,
+        "names_cut_or_lost_words": len(names),
+        "bodies_with_repeated_sentence": len(bodies),
+        "descriptions_with_request_phrase": len(requests),
+        "case_changes": len(cases),
+        "names": names,
+        "bodies": bodies,
+        "requests": requests,
+        "cases": cases,
+    }
 
 
 def _memory(text: str) -> SimpleNamespace:
@@ -150,17 +174,26 @@ def judge_pair(older: str, newer: str) -> str:
 
 def score_similarity() -> dict[str, Any]:
     pairs = load("similarity_pairs.jsonl")
-    wrong = [f"{p['label']} judged {judge_pair(p['older'], p['newer'])}: {p['older']!r} / {p['newer']!r}"
-             for p in pairs if judge_pair(p["older"], p["newer"]) != p["label"]]
+    wrong = [
+        f"{p['label']} judged {judge_pair(p['older'], p['newer'])}: {p['older']!r} / {p['newer']!r}"
+        for p in pairs
+        if judge_pair(p["older"], p["newer"]) != p["label"]
+    ]
     labels = {label: sum(1 for p in pairs if p["label"] == label) for label in ("duplicate", "distinct", "supersedes")}
     return {"pairs": len(pairs), **labels, "accuracy": round(1 - len(wrong) / len(pairs), 4), "wrong": wrong}
 
 
 _FILL = re.compile(r"\{([AaUhHdbul]):(\d+)\}")
 _ALPHABETS = {
-    "A": string.ascii_letters + string.digits, "a": string.ascii_lowercase + string.digits, "U": string.ascii_uppercase + string.digits,
-    "h": "0123456789abcdef", "H": "0123456789ABCDEF", "d": string.digits, "l": string.ascii_lowercase,
-    "b": string.ascii_letters + string.digits + "+/", "u": string.ascii_letters + string.digits + "-_",
+    "A": string.ascii_letters + string.digits,
+    "a": string.ascii_lowercase + string.digits,
+    "U": string.ascii_uppercase + string.digits,
+    "h": "0123456789abcdef",
+    "H": "0123456789ABCDEF",
+    "d": string.digits,
+    "l": string.ascii_lowercase,
+    "b": string.ascii_letters + string.digits + "+/",
+    "u": string.ascii_letters + string.digits + "-_",
 }
 
 
@@ -187,7 +220,9 @@ def secret_cases() -> list[SecretCase]:
             return value
 
         text = _FILL.sub(fill, item["template"])
-        cases.append(SecretCase(item["secret"], item["kind"], item["field"], text, tuple(p for p in parts if len(p) >= 8)))
+        cases.append(
+            SecretCase(item["secret"], item["kind"], item["field"], text, tuple(p for p in parts if len(p) >= 8))
+        )
     return cases
 
 
@@ -200,7 +235,11 @@ def score_secrets() -> dict[str, Any]:
     secrets = [c for c in cases if c.secret]
     lookalikes = [c for c in cases if not c.secret]
     missed = [f"{c.kind}: {c.text[:60]!r}" for c in secrets if not find_secrets(c.text, field=c.field)]
-    false_positives = [f"{c.kind}: {[f.kind for f in find_secrets(c.text)]} in {c.text[:70]!r}" for c in lookalikes if find_secrets(c.text)]
+    false_positives = [
+        f"{c.kind}: {[f.kind for f in find_secrets(c.text)]} in {c.text[:70]!r}"
+        for c in lookalikes
+        if find_secrets(c.text)
+    ]
     echoed, unnamed = [], []
     for c in secrets:
         try:
@@ -211,8 +250,14 @@ def score_secrets() -> dict[str, Any]:
             if f"in {c.field} at line" not in exc.message:
                 unnamed.append(c.kind)
     return {
-        "secrets": len(secrets), "kinds": len({c.kind for c in secrets}), "lookalikes": len(lookalikes),
-        "refused": len(secrets) - len(missed), "refused_rate": round((len(secrets) - len(missed)) / len(secrets), 4),
-        "false_positive_count": len(false_positives), "missed": missed, "false_positives": false_positives,
-        "echoed": echoed, "field_not_named": unnamed,
+        "secrets": len(secrets),
+        "kinds": len({c.kind for c in secrets}),
+        "lookalikes": len(lookalikes),
+        "refused": len(secrets) - len(missed),
+        "refused_rate": round((len(secrets) - len(missed)) / len(secrets), 4),
+        "false_positive_count": len(false_positives),
+        "missed": missed,
+        "false_positives": false_positives,
+        "echoed": echoed,
+        "field_not_named": unnamed,
     }

@@ -139,7 +139,9 @@ class DaemonProcess:
         runtime.unlink(missing_ok=True)
         self.log_path = self.home / "stderr.log"
         log = self.log_path.open("ab")
-        self.proc = subprocess.Popen([sys.executable, "-m", "memoryd", "serve", "--port", "0"], env=self.env, stdout=log, stderr=log)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "memoryd", "serve", "--port", "0"], env=self.env, stdout=log, stderr=log
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -153,7 +155,11 @@ class DaemonProcess:
                 self.url = f"http://{data['host']}:{data['port']}"
                 try:
                     if loopback_request("GET", self.url + "/v1/health", timeout=1).status_code == 200:
-                        self.token = (self.home / "token").read_text().strip() if not self.env.get("MEMORYD_TOKEN") else self.env["MEMORYD_TOKEN"]
+                        self.token = (
+                            (self.home / "token").read_text().strip()
+                            if not self.env.get("MEMORYD_TOKEN")
+                            else self.env["MEMORYD_TOKEN"]
+                        )
                         return self
                 except httpx.HTTPError:
                     pass
@@ -162,7 +168,9 @@ class DaemonProcess:
         raise RuntimeError(f"daemon did not become healthy:\n{self.log_path.read_text()}")
 
     def client(self, **kwargs: Any) -> httpx.Client:
-        return loopback_client(self.url, headers={"Authorization": f"Bearer {self.token}"}, timeout=kwargs.pop("timeout", 10), **kwargs)
+        return loopback_client(
+            self.url, headers={"Authorization": f"Bearer {self.token}"}, timeout=kwargs.pop("timeout", 10), **kwargs
+        )
 
     def terminate(self, timeout: float = 15.0) -> int:
         assert self.proc is not None

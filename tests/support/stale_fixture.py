@@ -13,8 +13,12 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "stale"
 
 
 def git(root: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(root), "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-                   check=True, capture_output=True, timeout=30)
+    subprocess.run(
+        ["git", "-C", str(root), "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
 
 
 def make_repo(dest: Path) -> Path:

@@ -24,9 +24,16 @@ class TranscriptWriter:
         self._n += 1
         uid = str(uuid.uuid4())
         env = {
-            "parentUuid": self._parent, "isSidechain": False, "userType": "external", "cwd": self.cwd,
-            "sessionId": self.session_id, "version": "2.1.38", "gitBranch": "main", "type": type_,
-            "uuid": uid, "timestamp": f"{self.day}T10:{self._n // 60:02d}:{self._n % 60:02d}.000Z",
+            "parentUuid": self._parent,
+            "isSidechain": False,
+            "userType": "external",
+            "cwd": self.cwd,
+            "sessionId": self.session_id,
+            "version": "2.1.38",
+            "gitBranch": "main",
+            "type": type_,
+            "uuid": uid,
+            "timestamp": f"{self.day}T10:{self._n // 60:02d}:{self._n % 60:02d}.000Z",
         }
         self._parent = uid
         return env
@@ -38,7 +45,14 @@ class TranscriptWriter:
         return obj
 
     def user(self, text: str, **extra: Any) -> dict[str, Any]:
-        return self.append({**self._envelope("user"), "message": {"role": "user", "content": text}, "permissionMode": "default", **extra})
+        return self.append(
+            {
+                **self._envelope("user"),
+                "message": {"role": "user", "content": text},
+                "permissionMode": "default",
+                **extra,
+            }
+        )
 
     def assistant(self, text: str = "", tools: list[tuple[str, dict[str, Any]]] | None = None) -> dict[str, Any]:
         content: list[dict[str, Any]] = []
@@ -46,16 +60,31 @@ class TranscriptWriter:
             content.append({"type": "text", "text": text})
         for name, inp in tools or []:
             content.append({"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:20]}", "name": name, "input": inp})
-        msg = {"model": "claude-opus-4-6", "id": f"msg_{uuid.uuid4().hex[:20]}", "type": "message", "role": "assistant",
-               "content": content, "stop_reason": None, "usage": {"input_tokens": 3, "output_tokens": 10}}
+        msg = {
+            "model": "claude-opus-4-6",
+            "id": f"msg_{uuid.uuid4().hex[:20]}",
+            "type": "message",
+            "role": "assistant",
+            "content": content,
+            "stop_reason": None,
+            "usage": {"input_tokens": 3, "output_tokens": 10},
+        }
         return self.append({**self._envelope("assistant"), "message": msg})
 
     def tool_result(self, text: str, *, is_error: bool = False) -> dict[str, Any]:
         block = {"type": "tool_result", "tool_use_id": "toolu_x", "content": text, "is_error": is_error}
-        return self.append({**self._envelope("user"), "message": {"role": "user", "content": [block]}, "toolUseResult": {"stdout": text}})
+        return self.append(
+            {
+                **self._envelope("user"),
+                "message": {"role": "user", "content": [block]},
+                "toolUseResult": {"stdout": text},
+            }
+        )
 
     def attachment(self, content: str) -> dict[str, Any]:
-        return self.append({**self._envelope("attachment"), "attachment": {"type": "hook_additional_context", "content": [content]}})
+        return self.append(
+            {**self._envelope("attachment"), "attachment": {"type": "hook_additional_context", "content": [content]}}
+        )
 
     def queued_prompt(self, prompt: str) -> dict[str, Any]:
         """A prompt typed while the agent was busy (CC 2.1.1xx+ records it as an attachment)."""

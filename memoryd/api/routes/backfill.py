@@ -13,7 +13,9 @@ router = APIRouter(tags=["extraction"])
 
 class BackfillRequest(RequestModel):
     since_days: float = Field(30.0, gt=0, le=3650, description="Only transcripts touched in the last N days.")
-    cwd: str | None = Field(None, description="Only this project's transcripts (any directory inside it); all projects when absent.")
+    cwd: str | None = Field(
+        None, description="Only this project's transcripts (any directory inside it); all projects when absent."
+    )
 
 
 class BackfillStarted(ResponseModel):

@@ -14,7 +14,9 @@ router = APIRouter(tags=["extraction"])
 @router.post("/v1/events/turn-end", status_code=202, responses=errors(503))
 def turn_end(event: TurnEndRequest, turns: TurnsDep) -> JobQueuedOut:
     """Queue extraction for the turn that just ended; answers at once with the job id."""
-    return JobQueuedOut(job_id=turns.turn_end(event.session_id, event.transcript_path, event.cwd, event.last_assistant_message))
+    return JobQueuedOut(
+        job_id=turns.turn_end(event.session_id, event.transcript_path, event.cwd, event.last_assistant_message)
+    )
 
 
 @router.get("/v1/jobs/{job_id}", responses=errors(404))

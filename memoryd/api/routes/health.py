@@ -26,8 +26,14 @@ def status(status: StatusDep) -> StatusOut:
 
 
 @router.get(
-    "/metrics", response_class=Response,
-    responses={200: {"description": "Prometheus text exposition format.", "content": {"text/plain": {"schema": {"type": "string"}}}}},
+    "/metrics",
+    response_class=Response,
+    responses={
+        200: {
+            "description": "Prometheus text exposition format.",
+            "content": {"text/plain": {"schema": {"type": "string"}}},
+        }
+    },
 )
 def metrics(metrics: MetricsDep) -> Response:
     """Prometheus text format."""

@@ -17,7 +17,12 @@ router = APIRouter(tags=["integrations"])
 def claude_code_hook(
     payload: ClaudeCodeHookInput,
     hooks: HooksDep,
-    x_claude_code_env: Annotated[str | None, Header(description="The session's native-memory switches: CLAUDE_CODE_DISABLE_AUTO_MEMORY=…;CLAUDE_CODE_SIMPLE=…")] = None,
+    x_claude_code_env: Annotated[
+        str | None,
+        Header(
+            description="The session's native-memory switches: CLAUDE_CODE_DISABLE_AUTO_MEMORY=…;CLAUDE_CODE_SIMPLE=…"
+        ),
+    ] = None,
 ) -> HookOut:
     """SessionStart → memory prompt + index (led by the session notes after a compaction);
     UserPromptSubmit → recalled memories; Stop/SubagentStop → extraction queued; PreCompact →

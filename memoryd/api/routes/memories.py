@@ -7,7 +7,15 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Response
 
 from memoryd.api.deps import StoresDep
-from memoryd.api.models import CwdQuery, IndexOut, MemoryListOut, MemoryOut, PromptOut, SavedMemoryOut, SaveMemoryRequest
+from memoryd.api.models import (
+    CwdQuery,
+    IndexOut,
+    MemoryListOut,
+    MemoryOut,
+    PromptOut,
+    SavedMemoryOut,
+    SaveMemoryRequest,
+)
 from memoryd.api.openapi import errors
 from memoryd.base import limits
 from memoryd.store.prompt import build_memory_prompt
@@ -20,7 +28,13 @@ def get_index(stores: StoresDep, cwd: CwdQuery) -> IndexOut:
     """MEMORY.md as served: truncated at 200 lines / 25,000 bytes, with the fix-it warning."""
     store = stores.for_cwd(cwd)
     served = store.served_index()
-    return IndexOut(memory_dir=str(store.path), content=served.content, truncated=served.truncated, lines=served.lines, bytes=served.bytes)
+    return IndexOut(
+        memory_dir=str(store.path),
+        content=served.content,
+        truncated=served.truncated,
+        lines=served.lines,
+        bytes=served.bytes,
+    )
 
 
 @router.get("/v1/prompt")
@@ -35,9 +49,16 @@ def list_memories(
     stores: StoresDep,
     cwd: CwdQuery,
     type: Annotated[str | None, Query(description="Only this type.")] = None,
-    q: Annotated[str | None, Query(description="Only memories whose filename, name or description hold this text (case-insensitive).")] = None,
-    offset: Annotated[int, Query(ge=0, description="Skip this many matches (pass the previous page's next_offset).")] = 0,
-    limit: Annotated[int, Query(ge=1, le=limits.LIST_PAGE_MAX, description=f"Memories per page, 1..{limits.LIST_PAGE_MAX}.")] = limits.LIST_PAGE_DEFAULT,
+    q: Annotated[
+        str | None,
+        Query(description="Only memories whose filename, name or description hold this text (case-insensitive)."),
+    ] = None,
+    offset: Annotated[
+        int, Query(ge=0, description="Skip this many matches (pass the previous page's next_offset).")
+    ] = 0,
+    limit: Annotated[
+        int, Query(ge=1, le=limits.LIST_PAGE_MAX, description=f"Memories per page, 1..{limits.LIST_PAGE_MAX}.")
+    ] = limits.LIST_PAGE_DEFAULT,
 ) -> MemoryListOut:
     """The memories (or those matching `q`), newest first, one page at a time (`next_offset` is null
     on the last page); hand-edited files that do not parse are listed under `invalid`."""
@@ -48,8 +69,15 @@ def list_memories(
         headers = [h for h in headers if needle in f"{h.filename}\n{h.name}\n{h.description}".casefold()]
     page = headers[offset : offset + limit]
     next_offset = offset + len(page) if offset + len(page) < len(headers) else None
-    return MemoryListOut.model_validate({"memories": page, "total": len(headers), "offset": offset, "next_offset": next_offset,
-                                         "invalid": store.invalid_files()})
+    return MemoryListOut.model_validate(
+        {
+            "memories": page,
+            "total": len(headers),
+            "offset": offset,
+            "next_offset": next_offset,
+            "invalid": store.invalid_files(),
+        }
+    )
 
 
 @router.get("/v1/memories/{filename}", responses=errors(404))
@@ -59,23 +87,39 @@ def get_memory(filename: str, stores: StoresDep, cwd: CwdQuery) -> MemoryOut:
 
 
 @router.post(
-    "/v1/memories", status_code=201,
+    "/v1/memories",
+    status_code=201,
     responses={200: {"model": SavedMemoryOut, "description": "The same type+name existed: that memory was updated."}},
 )
 def save_memory(request: SaveMemoryRequest, response: Response, stores: StoresDep) -> SavedMemoryOut:
     """Create a memory (201); the same type+name again updates that file (200)."""
     store = stores.for_cwd(request.cwd)
-    result = store.save(name=request.name, description=request.description, type=request.type, body=request.body,
-                        source="api", expected=request.expected_version)
+    result = store.save(
+        name=request.name,
+        description=request.description,
+        type=request.type,
+        body=request.body,
+        source="api",
+        expected=request.expected_version,
+    )
     if not result.created:
         response.status_code = 200
     return SavedMemoryOut.of(result.memory, path=str(result.memory.path), created=result.created)
 
 
-@router.delete("/v1/memories/{filename}", status_code=204, response_class=Response, responses={204: {"description": "Deleted; no body."}, **errors(404, 409)})
+@router.delete(
+    "/v1/memories/{filename}",
+    status_code=204,
+    response_class=Response,
+    responses={204: {"description": "Deleted; no body."}, **errors(404, 409)},
+)
 def delete_memory(
-    filename: str, stores: StoresDep, cwd: CwdQuery,
-    expected_version: Annotated[str | None, Query(description="The `version` you read; 409 when the file changed since (an If-Match).")] = None,
+    filename: str,
+    stores: StoresDep,
+    cwd: CwdQuery,
+    expected_version: Annotated[
+        str | None, Query(description="The `version` you read; 409 when the file changed since (an If-Match).")
+    ] = None,
 ) -> Response:
     """Delete one memory file and its index line."""
     stores.for_cwd(cwd).delete(filename, source="api", expected=expected_version)

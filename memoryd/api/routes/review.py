@@ -43,8 +43,12 @@ def _item(data: dict[str, Any]) -> ReviewItem:
 
 
 @router.get("/v1/review", response_model=ReviewList)
-def review_list(review: ReviewDep, stores: StoresDep, cwd: str = Query(..., description="The agent's working directory; names the project."),
-                status: str = Query("pending", pattern="^(pending|approved|rejected)$")) -> ReviewList:
+def review_list(
+    review: ReviewDep,
+    stores: StoresDep,
+    cwd: str = Query(..., description="The agent's working directory; names the project."),
+    status: str = Query("pending", pattern="^(pending|approved|rejected)$"),
+) -> ReviewList:
     """Memories extraction proposed for this project, waiting for a decision (oldest first)."""
     store = stores.for_cwd(cwd)
     return ReviewList(items=[_item(i) for i in review.items(store, status)], review=review.wanted(store))

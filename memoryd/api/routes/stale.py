@@ -31,10 +31,17 @@ class StaleReport(ResponseModel):
 
 
 @router.get("/v1/stale", response_model=StaleReport)
-def stale(stale: StaleDep, stores: StoresDep, cwd: str = Query(..., description="The agent's working directory; names the project.")) -> StaleReport:
+def stale(
+    stale: StaleDep,
+    stores: StoresDep,
+    cwd: str = Query(..., description="The agent's working directory; names the project."),
+) -> StaleReport:
     """Checked against the project's git tree: `git ls-files`, its manifests, and a grep for names."""
     store = stores.for_cwd(cwd)
     root = stale.root_of(store)
     findings = stale.check(store)
-    return StaleReport(checked=stale.checked(store), project_root=str(root) if root else None,
-                       memories=[StaleMemory.of(f, names=f.refs) for f in findings])
+    return StaleReport(
+        checked=stale.checked(store),
+        project_root=str(root) if root else None,
+        memories=[StaleMemory.of(f, names=f.refs) for f in findings],
+    )

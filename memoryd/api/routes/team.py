@@ -8,7 +8,16 @@ from fastapi import APIRouter, Response
 from pydantic import Field
 
 from memoryd.api.deps import TeamDep
-from memoryd.api.models import Cwd, CwdQuery, InvalidFileOut, MemoryHeaderOut, RequestModel, ResponseModel, SavedMemoryOut, SaveMemoryRequest
+from memoryd.api.models import (
+    Cwd,
+    CwdQuery,
+    InvalidFileOut,
+    MemoryHeaderOut,
+    RequestModel,
+    ResponseModel,
+    SavedMemoryOut,
+    SaveMemoryRequest,
+)
 from memoryd.api.openapi import errors
 from memoryd.base import limits
 
@@ -17,13 +26,18 @@ router = APIRouter(tags=["team"])
 
 class TeamInitRequest(RequestModel):
     cwd: Cwd
-    remote: str = Field(..., description="A git remote the team can reach: ssh/https URL or a path to a bare repository.")
+    remote: str = Field(
+        ..., description="A git remote the team can reach: ssh/https URL or a path to a bare repository."
+    )
     branch: str = Field(limits.TEAM_DEFAULT_BRANCH, description="The branch that holds the team's memories.")
 
 
 class TeamSyncRequest(RequestModel):
     cwd: Cwd
-    accept_rewrite: bool = Field(False, description="Merge with a remote whose history was rewritten (force-pushed); both versions of any difference are kept.")
+    accept_rewrite: bool = Field(
+        False,
+        description="Merge with a remote whose history was rewritten (force-pushed); both versions of any difference are kept.",
+    )
 
 
 class TeamLimitsOut(ResponseModel):
@@ -60,11 +74,15 @@ class SyncReportOut(ResponseModel):
     pushed: list[str]
     merged: list[str]
     conflicts: list[str] = Field(description="Changed on both sides; both versions kept in one file for review.")
-    secret_skipped: list[dict[str, Any]] = Field(description="Never committed: {filename, findings} (kind and line, never the value).")
+    secret_skipped: list[dict[str, Any]] = Field(
+        description="Never committed: {filename, findings} (kind and line, never the value)."
+    )
     entries_capped: list[str]
     push_suppressed: dict[str, list[str]]
     kept_local: list[str]
-    refused: list[dict[str, str]] = Field(description="Never read: {filename, reason} (a link, FIFO, device or oversized file here).")
+    refused: list[dict[str, str]] = Field(
+        description="Never read: {filename, reason} (a link, FIFO, device or oversized file here)."
+    )
     commit: str | None
     pushed_ok: bool
 
@@ -96,7 +114,9 @@ class SavedTeamMemoryOut(SavedMemoryOut):
 def team_init(request: TeamInitRequest, team: TeamDep) -> TeamInitOut:
     """Tie the project's `memory/team/` to a git remote and run the first sync (`sync_error` when it failed; it is retried)."""
     repo, report, error = team.init(request.cwd, request.remote, request.branch)
-    return TeamInitOut.model_validate({**repo.status(), "sync": report.redacted() if report else None, "sync_error": error})
+    return TeamInitOut.model_validate(
+        {**repo.status(), "sync": report.redacted() if report else None, "sync_error": error}
+    )
 
 
 @router.post("/v1/team/sync", responses=errors(404, 409, 503))
@@ -117,19 +137,28 @@ def list_team_memories(team: TeamDep, cwd: CwdQuery) -> TeamMemoryListOut:
     """The team's memories here, newest first, with who changed each last."""
     repo = team.repo_for(cwd)
     memories = [TeamMemoryOut.of(h, author=repo.author_of(h.filename)) for h in repo.store.all_headers()]
-    return TeamMemoryListOut.model_validate({"team_dir": str(repo.store.path), "memories": memories, "invalid": repo.store.invalid_files()})
+    return TeamMemoryListOut.model_validate(
+        {"team_dir": str(repo.store.path), "memories": memories, "invalid": repo.store.invalid_files()}
+    )
 
 
 @router.post("/v1/team/memories", status_code=201, responses=errors(404))
 def save_team_memory(request: SaveMemoryRequest, response: Response, team: TeamDep) -> SavedTeamMemoryOut:
     """Create (201) or update (200) a team memory; it is pushed on the next sync (soon after this write)."""
-    result = team.save(request.cwd, name=request.name, description=request.description, type=request.type, body=request.body)
+    result = team.save(
+        request.cwd, name=request.name, description=request.description, type=request.type, body=request.body
+    )
     if not result.created:
         response.status_code = 200
     return SavedTeamMemoryOut.of(result.memory, path=str(result.memory.path), created=result.created, origin="team")
 
 
-@router.delete("/v1/team/memories/{filename}", status_code=204, response_class=Response, responses={204: {"description": "Deleted; no body."}, **errors(404)})
+@router.delete(
+    "/v1/team/memories/{filename}",
+    status_code=204,
+    response_class=Response,
+    responses={204: {"description": "Deleted; no body."}, **errors(404)},
+)
 def delete_team_memory(filename: str, team: TeamDep, cwd: CwdQuery) -> Response:
     """Delete a team memory here; the next sync deletes it for everyone."""
     team.repo_for(cwd).store.delete(filename, source="team")

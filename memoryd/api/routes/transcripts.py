@@ -18,8 +18,15 @@ def search(
     search_transcripts: TranscriptSearchDep,
     q: Annotated[str, Query(description="A narrow literal term, or a regex with regex=true.")] = "",
     cwd: Annotated[Cwd | None, Query(description="Search this project's transcripts; omit to search all.")] = None,
-    limit: Annotated[int, Query(description=f"Max results, 1..{limits.GREP_MAX_RESULTS}.")] = limits.GREP_DEFAULT_RESULTS,
-    regex: Annotated[bool, Query(description="Treat q as a regex in the grep dialect (what ripgrep and Python re read alike; see `memoryd grep --help` or docs/extraction.md).")] = False,
+    limit: Annotated[
+        int, Query(description=f"Max results, 1..{limits.GREP_MAX_RESULTS}.")
+    ] = limits.GREP_DEFAULT_RESULTS,
+    regex: Annotated[
+        bool,
+        Query(
+            description="Treat q as a regex in the grep dialect (what ripgrep and Python re read alike; see `memoryd grep --help` or docs/extraction.md)."
+        ),
+    ] = False,
     ignore_case: Annotated[bool, Query(description="Case-insensitive match.")] = False,
 ) -> SearchOut:
     """Matching transcript lines with session id, line, timestamp, role and a snippet."""

@@ -51,7 +51,9 @@ class UiSessions:
             if match is None:
                 return None
             del self._codes[match]
-            session = UiSession(secrets.token_urlsafe(32), secrets.token_urlsafe(24), self._clock() + limits.UI_SESSION_SECONDS)
+            session = UiSession(
+                secrets.token_urlsafe(32), secrets.token_urlsafe(24), self._clock() + limits.UI_SESSION_SECONDS
+            )
             self._sessions[session.session_id] = session
             return session
 

@@ -31,15 +31,23 @@ def check_same_origin(request: Request) -> None:
 def item(event: Event, titles: dict[str, str]) -> dict[str, Any]:
     """What the `_event.html` fragment shows of one event."""
     key = f"{event.kind}-{event.data.get('id') or event.data.get('job_id') or event.data.get('run_id') or event.seq}"
-    return {"kind": event.kind, "dom_id": f"ev-{key}", "at": event.at, "memory_dir": event.memory_dir,
-            "pid": views.project_id(Path(event.memory_dir)), "project": titles.get(event.memory_dir, Path(event.memory_dir).parent.name),
-            "data": event.data}
+    return {
+        "kind": event.kind,
+        "dom_id": f"ev-{key}",
+        "at": event.at,
+        "memory_dir": event.memory_dir,
+        "pid": views.project_id(Path(event.memory_dir)),
+        "project": titles.get(event.memory_dir, Path(event.memory_dir).parent.name),
+        "data": event.data,
+    }
 
 
 def recent(web: WebView, project: views.Project | None) -> list[dict[str, Any]]:
     """The last recalls (from the recall log, which outlives a restart) with the extractions and dream runs kept in memory."""
     memory_dir = str(project.store.path) if project else None
-    recalls = web.recall_log.entries(memory_dir=memory_dir, limit=limits.RECALL_LOG_DEFAULT_LIMIT) if web.recall_log else []
+    recalls = (
+        web.recall_log.entries(memory_dir=memory_dir, limit=limits.RECALL_LOG_DEFAULT_LIMIT) if web.recall_log else []
+    )
     events = [Event(0, RECALL, e.at, e.memory_dir, e.as_dict()) for e in recalls]
     events += [e for e in web.activity.recent(memory_dir) if e.kind != RECALL]
     titles = web.titles()
@@ -88,4 +96,6 @@ def stream(web: WebView, memory_dir: str | None, *, render: Callable[[dict[str, 
         finally:
             unsubscribe()
 
-    return StreamingResponse(events(), media_type="text/event-stream", headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+    return StreamingResponse(
+        events(), media_type="text/event-stream", headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+    )

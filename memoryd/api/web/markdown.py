@@ -11,11 +11,42 @@ from typing import Any, Callable
 from markupsafe import Markup
 
 WIKILINK = re.compile(r"\[\[([^\[\]\n|]+)(?:\|([^\[\]\n]+))?\]\]")
-ALLOWED_TAGS = frozenset({
-    "a", "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "blockquote", "pre", "code", "em", "strong",
-    "s", "table", "thead", "tbody", "tr", "th", "td", "img",
-})
-ALLOWED_ATTRIBUTES = {"a": {"href", "title", "class"}, "code": {"class"}, "img": {"src", "alt", "title"}, "ol": {"start"}}
+ALLOWED_TAGS = frozenset(
+    {
+        "a",
+        "p",
+        "br",
+        "hr",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "ul",
+        "ol",
+        "li",
+        "blockquote",
+        "pre",
+        "code",
+        "em",
+        "strong",
+        "s",
+        "table",
+        "thead",
+        "tbody",
+        "tr",
+        "th",
+        "td",
+        "img",
+    }
+)
+ALLOWED_ATTRIBUTES = {
+    "a": {"href", "title", "class"},
+    "code": {"class"},
+    "img": {"src", "alt", "title"},
+    "ol": {"start"},
+}
 URL_SCHEMES = frozenset({"http", "https", "mailto"})
 
 
@@ -44,7 +75,7 @@ def _wikilinks(state: Any) -> None:
             pos = 0
             for m in WIKILINK.finditer(tok.content):
                 if m.start() > pos:
-                    out.append(_text(Token, tok.content[pos:m.start()]))
+                    out.append(_text(Token, tok.content[pos : m.start()]))
                 target, label = m.group(1).strip(), (m.group(2) or m.group(1)).strip()
                 url = resolve(target)
                 if url is None:
@@ -74,8 +105,15 @@ def sanitize(html: str) -> Markup:
     """Only the tags and attributes rendered Markdown needs, links to http(s)/mailto or relative URLs."""
     import nh3
 
-    return Markup(nh3.clean(html, tags=set(ALLOWED_TAGS), attributes={k: set(v) for k, v in ALLOWED_ATTRIBUTES.items()},
-                            url_schemes=set(URL_SCHEMES), link_rel="noopener noreferrer"))
+    return Markup(
+        nh3.clean(
+            html,
+            tags=set(ALLOWED_TAGS),
+            attributes={k: set(v) for k, v in ALLOWED_ATTRIBUTES.items()},
+            url_schemes=set(URL_SCHEMES),
+            link_rel="noopener noreferrer",
+        )
+    )
 
 
 def link_resolver(headers: list[Any], url_of: Callable[[str], str]) -> Callable[[str], str | None]:

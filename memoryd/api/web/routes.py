@@ -35,15 +35,25 @@ def templates() -> Jinja2Templates:
     from fastapi.templating import Jinja2Templates
 
     loaded = Jinja2Templates(directory=str(HERE / "templates"))
-    loaded.env.filters["when"] = lambda ts: datetime.fromtimestamp(float(ts), timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC") if ts else "-"
+    loaded.env.filters["when"] = lambda ts: (
+        datetime.fromtimestamp(float(ts), timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC") if ts else "-"
+    )
     return loaded
+
 
 SPEND_DAYS = 14
 # Scripts and styles come from /ui/static only: whatever a memory body holds, no inline script can run.
-PAGE_HEADERS = {"Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-                                           "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"}
+PAGE_HEADERS = {
+    "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+}
 # The vendored assets the pages load (Pico CSS, MIT, see static/pico.LICENSE.md), by name: nothing else is served.
-STATIC = {"pico.min.css": "text/css", "style.css": "text/css", "theme.js": "text/javascript", "live.js": "text/javascript"}
+STATIC = {
+    "pico.min.css": "text/css",
+    "style.css": "text/css",
+    "theme.js": "text/javascript",
+    "live.js": "text/javascript",
+}
 
 router = APIRouter(include_in_schema=False)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -71,25 +81,40 @@ def check_form(request: Request, csrf: str) -> None:
     session = current_session(request)
     expected = f"{request.url.scheme}://{request.headers.get('host', '')}"
     if request.headers.get("origin") != expected:
-        raise Forbidden(f"this form must be sent from the memoryd web view itself ({expected}); reload the page and try again.")
+        raise Forbidden(
+            f"this form must be sent from the memoryd web view itself ({expected}); reload the page and try again."
+        )
     if session is None or not hmac.compare_digest(csrf.encode(), session.csrf.encode()):
         raise Forbidden("the form's CSRF token is missing or stale; reload the page and try again.")
 
 
 def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
     session = current_session(request)
-    return templates().TemplateResponse(request, template, {"csrf": session.csrf if session else "", "prefix": UI_PREFIX, **context},
-                                      status_code=status, headers=PAGE_HEADERS)
+    return templates().TemplateResponse(
+        request,
+        template,
+        {"csrf": session.csrf if session else "", "prefix": UI_PREFIX, **context},
+        status_code=status,
+        headers=PAGE_HEADERS,
+    )
 
 
 def shows_errors(fn: F) -> F:
     """Render a refused request as a page naming the fix (the API's JSON is for programs)."""
+
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
         except MemorydError as exc:
-            return page(kwargs["request"], "message.html", status=exc.status, title=f"{exc.status}: {exc.code}", message=exc.message)
+            return page(
+                kwargs["request"],
+                "message.html",
+                status=exc.status,
+                title=f"{exc.status}: {exc.code}",
+                message=exc.message,
+            )
+
     return wrapper  # type: ignore[return-value]
 
 
@@ -110,11 +135,22 @@ def login_link(request: Request) -> dict[str, Any]:
 def login(request: Request, code: str = Query("")) -> Response:
     session = ui_sessions(request).redeem(code)
     if session is None:
-        return page(request, "message.html", status=401, title="Login link used or expired",
-                    message="This login link was already used or has expired. Run `memoryd ui` again for a fresh one.")
+        return page(
+            request,
+            "message.html",
+            status=401,
+            title="Login link used or expired",
+            message="This login link was already used or has expired. Run `memoryd ui` again for a fresh one.",
+        )
     response = back(f"{UI_PREFIX}/")
-    response.set_cookie(COOKIE_NAME, session.session_id, max_age=int(limits.UI_SESSION_SECONDS), path=UI_PREFIX,
-                        httponly=True, samesite="strict")
+    response.set_cookie(
+        COOKIE_NAME,
+        session.session_id,
+        max_age=int(limits.UI_SESSION_SECONDS),
+        path=UI_PREFIX,
+        httponly=True,
+        samesite="strict",
+    )
     return response
 
 
@@ -150,8 +186,18 @@ def memories(request: Request, web: WebViewDep, pid: str, q: str = "", type: str
     if q:
         needle = q.casefold()
         headers = [h for h in headers if needle in f"{h.filename}\n{h.name}\n{h.description}".casefold()]
-    return page(request, "memories.html", title=p.title, p=p, memories=headers, q=q, type=type, types=limits.MEMORY_TYPES,
-                invalid=p.store.invalid_files(), done=request.query_params.get("done", ""))
+    return page(
+        request,
+        "memories.html",
+        title=p.title,
+        p=p,
+        memories=headers,
+        q=q,
+        type=type,
+        types=limits.MEMORY_TYPES,
+        invalid=p.store.invalid_files(),
+        done=request.query_params.get("done", ""),
+    )
 
 
 @router.get(f"{UI_PREFIX}/p/{{pid}}/index")
@@ -166,8 +212,16 @@ def index(request: Request, web: WebViewDep, pid: str) -> HTMLResponse:
 def memory(request: Request, web: WebViewDep, pid: str, filename: str) -> HTMLResponse:
     p = web.project(pid)
     m = p.store.get(filename)
-    return page(request, "memory.html", title=m.name, p=p, m=m, html=rendered(p, m.body), recalls=web.recalls_of(p, filename),
-                done=request.query_params.get("done", ""))
+    return page(
+        request,
+        "memory.html",
+        title=m.name,
+        p=p,
+        m=m,
+        html=rendered(p, m.body),
+        recalls=web.recalls_of(p, filename),
+        done=request.query_params.get("done", ""),
+    )
 
 
 def rendered(p: views.Project, body: str) -> Any:
@@ -179,8 +233,16 @@ def rendered(p: views.Project, body: str) -> Any:
 
 @router.post(f"{UI_PREFIX}/p/{{pid}}/m/{{filename}}")
 @shows_errors
-def edit_memory(request: Request, web: WebViewDep, pid: str, filename: str, name: str = Form(...), description: str = Form(...),
-                body: str = Form(""), csrf: str = Form("")) -> Response:
+def edit_memory(
+    request: Request,
+    web: WebViewDep,
+    pid: str,
+    filename: str,
+    name: str = Form(...),
+    description: str = Form(...),
+    body: str = Form(""),
+    csrf: str = Form(""),
+) -> Response:
     check_form(request, csrf)
     p = web.project(pid)
     current = p.store.get(filename)
@@ -188,8 +250,18 @@ def edit_memory(request: Request, web: WebViewDep, pid: str, filename: str, name
         p.store.save(name=name, description=description, type=current.type, body=body, filename=filename, source="ui")
     except MemorydError as exc:  # show the form again with what was typed and the fix
         draft = {"filename": filename, "name": name, "description": description, "type": current.type, "body": body}
-        return page(request, "memory.html", status=exc.status, title=current.name, p=p, m=draft, html=rendered(p, current.body),
-                    recalls=web.recalls_of(p, filename), error=exc.message, editing=True)
+        return page(
+            request,
+            "memory.html",
+            status=exc.status,
+            title=current.name,
+            p=p,
+            m=draft,
+            html=rendered(p, current.body),
+            recalls=web.recalls_of(p, filename),
+            error=exc.message,
+            editing=True,
+        )
     return back(f"{UI_PREFIX}/p/{pid}/m/{filename}?done=saved")
 
 
@@ -213,7 +285,14 @@ def delete_memory(request: Request, web: WebViewDep, pid: str, filename: str, cs
 @shows_errors
 def dream_runs(request: Request, web: WebViewDep, pid: str) -> HTMLResponse:
     p = web.project(pid)
-    return page(request, "dream.html", title=f"{p.title}: dream runs", p=p, runs=web.runs(p), done=request.query_params.get("done", ""))
+    return page(
+        request,
+        "dream.html",
+        title=f"{p.title}: dream runs",
+        p=p,
+        runs=web.runs(p),
+        done=request.query_params.get("done", ""),
+    )
 
 
 @router.post(f"{UI_PREFIX}/p/{{pid}}/dream/{{run_id}}/undo")
@@ -222,7 +301,13 @@ def dream_undo(request: Request, web: WebViewDep, pid: str, run_id: str, csrf: s
     check_form(request, csrf)
     p = web.project(pid)
     if not web.undo_run(p, run_id):
-        return page(request, "message.html", status=404, title="No such run", message=f"run {run_id} is not a run of this project.")
+        return page(
+            request,
+            "message.html",
+            status=404,
+            title="No such run",
+            message=f"run {run_id} is not a run of this project.",
+        )
     return back(f"{UI_PREFIX}/p/{pid}/dream?done=undid+{run_id}")
 
 
@@ -230,8 +315,14 @@ def dream_undo(request: Request, web: WebViewDep, pid: str, run_id: str, csrf: s
 @shows_errors
 def jobs(request: Request, web: WebViewDep, pid: str) -> HTMLResponse:
     p = web.project(pid)
-    return page(request, "jobs.html", title=f"{p.title}: extraction jobs", p=p, jobs=web.extraction.jobs.recent(p.store.path),
-                counts=web.extraction.status())
+    return page(
+        request,
+        "jobs.html",
+        title=f"{p.title}: extraction jobs",
+        p=p,
+        jobs=web.extraction.jobs.recent(p.store.path),
+        counts=web.extraction.status(),
+    )
 
 
 @router.get(f"{UI_PREFIX}/sessions")
@@ -245,7 +336,9 @@ def sessions(request: Request, web: WebViewDep) -> HTMLResponse:
 def session_notes(request: Request, web: WebViewDep, session_id: str) -> HTMLResponse:
     text = web.session_memory.get(session_id)
     if text is None:
-        return page(request, "message.html", status=404, title="No notes", message=f"session {session_id} has no notes yet.")
+        return page(
+            request, "message.html", status=404, title="No notes", message=f"session {session_id} has no notes yet."
+        )
     return page(request, "session.html", title=f"Session {session_id}", session_id=session_id, text=text)
 
 
@@ -260,20 +353,43 @@ def spend(request: Request, web: WebViewDep) -> HTMLResponse:
 @shows_errors
 def review(request: Request, web: WebViewDep, pid: str) -> HTMLResponse:
     p = web.project(pid)
-    return page(request, "review.html", title=f"{p.title}: review", p=p, items=web.review.items(p.store), wanted=web.review.wanted(p.store),
-                read_only=web.read_only, done=request.query_params.get("done", ""))
+    return page(
+        request,
+        "review.html",
+        title=f"{p.title}: review",
+        p=p,
+        items=web.review.items(p.store),
+        wanted=web.review.wanted(p.store),
+        read_only=web.read_only,
+        done=request.query_params.get("done", ""),
+    )
 
 
 @router.post(f"{UI_PREFIX}/p/{{pid}}/review/{{item_id}}")
 @shows_errors
-def review_decide(request: Request, web: WebViewDep, pid: str, item_id: str, action: str = Form(...), name: str = Form(...),
-                  description: str = Form(...), body: str = Form(""), csrf: str = Form("")) -> Response:
+def review_decide(
+    request: Request,
+    web: WebViewDep,
+    pid: str,
+    item_id: str,
+    action: str = Form(...),
+    name: str = Form(...),
+    description: str = Form(...),
+    body: str = Form(""),
+    csrf: str = Form(""),
+) -> Response:
     """One form per pending memory: its fields as edited, and which button was pressed."""
     check_form(request, csrf)
     p = web.project(pid)
     item = web.review.get(item_id)
     if item["memory_dir"] != str(p.store.path):
-        return page(request, "message.html", status=404, title="Not in this project", message=f"{item_id} is not waiting in this project.")
+        return page(
+            request,
+            "message.html",
+            status=404,
+            title="Not in this project",
+            message=f"{item_id} is not waiting in this project.",
+        )
     if action == "reject":
         web.review.reject(item_id)
         return back(f"{UI_PREFIX}/p/{pid}/review?done=rejected+{item['name']}")
@@ -283,9 +399,21 @@ def review_decide(request: Request, web: WebViewDep, pid: str, item_id: str, act
             approved = web.review.approve(item_id)
             return back(f"{UI_PREFIX}/p/{pid}/review?done=approved+{approved['filename']}")
     except MemorydError as exc:
-        items = [{**i, "name": name, "description": description, "body": body} if i["item_id"] == item_id else i for i in web.review.items(p.store)]
-        return page(request, "review.html", status=exc.status, title=f"{p.title}: review", p=p, items=items,
-                    wanted=web.review.wanted(p.store), read_only=web.read_only, error=exc.message)
+        items = [
+            {**i, "name": name, "description": description, "body": body} if i["item_id"] == item_id else i
+            for i in web.review.items(p.store)
+        ]
+        return page(
+            request,
+            "review.html",
+            status=exc.status,
+            title=f"{p.title}: review",
+            p=p,
+            items=items,
+            wanted=web.review.wanted(p.store),
+            read_only=web.read_only,
+            error=exc.message,
+        )
     return back(f"{UI_PREFIX}/p/{pid}/review?done=saved+{item_id}")
 
 
@@ -294,8 +422,14 @@ def review_decide(request: Request, web: WebViewDep, pid: str, item_id: str, act
 @shows_errors
 def stale(request: Request, web: WebViewDep, pid: str) -> HTMLResponse:
     p = web.project(pid)
-    return page(request, "stale.html", title=f"{p.title}: stale memories", p=p, findings=web.stale.check(p.store),
-                checked=web.stale.checked(p.store))
+    return page(
+        request,
+        "stale.html",
+        title=f"{p.title}: stale memories",
+        p=p,
+        findings=web.stale.check(p.store),
+        checked=web.stale.checked(p.store),
+    )
 
 
 # ---------------------------------------------------------------------------- live activity (#30)
@@ -304,8 +438,14 @@ def stale(request: Request, web: WebViewDep, pid: str) -> HTMLResponse:
 def activity(request: Request, web: WebViewDep, p: str = "") -> HTMLResponse:
     """Recalls, extractions and dream runs, newest first; live.js adds new ones as the stream brings them."""
     project = web.project(p) if p else None
-    return page(request, "activity.html", title="Live activity" + (f": {project.title}" if project else ""), p=project,
-                events=live.recent(web, project), stream=f"{UI_PREFIX}/activity/stream" + (f"?p={project.pid}" if project else ""))
+    return page(
+        request,
+        "activity.html",
+        title="Live activity" + (f": {project.title}" if project else ""),
+        p=project,
+        events=live.recent(web, project),
+        stream=f"{UI_PREFIX}/activity/stream" + (f"?p={project.pid}" if project else ""),
+    )
 
 
 @router.get(f"{UI_PREFIX}/activity/stream")
@@ -313,4 +453,6 @@ async def activity_stream(request: Request, web: WebViewDep, p: str = "") -> Res
     """Server-sent events: each new recall, extraction or dream run as an HTML fragment (rendered here, escaped)."""
     live.check_same_origin(request)
     memory_dir = str(web.project(p).store.path) if p else None
-    return live.stream(web, memory_dir, render=lambda item: templates().get_template("_event.html").render(e=item, prefix=UI_PREFIX))
+    return live.stream(
+        web, memory_dir, render=lambda item: templates().get_template("_event.html").render(e=item, prefix=UI_PREFIX)
+    )

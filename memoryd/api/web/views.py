@@ -106,7 +106,9 @@ class WebView:
         """The projects page: one row per project, not one per memory dir."""
         groups: dict[str, list[ProjectDir]] = {}
         for p in self.projects():
-            groups.setdefault(project_key(p), []).append(ProjectDir(p, len(p.store.all_headers()), self.review.pending_count(p.store)))
+            groups.setdefault(project_key(p), []).append(
+                ProjectDir(p, len(p.store.all_headers()), self.review.pending_count(p.store))
+            )
         rows = []
         for dirs in groups.values():
             rooted = next((d.p for d in dirs if d.p.root), dirs[0].p)
@@ -137,8 +139,10 @@ class WebView:
         for filename, prior in sorted(self.dream.prior_texts(run_id).items()):
             current = store.read_raw(filename)
             lines = difflib.unified_diff(
-                (prior or "").splitlines(keepends=True), (current or "").splitlines(keepends=True),
-                fromfile=f"{filename} (before the run)", tofile=f"{filename} (now)" if current is not None else f"{filename} (deleted)",
+                (prior or "").splitlines(keepends=True),
+                (current or "").splitlines(keepends=True),
+                fromfile=f"{filename} (before the run)",
+                tofile=f"{filename} (now)" if current is not None else f"{filename} (deleted)",
             )
             diffs.append({"filename": filename, "diff": "".join(lines) or "(no difference now)"})
         return diffs
@@ -154,8 +158,14 @@ class WebView:
         """The spend page: tokens per day and purpose over `days`, as rows and a chart, against the daily cap."""
         rows = self.meter.by_day(days)
         today = self.clock.now().astimezone(timezone.utc).date()
-        return {"chart": spend_chart(rows, today=today, days=days, cap=self.meter.daily_cap), "rows": rows, "summary": self.meter.summary(),
-                "mode": self.llm.mode, "model": self.model if self.llm.enabled else None, "days": days}
+        return {
+            "chart": spend_chart(rows, today=today, days=days, cap=self.meter.daily_cap),
+            "rows": rows,
+            "summary": self.meter.summary(),
+            "mode": self.llm.mode,
+            "model": self.model if self.llm.enabled else None,
+            "days": days,
+        }
 
 
 def spend_chart(rows: list[dict[str, Any]], *, today: date, days: int, cap: int) -> Markup:
@@ -169,29 +179,41 @@ def spend_chart(rows: list[dict[str, Any]], *, today: date, days: int, cap: int)
     peak = cap if cap and cap <= most * 1.25 else int(most * 1.25) or 1  # the cap line only when it fits the scale
     plot_h = height - bottom - top
     slot = (width - left) / days
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height + 24 * max(1, len(purposes))}" '
-             f'viewBox="0 0 {width} {height + 24 * max(1, len(purposes))}" '
-             f'aria-label="model tokens per day and purpose" class="chart">']
-    parts.append(f'<text x="4" y="{top + 8}" font-size="11">{peak:,}</text><text x="4" y="{height - bottom}" font-size="11">0</text>')
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height + 24 * max(1, len(purposes))}" '
+        f'viewBox="0 0 {width} {height + 24 * max(1, len(purposes))}" '
+        f'aria-label="model tokens per day and purpose" class="chart">'
+    ]
+    parts.append(
+        f'<text x="4" y="{top + 8}" font-size="11">{peak:,}</text><text x="4" y="{height - bottom}" font-size="11">0</text>'
+    )
     for i, d in enumerate(day_list):
         x = left + i * slot + slot * 0.15
         y = height - bottom
         for r in (r for r in rows if r["day"] == d):
             h = plot_h * r["tokens"] / peak
             y -= h
-            parts.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{slot * 0.7:.1f}" height="{h:.1f}" fill="{color[r["purpose"]]}">'
-                         f'<title>{escape(d)} {escape(r["purpose"])}: {r["tokens"]:,} tokens</title></rect>')
+            parts.append(
+                f'<rect x="{x:.1f}" y="{y:.1f}" width="{slot * 0.7:.1f}" height="{h:.1f}" fill="{color[r["purpose"]]}">'
+                f"<title>{escape(d)} {escape(r['purpose'])}: {r['tokens']:,} tokens</title></rect>"
+            )
         if i % max(1, days // 7) == 0 or i == days - 1:
             parts.append(f'<text x="{x:.1f}" y="{height - 10}" font-size="10">{escape(d[5:])}</text>')
     if cap and cap > peak:
-        parts.append(f'<text x="{left + 4}" y="{top + 8}" font-size="10" fill="#c0392b">daily cap {cap:,} (above this scale)</text>')
+        parts.append(
+            f'<text x="{left + 4}" y="{top + 8}" font-size="10" fill="#c0392b">daily cap {cap:,} (above this scale)</text>'
+        )
     elif cap:
         cy = height - bottom - plot_h * cap / peak
-        parts.append(f'<line x1="{left}" x2="{width}" y1="{cy:.1f}" y2="{cy:.1f}" stroke="#c0392b" stroke-dasharray="4 3"/>'
-                     f'<text x="{left + 4}" y="{cy - 3:.1f}" font-size="10" fill="#c0392b">daily cap {cap:,}</text>')
+        parts.append(
+            f'<line x1="{left}" x2="{width}" y1="{cy:.1f}" y2="{cy:.1f}" stroke="#c0392b" stroke-dasharray="4 3"/>'
+            f'<text x="{left + 4}" y="{cy - 3:.1f}" font-size="10" fill="#c0392b">daily cap {cap:,}</text>'
+        )
     for i, p in enumerate(purposes or ["(no model calls)"]):
         ly = height + 8 + 24 * i
-        parts.append(f'<rect x="{left}" y="{ly}" width="12" height="12" fill="{color.get(p, "#ccc")}"/>'
-                     f'<text x="{left + 18}" y="{ly + 10}" font-size="12">{escape(p)}</text>')
+        parts.append(
+            f'<rect x="{left}" y="{ly}" width="12" height="12" fill="{color.get(p, "#ccc")}"/>'
+            f'<text x="{left + 18}" y="{ly + 10}" font-size="12">{escape(p)}</text>'
+        )
     parts.append("</svg>")
     return Markup("".join(parts))

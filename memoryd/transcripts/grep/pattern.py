@@ -22,8 +22,12 @@ _PLAIN = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456
 _HEX = frozenset("0123456789abcdefABCDEF")
 _HINTS = {
     "n": "a line never holds a newline: search one line at a time",
-    "A": "use ^ (start of line)", "Z": "use $ (end of line)", "z": "use $ (end of line)",
-    "u": "write the character itself", "U": "write the character itself", "N": "write the character itself",
+    "A": "use ^ (start of line)",
+    "Z": "use $ (end of line)",
+    "z": "use $ (end of line)",
+    "u": "write the character itself",
+    "U": "write the character itself",
+    "N": "write the character itself",
     "p": "Unicode classes differ between the engines: use ASCII classes like [A-Za-z]",
 }
 # Lines any sane narrow pattern should not all match; a pattern matching all of them is catch-all.
@@ -46,7 +50,9 @@ class Pattern:
 
 
 def _refuse(text: str, why: str) -> InvalidPattern:
-    return InvalidPattern(f"q {text!r} {why}; see `memoryd grep --help` for the regex dialect, or search literally (regex=false; no --regex).")
+    return InvalidPattern(
+        f"q {text!r} {why}; see `memoryd grep --help` for the regex dialect, or search literally (regex=false; no --regex)."
+    )
 
 
 def _byte(value: int) -> str:
@@ -97,7 +103,9 @@ class _Parser:
                 if not repeatable:
                     raise self.fail("repeats an anchor or a word boundary, which cannot repeat: remove the repeat")
                 if inner_repeat and (quantifier[0] in "*+" or "," in quantifier):
-                    raise self.fail("has a repeat inside a repeat such as (a+)+, which can backtrack for ever: remove one")
+                    raise self.fail(
+                        "has a repeat inside a repeat such as (a+)+, which can backtrack for ever: remove one"
+                    )
                 rg = f"(?:{rg}){quantifier}"
                 repeats = True
             repeats = repeats or inner_repeat
@@ -156,7 +164,7 @@ class _Parser:
         if c == "t":
             return 9
         if c == "x":
-            digits = self.text[self.at:self.at + 2]
+            digits = self.text[self.at : self.at + 2]
             if len(digits) != 2 or not set(digits) <= _HEX:
                 raise self.fail("has \\x without two hex digits: write \\x41")
             self.at += 2
@@ -165,7 +173,12 @@ class _Parser:
             return ord(c)
         if not c:
             raise self.fail("ends with a lone backslash: escape it as \\\\")
-        hint = _HINTS.get(c, "backreferences, \\A/\\Z and Unicode escapes are outside the dialect" if c.isdigit() or c.isalpha() else "escape only ASCII punctuation")
+        hint = _HINTS.get(
+            c,
+            "backreferences, \\A/\\Z and Unicode escapes are outside the dialect"
+            if c.isdigit() or c.isalpha()
+            else "escape only ASCII punctuation",
+        )
         raise self.fail(f"uses \\{c}, which the transcript search dialect lacks: {hint}")
 
     def class_item(self) -> tuple[str, int | None]:
@@ -201,7 +214,9 @@ class _Parser:
                 self.at += 1
                 return "".join(out) + "]"
             if self.text.startswith(("--", "&&", "~~", "||"), self.at):
-                raise self.fail(f"has {self.text[self.at:self.at + 2]!r} in a class (set syntax differs between engines): escape one of them")
+                raise self.fail(
+                    f"has {self.text[self.at : self.at + 2]!r} in a class (set syntax differs between engines): escape one of them"
+                )
             rg, lo = self.class_item()
             if self.peek() == "-" and self.peek(1) not in ("]", ""):
                 self.at += 1
@@ -218,12 +233,16 @@ class _Parser:
             self.at += 1
             q = c
         elif c == "{":
-            m = re.match(r"\{(\d+)(,(\d*))?\}", self.text[self.at:])
+            m = re.match(r"\{(\d+)(,(\d*))?\}", self.text[self.at :])
             if m is None:
-                raise self.fail("has a '{' that is not a repeat like {2,5}: escape it as \\{ (and write {0,m}, not {,m})")
+                raise self.fail(
+                    "has a '{' that is not a repeat like {2,5}: escape it as \\{ (and write {0,m}, not {,m})"
+                )
             lo, hi = int(m.group(1)), int(m.group(3)) if m.group(3) else None
             if max(lo, hi or 0) > limits.GREP_REPEAT_MAX or (hi is not None and hi < lo):
-                raise self.fail(f"has a repeat {m.group()} out of range: counts go low to high, up to {limits.GREP_REPEAT_MAX}")
+                raise self.fail(
+                    f"has a repeat {m.group()} out of range: counts go low to high, up to {limits.GREP_REPEAT_MAX}"
+                )
             self.at += m.end()
             q = m.group()
         else:
@@ -269,7 +288,9 @@ def compile_pattern(pattern: str, *, regex: bool, ignore_case: bool = False) -> 
             raise InvalidPattern(
                 f"q {text!r} matches the empty string, so it matches every line: make it require text, e.g. 'timeout\\w+'."
             )
-        if all(compiled.search(p) for p in _CATCH_ALL_PROBES) or any(compiled.fullmatch(c) for c in (b"a", b"Z", b"0", b" ")):
+        if all(compiled.search(p) for p in _CATCH_ALL_PROBES) or any(
+            compiled.fullmatch(c) for c in (b"a", b"Z", b"0", b" ")
+        ):
             raise InvalidPattern(
                 f"q {text!r} is catch-all (it matches almost any text): name a word that occurs in the lines you want."
             )
@@ -277,5 +298,11 @@ def compile_pattern(pattern: str, *, regex: bool, ignore_case: bool = False) -> 
         literal = None  # too short to narrow the lines down
     if literal is not None and ignore_case:
         literal = literal.lower()
-    return Pattern(text=text, regex=compiled, rg=("(?i-u)" if ignore_case else "(?-u)") + rg, ignore_case=ignore_case,
-                   literal=literal, exact=exact)
+    return Pattern(
+        text=text,
+        regex=compiled,
+        rg=("(?i-u)" if ignore_case else "(?-u)") + rg,
+        ignore_case=ignore_case,
+        literal=literal,
+        exact=exact,
+    )

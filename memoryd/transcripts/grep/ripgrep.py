@@ -23,6 +23,7 @@ from memoryd.transcripts.grep.files import Found, Transcript, read_line
 
 log = logging.getLogger(__name__)
 
+
 class RipgrepRefused(Exception):
     """rg would not run a search (its message says why); the built-in scanner takes it on from
     file `start`, the first one rg did not cover."""
@@ -116,14 +117,34 @@ class Ripgrep:
                 yield None
                 return
 
-    def run(self, pattern: str, paths: list[Path], max_count: int, seconds: float) -> tuple[list[tuple[int, int, int]], bool]:
+    def run(
+        self, pattern: str, paths: list[Path], max_count: int, seconds: float
+    ) -> tuple[list[tuple[int, int, int]], bool]:
         """One rg over `paths`: (path index, line number, line offset) of up to `max_count`
         matching lines per file, and whether time ran out first (the places found so far kept)."""
         if seconds <= 0:
             return [], True
         names = [os.fsencode(p) for p in paths]
-        cmd = [self.binary, "--no-config", "--text", "--encoding=none", "--null", "--line-number", "--byte-offset", "--max-columns", "1",
-               "--with-filename", "--no-heading", "--color=never", "--max-count", str(max_count), "-e", pattern, "--", *map(str, paths)]
+        cmd = [
+            self.binary,
+            "--no-config",
+            "--text",
+            "--encoding=none",
+            "--null",
+            "--line-number",
+            "--byte-offset",
+            "--max-columns",
+            "1",
+            "--with-filename",
+            "--no-heading",
+            "--color=never",
+            "--max-count",
+            str(max_count),
+            "-e",
+            pattern,
+            "--",
+            *map(str, paths),
+        ]
         try:
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         except OSError as exc:
@@ -151,4 +172,4 @@ def _file_errors(err: bytes, names: list[bytes]) -> bool:
     """Whether every rg error is about one file (unreadable, vanished), not the search itself."""
     lines = [line for line in err.splitlines() if line.strip()]
     known = set(names)
-    return bool(lines) and all(line.startswith(b"rg: ") and line[4:line.rfind(b": ")] in known for line in lines)
+    return bool(lines) and all(line.startswith(b"rg: ") and line[4 : line.rfind(b": ")] in known for line in lines)

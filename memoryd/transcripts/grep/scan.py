@@ -15,6 +15,7 @@ from memoryd.base import limits
 from memoryd.transcripts.grep.files import NOFOLLOW, Found, Transcript
 from memoryd.transcripts.grep.pattern import Pattern
 
+
 def _matching_lines(pattern: Pattern, block: bytes) -> Iterator[tuple[int, int]]:
     """(start, stop) of each line of `block` the pattern matches, in order."""
     regex, literal = pattern.regex, pattern.literal
@@ -37,7 +38,9 @@ def _matching_lines(pattern: Pattern, block: bytes) -> Iterator[tuple[int, int]]
         pos = stop + 1
 
 
-def scan_file(pattern: Pattern, path: Path, expired: Callable[[], bool]) -> Generator[tuple[int, bytes] | None, None, None]:
+def scan_file(
+    pattern: Pattern, path: Path, expired: Callable[[], bool]
+) -> Generator[tuple[int, bytes] | None, None, None]:
     """(line number, line) of each matching line; None (then nothing) when time runs out. A line
     longer than GREP_LINE_MAX_BYTES is searched in pieces of that size; an unreadable file has none."""
     try:

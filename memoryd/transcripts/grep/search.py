@@ -103,8 +103,14 @@ def _hit(path: Path, line_no: int, raw: bytes, regex: re.Pattern[bytes]) -> Grep
     )
 
 
-def _on_ripgrep(ripgrep: Ripgrep, rg_pattern: str, files: list[Transcript], max_hits: int, remaining: Callable[[], float],
-                builtin: Callable[[int, int], Generator[Found | None, None, None]]) -> Generator[Found | None, None, None]:
+def _on_ripgrep(
+    ripgrep: Ripgrep,
+    rg_pattern: str,
+    files: list[Transcript],
+    max_hits: int,
+    remaining: Callable[[], float],
+    builtin: Callable[[int, int], Generator[Found | None, None, None]],
+) -> Generator[Found | None, None, None]:
     """rg's lines; if rg refuses the search, the built-in scanner's for the files rg did not cover."""
     found = 0
     try:
@@ -140,7 +146,11 @@ def search_transcripts(
     def builtin(start: int = 0, max_hits: int = limit + 1) -> Generator[Found | None, None, None]:
         return scan.scan(compiled, files, max_hits, lambda: clock() >= stop_at, start=start)
 
-    lines = builtin() if ripgrep is None else _on_ripgrep(ripgrep, compiled.rg, files, limit + 1, lambda: stop_at - clock(), builtin)
+    lines = (
+        builtin()
+        if ripgrep is None
+        else _on_ripgrep(ripgrep, compiled.rg, files, limit + 1, lambda: stop_at - clock(), builtin)
+    )
     last, taken = len(files) - 1, -1  # the last file the results reflect; the file of the latest hit
     try:
         for item in lines:
