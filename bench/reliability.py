@@ -33,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 import httpx  # noqa: E402
 
 from reliability_harness import Harness, Item  # noqa: E402
+from reliability_identity import probe_identity  # noqa: E402
 from tests.support.bombs import RepeatedBytes  # noqa: E402
 from tests.support.servers import DaemonProcess  # noqa: E402
 from tests.support.transcripts import new_session  # noqa: E402
@@ -563,6 +564,7 @@ def main() -> int:
                 lambda: probe_symlinks(h),
                 lambda: probe_secrets(h),
                 lambda: probe_hosts(h),
+                lambda: probe_identity(h),
                 lambda: probe_hostile_lines(h),
                 lambda: probe_bad_inputs(h),
                 lambda: probe_dream_kills(h, args.dream_kills, rng),

@@ -1,7 +1,9 @@
 """`MemorydClient`: the API's client for the CLI, the MCP server and tests.
 
 Built on the standard library's http.client, not httpx: `memoryd` commands that only call the
-daemon start in well under 150 ms, and importing httpx alone takes about 100 ms.
+daemon start in well under 150 ms, and importing httpx alone takes about 100 ms. Each new connection
+first asks the program there to prove it holds the token (base/identity.py); only then is the token
+sent, so a program that took memoryd's port never sees it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from typing import TYPE_CHECKING, Any, Mapping
 from urllib.parse import quote, urlencode, urlsplit
 
 from memoryd.base import limits
-from memoryd.base.errors import ApiError, DaemonNotRunning
+from memoryd.base.errors import ApiError, DaemonNotRunning, NotMemoryd
+from memoryd.base.identity import CHALLENGE_HEADER, PROOF_HEADER, new_challenge, proves
 from memoryd.service.auth import read_token
 from memoryd.service.runtime_file import read_runtime_file
 
@@ -43,6 +46,7 @@ class MemorydClient:
         self.base_url = base_url.rstrip("/")
         parts = urlsplit(self.base_url)
         self._host, self._port = parts.hostname or "127.0.0.1", parts.port or 80
+        self._token = token
         self._headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.timeout = timeout
         self._conn: http.client.HTTPConnection | None = None
@@ -88,8 +92,29 @@ class MemorydClient:
             conn.close()
             raise DaemonNotRunning(self.base_url) from exc
         conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self._token:
+            self._prove(conn)
         self._conn = conn
         return conn, False
+
+    def _prove(self, conn: http.client.HTTPConnection) -> None:
+        """Make the program on this connection prove it holds our token before anything carries it."""
+        peer_host, peer_port = conn.sock.getpeername()[:2]
+        challenge = new_challenge()
+        try:
+            conn.request("GET", "/v1/health", headers={CHALLENGE_HEADER: challenge})
+            response = conn.getresponse()
+            response.read()
+        except (http.client.HTTPException, OSError) as exc:
+            conn.close()
+            raise NotMemoryd(self.base_url, f"it did not answer HTTP: {exc.__class__.__name__}") from exc
+        presented = response.getheader(PROOF_HEADER, "")
+        assert self._token is not None
+        if not proves(self._token, challenge, peer_host, peer_port, presented):
+            conn.close()
+            server = response.getheader("Server", "")
+            seen = f"it answered {response.status} {response.reason}" + (f" as {server!r}" if server else "")
+            raise NotMemoryd(self.base_url, seen)
 
     def _exchange(
         self, method: str, target: str, body: bytes | None, headers: dict[str, str]

@@ -60,7 +60,7 @@ def test_plugin_from_the_repository_folder_connects_claude_code(tmp_path: Path) 
         r = cli(claude, "plugin", "install", PLUGIN_ID)
         assert r.returncode == 0, r.stdout + r.stderr
         details = cli(claude, "plugin", "details", PLUGIN_ID).stdout
-        assert "Hooks (6)" in details and "SessionStart" in details and "UserPromptSubmit" in details, details
+        assert "Hooks (7)" in details and "SessionStart" in details and "UserPromptSubmit" in details, details
         assert "MCP servers (1)  memoryd" in details, details
         [listed] = json.loads(cli(claude, "plugin", "list", "--json").stdout)
         assert (

@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from memoryd.cli import build_parser
+from memoryd.cli.app import build_parser
 from memoryd.config import Settings
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -79,6 +79,7 @@ def test_doctor_fails_on_each_broken_link_then_passes(
             "lexical only (BM25F): off"
         )  # daemon_env turns the embedding model off
         assert daemon.url in checks["claude-code hooks (user)"]["detail"]
+        assert "proves" in checks["claude-code hooks (user)"]["detail"]
 
         # Links of different checks broken at once (each check reads only its own link, so each run of
         # doctor names every one; ~0.5 s a run): the hooks' port changed by hand to one nobody listens
@@ -86,7 +87,7 @@ def test_doctor_fails_on_each_broken_link_then_passes(
         # installed whose manager does not answer (it must be active and be the daemon that answers).
         settings = user_home / ".claude" / "settings.json"
         good = settings.read_text()
-        settings.write_text(good.replace(daemon.url, "http://127.0.0.1:1"))
+        settings.write_text(good.replace(f"MEMORYD_HOME={home}", f"MEMORYD_HOME={tmp_path / 'other-home'}"))
         later = tmp_path / "later-root"
         later.mkdir()
         config.write_text(f'[transcripts]\nroots = ["{roots}", "{later}"]\nripgrep = "{tmp_path / "no-rg"}"\n')
@@ -104,7 +105,7 @@ def test_doctor_fails_on_each_broken_link_then_passes(
             "service",
         }, failing(report)
         hooks = checks["claude-code hooks (user)"]
-        assert "nothing answers" in hooks["detail"] and "memoryd hooks --install" in hooks["fix"]
+        assert "other-home" in hooks["detail"] and "memoryd hooks --install" in hooks["fix"]
         root = checks[f"transcript root {later}"]
         assert "not a root of the running daemon" in root["detail"] and "restart" in root["fix"]
         grep = checks["grep"]
@@ -117,13 +118,14 @@ def test_doctor_fails_on_each_broken_link_then_passes(
         )
 
         # The rest put back; the hooks' token file holds another token, and the service is not running.
-        settings.write_text(good)
+        # (an older install's curl hook: it would send the token to the port unproved)
+        curl = "curl -sS -H @'/h' --data-binary @- " + daemon.url + "/v1/hooks/claude-code"
+        settings.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": curl}]}]}}))
         config.write_text(f'[transcripts]\nroots = ["{roots}"]\n')
-        (home / "curl-auth-header").write_text("Authorization: Bearer not-the-token\n")
         code, report = doctor({**env, "PATH": fake_systemctl(tmp_path, "ActiveState=inactive\\nMainPID=0\\n")}, project)
         hooks, service = by_name(report)["claude-code hooks (user)"], by_name(report)["service"]
         assert code == 1 and failing(report) == {"claude-code hooks (user)", "service"}, failing(report)
-        assert "is not this daemon's" in hooks["detail"]
+        assert "unproved" in hooks["detail"] and "memoryd hooks --install" in hooks["fix"]
         assert "not running" in service["detail"] and "systemctl --user restart memoryd" in service["fix"]
         subprocess.run(
             [sys.executable, "-m", "memoryd", "hooks", "--install"], env=env, check=True, capture_output=True

@@ -17,7 +17,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from memoryd.cli import build_parser
+from memoryd.cli.app import build_parser
 from memoryd.cli.help import subcommands
 from memoryd.cli.output import EXIT_CODES
 from memoryd.cli.schemas import schema_for

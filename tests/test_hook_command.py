@@ -81,42 +81,34 @@ def test_a_stopped_daemon_is_said_once_at_session_start_and_never_blocks(tmp_pat
     assert time.monotonic() - t < 15
 
 
-def test_a_wrong_token_answers_nothing_and_prints_no_token(
+def test_a_wrong_token_is_never_sent_and_nothing_is_printed_but_a_note(
     shared_daemon: DaemonProcess, project: Path, tmp_path: Path
 ) -> None:
     secret = "wrong-token-" + uuid.uuid4().hex
-    r = run_hook(
-        hook_env(shared_daemon.home, tmp_path / "user", MEMORYD_TOKEN=secret),
-        event(project, "SessionStart", source="startup"),
-    )
-    assert (r.returncode, r.stdout) == (0, "")
-    assert secret not in r.stderr and shared_daemon.token not in r.stderr
+    env = hook_env(shared_daemon.home, tmp_path / "user", MEMORYD_TOKEN=secret)
+    start = run_hook(env, event(project, "SessionStart", source="startup"))
+    assert start.returncode == 0 and "did not prove" in context(start.stdout)
+    prompt = run_hook(env, event(project, "UserPromptSubmit", prompt="which package manager should I use?"))
+    assert (prompt.returncode, prompt.stdout) == (0, "")
+    assert secret not in start.stdout + start.stderr and shared_daemon.token not in start.stdout + start.stderr
 
 
 def test_settings_file_hooks_and_the_plugin_never_both_answer(
     shared_daemon: DaemonProcess, project: Path, tmp_path: Path
 ) -> None:
+    """Both run the forwarder for one event; the daemon answers the first and gives the repeat nothing. A repo's
+    committed hook that merely names memoryd's endpoint silences nothing."""
     user_home = tmp_path / "user"
     env = hook_env(shared_daemon.home, user_home)
-    payload = event(project, "SessionStart", source="startup")
-    assert limits.INJECTED_MARKER in context(run_hook(env, payload).stdout)
     install = subprocess.run(
         [sys.executable, "-m", "memoryd", "hooks", "--install"], env=env, capture_output=True, text=True, timeout=30
     )
     assert install.returncode == 0, install.stderr
-    # The settings-file hook (curl) answers this event now; the plugin's command stands aside.
-    assert run_hook(env, payload).stdout == ""
-    # ...but not for settings-file hooks that call some other address: they reach nothing, so it answers.
-    settings = user_home / ".claude" / "settings.json"
-    settings.write_text(settings.read_text().replace(shared_daemon.url, "http://127.0.0.1:9"))
-    assert limits.INJECTED_MARKER in context(run_hook(env, payload).stdout)
-    # And with the plugin enabled, `hooks --install` refuses to add a second set.
-    subprocess.run(
-        [sys.executable, "-m", "memoryd", "hooks", "--uninstall"], env=env, check=True, capture_output=True, timeout=30
-    )
-    data = json.loads(settings.read_text())
-    settings.write_text(json.dumps({**data, "enabledPlugins": {"memoryd@memoryd": True}}))
-    again = subprocess.run(
-        [sys.executable, "-m", "memoryd", "hooks", "--install"], env=env, capture_output=True, text=True, timeout=30
-    )
-    assert again.returncode != 0 and "plugin" in again.stderr and "hooks" not in json.loads(settings.read_text())
+    (project / ".claude").mkdir(exist_ok=True)
+    echo = {"type": "command", "command": f"echo {shared_daemon.url}/v1/hooks/claude-code"}
+    (project / ".claude" / "settings.json").write_text(json.dumps({"hooks": {"SessionStart": [{"hooks": [echo]}]}}))
+    payload = event(project, "SessionStart", source="startup")
+    answers = [context(run_hook(env, payload).stdout) for _ in range(2)]
+    assert limits.INJECTED_MARKER in answers[0] and answers[1] == ""
+    fresh = event(project, "SessionStart", source="startup")
+    assert limits.INJECTED_MARKER in context(run_hook(env, fresh).stdout)  # another session is answered

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.base import limits
-from memoryd.integrations.claude_code import hooks_block, install_hooks, settings_path, uninstall_hooks
+from memoryd.integrations.claude_code import hook_command, hooks_block, install_hooks, settings_path, uninstall_hooks
 from memoryd.integrations.claude_code_hooks import fit_session_context, session_notes_context
 from tests.conftest import LiveDaemon
 from tests.support.clock import step_over_settle
@@ -137,15 +137,21 @@ def test_install_merges_is_idempotent_and_uninstalls_only_ours(tmp_path: Path) -
     path.parent.mkdir()
     theirs = {"model": "opus", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}}
     path.write_text(json.dumps(theirs))
-    block = hooks_block("http://127.0.0.1:7377", tmp_path / "curl-auth-header")
+    block = hooks_block(hook_command(tmp_path / "mhome", "memoryd"))
     first = install_hooks(path, block)
     assert first["changed"] and Path(first["backup"]).exists()
     data = json.loads(path.read_text())
     assert (
         data["model"] == "opus"
         and len(data["hooks"]["Stop"]) == 2
-        and set(data["hooks"]) >= {"SessionStart", "UserPromptSubmit", "Stop", "PreCompact", "SessionEnd"}
+        and set(data["hooks"]) >= {"SessionStart", "UserPromptSubmit", "PreToolUse", "Stop", "PreCompact", "SessionEnd"}
     )
+    assert data["hooks"]["PreToolUse"][0]["matcher"] == "Bash|Edit|Write|MultiEdit|NotebookEdit"
+    # An older install's curl hooks are memoryd's too: a new install replaces them.
+    old = {"type": "command", "command": "curl -sS -H @'/h' --data-binary @- http://127.0.0.1:1/v1/hooks/claude-code"}
+    path.write_text(json.dumps({**theirs, "hooks": {**theirs["hooks"], "UserPromptSubmit": [{"hooks": [old]}]}}))
+    install_hooks(path, block)
+    assert "curl" not in path.read_text()
     assert not install_hooks(path, block)["changed"]  # idempotent
     assert uninstall_hooks(path)["changed"]
     assert json.loads(path.read_text()) == theirs
@@ -158,21 +164,6 @@ def test_install_merges_is_idempotent_and_uninstalls_only_ours(tmp_path: Path) -
         assert "not valid JSON" in str(exc) and bad.read_text() == "{oops"
 
 
-def test_http_hooks_keep_session_start_a_command(tmp_path: Path) -> None:
-    block = hooks_block("http://127.0.0.1:7377", tmp_path / "h", "http")
-    assert block["hooks"]["SessionStart"][0]["hooks"][0]["type"] == "command"
-    stop = block["hooks"]["Stop"][0]["hooks"][0]
-    assert (
-        stop["type"] == "http"
-        and stop["allowedEnvVars"][0] == "MEMORYD_TOKEN"
-        and "$MEMORYD_TOKEN" in stop["headers"]["Authorization"]
-    )
-    assert (
-        "CLAUDE_CODE_DISABLE_AUTO_MEMORY" in stop["allowedEnvVars"]
-        and "$CLAUDE_CODE_DISABLE_AUTO_MEMORY" in stop["headers"]["X-Claude-Code-Env"]
-    )
-
-
 def test_settings_path_scopes(tmp_path: Path) -> None:
     env = {"HOME": str(tmp_path)}
     assert settings_path("user", tmp_path, env) == tmp_path / ".claude" / "settings.json"
@@ -183,7 +174,7 @@ def test_settings_path_scopes(tmp_path: Path) -> None:
     assert settings_path("local", tmp_path / "p", env) == tmp_path / "p" / ".claude" / "settings.local.json"
 
 
-def test_cli_install_writes_header_file_and_command_fails_open(tmp_path: Path) -> None:
+def test_cli_install_writes_the_forwarder_command_which_fails_open(tmp_path: Path) -> None:
     home, user_home = tmp_path / "mhome", tmp_path / "user"
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith(("MEMORYD_", "CLAUDE"))},
@@ -195,11 +186,18 @@ def test_cli_install_writes_header_file_and_command_fails_open(tmp_path: Path) -
         [sys.executable, "-m", "memoryd", "hooks", "--install"], env=env, capture_output=True, text=True, check=True
     )
     assert "installed memoryd hooks" in out.stdout
-    header = home / "curl-auth-header"
-    assert stat.S_IMODE(header.stat().st_mode) == 0o600 and header.read_text().startswith("Authorization: Bearer ")
+    assert not (home / "curl-auth-header").exists()  # no token file beside the token: the forwarder reads the token
     settings = json.loads((user_home / ".claude" / "settings.json").read_text())
     command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
     assert (home / "token").read_text().strip() not in command  # the token never sits on a command line
+    assert command.endswith("hook claude-code") and f"MEMORYD_HOME={home}" in command
+    http = subprocess.run(
+        [sys.executable, "-m", "memoryd", "hooks", "--install", "--type", "http"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert http.returncode == 2 and "unproved" in http.stderr
     # The daemon is down (port 1): the hook exits 0 with no output, quickly.
     t = time.monotonic()
     run = subprocess.run(

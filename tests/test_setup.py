@@ -58,7 +58,7 @@ def test_setup_connects_claude_code_with_hooks_once(
     done = setup(env, project)
     assert {s["step"]: s["action"] for s in done["steps"]}["claude code"] == "done"
     hooks = json.loads(settings.read_text())["hooks"]
-    assert shared_daemon.url in json.dumps(hooks["SessionStart"])
+    assert f"MEMORYD_HOME={shared_daemon.home}" in json.dumps(hooks["SessionStart"]) and "curl" not in json.dumps(hooks)
     checks_failed = {c["name"] for c in done["doctor"]["failed"]}
     assert not checks_failed & {"daemon", "token", "claude-code hooks (user)", "context"}, done["doctor"]
 

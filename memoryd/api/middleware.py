@@ -12,6 +12,7 @@ from memoryd.api.errors import error_body
 from memoryd.api.web.auth import UI_LOGIN_PATH, cookie_value, is_ui_path
 from memoryd.base import limits
 from memoryd.base.errors import Forbidden, MemorydError, RequestTooLarge, Unauthorized
+from memoryd.base.identity import CHALLENGE_HEADER, PROOF_HEADER, is_challenge, proof
 from memoryd.base.metrics import Metrics
 from memoryd.service.auth import token_matches
 
@@ -30,6 +31,8 @@ SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 # Issue 31: a page on another 127.0.0.1 port is same-site, so the web view's cookie rode in an iframe
 # and a framed click passed its CSRF check. Every /ui answer refuses to be framed, old browsers and new.
 NO_FRAMING_HEADERS = ((b"x-frame-options", b"DENY"), (b"content-security-policy", b"frame-ancestors 'none'"))
+CHALLENGE_NAME = CHALLENGE_HEADER.lower().encode()
+PROOF_NAME = PROOF_HEADER.lower().encode()
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -108,10 +111,13 @@ class GuardMiddleware:
         status_holder = {"status": 500}
 
         framed = is_ui_path(scope["path"])
+        answer = self._proof(scope)
 
         async def send_wrapper(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status_holder["status"] = message["status"]
+                if answer is not None:
+                    message = {**message, "headers": [*message.get("headers", []), (PROOF_NAME, answer)]}
                 if framed:  # a page's own policy (the web view's) already carries frame-ancestors 'none'
                     headers = list(message.get("headers", []))
                     have = {name.lower() for name, _ in headers}
@@ -125,6 +131,19 @@ class GuardMiddleware:
             label = getattr(route, "path", None) or ("public" if scope["path"] in PUBLIC_PATHS else "unmatched")
             self.metrics.http_requests.labels(label, str(status_holder["status"])).inc()
             self.metrics.http_latency.labels(label).observe(time.perf_counter() - started)
+
+    def _proof(self, scope: Scope) -> bytes | None:
+        """The answer to a client's identity challenge (base/identity.py), bound to the address it reached."""
+        server = scope.get("server")
+        if not server or server[1] is None:
+            return None
+        for name, value in scope.get("headers", []):
+            if name == CHALLENGE_NAME:
+                challenge = value.decode("latin-1")
+                return (
+                    proof(self.token(), challenge, server[0], server[1]).encode() if is_challenge(challenge) else None
+                )
+        return None
 
     def _foreign_origin(self, scope: Scope) -> str | None:
         """Why a request from a browser page on another origin is refused, or None when it is not."""

@@ -33,6 +33,7 @@ invents errors (private control-flow exceptions inside one module aside).
   x ConfigError                 a config file or setting memoryd cannot use (at start, not over HTTP)
   x ApiError                    client side: the API answered an error (carries its status and code)
   x DaemonNotRunning            client side: nothing answers at the daemon's address
+    x NotMemoryd                client side: what answers there does not prove it is this home's memoryd
   x ServiceManagerFailed        client side: systemctl or launchctl refused (`memoryd install-service`)
 """
 
@@ -274,6 +275,22 @@ class DaemonNotRunning(MemorydError):
     def __init__(self, url: str) -> None:
         super().__init__(
             f"memoryd is not running at {url}; start it with `memoryd serve` (or `memoryd install-service`)."
+        )
+        self.url = url
+
+
+class NotMemoryd(DaemonNotRunning):
+    """Raised by the client when the program at the daemon's address does not prove it holds this home's token."""
+
+    code = "not_memoryd"
+
+    def __init__(self, url: str, seen: str) -> None:
+        MemorydError.__init__(
+            self,
+            f"something other than memoryd answers at {url} ({seen}); it did not prove it holds this home's token, "
+            "so the token was not sent. Stop that program, or give memoryd another port: set [server] port in "
+            "config.toml (`memoryd config`), then start memoryd again. If it is memoryd with another token, "
+            "unset MEMORYD_TOKEN or restart the daemon.",
         )
         self.url = url
 

@@ -4,87 +4,24 @@ Commands talk to the daemon over HTTP (`memoryd.client`); only `serve` builds a 
 Exit codes (the same with --json, where errors are `{"error": {"code", "message"}}` on stdout):
 0 ok; 1 the daemon refused, a check failed, or grep found nothing; 2 bad usage or config;
 3 the daemon is not running. Command modules import only what parsing needs, so `--help`,
-`--version` and the commands that only call the daemon start fast (bench/startup_bench.py).
+`--version` and the commands that only call the daemon start fast (bench/startup_bench.py); the
+hook that runs on every tool call loads no parser at all (cli/hook_forward.py).
 """
 
 from __future__ import annotations
 
-import argparse
-import signal
 import sys
 from typing import Sequence
 
-from memoryd import __version__
-from memoryd.cli import (
-    backfill,
-    config,
-    doctor,
-    dream,
-    grep,
-    hook,
-    hooks,
-    mcp,
-    memories,
-    recall,
-    review,
-    service,
-    setup,
-    stale,
-    team,
-    transfer,
-    ui,
-)
-from memoryd.cli.help import describe
-from memoryd.cli.output import EXIT_USAGE, Parser, run_command
-
-# Each module adds its subcommands; a new command group is one line here.
-COMMAND_MODULES = [
-    setup,
-    service,
-    memories,
-    recall,
-    dream,
-    hooks,
-    hook,
-    doctor,
-    grep,
-    mcp,
-    backfill,
-    team,
-    ui,
-    review,
-    stale,
-    transfer,
-    config,
-]
-
-EPILOG = """exit codes: 0 ok; 1 the daemon refused, a check failed, or grep found nothing;
-2 bad usage or config; 3 the daemon is not running.
---json: one JSON document on stdout, errors as {"error": {"code", "message"}};
---json-schema prints a command's schema."""
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(
-        prog="memoryd",
-        description="Local memory for coding agents.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"memoryd {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in COMMAND_MODULES:
-        module.register(sub)
-    describe(parser)
-    return parser
+HOOK_ARGS = ["hook", "claude-code"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    if hasattr(signal, "SIGPIPE"):  # `memoryd show x | head`: end quietly when the reader goes, like other CLI tools
-        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help(sys.stderr)
-        return EXIT_USAGE
-    return run_command(args)
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args == HOOK_ARGS:
+        from memoryd.cli.hook_forward import main as forward
+
+        return forward()
+    from memoryd.cli.app import run
+
+    return run(args)

@@ -191,7 +191,7 @@ def _follow(f: BinaryIO, path: Path) -> None:
 def cmd_completion(args: argparse.Namespace) -> int:
     import shtab
 
-    from memoryd.cli import build_parser
+    from memoryd.cli.app import build_parser
 
     print(shtab.complete(build_parser(), shell=args.shell))
     return EXIT_OK

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import platform
 import re
+import shlex
 import shutil
 import stat
 import subprocess
@@ -16,7 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from memoryd.base.errors import NotMemoryd
 from memoryd.client import ApiError, DaemonNotRunning, MemorydClient
+from memoryd.integrations.claude_code import HOOK_COMMAND_ARGS
 from memoryd.config import Settings
 from memoryd.integrations.claude_plugin import PLUGIN_ID, hook_url, plugin_enabled, settings_hooks
 from memoryd.service.auth import token_path
@@ -59,6 +62,14 @@ NOT_ANSWERING_FIX = "start the daemon first (see the daemon check)"
 
 def check_daemon(ctx: Context) -> Check:
     """Something answers at the daemon's address, with our token, and it serves this home."""
+    if isinstance(ctx.status_error, NotMemoryd):
+        return Check(
+            "daemon",
+            False,
+            f"another program answers at {ctx.client.base_url} and did not prove it is this home's memoryd "
+            "(the token was not sent to it)",
+            "stop that program, or set another [server] port in config.toml and start memoryd again",
+        )
     if isinstance(ctx.status_error, DaemonNotRunning):
         return Check(
             "daemon",
@@ -208,6 +219,16 @@ def _hook_target(handler: dict[str, Any], env: Mapping[str, str]) -> tuple[str |
     return url, line.split("Bearer ", 1)[1].strip() if "Bearer " in line else None, h.group(1)
 
 
+def _command_home(command: str) -> Path | None:
+    """The MEMORYD_HOME a forwarder hook command sets, or None when it sets none."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    homes = [w.split("=", 1)[1] for w in words if w.startswith("MEMORYD_HOME=")]
+    return Path(homes[0]).expanduser() if homes else None
+
+
 def check_hooks(ctx: Context) -> list[Check]:
     """Each installed hook's URL answers with its token, and it is this daemon that answers."""
     hooks = settings_hooks(Path(ctx.cwd), ctx.env)
@@ -225,11 +246,7 @@ def check_hooks(ctx: Context) -> list[Check]:
                 )
             )
         else:
-            aside = (
-                "; memoryd's settings-file hooks answer while they reach the daemon, the plugin's stand aside"
-                if hooks
-                else ""
-            )
+            aside = "; settings-file hooks run too: the daemon answers each event once" if hooks else ""
             checks.append(
                 Check(
                     "claude-code plugin",
@@ -247,8 +264,34 @@ def check_hooks(ctx: Context) -> list[Check]:
             )
         ]
     seen: set[tuple[str, str | None, str | None]] = set()
+    forwarders: set[tuple[str, str]] = set()
     reinstall = "memoryd hooks --install (rewrites memoryd's hooks for this daemon)"
     for scope, path, handler in hooks:
+        command = str(handler.get("command", ""))
+        if HOOK_COMMAND_ARGS in command:  # the forwarder: it finds the daemon from its home, and proves it first
+            home = _command_home(command)
+            if (scope, command) in forwarders:
+                continue
+            forwarders.add((scope, command))
+            ok = home is None or home == ctx.settings.home
+            detail = (
+                f"hooks in {path} run `memoryd hook claude-code`, which reaches the daemon at {ctx.client.base_url} "
+                "once it proves it holds this home's token"
+                if ok
+                else f"hooks in {path} forward to the memoryd home {home}, not {ctx.settings.home}"
+            )
+            checks.append(Check(f"claude-code hooks ({scope})", ok, detail, "" if ok else reinstall))
+            continue
+        if handler.get("type") == "http" or "curl " in command:
+            checks.append(
+                Check(
+                    f"claude-code hooks ({scope})",
+                    False,
+                    f"hooks in {path} send the token with curl/http to whatever listens on the port, unproved",
+                    reinstall,
+                )
+            )
+            continue
         url, token, token_from = _hook_target(handler, ctx.env)
         if (scope, url, token_from) in seen:
             continue

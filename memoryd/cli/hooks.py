@@ -34,19 +34,20 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         dest="hook_type",
         choices=["command", "http"],
         default="command",
-        help="command (curl, fails open silently; default) or http (SessionStart stays a command)",
+        help="command (the default and the only kind installed: `memoryd hook claude-code`, which proves the daemon "
+        "before it sends the token); http is refused, it would send the token to whatever listens on the port",
     )
     p.set_defaults(func=cmd_hooks)
 
 
 def cmd_hooks(args: argparse.Namespace) -> int:
-    from memoryd.client import daemon_url
     from memoryd.integrations.claude_code import (
+        AUTH_HEADER_FILENAME,
+        hook_command,
         hooks_block,
         install_hooks,
         settings_path,
         uninstall_hooks,
-        write_auth_header,
     )
     from memoryd.integrations.claude_plugin import PLUGIN_ID, plugin_enabled
     from memoryd.service.auth import load_or_create_token
@@ -66,18 +67,22 @@ def cmd_hooks(args: argparse.Namespace) -> int:
             EXIT_USAGE,
             "plugin_installed",
         )
-    token = load_or_create_token(settings.home, settings.token_override)
-    header = write_auth_header(settings.home, token) if args.install else settings.home / "curl-auth-header"
-    block = hooks_block(daemon_url(settings), header, args.hook_type)
+    if args.hook_type == "http":
+        return fail(
+            args,
+            "http hooks are not installed: Claude Code would send the token to whatever program listens on memoryd's "
+            "port, unproved. Use the default command hooks (drop --type http).",
+            EXIT_USAGE,
+            "http_hooks_refused",
+        )
+    load_or_create_token(settings.home, settings.token_override)
+    block = hooks_block(hook_command(settings.home))
     if not args.install:
         emit(args, block, json.dumps(block, indent=2))
         return EXIT_OK
     result = install_hooks(path, block)
-    note = (
-        " (with --type http, export MEMORYD_TOKEN=$(cat ~/.memoryd/token) where you start claude)"
-        if args.hook_type == "http"
-        else ""
-    )
+    (settings.home / AUTH_HEADER_FILENAME).unlink(missing_ok=True)  # older installs' curl hooks read the token there
+    note = ""
     emit(
         args,
         result,

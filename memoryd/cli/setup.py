@@ -207,12 +207,11 @@ def setup_claude_code(settings: "Settings", cwd: str, dry_run: bool, prefer_hook
 
 
 def _hooks_install(settings: "Settings", path: Path) -> SetupStep:
-    from memoryd.client import daemon_url
-    from memoryd.integrations.claude_code import hooks_block, install_hooks, write_auth_header
+    from memoryd.integrations.claude_code import hook_command, hooks_block, install_hooks
     from memoryd.service.auth import load_or_create_token
 
-    header = write_auth_header(settings.home, load_or_create_token(settings.home, settings.token_override))
-    result = install_hooks(path, hooks_block(daemon_url(settings), header))
+    load_or_create_token(settings.home, settings.token_override)
+    result = install_hooks(path, hooks_block(hook_command(settings.home)))
     backup = f" (backup: {result['backup']})" if result["backup"] else ""
     return _step("claude code", "done", f"merged memoryd's hooks into {path}{backup}")
 

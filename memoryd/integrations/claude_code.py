@@ -7,31 +7,25 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 from pathlib import Path
 from typing import Any, Literal
 
-from memoryd.base import limits
 from memoryd.base.errors import InvalidRequest
 from memoryd.base.files import atomic_write
+from memoryd.integrations.hook_protocol import (  # noqa: F401  (the protocol's names, re-exported for the callers here)
+    HOOK_EVENTS,
+    HOOK_PATH,
+    SESSION_ENV_HEADER,
+    SESSION_ENV_VARS,
+    TOOL_MATCHER,
+)
 
-HOOK_PATH = "/v1/hooks/claude-code"
-# The session's own switches for native memory travel in this header (the daemon's env is not the session's).
-SESSION_ENV_HEADER = "X-Claude-Code-Env"
-SESSION_ENV_VARS = ("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "CLAUDE_CODE_SIMPLE")
-AUTH_HEADER_FILENAME = "curl-auth-header"
+AUTH_HEADER_FILENAME = "curl-auth-header"  # written by older installs' curl hooks; removed by `hooks --install`
+HOOK_COMMAND_ARGS = "hook claude-code"
 Scope = Literal["user", "project", "local"]
-HookType = Literal["command", "http"]
-
-# event → (curl --max-time, hook timeout, whether Claude Code reads the answer)
-HOOK_EVENTS: dict[str, tuple[int, int, bool]] = {
-    "SessionStart": (4, 5, True),
-    "UserPromptSubmit": (3, 5, True),
-    "Stop": (2, 5, False),
-    "SubagentStop": (2, 5, False),
-    "PreCompact": (2, 5, False),
-    "SessionEnd": (1, 2, False),
-}
+HookType = Literal["command"]
 
 
 def parse_session_env(header: str | None) -> dict[str, str] | None:
@@ -57,56 +51,49 @@ def settings_path(scope: Scope, cwd: Path, env: dict[str, str] | None = None) ->
     return cwd / ".claude" / name
 
 
-def write_auth_header(home: Path, token: str) -> Path:
-    """`$MEMORYD_HOME/curl-auth-header` (0600): curl reads the token from it, so it never
-    appears on a process command line."""
-    path = home / AUTH_HEADER_FILENAME
-    atomic_write(path, f"Authorization: Bearer {token}\n", mode=limits.TOKEN_FILE_MODE)
-    return path
+def memoryd_command() -> str:
+    """How a hook starts this memoryd: its installed command by absolute path (Claude Code's PATH may not have
+    it), else this Python running the package."""
+    import sys
+
+    found = shutil.which("memoryd")
+    if found:
+        return shlex.quote(found)
+    return f"{shlex.quote(sys.executable)} -m memoryd"
 
 
-def command_hook(url: str, auth_header: Path, event: str) -> dict[str, Any]:
-    max_time, timeout, answer_read = HOOK_EVENTS[event]
-    out = "" if answer_read else "-o /dev/null "
-    session_env = ";".join(f"{name}=${{{name}:-}}" for name in SESSION_ENV_VARS)
-    command = (
-        f"curl -sS --fail --max-time {max_time} -H 'Content-Type: application/json' "
-        f"-H @'{auth_header}' -H \"{SESSION_ENV_HEADER}: {session_env}\" --data-binary @- {out}{url}{HOOK_PATH} || true"
-    )
+def hook_command(home: Path, memoryd: str | None = None) -> str:
+    """The settings-file hooks' command: the same forwarder as the plugin's, which proves the daemon holds this
+    home's token before it sends it (a curl to the port would hand the token to any program listening there)."""
+    return f"MEMORYD_HOME={shlex.quote(str(home))} {memoryd or memoryd_command()} {HOOK_COMMAND_ARGS}"
+
+
+def command_hook(command: str, event: str) -> dict[str, Any]:
+    _, timeout, _ = HOOK_EVENTS[event]
     return {"type": "command", "command": command, "timeout": timeout}
 
 
-def http_hook(url: str, event: str) -> dict[str, Any]:
-    _, timeout, _ = HOOK_EVENTS[event]
-    return {
-        "type": "http",
-        "url": f"{url}{HOOK_PATH}",
-        "timeout": timeout,
-        "headers": {
-            "Authorization": "Bearer $MEMORYD_TOKEN",
-            SESSION_ENV_HEADER: ";".join(f"{n}=${n}" for n in SESSION_ENV_VARS),
-        },
-        "allowedEnvVars": ["MEMORYD_TOKEN", *SESSION_ENV_VARS],
-    }
-
-
-def hooks_block(url: str, auth_header: Path, hook_type: HookType = "command") -> dict[str, Any]:
-    """The `hooks` object for Claude Code settings. SessionStart only takes command hooks."""
+def hooks_block(command: str) -> dict[str, Any]:
+    """The `hooks` object for Claude Code settings: every event memoryd answers, tool calls by `matcher`."""
     hooks: dict[str, Any] = {}
     for event in HOOK_EVENTS:
-        handler = (
-            command_hook(url, auth_header, event)
-            if hook_type == "command" or event == "SessionStart"
-            else http_hook(url, event)
-        )
-        hooks[event] = [{"hooks": [handler]}]
+        group: dict[str, Any] = {"hooks": [command_hook(command, event)]}
+        if event == "PreToolUse":
+            group = {"matcher": TOOL_MATCHER, **group}
+        hooks[event] = [group]
     return {"hooks": hooks}
 
 
-def _is_ours(handler: Any) -> bool:
+def is_memoryd_hook(handler: Any) -> bool:
+    """memoryd's hook: the forwarder command, or an older install's curl or http hook to the endpoint."""
     if not isinstance(handler, dict):
         return False
-    return HOOK_PATH in str(handler.get("command", "")) or HOOK_PATH in str(handler.get("url", ""))
+    command = str(handler.get("command", ""))
+    return (
+        HOOK_PATH in command
+        or HOOK_PATH in str(handler.get("url", ""))
+        or ("memoryd" in command and command.rstrip().endswith(HOOK_COMMAND_ARGS))
+    )
 
 
 def _without_ours(settings: dict[str, Any]) -> dict[str, Any]:
@@ -121,7 +108,7 @@ def _without_ours(settings: dict[str, Any]) -> dict[str, Any]:
         kept_groups = []
         for group in groups:
             if isinstance(group, dict) and isinstance(group.get("hooks"), list):
-                handlers = [h for h in group["hooks"] if not _is_ours(h)]
+                handlers = [h for h in group["hooks"] if not is_memoryd_hook(h)]
                 if handlers:
                     kept_groups.append({**group, "hooks": handlers})
             else:
@@ -193,8 +180,10 @@ def hooks_forward_session_env(cwd: Path, env: dict[str, str] | None = None) -> b
         except InvalidRequest:
             continue
         groups = (data.get("hooks") or {}).get("SessionStart") or []
-        handlers = [h for g in groups if isinstance(g, dict) for h in g.get("hooks", []) if _is_ours(h)]
-        if any(SESSION_ENV_HEADER not in json.dumps(h) for h in handlers):
+        handlers = [h for g in groups if isinstance(g, dict) for h in g.get("hooks", []) if is_memoryd_hook(h)]
+        if any(
+            SESSION_ENV_HEADER not in json.dumps(h) and HOOK_COMMAND_ARGS not in str(h.get("command")) for h in handlers
+        ):
             return False
     return True
 
@@ -209,7 +198,7 @@ def installed_scopes(cwd: Path, env: dict[str, str] | None = None) -> list[str]:
             continue
         hooks = data.get("hooks") or {}
         if any(
-            _is_ours(h)
+            is_memoryd_hook(h)
             for groups in hooks.values()
             if isinstance(groups, list)
             for g in groups

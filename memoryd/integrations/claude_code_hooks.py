@@ -16,6 +16,7 @@ from memoryd.base import limits
 from memoryd.base.errors import MemorydError
 from memoryd.extract.turns import TurnEnds
 from memoryd.integrations.claude_memory import NativeMemory, is_claude_memory_dir, native_memory
+from memoryd.integrations.hook_repeats import RepeatedEvents
 from memoryd.recall import RecallService
 from memoryd.session_memory import SessionMemory
 from memoryd.store import MemoryDir, StoreRegistry
@@ -93,6 +94,7 @@ class HookService:
         self.turns = turns
         self.session_memory = session_memory
         self.stores = stores
+        self.repeats = RepeatedEvents()  # the plugin's and a settings file's hooks forward the same event: one answer
 
     def handle(self, payload: dict[str, Any], session_env: Mapping[str, str] | None = None) -> dict[str, Any]:
         """Answer one Claude Code hook; `{}` when there is nothing to add or anything fails.
@@ -102,6 +104,8 @@ class HookService:
         event = str(payload.get("hook_event_name", ""))
         cwd = str(payload.get("cwd") or "")
         session_id = str(payload.get("session_id") or "")
+        if not self.repeats.first_time(payload):
+            return {}
         try:
             if event == "SessionStart" and cwd:
                 store = self.stores.for_cwd(cwd)

@@ -1,9 +1,8 @@
 """How Claude Code is connected to memoryd: the plugin (`memoryd/claude_code_plugin/memoryd/`, listed by
 `.claude-plugin/marketplace.json` at the repository's root and in the package) or the settings-file hooks of `memoryd hooks --install`.
 
-The plugin's hooks run `memoryd hook claude-code` (`memoryd.cli.hook`); the settings-file hooks call
-the daemon with curl. The two must never both answer one event, so the plugin's command stands
-aside for settings-file hooks that reach the running daemon (`settings_hook_urls`).
+The plugin's hooks and the settings-file hooks both run `memoryd hook claude-code` (`memoryd.cli.hook_forward`);
+when both are installed, the daemon answers each event once (`integrations/hook_repeats.py`).
 """
 
 from __future__ import annotations
@@ -45,7 +44,7 @@ def plugin_enabled(cwd: Path, env: Mapping[str, str] | None = None) -> list[str]
 
 def settings_hooks(cwd: Path, env: Mapping[str, str] | None = None) -> list[tuple[str, Path, dict[str, Any]]]:
     """(scope, settings file, handler) for each memoryd hook in Claude Code's settings files."""
-    from memoryd.integrations.claude_code import HOOK_PATH, settings_path
+    from memoryd.integrations.claude_code import is_memoryd_hook, settings_path
 
     env = os.environ if env is None else env
     found = []
@@ -59,9 +58,7 @@ def settings_hooks(cwd: Path, env: Mapping[str, str] | None = None) -> list[tupl
         for groups in (hooks or {}).values() if isinstance(hooks, dict) else ():
             for group in groups if isinstance(groups, list) else ():
                 for handler in group.get("hooks", []) if isinstance(group, dict) else ():
-                    if isinstance(handler, dict) and HOOK_PATH in str(handler.get("command", "")) + str(
-                        handler.get("url", "")
-                    ):
+                    if is_memoryd_hook(handler):
                         found.append((scope, path, handler))
     return found
 
@@ -74,11 +71,6 @@ def hook_url(handler: dict[str, Any]) -> str | None:
         return str(handler.get("url", "")).removesuffix(HOOK_PATH) or None
     m = re.search(r"(https?://[^\s'\"]+?)" + re.escape(HOOK_PATH), str(handler.get("command", "")))
     return m.group(1) if m else None
-
-
-def settings_hook_urls(cwd: Path, env: Mapping[str, str] | None = None) -> set[str]:
-    """The daemon URLs that memoryd's settings-file hooks for this project call."""
-    return {url for _, _, handler in settings_hooks(cwd, env) if (url := hook_url(handler))}
 
 
 def packaged_marketplace() -> Path:

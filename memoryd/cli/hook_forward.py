@@ -1,0 +1,208 @@
+"""`memoryd hook claude-code`: one Claude Code hook event from stdin to this user's daemon, its answer to stdout.
+
+It runs on every tool call, so it imports only the standard library's C parts (no json, re or
+http.client) and reads no settings. Before it sends the token it makes whatever answers on memoryd's
+port prove it holds this home's token (`memoryd.base.identity`); a program that cannot gets nothing,
+and nothing it says reaches the agent. It always exits 0 and gives up within the event's budget.
+"""
+
+from __future__ import annotations
+
+import _socket
+import os
+import sys
+
+from memoryd.base.identity import CHALLENGE_HEADER, PROOF_HEADER, new_challenge, proves
+from memoryd.integrations.hook_protocol import (
+    DOWN_NOTE,
+    HOOK_EVENTS,
+    HOOK_PATH,
+    RECALL_EVENTS,
+    RECALL_OFF_NOTE,
+    RECALL_SWITCH,
+    SESSION_ENV_HEADER,
+    SESSION_ENV_VARS,
+    STRANGER_NOTE,
+    recall_off,
+)
+
+# A hook event is a few KB (the prompt, paths); anything far larger is not one.
+MAX_EVENT_BYTES = 4 * 1024 * 1024
+MAX_ANSWER_BYTES = 1024 * 1024  # Claude Code caps context at 10,000 chars; an answer far past that is not memoryd's
+RUNTIME_FILENAME = "daemon.json"  # memoryd/service/runtime_file.py writes it
+TOKEN_FILENAME = "token"  # memoryd/service/auth.py writes it
+DEFAULT_HOME = "~/.memoryd"
+EVENT_KEY = b'"hook_event_name"'
+
+
+class NotMemoryd(Exception):
+    """Something answered on the port but did not prove it is this home's memoryd."""
+
+
+def event_name(body: bytes) -> str:
+    """The event's `hook_event_name`, without a JSON parser: in JSON text the quoted key can only be a key
+    (a quote inside a string is always escaped)."""
+    at = body.find(EVENT_KEY)
+    if at < 0:
+        return ""
+    rest = body[at + len(EVENT_KEY) :].lstrip(b" \t\r\n")
+    if not rest.startswith(b":"):
+        return ""
+    rest = rest[1:].lstrip(b" \t\r\n")
+    if not rest.startswith(b'"'):
+        return ""
+    end = rest.find(b'"', 1)
+    return rest[1:end].decode("ascii", "replace") if end > 0 else ""
+
+
+def _field(text: str, key: str) -> str:
+    """A scalar of the flat JSON object that memoryd writes as `daemon.json` (no nesting, no escapes)."""
+    at = text.find(f'"{key}"')
+    if at < 0:
+        return ""
+    value = text[at + len(key) + 2 :].lstrip(" \t\r\n:").lstrip(" \t\r\n")
+    if value.startswith('"'):
+        return value[1 : value.find('"', 1)]
+    end = min((i for i in (value.find(","), value.find("}")) if i >= 0), default=len(value))
+    return value[:end].strip()
+
+
+def daemon_address(home: str) -> tuple[str, int] | None:
+    """Where `daemon.json` says the daemon listens; None when there is none (no daemon started)."""
+    try:
+        with open(os.path.join(home, RUNTIME_FILENAME), encoding="utf-8") as fh:
+            text = fh.read(4096)
+    except OSError:
+        return None
+    host, port = _field(text, "host"), _field(text, "port")
+    return (host or "127.0.0.1", int(port)) if port.isdigit() else None
+
+
+def read_token(home: str, env: dict[str, str] | os._Environ[str]) -> str:
+    if env.get("MEMORYD_TOKEN"):
+        return env["MEMORYD_TOKEN"]
+    try:
+        with open(os.path.join(home, TOKEN_FILENAME), encoding="utf-8") as fh:
+            return fh.read(1024).strip()
+    except OSError:
+        return ""
+
+
+def _response(sock: _socket.socket) -> tuple[int, dict[str, str], bytes]:
+    """One HTTP/1.1 response: status, headers (lower-case names), body (Content-Length or chunked)."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = sock.recv(65536)
+        if not chunk or len(data) > 65536:
+            raise NotMemoryd("no HTTP answer")
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    parts = lines[0].split(" ", 2)
+    if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
+        raise NotMemoryd("no HTTP answer")
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    length = headers.get("content-length", "")
+    if length.isdigit():
+        want = int(length)
+        if want > MAX_ANSWER_BYTES:
+            raise NotMemoryd("answer too large")
+        while len(body) < want:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            body += chunk
+        return int(parts[1]), headers, body[:want]
+    if headers.get("transfer-encoding", "").lower() == "chunked":
+        return int(parts[1]), headers, _chunked(sock, body)
+    return int(parts[1]), headers, body
+
+
+def _chunked(sock: _socket.socket, data: bytes) -> bytes:
+    body = b""
+    while True:
+        while b"\r\n" not in data:
+            data += sock.recv(65536) or b"0\r\n\r\n"
+        size_line, _, data = data.partition(b"\r\n")
+        size = int(size_line.split(b";")[0] or b"0", 16)
+        if size == 0 or len(body) + size > MAX_ANSWER_BYTES:
+            return body
+        while len(data) < size + 2:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return body + data[:size]
+            data += chunk
+        body, data = body + data[:size], data[size + 2 :]
+
+
+def forward(body: bytes, address: tuple[str, int], token: str, session_env: str, timeout: float) -> bytes:
+    """Prove the daemon on one connection, then send it the event with the token; its answer's body."""
+    sock = _socket.socket(_socket.AF_INET6 if ":" in address[0] else _socket.AF_INET, _socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(address)
+        sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
+        peer_host, peer_port = sock.getpeername()[:2]
+        challenge = new_challenge()
+        host = f"{address[0]}:{address[1]}" if ":" not in address[0] else f"[{address[0]}]:{address[1]}"
+        sock.sendall(f"GET /v1/health HTTP/1.1\r\nHost: {host}\r\n{CHALLENGE_HEADER}: {challenge}\r\n\r\n".encode())
+        _, headers, _ = _response(sock)
+        if not token or not proves(token, challenge, peer_host, peer_port, headers.get(PROOF_HEADER.lower(), "")):
+            raise NotMemoryd(f"{peer_host}:{peer_port}")
+        request = (
+            f"POST {HOOK_PATH} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+            f"{SESSION_ENV_HEADER}: {session_env}\r\nConnection: close\r\n\r\n"
+        )
+        sock.sendall(request.encode("latin-1", "replace") + body)
+        status, _, answer = _response(sock)
+        return answer if status == 200 else b""
+    finally:
+        sock.close()
+
+
+def _context(event: str, text: str) -> str:
+    """A hook answer carrying `text` (no JSON encoder loaded: the notes are plain ASCII without quotes)."""
+    return '{"hookSpecificOutput": {"hookEventName": "%s", "additionalContext": "%s"}}' % (
+        event,
+        text.replace("\\", "\\\\").replace('"', '\\"'),
+    )
+
+
+def answer_hook(body: bytes, env: dict[str, str] | os._Environ[str]) -> str | None:
+    """What to print for one event: the daemon's answer, a note at SessionStart when there is none, or nothing."""
+    event = event_name(body)
+    if event not in HOOK_EVENTS:
+        return None
+    max_time, _, answer_read = HOOK_EVENTS[event]
+    at_start = event == "SessionStart"
+    if event in RECALL_EVENTS and recall_off(env.get(RECALL_SWITCH)):
+        return _context(event, RECALL_OFF_NOTE) if at_start else None
+    home = os.path.expanduser(env.get("MEMORYD_HOME") or DEFAULT_HOME)
+    address = daemon_address(home)
+    if address is None:
+        return _context(event, DOWN_NOTE) if at_start else None
+    session_env = ";".join(f"{name}={env.get(name, '')}" for name in SESSION_ENV_VARS)
+    try:
+        answer = forward(body, address, read_token(home, env), session_env, max_time)
+    except NotMemoryd as exc:
+        return _context(event, STRANGER_NOTE.format(address=exc)) if at_start else None
+    except OSError:  # refused, reset, timed out: the daemon is not there
+        return _context(event, DOWN_NOTE) if at_start else None
+    text = answer.decode("utf-8", "replace").strip()
+    return text if answer_read and text not in ("", "{}") else None
+
+
+def main() -> int:
+    """Fail open: a hook must never stall or fail the agent's turn."""
+    try:
+        answer = answer_hook(sys.stdin.buffer.read(MAX_EVENT_BYTES), os.environ)
+    except Exception as exc:
+        print(f"memoryd hook: {exc.__class__.__name__}: {exc}", file=sys.stderr)
+        return 0
+    if answer:
+        sys.stdout.write(answer + "\n")
+    return 0
