@@ -13,15 +13,17 @@ from __future__ import annotations
 import sys
 from typing import Sequence
 
+from memoryd.integrations.hook_protocol import AWAIT_MODEL_ARG
+
 HOOK_ARGS = ["hook", "claude-code"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if args == HOOK_ARGS:
+    if args[:2] == HOOK_ARGS and args[2:] in ([], [AWAIT_MODEL_ARG]):
         from memoryd.cli.hook_forward import main as forward
 
-        return forward()
+        return forward(await_model=args[2:] == [AWAIT_MODEL_ARG])
     from memoryd.cli.app import run
 
     return run(args)

@@ -19,10 +19,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         epilog='the event is Claude Code\'s hook JSON, e.g. {"hook_event_name": "SessionStart", "cwd": "/home/me/shop", "session_id": "s1"}',
     )
     p.add_argument("agent", choices=["claude-code"], help="the agent that sent the event")
+    p.add_argument(
+        "--await-model",
+        action="store_true",
+        help="the prompt's async hook: wait for the model's pick and print it (delivered at the next tool batch)",
+    )
     p.set_defaults(func=cmd_hook)
 
 
 def cmd_hook(args: argparse.Namespace) -> int:
     from memoryd.cli.hook_forward import main
 
-    return main()
+    return main(await_model=args.await_model)

@@ -14,6 +14,8 @@ import sys
 
 from memoryd.base.identity import CHALLENGE_HEADER, PROOF_HEADER, new_challenge, proves
 from memoryd.integrations.hook_protocol import (
+    AWAIT_MODEL_BUDGET,
+    AWAIT_MODEL_QUERY,
     DOWN_NOTE,
     HOOK_EVENTS,
     HOOK_PATH,
@@ -138,7 +140,9 @@ def _chunked(sock: _socket.socket, data: bytes) -> bytes:
         body, data = body + data[:size], data[size + 2 :]
 
 
-def forward(body: bytes, address: tuple[str, int], token: str, session_env: str, timeout: float) -> bytes:
+def forward(
+    body: bytes, address: tuple[str, int], token: str, session_env: str, timeout: float, target: str = HOOK_PATH
+) -> bytes:
     """Prove the daemon on one connection, then send it the event with the token; its answer's body."""
     sock = _socket.socket(_socket.AF_INET6 if ":" in address[0] else _socket.AF_INET, _socket.SOCK_STREAM)
     sock.settimeout(timeout)
@@ -153,7 +157,7 @@ def forward(body: bytes, address: tuple[str, int], token: str, session_env: str,
         if not token or not proves(token, challenge, peer_host, peer_port, headers.get(PROOF_HEADER.lower(), "")):
             raise NotMemoryd(f"{peer_host}:{peer_port}")
         request = (
-            f"POST {HOOK_PATH} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n"
+            f"POST {target} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
             f"{SESSION_ENV_HEADER}: {session_env}\r\nConnection: close\r\n\r\n"
         )
@@ -172,12 +176,16 @@ def _context(event: str, text: str) -> str:
     )
 
 
-def answer_hook(body: bytes, env: dict[str, str] | os._Environ[str]) -> str | None:
-    """What to print for one event: the daemon's answer, a note at SessionStart when there is none, or nothing."""
+def answer_hook(body: bytes, env: dict[str, str] | os._Environ[str], await_model: bool = False) -> str | None:
+    """What to print for one event: the daemon's answer, a note at SessionStart when there is none, or nothing.
+    `await_model`: the prompt's async hook, which waits for the model's pick (it never reaches a note)."""
     event = event_name(body)
-    if event not in HOOK_EVENTS:
+    if event not in HOOK_EVENTS or (await_model and event != "UserPromptSubmit"):
         return None
     max_time, _, answer_read = HOOK_EVENTS[event]
+    target = HOOK_PATH
+    if await_model:
+        max_time, target = AWAIT_MODEL_BUDGET[0], f"{HOOK_PATH}?{AWAIT_MODEL_QUERY}"
     at_start = event == "SessionStart"
     if event in RECALL_EVENTS and recall_off(env.get(RECALL_SWITCH)):
         return _context(event, RECALL_OFF_NOTE) if at_start else None
@@ -187,7 +195,7 @@ def answer_hook(body: bytes, env: dict[str, str] | os._Environ[str]) -> str | No
         return _context(event, DOWN_NOTE) if at_start else None
     session_env = ";".join(f"{name}={env.get(name, '')}" for name in SESSION_ENV_VARS)
     try:
-        answer = forward(body, address, read_token(home, env), session_env, max_time)
+        answer = forward(body, address, read_token(home, env), session_env, max_time, target)
     except NotMemoryd as exc:
         return _context(event, STRANGER_NOTE.format(address=exc)) if at_start else None
     except OSError:  # refused, reset, timed out: the daemon is not there
@@ -196,10 +204,10 @@ def answer_hook(body: bytes, env: dict[str, str] | os._Environ[str]) -> str | No
     return text if answer_read and text not in ("", "{}") else None
 
 
-def main() -> int:
+def main(await_model: bool = False) -> int:
     """Fail open: a hook must never stall or fail the agent's turn."""
     try:
-        answer = answer_hook(sys.stdin.buffer.read(MAX_EVENT_BYTES), os.environ)
+        answer = answer_hook(sys.stdin.buffer.read(MAX_EVENT_BYTES), os.environ, await_model)
     except Exception as exc:
         print(f"memoryd hook: {exc.__class__.__name__}: {exc}", file=sys.stderr)
         return 0

@@ -15,6 +15,8 @@ from typing import Any, Literal
 from memoryd.base.errors import InvalidRequest
 from memoryd.base.files import atomic_write
 from memoryd.integrations.hook_protocol import (  # noqa: F401  (the protocol's names, re-exported for the callers here)
+    AWAIT_MODEL_ARG,
+    AWAIT_MODEL_BUDGET,
     HOOK_EVENTS,
     HOOK_PATH,
     SESSION_ENV_HEADER,
@@ -78,6 +80,11 @@ def hooks_block(command: str) -> dict[str, Any]:
     hooks: dict[str, Any] = {}
     for event in HOOK_EVENTS:
         group: dict[str, Any] = {"hooks": [command_hook(command, event)]}
+        if event == "UserPromptSubmit":  # the model's pick for the prompt, handed over at the next tool batch
+            timeout = AWAIT_MODEL_BUDGET[1]
+            group["hooks"].append(
+                {"type": "command", "command": f"{command} {AWAIT_MODEL_ARG}", "timeout": timeout, "async": True}
+            )
         if event == "PreToolUse":
             group = {"matcher": TOOL_MATCHER, **group}
         hooks[event] = [group]
@@ -92,7 +99,9 @@ def is_memoryd_hook(handler: Any) -> bool:
     return (
         HOOK_PATH in command
         or HOOK_PATH in str(handler.get("url", ""))
-        or ("memoryd" in command and command.rstrip().endswith(HOOK_COMMAND_ARGS))
+        or (
+            "memoryd" in command and command.rstrip().removesuffix(AWAIT_MODEL_ARG).rstrip().endswith(HOOK_COMMAND_ARGS)
+        )
     )
 
 

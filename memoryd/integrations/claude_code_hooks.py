@@ -96,7 +96,9 @@ class HookService:
         self.stores = stores
         self.repeats = RepeatedEvents()  # the plugin's and a settings file's hooks forward the same event: one answer
 
-    def handle(self, payload: dict[str, Any], session_env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    def handle(
+        self, payload: dict[str, Any], session_env: Mapping[str, str] | None = None, *, await_model: bool = False
+    ) -> dict[str, Any]:
         """Answer one Claude Code hook; `{}` when there is nothing to add or anything fails.
 
         When Claude Code's native memory is on and reads the same dir, it already loads MEMORY.md:
@@ -104,9 +106,11 @@ class HookService:
         event = str(payload.get("hook_event_name", ""))
         cwd = str(payload.get("cwd") or "")
         session_id = str(payload.get("session_id") or "")
-        if not self.repeats.first_time(payload):
+        if not self.repeats.first_time({**payload, "await_model": True} if await_model else payload):
             return {}
         try:
+            if await_model:  # the async hook of a prompt: the model's pick, once it answered
+                return self._model_followup(event, cwd, session_id, str(payload.get("prompt") or ""))
             if event == "SessionStart" and cwd:
                 store = self.stores.for_cwd(cwd)
                 notes = self._session_notes(session_id) if payload.get("source") == "compact" else None
@@ -131,8 +135,12 @@ class HookService:
                     max_chars=limits.CLAUDE_CODE_CONTEXT_MAX_CHARS,
                     source="hook",
                     context=context,
+                    defer_model=True,
                 )
                 return _context(event, result.injection) if result.injection else {}
+            if event == "PreToolUse" and cwd and session_id:
+                pick = self._ready_model_pick(cwd, session_id)
+                return _context(event, pick) if pick else {}
             if event in ("Stop", "SubagentStop") and cwd and session_id and payload.get("transcript_path"):
                 self.turns.turn_end(
                     session_id, str(payload["transcript_path"]), cwd, payload.get("last_assistant_message")
@@ -152,6 +160,26 @@ class HookService:
         except Exception:
             log.exception("%s hook failed; answered {} so the agent goes on", event or "unknown")
         return {}
+
+    def _model_followup(self, event: str, cwd: str, session_id: str, prompt: str) -> dict[str, Any]:
+        if event != "UserPromptSubmit" or not cwd or not session_id or not self.recall.llm.enabled:
+            return {}
+        result = self.recall.model_followup(
+            cwd,
+            session_id,
+            prompt=prompt,
+            wait=limits.RECALL_MODEL_FOLLOWUP_WAIT_SECONDS,
+            max_chars=limits.CLAUDE_CODE_CONTEXT_MAX_CHARS,
+        )
+        return _context(event, result.injection) if result.injection else {}
+
+    def _ready_model_pick(self, cwd: str, session_id: str) -> str:
+        """The model's pick for the turn's prompt if it has answered by this tool call (never waited for): the
+        channel that always reaches the turn, beside the prompt's async hook."""
+        if not self.recall.llm.enabled:
+            return ""
+        result = self.recall.model_followup(cwd, session_id, wait=0.0, max_chars=limits.CLAUDE_CODE_CONTEXT_MAX_CHARS)
+        return result.injection
 
     def _session_notes(self, session_id: str) -> str | None:
         """The session's notes; None when there are none or the id is not one memoryd accepts."""

@@ -22,6 +22,12 @@ HOOK_EVENTS: dict[str, tuple[float, int, bool]] = {
     "PreCompact": (2, 5, False),
     "SessionEnd": (1, 2, False),
 }
+# The async UserPromptSubmit hook (`"async": true`): it waits for the model's pick for the prompt and hands it
+# over at the turn's next tool batch. (its deadline in seconds, its timeout in Claude Code)
+AWAIT_MODEL_ARG = "--await-model"
+AWAIT_MODEL_QUERY = "await=model"
+AWAIT_MODEL_BUDGET = (25.0, 30)
+
 # Events whose answer carries recalled memories (nothing of it when MEMORYD_RECALL=off).
 RECALL_EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "PreToolUse"})
 

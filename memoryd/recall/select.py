@@ -51,13 +51,23 @@ def parse_selection(text: str, known: set[str], limit: int) -> list[str]:
 
 
 def select_with_llm(
-    llm: LLMClient, query: str, candidates: list[MemoryHeader], *, limit: int, timeout: float
+    llm: LLMClient,
+    query: str,
+    candidates: list[MemoryHeader],
+    *,
+    limit: int,
+    timeout: float,
+    recent: list[str] | None = None,
 ) -> list[str]:
-    """One side-query; raises LLMUnavailable/TokenBudgetExceeded on any failure."""
+    """One side-query; raises LLMUnavailable/TokenBudgetExceeded on any failure. `recent`: the session's
+    latest files and commands, so the model knows what the prompt is about to touch."""
+    working = "\n".join(f"- {item}" for item in (recent or [])[: limits.RECALL_SIDE_QUERY_RECENT_ITEMS])
     answer = llm.complete(
         purpose=PURPOSE,
         system=SELECT_MEMORIES_PROMPT,
-        user=f"Query: {query}\n\nAvailable memories:\n{manifest(candidates)}",
+        user=f"Query: {query}\n\n"
+        + (f"Recently touched in this session:\n{working}\n\n" if working else "")
+        + f"Available memories:\n{manifest(candidates)}",
         max_tokens=limits.RECALL_SIDE_QUERY_MAX_TOKENS,
         timeout=timeout,
         schema=RecallSelection,

@@ -27,6 +27,7 @@ from memoryd.recall.explain import Why, matched_words
 from memoryd.recall.indexes import StoreIndex, StoreIndexes
 from memoryd.recall.inject import age_days, header_for, injection_text, truncate_content
 from memoryd.recall.log import RecallLog
+from memoryd.recall.prefetch import ModelPrefetch
 from memoryd.recall.select import select_with_llm
 from memoryd.recall.sessions import SessionLedger
 from memoryd.store import MemoryDir, StoreRegistry
@@ -100,6 +101,7 @@ class RecallService:
         # A line put before a recalled memory that names what the project no longer has (the stale checker).
         self.stale_caveat = stale_caveat
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall-llm")
+        self.prefetch = ModelPrefetch(self._pool)  # the hooks' side-queries, handed over later in the turn
         self._late: dict[
             tuple[str, str], list[str]
         ] = {}  # (session, memdir) → the model's picks that came after the deadline
@@ -150,14 +152,20 @@ class RecallService:
         max_chars: int | None = None,
         source: str = "rest",
         context: SessionContext | None = None,
+        defer_model: bool = False,
     ) -> RecallResult:
         """`max_chars` (e.g. Claude Code's 10,000-char context cap): memories that would push the
         injection past it are left out and NOT counted as surfaced, so a later prompt can get them.
         `source` (hook | rest | mcp) names the door in the recall log; `context`: what the session is
-        working on (its recent files and commands), from the transcript pipeline."""
+        working on (its recent files and commands), from the transcript pipeline. `defer_model`: answer
+        with the local choice at once and leave the model's to `model_followup` (a hook never waits)."""
         started = time.perf_counter()
         with self.indexes.serving(), self._computing:  # background embedding waits for it
-            result = self._recall(cwd, query, session_id, store, max_chars, context)
+            result = self._recall(cwd, query, session_id, store, max_chars, context, defer_model)
+        if defer_model and self.llm.enabled:  # the prompt's async hook waits for this decision: say there is none
+            memdir = str((store or self.stores.for_cwd(cwd)).path)
+            if not self.prefetch.decided(session_id, memdir, query):
+                self.prefetch.start(session_id, memdir, query, None)
         result.took_ms = round((time.perf_counter() - started) * 1000, 2)
         self.metrics.recalls.labels(result.method).inc()
         self.metrics.recall_latency.labels(result.method).observe(time.perf_counter() - started)
@@ -195,6 +203,7 @@ class RecallService:
         store: MemoryDir | None,
         max_chars: int | None,
         context: SessionContext | None = None,
+        defer_model: bool = False,
     ) -> RecallResult:
         check_session_id(session_id)
         self.ledger.expire()
@@ -252,6 +261,10 @@ class RecallService:
             late = [fn for fn in self._take_late(session_id, memdir) if fn in headers]
             if why_not := self._model_not_needed(injected, whys):
                 reason = why_not
+            elif defer_model:  # the seeds' prefetch: the local choice now, the model's later in this turn
+                candidates = [headers[fn] for fn, _ in ranked if fn in headers][:pool]
+                self._start_prefetch(session_id, memdir, query, candidates, limit, recent)
+                reason = "local choice served at once; the model's follows in this turn"
             else:  # the model chooses among the local ranker's candidates only (it adds precision, never noise), and may choose none
                 candidates = [headers[fn] for fn, _ in ranked if fn in headers][:pool]
                 self._computing.release()  # a model call waits on the network: other recalls compute meanwhile
@@ -267,6 +280,54 @@ class RecallService:
         if not chosen and not reason:
             reason = self._silence(whys)
         return self._surface(store, session_id, chosen, scores, method, reason, used, max_chars, whys)
+
+    def _start_prefetch(
+        self, session_id: str, memdir: str, query: str, candidates: list[Any], limit: int, recent: list[str]
+    ) -> None:
+        """Start the side-query for this prompt in the background (its pick: `model_followup`)."""
+        timeout = max(self.settings.deadline_seconds, LATE_ANSWER_SECONDS)
+        self.prefetch.start(
+            session_id,
+            memdir,
+            query,
+            lambda: select_with_llm(self.llm, query, candidates, limit=limit, timeout=timeout, recent=recent),
+        )
+
+    def model_followup(
+        self,
+        cwd: str,
+        session_id: str,
+        *,
+        prompt: str = "",
+        wait: float,
+        max_chars: int | None = None,
+        source: str = "hook",
+    ) -> RecallResult:
+        """The model's pick for the session's last prompt, once it answered (waiting at most `wait` s), less what
+        the session already holds: the second half of a hook's recall, delivered in the same turn."""
+        check_session_id(session_id)
+        store = self.stores.for_cwd(cwd)
+        taken = self.prefetch.take(session_id, str(store.path), prompt, wait)
+        if taken is None:
+            return RecallResult(reason="no model choice is waiting for this session")
+        prompt, picks = taken
+        started = time.perf_counter()
+        with self._computing:
+            held = {
+                key: self.ledger.surfaced(session_id, str(source_dir.path)) for key, source_dir in self._sources(store)
+            }
+            fresh = [
+                k
+                for k in picks
+                if k.removeprefix(TEAM_KEY) not in held.get(TEAM_KEY if k.startswith(TEAM_KEY) else "", set())
+            ]
+            used = self.ledger.bytes_used(session_id)
+            reason = "the model's choice for this turn's prompt" if fresh else "the model chose nothing new"
+            result = self._surface(store, session_id, fresh, {}, "llm", reason, used, max_chars)
+        result.took_ms = round((time.perf_counter() - started) * 1000, 2)
+        if self.recall_log is not None and result.memories:
+            self._record(store, prompt, session_id, source, result)
+        return result
 
     def _sources(self, store: MemoryDir) -> list[tuple[str, MemoryDir]]:
         """The stores recall searches: the project's, and its team folder, when they hold memories."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Header
+from fastapi import APIRouter, Header, Query
 
 from memoryd.api.deps import HooksDep
 from memoryd.api.models import ClaudeCodeHookInput, HookOut
@@ -23,9 +23,17 @@ def claude_code_hook(
             description="The session's native-memory switches: CLAUDE_CODE_DISABLE_AUTO_MEMORY=…;CLAUDE_CODE_SIMPLE=…"
         ),
     ] = None,
+    await_: Annotated[
+        str | None,
+        Query(
+            alias="await",
+            description="`model`: the async hook of a prompt — answer with the model's pick once it has answered",
+        ),
+    ] = None,
 ) -> HookOut:
     """SessionStart → memory prompt + index (led by the session notes after a compaction);
     UserPromptSubmit → recalled memories; Stop/SubagentStop → extraction queued; PreCompact →
     session notes; anything else → {}."""
     session_env = parse_session_env(x_claude_code_env)
-    return HookOut.model_validate(hooks.handle(payload.model_dump(exclude_none=True), session_env))
+    answer = hooks.handle(payload.model_dump(exclude_none=True), session_env, await_model=await_ == "model")
+    return HookOut.model_validate(answer)
