@@ -19,16 +19,22 @@ from memoryd.stale.refs import FLAG, MODULE, PACKAGE, PATH, SCRIPT, SYMBOL, Ref,
 from memoryd.store import MemoryDir
 
 log = logging.getLogger(__name__)
-CAVEAT = "Possibly stale: this memory names {what} that the project no longer has. Check the current code before relying on it."
+CAVEAT = (
+    "Possibly stale: this memory names {what}, which the project does not have now (not in git, not on disk). "
+    "Check the current code before relying on it."
+)
 
 
 def reason(ref: Ref) -> str:
     """Why a ref counts as gone, naming what was checked."""
     if ref.kind == PATH:
-        return f"names `{ref.name}`, which is not a tracked file or directory (git ls-files)"
+        return f"names `{ref.name}`, which git ls-files (tracked, untracked, ignored) and the disk do not have"
     if ref.kind == SCRIPT:
         where = {"make": "no Makefile target", "just": "no justfile recipe"}.get(ref.runner, "no package.json script")
-        return f"runs `{ref.runner} {'run ' if ref.runner in ('npm', 'pnpm', 'yarn', 'bun') else ''}{ref.name}`, but {where} is called {ref.name}"
+        if ref.implicit:
+            where = "no package.json script, program in node_modules/.bin or dependency"
+        run = "run " if ref.runner in ("npm", "pnpm", "yarn", "bun") and not ref.implicit else ""
+        return f"runs `{ref.runner} {run}{ref.name}`, but {where} is called {ref.name}"
     if ref.kind == PACKAGE:
         return f"names package `{ref.name}`, which no manifest lists (package.json, pyproject.toml, requirements, Cargo.toml, go.mod)"
     if ref.kind == MODULE:
@@ -90,7 +96,8 @@ class StaleChecker:
         with self._lock:
             hit = self._results.get(cache_key)
         if hit is not None and hit[0] == stamp:
-            return hit[1]
+            # A file created since (untracked: the repo key does not change) makes the memory true again.
+            return tuple(r for r in hit[1] if not (r.kind == PATH and facts.on_disk(r.name)))
         memory = store.get(filename)
         refs = find_refs(
             f"{memory.name}\n\n{memory.description}\n\n{memory.body}", cli_names=frozenset(facts.cli_names)
