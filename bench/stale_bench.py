@@ -13,7 +13,7 @@
 Prints each set's figures, every false flag and every miss; writes bench/results/stale_bench.json.
 Exits 1 when a target is missed.
 
-    .venv/bin/python bench/stale_bench.py [--mirrors /work/.mirror]
+    .venv/bin/python bench/stale_bench.py [--mirrors /work/.mirror [--held-out]]
 """
 
 from __future__ import annotations
@@ -46,12 +46,12 @@ from tests.support.stale_fixture import (  # noqa: E402
 RESULTS = ROOT / "bench" / "results" / "stale_bench.json"
 CODING = ROOT / "bench" / "coding" / "data"
 PRECISION_TARGET, RECALL_TARGET = 0.9, 0.8
-# Where the rule file itself named what its tree did not have at that commit (checked with git ls-tree and
-# git log --all): these memories are stale from the start, and flagging them is a true detection.
-RULE_FILE_ERRORS = {
-    "pipecat-ai/pipecat": {"project_rtvi.md"},  # rtvi.py: the tree has the package rtvi/ (processor.py, observer.py)
-    "usememos/memos": {"reference_frontend-layout.md"},  # lib/connect.ts: the file is web/src/connect.ts
-    "strands-agents/sdk-python": {"reference_multiagent.md"},  # multiagent/nodes/: never in the tree
+# Where the rule file named a path the tree had had and no longer had at that commit (git log of the
+# commit's own history): stale from the start, so flagging it is a true detection. (Three rule files also
+# name paths no commit had: memos' lib/connect.ts, strands' multiagent/nodes/, spec-kit's output paths;
+# those the project cannot be said to "no longer have", and they count as fresh.)
+RULE_FILE_STALE = {
+    "pipecat-ai/pipecat": {"project_rtvi.md"},  # rtvi.py became the package rtvi/ in 158424aa2, before the rules
 }
 
 
@@ -95,25 +95,36 @@ def run_set(client: httpx.Client, repo: Path, memories: list[dict[str, Any]]) ->
 
 
 def checkout(mirror: Path, commit: str, dest: Path) -> Path:
-    """The repository at `commit`, as a clone sharing the mirror's objects."""
+    """The repository at `commit` with only that commit's history (as its authors had it then), a clone
+    sharing the mirror's objects: no remote branches or tags from later."""
     for args in (
-        ["clone", "-q", "--shared", "--no-checkout", str(mirror), str(dest)],
-        ["-C", str(dest), "checkout", "-q", commit],
+        ["clone", "-q", "--shared", "--no-checkout", "--no-tags", str(mirror), str(dest)],
+        ["-C", str(dest), "checkout", "-q", "-B", "rules", commit],
+        ["-C", str(dest), "remote", "remove", "origin"],
     ):
         subprocess.run(["git", *args], check=True, capture_output=True, timeout=600)
+    heads = subprocess.run(
+        ["git", "-C", str(dest), "for-each-ref", "--format=%(refname)", "refs/heads"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    for ref in heads:
+        if ref != "refs/heads/rules":
+            subprocess.run(["git", "-C", str(dest), "update-ref", "-d", ref], check=True, capture_output=True)
     return dest
 
 
-def coding_sets(mirrors: Path) -> list[tuple[str, str, list[dict[str, Any]]]]:
-    """(repo, commit, memories labelled fresh) for each dev repository of the coding set whose mirror is here."""
+def coding_sets(mirrors: Path, split: str) -> list[tuple[str, str, list[dict[str, Any]]]]:
+    """(repo, commit, memories labelled fresh) for each repository of the split whose mirror is here."""
     sets = []
     for path in sorted(CODING.glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
         mirror = mirrors / data["repo"].replace("/", "+") / "repo"
-        if data["split"] != "dev" or not mirror.is_dir():
+        if data["split"] != split or not mirror.is_dir():
             continue
-        wrong = RULE_FILE_ERRORS.get(data["repo"], set())
-        memories = [{**m, "stale": m["filename"] in wrong} for m in data["memories"]]
+        stale = RULE_FILE_STALE.get(data["repo"], set())
+        memories = [{**m, "stale": m["filename"] in stale} for m in data["memories"]]
         sets.append((data["repo"], data["rule_files"][0]["commit"], memories))
     return sets
 
@@ -135,6 +146,9 @@ def main() -> int:
     parser.add_argument(
         "--mirrors", type=Path, help="git mirrors of the coding set's repositories (<owner>+<name>/repo)"
     )
+    parser.add_argument(
+        "--held-out", action="store_true", help="the coding set's test repositories too (scored, never tuned on)"
+    )
     args = parser.parse_args()
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -153,7 +167,10 @@ def main() -> int:
             results["dev set"] = run_set(client, make_repo(Path(tmp) / "shop"), labelled_memories())
             (Path(tmp) / "acme").mkdir()
             results["TypeScript shop"] = run_set(client, make_ts_shop(Path(tmp) / "acme"), ts_shop_memories())
-            for repo, commit, memories in coding_sets(args.mirrors) if args.mirrors else []:
+            splits = ["dev", "test"] if args.held_out else ["dev"]
+            for repo, commit, memories in (
+                [s for split in splits for s in coding_sets(args.mirrors, split)] if args.mirrors else []
+            ):
                 dest = checkout(
                     args.mirrors / repo.replace("/", "+") / "repo", commit, Path(tmp) / repo.replace("/", "+")
                 )

@@ -12,6 +12,7 @@ from typing import Any, Iterator
 
 import pytest
 
+from memoryd.base import limits
 from memoryd.service.daemon import Daemon
 from memoryd.stale.project import ProjectFacts
 from memoryd.stale.refs import FLAG, PACKAGE, PATH, SCRIPT, SYMBOL, Ref, find_refs
@@ -196,7 +197,9 @@ def test_recall_caveat_for_untracked_and_ignored_paths(slive: LiveDaemon, shop: 
 
 def facts_missing(root: Path, text: str) -> list[str]:
     facts = ProjectFacts.load(root)
-    return [r.describe() for r in facts.missing(find_refs(text, cli_names=frozenset(facts.cli_names)))]
+    gone, whole = facts.missing(find_refs(text, cli_names=frozenset(facts.cli_names)), history_timeout=30)
+    assert whole
+    return [r.describe() for r in gone]
 
 
 def test_paths_tracked_untracked_ignored_and_gone(tmp_path: Path) -> None:
@@ -216,6 +219,9 @@ def test_paths_tracked_untracked_ignored_and_gone(tmp_path: Path) -> None:
     assert facts_missing(root, "See `src/main.ts`, `notes.md`, `draft.ts` and `src/draft.ts`.") == []
     assert facts_missing(root, "Secrets are in `.env.local`; builds go to `dist/`; logs in `server.log`.") == []
     assert facts_missing(root, "The parser is `src/old.ts`.") == ["path `src/old.ts`"]
+    assert facts_missing(root, "The parser was in `old.ts`, under `src/`.") == ["path `old.ts`"]
+    # Never in the tree: another project's files, a tool's output, a wrong guess; nothing says they are gone.
+    assert facts_missing(root, "It writes `src/prompts/` and `src/copilot-instructions.md` in your project.") == []
 
 
 def test_programs_run_through_a_package_manager(tmp_path: Path) -> None:
@@ -260,3 +266,21 @@ def test_programs_run_through_a_package_manager(tmp_path: Path) -> None:
 )
 def test_find_refs_skips_what_claims_nothing(text: str, expected: list[Ref]) -> None:
     assert find_refs(text) == expected
+
+
+def test_a_slow_history_never_holds_recall_and_the_caveat_follows(
+    slive: LiveDaemon, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recall gives git history no time at all here: the memory comes without a caveat (nothing is claimed
+    that was not checked), the check finishes off recall's path, and a later recall carries the caveat."""
+    monkeypatch.setattr(limits, "STALE_HISTORY_RECALL_TIMEOUT_SECONDS", 0.0)
+    stale = save_memory(slive, repo, "Cart store", "Where the cart lives", "The cart is `frontend/src/store/cart.ts`.")
+    first = recall_api(slive, repo, "where does the cart live?", session="a")
+    assert stale in {m["filename"] for m in first["memories"]} and "Possibly stale" not in first["injection"]
+    deadline = time.monotonic() + 30
+    while True:
+        later = recall_api(slive, repo, "where does the cart live?", session=f"b{time.monotonic()}")
+        if "Possibly stale" in later["injection"] or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert "frontend/src/store/cart.ts" in later["injection"] and "Possibly stale" in later["injection"]

@@ -36,6 +36,17 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _git_timed(root: Path, timeout: float, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", "-C", str(root), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        encoding="utf-8",
+        errors="replace",
+    )
+
+
 def repo_key(root: Path) -> str | None:
     """Changes whenever the tracked tree may have: HEAD's commit plus the index's mtime. None: not a git repo."""
     head = _git(root, "rev-parse", "--verify", "-q", "HEAD")
@@ -219,6 +230,23 @@ class ProjectFacts:
             return False
         return path.is_relative_to(self.root.resolve()) and path.exists()
 
+    def ever_tracked(self, names: list[str], timeout: float) -> set[str] | None:
+        """Which of these paths some commit of any branch had (as a file, a directory, or relative to a
+        sub-project); None when git could not say in time."""
+        specs = []
+        for name in names:
+            specs += [name, f":(glob)**/{name}", f":(glob)**/{name}/**"]
+        try:
+            done = _git_timed(
+                self.root, timeout, "log", "--all", "--format=", "--name-only", "--no-renames", "-z", "--", *specs
+            )
+        except subprocess.TimeoutExpired:
+            return None
+        if done.returncode != 0:
+            return None
+        had = {f"/{f.strip()}/" for f in done.stdout.split("\0") if f.strip()}
+        return {n for n in names if any(f"/{n}/" in f for f in had)}
+
     def ignored(self, names: list[str]) -> set[str]:
         """Which of these paths the project's ignore rules cover: build output, caches, local files."""
         if not names:
@@ -275,8 +303,9 @@ class ProjectFacts:
         text = found.stdout
         return {n for n in names if re.search(rf"(?<![\w-]){re.escape(n)}(?![\w-])", text)}
 
-    def missing(self, refs: list[Ref]) -> list[Ref]:
-        """The refs the project does not have."""
+    def missing(self, refs: list[Ref], *, history_timeout: float) -> tuple[list[Ref], bool]:
+        """The refs the project no longer has, and whether that answer is whole (False: git history
+        did not answer in time, so the paths it had to confirm were left out)."""
         gone: list[Ref] = []
         greps = [r.name for r in refs if r.kind in (SYMBOL, FLAG)]
         present = self.grep(greps) if greps else set()
@@ -293,8 +322,14 @@ class ProjectFacts:
                 ok = ref.name in present
             if not ok:
                 gone.append(ref)
-        ignored = self.ignored([r.name.removeprefix("./") for r in gone if r.kind == PATH])
-        return [r for r in gone if not (r.kind == PATH and r.name.removeprefix("./") in ignored)]
+        paths = [r.name.removeprefix("./") for r in gone if r.kind == PATH]
+        ignored = self.ignored(paths)
+        paths = [p for p in paths if p not in ignored]
+        # A path is gone only if it was there: one the tree never had is another project's, an output, an example.
+        had = self.ever_tracked([p.rstrip("/") for p in paths], history_timeout) if paths else set()
+        confirmed = {p for p in paths if had is not None and p.rstrip("/") in had}
+        kept = [r for r in gone if r.kind != PATH or r.name.removeprefix("./") in confirmed]
+        return kept, had is not None
 
 
 def _make_targets(line: str) -> list[str]:

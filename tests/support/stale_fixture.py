@@ -21,11 +21,26 @@ def git(root: Path, *args: str) -> None:
     )
 
 
+# What the fixture repo had before its last commit removed it: the stale memories name these.
+FORMERLY = (
+    "src/shopapi/billing.py",
+    "scripts/seed_fixtures.sh",
+    "config/settings.yaml",
+    "frontend/src/store/cart.ts",
+    ".github/workflows/test.yml",
+)
+
+
 def make_repo(dest: Path) -> Path:
-    """Copy the fixture repo to `dest` and commit it."""
+    """Copy the fixture repo to `dest` and commit it, after a first commit that also had FORMERLY."""
     shutil.copytree(FIXTURE / "repo", dest)
+    for name in FORMERLY:
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        (dest / name).write_text("# formerly\n", encoding="utf-8")
     git(dest, "init", "-q", "-b", "main")
     git(dest, "add", "-A")
+    git(dest, "commit", "-q", "-m", "before")
+    git(dest, "rm", "-q", *FORMERLY)
     git(dest, "commit", "-q", "-m", "fixture")
     return dest
 
@@ -81,6 +96,7 @@ TS_SHOP_FILES = {
     "queries/orders.sql": "select * from orders;\n",
     "scripts/seed.ts": "console.log('seed')\n",
     "scripts/reset-db.sh": "#!/bin/sh\n",
+    "scripts/seed.js": "console.log('seed')\n",
     "tools/pyproject.toml": '[project]\nname = "acme-tools"\nversion = "0.1.0"\ndependencies = ["httpx"]\n',
     "tools/sync_prices.py": "print('sync')\n",
     "importer/pyproject.toml": '[tool.poetry]\nname = "importer"\n[tool.poetry.scripts]\nimporter = "importer:main"\n',
@@ -89,7 +105,11 @@ TS_SHOP_FILES = {
         {"name": "docs-site", "scripts": {"dev": "astro dev"}, "dependencies": {"astro": "^4"}}
     ),
 }
-TS_SHOP_REMOVED = ("src/lib/legacy-cart.ts", "scripts/reset-db.sh")  # in the first commit, gone in the second
+TS_SHOP_REMOVED = (
+    "src/lib/legacy-cart.ts",
+    "scripts/reset-db.sh",
+    "scripts/seed.js",
+)  # in the first commit, gone in the second
 TS_SHOP_UNTRACKED = {"pnpm-lock.yaml": "lockfileVersion: '9.0'\n", ".env.local": "STRIPE_KEY=sk_test_x\n"}
 TS_SHOP_BINS = ("vitest", "tsc", "eslint", "playwright", "prisma", "openapi-typescript", "next")
 
