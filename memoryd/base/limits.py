@@ -212,4 +212,4 @@ STALE_REPO_RECHECK_SECONDS = 5.0
 # A path is stale only when git history had it: the one `git log` that asks may take this long when a
 # person asks (`memoryd stale`, the web view, dream), and this long on recall's path (else: no caveat yet).
 STALE_HISTORY_TIMEOUT_SECONDS = 20.0
-STALE_HISTORY_RECALL_TIMEOUT_SECONDS = 1.0
+STALE_HISTORY_RECALL_TIMEOUT_SECONDS = 0.25

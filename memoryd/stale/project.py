@@ -9,6 +9,7 @@ import logging
 import re
 import subprocess
 import sys
+import time
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -232,20 +233,29 @@ class ProjectFacts:
 
     def ever_tracked(self, names: list[str], timeout: float) -> set[str] | None:
         """Which of these paths some commit of any branch had (as a file, a directory, or relative to a
-        sub-project); None when git could not say in time."""
-        specs = []
-        for name in names:
-            specs += [name, f":(glob)**/{name}", f":(glob)**/{name}/**"]
-        try:
-            done = _git_timed(
-                self.root, timeout, "log", "--all", "--format=", "--name-only", "--no-renames", "-z", "--", *specs
-            )
-        except subprocess.TimeoutExpired:
-            return None
-        if done.returncode != 0:
-            return None
-        had = {f"/{f.strip()}/" for f in done.stdout.split("\0") if f.strip()}
-        return {n for n in names if any(f"/{n}/" in f for f in had)}
+        sub-project); None when git could not say in time. Exact paths first: a glob walk costs ~4x."""
+        deadline = time.monotonic() + timeout
+        had: set[str] = set()
+        for globbed in (False, True):
+            todo = [n for n in names if n not in had]
+            if not todo:
+                break
+            specs = [
+                s for n in todo for s in ([f":(glob)**/{n}", f":(glob)**/{n}/**"] if globbed else [f":(literal){n}"])
+            ]
+            try:
+                done = _git_timed(
+                    self.root,
+                    max(0.0, deadline - time.monotonic()),
+                    *("log", "--all", "--format=", "--name-only", "--no-renames", "-z", "--", *specs),
+                )
+            except subprocess.TimeoutExpired:
+                return None
+            if done.returncode != 0:
+                return None
+            seen = {f"/{f.strip()}/" for f in done.stdout.split("\0") if f.strip()}
+            had |= {n for n in todo if any(f"/{n}/" in f for f in seen)}
+        return had
 
     def ignored(self, names: list[str]) -> set[str]:
         """Which of these paths the project's ignore rules cover: build output, caches, local files."""
