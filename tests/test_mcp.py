@@ -141,6 +141,13 @@ async def exercise(client: Client, project: Path, memory_dir: Path, cwd: dict[st
     }
     refs = data(await client.call_tool("memory_search", {"type": "reference", **cwd}))
     assert [m["name"] for m in refs["memories"]] == ["Release owner"]
+    # `query` is what agents send: it searches (every word, any order), never lists everything.
+    assert "query" in tools["memory_search"].input_schema["properties"]
+    found = data(await client.call_tool("memory_search", {"query": "pnpm lockfile", **cwd}))
+    assert [m["filename"] for m in found["memories"]] == [saved["filename"]] and found["total"] == 1
+    found = data(await client.call_tool("memory_search", {"query": "staging SHOP", **cwd}))
+    assert [m["name"] for m in found["memories"]] == ["Staging dashboard"]
+    assert data(await client.call_tool("memory_search", {"query": "kubernetes", **cwd}))["total"] == 0
 
     status = data(await client.call_tool("dream_status", cwd))
     assert Path(status["memory_dir"]) == memory_dir and status["gates"]

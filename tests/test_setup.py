@@ -89,3 +89,26 @@ def test_setup_without_a_daemon_or_service_manager_prints_the_foreground_command
         "so no service here. Run the daemon in the foreground, in a terminal you keep open: memoryd serve" in run.stdout
     )
     assert "FAIL daemon: nothing answers" in run.stdout  # doctor's summary says what is still missing
+
+
+def test_dry_run_with_claude_on_path_says_the_plugin_brings_the_mcp_server(
+    shared_daemon: DaemonProcess, project: Path, tmp_path: Path
+) -> None:
+    user_home, bin_dir = tmp_path / "user", tmp_path / "bin"
+    user_home.mkdir()
+    bin_dir.mkdir()
+    ran = tmp_path / "claude-ran"
+    claude = bin_dir / "claude"  # a dry run must not run it: it leaves a trace and fails if it is run
+    claude.write_text(f"#!/bin/sh\ntouch {ran}\nexit 1\n", encoding="utf-8")
+    claude.chmod(0o755)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MEMORYD_", "CLAUDE", "XDG_RUNTIME_DIR", "DBUS_SESSION"))
+    }
+    env |= {"HOME": str(user_home), "MEMORYD_HOME": str(shared_daemon.home), "PATH": f"{bin_dir}:/usr/bin:/bin"}
+    dry = setup(env, project, "--dry-run")
+    step = {s["step"]: s for s in dry["steps"]}["claude code"]
+    assert step["action"] == "would" and "plugin" in step["detail"], step
+    assert "MCP server (`memoryd mcp`)" in step["detail"] and f"{claude} plugin install" in step["detail"], step
+    assert not ran.exists() and not (user_home / ".claude").exists()  # nothing ran, nothing changed

@@ -3,6 +3,7 @@ caveat, a commit that fixes a name, dream's proposals, the CLI, and what the nam
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
@@ -11,11 +12,13 @@ from typing import Any, Iterator
 
 import pytest
 
+from memoryd.base import limits
 from memoryd.service.daemon import Daemon
+from memoryd.stale.project import ProjectFacts
 from memoryd.stale.refs import FLAG, PACKAGE, PATH, SCRIPT, SYMBOL, Ref, find_refs
 from tests.conftest import LiveDaemon, make_settings, recall_api, save_memory, serve
 from tests.support.servers import daemon_env
-from tests.support.stale_fixture import git, labelled_memories, make_repo
+from tests.support.stale_fixture import git, labelled_memories, make_repo, make_ts_shop, ts_shop_memories
 from tests.test_ui import login, pid
 
 
@@ -153,3 +156,131 @@ def test_a_project_that_is_not_a_git_repo_is_not_checked(slive: LiveDaemon, tmp_
 )
 def test_find_refs(text: str, expected: list[Ref]) -> None:
     assert find_refs(text) == expected
+
+
+# ---------------------------------------------------------------- the caveat tells the truth (#38 item 6)
+@pytest.fixture
+def shop(tmp_path: Path) -> Path:
+    (tmp_path / "acme").mkdir()
+    return make_ts_shop(tmp_path / "acme")
+
+
+def test_ts_shop_flags_only_what_is_gone(slive: LiveDaemon, shop: Path) -> None:
+    """Memories written as a person would, over a machine's checkout: an untracked lockfile, an ignored
+    env file and build dirs, installed dev dependencies, placeholders and examples are no reason to doubt."""
+    labels = {}
+    for m in ts_shop_memories():
+        labels[save_memory(slive, shop, m["name"], m["description"], m["body"], m["type"])] = m["stale"]
+    flagged = {m["filename"]: m["reasons"] for m in stale_report(slive, shop)["memories"]}
+    assert {f for f in flagged if not labels[f]} == set(), flagged  # no false "possibly stale"
+    assert {f for f, stale in labels.items() if stale} == set(flagged)  # and every real loss found
+    reasons = {f.split("_", 1)[1]: " ".join(r) for f, r in flagged.items()}
+    assert "src/lib/legacy-cart.ts" in reasons["cart-state.md"]
+    assert "node_modules/.bin" in reasons["release-notes.md"]  # `pnpm changeset`: nothing runs it
+
+
+def test_recall_caveat_for_untracked_and_ignored_paths(slive: LiveDaemon, shop: Path) -> None:
+    lock = save_memory(
+        slive, shop, "Lockfile", "Which lockfile", "The lockfile is `pnpm-lock.yaml`; tests run with `pnpm vitest`."
+    )
+    result = recall_api(slive, shop, "which lockfile does this project use?")
+    assert lock in {m["filename"] for m in result["memories"]}
+    assert "Possibly stale" not in result["injection"], result["injection"]
+    # A file that is gone and comes back untracked (the git index does not change): the caveat goes at once.
+    gone = save_memory(slive, shop, "Reset script", "How to reset", "Reset with `scripts/reset-db.sh` first.")
+    result = recall_api(slive, shop, "how do I reset the database?", session="s2")
+    assert gone in {m["filename"] for m in result["memories"]} and "Possibly stale" in result["injection"]
+    (shop / "scripts" / "reset-db.sh").write_text("#!/bin/sh\n", encoding="utf-8")
+    result = recall_api(slive, shop, "how do I reset the database?", session="s3")
+    assert gone in {m["filename"] for m in result["memories"]} and "Possibly stale" not in result["injection"]
+
+
+def facts_missing(root: Path, text: str) -> list[str]:
+    facts = ProjectFacts.load(root)
+    gone, whole = facts.missing(find_refs(text, cli_names=frozenset(facts.cli_names)), history_timeout=30)
+    assert whole
+    return [r.describe() for r in gone]
+
+
+def test_paths_tracked_untracked_ignored_and_gone(tmp_path: Path) -> None:
+    root = tmp_path / "app"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "main.ts").write_text("x\n", encoding="utf-8")
+    (root / "src" / "old.ts").write_text("x\n", encoding="utf-8")
+    (root / ".gitignore").write_text("dist/\n.env.local\n*.log\n", encoding="utf-8")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "one")
+    git(root, "rm", "-q", "src/old.ts")
+    git(root, "commit", "-q", "-m", "two")
+    (root / "notes.md").write_text("untracked\n", encoding="utf-8")
+    (root / "src" / "draft.ts").write_text("untracked\n", encoding="utf-8")
+    (root / ".env.local").write_text("KEY=1\n", encoding="utf-8")
+    assert facts_missing(root, "See `src/main.ts`, `notes.md`, `draft.ts` and `src/draft.ts`.") == []
+    assert facts_missing(root, "Secrets are in `.env.local`; builds go to `dist/`; logs in `server.log`.") == []
+    assert facts_missing(root, "The parser is `src/old.ts`.") == ["path `src/old.ts`"]
+    assert facts_missing(root, "The parser was in `old.ts`, under `src/`.") == ["path `old.ts`"]
+    # Never in the tree: another project's files, a tool's output, a wrong guess; nothing says they are gone.
+    assert facts_missing(root, "It writes `src/prompts/` and `src/copilot-instructions.md` in your project.") == []
+
+
+def test_programs_run_through_a_package_manager(tmp_path: Path) -> None:
+    root = tmp_path / "web"
+    root.mkdir()
+    manifest = {"scripts": {"test": "vitest run"}, "devDependencies": {"vitest": "^2", "typescript": "^5"}}
+    (root / "package.json").write_text(json.dumps(manifest), encoding="utf-8")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "one")
+    runners = (
+        "Run `pnpm vitest`, `pnpm dlx depcheck`, `npx tsx a.ts`, `uv run pytest`, `bunx eslint`, `yarn vitest`, "
+        "`npm run test`, `poetry run app`, `pipx run black .`, `pnpm run <script>` and `pnpm typescript`."
+    )
+    assert facts_missing(root, runners) == []  # node_modules not installed: a dependency's program is enough
+    assert facts_missing(root, "Release with `pnpm changeset`.") == []  # not installed: nothing says it is gone
+    (root / "node_modules" / ".bin").mkdir(parents=True)
+    (root / "node_modules" / ".bin" / "tsc").write_text("#!/bin/sh\n", encoding="utf-8")
+    assert facts_missing(root, runners + " Typecheck with `pnpm tsc`.") == []
+    assert facts_missing(root, "Release with `pnpm changeset`.") == ["script `pnpm changeset`"]
+    assert facts_missing(root, "Run `pnpm run storybook` or `npm run vitest`.") == [
+        "script `pnpm storybook`",
+        "script `npm vitest`",
+    ]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Tests: `pnpm vitest`.", [Ref(SCRIPT, "vitest", "pnpm", implicit=True)]),
+        ("Any script: `pnpm run <script>`; a file: `src/{name}.ts`; logs: `logs/…`; `test:int:pg|sqlite`.", []),
+        ("Put it in `src/components/ComponentName/index.tsx` or `web/src/pages/NewPage.tsx`.", []),
+        (
+            "Add a migration.\n\n**How to apply:** `db/migrations/0003_add_email.sql`, then `make migrate`.",
+            [Ref(SCRIPT, "migrate", "make")],
+        ),
+        ("Queries live in files, e.g. `queries/orders.sql`.", []),
+        ("Import from `@/hooks/useCart`, `@tanstack/react-query` and `github.com/pkg/errors`.", []),
+        ("Write `import type { X } from './x'` and `from .tools import Tool`.", []),
+        ("The cart is in `src/lib/legacy-cart.ts`.", [Ref(PATH, "src/lib/legacy-cart.ts")]),
+    ],
+)
+def test_find_refs_skips_what_claims_nothing(text: str, expected: list[Ref]) -> None:
+    assert find_refs(text) == expected
+
+
+def test_a_slow_history_never_holds_recall_and_the_caveat_follows(
+    slive: LiveDaemon, repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Recall gives git history no time at all here: the memory comes without a caveat (nothing is claimed
+    that was not checked), the check finishes off recall's path, and a later recall carries the caveat."""
+    monkeypatch.setattr(limits, "STALE_HISTORY_RECALL_TIMEOUT_SECONDS", 0.0)
+    stale = save_memory(slive, repo, "Cart store", "Where the cart lives", "The cart is `frontend/src/store/cart.ts`.")
+    first = recall_api(slive, repo, "where does the cart live?", session="a")
+    assert stale in {m["filename"] for m in first["memories"]} and "Possibly stale" not in first["injection"]
+    deadline = time.monotonic() + 30
+    while True:
+        later = recall_api(slive, repo, "where does the cart live?", session=f"b{time.monotonic()}")
+        if "Possibly stale" in later["injection"] or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert "frontend/src/store/cart.ts" in later["injection"] and "Possibly stale" in later["injection"]

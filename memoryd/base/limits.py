@@ -211,3 +211,7 @@ ACTIVITY_SUBSCRIBER_QUEUE = 256  # events a slow live page may lag behind before
 # Stale-memory checks: recall re-reads a project's git state (HEAD + index) at most this often;
 # `memoryd stale` and the web view always read it fresh.
 STALE_REPO_RECHECK_SECONDS = 5.0
+# A path is stale only when git history had it: the one `git log` that asks may take this long when a
+# person asks (`memoryd stale`, the web view, dream), and this long on recall's path (else: no caveat yet).
+STALE_HISTORY_TIMEOUT_SECONDS = 20.0
+STALE_HISTORY_RECALL_TIMEOUT_SECONDS = 0.25

@@ -20,6 +20,10 @@ CLAUDE_CLI_TIMEOUT_SECONDS = 120
 FOREGROUND = "memoryd serve"
 
 
+# What the plugin gives Claude Code, said wherever setup names it: its MCP server needs no setup of its own.
+PLUGIN_BRINGS = "which brings memoryd's hooks (`memoryd hook claude-code`) and its MCP server (`memoryd mcp`) too"
+
+
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     from memoryd.mcp.configs import CLIENTS
 
@@ -156,13 +160,14 @@ def setup_claude_code(settings: "Settings", cwd: str, dry_run: bool, prefer_hook
         return [_hooks_install(settings, user_hooks)]
     steps: list[SetupStep] = []
     if plugin_enabled(Path(cwd)):
-        steps.append(_step("claude code", "already", f"the plugin {PLUGIN_ID} is enabled"))
+        steps.append(_step("claude code", "already", f"the plugin {PLUGIN_ID} is enabled, {PLUGIN_BRINGS}"))
     elif dry_run:
         steps.append(
             _step(
                 "claude code",
                 "would",
-                "run: " + "; ".join(" ".join(c) for c in install_commands(claude, str(packaged_marketplace()))),
+                f"install the plugin {PLUGIN_ID}, {PLUGIN_BRINGS}; run: "
+                + "; ".join(" ".join(c) for c in install_commands(claude, str(packaged_marketplace()))),
             )
         )
     else:
@@ -182,7 +187,7 @@ def setup_claude_code(settings: "Settings", cwd: str, dry_run: bool, prefer_hook
             _step(
                 "claude code",
                 "done",
-                f"installed the plugin {PLUGIN_ID} from {packaged_marketplace()} (its hooks run `memoryd hook claude-code`, its MCP server `memoryd mcp`)",
+                f"installed the plugin {PLUGIN_ID} from {packaged_marketplace()}, {PLUGIN_BRINGS}",
             )
         )
     if ours:  # the plugin replaces them: one answer per event

@@ -174,12 +174,14 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
     @server.tool(annotations=read_only)
     async def memory_search(
         roots: Roots,
-        text: Annotated[
+        query: Annotated[
             str | None,
             Field(
-                description="Only memories whose file name, name or description contain this text (case-insensitive)."
+                description="Only memories whose file name, name or description contain every word of this "
+                "(case-insensitive), e.g. `pnpm lockfile`."
             ),
         ] = None,
+        text: Annotated[str | None, Field(description="The same as query (the name older clients send).")] = None,
         type: Annotated[MemoryType | None, Field(description="Only memories of this type.")] = None,
         offset: Annotated[
             int,
@@ -192,13 +194,14 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
         ] = SEARCH_DEFAULT_LIMIT,
         cwd: Cwd = None,
     ) -> dict[str, Any]:
-        """List this project's memories, newest first: file name, type, name and description, one page at a time.
+        """Search this project's memories by words, newest first: file name, type, name and description, a page at a time.
 
-        Filter by text and/or type; read a whole memory with memory_show."""
+        Without query or type it lists them all; read a whole memory with memory_show."""
         where = project(roots, cwd)
+        words = " ".join(w for w in (query, text) if w and w.strip())
         params: dict[str, Any] = (
             {"cwd": where, "offset": offset, "limit": limit}
-            | ({"q": text} if text else {})
+            | ({"q": words} if words else {})
             | ({"type": type} if type else {})
         )
         data = await call(lambda c: c.request("GET", "/v1/memories", params=params))

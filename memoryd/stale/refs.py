@@ -22,11 +22,22 @@ PATH, SCRIPT, TARGET, FLAG, SYMBOL, PACKAGE, MODULE = (
 )
 
 # A sentence with one of these already knows the name is gone (or warns against it): not a stale claim.
+# (Whole words only: `legacy-cart.ts` is a name, not the word "legacy".)
 GONE_WORDS = re.compile(
-    r"\b(no longer|removed|deleted|dropped|deprecated|replaced|renamed|instead of|used to|was moved|were moved|moved from|"
-    r"don'?t use|do not use|never use|avoid|gone|obsolete|legacy|formerly|migrated (?:off|away|from))\b",
+    r"(?<![\w/.-])(no longer|removed|deleted|dropped|deprecated|replaced|renamed|instead of|used to|was moved|were moved|"
+    r"moved from|don'?t use|do not use|never use|avoid|gone|obsolete|legacy|formerly|migrated (?:off|away|from))(?![\w/.-])",
     re.I,
 )
+# A "How to apply" part, and a sentence giving an example: the paths there illustrate, they claim nothing.
+HOW_TO_APPLY = re.compile(r"\*{0,2}how to apply\b[^\n]*(?:\n(?![ \t]*\n|[ \t]*\*\*)[^\n]*)*", re.I)
+EXAMPLE_WORDS = re.compile(r"\b(?:e\.g\.|for example|for instance|such as|something like)", re.I)
+# A name a person fills in: `<script>`, `{name}`, `logs/…`, `a|b`, `path/to/x`, `ComponentName.tsx`, `NewPage.tsx`.
+PLACEHOLDER_MARKS = re.compile(r"[<>{}|…$%]|\.\.\.|\bpath/to\b|\bxxx\b", re.I)
+PLACEHOLDER_STEM = re.compile(
+    r"(?:[_-]name|Name|^name)$|^(?:[Nn]ew|[Mm]y|[Yy]our|[Ss]ome|[Ee]xample|[Ss]ample|[Ff]oo)(?:[A-Z_.-]|$)"
+)
+# A first segment that is a domain (`github.com/pkg/errors`, `payloadcms.com/llms.txt`): a URL or module path.
+DOMAIN = re.compile(r"[\w-]+(?:\.[\w-]+)*\.(?:com|org|net|io|dev|ai|app|co|so|sh|me|gg|xyz|cloud|in)")
 FILE_EXTENSIONS = (
     "py",
     "pyi",
@@ -99,14 +110,14 @@ RUNNERS = ("npm", "pnpm", "yarn", "bun")
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
 FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.S)
 EXT_ALT = "|".join(FILE_EXTENSIONS)
-PATH_IN_PROSE = re.compile(rf"(?<![\w/.:~@-])((?:\.{{1,2}}/)?[\w@-][\w.@-]*(?:/[\w.@-]+)+\.(?:{EXT_ALT}))(?![\w/])")
-BARE_FILE_IN_PROSE = re.compile(rf"(?<![\w/.:~@-])([\w-][\w.-]*\.(?:{'|'.join(BARE_EXTENSIONS)}))(?![\w/.])")
+PATH_IN_PROSE = re.compile(rf"(?<![\w/.:~@*-])((?:\.{{1,2}}/)?[\w@-][\w.@-]*(?:/[\w.@-]+)+\.(?:{EXT_ALT}))(?![\w/])")
+BARE_FILE_IN_PROSE = re.compile(rf"(?<![\w/.:~@*-])([\w-][\w.-]*\.(?:{'|'.join(BARE_EXTENSIONS)}))(?![\w/.])")
 PACKAGE_WORDS = re.compile(
     r"(?:\b(?:package|library|dependency|lib|module)\s+`([\w@./-]+)`|`([\w@./-]+)`\s+(?:package|library|dependency))",
     re.I,
 )
 INSTALL = re.compile(r"^(?:pip3?|uv pip|poetry|npm|pnpm|yarn|bun|cargo)\s+(?:install|add|i)\s+(.+)$")
-IMPORT = re.compile(r"^(?:from\s+([\w.]+)\s+import\b|import\s+([\w.]+)\s*$)")
+IMPORT = re.compile(r"^(?:from\s+(\w[\w.]*)\s+import\b|import\s+(?!type\b)(\w[\w.]*)\s*$)")
 IDENT = re.compile(r"^(?:[A-Za-z_][\w]*\.)*([A-Za-z_]\w*)(\(\))?$")
 
 
@@ -115,20 +126,31 @@ class Ref:
     kind: str
     name: str  # what is checked: the path, script, target, flag, symbol or package
     runner: str = ""  # for scripts: npm, pnpm, yarn, bun, make, just
+    implicit: bool = False  # `pnpm vitest` (no `run`): a script, or else a program the package manager runs
 
     def describe(self) -> str:
         where = f"{self.runner} " if self.kind == SCRIPT else ""
         return f"{self.kind} `{where}{self.name}`"
 
 
+def is_placeholder(name: str) -> bool:
+    """Whether a name is one a person fills in (`<script>`, `{file}`, `src/components/<Name>.tsx`)."""
+    if not name.strip() or PLACEHOLDER_MARKS.search(name):
+        return True
+    stems = [part.split(".")[0] for part in name.strip("/").split("/")]
+    return any(PLACEHOLDER_STEM.search(stem) for stem in stems if stem)
+
+
 def _sentences(text: str) -> list[str]:
-    return [s for s in re.split(r"(?<=[.!?])\s+|\n{2,}|\n(?=\s*[-*\d])", text) if s.strip()]
+    return [s for s in re.split(r"(?<=[.!?])(?<!e\.g\.)(?<!i\.e\.)\s+|\n{2,}|\n(?=\s*[-*\d])", text) if s.strip()]
 
 
 def _looks_like_path(span: str) -> bool:
-    if "://" in span or span.startswith(("/", "~", "$", "-")) or " " in span:
-        return False
+    if "://" in span or span.startswith(("/", "~", "$", "-", "@")) or " " in span:
+        return False  # absolute, home, variables, flags, and `@scope/pkg` or `@/alias` module specifiers
     if "/" in span:
+        if DOMAIN.fullmatch(span.split("/")[0]):
+            return False
         return bool(re.fullmatch(r"(?:\.{1,2}/)?[\w.@-]+(?:/[\w.@*-]+)*/?", span))
     return bool(re.fullmatch(rf"[\w.-]*\w\.(?:{EXT_ALT})", span)) or span in (
         "Makefile",
@@ -163,10 +185,10 @@ def _command_refs(cmd: str) -> list[Ref]:
     if head in RUNNERS and len(tokens) >= 2:
         if tokens[1] == "run" and len(tokens) >= 3:
             refs.append(Ref(SCRIPT, tokens[2], head))
-        elif tokens[1] in ("test", "start") or (
-            head != "npm" and tokens[1] not in PACKAGE_MANAGER_BUILTINS and not tokens[1].startswith("-")
-        ):
+        elif tokens[1] in ("test", "start"):
             refs.append(Ref(SCRIPT, tokens[1], head))
+        elif head != "npm" and tokens[1] not in PACKAGE_MANAGER_BUILTINS and not tokens[1].startswith("-"):
+            refs.append(Ref(SCRIPT, tokens[1], head, implicit=True))
     elif head in ("make", "just") and len(tokens) >= 2 and not tokens[1].startswith("-") and "=" not in tokens[1]:
         refs.append(Ref(SCRIPT, tokens[1], head))
     elif head in ("python", "python3") and len(tokens) >= 3 and tokens[1] == "-m":
@@ -177,8 +199,9 @@ def _command_refs(cmd: str) -> list[Ref]:
         refs.append(Ref(PATH, head.removeprefix("./")))
     install = INSTALL.match(cmd)
     if install:
-        refs += [Ref(PACKAGE, re.split(r"[=<>~!\[]", t)[0]) for t in install.group(1).split() if not t.startswith("-")]
-    return refs
+        specs = [t for t in install.group(1).split() if not t.startswith(("-", ".")) and "/" not in t.lstrip("@")[1:]]
+        refs += [Ref(PACKAGE, t if is_placeholder(t) else re.split(r"(?<=.)[=<>~!\[@]", t)[0]) for t in specs]
+    return [r for r in refs if not is_placeholder(r.name)]
 
 
 def _span_refs(span: str) -> list[Ref]:
@@ -208,22 +231,34 @@ def find_refs(text: str, *, cli_names: frozenset[str] = frozenset()) -> list[Ref
             if line and not line.startswith("#"):
                 found += _command_refs(line) + _cli_flags(line, cli_names)
     prose = FENCE.sub(" ", text)
-    for sentence in _sentences(prose):
+    claims = HOW_TO_APPLY.sub("\n\n", prose)
+    examples = [s for zone in HOW_TO_APPLY.findall(prose) for s in _sentences(zone)]
+    for sentence, example in [(s, False) for s in _sentences(claims)] + [(s, True) for s in examples]:
         if GONE_WORDS.search(sentence):
             continue
-        packages = {(m.group(1) or m.group(2)) for m in PACKAGE_WORDS.finditer(sentence)}
-        found += [Ref(PACKAGE, p) for p in sorted(packages)]
-        for span in CODE_SPAN.findall(sentence):
-            if span in packages:
-                continue
-            found += _span_refs(span) + _cli_flags(span, cli_names)
-        plain = CODE_SPAN.sub(" ", sentence)
-        found += [Ref(PATH, m.removeprefix("./")) for m in PATH_IN_PROSE.findall(plain)]
-        found += [Ref(PATH, m) for m in BARE_FILE_IN_PROSE.findall(plain)]
+        here = _sentence_refs(sentence, cli_names)
+        if example or EXAMPLE_WORDS.search(sentence):
+            here = [r for r in here if r.kind != PATH]  # an example path illustrates; it claims nothing
+        found += here
     unique: dict[tuple[str, str, str], Ref] = {}
     for ref in found:
-        unique.setdefault((ref.kind, ref.name, ref.runner), ref)
+        if not is_placeholder(ref.name) and not (ref.kind == PATH and not _looks_like_path(ref.name)):
+            unique.setdefault((ref.kind, ref.name, ref.runner), ref)
     return list(unique.values())
+
+
+def _sentence_refs(sentence: str, cli_names: frozenset[str]) -> list[Ref]:
+    found: list[Ref] = []
+    packages = {(m.group(1) or m.group(2)) for m in PACKAGE_WORDS.finditer(sentence)}
+    found += [Ref(PACKAGE, p) for p in sorted(packages)]
+    for span in CODE_SPAN.findall(sentence):
+        if span in packages:
+            continue
+        found += _span_refs(span) + _cli_flags(span, cli_names)
+    plain = CODE_SPAN.sub(" ", sentence)
+    found += [Ref(PATH, m.removeprefix("./")) for m in PATH_IN_PROSE.findall(plain)]
+    found += [Ref(PATH, m) for m in BARE_FILE_IN_PROSE.findall(plain)]
+    return found
 
 
 def _cli_flags(cmd: str, cli_names: frozenset[str]) -> list[Ref]:

@@ -25,10 +25,13 @@ CAVEAT = "Possibly stale: this memory names {what} that the project no longer ha
 def reason(ref: Ref) -> str:
     """Why a ref counts as gone, naming what was checked."""
     if ref.kind == PATH:
-        return f"names `{ref.name}`, which is not a tracked file or directory (git ls-files)"
+        return f"names `{ref.name}`, which git history had and neither git ls-files (tracked, untracked, ignored) nor the disk has now"
     if ref.kind == SCRIPT:
         where = {"make": "no Makefile target", "just": "no justfile recipe"}.get(ref.runner, "no package.json script")
-        return f"runs `{ref.runner} {'run ' if ref.runner in ('npm', 'pnpm', 'yarn', 'bun') else ''}{ref.name}`, but {where} is called {ref.name}"
+        if ref.implicit:
+            where = "no package.json script, program in node_modules/.bin or dependency"
+        run = "run " if ref.runner in ("npm", "pnpm", "yarn", "bun") and not ref.implicit else ""
+        return f"runs `{ref.runner} {run}{ref.name}`, but {where} is called {ref.name}"
     if ref.kind == PACKAGE:
         return f"names package `{ref.name}`, which no manifest lists (package.json, pyproject.toml, requirements, Cargo.toml, go.mod)"
     if ref.kind == MODULE:
@@ -59,6 +62,7 @@ class StaleChecker:
         self._facts: dict[Path, tuple[str, ProjectFacts]] = {}
         self._keys: dict[Path, tuple[float, str | None]] = {}
         self._results: dict[tuple[str, str], tuple[tuple[float, str], tuple[Ref, ...]]] = {}
+        self._pending: set[tuple[str, str]] = set()  # memories whose history check runs in the background
         self._lock = threading.Lock()
 
     def _project(self, store: MemoryDir, *, fresh: bool) -> tuple[str, ProjectFacts] | None:
@@ -84,18 +88,31 @@ class StaleChecker:
                 self._facts[root] = cached
         return cached
 
-    def _missing(self, store: MemoryDir, filename: str, mtime: float, key: str, facts: ProjectFacts) -> tuple[Ref, ...]:
+    def _missing(
+        self,
+        store: MemoryDir,
+        filename: str,
+        mtime: float,
+        key: str,
+        facts: ProjectFacts,
+        history_timeout: float = limits.STALE_HISTORY_TIMEOUT_SECONDS,
+    ) -> tuple[Ref, ...] | None:
+        """What the memory names that the project no longer has; None when git history did not answer in time."""
         cache_key = (str(store.path), filename)
         stamp = (mtime, key)
         with self._lock:
             hit = self._results.get(cache_key)
         if hit is not None and hit[0] == stamp:
-            return hit[1]
+            # A file created since (untracked: the repo key does not change) makes the memory true again.
+            return tuple(r for r in hit[1] if not (r.kind == PATH and facts.on_disk(r.name)))
         memory = store.get(filename)
         refs = find_refs(
             f"{memory.name}\n\n{memory.description}\n\n{memory.body}", cli_names=frozenset(facts.cli_names)
         )
-        gone = tuple(facts.missing(refs))
+        found, whole = facts.missing(refs, history_timeout=history_timeout)
+        if not whole:
+            return None
+        gone = tuple(found)
         with self._lock:
             self._results[cache_key] = ((memory.mtime, key), gone)
         return gone
@@ -112,7 +129,7 @@ class StaleChecker:
                 gone = self._missing(store, header.filename, header.mtime, key, facts)
             except MemorydError:
                 continue  # unreadable since the scan: listed as invalid elsewhere
-            if gone:
+            if gone:  # None: git history did not answer in time, so nothing is claimed
                 findings.append(
                     Finding(header.filename, header.name, header.type, tuple(reason(r) for r in gone), gone)
                 )
@@ -129,13 +146,39 @@ class StaleChecker:
             if project is None:
                 return ""
             path = store.path / filename  # the filename came from the store's own scan
-            gone = self._missing(store, filename, path.stat().st_mtime, *project)
+            key, facts = project
+            with self._lock:
+                if (str(store.path), filename) in self._pending:
+                    return ""  # its history check is still running: no caveat until it says so
+            mtime = path.stat().st_mtime
+            gone = self._missing(store, filename, mtime, key, facts, limits.STALE_HISTORY_RECALL_TIMEOUT_SECONDS)
+            if gone is None:  # a long history: finish the check off recall's path, for the next recall
+                self._check_later(store, filename, mtime, key, facts)
+                return ""
         except Exception:
             log.warning("stale check failed for %s; recalled without a caveat", filename, exc_info=True)
             return ""
         if not gone:
             return ""
         return CAVEAT.format(what=", ".join(r.describe() for r in gone[:3]) + (" and more" if len(gone) > 3 else ""))
+
+    def _check_later(self, store: MemoryDir, filename: str, mtime: float, key: str, facts: ProjectFacts) -> None:
+        pending = (str(store.path), filename)
+        with self._lock:
+            if pending in self._pending:
+                return
+            self._pending.add(pending)
+
+        def run() -> None:
+            try:
+                self._missing(store, filename, mtime, key, facts)
+            except Exception:
+                log.warning("stale check failed for %s", filename, exc_info=True)
+            finally:
+                with self._lock:
+                    self._pending.discard(pending)
+
+        threading.Thread(target=run, name="stale-history", daemon=True).start()
 
     def dream_notes(self, store: MemoryDir) -> list[str]:
         """What a consolidation proposes for each stale memory: update it, or remove it."""

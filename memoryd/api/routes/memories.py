@@ -51,7 +51,9 @@ def list_memories(
     type: Annotated[str | None, Query(description="Only this type.")] = None,
     q: Annotated[
         str | None,
-        Query(description="Only memories whose filename, name or description hold this text (case-insensitive)."),
+        Query(
+            description="Only memories whose filename, name or description hold every word of this text (case-insensitive)."
+        ),
     ] = None,
     offset: Annotated[
         int, Query(ge=0, description="Skip this many matches (pass the previous page's next_offset).")
@@ -64,9 +66,9 @@ def list_memories(
     on the last page); hand-edited files that do not parse are listed under `invalid`."""
     store = stores.for_cwd(cwd)
     headers = store.list(type)
-    if q:
-        needle = q.casefold()
-        headers = [h for h in headers if needle in f"{h.filename}\n{h.name}\n{h.description}".casefold()]
+    if q:  # every word, anywhere: "pnpm lockfile" finds the memory that says both, in any order
+        words = q.casefold().split()
+        headers = [h for h in headers if all(w in f"{h.filename}\n{h.name}\n{h.description}".casefold() for w in words)]
     page = headers[offset : offset + limit]
     next_offset = offset + len(page) if offset + len(page) < len(headers) else None
     return MemoryListOut.model_validate(
