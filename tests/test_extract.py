@@ -497,3 +497,33 @@ def test_a_sessions_requests_are_written_as_a_careful_person_would(live: LiveDae
     assert decision["body"].endswith("**Why:** the new typing features.")
     assert any("`ruff check --fix`" in m["description"] for m in by_type["feedback"])
     assert any(m["body"].startswith("Keep API error messages in English.") for m in by_type["feedback"])
+
+
+def test_a_target_it_cannot_read_is_left_as_it_is(home: Path, project: Path) -> None:
+    """#40 bug 2: a read error on the memory an update targets refuses the update; it never saves blind.
+    A big watched dir trusts its table between the watcher's events: a hand edit the watcher has not
+    reported yet (here a NUL byte, which the store refuses to read) is what the read meets."""
+    daemon = Daemon(make_settings(home))  # not started: no watcher, the test drives the job
+    store = daemon.stores.for_cwd(str(project))
+    target = store.save(
+        name="Package manager", description="Use pnpm, never npm", type="feedback", body="Use pnpm."
+    ).memory.path
+    for i in range(limits.STORE_WATCHED_TRUST_MIN_FILES):
+        (store.path / f"project_note-{i}.md").write_text(
+            f"---\nname: Note {i}\ndescription: note {i}\ntype: project\n---\nbody {i}\n", encoding="utf-8"
+        )
+    store.set_watched(True)
+    assert any(h.name == "Package manager" for h in store.all_headers())  # one sweep; trusted from here
+    edited = target.read_bytes() + b"\nPasted from the wiki: \x00 see the lockfile notes.\n"
+    with open(target, "r+b") as fh:  # in place, as an editor that rewrites the file does: the dir's listing stays
+        fh.write(edited)
+    writer = new_session(daemon.settings.transcript_roots[0], str(project))
+    writer.user("Remember: use pnpm, never npm, because the lockfile is pnpm's.")
+    job_id = queue_turn_end(daemon, writer)
+    daemon.extraction.run_pending()
+    job = daemon.extraction.get_job(job_id)
+    assert target.read_bytes() == edited, "the file it could not read was overwritten"
+    assert job["memories_written"] == [], job
+    [refused] = job["refused"]
+    assert refused["code"] == "target_unreadable" and "NUL" in refused["reason"], refused
+    daemon.state.close()

@@ -24,6 +24,7 @@ from memoryd.base.errors import (
     InvalidMemory,
     InvalidRequest,
     LLMUnavailable,
+    MemorydError,
     TokenBudgetExceeded,
     Unprocessable,
 )
@@ -55,6 +56,14 @@ def _inside(path_text: str, directory: Path) -> bool:
         return False
     real = Path(os.path.realpath(os.path.expanduser(path_text)))
     return real == directory or directory in real.parents
+
+
+def _unreadable(target: str, exc: MemorydError | OSError) -> str:
+    """Why an update was not applied: the file it updates did not read (never a blind save over it)."""
+    why = exc.message if isinstance(exc, MemorydError) else f"{exc.__class__.__name__}: {exc.strerror or exc}"
+    return (
+        f"not applied: {target} could not be read ({why}) and was left untouched; fix it, then save the update by hand."
+    )
 
 
 def agent_wrote_memory(rows: list[PendingRow], memory_dir: Path) -> bool:
@@ -333,15 +342,17 @@ class ExtractionService:
             if target is not None:
                 try:
                     current = store.get(target)
-                    if (
-                        current.description == " ".join(cand.description.split())
-                        and current.body.strip() == cand.body.strip()
-                    ):
-                        unchanged += 1
-                        continue
-                    version = current.version  # an edit made after this read is re-read, never overwritten
-                except Exception:
-                    pass
+                except (MemorydError, OSError) as exc:
+                    # What it could not read it must not overwrite: the update waits until the file reads again.
+                    refused.append({"name": cand.name, "code": "target_unreadable", "reason": _unreadable(target, exc)})
+                    continue
+                if (
+                    current.description == " ".join(cand.description.split())
+                    and current.body.strip() == cand.body.strip()
+                ):
+                    unchanged += 1
+                    continue
+                version = current.version  # an edit made after this read is a 409, never overwritten
             try:
                 if self.review is not None and self.review.wanted(store):
                     item = self.review.propose(
