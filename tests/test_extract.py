@@ -527,3 +527,33 @@ def test_a_target_it_cannot_read_is_left_as_it_is(home: Path, project: Path) -> 
     [refused] = job["refused"]
     assert refused["code"] == "target_unreadable" and "NUL" in refused["reason"], refused
     daemon.state.close()
+
+
+def test_a_rule_said_again_leaves_the_memory_a_person_named(live: LiveDaemon, session: TranscriptWriter) -> None:
+    """#39 item 7: the same rule in other words is recognised: no rename, no filler, nothing rewritten;
+    a new reason is added under the person's own text."""
+    cwd = session.cwd
+    r = live.client.post(
+        "/v1/memories",
+        json={
+            "cwd": cwd,
+            "name": "Tests use vitest, not jest",
+            "description": "Tests run with vitest; jest is not installed",
+            "type": "feedback",
+            "body": "We moved from jest to vitest in 2025.",
+        },
+    )
+    assert r.status_code == 201, r.text
+    filename = r.json()["filename"]
+    path = live.daemon.stores.for_cwd(cwd).path / filename
+    before = path.read_bytes()
+    session.user("we don't use jest here, I told you before: tests run with vitest")
+    job = turn_end(live, session)
+    assert job["status"] == "done" and job["reason"].startswith("offline: 0 written, 1 unchanged"), job
+    assert path.read_bytes() == before and [m["filename"] for m in memories(live, cwd)] == [filename]
+    session.user("we don't use jest here, because the config is ESM-only")
+    job = turn_end(live, session)
+    assert job["memories_written"] == [filename], job
+    after = live.client.get(f"/v1/memories/{filename}", params={"cwd": cwd}).json()
+    assert after["name"] == "Tests use vitest, not jest" and after["description"].startswith("Tests run with vitest")
+    assert after["body"] == "We moved from jest to vitest in 2025.\n\n**Why:** the config is ESM-only."

@@ -174,12 +174,25 @@ def memory_path(memory_dir: Path, filename: str) -> Path:
     return path
 
 
-def slugify(name: str) -> str:
-    """A filename-safe slug: ASCII letters/digits and '-', at most SLUG_MAX_CHARS.
+_CONTRACTION = re.compile(r"(?<=[a-z])'(?=(?:t|s|re|ve|ll|d|m)\b)")  # don't, it's, we're: one word, not two
 
-    Names with no ASCII letters (e.g. all CJK) get a short stable hash so they stay distinct.
-    """
-    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+
+def slugify(name: str) -> str:
+    """A filename-safe slug: ASCII letters/digits and '-', at most SLUG_MAX_CHARS; a contraction
+    stays one word ("Don't use jest" → dont-use-jest). Names with no ASCII letters (e.g. all CJK)
+    get a short stable hash so they stay distinct."""
+    return _slug(_CONTRACTION.sub("", name.replace("\u2019", "'").lower()), name)
+
+
+def slug_spellings(name: str) -> tuple[str, ...]:
+    """The slugs a memory of this name may have on disk: today's, and the one before contractions
+    were kept whole ("don-t-…"), so a save still finds the file an older version named."""
+    now, before = slugify(name), _slug(name, name)
+    return (now,) if before == now else (now, before)
+
+
+def _slug(text: str, name: str) -> str:
+    ascii_name = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
     slug = re.sub(r"[^a-z0-9]+", "-", ascii_name.lower()).strip("-")
     if len(slug) > limits.SLUG_MAX_CHARS:  # cut between words, never inside one
         cut = slug[: limits.SLUG_MAX_CHARS + 1].rfind("-")
