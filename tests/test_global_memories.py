@@ -4,10 +4,13 @@ edited and forgotten like any other, never in a project's or team's folder."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from memoryd.base import limits
 from tests.conftest import LiveDaemon
+from tests.support.servers import DaemonProcess
+from tests.test_cli import run
 
 ME = {
     "name": "How I like to work",
@@ -47,6 +50,11 @@ def test_a_global_memory_follows_the_user_into_every_project(live: LiveDaemon, p
     assert r.status_code == 200 and r.json()["filename"] == filename
     got = live.client.get(f"/v1/memories/{filename}", params={"cwd": str(project), "scope": "global"}).json()
     assert got["body"] == "Short answers."
+    again = live.client.post(
+        "/v1/recall",
+        json={"cwd": str(project), "query": "how should I check the types in this Python code?", "session_id": "s-2"},
+    ).json()
+    assert [m["content"] for m in again["memories"]] == ["Short answers."], again
     assert not (live.daemon.stores.for_cwd(str(project)).path / limits.TEAM_DIRNAME / filename).exists()
     # forgotten like any other
     r = live.client.delete(f"/v1/memories/{filename}", params={"cwd": str(other), "scope": "global"})
@@ -58,3 +66,46 @@ def test_an_unknown_scope_is_refused_naming_the_field(live: LiveDaemon, project:
     r = live.client.post("/v1/memories", json={"cwd": str(project), **ME, "scope": "everywhere"})
     assert r.status_code in (400, 422) and "scope" in r.text, r.text
     assert live.client.get("/v1/memories", params={"cwd": str(project), "scope": "global"}).json()["memories"] == []
+
+
+def test_the_cli_saves_lists_shows_and_forgets_a_global_memory(
+    shared_daemon: DaemonProcess, project: Path, tmp_path: Path
+) -> None:
+    home = shared_daemon.home
+    other = tmp_path / "other-project"
+    (other / ".git").mkdir(parents=True)
+    r = run(
+        home,
+        "save",
+        "--cwd",
+        str(project),
+        "--global",
+        "-t",
+        "user",
+        "-n",
+        "Editor",
+        "-d",
+        "Uses Helix",
+        "-b",
+        "Helix.",
+    )
+    assert r.returncode == 0 and "saved user_editor.md" in r.stdout, r.stderr
+    try:
+        r = run(home, "save", "--cwd", str(other), "-t", "project", "-n", "Deploys", "-d", "Tuesdays", "-b", "Tue.")
+        assert r.returncode == 0, r.stderr
+        r = run(home, "list", "--cwd", str(other))  # the project's own, then the global ones, marked
+        assert r.returncode == 0 and "2 memories" in r.stdout and "user (global)" in r.stdout, r.stdout
+        assert "project (global)" not in r.stdout
+        listed = json.loads(run(home, "list", "--cwd", str(other), "--global", "--json").stdout)
+        assert [m["filename"] for m in listed["memories"]] == ["user_editor.md"]
+        assert [
+            m["filename"] for m in json.loads(run(home, "list", "--cwd", str(other), "--json").stdout)["memories"]
+        ] == ["project_deploys.md"]
+        r = run(home, "show", "--cwd", str(other), "--global", "user_editor.md")
+        assert r.returncode == 0 and "Helix." in r.stdout
+        r = run(home, "save", "--cwd", str(other), "--global", "--team", "-t", "user", "-n", "x", "-d", "y", "-b", "z")
+        assert r.returncode == 2 and "never shared" in r.stderr
+    finally:
+        r = run(home, "forget", "--cwd", str(other), "--global", "user_editor.md")
+    assert r.returncode == 0 and "forgot user_editor.md" in r.stdout
+    assert json.loads(run(home, "list", "--cwd", str(project), "--global", "--json").stdout)["memories"] == []
