@@ -110,7 +110,7 @@ class StatusOut(BaseModel):
 
 
 # ---------------------------------------------------------------------- memories
-Scope = Literal["project", "global"]  # store/registry.py's SCOPES: this project's store, or the user's own
+Scope = Literal["project", "global"]  # store/registry.py's PROJECT and GLOBAL: this project's store, or the user's own
 
 
 class SaveMemoryRequest(RequestModel):

@@ -21,7 +21,6 @@ from memoryd.store.paths import project_root, resolve_memory_dir
 
 
 PROJECT, GLOBAL = "project", "global"  # a memory's scope: this project's store, or the user's own in every project
-SCOPES = (PROJECT, GLOBAL)
 
 
 class StoreRegistry:
