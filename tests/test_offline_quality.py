@@ -272,6 +272,7 @@ def test_memory_text_dev_set_reads_as_written_by_a_person() -> None:
     text = score_text()
     assert text["memories"] >= 100
     assert text["names"] == [] and text["bodies"] == [] and text["requests"] == [] and text["cases"] == []
+    assert text["fillers"] == []
 
 
 def test_decisions_and_facts_are_extracted_and_look_alikes_are_not() -> None:
