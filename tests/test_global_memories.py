@@ -109,3 +109,29 @@ def test_the_cli_saves_lists_shows_and_forgets_a_global_memory(
         r = run(home, "forget", "--cwd", str(other), "--global", "user_editor.md")
     assert r.returncode == 0 and "forgot user_editor.md" in r.stdout
     assert json.loads(run(home, "list", "--cwd", str(project), "--global", "--json").stdout)["memories"] == []
+
+
+def test_mcp_tools_take_the_global_scope(live: LiveDaemon, project: Path) -> None:
+    """Over the daemon's /mcp (real HTTP): memory_save, memory_search, memory_show and memory_forget with scope."""
+    import anyio
+
+    from tests.test_mcp import data, http_client, roots_of
+
+    async def scenario() -> None:
+        async with http_client(live.url, live.daemon.token, list_roots_callback=roots_of(project)) as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            for name in ("memory_save", "memory_search", "memory_show", "memory_forget"):
+                assert tools[name].input_schema["properties"]["scope"]["enum"] == ["project", "global"], name
+            saved = data(await client.call_tool("memory_save", {**ME, "scope": "global"}))
+            assert Path(saved["path"]).parent == live.daemon.settings.home / limits.GLOBAL_DIRNAME
+            found = data(await client.call_tool("memory_search", {"scope": "global"}))
+            assert [m["filename"] for m in found["memories"]] == [saved["filename"]]
+            assert data(await client.call_tool("memory_search", {}))["memories"] == []
+            recalled = data(await client.call_tool("memory_recall", {"query": "how should I check the Python types?"}))
+            assert [(m["filename"], m.get("origin")) for m in recalled["memories"]] == [(saved["filename"], "global")]
+            shown = data(await client.call_tool("memory_show", {"filename": saved["filename"], "scope": "global"}))
+            assert shown["body"] == ME["body"]
+            data(await client.call_tool("memory_forget", {"filename": saved["filename"], "scope": "global"}))
+            assert data(await client.call_tool("memory_search", {"scope": "global"}))["memories"] == []
+
+    anyio.run(scenario)

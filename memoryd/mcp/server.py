@@ -178,6 +178,9 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
                 "age_days": m["age_days"],
                 "why": why + (f", score {scores[m['filename']]:.2f}" if m["filename"] in scores else ""),
                 "content": m["content"],
+                **(
+                    {"origin": m["origin"]} if m.get("origin") else {}
+                ),  # team, or global: the user's own, every project
             }
             for m in data["memories"]
         ]
