@@ -103,6 +103,10 @@ def test_the_cli_saves_lists_shows_and_forgets_a_global_memory(
         ] == ["project_deploys.md"]
         r = run(home, "show", "--cwd", str(other), "--global", "user_editor.md")
         assert r.returncode == 0 and "Helix." in r.stdout
+        r = run(home, "show", "--cwd", str(other), "user_editor.md")  # as `list` showed it: found, marked global
+        assert r.returncode == 0 and "[user, global]" in r.stdout and "Helix." in r.stdout, r.stderr
+        r = run(home, "forget", "--cwd", str(other), "user_editor.md")  # never deleted everywhere without --global
+        assert r.returncode == 1 and "forget --global user_editor.md" in r.stderr, r.stderr
         r = run(home, "save", "--cwd", str(other), "--global", "--team", "-t", "user", "-n", "x", "-d", "y", "-b", "z")
         assert r.returncode == 2 and "never shared" in r.stderr
     finally:

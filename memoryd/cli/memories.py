@@ -7,9 +7,11 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from memoryd.base import limits
+from memoryd.base.errors import ApiError
 from memoryd.cli.output import EXIT_OK, EXIT_USAGE, client_of, common, cwd_of, emit, fail, table, when
 
 if TYPE_CHECKING:
+    from memoryd.client import MemorydClient
     from memoryd.cli.results import ForgetResult
 
 
@@ -129,14 +131,31 @@ def cmd_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _global_instead(client: MemorydClient, args: argparse.Namespace, exc: ApiError) -> dict[str, Any] | None:
+    """The user's global memory of that file name, when the project has none (`list` shows both)."""
+    if args.scope != "project" or getattr(args, "team", False) or exc.code != "memory_not_found":
+        return None
+    try:
+        return client.get_memory(cwd_of(args), args.filename, scope="global")
+    except ApiError:
+        return None
+
+
 def cmd_show(args: argparse.Namespace) -> int:
+    scope = args.scope
     with client_of(args) as client:
-        m = client.get_memory(cwd_of(args), args.filename, scope=args.scope)
+        try:
+            m = client.get_memory(cwd_of(args), args.filename, scope=args.scope)
+        except ApiError as exc:
+            if (mine := _global_instead(client, args, exc)) is None:
+                raise
+            scope, m = "global", mine  # as `list` showed it
+    kind = f"{m['type']}, global" if scope == "global" else m["type"]
     emit(
         args,
         m,
         lambda m: (
-            f"# {m['name']}  [{m['type']}]\n{m['description']}\n(modified {when(m['modified'] or m['mtime'])})\n\n{m['body']}"
+            f"# {m['name']}  [{kind}]\n{m['description']}\n(modified {when(m['modified'] or m['mtime'])})\n\n{m['body']}"
         ),
     )
     return EXIT_OK
@@ -144,7 +163,17 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_forget(args: argparse.Namespace) -> int:
     with client_of(args) as client:
-        client.delete_memory(cwd_of(args), args.filename, team=args.team, scope=args.scope)
+        try:
+            client.delete_memory(cwd_of(args), args.filename, team=args.team, scope=args.scope)
+        except ApiError as exc:
+            if _global_instead(client, args, exc) is None:
+                raise
+            return fail(
+                args,
+                f"{args.filename} is one of your global memories (in every project), not this project's: "
+                f"`memoryd forget --global {args.filename}` deletes it everywhere.",
+                code="memory_not_found",
+            )
     forgot: ForgetResult = {"deleted": args.filename}
     emit(args, forgot, f"forgot {args.filename}")
     return EXIT_OK
