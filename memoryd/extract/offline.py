@@ -227,7 +227,7 @@ def update_of(existing: Existing, cand: Candidate) -> Candidate | None:
     new = [line for line in lines if terms(_LABEL.sub("", line)) - known]
     if not new:
         return None
-    body = f"{existing.body.rstrip()}\n\n" + "\n".join(new)
+    body = "\n\n".join(part for part in (existing.body.rstrip(), "\n".join(new)) if part)
     return replace(cand, name=existing.name, description=existing.description, body=body)
 
 

@@ -174,20 +174,21 @@ def memory_path(memory_dir: Path, filename: str) -> Path:
     return path
 
 
-_CONTRACTION = re.compile(r"(?<=[a-z])'(?=(?:t|s|re|ve|ll|d|m)\b)")  # don't, it's, we're: one word, not two
+_APOSTROPHE = re.compile(r"(?<=[A-Za-z])'(?=[A-Za-z])")  # don't, it's: one word, as a typographic ’ always was
 
 
 def slugify(name: str) -> str:
-    """A filename-safe slug: ASCII letters/digits and '-', at most SLUG_MAX_CHARS; a contraction
-    stays one word ("Don't use jest" → dont-use-jest). Names with no ASCII letters (e.g. all CJK)
-    get a short stable hash so they stay distinct."""
-    return _slug(_CONTRACTION.sub("", name.replace("\u2019", "'").lower()), name)
+    """A filename-safe slug: ASCII letters/digits and '-', at most SLUG_MAX_CHARS; an apostrophe
+    inside a word is dropped ("Don't use jest" → dont-use-jest, not don-t-…). Names with no ASCII
+    letters (e.g. all CJK) get a short stable hash so they stay distinct."""
+    return _slug(_APOSTROPHE.sub("", name) if "'" in name else name, name)
 
 
 def slug_spellings(name: str) -> tuple[str, ...]:
-    """The slugs a memory of this name may have on disk: today's, and the one before contractions
-    were kept whole ("don-t-…"), so a save still finds the file an older version named."""
-    now, before = slugify(name), _slug(name, name)
+    """The slugs a memory of this name may have on disk: today's, and the one before apostrophes
+    were dropped ("don-t-…"), so a save still finds the file an older version named."""
+    now = slugify(name)
+    before = _slug(name, name) if "'" in name else now
     return (now,) if before == now else (now, before)
 
 
