@@ -3,9 +3,9 @@ score them, plus the secret check's cost per KB (it runs on every save and on al
 model). Targets: secrets 100% refused with 0 false positives; extraction precision ≥ 0.95 and
 recall ≥ 0.90 (by kind, decisions included) with no false positive on questions, hypotheticals,
 quotes or code comments; how the memories read: names cut or missing meaning words, bodies saying a
-sentence twice, descriptions opening with a request phrase, case changed in code or acronyms (all
-0); every labelled similarity pair judged right. Prints the figures and writes
-bench/results/offline_quality.json.
+sentence twice, descriptions opening with a request phrase, case changed in code or acronyms,
+conversational filler kept ("I told you before") (all 0); every labelled similarity pair judged
+right. Prints the figures and writes bench/results/offline_quality.json.
 
 Run: .venv/bin/python bench/offline_quality.py
 """
@@ -87,9 +87,10 @@ def main() -> None:
     print(
         f"memory text over {text['memories']} memories: names cut or missing meaning words {text['names_cut_or_lost_words']}, "
         f"bodies with a repeated sentence {text['bodies_with_repeated_sentence']}, descriptions starting with a request phrase "
-        f"{text['descriptions_with_request_phrase']}, case changes in code or acronyms {text['case_changes']}"
+        f"{text['descriptions_with_request_phrase']}, case changes in code or acronyms {text['case_changes']}, "
+        f"conversational filler kept {text['filler_kept']}"
     )
-    for line in text["names"] + text["bodies"] + text["requests"] + text["cases"]:
+    for line in text["names"] + text["bodies"] + text["requests"] + text["cases"] + text["fillers"]:
         print("   ", line)
     print(
         f"similarity: {similarity['accuracy']:.0%} of {similarity['pairs']} pairs right ({similarity['duplicate']} duplicates, "

@@ -41,6 +41,11 @@ def daemon_url(settings: "Settings") -> str:
     return f"http://{'127.0.0.1' if host in ('0.0.0.0', '') else host}:{settings.server.port}"
 
 
+def _scope(scope: str) -> dict[str, str]:
+    """The `scope` field a request carries: none for the project's own store (the default)."""
+    return {} if scope == "project" else {"scope": scope}
+
+
 class MemorydClient:
     def __init__(self, base_url: str, token: str | None, *, timeout: float = 10.0) -> None:
         self.base_url = base_url.rstrip("/")
@@ -186,24 +191,32 @@ class MemorydClient:
     def prompt(self, cwd: str | Path) -> dict[str, Any]:
         return self.request("GET", "/v1/prompt", params={"cwd": str(cwd)})
 
-    def list_memories(self, cwd: str | Path, type_: str | None = None) -> dict[str, Any]:
-        params = {"cwd": str(cwd)} | ({"type": type_} if type_ else {})
+    def list_memories(self, cwd: str | Path, type_: str | None = None, *, scope: str = "project") -> dict[str, Any]:
+        params = {"cwd": str(cwd)} | ({"type": type_} if type_ else {}) | _scope(scope)
         return self.request("GET", "/v1/memories", params=params)
 
-    def get_memory(self, cwd: str | Path, filename: str) -> dict[str, Any]:
-        return self.request("GET", f"/v1/memories/{quote(filename, safe='')}", params={"cwd": str(cwd)})
+    def get_memory(self, cwd: str | Path, filename: str, *, scope: str = "project") -> dict[str, Any]:
+        params = {"cwd": str(cwd)} | _scope(scope)
+        return self.request("GET", f"/v1/memories/{quote(filename, safe='')}", params=params)
 
     def save_memory(
-        self, cwd: str | Path, *, name: str, description: str, type_: str, body: str, team: bool = False
+        self,
+        cwd: str | Path,
+        *,
+        name: str,
+        description: str,
+        type_: str,
+        body: str,
+        team: bool = False,
+        scope: str = "project",
     ) -> dict[str, Any]:
         path = "/v1/team/memories" if team else "/v1/memories"
-        return self.request(
-            "POST", path, json={"cwd": str(cwd), "name": name, "description": description, "type": type_, "body": body}
-        )
+        fields = {"cwd": str(cwd), "name": name, "description": description, "type": type_, "body": body}
+        return self.request("POST", path, json=fields | _scope(scope))
 
-    def delete_memory(self, cwd: str | Path, filename: str, *, team: bool = False) -> None:
+    def delete_memory(self, cwd: str | Path, filename: str, *, team: bool = False, scope: str = "project") -> None:
         base = "/v1/team/memories" if team else "/v1/memories"
-        self.request("DELETE", f"{base}/{quote(filename, safe='')}", params={"cwd": str(cwd)})
+        self.request("DELETE", f"{base}/{quote(filename, safe='')}", params={"cwd": str(cwd)} | _scope(scope))
 
     def recall(self, cwd: str | Path, query: str, session_id: str, *, source: str = "rest") -> dict[str, Any]:
         return self.request(

@@ -497,3 +497,63 @@ def test_a_sessions_requests_are_written_as_a_careful_person_would(live: LiveDae
     assert decision["body"].endswith("**Why:** the new typing features.")
     assert any("`ruff check --fix`" in m["description"] for m in by_type["feedback"])
     assert any(m["body"].startswith("Keep API error messages in English.") for m in by_type["feedback"])
+
+
+def test_a_target_it_cannot_read_is_left_as_it_is(home: Path, project: Path) -> None:
+    """#40 bug 2: a read error on the memory an update targets refuses the update; it never saves blind.
+    A big watched dir trusts its table between the watcher's events: a hand edit the watcher has not
+    reported yet (here a NUL byte, which the store refuses to read) is what the read meets."""
+    daemon = Daemon(make_settings(home))  # not started: no watcher, the test drives the job
+    store = daemon.stores.for_cwd(str(project))
+    target = store.save(
+        name="Package manager", description="Use pnpm, never npm", type="feedback", body="Use pnpm."
+    ).memory.path
+    for i in range(limits.STORE_WATCHED_TRUST_MIN_FILES):
+        (store.path / f"project_note-{i}.md").write_text(
+            f"---\nname: Note {i}\ndescription: note {i}\ntype: project\n---\nbody {i}\n", encoding="utf-8"
+        )
+    store.set_watched(True)
+    assert any(h.name == "Package manager" for h in store.all_headers())  # one sweep; trusted from here
+    edited = target.read_bytes() + b"\nPasted from the wiki: \x00 see the lockfile notes.\n"
+    with open(target, "r+b") as fh:  # in place, as an editor that rewrites the file does: the dir's listing stays
+        fh.write(edited)
+    writer = new_session(daemon.settings.transcript_roots[0], str(project))
+    writer.user("Remember: use pnpm, never npm, because the lockfile is pnpm's.")
+    job_id = queue_turn_end(daemon, writer)
+    daemon.extraction.run_pending()
+    job = daemon.extraction.get_job(job_id)
+    assert target.read_bytes() == edited, "the file it could not read was overwritten"
+    assert job["memories_written"] == [], job
+    [refused] = job["refused"]
+    assert refused["code"] == "target_unreadable" and "NUL" in refused["reason"], refused
+    daemon.state.close()
+
+
+def test_a_rule_said_again_leaves_the_memory_a_person_named(live: LiveDaemon, session: TranscriptWriter) -> None:
+    """#39 item 7: the same rule in other words is recognised: no rename, no filler, nothing rewritten;
+    a new reason is added under the person's own text."""
+    cwd = session.cwd
+    r = live.client.post(
+        "/v1/memories",
+        json={
+            "cwd": cwd,
+            "name": "Tests use vitest, not jest",
+            "description": "Tests run with vitest; jest is not installed",
+            "type": "feedback",
+            "body": "We moved from jest to vitest in 2025.",
+        },
+    )
+    assert r.status_code == 201, r.text
+    filename = r.json()["filename"]
+    path = live.daemon.stores.for_cwd(cwd).path / filename
+    before = path.read_bytes()
+    session.user("we don't use jest here, I told you before: tests run with vitest")
+    job = turn_end(live, session)
+    assert job["status"] == "done" and job["reason"].startswith("offline: 0 written, 1 unchanged"), job
+    assert path.read_bytes() == before and [m["filename"] for m in memories(live, cwd)] == [filename]
+    session.user("we don't use jest here, because the config is ESM-only")
+    job = turn_end(live, session)
+    assert job["memories_written"] == [filename], job
+    after = live.client.get(f"/v1/memories/{filename}", params={"cwd": cwd}).json()
+    assert after["name"] == "Tests use vitest, not jest" and after["description"].startswith("Tests run with vitest")
+    assert after["body"] == "We moved from jest to vitest in 2025.\n\n**Why:** the config is ESM-only."

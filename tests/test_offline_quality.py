@@ -272,6 +272,7 @@ def test_memory_text_dev_set_reads_as_written_by_a_person() -> None:
     text = score_text()
     assert text["memories"] >= 100
     assert text["names"] == [] and text["bodies"] == [] and text["requests"] == [] and text["cases"] == []
+    assert text["fillers"] == []
 
 
 def test_decisions_and_facts_are_extracted_and_look_alikes_are_not() -> None:
@@ -424,3 +425,65 @@ def test_plain_markdown_note_import_is_cut_between_words(tmp_path: Path) -> None
         and len(record.description) <= limits.INDEX_ENTRY_MAX_CHARS
     )
     assert record.description.startswith("The deploy pipeline")
+
+
+@pytest.mark.parametrize(
+    "said, name, description",
+    [
+        (
+            "we don't use jest here, I told you before: tests run with vitest",
+            "Don't use jest here: tests run with vitest",
+            "Don't use jest here: tests run with vitest",
+        ),
+        ("As I said before, never push to main, please remember.", "Never push to main", "Never push to main"),
+        ("Like I said, we deploy with Helm.", "Deploys with Helm", "The team deploys with Helm"),
+        ("How many times do I have to tell you: always use pnpm.", "Use pnpm", "Always use pnpm"),
+    ],
+)
+def test_conversational_filler_is_never_kept(said: str, name: str, description: str) -> None:
+    """#39 item 7: "I told you before", "as I said", "please remember" are how it was said, not what to keep."""
+    [found] = extract_explicit([(said, None)])
+    assert (found.name, found.description) == (name, description)
+    assert not any(w in found.body.lower() for w in ("told you", "as i said", "like i said", "remember")), found.body
+
+
+@pytest.mark.parametrize(
+    "said, whole",
+    [
+        (
+            "never use `any` in TypeScript; use `unknown` and narrow it",
+            "Never use `any` in TypeScript; use `unknown` and narrow it",
+        ),
+        (
+            "The payments module is owned by Dana; ask before changing src/payments",
+            "The payments module is owned by Dana; ask before changing src/payments",
+        ),
+    ],
+)
+def test_a_clause_after_a_semicolon_stays_with_its_rule(said: str, whole: str) -> None:
+    """#39 item 7: the clause after ";" completes the rule; only the first clause was kept."""
+    [found] = extract_explicit([(said, None)])
+    assert found.description == whole and found.body.startswith(whole + ".")
+    assert len(found.name.split()) <= 8
+
+
+def test_two_rules_joined_by_a_semicolon_stay_two() -> None:
+    found = extract_explicit([("Always use pnpm; never use npm. Deploy on Tuesdays; what do you think?", None)])
+    assert [c.description for c in found] == ["Always use pnpm", "Never use npm"]
+
+
+def test_contractions_stay_one_word_in_file_names(tmp_path: Path) -> None:
+    """#39 item 7: `don-t-…` read as two words; an older file named that way is still the one a save updates."""
+    from memoryd.store.paths import slugify
+
+    assert slugify("Don't use jest here") == "dont-use-jest-here" and slugify("The user’s editor") == "the-users-editor"
+    store = MemoryDir(tmp_path / "memory")
+    saved = store.save(name="Don't use jest here", description="Vitest only", type="feedback", body="b")
+    assert saved.memory.filename == "feedback_dont-use-jest-here.md"
+    older = tmp_path / "cc"
+    older.mkdir()
+    (older / "don-t-use-jest.md").write_text(
+        "---\nname: don-t-use-jest\ndescription: Vitest only\nmetadata:\n  type: feedback\n---\nb\n", encoding="utf-8"
+    )
+    again = MemoryDir(older).save(name="Don't use jest", description="Vitest only, ever", type="feedback", body="c")
+    assert again.memory.filename == "don-t-use-jest.md" and not again.created

@@ -110,6 +110,9 @@ class StatusOut(BaseModel):
 
 
 # ---------------------------------------------------------------------- memories
+Scope = Literal["project", "global"]  # store/registry.py's PROJECT and GLOBAL: this project's store, or the user's own
+
+
 class SaveMemoryRequest(RequestModel):
     cwd: Cwd
     name: Text = Field(description="Short title; the same type+name updates that memory.")
@@ -119,6 +122,10 @@ class SaveMemoryRequest(RequestModel):
     expected_version: str | None = Field(
         None,
         description="The `version` from the GET you edited (an If-Match): 409 when the file changed since, nothing written.",
+    )
+    scope: Scope = Field(
+        "project",
+        description="`project` (default): this project's memories; `global`: the user's own, in every project.",
     )
 
 

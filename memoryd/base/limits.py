@@ -180,6 +180,7 @@ LLM_CLI_DEFAULT_MODEL = "haiku"  # small and fast: memoryd's calls are short cla
 
 # --- team memory through git (issue 22; seeds: tengu_team_mem_* events) ---------------
 TEAM_DIRNAME = "team"  # <memory dir>/team/, Claude Code's team memory folder
+GLOBAL_DIRNAME = "global"  # $MEMORYD_HOME/global/: the user's own memories, listed and recalled in every project
 TEAM_DEFAULT_BRANCH = "memory"
 TEAM_SYNC_INTERVAL_MINUTES = 5.0
 TEAM_DEBOUNCE_SECONDS = 30.0  # a sync this long after the last team write

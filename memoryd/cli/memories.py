@@ -7,10 +7,17 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from memoryd.base import limits
+from memoryd.base.errors import ApiError
 from memoryd.cli.output import EXIT_OK, EXIT_USAGE, client_of, common, cwd_of, emit, fail, table, when
 
 if TYPE_CHECKING:
+    from memoryd.client import MemorydClient
     from memoryd.cli.results import ForgetResult
+
+
+def _global_flag(p: argparse.ArgumentParser, help: str) -> None:
+    """`--global`: the user's own store ($MEMORYD_HOME/global/), listed and recalled in every project."""
+    p.add_argument("--global", dest="scope", action="store_const", const="global", default="project", help=help)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -20,19 +27,25 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--description", "-d", required=True, help="one specific line that recall matches on")
     p.add_argument("--body", "-b", default=None, help="Markdown body ('-' or omitted with a pipe: read stdin)")
     p.add_argument("--team", action="store_true", help="save to team memory (shared by `memoryd team sync`)")
+    _global_flag(
+        p, "keep it in your own store ($MEMORYD_HOME/global/): listed and recalled in every project, never shared"
+    )
     p.set_defaults(func=cmd_save)
 
     p = common(sub.add_parser("list", help="list memories, newest first"))
     p.add_argument("--type", "-t", choices=limits.MEMORY_TYPES, default=None)
+    _global_flag(p, "only your global memories (without it: this project's, then your global ones)")
     p.set_defaults(func=cmd_list)
 
     p = common(sub.add_parser("show", help="print one memory"))
     p.add_argument("filename")
+    _global_flag(p, "a global memory (`memoryd list --global` names them)")
     p.set_defaults(func=cmd_show)
 
     p = common(sub.add_parser("forget", help="delete one memory"))
     p.add_argument("filename")
     p.add_argument("--team", action="store_true", help="delete a team memory (for everyone, at the next sync)")
+    _global_flag(p, "delete one of your global memories (from every project)")
     p.set_defaults(func=cmd_forget)
 
     p = common(sub.add_parser("index", help="print MEMORY.md as agents get it"))
@@ -49,18 +62,33 @@ def cmd_save(args: argparse.Namespace) -> int:
     if body is None:
         return fail(args, "no body: pass --body TEXT, or pipe the body on stdin (--body -).", EXIT_USAGE, "usage")
     with client_of(args) as client:
+        if args.team and args.scope == "global":
+            return fail(
+                args, "--team and --global exclude each other: a global memory is never shared.", EXIT_USAGE, "usage"
+            )
         saved = client.save_memory(
-            cwd_of(args), name=args.name, description=args.description, type_=args.type, body=body, team=args.team
+            cwd_of(args),
+            name=args.name,
+            description=args.description,
+            type_=args.type,
+            body=body,
+            team=args.team,
+            scope=args.scope,
         )
         # The API's `created` here is a flag; the CLI answers the memory as `show` does, plus `path` and `new`.
         memory = (
-            client.get_memory(cwd_of(args), saved["filename"])
+            client.get_memory(cwd_of(args), saved["filename"], scope=args.scope)
             if not args.team
             else {k: v for k, v in saved.items() if k not in ("created", "path", "origin")}
         )
     result = {**memory, "path": saved["path"], "new": bool(saved["created"])}
     emit(args, result, lambda r: f"{'saved' if r['new'] else 'updated'} {r['filename']} ({r['path']})")
     return EXIT_OK
+
+
+def _type_of(memory: dict[str, Any]) -> str:
+    """The type column; a global memory is marked as one (it is listed in every project)."""
+    return f"{memory['type']} (global)" if memory.get("scope") == "global" else str(memory["type"])
 
 
 def _human_list(data: dict[str, Any]) -> Any:
@@ -72,7 +100,7 @@ def _human_list(data: dict[str, Any]) -> Any:
     )
     body = table(
         ["modified", "type", "file", "name — description"],
-        [[when(m["mtime"])[:16], m["type"], m["filename"], f"{m['name']} — {m['description']}"] for m in rows],
+        [[when(m["mtime"])[:16], _type_of(m), m["filename"], f"{m['name']} — {m['description']}"] for m in rows],
         title=head,
         empty=head,
     )
@@ -88,19 +116,46 @@ def _human_list(data: dict[str, Any]) -> Any:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    """This project's memories, then the user's global ones marked "(global)"; `--global`: only those.
+    With --json, the one page the API answers (this project's, or with --global the global ones)."""
+    human = not getattr(args, "json", False)
     with client_of(args) as client:
-        emit(args, client.list_memories(cwd_of(args), args.type), _human_list)
+        data = client.list_memories(cwd_of(args), args.type, scope=args.scope)
+        if human and args.scope == "project":  # the global ones follow, in every project
+            mine = client.list_memories(cwd_of(args), args.type, scope="global")
+            data["memories"] += [{**m, "scope": "global"} for m in mine["memories"]]
+            data["invalid"] += mine.get("invalid", [])
+        elif human:
+            data["memories"] = [{**m, "scope": "global"} for m in data["memories"]]
+    emit(args, data, _human_list)
     return EXIT_OK
 
 
+def _global_instead(client: MemorydClient, args: argparse.Namespace, exc: ApiError) -> dict[str, Any] | None:
+    """The user's global memory of that file name, when the project has none (`list` shows both)."""
+    if args.scope != "project" or getattr(args, "team", False) or exc.code != "memory_not_found":
+        return None
+    try:
+        return client.get_memory(cwd_of(args), args.filename, scope="global")
+    except ApiError:
+        return None
+
+
 def cmd_show(args: argparse.Namespace) -> int:
+    scope = args.scope
     with client_of(args) as client:
-        m = client.get_memory(cwd_of(args), args.filename)
+        try:
+            m = client.get_memory(cwd_of(args), args.filename, scope=args.scope)
+        except ApiError as exc:
+            if (mine := _global_instead(client, args, exc)) is None:
+                raise
+            scope, m = "global", mine  # as `list` showed it
+    kind = f"{m['type']}, global" if scope == "global" else m["type"]
     emit(
         args,
         m,
         lambda m: (
-            f"# {m['name']}  [{m['type']}]\n{m['description']}\n(modified {when(m['modified'] or m['mtime'])})\n\n{m['body']}"
+            f"# {m['name']}  [{kind}]\n{m['description']}\n(modified {when(m['modified'] or m['mtime'])})\n\n{m['body']}"
         ),
     )
     return EXIT_OK
@@ -108,7 +163,17 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_forget(args: argparse.Namespace) -> int:
     with client_of(args) as client:
-        client.delete_memory(cwd_of(args), args.filename, team=args.team)
+        try:
+            client.delete_memory(cwd_of(args), args.filename, team=args.team, scope=args.scope)
+        except ApiError as exc:
+            if _global_instead(client, args, exc) is None:
+                raise
+            return fail(
+                args,
+                f"{args.filename} is one of your global memories (in every project), not this project's: "
+                f"`memoryd forget --global {args.filename}` deletes it everywhere.",
+                code="memory_not_found",
+            )
     forgot: ForgetResult = {"deleted": args.filename}
     emit(args, forgot, f"forgot {args.filename}")
     return EXIT_OK

@@ -9,13 +9,27 @@ It works on prose only (the parser already removed injected text) and proposes
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
+from typing import Protocol
 
 from memoryd.base.dates import absolutize_dates, code_spans_kept
+from memoryd.base.similarity import terms
 from memoryd.extract import shape as shaping
 
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+|;\s*")
+_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+_CLAUSE_SPLIT = re.compile(r";\s*")  # a clause after ";" that states nothing itself belongs to the rule before it
+# Conversational filler around a rule ("I told you before", "as I said", ", please remember"): never kept.
+_FILLER = re.compile(
+    r"(?:^|[\s,;:—-]+)(?:"
+    r"I(?:'ve| have)? (?:already |just )?(?:told|said to) you(?: this| that| so)?(?: (?:before|already|earlier|twice|again|many times|a (?:hundred|thousand|million) times))+"
+    r"|(?:as|like) (?:I|we)(?:'ve| have)? (?:already |just )?(?:said|mentioned|told you|explained|discussed)(?: (?:before|earlier|already|above|yesterday))*"
+    r"|how many times do I have to (?:tell|say|repeat)(?: (?:you|it|this))?"
+    r"|for the (?:last|hundredth|nth|tenth|third|second) time"
+    r"|(?:please )?(?:remember|keep in mind|don't forget)(?: (?:this|that))?(?=[\s.!]*$)"
+    r")\b(?P<end>[\s,;:—.!-]*)",
+    re.IGNORECASE,
+)
 # The reason a rule or decision was given: "because …", "due to …", ", since …", ", as …", or a
 # comma splice that starts a new clause ("…, we got burned last quarter").
 _FINITE = r"(?:is|are|was|were|would|will|can|can't|cannot|won't|keeps?|has|have|had|doesn't|don't|didn't|needs?|takes?|costs?|breaks?)"
@@ -187,6 +201,36 @@ class Candidate:
     kind: str = ""  # what the offline extractor recognised (rule, preference, decision, …); "" from a model
 
 
+class Existing(Protocol):
+    """The memory a candidate matched, as the store read it."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def body(self) -> str: ...
+
+
+_WHY_SAID = re.compile(r"^\*\*Why:\*\* stated by the user\b")
+_LABEL = re.compile(r"^\*\*(?:Why|How to apply):\*\*\s*")
+
+
+def update_of(existing: Existing, cand: Candidate) -> Candidate | None:
+    """What an offline candidate adds to the memory it matched: None when that memory already says
+    it (same rule, other words); else the memory with its own name and description (a person may
+    have named it) and the new lines after its body. The body a person wrote is never replaced."""
+    known = terms(f"{existing.name}. {existing.description}. {existing.body}")
+    lines = [line for line in cand.body.splitlines() if line.strip() and not _WHY_SAID.match(line)]
+    new = [line for line in lines if terms(_LABEL.sub("", line)) - known]
+    if not new:
+        return None
+    body = "\n\n".join(part for part in (existing.body.rstrip(), "\n".join(new)) if part)
+    return replace(cand, name=existing.name, description=existing.description, body=body)
+
+
 def _clean(fact: str) -> str:
     fact = fact.strip().strip('"').strip()
     return re.sub(r"[ \t]+", " ", fact).rstrip(" .!,")
@@ -290,26 +334,58 @@ def _sentences(text: str) -> list[tuple[str, bool]]:
     return out
 
 
+def drop_filler(sentence: str) -> str:
+    """The sentence without conversational filler ("we don't use jest, I told you before: …" keeps
+    the ":" and what follows; a filler that leads or ends the sentence goes with its punctuation)."""
+
+    def cut(m: re.Match[str]) -> str:
+        if m.start() == 0 or m.end() == len(sentence):
+            return ""
+        end = m.group("end")
+        return ": " if ":" in end else "; " if ";" in end else ", "
+
+    return _FILLER.sub(cut, sentence).strip()
+
+
+def _statement(sentence: str, listed: bool) -> tuple[str, str] | None:
+    """(kind, fact) when the sentence (or clause) states a standing rule, preference or fact to keep."""
+    sentence = drop_filler(sentence.strip())
+    while (m := _MARKER.match(sentence)) and len(sentence) > m.end():
+        sentence = sentence[m.end() :].lstrip(" ,:-—")
+    if len(sentence) < 8 or sentence.endswith("?") or _NOT_A_RULE.match(sentence) or _DEICTIC.match(sentence):
+        return None
+    for kind, pattern in _PATTERNS:
+        m = pattern.match(sentence)
+        if m:
+            fact = _clean(m.group("fact") if "fact" in pattern.groupindex else sentence)
+            if kind in ("remember", "from_now_on", "rule"):  # "Remember that we decided …" is a decision
+                kind = "decision" if _DECISION.match(fact) else "fact" if _FACT.match(fact) else _KINDS.get(kind, kind)
+            return kind, fact
+    return ("rule", _clean(sentence)) if listed and len(sentence.split()) >= 2 else None
+
+
+def _continues(clause: str) -> str:
+    """A clause after ";" that goes with the rule before it ("…; use `unknown` and narrow it"), or ""."""
+    clause = _clean(drop_filler(clause.strip()))
+    if len(clause.split()) < 2 or clause.endswith("?") or _NOT_A_RULE.match(clause):
+        return ""
+    return clause
+
+
 def _statements(text: str) -> list[tuple[str, str]]:
-    """(kind, fact) for each sentence that states a standing rule, preference or fact to keep."""
+    """(kind, fact) for each sentence that states a standing rule, preference or fact to keep; a
+    clause after ";" that states nothing by itself stays with the statement before it."""
     found: list[tuple[str, str]] = []
     for sentence, listed in _sentences(text):
-        sentence = sentence.strip()
-        while (m := _MARKER.match(sentence)) and len(sentence) > m.end():
-            sentence = sentence[m.end() :].lstrip(" ,:-—")
-        if len(sentence) < 8 or sentence.endswith("?") or _NOT_A_RULE.match(sentence) or _DEICTIC.match(sentence):
-            continue
-        for kind, pattern in _PATTERNS:
-            m = pattern.match(sentence)
-            if m:
-                fact = _clean(m.group("fact") if "fact" in pattern.groupindex else sentence)
-                if kind in ("remember", "from_now_on", "rule"):  # "Remember that we decided …" is a decision
-                    kind = (
-                        "decision" if _DECISION.match(fact) else "fact" if _FACT.match(fact) else _KINDS.get(kind, kind)
-                    )
-                found.append((kind, fact))
-                break
-        else:
-            if listed and len(sentence.split()) >= 2:
-                found.append(("rule", _clean(sentence)))
+        previous: int | None = None
+        for clause in _CLAUSE_SPLIT.split(sentence):
+            statement = _statement(clause, listed)
+            if statement is not None:
+                found.append(statement)
+                previous = len(found) - 1
+            elif previous is not None and (more := _continues(clause)):
+                kind, fact = found[previous]
+                found[previous] = (kind, f"{fact}; {more}")
+            else:
+                previous = None
     return found

@@ -14,6 +14,7 @@ import logging
 import os
 import threading
 import time
+from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Callable
@@ -24,6 +25,7 @@ from memoryd.base.errors import (
     InvalidMemory,
     InvalidRequest,
     LLMUnavailable,
+    MemorydError,
     TokenBudgetExceeded,
     Unprocessable,
 )
@@ -32,7 +34,7 @@ from memoryd.base.secrets import REDACTED
 from memoryd.base.similarity import memory_similarity, near_duplicate
 from memoryd.extract.jobs import BACKFILL, JobQueue, Outcome
 from memoryd.extract.model import extract_with_model
-from memoryd.extract.offline import Candidate, extract_explicit
+from memoryd.extract.offline import Candidate, extract_explicit, update_of
 from memoryd.extract.pending import BASH, PROMPT, TOOLS, TURN, WROTE, PendingRow, PendingTurns
 from memoryd.llm import LLMClient
 from memoryd.review import ReviewQueue
@@ -55,6 +57,14 @@ def _inside(path_text: str, directory: Path) -> bool:
         return False
     real = Path(os.path.realpath(os.path.expanduser(path_text)))
     return real == directory or directory in real.parents
+
+
+def _unreadable(target: str, exc: MemorydError | OSError) -> str:
+    """Why an update was not applied: the file it updates did not read (never a blind save over it)."""
+    why = exc.message if isinstance(exc, MemorydError) else f"{exc.__class__.__name__}: {exc.strerror or exc}"
+    return (
+        f"not applied: {target} could not be read ({why}) and was left untouched; fix it, then save the update by hand."
+    )
 
 
 def agent_wrote_memory(rows: list[PendingRow], memory_dir: Path) -> bool:
@@ -332,16 +342,15 @@ class ExtractionService:
             version = None
             if target is not None:
                 try:
-                    current = store.get(target)
-                    if (
-                        current.description == " ".join(cand.description.split())
-                        and current.body.strip() == cand.body.strip()
-                    ):
-                        unchanged += 1
-                        continue
-                    version = current.version  # an edit made after this read is re-read, never overwritten
-                except Exception:
-                    pass
+                    update, version = self._update(store, cand, target)
+                except (MemorydError, OSError) as exc:
+                    # What it could not read it must not overwrite: the update waits until the file reads again.
+                    refused.append({"name": cand.name, "code": "target_unreadable", "reason": _unreadable(target, exc)})
+                    continue
+                if update is None:
+                    unchanged += 1
+                    continue
+                cand = update
             try:
                 if self.review is not None and self.review.wanted(store):
                     item = self.review.propose(
@@ -378,6 +387,17 @@ class ExtractionService:
             written.append(saved.memory.filename)
             existing = store.all_headers()
         return written, refused, unchanged
+
+    @staticmethod
+    def _update(store: MemoryDir, cand: Candidate, target: str) -> tuple[Candidate | None, str]:
+        """`cand` as an update of `target` and the version it was read at (an edit made after this
+        read is a 409, never overwritten); None when the memory already says it. An update keeps
+        the memory's name; an offline one only adds lines to its body (`update_of`)."""
+        current = store.get(target)
+        if current.description == " ".join(cand.description.split()) and current.body.strip() == cand.body.strip():
+            return None, current.version
+        update = update_of(current, cand) if cand.kind else replace(cand, name=current.name)
+        return update, current.version
 
     @staticmethod
     def _match_existing(cand: Candidate, existing: list[Any]) -> str | None:

@@ -68,6 +68,15 @@ Filename = Annotated[
 ]
 
 
+ScopeArg = Annotated[
+    Literal["project", "global"],
+    Field(
+        description="`project` (default): this project's memories. `global`: the user's own, listed and recalled in every project "
+        "(who they are, how they like to work); never shared with a team."
+    ),
+]
+
+
 def root_path(roots: ListRootsResult | None) -> str | None:
     """The first `file://` root as a local path."""
     for root in roots.roots if roots else []:
@@ -131,14 +140,17 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
         ],
         roots: Roots,
         cwd: Cwd = None,
+        scope: ScopeArg = "project",
     ) -> dict[str, Any]:
-        """Save (or update) a memory for this project so later sessions, and other agents, know it.
+        """Save (or update) a memory for this project (or, with scope `global`, for every project) so later sessions, and other agents, know it.
 
         Save what cannot be derived from the code or git history: who the user is and how they like to work,
         corrections and confirmed approaches, decisions with their reasons, pointers to external systems.
         Do not save code structure, debugging recipes or anything secret (keys, tokens, passwords are refused)."""
         where = project(roots, cwd)
-        result = await call(lambda c: c.save_memory(where, name=name, description=description, type_=type, body=body))
+        result = await call(
+            lambda c: c.save_memory(where, name=name, description=description, type_=type, body=body, scope=scope)
+        )
         return {"filename": result["filename"], "path": result["path"], "created": result["created"]}
 
     @server.tool(annotations=read_only)
@@ -166,6 +178,9 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
                 "age_days": m["age_days"],
                 "why": why + (f", score {scores[m['filename']]:.2f}" if m["filename"] in scores else ""),
                 "content": m["content"],
+                **(
+                    {"origin": m["origin"]} if m.get("origin") else {}
+                ),  # team, or global: the user's own, every project
             }
             for m in data["memories"]
         ]
@@ -193,8 +208,9 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
             int, Field(ge=1, le=limits.MEMORY_PAGE_MAX, description="Matches per page.")
         ] = SEARCH_DEFAULT_LIMIT,
         cwd: Cwd = None,
+        scope: ScopeArg = "project",
     ) -> dict[str, Any]:
-        """Search this project's memories by words, newest first: file name, type, name and description, a page at a time.
+        """Search this project's memories by words (or with scope `global` the user's own), newest first: file name, type, name and description, a page at a time.
 
         Without query or type it lists them all; read a whole memory with memory_show."""
         where = project(roots, cwd)
@@ -203,6 +219,7 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
             {"cwd": where, "offset": offset, "limit": limit}
             | ({"q": words} if words else {})
             | ({"type": type} if type else {})
+            | ({"scope": scope} if scope != "project" else {})
         )
         data = await call(lambda c: c.request("GET", "/v1/memories", params=params))
         end = offset + len(data["memories"])
@@ -213,10 +230,12 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
         }
 
     @server.tool(annotations=read_only)
-    async def memory_show(filename: Filename, roots: Roots, cwd: Cwd = None) -> dict[str, Any]:
+    async def memory_show(
+        filename: Filename, roots: Roots, cwd: Cwd = None, scope: ScopeArg = "project"
+    ) -> dict[str, Any]:
         """Read one whole memory: name, description, type, body, and when it was created and last modified."""
         where = project(roots, cwd)
-        memory = await call(lambda c: c.get_memory(where, filename))
+        memory = await call(lambda c: c.get_memory(where, filename, scope=scope))
         return {k: memory[k] for k in ("filename", "name", "description", "type", "body", "created", "modified")}
 
     @server.tool(
@@ -224,10 +243,12 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
             read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
         )
     )
-    async def memory_forget(filename: Filename, roots: Roots, cwd: Cwd = None) -> dict[str, Any]:
+    async def memory_forget(
+        filename: Filename, roots: Roots, cwd: Cwd = None, scope: ScopeArg = "project"
+    ) -> dict[str, Any]:
         """Delete one memory that is wrong or no longer true. Prefer memory_save with the same type and name to correct it."""
         where = project(roots, cwd)
-        await call(lambda c: c.delete_memory(where, filename))
+        await call(lambda c: c.delete_memory(where, filename, scope=scope))
         return {"deleted": filename}
 
     @server.tool(annotations=read_only)

@@ -39,6 +39,12 @@ SDK_TIMEOUT_MARGIN_SECONDS = 0.5
 LATE_ANSWER_SECONDS = 15.0  # how long a side-query may run past the deadline to be kept for the next prompt
 LATE_ANSWERS_KEPT = 256  # sessions whose late side-query answer waits for their next prompt
 TEAM_KEY = "team:"  # candidate keys of the team folder's memories (a '/' would be cut by parse_selection)
+GLOBAL_KEY = "global:"  # candidate keys of the user's global memories ($MEMORYD_HOME/global/, in every project)
+
+
+def _marked(key: str, header: str) -> str:
+    """A global memory's header says it is the user's own, from every project."""
+    return f"Global memory (yours, in every project).\n{header}" if key.startswith(GLOBAL_KEY) else header
 
 
 @dataclass
@@ -51,7 +57,7 @@ class RecalledMemory:
     header: str
     age_days: int
     score: float | None = None
-    origin: str = "personal"  # personal | team
+    origin: str = "personal"  # personal | team | global
     author: str = ""  # team memories: who changed it last
 
 
@@ -330,9 +336,16 @@ class RecallService:
         return result
 
     def _sources(self, store: MemoryDir) -> list[tuple[str, MemoryDir]]:
-        """The stores recall searches: the project's, and its team folder, when they hold memories."""
+        """The stores recall searches: the project's, its team folder and the user's global memories, when they hold memories."""
         team = self.stores.team_for(store.path)
-        return [(key, s) for key, s in (("", store), (TEAM_KEY, team)) if s.has_memories()]
+        mine = [(GLOBAL_KEY, self.stores.global_store())] if self.stores.global_dir is not None else []
+        return [(key, s) for key, s in (("", store), (TEAM_KEY, team), *mine) if s.has_memories()]
+
+    def _source_of(self, store: MemoryDir, key: str) -> tuple[str, MemoryDir]:
+        """A candidate key's file name and store (`_sources`' keys)."""
+        if key.startswith(GLOBAL_KEY):
+            return key[len(GLOBAL_KEY) :], self.stores.global_store()
+        return (key[len(TEAM_KEY) :], self.stores.team_for(store.path)) if key.startswith(TEAM_KEY) else (key, store)
 
     def _rank(self, item: StoreIndex, query: str, exclude: set[str], k: int, context: list[str]) -> Decision:
         """The local ranking and its decision (recall/decide.py), on this store's indexes."""
@@ -365,7 +378,8 @@ class RecallService:
 
     @staticmethod
     def _key(memory: RecalledMemory) -> str:
-        return TEAM_KEY + memory.filename if memory.origin == "team" else memory.filename
+        prefix = {"team": TEAM_KEY, "global": GLOBAL_KEY}.get(memory.origin, "")
+        return prefix + memory.filename
 
     @staticmethod
     def _silence(whys: dict[str, Why]) -> str:
@@ -433,7 +447,7 @@ class RecallService:
         left_out: list[Why] = []
         for key in chosen:
             team = key.startswith(TEAM_KEY)
-            filename, source = (key[len(TEAM_KEY) :], self.stores.team_for(store.path)) if team else (key, store)
+            filename, source = self._source_of(store, key)
             try:
                 memory = self.indexes.memory(source, filename)
             except MemorydError:
@@ -441,7 +455,7 @@ class RecallService:
             days = age_days(memory.mtime, now)
             author = self.author_of(source.path, filename) if team else ""
             stale = self.stale_caveat(source, filename)
-            header = (f"{stale}\n\n" if stale else "") + header_for(str(memory.path), days)
+            header = _marked(key, (f"{stale}\n\n" if stale else "") + header_for(str(memory.path), days))
             recalled = RecalledMemory(
                 filename=filename,
                 name=memory.name,
@@ -451,7 +465,7 @@ class RecallService:
                 header=f"Team memory, last changed by {author or 'a team member'}.\n{header}" if team else header,
                 age_days=days,
                 score=scores.get(key),
-                origin="team" if team else "personal",
+                origin="team" if team else "global" if key.startswith(GLOBAL_KEY) else "personal",
                 author=author,
             )
             if (
@@ -479,8 +493,7 @@ class RecallService:
         for key, score in sorted(((k, v) for k, v in scores.items() if k not in chosen), key=lambda kv: -kv[1])[
             : limits.RECALL_LOG_LEFT_OUT
         ]:
-            team = key.startswith(TEAM_KEY)
-            filename, source = (key[len(TEAM_KEY) :], self.stores.team_for(store.path)) if team else (key, store)
+            filename, source = self._source_of(store, key)
             try:
                 name = self.indexes.memory(source, filename).name
                 left_out.append(

@@ -53,6 +53,7 @@ class Daemon:
             config_dir=settings.memory.memory_dir,
             now=now,
             read_only=settings.memory.read_only,
+            global_dir=settings.home / limits.GLOBAL_DIRNAME,
         )
         self.watcher = MemoryWatcher()
         # --- the one write path reports here: metrics by source, and a dir's first write gets watched ---

@@ -174,12 +174,26 @@ def memory_path(memory_dir: Path, filename: str) -> Path:
     return path
 
 
-def slugify(name: str) -> str:
-    """A filename-safe slug: ASCII letters/digits and '-', at most SLUG_MAX_CHARS.
+_APOSTROPHE = re.compile(r"(?<=[A-Za-z])'(?=[A-Za-z])")  # don't, it's: one word, as a typographic ’ always was
 
-    Names with no ASCII letters (e.g. all CJK) get a short stable hash so they stay distinct.
-    """
-    ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
+
+def slugify(name: str) -> str:
+    """A filename-safe slug: ASCII letters/digits and '-', at most SLUG_MAX_CHARS; an apostrophe
+    inside a word is dropped ("Don't use jest" → dont-use-jest, not don-t-…). Names with no ASCII
+    letters (e.g. all CJK) get a short stable hash so they stay distinct."""
+    return _slug(_APOSTROPHE.sub("", name) if "'" in name else name, name)
+
+
+def slug_spellings(name: str) -> tuple[str, ...]:
+    """The slugs a memory of this name may have on disk: today's, and the one before apostrophes
+    were dropped ("don-t-…"), so a save still finds the file an older version named."""
+    now = slugify(name)
+    before = _slug(name, name) if "'" in name else now
+    return (now,) if before == now else (now, before)
+
+
+def _slug(text: str, name: str) -> str:
+    ascii_name = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
     slug = re.sub(r"[^a-z0-9]+", "-", ascii_name.lower()).strip("-")
     if len(slug) > limits.SLUG_MAX_CHARS:  # cut between words, never inside one
         cut = slug[: limits.SLUG_MAX_CHARS + 1].rfind("-")

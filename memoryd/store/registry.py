@@ -13,10 +13,14 @@ from typing import Callable
 
 from memoryd.base import limits
 from memoryd.base.clock import SYSTEM_CLOCK
+from memoryd.base.errors import InvalidRequest
 from memoryd.store.dialect import CLAUDE_CODE, MEMORYD, Dialect
 from memoryd.store.memdir import MemoryDir, Now
 from memoryd.store.memdir import WriteEvent
 from memoryd.store.paths import project_root, resolve_memory_dir
+
+
+PROJECT, GLOBAL = "project", "global"  # a memory's scope: this project's store, or the user's own in every project
 
 
 class StoreRegistry:
@@ -33,6 +37,7 @@ class StoreRegistry:
         read_only: bool = False,
         default_dir: Callable[[str], Path] | None = None,
         claude_code_tree: Path | None = None,
+        global_dir: Path | None = None,
     ) -> None:
         self.memory_base = memory_base
         self.read_only = read_only
@@ -45,6 +50,8 @@ class StoreRegistry:
         self._dirs: OrderedDict[Path, MemoryDir] = OrderedDict()
         self._roots: dict[Path, Path] = {}  # memory dir → project root it was first resolved from
         self._team_dirs: dict[Path, MemoryDir] = {}
+        self.global_dir = global_dir  # the user's own memories, in every project (`$MEMORYD_HOME/global/`)
+        self._global: MemoryDir | None = None
         self._lock = threading.Lock()
         self.on_new_dir: list[Callable[[MemoryDir], None]] = []
         self.on_evict: list[Callable[[MemoryDir], None]] = []
@@ -111,6 +118,27 @@ class StoreRegistry:
             if team is None:
                 team = self._team_dirs[path] = MemoryDir(path, now=self._now)
             return team
+
+    def global_store(self) -> MemoryDir:
+        """The user's global memories (`save --global`): recalled and listed in every project; kept
+        out of `known()` like a team folder, so extraction, dream and team sync never write there."""
+        if self.global_dir is None:
+            raise InvalidRequest("this daemon has no global memory folder; start it with a MEMORYD_HOME.")
+        with self._lock:
+            if self._global is None:
+                self._global = MemoryDir(self.global_dir, now=self._now, events=self.on_write)
+                self._global.read_only = self.read_only
+            return self._global
+
+    def for_scope(self, cwd: str, scope: str) -> MemoryDir:
+        """The store a request names: the project's (`project`), or the user's global one (`global`)."""
+        if scope == GLOBAL:
+            return self.global_store()
+        if scope != PROJECT:
+            raise InvalidRequest(
+                f"unknown scope {scope!r}: use {PROJECT!r} (this project) or {GLOBAL!r} (every project)."
+            )
+        return self.for_cwd(cwd)
 
     def known(self) -> list[MemoryDir]:
         with self._lock:

@@ -13,17 +13,17 @@ from collections import Counter
 
 from memoryd.base.files import Key
 from memoryd.store.model import InvalidFile, MemoryHeader
-from memoryd.store.paths import slugify
+from memoryd.store.paths import slug_spellings
 
 Entry = tuple[Key, "MemoryHeader | InvalidFile"]
 
 
-def _name_keys_of(type_: str, name: str) -> tuple[str, str]:
+def _name_keys_of(type_: str, name: str) -> tuple[str, ...]:
     """How a save may name a memory: its title case-folded, or its slug (Claude Code's names)."""
-    return (f"{type_}\0t:{name.strip().casefold()}", f"{type_}\0s:{slugify(name)}")
+    return (f"{type_}\0t:{name.strip().casefold()}", *(f"{type_}\0s:{slug}" for slug in slug_spellings(name)))
 
 
-def _name_keys(header: MemoryHeader) -> tuple[str, str]:
+def _name_keys(header: MemoryHeader) -> tuple[str, ...]:
     return _name_keys_of(header.type, header.name)
 
 

@@ -126,6 +126,10 @@ def title_faults(name: str, description: str) -> list[str]:
     return faults
 
 
+# How a prompt was said, never what a memory keeps (#39 item 7).
+FILLER = ("told you", "as i said", "like i said", "as i mentioned", "please remember", "how many times")
+
+
 def score_text(items: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """How the extracted memories read: names cut or missing meaning words, bodies saying a sentence
     twice, descriptions opening with a request phrase, case changed in code or acronyms."""
@@ -133,7 +137,7 @@ def score_text(items: list[dict[str, Any]] | None = None) -> dict[str, Any]:
 
     from memoryd.extract.shape import code_and_acronyms, repeated_sentences, starts_with_request
 
-    names, bodies, requests, cases = [], [], [], []
+    names, bodies, requests, cases, fillers = [], [], [], [], []
     memories = 0
     for item in items if items is not None else load("extraction.jsonl"):
         for c in extract_explicit([(item["text"], None)]):
@@ -149,16 +153,20 @@ def score_text(items: list[dict[str, Any]] | None = None) -> dict[str, Any]:
             changed += [w for w in _re.findall(r"\b[a-z][A-Z]{2,}\w*", written) if w not in item["text"]]
             if changed:
                 cases.append(f"{c.name!r}: {changed}")
+            if said := [f for f in FILLER if f in written.lower()]:
+                fillers.append(f"{c.name!r}: {said}")
     return {
         "memories": memories,
         "names_cut_or_lost_words": len(names),
         "bodies_with_repeated_sentence": len(bodies),
         "descriptions_with_request_phrase": len(requests),
         "case_changes": len(cases),
+        "filler_kept": len(fillers),
         "names": names,
         "bodies": bodies,
         "requests": requests,
         "cases": cases,
+        "fillers": fillers,
     }
 
 

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Query, Response
 from memoryd.api.deps import StoresDep
 from memoryd.api.models import (
     CwdQuery,
+    Scope,
     IndexOut,
     MemoryListOut,
     MemoryOut,
@@ -21,6 +22,10 @@ from memoryd.base import limits
 from memoryd.store.prompt import build_memory_prompt
 
 router = APIRouter(tags=["memories"])
+ScopeQuery = Annotated[
+    Scope,
+    Query(description="`project` (default): this project's memories; `global`: the user's own, in every project."),
+]
 
 
 @router.get("/v1/index")
@@ -61,10 +66,11 @@ def list_memories(
     limit: Annotated[
         int, Query(ge=1, le=limits.LIST_PAGE_MAX, description=f"Memories per page, 1..{limits.LIST_PAGE_MAX}.")
     ] = limits.LIST_PAGE_DEFAULT,
+    scope: ScopeQuery = "project",
 ) -> MemoryListOut:
     """The memories (or those matching `q`), newest first, one page at a time (`next_offset` is null
     on the last page); hand-edited files that do not parse are listed under `invalid`."""
-    store = stores.for_cwd(cwd)
+    store = stores.for_scope(cwd, scope)
     headers = store.list(type)
     if q:  # every word, anywhere: "pnpm lockfile" finds the memory that says both, in any order
         words = q.casefold().split()
@@ -83,9 +89,9 @@ def list_memories(
 
 
 @router.get("/v1/memories/{filename}", responses=errors(404))
-def get_memory(filename: str, stores: StoresDep, cwd: CwdQuery) -> MemoryOut:
+def get_memory(filename: str, stores: StoresDep, cwd: CwdQuery, scope: ScopeQuery = "project") -> MemoryOut:
     """One memory file, frontmatter fields and body."""
-    return MemoryOut.model_validate(stores.for_cwd(cwd).get(filename))
+    return MemoryOut.model_validate(stores.for_scope(cwd, scope).get(filename))
 
 
 @router.post(
@@ -94,8 +100,9 @@ def get_memory(filename: str, stores: StoresDep, cwd: CwdQuery) -> MemoryOut:
     responses={200: {"model": SavedMemoryOut, "description": "The same type+name existed: that memory was updated."}},
 )
 def save_memory(request: SaveMemoryRequest, response: Response, stores: StoresDep) -> SavedMemoryOut:
-    """Create a memory (201); the same type+name again updates that file (200)."""
-    store = stores.for_cwd(request.cwd)
+    """Create a memory (201); the same type+name again updates that file (200); `scope: global`
+    keeps it in the user's own store, listed and recalled in every project."""
+    store = stores.for_scope(request.cwd, request.scope)
     result = store.save(
         name=request.name,
         description=request.description,
@@ -122,7 +129,8 @@ def delete_memory(
     expected_version: Annotated[
         str | None, Query(description="The `version` you read; 409 when the file changed since (an If-Match).")
     ] = None,
+    scope: ScopeQuery = "project",
 ) -> Response:
     """Delete one memory file and its index line."""
-    stores.for_cwd(cwd).delete(filename, source="api", expected=expected_version)
+    stores.for_scope(cwd, scope).delete(filename, source="api", expected=expected_version)
     return Response(status_code=204)
