@@ -13,6 +13,9 @@ if TYPE_CHECKING:
     from memoryd.cli.results import ForgetResult
 
 
+MEMORY_ARG = 'its file name (as `memoryd list` shows it), or its name, in any case: "Package manager"'
+
+
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = common(sub.add_parser("save", help="save (or update) a memory"))
     p.add_argument("--type", "-t", required=True, choices=limits.MEMORY_TYPES)
@@ -27,11 +30,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=cmd_list)
 
     p = common(sub.add_parser("show", help="print one memory"))
-    p.add_argument("filename")
+    p.add_argument("memory", metavar="MEMORY", help=MEMORY_ARG)
     p.set_defaults(func=cmd_show)
 
     p = common(sub.add_parser("forget", help="delete one memory"))
-    p.add_argument("filename")
+    p.add_argument("memory", metavar="MEMORY", help=MEMORY_ARG)
     p.add_argument("--team", action="store_true", help="delete a team memory (for everyone, at the next sync)")
     p.set_defaults(func=cmd_forget)
 
@@ -94,8 +97,11 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
+    from memoryd.cli.names import resolve
+
     with client_of(args) as client:
-        m = client.get_memory(cwd_of(args), args.filename)
+        filename = resolve(args.memory, client.list_memories(cwd_of(args)))
+        m = client.get_memory(cwd_of(args), filename)
     emit(
         args,
         m,
@@ -107,10 +113,14 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
+    from memoryd.cli.names import resolve
+
     with client_of(args) as client:
-        client.delete_memory(cwd_of(args), args.filename, team=args.team)
-    forgot: ForgetResult = {"deleted": args.filename}
-    emit(args, forgot, f"forgot {args.filename}")
+        listing = client.team_memories(cwd_of(args)) if args.team else client.list_memories(cwd_of(args))
+        filename = resolve(args.memory, listing)
+        client.delete_memory(cwd_of(args), filename, team=args.team)
+    forgot: ForgetResult = {"deleted": filename}
+    emit(args, forgot, f"forgot {filename}")
     return EXIT_OK
 
 
