@@ -35,7 +35,8 @@ def resolve(given: str, listing: dict[str, Any]) -> str:
     if any(c in given for c in "/\\") or given.startswith("."):
         raise MemoryNotFound(
             f"{given!r} is not a memory of this project: name one by its bare file name as `memoryd list` shows it"
-            " (<type>_<slug>.md or kebab-name.md, no '/', '\\' or leading '.'), or by its name."
+            " (<type>_<slug>.md or kebab-name.md, no '/', '\\' or leading '.'), or by its name.",
+            code="invalid_filename",  # exit 1 and this code, as when the daemon refused such a name
         )
     wanted = _key(given)
     matches = [m for m in memories if wanted and wanted in _keys(m)]
