@@ -30,6 +30,17 @@ from memoryd.transcripts import TranscriptService
 log = logging.getLogger(__name__)
 
 
+def extraction_line(job: dict[str, object], status: str, reason: str, written: list[str], now: float) -> str:
+    """The daemon log's one line for a finished extraction job: files written, counts and method (the
+    reason, e.g. "offline: 1 written, 0 unchanged, 0 refused"), time since it was queued; never a body."""
+    files = f" [{', '.join(written)}]" if written else ""
+    waited = (now - float(job["created_at"])) * 1000  # type: ignore[arg-type]
+    return (
+        f"extraction {job['kind']} {job['job_id']} {status}: {reason}{files}; "
+        f"{waited:.0f} ms since queued; session {job['session_id']} in {job['memory_dir']}"
+    )
+
+
 class Daemon:
     """Every long-lived part of memoryd, wired together."""
 
@@ -88,6 +99,7 @@ class Daemon:
             stores=self.stores,
             watch=self.watcher.watch if settings.memory.watch else None,
             clock=clock.time,
+            on_folder=lambda: self.scheduler.add_job("team-sync", self.team.tick, seconds=limits.TEAM_TICK_SECONDS),
         )
         # --- recall ---
         from memoryd.recall import build_recall
@@ -160,8 +172,15 @@ class Daemon:
             mode_for=self.modes.mode_for,
             on_daily_log=self.daily_log.append_candidate,
             review=self.review,
-            on_finish=lambda job, o: self.activity.publish(
-                EXTRACTION, job["memory_dir"], extraction_event(job, o.status, o.reason, o.written, o.refused)
+            on_finish=lambda job, o: (
+                log.log(  # a throttled or empty turn is no news: DEBUG
+                    logging.DEBUG if o.status == "skipped" else logging.INFO,
+                    "%s",
+                    extraction_line(job, o.status, o.reason, o.written, clock.time()),
+                ),
+                self.activity.publish(
+                    EXTRACTION, job["memory_dir"], extraction_event(job, o.status, o.reason, o.written, o.refused)
+                ),
             ),
         )
         self.session_memory = SessionMemory(
@@ -240,8 +259,7 @@ class Daemon:
         self.status.add("grep", lambda: engine_status(self.ripgrep))
 
         # --- team memory through git ---
-        self.team.load()
-        self.scheduler.add_job("team-sync", self.team.tick, seconds=limits.TEAM_TICK_SECONDS)
+        self.team.load()  # a team folder tied to a remote schedules the team sync (on_folder), none: no job
         self.on_start(self.team.start)
         self.on_stop(self.team.stop)
         self.status.add("team", self.team.status)
