@@ -209,3 +209,6 @@ ACTIVITY_SUBSCRIBER_QUEUE = 256  # events a slow live page may lag behind before
 # Stale-memory checks: recall re-reads a project's git state (HEAD + index) at most this often;
 # `memoryd stale` and the web view always read it fresh.
 STALE_REPO_RECHECK_SECONDS = 5.0
+
+# `memoryd setup` where no user service manager runs: how long a daemon started in the background gets to answer.
+BACKGROUND_START_SECONDS = 30.0
