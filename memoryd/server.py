@@ -68,6 +68,7 @@ def configure_logging(settings: Settings) -> None:
     root.handlers = [stream, file_handler]
     logging.getLogger("uvicorn.access").setLevel(logging.WARNING)  # request lines at DEBUG only
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)  # "Running job ... executed successfully": noise
 
 
 class _Server(uvicorn.Server):

@@ -20,6 +20,7 @@ MEMORY = ["version", "filename", "name", "description", "type", "body", "mtime",
 INVALID = ["filename", "error"]
 RECALLED = ["filename", "name", "type", "description", "content", "header", "age_days"]
 WHY = ["filename", "name", "score", "injected", "terms", "paths", "dense", "context", "confidence", "rule"]
+WHY += ["cover", "cover_needed", "confidence_min"]  # the rule's sums, for `memoryd recall --explain` (#39)
 LOG_ENTRY = [
     "id",
     "at",

@@ -68,6 +68,44 @@ def test_cli_against_daemon(shared_daemon: DaemonProcess, project: Path) -> None
     assert r.returncode == 1 and "<type>_<slug>.md" in r.stderr
 
 
+def test_show_and_forget_take_the_name_the_stem_or_the_file_name(shared_daemon: DaemonProcess, project: Path) -> None:
+    """#39: the README's `-n "Package manager"` is found again by that name, its slug or its file name."""
+    home, cwd = shared_daemon.home, ["--cwd", str(project)]
+    save = ("save", *cwd, "-t", "feedback", "-n", "Package manager", "-d", "Use pnpm, never npm", "-b", "pnpm only")
+    assert run(home, *save).returncode == 0
+    for given in ("Package manager", "package MANAGER", "package-manager", "feedback_package-manager"):
+        r = run(home, "show", *cwd, given)
+        assert r.returncode == 0 and r.stdout.startswith("# Package manager  [feedback]"), (given, r.stderr)
+    r = run(home, "show", *cwd, "Pakage manager")  # a typo: the close name is suggested, in CLI words
+    assert r.returncode == 1 and "Did you mean feedback_package-manager.md (Package manager)?" in r.stderr
+    assert "/v1/" not in r.stderr
+    assert run(home, "save", *cwd, "-t", "user", "-n", "Package manager", "-d", "pnpm", "-b", "b").returncode == 0
+    r = run(home, "forget", *cwd, "--json", "package manager")  # two memories answer: both are named, none deleted
+    error = json.loads(r.stdout)["error"]
+    assert r.returncode == 1 and error["code"] == "ambiguous_memory"
+    assert "feedback_package-manager.md" in error["message"] and "user_package-manager.md" in error["message"]
+    r = run(home, "forget", *cwd, "--json", "user_package-manager")
+    assert r.returncode == 0 and json.loads(r.stdout) == {"deleted": "user_package-manager.md"}
+    assert 'example:\n  memoryd show "Package manager"' in run(home, "show", "--help").stdout
+
+
+def test_show_finds_a_claude_code_memory_by_the_title_it_was_saved_with(
+    shared_daemon: DaemonProcess, project: Path
+) -> None:
+    """In Claude Code's dialect the file is `package-manager.md` and the name its kebab slug: the title still finds it."""
+    home, cwd = shared_daemon.home, ["--cwd", str(project)]
+    memory_dir = Path(json.loads(run(home, "index", *cwd, "--json").stdout)["memory_dir"])
+    memory_dir.mkdir(parents=True, exist_ok=True)
+    (memory_dir / "ci-setup.md").write_text(
+        "---\nname: ci-setup\ndescription: CI runs on GitHub Actions\nmetadata:\n  type: project\n---\nGHA.\n"
+    )
+    r = run(home, "save", *cwd, "-t", "feedback", "-n", "Package manager", "-d", "Use pnpm", "-b", "pnpm only")
+    assert r.returncode == 0 and "saved package-manager.md" in r.stdout, r.stdout + r.stderr
+    for given in ("Package manager", "package-manager", "package-manager.md"):
+        r = run(home, "show", *cwd, given)
+        assert r.returncode == 0 and "pnpm only" in r.stdout, (given, r.stderr)
+
+
 def test_stop_ends_the_daemon_cleanly(daemon_process: DaemonProcess, home: Path) -> None:
     daemon_process.start()
     r = run(home, "stop")

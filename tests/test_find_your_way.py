@@ -52,6 +52,15 @@ def test_a_mistyped_command_gets_did_you_mean(tmp_path: Path) -> None:
     assert "did you mean" not in memoryd(tmp_path, "zzzzzz").stderr  # nothing close: no guess
 
 
+def test_a_mistyped_flag_gets_did_you_mean_from_its_own_command(tmp_path: Path) -> None:
+    r = memoryd(tmp_path, "list", "--tpye", "feedback")
+    assert r.returncode == 2 and "did you mean --type?" in r.stderr
+    assert r.stderr.startswith("usage: memoryd list ")  # the command's usage, not the top-level one
+    r = memoryd(tmp_path, "team", "sync", "--jsn", "--json")
+    assert r.returncode == 2 and "did you mean --json?" in json.loads(r.stdout)["error"]["message"]
+    assert "did you mean" not in memoryd(tmp_path, "list", "--zzzzzz").stderr  # nothing close: no guess
+
+
 def test_config_shows_each_setting_and_where_it_came_from(tmp_path: Path) -> None:
     home = tmp_path / "home"
     r = memoryd(home, "config", "--json")

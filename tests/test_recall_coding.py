@@ -56,6 +56,6 @@ def test_a_sql_task_gets_the_no_orm_rule_alone(home: Path, project: Path) -> Non
         assert [m["filename"] for m in got["memories"]] == [names[0]]  # the rule, and no padding after it
         log = live.client.get("/v1/recall/log", params={"cwd": str(project), "session": "s1"}).json()["entries"][0]
         why = next(w for w in log["injected"] if w["filename"] == names[0])
-        assert {"sql", "queri"} <= set(why["terms"]) and why["dense"] > 0.8 and why["rule"] == "close match"
+        assert {"sql", "query"} <= set(why["terms"]) and why["dense"] > 0.8 and why["rule"] == "close match"
         off_topic = recall_api(live, project, "what's the weather like in Paris this weekend", "s2")
         assert off_topic["memories"] == [] and off_topic["reason"]

@@ -151,7 +151,11 @@ def test_install_carries_settings_keeps_secrets_out_enables_and_uninstalls(tmp_p
     result = json.loads(r.stdout)
     unit = user / ".config" / "systemd" / "user" / "memoryd.service"
     assert result["path"] == str(unit) and "sk-ant-secret-value" not in unit.read_text()
-    assert log.read_text().splitlines() == ["--user daemon-reload", "--user enable --now memoryd.service"]
+    assert log.read_text().splitlines() == [
+        "--user show-environment",  # is there a user manager at all? asked before anything is written
+        "--user daemon-reload",
+        "--user enable --now memoryd.service",
+    ]
     assert result["ran"] == ["systemctl --user daemon-reload", "systemctl --user enable --now memoryd.service"]
     # What the service will see: only MEMORYD_HOME, the config file and the 0600 secrets file.
     service = load_settings({"MEMORYD_HOME": str(home)}, home=home)
@@ -188,7 +192,45 @@ def test_install_says_when_the_manager_refuses(tmp_path: Path) -> None:
     assert r.returncode == 1 and error["code"] == "service_manager_failed"
     assert "Failed to connect to bus" in error["message"] and "loginctl enable-linger" in error["message"]
     r = run(tmp_path / "mh", "install-service", HOME=str(user), PATH=path)
-    assert r.returncode == 1 and r.stdout == "" and "daemon-reload` failed" in r.stderr
+    assert r.returncode == 1 and r.stdout == "" and "no systemd user manager answers" in r.stderr
+
+
+def test_install_without_a_user_manager_writes_nothing(tmp_path: Path) -> None:
+    """#39: in a container or WSL (no systemd --user) install-service failed after writing the unit and a
+    config.toml, after which `memoryd config init` refused; now it finds out first and writes nothing."""
+    if sys.platform == "darwin":
+        pytest.skip("the systemd path")
+    user, home = tmp_path / "user", tmp_path / "mh"
+    user.mkdir()
+    path, log = fake_manager(tmp_path, "systemctl", exit_code=1)
+    env = dict(HOME=str(user), PATH=path, MEMORYD_PORT="8123", ANTHROPIC_API_KEY="sk-ant-secret-value")
+    r = run(home, "install-service", **env)
+    assert r.returncode == 1 and "nothing was written" in r.stderr and "memoryd setup" in r.stderr, r.stderr
+    assert log.read_text().splitlines() == ["--user show-environment"]  # asked, nothing enabled
+    assert list(user.rglob("*")) == [] and not home.exists()
+    assert run(home, "config", "init", **env).returncode == 0
+
+
+def test_an_install_the_manager_refuses_leaves_nothing_behind(tmp_path: Path) -> None:
+    """The manager answers but will not enable the unit: the unit, the secrets file and config.toml's
+    new lines are taken back; what config.toml held before stays."""
+    if sys.platform == "darwin":
+        pytest.skip("the systemd path")
+    user, home = tmp_path / "user", tmp_path / "mh"
+    user.mkdir()
+    home.mkdir()
+    (home / "config.toml").write_text("# mine\n")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "systemctl").write_text(
+        '#!/bin/sh\ncase "$*" in *show-environment*) exit 0;; esac\necho "Unit refused" >&2\nexit 1\n'
+    )
+    (bin_dir / "systemctl").chmod(0o755)
+    env = dict(HOME=str(user), PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}", MEMORYD_PORT="8123")
+    r = run(home, "install-service", **env, ANTHROPIC_API_KEY="sk-ant-secret-value")
+    assert r.returncode == 1 and "Unit refused" in r.stderr and "nothing is left written" in r.stderr, r.stderr
+    assert list(user.rglob("*")) == [] and (home / "config.toml").read_text() == "# mine\n"
+    assert not (home / "service.env").exists()
 
 
 def test_uninstall_reports_what_the_manager_could_not_do(tmp_path: Path) -> None:
@@ -197,7 +239,9 @@ def test_uninstall_reports_what_the_manager_could_not_do(tmp_path: Path) -> None
     user = tmp_path / "user"
     user.mkdir()
     path, _ = fake_manager(tmp_path, "systemctl", exit_code=1)
-    assert run(tmp_path / "mh", "install-service", HOME=str(user), PATH=path).returncode == 1  # the unit stays written
+    unit = user / ".config" / "systemd" / "user" / "memoryd.service"
+    unit.parent.mkdir(parents=True)
+    unit.write_text("[Unit]\n")  # installed while a user manager still ran
     r = run(tmp_path / "mh", "uninstall-service", "--json", HOME=str(user), PATH=path)
     result = json.loads(r.stdout)
     assert (

@@ -87,7 +87,7 @@ def test_the_hook_and_mcp_doors_are_named_and_prompts_are_redacted_and_cut(live:
     stored = live.daemon.state.query("SELECT prompt, why FROM recall_log")
     assert all(FAKE_KEY[:20] not in row["prompt"] for row in stored)
     refused = live.client.post(
-        "/v1/recall", json={"cwd": str(project), "query": "a b", "session_id": "x", "source": "cli"}
+        "/v1/recall", json={"cwd": str(project), "query": "a b", "session_id": "x", "source": "smoke-signal"}
     )
     assert refused.status_code in (400, 422) and "source" in refused.text
 
@@ -271,7 +271,7 @@ def test_cli_recall_explain_and_ui_print_url(shared_daemon: DaemonProcess, proje
     out = cli("recall", "how do staging deploys work?", "--explain")
     assert out.returncode == 0, out.stderr
     assert (
-        "why (rest" in out.stdout
+        "why (cli" in out.stdout
         and f"+ Staging deploys ({fn}): score" in out.stdout
         and "words: staging, deploys" in out.stdout
     )

@@ -186,8 +186,9 @@ class RecallRequest(RequestModel):
     cwd: Cwd
     query: Text = Field(description="The user's prompt.")
     session_id: SessionId
-    source: Literal["rest", "mcp"] = Field(
-        "rest", description="Which door asked (`mcp`: the MCP server); shown in the recall log."
+    source: Literal["rest", "mcp", "cli"] = Field(
+        "rest",
+        description="Which door asked (`mcp`: the MCP server, `cli`: `memoryd recall`); shown in the recall log.",
     )
     context: list[Annotated[str, Field(max_length=limits.RECALL_CONTEXT_ITEM_CHARS)]] = Field(
         default_factory=list,
@@ -241,6 +242,11 @@ class WhyOut(ResponseModel):
         None, description="The local confidence rule's estimate (0-1), when the embedding model is on."
     )
     rule: str = Field("", description='What injected it: "close match", "confident", "llm", or "" when left out.')
+    cover: float | None = Field(
+        None, description="The close-match rule: the share (0-1) of the prompt's word weight this memory holds."
+    )
+    cover_needed: float | None = Field(None, description="The share a close match needs.")
+    confidence_min: float | None = Field(None, description="The confidence rule's floor, when it was weighed.")
 
 
 class RecallLogEntryOut(ResponseModel):
@@ -248,7 +254,7 @@ class RecallLogEntryOut(ResponseModel):
     at: float = Field(description="Unix time of the recall.")
     memory_dir: str
     session_id: str
-    source: str = Field(description="hook, rest or mcp.")
+    source: str = Field(description="hook, rest, mcp or cli.")
     prompt: str = Field(description="The prompt, secrets redacted, cut to 300 characters.")
     method: str = Field(description="llm, local or skipped.")
     reason: str = Field(description="Why recall stayed silent, or why the LLM was not used.")

@@ -216,3 +216,6 @@ STALE_REPO_RECHECK_SECONDS = 5.0
 # person asks (`memoryd stale`, the web view, dream), and this long on recall's path (else: no caveat yet).
 STALE_HISTORY_TIMEOUT_SECONDS = 20.0
 STALE_HISTORY_RECALL_TIMEOUT_SECONDS = 0.25
+
+# `memoryd setup` where no user service manager runs: how long a daemon started in the background gets to answer.
+BACKGROUND_START_SECONDS = 30.0

@@ -23,7 +23,7 @@ from memoryd.integrations.claude_code import HOOK_COMMAND_ARGS
 from memoryd.config import Settings
 from memoryd.integrations.claude_plugin import PLUGIN_ID, hook_url, plugin_enabled, settings_hooks
 from memoryd.service.auth import token_path
-from memoryd.service.units import LAUNCHD_LABEL, SYSTEMD_UNIT_NAME, target
+from memoryd.service.units import LAUNCHD_LABEL, SYSTEMD_UNIT_NAME, manager_unavailable, target
 
 if TYPE_CHECKING:
     from memoryd.cli.results import CheckResult
@@ -55,6 +55,19 @@ class Context:
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     status: dict[str, Any] | None = None
     status_error: Exception | None = None
+    _no_manager: list[str | None] = field(default_factory=list)
+
+    def no_manager(self) -> str | None:
+        """Why no user service manager can run memoryd here (asked once), or None when one answers."""
+        if not self._no_manager:
+            self._no_manager.append(manager_unavailable("launchd" if platform.system() == "Darwin" else "systemd"))
+        return self._no_manager[0]
+
+    def how_to_start(self) -> str:
+        """The command that starts the daemon on this machine: the service only where a user service manager answers."""
+        if self.no_manager() is None:
+            return "memoryd install-service (or memoryd serve in a terminal)"
+        return "memoryd setup (no user service manager here: it starts the daemon in the background), or memoryd serve in a terminal"
 
 
 NOT_ANSWERING_FIX = "start the daemon first (see the daemon check)"
@@ -75,7 +88,7 @@ def check_daemon(ctx: Context) -> Check:
             "daemon",
             False,
             f"nothing answers at {ctx.client.base_url}",
-            "start it: memoryd install-service (or memoryd serve in a terminal)",
+            f"start it: {ctx.how_to_start()}",
         )
     if isinstance(ctx.status_error, ApiError):
         e = ctx.status_error
@@ -153,15 +166,17 @@ def check_service(ctx: Context) -> Check:
     pid = ctx.status.get("pid") if ctx.status else None
     if not t.path.exists():
         if pid is not None:
+            keep = (
+                "`memoryd install-service` keeps it running"
+                if ctx.no_manager() is None
+                else "no user service manager here: `memoryd setup` starts it again"
+            )
             return Check(
                 "service",
                 True,
-                f"no service installed; the daemon (pid {pid}) runs in the foreground and stops with its session "
-                "(`memoryd install-service` keeps it running)",
+                f"no service installed; the daemon (pid {pid}) runs without one and stops with its session ({keep})",
             )
-        return Check(
-            "service", False, f"no service installed ({t.path}) and no daemon answering", "memoryd install-service"
-        )
+        return Check("service", False, f"no service installed ({t.path}) and no daemon answering", ctx.how_to_start())
     active, main_pid, said = _service_pid(t.system)
     if active is None:
         manager = (

@@ -16,8 +16,8 @@ EXAMPLES: dict[str, str] = {
     "setup": "memoryd setup --dry-run",
     "save": 'memoryd save -t feedback -n "Package manager" -d "Use pnpm, never npm"',
     "list": "memoryd list --type feedback",
-    "show": "memoryd show feedback_package-manager.md",
-    "forget": "memoryd forget feedback_package-manager.md",
+    "show": 'memoryd show "Package manager"     # or its file name, as `memoryd list` shows it',
+    "forget": 'memoryd forget "Package manager"',
     "index": "memoryd index",
     "prompt": "memoryd prompt > memory-section.md",
     "recall": 'memoryd recall "how do we deploy?"',
@@ -78,11 +78,33 @@ def describe(parser: argparse.ArgumentParser) -> None:
             sub.formatter_class = argparse.RawDescriptionHelpFormatter
 
 
+def chosen_subparser(parser: argparse.ArgumentParser, parsed: argparse.Namespace) -> argparse.ArgumentParser:
+    """The deepest subcommand the parsed line chose (`team sync` -> team's sync parser), else `parser`."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            sub = action.choices.get(getattr(parsed, action.dest, None) or "")
+            if sub is not None:
+                return chosen_subparser(sub, parsed)
+    return parser
+
+
 def suggestion(parser: argparse.ArgumentParser, message: str) -> str:
-    """ "; did you mean 'list'?" for argparse's invalid-choice message, else ""."""
+    """ "; did you mean 'list'?" for argparse's invalid-choice message, "; did you mean --type?" for an
+    unknown flag, else ""."""
     m = re.search(r"invalid choice: '([^']*)'", message)
+    if m:
+        choices = [str(c) for a in parser._actions if a.choices for c in a.choices]
+        close = difflib.get_close_matches(m.group(1), choices, n=1, cutoff=0.6)
+        return f"; did you mean '{close[0]}'?" if close else ""
+    m = re.search(r"unrecognized arguments: (.*)", message)
     if not m:
         return ""
-    choices = [str(c) for a in parser._actions if a.choices for c in a.choices]
-    close = difflib.get_close_matches(m.group(1), choices, n=1, cutoff=0.6)
-    return f"; did you mean '{close[0]}'?" if close else ""
+    flags = [flag for a in parser._actions for flag in a.option_strings if flag.startswith("--")]
+    guesses = []
+    for given in m.group(1).split():
+        close = (
+            difflib.get_close_matches(given.split("=", 1)[0], flags, n=1, cutoff=0.6) if given.startswith("-") else []
+        )
+        if close:
+            guesses.append(close[0])
+    return f"; did you mean {' '.join(dict.fromkeys(guesses))}?" if guesses else ""

@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from memoryd.base import limits
-from memoryd.base.errors import ApiError
+from memoryd.base.errors import MemoryNotFound, MemorydError
 from memoryd.cli.output import EXIT_OK, EXIT_USAGE, client_of, common, cwd_of, emit, fail, table, when
 
 if TYPE_CHECKING:
@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 def _global_flag(p: argparse.ArgumentParser, help: str) -> None:
     """`--global`: the user's own store ($MEMORYD_HOME/global/), listed and recalled in every project."""
     p.add_argument("--global", dest="scope", action="store_const", const="global", default="project", help=help)
+
+
+MEMORY_ARG = 'its file name (as `memoryd list` shows it), or its name, in any case: "Package manager"'
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -38,12 +41,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=cmd_list)
 
     p = common(sub.add_parser("show", help="print one memory"))
-    p.add_argument("filename")
+    p.add_argument("memory", metavar="MEMORY", help=MEMORY_ARG)
     _global_flag(p, "a global memory (`memoryd list --global` names them)")
     p.set_defaults(func=cmd_show)
 
     p = common(sub.add_parser("forget", help="delete one memory"))
-    p.add_argument("filename")
+    p.add_argument("memory", metavar="MEMORY", help=MEMORY_ARG)
     p.add_argument("--team", action="store_true", help="delete a team memory (for everyone, at the next sync)")
     _global_flag(p, "delete one of your global memories (from every project)")
     p.set_defaults(func=cmd_forget)
@@ -131,25 +134,27 @@ def cmd_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _global_instead(client: MemorydClient, args: argparse.Namespace, exc: ApiError) -> dict[str, Any] | None:
-    """The user's global memory of that file name, when the project has none (`list` shows both)."""
-    if args.scope != "project" or getattr(args, "team", False) or exc.code != "memory_not_found":
-        return None
+def _resolve(client: MemorydClient, args: argparse.Namespace, resolve: Any) -> tuple[str, str]:
+    """(scope, file name) of the memory `args.memory` names: in the asked scope, else (for a project) among the
+    user's global memories, as `list` shows both."""
     try:
-        return client.get_memory(cwd_of(args), args.filename, scope="global")
-    except ApiError:
-        return None
+        return args.scope, resolve(args.memory, client.list_memories(cwd_of(args), scope=args.scope))
+    except MemoryNotFound:
+        if args.scope != "project":
+            raise
+        try:
+            return "global", resolve(args.memory, client.list_memories(cwd_of(args), scope="global"))
+        except MemorydError:
+            pass
+        raise
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    scope = args.scope
+    from memoryd.cli.names import resolve
+
     with client_of(args) as client:
-        try:
-            m = client.get_memory(cwd_of(args), args.filename, scope=args.scope)
-        except ApiError as exc:
-            if (mine := _global_instead(client, args, exc)) is None:
-                raise
-            scope, m = "global", mine  # as `list` showed it
+        scope, filename = _resolve(client, args, resolve)
+        m = client.get_memory(cwd_of(args), filename, scope=scope)
     kind = f"{m['type']}, global" if scope == "global" else m["type"]
     emit(
         args,
@@ -162,20 +167,23 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_forget(args: argparse.Namespace) -> int:
+    from memoryd.cli.names import resolve
+
     with client_of(args) as client:
-        try:
-            client.delete_memory(cwd_of(args), args.filename, team=args.team, scope=args.scope)
-        except ApiError as exc:
-            if _global_instead(client, args, exc) is None:
-                raise
+        if args.team:
+            scope, filename = "project", resolve(args.memory, client.team_memories(cwd_of(args)))
+        else:
+            scope, filename = _resolve(client, args, resolve)
+        if scope != args.scope:
             return fail(
                 args,
-                f"{args.filename} is one of your global memories (in every project), not this project's: "
-                f"`memoryd forget --global {args.filename}` deletes it everywhere.",
+                f"{filename} is one of your global memories (in every project), not this project's: "
+                f"`memoryd forget --global {filename}` deletes it everywhere.",
                 code="memory_not_found",
             )
-    forgot: ForgetResult = {"deleted": args.filename}
-    emit(args, forgot, f"forgot {args.filename}")
+        client.delete_memory(cwd_of(args), filename, team=args.team, scope=scope)
+    forgot: ForgetResult = {"deleted": filename}
+    emit(args, forgot, f"forgot {filename}")
     return EXIT_OK
 
 

@@ -31,7 +31,16 @@ EXIT_CODES = {
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse whose usage errors follow the --json contract when --json is on the line."""
+    """argparse whose usage errors follow the --json contract when --json is on the line, and
+    name the closest command, choice or flag; an unknown flag is reported by its own subcommand."""
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            from memoryd.cli.help import chosen_subparser
+
+            chosen_subparser(self, parsed).error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed
 
     def error(self, message: str) -> NoReturn:
         from memoryd.cli.help import suggestion

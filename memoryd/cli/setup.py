@@ -63,17 +63,48 @@ def _step(
     return step
 
 
-def _service_manager(system: str) -> str | None:
-    """Why the user's service manager cannot be used here, or None when it can."""
-    if system == "launchd":
-        return None if shutil.which("launchctl") else "launchctl is not on PATH"
-    if shutil.which("systemctl") is None:
-        return "systemctl is not on PATH"
-    proc = subprocess.run(["systemctl", "--user", "show-environment"], capture_output=True, text=True, timeout=10)
-    if proc.returncode != 0:
-        said = (proc.stderr or proc.stdout).strip().splitlines()
-        return f"no systemd user manager answers ({said[-1] if said else f'exit {proc.returncode}'})"
-    return None
+def start_in_background(settings: "Settings", why: str) -> SetupStep:
+    """No user service manager: the daemon as a process of its own session, detached from this
+    terminal; it runs until logout or reboot (then `memoryd setup` again starts it)."""
+    import os
+    import sys
+    import time
+
+    from memoryd.base import limits
+    from memoryd.cli.config import log_file
+    from memoryd.service.runtime_file import read_runtime_file
+
+    env = {**os.environ, "MEMORYD_HOME": str(settings.home)}
+    proc = subprocess.Popen(  # its log is its own file; its stderr would only repeat it
+        [sys.executable, "-m", "memoryd", "serve"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        env=env,
+    )
+    deadline = time.monotonic() + limits.BACKGROUND_START_SECONDS
+    while time.monotonic() < deadline and proc.poll() is None:
+        running = read_runtime_file(settings.home)
+        if running is not None and int(running["pid"]) == proc.pid:
+            return _step(
+                "service",
+                "done",
+                f"{why}, so no service here: started the daemon in the background (pid {proc.pid}, log "
+                f"{log_file(settings.home)}); it runs until you log out or reboot, then run `memoryd setup` again "
+                f"(or `{FOREGROUND}` in a terminal)",
+                foreground=FOREGROUND,
+            )
+        time.sleep(0.1)
+    if proc.poll() is None:
+        proc.terminate()
+    return _step(
+        "service",
+        "failed",
+        f"{why}, so no service here, and the daemon started in the background did not answer "
+        f"(exit {proc.poll()}): run `{FOREGROUND}` in a terminal to see why",
+        foreground=FOREGROUND,
+    )
 
 
 def setup_service(settings: "Settings", dry_run: bool) -> SetupStep:
@@ -81,7 +112,7 @@ def setup_service(settings: "Settings", dry_run: bool) -> SetupStep:
 
     from memoryd.base.errors import MemorydError
     from memoryd.service.runtime_file import read_runtime_file
-    from memoryd.service.units import install_service, target
+    from memoryd.service.units import install_service, manager_unavailable, target
 
     t = target(settings, system="Darwin" if platform.system() == "Darwin" else "Linux")
     running = read_runtime_file(settings.home)
@@ -89,20 +120,22 @@ def setup_service(settings: "Settings", dry_run: bool) -> SetupStep:
         return _step(
             "service", "already", f"{t.system} service {t.path} is installed and the daemon runs (pid {running['pid']})"
         )
-    why = _service_manager(t.system)
+    why = manager_unavailable(t.system)
     if why is not None:
         if running is not None:
             return _step(
                 "service",
-                "skipped",
-                f"{why}; the daemon runs in the foreground (pid {running['pid']}) and stops with its session",
+                "already",
+                f"{why}; the daemon runs without a service (pid {running['pid']}) until logout or reboot",
             )
-        return _step(
-            "service",
-            "skipped",
-            f"{why}, so no service here. Run the daemon in the foreground, in a terminal you keep open: {FOREGROUND}",
-            foreground=FOREGROUND,
-        )
+        if dry_run:
+            return _step(
+                "service",
+                "would",
+                f"{why}, so no service here: start the daemon in the background (until logout or reboot)",
+                foreground=FOREGROUND,
+            )
+        return start_in_background(settings, why)
     if dry_run:
         return _step("service", "would", f"write {t.path} and run: " + "; ".join(" ".join(c) for c in t.enable))
     try:
@@ -256,7 +289,8 @@ def cmd_setup(args: argparse.Namespace) -> int:
     summary = None if args.dry_run else _doctor_summary(settings, cwd)
     data: SetupResult = {"dry_run": args.dry_run, "steps": steps, "doctor": summary}
     emit(args, data, _human)
-    return EXIT_FAIL if any(s["action"] == "failed" for s in steps) else EXIT_OK
+    failed = any(s["action"] == "failed" for s in steps) or (summary is not None and not summary["ok"])
+    return EXIT_FAIL if failed else EXIT_OK
 
 
 def _doctor_summary(settings: "Settings", cwd: str) -> DoctorSummary:

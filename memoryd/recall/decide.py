@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from memoryd.recall.dense import FUSION_DEPTH, Backend, DenseIndex, fuse
-from memoryd.recall.explain import Why
-from memoryd.recall.ranker import FIT_DEPTH, LexicalIndex
+from memoryd.recall.explain import Why, as_typed
+from memoryd.recall.ranker import FIT_DEPTH, MIN_MATCH_IDF, MIN_MATCH_SHARE, LexicalIndex
 from memoryd.base.text import query_terms
 
 CONTEXT_ITEMS = 12  # the session's most recent paths and commands added to the query (lexically)
@@ -95,11 +95,23 @@ def decide(
             if not context
             else _lexical_with_context(index, prompt, text, exclude, k)
         )
+        need, cover = _cover(index, set(query_terms(prompt)), [fn for fn, _ in ranked])
         return Decision(
             ranked,
             [fn for fn, _ in ranked],
             "" if ranked else "no memory matched the prompt",
-            {fn: Why(filename=fn, name="", score=score, injected=True) for fn, score in ranked},
+            {
+                fn: Why(
+                    filename=fn,
+                    name="",
+                    score=score,
+                    injected=True,
+                    rule="close match",
+                    cover=cover.get(fn),
+                    cover_needed=need,
+                )
+                for fn, score in ranked
+            },
         )
     lexical = index.rank(text, exclude=exclude, k=FUSION_DEPTH, gate=False)
     if not lexical:  # no informative word is in the store: the dense list must not smuggle something in
@@ -126,6 +138,7 @@ def decide(
         close = index.fits(prompt_terms, names[:FIT_DEPTH])
     known = [cos[fn] for fn in names[:FIT_DEPTH] if fn in cos]
     close = close and (not known or max(known) >= backend.min_similarity)
+    need, cover = _cover(index, prompt_terms, names[:k])
     item_terms = [(item, set(query_terms(_spread_camel(item)))) for item in context]
 
     why: dict[str, Why] = {}
@@ -158,15 +171,29 @@ def decide(
             name="",
             score=score,
             injected=bool(rule),
-            terms=in_prompt,
-            paths=tuple(sorted(held - set(in_prompt))),
+            terms=as_typed(prompt, in_prompt),
+            paths=as_typed(text, sorted(held - set(in_prompt))),
             dense=round(cos[fn], 4) if fn in cos else None,
             context=tuple(item for item, ts in item_terms if ts & held)[:5],
             confidence=round(sure_of, 3),
             rule=rule,
+            cover=cover.get(fn),
+            cover_needed=need,
+            confidence_min=CONFIDENCE_MIN,
         )
     silence = "" if injected else NOT_CONFIDENT
     return Decision(fused, injected, silence, why, features)
+
+
+def _cover(index: LexicalIndex, q_terms: set[str], names: list[str]) -> tuple[float | None, dict[str, float]]:
+    """For people: the share of the prompt's word weight each memory holds, and the share the close-match
+    rule needs (`LexicalIndex.fits`), both rounded; (None, {}) when the prompt has no informative word."""
+    idf, held = index.matches(q_terms, names)
+    total = sum(idf.values())
+    if not total:
+        return None, {}
+    need = min(MIN_MATCH_SHARE * total, MIN_MATCH_IDF) / total
+    return round(need, 3), {fn: round(sum(idf[t] for t in held[fn]) / total, 3) for fn in names}
 
 
 def _lexical_with_context(

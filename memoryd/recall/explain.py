@@ -21,6 +21,9 @@ class Why:
     context: tuple[str, ...] = ()  # session-context items (recent files/commands) that contributed
     confidence: float | None = None  # the confidence rule's estimate (recall.decide)
     rule: str = ""  # which rule injected it: "close match" | "confident" ("" when left out)
+    cover: float | None = None  # the close-match rule: the share of the prompt's word weight (IDF) this memory holds
+    cover_needed: float | None = None  # ... and the share a close match needs
+    confidence_min: float | None = None  # the confidence rule's floor (recall.decide.CONFIDENCE_MIN)
 
     def as_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
@@ -38,7 +41,21 @@ class Why:
             context=tuple(data.get("context") or ()),
             confidence=data.get("confidence"),
             rule=str(data.get("rule") or ""),
+            cover=data.get("cover"),
+            cover_needed=data.get("cover_needed"),
+            confidence_min=data.get("confidence_min"),
         )
+
+
+def as_typed(text: str, stems: Iterable[str]) -> tuple[str, ...]:
+    """The words of `text` (lowercased, in order, once each) whose stem is among `stems`: what a person
+    reads instead of `databas, migrat`; a stem no word of `text` gives stays as it is, last."""
+    stems = tuple(stems)
+    wanted, typed = set(stems), dict[str, str]()
+    for w in words(text):
+        if w not in STOPWORDS and (s := stem(w)) in wanted:
+            typed.setdefault(s, w)
+    return tuple(typed.values()) + tuple(s for s in stems if s not in typed)
 
 
 def matched_words(query: str, texts: Iterable[str]) -> tuple[str, ...]:

@@ -51,7 +51,7 @@ class RecallEntry:
     at: float
     memory_dir: str
     session_id: str
-    source: str  # hook | rest | mcp
+    source: str  # hook | rest | mcp | cli
     prompt: str  # redacted, cut to RECALL_LOG_PROMPT_CHARS
     method: str
     reason: str  # why it stayed silent, or why the LLM was not used
@@ -66,6 +66,15 @@ class RecallEntry:
             "injected": [w.as_dict() for w in self.injected],
             "left_out": [w.as_dict() for w in self.left_out],
         }
+
+    def log_line(self) -> str:
+        """The daemon log's one line for it: files given, counts, method, time; never the prompt or a body."""
+        given = ", ".join(w.filename for w in self.injected)
+        what = f"gave {len(self.injected)} ({given})" if self.injected else "gave none"
+        return (
+            f"recall ({self.source}) {what}, {len(self.left_out)} left out; method {self.method}, "
+            f"{self.took_ms:.1f} ms; session {self.session_id} in {self.memory_dir}"
+        )
 
 
 def _split(why: list[Why]) -> tuple[list[Why], list[Why]]:
@@ -131,6 +140,7 @@ class RecallLog:
             round(took_ms, 2),
             *_split(why),
         )
+        log.info("%s", entry.log_line())
         with self._batch:
             self._pending.append((entry, list(why)))
             self._recorded += 1

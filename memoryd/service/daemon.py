@@ -7,10 +7,11 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import Callable
+from typing import Any, Callable
 
 from memoryd import __version__
 from memoryd.base import limits
+from memoryd.base.activity import EXTRACTION, extraction_event
 from memoryd.base.clock import SYSTEM_CLOCK, Clock
 from memoryd.base.files import PRIVATE_DIR_MODE, make_private_dir
 from memoryd.base.metrics import Metrics
@@ -18,6 +19,7 @@ from memoryd.base.state_db import STATE_FILENAME, StateDB
 from memoryd.config import Settings
 from memoryd.dream import DreamService
 from memoryd.extract import ExtractionService
+from memoryd.extract.jobs import Outcome
 from memoryd.llm import LLMClient, UsageMeter
 from memoryd.service.auth import load_or_create_token
 from memoryd.service.scheduler import Scheduler
@@ -28,6 +30,26 @@ from memoryd.store.watcher import MemoryWatcher
 from memoryd.transcripts import TranscriptService
 
 log = logging.getLogger(__name__)
+
+
+def log_extraction(job: dict[str, Any], status: str, reason: str, written: list[str], now: float) -> None:
+    """The daemon log's one line for a finished extraction job: files written, counts and method (the
+    reason, e.g. "offline: 1 written, 0 unchanged, 0 refused"), time since it was queued; never a body.
+    A skipped job (throttled, nothing said) is no news: DEBUG."""
+    files = f" [{', '.join(written)}]" if written else ""
+    waited = (now - float(job["created_at"])) * 1000
+    log.log(
+        logging.DEBUG if status == "skipped" else logging.INFO,
+        "extraction %s %s %s: %s%s; %.0f ms since queued; session %s in %s",
+        job["kind"],
+        job["job_id"],
+        status,
+        reason,
+        files,
+        waited,
+        job["session_id"],
+        job["memory_dir"],
+    )
 
 
 class Daemon:
@@ -66,7 +88,7 @@ class Daemon:
         self._stoppers: list[Callable[[], None]] = []
         self.running = False
         # --- what memory work just did, for the web view's live page (#30) ---
-        from memoryd.base.activity import DREAM, EXTRACTION, Activity, extraction_event
+        from memoryd.base.activity import DREAM, Activity
 
         self.activity = Activity(clock=clock.time)
         self.on_stop(self.activity.close)
@@ -89,6 +111,7 @@ class Daemon:
             stores=self.stores,
             watch=self.watcher.watch if settings.memory.watch else None,
             clock=clock.time,
+            on_folder=lambda: self.scheduler.add_job("team-sync", self.team.tick, seconds=limits.TEAM_TICK_SECONDS),
         )
         # --- recall ---
         from memoryd.recall import build_recall
@@ -161,9 +184,7 @@ class Daemon:
             mode_for=self.modes.mode_for,
             on_daily_log=self.daily_log.append_candidate,
             review=self.review,
-            on_finish=lambda job, o: self.activity.publish(
-                EXTRACTION, job["memory_dir"], extraction_event(job, o.status, o.reason, o.written, o.refused)
-            ),
+            on_finish=self._extraction_finished,
         )
         self.session_memory = SessionMemory(
             settings.session_memory,
@@ -241,11 +262,17 @@ class Daemon:
         self.status.add("grep", lambda: engine_status(self.ripgrep))
 
         # --- team memory through git ---
-        self.team.load()
-        self.scheduler.add_job("team-sync", self.team.tick, seconds=limits.TEAM_TICK_SECONDS)
+        self.team.load()  # a team folder tied to a remote schedules the team sync (on_folder), none: no job
         self.on_start(self.team.start)
         self.on_stop(self.team.stop)
         self.status.add("team", self.team.status)
+
+    def _extraction_finished(self, job: dict[str, Any], o: Outcome) -> None:
+        """A finished extraction job: one log line, and the live page's event."""
+        log_extraction(job, o.status, o.reason, o.written, self.clock.time())
+        self.activity.publish(
+            EXTRACTION, job["memory_dir"], extraction_event(job, o.status, o.reason, o.written, o.refused)
+        )
 
     # ------------------------------------------------------------------ lifecycle
     def on_start(self, fn: Callable[[], object]) -> None:

@@ -11,9 +11,10 @@ import shlex
 import shutil
 import subprocess
 import sys
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 from memoryd.base.errors import ConfigError, ServiceManagerFailed
 from memoryd.base.files import atomic_write
@@ -191,6 +192,34 @@ def write_secrets(home: Path, env: Mapping[str, str]) -> list[str]:
 
 
 # ------------------------------------------------------------------ install / uninstall
+NO_MANAGER_FIX = (  # where no user service manager runs
+    "Run the daemon without a service: `memoryd setup` starts it in the background, or keep `memoryd serve` "
+    "running in a terminal (`nohup memoryd serve >/dev/null 2>&1 &` outlives the terminal, not a reboot)"
+)
+
+
+def manager_unavailable(system: str) -> str | None:
+    """Why this user's service manager cannot be used here (a container, WSL, a server without a
+    login session), or None when it answers: asked before anything is written."""
+    if system == "launchd":
+        return None if shutil.which("launchctl") else "launchctl is not on PATH"
+    if shutil.which("systemctl") is None:
+        return "systemctl is not on PATH"
+    try:
+        proc = subprocess.run(
+            ["systemctl", "--user", "show-environment"],
+            capture_output=True,
+            text=True,
+            timeout=SERVICE_MANAGER_TIMEOUT_SECONDS,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"systemctl --user could not be asked ({exc.__class__.__name__})"
+    if proc.returncode != 0:
+        said = (proc.stderr or proc.stdout).strip().splitlines()
+        return f"no systemd user manager answers ({said[-1] if said else f'exit {proc.returncode}'})"
+    return None
+
+
 def _run(commands: list[list[str]], *, strict: bool = True, failed: list[str] | None = None) -> list[str]:
     """Run the service manager's commands in order; return those that succeeded. strict: a missing
     manager or a failure raises with its own words and the fix; else it goes to `failed` (stopping
@@ -203,8 +232,7 @@ def _run(commands: list[list[str]], *, strict: bool = True, failed: list[str] | 
                 failed.append(f"{shlex.join(cmd)}: {cmd[0]} is not on PATH")
                 continue
             raise ServiceManagerFailed(
-                f"{cmd[0]} is not on PATH, so the service cannot be enabled here; the unit file is written. "
-                f"Run the daemon with `memoryd serve` instead, or `memoryd uninstall-service` to remove the file."
+                f"{cmd[0]} is not on PATH, so the service cannot be enabled here; nothing is left written. {NO_MANAGER_FIX}."
             )
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=SERVICE_MANAGER_TIMEOUT_SECONDS)
         said = (proc.stderr or proc.stdout).strip().splitlines()
@@ -214,9 +242,9 @@ def _run(commands: list[list[str]], *, strict: bool = True, failed: list[str] | 
             failed.append(f"{shlex.join(cmd)}: {said[-1] if said else f'exit {proc.returncode}'}")
         else:
             raise ServiceManagerFailed(
-                f"`{shlex.join(cmd)}` failed ({said[-1] if said else f'exit {proc.returncode}'}); the unit file is written: "
+                f"`{shlex.join(cmd)}` failed ({said[-1] if said else f'exit {proc.returncode}'}); nothing is left written: "
                 f"fix that (systemd: a user manager must run, e.g. log in with a session or `loginctl enable-linger $USER`), "
-                f"then run `memoryd install-service` again."
+                f"then run `memoryd install-service` again. Otherwise: {NO_MANAGER_FIX}."
             )
     return ran
 
@@ -248,17 +276,44 @@ def install_service(
     }
     if dry_run:
         return result
-    if lost:
-        carry_settings(settings, lost)
-    settings.home.mkdir(parents=True, exist_ok=True)
-    write_secrets(settings.home, env)
-    t.path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(t.path, t.text)
-    # launchd: bootout first (it fails when nothing is loaded), so a re-install reloads the plist.
-    result["ran"] = (_run(t.enable[:1], strict=False) if t.system == "launchd" else []) + _run(
-        t.enable[1:] if t.system == "launchd" else t.enable
-    )
+    why = manager_unavailable(t.system)
+    if why is not None:
+        raise ServiceManagerFailed(
+            f"{why}, so memoryd cannot run as a service here (a container or WSL has none; on a server with systemd, "
+            f"a login session or `loginctl enable-linger $USER` starts one); nothing was written. {NO_MANAGER_FIX}."
+        )
+    with _undone_on_failure([settings.home / CONFIG_FILENAME, service_env_path(settings.home), t.path]):
+        if lost:
+            carry_settings(settings, lost)
+        settings.home.mkdir(parents=True, exist_ok=True)
+        write_secrets(settings.home, env)
+        t.path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(t.path, t.text)
+        # launchd: bootout first (it fails when nothing is loaded), so a re-install reloads the plist.
+        result["ran"] = (_run(t.enable[:1], strict=False) if t.system == "launchd" else []) + _run(
+            t.enable[1:] if t.system == "launchd" else t.enable
+        )
     return result
+
+
+@contextmanager
+def _undone_on_failure(paths: list[Path]) -> Iterator[None]:
+    """A failed install leaves these files as they were: each put back, or removed when it is new,
+    with the folders it made for them."""
+    before = {path: path.read_bytes() if path.is_file() else None for path in paths}
+    new_dirs = sorted({d for path in paths for d in path.parents if not d.exists()}, key=lambda d: -len(d.parts))
+    try:
+        yield
+    except BaseException:
+        for path, data in before.items():
+            if data is None:
+                path.unlink(missing_ok=True)
+            elif not path.is_file() or path.read_bytes() != data:
+                atomic_write(path, data)
+        for folder in new_dirs:  # deepest first; one holding anything else stays
+            with suppress(OSError):
+                folder.rmdir()
+        raise
 
 
 def uninstall_service(

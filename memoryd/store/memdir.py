@@ -12,6 +12,7 @@ from __future__ import annotations
 import builtins
 import logging
 import os
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePosixPath
@@ -267,6 +268,7 @@ class MemoryDir:
     ) -> SaveResult:
         """Create or update a memory; the same type+name updates that file in place. `expected`:
         the version the caller read (409 when the file changed since); `backup` records undo."""
+        started = time.perf_counter()
         name, description = name.strip(), " ".join(description.split())
         validate_fields(name, description, type, body)
         if filename is not None:
@@ -307,7 +309,8 @@ class MemoryDir:
         finally:
             if draft is not None:
                 draft.staged.discard()  # unused or refused (a published one is left alone)
-        self._emit(WriteEvent(self, target, "write", source))
+        took_ms = (time.perf_counter() - started) * 1000
+        self._emit(WriteEvent(self, target, "write", source, created=prior is None, took_ms=took_ms))
         return SaveResult(memory=memory, created=prior is None, index_changed=index_changed)
 
     def _draft(
@@ -499,3 +502,5 @@ class WriteEvent:
     filename: str  # relative to the memory dir (a daily log: logs/YYYY/MM/YYYY-MM-DD.md)
     op: Literal["write", "delete", "secret_refused"]
     source: str  # api, extract, dream, undo, daily-log, ...
+    created: bool = False  # a save that made a new file
+    took_ms: float | None = None  # a save's time from its call to the file on disk (the log says it)

@@ -56,8 +56,12 @@ class TeamService:
         watch: Callable[[MemoryDir], None] | None = None,
         env: dict[str, str] | None = None,
         clock: Callable[[], float] = time.time,
+        on_folder: Callable[[], None] = lambda: None,
     ) -> None:
+        """`on_folder`: called each time a team folder is tied to a remote (at load and at init): the
+        daemon schedules the periodic sync then, not while no team is set up."""
         self.settings = settings
+        self.on_folder = on_folder
         self.root = home / TEAM_HOME_DIRNAME
         self.stores = stores
         self.watch = watch
@@ -98,6 +102,7 @@ class TeamService:
         repo.store.on_change.append(lambda store, filename: self._written(repo))
         if self.watch is not None:
             self.watch(repo.store)
+        self.on_folder()
         return repo
 
     def start(self) -> None:
