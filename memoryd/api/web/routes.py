@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import hmac
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
@@ -17,11 +16,13 @@ from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 
 from memoryd.api.deps import WebViewDep, services
-from memoryd.api.web import live, views
+from memoryd.api.web import filters, live, views
 from memoryd.api.web.auth import COOKIE_NAME, UI_LOGIN_PATH, UI_PREFIX, UiSession, UiSessions, cookie_value
+from memoryd.api.web.conflict import ABSENT, Draft, EditConflict
 from memoryd.base import limits
-from memoryd.base.errors import Forbidden, MemorydError
+from memoryd.base.errors import Conflict, Forbidden, MemorydError, MemoryNotFound, ReadOnly
 from memoryd.service.auth import token_matches
+from memoryd.store.model import Memory
 
 if TYPE_CHECKING:
     from fastapi.templating import Jinja2Templates
@@ -35,9 +36,8 @@ def templates() -> Jinja2Templates:
     from fastapi.templating import Jinja2Templates
 
     loaded = Jinja2Templates(directory=str(HERE / "templates"))
-    loaded.env.filters["when"] = lambda ts: (
-        datetime.fromtimestamp(float(ts), timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC") if ts else "-"
-    )
+    loaded.env.filters["when"] = filters.when
+    loaded.env.filters["code"] = filters.code
     return loaded
 
 
@@ -53,6 +53,7 @@ STATIC = {
     "style.css": "text/css",
     "theme.js": "text/javascript",
     "live.js": "text/javascript",
+    "time.js": "text/javascript",
 }
 
 router = APIRouter(include_in_schema=False)
@@ -90,10 +91,12 @@ def check_form(request: Request, csrf: str) -> None:
 
 def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
     session = current_session(request)
+    p = context.get("p")
+    nav = services(request).web.nav(p) if isinstance(p, views.Project) else {}
     return templates().TemplateResponse(
         request,
         template,
-        {"csrf": session.csrf if session else "", "prefix": UI_PREFIX, **context},
+        {"csrf": session.csrf if session else "", "prefix": UI_PREFIX, "nav": nav, **context},
         status_code=status,
         headers=PAGE_HEADERS,
     )
@@ -220,6 +223,7 @@ def memory(request: Request, web: WebViewDep, pid: str, filename: str) -> HTMLRe
         m=m,
         html=rendered(p, m.body),
         recalls=web.recalls_of(p, filename),
+        stale=web.stale_of(p, filename),
         done=request.query_params.get("done", ""),
     )
 
@@ -241,28 +245,67 @@ def edit_memory(
     name: str = Form(...),
     description: str = Form(...),
     body: str = Form(""),
+    version: str | None = Form(None),
+    type: str = Form(""),
     csrf: str = Form(""),
 ) -> Response:
+    """Save the form only over the version it showed (#40): a newer save is never overwritten, the person chooses."""
     check_form(request, csrf)
     p = web.project(pid)
-    current = p.store.get(filename)
+    body = body.replace("\r\n", "\n")  # browsers send a textarea's lines with CRLF; memory files use LF
+    mine = Draft(name=name, description=description, body=body, type=type)
+    if version is None:  # a form from before versions (or a script): it cannot say what it edited
+        return conflict_page(request, web, p, filename, mine, "this form did not say which version it edited")
+    expected = "" if version == ABSENT else version  # the store's version of "no file" is ""
     try:
-        p.store.save(name=name, description=description, type=current.type, body=body, filename=filename, source="ui")
+        current = p.store.get(filename) if expected else None
+        type_ = current.type if current else type  # the form's type matters only to put back a deleted memory
+        p.store.save(
+            name=name, description=description, type=type_, body=body, filename=filename, source="ui", expected=expected
+        )
+    except Conflict as exc:
+        if isinstance(exc, ReadOnly):
+            raise
+        return conflict_page(request, web, p, filename, mine, "it was saved by someone else after you opened it")
+    except MemoryNotFound:
+        return conflict_page(request, web, p, filename, mine, "it was deleted after you opened it")
     except MemorydError as exc:  # show the form again with what was typed and the fix
-        draft = {"filename": filename, "name": name, "description": description, "type": current.type, "body": body}
+        shown = p.store.get(filename)
+        draft = {**vars(mine), "filename": filename, "type": shown.type, "version": version}
         return page(
             request,
             "memory.html",
             status=exc.status,
-            title=current.name,
+            title=shown.name,
             p=p,
             m=draft,
-            html=rendered(p, current.body),
+            html=rendered(p, shown.body),
             recalls=web.recalls_of(p, filename),
+            stale=web.stale_of(p, filename),
             error=exc.message,
             editing=True,
         )
     return back(f"{UI_PREFIX}/p/{pid}/m/{filename}?done=saved")
+
+
+def conflict_page(
+    request: Request, web: views.WebView, p: views.Project, filename: str, mine: Draft, reason: str
+) -> HTMLResponse:
+    """Nothing was written: both texts side by side, and the three ways on."""
+    try:
+        theirs: Memory | None = p.store.get(filename)
+    except MemoryNotFound:
+        theirs = None
+    conflict = EditConflict(filename=filename, mine=mine, theirs=theirs, reason=reason)
+    return page(
+        request,
+        "conflict.html",
+        status=409,
+        title=f"Not saved: {theirs.name if theirs else filename} changed",
+        p=p,
+        c=conflict,
+        html=rendered(p, theirs.body) if theirs else "",
+    )
 
 
 @router.get(f"{UI_PREFIX}/p/{{pid}}/m/{{filename}}/delete")
