@@ -14,6 +14,7 @@ import pytest
 from memoryd.api.web.views import project_id
 from tests.conftest import LiveDaemon, save_memory
 from tests.support.servers import loopback_client, loopback_request
+from tests.support.stale_fixture import make_repo
 
 
 def login(live: LiveDaemon) -> tuple[httpx.Client, str]:
@@ -177,6 +178,44 @@ def test_edit_form_never_overwrites_a_newer_save_and_lets_the_person_choose(live
     )
     assert r.status_code == 303, r.text[:3000]
     assert store.get(filename).body == "Back."
+
+
+def test_phone_friendly_pages_local_times_stale_findings_review_counts_and_a_favicon(
+    live: LiveDaemon, tmp_path: Path
+) -> None:
+    """#39 items 8 and 9: the memory page shows its stale findings with code as code; the project bar
+    counts pending reviews; times are <time datetime> in UTC (time.js shows them in local time); the
+    dream page leads with what a run did; every page names an inline favicon (no /favicon.ico 401)."""
+    repo = make_repo(tmp_path / "shop")
+    stale = save_memory(
+        live, repo, "Seeding fixtures", "How to load demo data", "Seed with `scripts/seed_fixtures.sh`."
+    )
+    save_memory(live, repo, "Use pnpm", "Always use pnpm for installs", "Use pnpm.", "feedback")
+    save_memory(live, repo, "pnpm only", "Always use pnpm for installs", "Never npm.", "feedback")
+    store = live.daemon.stores.for_cwd(str(repo))
+    assert live.daemon.review.propose(
+        store, name="Staging resets", description="Reset nightly", type="project", body="x"
+    )
+    run_id = live.client.post("/v1/dream/run", json={"cwd": str(repo)}).json()["run_id"]
+    assert wait_run(live, repo, run_id)["status"] == "done"
+    browser, _ = login(live)
+    p = pid(live, repo)
+    page = browser.get(f"/ui/p/{p}/m/{stale}").text
+    assert 'class="stale"' in page and "<code>scripts/seed_fixtures.sh</code>" in page
+    assert re.search(r'Review <span class="count"[^>]*>1</span>', page)
+    assert re.search(r'<time datetime="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ" title="[^"]+ UTC">[^<]+ UTC</time>', page)
+    assert 'rel="icon" href="data:image/svg+xml' in page
+    dream = browser.get(f"/ui/p/{p}/dream").text
+    first = dream[dream.index('<section class="run"') :]
+    assert re.search(r"<h2>Updated 1 memory, deleted 1 memory</h2>", first), first[:400]
+    assert (
+        f"<code>{run_id}</code>" in first.split("</h2>")[1]
+    )  # the id comes after what the run did, not in the heading
+    assert "<code>scripts/seed_fixtures.sh</code>" in first and "`" not in first.split("<details")[0]
+    assert not re.search(r"\d\d:\d\d:\d\d\.\d{6}", dream) and "+00:00" not in dream  # no raw timestamps
+    listing = browser.get(f"/ui/p/{p}").text
+    assert 'class="modified"' in listing and "<time datetime=" in listing
+    assert browser.get("/ui/static/time.js").status_code == 200
 
 
 def test_delete_asks_first_then_deletes(live: LiveDaemon, project: Path) -> None:

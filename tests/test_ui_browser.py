@@ -203,10 +203,15 @@ def test_edit_form_does_not_overwrite_a_save_made_while_it_was_open(live: Any, p
     )
     filename, opened = r.json()["filename"], r.json()["version"]
     store = live.daemon.stores.for_cwd(str(project))
-    context = browser.new_context(viewport={"width": 1200, "height": 800})
+    context = browser.new_context(viewport={"width": 1200, "height": 800}, timezone_id="Asia/Tokyo")
     page = context.new_page()
     page.goto(live.client.post("/v1/ui/login-link").json()["url"])
     page.goto(f"{live.url}/ui/p/{project_id(store.path)}/m/{filename}")
+    # Times read in the viewer's zone (static/time.js), the exact UTC time kept in the title (#39 item 8).
+    modified = page.locator("p.meta time").last
+    modified.wait_for()
+    page.wait_for_function("document.querySelector('p.meta time').dataset.local === '1'")
+    assert "UTC" not in modified.inner_text() and modified.get_attribute("title").endswith(" UTC")
     page.click("details.edit summary")
     page.fill("textarea[name=body]", body + "\nNever npm, not even for one-off scripts.")
     # While the form is open, another writer saves (a REST client, as extraction or an editor would).

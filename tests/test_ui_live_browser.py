@@ -13,7 +13,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from tests.support.browser import chromium
+from tests.support.browser import BROKEN_WORDS, chromium
 from tests.support.servers import DaemonProcess
 
 pytestmark = pytest.mark.e2e
@@ -183,6 +183,7 @@ def test_live_recall_readable_pages_dark_mode_and_small_screens(
         page.goto(daemon.url + path)
         wide = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
         assert wide[0] <= wide[1] == 390, (path, wide)
+        assert page.evaluate(BROKEN_WORDS) == [], path  # no "Nam/e", no dates letter by letter (#39)
     page.goto(f"{daemon.url}/ui/activity")
     shot(page, "activity-390px")
     page.goto(f"{daemon.url}/ui/p/{pid}/m/{deploying}")

@@ -1,15 +1,13 @@
 // Times arrive as <time datetime="…Z"> with a UTC text; show them in the viewer's own time zone.
 // live.js calls memorydTimes(node) for each event it inserts.
 (function () {
-  var format = new Intl.DateTimeFormat(undefined, {
-    year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", timeZoneName: "short"
-  });
+  var format = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
   function localize(root) {
     var times = (root || document).querySelectorAll("time[datetime]");
     for (var i = 0; i < times.length; i++) {
       var when = new Date(times[i].getAttribute("datetime"));
       if (isNaN(when.getTime())) continue;
-      times[i].textContent = format.format(when);
+      times[i].textContent = format.format(when);  // the title keeps the exact UTC time
       times[i].dataset.local = "1";
     }
   }
