@@ -1,4 +1,4 @@
-"""Screenshots of the web view on a phone (#39): the memory list, a memory, the dream page and an edit
+"""Screenshots of the web view on a phone (#39): the memory list, a stale memory, the dream page and an edit
 conflict at 390 px, light and dark, taken in Debian's headless Chromium (Playwright) from a daemon
 with a small demo project (a git repo with a stale memory, a dream run that merged two memories).
 
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES = ("memories", "dream", "memory", "conflict")
+PAGES = ("memories", "dream", "stale-memory", "conflict")
 
 
 def demo(live: Any, repo: Path) -> dict[str, str]:

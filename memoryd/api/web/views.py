@@ -207,6 +207,8 @@ def took(run: dict[str, Any]) -> str:
     if start is None or end is None:
         return ""
     seconds = (end - start).total_seconds()
+    if seconds < 0.1:
+        return "under 0.1 s"
     return f"{seconds:.1f} s" if seconds < 60 else f"{seconds / 60:.0f} min"
 
 
