@@ -2,51 +2,28 @@
 through the parts it holds (`MemoryDir.save/delete`, `dream.undo`, ...), the same ones the REST API uses.
 
 State-changing forms need, with the session cookie, the page's CSRF token and an Origin equal to
-the daemon's own; a request carrying the bearer token needs neither (no ambient credential).
+the daemon's own (`pages.check_form`); a request carrying the bearer token needs neither.
 """
 
 from __future__ import annotations
 
-import functools
-import hmac
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import Any
 
 from fastapi import APIRouter, Form, Query, Request
-from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, Response
 
-from memoryd.api.deps import WebViewDep, services
-from memoryd.api.web import filters, live, views
-from memoryd.api.web.auth import COOKIE_NAME, UI_LOGIN_PATH, UI_PREFIX, UiSession, UiSessions, cookie_value
+from memoryd.api.deps import WebViewDep
+from memoryd.api.web import live, views
+from memoryd.api.web.auth import COOKIE_NAME, UI_LOGIN_PATH, UI_PREFIX, cookie_value
 from memoryd.api.web.conflict import ABSENT, Draft, EditConflict
+from memoryd.api.web.pages import back, check_form, page, shows_errors, templates, ui_sessions
 from memoryd.base import limits
-from memoryd.base.errors import Conflict, Forbidden, MemorydError, MemoryNotFound, ReadOnly
-from memoryd.service.auth import token_matches
+from memoryd.base.errors import Conflict, MemorydError, MemoryNotFound, ReadOnly
 from memoryd.store.model import Memory
 
-if TYPE_CHECKING:
-    from fastapi.templating import Jinja2Templates
-
 HERE = Path(__file__).parent
-
-
-@functools.cache
-def templates() -> Jinja2Templates:
-    """The page templates, built on the first page view: a daemon nobody opens /ui on never loads Jinja2 (~9 MB)."""
-    from fastapi.templating import Jinja2Templates
-
-    loaded = Jinja2Templates(directory=str(HERE / "templates"))
-    loaded.env.filters["when"] = filters.when
-    loaded.env.filters["code"] = filters.code
-    return loaded
-
-
 SPEND_DAYS = 14
-# Scripts and styles come from /ui/static only: whatever a memory body holds, no inline script can run.
-PAGE_HEADERS = {
-    "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-}
 # The vendored assets the pages load (Pico CSS, MIT, see static/pico.LICENSE.md), by name: nothing else is served.
 STATIC = {
     "pico.min.css": "text/css",
@@ -57,72 +34,6 @@ STATIC = {
 }
 
 router = APIRouter(include_in_schema=False)
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def ui_sessions(request: Request) -> UiSessions:
-    sessions: UiSessions = request.app.state.ui_sessions
-    return sessions
-
-
-def current_session(request: Request) -> UiSession | None:
-    return ui_sessions(request).get(cookie_value(request.headers.get("cookie", "")))
-
-
-def has_bearer(request: Request) -> bool:
-    raw = request.headers.get("authorization", "")
-    return raw[:7].lower() == "bearer " and token_matches(services(request).token, raw[7:].strip())
-
-
-def check_form(request: Request, csrf: str) -> None:
-    """Refuse a cookie-authenticated form unless it carries the session's CSRF token and comes
-    from the daemon's own origin (another local port is same-site, so the cookie alone is not enough)."""
-    if has_bearer(request):
-        return
-    session = current_session(request)
-    expected = f"{request.url.scheme}://{request.headers.get('host', '')}"
-    if request.headers.get("origin") != expected:
-        raise Forbidden(
-            f"this form must be sent from the memoryd web view itself ({expected}); reload the page and try again."
-        )
-    if session is None or not hmac.compare_digest(csrf.encode(), session.csrf.encode()):
-        raise Forbidden("the form's CSRF token is missing or stale; reload the page and try again.")
-
-
-def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
-    session = current_session(request)
-    p = context.get("p")
-    nav = services(request).web.nav(p) if isinstance(p, views.Project) else {}
-    return templates().TemplateResponse(
-        request,
-        template,
-        {"csrf": session.csrf if session else "", "prefix": UI_PREFIX, "nav": nav, **context},
-        status_code=status,
-        headers=PAGE_HEADERS,
-    )
-
-
-def shows_errors(fn: F) -> F:
-    """Render a refused request as a page naming the fix (the API's JSON is for programs)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except MemorydError as exc:
-            return page(
-                kwargs["request"],
-                "message.html",
-                status=exc.status,
-                title=f"{exc.status}: {exc.code}",
-                message=exc.message,
-            )
-
-    return wrapper  # type: ignore[return-value]
-
-
-def back(url: str) -> RedirectResponse:
-    return RedirectResponse(url, status_code=303)
 
 
 # ---------------------------------------------------------------------------- login
@@ -423,6 +334,7 @@ def review_decide(
 ) -> Response:
     """One form per pending memory: its fields as edited, and which button was pressed."""
     check_form(request, csrf)
+    body = body.replace("\r\n", "\n")  # a textarea's lines arrive as CRLF
     p = web.project(pid)
     item = web.review.get(item_id)
     if item["memory_dir"] != str(p.store.path):
