@@ -7,6 +7,7 @@ in the viewer's own time zone (the UTC text stays when scripts are off).
 from __future__ import annotations
 
 import re
+import time
 from datetime import datetime, timezone
 
 from markupsafe import Markup, escape
@@ -32,13 +33,15 @@ def as_utc(value: float | str | datetime | None) -> datetime | None:
 
 def when(value: float | str | datetime | None) -> Markup:
     """A `<time>` element: machine-readable to the second, readable to the minute ("2026-11-27 09:17 UTC")."""
-    moment = as_utc(value)
-    if moment is None:
-        return Markup("-") if not value else escape(str(value))  # not a time we can read: shown as it is
-    stamp = moment.replace(microsecond=0).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return Markup('<time datetime="{}" title="{}">{}</time>').format(
-        stamp, moment.strftime("%Y-%m-%d %H:%M:%S UTC"), moment.strftime("%Y-%m-%d %H:%M UTC")
-    )
+    if isinstance(value, (int, float)) and value:  # the common case (a row per memory): one gmtime, one strftime
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(value))
+    else:
+        moment = as_utc(value)
+        if moment is None:
+            return Markup("-") if not value else escape(str(value))  # not a time we can read: shown as it is
+        stamp = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    # Digits and fixed words only, nothing to escape.
+    return Markup(f'<time datetime="{stamp}">{stamp[:10]} {stamp[11:16]} UTC</time>')
 
 
 def code(text: str | None) -> Markup:

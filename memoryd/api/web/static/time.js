@@ -7,7 +7,8 @@
     for (var i = 0; i < times.length; i++) {
       var when = new Date(times[i].getAttribute("datetime"));
       if (isNaN(when.getTime())) continue;
-      times[i].textContent = format.format(when);  // the title keeps the exact UTC time
+      if (!times[i].title) times[i].title = when.toISOString().replace("T", " ").replace(/\.\d+Z$/, " UTC");
+      times[i].textContent = format.format(when);
       times[i].dataset.local = "1";
     }
   }
