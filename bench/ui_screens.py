@@ -2,8 +2,8 @@
 conflict at 390 px, light and dark, taken in Debian's headless Chromium (Playwright) from a daemon
 with a small demo project (a git repo with a stale memory, a dream run that merged two memories).
 
-Writes docs/img/<page>-390px.png and <page>-390px-dark.png (shown in docs/web-view.md) and prints,
-per page, whether it scrolls sideways and whether any word or date broke across lines.
+Writes docs/img/<page>-390px.png and <page>-390px-dark.png (shown in docs/web-view.md), and
+dream.png at 1200 px; prints, per page, whether it scrolls sideways and any word broken across lines.
 
 Run: .venv/bin/python bench/ui_screens.py [--out docs/img]
 """
@@ -125,6 +125,16 @@ def main() -> None:
                     target.write_bytes(page.screenshot(full_page=True))
                     print(f"{target.name:28} scroll width {wide[0]}/{wide[1]}  words broken: {broken or 'none'}")
                 context.close()
+            # The desktop dream page for the docs' table of pages (the live-page test's project has no run).
+            context = browser.new_context(viewport={"width": 1200, "height": 800}, color_scheme="light")
+            page = context.new_page()
+            page.goto(live.client.post("/v1/ui/login-link").json()["url"])
+            page.goto(f"{live.url}/ui/p/{pid}/dream")
+            page.locator("section.run details summary").first.click()
+            page.wait_for_timeout(500)  # Pico turns the open marker in a 0.2 s transition
+            (out / "dream.png").write_bytes(page.screenshot(full_page=True))
+            print("dream.png                    (1200 px)")
+            context.close()
         live.daemon.stop()
 
 
