@@ -216,6 +216,8 @@ def test_phone_friendly_pages_local_times_stale_findings_review_counts_and_a_fav
     listing = browser.get(f"/ui/p/{p}").text
     assert "<time datetime=" in listing and "UTC</time></td></tr>" in listing
     assert browser.get("/ui/static/time.js").status_code == 200
+    icon = live.client.get("/favicon.ico")
+    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml") and "<svg" in icon.text
 
 
 def test_delete_asks_first_then_deletes(live: LiveDaemon, project: Path) -> None:
@@ -225,7 +227,18 @@ def test_delete_asks_first_then_deletes(live: LiveDaemon, project: Path) -> None
     confirm = browser.get(f"/ui/p/{p}/m/{filename}/delete")
     assert confirm.status_code == 200 and "Yes, delete it" in confirm.text
     assert live.daemon.stores.for_cwd(str(project)).exists(filename)  # asking deletes nothing
-    r = browser.post(f"/ui/p/{p}/m/{filename}/delete", data={"csrf": csrf}, headers={"origin": live.url})
+    # Saved again while the confirmation was open: nothing is deleted, the person is asked about the new text.
+    asked = version_of(confirm.text)
+    save_memory(live, project, "Use pnpm", "Always use pnpm for installs", body="Use pnpm. CI pins pnpm 9.")
+    path = f"/ui/p/{p}/m/{filename}/delete"
+    r = browser.post(path, data={"csrf": csrf, "version": asked}, headers={"origin": live.url})
+    assert (
+        r.status_code == 409
+        and "CI pins pnpm 9." in r.text
+        and live.daemon.stores.for_cwd(str(project)).exists(filename)
+    )
+    assert browser.post(path, data={"csrf": csrf}, headers={"origin": live.url}).status_code == 409  # no version
+    r = browser.post(path, data={"csrf": csrf, "version": version_of(r.text)}, headers={"origin": live.url})
     assert r.status_code == 303
     assert not live.daemon.stores.for_cwd(str(project)).exists(filename)
     assert "Use pnpm" not in live.daemon.stores.for_cwd(str(project)).served_index().content

@@ -8,6 +8,7 @@ import functools
 import hmac
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from urllib.parse import quote
 
 from fastapi import Request
 from fastapi.responses import HTMLResponse, RedirectResponse
@@ -25,6 +26,13 @@ HERE = Path(__file__).parent
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+# memoryd's icon: every page links it inline (a data: URL), so no browser asks for /favicon.ico behind the login.
+FAVICON_SVG = (
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#2f6fb0"/>'
+    '<text x="16" y="23" font-size="20" font-family="sans-serif" font-weight="bold" text-anchor="middle" fill="#fff">m</text></svg>'
+)
+
+
 @functools.cache
 def templates() -> Jinja2Templates:
     """The page templates, built on the first page view: a daemon nobody opens /ui on never loads Jinja2 (~9 MB)."""
@@ -33,6 +41,7 @@ def templates() -> Jinja2Templates:
     loaded = Jinja2Templates(directory=str(HERE / "templates"))
     loaded.env.filters["when"] = filters.when
     loaded.env.filters["code"] = filters.code
+    loaded.env.globals["favicon"] = "data:image/svg+xml," + quote(FAVICON_SVG)
     return loaded
 
 

@@ -17,7 +17,7 @@ from memoryd.api.deps import WebViewDep
 from memoryd.api.web import live, views
 from memoryd.api.web.auth import COOKIE_NAME, UI_LOGIN_PATH, UI_PREFIX, cookie_value
 from memoryd.api.web.conflict import ABSENT, Draft, EditConflict
-from memoryd.api.web.pages import back, check_form, page, shows_errors, templates, ui_sessions
+from memoryd.api.web.pages import FAVICON_SVG, back, check_form, page, shows_errors, templates, ui_sessions
 from memoryd.base import limits
 from memoryd.base.errors import Conflict, MemorydError, MemoryNotFound, ReadOnly
 from memoryd.store.model import Memory
@@ -82,6 +82,12 @@ def static(name: str) -> Response:
     if name not in STATIC:
         return Response(status_code=404)
     return FileResponse(HERE / "static" / name, media_type=STATIC[name], headers={"Cache-Control": "max-age=3600"})
+
+
+@router.get("/favicon.ico")
+def favicon() -> Response:
+    """The icon for a browser that asks anyway (pages link it inline); an SVG, which browsers take at this path."""
+    return Response(FAVICON_SVG, media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
 
 
 # ---------------------------------------------------------------------------- projects and memories
@@ -228,9 +234,22 @@ def confirm_delete(request: Request, web: WebViewDep, pid: str, filename: str) -
 
 @router.post(f"{UI_PREFIX}/p/{{pid}}/m/{{filename}}/delete")
 @shows_errors
-def delete_memory(request: Request, web: WebViewDep, pid: str, filename: str, csrf: str = Form("")) -> Response:
+def delete_memory(
+    request: Request, web: WebViewDep, pid: str, filename: str, version: str | None = Form(None), csrf: str = Form("")
+) -> Response:
+    """Delete only the version the confirmation showed: changed since, the person is asked again about what it is now."""
     check_form(request, csrf)
-    web.project(pid).store.delete(filename, source="ui")
+    p = web.project(pid)
+    try:
+        if version is None:
+            raise Conflict("this form did not say which version it deletes")
+        p.store.delete(filename, source="ui", expected=version)
+    except Conflict as exc:
+        if isinstance(exc, ReadOnly):
+            raise
+        m = p.store.get(filename)
+        error = "It changed since you asked to delete it (nothing was deleted); this is it now. Delete this version?"
+        return page(request, "confirm_delete.html", status=409, title=f"Delete {filename}?", p=p, m=m, error=error)
     return back(f"{UI_PREFIX}/p/{pid}?done=deleted+{filename}")
 
 
