@@ -110,6 +110,7 @@ def test_live_recall_readable_pages_dark_mode_and_small_screens(
         assert "Deploying to staging" in r.text
     event = page.wait_for_selector("article.event.recall", timeout=10_000)
     assert page.evaluate("window.sameDocument") == "yes"  # no reload happened
+    assert event.query_selector("time[datetime]").get_attribute("data-local") == "1"  # shown in the viewer's zone
     summary = event.inner_text()
     assert "Deploying to staging" in summary and "how do I deploy to staging?" in summary and "hook" in summary
     assert re.search(r"Deploying to staging \d+\.\d\d", summary), summary
