@@ -14,6 +14,7 @@ import pytest
 from memoryd.api.web.views import project_id
 from tests.conftest import LiveDaemon, save_memory
 from tests.support.servers import loopback_client, loopback_request
+from tests.support.stale_fixture import make_repo
 
 
 def login(live: LiveDaemon) -> tuple[httpx.Client, str]:
@@ -94,8 +95,13 @@ def test_edit_needs_csrf_and_the_daemons_own_origin(live: LiveDaemon, project: P
     browser, csrf = login(live)
     p = pid(live, project)
     path = f"/ui/p/{p}/m/{filename}"
-    form = {"name": "Use pnpm", "description": "Always use pnpm, never npm", "body": "Use pnpm.\n\n**Why:** lockfile."}
     store = live.daemon.stores.for_cwd(str(project))
+    form = {
+        "name": "Use pnpm",
+        "description": "Always use pnpm, never npm",
+        "body": "Use pnpm.\n\n**Why:** lockfile.",
+        "version": store.get(filename).version,
+    }
     before = store.read_raw(filename)
     own = {"origin": live.url}
     assert browser.post(path, data={**form, "csrf": "wrong"}, headers=own).status_code == 403
@@ -112,12 +118,106 @@ def test_edit_needs_csrf_and_the_daemons_own_origin(live: LiveDaemon, project: P
     assert "never npm" in store.served_index().content
     # A secret is refused with the form shown again, and nothing stored changes.
     saved = store.read_raw(filename)
+    form["version"] = store.get(filename).version
     r = browser.post(path, data={**form, "body": "key AKIAIOSFODNN7EXAMPLE", "csrf": csrf}, headers=own)
     assert r.status_code == 422 and "AKIAIOSFODNN7EXAMPLE" in r.text and 'role="alert"' in r.text
+    assert version_of(r.text) == form["version"]  # the form shown again still edits the version first shown
     assert store.read_raw(filename) == saved
     # The bearer token needs neither CSRF nor Origin (no ambient credential to abuse).
     assert live.client.post(path, data={**form, "description": "By token"}).status_code == 303
     assert store.get(filename).description == "By token"
+
+
+def version_of(html: str, form: str = "") -> str:
+    """The version a page's form (the first one after `form`, a class name) will save against."""
+    match = re.search(r'name="version" value="([^"]*)"', html[html.index(form) if form else 0 :])
+    assert match, html
+    return match.group(1)
+
+
+def test_edit_form_never_overwrites_a_newer_save_and_lets_the_person_choose(live: LiveDaemon, project: Path) -> None:
+    """#40 bug 1: the form carries the version it showed; a save made since is not overwritten."""
+    filename = save_memory(live, project, "Use pnpm", "Always use pnpm for installs", body="Use pnpm.")
+    browser, csrf = login(live)
+    path = f"/ui/p/{pid(live, project)}/m/{filename}"
+    store = live.daemon.stores.for_cwd(str(project))
+    shown = version_of(browser.get(path).text)
+    assert shown == store.get(filename).version
+    # Another writer saves while the page is open (a REST client here; extraction and editors are the same).
+    theirs = {"cwd": str(project), "name": "Use pnpm", "description": "Always use pnpm for installs", "type": "project"}
+    r = live.client.post(
+        "/v1/memories", json={**theirs, "body": "Use pnpm.\nCI runs pnpm 9.", "expected_version": shown}
+    )
+    assert r.status_code == 200, r.text
+    newer = store.read_raw(filename)
+    own = {"origin": live.url}
+    mine = {"name": "Use pnpm", "description": "Always use pnpm for installs", "csrf": csrf}
+    r = browser.post(path, data={**mine, "body": "Use pnpm.\r\nNever npm.", "version": shown}, headers=own)
+    assert r.status_code == 409, r.text[:500]
+    assert store.read_raw(filename) == newer  # nothing overwritten
+    assert "CI runs pnpm 9." in r.text and "Never npm." in r.text  # both texts shown
+    assert "Keep mine" in r.text and "Take theirs" in r.text
+    merge = r.text[r.text.index('class="edit merge"') :]
+    assert "Use pnpm.\nCI runs pnpm 9.\nNever npm." in merge  # the merge starts with every line of both
+    now = version_of(r.text, "keep-mine")
+    assert now == store.get(filename).version
+    # A form that names no version (a page from before this fix) cannot overwrite either.
+    r = browser.post(path, data={**mine, "body": "Blind."}, headers=own)
+    assert r.status_code == 409 and store.read_raw(filename) == newer
+    # Keep mine: saved against the version the conflict page showed, CRLF from the browser stored as LF.
+    r = browser.post(path, data={**mine, "body": "Use pnpm.\r\nNever npm.", "version": now}, headers=own)
+    assert r.status_code == 303, r.text[:500]
+    assert store.get(filename).body == "Use pnpm.\nNever npm."
+    # Deleted meanwhile: the conflict says so, and keeping mine puts the memory back.
+    shown = store.get(filename).version
+    assert live.client.delete(f"/v1/memories/{filename}", params={"cwd": str(project)}).status_code in (200, 204)
+    r = browser.post(path, data={**mine, "body": "Back.", "version": shown, "type": "project"}, headers=own)
+    assert r.status_code == 409 and "deleted" in r.text and not store.exists(filename)
+    r = browser.post(
+        path, data={**mine, "body": "Back.", "version": version_of(r.text, "keep-mine"), "type": "project"}, headers=own
+    )
+    assert r.status_code == 303, r.text[:3000]
+    assert store.get(filename).body == "Back."
+
+
+def test_phone_friendly_pages_local_times_stale_findings_review_counts_and_a_favicon(
+    live: LiveDaemon, tmp_path: Path
+) -> None:
+    """#39 items 8 and 9: the memory page shows its stale findings with code as code; the project bar
+    counts pending reviews; times are <time datetime> in UTC (time.js shows them in local time); the
+    dream page leads with what a run did; every page names an inline favicon (no /favicon.ico 401)."""
+    repo = make_repo(tmp_path / "shop")
+    stale = save_memory(
+        live, repo, "Seeding fixtures", "How to load demo data", "Seed with `scripts/seed_fixtures.sh`."
+    )
+    save_memory(live, repo, "Use pnpm", "Always use pnpm for installs", "Use pnpm.", "feedback")
+    save_memory(live, repo, "pnpm only", "Always use pnpm for installs", "Never npm.", "feedback")
+    store = live.daemon.stores.for_cwd(str(repo))
+    assert live.daemon.review.propose(
+        store, name="Staging resets", description="Reset nightly", type="project", body="x"
+    )
+    run_id = live.client.post("/v1/dream/run", json={"cwd": str(repo)}).json()["run_id"]
+    assert wait_run(live, repo, run_id)["status"] == "done"
+    browser, _ = login(live)
+    p = pid(live, repo)
+    page = browser.get(f"/ui/p/{p}/m/{stale}").text
+    assert 'class="stale"' in page and "<code>scripts/seed_fixtures.sh</code>" in page
+    assert re.search(r'Review <span class="count"[^>]*>1</span>', page)
+    assert re.search(r'<time datetime="\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ">[^<]+ UTC</time>', page)
+    assert 'rel="icon" href="data:image/svg+xml' in page
+    dream = browser.get(f"/ui/p/{p}/dream").text
+    first = dream[dream.index('<section class="run"') :]
+    assert re.search(r"<h2>Updated 1 memory, deleted 1 memory</h2>", first), first[:400]
+    assert (
+        f"<code>{run_id}</code>" in first.split("</h2>")[1]
+    )  # the id comes after what the run did, not in the heading
+    assert "<code>scripts/seed_fixtures.sh</code>" in first and "`" not in first.split("<details")[0]
+    assert not re.search(r"\d\d:\d\d:\d\d\.\d{6}", dream) and "+00:00" not in dream  # no raw timestamps
+    listing = browser.get(f"/ui/p/{p}").text
+    assert "<time datetime=" in listing and "UTC</time></td></tr>" in listing
+    assert browser.get("/ui/static/time.js").status_code == 200
+    icon = live.client.get("/favicon.ico")
+    assert icon.status_code == 200 and icon.headers["content-type"].startswith("image/svg+xml") and "<svg" in icon.text
 
 
 def test_delete_asks_first_then_deletes(live: LiveDaemon, project: Path) -> None:
@@ -127,7 +227,18 @@ def test_delete_asks_first_then_deletes(live: LiveDaemon, project: Path) -> None
     confirm = browser.get(f"/ui/p/{p}/m/{filename}/delete")
     assert confirm.status_code == 200 and "Yes, delete it" in confirm.text
     assert live.daemon.stores.for_cwd(str(project)).exists(filename)  # asking deletes nothing
-    r = browser.post(f"/ui/p/{p}/m/{filename}/delete", data={"csrf": csrf}, headers={"origin": live.url})
+    # Saved again while the confirmation was open: nothing is deleted, the person is asked about the new text.
+    asked = version_of(confirm.text)
+    save_memory(live, project, "Use pnpm", "Always use pnpm for installs", body="Use pnpm. CI pins pnpm 9.")
+    path = f"/ui/p/{p}/m/{filename}/delete"
+    r = browser.post(path, data={"csrf": csrf, "version": asked}, headers={"origin": live.url})
+    assert (
+        r.status_code == 409
+        and "CI pins pnpm 9." in r.text
+        and live.daemon.stores.for_cwd(str(project)).exists(filename)
+    )
+    assert browser.post(path, data={"csrf": csrf}, headers={"origin": live.url}).status_code == 409  # no version
+    r = browser.post(path, data={"csrf": csrf, "version": version_of(r.text)}, headers={"origin": live.url})
     assert r.status_code == 303
     assert not live.daemon.stores.for_cwd(str(project)).exists(filename)
     assert "Use pnpm" not in live.daemon.stores.for_cwd(str(project)).served_index().content

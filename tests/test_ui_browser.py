@@ -192,3 +192,55 @@ def test_web_view_in_chromium(home: Path, tmp_path: Path, browser: Any) -> None:
             assert "403" in refused or "forbidden" in refused.lower() or "origin" in refused.lower(), refused[:300]
         assert store.exists(target)  # nothing the other origin tried changed anything
         context.close()
+
+
+def test_edit_form_does_not_overwrite_a_save_made_while_it_was_open(live: Any, project: Path, browser: Any) -> None:
+    """#40 bug 1 through the real page: the form keeps the version it showed; a newer save survives, the person chooses."""
+    body = "Use pnpm.\n\n**Why:** one lockfile."
+    r = live.client.post(
+        "/v1/memories",
+        json={"cwd": str(project), "name": "Use pnpm", "description": "Always pnpm", "type": "feedback", "body": body},
+    )
+    filename, opened = r.json()["filename"], r.json()["version"]
+    store = live.daemon.stores.for_cwd(str(project))
+    context = browser.new_context(viewport={"width": 1200, "height": 800}, timezone_id="Asia/Tokyo")
+    page = context.new_page()
+    page.goto(live.client.post("/v1/ui/login-link").json()["url"])
+    page.goto(f"{live.url}/ui/p/{project_id(store.path)}/m/{filename}")
+    # Times read in the viewer's zone (static/time.js), the exact UTC time kept in the title (#39 item 8).
+    modified = page.locator("p.meta time").last
+    modified.wait_for()
+    page.wait_for_function("document.querySelector('p.meta time').dataset.local === '1'")
+    assert "UTC" not in modified.inner_text() and modified.get_attribute("title").endswith(" UTC")
+    page.click("details.edit summary")
+    page.fill("textarea[name=body]", body + "\nNever npm, not even for one-off scripts.")
+    # While the form is open, another writer saves (a REST client, as extraction or an editor would).
+    theirs = body + "\nCI pins pnpm 9."
+    r = live.client.post(
+        "/v1/memories",
+        json={
+            "cwd": str(project),
+            "name": "Use pnpm",
+            "description": "Always pnpm",
+            "type": "feedback",
+            "body": theirs,
+            "expected_version": opened,
+        },
+    )
+    assert r.status_code == 200, r.text
+    page.click("form.edit button:has-text('Save')")
+    page.wait_for_load_state()
+    assert store.get(filename).body == theirs  # the newer save is still there
+    assert "Nothing was saved" in page.locator("[role=alert]").inner_text()
+    assert "CI pins pnpm 9." in page.locator("section.theirs").inner_text()
+    assert "not even for one-off scripts" in page.locator("section.mine").inner_text()
+    shot(page, "conflict")
+    # Edit the merge: it starts with both texts' lines; the person saves it.
+    merged = page.locator("form.merge textarea[name=body]").input_value()
+    assert "CI pins pnpm 9." in merged and "not even for one-off scripts" in merged
+    page.click("form.merge button:has-text('Save the merge')")
+    page.wait_for_load_state()
+    assert "Done: saved" in page.content()
+    saved = store.get(filename).body
+    assert "CI pins pnpm 9." in saved and "Never npm, not even for one-off scripts." in saved and "\r" not in saved
+    context.close()

@@ -135,6 +135,15 @@ class StaleChecker:
                 )
         return findings
 
+    def finding(self, store: MemoryDir, filename: str) -> Finding | None:
+        """One memory's finding (its page shows it), None when it is fresh or the project cannot be checked."""
+        project = self._project(store, fresh=False)
+        if project is None:
+            return None
+        memory = store.get(filename)
+        gone = self._missing(store, filename, memory.mtime, *project)
+        return Finding(filename, memory.name, memory.type, tuple(reason(r) for r in gone), gone) if gone else None
+
     def checked(self, store: MemoryDir) -> bool:
         """Whether this dir's project can be checked at all (known root, a git repo)."""
         return self._project(store, fresh=False) is not None

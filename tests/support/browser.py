@@ -21,6 +21,23 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 
+# Words in the page's tables, times and headings that break across lines (a line box per word; file names,
+# which may break at - _ / ., excepted): #39 saw "Nam/e" and dates letter by letter at 390 px.
+BROKEN_WORDS = """() => {
+  const broken = [];
+  for (const el of document.querySelectorAll('main th, main td, main time, main h2')) {
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const re = /\\S+/g; let m;
+      while ((m = re.exec(node.textContent))) {
+        const r = document.createRange(); r.setStart(node, m.index); r.setEnd(node, m.index + m[0].length);
+        if (r.getClientRects().length > 1 && !/[-_/.]/.test(m[0])) broken.push(m[0]);
+      }
+    }
+  }
+  return broken;
+}"""
+
 
 @contextmanager
 def chromium() -> Iterator[Any]:

@@ -2,124 +2,38 @@
 through the parts it holds (`MemoryDir.save/delete`, `dream.undo`, ...), the same ones the REST API uses.
 
 State-changing forms need, with the session cookie, the page's CSRF token and an Origin equal to
-the daemon's own; a request carrying the bearer token needs neither (no ambient credential).
+the daemon's own (`pages.check_form`); a request carrying the bearer token needs neither.
 """
 
 from __future__ import annotations
 
-import functools
-import hmac
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import Any
 
 from fastapi import APIRouter, Form, Query, Request
-from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, Response
 
-from memoryd.api.deps import WebViewDep, services
+from memoryd.api.deps import WebViewDep
 from memoryd.api.web import live, views
-from memoryd.api.web.auth import COOKIE_NAME, UI_LOGIN_PATH, UI_PREFIX, UiSession, UiSessions, cookie_value
+from memoryd.api.web.auth import COOKIE_NAME, UI_LOGIN_PATH, UI_PREFIX, cookie_value
+from memoryd.api.web.conflict import ABSENT, Draft, EditConflict
+from memoryd.api.web.pages import FAVICON_SVG, back, check_form, page, shows_errors, templates, ui_sessions
 from memoryd.base import limits
-from memoryd.base.errors import Forbidden, MemorydError
-from memoryd.service.auth import token_matches
-
-if TYPE_CHECKING:
-    from fastapi.templating import Jinja2Templates
+from memoryd.base.errors import Conflict, MemorydError, MemoryNotFound, ReadOnly
+from memoryd.store.model import Memory
 
 HERE = Path(__file__).parent
-
-
-@functools.cache
-def templates() -> Jinja2Templates:
-    """The page templates, built on the first page view: a daemon nobody opens /ui on never loads Jinja2 (~9 MB)."""
-    from fastapi.templating import Jinja2Templates
-
-    loaded = Jinja2Templates(directory=str(HERE / "templates"))
-    loaded.env.filters["when"] = lambda ts: (
-        datetime.fromtimestamp(float(ts), timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC") if ts else "-"
-    )
-    return loaded
-
-
 SPEND_DAYS = 14
-# Scripts and styles come from /ui/static only: whatever a memory body holds, no inline script can run.
-PAGE_HEADERS = {
-    "Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-}
 # The vendored assets the pages load (Pico CSS, MIT, see static/pico.LICENSE.md), by name: nothing else is served.
 STATIC = {
     "pico.min.css": "text/css",
     "style.css": "text/css",
     "theme.js": "text/javascript",
     "live.js": "text/javascript",
+    "time.js": "text/javascript",
 }
 
 router = APIRouter(include_in_schema=False)
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def ui_sessions(request: Request) -> UiSessions:
-    sessions: UiSessions = request.app.state.ui_sessions
-    return sessions
-
-
-def current_session(request: Request) -> UiSession | None:
-    return ui_sessions(request).get(cookie_value(request.headers.get("cookie", "")))
-
-
-def has_bearer(request: Request) -> bool:
-    raw = request.headers.get("authorization", "")
-    return raw[:7].lower() == "bearer " and token_matches(services(request).token, raw[7:].strip())
-
-
-def check_form(request: Request, csrf: str) -> None:
-    """Refuse a cookie-authenticated form unless it carries the session's CSRF token and comes
-    from the daemon's own origin (another local port is same-site, so the cookie alone is not enough)."""
-    if has_bearer(request):
-        return
-    session = current_session(request)
-    expected = f"{request.url.scheme}://{request.headers.get('host', '')}"
-    if request.headers.get("origin") != expected:
-        raise Forbidden(
-            f"this form must be sent from the memoryd web view itself ({expected}); reload the page and try again."
-        )
-    if session is None or not hmac.compare_digest(csrf.encode(), session.csrf.encode()):
-        raise Forbidden("the form's CSRF token is missing or stale; reload the page and try again.")
-
-
-def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
-    session = current_session(request)
-    return templates().TemplateResponse(
-        request,
-        template,
-        {"csrf": session.csrf if session else "", "prefix": UI_PREFIX, **context},
-        status_code=status,
-        headers=PAGE_HEADERS,
-    )
-
-
-def shows_errors(fn: F) -> F:
-    """Render a refused request as a page naming the fix (the API's JSON is for programs)."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except MemorydError as exc:
-            return page(
-                kwargs["request"],
-                "message.html",
-                status=exc.status,
-                title=f"{exc.status}: {exc.code}",
-                message=exc.message,
-            )
-
-    return wrapper  # type: ignore[return-value]
-
-
-def back(url: str) -> RedirectResponse:
-    return RedirectResponse(url, status_code=303)
 
 
 # ---------------------------------------------------------------------------- login
@@ -168,6 +82,12 @@ def static(name: str) -> Response:
     if name not in STATIC:
         return Response(status_code=404)
     return FileResponse(HERE / "static" / name, media_type=STATIC[name], headers={"Cache-Control": "max-age=3600"})
+
+
+@router.get("/favicon.ico")
+def favicon() -> Response:
+    """The icon for a browser that asks anyway (pages link it inline); an SVG, which browsers take at this path."""
+    return Response(FAVICON_SVG, media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
 
 
 # ---------------------------------------------------------------------------- projects and memories
@@ -220,6 +140,7 @@ def memory(request: Request, web: WebViewDep, pid: str, filename: str) -> HTMLRe
         m=m,
         html=rendered(p, m.body),
         recalls=web.recalls_of(p, filename),
+        stale=web.stale_of(p, filename),
         done=request.query_params.get("done", ""),
     )
 
@@ -241,28 +162,67 @@ def edit_memory(
     name: str = Form(...),
     description: str = Form(...),
     body: str = Form(""),
+    version: str | None = Form(None),
+    type: str = Form(""),
     csrf: str = Form(""),
 ) -> Response:
+    """Save the form only over the version it showed (#40): a newer save is never overwritten, the person chooses."""
     check_form(request, csrf)
     p = web.project(pid)
-    current = p.store.get(filename)
+    body = body.replace("\r\n", "\n")  # browsers send a textarea's lines with CRLF; memory files use LF
+    mine = Draft(name=name, description=description, body=body, type=type)
+    if version is None:  # a form from before versions (or a script): it cannot say what it edited
+        return conflict_page(request, web, p, filename, mine, "this form did not say which version it edited")
+    expected = "" if version == ABSENT else version  # the store's version of "no file" is ""
     try:
-        p.store.save(name=name, description=description, type=current.type, body=body, filename=filename, source="ui")
+        current = p.store.get(filename) if expected else None
+        type_ = current.type if current else type  # the form's type matters only to put back a deleted memory
+        p.store.save(
+            name=name, description=description, type=type_, body=body, filename=filename, source="ui", expected=expected
+        )
+    except Conflict as exc:
+        if isinstance(exc, ReadOnly):
+            raise
+        return conflict_page(request, web, p, filename, mine, "it was saved by someone else after you opened it")
+    except MemoryNotFound:
+        return conflict_page(request, web, p, filename, mine, "it was deleted after you opened it")
     except MemorydError as exc:  # show the form again with what was typed and the fix
-        draft = {"filename": filename, "name": name, "description": description, "type": current.type, "body": body}
+        shown = p.store.get(filename)
+        draft = {**vars(mine), "filename": filename, "type": shown.type, "version": version}
         return page(
             request,
             "memory.html",
             status=exc.status,
-            title=current.name,
+            title=shown.name,
             p=p,
             m=draft,
-            html=rendered(p, current.body),
+            html=rendered(p, shown.body),
             recalls=web.recalls_of(p, filename),
+            stale=web.stale_of(p, filename),
             error=exc.message,
             editing=True,
         )
     return back(f"{UI_PREFIX}/p/{pid}/m/{filename}?done=saved")
+
+
+def conflict_page(
+    request: Request, web: views.WebView, p: views.Project, filename: str, mine: Draft, reason: str
+) -> HTMLResponse:
+    """Nothing was written: both texts side by side, and the three ways on."""
+    try:
+        theirs: Memory | None = p.store.get(filename)
+    except MemoryNotFound:
+        theirs = None
+    conflict = EditConflict(filename=filename, mine=mine, theirs=theirs, reason=reason)
+    return page(
+        request,
+        "conflict.html",
+        status=409,
+        title=f"Not saved: {theirs.name if theirs else filename} changed",
+        p=p,
+        c=conflict,
+        html=rendered(p, theirs.body) if theirs else "",
+    )
 
 
 @router.get(f"{UI_PREFIX}/p/{{pid}}/m/{{filename}}/delete")
@@ -274,9 +234,22 @@ def confirm_delete(request: Request, web: WebViewDep, pid: str, filename: str) -
 
 @router.post(f"{UI_PREFIX}/p/{{pid}}/m/{{filename}}/delete")
 @shows_errors
-def delete_memory(request: Request, web: WebViewDep, pid: str, filename: str, csrf: str = Form("")) -> Response:
+def delete_memory(
+    request: Request, web: WebViewDep, pid: str, filename: str, version: str | None = Form(None), csrf: str = Form("")
+) -> Response:
+    """Delete only the version the confirmation showed: changed since, the person is asked again about what it is now."""
     check_form(request, csrf)
-    web.project(pid).store.delete(filename, source="ui")
+    p = web.project(pid)
+    try:
+        if version is None:
+            raise Conflict("this form did not say which version it deletes")
+        p.store.delete(filename, source="ui", expected=version)
+    except Conflict as exc:
+        if isinstance(exc, ReadOnly):
+            raise
+        m = p.store.get(filename)
+        error = "It changed since you asked to delete it (nothing was deleted); this is it now. Delete this version?"
+        return page(request, "confirm_delete.html", status=409, title=f"Delete {filename}?", p=p, m=m, error=error)
     return back(f"{UI_PREFIX}/p/{pid}?done=deleted+{filename}")
 
 
@@ -380,6 +353,7 @@ def review_decide(
 ) -> Response:
     """One form per pending memory: its fields as edited, and which button was pressed."""
     check_form(request, csrf)
+    body = body.replace("\r\n", "\n")  # a textarea's lines arrive as CRLF
     p = web.project(pid)
     item = web.review.get(item_id)
     if item["memory_dir"] != str(p.store.path):

@@ -13,16 +13,17 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from memoryd.api.web.filters import as_utc
 from memoryd.base.activity import Activity
 from memoryd.base.clock import Clock
-from memoryd.base.errors import NotFound
+from memoryd.base.errors import MemorydError, NotFound
 from memoryd.dream import DreamService
 from memoryd.extract import ExtractionService
 from memoryd.llm import LLMClient, UsageMeter
 from memoryd.recall.log import RecallEntry, RecallLog
 from memoryd.review import ReviewQueue
 from memoryd.session_memory import SessionMemory
-from memoryd.stale import StaleChecker
+from memoryd.stale import Finding, StaleChecker
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.paths import sanitize_path
 
@@ -129,9 +130,23 @@ class WebView:
         """The last recalls that gave this memory to an agent."""
         return self.recall_log.of_memory(str(p.store.path), filename) if self.recall_log is not None else []
 
+    def stale_of(self, p: Project, filename: str) -> Finding | None:
+        """What the stale check found in this memory (names the project no longer has); None when fresh or unchecked."""
+        try:
+            return self.stale.finding(p.store, filename)
+        except MemorydError:
+            return None  # unreadable: the page says so on its own
+
+    def nav(self, p: Project) -> dict[str, int]:
+        """The counts the project's navigation shows beside its links."""
+        return {"review": self.review.pending_count(p.store)}
+
     def runs(self, p: Project) -> list[dict[str, Any]]:
         """The project's dream runs, newest first, each with the diffs of the files it touched."""
-        return [{**r, "diffs": self.run_diffs(p.store, r["run_id"])} for r in self.dream.runs_of(p.store)]
+        return [
+            {**r, "summary": run_summary(r), "took": took(r), "diffs": self.run_diffs(p.store, r["run_id"])}
+            for r in self.dream.runs_of(p.store)
+        ]
 
     def run_diffs(self, store: MemoryDir, run_id: str) -> list[dict[str, str]]:
         """For each file a dream run touched: a unified diff from its text before the run to its text now."""
@@ -166,6 +181,35 @@ class WebView:
             "model": self.model if self.llm.enabled else None,
             "days": days,
         }
+
+
+def run_summary(run: dict[str, Any]) -> str:
+    """What a dream run did, in words, for the line that leads its section ("Updated 2 memories, deleted 1")."""
+    if run["status"] == "running":
+        return "Running"
+    ops = [c["op"] for c in run["changes"]]
+    done = [
+        f"{verb} {n} memor{'y' if n == 1 else 'ies'}"
+        for verb, n in (("updated", ops.count("write")), ("deleted", ops.count("delete")))
+        if n
+    ]
+    said = ", ".join(done).capitalize() or "Changed nothing"
+    if run["status"] == "failed":
+        return f"Failed: {said.lower()}"
+    if run["status"] == "cancelled":
+        return f"Cancelled: {said.lower()}"
+    return said
+
+
+def took(run: dict[str, Any]) -> str:
+    """How long a finished run took, in words ("" while it runs)."""
+    start, end = as_utc(run["started_at"]), as_utc(run["finished_at"])
+    if start is None or end is None:
+        return ""
+    seconds = (end - start).total_seconds()
+    if seconds < 0.1:
+        return "under 0.1 s"
+    return f"{seconds:.1f} s" if seconds < 60 else f"{seconds / 60:.0f} min"
 
 
 def spend_chart(rows: list[dict[str, Any]], *, today: date, days: int, cap: int) -> Markup:

@@ -13,6 +13,7 @@
     var node = holder.content.firstElementChild;
     if (!node || document.getElementById(node.id)) return;
     list.insertBefore(node, list.firstChild);
+    if (window.memorydTimes) window.memorydTimes(node);
     var empty = document.getElementById("empty");
     if (empty) empty.remove();
   });
