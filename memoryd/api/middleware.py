@@ -24,7 +24,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 # No token needed: liveness only (spec §7). The OpenAPI schema and /docs need the token too:
 # they map every endpoint, and another local user has no business reading even that.
-PUBLIC_PATHS = frozenset({"/v1/health"})
+PUBLIC_PATHS = frozenset({"/v1/health", "/favicon.ico"})  # the icon: a browser asks for it without a cookie
 # Names a browser may use for the daemon. Any other Host is a DNS-rebinding page on another origin.
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
