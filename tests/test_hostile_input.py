@@ -14,6 +14,8 @@ from pathlib import Path
 
 from memoryd.base import limits
 from memoryd.integrations.settings_files import read_settings, refusal
+from tests.support.servers import DaemonProcess
+from tests.test_cli import run
 
 ROOT = Path(__file__).resolve().parents[1]
 MEMORY_CEILING = 1024**3  # bytes of address space the child may take: /dev/zero read whole passes it at once
@@ -113,3 +115,32 @@ def test_a_settings_file_is_parsed_once_per_change_and_links_stay_inside_the_rep
     path.unlink()
     path.write_bytes(b"{" + b" " * limits.SETTINGS_FILE_MAX_BYTES + b"}")
     assert read_settings(path, within=repo) == {}
+
+
+# ---------------------------------------------------------------- item 3: an import never overwrites
+def test_an_import_in_claude_codes_dialect_never_overwrites_a_memory(
+    shared_daemon: DaemonProcess, tmp_path: Path
+) -> None:
+    project = tmp_path / "cc-project"
+    (project / ".git").mkdir(parents=True)
+    home, cwd = shared_daemon.home, ["--cwd", str(project)]
+    with shared_daemon.client() as c:
+        folder = Path(c.get("/v1/index", params={"cwd": str(project)}).json()["memory_dir"])
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "seed.md").write_text("---\nname: seed\ndescription: a seed\nmetadata:\n  type: user\n---\nseed\n")
+    saved = run(home, "save", *cwd, "-t", "project", "-n", "Deploy day", "-d", "when we deploy", "-b", "Tuesdays")
+    assert saved.returncode == 0 and "deploy-day.md" in saved.stdout, saved.stdout + saved.stderr
+    original = (folder / "deploy-day.md").read_text()
+    source = tmp_path / "src"
+    source.mkdir()
+    (source / "deploy-day.md").write_text("Fridays\n")  # a plain note: its name comes from the file name
+    (source / "notes.md").write_text("---\nname: Deploy Day\ndescription: deploys\ntype: user\n---\nMondays\n")
+    dry = json.loads(run(home, "import", *cwd, "--from", str(source), "--dry-run", "--json").stdout)
+    assert all("(imported)" in row["name"] or row["action"] != "save" for row in dry["memories"]), dry
+    done = run(home, "import", *cwd, "--from", str(source), "--json")
+    rows = json.loads(done.stdout)["memories"]
+    assert (folder / "deploy-day.md").read_text() == original, rows  # the memory still says Tuesdays
+    assert all(row.get("filename") != "deploy-day.md" for row in rows), rows
+    kept = {p.name: p.read_text() for p in folder.glob("*.md") if p.name != "MEMORY.md"}
+    assert any("Fridays" in text for text in kept.values()), kept  # saved beside it, under (imported)
+    assert all("(imported)" in row["name"] for row in rows if row["action"] == "saved"), rows

@@ -120,6 +120,11 @@ class SaveMemoryRequest(RequestModel):
         None,
         description="The `version` from the GET you edited (an If-Match): 409 when the file changed since, nothing written.",
     )
+    only_new: bool = Field(
+        False,
+        description="Create only: 409 when the name is taken (in Claude Code's dialect, by a memory of any type), "
+        "nothing written. `memoryd import` saves this way, so it never overwrites.",
+    )
 
 
 class MemoryHeaderOut(ResponseModel):

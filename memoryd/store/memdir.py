@@ -19,7 +19,7 @@ from typing import Any, Callable, Literal
 
 from memoryd.base import limits
 from memoryd.base.clock import SYSTEM_CLOCK
-from memoryd.base.errors import InvalidFrontmatter, InvalidMemory, MemoryNotFound, ReadOnly, SecretDetected
+from memoryd.base.errors import Conflict, InvalidFrontmatter, InvalidMemory, MemoryNotFound, ReadOnly, SecretDetected
 from memoryd.base.files import (
     TEMP_DIRNAME,
     Key,
@@ -205,16 +205,20 @@ class MemoryDir:
         return path.is_file() and not path.is_symlink()
 
     # ------------------------------------------------------------------ writing
-    def _target_filename(self, name: str, type_: str, *, guess: bool = False) -> str:
+    def _target_filename(self, name: str, type_: str, *, guess: bool = False, only_new: bool = False) -> str:
         """The file a save of (type, name) writes: an existing memory with that type and name
         (in either dialect), else a new name in the dir's dialect, suffixed when taken.
-        `guess`: from the table as it stands (a draft's; decided again under the lock)."""
+        `guess`: from the table as it stands (a draft's; decided again under the lock).
+        `only_new`: Conflict instead of an update when the name is taken (issue 41: an import overwrote)."""
         if not guess:
             self._headers.current()
         found = self._headers.table.find(type_, name)
+        dialect = self.dialect()
+        if only_new:
+            self._refuse_taken(name, type_, dialect, found)
         if found is not None:
             return found
-        base = dialects.new_stem(self.dialect(), type_, name)
+        base = dialects.new_stem(dialect, type_, name)
         entry = self._headers.table.get(f"{base}.md")
         if entry is not None and isinstance(entry[1], InvalidFile):
             # A hand-written file that does not parse may be this very memory: never fork or overwrite it.
@@ -225,6 +229,21 @@ class MemoryDir:
         while os.path.lexists(self.path / candidate):
             candidate, n = f"{base}-{n}.md", n + 1
         return candidate
+
+    def _refuse_taken(self, name: str, type_: str, dialect: dialects.Dialect, found: str | None) -> None:
+        """A create-only save of a name in use: Claude Code's names (its files' stems) are one namespace
+        over every type, so there a name any memory holds is taken."""
+        stem = dialects.new_stem(dialect, type_, name)
+        if dialect == dialects.CLAUDE_CODE:
+            found = found or next(
+                (f for t in limits.MEMORY_TYPES if (f := self._headers.table.find(t, name)) is not None), None
+            )
+        if found is None and os.path.lexists(self.path / f"{stem}.md"):
+            found = f"{stem}.md"
+        if found is not None:
+            raise Conflict(
+                f"{found} already holds a memory named {name!r}; nothing was written (save it under another name)."
+            )
 
     def _refuse_secrets(self, source: str, filename: str, fields: dict[str, str]) -> None:
         try:
@@ -264,9 +283,11 @@ class MemoryDir:
         source: str = "api",
         expected: str | None = None,
         backup: Backup | None = None,
+        only_new: bool = False,
     ) -> SaveResult:
         """Create or update a memory; the same type+name updates that file in place. `expected`:
-        the version the caller read (409 when the file changed since); `backup` records undo."""
+        the version the caller read (409 when the file changed since); `backup` records undo;
+        `only_new`: 409 instead of an update when the name is taken."""
         name, description = name.strip(), " ".join(description.split())
         validate_fields(name, description, type, body)
         if filename is not None:
@@ -294,11 +315,11 @@ class MemoryDir:
 
             return build
 
-        draft = self._draft(filename, name, type, build_for)
+        draft = None if only_new else self._draft(filename, name, type, build_for)
         try:
             with self._lock:
                 self._clean_temps_once()
-                target = filename or self._target_filename(name, type)
+                target = filename or self._target_filename(name, type, only_new=only_new)
                 prior, text, index_changed = self._commit(
                     target, build_for(target), expected=expected, backup=backup, draft=draft
                 )
