@@ -14,6 +14,7 @@ from pathlib import Path
 
 from memoryd.base import limits
 from memoryd.integrations.settings_files import read_settings, refusal
+from tests.conftest import LiveDaemon, recall_api, save_memory
 from tests.support.servers import DaemonProcess
 from tests.test_cli import run
 
@@ -144,3 +145,55 @@ def test_an_import_in_claude_codes_dialect_never_overwrites_a_memory(
     kept = {p.name: p.read_text() for p in folder.glob("*.md") if p.name != "MEMORY.md"}
     assert any("Fridays" in text for text in kept.values()), kept  # saved beside it, under (imported)
     assert all("(imported)" in row["name"] for row in rows if row["action"] == "saved"), rows
+
+
+# ---------------------------------------------------------------- item 4: no secret reaches the recall log
+GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+
+
+def test_secrets_in_context_and_matched_words_never_reach_the_recall_log(live: LiveDaemon, project: Path) -> None:
+    save_memory(live, project, "Deploy script", "deploy.sh ships the staging build", "Run ./deploy.sh from the root.")
+    folder = live.daemon.stores.for_cwd(str(project)).path
+    (folder / "user_staging-login.md").write_text(  # hand-written: a save would refuse it
+        "---\nname: Staging login\ndescription: the staging login\ntype: user\n---\nstaging password hunter2\n"
+    )
+    context = [f"GITHUB_TOKEN={GITHUB_TOKEN} ./deploy.sh", "deploy.sh"]
+    r = live.client.post(
+        "/v1/recall",
+        json={"cwd": str(project), "query": "run deploy.sh for staging", "session_id": "s-ctx", "context": context},
+    )
+    assert r.status_code == 200, r.text
+    recall_api(live, project, "the staging password is hunter2, is the staging login still valid?", "s-pw")
+    log = live.client.get("/v1/recall/log", params={"cwd": str(project)}).text
+    assert "Staging login" in log or "staging-login" in log  # the recall with the password was logged
+    stored = b"".join(p.read_bytes() for p in live.daemon.settings.home.glob("state.db*"))
+    for shown in (log, stored.decode("latin-1")):
+        assert GITHUB_TOKEN[4:] not in shown and "hunter2" not in shown
+
+
+def test_a_command_is_redacted_before_it_is_cut() -> None:
+    from memoryd.transcripts.context import COMMAND_MAX_CHARS, _Learned
+    from memoryd.transcripts.parser import parse_line
+
+    head = "git push https://"  # the cut falls 20 characters into the token: its start alone is no match
+    command = head + "x" * (COMMAND_MAX_CHARS - len(head) - 25) + f" {GITHUB_TOKEN}@github.com/o/r main"
+    entry = parse_line(json.dumps(_bash_line(command)))
+    assert entry is not None
+    learned = _Learned()
+    learned.add([entry])
+    kept = next(iter(learned.commands))
+    assert len(kept) <= COMMAND_MAX_CHARS and GITHUB_TOKEN[4:14] not in kept, kept[-40:]
+
+
+def _bash_line(command: str) -> dict[str, object]:
+    return {
+        "type": "assistant",
+        "uuid": "u1",
+        "sessionId": "s",
+        "cwd": "/p",
+        "timestamp": "2026-03-04T10:00:00.000Z",
+        "message": {
+            "role": "assistant",
+            "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": command}}],
+        },
+    }
