@@ -197,3 +197,36 @@ def _bash_line(command: str) -> dict[str, object]:
             "content": [{"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": command}}],
         },
     }
+
+
+# ---------------------------------------------------------------- item 6: never read or render past the caps
+def test_an_oversized_memory_file_is_refused_unread(live: LiveDaemon, project: Path) -> None:
+    save_memory(live, project, "Deploy day", "We deploy on Tuesdays", "Tuesdays.")
+    folder = live.daemon.stores.for_cwd(str(project)).path
+    big = folder / "user_big.md"
+    with open(big, "wb") as fh:
+        fh.write(b"---\nname: big\ndescription: big\ntype: user\n---\n")
+        fh.truncate(200 * 1024 * 1024)  # sparse: 200 MB on paper, nothing on disk
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    for path in ("/v1/memories/user_big.md",):
+        r = live.client.get(path, params={"cwd": str(project)})
+        assert r.status_code == 422 and "over" in r.text and "split it" in r.text, r.text
+    saved = live.client.post(
+        "/v1/memories",
+        json={"cwd": str(project), "name": "big", "description": "big", "type": "user", "body": "small"},
+    )
+    assert saved.status_code == 422 and big.stat().st_size == 200 * 1024 * 1024, saved.text  # left untouched
+    listed = live.client.get("/v1/memories", params={"cwd": str(project)}).json()
+    assert any(i["filename"] == "user_big.md" and "over" in i["error"] for i in listed["invalid"])
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100_000  # KB: nothing read whole
+
+
+def test_a_body_too_costly_to_render_is_shown_as_escaped_text() -> None:
+    from memoryd.api.web.markdown import render
+
+    hostile = render("[" * 900_000)
+    assert hostile.startswith("<pre>") and "[[[" in hostile  # shown as text, not parsed
+    mixed = render("# Title\n\n" + "![" * 5_000 + "\n\nA **bold** <script>x</script> [[link]].\n")
+    assert "<h1>Title</h1>" in mixed and "<strong>bold</strong>" in mixed and "<script>" not in mixed
+    prose = "The deploy runs on Tuesdays. " * 500  # 14 KB of ordinary prose still renders as Markdown
+    assert render("# Notes\n\n" + prose).startswith("<h1>Notes</h1>\n<p>")

@@ -13,8 +13,8 @@ from typing import Any, Callable
 from memoryd.base import limits
 from memoryd.base.activity import RECALL, Activity
 from memoryd.base.secrets import REDACTED, redact_secrets, secret_parts
-from memoryd.base.text import words
 from memoryd.base.state_db import StateDB
+from memoryd.base.text import words
 from memoryd.recall.explain import Why
 
 log = logging.getLogger(__name__)

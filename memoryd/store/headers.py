@@ -25,6 +25,7 @@ from memoryd.store.model import InvalidFile, MemoryHeader
 from memoryd.store.paths import is_memory_filename
 
 SYMLINK_REFUSAL = "is a symbolic link; memoryd never follows links (it could point at a secret outside the memory dir): replace it with a real file."
+TOO_LARGE_FIX = "split it or move it out of the memory dir (memoryd never reads it whole)."
 
 _FENCE_RE = re.compile(r"^---[ \t]*$")
 _KEY_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?:[ ](.*))?\Z")
@@ -202,8 +203,7 @@ def read_text(path: Path | str) -> tuple[str | InvalidFile, os.stat_result | Non
         raw, st = read_small_nofollow(path, limits.MEMORY_FILE_MAX_BYTES)
         if raw is None:
             return InvalidFile(
-                filename,
-                f"is {st.st_size:,} bytes, over {limits.MEMORY_FILE_MAX_BYTES:,}: split it or move it out of the memory dir.",
+                filename, f"is {st.st_size:,} bytes, over {limits.MEMORY_FILE_MAX_BYTES:,}: {TOO_LARGE_FIX}"
             ), st
         return raw.decode("utf-8"), st
     except SymlinkRefused:

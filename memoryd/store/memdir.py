@@ -24,18 +24,19 @@ from memoryd.base.files import (
     TEMP_DIRNAME,
     Key,
     SymlinkRefused,
+    TooLarge,
     atomic_write,
     clean_stale_temps,
     dir_lock,
     fsync_dir,
     key_if_present,
-    read_text_nofollow,
+    read_capped,
 )
 from memoryd.base.secrets import check_no_secrets
 from memoryd.store import dialect as dialects
 from memoryd.store.frontmatter import render_frontmatter, split_frontmatter
 from memoryd.store.header_cache import HeaderCache
-from memoryd.store.headers import SYMLINK_REFUSAL, body_of, iso, meta_str, parse_header, split_memory
+from memoryd.store.headers import SYMLINK_REFUSAL, TOO_LARGE_FIX, body_of, iso, meta_str, parse_header, split_memory
 from memoryd.store.index import ServedIndex
 from memoryd.store.index_publisher import IndexPublisher
 from memoryd.store.model import InvalidFile, Memory, MemoryHeader, SaveResult
@@ -155,14 +156,16 @@ class MemoryDir:
     def get(self, filename: str) -> Memory:
         path = memory_path(self.path, filename)
         try:
-            text = read_text_nofollow(path)
-            mtime = path.stat().st_mtime
+            raw, st = read_capped(path, limits.MEMORY_FILE_MAX_BYTES)  # sized before it is read (issue 41)
+            text, mtime = raw.decode("utf-8"), st.st_mtime
         except FileNotFoundError:
             raise MemoryNotFound(
                 f"no memory named {filename!r} in {self.path}; list them with GET /v1/memories or `memoryd list`."
             ) from None
         except SymlinkRefused:
             raise InvalidFrontmatter(f"{filename}: {SYMLINK_REFUSAL}") from None
+        except TooLarge as exc:
+            raise InvalidFrontmatter(f"{filename}: {exc.strerror}: {TOO_LARGE_FIX}") from None
         except UnicodeDecodeError:
             raise InvalidFrontmatter(
                 f"{filename}: is not UTF-8 text (a binary file?); convert it or move it out of the memory dir."
@@ -196,7 +199,7 @@ class MemoryDir:
     def read_raw(self, filename: str) -> str | None:
         """A file's exact text, or None when it does not exist (for dream backups)."""
         try:
-            return read_text_nofollow(memory_path(self.path, filename))
+            return read_capped(memory_path(self.path, filename), limits.MEMORY_FILE_MAX_BYTES)[0].decode("utf-8")
         except FileNotFoundError:
             return None
 
