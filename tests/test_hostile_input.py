@@ -230,3 +230,25 @@ def test_a_body_too_costly_to_render_is_shown_as_escaped_text() -> None:
     assert "<h1>Title</h1>" in mixed and "<strong>bold</strong>" in mixed and "<script>" not in mixed
     prose = "The deploy runs on Tuesdays. " * 500  # 14 KB of ordinary prose still renders as Markdown
     assert render("# Notes\n\n" + prose).startswith("<h1>Notes</h1>\n<p>")
+
+
+# ---------------------------------------------------------------- item 9: refused means nothing stored
+def test_a_refused_save_leaves_no_file_and_odd_files_are_listed_invalid(live: LiveDaemon, project: Path) -> None:
+    save_memory(live, project, "Deploy day", "We deploy on Tuesdays", "Tuesdays.")
+    folder = live.daemon.stores.for_cwd(str(project)).path
+    before = sorted(p.name for p in folder.iterdir())
+    for field in ("name", "description", "body"):
+        fields = {"name": "nul", "description": "holds a nul", "body": "text"}
+        fields[field] = fields[field] + "\x00x"
+        r = live.client.post("/v1/memories", json={"cwd": str(project), "type": "user", **fields})
+        assert r.status_code == 422 and field in r.json()["error"]["message"], r.text
+        assert sorted(p.name for p in folder.iterdir()) == before  # nothing written
+    (folder / "user_long.md").write_text("---\nname: long\ndescription: " + "x" * 17_000 + "\ntype: user\n---\nbody\n")
+    os.mkfifo(folder / "user_pipe.md")
+    listed = live.client.get("/v1/memories", params={"cwd": str(project)}).json()
+    invalid = {i["filename"]: i["error"] for i in listed["invalid"]}
+    assert "over 16,384" in invalid.get("user_long.md", ""), invalid
+    assert "FIFO" in invalid.get("user_pipe.md", "") and "move it out" in invalid["user_pipe.md"], invalid
+    assert {m["filename"] for m in listed["memories"]} == {"project_deploy-day.md"}
+    r = live.client.get("/v1/memories/user_pipe.md", params={"cwd": str(project)})
+    assert r.status_code == 422 and "FIFO" in r.text  # refused unopened (no hang)

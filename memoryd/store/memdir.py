@@ -36,7 +36,16 @@ from memoryd.base.secrets import check_no_secrets
 from memoryd.store import dialect as dialects
 from memoryd.store.frontmatter import render_frontmatter, split_frontmatter
 from memoryd.store.header_cache import HeaderCache
-from memoryd.store.headers import SYMLINK_REFUSAL, TOO_LARGE_FIX, body_of, iso, meta_str, parse_header, split_memory
+from memoryd.store.headers import (
+    SYMLINK_REFUSAL,
+    TOO_LARGE_FIX,
+    body_of,
+    iso,
+    meta_str,
+    not_a_file,
+    parse_header,
+    split_memory,
+)
 from memoryd.store.index import ServedIndex
 from memoryd.store.index_publisher import IndexPublisher
 from memoryd.store.model import InvalidFile, Memory, MemoryHeader, SaveResult
@@ -52,6 +61,9 @@ def validate_fields(name: str, description: str, type_: str, body: str) -> None:
     """Refuse unknown types and empty or oversized fields, naming the limit."""
     if type_ not in limits.MEMORY_TYPES:
         raise InvalidMemory(f"unknown memory type {type_!r}: use one of {', '.join(limits.MEMORY_TYPES)}.")
+    for field, value in (("name", name), ("description", description), ("body", body)):
+        if "\x00" in value:  # issue 41: the file was written, then refused on its re-read and left behind
+            raise InvalidMemory(f"{field} holds a NUL byte (\\x00): memories are UTF-8 text; remove it and save again.")
     if not name.strip():
         raise InvalidMemory("name is empty: give the memory a short title, e.g. 'Testing preferences'.")
     if len(name) > limits.MEMORY_NAME_MAX_CHARS:
@@ -166,6 +178,8 @@ class MemoryDir:
             raise InvalidFrontmatter(f"{filename}: {SYMLINK_REFUSAL}") from None
         except TooLarge as exc:
             raise InvalidFrontmatter(f"{filename}: {exc.strerror}: {TOO_LARGE_FIX}") from None
+        except IsADirectoryError:  # a FIFO, device or directory: refused unopened (O_NONBLOCK, then fstat)
+            raise InvalidFrontmatter(f"{filename}: {not_a_file(os.lstat(path).st_mode)}") from None
         except UnicodeDecodeError:
             raise InvalidFrontmatter(
                 f"{filename}: is not UTF-8 text (a binary file?); convert it or move it out of the memory dir."
