@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import resource
+import socket
 import subprocess
 import sys
 import textwrap
@@ -83,6 +84,11 @@ def test_doctor_and_the_plugin_hook_live_through_a_hostile_repo(tmp_path: Path, 
     doctor = _bounded([sys.executable, "-m", "memoryd", "doctor", "--json", "--cwd", str(repo)], env, repo)
     assert "Traceback" not in doctor.stderr and "MemoryError" not in doctor.stderr, doctor.stderr[-500:]
     assert json.loads(doctor.stdout)["checks"]
+    # The plugin's hook reads the settings files when a daemon is named (here one that does not answer).
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    (home / "daemon.json").write_text(json.dumps({"pid": os.getpid(), "host": "127.0.0.1", "port": port}))
     event = {"session_id": "s1", "cwd": str(repo), "hook_event_name": "SessionStart", "source": "startup"}
     hook = subprocess.run(
         [sys.executable, "-m", "memoryd", "hook", "claude-code"],
