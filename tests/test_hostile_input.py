@@ -232,6 +232,7 @@ def test_a_body_too_costly_to_render_is_shown_as_escaped_text() -> None:
 
     hostile = render("[" * 900_000)
     assert hostile.startswith("<pre>") and "[[[" in hostile  # shown as text, not parsed
+    assert f"{900_000 - limits.MEMORY_BODY_MAX_BYTES:,} more characters not shown" in hostile  # and only in part
     mixed = render("# Title\n\n" + "![" * 5_000 + "\n\nA **bold** <script>x</script> [[link]].\n")
     assert "<h1>Title</h1>" in mixed and "<strong>bold</strong>" in mixed and "<script>" not in mixed
     prose = "The deploy runs on Tuesdays. " * 500  # 14 KB of ordinary prose still renders as Markdown

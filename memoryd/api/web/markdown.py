@@ -109,12 +109,16 @@ def render(body: str, resolve: Callable[[str], str | None] = lambda target: None
     env, parser = {"resolve": resolve}, _parser()  # loaded before the budget starts
     if _cheap(body):
         return sanitize(parser.render(body, env))
+    cut = len(body) - limits.MEMORY_BODY_MAX_BYTES  # a hand-written body past what a save takes is shown in part
+    body = body[: limits.MEMORY_BODY_MAX_BYTES] if cut > 0 else body
     html, deadline = [], time.perf_counter() + limits.MARKDOWN_RENDER_BUDGET_SECONDS
     for block in _blocks(body):
         if not _cheap(block) or time.perf_counter() > deadline:
             html.append(f"<pre>{escape(block)}</pre>")
         else:
             html.append(parser.render(block, env))
+    if cut > 0:
+        html.append(f"<p><em>… {cut:,} more characters not shown: open the file itself to read them.</em></p>")
     return sanitize("".join(html))
 
 

@@ -220,6 +220,7 @@ def memory(request: Request, web: WebViewDep, pid: str, filename: str) -> HTMLRe
         m=m,
         html=rendered(p, m.body),
         recalls=web.recalls_of(p, filename),
+        body_max=limits.MEMORY_BODY_MAX_BYTES,
         done=request.query_params.get("done", ""),
     )
 
@@ -259,6 +260,7 @@ def edit_memory(
             m=draft,
             html=rendered(p, current.body),
             recalls=web.recalls_of(p, filename),
+            body_max=limits.MEMORY_BODY_MAX_BYTES,
             error=exc.message,
             editing=True,
         )
