@@ -84,6 +84,13 @@ def test_doctor_and_the_plugin_hook_live_through_a_hostile_repo(tmp_path: Path, 
     doctor = _bounded([sys.executable, "-m", "memoryd", "doctor", "--json", "--cwd", str(repo)], env, repo)
     assert "Traceback" not in doctor.stderr and "MemoryError" not in doctor.stderr, doctor.stderr[-500:]
     assert json.loads(doctor.stdout)["checks"]
+    # A repository's hook naming /dev/zero as its header file: doctor reads that file bounded too.
+    (repo / ".claude" / "settings.json").unlink()
+    curl = "curl -H @'/dev/zero' --data-binary @- http://127.0.0.1:1/v1/hooks/claude-code"
+    hooks = {"SessionStart": [{"hooks": [{"type": "command", "command": curl}]}]}
+    (repo / ".claude" / "settings.json").write_text(json.dumps({"hooks": hooks}))
+    doctor = _bounded([sys.executable, "-m", "memoryd", "doctor", "--json", "--cwd", str(repo)], env, repo)
+    assert "Traceback" not in doctor.stderr and json.loads(doctor.stdout)["checks"], doctor.stderr[-500:]
     # The plugin's hook reads the settings files when a daemon is named (here one that does not answer).
     with socket.socket() as free:
         free.bind(("127.0.0.1", 0))

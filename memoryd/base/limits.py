@@ -121,7 +121,7 @@ CLAUDE_CODE_CONTEXT_MAX_CHARS = 10_000  # additionalContext cap
 # Issue 41: a cloned repo's `.claude/settings.json` linked to /dev/zero took the daemon to 1.5 GB. A settings
 # file over this (Claude Code's are a few KB) is ignored unread, like a FIFO or a device.
 SETTINGS_FILE_MAX_BYTES = 1024 * 1024
-GIT_POINTER_MAX_BYTES = 8 * 1024  # a worktree's `.git` file (`gitdir: <path>`) and the files it names
+GIT_POINTER_MAX_BYTES = 8 * 1024  # a small file a repo's files point at: `.git`'s `gitdir:`, a hook's `-H @file`
 
 # Every text memoryd injects into an agent's context (recall blocks, SessionStart index, session
 # notes) carries this marker, so the transcript parser never mistakes it for the user's words

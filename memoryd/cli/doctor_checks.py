@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
+from memoryd.base import limits
+from memoryd.base.files import read_capped
 from memoryd.client import ApiError, DaemonNotRunning, MemorydClient
 from memoryd.config import Settings
 from memoryd.integrations.claude_plugin import PLUGIN_ID, hook_url, plugin_enabled, settings_hooks
@@ -201,8 +203,12 @@ def _hook_target(handler: dict[str, Any], env: Mapping[str, str]) -> tuple[str |
     h = _HOOK_HEADER_FILE.search(str(handler.get("command", "")))
     if not url or not h:
         return None, None, "the hook command"
-    try:
-        line = Path(h.group(1)).read_text(encoding="utf-8").strip()
+    try:  # a repository's settings name this file: bounded, never a FIFO or device (issue 41)
+        line = (
+            read_capped(h.group(1), limits.GIT_POINTER_MAX_BYTES, follow_links=True)[0]
+            .decode("utf-8", "replace")
+            .strip()
+        )
     except OSError:
         return url, None, h.group(1)
     return url, line.split("Bearer ", 1)[1].strip() if "Bearer " in line else None, h.group(1)
