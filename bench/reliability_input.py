@@ -58,10 +58,13 @@ def probe_repo_settings(h: Harness) -> Item:
     (big / ".git").mkdir(parents=True)
     (big / ".claude").mkdir()
     _sparse(big / ".claude" / "settings.json", 150 * 1024 * 1024, b'{"autoMemoryEnabled": true, "x": "')
-    os.mkfifo(big / ".claude" / "settings.local.json")
     rss_before, took = h.rss_mb(), []
     with h.client() as c:
-        for n, event in enumerate(["SessionStart"] + ["UserPromptSubmit"] * 4):
+        for n, event in enumerate(["SessionStart"] * 4 + ["FIFO"]):
+            if event == "FIFO":  # last: the old daemon's hook blocks on it for good
+                os.mkfifo(big / ".claude" / "settings.local.json")
+                grew = h.rss_mb() - rss_before
+                event = "SessionStart"
             started = time.perf_counter()
             try:
                 r = c.post(
@@ -80,9 +83,10 @@ def probe_repo_settings(h: Harness) -> Item:
                 ok, what = False, f"{event} #{n}: {exc.__class__.__name__}"
             took.append(time.perf_counter() - started)
             item.check(ok, what)
-    grew = h.rss_mb() - rss_before
-    item.check(grew < 50, f"daemon RSS grew {grew:.0f} MB over 5 hooks in a repo with a 150 MB settings.json")
-    item.figures.update(rss_growth_mb=round(grew, 1), hook_max_s=round(max(took), 3))
+    item.check(grew < 50, f"daemon RSS grew {grew:.0f} MB over 4 hooks in a repo with a 150 MB settings.json")
+    item.figures.update(
+        rss_growth_mb=round(grew, 1), hook_150mb_max_s=round(max(took[:-1]), 3), hook_fifo_s=round(took[-1], 3)
+    )
     # /dev/zero: only ever in bounded children (the old code reads it until MemoryError).
     zero = h.base / "zero-settings"
     (zero / ".git").mkdir(parents=True)

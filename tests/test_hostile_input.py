@@ -83,7 +83,8 @@ def test_doctor_and_the_plugin_hook_live_through_a_hostile_repo(tmp_path: Path, 
     env.update(HOME=str(tmp_path / "user"), MEMORYD_HOME=str(home), MEMORYD_PORT="1", PYTHONPATH=str(ROOT))
     doctor = _bounded([sys.executable, "-m", "memoryd", "doctor", "--json", "--cwd", str(repo)], env, repo)
     assert "Traceback" not in doctor.stderr and "MemoryError" not in doctor.stderr, doctor.stderr[-500:]
-    assert json.loads(doctor.stdout)["checks"]
+    ignored = [c["detail"] for c in json.loads(doctor.stdout)["checks"] if c["name"] == "settings file"]
+    assert len(ignored) == 3 and "symbolic link out of" in ignored[0], ignored  # each named with why
     # A repository's hook naming /dev/zero as its header file: doctor reads that file bounded too.
     (repo / ".claude" / "settings.json").unlink()
     curl = "curl -H @'/dev/zero' --data-binary @- http://127.0.0.1:1/v1/hooks/claude-code"

@@ -329,6 +329,10 @@ def _claude_memory_checks(settings: Settings, cwd: str) -> list[Check]:
         ),
         Check("context", not info["fix"], f"MEMORY.md reaches the model {info['context']}", info["fix"]),
     ]
+    for why in info.get("ignored_settings") or ():  # a note: memoryd runs on without them
+        checks.append(
+            Check("settings file", True, f"ignored: {why}", "make it a small regular file inside the project")
+        )
     if info["old_store"]:  # a note, not a failure: the project is served from there, nothing is lost
         old = info["old_store"]
         checks.append(

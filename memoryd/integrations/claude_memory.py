@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
 
 from memoryd.base import limits
 from memoryd.base.errors import Forbidden
-from memoryd.integrations.settings_files import read_settings
+from memoryd.integrations.settings_files import read_settings, refusal
 from memoryd.store.paths import canonical_cwd, find_canonical_git_root, read_gitdir_file, sanitize_path
 
 if TYPE_CHECKING:
@@ -131,6 +131,18 @@ def settings_layers(
         ("local", _trusted_json(dot / LOCAL_SETTINGS_FILENAME, "local", repo)),
         ("project", read_settings(dot / SETTINGS_FILENAME, within=repo)),
         ("user", _trusted_json(claude_config_dir(env) / SETTINGS_FILENAME, "user")),
+    ]
+
+
+def ignored_settings(project: Path, env: Mapping[str, str]) -> list[str]:
+    """The settings files memoryd does not read for this project, each with why (a link out of the
+    repository, a FIFO or device, over SETTINGS_FILE_MAX_BYTES): Claude Code may still read them."""
+    repo, dot = find_canonical_git_root(project) or project, project / ".claude"
+    files = [(dot / SETTINGS_FILENAME, repo), (dot / LOCAL_SETTINGS_FILENAME, repo)]
+    return [
+        why
+        for path, within in [*files, (claude_config_dir(env) / SETTINGS_FILENAME, None)]
+        if (why := refusal(path, within=within))
     ]
 
 
@@ -335,6 +347,7 @@ def describe(
         "same_as_claude_code": same,
         "native_memory": native.enabled,
         "native_reason": native.reason,
+        "ignored_settings": ignored_settings(launch, env),
     }
     pending = (
         pending_own_store(settings.home, cwd)
@@ -409,6 +422,7 @@ def location_lines(info: dict[str, Any] | None) -> list[str]:
     ]
     if info.get("fix"):
         lines.append(f"fix:     {info['fix']}")
+    lines += [f"ignored: {why}" for why in info.get("ignored_settings") or ()]
     if info.get("old_store"):
         old = info["old_store"]
         lines.append(
