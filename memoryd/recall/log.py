@@ -89,17 +89,24 @@ def redacted_why(why: list[Why], prompt: str) -> list[Why]:
     parts = [p for text in (prompt, *items) for p in secret_parts(text)]
     secret = {word for part in parts for word in words(part)}
 
+    seen: dict[str, str] = {}  # each word, path or item scanned once per recall (8 reasons repeat most of them)
+
+    def redact(text: str) -> str:
+        if text not in seen:
+            seen[text] = redact_secrets(text)
+        return seen[text]
+
     def clean(found: tuple[str, ...]) -> tuple[str, ...]:
-        kept = [REDACTED if t.lower() in secret or redact_secrets(t) != t else t for t in found]
+        kept = [REDACTED if t.lower() in secret or redact(t) != t else t for t in found]
         return tuple(dict.fromkeys(kept))
 
     return [
         replace(
             w,
-            name=redact_secrets(w.name),
+            name=redact(w.name),
             terms=clean(w.terms),
             paths=clean(w.paths),
-            context=tuple(redact_secrets(item) for item in w.context),
+            context=tuple(redact(item) for item in w.context),
         )
         for w in why
     ]
