@@ -7,7 +7,7 @@ The second round (issue 31) adds: YAML alias bombs at every door (memory dir, im
 sync), links and secret names in team sync, a cloned repo's settings choosing the memory dir,
 kill -9 inside a review approval, import bombs, framing, Origin ports and split secrets.
 
-    .venv/bin/python bench/reliability.py [--dream-kills 5] [--review-kills 3] [--giant-line-mb 50] [--json bench/results/reliability.json]
+    .venv/bin/python bench/reliability.py [--dream-kills 5] [--review-kills 3] [--giant-line-mb 50] [--only input] [--json FILE]
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ import httpx  # noqa: E402
 
 from reliability_harness import Harness, Item  # noqa: E402
 from reliability_identity import probe_identity  # noqa: E402
+from reliability_input import INPUT_PROBES  # noqa: E402  (issue 41: inputs a person or a cloned repo controls)
 from tests.support.bombs import RepeatedBytes  # noqa: E402
 from tests.support.servers import DaemonProcess  # noqa: E402
 from tests.support.transcripts import new_session  # noqa: E402
@@ -553,7 +554,8 @@ def main() -> int:
     parser.add_argument("--review-kills", type=int, default=3)
     parser.add_argument("--giant-line-mb", type=int, default=50)
     parser.add_argument("--seed", type=int, default=23)
-    parser.add_argument("--json", default=str(ROOT / "bench" / "results" / "reliability.json"))
+    parser.add_argument("--json", default=None, help="default: bench/results/reliability[-input].json")
+    parser.add_argument("--only", choices=["all", "input"], default="all", help="input: issue 41's input probes only")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     items: list[Item] = []
@@ -578,6 +580,10 @@ def main() -> int:
                     h
                 ),  # last: it creates ~/.claude, which moves memory dirs (memory_base = "auto")
             ]
+            # issue 41, inputs a person or a cloned repo controls (bench/reliability_input.py): before the
+            # settings-trust probe, which creates ~/.claude
+            inputs: list[Callable[[], Item]] = [lambda p=p: p(h) for p in INPUT_PROBES]  # type: ignore[misc]
+            probes = inputs if args.only == "input" else probes[:-1] + inputs + probes[-1:]
             for probe in probes:
                 items.append(probe())
         finally:
@@ -587,9 +593,13 @@ def main() -> int:
         print(
             f"  {it.name:55s} {it.held:3d} / {it.tried:<3d} {'ok' if it.held == it.tried else 'FAILED: ' + '; '.join(it.failures[:3])}"
         )
+        if it.figures:
+            print("      " + ", ".join(f"{k} {v}" for k, v in it.figures.items()))
     held, tried = sum(it.held for it in items), sum(it.tried for it in items)
     print(f"probes: {held} held, {tried - held} failed, of {tried}")
-    out = Path(args.json)
+    out = Path(
+        args.json or ROOT / "bench" / "results" / f"reliability{'' if args.only == 'all' else '-' + args.only}.json"
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps([it.__dict__ for it in items], indent=2))
     print(f"wrote {out}")

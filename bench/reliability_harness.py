@@ -22,6 +22,7 @@ class Item:
     tried: int = 0
     held: int = 0
     failures: list[str] = field(default_factory=list)
+    figures: dict[str, float] = field(default_factory=dict)  # what a probe measured (RSS, latencies), for the JSON
 
     def check(self, ok: bool, what: str) -> None:
         self.tried += 1

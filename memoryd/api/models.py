@@ -127,6 +127,11 @@ class SaveMemoryRequest(RequestModel):
         "project",
         description="`project` (default): this project's memories; `global`: the user's own, in every project.",
     )
+    only_new: bool = Field(
+        False,
+        description="Create only: 409 when the name is taken (in Claude Code's dialect, by a memory of any type), "
+        "nothing written. `memoryd import` saves this way, so it never overwrites.",
+    )
 
 
 class MemoryHeaderOut(ResponseModel):

@@ -36,11 +36,19 @@ class SymlinkRefused(OSError):
         super().__init__(errno.ELOOP, "is a symbolic link; memoryd never follows links", str(path))
 
 
-def _open_fd_nofollow(path: Path | str) -> int:
-    """A read-only fd, refusing a symlink at the last component (O_NOFOLLOW); O_NONBLOCK so a FIFO
-    never blocks the open (the callers then refuse anything that is not a regular file)."""
+class TooLarge(OSError):
+    """A file over the size its reader allows: refused unread (a FIFO or /dev/zero never ends)."""
+
+    def __init__(self, path: Path | str, size: int, limit: int) -> None:
+        super().__init__(errno.EFBIG, f"is {size:,} bytes, over the {limit:,} memoryd reads", str(path))
+
+
+def _open_fd_nofollow(path: Path | str, *, follow_links: bool = False) -> int:
+    """A read-only fd, refusing a symlink at the last component (O_NOFOLLOW) unless `follow_links`;
+    O_NONBLOCK so a FIFO never blocks the open (the callers then refuse anything that is not a regular file)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | (0 if follow_links else os.O_NOFOLLOW)
     try:
-        return os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        return os.open(path, flags)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise SymlinkRefused(Path(path)) from None
@@ -57,10 +65,12 @@ def open_nofollow(path: Path | str) -> BinaryIO:
     return fh
 
 
-def read_small_nofollow(path: Path | str, limit: int) -> tuple[bytes | None, os.stat_result]:
+def read_small_nofollow(
+    path: Path | str, limit: int, *, follow_links: bool = False
+) -> tuple[bytes | None, os.stat_result]:
     """A regular file's bytes and the stat of what was read, or None when it is over `limit`;
     `open_nofollow`'s refusals, in four syscalls (a load of 20,000 headers does this 20,000 times)."""
-    fd = _open_fd_nofollow(path)
+    fd = _open_fd_nofollow(path, follow_links=follow_links)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
@@ -74,6 +84,15 @@ def read_small_nofollow(path: Path | str, limit: int) -> tuple[bytes | None, os.
         return (None if len(raw) > limit else raw), st
     finally:
         os.close(fd)
+
+
+def read_capped(path: Path | str, limit: int, *, follow_links: bool = False) -> tuple[bytes, os.stat_result]:
+    """`read_small_nofollow`, raising TooLarge past `limit`: the one read of a file someone else controls
+    (a cloned repo's settings, a memory file), never more than `limit` bytes and never a FIFO or device."""
+    data, st = read_small_nofollow(path, limit, follow_links=follow_links)
+    if data is None:
+        raise TooLarge(path, max(st.st_size, limit + 1), limit)
+    return data, st
 
 
 def read_bytes_nofollow(path: Path) -> bytes:

@@ -120,6 +120,10 @@ TOKEN_BYTES = 32
 
 # --- Claude Code integration (integration doc §5) -------------------------------------
 CLAUDE_CODE_CONTEXT_MAX_CHARS = 10_000  # additionalContext cap
+# Issue 41: a cloned repo's `.claude/settings.json` linked to /dev/zero took the daemon to 1.5 GB. A settings
+# file over this (Claude Code's are a few KB) is ignored unread, like a FIFO or a device.
+SETTINGS_FILE_MAX_BYTES = 1024 * 1024
+GIT_POINTER_MAX_BYTES = 8 * 1024  # a small file a repo's files point at: `.git`'s `gitdir:`, a hook's `-H @file`
 
 # Every text memoryd injects into an agent's context (recall blocks, SessionStart index, session
 # notes) carries this marker, so the transcript parser never mistakes it for the user's words
@@ -197,6 +201,12 @@ TEAM_PUSH_ROUNDS = 3  # a push that lost a race with another member's is merged 
 # sets lasts UI_SESSION_SECONDS (sessions live in the daemon's memory: a restart logs the browser out).
 UI_LOGIN_CODE_SECONDS = 120.0
 UI_SESSION_SECONDS = 12 * 3600.0
+# Issue 41: a hand-written memory of 900 KB of `[` took 10-48 s to render and four at once held /v1/health
+# for seconds. The web view renders a body block by block; a block over these (16 KB of prose renders in
+# ~3 ms; 1,000 `![` delimiters in ~40 ms), and every block once the budget is spent, is shown as escaped text.
+MARKDOWN_BLOCK_MAX_CHARS = 16_000
+MARKDOWN_BLOCK_MAX_DELIMITERS = 1_000
+MARKDOWN_RENDER_BUDGET_SECONDS = 0.1
 # --- watching memory work (issue 30) ----------------------------------------------------
 RECALL_CONTEXT_ITEMS = 100  # POST /v1/recall's `context`: recent paths and commands at most
 RECALL_CONTEXT_ITEM_CHARS = 1_000  # one context item (a path or a command) at most

@@ -514,6 +514,7 @@ def check_no_secrets(fields: dict[str, str]) -> None:
 
 
 REDACTED = "[secret removed]"
+SECRET_SCAN_MARGIN = 8 * 1024  # past a cut, what a secret may still span (a PEM key block is ~3.3 KB)
 
 
 def redact_secrets(text: str) -> str:
@@ -531,6 +532,18 @@ def redact_secrets(text: str) -> str:
         last = end
     out.append(text[last:])
     return "".join(out)
+
+
+def secret_parts(text: str) -> list[str]:
+    """The credential-looking spans of `text` themselves: a word matched inside one (the recall log's
+    `why.terms`, issue 41) is as secret as the span it came from."""
+    return [text[start:end] for _, start, end in _spans(text)] if text else []
+
+
+def redact_prefix(text: str, limit: int) -> str:
+    """At most `limit` characters of `text`, redacted BEFORE the cut (a secret straddling it is found
+    whole): the scan sees `limit` plus SECRET_SCAN_MARGIN characters, never an unbounded text."""
+    return redact_secrets(text[: limit + SECRET_SCAN_MARGIN])[:limit]
 
 
 def redact_record(value: Any) -> Any:

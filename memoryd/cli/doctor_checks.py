@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 from memoryd.base.errors import NotMemoryd
+from memoryd.base import limits
+from memoryd.base.files import read_capped
 from memoryd.client import ApiError, DaemonNotRunning, MemorydClient
 from memoryd.integrations.claude_code import HOOK_COMMAND_ARGS
 from memoryd.config import Settings
@@ -227,8 +229,12 @@ def _hook_target(handler: dict[str, Any], env: Mapping[str, str]) -> tuple[str |
     h = _HOOK_HEADER_FILE.search(str(handler.get("command", "")))
     if not url or not h:
         return None, None, "the hook command"
-    try:
-        line = Path(h.group(1)).read_text(encoding="utf-8").strip()
+    try:  # a repository's settings name this file: bounded, never a FIFO or device (issue 41)
+        line = (
+            read_capped(h.group(1), limits.GIT_POINTER_MAX_BYTES, follow_links=True)[0]
+            .decode("utf-8", "replace")
+            .strip()
+        )
     except OSError:
         return url, None, h.group(1)
     return url, line.split("Bearer ", 1)[1].strip() if "Bearer " in line else None, h.group(1)
@@ -381,6 +387,10 @@ def _claude_memory_checks(settings: Settings, cwd: str) -> list[Check]:
         ),
         Check("context", not info["fix"], f"MEMORY.md reaches the model {info['context']}", info["fix"]),
     ]
+    for why in info.get("ignored_settings") or ():  # a note: memoryd runs on without them
+        checks.append(
+            Check("settings file", True, f"ignored: {why}", "make it a small regular file inside the project")
+        )
     if info["old_store"]:  # a note, not a failure: the project is served from there, nothing is lost
         old = info["old_store"]
         checks.append(

@@ -12,6 +12,7 @@ from memoryd.cli.output import EXIT_API, EXIT_OK, client_of, common, cwd_of, emi
 
 if TYPE_CHECKING:
     from memoryd.client import MemorydClient
+    from memoryd.integrations.transfer import Record
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -57,7 +58,6 @@ def _moving_to(args: argparse.Namespace, cwd: str, source: Path) -> tuple[Path, 
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from memoryd.client import ApiError
     from memoryd.integrations.claude_memory import mark_moved
     from memoryd.integrations.transfer import Record, plan_import, read_source
 
@@ -78,17 +78,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         rows = [p.as_dict() for p in plan]
         if not args.dry_run:
             for planned, row in zip(plan, rows):
-                if planned.action != "save":
-                    continue
-                r = planned.record
-                try:
-                    saved = client.save_memory(
-                        cwd, name=planned.name, description=r.description, type_=r.type, body=r.body
-                    )
-                except ApiError as exc:  # e.g. a secret: refused, nothing stored for it
-                    row.update(action="refused", reason=exc.message)
-                    continue
-                row.update(action="saved", filename=saved["filename"])
+                if planned.action == "save":
+                    _save_new(client, cwd, planned.record, planned.name, row)
     rows += [{"source": s.source, "action": "invalid", "name": "", "type": "", "reason": s.reason} for s in skipped]
     counts: dict[str, int] = {}
     for row in rows:
@@ -106,6 +97,29 @@ def cmd_import(args: argparse.Namespace) -> int:
     ]
     emit(args, result, "\n".join(lines))
     return EXIT_API if counts.get("refused") or counts.get("invalid") else EXIT_OK
+
+
+def _save_new(client: "MemorydClient", cwd: str, record: "Record", name: str, row: dict[str, str]) -> None:
+    """Save create-only (the daemon answers 409 rather than update a memory: issue 41's import overwrote
+    one); a name found taken then is tried once as `<name> (imported)`, else reported as a conflict."""
+    from memoryd.client import ApiError
+    from memoryd.integrations.transfer import IMPORTED_SUFFIX
+
+    fields = {"cwd": cwd, "description": record.description, "type": record.type, "body": record.body, "only_new": True}
+    names = [name] if name.endswith(IMPORTED_SUFFIX) else [name, name + IMPORTED_SUFFIX]
+    for attempt in names:
+        try:
+            saved = client.request("POST", "/v1/memories", json={**fields, "name": attempt})
+        except ApiError as exc:  # e.g. a secret: refused, nothing stored for it
+            if exc.status == 409:
+                row.update(action="conflict", name=attempt, reason=exc.message)
+                continue
+            row.update(action="refused", reason=exc.message)
+            return
+        row.update(action="saved", name=attempt, filename=saved["filename"])
+        if attempt != name:
+            row["reason"] = "name in use: saved under a new name"
+        return
 
 
 def cmd_export(args: argparse.Namespace) -> int:

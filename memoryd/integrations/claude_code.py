@@ -23,6 +23,7 @@ from memoryd.integrations.hook_protocol import (  # noqa: F401  (the protocol's 
     SESSION_ENV_VARS,
     TOOL_MATCHER,
 )
+from memoryd.integrations.settings_files import SettingsRefused, read_settings_text
 
 AUTH_HEADER_FILENAME = "curl-auth-header"  # written by older installs' curl hooks; removed by `hooks --install`
 HOOK_COMMAND_ARGS = "hook claude-code"
@@ -132,11 +133,14 @@ def _without_ours(settings: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _read_settings(path: Path) -> dict[str, Any]:
+def _read_settings(path: Path, within: Path | None = None) -> dict[str, Any]:
+    """`within`: the repository whose file this is (bounded and kept inside it by `read_settings_text`)."""
     if not path.exists():
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8") or "{}")
+        data = json.loads(read_settings_text(path, within=within) or "{}")
+    except SettingsRefused as exc:
+        raise InvalidRequest(f"{exc}. Nothing was changed.") from exc
     except json.JSONDecodeError as exc:
         raise InvalidRequest(
             f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}); fix it by hand, then run the command again. Nothing was changed."
@@ -185,7 +189,7 @@ def hooks_forward_session_env(cwd: Path, env: dict[str, str] | None = None) -> b
     """Do the installed SessionStart hooks send the session's native-memory switches (newer installs)?"""
     for scope in ("user", "project", "local"):
         try:
-            data = _read_settings(settings_path(scope, cwd, env))  # type: ignore[arg-type]
+            data = _read_settings(settings_path(scope, cwd, env), None if scope == "user" else cwd)  # type: ignore[arg-type]
         except InvalidRequest:
             continue
         groups = (data.get("hooks") or {}).get("SessionStart") or []
@@ -202,7 +206,7 @@ def installed_scopes(cwd: Path, env: dict[str, str] | None = None) -> list[str]:
     found = []
     for scope in ("user", "project", "local"):
         try:
-            data = _read_settings(settings_path(scope, cwd, env))  # type: ignore[arg-type]
+            data = _read_settings(settings_path(scope, cwd, env), None if scope == "user" else cwd)  # type: ignore[arg-type]
         except InvalidRequest:
             continue
         hooks = data.get("hooks") or {}

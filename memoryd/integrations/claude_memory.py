@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
 
 from memoryd.base import limits
 from memoryd.base.errors import Forbidden
-from memoryd.store.paths import canonical_cwd, find_canonical_git_root, sanitize_path
+from memoryd.integrations.settings_files import read_settings, refusal
+from memoryd.store.paths import canonical_cwd, find_canonical_git_root, read_gitdir_file, sanitize_path
 
 if TYPE_CHECKING:
     from memoryd.config import Settings
@@ -57,24 +58,13 @@ def managed_settings_path() -> Path | None:
     return MANAGED_SETTINGS.get(platform.system())
 
 
-def _read_json(path: Path | None) -> dict[str, Any]:
-    """A settings file's object; {} when missing or unreadable (Claude Code ignores those too)."""
-    if path is None:
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8") or "{}")
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def _index_mtime(folder: Path) -> int:
     """The mtime of the git index governing `folder` (0: none found), so `git add` invalidates `_git_tracks`."""
     for parent in (folder, *folder.parents):
         dot = parent / ".git"
         try:
             if dot.is_file():
-                dot = (parent / dot.read_text(encoding="utf-8").removeprefix("gitdir:").strip()).resolve()
+                dot = (read_gitdir_file(dot) or dot).resolve()
             return (dot / "index").stat().st_mtime_ns
         except (OSError, ValueError):
             if dot.exists():
@@ -124,8 +114,8 @@ def untrusted_reason(path: Path, scope: Scope) -> str:
     return ""
 
 
-def _trusted_json(path: Path | None, scope: Scope) -> dict[str, Any]:
-    return {} if path is None or untrusted_reason(path, scope) else _read_json(path)
+def _trusted_json(path: Path | None, scope: Scope, within: Path | None = None) -> dict[str, Any]:
+    return {} if path is None or untrusted_reason(path, scope) else read_settings(path, within=within)
 
 
 def settings_layers(
@@ -135,11 +125,24 @@ def settings_layers(
     an untrusted managed, local or user file counts as absent (`untrusted_reason`)."""
     managed = managed if managed is not None else managed_settings_path()
     dot = project / ".claude"
+    repo = find_canonical_git_root(project) or project  # a repository's files: bounded, links kept inside it
     return [
         ("managed", _trusted_json(managed, "managed")),
-        ("local", _trusted_json(dot / LOCAL_SETTINGS_FILENAME, "local")),
-        ("project", _read_json(dot / SETTINGS_FILENAME)),
+        ("local", _trusted_json(dot / LOCAL_SETTINGS_FILENAME, "local", repo)),
+        ("project", read_settings(dot / SETTINGS_FILENAME, within=repo)),
         ("user", _trusted_json(claude_config_dir(env) / SETTINGS_FILENAME, "user")),
+    ]
+
+
+def ignored_settings(project: Path, env: Mapping[str, str]) -> list[str]:
+    """The settings files memoryd does not read for this project, each with why (a link out of the
+    repository, a FIFO or device, over SETTINGS_FILE_MAX_BYTES): Claude Code may still read them."""
+    repo, dot = find_canonical_git_root(project) or project, project / ".claude"
+    files = [(dot / SETTINGS_FILENAME, repo), (dot / LOCAL_SETTINGS_FILENAME, repo)]
+    return [
+        why
+        for path, within in [*files, (claude_config_dir(env) / SETTINGS_FILENAME, None)]
+        if (why := refusal(path, within=within))
     ]
 
 
@@ -344,6 +347,7 @@ def describe(
         "same_as_claude_code": same,
         "native_memory": native.enabled,
         "native_reason": native.reason,
+        "ignored_settings": ignored_settings(launch, env),
     }
     pending = (
         pending_own_store(settings.home, cwd)
@@ -418,6 +422,7 @@ def location_lines(info: dict[str, Any] | None) -> list[str]:
     ]
     if info.get("fix"):
         lines.append(f"fix:     {info['fix']}")
+    lines += [f"ignored: {why}" for why in info.get("ignored_settings") or ()]
     if info.get("old_store"):
         old = info["old_store"]
         lines.append(

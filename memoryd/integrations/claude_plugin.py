@@ -7,11 +7,12 @@ when both are installed, the daemon answers each event once (`integrations/hook_
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
 from typing import Any, Mapping
+
+from memoryd.integrations.settings_files import read_settings
 
 PLUGIN_NAME = "memoryd"
 MARKETPLACE_NAME = "memoryd"  # `name` in .claude-plugin/marketplace.json
@@ -21,22 +22,20 @@ MARKETPLACE_DIRNAME = (
 )
 
 
-def _settings_files(cwd: Path, env: Mapping[str, str]) -> list[Path]:
+def _settings_files(cwd: Path, env: Mapping[str, str]) -> list[tuple[str, Path]]:
+    """(scope, path) of Claude Code's settings files for `cwd`: the user's, then the project's two."""
     from memoryd.integrations.claude_code import settings_path
 
-    return [settings_path(scope, cwd, dict(env)) for scope in ("user", "project", "local")]  # type: ignore[arg-type]
+    return [(scope, settings_path(scope, cwd, dict(env))) for scope in ("user", "project", "local")]  # type: ignore[arg-type]
 
 
 def plugin_enabled(cwd: Path, env: Mapping[str, str] | None = None) -> list[str]:
     """The settings files that enable a `memoryd@…` plugin (from any marketplace), nearest last."""
     env = os.environ if env is None else env
     found = []
-    for path in _settings_files(cwd, env):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8") or "{}")
-        except (OSError, ValueError):
-            continue
-        enabled = data.get("enabledPlugins") if isinstance(data, dict) else None
+    for scope, path in _settings_files(cwd, env):
+        data = read_settings(path, within=None if scope == "user" else cwd)
+        enabled = data.get("enabledPlugins")
         if isinstance(enabled, dict) and any(k.split("@", 1)[0] == PLUGIN_NAME and v for k, v in enabled.items()):
             found.append(str(path))
     return found
@@ -44,17 +43,12 @@ def plugin_enabled(cwd: Path, env: Mapping[str, str] | None = None) -> list[str]
 
 def settings_hooks(cwd: Path, env: Mapping[str, str] | None = None) -> list[tuple[str, Path, dict[str, Any]]]:
     """(scope, settings file, handler) for each memoryd hook in Claude Code's settings files."""
-    from memoryd.integrations.claude_code import is_memoryd_hook, settings_path
+    from memoryd.integrations.claude_code import is_memoryd_hook
 
     env = os.environ if env is None else env
     found = []
-    for scope in ("user", "project", "local"):
-        path = settings_path(scope, cwd, dict(env))  # type: ignore[arg-type]
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        hooks = data.get("hooks") if isinstance(data, dict) else None
+    for scope, path in _settings_files(cwd, env):
+        hooks = read_settings(path, within=None if scope == "user" else cwd).get("hooks")
         for groups in (hooks or {}).values() if isinstance(hooks, dict) else ():
             for group in groups if isinstance(groups, list) else ():
                 for handler in group.get("hooks", []) if isinstance(group, dict) else ():

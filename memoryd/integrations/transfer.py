@@ -21,6 +21,7 @@ from memoryd.base.errors import InvalidRequest, MemorydError
 from memoryd.base.files import SymlinkRefused, read_small_nofollow
 from memoryd.extract.shape import clip, strip_request, upper_first
 from memoryd.store.frontmatter import split_frontmatter
+from memoryd.store.paths import slugify
 
 DEFAULT_TYPE = "project"
 IMPORTED_SUFFIX = " (imported)"
@@ -266,20 +267,37 @@ class Planned:
         }
 
 
+def _claims(type_: str, name: str, filename: str = "") -> set[tuple[str, str]]:
+    """The names a memory holds, as a save matches them: its title and its slug (per type), and for a file
+    in Claude Code's dialect (no `<type>_` prefix) its slug and file stem over every type (issue 41)."""
+    keys = {(type_, name.strip().casefold()), (type_, slugify(name)), ("file", filename)}
+    stem = filename.removesuffix(".md")
+    if filename and not stem.startswith(f"{type_}_"):
+        keys |= {("*", slugify(name)), ("*", slugify(stem))}
+    return keys
+
+
+def _taken(record: Record, name: str, names: set[tuple[str, str]]) -> bool:
+    keys = {(record.type, name.strip().casefold()), (record.type, slugify(name)), ("*", slugify(name))}
+    return bool(keys & names)
+
+
 def plan_import(records: list[Record], existing: list[Record]) -> list[Planned]:
-    """What importing would do: identical memories are skipped, a name in use gets " (imported)";
-    nothing that exists is ever replaced."""
+    """What importing would do: identical memories are skipped, a name (or file name) in use gets
+    " (imported)"; nothing that exists is ever replaced (the save itself is create-only too)."""
     bodies = {(_norm(r.description), _norm(r.body)) for r in existing}
-    names = {(r.type, r.name.strip().lower()) for r in existing}
+    names = {key for r in existing for key in _claims(r.type, r.name, r.source)}
     plan: list[Planned] = []
     for record in records:
         if (_norm(record.description), _norm(record.body)) in bodies:
             plan.append(Planned(record, "duplicate", record.name, "the same memory exists"))
             continue
         name = record.name
-        if (record.type, name.strip().lower()) in names:
+        file = record.source.rsplit("/", 1)[-1]
+        same_file = file.endswith(".md") and bool({("file", file), ("*", slugify(file[:-3]))} & names)
+        if _taken(record, name, names) or same_file:
             name = record.name + IMPORTED_SUFFIX
-            if (record.type, name.strip().lower()) in names:
+            if _taken(record, name, names):
                 plan.append(
                     Planned(
                         record,
@@ -291,7 +309,7 @@ def plan_import(records: list[Record], existing: list[Record]) -> list[Planned]:
                 continue
         plan.append(Planned(record, "save", name, "" if name == record.name else "name in use: saved under a new name"))
         bodies.add((_norm(record.description), _norm(record.body)))
-        names.add((record.type, name.strip().lower()))
+        names |= _claims(record.type, name, f"{slugify(name)}.md")
     return plan
 
 

@@ -12,8 +12,9 @@ from typing import Any, Callable
 
 from memoryd.base import limits
 from memoryd.base.activity import RECALL, Activity
-from memoryd.base.secrets import redact_secrets
+from memoryd.base.secrets import REDACTED, redact_secrets, secret_parts
 from memoryd.base.state_db import StateDB
+from memoryd.base.text import words
 from memoryd.recall.explain import Why
 
 log = logging.getLogger(__name__)
@@ -89,6 +90,37 @@ def short_prompt(prompt: str) -> str:
     return text if len(text) <= cut else text[: cut - 1] + "…"
 
 
+def redacted_why(why: list[Why], prompt: str) -> list[Why]:
+    """Each reason with nothing secret left (issue 41): context items redacted, and a matched word that
+    is a secret itself or part of one in the prompt or a context item becomes REDACTED (`hunter2` in
+    "the password is hunter2", the body of a token in `GITHUB_TOKEN=ghp_… ./deploy.sh`)."""
+    items = {item for w in why for item in w.context}
+    parts = [p for text in (prompt, *items) for p in secret_parts(text)]
+    secret = {word for part in parts for word in words(part)}
+
+    seen: dict[str, str] = {}  # each word, path or item scanned once per recall (8 reasons repeat most of them)
+
+    def redact(text: str) -> str:
+        if text not in seen:
+            seen[text] = redact_secrets(text)
+        return seen[text]
+
+    def clean(found: tuple[str, ...]) -> tuple[str, ...]:
+        kept = [REDACTED if t.lower() in secret or redact(t) != t else t for t in found]
+        return tuple(dict.fromkeys(kept))
+
+    return [
+        replace(
+            w,
+            name=redact(w.name),
+            terms=clean(w.terms),
+            paths=clean(w.paths),
+            context=tuple(redact(item) for item in w.context),
+        )
+        for w in why
+    ]
+
+
 class RecallLog:
     """Writes one row per recall (and publishes it as live activity); reads by dir, session or memory."""
 
@@ -127,7 +159,9 @@ class RecallLog:
     ) -> None:
         """Log one recall. Recalls that arrive while another writes join its next batch and return
         at once: one transaction per batch (issue 31: a transaction per recall queued every recall
-        behind the others under 20 clients)."""
+        behind the others under 20 clients). Every field is redacted here, the log's one writer, before
+        it is stored or published (the API, --explain, the live page and its stream read what is stored)."""
+        why = redacted_why(why, prompt)
         entry = RecallEntry(
             0,
             self.clock(),

@@ -104,7 +104,7 @@ def read_head(path: Path, max_lines: int = limits.FRONTMATTER_MAX_LINES) -> str:
     out: list[str] = []
     with io.TextIOWrapper(open_nofollow(path), encoding="utf-8", errors="replace") as fh:
         for _ in range(max_lines):
-            line = fh.readline()
+            line = fh.readline(limits.FRONTMATTER_MAX_BYTES + 1)  # one line of a 200 MB file is never read whole
             if not line:
                 break
             out.append(line)

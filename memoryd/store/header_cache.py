@@ -17,7 +17,7 @@ from typing import Callable, Iterator
 
 from memoryd.base import limits
 from memoryd.base.files import Key, key_of
-from memoryd.store.headers import SYMLINK_REFUSAL, parse_header, read_text
+from memoryd.store.headers import SYMLINK_REFUSAL, not_a_file, parse_header, read_text
 from memoryd.store.model import InvalidFile, MemoryHeader
 from memoryd.store.table import Entry, HeaderTable
 
@@ -72,8 +72,8 @@ class HeaderCache:
             return None
         if stat.S_ISLNK(st.st_mode):
             return (key_of(st), InvalidFile(filename, SYMLINK_REFUSAL))
-        if not stat.S_ISREG(st.st_mode):
-            return None
+        if not stat.S_ISREG(st.st_mode):  # listed with the fix, never opened (issue 41: a FIFO went unreported)
+            return (key_of(st), InvalidFile(filename, not_a_file(st.st_mode)))
         cached = self.table.get(filename)
         if cached is not None and cached[0] == key_of(st):
             return cached

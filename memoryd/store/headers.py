@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 from datetime import datetime, timezone
 from functools import lru_cache
@@ -25,6 +26,15 @@ from memoryd.store.model import InvalidFile, MemoryHeader
 from memoryd.store.paths import is_memory_filename
 
 SYMLINK_REFUSAL = "is a symbolic link; memoryd never follows links (it could point at a secret outside the memory dir): replace it with a real file."
+TOO_LARGE_FIX = "split it or move it out of the memory dir (memoryd never reads it whole)."
+
+
+def not_a_file(mode: int) -> str:
+    """Why a FIFO, socket, device or directory named like a memory is listed invalid, and the fix."""
+    kinds = {stat.S_IFIFO: "FIFO", stat.S_IFSOCK: "socket", stat.S_IFDIR: "directory"}
+    kind = kinds.get(stat.S_IFMT(mode), "device")
+    return f"is a {kind}, not a regular file: memoryd never opens it; move it out of the memory dir."
+
 
 _FENCE_RE = re.compile(r"^---[ \t]*$")
 _KEY_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*):(?:[ ](.*))?\Z")
@@ -95,7 +105,7 @@ def split_head(text: str, *, source: str) -> tuple[dict[str, Any], int | None]:
         return head_meta(text, source=source), None
     head = lines[: limits.FRONTMATTER_MAX_LINES]
     end = next((i for i in range(1, len(head)) if _FENCE_RE.match(head[i])), None)
-    if end is not None:
+    if end is not None and sum(map(len, head[1:end])) + end <= limits.FRONTMATTER_MAX_BYTES:  # else refused there
         meta = fast_meta(head[1:end]) if not any("\r" in line for line in head[1:end]) else None
         if meta is not None:
             return meta, end + 1
@@ -202,8 +212,7 @@ def read_text(path: Path | str) -> tuple[str | InvalidFile, os.stat_result | Non
         raw, st = read_small_nofollow(path, limits.MEMORY_FILE_MAX_BYTES)
         if raw is None:
             return InvalidFile(
-                filename,
-                f"is {st.st_size:,} bytes, over {limits.MEMORY_FILE_MAX_BYTES:,}: split it or move it out of the memory dir.",
+                filename, f"is {st.st_size:,} bytes, over {limits.MEMORY_FILE_MAX_BYTES:,}: {TOO_LARGE_FIX}"
             ), st
         return raw.decode("utf-8"), st
     except SymlinkRefused:

@@ -24,13 +24,15 @@ from memoryd.base.files import (
     Staged,
     SymlinkRefused,
     TargetMoved,
+    TooLarge,
     atomic_write,
     fsync_dir,
     key_if_present,
     key_now,
     key_of,
+    open_nofollow,
     publish,
-    read_text_nofollow,
+    read_capped,
     stage,
 )
 from memoryd.store.index import IndexLayout, ServedIndex, merge_index, truncate_index
@@ -167,7 +169,7 @@ class IndexPublisher:
     def _read(self) -> builtins.list[str] | None:
         """MEMORY.md's lines; None when it is a link or not text (never rewritten)."""
         try:
-            text = read_text_nofollow(self.index_path)
+            text = read_capped(self.index_path, limits.MEMORY_FILE_MAX_BYTES)[0].decode("utf-8")
         except FileNotFoundError:
             return []
         except SymlinkRefused:
@@ -175,8 +177,8 @@ class IndexPublisher:
                 "%s is a symbolic link; the index was not rewritten (replace the link with a file)", self.index_path
             )
             return None
-        except (UnicodeDecodeError, IsADirectoryError):
-            log.warning("%s is not a UTF-8 regular file; the index was not rewritten", self.index_path)
+        except (UnicodeDecodeError, IsADirectoryError, TooLarge):
+            log.warning("%s is not a UTF-8 regular file of at most 1 MB; the index was not rewritten", self.index_path)
             return None
         return text.rstrip("\n").split("\n") if text.strip() else []
 
@@ -265,8 +267,9 @@ class IndexPublisher:
 
     def served(self) -> ServedIndex:
         """MEMORY.md as an agent gets it: truncated at 200 lines / 25,000 bytes with the warning."""
-        try:
-            raw = read_text_nofollow(self.index_path)
+        try:  # what is served is cut at INDEX_MAX_BYTES anyway: a larger MEMORY.md is never read whole
+            with open_nofollow(self.index_path) as fh:
+                raw = fh.read(limits.MEMORY_FILE_MAX_BYTES).decode("utf-8", errors="replace")
         except FileNotFoundError:
             raw = ""
         except (SymlinkRefused, UnicodeDecodeError, IsADirectoryError):

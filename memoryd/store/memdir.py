@@ -20,23 +20,33 @@ from typing import Any, Callable, Literal
 
 from memoryd.base import limits
 from memoryd.base.clock import SYSTEM_CLOCK
-from memoryd.base.errors import InvalidFrontmatter, InvalidMemory, MemoryNotFound, ReadOnly, SecretDetected
+from memoryd.base.errors import Conflict, InvalidFrontmatter, InvalidMemory, MemoryNotFound, ReadOnly, SecretDetected
 from memoryd.base.files import (
     TEMP_DIRNAME,
     Key,
     SymlinkRefused,
+    TooLarge,
     atomic_write,
     clean_stale_temps,
     dir_lock,
     fsync_dir,
     key_if_present,
-    read_text_nofollow,
+    read_capped,
 )
 from memoryd.base.secrets import check_no_secrets
 from memoryd.store import dialect as dialects
 from memoryd.store.frontmatter import render_frontmatter, split_frontmatter
 from memoryd.store.header_cache import HeaderCache
-from memoryd.store.headers import SYMLINK_REFUSAL, body_of, iso, meta_str, parse_header, split_memory
+from memoryd.store.headers import (
+    SYMLINK_REFUSAL,
+    TOO_LARGE_FIX,
+    body_of,
+    iso,
+    meta_str,
+    not_a_file,
+    parse_header,
+    split_memory,
+)
 from memoryd.store.index import ServedIndex
 from memoryd.store.index_publisher import IndexPublisher
 from memoryd.store.model import InvalidFile, Memory, MemoryHeader, SaveResult
@@ -52,6 +62,9 @@ def validate_fields(name: str, description: str, type_: str, body: str) -> None:
     """Refuse unknown types and empty or oversized fields, naming the limit."""
     if type_ not in limits.MEMORY_TYPES:
         raise InvalidMemory(f"unknown memory type {type_!r}: use one of {', '.join(limits.MEMORY_TYPES)}.")
+    for field, value in (("name", name), ("description", description), ("body", body)):
+        if "\x00" in value:  # issue 41: the file was written, then refused on its re-read and left behind
+            raise InvalidMemory(f"{field} holds a NUL byte (\\x00): memories are UTF-8 text; remove it and save again.")
     if not name.strip():
         raise InvalidMemory("name is empty: give the memory a short title, e.g. 'Testing preferences'.")
     if len(name) > limits.MEMORY_NAME_MAX_CHARS:
@@ -156,14 +169,18 @@ class MemoryDir:
     def get(self, filename: str) -> Memory:
         path = memory_path(self.path, filename)
         try:
-            text = read_text_nofollow(path)
-            mtime = path.stat().st_mtime
+            raw, st = read_capped(path, limits.MEMORY_FILE_MAX_BYTES)  # sized before it is read (issue 41)
+            text, mtime = raw.decode("utf-8"), st.st_mtime
         except FileNotFoundError:
             raise MemoryNotFound(
                 f"no memory named {filename!r} in {self.path}; list them with GET /v1/memories or `memoryd list`."
             ) from None
         except SymlinkRefused:
             raise InvalidFrontmatter(f"{filename}: {SYMLINK_REFUSAL}") from None
+        except TooLarge as exc:
+            raise InvalidFrontmatter(f"{filename}: {exc.strerror}: {TOO_LARGE_FIX}") from None
+        except IsADirectoryError:  # a FIFO, device or directory: refused unopened (O_NONBLOCK, then fstat)
+            raise InvalidFrontmatter(f"{filename}: {not_a_file(os.lstat(path).st_mode)}") from None
         except UnicodeDecodeError:
             raise InvalidFrontmatter(
                 f"{filename}: is not UTF-8 text (a binary file?); convert it or move it out of the memory dir."
@@ -197,7 +214,7 @@ class MemoryDir:
     def read_raw(self, filename: str) -> str | None:
         """A file's exact text, or None when it does not exist (for dream backups)."""
         try:
-            return read_text_nofollow(memory_path(self.path, filename))
+            return read_capped(memory_path(self.path, filename), limits.MEMORY_FILE_MAX_BYTES)[0].decode("utf-8")
         except FileNotFoundError:
             return None
 
@@ -206,16 +223,20 @@ class MemoryDir:
         return path.is_file() and not path.is_symlink()
 
     # ------------------------------------------------------------------ writing
-    def _target_filename(self, name: str, type_: str, *, guess: bool = False) -> str:
+    def _target_filename(self, name: str, type_: str, *, guess: bool = False, only_new: bool = False) -> str:
         """The file a save of (type, name) writes: an existing memory with that type and name
         (in either dialect), else a new name in the dir's dialect, suffixed when taken.
-        `guess`: from the table as it stands (a draft's; decided again under the lock)."""
+        `guess`: from the table as it stands (a draft's; decided again under the lock).
+        `only_new`: Conflict instead of an update when the name is taken (issue 41: an import overwrote)."""
         if not guess:
             self._headers.current()
         found = self._headers.table.find(type_, name)
+        dialect = self.dialect()
+        if only_new:
+            self._refuse_taken(name, type_, dialect, found)
         if found is not None:
             return found
-        base = dialects.new_stem(self.dialect(), type_, name)
+        base = dialects.new_stem(dialect, type_, name)
         entry = self._headers.table.get(f"{base}.md")
         if entry is not None and isinstance(entry[1], InvalidFile):
             # A hand-written file that does not parse may be this very memory: never fork or overwrite it.
@@ -226,6 +247,21 @@ class MemoryDir:
         while os.path.lexists(self.path / candidate):
             candidate, n = f"{base}-{n}.md", n + 1
         return candidate
+
+    def _refuse_taken(self, name: str, type_: str, dialect: dialects.Dialect, found: str | None) -> None:
+        """A create-only save of a name in use: Claude Code's names (its files' stems) are one namespace
+        over every type, so there a name any memory holds is taken."""
+        stem = dialects.new_stem(dialect, type_, name)
+        if dialect == dialects.CLAUDE_CODE:
+            found = found or next(
+                (f for t in limits.MEMORY_TYPES if (f := self._headers.table.find(t, name)) is not None), None
+            )
+        if found is None and os.path.lexists(self.path / f"{stem}.md"):
+            found = f"{stem}.md"
+        if found is not None:
+            raise Conflict(
+                f"{found} already holds a memory named {name!r}; nothing was written (save it under another name)."
+            )
 
     def _refuse_secrets(self, source: str, filename: str, fields: dict[str, str]) -> None:
         try:
@@ -265,9 +301,11 @@ class MemoryDir:
         source: str = "api",
         expected: str | None = None,
         backup: Backup | None = None,
+        only_new: bool = False,
     ) -> SaveResult:
         """Create or update a memory; the same type+name updates that file in place. `expected`:
-        the version the caller read (409 when the file changed since); `backup` records undo."""
+        the version the caller read (409 when the file changed since); `backup` records undo;
+        `only_new`: 409 instead of an update when the name is taken."""
         started = time.perf_counter()
         name, description = name.strip(), " ".join(description.split())
         validate_fields(name, description, type, body)
@@ -296,11 +334,11 @@ class MemoryDir:
 
             return build
 
-        draft = self._draft(filename, name, type, build_for)
+        draft = None if only_new else self._draft(filename, name, type, build_for)
         try:
             with self._lock:
                 self._clean_temps_once()
-                target = filename or self._target_filename(name, type)
+                target = filename or self._target_filename(name, type, only_new=only_new)
                 prior, text, index_changed = self._commit(
                     target, build_for(target), expected=expected, backup=backup, draft=draft
                 )

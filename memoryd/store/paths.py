@@ -15,6 +15,7 @@ from typing import Callable
 
 from memoryd.base import limits
 from memoryd.base.errors import Forbidden, InvalidCwd, InvalidFilename
+from memoryd.base.files import read_capped
 from memoryd.base.validation import check_path
 
 # A memory filename: any bare `*.md` name (memoryd's `<type>_<slug>.md`, Claude Code's `<kebab-slug>.md`):
@@ -55,10 +56,15 @@ def _djb2_base36(name: str) -> str:
     return digits or "0"
 
 
-def _read_gitdir_file(dot_git: Path) -> Path | None:
+def _small_text(path: Path) -> str:
+    """One of git's pointer files, bounded: a `.git` in a project someone else made may be anything (issue 41)."""
+    return read_capped(path, limits.GIT_POINTER_MAX_BYTES, follow_links=True)[0].decode("utf-8", errors="replace")
+
+
+def read_gitdir_file(dot_git: Path) -> Path | None:
     """A worktree's `.git` is a file `gitdir: <path>`; return that path."""
     try:
-        text = dot_git.read_text(encoding="utf-8").strip()
+        text = _small_text(dot_git).strip()
     except OSError:
         return None
     if not text.startswith("gitdir:"):
@@ -80,19 +86,19 @@ def find_canonical_git_root(start: Path) -> Path | None:
         if dot_git.is_dir():
             return candidate
         if dot_git.is_file():
-            gitdir = _read_gitdir_file(dot_git)
+            gitdir = read_gitdir_file(dot_git)
             if gitdir is None:
                 return candidate
             commondir_file = gitdir / "commondir"
             try:
-                common = Path(commondir_file.read_text(encoding="utf-8").strip())
+                common = Path(_small_text(commondir_file).strip())
             except OSError:
                 return candidate  # a submodule or odd layout: the worktree is its own root
             common = common if common.is_absolute() else (gitdir / common)
             common = Path(os.path.realpath(common))
             # Back-link: <gitdir>/gitdir names this worktree's .git file.
             try:
-                back = Path((gitdir / "gitdir").read_text(encoding="utf-8").strip())
+                back = Path(_small_text(gitdir / "gitdir").strip())
             except OSError:
                 return candidate
             if Path(os.path.realpath(back)) != Path(os.path.realpath(dot_git)):

@@ -9,14 +9,13 @@ publish), then patch the header table: no re-read, no rescan. The caller
 from __future__ import annotations
 
 import hashlib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
 from memoryd.base import limits
 from memoryd.base.errors import Conflict, InvalidFrontmatter
-from memoryd.base.files import ABSENT, Key, Staged, SymlinkRefused, key_if_present, key_of, open_nofollow, stage
+from memoryd.base.files import ABSENT, Key, Staged, SymlinkRefused, key_if_present, key_of, read_capped, stage
 from memoryd.store.header_cache import HeaderCache
 from memoryd.store.headers import SYMLINK_REFUSAL, parse_header
 from memoryd.store.index_publisher import IndexPublisher
@@ -63,13 +62,16 @@ class WritePath:
     def read_prior(self, path: Path) -> tuple[str | None, Key | None]:
         """A file's current text and key; None for a missing file. Never follows a link."""
         try:
-            with open_nofollow(path) as fh:
-                key = key_of(os.fstat(fh.fileno()))
-                raw = fh.read()
+            data, st = read_capped(path, limits.MEMORY_FILE_MAX_BYTES)
+            raw, key = data, key_of(st)
         except FileNotFoundError:
             return None, None
         except SymlinkRefused:
             raise InvalidFrontmatter(f"{path.name}: {SYMLINK_REFUSAL} The link was left untouched.") from None
+        except OSError as exc:  # over the cap, a FIFO, a device: never read, never replaced
+            raise InvalidFrontmatter(
+                f"{path.name}: {exc.strerror}. The file was left untouched: fix or move it by hand, then save again."
+            ) from None
         try:
             return raw.decode("utf-8"), key
         except UnicodeDecodeError:

@@ -17,7 +17,7 @@ from typing import Any, Iterable
 
 import orjson
 
-from memoryd.base.secrets import redact_secrets
+from memoryd.base.secrets import redact_prefix, redact_secrets
 from memoryd.base.state_db import StateDB
 from memoryd.transcripts.parser import Entry
 from memoryd.transcripts.pipeline import TranscriptFile
@@ -105,7 +105,7 @@ class _Learned:
                     if command:
                         for path in _markdown_in(command):
                             _keep(self.markdown, path, MARKDOWN_KEPT)
-                        _keep(self.commands, redact_secrets(command[:COMMAND_MAX_CHARS]), COMMANDS_KEPT)
+                        _keep(self.commands, redact_prefix(command, COMMAND_MAX_CHARS), COMMANDS_KEPT)
                     continue
                 for key in PATH_INPUTS.get(use.name, ()):
                     value = use.input.get(key)

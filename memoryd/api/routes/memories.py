@@ -110,6 +110,7 @@ def save_memory(request: SaveMemoryRequest, response: Response, stores: StoresDe
         body=request.body,
         source="api",
         expected=request.expected_version,
+        only_new=request.only_new,
     )
     if not result.created:
         response.status_code = 200

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Callable
+import time
+from typing import Any, Callable, Iterator
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
+
+from memoryd.base import limits
 
 WIKILINK = re.compile(r"\[\[([^\[\]\n|]+)(?:\|([^\[\]\n]+))?\]\]")
 ALLOWED_TAGS = frozenset(
@@ -97,8 +100,57 @@ def _text(token_class: Any, content: str) -> Any:
 
 
 def render(body: str, resolve: Callable[[str], str | None] = lambda target: None) -> Markup:
-    """Sanitised HTML of a Markdown body; `resolve` gives the URL of a `[[link]]`'s memory (None: left as text)."""
-    return sanitize(_parser().render(body, {"resolve": resolve}))
+    """Sanitised HTML of a Markdown body; `resolve` gives the URL of a `[[link]]`'s memory (None: left as text).
+
+    Bounded (issue 41: 900 KB of `[` took 10-48 s and held /v1/health): a body is rendered block by block
+    (blank-line separated, code fences kept whole); a block over MARKDOWN_BLOCK_MAX_CHARS or with more than
+    MARKDOWN_BLOCK_MAX_DELIMITERS of the characters that cost the parser (`[`, `*`, `_`, ...), and every
+    block once MARKDOWN_RENDER_BUDGET_SECONDS are spent, is shown as escaped plain text instead."""
+    env, parser = {"resolve": resolve}, _parser()  # loaded before the budget starts
+    if _cheap(body):
+        return sanitize(parser.render(body, env))
+    cut = len(body) - limits.MEMORY_BODY_MAX_BYTES  # a hand-written body past what a save takes is shown in part
+    body = body[: limits.MEMORY_BODY_MAX_BYTES] if cut > 0 else body
+    html, deadline = [], time.perf_counter() + limits.MARKDOWN_RENDER_BUDGET_SECONDS
+    for block in _blocks(body):
+        if not _cheap(block) or time.perf_counter() > deadline:
+            html.append(f"<pre>{escape(block)}</pre>")
+        else:
+            html.append(parser.render(block, env))
+    if cut > 0:
+        html.append(f"<p><em>… {cut:,} more characters not shown: open the file itself to read them.</em></p>")
+    return sanitize("".join(html))
+
+
+_DELIMITERS = "[]!*_`<"
+
+
+def _cheap(text: str) -> bool:
+    """Renders in a few ms at most: markdown-it's cost grows with the delimiters it must match, ~40 µs each."""
+    return len(text) <= limits.MARKDOWN_BLOCK_MAX_CHARS and (
+        len(text) <= limits.MARKDOWN_BLOCK_MAX_DELIMITERS
+        or sum(map(text.count, _DELIMITERS)) <= limits.MARKDOWN_BLOCK_MAX_DELIMITERS
+    )
+
+
+def _blocks(body: str) -> Iterator[str]:
+    """The body cut at blank lines outside fenced code: pieces Markdown renders the same apart as together
+    (but for a loose list split in two and a reference link defined in another block)."""
+    lines: list[str] = []
+    fence = ""
+    for line in body.splitlines(keepends=True):
+        stripped = line.lstrip()
+        if fence and stripped.startswith(fence):
+            fence = ""
+        elif not fence and stripped.startswith(("```", "~~~")):
+            fence = stripped[:3]
+        if not fence and not line.strip() and lines:
+            yield "".join(lines)
+            lines = []
+            continue
+        lines.append(line)
+    if lines:
+        yield "".join(lines)
 
 
 def sanitize(html: str) -> Markup:

@@ -141,6 +141,7 @@ def memory(request: Request, web: WebViewDep, pid: str, filename: str) -> HTMLRe
         html=rendered(p, m.body),
         recalls=web.recalls_of(p, filename),
         stale=web.stale_of(p, filename),
+        body_max=limits.MEMORY_BODY_MAX_BYTES,
         done=request.query_params.get("done", ""),
     )
 
@@ -199,6 +200,7 @@ def edit_memory(
             html=rendered(p, shown.body),
             recalls=web.recalls_of(p, filename),
             stale=web.stale_of(p, filename),
+            body_max=limits.MEMORY_BODY_MAX_BYTES,
             error=exc.message,
             editing=True,
         )
