@@ -66,7 +66,7 @@ def test_settings_a_cloned_repo_controls_are_never_read_unbounded(tmp_path: Path
             claude_memory.native_memory(repo, env).reason,
             str(claude_memory.claude_memory_dir(str(repo), env)),
             claude_plugin.plugin_enabled(repo, env),
-            sorted(claude_plugin.settings_hook_urls(repo, env)),
+            [handler for _, _, handler in claude_plugin.settings_hooks(repo, env)],
             claude_code.installed_scopes(repo, env),
             claude_code.hooks_forward_session_env(repo, env),
         ]))

@@ -175,9 +175,10 @@ def test_read_only_recalls_and_serves_but_never_writes(home: Path, project: Path
         job = propose(live, project, "Remember: always run the linter before committing.")
         assert job["status"] == "skipped" and not job["memories_written"]
         browser, csrf = login(live)
+        version = live.client.get(f"/v1/memories/{filename}", params={"cwd": str(project)}).json()["version"]
         r = browser.post(
             f"/ui/p/{pid(live, project)}/m/{filename}",
-            data={"name": "x", "description": "y", "body": "z", "csrf": csrf},
+            data={"name": "x", "description": "y", "body": "z", "csrf": csrf, "version": version},
             headers={"origin": live.url},
         )
         assert r.status_code == 409 and "read-only" in r.text
