@@ -118,6 +118,8 @@ TOKEN_BYTES = 32
 
 # --- Claude Code integration (integration doc §5) -------------------------------------
 CLAUDE_CODE_CONTEXT_MAX_CHARS = 10_000  # additionalContext cap
+# A settings file (Claude Code's settings.json, memoryd's config.toml) larger than this is refused, never read whole.
+SETTINGS_FILE_MAX_BYTES = 1024 * 1024
 
 # Every text memoryd injects into an agent's context (recall blocks, SessionStart index, session
 # notes) carries this marker, so the transcript parser never mistakes it for the user's words

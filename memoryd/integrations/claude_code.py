@@ -7,19 +7,31 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
+import stat
 from pathlib import Path
 from typing import Any, Literal
 
 from memoryd.base import limits
 from memoryd.base.errors import InvalidRequest
-from memoryd.base.files import atomic_write
+from memoryd.base.files import (
+    ABSENT,
+    PRIVATE_FILE_MODE,
+    NotRegularFile,
+    TargetMoved,
+    atomic_write,
+    fsync_dir,
+    key_of,
+    publish,
+    read_small_file,
+    stage,
+)
 
 HOOK_PATH = "/v1/hooks/claude-code"
 # The session's own switches for native memory travel in this header (the daemon's env is not the session's).
 SESSION_ENV_HEADER = "X-Claude-Code-Env"
 SESSION_ENV_VARS = ("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "CLAUDE_CODE_SIMPLE")
 AUTH_HEADER_FILENAME = "curl-auth-header"
+BACKUP_SUFFIX = ".memoryd-backup"  # settings.json.memoryd-backup: the file as it was before memoryd first changed it
 Scope = Literal["user", "project", "local"]
 HookType = Literal["command", "http"]
 
@@ -136,39 +148,94 @@ def _without_ours(settings: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _read_settings(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
+class SettingsFile:
+    """A Claude Code settings file as read: its object, and the bytes and stat it came from (None: no file),
+    so a rewrite keeps its mode, goes through its link and never overwrites an edit made meanwhile."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.raw, self.stat = _read_raw(path)
+        try:
+            data = json.loads(self.raw.decode("utf-8") or "{}") if self.raw is not None else {}
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            where = f" ({exc.msg} at line {exc.lineno})" if isinstance(exc, json.JSONDecodeError) else ""
+            raise InvalidRequest(
+                f"{path} is not valid JSON{where}; fix it by hand, then run the command again. Nothing was changed."
+            ) from exc
+        if not isinstance(data, dict):
+            raise InvalidRequest(f"{path} does not hold a JSON object; fix it by hand. Nothing was changed.")
+        self.data: dict[str, Any] = data
+
+    def write(self, data: dict[str, Any]) -> Path | None:
+        """Replace the file's object; returns the backup of the file as memoryd first found it (None: it had none).
+        A link (into a dotfiles repo) stays a link and its target gets the new text; the mode stays."""
+        backup = self._backup() if self.raw is not None else None
+        target = Path(os.path.realpath(self.path))
+        mode = stat.S_IMODE(self.stat.st_mode) if self.stat is not None else PRIVATE_FILE_MODE
+        staged = stage(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode=mode)
+        staged.expect = key_of(self.stat) if self.stat is not None else ABSENT
+        try:
+            publish([staged])
+        except TargetMoved as exc:
+            raise InvalidRequest(
+                f"{self.path} changed while memoryd rewrote it; run the command again. Nothing was changed."
+            ) from exc
+        except OSError as exc:
+            raise InvalidRequest(f"cannot write {target} ({exc.strerror}). Nothing was changed.") from exc
+        finally:
+            staged.discard()
+        return backup
+
+    def _backup(self) -> Path:
+        """`<file>.memoryd-backup` beside the file (beside the link, not in the repo it points into), made once:
+        a later install or uninstall never overwrites the original it holds."""
+        assert self.raw is not None
+        backup = self.path.with_name(self.path.name + BACKUP_SUFFIX)
+        try:
+            fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, PRIVATE_FILE_MODE)
+        except FileExistsError:
+            return backup
+        try:
+            os.write(fd, self.raw)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        fsync_dir(backup.parent)
+        return backup
+
+
+def _read_raw(path: Path) -> tuple[bytes | None, os.stat_result | None]:
+    """A settings file's bytes, following a link; a FIFO never blocks, a directory or device is refused by name."""
+    fix = f"Claude Code reads it as a regular JSON file: move it aside (mv '{path}' '{path}.moved'), then run the command again. Nothing was changed."
     try:
-        data = json.loads(path.read_text(encoding="utf-8") or "{}")
-    except json.JSONDecodeError as exc:
-        raise InvalidRequest(
-            f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}); fix it by hand, then run the command again. Nothing was changed."
-        ) from exc
-    if not isinstance(data, dict):
-        raise InvalidRequest(f"{path} does not hold a JSON object; fix it by hand. Nothing was changed.")
-    return data
+        raw, st = read_small_file(path, limits.SETTINGS_FILE_MAX_BYTES)
+    except FileNotFoundError:
+        return None, None
+    except NotRegularFile as exc:
+        raise InvalidRequest(f"{path} {exc.strerror}; {fix}") from exc
+    except OSError as exc:
+        raise InvalidRequest(f"cannot read {path} ({exc.strerror}). Nothing was changed.") from exc
+    if raw is None:
+        raise InvalidRequest(f"{path} is over {limits.SETTINGS_FILE_MAX_BYTES // 1024} KB; {fix}")
+    return raw, st
 
 
-def _write_settings(path: Path, data: dict[str, Any]) -> Path | None:
-    backup = None
-    if path.exists():
-        backup = path.with_name(path.name + ".memoryd-backup")
-        shutil.copy2(path, backup)
-    atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    return backup
+def read_settings(path: Path) -> dict[str, Any]:
+    """A settings file's object ({} when there is none); InvalidRequest names what is wrong with it and the fix."""
+    return SettingsFile(path).data
 
 
 def install_hooks(path: Path, block: dict[str, Any]) -> dict[str, Any]:
     """Merge memoryd's hooks into a settings file, keeping every other hook; idempotent."""
-    current = _read_settings(path)
+    file = SettingsFile(path)
+    current = file.data
     merged = _without_ours(current)
     hooks = dict(merged.get("hooks") or {})
     for event, groups in block["hooks"].items():
         hooks[event] = list(hooks.get(event) or []) + groups
     merged["hooks"] = hooks
     changed = merged != current
-    backup = _write_settings(path, merged) if changed else None
+    backup = file.write(merged) if changed else None
     return {
         "path": str(path),
         "changed": changed,
@@ -178,10 +245,10 @@ def install_hooks(path: Path, block: dict[str, Any]) -> dict[str, Any]:
 
 
 def uninstall_hooks(path: Path) -> dict[str, Any]:
-    current = _read_settings(path)
-    cleaned = _without_ours(current)
-    changed = cleaned != current
-    backup = _write_settings(path, cleaned) if changed else None
+    file = SettingsFile(path)
+    cleaned = _without_ours(file.data)
+    changed = cleaned != file.data
+    backup = file.write(cleaned) if changed else None
     return {"path": str(path), "changed": changed, "backup": str(backup) if backup else None}
 
 
@@ -189,7 +256,7 @@ def hooks_forward_session_env(cwd: Path, env: dict[str, str] | None = None) -> b
     """Do the installed SessionStart hooks send the session's native-memory switches (newer installs)?"""
     for scope in ("user", "project", "local"):
         try:
-            data = _read_settings(settings_path(scope, cwd, env))  # type: ignore[arg-type]
+            data = read_settings(settings_path(scope, cwd, env))  # type: ignore[arg-type]
         except InvalidRequest:
             continue
         groups = (data.get("hooks") or {}).get("SessionStart") or []
@@ -204,7 +271,7 @@ def installed_scopes(cwd: Path, env: dict[str, str] | None = None) -> list[str]:
     found = []
     for scope in ("user", "project", "local"):
         try:
-            data = _read_settings(settings_path(scope, cwd, env))  # type: ignore[arg-type]
+            data = read_settings(settings_path(scope, cwd, env))  # type: ignore[arg-type]
         except InvalidRequest:
             continue
         hooks = data.get("hooks") or {}

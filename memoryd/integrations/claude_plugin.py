@@ -8,7 +8,6 @@ aside for settings-file hooks that reach the running daemon (`settings_hook_urls
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from pathlib import Path
@@ -28,16 +27,24 @@ def _settings_files(cwd: Path, env: Mapping[str, str]) -> list[Path]:
     return [settings_path(scope, cwd, dict(env)) for scope in ("user", "project", "local")]  # type: ignore[arg-type]
 
 
+def _settings(path: Path) -> dict[str, Any]:
+    """A settings file's object; {} when missing or unusable (a FIFO, a directory, not JSON: never waited on)."""
+    from memoryd.base.errors import InvalidRequest
+    from memoryd.integrations.claude_code import read_settings
+
+    try:
+        return read_settings(path)
+    except InvalidRequest:
+        return {}
+
+
 def plugin_enabled(cwd: Path, env: Mapping[str, str] | None = None) -> list[str]:
     """The settings files that enable a `memoryd@…` plugin (from any marketplace), nearest last."""
     env = os.environ if env is None else env
     found = []
     for path in _settings_files(cwd, env):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8") or "{}")
-        except (OSError, ValueError):
-            continue
-        enabled = data.get("enabledPlugins") if isinstance(data, dict) else None
+        data = _settings(path)
+        enabled = data.get("enabledPlugins")
         if isinstance(enabled, dict) and any(k.split("@", 1)[0] == PLUGIN_NAME and v for k, v in enabled.items()):
             found.append(str(path))
     return found
@@ -51,11 +58,7 @@ def settings_hooks(cwd: Path, env: Mapping[str, str] | None = None) -> list[tupl
     found = []
     for scope in ("user", "project", "local"):
         path = settings_path(scope, cwd, dict(env))  # type: ignore[arg-type]
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        hooks = data.get("hooks") if isinstance(data, dict) else None
+        hooks = _settings(path).get("hooks")
         for groups in (hooks or {}).values() if isinstance(hooks, dict) else ():
             for group in groups if isinstance(groups, list) else ():
                 for handler in group.get("hooks", []) if isinstance(group, dict) else ():
