@@ -83,11 +83,17 @@ class NotRegularFile(OSError):
         super().__init__(errno.EINVAL, f"is {file_kind(mode)}, not a regular file", str(path))
 
 
-_KINDS = {stat.S_IFDIR: "a directory", stat.S_IFIFO: "a FIFO (named pipe)", stat.S_IFSOCK: "a socket"}
+_KINDS = {
+    stat.S_IFREG: "a regular file",
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFLNK: "a symbolic link",
+}
 
 
 def file_kind(mode: int) -> str:
-    """What a file that is not a regular one is, for messages: "a directory", "a FIFO (named pipe)", ..."""
+    """What a file is, for messages: "a directory", "a FIFO (named pipe)", ..."""
     return _KINDS.get(stat.S_IFMT(mode), "a device")
 
 

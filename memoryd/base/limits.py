@@ -102,6 +102,14 @@ GREP_DEADLINE_SECONDS = 10.0  # a scan stops here and returns partial results fl
 GREP_RIPGREP_BATCH_BYTES = 1024 * 1024 * 1024  # rg's first batch of newest files (one rg process); each next one is 4x
 GREP_RIPGREP_ARGS_CHARS = 30_000 if sys.platform == "win32" else 120_000  # file paths on one rg command line
 
+# --- the settings' ranges (issue 41: `inf` or 1e308 passed `memoryd config`, then `serve` died) ---------
+SETTING_MAX_SECONDS = 365 * 24 * 3600  # an interval, delay or age: at most a year
+SETTING_MAX_TIMEOUT_SECONDS = 3600  # one call (an LLM, git) waits at most an hour
+SETTING_MAX_COUNT = 1_000_000  # a count: turns, sessions, tool calls, entries, candidates, pushes
+SETTING_MAX_TOKENS = 10**12  # a token budget
+SETTING_MAX_BYTES = 1 << 30  # a byte budget
+RECALL_DEADLINE_MAX_SECONDS = 60  # recall answers a prompt: past a minute the hook has long given up
+
 # --- service (spec §7, §9; issue 2) ---------------------------------------------------
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7377
