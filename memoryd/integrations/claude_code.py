@@ -17,9 +17,9 @@ from memoryd.base.files import (
     ABSENT,
     PRIVATE_FILE_MODE,
     NotRegularFile,
+    Staged,
     TargetMoved,
     atomic_write,
-    fsync_dir,
     key_of,
     publish,
     read_small_file,
@@ -169,38 +169,40 @@ class SettingsFile:
     def write(self, data: dict[str, Any]) -> Path | None:
         """Replace the file's object; returns the backup of the file as memoryd first found it (None: it had none).
         A link (into a dotfiles repo) stays a link and its target gets the new text; the mode stays."""
-        backup = self._backup() if self.raw is not None else None
         target = Path(os.path.realpath(self.path))
         mode = stat.S_IMODE(self.stat.st_mode) if self.stat is not None else PRIVATE_FILE_MODE
-        staged = stage(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode=mode)
-        staged.expect = key_of(self.stat) if self.stat is not None else ABSENT
+        staged: list[Staged] = []
         try:
-            publish([staged])
+            backup = self._backup(staged) if self.raw is not None else None
+            staged.append(stage(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode=mode))
+            staged[-1].expect = key_of(self.stat) if self.stat is not None else ABSENT
+            publish(staged[-1:])
         except TargetMoved as exc:
             raise InvalidRequest(
                 f"{self.path} changed while memoryd rewrote it; run the command again. Nothing was changed."
             ) from exc
         except OSError as exc:
-            raise InvalidRequest(f"cannot write {target} ({exc.strerror}). Nothing was changed.") from exc
+            raise InvalidRequest(
+                f"cannot write {exc.filename or target} ({exc.strerror}). Nothing was changed."
+            ) from exc
         finally:
-            staged.discard()
+            for f in staged:
+                f.discard()
         return backup
 
-    def _backup(self) -> Path:
-        """`<file>.memoryd-backup` beside the file (beside the link, not in the repo it points into), made once:
-        a later install or uninstall never overwrites the original it holds."""
+    def _backup(self, staged: list[Staged]) -> Path:
+        """`<file>.memoryd-backup` beside the file (beside the link, not in the repo it points into), made once
+        and whole (a synced temp file linked to its name): no later install or uninstall overwrites the original."""
         assert self.raw is not None
         backup = self.path.with_name(self.path.name + BACKUP_SUFFIX)
-        try:
-            fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, PRIVATE_FILE_MODE)
-        except FileExistsError:
+        if os.path.lexists(backup):
             return backup
+        staged.append(stage(backup, self.raw))
+        staged[-1].sync()
         try:
-            os.write(fd, self.raw)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        fsync_dir(backup.parent)
+            os.link(staged[-1].tmp, backup)  # never replaces a name that exists, unlike a rename
+        except FileExistsError:
+            pass
         return backup
 
 
