@@ -13,6 +13,7 @@ kill -9 inside a review approval, import bombs, framing, Origin ports and split 
 from __future__ import annotations
 
 import argparse
+import functools
 import io
 import json
 import os
@@ -32,6 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
 
+from reliability_files import FILE_PROBES  # noqa: E402  (issue 41 items 5, 7, 8: bench/reliability_files.py)
 from reliability_harness import Harness, Item  # noqa: E402
 from reliability_identity import probe_identity  # noqa: E402
 from reliability_input import INPUT_PROBES  # noqa: E402  (issue 41: inputs a person or a cloned repo controls)
@@ -576,6 +578,9 @@ def main() -> int:
                 lambda: probe_team(h),
                 lambda: probe_browser_doors(h),
                 lambda: probe_review_kills(h, args.review_kills),
+                # --- round three, files memoryd shares with people (issue 41 items 5, 7, 8) ---
+                *(functools.partial(probe, h) for probe in FILE_PROBES),
+                # --- end of round three, files ---
                 lambda: probe_settings_trust(
                     h
                 ),  # last: it creates ~/.claude, which moves memory dirs (memory_base = "auto")

@@ -8,9 +8,10 @@ key with its default, and a test keeps the two in step.
 from __future__ import annotations
 
 import os
+import stat
 import tomllib
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Annotated, Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -22,14 +23,38 @@ EXAMPLE_FILENAME = "config.example.toml"  # in the package (memoryd/), and linke
 DEFAULT_HOME = limits.DEFAULT_HOME
 
 
+# Every number a setting holds is finite and in a range (issue 41: `inf` and 1e308 passed, then `serve` died).
+Seconds = Annotated[float, Field(ge=0, le=limits.SETTING_MAX_SECONDS)]
+PositiveSeconds = Annotated[float, Field(gt=0, le=limits.SETTING_MAX_SECONDS)]
+Timeout = Annotated[float, Field(gt=0, le=limits.SETTING_MAX_TIMEOUT_SECONDS)]
+Count = Annotated[int, Field(ge=0, le=limits.SETTING_MAX_COUNT)]
+PositiveCount = Annotated[int, Field(ge=1, le=limits.SETTING_MAX_COUNT)]
+Tokens = Annotated[int, Field(ge=0, le=limits.SETTING_MAX_TOKENS)]
+Bytes = Annotated[int, Field(ge=0, le=limits.SETTING_MAX_BYTES)]
+
+
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class ServerSettings(_Section):
     host: str = Field(limits.DEFAULT_HOST, description="Address to bind; keep 127.0.0.1 unless you know why.")
     port: int = Field(limits.DEFAULT_PORT, ge=0, le=65535, description="TCP port (0 picks a free one).")
     log_level: str = Field("info", description="debug, info, warning or error.")
+
+
+def not_a_directory(value: str) -> str:
+    """Why a path a setting names cannot hold memories ("" when it can: a directory, or nothing yet, made at
+    the first save). A FIFO there started a daemon whose every save answered 500 (issue 41)."""
+    from memoryd.base.files import file_kind
+
+    try:
+        st = os.stat(Path(value).expanduser())
+    except OSError:
+        return ""
+    if stat.S_ISDIR(st.st_mode):
+        return ""
+    return f"{value} is {file_kind(st.st_mode)}, not a directory; name a directory (a missing one is created)"
 
 
 class MemorySettings(_Section):
@@ -48,6 +73,14 @@ class MemorySettings(_Section):
         False,
         description="Recall and serve only: no extraction, consolidation or edit writes any memory (nor MEMORY.md).",
     )
+
+    @field_validator("memory_dir", "memory_base")
+    @classmethod
+    def _names_a_directory(cls, value: str) -> str:
+        path = value.strip()
+        if path and path != "auto" and (why := not_a_directory(path)):
+            raise ValueError(why)
+        return value
 
 
 LLMBackendName = Literal["auto", "anthropic", "claude-cli", "messages-api", "off"]
@@ -81,8 +114,8 @@ class LLMSettings(_Section):
     claude_model: str = Field(
         limits.LLM_CLI_DEFAULT_MODEL, description="claude-cli: the model alias or name passed to `claude --model`."
     )
-    timeout_seconds: float = Field(
-        60.0, gt=0, description="Timeout of background LLM calls (extraction, session notes, dream)."
+    timeout_seconds: Timeout = Field(
+        60.0, description="Timeout of background LLM calls (extraction, session notes, dream)."
     )
     retries: int = Field(
         limits.LLM_RETRIES,
@@ -90,9 +123,8 @@ class LLMSettings(_Section):
         le=10,
         description="Background calls retry 429/529/5xx and connection errors this often, with backoff and retry-after; recall never retries.",
     )
-    daily_token_cap: int = Field(
+    daily_token_cap: Tokens = Field(
         2_000_000,
-        ge=0,
         description="Input+output tokens per day, every backend together; at the cap memoryd works offline until 00:00 UTC. 0: no cap.",
     )
 
@@ -101,19 +133,18 @@ class RecallSettings(_Section):
     deadline_seconds: float = Field(
         limits.RECALL_DEADLINE_SECONDS,
         gt=0,
+        le=limits.RECALL_DEADLINE_MAX_SECONDS,
         description="After this, the local ranking is served instead of the LLM's.",
     )
     max_memories: int = Field(
         limits.RECALL_MAX_MEMORIES, ge=1, le=limits.RECALL_MAX_MEMORIES, description="Memories returned per recall."
     )
-    session_budget_bytes: int = Field(
+    session_budget_bytes: Bytes = Field(
         limits.RECALL_SESSION_BUDGET_BYTES,
-        ge=0,
         description="Bytes of memories surfaced per session before recall stops.",
     )
-    side_query_candidates: int = Field(
+    side_query_candidates: PositiveCount = Field(
         limits.RECALL_SIDE_QUERY_CANDIDATES,
-        ge=1,
         description="Above this many memories, the local ranker pre-selects this many for the LLM.",
     )
     dense: Literal["auto", "off"] = Field(
@@ -136,8 +167,8 @@ class TranscriptSettings(_Section):
 
 class ExtractSettings(_Section):
     enabled: bool = Field(True, description="Extract memories at turn end.")
-    every_n_turns: int = Field(
-        limits.EXTRACT_EVERY_N_TURNS, ge=1, description="Run extraction every N turns of a session."
+    every_n_turns: PositiveCount = Field(
+        limits.EXTRACT_EVERY_N_TURNS, description="Run extraction every N turns of a session."
     )
     review: bool = Field(
         False,
@@ -147,33 +178,37 @@ class ExtractSettings(_Section):
 
 class SessionMemorySettings(_Section):
     enabled: bool = Field(True, description="Keep rolling per-session notes.")
-    init_tokens: int = Field(
-        limits.SESSION_MEMORY_INIT_TOKENS, ge=0, description="First notes once the session passes this many tokens."
+    init_tokens: Tokens = Field(
+        limits.SESSION_MEMORY_INIT_TOKENS, description="First notes once the session passes this many tokens."
     )
-    update_tokens: int = Field(
+    update_tokens: Tokens = Field(
         limits.SESSION_MEMORY_UPDATE_TOKENS,
-        ge=0,
         description="Update after this many new tokens (and 3 tool calls or a natural break).",
     )
-    tool_calls: int = Field(
-        limits.SESSION_MEMORY_TOOL_CALLS, ge=0, description="Tool calls since the last update that allow an update."
+    tool_calls: Count = Field(
+        limits.SESSION_MEMORY_TOOL_CALLS, description="Tool calls since the last update that allow an update."
     )
 
 
 class DreamSettings(_Section):
     enabled: bool = Field(True, description="Run Auto-Dream consolidation on a schedule.")
-    min_hours: float = Field(limits.DREAM_MIN_HOURS, ge=0, description="Gate 1: hours since the last consolidation.")
-    scan_interval_seconds: float = Field(
-        limits.DREAM_SCAN_INTERVAL_SECONDS, ge=0, description="Gate 2: seconds between session scans."
+    min_hours: float = Field(
+        limits.DREAM_MIN_HOURS,
+        ge=0,
+        le=limits.SETTING_MAX_SECONDS / 3600,
+        description="Gate 1: hours since the last consolidation.",
     )
-    min_sessions: int = Field(
-        limits.DREAM_MIN_SESSIONS, ge=0, description="Gate 3: sessions touched since the last consolidation."
+    scan_interval_seconds: Seconds = Field(
+        limits.DREAM_SCAN_INTERVAL_SECONDS, description="Gate 2: seconds between session scans."
     )
-    lock_stale_seconds: float = Field(
-        limits.DREAM_LOCK_STALE_SECONDS, gt=0, description="Gate 4: a lock older than this is stale."
+    min_sessions: Count = Field(
+        limits.DREAM_MIN_SESSIONS, description="Gate 3: sessions touched since the last consolidation."
     )
-    check_interval_seconds: float = Field(
-        limits.DREAM_CHECK_INTERVAL_SECONDS, gt=0, description="How often the scheduler checks the gates."
+    lock_stale_seconds: PositiveSeconds = Field(
+        limits.DREAM_LOCK_STALE_SECONDS, description="Gate 4: a lock older than this is stale."
+    )
+    check_interval_seconds: PositiveSeconds = Field(
+        limits.DREAM_CHECK_INTERVAL_SECONDS, description="How often the scheduler checks the gates."
     )
 
 
@@ -181,34 +216,34 @@ class TeamSettings(_Section):
     sync_interval_minutes: float = Field(
         limits.TEAM_SYNC_INTERVAL_MINUTES,
         ge=0,
+        le=limits.SETTING_MAX_SECONDS / 60,
         description="Sync every team folder this often (0: only after writes and `memoryd team sync`).",
     )
-    debounce_seconds: float = Field(
-        limits.TEAM_DEBOUNCE_SECONDS, ge=0, description="Sync this long after the last write to team memory."
+    debounce_seconds: Seconds = Field(
+        limits.TEAM_DEBOUNCE_SECONDS, description="Sync this long after the last write to team memory."
     )
-    max_entries: int = Field(
+    max_entries: PositiveCount = Field(
         limits.TEAM_MAX_ENTRIES,
-        ge=1,
         description="Team memories at most; new ones past the cap stay local (entries_capped).",
     )
-    max_push_bytes: int = Field(
+    max_push_bytes: Bytes = Field(
         limits.TEAM_MAX_PUSH_BYTES,
         ge=limits.MEMORY_BODY_MAX_BYTES,
         description="Changed bytes one sync pushes; the rest waits for the next sync (push_suppressed).",
     )
-    max_pushes_per_hour: int = Field(
+    max_pushes_per_hour: PositiveCount = Field(
         limits.TEAM_MAX_PUSHES_PER_HOUR,
-        ge=1,
         description="Pushes per rolling hour; past it changes stay local (push_suppressed).",
     )
-    retry_base_seconds: float = Field(
+    retry_base_seconds: PositiveSeconds = Field(
         limits.TEAM_RETRY_BASE_SECONDS,
-        gt=0,
         description="Remote unreachable: first retry after this, doubling each failure.",
     )
-    retry_max_seconds: float = Field(limits.TEAM_RETRY_MAX_SECONDS, gt=0, description="Longest wait between retries.")
-    git_timeout_seconds: float = Field(
-        limits.TEAM_GIT_TIMEOUT_SECONDS, gt=0, description="Timeout of one git fetch or push."
+    retry_max_seconds: PositiveSeconds = Field(
+        limits.TEAM_RETRY_MAX_SECONDS, description="Longest wait between retries."
+    )
+    git_timeout_seconds: Timeout = Field(
+        limits.TEAM_GIT_TIMEOUT_SECONDS, description="Timeout of one git fetch or push."
     )
     author: str = Field(
         "",
@@ -337,7 +372,7 @@ def setting_sources(env: Mapping[str, str] | None = None, *, home: Path | None =
     env = os.environ if env is None else env
     settings = load_settings(env, home=home)
     path = settings.home / CONFIG_FILENAME
-    in_file = tomllib.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    in_file = read_config_file(path)
     from_env = {where: name for name, where in ENV_SETTINGS.items() if env.get(name)}
     rows = []
     for section, values in settings.model_dump(mode="json").items():
@@ -370,10 +405,35 @@ def setting_sources(env: Mapping[str, str] | None = None, *, home: Path | None =
 
 def _problem(loc: tuple[int | str, ...], message: str) -> str:
     """One invalid setting as the file spells it; a project's key quoted, with what its table takes."""
+    message = message.removeprefix("Value error, ")
     if loc[:1] != ("projects",) or len(loc) < 2:
         return f"{'.'.join(str(p) for p in loc)}: {message}"
     where = ".".join([f'projects."{loc[1]}"', *(str(p) for p in loc[2:])])
     return f"{where}: {message} ({PROJECT_TABLE_FIX})"
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """config.toml's tables ({} when there is none). A FIFO, a directory, a link to nothing or an unreadable
+    file is refused by name, never silently taken for "no config" (nor waited on)."""
+    from memoryd.base.files import NotRegularFile, read_small_file
+
+    aside = "move it aside to use the defaults"
+    try:
+        raw, _ = read_small_file(path, limits.SETTINGS_FILE_MAX_BYTES)
+    except FileNotFoundError:
+        if path.is_symlink():
+            raise ConfigError(f"{path} is a link to a missing file; fix the link or {aside}.") from None
+        return {}
+    except NotRegularFile as exc:
+        raise ConfigError(f"{path} {exc.strerror}; memoryd reads its settings from a TOML file: {aside}.") from exc
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path} ({exc.strerror}); fix its permissions or {aside}.") from exc
+    if raw is None:
+        raise ConfigError(f"{path} is over {limits.SETTINGS_FILE_MAX_BYTES // 1024} KB; {aside}.")
+    try:
+        return tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path} is not valid TOML ({exc}); fix it or {aside}.") from exc
 
 
 def load_settings(env: Mapping[str, str] | None = None, *, home: Path | None = None) -> Settings:
@@ -381,14 +441,7 @@ def load_settings(env: Mapping[str, str] | None = None, *, home: Path | None = N
     env = os.environ if env is None else env
     home = home or Path(env.get("MEMORYD_HOME") or DEFAULT_HOME).expanduser()
     path = home / CONFIG_FILENAME
-    data: dict[str, Any] = {}
-    if path.is_file():
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise ConfigError(
-                f"{path} is not valid TOML ({exc}); fix it or move it aside to use the defaults."
-            ) from exc
+    data = read_config_file(path)
     for name, (section, key) in ENV_SETTINGS.items():
         if env.get(name):
             _set(data, section, key, _env_value(name, env[name]))
@@ -403,6 +456,8 @@ def load_settings(env: Mapping[str, str] | None = None, *, home: Path | None = N
     settings.home = home
     settings.token_override = env.get("MEMORYD_TOKEN", "")
     settings.memory_dir_override = env.get("MEMORYD_MEMORY_DIR", "")
+    if settings.memory_dir_override and (why := not_a_directory(settings.memory_dir_override)):
+        raise ConfigError(f"invalid setting in the environment (MEMORYD_MEMORY_DIR: {why}).")
     settings.anthropic_api_key = env.get("ANTHROPIC_API_KEY", "")
     settings.anthropic_base_url = env.get("ANTHROPIC_BASE_URL", "")
     llm_env = env.get("MEMORYD_LLM", "").strip().lower()

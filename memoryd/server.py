@@ -30,7 +30,13 @@ from memoryd.base.process import limit_malloc_arenas
 from memoryd.base.secrets import redact_secrets
 from memoryd.config import Settings
 from memoryd.service.daemon import Daemon
-from memoryd.service.runtime_file import RUNTIME_FILENAME, write_runtime_file
+from memoryd.service.runtime_file import (
+    RUNTIME_FILENAME,
+    HomeInUse,
+    claim_home,
+    remove_runtime_file,
+    write_runtime_file,
+)
 from memoryd.transcripts.grep import search_transcripts
 
 GIL_SWITCH_SECONDS = 0.001  # how long a busy thread keeps the GIL while a request thread waits for it
@@ -162,6 +168,19 @@ def serve(settings: Settings) -> int:
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
     limit_malloc_arenas()
+    try:  # before the log, state.db or daemon.json is touched: they are the running daemon's
+        home_lock = claim_home(settings.home)
+    except HomeInUse as exc:
+        print(f"memoryd: {exc}", file=sys.stderr)
+        return 1
+    try:
+        return _serve_claimed(settings)
+    finally:
+        os.close(home_lock)
+
+
+def _serve_claimed(settings: Settings) -> int:
+    """`serve` once this process holds its home."""
     configure_logging(settings)
     log = logging.getLogger("memoryd")
     try:
@@ -179,9 +198,9 @@ def serve(settings: Settings) -> int:
     app = build_app(daemon)
     config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", timeout_graceful_shutdown=10)
     server = _Server(config)
-    runtime = write_runtime_file(settings.home, host, port, started_at=daemon.status.started_at)
+    write_runtime_file(settings.home, host, port, started_at=daemon.status.started_at)
     # uvicorn re-raises SIGTERM after a graceful shutdown, so clean up in the daemon's stop, not a finally.
-    daemon.on_stop(lambda: runtime.unlink(missing_ok=True))
+    daemon.on_stop(lambda: remove_runtime_file(settings.home))
     if settings.server.host not in ("127.0.0.1", "localhost", "::1"):
         log.warning(
             "listening on %s: other machines can reach memoryd (the token still protects it)", settings.server.host
@@ -191,7 +210,7 @@ def serve(settings: Settings) -> int:
     try:
         server.run(sockets=[sock])
     finally:
-        runtime.unlink(missing_ok=True)
+        remove_runtime_file(settings.home)
     return 0
 
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import socket
 import stat
 import struct
+import subprocess
+import sys
 from pathlib import Path
 from typing import Iterator
 
@@ -40,6 +43,38 @@ def test_sigterm_exits_zero_and_removes_runtime_file(daemon_process: DaemonProce
     assert (home / "daemon.json").exists()
     assert daemon_process.terminate() == 0
     assert not (home / "daemon.json").exists()
+
+
+def test_second_serve_on_one_home_is_refused_and_leaves_the_first_findable(
+    daemon_process: DaemonProcess, home: Path
+) -> None:
+    """Issue 41 item 5: a second daemon on the same MEMORYD_HOME (two writers of one state.db) refuses to
+    start, naming the first; the first's daemon.json survives the second's exit."""
+    daemon_process.start()
+    first = json.loads((home / "daemon.json").read_text())
+    done = subprocess.run(
+        [sys.executable, "-m", "memoryd", "serve", "--port", "0"],
+        env=daemon_process.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode != 0
+    line = done.stderr.strip()
+    assert "\n" not in line and "Traceback" not in line
+    assert f"pid {first['pid']}" in line and f"http://{first['host']}:{first['port']}" in line
+    assert json.loads((home / "daemon.json").read_text()) == first
+    assert loopback_request("GET", daemon_process.url + "/v1/health").status_code == 200
+
+
+def test_a_daemon_removes_only_the_daemon_json_it_wrote(daemon_process: DaemonProcess, home: Path) -> None:
+    daemon_process.start()
+    runtime = home / "daemon.json"
+    other = {**json.loads(runtime.read_text()), "pid": 1, "port": 1}  # another daemon's address
+    runtime.write_text(json.dumps(other))
+    assert daemon_process.terminate() == 0
+    assert json.loads(runtime.read_text()) == other
 
 
 @pytest.fixture(scope="module")

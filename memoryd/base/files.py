@@ -95,6 +95,60 @@ def read_capped(path: Path | str, limit: int, *, follow_links: bool = False) -> 
     return data, st
 
 
+class NotRegularFile(OSError):
+    """A file memoryd must read (a config or settings file) is a FIFO, directory, device or socket."""
+
+    def __init__(self, path: Path | str, mode: int) -> None:
+        super().__init__(errno.EINVAL, f"is {file_kind(mode)}, not a regular file", str(path))
+
+
+_KINDS = {
+    stat.S_IFREG: "a regular file",
+    stat.S_IFDIR: "a directory",
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFLNK: "a symbolic link",
+}
+
+
+def file_kind(mode: int) -> str:
+    """What a file is, for messages: "a directory", "a FIFO (named pipe)", ..."""
+    return _KINDS.get(stat.S_IFMT(mode), "a device")
+
+
+def read_small_file(path: Path | str, limit: int) -> tuple[bytes | None, os.stat_result]:
+    """`read_small_nofollow` for a file a person may keep as a link (a config or settings file in a
+    dotfiles repo): the link is followed, but a FIFO never blocks the open and a device is never read
+    (NotRegularFile); None when over `limit`."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFile(path, st.st_mode)
+        chunks, size = [], 0
+        while size <= limit and (chunk := os.read(fd, limit + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+        return (None if size > limit else b"".join(chunks)), st
+    finally:
+        os.close(fd)
+
+
+def try_lock(path: Path) -> int | None:
+    """An fd holding an exclusive `flock` on `path` (created 0600, never through a link), or None when
+    another holder has it. The kernel lets go when the fd is closed or the process dies (even kill -9)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), PRIVATE_FILE_MODE)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def read_bytes_nofollow(path: Path) -> bytes:
     with open_nofollow(path) as fh:
         return fh.read()

@@ -104,6 +104,14 @@ GREP_DEADLINE_SECONDS = 10.0  # a scan stops here and returns partial results fl
 GREP_RIPGREP_BATCH_BYTES = 1024 * 1024 * 1024  # rg's first batch of newest files (one rg process); each next one is 4x
 GREP_RIPGREP_ARGS_CHARS = 30_000 if sys.platform == "win32" else 120_000  # file paths on one rg command line
 
+# --- the settings' ranges (issue 41: `inf` or 1e308 passed `memoryd config`, then `serve` died) ---------
+SETTING_MAX_SECONDS = 365 * 24 * 3600  # an interval, delay or age: at most a year
+SETTING_MAX_TIMEOUT_SECONDS = 3600  # one call (an LLM, git) waits at most an hour
+SETTING_MAX_COUNT = 1_000_000  # a count: turns, sessions, tool calls, entries, candidates, pushes
+SETTING_MAX_TOKENS = 10**12  # a token budget
+SETTING_MAX_BYTES = 1 << 30  # a byte budget
+RECALL_DEADLINE_MAX_SECONDS = 60  # recall answers a prompt: past a minute the hook has long given up
+
 # --- service (spec §7, §9; issue 2) ---------------------------------------------------
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7377
@@ -121,7 +129,8 @@ TOKEN_BYTES = 32
 # --- Claude Code integration (integration doc §5) -------------------------------------
 CLAUDE_CODE_CONTEXT_MAX_CHARS = 10_000  # additionalContext cap
 # Issue 41: a cloned repo's `.claude/settings.json` linked to /dev/zero took the daemon to 1.5 GB. A settings
-# file over this (Claude Code's are a few KB) is ignored unread, like a FIFO or a device.
+# file over this (Claude Code's are a few KB) is ignored unread, like a FIFO or a device; memoryd's config.toml
+# over it is refused.
 SETTINGS_FILE_MAX_BYTES = 1024 * 1024
 GIT_POINTER_MAX_BYTES = 8 * 1024  # a small file a repo's files point at: `.git`'s `gitdir:`, a hook's `-H @file`
 

@@ -87,6 +87,6 @@ def cmd_hooks(args: argparse.Namespace) -> int:
         args,
         result,
         f"{'installed' if result['changed'] else 'already installed:'} memoryd hooks in {path} for {', '.join(result['events'])}{note}"
-        + (f"\nbackup of the previous file: {result['backup']}" if result["backup"] else ""),
+        + (f"\nthe file as memoryd first found it: {result['backup']}" if result["backup"] else ""),
     )
     return EXIT_OK

@@ -9,11 +9,23 @@ import json
 import os
 import shlex
 import shutil
+import stat
 from pathlib import Path
 from typing import Any, Literal
 
 from memoryd.base.errors import InvalidRequest
-from memoryd.base.files import atomic_write
+from memoryd.base import limits
+from memoryd.base.files import (
+    ABSENT,
+    PRIVATE_FILE_MODE,
+    NotRegularFile,
+    Staged,
+    TargetMoved,
+    key_of,
+    publish,
+    read_small_file,
+    stage,
+)
 from memoryd.integrations.hook_protocol import (  # noqa: F401  (the protocol's names, re-exported for the callers here)
     AWAIT_MODEL_ARG,
     AWAIT_MODEL_BUDGET,
@@ -27,6 +39,7 @@ from memoryd.integrations.settings_files import SettingsRefused, read_settings_t
 
 AUTH_HEADER_FILENAME = "curl-auth-header"  # written by older installs' curl hooks; removed by `hooks --install`
 HOOK_COMMAND_ARGS = "hook claude-code"
+BACKUP_SUFFIX = ".memoryd-backup"  # settings.json.memoryd-backup: the file as it was before memoryd first changed it
 Scope = Literal["user", "project", "local"]
 HookType = Literal["command"]
 
@@ -150,25 +163,91 @@ def _read_settings(path: Path, within: Path | None = None) -> dict[str, Any]:
     return data
 
 
-def _write_settings(path: Path, data: dict[str, Any]) -> Path | None:
-    backup = None
-    if path.exists():
-        backup = path.with_name(path.name + ".memoryd-backup")
-        shutil.copy2(path, backup)
-    atomic_write(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-    return backup
+class SettingsFile:
+    """A Claude Code settings file as read: its object, and the bytes and stat it came from (None: no file),
+    so a rewrite keeps its mode, goes through its link and never overwrites an edit made meanwhile."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.raw, self.stat = _read_raw(path)
+        try:
+            data = json.loads(self.raw.decode("utf-8") or "{}") if self.raw is not None else {}
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            where = f" ({exc.msg} at line {exc.lineno})" if isinstance(exc, json.JSONDecodeError) else ""
+            raise InvalidRequest(
+                f"{path} is not valid JSON{where}; fix it by hand, then run the command again. Nothing was changed."
+            ) from exc
+        if not isinstance(data, dict):
+            raise InvalidRequest(f"{path} does not hold a JSON object; fix it by hand. Nothing was changed.")
+        self.data: dict[str, Any] = data
+
+    def write(self, data: dict[str, Any]) -> Path | None:
+        """Replace the file's object; returns the backup of the file as memoryd first found it (None: it had none).
+        A link (into a dotfiles repo) stays a link and its target gets the new text; the mode stays."""
+        target = Path(os.path.realpath(self.path))
+        mode = stat.S_IMODE(self.stat.st_mode) if self.stat is not None else PRIVATE_FILE_MODE
+        staged: list[Staged] = []
+        try:
+            backup = self._backup(staged) if self.raw is not None else None
+            staged.append(stage(target, json.dumps(data, indent=2, ensure_ascii=False) + "\n", mode=mode))
+            staged[-1].expect = key_of(self.stat) if self.stat is not None else ABSENT
+            publish(staged[-1:])
+        except TargetMoved as exc:
+            raise InvalidRequest(
+                f"{self.path} changed while memoryd rewrote it; run the command again. Nothing was changed."
+            ) from exc
+        except OSError as exc:
+            raise InvalidRequest(
+                f"cannot write {exc.filename or target} ({exc.strerror}). Nothing was changed."
+            ) from exc
+        finally:
+            for f in staged:
+                f.discard()
+        return backup
+
+    def _backup(self, staged: list[Staged]) -> Path:
+        """`<file>.memoryd-backup` beside the file (beside the link, not in the repo it points into), made once
+        and whole (a synced temp file linked to its name): no later install or uninstall overwrites the original."""
+        assert self.raw is not None
+        backup = self.path.with_name(self.path.name + BACKUP_SUFFIX)
+        if os.path.lexists(backup):
+            return backup
+        staged.append(stage(backup, self.raw))
+        staged[-1].sync()
+        try:
+            os.link(staged[-1].tmp, backup)  # never replaces a name that exists, unlike a rename
+        except FileExistsError:
+            pass
+        return backup
+
+
+def _read_raw(path: Path) -> tuple[bytes | None, os.stat_result | None]:
+    """A settings file's bytes, following a link; a FIFO never blocks, a directory or device is refused by name."""
+    fix = f"Claude Code reads it as a regular JSON file: move it aside (mv '{path}' '{path}.moved'), then run the command again. Nothing was changed."
+    try:
+        raw, st = read_small_file(path, limits.SETTINGS_FILE_MAX_BYTES)
+    except FileNotFoundError:
+        return None, None
+    except NotRegularFile as exc:
+        raise InvalidRequest(f"{path} {exc.strerror}; {fix}") from exc
+    except OSError as exc:
+        raise InvalidRequest(f"cannot read {path} ({exc.strerror}). Nothing was changed.") from exc
+    if raw is None:
+        raise InvalidRequest(f"{path} is over {limits.SETTINGS_FILE_MAX_BYTES // 1024} KB; {fix}")
+    return raw, st
 
 
 def install_hooks(path: Path, block: dict[str, Any]) -> dict[str, Any]:
     """Merge memoryd's hooks into a settings file, keeping every other hook; idempotent."""
-    current = _read_settings(path)
+    file = SettingsFile(path)
+    current = file.data
     merged = _without_ours(current)
     hooks = dict(merged.get("hooks") or {})
     for event, groups in block["hooks"].items():
         hooks[event] = list(hooks.get(event) or []) + groups
     merged["hooks"] = hooks
     changed = merged != current
-    backup = _write_settings(path, merged) if changed else None
+    backup = file.write(merged) if changed else None
     return {
         "path": str(path),
         "changed": changed,
@@ -178,10 +257,10 @@ def install_hooks(path: Path, block: dict[str, Any]) -> dict[str, Any]:
 
 
 def uninstall_hooks(path: Path) -> dict[str, Any]:
-    current = _read_settings(path)
-    cleaned = _without_ours(current)
-    changed = cleaned != current
-    backup = _write_settings(path, cleaned) if changed else None
+    file = SettingsFile(path)
+    cleaned = _without_ours(file.data)
+    changed = cleaned != file.data
+    backup = file.write(cleaned) if changed else None
     return {"path": str(path), "changed": changed, "backup": str(backup) if backup else None}
 
 

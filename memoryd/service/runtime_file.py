@@ -1,5 +1,6 @@
-"""`$MEMORYD_HOME/daemon.json`: where the running daemon listens. Kept apart from `daemon.py`
-so the CLI finds the daemon without importing the whole daemon (fast `memoryd` commands)."""
+"""`$MEMORYD_HOME/daemon.json`: where the running daemon listens, and `daemon.lock`: the daemon's claim on
+its home (one daemon, one writer of state.db). Kept apart from `daemon.py` so the CLI finds the daemon
+without importing the whole daemon (fast `memoryd` commands); the write side imports its helpers late."""
 
 from __future__ import annotations
 
@@ -11,16 +12,80 @@ from typing import Any
 from memoryd import __version__
 
 RUNTIME_FILENAME = "daemon.json"
+HOME_LOCK_FILENAME = "daemon.lock"
+RUNTIME_FILE_MAX_BYTES = 4096
+
+
+class HomeInUse(Exception):
+    """Another daemon holds this MEMORYD_HOME: a second one would be a second writer of its state.db."""
+
+
+def claim_home(home: Path) -> int:
+    """Lock `home` for this process's life (keep the fd open; the kernel lets go when it dies, even by
+    kill -9) and note this pid in the lock file. HomeInUse says which daemon holds it."""
+    from memoryd.base.files import make_private_dir, try_lock
+
+    make_private_dir(home)
+    fd = try_lock(home / HOME_LOCK_FILENAME)
+    if fd is None:
+        raise HomeInUse(_holder(home))
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    return fd
+
+
+def _holder(home: Path) -> str:
+    """One line naming the daemon that holds `home` (its pid from the lock file, its address from daemon.json)."""
+    from memoryd.base.files import read_small_nofollow
+
+    try:
+        raw, _ = read_small_nofollow(home / HOME_LOCK_FILENAME, RUNTIME_FILE_MAX_BYTES)
+        pid: int | None = int((raw or b"").strip())
+    except (OSError, ValueError):
+        pid = None
+    runtime = _written(home)
+    where = (
+        f"listening on http://{runtime['host']}:{runtime['port']}"
+        if runtime and runtime.get("pid") == pid
+        else "still starting"
+    )
+    who = f"another memoryd (pid {pid}, {where})" if pid else f"another memoryd (it holds {home / HOME_LOCK_FILENAME})"
+    return (
+        f"{who} already serves MEMORYD_HOME={home} (one daemon per home: one writer of its state.db); "
+        "use that one, stop it first (memoryd stop), or give this one its own MEMORYD_HOME."
+    )
+
+
+def _written(home: Path) -> dict[str, Any] | None:
+    """daemon.json as written, whoever wrote it and whether it still runs (None: absent or unreadable)."""
+    from memoryd.base.files import read_small_nofollow
+
+    try:
+        raw, _ = read_small_nofollow(home / RUNTIME_FILENAME, RUNTIME_FILE_MAX_BYTES)
+        data = json.loads(raw or b"")
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def write_runtime_file(home: Path, host: str, port: int, *, started_at: float) -> Path:
-    """`$MEMORYD_HOME/daemon.json`: where the running daemon listens, for the CLI."""
+    """`$MEMORYD_HOME/daemon.json`: where the running daemon listens, for the CLI (written whole, atomically)."""
+    from memoryd.base.files import atomic_write
+
     path = home / RUNTIME_FILENAME
-    path.write_text(
+    atomic_write(
+        path,
         json.dumps({"pid": os.getpid(), "host": host, "port": port, "version": __version__, "started_at": started_at}),
-        encoding="utf-8",
     )
     return path
+
+
+def remove_runtime_file(home: Path) -> None:
+    """Remove daemon.json only when this process wrote it: a daemon that exits never takes away the
+    address of another one that runs (every new session would be told memoryd is not running)."""
+    written = _written(home)
+    if written is not None and written.get("pid") == os.getpid():
+        (home / RUNTIME_FILENAME).unlink(missing_ok=True)
 
 
 def read_runtime_file(home: Path) -> dict[str, Any] | None:
