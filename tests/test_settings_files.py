@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.integrations.claude_code import BACKUP_SUFFIX, hooks_block, install_hooks, uninstall_hooks
+from memoryd.integrations.claude_code import BACKUP_SUFFIX, hook_command, hooks_block, install_hooks, uninstall_hooks
 
 ORIGINAL = {
     "theme": "dark",
@@ -44,7 +44,7 @@ def test_install_writes_through_a_link_keeps_the_mode_and_the_first_backup(tmp_p
     link = tmp_path / "user" / ".claude" / "settings.json"
     link.parent.mkdir(parents=True)
     link.symlink_to(dotfiles)
-    block = hooks_block("http://127.0.0.1:7377", tmp_path / "curl-auth-header")
+    block = hooks_block(hook_command(tmp_path / "mhome", "memoryd"))
 
     first = install_hooks(link, block)
     assert link.is_symlink() and os.readlink(link) == str(dotfiles)  # the link stays a link
@@ -65,7 +65,7 @@ def test_install_writes_through_a_link_keeps_the_mode_and_the_first_backup(tmp_p
 
 def test_a_new_settings_file_is_private_and_has_no_backup(tmp_path: Path) -> None:
     path = tmp_path / ".claude" / "settings.json"
-    result = install_hooks(path, hooks_block("http://127.0.0.1:7377", tmp_path / "h"))
+    result = install_hooks(path, hooks_block(hook_command(tmp_path / "mhome", "memoryd")))
     assert result["backup"] is None and stat.S_IMODE(path.stat().st_mode) == 0o600
 
 
