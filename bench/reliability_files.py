@@ -106,7 +106,7 @@ def probe_settings_link(h: Harness) -> Item:
         item.check(code == 0, f"hooks {step}: {code} {err[-160:]!r}")
         item.check(link.is_symlink() and os.readlink(link) == str(target), f"hooks {step}: the link was replaced")
         item.check(stat.S_IMODE(target.stat().st_mode) == 0o644, f"hooks {step}: mode {target.stat().st_mode:o}")
-        hooked = "/v1/hooks/claude-code" in target.read_text()
+        hooked = "hook claude-code" in target.read_text()  # the forwarder command memoryd installs
         item.check(
             hooked == (step == "--install"), f"hooks {step}: the target {'has' if hooked else 'lacks'} the hooks"
         )
