@@ -18,7 +18,7 @@ from memoryd.base.files import atomic_write
 HOOK_PATH = "/v1/hooks/claude-code"
 # The session's own switches for native memory travel in this header (the daemon's env is not the session's).
 SESSION_ENV_HEADER = "X-Claude-Code-Env"
-SESSION_ENV_VARS = ("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "CLAUDE_CODE_SIMPLE")
+SESSION_ENV_VARS = ("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "CLAUDE_CODE_SIMPLE", "MEMORYD_RECALL")
 AUTH_HEADER_FILENAME = "curl-auth-header"
 Scope = Literal["user", "project", "local"]
 HookType = Literal["command", "http"]

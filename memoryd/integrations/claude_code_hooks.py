@@ -17,6 +17,7 @@ from memoryd.base.errors import MemorydError
 from memoryd.extract.turns import TurnEnds
 from memoryd.integrations.claude_memory import NativeMemory, is_claude_memory_dir, native_memory
 from memoryd.recall import RecallService
+from memoryd.recall.moments import ToolCall, ToolRecall
 from memoryd.session_memory import SessionMemory
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.prompt import build_memory_prompt
@@ -62,6 +63,16 @@ def session_notes_context(notes: str, cap: int = limits.SESSION_NOTES_CONTEXT_MA
     return f"{head}{body}\n"
 
 
+RECALL_SWITCH = "MEMORYD_RECALL"  # `MEMORYD_RECALL=off` in the session's environment: no recalled memories
+PROMPTS_KEPT = 2_048  # sessions whose last prompt weighs in at tool time
+
+
+def recall_off(session_env: Mapping[str, str] | None) -> bool:
+    """The session asked for no recalled memories (issue 39, 10): index, prompt and tool time stay quiet."""
+    value = (session_env or {}).get(RECALL_SWITCH, "").strip().casefold()
+    return value in ("off", "0", "false", "no")
+
+
 def native_for_session(
     cwd: str, session_env: Mapping[str, str] | None, env: Mapping[str, str] | None = None
 ) -> NativeMemory:
@@ -93,6 +104,8 @@ class HookService:
         self.turns = turns
         self.session_memory = session_memory
         self.stores = stores
+        self.tool_recall = ToolRecall(recall)
+        self._prompts: dict[str, str] = {}  # session -> its last prompt (bounded), for tool time
 
     def handle(self, payload: dict[str, Any], session_env: Mapping[str, str] | None = None) -> dict[str, Any]:
         """Answer one Claude Code hook; `{}` when there is nothing to add or anything fails.
@@ -103,6 +116,10 @@ class HookService:
         cwd = str(payload.get("cwd") or "")
         session_id = str(payload.get("session_id") or "")
         try:
+            if event in ("SessionStart", "UserPromptSubmit", "PreToolUse") and recall_off(session_env):
+                return {}  # the session switched recall off; extraction (Stop) goes on
+            if event == "PreToolUse" and cwd and session_id:
+                return self._pre_tool_use(payload, cwd, session_id)
             if event == "SessionStart" and cwd:
                 store = self.stores.for_cwd(cwd)
                 notes = self._session_notes(session_id) if payload.get("source") == "compact" else None
@@ -118,6 +135,7 @@ class HookService:
             if event == "UserPromptSubmit" and cwd and session_id:
                 store = self.stores.for_cwd(cwd)
                 context = self._session_context(store, payload, session_id)
+                self._remember_prompt(session_id, str(payload.get("prompt") or ""))
                 # max_chars: memories that would overflow Claude Code's cap are left for a later prompt, not marked surfaced.
                 result = self.recall.recall(
                     cwd,
@@ -148,6 +166,20 @@ class HookService:
         except Exception:
             log.exception("%s hook failed; answered {} so the agent goes on", event or "unknown")
         return {}
+
+    def _pre_tool_use(self, payload: dict[str, Any], cwd: str, session_id: str) -> dict[str, Any]:
+        """The memories whose rule applies to what the tool is about to do, as context only: never a
+        permission decision, so the agent's own permission flow is untouched."""
+        store = self.stores.for_cwd(cwd)
+        call = ToolCall.from_payload(payload, cwd)
+        result = self.tool_recall.tool_call(store, session_id, call, self._prompts.get(session_id, ""))
+        return _context("PreToolUse", result.injection) if result.injection else {}
+
+    def _remember_prompt(self, session_id: str, prompt: str) -> None:
+        self._prompts.pop(session_id, None)
+        self._prompts[session_id] = prompt[: limits.TOOL_RECALL_EDIT_CHARS]
+        while len(self._prompts) > PROMPTS_KEPT:
+            self._prompts.pop(next(iter(self._prompts)))
 
     def _session_notes(self, session_id: str) -> str | None:
         """The session's notes; None when there are none or the id is not one memoryd accepts."""

@@ -1,0 +1,142 @@
+"""Whether a tool call or a prompt meets what a memory applies to: a path under its globs, a
+command running what it names or forbids, an edit writing the code it names, a prompt naming its
+programs or sharing its subject. Plain functions; `moments.py` and `applies_index.py` call them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import shlex
+from typing import Iterable
+
+from memoryd.base.text import stem
+from memoryd.recall.applies import AppliesTo
+from memoryd.recall.applies_derive import (
+    CAMEL_RE,
+    GENERIC_DIRS,
+    PATH_RE,
+    SUBJECT_COMMANDS,
+    command_key,
+)
+
+
+def segments(command: str) -> list[str]:
+    """The simple commands of a shell line (split at `&&`, `||`, `;`, `|`)."""
+    return [s.strip() for s in re.split(r"&&|\|\||[;|\n]", command) if s.strip()]
+
+
+def programs(command: str) -> list[str]:
+    """The programs a shell line runs, as typed (`npm` in `npm install x`, never the stripped key)."""
+    out: list[str] = []
+    for seg in segments(command):
+        words = [w for w in seg.split() if "=" not in w or w.startswith("-")]
+        words = words[1:] if words[:1] == ["sudo"] else words
+        if words:
+            out.append(words[0].rsplit("/", 1)[-1].casefold())
+    return out
+
+
+def command_matches(pattern: str, command: str) -> bool:
+    """Does a shell line run what `pattern` names: a bare program (`npm`, `psql`) as typed, or a
+    program and its first word (`prisma generate`) however it is run."""
+    want = tuple(pattern.casefold().split())
+    if not want:
+        return False
+    if len(want) == 1:
+        return want[0] in programs(command) or any(command_key(s)[:1] == want for s in segments(command))
+    return any(command_key(s)[: len(want)] == want for s in segments(command))
+
+
+def path_matches(glob: str, rel: str) -> bool:
+    """A project-relative path against a glob (`**/` matches any depth, a bare dir everything under it)."""
+    rel = rel.lstrip("./") if rel.startswith("./") else rel
+    g = glob.rstrip("/")
+    if fnmatch.fnmatchcase(rel, g) or rel == g or rel.startswith(g + "/"):
+        return True
+    if g.startswith("**/"):
+        tail = g[3:]
+        parts = rel.split("/")
+        return any(fnmatch.fnmatchcase("/".join(parts[i:]), tail) for i in range(len(parts)))
+    if g.endswith("/**"):
+        return rel.startswith(g[:-3].rstrip("/") + "/") or ("/" + g[:-3].rstrip("/") + "/") in "/" + rel
+    return False
+
+
+def command_paths(command: str) -> list[str]:
+    """The path-like words of a shell line (`cat .env.local` names `.env.local`)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    return [w for w in words if not w.startswith("-") and ("/" in w or "." in w.strip(".")) and "=" not in w]
+
+
+def meets(applies: AppliesTo, tool: str, path: str = "", command: str = "", writes: str = "") -> str:
+    """Why this tool call falls under the memory ("" when it does not): the first path, command or
+    forbidden program it meets. An explicit `tools` list limits the tools it applies to."""
+    if applies.tools and tool not in applies.tools:
+        return ""
+    if path:
+        for glob in applies.paths:
+            if path_matches(glob, path):
+                return f"path {path} matches {glob}"
+    if command:
+        for pattern in applies.commands:
+            if command_matches(pattern, command):
+                return f"command runs {pattern}"
+        for arg in command_paths(command):
+            for glob in applies.paths:
+                if path_matches(glob, arg.lstrip("./") if arg.startswith("./") else arg):
+                    return f"command touches {arg}, matches {glob}"
+    if writes and (cue := writes_cue(applies, writes)):
+        return f"the edit writes {cue}"
+    if path and not applies.explicit and (shared := folder_words(path) & applies.words):
+        return f"path {path} is under {sorted(shared)[0]}"
+    if applies.tools and not applies.paths and not applies.commands:
+        return f"tool {tool}"
+    return ""
+
+
+def contradicts(applies: AppliesTo, command: str) -> str:
+    """The forbidden program a command runs ("" when none): the moment a rule is about to be broken."""
+    ran = set(programs(command)) | {k[0] for s in segments(command) if (k := command_key(s))}
+    hit = sorted(ran & applies.forbids)
+    return hit[0] if hit else ""
+
+
+def prompt_meets(applies: AppliesTo, prompt: str, prompt_topics: Iterable[str]) -> str:
+    """Why a prompt falls under the memory ("" when not): it names a program the memory's commands
+    name, a path under its globs, or shares one of its subjects."""
+    words = {w.casefold() for w in re.findall(r"[A-Za-z][\w-]*", prompt)}
+    for pattern in applies.commands:
+        if pattern.split()[0].casefold() in words:
+            return f"prompt names {pattern.split()[0]}"
+    for token in PATH_RE.findall(prompt):
+        for glob in applies.paths:
+            if path_matches(glob, token.strip("`'\".,;:()")):
+                return f"prompt names {token}"
+    if cue := writes_cue(applies, prompt):
+        return f"prompt names {cue}"
+    for rx, cmd in SUBJECT_COMMANDS:
+        if cmd in applies.commands and rx.search(prompt):
+            return f"prompt is about {cmd}"
+    code = {stem(w.casefold()) for ident in CAMEL_RE.findall(prompt) for w in re.findall(r"[A-Z][a-z]{4,}", ident)}
+    if shared := code & applies.words:
+        return f"prompt names code about {sorted(shared)[0]}"
+    subjects = sorted(applies.topics & set(prompt_topics))
+    return f"subject: {subjects[0]}" if subjects else ""
+
+
+def writes_cue(applies: AppliesTo, text: str) -> str:
+    """The first cue of the memory that `text` (what an edit writes, or a prompt) holds, as a whole word."""
+    for cue in sorted(applies.cues):
+        if re.search(r"(?<![\w@])" + re.escape(cue) + r"(?![\w-])", text):
+            return cue
+    return ""
+
+
+def folder_words(path: str) -> set[str]:
+    """The stems of a path's folders that say what it holds (`repositories`, `migrations`), not `src`."""
+    parts = path.split("/")[:-1]
+    return {stem(p.casefold()) for p in parts if len(p) >= 5 and p.isalpha() and p.casefold() not in GENERIC_DIRS}
