@@ -20,6 +20,27 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--description", "-d", required=True, help="one specific line that recall matches on")
     p.add_argument("--body", "-b", default=None, help="Markdown body ('-' or omitted with a pipe: read stdin)")
     p.add_argument("--team", action="store_true", help="save to team memory (shared by `memoryd team sync`)")
+    p.add_argument(
+        "--path",
+        dest="applies_paths",
+        action="append",
+        metavar="GLOB",
+        help="applies to files matching this glob (repeatable)",
+    )
+    p.add_argument(
+        "--command",
+        dest="applies_commands",
+        action="append",
+        metavar="CMD",
+        help="applies to shell commands running this (repeatable)",
+    )
+    p.add_argument(
+        "--tool",
+        dest="applies_tools",
+        action="append",
+        metavar="TOOL",
+        help="applies to this Claude Code tool only (repeatable)",
+    )
     p.set_defaults(func=cmd_save)
 
     p = common(sub.add_parser("list", help="list memories, newest first"))
@@ -48,10 +69,19 @@ def cmd_save(args: argparse.Namespace) -> int:
         body = sys.stdin.read()
     if body is None:
         return fail(args, "no body: pass --body TEXT, or pipe the body on stdin (--body -).", EXIT_USAGE, "usage")
+    applies = {
+        k: getattr(args, f"applies_{k}") for k in ("paths", "commands", "tools") if getattr(args, f"applies_{k}")
+    }
     with client_of(args) as client:
-        saved = client.save_memory(
-            cwd_of(args), name=args.name, description=args.description, type_=args.type, body=body, team=args.team
-        )
+        if applies and not args.team:  # what the memory applies to (issue 38): the API takes it beside the fields
+            fields = {"name": args.name, "description": args.description, "type": args.type, "body": body}
+            saved = client.request(
+                "POST", "/v1/memories", json={"cwd": str(cwd_of(args)), **fields, "applies_to": applies}
+            )
+        else:
+            saved = client.save_memory(
+                cwd_of(args), name=args.name, description=args.description, type_=args.type, body=body, team=args.team
+            )
         # The API's `created` here is a flag; the CLI answers the memory as `show` does, plus `path` and `new`.
         memory = (
             client.get_memory(cwd_of(args), saved["filename"])

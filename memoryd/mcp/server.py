@@ -131,6 +131,15 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
         ],
         roots: Roots,
         cwd: Cwd = None,
+        applies_to: Annotated[
+            dict[str, list[str]] | None,
+            Field(
+                description=(
+                    'Optional: where the memory applies, e.g. {"paths": ["db/migrations/**"], "commands": ["npm"], '
+                    '"tools": ["Bash"]}; recall then brings it when a command or an edit meets one of them.'
+                )
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """Save (or update) a memory for this project so later sessions, and other agents, know it.
 
@@ -138,7 +147,9 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
         corrections and confirmed approaches, decisions with their reasons, pointers to external systems.
         Do not save code structure, debugging recipes or anything secret (keys, tokens, passwords are refused)."""
         where = project(roots, cwd)
-        result = await call(lambda c: c.save_memory(where, name=name, description=description, type_=type, body=body))
+        fields = {"name": name, "description": description, "type": type, "body": body}
+        extra = {"applies_to": applies_to} if applies_to is not None else {}
+        result = await call(lambda c: c.request("POST", "/v1/memories", json={"cwd": str(where), **fields, **extra}))
         return {"filename": result["filename"], "path": result["path"], "created": result["created"]}
 
     @server.tool(annotations=read_only)

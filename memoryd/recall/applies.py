@@ -10,8 +10,8 @@ from typing import Any, Iterable
 
 from memoryd.base import limits
 from memoryd.base.errors import InvalidRequest
+from memoryd.store.dialect import APPLIES_KEY, applies_of
 
-APPLIES_KEY = "applies_to"
 FIELDS = ("paths", "commands", "tools")
 TOOLS = ("Bash", "Edit", "Write", "MultiEdit", "NotebookEdit", "Read")
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
@@ -95,12 +95,18 @@ def _tool_name(field_name: str, tool: str) -> str:
 def from_meta(meta: dict[str, Any]) -> AppliesTo | None:
     """The `applies_to` of a file's frontmatter (top level, or under Claude Code's `metadata`); None
     when it has none or it does not parse (a hand edit gone wrong is derived instead, never fatal)."""
-    value = meta.get(APPLIES_KEY)
-    if value is None and isinstance(meta.get("metadata"), dict):
-        value = meta["metadata"].get(APPLIES_KEY)
-    if value is None:
+    value = applies_of(meta)
+    if not value:
         return None
     try:
         return parse_applies(value)
+    except InvalidRequest:
+        return None
+
+
+def checked_applies(value: Any) -> dict[str, list[str]] | None:
+    """A model's `applies_to` (extraction, consolidation), kept only when well formed; None: the file keeps its own."""
+    try:
+        return parse_applies(value).to_meta() if value else None
     except InvalidRequest:
         return None

@@ -460,7 +460,7 @@ class RecallService:
             by_dir.setdefault(str(source.path), []).append(recalled)
         for path, picked in by_dir.items():
             used = self.ledger.record(
-                session_id, path, [m.filename for m in picked], sum(len(m.text.encode("utf-8")) for m in picked)
+                session_id, path, [m.filename for m in picked], sum(len(m.content.encode("utf-8")) for m in picked)
             )
         if not memories and not reason:
             reason = "no memory matched the query"
