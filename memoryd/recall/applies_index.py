@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from memoryd.base import limits
 from memoryd.base.errors import MemorydError
-from memoryd.base.text import terms
+from memoryd.base.text import query_terms, terms
 from memoryd.recall.applies import AppliesTo, from_meta
 from memoryd.recall.applies_derive import derive, named_tech, topics_of
 from memoryd.recall.applies_match import prompt_meets
@@ -68,16 +68,20 @@ class AppliesIndex:
         self, store: MemoryDir, item: StoreIndex, query: str, surfaced: set[str], ranked_chose: bool
     ) -> dict[str, str]:
         """Memories whose applies_to the prompt meets, with why: a program, path or code it names
-        (always), or a subject it shares (only when the ranking chose nothing and the prompt names
-        no product this store never mentions; the memories most about it, at most two)."""
+        (always), or a subject it shares (beside the ranking's choice only when it also holds a word of
+        the prompt; never when the prompt names a product this store never mentions; the memories
+        most about it, at most two)."""
         topics = topics_of(query)
         applies = self.of(store, item)
         met = {fn: why for fn, a in applies.items() if fn not in surfaced and (why := prompt_meets(a, query, topics))}
         named = {fn: why for fn, why in met.items() if not why.startswith("subject")}
-        if ranked_chose or not (met.keys() - named.keys()) or _names_unknown(item, query):
+        subject = [fn for fn in met if fn not in named]
+        if subject and ranked_chose:  # beside the ranking's choice, a subject needs a word of the prompt too
+            _, held = item.index.matches(set(query_terms(query)), subject)
+            subject = [fn for fn in subject if held[fn]]
+        if not subject or _names_unknown(item, query):
             return named
         order = {fn: i for i, (fn, _) in enumerate(item.index.rank(query, k=50, gate=False))}
-        subject = [fn for fn in met if fn not in named]
         top = max(applies[fn].weight(topics) for fn in subject)
         subject = sorted(
             (fn for fn in subject if applies[fn].weight(topics) == top), key=lambda fn: (order.get(fn, 99), fn)
