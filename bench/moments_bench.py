@@ -177,7 +177,7 @@ def moments(work: Path, dense: str) -> dict[str, Any]:
     return out
 
 
-def coding(work: Path, split: str, dense: str) -> dict[str, Any]:
+def coding(work: Path, split: str, dense: str, edits: bool = True) -> dict[str, Any]:
     """The coding set at the task level: the prompt, then a PreToolUse Edit of each changed file, one session."""
     repos = load_repos(split)
     with Served(work / "home-coding", dense=dense) as srv:
@@ -193,7 +193,7 @@ def coding(work: Path, split: str, dense: str) -> dict[str, Any]:
         def ask(repo: dict[str, Any], task: dict[str, Any]) -> list[str]:
             session = Session(srv, work / "coding" / repo["repo"].replace("/", "__"))
             got = injected(session.event({"prompt": task["prompt"]}))[0]
-            for f in task["files"]:
+            for f in task["files"] if edits else []:
                 got += injected(session.event({"tool": "Edit", "path": f, "content": ""}))[0]
             return list(dict.fromkeys(maps[repo["repo"]].get(fn, fn) for fn in got))
 
@@ -205,11 +205,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dense", default="auto")
     ap.add_argument("--coding", choices=("dev", "test"), default=None, help="the coding set at the task level instead")
     ap.add_argument("--show", action="store_true", help="print the misses and the noise")
+    ap.add_argument("--prompt-only", action="store_true", help="coding: the prompt alone, no edits (for comparison)")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         if args.coding:
-            out = coding(Path(tmp), args.coding, args.dense)
-            name = f"coding_tasks_{args.coding}"
+            out = coding(Path(tmp), args.coding, args.dense, edits=not args.prompt_only)
+            name = f"coding_tasks_{args.coding}{'_prompt_only' if args.prompt_only else ''}"
             print(json.dumps(out["all"], indent=1))
         else:
             out = moments(Path(tmp), args.dense)

@@ -45,6 +45,7 @@ PROGRAMS = frozenset(
     just cargo go rustc curl wget sudo ssh scp rsync node deno python python3 pre-commit alembic flask django-admin
     storybook wrangler vercel firebase supabase""".split()
 )
+RULE_WORDS = re.compile(r"\b(?:never|always|must|don'?t|do not|only|avoid|should)\b", re.I)
 NEGATION = re.compile(r"\b(?:never|not|don'?t|do not|avoid|no|instead of|rather than|nor|stop using|without)\b", re.I)
 PATH_RE = re.compile(
     r"(?<![\w/.:@-])(?:\*\*/|\*\.)?\.?[\w@*-][\w.@*-]*(?:/[\w.@*\[\]-]+)+/?"  # a/b/c, db/migrations/, **/x
@@ -86,20 +87,24 @@ TOPICS: dict[str, tuple[str, ...]] = {
         "labels",
         "wording",
     ),
-    "lint": ("lint", "linter", "linting", "lint errors", "formatter", "formatting", "prettier", "eslint", "biome"),
+    "lint": ("lint", "linting", "lint errors", "lint warnings"),
     "permissions": ("permission", "permissions", "admin", "admins", "role", "roles", "access control", "authorization"),
     "casts": ("cast", "casts", "as any", "type-safe", "type safe"),
     "errors": ("throw", "throws", "exception", "exceptions", "error class", "error classes", "error handling"),
 }
 # What a rule about a subject applies to when it names no program: committing, pull requests, pushing.
 SUBJECT_COMMANDS = (
-    (re.compile(r"\bcommit(?:s|ted|ting)?\b", re.I), "git commit"),
+    (re.compile(r"(?<![\w-])commit(?:s|ted|ting)?\b", re.I), "git commit"),
     (re.compile(r"\b(?:PRs?|pull requests?)\b"), "gh pr"),
     (re.compile(r"\bpush(?:es|ed|ing)?\b", re.I), "git push"),
 )
 CAMEL_RE = re.compile(r"(?<![\w.])[A-Z][a-z0-9]*[A-Z][A-Za-z0-9]*\b")  # TRPCError, ErrorWithCode, OAuthClient
 _SCOPED = re.compile(r"(?<![\w/])@[\w-]+/[\w./-]*\w")  # @calcom/ui, @calcom/ui/components/button
 _DOTTED = re.compile(r"(?<![\w.])[A-Za-z]\w*\.(?:js|[a-z]\w*)\b")  # Day.js, credential.key
+# A kind so common that a rule naming it ("*.py", "*.ts") is about the language, not about a place.
+EVERY_FILE_OF_A_KIND = frozenset(
+    f"**/*.{ext}" for ext in "md py ts tsx js jsx mjs json go rs rb java kt swift c h cpp yaml yml toml txt".split()
+)
 GENERIC_DIRS = frozenset(
     """src lib libs app apps packages package components component modules module features feature utils util
     helpers hooks server client test tests types views view pages page api core common shared public static
@@ -109,16 +114,20 @@ _TOPIC_RES = {
     topic: re.compile(r"(?<![\w.-])(?:" + "|".join(re.escape(w) for w in words) + r")(?![\w-])", re.I)
     for topic, words in TOPICS.items()
 }
-_HEX_COLOUR = re.compile(r"#[0-9a-fA-F]{3,8}\b")
+_HEX_COLOUR = re.compile(r"#(?=[0-9]*[a-fA-F])[0-9a-fA-F]{3,8}\b")  # #3b82f6, not issue #3538
 
 
 # ----------------------------------------------------------------------------- derived offline
-def derive(name: str, description: str, body: str) -> AppliesTo:
+def derive(name: str, description: str, body: str, type_: str = "") -> AppliesTo:
     """What a memory applies to, from what it names: paths and file kinds, the commands in its
     backticks, package managers (a choice among them applies to the ones it does not prefer) and
     other programs, and the subjects (`TOPICS`) it is about."""
     text = f"{name}\n{description}\n{body}"
-    paths = tuple(dict.fromkeys(g for p in PATH_RE.findall(text) if (g := _glob_of(p))))
+    # A reference memory points somewhere (the layout, a dashboard), a project memory mostly describes
+    # how things are: the places they name are rules only when the memory states one ("never", "only").
+    rule = type_ in ("feedback", "user", "") or (type_ == "project" and RULE_WORDS.search(text) is not None)
+    places = PATH_RE.findall(text) if rule else []
+    paths = tuple(dict.fromkeys(g for p in places if (g := _glob_of(p)) and g not in EVERY_FILE_OF_A_KIND))
     named = {w.casefold() for w in re.findall(r"(?<![\w.@/-])[A-Za-z][\w-]*(?![\w/])", text)}
     pms = {n for n in PM_NAMES if n in named}
     forbids = _forbidden(text, pms | (PROGRAMS & named))

@@ -37,19 +37,19 @@ class AppliesIndex:
             if have is not None and have[0] == h.mtime:
                 fresh[h.filename] = have
                 continue
-            fresh[h.filename] = (h.mtime, self._read(store, h.filename, h.name, h.description))
+            fresh[h.filename] = (h.mtime, self._read(store, h.filename, h.name, h.description, h.type))
         with self._lock:
             self._by_dir[key] = fresh
         return {fn: applies for fn, (_, applies) in fresh.items()}
 
     @staticmethod
-    def _read(store: MemoryDir, filename: str, name: str, description: str) -> AppliesTo:
+    def _read(store: MemoryDir, filename: str, name: str, description: str, type_: str) -> AppliesTo:
         try:
             text = store.read_raw(filename) or ""
             meta, body = split_frontmatter(text, source=filename)
         except (MemorydError, OSError, UnicodeDecodeError):
             return AppliesTo()
-        derived = derive(name, description, body)
+        derived = derive(name, description, body, type_)
         written = from_meta(meta)
         if written is None:
             return derived

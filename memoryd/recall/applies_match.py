@@ -10,14 +10,29 @@ import re
 import shlex
 from typing import Iterable
 
-from memoryd.base.text import stem
 from memoryd.recall.applies import AppliesTo
 from memoryd.recall.applies_derive import (
-    CAMEL_RE,
-    GENERIC_DIRS,
     PATH_RE,
-    SUBJECT_COMMANDS,
+    PM_NAMES,
     command_key,
+)
+
+# A prompt that asks to commit, push or open a pull request (not one that mentions "PR #3789").
+PROMPT_ACTS = (
+    (
+        re.compile(
+            r"^\s*commit\b|\bcommit (?:this|it|these|that|the changes|my changes|everything)\b|\bcommit message", re.I
+        ),
+        "git commit",
+    ),
+    (
+        re.compile(
+            r"\b(?:open|create|raise|make|send|submit|file)\s+(?:a\s+|the\s+|an\s+)?(?:draft\s+)?(?:PR|pull request)\b",
+            re.I,
+        ),
+        "gh pr",
+    ),
+    (re.compile(r"^\s*push\b|\bgit push\b|\bpush (?:the|this|my|it|to)\b", re.I), "git push"),
 )
 
 
@@ -91,8 +106,6 @@ def meets(applies: AppliesTo, tool: str, path: str = "", command: str = "", writ
                     return f"command touches {arg}, matches {glob}"
     if writes and (cue := writes_cue(applies, writes)):
         return f"the edit writes {cue}"
-    if path and not applies.explicit and (shared := folder_words(path) & applies.words):
-        return f"path {path} is under {sorted(shared)[0]}"
     if applies.tools and not applies.paths and not applies.commands:
         return f"tool {tool}"
     return ""
@@ -106,37 +119,34 @@ def contradicts(applies: AppliesTo, command: str) -> str:
 
 
 def prompt_meets(applies: AppliesTo, prompt: str, prompt_topics: Iterable[str]) -> str:
-    """Why a prompt falls under the memory ("" when not): it names a program the memory's commands
-    name, a path under its globs, or shares one of its subjects."""
+    """Why a prompt falls under the memory ("" when not): it names a package manager the memory
+    chooses against or a program it forbids, a path under its globs, code it names (`as any`,
+    `@scope/pkg`, `dayjs`), asks to commit, push or open a pull request when the memory is about
+    that, or shares one of its subjects."""
     words = {w.casefold() for w in re.findall(r"[A-Za-z][\w-]*", prompt)}
     for pattern in applies.commands:
-        if pattern.split()[0].casefold() in words:
-            return f"prompt names {pattern.split()[0]}"
+        program = pattern.split()[0].casefold()
+        if program in words and (program in PM_NAMES or program in applies.forbids):
+            return f"prompt names {program}"
     for token in PATH_RE.findall(prompt):
         for glob in applies.paths:
             if path_matches(glob, token.strip("`'\".,;:()")):
                 return f"prompt names {token}"
-    if cue := writes_cue(applies, prompt):
+    if cue := writes_cue(applies, prompt, code_only=True):
         return f"prompt names {cue}"
-    for rx, cmd in SUBJECT_COMMANDS:
+    for rx, cmd in PROMPT_ACTS:
         if cmd in applies.commands and rx.search(prompt):
-            return f"prompt is about {cmd}"
-    code = {stem(w.casefold()) for ident in CAMEL_RE.findall(prompt) for w in re.findall(r"[A-Z][a-z]{4,}", ident)}
-    if shared := code & applies.words:
-        return f"prompt names code about {sorted(shared)[0]}"
+            return f"prompt asks to {cmd}"
     subjects = sorted(applies.topics & set(prompt_topics))
     return f"subject: {subjects[0]}" if subjects else ""
 
 
-def writes_cue(applies: AppliesTo, text: str) -> str:
-    """The first cue of the memory that `text` (what an edit writes, or a prompt) holds, as a whole word."""
+def writes_cue(applies: AppliesTo, text: str, *, code_only: bool = False) -> str:
+    """The first cue of the memory that `text` (what an edit writes, or a prompt) holds, as a whole word;
+    `code_only` (prompts): only cues that read as code, not a CamelCase name like GitHub or OpenAI."""
     for cue in sorted(applies.cues):
+        if code_only and (re.fullmatch(r"\w+:", cue) or (not re.search(r"[.@:=_( /]", cue) and not cue.endswith("js"))):
+            continue  # "GitHub", "OpenAI" are names; "feat:" starts half the commit subjects
         if re.search(r"(?<![\w@])" + re.escape(cue) + r"(?![\w-])", text):
             return cue
     return ""
-
-
-def folder_words(path: str) -> set[str]:
-    """The stems of a path's folders that say what it holds (`repositories`, `migrations`), not `src`."""
-    parts = path.split("/")[:-1]
-    return {stem(p.casefold()) for p in parts if len(p) >= 5 and p.isalpha() and p.casefold() not in GENERIC_DIRS}
