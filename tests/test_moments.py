@@ -191,3 +191,16 @@ def test_readme_first_memory_arrives_with_its_name_and_description(
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("<system-reminder>\n<!-- memoryd -->\n")
     assert "name: Package manager" in out.stdout and "description: Use pnpm, never npm: …" in out.stdout
+
+
+def test_the_memory_page_shows_what_it_applies_to(live: LiveDaemon, project: Path) -> None:
+    from memoryd.api.web.views import project_id
+    from tests.test_ui import login
+
+    fn = save(live, project, "Terraform", "Plan first", applies_to={"paths": ["infra/**"], "commands": ["terraform"]})
+    plain = save(live, project, "Standups", "Standups are at 10:00")
+    browser, _ = login(live)
+    p = project_id(live.daemon.stores.for_cwd(str(project)).path)
+    page = browser.get(f"/ui/p/{p}/m/{fn}").text
+    assert "Applies to" in page and "<code>infra/**</code>" in page and "<code>terraform</code>" in page
+    assert "Nothing written in the file" in browser.get(f"/ui/p/{p}/m/{plain}").text
