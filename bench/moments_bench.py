@@ -200,15 +200,56 @@ def coding(work: Path, split: str, dense: str, edits: bool = True) -> dict[str, 
         return tally(repos, ask)
 
 
+def scale(work: Path, n: int, calls: int = 200) -> dict[str, Any]:
+    """PreToolUse's cost with `n` memories (each naming a path and a command), against /v1/health."""
+    with Served(work / "home-scale", dense="off") as srv:
+        cwd = work / "scaled"
+        (cwd / ".git").mkdir(parents=True)
+        for i in range(n):
+            srv.client.post(
+                "/v1/memories",
+                json={
+                    "cwd": str(cwd),
+                    "name": f"Rule {i}",
+                    "description": f"Files under services/svc{i}/ are owned by team {i % 17}; never run tool{i} there",
+                    "type": "feedback",
+                    "body": f"Use `make svc{i}` to build it.",
+                },
+            ).raise_for_status()
+        session = Session(srv, cwd)
+        session.event({"tool": "Bash", "command": "ls"})  # the first call reads every file once
+        session.ms["PreToolUse"].clear()
+        for i in range(calls):
+            if i % 2:
+                session.event({"tool": "Edit", "path": f"services/other{i}/main.go", "content": "x := 1"})
+            else:
+                session.event({"tool": "Bash", "command": f"go test ./services/other{i}/..."})
+        health = []
+        for _ in range(calls):
+            t0 = time.perf_counter()
+            srv.client.get("/v1/health")
+            health.append((time.perf_counter() - t0) * 1000)
+    return {
+        "memories": n,
+        "pre_tool_use_ms_p50": round(statistics.median(session.ms["PreToolUse"]), 2),
+        "health_ms_p50": round(statistics.median(health), 2),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dense", default="auto")
     ap.add_argument("--coding", choices=("dev", "test"), default=None, help="the coding set at the task level instead")
     ap.add_argument("--show", action="store_true", help="print the misses and the noise")
+    ap.add_argument("--scale", type=int, default=0, help="PreToolUse's cost with this many memories instead")
     ap.add_argument("--prompt-only", action="store_true", help="coding: the prompt alone, no edits (for comparison)")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
-        if args.coding:
+        if args.scale:
+            out = scale(Path(tmp), args.scale)
+            name = f"moments_scale_{args.scale}"
+            print(json.dumps(out, indent=1))
+        elif args.coding:
             out = coding(Path(tmp), args.coding, args.dense, edits=not args.prompt_only)
             name = f"coding_tasks_{args.coding}{'_prompt_only' if args.prompt_only else ''}"
             print(json.dumps(out["all"], indent=1))

@@ -75,7 +75,11 @@ class AppliesIndex:
         applies = self.of(store, item)
         met = {fn: why for fn, a in applies.items() if fn not in surfaced and (why := prompt_meets(a, query, topics))}
         named = {fn: why for fn, why in met.items() if not why.startswith("subject")}
-        subject = [fn for fn in met if fn not in named]
+        # a subject alone only for rules about code (they name a path, a command or code): "the colour of
+        # her car" must not bring a memory that mentions a background colour (LoCoMo other-store 0.016 -> 0.086)
+        subject = [
+            fn for fn in met if fn not in named and (applies[fn].paths or applies[fn].commands or applies[fn].cues)
+        ]
         if subject and ranked_chose:  # beside the ranking's choice, a subject needs a word of the prompt too
             _, held = item.index.matches(set(query_terms(query)), subject)
             subject = [fn for fn in subject if held[fn]]

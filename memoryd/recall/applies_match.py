@@ -8,6 +8,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import shlex
+from functools import lru_cache
 from typing import Iterable
 
 from memoryd.recall.applies import AppliesTo
@@ -52,30 +53,43 @@ def programs(command: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=256)
+def _facts(command: str) -> tuple[frozenset[str], tuple[tuple[str, ...], ...], tuple[str, ...]]:
+    """A shell line parsed once per tool call, not once per memory: the programs as typed, each simple
+    command's key (`command_key`), and its path-like words."""
+    segs = segments(command)
+    return frozenset(programs(command)), tuple(command_key(s) for s in segs), tuple(command_paths(command))
+
+
 def command_matches(pattern: str, command: str) -> bool:
     """Does a shell line run what `pattern` names: a bare program (`npm`, `psql`) as typed, or a
     program and its first word (`prisma generate`) however it is run."""
     want = tuple(pattern.casefold().split())
     if not want:
         return False
-    if len(want) == 1:
-        return want[0] in programs(command) or any(command_key(s)[:1] == want for s in segments(command))
-    return any(command_key(s)[: len(want)] == want for s in segments(command))
+    typed, keys, _ = _facts(command)
+    if len(want) == 1 and want[0] in typed:
+        return True
+    return any(key[: len(want)] == want for key in keys)
+
+
+@lru_cache(maxsize=65_536)
+def _glob_rx(glob: str) -> re.Pattern[str]:
+    """A glob as one compiled pattern: `**/x` at any depth, `dir/**` (or a bare dir) with everything
+    under it, anywhere for `dir/**`; `*` as fnmatch reads it."""
+    g = glob.rstrip("/")
+    anywhere = g.startswith("**/")
+    under = g.endswith("/**")
+    g = g[3:] if anywhere else g
+    g = g[:-3].rstrip("/") if under else g
+    core = fnmatch.translate(g).removesuffix("\\Z")
+    return re.compile(("(?:.*/)?" if anywhere or under else "") + core + r"(?:/.*)?\Z")
 
 
 def path_matches(glob: str, rel: str) -> bool:
     """A project-relative path against a glob (`**/` matches any depth, a bare dir everything under it)."""
-    rel = rel.lstrip("./") if rel.startswith("./") else rel
-    g = glob.rstrip("/")
-    if fnmatch.fnmatchcase(rel, g) or rel == g or rel.startswith(g + "/"):
-        return True
-    if g.startswith("**/"):
-        tail = g[3:]
-        parts = rel.split("/")
-        return any(fnmatch.fnmatchcase("/".join(parts[i:]), tail) for i in range(len(parts)))
-    if g.endswith("/**"):
-        return rel.startswith(g[:-3].rstrip("/") + "/") or ("/" + g[:-3].rstrip("/") + "/") in "/" + rel
-    return False
+    rel = rel[2:] if rel.startswith("./") else rel
+    return _glob_rx(glob).match(rel) is not None
 
 
 def command_paths(command: str) -> list[str]:
@@ -100,7 +114,7 @@ def meets(applies: AppliesTo, tool: str, path: str = "", command: str = "", writ
         for pattern in applies.commands:
             if command_matches(pattern, command):
                 return f"command runs {pattern}"
-        for arg in command_paths(command):
+        for arg in _facts(command)[2]:
             for glob in applies.paths:
                 if path_matches(glob, arg.lstrip("./") if arg.startswith("./") else arg):
                     return f"command touches {arg}, matches {glob}"
@@ -113,8 +127,10 @@ def meets(applies: AppliesTo, tool: str, path: str = "", command: str = "", writ
 
 def contradicts(applies: AppliesTo, command: str) -> str:
     """The forbidden program a command runs ("" when none): the moment a rule is about to be broken."""
-    ran = set(programs(command)) | {k[0] for s in segments(command) if (k := command_key(s))}
-    hit = sorted(ran & applies.forbids)
+    if not applies.forbids:
+        return ""
+    typed, keys, _ = _facts(command)
+    hit = sorted((typed | {k[0] for k in keys if k}) & applies.forbids)
     return hit[0] if hit else ""
 
 
@@ -141,12 +157,17 @@ def prompt_meets(applies: AppliesTo, prompt: str, prompt_topics: Iterable[str]) 
     return f"subject: {subjects[0]}" if subjects else ""
 
 
+@lru_cache(maxsize=65_536)
+def _cue_rx(cue: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w@])" + re.escape(cue) + r"(?![\w-])")
+
+
 def writes_cue(applies: AppliesTo, text: str, *, code_only: bool = False) -> str:
     """The first cue of the memory that `text` (what an edit writes, or a prompt) holds, as a whole word;
     `code_only` (prompts): only cues that read as code, not a CamelCase name like GitHub or OpenAI."""
     for cue in sorted(applies.cues):
         if code_only and (re.fullmatch(r"\w+:", cue) or (not re.search(r"[.@:=_( /]", cue) and not cue.endswith("js"))):
             continue  # "GitHub", "OpenAI" are names; "feat:" starts half the commit subjects
-        if re.search(r"(?<![\w@])" + re.escape(cue) + r"(?![\w-])", text):
+        if cue in text and _cue_rx(cue).search(text):
             return cue
     return ""
