@@ -204,3 +204,38 @@ def test_the_memory_page_shows_what_it_applies_to(live: LiveDaemon, project: Pat
     page = browser.get(f"/ui/p/{p}/m/{fn}").text
     assert "Applies to" in page and "<code>infra/**</code>" in page and "<code>terraform</code>" in page
     assert "Nothing written in the file" in browser.get(f"/ui/p/{p}/m/{plain}").text
+
+
+def test_the_sql_example_end_to_end_through_the_hooks(live: LiveDaemon, project: Path) -> None:
+    """Issue 38: the no-ORM rule learned offline from a turn is recalled for the SQL task's prompt."""
+    import time
+
+    from tests.support.clock import step_over_settle
+    from tests.support.transcripts import new_session
+
+    root = live.daemon.settings.transcript_roots[0]
+    s1 = new_session(root, str(project))
+    base = {"session_id": s1.session_id, "transcript_path": str(s1.path), "cwd": str(project)}
+    said = "Please remember: in this repo we never use ORMs, all SQL is hand-written in the queries/ folder"
+    s1.user(said)
+    s1.assistant("Noted: no ORMs, SQL lives in queries/.")
+    assert hook(live, {**base, "hook_event_name": "Stop", "stop_hook_active": False}) == {}
+    step_over_settle(live.daemon)
+    deadline = time.monotonic() + 30
+    while not live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]:
+        assert time.monotonic() < deadline, "extraction did not write the memory"
+        time.sleep(0.05)
+    s2 = new_session(root, str(project))
+    prompt = "Add an endpoint that lists orders per customer, with the SQL for it"
+    answer = hook(
+        live,
+        {
+            "hook_event_name": "UserPromptSubmit",
+            "session_id": s2.session_id,
+            "transcript_path": str(s2.path),
+            "cwd": str(project),
+            "prompt": prompt,
+        },
+    )
+    recalled = answer.get("hookSpecificOutput", {}).get("additionalContext", "")
+    assert "queries/" in recalled and "ORM" in recalled and "description: " in recalled
