@@ -45,6 +45,7 @@ PROGRAMS = frozenset(
     just cargo go rustc curl wget sudo ssh scp rsync node deno python python3 pre-commit alembic flask django-admin
     storybook wrangler vercel firebase supabase""".split()
 )
+ENGLISH_PROGRAMS = frozenset("go make just black node python helm turbo biome".split())
 RULE_WORDS = re.compile(r"\b(?:never|always|must|don'?t|do not|only|avoid|should)\b", re.I)
 NEGATION = re.compile(r"\b(?:never|not|don'?t|do not|avoid|no|instead of|rather than|nor|stop using|without)\b", re.I)
 PATH_RE = re.compile(
@@ -129,6 +130,9 @@ def derive(name: str, description: str, body: str, type_: str = "") -> AppliesTo
     places = PATH_RE.findall(text) if rule else []
     paths = tuple(dict.fromkeys(g for p in places if (g := _glob_of(p)) and g not in EVERY_FILE_OF_A_KIND))
     named = {w.casefold() for w in re.findall(r"(?<![\w.@/-])[A-Za-z][\w-]*(?![\w/])", text)}
+    # a program that is also an English word counts only in backticks ("never go back" names no Go)
+    ticked = {w.casefold() for snippet in _TICKS.findall(text) for w in snippet.split()}
+    named -= {w for w in ENGLISH_PROGRAMS if w not in ticked}
     pms = {n for n in PM_NAMES if n in named}
     forbids = _forbidden(text, pms | (PROGRAMS & named))
     commands: list[str] = []
