@@ -262,6 +262,8 @@ class RecallService:
             own = sources[0][1]
             picks = self.applies.prompt_picks(own, self.indexes.refresh(own), query, open_in[0][2], bool(injected))
             for fn, why in picks.items():
+                if fn in injected:  # the ranking chose it already: its own rule says why
+                    continue
                 whys[fn] = replace(
                     whys.get(fn) or Why(filename=fn, name="", score=0.0, injected=True), injected=True, rule=why
                 )
