@@ -17,6 +17,7 @@ from memoryd.recall.applies_match import command_key, contradicts, meets
 from memoryd.store.frontmatter import split_frontmatter
 from tests.conftest import LiveDaemon
 from tests.support.servers import DaemonProcess, daemon_env
+from tests.test_extract import llm_live  # noqa: F401  (the fixture: a daemon whose model is a scripted Messages API)
 
 PNPM = ("Package manager", "Use pnpm, never npm: the lockfile is pnpm-lock.yaml")
 MIGRATIONS = ("Migrations are append-only", "Never edit an applied migration in db/migrations/; add a new one")
@@ -239,3 +240,38 @@ def test_the_sql_example_end_to_end_through_the_hooks(live: LiveDaemon, project:
     )
     recalled = answer.get("hookSpecificOutput", {}).get("additionalContext", "")
     assert "queries/" in recalled and "ORM" in recalled and "description: " in recalled
+
+
+def test_the_models_extraction_writes_applies_to(llm_live: LiveDaemon, messages_api: Any, project: Path) -> None:
+    """With a model, extraction asks for applies_to and writes it (a malformed one is dropped, the memory kept)."""
+    import json
+
+    from tests.support.messages_api import Reply
+    from tests.support.transcripts import new_session
+    from tests.test_extract import turn_end
+
+    writer = new_session(llm_live.daemon.settings.transcript_roots[0], str(project))
+    writer.user("never edit an applied migration, add a new one under db/migrations/")
+    answer = [
+        {
+            "name": "Migrations are append-only",
+            "type": "feedback",
+            "description": "Never edit an applied migration; add a new one",
+            "body": "**Why:** prod ran it.\n**How to apply:** new file in db/migrations/.",
+            "applies_to": {"paths": ["db/migrations/**"], "tools": ["Edit", "Write"]},
+        },
+        {
+            "name": "Deploy day",
+            "type": "project",
+            "description": "Deploys happen on Tuesdays",
+            "body": "",
+            "applies_to": {"paths": ["/etc/passwd"]},
+        },
+    ]
+    messages_api.push(Reply(text=json.dumps(answer)))
+    job = turn_end(llm_live, writer)
+    assert job["status"] == "done" and len(job["memories_written"]) == 2
+    assert "applies_to" in messages_api.requests[-1]["system"]
+    store = llm_live.daemon.stores.for_cwd(str(project))
+    got = {fn: store.get(fn).applies_to for fn in job["memories_written"]}
+    assert sorted(got.values(), key=len) == [{}, {"paths": ["db/migrations/**"], "tools": ["Edit", "Write"]}]
