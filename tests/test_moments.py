@@ -216,6 +216,7 @@ def test_the_sql_example_end_to_end_through_the_hooks(live: LiveDaemon, project:
 
     root = live.daemon.settings.transcript_roots[0]
     s1 = new_session(root, str(project))
+    s2 = new_session(root, str(project))  # both transcripts exist first: the project's memory dir is settled
     base = {"session_id": s1.session_id, "transcript_path": str(s1.path), "cwd": str(project)}
     said = "Please remember: in this repo we never use ORMs, all SQL is hand-written in the queries/ folder"
     s1.user(said)
@@ -226,7 +227,6 @@ def test_the_sql_example_end_to_end_through_the_hooks(live: LiveDaemon, project:
     while not live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]:
         assert time.monotonic() < deadline, "extraction did not write the memory"
         time.sleep(0.05)
-    s2 = new_session(root, str(project))
     prompt = "Add an endpoint that lists orders per customer, with the SQL for it"
     answer = hook(
         live,
@@ -239,7 +239,11 @@ def test_the_sql_example_end_to_end_through_the_hooks(live: LiveDaemon, project:
         },
     )
     recalled = answer.get("hookSpecificOutput", {}).get("additionalContext", "")
-    assert "queries/" in recalled and "ORM" in recalled and "description: " in recalled
+    why = live.client.get("/v1/recall/log", params={"cwd": str(project)}).json()["entries"]
+    saved = live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]
+    assert "queries/" in recalled and "ORM" in recalled and "description: " in recalled, [
+        (e["reason"], e["method"], e["injected"], e["left_out"]) for e in why
+    ]
 
 
 def test_the_models_extraction_writes_applies_to(llm_live: LiveDaemon, messages_api: Any, project: Path) -> None:

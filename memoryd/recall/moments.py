@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from memoryd.base import limits
@@ -30,7 +30,6 @@ class ToolCall:
     path: str = ""  # relative to the project when inside it
     command: str = ""
     writes: str = ""  # a bounded part of what an edit writes
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_payload(cls, payload: dict[str, Any], cwd: str) -> ToolCall:
@@ -73,6 +72,8 @@ class ToolRecall:
             return RecallResult(reason=f"{call.tool or 'this tool'} is not answered at tool time")
         if not store.has_memories():
             return RecallResult(reason="no memory files")
+        if self.recall.ledger.bytes_used(session_id) >= self.recall.settings.session_budget_bytes:
+            return RecallResult(reason="session budget spent")
         item = self.recall.indexes.refresh(store)
         applies = self.recall.applies.of(store, item)
         surfaced = self.recall.ledger.surfaced(session_id, str(store.path))
@@ -80,7 +81,7 @@ class ToolRecall:
         result = self.recall.surface_picked(store, session_id, picked, whys, note=f"applies to this {call.describe()}")
         result.took_ms = round((time.perf_counter() - started) * 1000, 2)
         result.method = "local"
-        if self.recall.recall_log is not None:
+        if self.recall.recall_log is not None and result.memories:  # a silent tool call is not worth a log line
             self.recall.record(store, call.describe(), session_id, f"hook:PreToolUse:{call.tool}", result)
         return result
 
