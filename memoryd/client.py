@@ -209,10 +209,13 @@ class MemorydClient:
         body: str,
         team: bool = False,
         scope: str = "project",
+        applies_to: dict[str, list[str]] | None = None,
     ) -> dict[str, Any]:
+        """`applies_to`: the paths, commands and tools the memory applies to (None keeps the file's own)."""
         path = "/v1/team/memories" if team else "/v1/memories"
         fields = {"cwd": str(cwd), "name": name, "description": description, "type": type_, "body": body}
-        return self.request("POST", path, json=fields | _scope(scope))
+        extra = {"applies_to": applies_to} if applies_to is not None else {}
+        return self.request("POST", path, json=fields | _scope(scope) | extra)
 
     def delete_memory(self, cwd: str | Path, filename: str, *, team: bool = False, scope: str = "project") -> None:
         base = "/v1/team/memories" if team else "/v1/memories"

@@ -16,7 +16,7 @@ from tests.support.transcripts import new_session
 from tests.test_stale import repo, slive  # noqa: F401  (fixtures: a committed repo, a served daemon)
 
 HEADER = ["filename", "name", "description", "type", "mtime"]
-MEMORY = ["version", "filename", "name", "description", "type", "body", "mtime", "created", "modified"]
+MEMORY = ["version", "filename", "name", "description", "type", "body", "mtime", "created", "modified", "applies_to"]
 INVALID = ["filename", "error"]
 RECALLED = ["filename", "name", "type", "description", "content", "header", "age_days"]
 WHY = ["filename", "name", "score", "injected", "terms", "paths", "dense", "context", "confidence", "rule"]

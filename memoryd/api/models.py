@@ -13,12 +13,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, Self
 
 from fastapi import Query
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
 from memoryd.base import limits
-from memoryd.base.errors import InvalidCwd, MemorydError
+from memoryd.base.errors import InvalidCwd, InvalidRequest, MemorydError
 from memoryd.base.validation import check_path, check_session_id, check_text, check_transcript_path
+from memoryd.recall.applies import parse_applies
 
 if TYPE_CHECKING:
     from memoryd.recall.service import RecalledMemory, RecallResult
@@ -113,6 +114,21 @@ class StatusOut(BaseModel):
 Scope = Literal["project", "global"]  # store/registry.py's PROJECT and GLOBAL: this project's store, or the user's own
 
 
+class AppliesToIn(RequestModel):
+    """Where a memory applies (issue 38): recall brings it when a tool call or a prompt meets one of these."""
+
+    paths: list[str] = Field(
+        default_factory=list, description="Globs relative to the project: `db/migrations/**`, `**/*.sql`."
+    )
+    commands: list[str] = Field(
+        default_factory=list, description="Programs, or a program and its first word: `npm`, `prisma migrate`."
+    )
+    tools: list[str] = Field(
+        default_factory=list,
+        description="Claude Code tools it is limited to: Bash, Edit, Write, MultiEdit, NotebookEdit, Read.",
+    )
+
+
 class SaveMemoryRequest(RequestModel):
     cwd: Cwd
     name: Text = Field(description="Short title; the same type+name updates that memory.")
@@ -132,6 +148,20 @@ class SaveMemoryRequest(RequestModel):
         description="Create only: 409 when the name is taken (in Claude Code's dialect, by a memory of any type), "
         "nothing written. `memoryd import` saves this way, so it never overwrites.",
     )
+    applies_to: AppliesToIn | None = Field(
+        None,
+        description="The paths, commands and tools the memory applies to; omitted keeps the file's own, {} clears it.",
+    )
+
+    @field_validator("applies_to")
+    @classmethod
+    def _applies_to(cls, value: AppliesToIn | None) -> AppliesToIn | None:
+        if value is not None:
+            try:
+                parse_applies(value.model_dump())
+            except InvalidRequest as exc:
+                raise ValueError(exc.message) from None
+        return value
 
 
 class MemoryHeaderOut(ResponseModel):
@@ -167,6 +197,9 @@ class MemoryOut(ResponseModel):
     mtime: float
     created: str
     modified: str
+    applies_to: dict[str, list[str]] = Field(
+        default_factory=dict, description="The paths, commands and tools written in the file ({} when none)."
+    )
 
 
 class SavedMemoryOut(MemoryOut):

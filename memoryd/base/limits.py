@@ -55,6 +55,11 @@ RECALL_DEADLINE_SECONDS = 2.0  # issue 3: default deadline before the local resu
 RECALL_SESSION_TTL_HOURS = 24  # surfaced sets expire with the session
 RECALL_COMPUTING_AT_ONCE = 3  # recalls ranking at once (the rest queue): about the cores, plus one waiting on the disk
 RECALL_SESSION_EXPIRE_EVERY_SECONDS = 60.0  # how often recall looks for idle sessions to forget
+TOOL_RECALL_MAX_MEMORIES = 2  # issue 38: a tool call gets at most two memories
+TOOL_RECALL_EDIT_CHARS = 2_000  # what an Edit/Write writes, at most this much of it, weighs in the tool-time query
+TOOL_RECALL_REPEATS_KEPT = 4_096  # (session, memory) pairs repeated at a contradicting command, remembered
+APPLIES_TO_MAX_ITEMS = 20  # per list of a memory's applies_to (paths, commands, tools)
+APPLIES_TO_ITEM_MAX_CHARS = 200  # one glob or command
 LIST_PAGE_DEFAULT = 1_000  # GET /v1/memories page size (issue 17: 20,000 memories in one answer took 480 ms)
 LIST_PAGE_MAX = 10_000
 

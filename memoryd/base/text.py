@@ -47,7 +47,8 @@ maybe instead even much many lot lots still already usually often sometimes ever
 yeah sure well good great new one way time day today now
 add adds added adding write writes wrote writing fix fixes fixed fixing create creates created update updates updated
 implement implements implemented change changes changed remove removes removed refactor refactors refactored support supports
-handle handles handling improve improves improved ensure ensures allow allows feat chore per via""".split()
+handle handles handling improve improves improved ensure ensures allow allows feat chore per via
+app apps run runs running start starts started locally show""".split()
 )
 
 _WORD = re.compile(r"[a-z0-9]+")

@@ -33,6 +33,27 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     _global_flag(
         p, "keep it in your own store ($MEMORYD_HOME/global/): listed and recalled in every project, never shared"
     )
+    p.add_argument(
+        "--path",
+        dest="applies_paths",
+        action="append",
+        metavar="GLOB",
+        help="applies to files matching this glob (repeatable)",
+    )
+    p.add_argument(
+        "--command",
+        dest="applies_commands",
+        action="append",
+        metavar="CMD",
+        help="applies to shell commands running this (repeatable)",
+    )
+    p.add_argument(
+        "--tool",
+        dest="applies_tools",
+        action="append",
+        metavar="TOOL",
+        help="applies to this Claude Code tool only (repeatable)",
+    )
     p.set_defaults(func=cmd_save)
 
     p = common(sub.add_parser("list", help="list memories, newest first"))
@@ -64,6 +85,9 @@ def cmd_save(args: argparse.Namespace) -> int:
         body = sys.stdin.read()
     if body is None:
         return fail(args, "no body: pass --body TEXT, or pipe the body on stdin (--body -).", EXIT_USAGE, "usage")
+    applies = {
+        k: getattr(args, f"applies_{k}") for k in ("paths", "commands", "tools") if getattr(args, f"applies_{k}")
+    }
     with client_of(args) as client:
         if args.team and args.scope == "global":
             return fail(
@@ -77,6 +101,7 @@ def cmd_save(args: argparse.Namespace) -> int:
             body=body,
             team=args.team,
             scope=args.scope,
+            applies_to=applies if applies and not args.team else None,
         )
         # The API's `created` here is a flag; the CLI answers the memory as `show` does, plus `path` and `new`.
         memory = (

@@ -22,6 +22,7 @@ from memoryd.base.similarity import NEAR_DUPLICATE, near_duplicate, similarity, 
 from memoryd.extract import shape as shaping
 from memoryd.llm import LLMClient
 from memoryd.llm.schemas import DreamAction, DreamPlan
+from memoryd.recall.applies import checked_applies
 from memoryd.store import MemoryDir, MemoryHeader
 from memoryd.store.paths import FILENAME_RE
 from memoryd.store.prompt import MEMORY_TYPES_TEXT, WHAT_NOT_TO_SAVE
@@ -221,9 +222,12 @@ DREAM_SYSTEM = f"""You consolidate a coding agent's memory directory, in four ph
 {WHAT_NOT_TO_SAVE}
 
 Answer with JSON only: {{"actions": [{{"op": "write", "filename": "existing file to update, or omit for a new one",
-"name": "...", "type": "user|feedback|project|reference", "description": "...", "body": "..."}},
+"name": "...", "type": "user|feedback|project|reference", "description": "...", "body": "...",
+"applies_to": {{"paths": [], "commands": [], "tools": []}}}},
 {{"op": "delete", "filename": "...", "why": "..."}}], "summary": "one paragraph"}}.
-Return {{"actions": []}} when nothing needs to change. Never include secrets."""
+Return {{"actions": []}} when nothing needs to change. Never include secrets.
+- When a memory is about particular files, commands or tools, give a write "applies_to": {{"paths": ["globs relative to the project, e.g. db/migrations/**"], "commands": ["programs it is about or forbids, e.g. npm"], "tools": ["Bash", "Edit", "Write"]}} (only the lists that apply); recall then brings it when the agent is about to run or edit one of them. Omit it for memories not tied to files or commands.
+A write without "applies_to" keeps what the file has."""
 
 
 def llm_plan(
@@ -325,6 +329,7 @@ def llm_plan(
                     description=str(raw["description"]),
                     body=str(raw.get("body", "")),
                     why=str(raw.get("why", ""))[:200],
+                    applies_to=checked_applies(raw.get("applies_to")),
                 )
             )
     if data.get("summary"):

@@ -210,6 +210,7 @@ class DreamWorker:
                     filename=action.filename,
                     source="dream",
                     backup=backup,
+                    applies_to=action.applies_to,
                 )
                 target = result.memory.filename
         except Unprocessable as exc:  # e.g. a secret in an LLM-proposed body: refused, the run goes on

@@ -9,13 +9,21 @@ from memoryd.extract.offline import Candidate
 from memoryd.extract.prompts import EXTRACTION_SYSTEM, extraction_user_message
 from memoryd.llm import LLMClient
 from memoryd.llm.schemas import Extraction
+from memoryd.recall.applies import checked_applies
 from memoryd.store import MemoryDir
 
 TRANSCRIPT_PROMPT_MAX_CHARS = 30_000  # bound on the session delta sent to the LLM (its newest part)
 
 
 @dataclass(frozen=True)
-class CandidateForFile(Candidate):
+class ModelCandidate(Candidate):
+    """A candidate from the model, with what it applies to when the model said (checked; None: not said)."""
+
+    applies_to: dict[str, list[str]] | None = None
+
+
+@dataclass(frozen=True)
+class CandidateForFile(ModelCandidate):
     """A candidate the model tied to an existing file."""
 
     filename: str = ""
@@ -41,9 +49,12 @@ def extract_with_model(llm: LLMClient, transcript: str, store: MemoryDir) -> lis
         if type_ not in limits.MEMORY_TYPES or not name or not description:
             continue
         filename = str(item.get("filename") or "")
+        applies = checked_applies(item.get("applies_to"))
         candidates.append(
-            CandidateForFile(name=name, type=type_, description=description, body=body, filename=filename)
+            CandidateForFile(
+                name=name, type=type_, description=description, body=body, filename=filename, applies_to=applies
+            )
             if filename
-            else Candidate(name=name, type=type_, description=description, body=body)
+            else ModelCandidate(name=name, type=type_, description=description, body=body, applies_to=applies)
         )
     return candidates

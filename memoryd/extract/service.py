@@ -380,6 +380,7 @@ class ExtractionService:
                     filename=target,
                     source="extract",
                     expected=version,
+                    applies_to=getattr(cand, "applies_to", None),  # a model's candidate may say (ModelCandidate)
                 )
             except (Unprocessable, InvalidMemory, InvalidRequest, Conflict) as exc:
                 refused.append({"name": cand.name, "code": exc.code, "reason": exc.message})

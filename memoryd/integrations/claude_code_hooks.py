@@ -16,8 +16,11 @@ from memoryd.base import limits
 from memoryd.base.errors import MemorydError
 from memoryd.extract.turns import TurnEnds
 from memoryd.integrations.claude_memory import NativeMemory, is_claude_memory_dir, native_memory
+from memoryd.integrations.hook_protocol import RECALL_SWITCH
+from memoryd.integrations.hook_protocol import recall_off as switched_off
 from memoryd.integrations.hook_repeats import RepeatedEvents
 from memoryd.recall import RecallService
+from memoryd.recall.moments import ToolCall, ToolRecall
 from memoryd.session_memory import SessionMemory
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.prompt import build_memory_prompt
@@ -63,6 +66,14 @@ def session_notes_context(notes: str, cap: int = limits.SESSION_NOTES_CONTEXT_MA
     return f"{head}{body}\n"
 
 
+PROMPTS_KEPT = 2_048  # sessions whose last prompt weighs in at tool time
+
+
+def recall_off(session_env: Mapping[str, str] | None) -> bool:
+    """The session asked for no recalled memories (issue 39, 10): index, prompt and tool time stay quiet."""
+    return switched_off((session_env or {}).get(RECALL_SWITCH))
+
+
 def native_for_session(
     cwd: str, session_env: Mapping[str, str] | None, env: Mapping[str, str] | None = None
 ) -> NativeMemory:
@@ -95,6 +106,8 @@ class HookService:
         self.session_memory = session_memory
         self.stores = stores
         self.repeats = RepeatedEvents()  # the plugin's and a settings file's hooks forward the same event: one answer
+        self.tool_recall = ToolRecall(recall)
+        self._prompts: dict[str, str] = {}  # session -> its last prompt (bounded), for tool time
 
     def handle(
         self, payload: dict[str, Any], session_env: Mapping[str, str] | None = None, *, await_model: bool = False
@@ -109,8 +122,12 @@ class HookService:
         if not self.repeats.first_time({**payload, "await_model": True} if await_model else payload):
             return {}
         try:
+            if event in ("SessionStart", "UserPromptSubmit", "PreToolUse") and recall_off(session_env):
+                return {}  # the session switched recall off; extraction (Stop) goes on
             if await_model:  # the async hook of a prompt: the model's pick, once it answered
                 return self._model_followup(event, cwd, session_id, str(payload.get("prompt") or ""))
+            if event == "PreToolUse" and cwd and session_id:
+                return self._pre_tool_use(payload, cwd, session_id)
             if event == "SessionStart" and cwd:
                 store = self.stores.for_cwd(cwd)
                 notes = self._session_notes(session_id) if payload.get("source") == "compact" else None
@@ -126,6 +143,7 @@ class HookService:
             if event == "UserPromptSubmit" and cwd and session_id:
                 store = self.stores.for_cwd(cwd)
                 context = self._session_context(store, payload, session_id)
+                self._remember_prompt(session_id, str(payload.get("prompt") or ""))
                 # max_chars: memories that would overflow Claude Code's cap are left for a later prompt, not marked surfaced.
                 result = self.recall.recall(
                     cwd,
@@ -138,9 +156,6 @@ class HookService:
                     defer_model=True,
                 )
                 return _context(event, result.injection) if result.injection else {}
-            if event == "PreToolUse" and cwd and session_id:
-                pick = self._ready_model_pick(cwd, session_id)
-                return _context(event, pick) if pick else {}
             if event in ("Stop", "SubagentStop") and cwd and session_id and payload.get("transcript_path"):
                 self.turns.turn_end(
                     session_id, str(payload["transcript_path"]), cwd, payload.get("last_assistant_message")
@@ -180,6 +195,21 @@ class HookService:
             return ""
         result = self.recall.model_followup(cwd, session_id, wait=0.0, max_chars=limits.CLAUDE_CODE_CONTEXT_MAX_CHARS)
         return result.injection
+
+    def _pre_tool_use(self, payload: dict[str, Any], cwd: str, session_id: str) -> dict[str, Any]:
+        """The memories whose rule applies to what the tool is about to do, as context only: never a
+        permission decision, so the agent's own permission flow is untouched."""
+        store = self.stores.for_cwd(cwd)
+        call = ToolCall.from_payload(payload, cwd)
+        result = self.tool_recall.tool_call(store, session_id, call, self._prompts.get(session_id, ""))
+        text = "\n\n".join(filter(None, [result.injection, self._ready_model_pick(cwd, session_id)]))
+        return _context("PreToolUse", text) if text else {}
+
+    def _remember_prompt(self, session_id: str, prompt: str) -> None:
+        self._prompts.pop(session_id, None)
+        self._prompts[session_id] = prompt[: limits.TOOL_RECALL_EDIT_CHARS]
+        while len(self._prompts) > PROMPTS_KEPT:
+            self._prompts.pop(next(iter(self._prompts)))
 
     def _session_notes(self, session_id: str) -> str | None:
         """The session's notes; None when there are none or the id is not one memoryd accepts."""

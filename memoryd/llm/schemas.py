@@ -21,6 +21,9 @@ class ExtractedMemory(BaseModel):
     description: str = Field(description="one specific line")
     body: str = Field("", description="markdown")
     filename: str | None = Field(None, description="an existing memory file to update, or null for a new one")
+    applies_to: dict[str, list[str]] | None = Field(
+        None, description="paths (globs), commands and tools the memory applies to; omit when none"
+    )
 
 
 class Extraction(BaseModel):
@@ -37,6 +40,7 @@ class DreamAction(BaseModel):
     description: str = ""
     body: str = ""
     why: str = ""
+    applies_to: dict[str, list[str]] | None = None
 
 
 class DreamPlan(BaseModel):

@@ -141,6 +141,15 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
         roots: Roots,
         cwd: Cwd = None,
         scope: ScopeArg = "project",
+        applies_to: Annotated[
+            dict[str, list[str]] | None,
+            Field(
+                description=(
+                    'Optional: where the memory applies, e.g. {"paths": ["db/migrations/**"], "commands": ["npm"], '
+                    '"tools": ["Bash"]}; recall then brings it when a command or an edit meets one of them.'
+                )
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """Save (or update) a memory for this project (or, with scope `global`, for every project) so later sessions, and other agents, know it.
 
@@ -149,7 +158,9 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
         Do not save code structure, debugging recipes or anything secret (keys, tokens, passwords are refused)."""
         where = project(roots, cwd)
         result = await call(
-            lambda c: c.save_memory(where, name=name, description=description, type_=type, body=body, scope=scope)
+            lambda c: c.save_memory(
+                where, name=name, description=description, type_=type, body=body, scope=scope, applies_to=applies_to
+            )
         )
         return {"filename": result["filename"], "path": result["path"], "created": result["created"]}
 

@@ -18,10 +18,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from memoryd.base.text import query_terms
 from memoryd.recall.dense import FUSION_DEPTH, Backend, DenseIndex, fuse
 from memoryd.recall.explain import Why, as_typed
 from memoryd.recall.ranker import FIT_DEPTH, MIN_MATCH_IDF, MIN_MATCH_SHARE, LexicalIndex
-from memoryd.base.text import query_terms
 
 CONTEXT_ITEMS = 12  # the session's most recent paths and commands added to the query (lexically)
 # The confidence rule: logistic weights over (1, store share, match share, match mass / 10 (at most 3),
@@ -30,6 +30,11 @@ CONTEXT_ITEMS = 12  # the session's most recent paths and commands added to the 
 CONFIDENCE_WEIGHTS = (-13.2908, 4.773, 1.1834, 1.2528, 2.7859, 6.9498, -4.8422, -0.513)
 CONFIDENCE_MIN = 0.15
 COSINE_CENTRE = 0.85
+# The close-match rule injects, beyond the best memory, only those holding at least this many of the
+# prompt's informative words (or confident on their own): a coding prompt's best five otherwise carry
+# four that share one word with it ("start postgres locally" got five, issue 38). LoCoMo dev recall@5
+# 0.777 -> 0.767; coding dev precision 0.18 -> 0.28 (bench/RESULTS.md §9).
+CLOSE_MIN_TERMS = 2
 # With a model backend, the side-query is skipped when the local ranking leaves nothing to decide:
 NOT_CONFIDENT = "no memory is close enough to the prompt or confident enough for the task"
 MODEL_FLOOR = 0.05  # no candidate's confidence reaches this and no close match: clearly silent
@@ -162,10 +167,17 @@ def decide(
         features[fn] = x
         sure_of = confidence(x)
         matched = bool(held)  # holds an informative word of the prompt or its context (not only "per", "add")
-        rule = "close match" if close and matched else "confident" if matched and sure_of >= CONFIDENCE_MIN else ""
+        in_prompt = tuple(t for t in text_held[fn] if t in prompt_terms)
+        near = rank == 0 or sure_of >= CONFIDENCE_MIN or len(in_prompt) >= CLOSE_MIN_TERMS
+        rule = (
+            "close match"
+            if close and matched and near
+            else "confident"
+            if matched and sure_of >= CONFIDENCE_MIN
+            else ""
+        )
         if rule:
             injected.append(fn)
-        in_prompt = tuple(t for t in text_held[fn] if t in prompt_terms)
         why[fn] = Why(
             filename=fn,
             name="",

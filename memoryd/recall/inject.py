@@ -47,6 +47,19 @@ def header_for(path: str, days: int) -> str:
     return f"{caveat}\n\nMemory: {path}:" if caveat else f"Memory (saved {age_words(days)}): {path}:"
 
 
+def memory_text(name: str, description: str, type_: str, content: str) -> str:
+    """The memory as its file reads (frontmatter, then the body), so a memory saved with a name and a
+    description but no body still says what it is (issue 38, 4): never an empty block."""
+    head = [
+        f"name: {name}" if name else "",
+        f"description: {description}" if description else "",
+        f"type: {type_}" if type_ else "",
+    ]
+    lines = "\n".join(line for line in head if line)
+    body = content.strip("\n")
+    return f"---\n{lines}\n---\n{body}" if body else f"---\n{lines}\n---"
+
+
 def injection_text(blocks: list[tuple[str, str]]) -> str:
     """(header, content) pairs as `<system-reminder>` blocks; the first carries the marker once."""
     parts = []

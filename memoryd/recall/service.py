@@ -21,11 +21,12 @@ from memoryd.base.text import STEMMER
 from memoryd.base.validation import check_session_id
 from memoryd.config import RecallSettings
 from memoryd.llm import LLMClient
+from memoryd.recall.applies_index import AppliesIndex
 from memoryd.recall.decide import MODEL_FLOOR, MODEL_SURE, NOT_CONFIDENT, Decision, context_items, decide
 from memoryd.recall.dense import VECTORS_FILENAME, Encoder
 from memoryd.recall.explain import Why, matched_words
 from memoryd.recall.indexes import StoreIndex, StoreIndexes
-from memoryd.recall.inject import age_days, header_for, injection_text, truncate_content
+from memoryd.recall.inject import age_days, header_for, injection_text, memory_text, truncate_content
 from memoryd.recall.log import RecallLog
 from memoryd.recall.prefetch import ModelPrefetch
 from memoryd.recall.select import select_with_llm
@@ -59,6 +60,11 @@ class RecalledMemory:
     score: float | None = None
     origin: str = "personal"  # personal | team | global
     author: str = ""  # team memories: who changed it last
+
+    @property
+    def text(self) -> str:
+        """What the agent reads: the whole memory, name and description included."""
+        return memory_text(self.name, self.description, self.type, self.content)
 
 
 @dataclass
@@ -104,6 +110,7 @@ class RecallService:
             Encoder(settings.dense), is_watched=is_watched, vector_cache=home / VECTORS_FILENAME if home else None
         )
         stores.on_write.append(self.indexes.written)  # a saved memory is indexed and embedded before the save answers
+        self.applies = AppliesIndex()  # what each memory applies to (issue 38), for prompts and tool calls
         # A line put before a recalled memory that names what the project no longer has (the stale checker).
         self.stale_caveat = stale_caveat
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall-llm")
@@ -179,6 +186,28 @@ class RecallService:
             self._record(store or self.stores.for_cwd(cwd), query, session_id, source, result)
         return result
 
+    def record(self, store: MemoryDir, query: str, session_id: str, source: str, result: RecallResult) -> None:
+        """Log a recall made elsewhere (tool-time recall) like a prompt's."""
+        self._record(store, query, session_id, source, result)
+
+    def surface_picked(
+        self, store: MemoryDir, session_id: str, picked: list[str], whys: dict[str, Why], *, note: str = ""
+    ) -> RecallResult:
+        """Injection for memories chosen outside the prompt ranking (tool time), marked surfaced."""
+        return self._surface(
+            store,
+            session_id,
+            picked,
+            {fn: w.score for fn, w in whys.items()},
+            "local",
+            "" if picked else "no memory applies to this act",
+            self.ledger.bytes_used(session_id),
+            limits.CLAUDE_CODE_CONTEXT_MAX_CHARS,
+            whys,
+            note=note,
+            left_out=False,
+        )
+
     def _record(self, store: MemoryDir, query: str, session_id: str, source: str, result: RecallResult) -> None:
         """Log the recall; words matched are filled from the injected text where the ranker gave none."""
         texts = {m.filename: (m.name, m.description, m.content) for m in result.memories}
@@ -244,6 +273,20 @@ class RecallService:
             ranked += [(key + fn, score) for fn, score in decision.ranked]
             injected += [key + fn for fn in decision.injected]
             whys |= {key + fn: why for fn, why in decision.why.items()}
+        if sources[0][0] == "":  # what the prompt names or is about, from the memories' applies_to
+            own = sources[0][1]
+            picks = self.applies.prompt_picks(own, self.indexes.refresh(own), query, open_in[0][2], bool(injected))
+            for fn, why in picks.items():
+                if fn in injected:  # the ranking chose it already: its own rule says why
+                    continue
+                whys[fn] = replace(
+                    whys.get(fn) or Why(filename=fn, name="", score=0.0, injected=True), injected=True, rule=why
+                )
+                if fn not in dict(ranked):
+                    ranked.append((fn, 0.0))
+            injected = list(
+                dict.fromkeys([fn for fn in picks if whys[fn].rule.startswith("prompt names")] + injected + list(picks))
+            )
         scores = dict(ranked)
         if len(sources) > 1:
             ranked.sort(key=lambda pair: -pair[1])
@@ -439,12 +482,16 @@ class RecallService:
         used: int,
         max_chars: int | None = None,
         whys: dict[str, Why] | None = None,
+        *,
+        note: str = "",
+        left_out: bool = True,
     ) -> RecallResult:
+        """`note`: why these memories come now (tool time: the act they apply to), put before each header."""
         now = self.now().timestamp()
         whys = whys or {}
         memories: list[RecalledMemory] = []
         by_dir: dict[str, list[RecalledMemory]] = {}
-        left_out: list[Why] = []
+        dropped: list[Why] = []
         for key in chosen:
             team = key.startswith(TEAM_KEY)
             filename, source = self._source_of(store, key)
@@ -455,7 +502,12 @@ class RecallService:
             days = age_days(memory.mtime, now)
             author = self.author_of(source.path, filename) if team else ""
             stale = self.stale_caveat(source, filename)
-            header = _marked(key, (f"{stale}\n\n" if stale else "") + header_for(str(memory.path), days))
+            header = _marked(
+                key,
+                (f"{stale}\n\n" if stale else "")
+                + (f"This memory {note}.\n" if note else "")
+                + header_for(str(memory.path), days),
+            )
             recalled = RecalledMemory(
                 filename=filename,
                 name=memory.name,
@@ -470,9 +522,9 @@ class RecallService:
             )
             if (
                 max_chars is not None
-                and len(injection_text([(m.header, m.content) for m in [*memories, recalled]])) > max_chars
+                and len(injection_text([(m.header, m.text) for m in [*memories, recalled]])) > max_chars
             ):
-                left_out.append(
+                dropped.append(
                     replace(
                         whys.get(key) or Why(filename=filename, name="", score=scores.get(key) or 0.0, injected=False),
                         filename=filename,
@@ -491,12 +543,12 @@ class RecallService:
         if not memories and not reason:
             reason = "no memory matched the query"
         for key, score in sorted(((k, v) for k, v in scores.items() if k not in chosen), key=lambda kv: -kv[1])[
-            : limits.RECALL_LOG_LEFT_OUT
+            : limits.RECALL_LOG_LEFT_OUT if left_out else 0
         ]:
             filename, source = self._source_of(store, key)
             try:
                 name = self.indexes.memory(source, filename).name
-                left_out.append(
+                dropped.append(
                     replace(
                         whys.get(key) or Why(filename=filename, name="", score=score, injected=False),
                         filename=filename,
@@ -508,7 +560,7 @@ class RecallService:
                 continue
         return RecallResult(
             memories=memories,
-            injection=injection_text([(m.header, m.content) for m in memories]),
+            injection=injection_text([(m.header, m.text) for m in memories]),
             method=method,
             budget_used_bytes=used,
             reason=reason,
@@ -523,7 +575,7 @@ class RecallService:
                 )
                 for m in memories
             ]
-            + left_out,
+            + dropped,
         )
 
 

@@ -17,6 +17,10 @@ Dialect = Literal["memoryd", "claude-code"]
 MEMORYD: Dialect = "memoryd"
 CLAUDE_CODE: Dialect = "claude-code"
 _OWN_KEYS = ("name", "description", "type", "created", "modified")
+# What a memory applies to (paths, commands, tools): memoryd's dialect keeps it at the top level,
+# Claude Code's under `metadata` (the one map its reader leaves free), so both readers load the file.
+APPLIES_KEY = "applies_to"
+AppliesValue = dict[str, list[str]]  # {"paths": [...], "commands": [...], "tools": [...]}
 
 # `[[name]]` or `[[name|label]]`; the target is what Claude Code links by (a memory's name or file stem).
 LINK_RE = re.compile(r"\[\[([^\[\]\n|]+?)(\|[^\[\]\n]*)?\]\]")
@@ -78,6 +82,39 @@ def render_meta(
         "modified": stamp,
         **extra,
     }
+
+
+def applies_of(meta: dict[str, Any]) -> dict[str, list[str]]:
+    """The `applies_to` a file holds, in either place, as lists of strings ({} when none or malformed)."""
+    value = meta.get(APPLIES_KEY)
+    if value is None and isinstance(meta.get("metadata"), dict):
+        value = meta["metadata"].get(APPLIES_KEY)
+    if not isinstance(value, dict):
+        return {}
+    out: dict[str, list[str]] = {}
+    for key, items in value.items():
+        items = [items] if isinstance(items, str) else items
+        if isinstance(key, str) and isinstance(items, list) and all(isinstance(i, str) for i in items):
+            out[key] = list(items)
+    return out
+
+
+def place_applies(dialect: Dialect, meta: dict[str, Any], applies_to: dict[str, list[str]] | None) -> dict[str, Any]:
+    """Set (or, with {}, clear) `applies_to` where the dialect keeps it; None leaves the file's own as is."""
+    if applies_to is None:
+        return meta
+    out = dict(meta)
+    out.pop(APPLIES_KEY, None)
+    nested = dict(out["metadata"]) if isinstance(out.get("metadata"), dict) else None
+    if nested is not None:
+        nested.pop(APPLIES_KEY, None)
+        out["metadata"] = nested
+    value = {k: list(v) for k, v in applies_to.items() if v}
+    if value and dialect == CLAUDE_CODE:
+        out["metadata"] = {**(nested or {}), APPLIES_KEY: value}
+    elif value:
+        out[APPLIES_KEY] = value
+    return out
 
 
 def links(body: str) -> list[str]:

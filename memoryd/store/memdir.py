@@ -209,6 +209,7 @@ class MemoryDir:
             path=path,
             version=version_of(text),
             dialect=header.dialect,
+            applies_to=dialects.applies_of(meta),
         )
 
     def read_raw(self, filename: str) -> str | None:
@@ -302,16 +303,21 @@ class MemoryDir:
         expected: str | None = None,
         backup: Backup | None = None,
         only_new: bool = False,
+        applies_to: dialects.AppliesValue | None = None,
     ) -> SaveResult:
         """Create or update a memory; the same type+name updates that file in place. `expected`:
         the version the caller read (409 when the file changed since); `backup` records undo;
-        `only_new`: 409 instead of an update when the name is taken."""
+        `only_new`: 409 instead of an update when the name is taken; `applies_to` (checked by the caller)
+        replaces the file's own, None keeps it."""
         started = time.perf_counter()
         name, description = name.strip(), " ".join(description.split())
         validate_fields(name, description, type, body)
         if filename is not None:
             check_filename(filename)
-        self._refuse_secrets(source, filename or name, {"name": name, "description": description, "body": body})
+        fields = {"name": name, "description": description, "body": body}
+        if applies_to:
+            fields["applies_to"] = "\n".join(i for items in applies_to.values() for i in items)
+        self._refuse_secrets(source, filename or name, fields)
 
         def build_for(target: str) -> Callable[[str | None], str]:
             def build(prior: str | None) -> str:
@@ -327,8 +333,12 @@ class MemoryDir:
                         ) from exc
                     if dialects.type_of(meta):
                         chosen = dialects.dialect_of(meta)
-                new_meta = dialects.render_meta(
-                    chosen, meta, name=name, description=description, type_=type, stamp=iso(self._now())
+                new_meta = dialects.place_applies(
+                    chosen,
+                    dialects.render_meta(
+                        chosen, meta, name=name, description=description, type_=type, stamp=iso(self._now())
+                    ),
+                    applies_to,
                 )
                 return render_frontmatter(new_meta, dialects.keep_links(old_body, body))
 

@@ -40,6 +40,7 @@ class Memory:
     path: Path = field(compare=False)
     version: str = ""  # content hash; pass it back as `expected` so a save never overwrites a newer edit
     dialect: str = "memoryd"
+    applies_to: dict[str, list[str]] = field(default_factory=dict, compare=False)  # paths, commands, tools
 
 
 @dataclass(frozen=True)

@@ -111,6 +111,7 @@ def save_memory(request: SaveMemoryRequest, response: Response, stores: StoresDe
         source="api",
         expected=request.expected_version,
         only_new=request.only_new,
+        applies_to=request.applies_to.model_dump() if request.applies_to is not None else None,
     )
     if not result.created:
         response.status_code = 200

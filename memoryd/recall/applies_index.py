@@ -1,0 +1,99 @@
+"""`AppliesIndex`: each memory's `AppliesTo` (written in its frontmatter, else derived from its text),
+kept per file version so a tool call costs a dict walk, not a read of every file; and which of them a
+prompt meets."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+
+from memoryd.base import limits
+from memoryd.base.errors import MemorydError
+from memoryd.base.text import query_terms, terms
+from memoryd.recall.applies import AppliesTo, from_meta
+from memoryd.recall.applies_derive import derive, named_tech, topics_of
+from memoryd.recall.applies_match import prompt_meets
+from memoryd.recall.indexes import StoreIndex
+from memoryd.store import MemoryDir
+from memoryd.store.frontmatter import split_frontmatter
+
+
+class AppliesIndex:
+    """filename -> AppliesTo per memory dir, re-derived only for files whose mtime changed."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_dir: dict[str, dict[str, tuple[float, AppliesTo]]] = {}
+
+    def of(self, store: MemoryDir, item: StoreIndex) -> dict[str, AppliesTo]:
+        """Every memory of the store's index with what it applies to (files read once per version)."""
+        headers = item.snapshot()
+        key = str(store.path)
+        with self._lock:
+            known = dict(self._by_dir.get(key, {}))
+        fresh: dict[str, tuple[float, AppliesTo]] = {}
+        for h in headers:
+            have = known.get(h.filename)
+            if have is not None and have[0] == h.mtime:
+                fresh[h.filename] = have
+                continue
+            fresh[h.filename] = (h.mtime, self._read(store, h.filename, h.name, h.description, h.type))
+        with self._lock:
+            self._by_dir[key] = fresh
+        return {fn: applies for fn, (_, applies) in fresh.items()}
+
+    @staticmethod
+    def _read(store: MemoryDir, filename: str, name: str, description: str, type_: str) -> AppliesTo:
+        try:
+            text = store.read_raw(filename) or ""
+            meta, body = split_frontmatter(text, source=filename)
+        except (MemorydError, OSError, UnicodeDecodeError):
+            return AppliesTo()
+        derived = derive(name, description, body, type_)
+        written = from_meta(meta)
+        if written is None:
+            return derived
+        # written lists rule; what the text forbids and is about still comes from the text
+        return replace(
+            written,
+            forbids=derived.forbids,
+            topics=derived.topics,
+            names=derived.names,
+            cues=derived.cues,
+            words=derived.words,
+            weights=derived.weights,
+        )
+
+    def prompt_picks(
+        self, store: MemoryDir, item: StoreIndex, query: str, surfaced: set[str], ranked_chose: bool
+    ) -> dict[str, str]:
+        """Memories whose applies_to the prompt meets, with why: a program, path or code it names
+        (always), or a subject it shares (beside the ranking's choice only when it also holds a word of
+        the prompt; never when the prompt names a product this store never mentions; the memories
+        most about it, at most two)."""
+        topics = topics_of(query)
+        applies = self.of(store, item)
+        met = {fn: why for fn, a in applies.items() if fn not in surfaced and (why := prompt_meets(a, query, topics))}
+        named = {fn: why for fn, why in met.items() if not why.startswith("subject")}
+        # a subject alone only for rules about code (they name a path, a command or code): "the colour of
+        # her car" must not bring a memory that mentions a background colour (LoCoMo other-store 0.016 -> 0.086)
+        subject = [
+            fn for fn in met if fn not in named and (applies[fn].paths or applies[fn].commands or applies[fn].cues)
+        ]
+        if subject and ranked_chose:  # beside the ranking's choice, a subject needs a word of the prompt too
+            _, held = item.index.matches(set(query_terms(query)), subject)
+            subject = [fn for fn in subject if held[fn]]
+        if not subject or _names_unknown(item, query):
+            return named
+        order = {fn: i for i, (fn, _) in enumerate(item.index.rank(query, k=50, gate=False))}
+        top = max(applies[fn].weight(topics) for fn in subject)
+        subject = sorted(
+            (fn for fn in subject if applies[fn].weight(topics) == top), key=lambda fn: (order.get(fn, 99), fn)
+        )
+        return named | {fn: met[fn] for fn in subject[: limits.TOOL_RECALL_MAX_MEMORIES]}
+
+
+def _names_unknown(item: StoreIndex, query: str) -> bool:
+    """The prompt names a product no memory of this store mentions ("a TypeORM migration" asked of
+    a Prisma project): a shared subject alone is then not enough."""
+    return any((ts := terms(name)) and not item.index.present({t: 1.0 for t in ts}) for name in named_tech(query))

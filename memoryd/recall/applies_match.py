@@ -1,0 +1,173 @@
+"""Whether a tool call or a prompt meets what a memory applies to: a path under its globs, a
+command running what it names or forbids, an edit writing the code it names, a prompt naming its
+programs or sharing its subject. Plain functions; `moments.py` and `applies_index.py` call them.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import shlex
+from functools import lru_cache
+from typing import Iterable
+
+from memoryd.recall.applies import AppliesTo
+from memoryd.recall.applies_derive import (
+    PATH_RE,
+    PM_NAMES,
+    command_key,
+)
+
+# A prompt that asks to commit, push or open a pull request (not one that mentions "PR #3789").
+PROMPT_ACTS = (
+    (
+        re.compile(
+            r"^\s*commit\b|\bcommit (?:this|it|these|that|the changes|my changes|everything)\b|\bcommit message", re.I
+        ),
+        "git commit",
+    ),
+    (
+        re.compile(
+            r"\b(?:open|create|raise|make|send|submit|file)\s+(?:a\s+|the\s+|an\s+)?(?:draft\s+)?(?:PR|pull request)\b",
+            re.I,
+        ),
+        "gh pr",
+    ),
+    (re.compile(r"^\s*push\b|\bgit push\b|\bpush (?:the|this|my|it|to)\b", re.I), "git push"),
+)
+
+
+def segments(command: str) -> list[str]:
+    """The simple commands of a shell line (split at `&&`, `||`, `;`, `|`)."""
+    return [s.strip() for s in re.split(r"&&|\|\||[;|\n]", command) if s.strip()]
+
+
+def programs(command: str) -> list[str]:
+    """The programs a shell line runs, as typed (`npm` in `npm install x`, never the stripped key)."""
+    out: list[str] = []
+    for seg in segments(command):
+        words = [w for w in seg.split() if "=" not in w or w.startswith("-")]
+        words = words[1:] if words[:1] == ["sudo"] else words
+        if words:
+            out.append(words[0].rsplit("/", 1)[-1].casefold())
+    return out
+
+
+@lru_cache(maxsize=256)
+def _facts(command: str) -> tuple[frozenset[str], tuple[tuple[str, ...], ...], tuple[str, ...]]:
+    """A shell line parsed once per tool call, not once per memory: the programs as typed, each simple
+    command's key (`command_key`), and its path-like words."""
+    segs = segments(command)
+    return frozenset(programs(command)), tuple(command_key(s) for s in segs), tuple(command_paths(command))
+
+
+def command_matches(pattern: str, command: str) -> bool:
+    """Does a shell line run what `pattern` names: a bare program (`npm`, `psql`) as typed, or a
+    program and its first word (`prisma generate`) however it is run."""
+    want = tuple(pattern.casefold().split())
+    if not want:
+        return False
+    typed, keys, _ = _facts(command)
+    if len(want) == 1 and want[0] in typed:
+        return True
+    return any(key[: len(want)] == want for key in keys)
+
+
+@lru_cache(maxsize=65_536)
+def _glob_rx(glob: str) -> re.Pattern[str]:
+    """A glob as one compiled pattern: `**/x` at any depth, `dir/**` (or a bare dir) with everything
+    under it, anywhere for `dir/**`; `*` as fnmatch reads it."""
+    g = glob.rstrip("/")
+    anywhere = g.startswith("**/")
+    under = g.endswith("/**")
+    g = g[3:] if anywhere else g
+    g = g[:-3].rstrip("/") if under else g
+    core = fnmatch.translate(g).removesuffix("\\Z")
+    return re.compile(("(?:.*/)?" if anywhere or under else "") + core + r"(?:/.*)?\Z")
+
+
+def path_matches(glob: str, rel: str) -> bool:
+    """A project-relative path against a glob (`**/` matches any depth, a bare dir everything under it)."""
+    rel = rel[2:] if rel.startswith("./") else rel
+    return _glob_rx(glob).match(rel) is not None
+
+
+def command_paths(command: str) -> list[str]:
+    """The path-like words of a shell line (`cat .env.local` names `.env.local`)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    return [w for w in words if not w.startswith("-") and ("/" in w or "." in w.strip(".")) and "=" not in w]
+
+
+def meets(applies: AppliesTo, tool: str, path: str = "", command: str = "", writes: str = "") -> str:
+    """Why this tool call falls under the memory ("" when it does not): the first path, command or
+    forbidden program it meets. An explicit `tools` list limits the tools it applies to."""
+    if applies.tools and tool not in applies.tools:
+        return ""
+    if path:
+        for glob in applies.paths:
+            if path_matches(glob, path):
+                return f"path {path} matches {glob}"
+    if command:
+        for pattern in applies.commands:
+            if command_matches(pattern, command):
+                return f"command runs {pattern}"
+        for arg in _facts(command)[2]:
+            for glob in applies.paths:
+                if path_matches(glob, arg.lstrip("./") if arg.startswith("./") else arg):
+                    return f"command touches {arg}, matches {glob}"
+    if writes and (cue := writes_cue(applies, writes)):
+        return f"the edit writes {cue}"
+    if applies.tools and not applies.paths and not applies.commands:
+        return f"tool {tool}"
+    return ""
+
+
+def contradicts(applies: AppliesTo, command: str) -> str:
+    """The forbidden program a command runs ("" when none): the moment a rule is about to be broken."""
+    if not applies.forbids:
+        return ""
+    typed, keys, _ = _facts(command)
+    hit = sorted((typed | {k[0] for k in keys if k}) & applies.forbids)
+    return hit[0] if hit else ""
+
+
+def prompt_meets(applies: AppliesTo, prompt: str, prompt_topics: Iterable[str]) -> str:
+    """Why a prompt falls under the memory ("" when not): it names a package manager the memory
+    chooses against or a program it forbids, a path under its globs, code it names (`as any`,
+    `@scope/pkg`, `dayjs`), asks to commit, push or open a pull request when the memory is about
+    that, or shares one of its subjects."""
+    words = {w.casefold() for w in re.findall(r"[A-Za-z][\w-]*", prompt)}
+    for pattern in applies.commands:
+        program = pattern.split()[0].casefold()
+        if program in words and (program in PM_NAMES or program in applies.forbids):
+            return f"prompt names {program}"
+    for token in PATH_RE.findall(prompt):
+        for glob in applies.paths:
+            if path_matches(glob, token.strip("`'\".,;:()")):
+                return f"prompt names {token}"
+    if cue := writes_cue(applies, prompt, code_only=True):
+        return f"prompt names {cue}"
+    for rx, cmd in PROMPT_ACTS:
+        if cmd in applies.commands and rx.search(prompt):
+            return f"prompt asks to {cmd}"
+    subjects = sorted(applies.topics & set(prompt_topics))
+    return f"subject: {subjects[0]}" if subjects else ""
+
+
+@lru_cache(maxsize=65_536)
+def _cue_rx(cue: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w@])" + re.escape(cue) + r"(?![\w-])")
+
+
+def writes_cue(applies: AppliesTo, text: str, *, code_only: bool = False) -> str:
+    """The first cue of the memory that `text` (what an edit writes, or a prompt) holds, as a whole word;
+    `code_only` (prompts): only cues that read as code, not a CamelCase name like GitHub or OpenAI."""
+    for cue in sorted(applies.cues):
+        if code_only and (re.fullmatch(r"\w+:", cue) or (not re.search(r"[.@:=_( /]", cue) and not cue.endswith("js"))):
+            continue  # "GitHub", "OpenAI" are names; "feat:" starts half the commit subjects
+        if cue in text and _cue_rx(cue).search(text):
+            return cue
+    return ""

@@ -1,0 +1,281 @@
+"""Memory at the moment of action (issue 38): PreToolUse through the real hook endpoint, what a memory
+applies to (derived, or written in its frontmatter in both dialects), the injected block, and
+`MEMORYD_RECALL=off` for one session (issue 39, 10)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memoryd.recall.applies_derive import derive
+from memoryd.recall.applies_match import command_key, contradicts, meets
+from memoryd.store.frontmatter import split_frontmatter
+from tests.conftest import LiveDaemon
+from tests.support.servers import DaemonProcess, daemon_env
+from tests.test_extract import llm_live  # noqa: F401  (the fixture: a daemon whose model is a scripted Messages API)
+
+PNPM = ("Package manager", "Use pnpm, never npm: the lockfile is pnpm-lock.yaml")
+MIGRATIONS = ("Migrations are append-only", "Never edit an applied migration in db/migrations/; add a new one")
+
+
+def save(live: LiveDaemon, cwd: Path, name: str, description: str, body: str = "", **extra: Any) -> str:
+    r = live.client.post(
+        "/v1/memories",
+        json={"cwd": str(cwd), "name": name, "description": description, "type": "feedback", "body": body, **extra},
+    )
+    assert r.status_code in (200, 201), r.text
+    return str(r.json()["filename"])
+
+
+def hook(live: LiveDaemon, payload: dict[str, Any], env: str | None = None) -> dict[str, Any]:
+    headers = {"X-Claude-Code-Env": env} if env is not None else {}
+    r = live.client.post("/v1/hooks/claude-code", json=payload, headers=headers)
+    assert r.status_code == 200, r.text
+    return dict(r.json())
+
+
+def tool(live: LiveDaemon, cwd: Path, session: str, name: str, env: str | None = None, **tool_input: Any) -> str:
+    answer = hook(
+        live,
+        {
+            "hook_event_name": "PreToolUse",
+            "session_id": session,
+            "cwd": str(cwd),
+            "tool_name": name,
+            "tool_input": tool_input,
+            "tool_use_id": "toolu_01",
+        },
+        env,
+    )
+    assert set(answer) <= {"hookSpecificOutput"}
+    out = answer.get("hookSpecificOutput", {})
+    assert "permissionDecision" not in out and "decision" not in answer  # context only, never a decision
+    return str(out.get("additionalContext", ""))
+
+
+def test_derived_applies_to_names_paths_commands_and_what_it_forbids() -> None:
+    pnpm = derive(PNPM[0], PNPM[1], "")
+    assert "npm" in pnpm.commands and "pnpm" not in pnpm.commands and pnpm.forbids == {"npm"}
+    assert contradicts(pnpm, "npm install lodash") == "npm" and not contradicts(pnpm, "pnpm add lodash")
+    assert meets(pnpm, "Bash", command="cd web && npm i lodash") and not meets(pnpm, "Bash", command="pnpm add x")
+    migrations = derive(MIGRATIONS[0], MIGRATIONS[1], "")
+    assert migrations.paths == ("db/migrations/**",)
+    assert meets(migrations, "Edit", path="db/migrations/0003_users.sql")
+    assert not meets(migrations, "Edit", path="src/db.ts")
+    assert command_key("npx prisma migrate dev") == command_key("yarn prisma migrate") == ("prisma", "migrate")
+
+
+def test_pre_tool_use_brings_the_rule_the_act_meets(live: LiveDaemon, project: Path) -> None:
+    pnpm = save(live, project, *PNPM)
+    migrations = save(live, project, *MIGRATIONS)
+    save(live, project, "Release notes", "Every release gets a CHANGELOG entry written by hand")
+    session = uuid.uuid4().hex
+    assert tool(live, project, session, "Bash", command="pnpm add lodash") == ""  # the rule is kept: nothing to add
+    first = tool(live, project, session, "Bash", command="npm install lodash")
+    assert pnpm in first and migrations not in first
+    assert "name: Package manager" in first and "description: Use pnpm, never npm" in first
+    assert "applies to this Bash: npm install lodash" in first
+    again = tool(live, project, session, "Bash", command="npm install left-pad")  # contradicted: repeated once
+    assert pnpm in again
+    assert tool(live, project, session, "Bash", command="npm ci") == ""  # ... and only once
+    edit = tool(live, project, session, "Edit", file_path=str(project / "db/migrations/0001_init.sql"), new_string="x")
+    assert migrations in edit and pnpm not in edit
+    assert tool(live, project, session, "Edit", file_path=str(project / "db/migrations/0002.sql")) == ""  # once
+    assert tool(live, project, session, "Read", file_path=str(project / "db/migrations/0001_init.sql")) == ""
+    log = live.client.get("/v1/recall/log", params={"cwd": str(project)}).json()
+    sources = {e["source"] for e in log["entries"]}
+    assert "hook:PreToolUse:Bash" in sources and "hook:PreToolUse:Edit" in sources
+
+
+def test_a_tool_call_gets_at_most_two(live: LiveDaemon, project: Path) -> None:
+    for n in range(4):
+        save(live, project, f"Infra rule {n}", f"Rule {n} for everything under infra/terraform/")
+    got = tool(live, project, uuid.uuid4().hex, "Edit", file_path=str(project / "infra/terraform/main.tf"))
+    assert got.count("<system-reminder>") == 2
+
+
+def test_applies_to_written_kept_validated_and_used(live: LiveDaemon, project: Path) -> None:
+    fn = save(
+        live,
+        project,
+        "Terraform state",
+        "Plan before apply, always with the shared backend",
+        applies_to={"paths": ["infra/**"], "commands": ["terraform apply"], "tools": ["Edit", "Bash"]},
+    )
+    meta, _ = split_frontmatter((live.daemon.stores.for_cwd(str(project)).path / fn).read_text())
+    assert meta["applies_to"] == {"paths": ["infra/**"], "commands": ["terraform apply"], "tools": ["Edit", "Bash"]}
+    save(live, project, "Terraform state", "Plan before apply, with the shared backend")  # a rewrite keeps it
+    got = live.client.get(f"/v1/memories/{fn}", params={"cwd": str(project)}).json()
+    assert got["applies_to"]["paths"] == ["infra/**"] and got["description"].startswith("Plan before apply, with")
+    session = uuid.uuid4().hex
+    assert fn in tool(live, project, session, "Bash", command="cd infra && terraform apply -auto-approve")
+    assert tool(live, project, uuid.uuid4().hex, "Read", file_path=str(project / "infra/main.tf")) == ""  # not its tool
+    bad = live.client.post(
+        "/v1/memories",
+        json={
+            "cwd": str(project),
+            "name": "x",
+            "description": "y",
+            "type": "feedback",
+            "body": "",
+            "applies_to": {"paths": ["../outside/**"]},
+        },
+    )
+    assert bad.status_code == 422 and "applies_to" in bad.text and "relative to the project" in bad.text
+    wrong_tool = {"cwd": str(project), "name": "x", "description": "y", "type": "feedback", "body": ""}
+    r = live.client.post("/v1/memories", json={**wrong_tool, "applies_to": {"tools": ["Shell"]}})
+    assert r.status_code == 422 and "tools" in r.text
+    assert "x" not in {
+        m["name"] for m in live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]
+    }
+
+
+def test_applies_to_in_claude_codes_dialect_lives_under_metadata(live: LiveDaemon, project: Path) -> None:
+    store = live.daemon.stores.for_cwd(str(project))
+    store.path.mkdir(parents=True, exist_ok=True)
+    (store.path / "api-style.md").write_text(
+        "---\nname: api-style\ndescription: REST handlers return problem+json errors\nmetadata:\n  type: feedback\n---\nBody.\n"
+    )
+    fn = save(
+        live,
+        project,
+        "api-style",
+        "REST handlers return problem+json errors",
+        "Body.",
+        applies_to={"paths": ["src/api/**"]},
+    )
+    assert fn == "api-style.md"
+    meta, body = split_frontmatter((store.path / fn).read_text())
+    assert meta["metadata"] == {"type": "feedback", "applies_to": {"paths": ["src/api/**"]}}
+    assert "applies_to" not in meta and meta["name"] == "api-style" and body.strip() == "Body."
+    assert fn in tool(live, project, uuid.uuid4().hex, "Write", file_path=str(project / "src/api/users.ts"), content="")
+
+
+def test_recall_off_for_one_session(live: LiveDaemon, project: Path) -> None:
+    save(live, project, *PNPM)
+    off = "CLAUDE_CODE_DISABLE_AUTO_MEMORY=0;MEMORYD_RECALL=off"
+    base = {"cwd": str(project), "session_id": uuid.uuid4().hex}
+    assert hook(live, {**base, "hook_event_name": "SessionStart", "source": "startup"}, off) == {}
+    prompt = {**base, "hook_event_name": "UserPromptSubmit", "prompt": "which package manager should I use?"}
+    assert hook(live, prompt, off) == {}
+    assert tool(live, project, base["session_id"], "Bash", off, command="npm install lodash") == ""
+    other = uuid.uuid4().hex  # another session keeps its memories
+    assert "Package manager" in tool(live, project, other, "Bash", "MEMORYD_RECALL=on", command="npm install lodash")
+
+
+@pytest.mark.e2e
+def test_readme_first_memory_arrives_with_its_name_and_description(
+    daemon_process: DaemonProcess, home: Path, project: Path
+) -> None:
+    """#39 item 1: the README's own first memory, saved with no body, is recalled as a non-empty block."""
+    daemon_process.start()
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "memoryd", *args],
+            env=daemon_env(home),
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+
+    saved = cli("save", "-t", "feedback", "-n", "Package manager", "-d", "Use pnpm, never npm: …")
+    assert saved.returncode == 0, saved.stderr
+    out = cli("recall", "--inject", "which package manager should I use?")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("<system-reminder>\n<!-- memoryd -->\n")
+    assert "name: Package manager" in out.stdout and "description: Use pnpm, never npm: …" in out.stdout
+
+
+def test_the_memory_page_shows_what_it_applies_to(live: LiveDaemon, project: Path) -> None:
+    from memoryd.api.web.views import project_id
+    from tests.test_ui import login
+
+    fn = save(live, project, "Terraform", "Plan first", applies_to={"paths": ["infra/**"], "commands": ["terraform"]})
+    plain = save(live, project, "Standups", "Standups are at 10:00")
+    browser, _ = login(live)
+    p = project_id(live.daemon.stores.for_cwd(str(project)).path)
+    page = browser.get(f"/ui/p/{p}/m/{fn}").text
+    assert "Applies to" in page and "<code>infra/**</code>" in page and "<code>terraform</code>" in page
+    assert "Nothing written in the file" in browser.get(f"/ui/p/{p}/m/{plain}").text
+
+
+def test_the_sql_example_end_to_end_through_the_hooks(live: LiveDaemon, project: Path) -> None:
+    """Issue 38: the no-ORM rule learned offline from a turn is recalled for the SQL task's prompt."""
+    import time
+
+    from tests.support.clock import step_over_settle
+    from tests.support.transcripts import new_session
+
+    root = live.daemon.settings.transcript_roots[0]
+    s1 = new_session(root, str(project))
+    s2 = new_session(root, str(project))  # both transcripts exist first: the project's memory dir is settled
+    base = {"session_id": s1.session_id, "transcript_path": str(s1.path), "cwd": str(project)}
+    said = "Please remember: in this repo we never use ORMs, all SQL is hand-written in the queries/ folder"
+    s1.user(said)
+    s1.assistant("Noted: no ORMs, SQL lives in queries/.")
+    assert hook(live, {**base, "hook_event_name": "Stop", "stop_hook_active": False}) == {}
+    step_over_settle(live.daemon)
+    deadline = time.monotonic() + 30
+    while not live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]:
+        assert time.monotonic() < deadline, "extraction did not write the memory"
+        time.sleep(0.05)
+    prompt = "Add an endpoint that lists orders per customer, with the SQL for it"
+    answer = hook(
+        live,
+        {
+            "hook_event_name": "UserPromptSubmit",
+            "session_id": s2.session_id,
+            "transcript_path": str(s2.path),
+            "cwd": str(project),
+            "prompt": prompt,
+        },
+    )
+    recalled = answer.get("hookSpecificOutput", {}).get("additionalContext", "")
+    why = live.client.get("/v1/recall/log", params={"cwd": str(project)}).json()["entries"]
+    saved = live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]
+    assert "queries/" in recalled and "ORM" in recalled and "description: " in recalled, [
+        (e["reason"], e["method"], e["injected"], e["left_out"]) for e in why
+    ]
+
+
+def test_the_models_extraction_writes_applies_to(llm_live: LiveDaemon, messages_api: Any, project: Path) -> None:
+    """With a model, extraction asks for applies_to and writes it (a malformed one is dropped, the memory kept)."""
+    import json
+
+    from tests.support.messages_api import Reply
+    from tests.support.transcripts import new_session
+    from tests.test_extract import turn_end
+
+    writer = new_session(llm_live.daemon.settings.transcript_roots[0], str(project))
+    writer.user("never edit an applied migration, add a new one under db/migrations/")
+    answer = [
+        {
+            "name": "Migrations are append-only",
+            "type": "feedback",
+            "description": "Never edit an applied migration; add a new one",
+            "body": "**Why:** prod ran it.\n**How to apply:** new file in db/migrations/.",
+            "applies_to": {"paths": ["db/migrations/**"], "tools": ["Edit", "Write"]},
+        },
+        {
+            "name": "Deploy day",
+            "type": "project",
+            "description": "Deploys happen on Tuesdays",
+            "body": "",
+            "applies_to": {"paths": ["/etc/passwd"]},
+        },
+    ]
+    messages_api.push(Reply(text=json.dumps(answer)))
+    job = turn_end(llm_live, writer)
+    assert job["status"] == "done" and len(job["memories_written"]) == 2
+    assert "applies_to" in messages_api.requests[-1]["system"]
+    store = llm_live.daemon.stores.for_cwd(str(project))
+    got = {fn: store.get(fn).applies_to for fn in job["memories_written"]}
+    assert sorted(got.values(), key=len) == [{}, {"paths": ["db/migrations/**"], "tools": ["Edit", "Write"]}]
