@@ -111,8 +111,9 @@ def test_explain_shows_the_words_as_typed_and_the_cli_as_its_door(home: Path, pr
             timeout=60,
         )
     assert out.returncode == 0, out.stderr
-    assert "why (cli, " in out.stdout and "words: run, database, migrations, deploying" in out.stdout, out.stdout
+    # "run" says how, not what about: it is not an informative word (#38 item 5)
+    assert "why (cli, " in out.stdout and "words: database, migrations, deploying" in out.stdout, out.stdout
     assert "databas" + "," not in out.stdout and "migrat," not in out.stdout
-    assert "close match: 'run', 'database', 'migrations', 'deploying' cover 100 %, needs 35 %" in out.stdout
+    assert "close match: 'database', 'migrations', 'deploying' cover 100 %, needs 35 %" in out.stdout
     left_out = [line for line in out.stdout.splitlines() if line.startswith("  - ")]
     assert left_out and all(" — " in line for line in left_out), out.stdout  # each says what kept it out
