@@ -12,8 +12,9 @@ import http.client
 import json as _json
 import os
 import socket
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from memoryd.base import limits
@@ -32,7 +33,7 @@ def home_from_env(env: Mapping[str, str] | None = None) -> Path:
     return Path(env.get("MEMORYD_HOME") or limits.DEFAULT_HOME).expanduser()
 
 
-def daemon_url(settings: "Settings") -> str:
+def daemon_url(settings: Settings) -> str:
     """The running daemon's address from `daemon.json`, else the configured one."""
     runtime = read_runtime_file(settings.home)
     if runtime:
@@ -57,11 +58,11 @@ class MemorydClient:
         self._conn: http.client.HTTPConnection | None = None
 
     @classmethod
-    def from_settings(cls, settings: "Settings", *, timeout: float = 10.0) -> "MemorydClient":
+    def from_settings(cls, settings: Settings, *, timeout: float = 10.0) -> MemorydClient:
         return cls(daemon_url(settings), read_token(settings.home, settings.token_override), timeout=timeout)
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, *, timeout: float = 10.0) -> "MemorydClient":
+    def from_env(cls, env: Mapping[str, str] | None = None, *, timeout: float = 10.0) -> MemorydClient:
         """The daemon named by `$MEMORYD_HOME/daemon.json`; only when it is absent are the
         settings loaded for the configured address (so a running daemon is reached fast)."""
         env = os.environ if env is None else env
@@ -80,7 +81,7 @@ class MemorydClient:
             self._conn.close()
             self._conn = None
 
-    def __enter__(self) -> "MemorydClient":
+    def __enter__(self) -> MemorydClient:
         return self
 
     def __exit__(self, *exc: object) -> None:

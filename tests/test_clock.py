@@ -3,7 +3,7 @@ with, so a test moves time for all of them at once."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -13,7 +13,7 @@ from memoryd.service.daemon import Daemon
 from tests.conftest import make_settings
 from tests.support.transcripts import new_session
 
-T0 = datetime(2026, 3, 4, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 4, 12, 0, tzinfo=UTC)
 
 
 def test_manual_clock_moves_only_when_told() -> None:

@@ -6,8 +6,8 @@ import signal
 import socket
 import stat
 import struct
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 

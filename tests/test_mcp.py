@@ -4,11 +4,11 @@ as a real subprocess, a thin client of a real daemon) and streamable HTTP at /mc
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator, Awaitable, Callable
+from typing import Any
 from urllib.parse import quote
 
 import anyio

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Iterator
 
 import pytest
 
@@ -20,11 +20,10 @@ from memoryd.base.secrets import redact_secrets
 from memoryd.base.similarity import near_duplicate, supersedes
 from memoryd.extract.offline import extract_explicit
 from memoryd.extract.service import ExtractionService
+from memoryd.extract.shape import starts_with_request
 from memoryd.service.daemon import Daemon
 from memoryd.store import MemoryDir
 from tests.conftest import LiveDaemon, make_settings, save_memory, serve
-from tests.test_dream import wait_run
-from memoryd.extract.shape import starts_with_request
 from tests.support.offline_quality import (
     judge_pair,
     score_extraction,
@@ -34,6 +33,7 @@ from tests.support.offline_quality import (
     secret_cases,
     title_faults,
 )
+from tests.test_dream import wait_run
 
 MONDAY = date(2026, 11, 23)
 

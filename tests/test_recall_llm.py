@@ -4,15 +4,17 @@ falling back to the local ranker (never an error to the agent)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 from memoryd.base import limits
 from memoryd.recall.select import SELECT_MEMORIES_PROMPT, manifest
 from memoryd.service.daemon import Daemon
-from tests.conftest import LiveDaemon, make_settings, serve, recall_api as recall, save_memory as save
+from tests.conftest import LiveDaemon, make_settings, serve
+from tests.conftest import recall_api as recall
+from tests.conftest import save_memory as save
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
 
 

@@ -237,7 +237,7 @@ def test_incremental_index_equals_a_full_rebuild(tmp_path: Path) -> None:
 # --- one style per folder (issue 32) -----------------------------------------------------------------
 
 
-def _turn(live: "LiveDaemon", project: Path, said: str) -> dict[str, object]:
+def _turn(live: LiveDaemon, project: Path, said: str) -> dict[str, object]:
     from tests.support.transcripts import new_session
     from tests.test_extract import turn_end
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 

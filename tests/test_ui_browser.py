@@ -4,18 +4,19 @@ another origin cannot call the API. Screenshots of each page go to bench/screens
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 from memoryd.api.web.views import project_id
 from memoryd.service.daemon import Daemon
-from tests.test_dream import wait_run
-from tests.support.browser import chromium
 from tests.conftest import make_settings, save_memory, serve
+from tests.support.browser import chromium
 from tests.support.servers import ThreadedServer
 from tests.support.stale_fixture import make_repo
+from tests.test_dream import wait_run
 
 pytestmark = pytest.mark.e2e
 SCREENS = Path(__file__).resolve().parents[1] / "bench" / "screens"

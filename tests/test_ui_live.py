@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import httpx
-import pytest
 
 from memoryd.api.web.markdown import render, sanitize
 from memoryd.api.web.views import project_id

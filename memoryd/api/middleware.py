@@ -6,7 +6,8 @@ routing, so a refused request never reaches a route.
 from __future__ import annotations
 
 import time
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from memoryd.api.errors import error_body
 from memoryd.api.web.auth import UI_LOGIN_PATH, cookie_value, is_ui_path

@@ -11,8 +11,9 @@ import functools
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from memoryd.base.errors import SecretDetected
 

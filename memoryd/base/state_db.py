@@ -13,9 +13,10 @@ import os
 import queue
 import sqlite3
 import threading
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 STATE_FILENAME = "state.db"
 READ_CONNECTIONS = 4  # reads running at once, beside the one writer

@@ -13,16 +13,17 @@ import shlex
 import shutil
 import stat
 import subprocess
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
-from memoryd.base.errors import NotMemoryd
 from memoryd.base import limits
+from memoryd.base.errors import NotMemoryd
 from memoryd.base.files import read_capped
 from memoryd.client import ApiError, DaemonNotRunning, MemorydClient
-from memoryd.integrations.claude_code import HOOK_COMMAND_ARGS
 from memoryd.config import Settings
+from memoryd.integrations.claude_code import HOOK_COMMAND_ARGS
 from memoryd.integrations.claude_plugin import PLUGIN_ID, hook_url, plugin_enabled, settings_hooks
 from memoryd.service.auth import token_path
 from memoryd.service.units import LAUNCHD_LABEL, SYSTEMD_UNIT_NAME, manager_unavailable, target

@@ -7,12 +7,12 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from memoryd.base import limits
-from memoryd.base.errors import MemoryNotFound, MemorydError
+from memoryd.base.errors import MemorydError, MemoryNotFound
 from memoryd.cli.output import EXIT_OK, EXIT_USAGE, client_of, common, cwd_of, emit, fail, table, when
 
 if TYPE_CHECKING:
-    from memoryd.client import MemorydClient
     from memoryd.cli.results import ForgetResult
+    from memoryd.client import MemorydClient
 
 
 def _global_flag(p: argparse.ArgumentParser, help: str) -> None:

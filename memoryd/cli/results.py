@@ -4,9 +4,9 @@ other key may appear. Types only: writers import them under TYPE_CHECKING, so no
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired
 
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 ServiceManager = Literal["systemd", "launchd"]
 SetupAction = Literal["done", "already", "would", "skipped", "failed"]

@@ -110,11 +110,10 @@ def _human_status(s: dict[str, Any]) -> str:
 def cmd_status(args: argparse.Namespace) -> int:
     with client_of(args) as client:
         status = client.status()
-    from memoryd.integrations.claude_memory import location_report
-
     from pathlib import Path
 
     from memoryd.cli.config import log_file
+    from memoryd.integrations.claude_memory import location_report
 
     status["log_file"] = str(log_file(Path(status["home"])))
     status["memory_location"] = location_report(settings_of(args), cwd_of(args))

@@ -63,7 +63,7 @@ def _step(
     return step
 
 
-def start_in_background(settings: "Settings", why: str) -> SetupStep:
+def start_in_background(settings: Settings, why: str) -> SetupStep:
     """No user service manager: the daemon as a process of its own session, detached from this
     terminal; it runs until logout or reboot (then `memoryd setup` again starts it)."""
     import os
@@ -107,7 +107,7 @@ def start_in_background(settings: "Settings", why: str) -> SetupStep:
     )
 
 
-def setup_service(settings: "Settings", dry_run: bool) -> SetupStep:
+def setup_service(settings: Settings, dry_run: bool) -> SetupStep:
     import platform
 
     from memoryd.base.errors import MemorydError
@@ -151,7 +151,7 @@ def _claude(claude: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def setup_claude_code(settings: "Settings", cwd: str, dry_run: bool, prefer_hooks: bool) -> list[SetupStep]:
+def setup_claude_code(settings: Settings, cwd: str, dry_run: bool, prefer_hooks: bool) -> list[SetupStep]:
     from memoryd.integrations.claude_code import settings_path, uninstall_hooks
     from memoryd.integrations.claude_plugin import (
         PLUGIN_ID,
@@ -244,7 +244,7 @@ def setup_claude_code(settings: "Settings", cwd: str, dry_run: bool, prefer_hook
     return steps
 
 
-def _hooks_install(settings: "Settings", path: Path) -> SetupStep:
+def _hooks_install(settings: Settings, path: Path) -> SetupStep:
     from memoryd.integrations.claude_code import hook_command, hooks_block, install_hooks
     from memoryd.service.auth import load_or_create_token
 
@@ -254,7 +254,7 @@ def _hooks_install(settings: "Settings", path: Path) -> SetupStep:
     return _step("claude code", "done", f"merged memoryd's hooks into {path}{backup}")
 
 
-def pending_import(settings: "Settings", cwd: str) -> SetupStep | None:
+def pending_import(settings: Settings, cwd: str) -> SetupStep | None:
     from memoryd.integrations.claude_memory import location_report
 
     info = location_report(settings, cwd)
@@ -293,7 +293,7 @@ def cmd_setup(args: argparse.Namespace) -> int:
     return EXIT_FAIL if failed else EXIT_OK
 
 
-def _doctor_summary(settings: "Settings", cwd: str) -> DoctorSummary:
+def _doctor_summary(settings: Settings, cwd: str) -> DoctorSummary:
     from memoryd.cli.doctor_checks import run_checks
     from memoryd.client import MemorydClient
 

@@ -39,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=cmd_export)
 
 
-def _existing(client: "MemorydClient", cwd: str) -> list[dict[str, Any]]:
+def _existing(client: MemorydClient, cwd: str) -> list[dict[str, Any]]:
     return [client.get_memory(cwd, m["filename"]) for m in client.list_memories(cwd)["memories"]]
 
 
@@ -99,7 +99,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     return EXIT_API if counts.get("refused") or counts.get("invalid") else EXIT_OK
 
 
-def _save_new(client: "MemorydClient", cwd: str, record: "Record", name: str, row: dict[str, str]) -> None:
+def _save_new(client: MemorydClient, cwd: str, record: Record, name: str, row: dict[str, str]) -> None:
     """Save create-only (the daemon answers 409 rather than update a memory: issue 41's import overwrote
     one); a name found taken then is tried once as `<name> (imported)`, else reported as a conflict."""
     from memoryd.client import ApiError

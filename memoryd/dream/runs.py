@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,7 @@ INTERRUPTED = "interrupted (the daemon stopped mid-run); every change was rolled
 
 
 def _iso(ts: float | None) -> str | None:
-    return datetime.fromtimestamp(ts, timezone.utc).isoformat() if ts else None
+    return datetime.fromtimestamp(ts, UTC).isoformat() if ts else None
 
 
 def run_dict(row: sqlite3.Row) -> dict[str, Any]:

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from memoryd.base.clock import Clock
 from memoryd.base.errors import GatesClosed, LockHeld

@@ -12,9 +12,10 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from memoryd.base.clock import Clock
 from memoryd.base.errors import LockHeld, MemorydError, Unprocessable

@@ -226,8 +226,6 @@ _NOT_COMMAND = {
     "drop",
     "flag",
     "option",
-    "pass",
-    "the",
 }
 
 

@@ -12,9 +12,10 @@ import io
 import json
 import re
 import tarfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator
+from typing import IO, Any
 
 from memoryd.base import limits
 from memoryd.base.errors import InvalidRequest, MemorydError

@@ -16,9 +16,10 @@ import re
 import threading
 import time
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta, timezone
-from typing import TYPE_CHECKING, Any, Callable
+from datetime import UTC
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -96,7 +97,7 @@ class LLMClient:
         self._last_lock = threading.Lock()
 
     @classmethod
-    def from_settings(cls, settings: "Settings", *, meter: UsageMeter) -> "LLMClient":
+    def from_settings(cls, settings: Settings, *, meter: UsageMeter) -> LLMClient:
         from memoryd.llm.choose import choose_backend
 
         backend, why = choose_backend(settings)
@@ -234,7 +235,7 @@ class LLMClient:
                 "backend": self.backend_name,
                 "outcome": outcome,
                 "detail": detail,
-                "at": self.meter.now().astimezone(timezone.utc).isoformat(timespec="seconds"),
+                "at": self.meter.now().astimezone(UTC).isoformat(timespec="seconds"),
             }
 
 

@@ -7,7 +7,8 @@ The same server runs over stdio (`memoryd mcp`) and over streamable HTTP at /mcp
 from __future__ import annotations
 
 import uuid
-from typing import Annotated, Any, Callable, Literal, TypeVar
+from collections.abc import Callable
+from typing import Annotated, Any, Literal, TypeVar
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 

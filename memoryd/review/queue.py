@@ -16,8 +16,9 @@ import os
 import signal
 import time
 import uuid
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from memoryd.base.errors import ReviewItemNotFound
 from memoryd.base.secrets import check_no_secrets

@@ -7,7 +7,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from memoryd import __version__
 from memoryd.base import limits

@@ -11,10 +11,11 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from memoryd.base.errors import ConfigError, ServiceManagerFailed
 from memoryd.base.files import atomic_write

@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from collections import OrderedDict, deque
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from memoryd.base import limits
 from memoryd.base.errors import LLMUnavailable, TokenBudgetExceeded
@@ -184,7 +185,7 @@ class SessionRead:
         )
 
     @classmethod
-    def from_json(cls, text: str) -> "SessionRead":
+    def from_json(cls, text: str) -> SessionRead:
         data = json.loads(text)
         offline = OfflineNotes.from_dict(data.pop("offline"))
         delta = deque(data.pop("_delta"))

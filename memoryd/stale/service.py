@@ -8,9 +8,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from memoryd.base import limits
 from memoryd.base.errors import MemorydError

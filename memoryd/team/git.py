@@ -10,9 +10,9 @@ import hashlib
 import os
 import re
 import subprocess
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from memoryd.team.errors import GitFailed
 

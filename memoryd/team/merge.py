@@ -9,8 +9,9 @@ An edit beats a concurrent delete. It does NOT read or write the memory folder.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from memoryd.base.errors import InvalidFrontmatter
 from memoryd.base.text import sentences

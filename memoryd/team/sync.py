@@ -12,9 +12,10 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from memoryd.base import limits
 from memoryd.base.errors import MemorydError
@@ -126,9 +127,7 @@ class TeamRepo:
 
     # ------------------------------------------------------------------ setup
     @classmethod
-    def create(
-        cls, root: Path, state: TeamState, store: MemoryDir, settings: TeamSettings, **kwargs: Any
-    ) -> "TeamRepo":
+    def create(cls, root: Path, state: TeamState, store: MemoryDir, settings: TeamSettings, **kwargs: Any) -> TeamRepo:
         repo = cls(root, state, store, settings, **kwargs)
         if not (repo.git.git_dir / "HEAD").is_file():
             repo.git.init_bare()

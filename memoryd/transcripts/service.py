@@ -10,8 +10,9 @@ import os
 import queue
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
@@ -37,7 +38,7 @@ HOOK_WAIT_SECONDS = (
 
 
 class _Handler(FileSystemEventHandler):
-    def __init__(self, service: "TranscriptService") -> None:
+    def __init__(self, service: TranscriptService) -> None:
         self.service = service
 
     def on_any_event(self, event: FileSystemEvent) -> None:
@@ -55,7 +56,7 @@ class _Handler(FileSystemEventHandler):
 class _ParentHandler(FileSystemEventHandler):
     """On the nearest existing parent of a missing root: any dir event may be the root appearing."""
 
-    def __init__(self, service: "TranscriptService") -> None:
+    def __init__(self, service: TranscriptService) -> None:
         self.service = service
 
     def on_any_event(self, event: FileSystemEvent) -> None:
@@ -82,7 +83,7 @@ class TranscriptService:
         self.pipeline = TranscriptPipeline(state=state, metrics=metrics, clock=clock)
         self.contexts = SessionContexts(state)  # what each session works on, learned as lines are read
         self.pipeline.subscribe(self.contexts)
-        self._queue: "queue.Queue[Path | None]" = queue.Queue()
+        self._queue: queue.Queue[Path | None] = queue.Queue()
         self._pending: set[Path] = set()
         self._pending_lock = threading.Lock()
         self._watch_lock = threading.Lock()

@@ -100,7 +100,7 @@ _TITLE_PREFIX = "User role: "
 def title_faults(name: str, description: str) -> list[str]:
     """What is wrong with a title against the description it names: cut inside a word or a phrase,
     a meaning word dropped from between the words it keeps, more than TITLE_MAX_WORDS words."""
-    from memoryd.extract.shape import _DANGLING, _PHRASE_START, TITLE_MAX_WORDS, _TOKEN
+    from memoryd.extract.shape import _DANGLING, _PHRASE_START, _TOKEN, TITLE_MAX_WORDS
 
     words = _TOKEN.findall(name[len(_TITLE_PREFIX) :] if name.startswith(_TITLE_PREFIX) else name)
     source = _TOKEN.findall(description)

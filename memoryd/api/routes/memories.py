@@ -9,13 +9,13 @@ from fastapi import APIRouter, Query, Response
 from memoryd.api.deps import StoresDep
 from memoryd.api.models import (
     CwdQuery,
-    Scope,
     IndexOut,
     MemoryListOut,
     MemoryOut,
     PromptOut,
     SavedMemoryOut,
     SaveMemoryRequest,
+    Scope,
 )
 from memoryd.api.openapi import errors
 from memoryd.base import limits

@@ -5,8 +5,9 @@ sent from any other origin, even another port of this host (same site, so the co
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable
+from typing import Any
 
 from fastapi import Request
 from fastapi.responses import StreamingResponse
@@ -85,7 +86,7 @@ def stream(web: WebView, memory_dir: str | None, *, render: Callable[[dict[str, 
             while True:
                 try:
                     event = await asyncio.wait_for(queue.get(), limits.ACTIVITY_HEARTBEAT_SECONDS)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     yield ": keep-alive\n\n"
                     continue
                 if event is None:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import functools
 import re
 import time
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from markupsafe import Markup, escape
 

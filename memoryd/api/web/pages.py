@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import functools
 import hmac
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote
 
 from fastapi import Request

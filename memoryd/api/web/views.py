@@ -7,7 +7,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 from dataclasses import dataclass
-from datetime import date, timedelta, timezone
+from datetime import UTC, date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -172,7 +172,7 @@ class WebView:
     def spend(self, days: int) -> dict[str, Any]:
         """The spend page: tokens per day and purpose over `days`, as rows and a chart, against the daily cap."""
         rows = self.meter.by_day(days)
-        today = self.clock.now().astimezone(timezone.utc).date()
+        today = self.clock.now().astimezone(UTC).date()
         return {
             "chart": spend_chart(rows, today=today, days=days, cap=self.meter.daily_cap),
             "rows": rows,

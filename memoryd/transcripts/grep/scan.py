@@ -8,8 +8,8 @@ is run only on lines holding the literal it requires, else over the chunk.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import Callable, Generator, Iterator
 
 from memoryd.base import limits
 from memoryd.transcripts.grep.files import NOFOLLOW, Found, Transcript
