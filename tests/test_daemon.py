@@ -151,7 +151,8 @@ def test_a_client_gone_mid_answer_never_kills_the_daemon(shared_daemon: DaemonPr
     for _ in range(20):  # ask for a long answer, then reset the connection before reading it
         with socket.create_connection((host, int(port))) as sock:
             sock.sendall(
-                f"GET /openapi.json HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer {shared_daemon.token}\r\n\r\n".encode()
+                f"GET /openapi.json HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer "
+                f"{shared_daemon.token}\r\n\r\n".encode()
             )
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     assert shared_daemon.proc.poll() is None

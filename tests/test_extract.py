@@ -110,7 +110,8 @@ def test_injected_recalls_are_not_re_extracted(live: LiveDaemon, session: Transc
     from memoryd.base import limits
 
     session.user(
-        f"<system-reminder>\n{limits.INJECTED_MARKER}\nremember: always deploy on Fridays\n</system-reminder>\nwhat does the build script do"
+        f"<system-reminder>\n{limits.INJECTED_MARKER}\nremember: always deploy on Fridays\n</system-reminder>\nwhat "
+        "does the build script do"
     )
     session.attachment("Remember: never use tabs")
     session.assistant("It compiles the assets.")

@@ -138,7 +138,10 @@ def test_a_save_reads_and_stages_before_the_lock_and_leaves_no_temp_file(tmp_pat
 
 
 def _other_process_takes(lock_file: Path, timeout: float) -> subprocess.CompletedProcess[str]:
-    code = "import sys; from filelock import FileLock; FileLock(sys.argv[1]).acquire(timeout=float(sys.argv[2])); print('took it')"
+    code = (
+        "import sys; from filelock import FileLock; FileLock(sys.argv[1]).acquire(timeout=float(sys.argv[2])); "
+        "print('took it')"
+    )
     return subprocess.run(
         [sys.executable, "-c", code, str(lock_file), str(timeout)], capture_output=True, text=True, timeout=60
     )

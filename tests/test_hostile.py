@@ -309,10 +309,13 @@ GOOD = "---\nname: good one\ndescription: a memory that imports\ntype: user\n---
 
 
 def _import_rss(home: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], int]:
-    """`memoryd import …` as a real process, and its peak RSS in MB (VmHWM: ru_maxrss would keep the forking parent's)."""
+    """`memoryd import …` as a real process, and its peak RSS in MB (VmHWM: ru_maxrss would keep the forking
+    parent's)."""
     code = (
-        "import runpy, sys\nsys.argv = ['memoryd', *sys.argv[1:]]\ntry:\n    runpy.run_module('memoryd', run_name='__main__')\n"
-        "finally:\n    hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n    print('RSS', int(hwm.split()[1]) // 1024, file=sys.stderr)\n"
+        "import runpy, sys\nsys.argv = ['memoryd', *sys.argv[1:]]\ntry:\n    runpy.run_module('memoryd', "
+        "run_name='__main__')\n"
+        "finally:\n    hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n    print('RSS', "
+        "int(hwm.split()[1]) // 1024, file=sys.stderr)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code, "import", *args], env=daemon_env(home), capture_output=True, text=True, timeout=120
@@ -372,7 +375,8 @@ SPLIT_FORMS = [
 
 def test_a_secret_split_by_whitespace_is_found_and_redacted_whole() -> None:
     for form in SPLIT_FORMS:
-        text = f"the deploy credential:\n{form}\nkeep it safe"  # (a wrapped token may take the next line's first word with it)
+        # (a wrapped token may take the next line's first word with it)
+        text = f"the deploy credential:\n{form}\nkeep it safe"
         assert find_secrets(text), form
         redacted = redact_secrets(text)
         assert "it safe" in redacted and not any(part in redacted for part in form.split() if len(part) >= 4), redacted

@@ -18,7 +18,9 @@ from tests.conftest import LiveDaemon
 from tests.conftest import recall_api as recall
 from tests.conftest import save_memory as save
 
-WORDS = "deploy build cache database migration schema index queue worker retry timeout token login proxy docker helm".split()
+WORDS = (
+    "deploy build cache database migration schema index queue worker retry timeout token login proxy docker helm"
+).split()
 
 
 def write_files(memdir: Path, n: int, prefix: str = "note") -> None:

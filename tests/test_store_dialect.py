@@ -132,7 +132,8 @@ def test_dream_merge_points_links_at_the_survivor(tmp_path: Path) -> None:
         CC_DEPLOY.replace("deploy-checklist", "deploy-steps")
     )  # a near-duplicate
     (store.path / "oncall.md").write_text(
-        "---\nname: oncall\ndescription: who is on call\nmetadata:\n  type: reference\n---\nSee [[deploy-steps]] and [[deploy-steps|the steps]].\n"
+        "---\nname: oncall\ndescription: who is on call\nmetadata:\n  type: reference\n---\nSee [[deploy-steps]] and "
+        "[[deploy-steps|the steps]].\n"
     )
     plan = offline_plan(store, processed_logs=set())
     merges = [a for a in plan.actions if a.op == "delete"]

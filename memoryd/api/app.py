@@ -50,7 +50,8 @@ ROUTERS += [review.router, stale.router]  # review before write, stale memories 
 def create_app(
     services: Services, *, start: Callable[[], None] | None = None, stop: Callable[[], None] | None = None
 ) -> FastAPI:
-    """Build the app over `services`; the app's lifespan calls `start` before the first request and `stop` after the last."""
+    """Build the app over `services`; the app's lifespan calls `start` before the first request and `stop` after the
+    last."""
 
     mcp = McpEndpoint(lambda: services.token, hosts=allowed_hosts(services.host))  # MCP over streamable HTTP at /mcp
 

@@ -166,7 +166,10 @@ class GuardMiddleware:
                 or not text.startswith("http://")
                 or (server and server[1] is not None and origin_port(text) != server[1])
             ):
-                return "a state-changing request from a web page on another origin is refused; call memoryd from a local program."
+                return (
+                    "a state-changing request from a web page on another origin is refused; call memoryd from a "
+                    "local program."
+                )
         return None
 
     async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -187,7 +190,8 @@ class GuardMiddleware:
                 await _send_error(
                     send,
                     Unauthorized(
-                        "missing or wrong bearer token: send 'Authorization: Bearer <token>' with the token from $MEMORYD_HOME/token (default ~/.memoryd/token)."
+                        "missing or wrong bearer token: send 'Authorization: Bearer <token>' with the token from "
+                        "$MEMORYD_HOME/token (default ~/.memoryd/token)."
                     ),
                     [(b"www-authenticate", b"Bearer")],
                 )

@@ -70,7 +70,10 @@ class Context:
         """The command that starts the daemon on this machine: the service only where a user service manager answers."""
         if self.no_manager() is None:
             return "memoryd install-service (or memoryd serve in a terminal)"
-        return "memoryd setup (no user service manager here: it starts the daemon in the background), or memoryd serve in a terminal"
+        return (
+            "memoryd setup (no user service manager here: it starts the daemon in the background), or memoryd "
+            "serve in a terminal"
+        )
 
 
 NOT_ANSWERING_FIX = "start the daemon first (see the daemon check)"
@@ -216,7 +219,8 @@ def check_service(ctx: Context) -> Check:
         return Check(
             "service",
             False,
-            f"the service runs pid {main_pid}, but pid {pid} answers at {ctx.client.base_url} (a `memoryd serve` in a terminal?)",
+            f"the service runs pid {main_pid}, but pid {pid} answers at {ctx.client.base_url} (a `memoryd serve` in a "
+            "terminal?)",
             f"stop the other daemon (kill {pid}), then {restart}",
         )
     return Check("service", True, f"{t.system} service active, pid {main_pid} is the daemon answering")
@@ -264,7 +268,8 @@ def check_hooks(ctx: Context) -> list[Check]:
                     "claude-code plugin",
                     False,
                     f"{PLUGIN_ID} is enabled in {plugin[-1]}, but its hooks run `memoryd`, which is not on PATH",
-                    "install memoryd with `uv tool install` or `pipx install` (both put it on PATH), or add this install's bin folder to PATH",
+                    "install memoryd with `uv tool install` or `pipx install` (both put it on PATH), or add this "
+                    "install's bin folder to PATH",
                 )
             )
         else:
@@ -358,7 +363,8 @@ def check_hooks(ctx: Context) -> list[Check]:
                 Check(
                     name,
                     False,
-                    f"hooks in {path} reach pid {answered.get('pid')} at {url}, not the daemon at {ctx.client.base_url}",
+                    f"hooks in {path} reach pid {answered.get('pid')} at {url}, "
+                    f"not the daemon at {ctx.client.base_url}",
                     reinstall,
                 )
             )
@@ -479,7 +485,8 @@ def check_grep(ctx: Context) -> Check:
     return Check(
         "grep",
         True,
-        "built-in scanner: no rg found (`pip install ripgrep==14.1.0` or your system's ripgrep makes transcript searches 6-12x faster)",
+        "built-in scanner: no rg found (`pip install ripgrep==14.1.0` or your system's ripgrep makes transcript "
+        "searches 6-12x faster)",
     )
 
 
@@ -558,7 +565,8 @@ def _llm_checks(settings: Settings, status: dict[str, Any] | None) -> list[Check
 
 
 def check_recall(ctx: Context) -> Check:
-    """Which local ranker recall has: BM25F fused with a bundled embedding model, or lexical only (works, ranks a little worse)."""
+    """Which local ranker recall has: BM25F fused with a bundled embedding model, or lexical only (works, ranks a
+    little worse)."""
     recall = (ctx.status or {}).get("recall") or {}
     model = recall.get("dense_model")
     if model is None:

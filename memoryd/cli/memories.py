@@ -160,7 +160,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         args,
         m,
         lambda m: (
-            f"# {m['name']}  [{kind}]\n{m['description']}\n(modified {when(m['modified'] or m['mtime'])})\n\n{m['body']}"
+            f"# {m['name']}  [{kind}]\n{m['description']}\n(modified "
+            f"{when(m['modified'] or m['mtime'])})\n\n{m['body']}"
         ),
     )
     return EXIT_OK

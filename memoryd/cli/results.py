@@ -50,7 +50,7 @@ class ForgetResult(TypedDict, closed=True):
 
 
 class HooksBlock(TypedDict, closed=True):
-    """`hooks`: the block to paste into a Claude Code settings file (memoryd/integrations/claude_code.py::hooks_block)."""
+    """`hooks`: the block to paste into a Claude Code settings file (memoryd/integrations/claude_code.py::hooks_block)."""  # noqa: E501 (the schema's description, one line)
 
     hooks: dict[str, Any]
 

@@ -54,7 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def _step(
     name: str, action: SetupAction, detail: str, *, foreground: str | None = None, command: str | None = None
 ) -> SetupStep:
-    """One step's report; `foreground` (run the daemon by hand) and `command` (finish the step) only when it has them."""
+    """One step's report; `foreground` (run the daemon by hand) and `command` (finish the step) only when it has
+    them."""
     step: SetupStep = {"step": name, "action": action, "detail": detail}
     if foreground is not None:
         step["foreground"] = foreground

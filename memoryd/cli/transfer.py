@@ -92,7 +92,8 @@ def cmd_import(args: argparse.Namespace) -> int:
     lines += [
         f"  {row['action']:<9} {row['source']}: {row['reason']}"
         if row["action"] == "invalid"
-        else f"  {row['action']:<9} {row['source']} → {row['name']} ({row['type']}){': ' + row['reason'] if row['reason'] else ''}"
+        else f"  {row['action']:<9} {row['source']} → {row['name']} "
+        f"({row['type']}){': ' + row['reason'] if row['reason'] else ''}"
         for row in rows
     ]
     emit(args, result, "\n".join(lines))

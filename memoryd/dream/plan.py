@@ -255,7 +255,10 @@ def llm_plan(
             if len(m.body) <= limits.DREAM_LLM_FILE_MAX_CHARS
             else m.body[: limits.DREAM_LLM_FILE_MAX_CHARS] + "\n[... cut]"
         )
-        block = f"=== {h.filename} (type {h.type}, modified {m.modified or h.mtime})\nname: {m.name}\ndescription: {m.description}\n{body}"
+        block = (
+            f"=== {h.filename} (type {h.type}, modified {m.modified or h.mtime})\nname: {m.name}\ndescription: "
+            f"{m.description}\n{body}"
+        )
         if len(block) > budget:
             omitted += 1
             continue

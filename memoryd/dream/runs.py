@@ -77,14 +77,16 @@ class RunRecords:
     # ------------------------------------------------------------------ the runs table
     def started(self, run_id: str, memory_dir: Path, *, forced: bool, prior_lock_mtime: float) -> None:
         self.state.execute(
-            "INSERT INTO dream_runs(run_id, memory_dir, started_at, status, forced, prior_lock_mtime) VALUES (?, ?, ?, 'running', ?, ?)",
+            "INSERT INTO dream_runs(run_id, memory_dir, started_at, status, forced, prior_lock_mtime) VALUES (?, ?, "
+            "?, 'running', ?, ?)",
             (run_id, str(memory_dir), self.clock.time(), int(forced), prior_lock_mtime),
         )
 
     def finished(self, run_id: str, *, status: str, plan: Plan, changes: list[dict[str, Any]], error: str) -> None:
         """Record the outcome; nothing stored holds a secret."""
         self.state.execute(
-            "UPDATE dream_runs SET finished_at = ?, status = ?, method = ?, changes = ?, notes = ?, error = ? WHERE run_id = ?",
+            "UPDATE dream_runs SET finished_at = ?, status = ?, method = ?, changes = ?, notes = ?, error = ? WHERE "
+            "run_id = ?",
             (
                 self.clock.time(),
                 status,
@@ -198,7 +200,8 @@ class RunRecords:
                 )
             except Unprocessable as exc:
                 raise Conflict(
-                    f"run {run_id} cannot be undone: the prior text of {filename} is refused ({exc.message}); nothing was changed."
+                    f"run {run_id} cannot be undone: the prior text of {filename} is refused ({exc.message}); nothing "
+                    "was changed."
                 ) from None
 
     def interrupted_undos(self) -> list[tuple[str, Path | None]]:

@@ -85,7 +85,8 @@ class DreamService:
             )
             if closed is not None:
                 raise GatesClosed(
-                    f"gate {closed.name!r} is closed ({closed.detail}: {closed.value}, needs {closed.threshold}); force the run (POST /v1/dream/run or `memoryd dream run`) to skip gates 1-3."
+                    f"gate {closed.name!r} is closed ({closed.detail}: {closed.value}, needs {closed.threshold}); "
+                    "force the run (POST /v1/dream/run or `memoryd dream run`) to skip gates 1-3."
                 )
         store.check_writable()  # read-only: a run could change nothing
         return self.worker.start(store, self.gates.lock(store), forced=force)

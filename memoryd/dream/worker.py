@@ -97,12 +97,14 @@ class DreamWorker:
         with self._lock:
             if store.path in self._running:
                 raise LockHeld(
-                    f"a consolidation is already running for {store.path}; wait for it or cancel it (memoryd dream cancel)."
+                    f"a consolidation is already running for {store.path}; wait for it or cancel it (memoryd dream "
+                    "cancel)."
                 )
             prior = lock.try_acquire(self.clock.time())
             if prior is None:
                 raise LockHeld(
-                    f"{lock.path} is held by PID {lock.holder()}; another memoryd is consolidating. It frees itself within {int(lock.stale_seconds // 60)} min if that process died."
+                    f"{lock.path} is held by PID {lock.holder()}; another memoryd is consolidating. It frees itself "
+                    f"within {int(lock.stale_seconds // 60)} min if that process died."
                 )
             task = RunningTask(f"dream_{uuid.uuid4().hex[:12]}", store.path)
             self._running[store.path] = task

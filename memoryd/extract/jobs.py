@@ -86,7 +86,8 @@ class JobQueue:
             if kind == TURN_END:
                 db.execute(
                     "INSERT INTO extraction_turns(session_id, turns_since, updated_at) VALUES (?, 1, ?) "
-                    "ON CONFLICT(session_id) DO UPDATE SET turns_since = turns_since + 1, updated_at = excluded.updated_at",
+                    "ON CONFLICT(session_id) DO UPDATE SET turns_since = turns_since + 1, updated_at = "
+                    "excluded.updated_at",
                     (session_id, now),
                 )
             queued = db.execute(
@@ -95,18 +96,21 @@ class JobQueue:
             ).fetchone()
             if queued is not None:
                 db.execute(
-                    "UPDATE jobs SET last_assistant_message = COALESCE(?, last_assistant_message), turns = turns + 1, not_before = ?, updated_at = ? WHERE job_id = ?",
+                    "UPDATE jobs SET last_assistant_message = COALESCE(?, last_assistant_message), turns = turns + 1, "
+                    "not_before = ?, updated_at = ? WHERE job_id = ?",
                     (last_assistant_message, now + delay, now, queued["job_id"]),
                 )
                 return str(queued["job_id"])
             count = db.execute("SELECT COUNT(*) AS n FROM jobs WHERE status IN ('queued', 'running')").fetchone()["n"]
             if count >= self.queue_max:
                 raise QueueFull(
-                    f"the extraction queue is full ({self.queue_max} jobs); memoryd is behind — check `memoryd status` and the log."
+                    f"the extraction queue is full ({self.queue_max} jobs); memoryd is behind — check `memoryd "
+                    "status` and the log."
                 )
             job_id = f"job_{uuid.uuid4().hex[:16]}"
             db.execute(
-                "INSERT INTO jobs(job_id, kind, session_id, cwd, memory_dir, transcript_path, last_assistant_message, status, not_before, created_at, updated_at) "
+                "INSERT INTO jobs(job_id, kind, session_id, cwd, memory_dir, transcript_path, last_assistant_message, "
+                "status, not_before, created_at, updated_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?)",
                 (
                     job_id,
@@ -152,10 +156,12 @@ class JobQueue:
             return job
 
     def finish(self, job_id: str, outcome: Outcome) -> None:
-        """Record an outcome; a `queued` outcome is retried after EXTRACT_RETRY_SECONDS. Nothing stored holds a secret."""
+        """Record an outcome; a `queued` outcome is retried after EXTRACT_RETRY_SECONDS. Nothing stored holds a
+        secret."""
         now = self.clock()
         self.state.execute(
-            "UPDATE jobs SET status = ?, reason = ?, written = ?, refused = ?, updated_at = ?, not_before = ? WHERE job_id = ?",
+            "UPDATE jobs SET status = ?, reason = ?, written = ?, refused = ?, updated_at = ?, not_before = ? WHERE "
+            "job_id = ?",
             (
                 outcome.status,
                 redact_secrets(outcome.reason),

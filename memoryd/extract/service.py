@@ -238,10 +238,12 @@ class ExtractionService:
             return Outcome("skipped", "extraction is disabled ([extract] enabled = false)", [], [])
         turns_since = self.jobs.turns_since(session_id)
         if not backfill:
-            # Trigger: an earlier job already read this turn (it ran after this turn-end was counted). Outcome: nothing to do.
+            # Trigger: an earlier job already read this turn (it ran after this turn-end was counted). Outcome: nothing
+            # to do.
             if turns_since == 0:
                 return Outcome("skipped", "already covered: an earlier job of this session read this turn", [], [])
-            # Trigger: fewer turns than the throttle. Why: extraction costs an LLM call. Outcome: wait, pending turns stay.
+            # Trigger: fewer turns than the throttle. Why: extraction costs an LLM call. Outcome: wait, pending turns
+            # stay.
             if (turns_since or 0) < self.every_n_turns:
                 return Outcome("skipped", f"throttled: turn {turns_since} of every {self.every_n_turns}", [], [])
         path = Path(job["transcript_path"])
@@ -250,7 +252,8 @@ class ExtractionService:
             if int(job["attempts"]) < limits.EXTRACT_MAX_ATTEMPTS:
                 return Outcome(
                     "queued",
-                    f"transcript {path} does not exist yet; retrying (attempt {job['attempts']} of {limits.EXTRACT_MAX_ATTEMPTS})",
+                    f"transcript {path} does not exist yet; retrying (attempt {job['attempts']} of "
+                    f"{limits.EXTRACT_MAX_ATTEMPTS})",
                     [],
                     [],
                 )
@@ -283,7 +286,8 @@ class ExtractionService:
             for n, what in ((read.malformed, "malformed"), (read.oversized, "oversized"))
             if n
         )
-        # Trigger: the agent wrote into the memory dir itself. Why: two writers on one file. Outcome: skip, drop the turns.
+        # Trigger: the agent wrote into the memory dir itself. Why: two writers on one file. Outcome: skip, drop the
+        # turns.
         if agent_wrote_memory(rows, store.path):
             consumed()
             return Outcome(
@@ -291,7 +295,8 @@ class ExtractionService:
             )
         prompts = [(r.text, _date_of(r.timestamp)) for r in rows if r.kind == PROMPT]
         said = any(r.kind == TURN for r in rows)
-        # Trigger: only tool calls since the last extraction. Why: nothing said to learn from. Outcome: skip, drop the turns.
+        # Trigger: only tool calls since the last extraction. Why: nothing said to learn from. Outcome: skip, drop the
+        # turns.
         if not prompts and not said:
             consumed()
             return Outcome("skipped", f"no prose since the last extraction{note}", [], [])
@@ -327,7 +332,8 @@ class ExtractionService:
                     {
                         "name": cand.name,
                         "code": "secret_detected",
-                        "reason": "refused: it held a secret (removed before it was stored); keep a pointer such as 'the key is in 1Password' instead.",
+                        "reason": "refused: it held a secret (removed before it was stored); keep a pointer such as "
+                        "'the key is in 1Password' instead.",
                     }
                 )
                 continue

@@ -364,7 +364,8 @@ def describe(
         info.update(
             context="two indexes",
             fix=f'two memories for one project: set memory_base = "auto" in {settings.home}/config.toml '
-            f"(then memoryd import --from '{memory_dir}'), or turn Claude Code's own memory off (autoMemoryEnabled: false)",
+            f"(then memoryd import --from '{memory_dir}'), or turn Claude Code's own memory off (autoMemoryEnabled: "
+            "false)",
         )
     elif not hooks_installed:
         info.update(
@@ -390,7 +391,8 @@ def describe(
             "path": str(pending),
             "memories": len(_memory_files(pending)),
             "moves_to": str(cc_dir),
-            "fix": f"memoryd import --from '{pending}' (--dry-run first shows what; until then this project is served from there)",
+            "fix": f"memoryd import --from '{pending}' (--dry-run first shows what; until then this project is served "
+            "from there)",
         }
         if pending
         else None
@@ -417,7 +419,8 @@ def location_lines(info: dict[str, Any] | None) -> list[str]:
     if "error" in info:
         return [f"memory:  {info['error']}"]
     lines = [
-        f"memory:  {info['memory_dir']} ({'Claude Code' if info['same_as_claude_code'] else 'memoryd'} dir, dialect {info['dialect']})",
+        f"memory:  {info['memory_dir']} ({'Claude Code' if info['same_as_claude_code'] else 'memoryd'} dir, dialect "
+        f"{info['dialect']})",
         f"native:  Claude Code's auto memory {'on' if info['native_memory'] else 'off'} ({info['native_reason']})",
         f"context: MEMORY.md reaches the model {info['context']}",
     ]
@@ -427,6 +430,7 @@ def location_lines(info: dict[str, Any] | None) -> list[str]:
     if info.get("old_store"):
         old = info["old_store"]
         lines.append(
-            f"import:  {old['memories']} memories stay in memoryd's own store until you import them into {old['moves_to']}: {old['fix']}"
+            f"import:  {old['memories']} memories stay in memoryd's own store until you import them into "
+            f"{old['moves_to']}: {old['fix']}"
         )
     return lines

@@ -1,5 +1,6 @@
 """How Claude Code is connected to memoryd: the plugin (`memoryd/claude_code_plugin/memoryd/`, listed by
-`.claude-plugin/marketplace.json` at the repository's root and in the package) or the settings-file hooks of `memoryd hooks --install`.
+`.claude-plugin/marketplace.json` at the repository's root and in the package) or the settings-file hooks of `memoryd
+hooks --install`.
 
 The plugin's hooks and the settings-file hooks both run `memoryd hook claude-code` (`memoryd.cli.hook_forward`);
 when both are installed, the daemon answers each event once (`integrations/hook_repeats.py`).
@@ -75,7 +76,8 @@ def packaged_marketplace() -> Path:
 
 
 def install_commands(claude: str, source: str) -> list[list[str]]:
-    """`claude plugin` commands that add the marketplace at `source` (a folder, git URL or owner/repo) and install the plugin."""
+    """`claude plugin` commands that add the marketplace at `source` (a folder, git URL or owner/repo) and install the
+    plugin."""
     return [[claude, "plugin", "marketplace", "add", source], [claude, "plugin", "install", PLUGIN_ID]]
 
 

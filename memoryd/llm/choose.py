@@ -57,7 +57,8 @@ def choose_backend(settings: Settings) -> tuple[Backend | None, str]:
         if binary is None:
             return (
                 None,
-                f'[llm] backend = "claude-cli" but {settings.llm.claude_path!r} is not an executable on PATH: install Claude Code or set [llm] claude_path',
+                f'[llm] backend = "claude-cli" but {settings.llm.claude_path!r} is not an executable on PATH: install '
+                "Claude Code or set [llm] claude_path",
             )
         cli = _cli(settings, binary)
         cli.signed_in()  # for status and doctor; the calls themselves say when the login is missing

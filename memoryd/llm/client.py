@@ -216,7 +216,8 @@ class LLMClient:
                     continue
                 self._note(purpose, "malformed", "the answer did not fit the schema twice")
                 raise LLMUnavailable(
-                    f"{backend.name} answered {purpose} twice without valid structured output; the offline path was used."
+                    f"{backend.name} answered {purpose} twice without valid structured output; the offline path was "
+                    "used."
                 ) from exc
             self._note(purpose, "ok", "")
             return LLMResult(

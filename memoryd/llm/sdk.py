@@ -71,7 +71,8 @@ class MessagesBackend:
         except anthropic.APIError as exc:
             where = self.base_url or "api.anthropic.com"
             raise BackendError(
-                f"{self.name} could not be reached at {where} ({exc.__class__.__name__}): check [llm] base_url and that the server runs",
+                f"{self.name} could not be reached at {where} ({exc.__class__.__name__}): check [llm] base_url and "
+                "that the server runs",
                 transient=True,
             ) from exc
         usage = getattr(response, "usage", None)

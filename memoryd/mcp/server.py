@@ -61,7 +61,8 @@ Roots = Annotated[ListRootsResult | None, Resolve(_client_roots)]
 Cwd = Annotated[
     str | None,
     Field(
-        description="Absolute path of the project directory. Only needed when the client does not share its workspace roots.",
+        description="Absolute path of the project directory. "
+        "Only needed when the client does not share its workspace roots.",
     ),
 ]
 Filename = Annotated[
@@ -72,7 +73,8 @@ Filename = Annotated[
 ScopeArg = Annotated[
     Literal["project", "global"],
     Field(
-        description="`project` (default): this project's memories. `global`: the user's own, listed and recalled in every project "
+        description="`project` (default): this project's memories. "
+        "`global`: the user's own, listed and recalled in every project "
         "(who they are, how they like to work); never shared with a team."
     ),
 ]
@@ -87,43 +89,92 @@ def root_path(roots: ListRootsResult | None) -> str | None:
     return None
 
 
+# Tool descriptions longer than a line: the exact text agents have always been shown (docstrings are sent as they
+# are written, indentation included).
+_INDENT = "\n        "
+SAVE_DESCRIPTION = (
+    "Save (or update) a memory for this project (or, with scope `global`, for every project) so later sessions, "
+    "and other agents, know it.\n"
+    + _INDENT
+    + "Save what cannot be derived from the code or git history: who the user is and how they like to work,"
+    + _INDENT
+    + "corrections and confirmed approaches, decisions with their reasons, pointers to external systems."
+    + _INDENT
+    + "Do not save code structure, debugging recipes or anything secret (keys, tokens, passwords are refused)."
+)
+SEARCH_DESCRIPTION = (
+    "Search this project's memories by words (or with scope `global` the user's own), newest first: file name, "
+    "type, name and description, a page at a time.\n"
+    + _INDENT
+    + "Without query or type it lists them all; read a whole memory with memory_show."
+)
+FORGET_DESCRIPTION = (
+    "Delete one memory that is wrong or no longer true. Prefer memory_save with the same type and name to correct it."
+)
+INDEX_DESCRIPTION = (
+    "This project's MEMORY.md as agents load it at session start: one line per memory (truncated at 200 lines / 25 KB)."
+)
+READ_ONLY = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+
+
+class _Calls:
+    """What every tool needs: the project it acts on and a fresh client of the daemon per call."""
+
+    def __init__(self, connect: Connect, default_cwd: Callable[[], str | None]) -> None:
+        self.connect = connect
+        self.default_cwd = default_cwd
+
+    def project(self, roots: ListRootsResult | None, cwd: str | None) -> str:
+        found = root_path(roots) or cwd or self.default_cwd()
+        if not found:
+            raise ToolError(
+                "no project: this client shares no workspace roots; pass `cwd`, the absolute path of the project "
+                "directory."
+            )
+        return found
+
+    async def __call__(self, fn: Callable[[MemorydClient], T]) -> T:
+        return await daemon_call(self.connect, fn)
+
+
 def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> MCPServer:
     """The MCP server; `connect` makes a client of the daemon for each call, `default_cwd` is the
     project when neither the client's roots nor a `cwd` argument name one (None over HTTP)."""
     server = _MemorydServer(connect, default_cwd)
+    calls = _Calls(connect, default_cwd)
+    _add_save_tool(server, calls)
+    _add_recall_tools(server, calls)
+    _add_read_tools(server, calls)
+    _add_resource_and_prompt(server, calls)
+    return server
 
-    def project(roots: ListRootsResult | None, cwd: str | None) -> str:
-        found = root_path(roots) or cwd or default_cwd()
-        if not found:
-            raise ToolError(
-                "no project: this client shares no workspace roots; pass `cwd`, the absolute path of the project directory."
-            )
-        return found
 
-    async def call(fn: Callable[[MemorydClient], T]) -> T:
-        return await daemon_call(connect, fn)
-
-    read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+def _add_save_tool(server: MCPServer, calls: _Calls) -> None:
+    """memory_save: a write through the daemon's one write path."""
 
     @server.tool(
         annotations=ToolAnnotations(
             read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-        )
+        ),
+        description=SAVE_DESCRIPTION,
     )
     async def memory_save(
         type: Annotated[
             MemoryType,
             Field(
                 description=(
-                    "user: the user's role, goals, knowledge, preferences. feedback: a correction or confirmation of how to work. "
-                    "project: ongoing work, decisions, deadlines, incidents. reference: a pointer to an external system."
+                    "user: the user's role, goals, knowledge, preferences. "
+                    "feedback: a correction or confirmation of how to work. "
+                    "project: ongoing work, decisions, deadlines, incidents. "
+                    "reference: a pointer to an external system."
                 )
             ),
         ],
         name: Annotated[
             str,
             Field(
-                description="Short title. Saving the same type and name again updates that memory instead of adding one."
+                description="Short title. "
+                "Saving the same type and name again updates that memory instead of adding one."
             ),
         ],
         description: Annotated[
@@ -134,7 +185,8 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
             str,
             Field(
                 description=(
-                    "The memory in Markdown. For feedback and project memories add a **Why:** line and a **How to apply:** line; "
+                    "The memory in Markdown. "
+                    "For feedback and project memories add a **Why:** line and a **How to apply:** line; "
                     "write dates as absolute dates (2026-03-05)."
                 )
             ),
@@ -143,18 +195,17 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
         cwd: Cwd = None,
         scope: ScopeArg = "project",
     ) -> dict[str, Any]:
-        """Save (or update) a memory for this project (or, with scope `global`, for every project) so later sessions, and other agents, know it.
-
-        Save what cannot be derived from the code or git history: who the user is and how they like to work,
-        corrections and confirmed approaches, decisions with their reasons, pointers to external systems.
-        Do not save code structure, debugging recipes or anything secret (keys, tokens, passwords are refused)."""
-        where = project(roots, cwd)
-        result = await call(
+        where = calls.project(roots, cwd)
+        result = await calls(
             lambda c: c.save_memory(where, name=name, description=description, type_=type, body=body, scope=scope)
         )
         return {"filename": result["filename"], "path": result["path"], "created": result["created"]}
 
-    @server.tool(annotations=read_only)
+
+def _add_recall_tools(server: MCPServer, calls: _Calls) -> None:
+    """memory_recall (the memories for a task) and memory_search (by words, a page at a time)."""
+
+    @server.tool(annotations=READ_ONLY)
     async def memory_recall(
         query: Annotated[
             str, Field(description="The task or question, in plain words (for example the user's request).")
@@ -165,29 +216,12 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
         """Recall up to 5 memories relevant to a task, with their full text and why each was picked.
 
         Call it at the start of a task, or when the user refers to something from an earlier session."""
-        where = project(roots, cwd)
+        where = calls.project(roots, cwd)
         # Each call is its own recall session, so it never hides a memory an earlier call returned.
-        data = await call(lambda c: c.recall(where, query, session_id=f"mcp-{uuid.uuid4().hex[:12]}", source="mcp"))
-        scores = data.get("scores") or {}
-        why = f"picked by the {data['method']} ranker" + (f" ({data['reason']})" if data.get("reason") else "")
-        memories = [
-            {
-                "filename": m["filename"],
-                "name": m["name"],
-                "type": m["type"],
-                "description": m["description"],
-                "age_days": m["age_days"],
-                "why": why + (f", score {scores[m['filename']]:.2f}" if m["filename"] in scores else ""),
-                "content": m["content"],
-                **(
-                    {"origin": m["origin"]} if m.get("origin") else {}
-                ),  # team, or global: the user's own, every project
-            }
-            for m in data["memories"]
-        ]
-        return {"memories": memories, "method": data["method"], "note": data.get("reason") or ""}
+        data = await calls(lambda c: c.recall(where, query, session_id=f"mcp-{uuid.uuid4().hex[:12]}", source="mcp"))
+        return recalled(data)
 
-    @server.tool(annotations=read_only)
+    @server.tool(annotations=READ_ONLY, description=SEARCH_DESCRIPTION)
     async def memory_search(
         roots: Roots,
         query: Annotated[
@@ -211,10 +245,7 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
         cwd: Cwd = None,
         scope: ScopeArg = "project",
     ) -> dict[str, Any]:
-        """Search this project's memories by words (or with scope `global` the user's own), newest first: file name, type, name and description, a page at a time.
-
-        Without query or type it lists them all; read a whole memory with memory_show."""
-        where = project(roots, cwd)
+        where = calls.project(roots, cwd)
         words = " ".join(w for w in (query, text) if w and w.strip())
         params: dict[str, Any] = (
             {"cwd": where, "offset": offset, "limit": limit}
@@ -222,7 +253,7 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
             | ({"type": type} if type else {})
             | ({"scope": scope} if scope != "project" else {})
         )
-        data = await call(lambda c: c.request("GET", "/v1/memories", params=params))
+        data = await calls(lambda c: c.request("GET", "/v1/memories", params=params))
         end = offset + len(data["memories"])
         return {
             "memories": [{k: m[k] for k in ("filename", "type", "name", "description")} for m in data["memories"]],
@@ -230,48 +261,79 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
             "next_offset": end if end < data["total"] else None,
         }
 
-    @server.tool(annotations=read_only)
+
+def recalled(data: dict[str, Any]) -> dict[str, Any]:
+    """memory_recall's answer from POST /v1/recall's: each memory with why it was picked."""
+    scores = data.get("scores") or {}
+    why = f"picked by the {data['method']} ranker" + (f" ({data['reason']})" if data.get("reason") else "")
+    memories = [
+        {
+            "filename": m["filename"],
+            "name": m["name"],
+            "type": m["type"],
+            "description": m["description"],
+            "age_days": m["age_days"],
+            "why": why + (f", score {scores[m['filename']]:.2f}" if m["filename"] in scores else ""),
+            "content": m["content"],
+            # team, or global: the user's own, every project
+            **({"origin": m["origin"]} if m.get("origin") else {}),
+        }
+        for m in data["memories"]
+    ]
+    return {"memories": memories, "method": data["method"], "note": data.get("reason") or ""}
+
+
+def _add_read_tools(server: MCPServer, calls: _Calls) -> None:
+    """memory_show, memory_forget, memory_index and dream_status: one memory, the index and consolidation."""
+
+    @server.tool(annotations=READ_ONLY)
     async def memory_show(
         filename: Filename, roots: Roots, cwd: Cwd = None, scope: ScopeArg = "project"
     ) -> dict[str, Any]:
         """Read one whole memory: name, description, type, body, and when it was created and last modified."""
-        where = project(roots, cwd)
-        memory = await call(lambda c: c.get_memory(where, filename, scope=scope))
+        where = calls.project(roots, cwd)
+        memory = await calls(lambda c: c.get_memory(where, filename, scope=scope))
         return {k: memory[k] for k in ("filename", "name", "description", "type", "body", "created", "modified")}
 
     @server.tool(
         annotations=ToolAnnotations(
             read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=False
-        )
+        ),
+        description=FORGET_DESCRIPTION,
     )
     async def memory_forget(
         filename: Filename, roots: Roots, cwd: Cwd = None, scope: ScopeArg = "project"
     ) -> dict[str, Any]:
-        """Delete one memory that is wrong or no longer true. Prefer memory_save with the same type and name to correct it."""
-        where = project(roots, cwd)
-        await call(lambda c: c.delete_memory(where, filename, scope=scope))
+        where = calls.project(roots, cwd)
+        await calls(lambda c: c.delete_memory(where, filename, scope=scope))
         return {"deleted": filename}
 
-    @server.tool(annotations=read_only)
+    @server.tool(annotations=READ_ONLY, description=INDEX_DESCRIPTION)
     async def memory_index(roots: Roots, cwd: Cwd = None) -> dict[str, Any]:
-        """This project's MEMORY.md as agents load it at session start: one line per memory (truncated at 200 lines / 25 KB)."""
-        where = project(roots, cwd)
-        data = await call(lambda c: c.index(where))
+        where = calls.project(roots, cwd)
+        data = await calls(lambda c: c.index(where))
         return {"memory_dir": data["memory_dir"], "content": data["content"], "truncated": data["truncated"]}
 
-    @server.tool(annotations=read_only)
+    @server.tool(annotations=READ_ONLY)
     async def dream_status(roots: Roots, cwd: Cwd = None) -> dict[str, Any]:
         """Status of memoryd's background consolidation ("dream") for this project: each gate and whether it
         passes, the last run and what it changed, a running consolidation, and the next check."""
-        where = project(roots, cwd)
-        return await call(lambda c: c.request("GET", "/v1/dream/status", params={"cwd": where}))  # type: ignore[no-any-return]
+        where = calls.project(roots, cwd)
+        status: dict[str, Any] = await calls(lambda c: c.request("GET", "/v1/dream/status", params={"cwd": where}))
+        return status
 
-    # --- resources: MEMORY.md and each memory file of the default project (or ?cwd=) ---------------
+
+def _add_resource_and_prompt(server: MCPServer, calls: _Calls) -> None:
+    """MEMORY.md and each memory file of the default project (or ?cwd=) as resources; the memory instructions
+    as a prompt, for agents that lack them."""
+    connect, default_cwd = calls.connect, calls.default_cwd
+
     @server.resource(
         "memory://{filename}{?cwd}",
         name="memory",
         mime_type="text/markdown",
-        description=f"A memory file (`<type>_<slug>.md`), or {limits.INDEX_FILENAME} for the index; add ?cwd=<project dir> when the server has no default project.",
+        description=f"A memory file (`<type>_<slug>.md`), or {limits.INDEX_FILENAME} for the index; "
+        "add ?cwd=<project dir> when the server has no default project.",
         security=ResourceSecurity(exempt_params=frozenset({"cwd"})),  # an absolute path by design; the daemon checks it
     )
     async def memory_file(filename: str, cwd: str | None = None) -> str:
@@ -283,7 +345,6 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
         m = await resource_call(connect, lambda c: c.get_memory(where, filename))
         return render_frontmatter({"name": m["name"], "description": m["description"], "type": m["type"]}, m["body"])
 
-    # --- prompt: the memory instructions, for agents that lack them ---------------------------------
     @server.prompt(name="memory_instructions", title="memoryd memory instructions")
     async def memory_instructions(cwd: str | None = None) -> str:
         """How to use this project's memory (types, when to save, what not to save), with the current index."""
@@ -293,8 +354,6 @@ def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> 
             content = str((await daemon_call(connect, lambda c: c.index(where)))["content"]).rstrip()
             index = content or "(No memories saved yet.)"
         return instructions_text(index)
-
-    return server
 
 
 def instructions_text(index: str) -> str:

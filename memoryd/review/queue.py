@@ -124,7 +124,8 @@ class ReviewQueue:
             return str(same["item_id"])
         item_id = "rv_" + uuid.uuid4().hex[:12]
         self.state.execute(
-            "INSERT INTO review_items(item_id, memory_dir, name, description, type, body, target, fingerprint, status, created_at) "
+            "INSERT INTO review_items(item_id, memory_dir, name, description, type, body, target, fingerprint, "
+            "status, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (item_id, key, name, description, type, body, target, fp, PENDING, self.clock()),
         )
@@ -228,9 +229,12 @@ class ReviewQueue:
         Claude Code's dialect stores in its own form), if any."""
         store = self.stores.for_path(Path(item["memory_dir"]))
         for header in store.all_headers():
-            if header.type == item["type"] and _words(header.description) == _words(item["description"]):
-                if _words(store.get(header.filename).body) == _words(item["body"]):
-                    return header.filename
+            if (
+                header.type == item["type"]
+                and _words(header.description) == _words(item["description"])
+                and _words(store.get(header.filename).body) == _words(item["body"])
+            ):
+                return header.filename
         return None
 
     def reject(self, item_id: str) -> dict[str, Any]:
@@ -242,7 +246,8 @@ class ReviewQueue:
                 (REJECTED, self.clock(), item_id, PENDING),
             ).rowcount:
                 raise ReviewItemNotFound(
-                    f"memory {item_id!r} is being approved or was decided meanwhile; list them with `memoryd review list`."
+                    f"memory {item_id!r} is being approved or was decided meanwhile; list them with `memoryd review "
+                    "list`."
                 )
             db.execute(
                 "INSERT OR REPLACE INTO review_rejected(memory_dir, fingerprint, rejected_at) VALUES (?, ?, ?)",

@@ -336,7 +336,8 @@ class SessionMemory:
             atomic_write(path, redact_secrets(text))
             self.state.execute(
                 "INSERT INTO session_memory(session_id, tokens_at_update, entries_at_update, updated_at, method) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT(session_id) DO UPDATE SET tokens_at_update=excluded.tokens_at_update, "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT(session_id) DO UPDATE SET "
+                "tokens_at_update=excluded.tokens_at_update, "
                 "entries_at_update=excluded.entries_at_update, updated_at=excluded.updated_at, method=excluded.method",
                 (session_id, read.tokens, read.entries, self.now().isoformat(), method),
             )

@@ -103,7 +103,8 @@ class TranscriptService:
         for root in self.real_roots():
             if real == root or (root in real.parents and real.is_dir()):
                 raise InvalidPath(
-                    f"transcript_path {transcript_path} is a directory; pass the session's .jsonl transcript file under it."
+                    f"transcript_path {transcript_path} is a directory; pass the session's .jsonl transcript file "
+                    "under it."
                 )
             if root in real.parents:
                 return real
@@ -203,7 +204,7 @@ class TranscriptService:
     def _files_under(root: Path) -> list[Path]:
         """Every transcript under a root; links are not followed out of it."""
         found: list[Path] = []
-        for folder, dirs, files in os.walk(root):  # os.walk does not follow directory links
+        for folder, _dirs, files in os.walk(root):  # os.walk does not follow directory links
             found.extend(
                 Path(folder) / f for f in files if f.endswith(".jsonl") and not os.path.islink(os.path.join(folder, f))
             )

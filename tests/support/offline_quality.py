@@ -222,7 +222,7 @@ def secret_cases() -> list[SecretCase]:
         rng = random.Random(f"memoryd-secrets-{i}")
         parts: list[str] = []
 
-        def fill(m: re.Match[str]) -> str:
+        def fill(m: re.Match[str], rng: random.Random = rng, parts: list[str] = parts) -> str:
             value = "".join(rng.choice(_ALPHABETS[m.group(1)]) for _ in range(int(m.group(2))))
             parts.append(value)
             return value

@@ -57,7 +57,8 @@ def list_memories(
     q: Annotated[
         str | None,
         Query(
-            description="Only memories whose filename, name or description hold every word of this text (case-insensitive)."
+            description="Only memories whose filename, name or description hold every word of this text "
+            "(case-insensitive)."
         ),
     ] = None,
     offset: Annotated[

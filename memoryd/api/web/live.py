@@ -44,7 +44,8 @@ def item(event: Event, titles: dict[str, str]) -> dict[str, Any]:
 
 
 def recent(web: WebView, project: views.Project | None) -> list[dict[str, Any]]:
-    """The last recalls (from the recall log, which outlives a restart) with the extractions and dream runs kept in memory."""
+    """The last recalls (from the recall log, which outlives a restart) with the extractions and dream runs kept in
+    memory."""
     memory_dir = str(project.store.path) if project else None
     recalls = (
         web.recall_log.entries(memory_dir=memory_dir, limit=limits.RECALL_LOG_DEFAULT_LIMIT) if web.recall_log else []

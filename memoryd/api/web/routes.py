@@ -239,7 +239,8 @@ def confirm_delete(request: Request, web: WebViewDep, pid: str, filename: str) -
 def delete_memory(
     request: Request, web: WebViewDep, pid: str, filename: str, version: str | None = Form(None), csrf: str = Form("")
 ) -> Response:
-    """Delete only the version the confirmation showed: changed since, the person is asked again about what it is now."""
+    """Delete only the version the confirmation showed: changed since, the person is asked again about what it is
+    now."""
     check_form(request, csrf)
     p = web.project(pid)
     try:

@@ -224,12 +224,14 @@ def spend_chart(rows: list[dict[str, Any]], *, today: date, days: int, cap: int)
     plot_h = height - bottom - top
     slot = (width - left) / days
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height + 24 * max(1, len(purposes))}" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" '
+        f'height="{height + 24 * max(1, len(purposes))}" '
         f'viewBox="0 0 {width} {height + 24 * max(1, len(purposes))}" '
         f'aria-label="model tokens per day and purpose" class="chart">'
     ]
     parts.append(
-        f'<text x="4" y="{top + 8}" font-size="11">{peak:,}</text><text x="4" y="{height - bottom}" font-size="11">0</text>'
+        f'<text x="4" y="{top + 8}" font-size="11">{peak:,}</text><text x="4" y="{height - bottom}" '
+        'font-size="11">0</text>'
     )
     for i, d in enumerate(day_list):
         x = left + i * slot + slot * 0.15
@@ -245,7 +247,8 @@ def spend_chart(rows: list[dict[str, Any]], *, today: date, days: int, cap: int)
             parts.append(f'<text x="{x:.1f}" y="{height - 10}" font-size="10">{escape(d[5:])}</text>')
     if cap and cap > peak:
         parts.append(
-            f'<text x="{left + 4}" y="{top + 8}" font-size="10" fill="#c0392b">daily cap {cap:,} (above this scale)</text>'
+            f'<text x="{left + 4}" y="{top + 8}" font-size="10" fill="#c0392b">daily cap {cap:,} (above this '
+            "scale)</text>"
         )
     elif cap:
         cy = height - bottom - plot_h * cap / peak

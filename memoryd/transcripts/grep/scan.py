@@ -44,7 +44,8 @@ def scan_file(
     """(line number, line) of each matching line; None (then nothing) when time runs out. A line
     longer than GREP_LINE_MAX_BYTES is searched in pieces of that size; an unreadable file has none."""
     try:
-        f = open(path, "rb", buffering=0, opener=lambda p, flags: os.open(p, flags | NOFOLLOW))
+        # opened apart from its `with` so that a file that cannot be opened yields nothing
+        f = open(path, "rb", buffering=0, opener=lambda p, flags: os.open(p, flags | NOFOLLOW))  # noqa: SIM115
     except OSError:
         return
     line_no, last_hit = 1, 0
