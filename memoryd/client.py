@@ -179,26 +179,38 @@ class MemorydClient:
             return _json.loads(content)
         return content.decode("utf-8", "replace")
 
+    def answer(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+    ) -> dict[str, Any]:
+        """`request` for the endpoints that answer a JSON object."""
+        data: dict[str, Any] = self.request(method, path, params=params, json=json)
+        return data
+
     # --- endpoints ---------------------------------------------------------------
     def health(self) -> dict[str, Any]:
-        return self.request("GET", "/v1/health")
+        return self.answer("GET", "/v1/health")
 
     def status(self) -> dict[str, Any]:
-        return self.request("GET", "/v1/status")
+        return self.answer("GET", "/v1/status")
 
     def index(self, cwd: str | Path) -> dict[str, Any]:
-        return self.request("GET", "/v1/index", params={"cwd": str(cwd)})
+        return self.answer("GET", "/v1/index", params={"cwd": str(cwd)})
 
     def prompt(self, cwd: str | Path) -> dict[str, Any]:
-        return self.request("GET", "/v1/prompt", params={"cwd": str(cwd)})
+        return self.answer("GET", "/v1/prompt", params={"cwd": str(cwd)})
 
     def list_memories(self, cwd: str | Path, type_: str | None = None, *, scope: str = "project") -> dict[str, Any]:
         params = {"cwd": str(cwd)} | ({"type": type_} if type_ else {}) | _scope(scope)
-        return self.request("GET", "/v1/memories", params=params)
+        return self.answer("GET", "/v1/memories", params=params)
 
     def get_memory(self, cwd: str | Path, filename: str, *, scope: str = "project") -> dict[str, Any]:
         params = {"cwd": str(cwd)} | _scope(scope)
-        return self.request("GET", f"/v1/memories/{quote(filename, safe='')}", params=params)
+        return self.answer("GET", f"/v1/memories/{quote(filename, safe='')}", params=params)
 
     def save_memory(
         self,
@@ -213,14 +225,14 @@ class MemorydClient:
     ) -> dict[str, Any]:
         path = "/v1/team/memories" if team else "/v1/memories"
         fields = {"cwd": str(cwd), "name": name, "description": description, "type": type_, "body": body}
-        return self.request("POST", path, json=fields | _scope(scope))
+        return self.answer("POST", path, json=fields | _scope(scope))
 
     def delete_memory(self, cwd: str | Path, filename: str, *, team: bool = False, scope: str = "project") -> None:
         base = "/v1/team/memories" if team else "/v1/memories"
         self.request("DELETE", f"{base}/{quote(filename, safe='')}", params={"cwd": str(cwd)} | _scope(scope))
 
     def recall(self, cwd: str | Path, query: str, session_id: str, *, source: str = "rest") -> dict[str, Any]:
-        return self.request(
+        return self.answer(
             "POST", "/v1/recall", json={"cwd": str(cwd), "query": query, "session_id": session_id, "source": source}
         )
 
@@ -228,10 +240,10 @@ class MemorydClient:
         self, *, cwd: str | Path | None = None, session_id: str | None = None, limit: int | None = None
     ) -> dict[str, Any]:
         params = {k: str(v) for k, v in (("cwd", cwd), ("session", session_id), ("limit", limit)) if v is not None}
-        return self.request("GET", "/v1/recall/log", params=params)
+        return self.answer("GET", "/v1/recall/log", params=params)
 
     def metrics(self) -> str:
-        return self.request("GET", "/metrics")
+        return str(self.request("GET", "/metrics"))
 
     def turn_end(
         self, *, session_id: str, transcript_path: str, cwd: str | Path, last_assistant_message: str | None = None
@@ -239,10 +251,10 @@ class MemorydClient:
         body = {"session_id": session_id, "transcript_path": str(transcript_path), "cwd": str(cwd)}
         if last_assistant_message is not None:
             body["last_assistant_message"] = last_assistant_message
-        return self.request("POST", "/v1/events/turn-end", json=body)
+        return self.answer("POST", "/v1/events/turn-end", json=body)
 
     def job(self, job_id: str) -> dict[str, Any]:
-        return self.request("GET", f"/v1/jobs/{job_id}")
+        return self.answer("GET", f"/v1/jobs/{job_id}")
 
     def grep(
         self,
@@ -258,20 +270,20 @@ class MemorydClient:
             params["cwd"] = str(cwd)
         if limit is not None:
             params["limit"] = limit
-        return self.request("GET", "/v1/transcripts/search", params=params)
+        return self.answer("GET", "/v1/transcripts/search", params=params)
 
     def session_memory(self, session_id: str) -> dict[str, Any]:
-        return self.request("GET", f"/v1/sessions/{session_id}/memory")
+        return self.answer("GET", f"/v1/sessions/{session_id}/memory")
 
     # --- team memory ---
     def team_init(self, cwd: str | Path, remote: str, branch: str) -> dict[str, Any]:
-        return self.request("POST", "/v1/team/init", json={"cwd": str(cwd), "remote": remote, "branch": branch})
+        return self.answer("POST", "/v1/team/init", json={"cwd": str(cwd), "remote": remote, "branch": branch})
 
     def team_sync(self, cwd: str | Path, *, accept_rewrite: bool = False) -> dict[str, Any]:
-        return self.request("POST", "/v1/team/sync", json={"cwd": str(cwd), "accept_rewrite": accept_rewrite})
+        return self.answer("POST", "/v1/team/sync", json={"cwd": str(cwd), "accept_rewrite": accept_rewrite})
 
     def team_status(self, cwd: str | Path) -> dict[str, Any]:
-        return self.request("GET", "/v1/team/status", params={"cwd": str(cwd)})
+        return self.answer("GET", "/v1/team/status", params={"cwd": str(cwd)})
 
     def team_memories(self, cwd: str | Path) -> dict[str, Any]:
-        return self.request("GET", "/v1/team/memories", params={"cwd": str(cwd)})
+        return self.answer("GET", "/v1/team/memories", params={"cwd": str(cwd)})

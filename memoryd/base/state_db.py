@@ -71,7 +71,8 @@ class StateDB:
 
     def query_one(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
         with self._reading() as reader:
-            return reader.execute(sql, params).fetchone()
+            row: sqlite3.Row | None = reader.execute(sql, params).fetchone()
+            return row
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:

@@ -16,7 +16,8 @@ try:  # PyStemmer: ~0.7 MB wheel, Snowball English
     STEMMER = "snowball"
 
     def _stem(word: str) -> str:
-        return _STEMMER.stemWord(word)
+        stemmed: str = _STEMMER.stemWord(word)  # PyStemmer has no type hints
+        return stemmed
 
 except ImportError:  # pragma: no cover - exercised only without the dependency
     STEMMER = "suffix-strip (PyStemmer not installed: weaker recall)"

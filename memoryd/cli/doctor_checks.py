@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memoryd.base import limits
-from memoryd.base.errors import NotMemoryd
+from memoryd.base.errors import ApiError, DaemonNotRunning, NotMemoryd
 from memoryd.base.files import read_capped
-from memoryd.client import ApiError, DaemonNotRunning, MemorydClient
+from memoryd.client import MemorydClient
 from memoryd.config import Settings
 from memoryd.integrations.claude_code import HOOK_COMMAND_ARGS
 from memoryd.integrations.claude_plugin import PLUGIN_ID, hook_url, plugin_enabled, settings_hooks

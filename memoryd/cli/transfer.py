@@ -103,7 +103,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 def _save_new(client: MemorydClient, cwd: str, record: Record, name: str, row: dict[str, str]) -> None:
     """Save create-only (the daemon answers 409 rather than update a memory: issue 41's import overwrote
     one); a name found taken then is tried once as `<name> (imported)`, else reported as a conflict."""
-    from memoryd.client import ApiError
+    from memoryd.base.errors import ApiError
     from memoryd.integrations.transfer import IMPORTED_SUFFIX
 
     fields = {"cwd": cwd, "description": record.description, "type": record.type, "body": record.body, "only_new": True}

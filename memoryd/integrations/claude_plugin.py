@@ -28,7 +28,7 @@ def _settings_files(cwd: Path, env: Mapping[str, str]) -> list[tuple[str, Path]]
     """(scope, path) of Claude Code's settings files for `cwd`: the user's, then the project's two."""
     from memoryd.integrations.claude_code import settings_path
 
-    return [(scope, settings_path(scope, cwd, dict(env))) for scope in ("user", "project", "local")]  # type: ignore[arg-type]
+    return [(scope, settings_path(scope, cwd, dict(env))) for scope in ("user", "project", "local")]
 
 
 def plugin_enabled(cwd: Path, env: Mapping[str, str] | None = None) -> list[str]:
@@ -61,7 +61,7 @@ def settings_hooks(cwd: Path, env: Mapping[str, str] | None = None) -> list[tupl
 
 def hook_url(handler: dict[str, Any]) -> str | None:
     """The daemon URL a settings-file hook calls (its command's curl URL, or an http hook's url)."""
-    from memoryd.integrations.claude_code import HOOK_PATH
+    from memoryd.integrations.hook_protocol import HOOK_PATH
 
     if handler.get("type") == "http":
         return str(handler.get("url", "")).removesuffix(HOOK_PATH) or None

@@ -244,7 +244,7 @@ def backoff_seconds(attempt: int, retry_after: float | None) -> float:
     """The server's retry-after when it sent one, else 1, 2, 4 … s with jitter; capped."""
     if retry_after is not None:
         return min(retry_after, limits.LLM_RETRY_MAX_WAIT_SECONDS)
-    base = limits.LLM_RETRY_BASE_SECONDS * 2 ** (attempt - 1)
+    base = limits.LLM_RETRY_BASE_SECONDS * 2.0 ** (attempt - 1)
     return min(base * (0.5 + random.random() / 2), limits.LLM_RETRY_MAX_WAIT_SECONDS)
 
 

@@ -49,7 +49,7 @@ class MessagesBackend:
             kwargs["temperature"] = call.temperature
         try:
             # plain dicts for messages and tools; temperature passed by ** (SDKs differ)
-            response = self._client.messages.create(  # type: ignore[call-overload]
+            response = self._client.messages.create(
                 model=self.model,
                 system=call.system,
                 messages=call.messages,  # type: ignore[arg-type]

@@ -21,8 +21,8 @@ from pydantic import Field, ValidationError
 
 from memoryd import __version__
 from memoryd.base import limits
-from memoryd.base.errors import field_problems
-from memoryd.client import ApiError, DaemonNotRunning, MemorydClient
+from memoryd.base.errors import ApiError, DaemonNotRunning, field_problems
+from memoryd.client import MemorydClient
 from memoryd.store.frontmatter import render_frontmatter
 from memoryd.store.prompt import MEMORY_TYPES_TEXT, WHAT_NOT_TO_SAVE
 
