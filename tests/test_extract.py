@@ -394,7 +394,7 @@ def test_a_turn_already_read_by_an_earlier_job_is_skipped_as_covered(home: Path,
     writer.user("Remember: always squash merge.")
     first_id = queue_turn_end(daemon, writer)
     running = ext.jobs.claim(ignore_delay=True)
-    assert running is not None and running["job_id"] == first_id
+    assert running is not None and running.job_id == first_id
     writer.user("From now on, run the linter before committing.")
     second_id = queue_turn_end(daemon, writer)  # before the job reads
     ext._finish(running, ext.run_job(running))

@@ -8,7 +8,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -50,12 +50,47 @@ TURN_END, BACKFILL = "extract", "backfill"
 STATUSES = ("queued", "running", "done", "skipped", "failed")
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class Outcome:
+    """How one extraction job ended: its status (one of STATUSES), why, the files it wrote (`review:<id>` for an
+    item queued for review) and the candidates it refused (name, code, message)."""
+
     status: str
     reason: str
-    written: list[str]
-    refused: list[dict[str, str]]
+    written: list[str] = field(default_factory=list)
+    refused: list[dict[str, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Job:
+    """One claimed extraction job, as the worker runs it (a row of `jobs`; `attempts` counts this run)."""
+
+    job_id: str
+    kind: str
+    session_id: str
+    cwd: str
+    memory_dir: str
+    transcript_path: str
+    last_assistant_message: str | None
+    attempts: int
+    turns: int
+    created_at: float
+
+    def live_event(self, outcome: Outcome) -> dict[str, Any]:
+        """What the live page shows of this job once finished: saved files, items queued for review, refusals."""
+        written = outcome.written
+        return {
+            "job_id": self.job_id,
+            "session_id": self.session_id,
+            "kind": self.kind,
+            "turns": self.turns,
+            "transcript": Path(self.transcript_path).name,
+            "status": outcome.status,
+            "reason": redact_secrets(outcome.reason),
+            "saved": [w for w in written if not w.startswith("review:")],
+            "review": [w.removeprefix("review:") for w in written if w.startswith("review:")],
+            "refused": [{"name": r.get("name", ""), "code": r.get("code", "")} for r in outcome.refused],
+        }
 
 
 class JobQueue:
@@ -138,7 +173,7 @@ class JobQueue:
             (turns, self.clock(), session_id),
         )
 
-    def claim(self, *, ignore_delay: bool = False) -> dict[str, Any] | None:
+    def claim(self, *, ignore_delay: bool = False) -> Job | None:
         """The oldest due job, marked running."""
         with self.state.transaction() as db:
             row = db.execute(
@@ -151,9 +186,18 @@ class JobQueue:
                 "UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = ? WHERE job_id = ?",
                 (self.clock(), row["job_id"]),
             )
-            job = dict(row)
-            job["attempts"] += 1
-            return job
+            return Job(
+                job_id=row["job_id"],
+                kind=row["kind"],
+                session_id=row["session_id"],
+                cwd=row["cwd"],
+                memory_dir=row["memory_dir"],
+                transcript_path=row["transcript_path"],
+                last_assistant_message=row["last_assistant_message"],
+                attempts=int(row["attempts"]) + 1,
+                turns=int(row["turns"]),
+                created_at=float(row["created_at"]),
+            )
 
     def finish(self, job_id: str, outcome: Outcome) -> None:
         """Record an outcome; a `queued` outcome is retried after EXTRACT_RETRY_SECONDS. Nothing stored holds a

@@ -8,11 +8,10 @@ import logging
 import os
 import threading
 from collections.abc import Callable
-from typing import Any
 
 from memoryd import __version__
 from memoryd.base import limits
-from memoryd.base.activity import DREAM, EXTRACTION, Activity, extraction_event
+from memoryd.base.activity import DREAM, EXTRACTION, Activity
 from memoryd.base.clock import SYSTEM_CLOCK, Clock
 from memoryd.base.files import PRIVATE_DIR_MODE, make_private_dir
 from memoryd.base.metrics import Metrics
@@ -22,7 +21,7 @@ from memoryd.dream import DreamService
 from memoryd.dream.gates import Gates
 from memoryd.extract import ExtractionService
 from memoryd.extract.backfill import Backfill
-from memoryd.extract.jobs import JobQueue, Outcome
+from memoryd.extract.jobs import Job, JobQueue, Outcome
 from memoryd.extract.pending import PendingTurns
 from memoryd.extract.turns import TurnEnds
 from memoryd.integrations.claude_code_hooks import HookService
@@ -47,23 +46,23 @@ from memoryd.transcripts.grep import Ripgrep, engine_status
 log = logging.getLogger(__name__)
 
 
-def log_extraction(job: dict[str, Any], status: str, reason: str, written: list[str], now: float) -> None:
+def log_extraction(job: Job, outcome: Outcome, now: float) -> None:
     """The daemon log's one line for a finished extraction job: files written, counts and method (the
     reason, e.g. "offline: 1 written, 0 unchanged, 0 refused"), time since it was queued; never a body.
     A skipped job (throttled, nothing said) is no news: DEBUG."""
-    files = f" [{', '.join(written)}]" if written else ""
-    waited = (now - float(job["created_at"])) * 1000
+    files = f" [{', '.join(outcome.written)}]" if outcome.written else ""
+    waited = (now - job.created_at) * 1000
     log.log(
-        logging.DEBUG if status == "skipped" else logging.INFO,
+        logging.DEBUG if outcome.status == "skipped" else logging.INFO,
         "extraction %s %s %s: %s%s; %.0f ms since queued; session %s in %s",
-        job["kind"],
-        job["job_id"],
-        status,
-        reason,
+        job.kind,
+        job.job_id,
+        outcome.status,
+        outcome.reason,
         files,
         waited,
-        job["session_id"],
-        job["memory_dir"],
+        job.session_id,
+        job.memory_dir,
     )
 
 
@@ -285,12 +284,10 @@ class Daemon:
             log.warning("transcripts.ripgrep = %r is not an executable file; searches use the built-in scanner", wanted)
         self.status.add("grep", lambda: engine_status(self.ripgrep))
 
-    def _extraction_finished(self, job: dict[str, Any], o: Outcome) -> None:
+    def _extraction_finished(self, job: Job, outcome: Outcome) -> None:
         """A finished extraction job: one log line, and the live page's event."""
-        log_extraction(job, o.status, o.reason, o.written, self.clock.time())
-        self.activity.publish(
-            EXTRACTION, job["memory_dir"], extraction_event(job, o.status, o.reason, o.written, o.refused)
-        )
+        log_extraction(job, outcome, self.clock.time())
+        self.activity.publish(EXTRACTION, job.memory_dir, job.live_event(outcome))
 
     # ------------------------------------------------------------------ lifecycle
     def on_start(self, fn: Callable[[], object]) -> None:
