@@ -382,12 +382,14 @@ class SessionMemoryOut(ResponseModel):
 
 
 class GrepHitOut(ResponseModel):
-    session_id: str
-    file: str
-    line: int
-    timestamp: str
-    role: str
-    snippet: str
+    """One matching transcript line (transcripts/grep/search.py's GrepHit)."""
+
+    session_id: str = Field(description="The Claude Code session (the transcript file's name when the line has none).")
+    file: str = Field(description="The transcript file.")
+    line: int = Field(description="The line's number in that file, from 1.")
+    timestamp: str = Field(description="When the line was written, as the transcript says; empty when it does not.")
+    role: str = Field(description="user, assistant, or the line's type when it is not a message.")
+    snippet: str = Field(description="The text around the match, secrets redacted.")
 
 
 class SearchOut(ResponseModel):
