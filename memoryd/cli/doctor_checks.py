@@ -255,32 +255,13 @@ def _command_home(command: str) -> Path | None:
     return Path(homes[0]).expanduser() if homes else None
 
 
+REINSTALL = "memoryd hooks --install (rewrites memoryd's hooks for this daemon)"
+
+
 def check_hooks(ctx: Context) -> list[Check]:
     """Each installed hook's URL answers with its token, and it is this daemon that answers."""
     hooks = settings_hooks(Path(ctx.cwd), ctx.env)
-    checks = []
-    plugin = plugin_enabled(Path(ctx.cwd), ctx.env)
-    if plugin:
-        found = shutil.which("memoryd", path=ctx.env.get("PATH"))
-        if found is None:
-            checks.append(
-                Check(
-                    "claude-code plugin",
-                    False,
-                    f"{PLUGIN_ID} is enabled in {plugin[-1]}, but its hooks run `memoryd`, which is not on PATH",
-                    "install memoryd with `uv tool install` or `pipx install` (both put it on PATH), or add this "
-                    "install's bin folder to PATH",
-                )
-            )
-        else:
-            aside = "; settings-file hooks run too: the daemon answers each event once" if hooks else ""
-            checks.append(
-                Check(
-                    "claude-code plugin",
-                    True,
-                    f"{PLUGIN_ID} enabled in {plugin[-1]}; its hooks run `{found} hook claude-code`{aside}",
-                )
-            )
+    checks = _plugin_checks(ctx, settings_hooks_too=bool(hooks))
     if not hooks:
         return checks or [
             Check(
@@ -292,22 +273,12 @@ def check_hooks(ctx: Context) -> list[Check]:
         ]
     seen: set[tuple[str, str | None, str | None]] = set()
     forwarders: set[tuple[str, str]] = set()
-    reinstall = "memoryd hooks --install (rewrites memoryd's hooks for this daemon)"
     for scope, path, handler in hooks:
         command = str(handler.get("command", ""))
         if HOOK_COMMAND_ARGS in command:  # the forwarder: it finds the daemon from its home, and proves it first
-            home = _command_home(command)
-            if (scope, command) in forwarders:
-                continue
-            forwarders.add((scope, command))
-            ok = home is None or home == ctx.settings.home
-            detail = (
-                f"hooks in {path} run `memoryd hook claude-code`, which reaches the daemon at {ctx.client.base_url} "
-                "once it proves it holds this home's token"
-                if ok
-                else f"hooks in {path} forward to the memoryd home {home}, not {ctx.settings.home}"
-            )
-            checks.append(Check(f"claude-code hooks ({scope})", ok, detail, "" if ok else reinstall))
+            if (scope, command) not in forwarders:
+                forwarders.add((scope, command))
+                checks.append(_forwarder_check(ctx, scope, path, command))
             continue
         if handler.get("type") == "http" or "curl " in command:
             checks.append(
@@ -315,62 +286,92 @@ def check_hooks(ctx: Context) -> list[Check]:
                     f"claude-code hooks ({scope})",
                     False,
                     f"hooks in {path} send the token with curl/http to whatever listens on the port, unproved",
-                    reinstall,
+                    REINSTALL,
                 )
             )
             continue
         url, token, token_from = _hook_target(handler, ctx.env)
-        if (scope, url, token_from) in seen:
-            continue
-        seen.add((scope, url, token_from))
-        name = f"claude-code hooks ({scope})"
-        if url is None:
-            checks.append(Check(name, False, f"a memoryd hook in {path} has no URL memoryd can read", reinstall))
-            continue
-        if token is None:
-            fix = (
-                "export MEMORYD_TOKEN=$(cat ~/.memoryd/token) where you start claude"
-                if token_from == "MEMORYD_TOKEN"
-                else reinstall
-            )
-            checks.append(
-                Check(name, False, f"hooks in {path} call {url} without a token ({token_from} is missing)", fix)
-            )
-            continue
-        try:
-            with MemorydClient(url, token, timeout=HOOK_PROBE_TIMEOUT_SECONDS) as probe:
-                answered = probe.status()
-        except DaemonNotRunning:
-            checks.append(
-                Check(
-                    name,
-                    False,
-                    f"hooks in {path} call {url}, where nothing answers (the daemon is at {ctx.client.base_url})",
-                    reinstall,
-                )
-            )
-            continue
-        except ApiError as exc:
-            what = (
-                "the token in " + token_from + " is not this daemon's"
-                if exc.status == 401
-                else f"{url} answered {exc.status} ({exc.code})"
-            )
-            checks.append(Check(name, False, f"hooks in {path}: {what}", reinstall))
-            continue
-        if ctx.status is None or answered.get("pid") != ctx.status.get("pid"):
-            checks.append(
-                Check(
-                    name,
-                    False,
-                    f"hooks in {path} reach pid {answered.get('pid')} at {url}, "
-                    f"not the daemon at {ctx.client.base_url}",
-                    reinstall,
-                )
-            )
-            continue
-        checks.append(Check(name, True, f"{path} → {url} answers with its token (pid {answered.get('pid')})"))
+        if (scope, url, token_from) not in seen:
+            seen.add((scope, url, token_from))
+            checks.append(_probe_hook(ctx, f"claude-code hooks ({scope})", path, url, token, token_from))
     return checks
+
+
+def _plugin_checks(ctx: Context, *, settings_hooks_too: bool) -> list[Check]:
+    """The memoryd plugin, when a settings file enables it: its hooks need `memoryd` on PATH."""
+    plugin = plugin_enabled(Path(ctx.cwd), ctx.env)
+    if not plugin:
+        return []
+    found = shutil.which("memoryd", path=ctx.env.get("PATH"))
+    if found is None:
+        return [
+            Check(
+                "claude-code plugin",
+                False,
+                f"{PLUGIN_ID} is enabled in {plugin[-1]}, but its hooks run `memoryd`, which is not on PATH",
+                "install memoryd with `uv tool install` or `pipx install` (both put it on PATH), or add this "
+                "install's bin folder to PATH",
+            )
+        ]
+    aside = "; settings-file hooks run too: the daemon answers each event once" if settings_hooks_too else ""
+    return [
+        Check(
+            "claude-code plugin",
+            True,
+            f"{PLUGIN_ID} enabled in {plugin[-1]}; its hooks run `{found} hook claude-code`{aside}",
+        )
+    ]
+
+
+def _forwarder_check(ctx: Context, scope: str, path: Path, command: str) -> Check:
+    """A `memoryd hook claude-code` hook: right when it forwards to this daemon's home."""
+    home = _command_home(command)
+    ok = home is None or home == ctx.settings.home
+    detail = (
+        f"hooks in {path} run `memoryd hook claude-code`, which reaches the daemon at {ctx.client.base_url} "
+        "once it proves it holds this home's token"
+        if ok
+        else f"hooks in {path} forward to the memoryd home {home}, not {ctx.settings.home}"
+    )
+    return Check(f"claude-code hooks ({scope})", ok, detail, "" if ok else REINSTALL)
+
+
+def _probe_hook(ctx: Context, name: str, path: Path, url: str | None, token: str | None, token_from: str) -> Check:
+    """A hook that calls a URL with a token: it must reach this daemon, which must take the token."""
+    if url is None:
+        return Check(name, False, f"a memoryd hook in {path} has no URL memoryd can read", REINSTALL)
+    if token is None:
+        fix = (
+            "export MEMORYD_TOKEN=$(cat ~/.memoryd/token) where you start claude"
+            if token_from == "MEMORYD_TOKEN"
+            else REINSTALL
+        )
+        return Check(name, False, f"hooks in {path} call {url} without a token ({token_from} is missing)", fix)
+    try:
+        with MemorydClient(url, token, timeout=HOOK_PROBE_TIMEOUT_SECONDS) as probe:
+            answered = probe.status()
+    except DaemonNotRunning:
+        return Check(
+            name,
+            False,
+            f"hooks in {path} call {url}, where nothing answers (the daemon is at {ctx.client.base_url})",
+            REINSTALL,
+        )
+    except ApiError as exc:
+        what = (
+            "the token in " + token_from + " is not this daemon's"
+            if exc.status == 401
+            else f"{url} answered {exc.status} ({exc.code})"
+        )
+        return Check(name, False, f"hooks in {path}: {what}", REINSTALL)
+    if ctx.status is None or answered.get("pid") != ctx.status.get("pid"):
+        return Check(
+            name,
+            False,
+            f"hooks in {path} reach pid {answered.get('pid')} at {url}, not the daemon at {ctx.client.base_url}",
+            REINSTALL,
+        )
+    return Check(name, True, f"{path} → {url} answers with its token (pid {answered.get('pid')})")
 
 
 def _claude_memory_checks(settings: Settings, cwd: str) -> list[Check]:

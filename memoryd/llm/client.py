@@ -191,16 +191,9 @@ class LLMClient:
             try:
                 answer = backend.call(call)
             except BackendError as exc:
-                self.meter.record(purpose, exc.input_tokens, exc.output_tokens, failed=True, backend=backend.name)
-                if exc.transient and transient_left > 0:
-                    transient_left -= 1
-                    wait = backoff_seconds(attempt, exc.retry_after)
-                    log.info("%s: %s; retry %d in %.1f s", purpose, exc.message, attempt, wait)
-                    self._sleep(wait)
-                    continue
-                tried = f" (after {attempt} tries)" if attempt > 1 else ""
-                self._note(purpose, "error", exc.message + tried)
-                raise LLMUnavailable(f"{exc.message}{tried}; the offline path was used.") from exc
+                self._failed(purpose, backend.name, exc, attempt, may_retry=transient_left > 0)
+                transient_left -= 1
+                continue
             self.meter.record(purpose, answer.input_tokens, answer.output_tokens, backend=backend.name)
             if schema is None:
                 self._note(purpose, "ok", "")
@@ -228,6 +221,19 @@ class LLMClient:
                 data=data,
                 backend=backend.name,
             )
+
+    def _failed(self, purpose: str, backend: str, exc: BackendError, attempt: int, *, may_retry: bool) -> None:
+        """A failed call is metered; a transient failure with retries left waits its backoff (the caller tries
+        again), any other raises LLMUnavailable."""
+        self.meter.record(purpose, exc.input_tokens, exc.output_tokens, failed=True, backend=backend)
+        if exc.transient and may_retry:
+            wait = backoff_seconds(attempt, exc.retry_after)
+            log.info("%s: %s; retry %d in %.1f s", purpose, exc.message, attempt, wait)
+            self._sleep(wait)
+            return
+        tried = f" (after {attempt} tries)" if attempt > 1 else ""
+        self._note(purpose, "error", exc.message + tried)
+        raise LLMUnavailable(f"{exc.message}{tried}; the offline path was used.") from exc
 
     def _note(self, purpose: str, outcome: str, detail: str) -> None:
         with self._last_lock:

@@ -305,6 +305,11 @@ class TranscriptPipeline:
                 db.execute(
                     "INSERT INTO transcript_seen_batches(path, uuids) VALUES (?, ?)", (str(path), orjson.dumps(ids))
                 )
+        self._count(batch, len(entries), malformed, total)
+        return values
+
+    def _count(self, batch: ReadResult, entries: int, malformed: int, total: Advance) -> None:
+        """A folded batch in the metrics, the advance's totals and the bytes read."""
         ok = len(batch.lines) - malformed
         self.metrics.transcript_lines.labels("ok").inc(ok)
         if malformed:
@@ -314,12 +319,11 @@ class TranscriptPipeline:
         total.lines += len(batch.lines)
         total.malformed += malformed
         total.oversized += batch.oversized
-        total.entries += len(entries)
+        total.entries += entries
         total.reset = total.reset or batch.reset
         total.bytes_read += batch.end - batch.start
         total.offset = batch.end
         self.bytes_read += batch.end - batch.start
-        return values
 
     def forget_older_than(self, cutoff: float) -> int:
         """Drop the cursors and seen ids of transcripts untouched since `cutoff` (Claude Code deletes them after 30
