@@ -46,7 +46,7 @@ def test_every_part_stamps_with_the_daemons_clock(home: Path, project: Path) -> 
         assert cursor is not None and cursor["updated_at"] == T0.timestamp()  # the transcript cursors
         assert daemon.meter.today() == "2026-03-04"  # the token meter's day
         item = daemon.review.propose(store, name="Tabs", description="Tabs in Go", type="feedback", body="tabs")
-        assert item is not None and daemon.review.get(item)["created_at"] == T0.timestamp()  # the review queue
+        assert item is not None and daemon.review.get(item).created_at == T0.timestamp()  # the review queue
 
         clock.advance(timedelta(days=1, minutes=5))
         run_id = daemon.dream.run(str(project), force=True)

@@ -274,7 +274,7 @@ def test_a_crash_before_the_write_puts_the_item_back_in_the_queue(home: Path, pr
         "UPDATE review_items SET status = ? WHERE item_id = ?", (APPROVING, item)
     )  # the journal, then the crash
     queue = ReviewQueue(daemon.state, stores=daemon.stores, default=True, per_project={})  # the next start
-    assert queue.get(item)["status"] == "pending" and daemon.stores.for_cwd(str(project)).all_headers() == []
+    assert queue.get(item).status == "pending" and daemon.stores.for_cwd(str(project)).all_headers() == []
     daemon.state.close()
 
 
@@ -285,15 +285,15 @@ def test_a_crash_after_the_write_settles_the_item_as_approved(home: Path, projec
     pending = daemon.review.get(item)
     daemon.state.execute("UPDATE review_items SET status = ? WHERE item_id = ?", (APPROVING, item))
     saved = daemon.stores.for_cwd(str(project)).save(
-        name=pending["name"],
-        description=pending["description"],
-        type=pending["type"],
-        body=pending["body"],
+        name=pending.name,
+        description=pending.description,
+        type=pending.type,
+        body=pending.body,
         source="review",
     )
     queue = ReviewQueue(daemon.state, stores=daemon.stores, default=True, per_project={})  # the next start
     [approved] = queue.items(status="approved")
-    assert approved["item_id"] == item and approved["filename"] == saved.memory.filename and queue.items() == []
+    assert approved.item_id == item and approved.filename == saved.memory.filename and queue.items() == []
     daemon.state.close()
 
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from memoryd.api.deps import ReviewDep, StoresDep
+from memoryd.review import queue as review_queue
 
 router = APIRouter(tags=["review"])
 
@@ -38,8 +37,9 @@ class ReviewEdit(BaseModel):
     body: str | None = Field(None, description="New Markdown body.")
 
 
-def _item(data: dict[str, Any]) -> ReviewItem:
-    return ReviewItem.model_validate(data)
+def _item(item: review_queue.ReviewItem) -> ReviewItem:
+    """The API's shape of the core's review item (all but its fingerprint)."""
+    return ReviewItem.model_validate(item, from_attributes=True)
 
 
 @router.get("/v1/review", response_model=ReviewList)
