@@ -53,7 +53,7 @@ def test_every_part_stamps_with_the_daemons_clock(home: Path, project: Path) -> 
         daemon.dream.wait()
         run = daemon.dream.runs(str(project))[0]
         assert (
-            run["run_id"] == run_id and run["started_at"] == (T0 + timedelta(days=1, minutes=5)).isoformat()
+            run.run_id == run_id and run.started_at == (T0 + timedelta(days=1, minutes=5)).isoformat()
         )  # the run records
         gates = {g.name: g for g in daemon.dream.gates.check(store)}
         assert gates["time"].value == 0 and not gates["time"].passes  # the lock's mtime is the clock's, so 0 h since

@@ -61,7 +61,7 @@ def test_unforced_run_obeys_gates_1_to_3(home: Path, project: Path) -> None:
     assert "'scan_throttle'" in err.value.message
     run_id = daemon.dream.run(str(project), force=True)  # forced: gates 1-3 skipped
     wait_done(daemon)
-    assert daemon.dream.runs(str(project))[0]["run_id"] == run_id
+    assert daemon.dream.runs(str(project))[0].run_id == run_id
 
 
 def test_unforced_run_starts_when_every_gate_is_open(home: Path, project: Path) -> None:
@@ -78,7 +78,7 @@ def test_unforced_run_starts_when_every_gate_is_open(home: Path, project: Path) 
     run_id = daemon.dream.run(str(project), force=False)
     wait_done(daemon)
     run = daemon.dream.runs(str(project))[0]
-    assert run["run_id"] == run_id and run["forced"] is False and run["status"] == "done"
+    assert run.run_id == run_id and run.forced is False and run.status == "done"
 
 
 def test_status_shows_every_gate_even_when_time_is_closed(home: Path, project: Path) -> None:
@@ -177,8 +177,8 @@ def test_llm_write_with_a_filename_of_another_type_is_dropped(
     daemon.dream.run(str(project), force=True)
     wait_done(daemon)
     run = daemon.dream.runs(str(project))[0]
-    assert run["status"] == "done" and run["changes"] == []
-    assert any("user_editor.md as type project" in n and "it is a user memory" in n for n in run["notes"])
+    assert run.status == "done" and run.changes == []
+    assert any("user_editor.md as type project" in n and "it is a user memory" in n for n in run.notes)
     assert store.read_raw("user_editor.md") == before
     assert "Today is 2026-03-04." in "\n".join(messages_api.texts_sent())  # the injected clock, not the wall clock
 
@@ -222,7 +222,7 @@ def test_llm_context_is_bounded_lists_every_file_and_keeps_unseen_logs_pending(
     messages_api.push(Reply(text='{"actions": []}'))
     daemon.dream.run(str(project), force=True)
     wait_done(daemon)
-    assert daemon.dream.runs(str(project))[0]["status"] == "done"
+    assert daemon.dream.runs(str(project))[0].status == "done"
     user = messages_api.requests[-1]["messages"][0]["content"]
     user = user if isinstance(user, str) else "".join(b["text"] for b in user)
     assert len(user) <= limits.DREAM_LLM_CONTEXT_MAX_CHARS + 100

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -49,20 +50,36 @@ def _iso(ts: float | None) -> str | None:
     return datetime.fromtimestamp(ts, UTC).isoformat() if ts else None
 
 
-def run_dict(row: sqlite3.Row) -> dict[str, Any]:
-    """A run row as the API shows it."""
-    return {
-        "run_id": row["run_id"],
-        "status": row["status"],
-        "forced": bool(row["forced"]),
-        "method": row["method"],
-        "started_at": _iso(row["started_at"]),
-        "finished_at": _iso(row["finished_at"]),
-        "changes": json.loads(row["changes"]),
-        "notes": json.loads(row["notes"]),
-        "error": row["error"],
-        "undone_at": _iso(row["undone_at"]),
-    }
+@dataclass(frozen=True, kw_only=True)
+class DreamRun:
+    """One consolidation run as recorded: how it ended, what it changed (op, filename, why), its notes, and when
+    (ISO 8601 UTC times)."""
+
+    run_id: str
+    status: str
+    forced: bool
+    method: str
+    started_at: str | None
+    finished_at: str | None
+    changes: list[dict[str, Any]]
+    notes: list[str]
+    error: str
+    undone_at: str | None
+
+    @classmethod
+    def of_row(cls, row: sqlite3.Row) -> DreamRun:
+        return cls(
+            run_id=row["run_id"],
+            status=row["status"],
+            forced=bool(row["forced"]),
+            method=row["method"],
+            started_at=_iso(row["started_at"]),
+            finished_at=_iso(row["finished_at"]),
+            changes=json.loads(row["changes"]),
+            notes=json.loads(row["notes"]),
+            error=row["error"],
+            undone_at=_iso(row["undone_at"]),
+        )
 
 
 class RunRecords:
@@ -106,12 +123,12 @@ class RunRecords:
             )
         return row
 
-    def of(self, memory_dir: Path, limit: int = RUN_HISTORY) -> list[dict[str, Any]]:
+    def of(self, memory_dir: Path, limit: int = RUN_HISTORY) -> list[DreamRun]:
         """The last runs of a memory dir, newest first."""
         rows = self.state.query(
             "SELECT * FROM dream_runs WHERE memory_dir = ? ORDER BY started_at DESC LIMIT ?", (str(memory_dir), limit)
         )
-        return [run_dict(r) for r in rows]
+        return [DreamRun.of_row(r) for r in rows]
 
     def left_running(self) -> list[sqlite3.Row]:
         """Runs a crash left 'running' (at start, none is really running)."""

@@ -20,7 +20,7 @@ from memoryd.base.state_db import StateDB
 from memoryd.config import DreamSettings
 from memoryd.dream.gates import Gates
 from memoryd.dream.lock import pid_alive
-from memoryd.dream.runs import RunRecords
+from memoryd.dream.runs import DreamRun, RunRecords
 from memoryd.dream.worker import DreamWorker
 from memoryd.llm import LLMClient
 from memoryd.store import MemoryDir, StoreRegistry
@@ -41,7 +41,7 @@ class DreamService:
         home: Path,
         clock: Clock,
         stale_notes: Callable[[MemoryDir], list[str]] = lambda store: [],
-        on_finished: Callable[[Path, dict[str, Any]], object] = lambda memory_dir, run: None,
+        on_finished: Callable[[Path, DreamRun], object] = lambda memory_dir, run: None,
     ) -> None:
         self.settings = settings
         self.stores = stores
@@ -97,10 +97,10 @@ class DreamService:
             return {"cancelled": False, "message": "no consolidation is running for this project"}
         return {"cancelled": True, "run_id": task.run_id}
 
-    def runs(self, cwd: str) -> list[dict[str, Any]]:
+    def runs(self, cwd: str) -> list[DreamRun]:
         return self.runs_of(self.gates.store_for(cwd))
 
-    def runs_of(self, store: MemoryDir) -> list[dict[str, Any]]:
+    def runs_of(self, store: MemoryDir) -> list[DreamRun]:
         """The last 50 runs of a memory dir, newest first."""
         return self.records.of(store.path)
 

@@ -22,7 +22,7 @@ from memoryd.base.errors import LockHeld, MemorydError, Unprocessable
 from memoryd.base.metrics import Metrics
 from memoryd.dream.lock import ConsolidationLock
 from memoryd.dream.plan import Action, Plan, make_plan
-from memoryd.dream.runs import RunRecords, run_dict
+from memoryd.dream.runs import DreamRun, RunRecords
 from memoryd.llm import LLMClient
 from memoryd.store import MemoryDir
 
@@ -67,7 +67,7 @@ class DreamWorker:
         metrics: Metrics,
         clock: Clock,
         stale_notes: Callable[[MemoryDir], list[str]] = lambda store: [],
-        on_finished: Callable[[Path, dict[str, Any]], object] = lambda memory_dir, run: None,
+        on_finished: Callable[[Path, DreamRun], object] = lambda memory_dir, run: None,
     ) -> None:
         self.records = records
         self.llm = llm
@@ -161,7 +161,7 @@ class DreamWorker:
             with self._lock:
                 self._running.pop(store.path, None)
         self.records.finished(task.run_id, status=status, plan=plan, changes=changes, error=error)
-        self.on_finished(store.path, run_dict(self.records.get(task.run_id)))
+        self.on_finished(store.path, DreamRun.of_row(self.records.get(task.run_id)))
         self.metrics.dream_runs.labels(status).inc()
 
     def _enter(self, task: RunningTask, phase: str) -> None:

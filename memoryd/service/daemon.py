@@ -8,6 +8,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable
+from dataclasses import asdict
 
 from memoryd import __version__
 from memoryd.base import limits
@@ -263,7 +264,7 @@ class Daemon:
             home=self.home,
             clock=self.clock,
             stale_notes=self.stale.dream_notes,
-            on_finished=lambda memory_dir, run: self.activity.publish(DREAM, str(memory_dir), run),
+            on_finished=lambda memory_dir, run: self.activity.publish(DREAM, str(memory_dir), asdict(run)),
         )
         self.scheduler = Scheduler(
             self.dream,
