@@ -8,6 +8,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +45,15 @@ def check_branch(branch: str) -> str:
             "'memory'."
         )
     return branch
+
+
+@dataclass(frozen=True, kw_only=True)
+class TeamInit:
+    """A project's team folder tied to its remote, with the first sync's report or why it failed (it is retried)."""
+
+    repo: TeamRepo
+    report: SyncReport | None = None
+    sync_error: str = ""
 
 
 class TeamService:
@@ -113,9 +123,7 @@ class TeamService:
             for repo in self.repos():
                 self.watch(repo.store)
 
-    def init(
-        self, cwd: str, remote: str, branch: str = limits.TEAM_DEFAULT_BRANCH
-    ) -> tuple[TeamRepo, SyncReport | None, str]:
+    def init(self, cwd: str, remote: str, branch: str = limits.TEAM_DEFAULT_BRANCH) -> TeamInit:
         """Tie the project's team folder to `remote`/`branch` and run the first sync (its error, if any, is
         returned)."""
         remote, branch = check_remote(remote), check_branch(branch)
@@ -137,9 +145,9 @@ class TeamService:
                 )
             )
         try:
-            return repo, repo.sync(), ""
+            return TeamInit(repo=repo, report=repo.sync())
         except MemorydError as exc:
-            return repo, None, exc.message
+            return TeamInit(repo=repo, sync_error=exc.message)
 
     def repo_for(self, cwd: str) -> TeamRepo:
         memory_dir = self.stores.memory_dir_for(cwd)

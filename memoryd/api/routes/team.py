@@ -115,10 +115,9 @@ class SavedTeamMemoryOut(SavedMemoryOut):
 def team_init(request: TeamInitRequest, team: TeamDep) -> TeamInitOut:
     """Tie the project's `memory/team/` to a git remote and run the first sync (`sync_error` when it failed; it is
     retried)."""
-    repo, report, error = team.init(request.cwd, request.remote, request.branch)
-    return TeamInitOut.model_validate(
-        {**repo.status(), "sync": report.redacted() if report else None, "sync_error": error}
-    )
+    done = team.init(request.cwd, request.remote, request.branch)
+    sync = done.report.redacted() if done.report else None
+    return TeamInitOut.model_validate({**done.repo.status(), "sync": sync, "sync_error": done.sync_error})
 
 
 @router.post("/v1/team/sync", responses=errors(404, 409, 503))
