@@ -393,15 +393,17 @@ class GrepHitOut(ResponseModel):
 
 
 class SearchOut(ResponseModel):
-    pattern: str
-    regex: bool
+    """A transcript search's answer (transcripts/grep/search.py's GrepResult, with its count)."""
+
+    pattern: str = Field(description="What was searched for, as given.")
+    regex: bool = Field(description="Whether the pattern was read as a regex.")
     scope: str = Field(description="project or all.")
-    results: list[GrepHitOut]
-    truncated: bool
+    results: list[GrepHitOut] = Field(description="The matching lines, newest transcript first.")
+    truncated: bool = Field(description="Whether the search stopped before the end (see reason).")
     reason: str = Field(description="Why truncated: limit or deadline.")
-    files_scanned: int
-    bytes_scanned: int
-    count: int
+    files_scanned: int = Field(description="Transcript files whose lines the results reflect.")
+    bytes_scanned: int = Field(description="Their sizes, in bytes.")
+    count: int = Field(description="How many results.")
 
 
 # ---------------------------------------------------------------------- Claude Code hooks
