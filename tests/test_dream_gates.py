@@ -92,7 +92,7 @@ def test_status_shows_every_gate_even_when_time_is_closed(home: Path, project: P
     recent = clock.time() - 60
     os.utime(lock.path, (recent, recent))
     touch_sessions(settings.transcript_roots[0] / sanitize_path(str(project_root(str(project)))), 3, recent + 1)
-    gates = by_name(daemon.dream.status(str(project))["gates"])
+    gates = by_name(daemon.dream.status(str(project)).gates)
     assert list(gates) == ["time", "scan_throttle", "sessions", "lock"]
     assert gates["time"].passes is False
     assert gates["sessions"].value == 2  # three touched since, the newest excluded
@@ -117,7 +117,7 @@ def test_session_gate_counts_only_this_projects_main_transcripts(home: Path, pro
     touch_sessions(root / f"{folder}x", 4, last + 30)  # another project whose name extends this one
     touch_sessions(root / folder / "s0" / "subagents", 3, last + 40, prefix="agent")  # subagent transcripts
     # counted: s0, s1, sub0, sub1 → 4, minus the newest (the current session) → 3
-    assert by_name(daemon.dream.status(str(project))["gates"])["sessions"].value == 3
+    assert by_name(daemon.dream.status(str(project)).gates)["sessions"].value == 3
 
 
 def test_project_root_survives_a_restart_for_discovered_dirs(home: Path, project: Path) -> None:
