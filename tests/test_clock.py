@@ -40,7 +40,7 @@ def test_every_part_stamps_with_the_daemons_clock(home: Path, project: Path) -> 
         session = new_session(daemon.settings.transcript_roots[0], str(project))
         session.user("hello")
         job = daemon.extraction.get_job(daemon.turns.turn_end(session.session_id, str(session.path), str(project)))
-        assert job["created_at"] == T0.timestamp()  # the extraction queue
+        assert job.created_at == T0.timestamp()  # the extraction queue
         daemon.transcripts.pipeline.advance(session.path)
         cursor = daemon.state.query_one("SELECT updated_at FROM transcript_files")
         assert cursor is not None and cursor["updated_at"] == T0.timestamp()  # the transcript cursors

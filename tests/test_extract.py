@@ -398,10 +398,10 @@ def test_a_turn_already_read_by_an_earlier_job_is_skipped_as_covered(home: Path,
     writer.user("From now on, run the linter before committing.")
     second_id = queue_turn_end(daemon, writer)  # before the job reads
     ext._finish(running, ext.run_job(running))
-    assert len(ext.get_job(first_id)["memories_written"]) == 2  # the first job read both turns
+    assert len(ext.get_job(first_id).memories_written) == 2  # the first job read both turns
     assert ext.run_pending() == 1
     second = ext.get_job(second_id)
-    assert second["status"] == "skipped" and second["reason"].startswith("already covered"), second
+    assert second.status == "skipped" and second.reason.startswith("already covered"), second
     daemon.state.close()
 
 
@@ -413,7 +413,7 @@ def test_rewritten_transcript_tail_is_not_extracted_twice(home: Path, project: P
     writer.assistant("Understood. " + "I will use pnpm for every install from now on. " * 5)
     job1 = queue_turn_end(daemon, writer)
     ext.run_pending()
-    assert len(ext.get_job(job1)["memories_written"]) == 1
+    assert len(ext.get_job(job1).memories_written) == 1
     lines = writer.path.read_bytes().splitlines(keepends=True)
     writer.path.write_bytes(lines[0])  # CC removed the assistant entry (tail truncated, same file)
     writer.user("From now on, run the linter before committing.")
@@ -421,7 +421,7 @@ def test_rewritten_transcript_tail_is_not_extracted_twice(home: Path, project: P
     ext.run_pending()
     done = ext.get_job(job2)
     # Re-read from 0, but the pnpm prompt (uuid already seen) is not extracted again.
-    assert done["status"] == "done" and done["reason"].startswith("offline: 1 written, 0 unchanged"), done
+    assert done.status == "done" and done.reason.startswith("offline: 1 written, 0 unchanged"), done
     assert len(daemon.stores.for_cwd(str(project)).all_headers()) == 2
     daemon.state.close()
 
@@ -525,8 +525,8 @@ def test_a_target_it_cannot_read_is_left_as_it_is(home: Path, project: Path) -> 
     daemon.extraction.run_pending()
     job = daemon.extraction.get_job(job_id)
     assert target.read_bytes() == edited, "the file it could not read was overwritten"
-    assert job["memories_written"] == [], job
-    [refused] = job["refused"]
+    assert job.memories_written == [], job
+    [refused] = job.refused
     assert refused["code"] == "target_unreadable" and "NUL" in refused["reason"], refused
     daemon.state.close()
 

@@ -93,6 +93,40 @@ class Job:
         }
 
 
+@dataclass(frozen=True, kw_only=True)
+class JobRecord:
+    """A job as recorded, for GET /v1/jobs/{id} and the web view's jobs page: its status and, once finished, why,
+    the files written and the candidates refused."""
+
+    job_id: str
+    kind: str
+    status: str
+    reason: str
+    memories_written: list[str]
+    refused: list[dict[str, str]]
+    session_id: str
+    memory_dir: str
+    attempts: int
+    created_at: float
+    updated_at: float
+
+    @classmethod
+    def of_row(cls, row: Any) -> JobRecord:
+        return cls(
+            job_id=row["job_id"],
+            kind=row["kind"],
+            status=row["status"],
+            reason=row["reason"],
+            memories_written=json.loads(row["written"]),
+            refused=json.loads(row["refused"]),
+            session_id=row["session_id"],
+            memory_dir=row["memory_dir"],
+            attempts=row["attempts"],
+            created_at=row["created_at"],
+            updated_at=row["updated_at"],
+        )
+
+
 class JobQueue:
     """The durable queue of extraction jobs and the per-session turn counter (the throttle)."""
 
@@ -222,32 +256,17 @@ class JobQueue:
             "UPDATE jobs SET status = 'queued', reason = 'interrupted; retried after restart' WHERE status = 'running'"
         )
 
-    def get(self, job_id: str) -> dict[str, Any]:
+    def get(self, job_id: str) -> JobRecord:
         row = self.state.query_one("SELECT * FROM jobs WHERE job_id = ?", (job_id,))
         if row is None:
             raise JobNotFound(f"no job {job_id!r}; job ids come from POST /v1/events/turn-end.")
-        return self._job_dict(row)
+        return JobRecord.of_row(row)
 
-    def recent(self, memory_dir: Path | None = None, limit: int = 50) -> list[dict[str, Any]]:
+    def recent(self, memory_dir: Path | None = None, limit: int = 50) -> list[JobRecord]:
         """The newest jobs (of one memory dir, or all), newest first."""
         where, params = ("WHERE memory_dir = ?", [str(memory_dir)]) if memory_dir else ("", [])
         rows = self.state.query(f"SELECT * FROM jobs {where} ORDER BY updated_at DESC LIMIT ?", (*params, limit))
-        return [{**self._job_dict(r), "memory_dir": r["memory_dir"]} for r in rows]
-
-    @staticmethod
-    def _job_dict(row: Any) -> dict[str, Any]:
-        return {
-            "job_id": row["job_id"],
-            "kind": row["kind"],
-            "status": row["status"],
-            "reason": row["reason"],
-            "memories_written": json.loads(row["written"]),
-            "refused": json.loads(row["refused"]),
-            "session_id": row["session_id"],
-            "attempts": row["attempts"],
-            "created_at": row["created_at"],
-            "updated_at": row["updated_at"],
-        }
+        return [JobRecord.of_row(r) for r in rows]
 
     def counts(self, kind: str | None = None) -> dict[str, int]:
         where, params = ("WHERE kind = ?", (kind,)) if kind else ("", ())

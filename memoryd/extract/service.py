@@ -33,7 +33,7 @@ from memoryd.base.errors import (
 from memoryd.base.metrics import Metrics
 from memoryd.base.secrets import REDACTED
 from memoryd.base.similarity import memory_similarity, near_duplicate
-from memoryd.extract.jobs import BACKFILL, Job, JobQueue, Outcome
+from memoryd.extract.jobs import BACKFILL, Job, JobQueue, JobRecord, Outcome
 from memoryd.extract.model import extract_with_model
 from memoryd.extract.offline import Candidate, extract_explicit, update_of
 from memoryd.extract.pending import BASH, PROMPT, TOOLS, TURN, WROTE, PendingRow, PendingTurns
@@ -151,7 +151,7 @@ class ExtractionService:
         self._wake.set()
         return job_id
 
-    def get_job(self, job_id: str) -> dict[str, Any]:
+    def get_job(self, job_id: str) -> JobRecord:
         return self.jobs.get(job_id)
 
     # ------------------------------------------------------------------ worker
