@@ -15,7 +15,7 @@ from typing import Any
 from memoryd.base import limits
 from memoryd.base.errors import JobNotFound, QueueFull
 from memoryd.base.secrets import redact_record, redact_secrets
-from memoryd.base.state_db import StateDB
+from memoryd.base.state_db import StateDB, from_row
 
 log = logging.getLogger(__name__)
 
@@ -112,19 +112,8 @@ class JobRecord:
 
     @classmethod
     def of_row(cls, row: Any) -> JobRecord:
-        return cls(
-            job_id=row["job_id"],
-            kind=row["kind"],
-            status=row["status"],
-            reason=row["reason"],
-            memories_written=json.loads(row["written"]),
-            refused=json.loads(row["refused"]),
-            session_id=row["session_id"],
-            memory_dir=row["memory_dir"],
-            attempts=row["attempts"],
-            created_at=row["created_at"],
-            updated_at=row["updated_at"],
-        )
+        written, refused = json.loads(row["written"]), json.loads(row["refused"])
+        return from_row(cls, row, memories_written=written, refused=refused)
 
 
 class JobQueue:
@@ -220,18 +209,7 @@ class JobQueue:
                 "UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = ? WHERE job_id = ?",
                 (self.clock(), row["job_id"]),
             )
-            return Job(
-                job_id=row["job_id"],
-                kind=row["kind"],
-                session_id=row["session_id"],
-                cwd=row["cwd"],
-                memory_dir=row["memory_dir"],
-                transcript_path=row["transcript_path"],
-                last_assistant_message=row["last_assistant_message"],
-                attempts=int(row["attempts"]) + 1,
-                turns=int(row["turns"]),
-                created_at=float(row["created_at"]),
-            )
+            return from_row(Job, row, attempts=int(row["attempts"]) + 1)
 
     def finish(self, job_id: str, outcome: Outcome) -> None:
         """Record an outcome; a `queued` outcome is retried after EXTRACT_RETRY_SECONDS. Nothing stored holds a

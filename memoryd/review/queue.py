@@ -23,7 +23,7 @@ from typing import Any
 
 from memoryd.base.errors import ReviewItemNotFound
 from memoryd.base.secrets import check_no_secrets
-from memoryd.base.state_db import StateDB
+from memoryd.base.state_db import StateDB, from_row
 from memoryd.config import ProjectSettings
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.memdir import validate_fields
@@ -277,17 +277,4 @@ class ReviewQueue:
 
     @staticmethod
     def _item(row: Any) -> ReviewItem:
-        return ReviewItem(
-            item_id=row["item_id"],
-            memory_dir=row["memory_dir"],
-            name=row["name"],
-            description=row["description"],
-            type=row["type"],
-            body=row["body"],
-            target=row["target"],
-            fingerprint=row["fingerprint"],
-            status=row["status"],
-            filename=row["filename"],
-            created_at=row["created_at"],
-            decided_at=row["decided_at"],
-        )
+        return from_row(ReviewItem, row)

@@ -12,12 +12,14 @@ router = APIRouter(tags=["review"])
 
 
 class ReviewItem(BaseModel):
-    item_id: str
-    memory_dir: str
-    name: str
-    description: str
-    type: str
-    body: str
+    """A memory extraction proposed, as review/queue.py's ReviewItem holds it (all but its fingerprint)."""
+
+    item_id: str = Field(description="The proposal's id (`rv_…`), for edit, approve and reject.")
+    memory_dir: str = Field(description="The memory dir it would be written to.")
+    name: str = Field(description="The memory's title.")
+    description: str = Field(description="Its one-line description.")
+    type: str = Field(description="user, feedback, project or reference.")
+    body: str = Field(description="Its Markdown body.")
     target: str | None = Field(None, description="The existing memory this proposal updates, if any.")
     status: str = Field(..., description="pending, approved or rejected.")
     filename: str | None = Field(None, description="The file written, once approved.")
