@@ -12,8 +12,9 @@ import http.client
 import json as _json
 import os
 import socket
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from memoryd.base import limits
@@ -32,7 +33,7 @@ def home_from_env(env: Mapping[str, str] | None = None) -> Path:
     return Path(env.get("MEMORYD_HOME") or limits.DEFAULT_HOME).expanduser()
 
 
-def daemon_url(settings: "Settings") -> str:
+def daemon_url(settings: Settings) -> str:
     """The running daemon's address from `daemon.json`, else the configured one."""
     runtime = read_runtime_file(settings.home)
     if runtime:
@@ -57,11 +58,11 @@ class MemorydClient:
         self._conn: http.client.HTTPConnection | None = None
 
     @classmethod
-    def from_settings(cls, settings: "Settings", *, timeout: float = 10.0) -> "MemorydClient":
+    def from_settings(cls, settings: Settings, *, timeout: float = 10.0) -> MemorydClient:
         return cls(daemon_url(settings), read_token(settings.home, settings.token_override), timeout=timeout)
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, *, timeout: float = 10.0) -> "MemorydClient":
+    def from_env(cls, env: Mapping[str, str] | None = None, *, timeout: float = 10.0) -> MemorydClient:
         """The daemon named by `$MEMORYD_HOME/daemon.json`; only when it is absent are the
         settings loaded for the configured address (so a running daemon is reached fast)."""
         env = os.environ if env is None else env
@@ -80,7 +81,7 @@ class MemorydClient:
             self._conn.close()
             self._conn = None
 
-    def __enter__(self) -> "MemorydClient":
+    def __enter__(self) -> MemorydClient:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -178,26 +179,38 @@ class MemorydClient:
             return _json.loads(content)
         return content.decode("utf-8", "replace")
 
+    def answer(
+        self,
+        method: str,
+        path: str,
+        *,
+        params: Mapping[str, Any] | None = None,
+        json: Any = None,
+    ) -> dict[str, Any]:
+        """`request` for the endpoints that answer a JSON object."""
+        data: dict[str, Any] = self.request(method, path, params=params, json=json)
+        return data
+
     # --- endpoints ---------------------------------------------------------------
     def health(self) -> dict[str, Any]:
-        return self.request("GET", "/v1/health")
+        return self.answer("GET", "/v1/health")
 
     def status(self) -> dict[str, Any]:
-        return self.request("GET", "/v1/status")
+        return self.answer("GET", "/v1/status")
 
     def index(self, cwd: str | Path) -> dict[str, Any]:
-        return self.request("GET", "/v1/index", params={"cwd": str(cwd)})
+        return self.answer("GET", "/v1/index", params={"cwd": str(cwd)})
 
     def prompt(self, cwd: str | Path) -> dict[str, Any]:
-        return self.request("GET", "/v1/prompt", params={"cwd": str(cwd)})
+        return self.answer("GET", "/v1/prompt", params={"cwd": str(cwd)})
 
     def list_memories(self, cwd: str | Path, type_: str | None = None, *, scope: str = "project") -> dict[str, Any]:
         params = {"cwd": str(cwd)} | ({"type": type_} if type_ else {}) | _scope(scope)
-        return self.request("GET", "/v1/memories", params=params)
+        return self.answer("GET", "/v1/memories", params=params)
 
     def get_memory(self, cwd: str | Path, filename: str, *, scope: str = "project") -> dict[str, Any]:
         params = {"cwd": str(cwd)} | _scope(scope)
-        return self.request("GET", f"/v1/memories/{quote(filename, safe='')}", params=params)
+        return self.answer("GET", f"/v1/memories/{quote(filename, safe='')}", params=params)
 
     def save_memory(
         self,
@@ -215,14 +228,14 @@ class MemorydClient:
         path = "/v1/team/memories" if team else "/v1/memories"
         fields = {"cwd": str(cwd), "name": name, "description": description, "type": type_, "body": body}
         extra = {"applies_to": applies_to} if applies_to is not None else {}
-        return self.request("POST", path, json=fields | _scope(scope) | extra)
+        return self.answer("POST", path, json=fields | _scope(scope) | extra)
 
     def delete_memory(self, cwd: str | Path, filename: str, *, team: bool = False, scope: str = "project") -> None:
         base = "/v1/team/memories" if team else "/v1/memories"
         self.request("DELETE", f"{base}/{quote(filename, safe='')}", params={"cwd": str(cwd)} | _scope(scope))
 
     def recall(self, cwd: str | Path, query: str, session_id: str, *, source: str = "rest") -> dict[str, Any]:
-        return self.request(
+        return self.answer(
             "POST", "/v1/recall", json={"cwd": str(cwd), "query": query, "session_id": session_id, "source": source}
         )
 
@@ -230,10 +243,10 @@ class MemorydClient:
         self, *, cwd: str | Path | None = None, session_id: str | None = None, limit: int | None = None
     ) -> dict[str, Any]:
         params = {k: str(v) for k, v in (("cwd", cwd), ("session", session_id), ("limit", limit)) if v is not None}
-        return self.request("GET", "/v1/recall/log", params=params)
+        return self.answer("GET", "/v1/recall/log", params=params)
 
     def metrics(self) -> str:
-        return self.request("GET", "/metrics")
+        return str(self.request("GET", "/metrics"))
 
     def turn_end(
         self, *, session_id: str, transcript_path: str, cwd: str | Path, last_assistant_message: str | None = None
@@ -241,10 +254,10 @@ class MemorydClient:
         body = {"session_id": session_id, "transcript_path": str(transcript_path), "cwd": str(cwd)}
         if last_assistant_message is not None:
             body["last_assistant_message"] = last_assistant_message
-        return self.request("POST", "/v1/events/turn-end", json=body)
+        return self.answer("POST", "/v1/events/turn-end", json=body)
 
     def job(self, job_id: str) -> dict[str, Any]:
-        return self.request("GET", f"/v1/jobs/{job_id}")
+        return self.answer("GET", f"/v1/jobs/{job_id}")
 
     def grep(
         self,
@@ -260,20 +273,20 @@ class MemorydClient:
             params["cwd"] = str(cwd)
         if limit is not None:
             params["limit"] = limit
-        return self.request("GET", "/v1/transcripts/search", params=params)
+        return self.answer("GET", "/v1/transcripts/search", params=params)
 
     def session_memory(self, session_id: str) -> dict[str, Any]:
-        return self.request("GET", f"/v1/sessions/{session_id}/memory")
+        return self.answer("GET", f"/v1/sessions/{session_id}/memory")
 
     # --- team memory ---
     def team_init(self, cwd: str | Path, remote: str, branch: str) -> dict[str, Any]:
-        return self.request("POST", "/v1/team/init", json={"cwd": str(cwd), "remote": remote, "branch": branch})
+        return self.answer("POST", "/v1/team/init", json={"cwd": str(cwd), "remote": remote, "branch": branch})
 
     def team_sync(self, cwd: str | Path, *, accept_rewrite: bool = False) -> dict[str, Any]:
-        return self.request("POST", "/v1/team/sync", json={"cwd": str(cwd), "accept_rewrite": accept_rewrite})
+        return self.answer("POST", "/v1/team/sync", json={"cwd": str(cwd), "accept_rewrite": accept_rewrite})
 
     def team_status(self, cwd: str | Path) -> dict[str, Any]:
-        return self.request("GET", "/v1/team/status", params={"cwd": str(cwd)})
+        return self.answer("GET", "/v1/team/status", params={"cwd": str(cwd)})
 
     def team_memories(self, cwd: str | Path) -> dict[str, Any]:
-        return self.request("GET", "/v1/team/memories", params={"cwd": str(cwd)})
+        return self.answer("GET", "/v1/team/memories", params={"cwd": str(cwd)})

@@ -98,9 +98,8 @@ def _raw_get(url: str, target: str, token: str) -> int:
     """Send a request line byte for byte (no client-side normalisation of `..`)."""
     host, port = url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=5) as s:
-        s.sendall(
-            f"GET {target} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n".encode()
-        )
+        request = f"GET {target} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+        s.sendall(request.encode())
         data = b""
         while chunk := s.recv(65536):
             data += chunk

@@ -3,8 +3,8 @@ and the fix, for every route: a missing field, a wrong type, an extra field."""
 
 from __future__ import annotations
 
-import json
 import inspect
+import json
 from pathlib import Path
 from typing import Any
 

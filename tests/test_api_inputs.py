@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -37,7 +38,6 @@ BAD_SESSION_IDS = {
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LiveDaemon, Path, Path]]:
     """One daemon for the module (read-only probes; each test checks nothing changed)."""
-    from tests.conftest import make_settings
 
     base = tmp_path_factory.mktemp("inputs")
     with pytest.MonkeyPatch.context() as patch:  # module scope runs before the per-test empty HOME: give it one too

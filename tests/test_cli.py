@@ -92,7 +92,8 @@ def test_show_and_forget_take_the_name_the_stem_or_the_file_name(shared_daemon: 
 def test_show_finds_a_claude_code_memory_by_the_title_it_was_saved_with(
     shared_daemon: DaemonProcess, project: Path
 ) -> None:
-    """In Claude Code's dialect the file is `package-manager.md` and the name its kebab slug: the title still finds it."""
+    """In Claude Code's dialect the file is `package-manager.md` and the name its kebab slug: the title still finds
+    it."""
     home, cwd = shared_daemon.home, ["--cwd", str(project)]
     memory_dir = Path(json.loads(run(home, "index", *cwd, "--json").stdout)["memory_dir"])
     memory_dir.mkdir(parents=True, exist_ok=True)

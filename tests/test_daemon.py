@@ -1,20 +1,26 @@
-"""`memoryd serve` as a real subprocess: CRUD, token file, MEMORYD_TOKEN, SIGTERM, truncation edges."""
+"""`memoryd serve` as a real subprocess: CRUD, token file, MEMORYD_TOKEN, SIGTERM, truncation edges; and what
+building the daemon does (nothing but build)."""
 
 from __future__ import annotations
 
 import json
+import logging
 import signal
 import socket
 import stat
 import struct
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 from memoryd.base import limits
+from memoryd.config import Settings
+from memoryd.service.daemon import Daemon
+from memoryd.team.service import TEAM_HOME_DIRNAME
+from memoryd.team.state import STATE_FILENAME
 from tests.support.servers import DaemonProcess, daemon_env, loopback_request
 
 
@@ -186,8 +192,24 @@ def test_a_client_gone_mid_answer_never_kills_the_daemon(shared_daemon: DaemonPr
     for _ in range(20):  # ask for a long answer, then reset the connection before reading it
         with socket.create_connection((host, int(port))) as sock:
             sock.sendall(
-                f"GET /openapi.json HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer {shared_daemon.token}\r\n\r\n".encode()
+                f"GET /openapi.json HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer "
+                f"{shared_daemon.token}\r\n\r\n".encode()
             )
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     assert shared_daemon.proc.poll() is None
     assert loopback_request("GET", shared_daemon.url + "/v1/health", timeout=5).status_code == 200
+
+
+def test_building_the_daemon_reads_no_team_folder(settings: Settings, caplog: pytest.LogCaptureFixture) -> None:
+    """Construction only builds and wires (#40): the team folders are read when the daemon starts."""
+    state = settings.home / TEAM_HOME_DIRNAME / "some-project" / STATE_FILENAME
+    state.parent.mkdir(parents=True)
+    state.write_text("{not json", encoding="utf-8")
+    with caplog.at_level(logging.WARNING, logger="memoryd.team.service"):
+        daemon = Daemon(settings)
+        assert "team state" not in caplog.text
+        daemon.start()
+        try:
+            assert "team state" in caplog.text and "is unreadable" in caplog.text
+        finally:
+            daemon.stop()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -22,8 +22,8 @@ EST = timezone(timedelta(hours=-5))
 def test_rollover_at_local_midnight(tmp_path: Path) -> None:
     mem = tmp_path / "memory"
     store = MemoryDir(mem)
-    before = datetime(2026, 3, 1, 4, 59, 59, tzinfo=timezone.utc)  # 23:59:59 on Feb 28 in UTC-5
-    at = datetime(2026, 3, 1, 5, 0, 0, tzinfo=timezone.utc)  # 00:00:00 on Mar 1 in UTC-5
+    before = datetime(2026, 3, 1, 4, 59, 59, tzinfo=UTC)  # 23:59:59 on Feb 28 in UTC-5
+    at = datetime(2026, 3, 1, 5, 0, 0, tzinfo=UTC)  # 00:00:00 on Mar 1 in UTC-5
     p1 = append_daily_log(store, "late fact", now=before, tz=EST)
     p2 = append_daily_log(store, "early fact", now=at, tz=EST)
     assert p1 == mem / "logs" / "2026" / "02" / "2026-02-28.md"
@@ -36,7 +36,7 @@ def test_machine_local_zone_is_the_default(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setenv("TZ", "Asia/Tokyo")
     time.tzset()
     try:
-        path = append_daily_log(MemoryDir(tmp_path), "x fact", now=datetime(2026, 12, 31, 15, 0, tzinfo=timezone.utc))
+        path = append_daily_log(MemoryDir(tmp_path), "x fact", now=datetime(2026, 12, 31, 15, 0, tzinfo=UTC))
         assert path == daily_log_path(tmp_path, datetime(2027, 1, 1).date())
     finally:
         monkeypatch.delenv("TZ")
@@ -86,9 +86,9 @@ def test_secrets_and_empty_refused_nothing_written(tmp_path: Path) -> None:
 
 def test_extraction_in_daily_log_mode_appends_and_never_touches_index(settings: Settings, project: Path) -> None:
     settings.projects[str(project)] = ProjectSettings(mode="daily-log")
-    fixed = datetime(2026, 4, 2, 9, 15, tzinfo=timezone.utc)
+    fixed = datetime(2026, 4, 2, 9, 15, tzinfo=UTC)
     daemon = Daemon(settings, clock=ManualClock(fixed))
-    daemon.daily_log = DailyLog(now=daemon.clock.now, tz=timezone.utc)
+    daemon.daily_log = DailyLog(now=daemon.clock.now, tz=UTC)
     daemon.extraction.on_daily_log = daemon.daily_log.append_candidate
     store = daemon.stores.for_cwd(str(project))
     assert daemon.modes.mode_for(store) == "daily-log"

@@ -9,9 +9,10 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -203,7 +204,8 @@ def test_cancel_in_each_phase_rolls_everything_back(dlive: LiveDaemon, project: 
     run = wait_run(dlive, project, run_id)
     assert run["status"] == "cancelled", run
     assert not (store.path / ".consolidate-lock").exists()  # no prior consolidation: the lock file is gone
-    # The same files with the same texts, and the same index lines (restored files are newer, so their order may change).
+    # The same files with the same texts, and the same index lines (restored files are newer, so their order may
+    # change).
     assert topic_files(store.path) == snapshot and sorted(
         (store.path / "MEMORY.md").read_text().splitlines()
     ) == sorted(index_before.splitlines())
@@ -423,7 +425,8 @@ def test_scheduler_check_distils_daily_logs_when_gates_open(home: Path, project:
     log_file = store.path / "logs" / "2026" / "03" / "2026-03-03.md"
     log_file.parent.mkdir(parents=True)
     log_file.write_text(
-        "# 2026-03-03\n- 10:00 [feedback] Never force-push to main\n- 11:00 Deploys go through the staging cluster first\n- 12:00 The demo is tomorrow\n"
+        "# 2026-03-03\n- 10:00 [feedback] Never force-push to main\n- 11:00 Deploys go through the staging cluster "
+        "first\n- 12:00 The demo is tomorrow\n"
     )
     assert len(daemon.dream.check_all()) == 1
     daemon.dream.wait()

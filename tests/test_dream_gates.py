@@ -61,7 +61,7 @@ def test_unforced_run_obeys_gates_1_to_3(home: Path, project: Path) -> None:
     assert "'scan_throttle'" in err.value.message
     run_id = daemon.dream.run(str(project), force=True)  # forced: gates 1-3 skipped
     wait_done(daemon)
-    assert daemon.dream.runs(str(project))[0]["run_id"] == run_id
+    assert daemon.dream.runs(str(project))[0].run_id == run_id
 
 
 def test_unforced_run_starts_when_every_gate_is_open(home: Path, project: Path) -> None:
@@ -78,7 +78,7 @@ def test_unforced_run_starts_when_every_gate_is_open(home: Path, project: Path) 
     run_id = daemon.dream.run(str(project), force=False)
     wait_done(daemon)
     run = daemon.dream.runs(str(project))[0]
-    assert run["run_id"] == run_id and run["forced"] is False and run["status"] == "done"
+    assert run.run_id == run_id and run.forced is False and run.status == "done"
 
 
 def test_status_shows_every_gate_even_when_time_is_closed(home: Path, project: Path) -> None:
@@ -92,7 +92,7 @@ def test_status_shows_every_gate_even_when_time_is_closed(home: Path, project: P
     recent = clock.time() - 60
     os.utime(lock.path, (recent, recent))
     touch_sessions(settings.transcript_roots[0] / sanitize_path(str(project_root(str(project)))), 3, recent + 1)
-    gates = by_name(daemon.dream.status(str(project))["gates"])
+    gates = by_name(daemon.dream.status(str(project)).gates)
     assert list(gates) == ["time", "scan_throttle", "sessions", "lock"]
     assert gates["time"].passes is False
     assert gates["sessions"].value == 2  # three touched since, the newest excluded
@@ -117,7 +117,7 @@ def test_session_gate_counts_only_this_projects_main_transcripts(home: Path, pro
     touch_sessions(root / f"{folder}x", 4, last + 30)  # another project whose name extends this one
     touch_sessions(root / folder / "s0" / "subagents", 3, last + 40, prefix="agent")  # subagent transcripts
     # counted: s0, s1, sub0, sub1 → 4, minus the newest (the current session) → 3
-    assert by_name(daemon.dream.status(str(project))["gates"])["sessions"].value == 3
+    assert by_name(daemon.dream.status(str(project)).gates)["sessions"].value == 3
 
 
 def test_project_root_survives_a_restart_for_discovered_dirs(home: Path, project: Path) -> None:
@@ -177,8 +177,8 @@ def test_llm_write_with_a_filename_of_another_type_is_dropped(
     daemon.dream.run(str(project), force=True)
     wait_done(daemon)
     run = daemon.dream.runs(str(project))[0]
-    assert run["status"] == "done" and run["changes"] == []
-    assert any("user_editor.md as type project" in n and "it is a user memory" in n for n in run["notes"])
+    assert run.status == "done" and run.changes == []
+    assert any("user_editor.md as type project" in n and "it is a user memory" in n for n in run.notes)
     assert store.read_raw("user_editor.md") == before
     assert "Today is 2026-03-04." in "\n".join(messages_api.texts_sent())  # the injected clock, not the wall clock
 
@@ -222,7 +222,7 @@ def test_llm_context_is_bounded_lists_every_file_and_keeps_unseen_logs_pending(
     messages_api.push(Reply(text='{"actions": []}'))
     daemon.dream.run(str(project), force=True)
     wait_done(daemon)
-    assert daemon.dream.runs(str(project))[0]["status"] == "done"
+    assert daemon.dream.runs(str(project))[0].status == "done"
     user = messages_api.requests[-1]["messages"][0]["content"]
     user = user if isinstance(user, str) else "".join(b["text"] for b in user)
     assert len(user) <= limits.DREAM_LLM_CONTEXT_MAX_CHARS + 100

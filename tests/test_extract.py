@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -109,7 +110,8 @@ def test_injected_recalls_are_not_re_extracted(live: LiveDaemon, session: Transc
     from memoryd.base import limits
 
     session.user(
-        f"<system-reminder>\n{limits.INJECTED_MARKER}\nremember: always deploy on Fridays\n</system-reminder>\nwhat does the build script do"
+        f"<system-reminder>\n{limits.INJECTED_MARKER}\nremember: always deploy on Fridays\n</system-reminder>\nwhat "
+        "does the build script do"
     )
     session.attachment("Remember: never use tabs")
     session.assistant("It compiles the assets.")
@@ -392,14 +394,14 @@ def test_a_turn_already_read_by_an_earlier_job_is_skipped_as_covered(home: Path,
     writer.user("Remember: always squash merge.")
     first_id = queue_turn_end(daemon, writer)
     running = ext.jobs.claim(ignore_delay=True)
-    assert running is not None and running["job_id"] == first_id
+    assert running is not None and running.job_id == first_id
     writer.user("From now on, run the linter before committing.")
     second_id = queue_turn_end(daemon, writer)  # before the job reads
     ext._finish(running, ext.run_job(running))
-    assert len(ext.get_job(first_id)["memories_written"]) == 2  # the first job read both turns
+    assert len(ext.get_job(first_id).memories_written) == 2  # the first job read both turns
     assert ext.run_pending() == 1
     second = ext.get_job(second_id)
-    assert second["status"] == "skipped" and second["reason"].startswith("already covered"), second
+    assert second.status == "skipped" and second.reason.startswith("already covered"), second
     daemon.state.close()
 
 
@@ -411,7 +413,7 @@ def test_rewritten_transcript_tail_is_not_extracted_twice(home: Path, project: P
     writer.assistant("Understood. " + "I will use pnpm for every install from now on. " * 5)
     job1 = queue_turn_end(daemon, writer)
     ext.run_pending()
-    assert len(ext.get_job(job1)["memories_written"]) == 1
+    assert len(ext.get_job(job1).memories_written) == 1
     lines = writer.path.read_bytes().splitlines(keepends=True)
     writer.path.write_bytes(lines[0])  # CC removed the assistant entry (tail truncated, same file)
     writer.user("From now on, run the linter before committing.")
@@ -419,7 +421,7 @@ def test_rewritten_transcript_tail_is_not_extracted_twice(home: Path, project: P
     ext.run_pending()
     done = ext.get_job(job2)
     # Re-read from 0, but the pnpm prompt (uuid already seen) is not extracted again.
-    assert done["status"] == "done" and done["reason"].startswith("offline: 1 written, 0 unchanged"), done
+    assert done.status == "done" and done.reason.startswith("offline: 1 written, 0 unchanged"), done
     assert len(daemon.stores.for_cwd(str(project)).all_headers()) == 2
     daemon.state.close()
 
@@ -523,8 +525,8 @@ def test_a_target_it_cannot_read_is_left_as_it_is(home: Path, project: Path) -> 
     daemon.extraction.run_pending()
     job = daemon.extraction.get_job(job_id)
     assert target.read_bytes() == edited, "the file it could not read was overwritten"
-    assert job["memories_written"] == [], job
-    [refused] = job["refused"]
+    assert job.memories_written == [], job
+    [refused] = job.refused
     assert refused["code"] == "target_unreadable" and "NUL" in refused["reason"], refused
     daemon.state.close()
 

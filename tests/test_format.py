@@ -1,4 +1,5 @@
-"""The tree keeps one format: `ruff format` (configured in pyproject.toml) changes nothing."""
+"""The tree keeps one format and one lint: `ruff format` changes nothing and `ruff check` finds nothing
+(both configured in pyproject.toml)."""
 
 import subprocess
 import sys
@@ -13,4 +14,11 @@ def test_ruff_format_leaves_the_tree_as_it_is() -> None:
     )
     assert result.returncode == 0, (
         f"run `ruff format .` — these files are not formatted:\n{result.stdout}{result.stderr}"
+    )
+
+
+def test_ruff_check_finds_nothing() -> None:
+    result = subprocess.run([sys.executable, "-m", "ruff", "check", "."], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, (
+        f"run `ruff check --fix .`, then fix the rest by hand ([tool.ruff.lint] in pyproject.toml):\n{result.stdout}"
     )

@@ -5,11 +5,11 @@ rewriting a 337 KB index, took p99 2.3 s under 20 clients)."""
 from __future__ import annotations
 
 import subprocess
-from contextlib import contextmanager
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
@@ -138,7 +138,10 @@ def test_a_save_reads_and_stages_before_the_lock_and_leaves_no_temp_file(tmp_pat
 
 
 def _other_process_takes(lock_file: Path, timeout: float) -> subprocess.CompletedProcess[str]:
-    code = "import sys; from filelock import FileLock; FileLock(sys.argv[1]).acquire(timeout=float(sys.argv[2])); print('took it')"
+    code = (
+        "import sys; from filelock import FileLock; FileLock(sys.argv[1]).acquire(timeout=float(sys.argv[2])); "
+        "print('took it')"
+    )
     return subprocess.run(
         [sys.executable, "-c", code, str(lock_file), str(timeout)], capture_output=True, text=True, timeout=60
     )
@@ -157,9 +160,8 @@ def test_the_dir_lock_excludes_another_process_and_is_let_go_after(tmp_path: Pat
 def test_a_lock_file_that_is_a_link_is_refused(tmp_path: Path) -> None:
     (tmp_path / "elsewhere").write_text("")
     (tmp_path / LOCK_FILENAME).symlink_to(tmp_path / "elsewhere")
-    with pytest.raises(SymlinkRefused):
-        with dir_lock(tmp_path):
-            pass
+    with pytest.raises(SymlinkRefused), dir_lock(tmp_path):
+        pass
     assert dir_lock(tmp_path)._depth == 0  # nothing held after the refusal
 
 

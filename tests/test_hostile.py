@@ -274,7 +274,7 @@ def test_a_crash_before_the_write_puts_the_item_back_in_the_queue(home: Path, pr
         "UPDATE review_items SET status = ? WHERE item_id = ?", (APPROVING, item)
     )  # the journal, then the crash
     queue = ReviewQueue(daemon.state, stores=daemon.stores, default=True, per_project={})  # the next start
-    assert queue.get(item)["status"] == "pending" and daemon.stores.for_cwd(str(project)).all_headers() == []
+    assert queue.get(item).status == "pending" and daemon.stores.for_cwd(str(project)).all_headers() == []
     daemon.state.close()
 
 
@@ -285,15 +285,15 @@ def test_a_crash_after_the_write_settles_the_item_as_approved(home: Path, projec
     pending = daemon.review.get(item)
     daemon.state.execute("UPDATE review_items SET status = ? WHERE item_id = ?", (APPROVING, item))
     saved = daemon.stores.for_cwd(str(project)).save(
-        name=pending["name"],
-        description=pending["description"],
-        type=pending["type"],
-        body=pending["body"],
+        name=pending.name,
+        description=pending.description,
+        type=pending.type,
+        body=pending.body,
         source="review",
     )
     queue = ReviewQueue(daemon.state, stores=daemon.stores, default=True, per_project={})  # the next start
     [approved] = queue.items(status="approved")
-    assert approved["item_id"] == item and approved["filename"] == saved.memory.filename and queue.items() == []
+    assert approved.item_id == item and approved.filename == saved.memory.filename and queue.items() == []
     daemon.state.close()
 
 
@@ -309,10 +309,13 @@ GOOD = "---\nname: good one\ndescription: a memory that imports\ntype: user\n---
 
 
 def _import_rss(home: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], int]:
-    """`memoryd import …` as a real process, and its peak RSS in MB (VmHWM: ru_maxrss would keep the forking parent's)."""
+    """`memoryd import …` as a real process, and its peak RSS in MB (VmHWM: ru_maxrss would keep the forking
+    parent's)."""
     code = (
-        "import runpy, sys\nsys.argv = ['memoryd', *sys.argv[1:]]\ntry:\n    runpy.run_module('memoryd', run_name='__main__')\n"
-        "finally:\n    hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n    print('RSS', int(hwm.split()[1]) // 1024, file=sys.stderr)\n"
+        "import runpy, sys\nsys.argv = ['memoryd', *sys.argv[1:]]\ntry:\n    runpy.run_module('memoryd', "
+        "run_name='__main__')\n"
+        "finally:\n    hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n    print('RSS', "
+        "int(hwm.split()[1]) // 1024, file=sys.stderr)\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code, "import", *args], env=daemon_env(home), capture_output=True, text=True, timeout=120
@@ -372,7 +375,8 @@ SPLIT_FORMS = [
 
 def test_a_secret_split_by_whitespace_is_found_and_redacted_whole() -> None:
     for form in SPLIT_FORMS:
-        text = f"the deploy credential:\n{form}\nkeep it safe"  # (a wrapped token may take the next line's first word with it)
+        # (a wrapped token may take the next line's first word with it)
+        text = f"the deploy credential:\n{form}\nkeep it safe"
         assert find_secrets(text), form
         redacted = redact_secrets(text)
         assert "it safe" in redacted and not any(part in redacted for part in form.split() if len(part) >= 4), redacted

@@ -204,7 +204,7 @@ def test_secrets_in_context_and_matched_words_never_reach_the_recall_log(home: P
         log = live.client.get("/v1/recall/log", params={"cwd": str(project)}).json()
         reasons = [w for e in log["entries"] for w in e["injected"] + e["left_out"]]
         assert any("deploy.sh" in item for w in reasons for item in w["context"]), log  # the context was logged
-        assert any("Staging login" == w["name"] or "staging" in w["terms"] for w in reasons), log
+        assert any(w["name"] == "Staging login" or "staging" in w["terms"] for w in reasons), log
         stored = b"".join(p.read_bytes() for p in home.glob("state.db*")).decode("latin-1")
         for shown in (json.dumps(log), stored):
             assert GITHUB_TOKEN[4:] not in shown and "hunter2" not in shown

@@ -144,7 +144,7 @@ def test_export_reads_back_losslessly_as_jsonl_and_tarball(
 def test_import_refuses_a_whole_store_and_names_the_fix(
     shared_daemon: DaemonProcess, project: Path, tmp_path: Path
 ) -> None:
-    daemon_process, home = shared_daemon, shared_daemon.home
+    home = shared_daemon.home
     (tmp_path / "old" / "projects" / "-x" / "memory").mkdir(parents=True)
     r = run(home, "import", "--cwd", str(project), "--from", str(tmp_path / "old"))
     assert r.returncode != 0 and "projects/<project>/memory" in r.stderr

@@ -4,8 +4,8 @@ anthropic SDK backend, `messages-api` (how Ollama, llama-server and LM Studio ar
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from prometheus_client import generate_latest
@@ -120,7 +120,7 @@ def test_background_work_retries_429_and_529_honouring_retry_after(world: World)
 
 
 def test_retries_stop_after_the_configured_count_and_say_so(world: World) -> None:
-    llm = world.client(f"[llm]\nretries = 1\n", ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=world.api.url)
+    llm = world.client("[llm]\nretries = 1\n", ANTHROPIC_API_KEY="k", ANTHROPIC_BASE_URL=world.api.url)
     world.api.push(Reply(status=500), Reply(status=503), Reply(text="never asked"))
     with pytest.raises(LLMUnavailable, match=r"HTTP 503 .*after 2 tries"):
         llm.complete(purpose="dream", system="s", user="u")

@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 from memoryd.service.daemon import Daemon
-from tests.conftest import LiveDaemon, make_settings, recall_api as recall, save_memory as save, serve
+from tests.conftest import LiveDaemon, make_settings, serve
+from tests.conftest import recall_api as recall
+from tests.conftest import save_memory as save
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
 
 

@@ -9,8 +9,9 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -133,7 +134,8 @@ def test_claude_code_saves_through_memoryd_mcp_and_recalls_next_session(
             memory_dir = Path(c.get("/v1/index", params={"cwd": str(project)}).json()["memory_dir"])
         saved = memory_dir / "feedback_package-manager.md"
         assert saved.exists(), (
-            f"no memory file in {memory_dir}: {sorted(p.name for p in memory_dir.parent.rglob('*'))}; tool results {[tool_results(b) for b in api.requests]}"
+            f"no memory file in {memory_dir}: {sorted(p.name for p in memory_dir.parent.rglob('*'))}; tool results "
+            f"{[tool_results(b) for b in api.requests]}"
         )
         assert "pnpm-lock.yaml" in saved.read_text() and "Package manager" in (memory_dir / "MEMORY.md").read_text()
 

@@ -139,7 +139,8 @@ def test_applies_to_in_claude_codes_dialect_lives_under_metadata(live: LiveDaemo
     store = live.daemon.stores.for_cwd(str(project))
     store.path.mkdir(parents=True, exist_ok=True)
     (store.path / "api-style.md").write_text(
-        "---\nname: api-style\ndescription: REST handlers return problem+json errors\nmetadata:\n  type: feedback\n---\nBody.\n"
+        "---\nname: api-style\ndescription: REST handlers return problem+json errors\n"
+        "metadata:\n  type: feedback\n---\nBody.\n"
     )
     fn = save(
         live,
@@ -240,7 +241,6 @@ def test_the_sql_example_end_to_end_through_the_hooks(live: LiveDaemon, project:
     )
     recalled = answer.get("hookSpecificOutput", {}).get("additionalContext", "")
     why = live.client.get("/v1/recall/log", params={"cwd": str(project)}).json()["entries"]
-    saved = live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]
     assert "queries/" in recalled and "ORM" in recalled and "description: " in recalled, [
         (e["reason"], e["method"], e["injected"], e["left_out"]) for e in why
     ]

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from datetime import date
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Iterator
 
 import pytest
 
@@ -20,11 +20,10 @@ from memoryd.base.secrets import redact_secrets
 from memoryd.base.similarity import near_duplicate, supersedes
 from memoryd.extract.offline import extract_explicit
 from memoryd.extract.service import ExtractionService
+from memoryd.extract.shape import starts_with_request
 from memoryd.service.daemon import Daemon
 from memoryd.store import MemoryDir
 from tests.conftest import LiveDaemon, make_settings, save_memory, serve
-from tests.test_dream import wait_run
-from memoryd.extract.shape import starts_with_request
 from tests.support.offline_quality import (
     judge_pair,
     score_extraction,
@@ -34,6 +33,7 @@ from tests.support.offline_quality import (
     secret_cases,
     title_faults,
 )
+from tests.test_dream import wait_run
 
 MONDAY = date(2026, 11, 23)
 
@@ -60,7 +60,10 @@ def test_dates_never_rewrite_code(code: str) -> None:
 
 
 def test_dates_rewrite_the_prose_around_code() -> None:
-    text = "Ship the fix tomorrow; `date.today()` stays.\n\n```sh\nmake release  # friday\n```\nThe freeze starts next Thursday."
+    text = (
+        "Ship the fix tomorrow; `date.today()` stays.\n\n```sh\nmake release  # friday\n```\nThe freeze starts "
+        "next Thursday."
+    )
     out = absolutize_dates(text, MONDAY)
     assert out == (
         "Ship the fix 2026-11-24; `date.today()` stays.\n\n```sh\nmake release  # friday\n```\n"
@@ -81,7 +84,8 @@ def test_guard_refuses_a_rewrite_that_changes_code() -> None:
 def test_dream_keeps_code_heavy_memories_byte_for_byte(dlive: LiveDaemon, project: Path) -> None:
     body = (
         'Send the report tomorrow.\n\n```python\nschedule.every().monday.at("09:00").do(report)\n'
-        "if date.today().weekday() == 4:  # friday\n    skip()\n```\n\nRun `date.today()` checks with `--since yesterday`."
+        "if date.today().weekday() == 4:  # friday\n    skip()\n```\n\nRun `date.today()` checks with `--since "
+        "yesterday`."
     )
     filename = save_memory(dlive, project, "Weekly report job", "How the weekly report is scheduled", body, "project")
     run_id = dlive.client.post("/v1/dream/run", json={"cwd": str(project)}).json()["run_id"]
@@ -325,19 +329,22 @@ def test_the_name_check_catches_the_issues_names(name: str, description: str, fa
             "I'm a data engineer, mostly Scala and Spark, new to this React frontend.",
             "User role: data engineer, mostly Scala and Spark",
             "The user is a data engineer, mostly Scala and Spark, new to this React frontend",
-            "The user is a data engineer, mostly Scala and Spark, new to this React frontend.\n\n**Why:** stated by the user on 2026-11-23.",
+            "The user is a data engineer, mostly Scala and Spark, new to this React frontend.\n\n**Why:** stated by "
+            "the user on 2026-11-23.",
         ),
         (
             "Please always run linter ruff check --fix before committing, from now on.",
             "Run linter `ruff check --fix` before committing",
             "Always run linter `ruff check --fix` before committing",
-            "Always run linter `ruff check --fix`.\n\n**Why:** stated by the user on 2026-11-23.\n**How to apply:** before committing.",
+            "Always run linter `ruff check --fix`.\n\n**Why:** stated by the user on 2026-11-23.\n**How to apply:** "
+            "before committing.",
         ),
         (
             "We decided to drop Python 3.9 support at the end of the quarter because of the new typing features.",
             "Drop Python 3.9 support at end of quarter",
             "The team decided to drop Python 3.9 support at the end of the quarter",
-            "The team decided to drop Python 3.9 support at the end of the quarter.\n\n**Why:** the new typing features.",
+            "The team decided to drop Python 3.9 support at the end of the quarter.\n\n**Why:** the new typing "
+            "features.",
         ),
         (
             "Please make sure to keep API error messages in English because support greps them.",
@@ -349,7 +356,8 @@ def test_the_name_check_catches_the_issues_names(name: str, description: str, fa
             "Next time you touch the parser, add a regression test.",
             "Add regression test next time you touch parser",
             "Add a regression test next time you touch the parser",
-            "Add a regression test.\n\n**Why:** stated by the user on 2026-11-23.\n**How to apply:** next time you touch the parser.",
+            "Add a regression test.\n\n**Why:** stated by the user on 2026-11-23.\n**How to apply:** next time you "
+            "touch the parser.",
         ),
     ],
 )
@@ -406,7 +414,8 @@ def test_daily_log_distillation_writes_the_same_way(tmp_path: Path) -> None:
     log = store.path / "logs" / "2026" / "11" / "2026-11-23.md"
     log.parent.mkdir(parents=True)
     log.write_text(
-        "# 2026-11-23\n\n- 10:00 [project] The team is retiring the Jenkins server on 2026-12-01 because GitHub Actions covers every job now\n"
+        "# 2026-11-23\n\n- 10:00 [project] The team is retiring the Jenkins server on 2026-12-01 because GitHub "
+        "Actions covers every job now\n"
     )
     [action] = [a for a in offline_plan(store, processed_logs=set()).actions if a.op == "write"]
     assert action.name == "Retiring Jenkins server on 2026-12-01" and not title_faults(action.name, action.description)

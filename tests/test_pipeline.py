@@ -10,8 +10,9 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
-
-from hypothesis import given, settings as hsettings, strategies as st
+from hypothesis import given
+from hypothesis import settings as hsettings
+from hypothesis import strategies as st
 
 from memoryd.base import limits
 from memoryd.base.metrics import Metrics

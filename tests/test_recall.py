@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import time
-from datetime import datetime, timezone
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -17,7 +17,9 @@ from memoryd.config import Settings
 from memoryd.recall.inject import TRUNCATION_NOTE, truncate_content
 from memoryd.service.daemon import Daemon
 from memoryd.store.frontmatter import render_frontmatter
-from tests.conftest import LiveDaemon, make_settings, serve, recall_api as recall, save_memory as save
+from tests.conftest import LiveDaemon, make_settings, serve
+from tests.conftest import recall_api as recall
+from tests.conftest import save_memory as save
 
 
 def test_recall_answer_has_spec_shape_and_marker(live: LiveDaemon, project: Path) -> None:
@@ -124,7 +126,7 @@ def _age(live: LiveDaemon, project: Path, filename: str, seconds: float) -> None
 
 @pytest.fixture
 def clock() -> ManualClock:
-    return ManualClock(datetime(2026, 3, 4, 12, 0, tzinfo=timezone.utc))
+    return ManualClock(datetime(2026, 3, 4, 12, 0, tzinfo=UTC))
 
 
 @pytest.fixture

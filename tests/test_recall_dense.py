@@ -115,7 +115,8 @@ DB_MEMORIES = [
 
 @needs_model
 def test_a_package_manager_preference_injects_nothing_from_database_memories(home: Path, project: Path) -> None:
-    """Issue 17's real case, over HTTP: "always use pnpm, never npm" once got two database memories (matched on "use" and "never")."""
+    """Issue 17's real case, over HTTP: "always use pnpm, never npm" once got two database memories (matched on "use"
+    and "never")."""
     with serve(dense_daemon(home)) as live:  # the app's start loads the model and starts the embedding thread
         saved = [save_memory(live, project, n, d, b, "feedback") for n, d, b in DB_MEMORIES]
         recall_api(live, project, "warm up the index", "s0")

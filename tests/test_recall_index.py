@@ -9,14 +9,18 @@ from pathlib import Path
 
 import pytest
 
+from memoryd.base.files import atomic_write
 from memoryd.recall import indexes as indexes_module
 from memoryd.recall.indexes import read_memory
 from memoryd.recall.ranker import LexicalIndex, analyse
-from memoryd.base.files import atomic_write
 from memoryd.store.frontmatter import render_frontmatter
-from tests.conftest import LiveDaemon, recall_api as recall, save_memory as save
+from tests.conftest import LiveDaemon
+from tests.conftest import recall_api as recall
+from tests.conftest import save_memory as save
 
-WORDS = "deploy build cache database migration schema index queue worker retry timeout token login proxy docker helm".split()
+WORDS = (
+    "deploy build cache database migration schema index queue worker retry timeout token login proxy docker helm"
+).split()
 
 
 def write_files(memdir: Path, n: int, prefix: str = "note") -> None:

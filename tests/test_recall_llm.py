@@ -4,15 +4,18 @@ falling back to the local ranker (never an error to the agent)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 from memoryd.base import limits
 from memoryd.recall.select import SELECT_MEMORIES_PROMPT, manifest
 from memoryd.service.daemon import Daemon
-from tests.conftest import LiveDaemon, make_settings, serve, recall_api as recall, save_memory as save
+from tests.conftest import LiveDaemon, make_settings, serve
+from tests.conftest import recall_api as recall
+from tests.conftest import save_memory as save
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
 
 
@@ -148,7 +151,8 @@ def test_the_model_chooses_among_the_local_candidates_only(
     result = daemon.recall.recall(str(project), "zebra table migration", "s1")
     assert result.method == "llm" and [m.filename for m in result.memories] == [target]
     lines = messages_api.requests[-1]["messages"][0]["content"].split("Available memories:\n", 1)[1].splitlines()
-    # only what the local ranker found is offered (the fillers share no word with the prompt): the model can add precision, not noise
+    # only what the local ranker found is offered (the fillers share no word with the prompt): the model can add
+    # precision, not noise
     assert len(lines) == 1 and lines[0].startswith(f"[project] {target} (")
     messages_api.push(selection())
     daemon.recall.recall(str(project), "filler fact notes", "s2")
@@ -162,8 +166,6 @@ def test_manifest_line_format(home: Path, project: Path) -> None:
     store = daemon.stores.for_cwd(str(project))
     store.save(name="A", description="one line", type="feedback", body="b")
     (h,) = store.all_headers()
-    assert (
-        manifest([h])
-        == f"[feedback] {h.filename} ({__import__('datetime').datetime.fromtimestamp(h.mtime, __import__('datetime').timezone.utc):%Y-%m-%dT%H:%M:%SZ}): one line"
-    )
+    when = datetime.fromtimestamp(h.mtime, UTC)
+    assert manifest([h]) == f"[feedback] {h.filename} ({when:%Y-%m-%dT%H:%M:%SZ}): one line"
     daemon.state.close()

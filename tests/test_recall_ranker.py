@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from memoryd.recall.ranker import LexicalIndex, analyse
 from memoryd.base.text import date_keys, terms
+from memoryd.recall.ranker import LexicalIndex, analyse
 
 
 def index_of(*docs: tuple[str, str, str, str]) -> LexicalIndex:

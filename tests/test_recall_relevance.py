@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memoryd.recall.ranker import LexicalIndex, analyse
 from memoryd.base.text import query_terms
-from tests.conftest import LiveDaemon, recall_api as recall, save_memory as save
+from memoryd.recall.ranker import LexicalIndex, analyse
+from tests.conftest import LiveDaemon
+from tests.conftest import recall_api as recall
+from tests.conftest import save_memory as save
 
 
 def _db_memories(live: LiveDaemon, project: Path) -> list[str]:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.server import RedactingFilter
 from memoryd.base.secrets import redact_record, redact_secrets
+from memoryd.server import RedactingFilter
 from tests.conftest import LiveDaemon, recall_api, save_memory
 from tests.support.servers import loopback_request
 from tests.support.transcripts import new_session

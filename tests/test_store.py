@@ -5,15 +5,14 @@ from __future__ import annotations
 import os
 import subprocess
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryd.base import limits
-from memoryd.base import files
+from memoryd.base import files, limits
 from memoryd.base.errors import InvalidFilename, InvalidFrontmatter, InvalidMemory, MemoryNotFound
 from memoryd.store import frontmatter, headers
 from memoryd.store import index_publisher as publisher_module

@@ -132,7 +132,8 @@ def test_dream_merge_points_links_at_the_survivor(tmp_path: Path) -> None:
         CC_DEPLOY.replace("deploy-checklist", "deploy-steps")
     )  # a near-duplicate
     (store.path / "oncall.md").write_text(
-        "---\nname: oncall\ndescription: who is on call\nmetadata:\n  type: reference\n---\nSee [[deploy-steps]] and [[deploy-steps|the steps]].\n"
+        "---\nname: oncall\ndescription: who is on call\nmetadata:\n  type: reference\n---\nSee [[deploy-steps]] and "
+        "[[deploy-steps|the steps]].\n"
     )
     plan = offline_plan(store, processed_logs=set())
     merges = [a for a in plan.actions if a.op == "delete"]
@@ -237,7 +238,7 @@ def test_incremental_index_equals_a_full_rebuild(tmp_path: Path) -> None:
 # --- one style per folder (issue 32) -----------------------------------------------------------------
 
 
-def _turn(live: "LiveDaemon", project: Path, said: str) -> dict[str, object]:
+def _turn(live: LiveDaemon, project: Path, said: str) -> dict[str, object]:
     from tests.support.transcripts import new_session
     from tests.test_extract import turn_end
 

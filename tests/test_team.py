@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 import subprocess
 import time
+from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -301,7 +302,8 @@ def test_a_planted_secret_never_reaches_the_remote(members: Any, remote: Path) -
     assert status["pending"] == [planted] and status["last_report"]["secret_skipped"][0]["filename"] == planted
     # fixed by hand: now it is pushed, and the history still holds no secret
     (alice.team_dir / planted).write_text(
-        "---\nname: CI token\ndescription: the token CI uses\ntype: reference\n---\n\nThe token is in 1Password, item CI.\n"
+        "---\nname: CI token\ndescription: the token CI uses\ntype: reference\n---\n\nThe token is in 1Password, item "
+        "CI.\n"
     )
     assert alice.sync()["pushed"] == [planted]
     assert SECRET not in remote_history(remote)
@@ -310,7 +312,8 @@ def test_a_planted_secret_never_reaches_the_remote(members: Any, remote: Path) -
 
 
 def test_an_incoming_secret_is_never_written_to_a_memory_file(members: Any, remote: Path, tmp_path: Path) -> None:
-    """Someone pushes a secret into the branch with plain git: memoryd does not write it here (MemoryDir refuses it) and says so."""
+    """Someone pushes a secret into the branch with plain git: memoryd does not write it here (MemoryDir refuses it)
+    and says so."""
     alice, _ = members()
     alice.init(remote)
     alice.save("CI", "CI runs on every push", "GitHub Actions.")

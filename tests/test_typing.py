@@ -1,4 +1,5 @@
-"""The package type-checks: type hints are part of the style, so mypy runs with the tests."""
+"""The package type-checks under `mypy --strict` (`strict = true` in pyproject.toml): type hints are part of the
+style, so mypy runs with the tests."""
 
 from __future__ import annotations
 

@@ -4,18 +4,19 @@ another origin cannot call the API. Screenshots of each page go to bench/screens
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 from memoryd.api.web.views import project_id
 from memoryd.service.daemon import Daemon
-from tests.test_dream import wait_run
-from tests.support.browser import chromium
 from tests.conftest import make_settings, save_memory, serve
+from tests.support.browser import chromium
 from tests.support.servers import ThreadedServer
 from tests.support.stale_fixture import make_repo
+from tests.test_dream import wait_run
 
 pytestmark = pytest.mark.e2e
 SCREENS = Path(__file__).resolve().parents[1] / "bench" / "screens"
@@ -34,12 +35,14 @@ def foreign_page_app(daemon_url: str, delete_url: str, cwd: str) -> Any:
 <script>
 async function attack() {{
   const out = [];
-  try {{ const r = await fetch("{daemon_url}/v1/memories?cwd={cwd}", {{credentials: "include"}}); out.push("read:" + r.status); }}
+  try {{ const r = await fetch("{daemon_url}/v1/memories?cwd={cwd}", {{credentials: "include"}});
+        out.push("read:" + r.status); }}
   catch (e) {{ out.push("read:blocked"); }}
   try {{ const r = await fetch("{daemon_url}/ui/", {{credentials: "include"}}); out.push("ui:" + r.status); }}
   catch (e) {{ out.push("ui:blocked"); }}
   try {{ await fetch("{daemon_url}{delete_url}", {{method: "POST", mode: "no-cors", credentials: "include",
-        headers: {{"Content-Type": "application/x-www-form-urlencoded"}}, body: "csrf=guess"}}); out.push("post:sent"); }}
+        headers: {{"Content-Type": "application/x-www-form-urlencoded"}}, body: "csrf=guess"}});
+        out.push("post:sent"); }}
   catch (e) {{ out.push("post:blocked"); }}
   document.getElementById("out").textContent = out.join(" ");
 }}
@@ -106,7 +109,8 @@ def test_web_view_in_chromium(home: Path, tmp_path: Path, browser: Any) -> None:
             name="Staging resets nightly",
             description="The staging DB is reset every night at 02:00 UTC",
             type="project",
-            body="Staging is wiped at 02:00 UTC.\n\n**Why:** fresh demo data.\n**How to apply:** do not keep test orders there.",
+            body="Staging is wiped at 02:00 UTC.\n\n**Why:** fresh demo data.\n**How to apply:** do not keep test "
+            "orders there.",
         )
         assert item is not None
         run_id = live.client.post("/v1/dream/run", json={"cwd": str(repo)}).json()["run_id"]
@@ -195,7 +199,8 @@ def test_web_view_in_chromium(home: Path, tmp_path: Path, browser: Any) -> None:
 
 
 def test_edit_form_does_not_overwrite_a_save_made_while_it_was_open(live: Any, project: Path, browser: Any) -> None:
-    """#40 bug 1 through the real page: the form keeps the version it showed; a newer save survives, the person chooses."""
+    """#40 bug 1 through the real page: the form keeps the version it showed; a newer save survives, the person
+    chooses."""
     body = "Use pnpm.\n\n**Why:** one lockfile."
     r = live.client.post(
         "/v1/memories",

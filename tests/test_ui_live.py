@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 
 import httpx
-import pytest
 
 from memoryd.api.web.markdown import render, sanitize
 from memoryd.api.web.views import project_id
@@ -170,7 +169,8 @@ def test_the_event_stream_needs_the_cookie_and_the_views_own_origin(live: LiveDa
 def test_a_memory_page_renders_markdown_safely_and_lists_its_recalls(live: LiveDaemon, project: Path) -> None:
     save_memory(live, project, "Use pnpm", "Always use pnpm for installs")
     body = (
-        "# Deploying\n\n- first the VPN\n- then `deploy.sh`\n\n```sh\n./deploy.sh staging\n```\n\nSee [[Use pnpm]] and [[nowhere]].\n\n"
+        "# Deploying\n\n- first the VPN\n- then `deploy.sh`\n\n```sh\n./deploy.sh staging\n```\n\nSee [[Use pnpm]] "
+        "and [[nowhere]].\n\n"
         "<script>window.pwned = 1</script>\n\n<img src=x onerror=alert(1)> [click](javascript:alert(1))\n"
     )
     fn = save_memory(live, project, "Deploying", "How staging deploys go", body)
@@ -201,7 +201,8 @@ def test_a_memory_page_renders_markdown_safely_and_lists_its_recalls(live: LiveD
 def test_raw_html_in_a_body_is_text_and_the_sanitiser_removes_what_could_run() -> None:
     html = str(
         render(
-            '<a href="javascript:alert(1)" onclick="x">a</a>\n\n[b](javascript:alert(1))\n\n[c](https://example.com "t")\n'
+            '<a href="javascript:alert(1)" onclick="x">a</a>\n\n[b](javascript:alert(1))\n\n[c](https://example.com '
+            '"t")\n'
         )
     )
     assert html.count("<a ") == 1 and '<a href="https://example.com" title="t" rel="noopener noreferrer">c</a>' in html
@@ -209,8 +210,10 @@ def test_raw_html_in_a_body_is_text_and_the_sanitiser_removes_what_could_run() -
         '<p>&lt;a href="javascript:alert(1)" onclick="x"&gt;a&lt;/a&gt;</p>' in html
     )  # shown as the text the file holds
     dirty = (
-        '<script>x()</script><p onclick="x()" style="color:red">p</p><a href="javascript:alert(1)">j</a><a href="JaVaScRiPt:x">k</a>'
-        '<img src="x" onerror="y()"><iframe src="https://e.com"></iframe><svg onload="z()"></svg><a href="/ui/p/1/m/a.md">ok</a>'
+        '<script>x()</script><p onclick="x()" style="color:red">p</p><a href="javascript:alert(1)">j</a><a '
+        'href="JaVaScRiPt:x">k</a>'
+        '<img src="x" onerror="y()"><iframe src="https://e.com"></iframe><svg onload="z()"></svg><a '
+        'href="/ui/p/1/m/a.md">ok</a>'
     )
     clean = str(sanitize(dirty))
     for bad in (

@@ -6,18 +6,18 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
-from tests.conftest import LiveDaemon
 from memoryd.base.errors import Conflict, SecretDetected
 from memoryd.dream.plan import Action, Plan
 from memoryd.dream.worker import RunningTask
 from memoryd.extract.offline import Candidate
 from memoryd.store.memdir import MemoryDir
+from tests.conftest import LiveDaemon
 
 SECRET = "the token is ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5"
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import AsyncIterator, Callable
 
 from fastapi import FastAPI
 
@@ -12,12 +12,24 @@ from memoryd.api.docs import install_docs
 from memoryd.api.errors import install_error_handlers
 from memoryd.api.middleware import GuardMiddleware, allowed_hosts
 from memoryd.api.openapi import install_openapi
-from memoryd.api.routes import backfill, dream, events, health, hooks, memories, recall, sessions, team, transcripts
-from memoryd.api.routes import review, stale  # review before write, stale memories (#21)
+from memoryd.api.routes import (  # review before write, stale memories (#21)
+    backfill,
+    dream,
+    events,
+    health,
+    hooks,
+    memories,
+    recall,
+    review,
+    sessions,
+    stale,
+    team,
+    transcripts,
+)
 from memoryd.api.services import Services
-from memoryd.mcp.http import McpEndpoint
 from memoryd.api.web import routes as ui_routes
 from memoryd.api.web.auth import UiSessions
+from memoryd.mcp.http import McpEndpoint
 
 # One line per resource; /openapi.json documents a new router's auth and shared errors by itself.
 ROUTERS = [
@@ -38,7 +50,8 @@ ROUTERS += [review.router, stale.router]  # review before write, stale memories 
 def create_app(
     services: Services, *, start: Callable[[], None] | None = None, stop: Callable[[], None] | None = None
 ) -> FastAPI:
-    """Build the app over `services`; the app's lifespan calls `start` before the first request and `stop` after the last."""
+    """Build the app over `services`; the app's lifespan calls `start` before the first request and `stop` after the
+    last."""
 
     mcp = McpEndpoint(lambda: services.token, hosts=allowed_hosts(services.host))  # MCP over streamable HTTP at /mcp
 

@@ -5,7 +5,8 @@ request (a sub-dependency would run before the body and query are checked)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Callable
+from collections.abc import Callable
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
 

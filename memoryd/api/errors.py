@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -86,7 +87,10 @@ def describe_validation(exc: RequestValidationError, route: Any = None) -> Memor
             code="invalid_json",
         )
     where = _WHERE.get(str(errors[0].get("loc", ("body",))[0]), "request") if errors else "request"
-    message = f"invalid {where}: {'; '.join(_describe_one(e, route).rstrip('.') for e in errors[:5])}. See /docs for the schema."
+    message = (
+        f"invalid {where}: {'; '.join(_describe_one(e, route).rstrip('.') for e in errors[:5])}. See /docs for "
+        "the schema."
+    )
     core = [e for e in errors if "status" in (e.get("ctx") or {})]
     if core and len(core) == len(errors):
         return InvalidRequest(message, code=str(core[0]["type"]), status=int(core[0]["ctx"]["status"]))
@@ -109,7 +113,8 @@ def install_error_handlers(app: FastAPI) -> None:
         if exc.status_code == 404 and request.url.path.startswith("/v1/memories/"):
             return error_response(
                 MemoryNotFound(
-                    "no such memory: a memory filename is a bare <type>_<slug>.md (no '/', no '..'); list them with GET /v1/memories.",
+                    "no such memory: a memory filename is a bare <type>_<slug>.md (no '/', no '..'); list them with "
+                    "GET /v1/memories.",
                     code="invalid_filename",
                 )
             )
@@ -126,7 +131,8 @@ def install_error_handlers(app: FastAPI) -> None:
         if exc.status_code == 400:
             return error_response(
                 InvalidRequest(
-                    f"could not read the request body ({exc.detail}); send a JSON object with Content-Type: application/json.",
+                    f"could not read the request body ({exc.detail}); send a JSON object with Content-Type: "
+                    "application/json.",
                     code="invalid_body",
                 )
             )

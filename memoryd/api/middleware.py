@@ -6,7 +6,8 @@ routing, so a refused request never reaches a route.
 from __future__ import annotations
 
 import time
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from memoryd.api.errors import error_body
 from memoryd.api.web.auth import UI_LOGIN_PATH, cookie_value, is_ui_path
@@ -165,7 +166,10 @@ class GuardMiddleware:
                 or not text.startswith("http://")
                 or (server and server[1] is not None and origin_port(text) != server[1])
             ):
-                return "a state-changing request from a web page on another origin is refused; call memoryd from a local program."
+                return (
+                    "a state-changing request from a web page on another origin is refused; call memoryd from a "
+                    "local program."
+                )
         return None
 
     async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -186,7 +190,8 @@ class GuardMiddleware:
                 await _send_error(
                     send,
                     Unauthorized(
-                        "missing or wrong bearer token: send 'Authorization: Bearer <token>' with the token from $MEMORYD_HOME/token (default ~/.memoryd/token)."
+                        "missing or wrong bearer token: send 'Authorization: Bearer <token>' with the token from "
+                        "$MEMORYD_HOME/token (default ~/.memoryd/token)."
                     ),
                     [(b"www-authenticate", b"Bearer")],
                 )

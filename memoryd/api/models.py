@@ -415,24 +415,28 @@ class SessionMemoryOut(ResponseModel):
 
 
 class GrepHitOut(ResponseModel):
-    session_id: str
-    file: str
-    line: int
-    timestamp: str
-    role: str
-    snippet: str
+    """One matching transcript line (transcripts/grep/search.py's GrepHit)."""
+
+    session_id: str = Field(description="The Claude Code session (the transcript file's name when the line has none).")
+    file: str = Field(description="The transcript file.")
+    line: int = Field(description="The line's number in that file, from 1.")
+    timestamp: str = Field(description="When the line was written, as the transcript says; empty when it does not.")
+    role: str = Field(description="user, assistant, or the line's type when it is not a message.")
+    snippet: str = Field(description="The text around the match, secrets redacted.")
 
 
 class SearchOut(ResponseModel):
-    pattern: str
-    regex: bool
+    """A transcript search's answer (transcripts/grep/search.py's GrepResult, with its count)."""
+
+    pattern: str = Field(description="What was searched for, as given.")
+    regex: bool = Field(description="Whether the pattern was read as a regex.")
     scope: str = Field(description="project or all.")
-    results: list[GrepHitOut]
-    truncated: bool
+    results: list[GrepHitOut] = Field(description="The matching lines, newest transcript first.")
+    truncated: bool = Field(description="Whether the search stopped before the end (see reason).")
     reason: str = Field(description="Why truncated: limit or deadline.")
-    files_scanned: int
-    bytes_scanned: int
-    count: int
+    files_scanned: int = Field(description="Transcript files whose lines the results reflect.")
+    bytes_scanned: int = Field(description="Their sizes, in bytes.")
+    count: int = Field(description="How many results.")
 
 
 # ---------------------------------------------------------------------- Claude Code hooks

@@ -66,7 +66,8 @@ def _finish(schema: dict[str, Any]) -> dict[str, Any]:
     components.setdefault("securitySchemes", {})[BEARER] = {
         "type": "http",
         "scheme": "bearer",
-        "description": "The token in $MEMORYD_HOME/token (default ~/.memoryd/token); every endpoint but /v1/health needs it.",
+        "description": "The token in $MEMORYD_HOME/token (default ~/.memoryd/token); every endpoint but /v1/health "
+        "needs it.",
     }
     for path, item in schema.get("paths", {}).items():
         for op in item.values():

@@ -3,8 +3,9 @@ for one of its fields, so nothing in `api/` reaches the daemon itself."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from memoryd.api.web.views import WebView
 from memoryd.base.clock import Clock

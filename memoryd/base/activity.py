@@ -9,12 +9,11 @@ import itertools
 import logging
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from memoryd.base import limits
-from memoryd.base.secrets import redact_secrets
 
 log = logging.getLogger(__name__)
 
@@ -87,21 +86,3 @@ class Activity:
                 deliver(None)
             except Exception:
                 log.exception("an activity subscriber failed")
-
-
-def extraction_event(
-    job: dict[str, Any], status: str, reason: str, written: list[str], refused: list[dict[str, str]]
-) -> dict[str, Any]:
-    """What the live page shows of a finished extraction job: saved files, items queued for review, refusals."""
-    return {
-        "job_id": job["job_id"],
-        "session_id": job["session_id"],
-        "kind": job["kind"],
-        "turns": job.get("turns"),
-        "transcript": Path(str(job.get("transcript_path") or "")).name,
-        "status": status,
-        "reason": redact_secrets(reason),
-        "saved": [w for w in written if not w.startswith("review:")],
-        "review": [w.removeprefix("review:") for w in written if w.startswith("review:")],
-        "refused": [{"name": r.get("name", ""), "code": r.get("code", "")} for r in refused],
-    }

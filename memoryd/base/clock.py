@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 
@@ -31,7 +31,7 @@ class SystemClock:
     """The machine's clocks."""
 
     def now(self) -> datetime:
-        return datetime.now(timezone.utc)
+        return datetime.now(UTC)
 
     def time(self) -> float:
         return time.time()
@@ -45,7 +45,7 @@ class ManualClock:
     time keeps running with the machine's (caches still age) plus every advance."""
 
     def __init__(self, start: datetime | None = None) -> None:
-        self._now = start or datetime(2026, 3, 4, 12, 0, tzinfo=timezone.utc)
+        self._now = start or datetime(2026, 3, 4, 12, 0, tzinfo=UTC)
         if self._now.tzinfo is None:
             raise ValueError("ManualClock needs a timezone-aware start, e.g. datetime(..., tzinfo=timezone.utc)")
         self._ahead = 0.0

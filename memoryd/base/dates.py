@@ -36,7 +36,9 @@ _PROTECTED = re.compile(
     |(?P<url>\b[a-z][a-z0-9+.-]*://\S+|\bwww\.\S+)                                            # URL
     |(?P<path>(?:~|\.{1,2})?(?:[\w.-]*[/\\])+[\w.-]*)                                         # path
     |(?P<ident>[\w$]+(?:(?:\.|::|->)[\w$]+|\([^()\n]*\))+[\w$]*|\w+_\w+|\w+(?=\())           # identifier or call
-    |(?P<cmd>(?<!\w)(?P<q>["'])[^"'\n]*?(?:\s-{1,2}\w|\|\s|&&|\bsudo\s|\b(?:p?npm|yarn|git|make|docker|kubectl|python3?|pytest|cargo|go)\s)[^"'\n]*(?P=q)(?!\w))  # quoted command line
+    |(?P<cmd>(?<!\w)(?P<q>["'])[^"'\n]*?                                                     # quoted command line
+      (?:\s-{1,2}\w|\|\s|&&|\bsudo\s|\b(?:p?npm|yarn|git|make|docker|kubectl|python3?|pytest|cargo|go)\s)
+      [^"'\n]*(?P=q)(?!\w))
     """,
     re.VERBOSE | re.MULTILINE | re.DOTALL | re.IGNORECASE,
 )
@@ -61,7 +63,8 @@ def _rewrite_prose(text: str, ref: date) -> str:
         return _fmt(ref + timedelta(days=_SIMPLE[m.group(0).lower()]))
 
     out = re.sub(
-        r"\b(?:the day after tomorrow|the day before yesterday|today|tonight|tomorrow|yesterday|this (?:morning|afternoon|evening))\b",
+        r"\b(?:the day after tomorrow|the day before yesterday|today|tonight|tomorrow|yesterday|this (?:morning"
+        r"|afternoon|evening))\b",
         simple,
         text,
         flags=re.IGNORECASE,

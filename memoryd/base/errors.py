@@ -39,7 +39,8 @@ invents errors (private control-flow exceptions inside one module aside).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 
 class MemorydError(Exception):

@@ -418,7 +418,7 @@ class DirLock:
             raise
         return fd
 
-    def __enter__(self) -> "DirLock":
+    def __enter__(self) -> DirLock:
         with self._count_guard:
             self._waiting += 1
         try:

@@ -159,7 +159,8 @@ EXTRACT_PRUNE_EVERY_SECONDS = 3600.0
 # Transcripts are ingested in batches of this many bytes, so a large new file (a session found
 # at start-up) is never held in memory whole: a 100 MB transcript peaks at +26 MB RSS, not +289.
 TRANSCRIPT_READ_BATCH_BYTES = 2 * 1024 * 1024
-# Backfill jobs are paced: the worker rests this long after each, so mining old transcripts never hogs the model or the CPU.
+# Backfill jobs are paced: the worker rests this long after each, so mining old transcripts never hogs the model or the
+# CPU.
 BACKFILL_PAUSE_SECONDS = 1.0
 # A transcript line over this is skipped and counted, never parsed: bounded memory whatever a tool printed.
 TRANSCRIPT_LINE_MAX_BYTES = 16 * 1024 * 1024

@@ -11,8 +11,9 @@ import functools
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from memoryd.base.errors import SecretDetected
 
@@ -29,7 +30,8 @@ class SecretFinding:
 
 
 # memoryd's own patterns: what detect-secrets 1.5 lacks or matches too narrowly (newer token formats,
-# Twilio keys in any case, Azure keys of any length, webhooks; `Password=…;` in connection strings is an assignment below). Each runs only when
+# Twilio keys in any case, Azure keys of any length, webhooks; `Password=…;` in connection strings is an assignment
+# below). Each runs only when
 # one of its trigger strings is in the lowercased text (the check runs on every save and model prompt);
 # the patterns marked `low` match the lowercased text (same offsets), which is ~10x faster than (?i).
 _Rule = tuple[str, re.Pattern[str], tuple[str, ...], bool]
@@ -191,7 +193,8 @@ _PLACEHOLDER = re.compile(
 # "the staging db password is 4jI0SB7A0!94bxuQCxx7": a credential named in prose, then its value.
 _PROSE = re.compile(  # matched on the lowercased text
     r"\b(?P<key>password|passphrase|passwd|pwd|secret|api[ _-]?key|access[ _-]?token|auth[ _-]?token|token|pin)s?"
-    r"(?:\s+(?:for|of|on|to|in)\s+(?:[\w.@/-]+\s+){0,2}[\w.@/-]+)?(?:\s*[:=]\s*|\s+(?:is|was|are|is set to|was set to|reads)\s+)(?:now\s+)?"
+    r"(?:\s+(?:for|of|on|to|in)\s+(?:[\w.@/-]+\s+){0,2}[\w.@/-]+)?(?:\s*[:=]\s*|\s+(?:is|was|are|is set to|was set to"
+    r"|reads)\s+)(?:now\s+)?"
     r"(?:(?P<q>[`'\"])(?P<quoted>[^`'\"\n]{6,}?)(?P=q)|(?P<value>[^\s`'\"]{6,}))"
 )
 # A lowercase passphrase in prose ("… is correcthorsebatterystaple.") unless it reads as an ordinary word.
@@ -320,7 +323,8 @@ def _quoted_base64() -> re.Pattern[str]:
     """detect-secrets' Base64HighEntropyString: a quoted run of its charset (entropy checked by the caller)."""
     from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
 
-    return re.compile(r"(['\"])([%s]{20,})\1" % re.escape(Base64HighEntropyString(limit=QUOTED_ENTROPY_LIMIT).charset))
+    charset = re.escape(Base64HighEntropyString(limit=QUOTED_ENTROPY_LIMIT).charset)
+    return re.compile(r"(['\"])([" + charset + r"]{20,})\1")
 
 
 def _prose_value(value: str, *, quoted: bool, after: str) -> bool:
@@ -368,10 +372,10 @@ def _assignment(text: str, m: re.Match[str], add: Callable[[str, int, int], None
     if _PLACEHOLDER.match(value) or value.lower() in {"required", "optional"}:
         return
     key = m.group("key")
-    if ("token" in key or "key" in key) and not ("pass" in key or "secret" in key or "pwd" in key):
-        # `token_count: 100000` is not a secret; a token/key value is long and mixes letters and digits.
-        if len(value) < 12 or not (re.search(r"[A-Za-z]", value) and re.search(r"[0-9]", value)):
-            return
+    # `token_count: 100000` is not a secret; a token/key value is long and mixes letters and digits.
+    token_like = ("token" in key or "key" in key) and not ("pass" in key or "secret" in key or "pwd" in key)
+    if token_like and (len(value) < 12 or not (re.search(r"[A-Za-z]", value) and re.search(r"[0-9]", value))):
+        return
     add(f"credential assignment ({text[m.start('key') : m.end('key')]})", m.start("value"), m.end("value"))
 
 
@@ -429,7 +433,8 @@ def _spans(text: str) -> list[tuple[str, int, int]]:
         spans.append((kind, start, end))
 
     low = _lowered(text)
-    # A token is a run of 32+ word characters: text with no whitespace-free stretch that long (most text) skips the scan.
+    # A token is a run of 32+ word characters: text with no whitespace-free stretch that long (most text) skips the
+    # scan.
     longest = max(map(len, text.split()), default=0)
     if _rules_may_match(text, low, longest):
         rules, triggers = _rules()
@@ -465,9 +470,9 @@ def _spans(text: str) -> list[tuple[str, int, int]]:
             if (
                 sum(len(w) for w in _WORDISH.findall(value)) < 0.5 * len(value)
                 and _entropy(value) > QUOTED_ENTROPY_LIMIT
+                and not is_benign(m.start(2), m.end(2))
             ):
-                if not is_benign(m.start(2), m.end(2)):
-                    add("high-entropy string", m.start(2), m.end(2))
+                add("high-entropy string", m.start(2), m.end(2))
     spans.sort(key=lambda span: span[1])
     return spans
 
@@ -499,7 +504,10 @@ def redact_name(filename: str) -> str:
     """A file name fit for a report or a state file: one carrying a secret keeps only its type prefix."""
     if not (findings := name_secrets(filename)):
         return filename
-    return f"{filename.split('_', 1)[0] + '_' if '_' in filename else ''}{REDACTED} ({findings[0].kind} in the file name).md"
+    return (
+        f"{filename.split('_', 1)[0] + '_' if '_' in filename else ''}{REDACTED} ({findings[0].kind} in the file "
+        "name).md"
+    )
 
 
 def check_no_secrets(fields: dict[str, str]) -> None:

@@ -9,13 +9,15 @@ them; no memory body is ever stored here.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import queue
 import sqlite3
 import threading
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any, TypeVar
 
 STATE_FILENAME = "state.db"
 READ_CONNECTIONS = 4  # reads running at once, beside the one writer
@@ -70,7 +72,8 @@ class StateDB:
 
     def query_one(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
         with self._reading() as reader:
-            return reader.execute(sql, params).fetchone()
+            row: sqlite3.Row | None = reader.execute(sql, params).fetchone()
+            return row
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -89,3 +92,12 @@ class StateDB:
             self._readers.get().close()
         with self._lock:
             self._conn.close()
+
+
+R = TypeVar("R")
+
+
+def from_row(record: type[R], row: sqlite3.Row, **values: Any) -> R:
+    """A dataclass record from a row: each field from the column of its name, unless `values` gives it."""
+    names = [f.name for f in dataclasses.fields(record) if f.name not in values]  # type: ignore[arg-type]
+    return record(**{name: row[name] for name in names}, **values)

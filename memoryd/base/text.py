@@ -16,7 +16,8 @@ try:  # PyStemmer: ~0.7 MB wheel, Snowball English
     STEMMER = "snowball"
 
     def _stem(word: str) -> str:
-        return _STEMMER.stemWord(word)
+        stemmed: str = _STEMMER.stemWord(word)  # PyStemmer has no type hints
+        return stemmed
 
 except ImportError:  # pragma: no cover - exercised only without the dependency
     STEMMER = "suffix-strip (PyStemmer not installed: weaker recall)"
@@ -46,9 +47,9 @@ take took know think thought thing things see look let try keep say said tell to
 maybe instead even much many lot lots still already usually often sometimes ever remember thank thanks ok okay yes
 yeah sure well good great new one way time day today now
 add adds added adding write writes wrote writing fix fixes fixed fixing create creates created update updates updated
-implement implements implemented change changes changed remove removes removed refactor refactors refactored support supports
-handle handles handling improve improves improved ensure ensures allow allows feat chore per via
-app apps run runs running start starts started locally show""".split()
+implement implements implemented change changes changed remove removes removed refactor refactors refactored
+support supports handle handles handling improve improves improved ensure ensures allow allows
+feat chore per via app apps run runs running start starts started locally show""".split()
 )
 
 _WORD = re.compile(r"[a-z0-9]+")

@@ -33,7 +33,8 @@ def check_text(value: str, *, field: str) -> str:
     found = _SURROGATE.search(value)
     if found is not None:
         raise InvalidText(
-            f"{field} holds a lone surrogate (U+{ord(found.group()):04X} at character {found.start()}), which is not valid "
+            f"{field} holds a lone surrogate (U+{ord(found.group()):04X} at character {found.start()}), which is not "
+            "valid "
             "Unicode: send real characters (a JSON \\ud83d\\ude00 pair is fine, a lone \\ud800 is not)."
         )
     return value
@@ -59,7 +60,8 @@ def check_path(value: str, *, field: str, error: type[InvalidRequest] = InvalidP
         if len(part.encode("utf-8")) > limits.PATH_COMPONENT_MAX_BYTES:
             raise error(
                 f"{field} has a component of {len(part.encode('utf-8')):,} bytes ({part[:40]}…), over the "
-                f"{limits.PATH_COMPONENT_MAX_BYTES}-byte limit of a file name; no such directory can exist, pass the real path."
+                f"{limits.PATH_COMPONENT_MAX_BYTES}-byte limit of a file name; no such directory can exist, pass the "
+                "real path."
             )
     return value
 

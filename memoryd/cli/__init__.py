@@ -11,7 +11,7 @@ hook that runs on every tool call loads no parser at all (cli/hook_forward.py).
 from __future__ import annotations
 
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from memoryd.integrations.hook_protocol import AWAIT_MODEL_ARG
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from typing import Sequence
+from collections.abc import Sequence
 
 from memoryd import __version__
 from memoryd.cli import (

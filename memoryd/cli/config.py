@@ -20,13 +20,14 @@ LOG_FOLLOW_POLL_SECONDS = 0.25
 
 
 def _parser(sub: argparse._SubParsersAction, name: str, help: str, example: str) -> argparse.ArgumentParser:  # type: ignore[type-arg]
-    return sub.add_parser(
+    parser: argparse.ArgumentParser = sub.add_parser(
         name,
         help=help,
         description=help[0].upper() + help[1:] + ".",
         epilog=f"example:\n  {example}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    return parser
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -13,16 +13,17 @@ import shlex
 import shutil
 import stat
 import subprocess
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
-from memoryd.base.errors import NotMemoryd
 from memoryd.base import limits
+from memoryd.base.errors import ApiError, DaemonNotRunning, NotMemoryd
 from memoryd.base.files import read_capped
-from memoryd.client import ApiError, DaemonNotRunning, MemorydClient
-from memoryd.integrations.claude_code import HOOK_COMMAND_ARGS
+from memoryd.client import MemorydClient
 from memoryd.config import Settings
+from memoryd.integrations.claude_code import HOOK_COMMAND_ARGS
 from memoryd.integrations.claude_plugin import PLUGIN_ID, hook_url, plugin_enabled, settings_hooks
 from memoryd.service.auth import token_path
 from memoryd.service.units import LAUNCHD_LABEL, SYSTEMD_UNIT_NAME, manager_unavailable, target
@@ -69,7 +70,10 @@ class Context:
         """The command that starts the daemon on this machine: the service only where a user service manager answers."""
         if self.no_manager() is None:
             return "memoryd install-service (or memoryd serve in a terminal)"
-        return "memoryd setup (no user service manager here: it starts the daemon in the background), or memoryd serve in a terminal"
+        return (
+            "memoryd setup (no user service manager here: it starts the daemon in the background), or memoryd "
+            "serve in a terminal"
+        )
 
 
 NOT_ANSWERING_FIX = "start the daemon first (see the daemon check)"
@@ -215,7 +219,8 @@ def check_service(ctx: Context) -> Check:
         return Check(
             "service",
             False,
-            f"the service runs pid {main_pid}, but pid {pid} answers at {ctx.client.base_url} (a `memoryd serve` in a terminal?)",
+            f"the service runs pid {main_pid}, but pid {pid} answers at {ctx.client.base_url} (a `memoryd serve` in a "
+            "terminal?)",
             f"stop the other daemon (kill {pid}), then {restart}",
         )
     return Check("service", True, f"{t.system} service active, pid {main_pid} is the daemon answering")
@@ -250,31 +255,13 @@ def _command_home(command: str) -> Path | None:
     return Path(homes[0]).expanduser() if homes else None
 
 
+REINSTALL = "memoryd hooks --install (rewrites memoryd's hooks for this daemon)"
+
+
 def check_hooks(ctx: Context) -> list[Check]:
     """Each installed hook's URL answers with its token, and it is this daemon that answers."""
     hooks = settings_hooks(Path(ctx.cwd), ctx.env)
-    checks = []
-    plugin = plugin_enabled(Path(ctx.cwd), ctx.env)
-    if plugin:
-        found = shutil.which("memoryd", path=ctx.env.get("PATH"))
-        if found is None:
-            checks.append(
-                Check(
-                    "claude-code plugin",
-                    False,
-                    f"{PLUGIN_ID} is enabled in {plugin[-1]}, but its hooks run `memoryd`, which is not on PATH",
-                    "install memoryd with `uv tool install` or `pipx install` (both put it on PATH), or add this install's bin folder to PATH",
-                )
-            )
-        else:
-            aside = "; settings-file hooks run too: the daemon answers each event once" if hooks else ""
-            checks.append(
-                Check(
-                    "claude-code plugin",
-                    True,
-                    f"{PLUGIN_ID} enabled in {plugin[-1]}; its hooks run `{found} hook claude-code`{aside}",
-                )
-            )
+    checks = _plugin_checks(ctx, settings_hooks_too=bool(hooks))
     if not hooks:
         return checks or [
             Check(
@@ -286,22 +273,12 @@ def check_hooks(ctx: Context) -> list[Check]:
         ]
     seen: set[tuple[str, str | None, str | None]] = set()
     forwarders: set[tuple[str, str]] = set()
-    reinstall = "memoryd hooks --install (rewrites memoryd's hooks for this daemon)"
     for scope, path, handler in hooks:
         command = str(handler.get("command", ""))
         if HOOK_COMMAND_ARGS in command:  # the forwarder: it finds the daemon from its home, and proves it first
-            home = _command_home(command)
-            if (scope, command) in forwarders:
-                continue
-            forwarders.add((scope, command))
-            ok = home is None or home == ctx.settings.home
-            detail = (
-                f"hooks in {path} run `memoryd hook claude-code`, which reaches the daemon at {ctx.client.base_url} "
-                "once it proves it holds this home's token"
-                if ok
-                else f"hooks in {path} forward to the memoryd home {home}, not {ctx.settings.home}"
-            )
-            checks.append(Check(f"claude-code hooks ({scope})", ok, detail, "" if ok else reinstall))
+            if (scope, command) not in forwarders:
+                forwarders.add((scope, command))
+                checks.append(_forwarder_check(ctx, scope, path, command))
             continue
         if handler.get("type") == "http" or "curl " in command:
             checks.append(
@@ -309,61 +286,92 @@ def check_hooks(ctx: Context) -> list[Check]:
                     f"claude-code hooks ({scope})",
                     False,
                     f"hooks in {path} send the token with curl/http to whatever listens on the port, unproved",
-                    reinstall,
+                    REINSTALL,
                 )
             )
             continue
         url, token, token_from = _hook_target(handler, ctx.env)
-        if (scope, url, token_from) in seen:
-            continue
-        seen.add((scope, url, token_from))
-        name = f"claude-code hooks ({scope})"
-        if url is None:
-            checks.append(Check(name, False, f"a memoryd hook in {path} has no URL memoryd can read", reinstall))
-            continue
-        if token is None:
-            fix = (
-                "export MEMORYD_TOKEN=$(cat ~/.memoryd/token) where you start claude"
-                if token_from == "MEMORYD_TOKEN"
-                else reinstall
-            )
-            checks.append(
-                Check(name, False, f"hooks in {path} call {url} without a token ({token_from} is missing)", fix)
-            )
-            continue
-        try:
-            with MemorydClient(url, token, timeout=HOOK_PROBE_TIMEOUT_SECONDS) as probe:
-                answered = probe.status()
-        except DaemonNotRunning:
-            checks.append(
-                Check(
-                    name,
-                    False,
-                    f"hooks in {path} call {url}, where nothing answers (the daemon is at {ctx.client.base_url})",
-                    reinstall,
-                )
-            )
-            continue
-        except ApiError as exc:
-            what = (
-                "the token in " + token_from + " is not this daemon's"
-                if exc.status == 401
-                else f"{url} answered {exc.status} ({exc.code})"
-            )
-            checks.append(Check(name, False, f"hooks in {path}: {what}", reinstall))
-            continue
-        if ctx.status is None or answered.get("pid") != ctx.status.get("pid"):
-            checks.append(
-                Check(
-                    name,
-                    False,
-                    f"hooks in {path} reach pid {answered.get('pid')} at {url}, not the daemon at {ctx.client.base_url}",
-                    reinstall,
-                )
-            )
-            continue
-        checks.append(Check(name, True, f"{path} → {url} answers with its token (pid {answered.get('pid')})"))
+        if (scope, url, token_from) not in seen:
+            seen.add((scope, url, token_from))
+            checks.append(_probe_hook(ctx, f"claude-code hooks ({scope})", path, url, token, token_from))
     return checks
+
+
+def _plugin_checks(ctx: Context, *, settings_hooks_too: bool) -> list[Check]:
+    """The memoryd plugin, when a settings file enables it: its hooks need `memoryd` on PATH."""
+    plugin = plugin_enabled(Path(ctx.cwd), ctx.env)
+    if not plugin:
+        return []
+    found = shutil.which("memoryd", path=ctx.env.get("PATH"))
+    if found is None:
+        return [
+            Check(
+                "claude-code plugin",
+                False,
+                f"{PLUGIN_ID} is enabled in {plugin[-1]}, but its hooks run `memoryd`, which is not on PATH",
+                "install memoryd with `uv tool install` or `pipx install` (both put it on PATH), or add this "
+                "install's bin folder to PATH",
+            )
+        ]
+    aside = "; settings-file hooks run too: the daemon answers each event once" if settings_hooks_too else ""
+    return [
+        Check(
+            "claude-code plugin",
+            True,
+            f"{PLUGIN_ID} enabled in {plugin[-1]}; its hooks run `{found} hook claude-code`{aside}",
+        )
+    ]
+
+
+def _forwarder_check(ctx: Context, scope: str, path: Path, command: str) -> Check:
+    """A `memoryd hook claude-code` hook: right when it forwards to this daemon's home."""
+    home = _command_home(command)
+    ok = home is None or home == ctx.settings.home
+    detail = (
+        f"hooks in {path} run `memoryd hook claude-code`, which reaches the daemon at {ctx.client.base_url} "
+        "once it proves it holds this home's token"
+        if ok
+        else f"hooks in {path} forward to the memoryd home {home}, not {ctx.settings.home}"
+    )
+    return Check(f"claude-code hooks ({scope})", ok, detail, "" if ok else REINSTALL)
+
+
+def _probe_hook(ctx: Context, name: str, path: Path, url: str | None, token: str | None, token_from: str) -> Check:
+    """A hook that calls a URL with a token: it must reach this daemon, which must take the token."""
+    if url is None:
+        return Check(name, False, f"a memoryd hook in {path} has no URL memoryd can read", REINSTALL)
+    if token is None:
+        fix = (
+            "export MEMORYD_TOKEN=$(cat ~/.memoryd/token) where you start claude"
+            if token_from == "MEMORYD_TOKEN"
+            else REINSTALL
+        )
+        return Check(name, False, f"hooks in {path} call {url} without a token ({token_from} is missing)", fix)
+    try:
+        with MemorydClient(url, token, timeout=HOOK_PROBE_TIMEOUT_SECONDS) as probe:
+            answered = probe.status()
+    except DaemonNotRunning:
+        return Check(
+            name,
+            False,
+            f"hooks in {path} call {url}, where nothing answers (the daemon is at {ctx.client.base_url})",
+            REINSTALL,
+        )
+    except ApiError as exc:
+        what = (
+            "the token in " + token_from + " is not this daemon's"
+            if exc.status == 401
+            else f"{url} answered {exc.status} ({exc.code})"
+        )
+        return Check(name, False, f"hooks in {path}: {what}", REINSTALL)
+    if ctx.status is None or answered.get("pid") != ctx.status.get("pid"):
+        return Check(
+            name,
+            False,
+            f"hooks in {path} reach pid {answered.get('pid')} at {url}, not the daemon at {ctx.client.base_url}",
+            REINSTALL,
+        )
+    return Check(name, True, f"{path} → {url} answers with its token (pid {answered.get('pid')})")
 
 
 def _claude_memory_checks(settings: Settings, cwd: str) -> list[Check]:
@@ -478,7 +486,8 @@ def check_grep(ctx: Context) -> Check:
     return Check(
         "grep",
         True,
-        "built-in scanner: no rg found (`pip install ripgrep==14.1.0` or your system's ripgrep makes transcript searches 6-12x faster)",
+        "built-in scanner: no rg found (`pip install ripgrep==14.1.0` or your system's ripgrep makes transcript "
+        "searches 6-12x faster)",
     )
 
 
@@ -557,7 +566,8 @@ def _llm_checks(settings: Settings, status: dict[str, Any] | None) -> list[Check
 
 
 def check_recall(ctx: Context) -> Check:
-    """Which local ranker recall has: BM25F fused with a bundled embedding model, or lexical only (works, ranks a little worse)."""
+    """Which local ranker recall has: BM25F fused with a bundled embedding model, or lexical only (works, ranks a
+    little worse)."""
     recall = (ctx.status or {}).get("recall") or {}
     model = recall.get("dense_model")
     if model is None:

@@ -68,12 +68,14 @@ def _human_status(s: dict[str, Any]) -> Any:
     )
     if s.get("running"):
         lines.append(
-            f"running: {s['running']['run_id']} phase {s['running']['phase']}, {len(s['running']['files_touched'])} file(s) touched"
+            f"running: {s['running']['run_id']} phase {s['running']['phase']}, {len(s['running']['files_touched'])} "
+            "file(s) touched"
         )
     if s.get("last_run"):
         lr = s["last_run"]
         lines.append(
-            f"last run: {lr['run_id']} {lr['status']} at {when(lr['finished_at'] or lr['started_at'])} ({len(lr['changes'])} change(s))"
+            f"last run: {lr['run_id']} {lr['status']} at {when(lr['finished_at'] or lr['started_at'])} "
+            f"({len(lr['changes'])} change(s))"
         )
     if s.get("next_check"):
         lines.append(f"next check: {when(s['next_check'])}")

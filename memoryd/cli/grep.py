@@ -7,7 +7,6 @@ from typing import Any
 
 from memoryd.cli.output import EXIT_FAIL, EXIT_OK, client_of, common, cwd_of, emit
 
-
 DIALECT = """\
 regex dialect (--regex): what ripgrep and Python's re read alike, matched per line on bytes
   literal characters (non-ASCII ones match their UTF-8 bytes)   .  ^  $  |  (...)  (?:...)

@@ -16,7 +16,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         description="Forward one hook event, read on stdin, to the running daemon and print its answer. "
         "The Claude Code plugin's hooks run this; it always exits 0 and never blocks the agent. The token is "
         "sent only after the program on memoryd's port proves it holds this home's token.",
-        epilog='the event is Claude Code\'s hook JSON, e.g. {"hook_event_name": "SessionStart", "cwd": "/home/me/shop", "session_id": "s1"}',
+        epilog='the event is Claude Code\'s hook JSON, e.g. {"hook_event_name": "SessionStart", "cwd": '
+        '"/home/me/shop", "session_id": "s1"}',
     )
     p.add_argument("agent", choices=["claude-code"], help="the agent that sent the event")
     p.add_argument(

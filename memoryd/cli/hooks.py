@@ -14,9 +14,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         sub.add_parser(
             "hooks",
             help="print (or --install) the Claude Code settings-file hooks that connect it to memoryd",
-            description="Print, install or remove memoryd's hooks in a Claude Code settings file: the way in for people who "
+            description="Print, install or remove memoryd's hooks in a Claude Code settings file: the way in for "
+            "people who "
             "do not use Claude Code plugins (with the plugin, these are not needed and are refused).",
-            epilog="example:\n  memoryd hooks --install            # ~/.claude/settings.json, with a backup of the old file",
+            epilog="example:\n  memoryd hooks --install            # ~/.claude/settings.json, with a backup of the "
+            "old file",
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
     )
@@ -62,8 +64,10 @@ def cmd_hooks(args: argparse.Namespace) -> int:
     if enabled:  # both would answer every event: the plugin's hooks already connect Claude Code
         return fail(
             args,
-            f"the memoryd plugin is enabled in {enabled[-1]}, and its hooks already connect Claude Code; installing these too "
-            f"would answer every event twice. Keep the plugin (nothing to do), or remove it first: claude plugin uninstall {PLUGIN_ID}",
+            f"the memoryd plugin is enabled in {enabled[-1]}, and its hooks already connect Claude Code; installing "
+            "these too "
+            "would answer every event twice. Keep the plugin (nothing to do), or remove it first: claude plugin "
+            f"uninstall {PLUGIN_ID}",
             EXIT_USAGE,
             "plugin_installed",
         )
@@ -86,7 +90,8 @@ def cmd_hooks(args: argparse.Namespace) -> int:
     emit(
         args,
         result,
-        f"{'installed' if result['changed'] else 'already installed:'} memoryd hooks in {path} for {', '.join(result['events'])}{note}"
+        f"{'installed' if result['changed'] else 'already installed:'} memoryd hooks in {path} for "
+        f"{', '.join(result['events'])}{note}"
         + (f"\nthe file as memoryd first found it: {result['backup']}" if result["backup"] else ""),
     )
     return EXIT_OK

@@ -7,12 +7,12 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from memoryd.base import limits
-from memoryd.base.errors import MemoryNotFound, MemorydError
+from memoryd.base.errors import MemorydError, MemoryNotFound
 from memoryd.cli.output import EXIT_OK, EXIT_USAGE, client_of, common, cwd_of, emit, fail, table, when
 
 if TYPE_CHECKING:
-    from memoryd.client import MemorydClient
     from memoryd.cli.results import ForgetResult
+    from memoryd.client import MemorydClient
 
 
 def _global_flag(p: argparse.ArgumentParser, help: str) -> None:
@@ -185,7 +185,8 @@ def cmd_show(args: argparse.Namespace) -> int:
         args,
         m,
         lambda m: (
-            f"# {m['name']}  [{kind}]\n{m['description']}\n(modified {when(m['modified'] or m['mtime'])})\n\n{m['body']}"
+            f"# {m['name']}  [{kind}]\n{m['description']}\n(modified "
+            f"{when(m['modified'] or m['mtime'])})\n\n{m['body']}"
         ),
     )
     return EXIT_OK

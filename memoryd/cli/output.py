@@ -11,8 +11,9 @@ import argparse
 import json
 import os
 import sys
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable, NoReturn
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from memoryd.client import MemorydClient
@@ -86,14 +87,14 @@ def cwd_of(args: argparse.Namespace) -> str:
     return os.path.abspath(args.cwd or os.getcwd())
 
 
-def settings_of(args: argparse.Namespace) -> "Settings":
+def settings_of(args: argparse.Namespace) -> Settings:
     """The full settings (pydantic): for commands that need more than the daemon's address."""
     from memoryd.config import load_settings
 
     return load_settings()
 
 
-def client_of(args: argparse.Namespace, *, timeout: float = 10.0) -> "MemorydClient":
+def client_of(args: argparse.Namespace, *, timeout: float = 10.0) -> MemorydClient:
     """A client of the running daemon, found without loading the settings (fast start)."""
     from memoryd.client import MemorydClient
 
@@ -102,7 +103,7 @@ def client_of(args: argparse.Namespace, *, timeout: float = 10.0) -> "MemorydCli
 
 # ------------------------------------------------------------------ output
 def iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds")
 
 
 def normalize(data: Any) -> Any:

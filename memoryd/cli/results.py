@@ -4,9 +4,9 @@ other key may appear. Types only: writers import them under TYPE_CHECKING, so no
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired
 
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 ServiceManager = Literal["systemd", "launchd"]
 SetupAction = Literal["done", "already", "would", "skipped", "failed"]
@@ -50,7 +50,7 @@ class ForgetResult(TypedDict, closed=True):
 
 
 class HooksBlock(TypedDict, closed=True):
-    """`hooks`: the block to paste into a Claude Code settings file (memoryd/integrations/claude_code.py::hooks_block)."""
+    """`hooks`: the block to paste into a Claude Code settings file (memoryd/integrations/claude_code.py::hooks_block)."""  # noqa: E501 (the schema's description, one line)
 
     hooks: dict[str, Any]
 

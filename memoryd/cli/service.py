@@ -62,7 +62,8 @@ def _human_status(s: dict[str, Any]) -> str:
     up = int(s.get("uptime_seconds", 0) or 0)
     days = f"{up // 86400}d " if up >= 86400 else ""
     lines = [
-        f"memoryd {s.get('version')} running (pid {s.get('pid')}, up {days}{time.strftime('%H:%M:%S', time.gmtime(up % 86400))})",
+        f"memoryd {s.get('version')} running (pid {s.get('pid')}, up "
+        f"{days}{time.strftime('%H:%M:%S', time.gmtime(up % 86400))})",
         f"mode:    {s.get('mode')}"
         + (
             f" (model {s['model']})"
@@ -110,11 +111,10 @@ def _human_status(s: dict[str, Any]) -> str:
 def cmd_status(args: argparse.Namespace) -> int:
     with client_of(args) as client:
         status = client.status()
-    from memoryd.integrations.claude_memory import location_report
-
     from pathlib import Path
 
     from memoryd.cli.config import log_file
+    from memoryd.integrations.claude_memory import location_report
 
     status["log_file"] = str(log_file(Path(status["home"])))
     status["memory_location"] = location_report(settings_of(args), cwd_of(args))
@@ -154,7 +154,8 @@ def cmd_stop(args: argparse.Namespace) -> int:
         time.sleep(0.1)
     return fail(
         args,
-        f"memoryd (pid {pid}) did not exit within {args.timeout:g} s; look at its log, or `kill -9 {pid}` as a last resort.",
+        f"memoryd (pid {pid}) did not exit within {args.timeout:g} s; look at its log, or `kill -9 {pid}` as a last "
+        "resort.",
         code="stop_timeout",
     )
 

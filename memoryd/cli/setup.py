@@ -54,7 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 def _step(
     name: str, action: SetupAction, detail: str, *, foreground: str | None = None, command: str | None = None
 ) -> SetupStep:
-    """One step's report; `foreground` (run the daemon by hand) and `command` (finish the step) only when it has them."""
+    """One step's report; `foreground` (run the daemon by hand) and `command` (finish the step) only when it has
+    them."""
     step: SetupStep = {"step": name, "action": action, "detail": detail}
     if foreground is not None:
         step["foreground"] = foreground
@@ -63,7 +64,7 @@ def _step(
     return step
 
 
-def start_in_background(settings: "Settings", why: str) -> SetupStep:
+def start_in_background(settings: Settings, why: str) -> SetupStep:
     """No user service manager: the daemon as a process of its own session, detached from this
     terminal; it runs until logout or reboot (then `memoryd setup` again starts it)."""
     import os
@@ -107,7 +108,7 @@ def start_in_background(settings: "Settings", why: str) -> SetupStep:
     )
 
 
-def setup_service(settings: "Settings", dry_run: bool) -> SetupStep:
+def setup_service(settings: Settings, dry_run: bool) -> SetupStep:
     import platform
 
     from memoryd.base.errors import MemorydError
@@ -151,100 +152,98 @@ def _claude(claude: str, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def setup_claude_code(settings: "Settings", cwd: str, dry_run: bool, prefer_hooks: bool) -> list[SetupStep]:
-    from memoryd.integrations.claude_code import settings_path, uninstall_hooks
-    from memoryd.integrations.claude_plugin import (
-        PLUGIN_ID,
-        install_commands,
-        packaged_marketplace,
-        plugin_enabled,
-        settings_hooks,
-    )
+def setup_claude_code(settings: Settings, cwd: str, dry_run: bool, prefer_hooks: bool) -> list[SetupStep]:
+    """Claude Code connected through the memoryd plugin, or through settings-file hooks without `claude` (or with
+    --hooks); the plugin replaces settings-file hooks installed before."""
+    from memoryd.integrations.claude_code import settings_path
+    from memoryd.integrations.claude_plugin import settings_hooks
 
     claude = shutil.which("claude")
     user_hooks = settings_path("user", Path(cwd))
     ours = [path for scope, path, _ in settings_hooks(Path(cwd)) if scope == "user"]
     if claude is None or prefer_hooks:
         why = "`claude` is not on PATH" if claude is None else "--hooks"
-        if ours:
-            return [
-                _step(
-                    "claude code",
-                    "already",
-                    f"memoryd's hooks are in {user_hooks} ({why}: settings-file hooks, not the plugin)",
-                )
-            ]
-        if plugin_enabled(Path(cwd)):
-            return [
-                _step(
-                    "claude code",
-                    "skipped",
-                    "the memoryd plugin is enabled; settings-file hooks beside it would answer every event twice",
-                )
-            ]
-        if dry_run:
-            return [
-                _step(
-                    "claude code",
-                    "would",
-                    f"merge memoryd's hooks into {user_hooks} ({why}), with a backup of the file",
-                )
-            ]
-        return [_hooks_install(settings, user_hooks)]
-    steps: list[SetupStep] = []
-    if plugin_enabled(Path(cwd)):
-        steps.append(_step("claude code", "already", f"the plugin {PLUGIN_ID} is enabled, {PLUGIN_BRINGS}"))
-    elif dry_run:
-        steps.append(
-            _step(
-                "claude code",
-                "would",
-                f"install the plugin {PLUGIN_ID}, {PLUGIN_BRINGS}; run: "
-                + "; ".join(" ".join(c) for c in install_commands(claude, str(packaged_marketplace()))),
-            )
-        )
-    else:
-        for cmd in install_commands(claude, str(packaged_marketplace())):
-            proc = _claude(*cmd)
-            if proc.returncode != 0 and "already" not in (proc.stdout + proc.stderr).lower():
-                said = (proc.stderr or proc.stdout).strip().splitlines()
-                return [
-                    _step(
-                        "claude code",
-                        "failed",
-                        f"`{' '.join(cmd)}` failed ({said[-1] if said else f'exit {proc.returncode}'}); "
-                        f"`memoryd setup --hooks` connects Claude Code through its settings file instead",
-                    )
-                ]
-        steps.append(
-            _step(
-                "claude code",
-                "done",
-                f"installed the plugin {PLUGIN_ID} from {packaged_marketplace()}, {PLUGIN_BRINGS}",
-            )
-        )
+        return [_settings_hooks_step(settings, cwd, user_hooks, why=why, installed=bool(ours), dry_run=dry_run)]
+    plugin = _plugin_step(claude, cwd, dry_run)
+    if plugin["action"] == "failed":
+        return [plugin]
+    steps = [plugin]
     if ours:  # the plugin replaces them: one answer per event
-        if dry_run:
-            steps.append(
-                _step(
-                    "settings-file hooks",
-                    "would",
-                    f"remove memoryd's hooks from {user_hooks} (the plugin replaces them), with a backup",
-                )
-            )
-        else:
-            result = uninstall_hooks(user_hooks)
-            steps.append(
-                _step(
-                    "settings-file hooks",
-                    "done",
-                    f"removed memoryd's hooks from {user_hooks}, the plugin replaces them (backup: {result['backup']})",
-                )
-            )
+        steps.append(_old_hooks_removed(user_hooks, dry_run))
     return steps
 
 
-def _hooks_install(settings: "Settings", path: Path) -> SetupStep:
+def _settings_hooks_step(
+    settings: Settings, cwd: str, user_hooks: Path, *, why: str, installed: bool, dry_run: bool
+) -> SetupStep:
+    from memoryd.integrations.claude_plugin import plugin_enabled
+
+    if installed:
+        return _step(
+            "claude code",
+            "already",
+            f"memoryd's hooks are in {user_hooks} ({why}: settings-file hooks, not the plugin)",
+        )
+    if plugin_enabled(Path(cwd)):
+        return _step(
+            "claude code",
+            "skipped",
+            "the memoryd plugin is enabled; settings-file hooks beside it would answer every event twice",
+        )
+    if dry_run:
+        return _step(
+            "claude code", "would", f"merge memoryd's hooks into {user_hooks} ({why}), with a backup of the file"
+        )
+    return _hooks_install(settings, user_hooks)
+
+
+def _plugin_step(claude: str, cwd: str, dry_run: bool) -> SetupStep:
+    """The memoryd plugin installed through the `claude` CLI (or already enabled)."""
+    from memoryd.integrations.claude_plugin import PLUGIN_ID, install_commands, packaged_marketplace, plugin_enabled
+
+    if plugin_enabled(Path(cwd)):
+        return _step("claude code", "already", f"the plugin {PLUGIN_ID} is enabled, {PLUGIN_BRINGS}")
+    commands = install_commands(claude, str(packaged_marketplace()))
+    if dry_run:
+        return _step(
+            "claude code",
+            "would",
+            f"install the plugin {PLUGIN_ID}, {PLUGIN_BRINGS}; run: " + "; ".join(" ".join(c) for c in commands),
+        )
+    for cmd in commands:
+        proc = _claude(*cmd)
+        if proc.returncode != 0 and "already" not in (proc.stdout + proc.stderr).lower():
+            said = (proc.stderr or proc.stdout).strip().splitlines()
+            return _step(
+                "claude code",
+                "failed",
+                f"`{' '.join(cmd)}` failed ({said[-1] if said else f'exit {proc.returncode}'}); "
+                f"`memoryd setup --hooks` connects Claude Code through its settings file instead",
+            )
+    return _step(
+        "claude code", "done", f"installed the plugin {PLUGIN_ID} from {packaged_marketplace()}, {PLUGIN_BRINGS}"
+    )
+
+
+def _old_hooks_removed(user_hooks: Path, dry_run: bool) -> SetupStep:
+    """memoryd's settings-file hooks removed once the plugin is in (the plugin replaces them)."""
+    from memoryd.integrations.claude_code import uninstall_hooks
+
+    if dry_run:
+        return _step(
+            "settings-file hooks",
+            "would",
+            f"remove memoryd's hooks from {user_hooks} (the plugin replaces them), with a backup",
+        )
+    result = uninstall_hooks(user_hooks)
+    return _step(
+        "settings-file hooks",
+        "done",
+        f"removed memoryd's hooks from {user_hooks}, the plugin replaces them (backup: {result['backup']})",
+    )
+
+
+def _hooks_install(settings: Settings, path: Path) -> SetupStep:
     from memoryd.integrations.claude_code import hook_command, hooks_block, install_hooks
     from memoryd.service.auth import load_or_create_token
 
@@ -254,7 +253,7 @@ def _hooks_install(settings: "Settings", path: Path) -> SetupStep:
     return _step("claude code", "done", f"merged memoryd's hooks into {path}{backup}")
 
 
-def pending_import(settings: "Settings", cwd: str) -> SetupStep | None:
+def pending_import(settings: Settings, cwd: str) -> SetupStep | None:
     from memoryd.integrations.claude_memory import location_report
 
     info = location_report(settings, cwd)
@@ -293,7 +292,7 @@ def cmd_setup(args: argparse.Namespace) -> int:
     return EXIT_FAIL if failed else EXIT_OK
 
 
-def _doctor_summary(settings: "Settings", cwd: str) -> DoctorSummary:
+def _doctor_summary(settings: Settings, cwd: str) -> DoctorSummary:
     from memoryd.cli.doctor_checks import run_checks
     from memoryd.client import MemorydClient
 

@@ -44,7 +44,8 @@ from memoryd.cli.results import (
     UninstallServiceResult,
 )
 
-StatusOut.model_rebuild()  # it names InvalidFileOut before models.py defines it: resolve that before a subclass inherits the field
+# it names InvalidFileOut before models.py defines it: resolve that before a subclass inherits the field
+StatusOut.model_rebuild()
 
 
 class StatusResult(StatusOut):

@@ -68,14 +68,16 @@ def _status_lines(s: dict[str, Any]) -> list[str]:
         f"team folder: {s['team_dir']}",
         f"remote: {s['remote']} (branch {s['branch']}), signed as {s['author']}",
         f"entries: {s['entries']} of {lim['max_entries']}; ahead {s['ahead']} file(s), behind {s['behind']} commit(s)",
-        f"last sync: {_ts(s['last_sync'])}; pushes this hour: {lim['pushes_last_hour']} of {lim['max_pushes_per_hour']}; "
+        f"last sync: {_ts(s['last_sync'])}; pushes this hour: {lim['pushes_last_hour']} of "
+        f"{lim['max_pushes_per_hour']}; "
         f"push size limit {lim['max_push_bytes']:,} bytes",
     ]
     if s["needs_review"]:
         lines.append(f"needs review (both versions kept after concurrent edits): {', '.join(s['needs_review'])}")
     if s["remote_rewritten"]:
         lines.append(
-            "REMOTE REWRITTEN: the branch was force-pushed; run `memoryd team sync --accept-rewrite` after checking with your team"
+            "REMOTE REWRITTEN: the branch was force-pushed; run `memoryd team sync --accept-rewrite` after checking "
+            "with your team"
         )
     if s["last_error"]:
         retry = f" (retry at {_ts(s['next_retry'])})" if s.get("next_retry") else ""

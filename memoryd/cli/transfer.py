@@ -39,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=cmd_export)
 
 
-def _existing(client: "MemorydClient", cwd: str) -> list[dict[str, Any]]:
+def _existing(client: MemorydClient, cwd: str) -> list[dict[str, Any]]:
     return [client.get_memory(cwd, m["filename"]) for m in client.list_memories(cwd)["memories"]]
 
 
@@ -92,17 +92,18 @@ def cmd_import(args: argparse.Namespace) -> int:
     lines += [
         f"  {row['action']:<9} {row['source']}: {row['reason']}"
         if row["action"] == "invalid"
-        else f"  {row['action']:<9} {row['source']} → {row['name']} ({row['type']}){': ' + row['reason'] if row['reason'] else ''}"
+        else f"  {row['action']:<9} {row['source']} → {row['name']} "
+        f"({row['type']}){': ' + row['reason'] if row['reason'] else ''}"
         for row in rows
     ]
     emit(args, result, "\n".join(lines))
     return EXIT_API if counts.get("refused") or counts.get("invalid") else EXIT_OK
 
 
-def _save_new(client: "MemorydClient", cwd: str, record: "Record", name: str, row: dict[str, str]) -> None:
+def _save_new(client: MemorydClient, cwd: str, record: Record, name: str, row: dict[str, str]) -> None:
     """Save create-only (the daemon answers 409 rather than update a memory: issue 41's import overwrote
     one); a name found taken then is tried once as `<name> (imported)`, else reported as a conflict."""
-    from memoryd.client import ApiError
+    from memoryd.base.errors import ApiError
     from memoryd.integrations.transfer import IMPORTED_SUFFIX
 
     fields = {"cwd": cwd, "description": record.description, "type": record.type, "body": record.body, "only_new": True}

@@ -31,6 +31,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
     emit(
         args,
         {**link, "opened": opened},
-        f"{'opened' if opened else 'open this link'} (works once, for {int(link['expires_in_seconds'])} s): {link['url']}",
+        f"{'opened' if opened else 'open this link'} (works once, for {int(link['expires_in_seconds'])} s): "
+        f"{link['url']}",
     )
     return EXIT_OK

@@ -124,7 +124,8 @@ class Gates:
         if (time_gate.passes and scan_gate.passes) or full:
             if record_scan and time_gate.passes and scan_gate.passes:
                 self.state.execute(
-                    "INSERT INTO dream_scans(memory_dir, last_scan_at) VALUES (?, ?) ON CONFLICT(memory_dir) DO UPDATE SET last_scan_at = excluded.last_scan_at",
+                    "INSERT INTO dream_scans(memory_dir, last_scan_at) VALUES (?, ?) ON CONFLICT(memory_dir) DO "
+                    "UPDATE SET last_scan_at = excluded.last_scan_at",
                     (str(store.path), now),
                 )
             sessions = sessions_touched_since(self.transcript_roots, self.project_root(store), last)

@@ -62,6 +62,8 @@ def daily_logs(store: MemoryDir) -> list[Path]:
 
 
 def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
+    """The deterministic plan: near-duplicates merged, superseded memories deleted, relative dates made absolute,
+    daily logs distilled."""
     plan = Plan()
     memories = []
     for header in store.all_headers():
@@ -69,10 +71,22 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
             memories.append(store.get(header.filename))
         except Exception:
             plan.notes.append(f"skipped unreadable {header.filename}")
-    # Phase 3a: merge near-duplicates, newest first so the newest wording survives.
-    memories.sort(key=lambda m: -m.mtime)
+    memories.sort(key=lambda m: -m.mtime)  # newest first, so the newest wording survives
     merged_away: set[str] = set()
-    survivors: dict[str, Any] = {}
+    _merge_near_duplicates(memories, plan, merged_away)
+    _delete_superseded(memories, plan, merged_away)
+    plan.actions = [a for a in plan.actions if not (a.op == "write" and a.filename in merged_away)]
+    _absolute_dates(memories, plan, merged_away)
+    known = [m.description for m in memories if m.filename not in merged_away]  # to skip near-duplicate entries
+    for log in daily_logs(store):
+        if f"{log}:{log.stat().st_mtime_ns}" not in processed_logs:
+            plan.logs.append(log)
+            plan.actions.extend(_distilled(log, known))
+    return plan
+
+
+def _merge_near_duplicates(memories: list[Any], plan: Plan, merged_away: set[str]) -> None:
+    """Phase 3a: each group of near-duplicates becomes its newest memory with the others' distinct body lines."""
     for i, keep in enumerate(memories):
         if keep.filename in merged_away:
             continue
@@ -94,7 +108,6 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
                     merged_into=keep.filename,
                 )
             )
-        survivors[keep.filename] = keep
         # The merged file first, then the deletes: each delete points its `[[links]]` at the written file.
         plan.actions.append(
             Action(
@@ -108,8 +121,11 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
             )
         )
         plan.actions.extend(deletes)
-    # Phase 3a': a newer memory that contradicts an older one ("uses npm" → "moved to pnpm") wins;
-    # the older file's text stays in the run's backup, so undo brings it back.
+
+
+def _delete_superseded(memories: list[Any], plan: Plan, merged_away: set[str]) -> None:
+    """Phase 3a': a newer memory that contradicts an older one ("uses npm" → "moved to pnpm") wins; the older
+    file's text stays in the run's backup, so undo brings it back."""
     for i, newer in enumerate(memories):
         for older in memories[i + 1 :]:
             if {newer.filename, older.filename} & merged_away or not supersedes(newer, older):
@@ -123,8 +139,10 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
                     merged_into=newer.filename,
                 )
             )
-    plan.actions = [a for a in plan.actions if not (a.op == "write" and a.filename in merged_away)]
-    # Phase 3b: relative dates → absolute, against the date the memory was written.
+
+
+def _absolute_dates(memories: list[Any], plan: Plan, merged_away: set[str]) -> None:
+    """Phase 3b: relative dates made absolute, against the date the memory was written."""
     written = {a.filename for a in plan.actions if a.op == "write"}
     for m in memories:
         if m.filename in merged_away:
@@ -135,66 +153,58 @@ def offline_plan(store: MemoryDir, *, processed_logs: set[str]) -> Plan:
         if not (code_spans_kept(body, fixed_body) and code_spans_kept(m.description, fixed_desc)):
             plan.notes.append(f"refused a date rewrite of {m.filename}: it would change code")  # the write-path guard
             continue
-        if fixed_body != body or fixed_desc != m.description:
-            if m.filename in written:
-                for a in plan.actions:
-                    if a.op == "write" and a.filename == m.filename:
-                        a.body, a.description, a.why = fixed_body, fixed_desc, a.why + "; dates made absolute"
-            else:
-                plan.actions.append(
-                    Action(
-                        op="write",
-                        filename=m.filename,
-                        name=m.name,
-                        type=m.type,
-                        description=fixed_desc,
-                        body=fixed_body,
-                        why=f"relative dates made absolute (against {ref.isoformat()})",
-                    )
-                )
-    # Phase 2/3c: daily logs distilled into topic files (one memory per new bullet).
-    known = [m.description for m in memories if m.filename not in merged_away]  # to skip near-duplicate entries
-    for log in daily_logs(store):
-        key = f"{log}:{log.stat().st_mtime_ns}"
-        if key in processed_logs:
+        if fixed_body == body and fixed_desc == m.description:
             continue
-        plan.logs.append(log)
-        day = log.stem
-        for type_, text, extra in _log_entries(log.read_text(encoding="utf-8", errors="replace")):
-            if len(text) < 8:
-                continue
-            name, _, rest = text.partition(": ")
-            if not rest or len(name) > 80:  # a plain bullet, not `name: description` from the daily-log writer
-                name, rest = shaping.title(text), shaping.strip_request(text)
-            try:
-                dated = (
-                    absolutize_dates(rest, date.fromisoformat(day)),
-                    absolutize_dates(extra, date.fromisoformat(day)),
-                )
-                if code_spans_kept(rest, dated[0]) and code_spans_kept(extra, dated[1]):
-                    rest, extra = dated
-            except ValueError:
-                pass
-            if any(similarity(rest, d) >= NEAR_DUPLICATE for d in known):
-                continue
-            description = shaping.clip(rest, shaping.DESCRIPTION_MAX_CHARS)
-            body = extra or (
-                shaping.body(rest, reason=f"noted in the daily log of {day}")
-                if type_ in ("feedback", "project")
-                else rest
-            )
+        if m.filename in written:
+            for a in plan.actions:
+                if a.op == "write" and a.filename == m.filename:
+                    a.body, a.description, a.why = fixed_body, fixed_desc, a.why + "; dates made absolute"
+        else:
             plan.actions.append(
                 Action(
                     op="write",
-                    name=name,
-                    type=type_,
-                    description=description,
-                    body=body,
-                    why=f"distilled from {log.name}",
+                    filename=m.filename,
+                    name=m.name,
+                    type=m.type,
+                    description=fixed_desc,
+                    body=fixed_body,
+                    why=f"relative dates made absolute (against {ref.isoformat()})",
                 )
             )
-            known.append(description)
-    return plan
+
+
+def _distilled(log: Path, known: list[str]) -> list[Action]:
+    """Phase 2/3c: one new memory per bullet of a daily log that no known memory already says (`known` grows)."""
+    actions = []
+    day = log.stem
+    for type_, text, extra in _log_entries(log.read_text(encoding="utf-8", errors="replace")):
+        if len(text) < 8:
+            continue
+        name, _, rest = text.partition(": ")
+        if not rest or len(name) > 80:  # a plain bullet, not `name: description` from the daily-log writer
+            name, rest = shaping.title(text), shaping.strip_request(text)
+        try:
+            dated = (
+                absolutize_dates(rest, date.fromisoformat(day)),
+                absolutize_dates(extra, date.fromisoformat(day)),
+            )
+            if code_spans_kept(rest, dated[0]) and code_spans_kept(extra, dated[1]):
+                rest, extra = dated
+        except ValueError:
+            pass
+        if any(similarity(rest, d) >= NEAR_DUPLICATE for d in known):
+            continue
+        description = shaping.clip(rest, shaping.DESCRIPTION_MAX_CHARS)
+        body = extra or (
+            shaping.body(rest, reason=f"noted in the daily log of {day}") if type_ in ("feedback", "project") else rest
+        )
+        actions.append(
+            Action(
+                op="write", name=name, type=type_, description=description, body=body, why=f"distilled from {log.name}"
+            )
+        )
+        known.append(description)
+    return actions
 
 
 def _log_entries(text: str) -> list[tuple[str, str, str]]:
@@ -227,7 +237,7 @@ Answer with JSON only: {{"actions": [{{"op": "write", "filename": "existing file
 {{"op": "delete", "filename": "...", "why": "..."}}], "summary": "one paragraph"}}.
 Return {{"actions": []}} when nothing needs to change. Never include secrets.
 - When a memory is about particular files, commands or tools, give a write "applies_to": {{"paths": ["globs relative to the project, e.g. db/migrations/**"], "commands": ["programs it is about or forbids, e.g. npm"], "tools": ["Bash", "Edit", "Write"]}} (only the lists that apply); recall then brings it when the agent is about to run or edit one of them. Omit it for memories not tied to files or commands.
-A write without "applies_to" keeps what the file has."""
+A write without "applies_to" keeps what the file has."""  # noqa: E501 (the prompt's lines as the model reads them)
 
 
 def llm_plan(
@@ -240,8 +250,28 @@ def llm_plan(
 ) -> Plan:
     """Ask the model for the actions; every action is validated here (unknown files dropped)."""
     headers: list[MemoryHeader] = store.all_headers()
-    known = {h.filename for h in headers}
+    context, logs = _llm_context(store, headers, processed_logs)
+    result = llm.complete(
+        purpose="dream",
+        system=DREAM_SYSTEM,
+        user=f"Today is {(today or date.today()).isoformat()}.\n\n{context}",
+        max_tokens=limits.DREAM_LLM_MAX_TOKENS,
+        timeout=timeout,
+        schema=DreamPlan,
+    )
+    data = result.data.model_dump()
+    plan = Plan(method="llm", logs=logs)
     types = {h.filename: h.type for h in headers}
+    for raw in data.get("actions") or []:
+        if isinstance(raw, dict):
+            _add_checked(plan, raw, types)
+    if data.get("summary"):
+        plan.notes.append(str(data["summary"])[:500])
+    return plan
+
+
+def _llm_context(store: MemoryDir, headers: list[MemoryHeader], processed_logs: set[str]) -> tuple[str, list[Path]]:
+    """The model's view of the directory within LLM_CONTEXT_MAX_CHARS, and the daily logs it shows in full."""
     # The manifest always lists every file, so the model knows what exists even when contents are cut.
     parts = [
         "## Manifest (newest first)",
@@ -259,7 +289,10 @@ def llm_plan(
             if len(m.body) <= limits.DREAM_LLM_FILE_MAX_CHARS
             else m.body[: limits.DREAM_LLM_FILE_MAX_CHARS] + "\n[... cut]"
         )
-        block = f"=== {h.filename} (type {h.type}, modified {m.modified or h.mtime})\nname: {m.name}\ndescription: {m.description}\n{body}"
+        block = (
+            f"=== {h.filename} (type {h.type}, modified {m.modified or h.mtime})\nname: {m.name}\ndescription: "
+            f"{m.description}\n{body}"
+        )
         if len(block) > budget:
             omitted += 1
             continue
@@ -278,63 +311,51 @@ def llm_plan(
         budget -= len(block) + 2
         parts.append(block)
         logs.append(p)
-    context = "\n\n".join(parts)
-    result = llm.complete(
-        purpose="dream",
-        system=DREAM_SYSTEM,
-        user=f"Today is {(today or date.today()).isoformat()}.\n\n{context}",
-        max_tokens=limits.DREAM_LLM_MAX_TOKENS,
-        timeout=timeout,
-        schema=DreamPlan,
-    )
-    data = result.data.model_dump()
-    plan = Plan(method="llm", logs=logs)
-    for raw in data.get("actions") or []:
-        if not isinstance(raw, dict):
-            continue
-        op = raw.get("op")
-        filename = raw.get("filename") or None
-        if filename is not None and (not isinstance(filename, str) or not FILENAME_RE.match(filename)):
-            plan.notes.append(f"dropped an action on an invalid filename {json.dumps(filename)[:80]}")
-            continue
-        if op == "delete":
-            if filename in known:
-                into = raw.get("merged_into")
-                plan.actions.append(
-                    Action(
-                        op="delete",
-                        filename=filename,
-                        why=str(raw.get("why", ""))[:200],
-                        merged_into=into if into in known else None,
-                    )
-                )
-            else:
-                plan.notes.append(f"dropped delete of unknown file {filename}")
-        elif op == "write":
-            type_ = str(raw.get("type", ""))
-            if type_ not in limits.MEMORY_TYPES or not raw.get("name") or not raw.get("description"):
-                plan.notes.append("dropped a write without a valid type, name and description")
-                continue
-            if filename is not None and filename not in known:
-                filename = None  # a new file: the store names it
-            if filename is not None and types[filename] != type_:
-                plan.notes.append(f"dropped a write of {filename} as type {type_}: it is a {types[filename]} memory")
-                continue
+    return "\n\n".join(parts), logs
+
+
+def _add_checked(plan: Plan, raw: dict[str, Any], types: dict[str, str]) -> None:
+    """One action the model proposed, added when valid (`types`: the type of each known file), else a note why."""
+    op = raw.get("op")
+    filename = raw.get("filename") or None
+    if filename is not None and (not isinstance(filename, str) or not FILENAME_RE.match(filename)):
+        plan.notes.append(f"dropped an action on an invalid filename {json.dumps(filename)[:80]}")
+        return
+    if op == "delete":
+        if filename in types:
+            into = raw.get("merged_into")
             plan.actions.append(
                 Action(
-                    op="write",
+                    op="delete",
                     filename=filename,
-                    name=str(raw["name"]),
-                    type=type_,
-                    description=str(raw["description"]),
-                    body=str(raw.get("body", "")),
                     why=str(raw.get("why", ""))[:200],
-                    applies_to=checked_applies(raw.get("applies_to")),
+                    merged_into=into if into in types else None,
                 )
             )
-    if data.get("summary"):
-        plan.notes.append(str(data["summary"])[:500])
-    return plan
+        else:
+            plan.notes.append(f"dropped delete of unknown file {filename}")
+    elif op == "write":
+        type_ = str(raw.get("type", ""))
+        if type_ not in limits.MEMORY_TYPES or not raw.get("name") or not raw.get("description"):
+            plan.notes.append("dropped a write without a valid type, name and description")
+            return
+        if filename is not None and filename not in types:
+            filename = None  # a new file: the store names it
+        if filename is not None and types[filename] != type_:
+            plan.notes.append(f"dropped a write of {filename} as type {type_}: it is a {types[filename]} memory")
+            return
+        plan.actions.append(
+            Action(
+                op="write",
+                filename=filename,
+                name=str(raw["name"]),
+                type=type_,
+                description=str(raw["description"]),
+                body=str(raw.get("body", "")),
+                why=str(raw.get("why", ""))[:200],
+                applies_to=checked_applies(raw.get("applies_to")),
+            )
+        )
 
 
 def make_plan(store: MemoryDir, llm: LLMClient, *, processed_logs: set[str], today: date) -> Plan:

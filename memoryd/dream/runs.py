@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from datetime import datetime, timezone
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -46,23 +47,39 @@ INTERRUPTED = "interrupted (the daemon stopped mid-run); every change was rolled
 
 
 def _iso(ts: float | None) -> str | None:
-    return datetime.fromtimestamp(ts, timezone.utc).isoformat() if ts else None
+    return datetime.fromtimestamp(ts, UTC).isoformat() if ts else None
 
 
-def run_dict(row: sqlite3.Row) -> dict[str, Any]:
-    """A run row as the API shows it."""
-    return {
-        "run_id": row["run_id"],
-        "status": row["status"],
-        "forced": bool(row["forced"]),
-        "method": row["method"],
-        "started_at": _iso(row["started_at"]),
-        "finished_at": _iso(row["finished_at"]),
-        "changes": json.loads(row["changes"]),
-        "notes": json.loads(row["notes"]),
-        "error": row["error"],
-        "undone_at": _iso(row["undone_at"]),
-    }
+@dataclass(frozen=True, kw_only=True)
+class DreamRun:
+    """One consolidation run as recorded: how it ended, what it changed (op, filename, why), its notes, and when
+    (ISO 8601 UTC times)."""
+
+    run_id: str
+    status: str
+    forced: bool
+    method: str
+    started_at: str | None
+    finished_at: str | None
+    changes: list[dict[str, Any]]
+    notes: list[str]
+    error: str
+    undone_at: str | None
+
+    @classmethod
+    def of_row(cls, row: sqlite3.Row) -> DreamRun:
+        return cls(
+            run_id=row["run_id"],
+            status=row["status"],
+            forced=bool(row["forced"]),
+            method=row["method"],
+            started_at=_iso(row["started_at"]),
+            finished_at=_iso(row["finished_at"]),
+            changes=json.loads(row["changes"]),
+            notes=json.loads(row["notes"]),
+            error=row["error"],
+            undone_at=_iso(row["undone_at"]),
+        )
 
 
 class RunRecords:
@@ -77,14 +94,16 @@ class RunRecords:
     # ------------------------------------------------------------------ the runs table
     def started(self, run_id: str, memory_dir: Path, *, forced: bool, prior_lock_mtime: float) -> None:
         self.state.execute(
-            "INSERT INTO dream_runs(run_id, memory_dir, started_at, status, forced, prior_lock_mtime) VALUES (?, ?, ?, 'running', ?, ?)",
+            "INSERT INTO dream_runs(run_id, memory_dir, started_at, status, forced, prior_lock_mtime) VALUES (?, ?, "
+            "?, 'running', ?, ?)",
             (run_id, str(memory_dir), self.clock.time(), int(forced), prior_lock_mtime),
         )
 
     def finished(self, run_id: str, *, status: str, plan: Plan, changes: list[dict[str, Any]], error: str) -> None:
         """Record the outcome; nothing stored holds a secret."""
         self.state.execute(
-            "UPDATE dream_runs SET finished_at = ?, status = ?, method = ?, changes = ?, notes = ?, error = ? WHERE run_id = ?",
+            "UPDATE dream_runs SET finished_at = ?, status = ?, method = ?, changes = ?, notes = ?, error = ? WHERE "
+            "run_id = ?",
             (
                 self.clock.time(),
                 status,
@@ -104,12 +123,12 @@ class RunRecords:
             )
         return row
 
-    def of(self, memory_dir: Path, limit: int = RUN_HISTORY) -> list[dict[str, Any]]:
+    def of(self, memory_dir: Path, limit: int = RUN_HISTORY) -> list[DreamRun]:
         """The last runs of a memory dir, newest first."""
         rows = self.state.query(
             "SELECT * FROM dream_runs WHERE memory_dir = ? ORDER BY started_at DESC LIMIT ?", (str(memory_dir), limit)
         )
-        return [run_dict(r) for r in rows]
+        return [DreamRun.of_row(r) for r in rows]
 
     def left_running(self) -> list[sqlite3.Row]:
         """Runs a crash left 'running' (at start, none is really running)."""
@@ -198,7 +217,8 @@ class RunRecords:
                 )
             except Unprocessable as exc:
                 raise Conflict(
-                    f"run {run_id} cannot be undone: the prior text of {filename} is refused ({exc.message}); nothing was changed."
+                    f"run {run_id} cannot be undone: the prior text of {filename} is refused ({exc.message}); nothing "
+                    "was changed."
                 ) from None
 
     def interrupted_undos(self) -> list[tuple[str, Path | None]]:

@@ -7,24 +7,54 @@ from __future__ import annotations
 
 import logging
 import os
-from dataclasses import asdict
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from memoryd.base.clock import Clock
 from memoryd.base.errors import GatesClosed, LockHeld
 from memoryd.base.metrics import Metrics
 from memoryd.base.state_db import StateDB
 from memoryd.config import DreamSettings
-from memoryd.dream.gates import Gates
+from memoryd.dream.gates import Gate, Gates
 from memoryd.dream.lock import pid_alive
-from memoryd.dream.runs import RunRecords
-from memoryd.dream.worker import DreamWorker
+from memoryd.dream.runs import DreamRun, RunRecords
+from memoryd.dream.worker import DreamWorker, RunProgress
 from memoryd.llm import LLMClient
 from memoryd.store import MemoryDir, StoreRegistry
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DreamStatus:
+    """A project's consolidation now: each gate with its value, the last run, the running one, the next check."""
+
+    memory_dir: str
+    enabled: bool
+    gates: list[Gate]
+    last_run: DreamRun | None
+    running: RunProgress | None
+    next_check: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Cancelled:
+    """A cancel's answer: the run cancelled, or why there was none."""
+
+    cancelled: bool
+    run_id: str | None = None
+    message: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Undone:
+    """An undo's answer: the files put back as they were before the run."""
+
+    run_id: str
+    restored: list[str]
 
 
 class DreamService:
@@ -40,7 +70,7 @@ class DreamService:
         home: Path,
         clock: Clock,
         stale_notes: Callable[[MemoryDir], list[str]] = lambda store: [],
-        on_finished: Callable[[Path, dict[str, Any]], object] = lambda memory_dir, run: None,
+        on_finished: Callable[[Path, DreamRun], object] = lambda memory_dir, run: None,
     ) -> None:
         self.settings = settings
         self.stores = stores
@@ -61,18 +91,18 @@ class DreamService:
         return self.gates.project_root(store)
 
     # ------------------------------------------------------------------ API
-    def status(self, cwd: str) -> dict[str, Any]:
+    def status(self, cwd: str) -> DreamStatus:
         store = self.gates.store_for(cwd)
         last = self.records.of(store.path, limit=1)
         task = self.worker.task(store.path)
-        return {
-            "memory_dir": str(store.path),
-            "enabled": self.settings.enabled,
-            "gates": self.gates.check(store, full=True),
-            "last_run": last[0] if last else None,
-            "running": task.progress() if task else None,
-            "next_check": self.next_check.isoformat() if self.next_check else None,
-        }
+        return DreamStatus(
+            memory_dir=str(store.path),
+            enabled=self.settings.enabled,
+            gates=self.gates.check(store, full=True),
+            last_run=last[0] if last else None,
+            running=task.progress() if task else None,
+            next_check=self.next_check.isoformat() if self.next_check else None,
+        )
 
     def run(self, cwd: str, *, force: bool = True) -> str:
         """Start a consolidation now. Forced skips gates 1–3, never the lock; unforced raises
@@ -84,21 +114,22 @@ class DreamService:
             )
             if closed is not None:
                 raise GatesClosed(
-                    f"gate {closed.name!r} is closed ({closed.detail}: {closed.value}, needs {closed.threshold}); force the run (POST /v1/dream/run or `memoryd dream run`) to skip gates 1-3."
+                    f"gate {closed.name!r} is closed ({closed.detail}: {closed.value}, needs {closed.threshold}); "
+                    "force the run (POST /v1/dream/run or `memoryd dream run`) to skip gates 1-3."
                 )
         store.check_writable()  # read-only: a run could change nothing
         return self.worker.start(store, self.gates.lock(store), forced=force)
 
-    def cancel(self, cwd: str) -> dict[str, Any]:
+    def cancel(self, cwd: str) -> Cancelled:
         task = self.worker.cancel(self.gates.store_for(cwd).path)
         if task is None:
-            return {"cancelled": False, "message": "no consolidation is running for this project"}
-        return {"cancelled": True, "run_id": task.run_id}
+            return Cancelled(cancelled=False, message="no consolidation is running for this project")
+        return Cancelled(cancelled=True, run_id=task.run_id)
 
-    def runs(self, cwd: str) -> list[dict[str, Any]]:
+    def runs(self, cwd: str) -> list[DreamRun]:
         return self.runs_of(self.gates.store_for(cwd))
 
-    def runs_of(self, store: MemoryDir) -> list[dict[str, Any]]:
+    def runs_of(self, store: MemoryDir) -> list[DreamRun]:
         """The last 50 runs of a memory dir, newest first."""
         return self.records.of(store.path)
 
@@ -106,13 +137,13 @@ class DreamService:
         """Each file a run touched, with its text from before the run (None: the run created it)."""
         return self.records.manifest(run_id)
 
-    def undo(self, run_id: str) -> dict[str, Any]:
+    def undo(self, run_id: str) -> Undone:
         """Put every file the run touched back to its prior text (files it created are removed)."""
         row = self.records.get(run_id)
         self.records.check_undoable(row)
         store = self.stores.for_path(Path(row["memory_dir"]))
         store.check_writable()  # before the undo journal: a refused undo must not be finished at the next start
-        return {"run_id": run_id, "restored": self.records.undo(store, run_id)}
+        return Undone(run_id=run_id, restored=self.records.undo(store, run_id))
 
     def recover(self) -> list[str]:
         """At start: a run a crash left 'running' is rolled back from its backups (its lock mtime

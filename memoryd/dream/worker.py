@@ -12,16 +12,17 @@ import logging
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from memoryd.base.clock import Clock
 from memoryd.base.errors import LockHeld, MemorydError, Unprocessable
 from memoryd.base.metrics import Metrics
 from memoryd.dream.lock import ConsolidationLock
 from memoryd.dream.plan import Action, Plan, make_plan
-from memoryd.dream.runs import RunRecords, run_dict
+from memoryd.dream.runs import DreamRun, RunRecords
 from memoryd.llm import LLMClient
 from memoryd.store import MemoryDir
 
@@ -66,7 +67,7 @@ class DreamWorker:
         metrics: Metrics,
         clock: Clock,
         stale_notes: Callable[[MemoryDir], list[str]] = lambda store: [],
-        on_finished: Callable[[Path, dict[str, Any]], object] = lambda memory_dir, run: None,
+        on_finished: Callable[[Path, DreamRun], object] = lambda memory_dir, run: None,
     ) -> None:
         self.records = records
         self.llm = llm
@@ -96,12 +97,14 @@ class DreamWorker:
         with self._lock:
             if store.path in self._running:
                 raise LockHeld(
-                    f"a consolidation is already running for {store.path}; wait for it or cancel it (memoryd dream cancel)."
+                    f"a consolidation is already running for {store.path}; wait for it or cancel it (memoryd dream "
+                    "cancel)."
                 )
             prior = lock.try_acquire(self.clock.time())
             if prior is None:
                 raise LockHeld(
-                    f"{lock.path} is held by PID {lock.holder()}; another memoryd is consolidating. It frees itself within {int(lock.stale_seconds // 60)} min if that process died."
+                    f"{lock.path} is held by PID {lock.holder()}; another memoryd is consolidating. It frees itself "
+                    f"within {int(lock.stale_seconds // 60)} min if that process died."
                 )
             task = RunningTask(f"dream_{uuid.uuid4().hex[:12]}", store.path)
             self._running[store.path] = task
@@ -158,7 +161,7 @@ class DreamWorker:
             with self._lock:
                 self._running.pop(store.path, None)
         self.records.finished(task.run_id, status=status, plan=plan, changes=changes, error=error)
-        self.on_finished(store.path, run_dict(self.records.get(task.run_id)))
+        self.on_finished(store.path, DreamRun.of_row(self.records.get(task.run_id)))
         self.metrics.dream_runs.labels(status).inc()
 
     def _enter(self, task: RunningTask, phase: str) -> None:

@@ -6,8 +6,9 @@ time, paced, metered like any other model work."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from memoryd.extract.jobs import BACKFILL
 from memoryd.extract.pending import PendingTurns

@@ -7,14 +7,15 @@ import json
 import logging
 import time
 import uuid
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from memoryd.base import limits
 from memoryd.base.errors import JobNotFound, QueueFull
 from memoryd.base.secrets import redact_record, redact_secrets
-from memoryd.base.state_db import StateDB
+from memoryd.base.state_db import StateDB, from_row
 
 log = logging.getLogger(__name__)
 
@@ -49,12 +50,70 @@ TURN_END, BACKFILL = "extract", "backfill"
 STATUSES = ("queued", "running", "done", "skipped", "failed")
 
 
-@dataclass
+@dataclass(frozen=True, kw_only=True)
 class Outcome:
+    """How one extraction job ended: its status (one of STATUSES), why, the files it wrote (`review:<id>` for an
+    item queued for review) and the candidates it refused (name, code, message)."""
+
     status: str
     reason: str
-    written: list[str]
+    written: list[str] = field(default_factory=list)
+    refused: list[dict[str, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Job:
+    """One claimed extraction job, as the worker runs it (a row of `jobs`; `attempts` counts this run)."""
+
+    job_id: str
+    kind: str
+    session_id: str
+    cwd: str
+    memory_dir: str
+    transcript_path: str
+    last_assistant_message: str | None
+    attempts: int
+    turns: int
+    created_at: float
+
+    def live_event(self, outcome: Outcome) -> dict[str, Any]:
+        """What the live page shows of this job once finished: saved files, items queued for review, refusals."""
+        written = outcome.written
+        return {
+            "job_id": self.job_id,
+            "session_id": self.session_id,
+            "kind": self.kind,
+            "turns": self.turns,
+            "transcript": Path(self.transcript_path).name,
+            "status": outcome.status,
+            "reason": redact_secrets(outcome.reason),
+            "saved": [w for w in written if not w.startswith("review:")],
+            "review": [w.removeprefix("review:") for w in written if w.startswith("review:")],
+            "refused": [{"name": r.get("name", ""), "code": r.get("code", "")} for r in outcome.refused],
+        }
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobRecord:
+    """A job as recorded, for GET /v1/jobs/{id} and the web view's jobs page: its status and, once finished, why,
+    the files written and the candidates refused."""
+
+    job_id: str
+    kind: str
+    status: str
+    reason: str
+    memories_written: list[str]
     refused: list[dict[str, str]]
+    session_id: str
+    memory_dir: str
+    attempts: int
+    created_at: float
+    updated_at: float
+
+    @classmethod
+    def of_row(cls, row: Any) -> JobRecord:
+        written, refused = json.loads(row["written"]), json.loads(row["refused"])
+        return from_row(cls, row, memories_written=written, refused=refused)
 
 
 class JobQueue:
@@ -85,7 +144,8 @@ class JobQueue:
             if kind == TURN_END:
                 db.execute(
                     "INSERT INTO extraction_turns(session_id, turns_since, updated_at) VALUES (?, 1, ?) "
-                    "ON CONFLICT(session_id) DO UPDATE SET turns_since = turns_since + 1, updated_at = excluded.updated_at",
+                    "ON CONFLICT(session_id) DO UPDATE SET turns_since = turns_since + 1, updated_at = "
+                    "excluded.updated_at",
                     (session_id, now),
                 )
             queued = db.execute(
@@ -94,18 +154,21 @@ class JobQueue:
             ).fetchone()
             if queued is not None:
                 db.execute(
-                    "UPDATE jobs SET last_assistant_message = COALESCE(?, last_assistant_message), turns = turns + 1, not_before = ?, updated_at = ? WHERE job_id = ?",
+                    "UPDATE jobs SET last_assistant_message = COALESCE(?, last_assistant_message), turns = turns + 1, "
+                    "not_before = ?, updated_at = ? WHERE job_id = ?",
                     (last_assistant_message, now + delay, now, queued["job_id"]),
                 )
                 return str(queued["job_id"])
             count = db.execute("SELECT COUNT(*) AS n FROM jobs WHERE status IN ('queued', 'running')").fetchone()["n"]
             if count >= self.queue_max:
                 raise QueueFull(
-                    f"the extraction queue is full ({self.queue_max} jobs); memoryd is behind — check `memoryd status` and the log."
+                    f"the extraction queue is full ({self.queue_max} jobs); memoryd is behind — check `memoryd "
+                    "status` and the log."
                 )
             job_id = f"job_{uuid.uuid4().hex[:16]}"
             db.execute(
-                "INSERT INTO jobs(job_id, kind, session_id, cwd, memory_dir, transcript_path, last_assistant_message, status, not_before, created_at, updated_at) "
+                "INSERT INTO jobs(job_id, kind, session_id, cwd, memory_dir, transcript_path, last_assistant_message, "
+                "status, not_before, created_at, updated_at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?, ?)",
                 (
                     job_id,
@@ -133,7 +196,7 @@ class JobQueue:
             (turns, self.clock(), session_id),
         )
 
-    def claim(self, *, ignore_delay: bool = False) -> dict[str, Any] | None:
+    def claim(self, *, ignore_delay: bool = False) -> Job | None:
         """The oldest due job, marked running."""
         with self.state.transaction() as db:
             row = db.execute(
@@ -146,15 +209,15 @@ class JobQueue:
                 "UPDATE jobs SET status = 'running', attempts = attempts + 1, updated_at = ? WHERE job_id = ?",
                 (self.clock(), row["job_id"]),
             )
-            job = dict(row)
-            job["attempts"] += 1
-            return job
+            return from_row(Job, row, attempts=int(row["attempts"]) + 1)
 
     def finish(self, job_id: str, outcome: Outcome) -> None:
-        """Record an outcome; a `queued` outcome is retried after EXTRACT_RETRY_SECONDS. Nothing stored holds a secret."""
+        """Record an outcome; a `queued` outcome is retried after EXTRACT_RETRY_SECONDS. Nothing stored holds a
+        secret."""
         now = self.clock()
         self.state.execute(
-            "UPDATE jobs SET status = ?, reason = ?, written = ?, refused = ?, updated_at = ?, not_before = ? WHERE job_id = ?",
+            "UPDATE jobs SET status = ?, reason = ?, written = ?, refused = ?, updated_at = ?, not_before = ? WHERE "
+            "job_id = ?",
             (
                 outcome.status,
                 redact_secrets(outcome.reason),
@@ -171,32 +234,17 @@ class JobQueue:
             "UPDATE jobs SET status = 'queued', reason = 'interrupted; retried after restart' WHERE status = 'running'"
         )
 
-    def get(self, job_id: str) -> dict[str, Any]:
+    def get(self, job_id: str) -> JobRecord:
         row = self.state.query_one("SELECT * FROM jobs WHERE job_id = ?", (job_id,))
         if row is None:
             raise JobNotFound(f"no job {job_id!r}; job ids come from POST /v1/events/turn-end.")
-        return self._job_dict(row)
+        return JobRecord.of_row(row)
 
-    def recent(self, memory_dir: Path | None = None, limit: int = 50) -> list[dict[str, Any]]:
+    def recent(self, memory_dir: Path | None = None, limit: int = 50) -> list[JobRecord]:
         """The newest jobs (of one memory dir, or all), newest first."""
         where, params = ("WHERE memory_dir = ?", [str(memory_dir)]) if memory_dir else ("", [])
         rows = self.state.query(f"SELECT * FROM jobs {where} ORDER BY updated_at DESC LIMIT ?", (*params, limit))
-        return [{**self._job_dict(r), "memory_dir": r["memory_dir"]} for r in rows]
-
-    @staticmethod
-    def _job_dict(row: Any) -> dict[str, Any]:
-        return {
-            "job_id": row["job_id"],
-            "kind": row["kind"],
-            "status": row["status"],
-            "reason": row["reason"],
-            "memories_written": json.loads(row["written"]),
-            "refused": json.loads(row["refused"]),
-            "session_id": row["session_id"],
-            "attempts": row["attempts"],
-            "created_at": row["created_at"],
-            "updated_at": row["updated_at"],
-        }
+        return [JobRecord.of_row(r) for r in rows]
 
     def counts(self, kind: str | None = None) -> dict[str, int]:
         where, params = ("WHERE kind = ?", (kind,)) if kind else ("", ())

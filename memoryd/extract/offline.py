@@ -22,8 +22,10 @@ _CLAUSE_SPLIT = re.compile(r";\s*")  # a clause after ";" that states nothing it
 # Conversational filler around a rule ("I told you before", "as I said", ", please remember"): never kept.
 _FILLER = re.compile(
     r"(?:^|[\s,;:—-]+)(?:"
-    r"I(?:'ve| have)? (?:already |just )?(?:told|said to) you(?: this| that| so)?(?: (?:before|already|earlier|twice|again|many times|a (?:hundred|thousand|million) times))+"
-    r"|(?:as|like) (?:I|we)(?:'ve| have)? (?:already |just )?(?:said|mentioned|told you|explained|discussed)(?: (?:before|earlier|already|above|yesterday))*"
+    r"I(?:'ve| have)? (?:already |just )?(?:told|said to) you(?: this| that| so)?(?: (?:before|already|earlier|twice"
+    r"|again|many times|a (?:hundred|thousand|million) times))+"
+    r"|(?:as|like) (?:I|we)(?:'ve| have)? (?:already |just )?(?:said|mentioned|told you|explained|discussed)(?: "
+    r"(?:before|earlier|already|above|yesterday))*"
     r"|how many times do I have to (?:tell|say|repeat)(?: (?:you|it|this))?"
     r"|for the (?:last|hundredth|nth|tenth|third|second) time"
     r"|(?:please )?(?:remember|keep in mind|don't forget)(?: (?:this|that))?(?=[\s.!]*$)"
@@ -32,7 +34,10 @@ _FILLER = re.compile(
 )
 # The reason a rule or decision was given: "because …", "due to …", ", since …", ", as …", or a
 # comma splice that starts a new clause ("…, we got burned last quarter").
-_FINITE = r"(?:is|are|was|were|would|will|can|can't|cannot|won't|keeps?|has|have|had|doesn't|don't|didn't|needs?|takes?|costs?|breaks?)"
+_FINITE = (
+    r"(?:is|are|was|were|would|will|can|can't|cannot|won't|keeps?|has|have|had|doesn't|don't|didn't|needs?"
+    r"|takes?|costs?|breaks?)"
+)
 _REASON = re.compile(
     r"(?:\s*[,—-]\s*|\s+)(?:because(?:\s+of)?|due to|given that|so that)\s+(?P<r>.+)$"
     r"|\s+since\s+(?!\d|then\b|last\b|yesterday\b|this\b)(?P<r2>(?!the\b|v\d|version\b)\w.+|(?:the|v\d|version)\S*\s.*?\b"
@@ -52,29 +57,35 @@ _SPLICE = re.compile(
 # When or where a rule applies, as said: leading ("When you touch the parser, …", "In the API layer, …")
 # or trailing ("… before you commit", "… when releasing").
 _LEAD_WHEN = re.compile(
-    r"^(?P<c>(?:when|whenever|before|after|once|each time|every time|any ?time|next time|while|during)\s[^,]{2,80}),\s+(?P<rule>\S.+)$",
+    r"^(?P<c>(?:when|whenever|before|after|once|each time|every time|any ?time|next time|while"
+    r"|during)\s[^,]{2,80}),\s+(?P<rule>\S.+)$",
     re.IGNORECASE,
 )
 _LEAD_WHERE = re.compile(
-    r"^(?P<c>(?:in|on|for|inside|within|across)\s+(?!general\b|short\b|fact\b|particular\b|now\b|example\b|instance\b|(?:the )?future\b"
+    r"^(?P<c>(?:in|on|for|inside|within|across)\s+(?!general\b|short\b|fact\b|particular\b|now\b|example\b|instance\b"
+    r"|(?:the )?future\b"
     r"|second thought\b|that case\b|this case\b|any case\b|case\b|summary\b|addition\b)[^,]{2,60}),\s+(?P<rule>\S.+)$",
     re.IGNORECASE,
 )
 _TRAIL_WHEN = re.compile(
-    r"^(?P<rule>.{6,}?),?\s+(?P<c>(?:when|whenever|each time|every time|any ?time|during)\s.+|(?:before|after)\s+(?:you|we|I|every|each|any|\w+ing)\b.*)$",
+    r"^(?P<rule>.{6,}?),?\s+(?P<c>(?:when|whenever|each time|every time|any ?time|during)\s.+|(?:before|after)\s+"
+    r"(?:you|we|I|every|each|any|\w+ing)\b.*)$",
     re.IGNORECASE,
 )
 _FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,}).*?(?:^[ \t]*\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
 _BULLET = re.compile(r"^\s*(?:[-*•+]|\d{1,2}[.)])\s+(?P<text>.+)$")
 # A line that introduces a list of standing rules ("Some conventions for this repo:").
 _RULES_INTRO = re.compile(
-    r"\b(?:rules?|conventions?|guidelines?|preferences|standards|house style|style guide|remember|from now on|going forward|in future|always|never|decisions?)\b[^:]*:\s*$",
+    r"\b(?:rules?|conventions?|guidelines?|preferences|standards|house style|style guide|remember|from now on"
+    r"|going forward|in future|always|never|decisions?)\b[^:]*:\s*$",
     re.IGNORECASE,
 )
 # Discourse markers in front of the instruction ("Also, …", "Oh and …", "Btw …", "One more thing: …").
 _MARKER = re.compile(
-    r"^(?:also|and|oh|oh and|btw|by the way|one more thing|plus|ps|p\.s\.|ok(?:ay)?|ok so|so|actually|finally|lastly|fyi|"
-    r"important|heads up|anyway|anyways|but|oh also|and also|alright|right|update|quick update|for context|context)\b[,:;.!—-]*\s+",
+    r"^(?:also|and|oh|oh and|btw|by the way|one more thing|plus|ps|p\.s\.|ok(?:ay)?|ok so|so|actually|finally|lastly"
+    r"|fyi|"
+    r"important|heads up|anyway|anyways|but|oh also|and also|alright|right|update|quick update|for context"
+    r"|context)\b[,:;.!—-]*\s+",
     re.IGNORECASE,
 )
 # Sentences that look like rules but are not: questions, hypotheticals, hedges, reported speech,
@@ -82,11 +93,15 @@ _MARKER = re.compile(
 _NOT_A_RULE = re.compile(
     r"^(?:(?:should|shall|can|could|would|will|did|does|is|are|was|were|what|why|how|when|where|which|who|whose|isn't|aren't|won't|wouldn't|shouldn't|have|has|had)\b(?!\s*,)"
     r"|do\b(?!\s+not\b)"
-    r"|(?:if|what if|suppose|supposing|imagine|assuming|assume|maybe|perhaps|i wonder|wonder|in case|unless|whether|even if|hypothetically|let's say|say|once we|until we|after we decide|before we decide)\b"
-    r"|(?:i|we) (?:think|guess|suspect|believe|feel|might|may|could|should|would|need to decide|haven't|have not|still need|were|was)\b"
-    r"|(?:we're|we are|i'm|i am) (?:not sure|thinking|considering|debating|discussing|evaluating|wondering|still deciding|undecided|talking about)\b"
+    r"|(?:if|what if|suppose|supposing|imagine|assuming|assume|maybe|perhaps|i wonder|wonder|in case|unless|whether"
+    r"|even if|hypothetically|let's say|say|once we|until we|after we decide|before we decide)\b"
+    r"|(?:i|we) (?:think|guess|suspect|believe|feel|might|may|could|should|would|need to decide|haven't|have not"
+    r"|still need|were|was)\b"
+    r"|(?:we're|we are|i'm|i am) (?:not sure|thinking|considering|debating|discussing|evaluating|wondering"
+    r"|still deciding|undecided|talking about)\b"
     r"|(?:apparently|probably|possibly|it seems|seems like|looks like|not sure)\b"
-    r"|(?:you|claude|the assistant|the model|it|they|he|she|someone|the (?:pr|docs?|changelog|comment|ticket|issue|commit)) (?:said|says|wrote|writes|told me|replied|answered|mentioned|claims|claimed)\b"
+    r"|(?:you|claude|the assistant|the model|it|they|he|she|someone|the (?:pr|docs?|changelog|comment|ticket|issue"
+    r"|commit)) (?:said|says|wrote|writes|told me|replied|answered|mentioned|claims|claimed)\b"
     r"|(?:don't|do not|never)\s+(?:worry|mind|bother|know|think|understand|see|care|get|guess|hesitate)\b"
     r"|(?:i|we) (?:don't|do not|never) (?:know|think|understand|care|mind)\b"
     r"|always (?:happy|glad|good|nice|fun|a pleasure|great)\b"
@@ -102,18 +117,24 @@ _DEICTIC = re.compile(
 _DECISION = re.compile(
     r"^(?:(?:we|i|the team|our team|the \w+ team)(?:'ve| have)?\s+(?:just\s+|finally\s+|now\s+|officially\s+)?"
     r"(?:decided|agreed|chose|settled on|opted|went with|picked|standardi[sz]ed on|committed to)\b"
-    r"|(?:we|the team|our team)(?:'re| are| is)\s+(?:now\s+|officially\s+|finally\s+)?(?:going with|moving (?:to|off|away from|from)|migrating|switching (?:to|from|over)"
-    r"|dropping (?:support|\S+(?: \S+)? support)|deprecating|sunsetting|retiring|phasing out|standardi[sz]ing on|replacing|adopting|consolidating)\b"
-    r"|(?:we|the team|our team)(?:'ve| have)?\s+(?:moved|migrated|switched|dropped support|deprecated|retired|replaced|adopted|standardi[sz]ed on|sunset|no longer)\b"
-    r"|(?:we|the team)(?:'ll| will| are going to|'re going to)\s+(?:move|migrate|switch|drop|deprecate|retire|replace|adopt|standardi[sz]e|stop|no longer)\b"
+    r"|(?:we|the team|our team)(?:'re| are| is)\s+(?:now\s+|officially\s+|finally\s+)?(?:going with|moving (?:to|off"
+    r"|away from|from)|migrating|switching (?:to|from|over)"
+    r"|dropping (?:support|\S+(?: \S+)? support)|deprecating|sunsetting|retiring|phasing out|standardi[sz]ing on"
+    r"|replacing|adopting|consolidating)\b"
+    r"|(?:we|the team|our team)(?:'ve| have)?\s+(?:moved|migrated|switched|dropped support|deprecated|retired"
+    r"|replaced|adopted|standardi[sz]ed on|sunset|no longer)\b"
+    r"|(?:we|the team)(?:'ll| will| are going to|'re going to)\s+(?:move|migrate|switch|drop|deprecate|retire|replace"
+    r"|adopt|standardi[sz]e|stop|no longer)\b"
     r"|(?:the\s+)?decision(?:\s+is|:)\s"
     r"|(?:let's|let us)\s+(?:go with|stick with|standardi[sz]e on|switch to|move to)\b"
     r"|going with\s|decided (?:to|against|on)\b)",
     re.IGNORECASE,
 )
 _FACT = re.compile(
-    r"^(?!(?:it|this|that|there|he|she|they|i|you)\b)\S.{0,80}?\s(?:is|are)\s+(?:now\s+)?(?:deprecated|being deprecated|going away|end-of-life|EOL|frozen|read-only"
-    r"|legacy|obsolete|unmaintained|no longer (?:used|supported|maintained)|(?:the )?(?:single )?source of truth|owned by)\b"
+    r"^(?!(?:it|this|that|there|he|she|they|i|you)\b)\S.{0,80}?\s(?:is|are)\s+(?:now\s+)?(?:deprecated"
+    r"|being deprecated|going away|end-of-life|EOL|frozen|read-only"
+    r"|legacy|obsolete|unmaintained|no longer (?:used|supported|maintained)|(?:the )?(?:single )?source of truth"
+    r"|owned by)\b"
     r"|^(?!(?:it|this|that|there|he|she|they|i|you|we)\b)\S.{0,60}?\s(?:owns|replaces|supersedes)\s",
     re.IGNORECASE,
 )
@@ -129,21 +150,24 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (
         "remember",
         re.compile(
-            r"^(?:(?:keep in mind|note for the future|for future reference)(?:\s+that)?[:,]?|(?:note|n\.?b\.?)(?:\s*:|\s+that))\s+(?P<fact>.+)$",
+            r"^(?:(?:keep in mind|note for the future|for future reference)(?:\s+that)?[:,]?|(?:note|n\.?b\.?)(?:\s*:"
+            r"|\s+that))\s+(?P<fact>.+)$",
             re.IGNORECASE,
         ),
     ),
     (
         "from_now_on",
         re.compile(
-            r"^(?:from now on|going forward|moving forward|in (?:the )?future|henceforth|for next time|next time(?=\s*[,:]))[:,]?\s+(?P<fact>.+)$",
+            r"^(?:from now on|going forward|moving forward|in (?:the )?future|henceforth|for next time|next time"
+            r"(?=\s*[,:]))[:,]?\s+(?P<fact>.+)$",
             re.IGNORECASE,
         ),
     ),
     (
         "from_now_on",
         re.compile(
-            r"^(?P<fact>.+?)[,]?\s+(?:from now on|going forward|moving forward|in (?:the )?future|next time|henceforth)[.!]?$",
+            r"^(?P<fact>.+?)[,]?\s+(?:from now on|going forward|moving forward|in (?:the )?future|next time"
+            r"|henceforth)[.!]?$",
             re.IGNORECASE,
         ),
     ),
@@ -159,14 +183,17 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (
         "rule",
         re.compile(
-            r"^(?P<fact>(?:(?:next time|whenever|every time|each time) you\b|in\s+[^,]{2,60},\s+(?:always|never|don't|do not|use|prefer|keep|put)\b).+)$",
+            r"^(?P<fact>(?:(?:next time|whenever|every time|each time) you\b|in\s+[^,]{2,60},\s+(?:always|never|don't"
+            r"|do not|use|prefer|keep|put)\b).+)$",
             re.IGNORECASE,
         ),
     ),
     (
         "rule",
         re.compile(
-            r"^(?P<fact>(?:we|our team|the team|our (?:repo|codebase|project|company|org|stack))\s+(?:always|never|usually|generally|prefer|prefers|use|uses|don't|do not|require|requires|follow|follows|deploy|deploys|run|runs)\b.+)$",
+            r"^(?P<fact>(?:we|our team|the team|our (?:repo|codebase|project|company|org|stack))\s+(?:always|never"
+            r"|usually|generally|prefer|prefers|use|uses|don't|do not|require|requires|follow|follows|deploy|deploys"
+            r"|run|runs)\b.+)$",
             re.IGNORECASE,
         ),
     ),
@@ -175,7 +202,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (
         "identity",
         re.compile(
-            r"^(?P<fact>I(?:'m| am) (?:a|an|the) (?:[\w/+#-]+ ){0,4}(?:engineer|developer|scientist|designer|manager|architect|researcher|analyst|admin|administrator|sre|devops|student|lead|maintainer|founder|cto|ceo)\b.*)$",
+            r"^(?P<fact>I(?:'m| am) (?:a|an|the) (?:[\w/+#-]+ ){0,4}(?:engineer|developer|scientist|designer|manager"
+            r"|architect|researcher|analyst|admin|administrator|sre|devops|student|lead|maintainer|founder|cto|ceo)\b.*)$",
             re.IGNORECASE,
         ),
     ),
@@ -183,11 +211,13 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 _KINDS = {"from_now_on": "rule"}  # the pattern families a kind has more than one of
 
 _PROJECT_HINTS = re.compile(
-    r"\b(deadline|freeze|release|launch|due|sprint|milestone|migration|incident|deploy(?:ment)?s?|on[- ]call|\d{4}-\d{2}-\d{2})\b",
+    r"\b(deadline|freeze|release|launch|due|sprint|milestone|migration|incident|deploy(?:ment)?s?|on[- ]call"
+    r"|\d{4}-\d{2}-\d{2})\b",
     re.IGNORECASE,
 )
 _REFERENCE_HINTS = re.compile(
-    r"(https?://|\b(?:dashboard|tracker|linear|jira|grafana|runbook|wiki|confluence|notion|slack channel|#[a-z0-9-]+)\b)",
+    r"(https?://|\b(?:dashboard|tracker|linear|jira|grafana|runbook|wiki|confluence|notion|slack channel"
+    r"|#[a-z0-9-]+)\b)",
     re.IGNORECASE,
 )
 

@@ -115,7 +115,8 @@ class PendingTurns:
             marks = ", ".join("?" for _ in kinds)
             db.execute(
                 f"DELETE FROM extraction_pending WHERE session_id = ? AND kind IN ({marks}) AND seq <= "
-                f"(SELECT seq FROM extraction_pending WHERE session_id = ? AND kind IN ({marks}) ORDER BY seq DESC LIMIT 1 OFFSET ?)",
+                f"(SELECT seq FROM extraction_pending WHERE session_id = ? AND kind IN ({marks}) ORDER BY seq DESC "
+                "LIMIT 1 OFFSET ?)",
                 (file.session_id, *kinds, file.session_id, *kinds, keep),
             )
 

@@ -23,7 +23,7 @@ Rules:
 - If nothing is worth keeping, return [].
 - When a memory is about particular files, commands or tools, add "applies_to": {{"paths": ["globs relative to the project, e.g. db/migrations/**"], "commands": ["programs it is about or forbids, e.g. npm"], "tools": ["Bash", "Edit", "Write"]}} (only the lists that apply); recall then brings it when the agent is about to run or edit one of them. Omit it for memories not tied to files or commands.
 
-Answer with a JSON array only: [{{"name": "...", "type": "user|feedback|project|reference", "description": "one specific line", "body": "markdown", "filename": "optional existing file to update", "applies_to": {{"paths": [], "commands": [], "tools": []}}}}]"""
+Answer with a JSON array only: [{{"name": "...", "type": "user|feedback|project|reference", "description": "one specific line", "body": "markdown", "filename": "optional existing file to update", "applies_to": {{"paths": [], "commands": [], "tools": []}}}}]"""  # noqa: E501 (the prompt's lines as the model reads them)
 
 
 def extraction_user_message(manifest: str, transcript: str) -> str:

@@ -14,10 +14,11 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from memoryd.base import limits
 from memoryd.base.errors import (
@@ -32,7 +33,7 @@ from memoryd.base.errors import (
 from memoryd.base.metrics import Metrics
 from memoryd.base.secrets import REDACTED
 from memoryd.base.similarity import memory_similarity, near_duplicate
-from memoryd.extract.jobs import BACKFILL, JobQueue, Outcome
+from memoryd.extract.jobs import BACKFILL, Job, JobQueue, JobRecord, Outcome
 from memoryd.extract.model import extract_with_model
 from memoryd.extract.offline import Candidate, extract_explicit, update_of
 from memoryd.extract.pending import BASH, PROMPT, TOOLS, TURN, WROTE, PendingRow, PendingTurns
@@ -107,9 +108,7 @@ class ExtractionService:
         mode_for: Callable[[MemoryDir], str] = lambda store: "topics",
         on_daily_log: Callable[[MemoryDir, Candidate, date | None], object] | None = None,
         review: ReviewQueue | None = None,
-        on_finish: Callable[[dict[str, Any], Outcome], object] = lambda job, outcome: (
-            None
-        ),  # the live activity page (#30)
+        on_finish: Callable[[Job, Outcome], object] = lambda job, outcome: None,  # the live activity page (#30)
     ) -> None:
         self.on_finish = on_finish
         self.jobs = jobs
@@ -152,7 +151,7 @@ class ExtractionService:
         self._wake.set()
         return job_id
 
-    def get_job(self, job_id: str) -> dict[str, Any]:
+    def get_job(self, job_id: str) -> JobRecord:
         return self.jobs.get(job_id)
 
     # ------------------------------------------------------------------ worker
@@ -196,24 +195,24 @@ class ExtractionService:
                 self._wake.wait(timeout=limits.EXTRACT_SETTLE_SECONDS / 5)
                 self._wake.clear()
                 continue
-            self.current_job = job["job_id"]
+            self.current_job = job.job_id
             try:
                 outcome = self.run_job(job)
             except Exception as exc:  # a bug or an I/O error: retry a few times, then fail visibly
-                log.exception("extraction job %s failed", job["job_id"])
-                status = "queued" if int(job["attempts"]) < limits.EXTRACT_MAX_ATTEMPTS else "failed"
-                outcome = Outcome(status, f"error: {exc.__class__.__name__}: {exc}", [], [])
+                log.exception("extraction job %s failed", job.job_id)
+                status = "queued" if job.attempts < limits.EXTRACT_MAX_ATTEMPTS else "failed"
+                outcome = Outcome(status=status, reason=f"error: {exc.__class__.__name__}: {exc}")
             finally:
                 self.current_job = None
             self._finish(job, outcome)
-            if job["kind"] == BACKFILL:
+            if job.kind == BACKFILL:
                 self._stopping.wait(self.backfill_pause)
 
-    def _finish(self, job: dict[str, Any], outcome: Outcome) -> None:
-        self.jobs.finish(job["job_id"], outcome)
+    def _finish(self, job: Job, outcome: Outcome) -> None:
+        self.jobs.finish(job.job_id, outcome)
         self.on_finish(job, outcome)
         if outcome.status != "queued":
-            self.metrics.jobs.labels(job["kind"], outcome.status).inc()
+            self.metrics.jobs.labels(job.kind, outcome.status).inc()
 
     def run_pending(self) -> int:
         """Run every queued job now, in this thread (for tests and tools); returns how many ran."""
@@ -224,48 +223,50 @@ class ExtractionService:
         return ran
 
     # ------------------------------------------------------------------ one job
-    def run_job(self, job: dict[str, Any]) -> Outcome:
-        store = self.stores.for_path(Path(job["memory_dir"]))
-        lock = self._dir_locks.setdefault(job["memory_dir"], threading.Lock())
+    def run_job(self, job: Job) -> Outcome:
+        store = self.stores.for_path(Path(job.memory_dir))
+        lock = self._dir_locks.setdefault(job.memory_dir, threading.Lock())
         with lock:
             return self._run_locked(job, store)
 
-    def _run_locked(self, job: dict[str, Any], store: MemoryDir) -> Outcome:
-        session_id = job["session_id"]
-        backfill = job["kind"] == BACKFILL
+    def _run_locked(self, job: Job, store: MemoryDir) -> Outcome:
+        session_id = job.session_id
+        backfill = job.kind == BACKFILL
         if not self.enabled:
-            return Outcome("skipped", "extraction is disabled ([extract] enabled = false)", [], [])
+            return Outcome(status="skipped", reason="extraction is disabled ([extract] enabled = false)")
         turns_since = self.jobs.turns_since(session_id)
         if not backfill:
-            # Trigger: an earlier job already read this turn (it ran after this turn-end was counted). Outcome: nothing to do.
+            # Trigger: an earlier job already read this turn (it ran after this turn-end was counted). Outcome: nothing
+            # to do.
             if turns_since == 0:
-                return Outcome("skipped", "already covered: an earlier job of this session read this turn", [], [])
-            # Trigger: fewer turns than the throttle. Why: extraction costs an LLM call. Outcome: wait, pending turns stay.
+                return Outcome(
+                    status="skipped", reason="already covered: an earlier job of this session read this turn"
+                )
+            # Trigger: fewer turns than the throttle. Why: extraction costs an LLM call. Outcome: wait, pending turns
+            # stay.
             if (turns_since or 0) < self.every_n_turns:
-                return Outcome("skipped", f"throttled: turn {turns_since} of every {self.every_n_turns}", [], [])
-        path = Path(job["transcript_path"])
+                return Outcome(status="skipped", reason=f"throttled: turn {turns_since} of every {self.every_n_turns}")
+        path = Path(job.transcript_path)
         if not path.exists():
             # Trigger: the hook fired before the agent created the file. Why: CC writes lazily. Outcome: retry soon.
-            if int(job["attempts"]) < limits.EXTRACT_MAX_ATTEMPTS:
+            if job.attempts < limits.EXTRACT_MAX_ATTEMPTS:
                 return Outcome(
-                    "queued",
-                    f"transcript {path} does not exist yet; retrying (attempt {job['attempts']} of {limits.EXTRACT_MAX_ATTEMPTS})",
-                    [],
-                    [],
+                    status="queued",
+                    reason=f"transcript {path} does not exist yet; retrying (attempt {job.attempts} of "
+                    f"{limits.EXTRACT_MAX_ATTEMPTS})",
                 )
             return Outcome(
-                "failed",
-                f"transcript unreadable: {path} does not exist; check the transcript_path the hook sends",
-                [],
-                [],
+                status="failed",
+                reason=f"transcript unreadable: {path} does not exist; check the transcript_path the hook sends",
             )
         read = self.transcripts.pipeline.advance(path)
         if read.error:
             return Outcome(
-                "failed", f"transcript unreadable ({read.error}); check that {path} exists and is readable", [], []
+                status="failed",
+                reason=f"transcript unreadable ({read.error}); check that {path} exists and is readable",
             )
         rows = self.pending.peek(session_id)
-        last_message = (job.get("last_assistant_message") or "").strip()
+        last_message = (job.last_assistant_message or "").strip()
         if last_message and not any(last_message in r.text for r in rows if r.kind == TURN):
             rows.append(
                 PendingRow(0, TURN, f"ASSISTANT: {last_message}", "", "")
@@ -282,24 +283,26 @@ class ExtractionService:
             for n, what in ((read.malformed, "malformed"), (read.oversized, "oversized"))
             if n
         )
-        # Trigger: the agent wrote into the memory dir itself. Why: two writers on one file. Outcome: skip, drop the turns.
+        # Trigger: the agent wrote into the memory dir itself. Why: two writers on one file. Outcome: skip, drop the
+        # turns.
         if agent_wrote_memory(rows, store.path):
             consumed()
             return Outcome(
-                "skipped", f"the agent wrote to the memory dir itself since the last extraction{note}", [], []
+                status="skipped", reason=f"the agent wrote to the memory dir itself since the last extraction{note}"
             )
         prompts = [(r.text, _date_of(r.timestamp)) for r in rows if r.kind == PROMPT]
         said = any(r.kind == TURN for r in rows)
-        # Trigger: only tool calls since the last extraction. Why: nothing said to learn from. Outcome: skip, drop the turns.
+        # Trigger: only tool calls since the last extraction. Why: nothing said to learn from. Outcome: skip, drop the
+        # turns.
         if not prompts and not said:
             consumed()
-            return Outcome("skipped", f"no prose since the last extraction{note}", [], [])
+            return Outcome(status="skipped", reason=f"no prose since the last extraction{note}")
         transcript = "\n".join(r.text for r in rows if r.kind in (TURN, TOOLS))
         candidates, how = self._extract(transcript, prompts, store)
         written, refused, unchanged = self._apply(store, candidates)
         consumed()
         reason = f"{how}: {len(written)} written, {unchanged} unchanged, {len(refused)} refused{note}"
-        return Outcome("done", reason, written, refused)
+        return Outcome(status="done", reason=reason, written=written, refused=refused)
 
     def _extract(
         self, transcript: str, prompts: list[tuple[str, date | None]], store: MemoryDir
@@ -326,7 +329,8 @@ class ExtractionService:
                     {
                         "name": cand.name,
                         "code": "secret_detected",
-                        "reason": "refused: it held a secret (removed before it was stored); keep a pointer such as 'the key is in 1Password' instead.",
+                        "reason": "refused: it held a secret (removed before it was stored); keep a pointer such as "
+                        "'the key is in 1Password' instead.",
                     }
                 )
                 continue

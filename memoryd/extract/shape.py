@@ -61,7 +61,8 @@ _TOKEN = re.compile(r"`[^`\n]+`|[^\s]+")
 # Leading subjects turned into the third person ("I prefer" → "The user prefers", "We never" → "Never").
 _I_AM = re.compile(r"^I(?:'m| am) ", re.IGNORECASE)
 _I_LIKE = re.compile(
-    r"^I(?:'d| would)? (?P<adv>(?:really |also |strongly )?)(?P<verb>prefer|like|love|hate|dislike|can't stand|cannot stand)\b",
+    r"^I(?:'d| would)? (?P<adv>(?:really |also |strongly )?)(?P<verb>prefer|like|love|hate|dislike|can't stand"
+    r"|cannot stand)\b",
     re.IGNORECASE,
 )
 _I_DID = re.compile(
@@ -226,8 +227,6 @@ _NOT_COMMAND = {
     "drop",
     "flag",
     "option",
-    "pass",
-    "the",
 }
 
 

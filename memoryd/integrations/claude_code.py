@@ -13,8 +13,8 @@ import stat
 from pathlib import Path
 from typing import Any, Literal
 
-from memoryd.base.errors import InvalidRequest
 from memoryd.base import limits
+from memoryd.base.errors import InvalidRequest
 from memoryd.base.files import (
     ABSENT,
     PRIVATE_FILE_MODE,

@@ -17,9 +17,10 @@ import shutil
 import stat
 import subprocess
 import unicodedata
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
+from typing import TYPE_CHECKING, Any, Literal
 
 from memoryd.base import limits
 from memoryd.base.errors import Forbidden
@@ -292,7 +293,7 @@ def is_claude_memory_dir(memory_dir: Path, cwd: str, env: Mapping[str, str]) -> 
         return False
 
 
-def memory_location(settings: "Settings", env: Mapping[str, str] | None = None) -> dict[str, Any]:
+def memory_location(settings: Settings, env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The StoreRegistry's `memory_base` (where discovery looks) and `default_dir` for these settings."""
     env = dict(os.environ) if env is None else env
     tree = claude_config_dir(env) if claude_code_set_up(env) else None  # its folders keep its dialect
@@ -302,7 +303,7 @@ def memory_location(settings: "Settings", env: Mapping[str, str] | None = None) 
     return {"memory_base": base, "default_dir": auto_resolver(settings.home, env), "claude_code_tree": tree}
 
 
-def resolve_for(settings: "Settings", cwd: str, env: Mapping[str, str] | None = None) -> Path:
+def resolve_for(settings: Settings, cwd: str, env: Mapping[str, str] | None = None) -> Path:
     """The memory dir memoryd uses for a cwd under these settings (doctor, status, import)."""
     from memoryd.store.paths import resolve_memory_dir
 
@@ -324,7 +325,7 @@ def _memory_files(directory: Path) -> list[Path]:
 
 
 def describe(
-    settings: "Settings",
+    settings: Settings,
     cwd: str,
     *,
     hooks_installed: bool,
@@ -363,7 +364,8 @@ def describe(
         info.update(
             context="two indexes",
             fix=f'two memories for one project: set memory_base = "auto" in {settings.home}/config.toml '
-            f"(then memoryd import --from '{memory_dir}'), or turn Claude Code's own memory off (autoMemoryEnabled: false)",
+            f"(then memoryd import --from '{memory_dir}'), or turn Claude Code's own memory off (autoMemoryEnabled: "
+            "false)",
         )
     elif not hooks_installed:
         info.update(
@@ -389,7 +391,8 @@ def describe(
             "path": str(pending),
             "memories": len(_memory_files(pending)),
             "moves_to": str(cc_dir),
-            "fix": f"memoryd import --from '{pending}' (--dry-run first shows what; until then this project is served from there)",
+            "fix": f"memoryd import --from '{pending}' (--dry-run first shows what; until then this project is served "
+            "from there)",
         }
         if pending
         else None
@@ -397,7 +400,7 @@ def describe(
     return info
 
 
-def location_report(settings: "Settings", cwd: str) -> dict[str, Any]:
+def location_report(settings: Settings, cwd: str) -> dict[str, Any]:
     """`describe` with the installed hooks looked up; `{"error": …}` when the cwd cannot be resolved."""
     from memoryd.integrations.claude_code import hooks_forward_session_env, installed_scopes
     from memoryd.integrations.claude_plugin import plugin_enabled
@@ -416,7 +419,8 @@ def location_lines(info: dict[str, Any] | None) -> list[str]:
     if "error" in info:
         return [f"memory:  {info['error']}"]
     lines = [
-        f"memory:  {info['memory_dir']} ({'Claude Code' if info['same_as_claude_code'] else 'memoryd'} dir, dialect {info['dialect']})",
+        f"memory:  {info['memory_dir']} ({'Claude Code' if info['same_as_claude_code'] else 'memoryd'} dir, dialect "
+        f"{info['dialect']})",
         f"native:  Claude Code's auto memory {'on' if info['native_memory'] else 'off'} ({info['native_reason']})",
         f"context: MEMORY.md reaches the model {info['context']}",
     ]
@@ -426,6 +430,7 @@ def location_lines(info: dict[str, Any] | None) -> list[str]:
     if info.get("old_store"):
         old = info["old_store"]
         lines.append(
-            f"import:  {old['memories']} memories stay in memoryd's own store until you import them into {old['moves_to']}: {old['fix']}"
+            f"import:  {old['memories']} memories stay in memoryd's own store until you import them into "
+            f"{old['moves_to']}: {old['fix']}"
         )
     return lines

@@ -1,5 +1,6 @@
 """How Claude Code is connected to memoryd: the plugin (`memoryd/claude_code_plugin/memoryd/`, listed by
-`.claude-plugin/marketplace.json` at the repository's root and in the package) or the settings-file hooks of `memoryd hooks --install`.
+`.claude-plugin/marketplace.json` at the repository's root and in the package) or the settings-file hooks of `memoryd
+hooks --install`.
 
 The plugin's hooks and the settings-file hooks both run `memoryd hook claude-code` (`memoryd.cli.hook_forward`);
 when both are installed, the daemon answers each event once (`integrations/hook_repeats.py`).
@@ -9,8 +10,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from memoryd.integrations.settings_files import read_settings
 
@@ -26,7 +28,7 @@ def _settings_files(cwd: Path, env: Mapping[str, str]) -> list[tuple[str, Path]]
     """(scope, path) of Claude Code's settings files for `cwd`: the user's, then the project's two."""
     from memoryd.integrations.claude_code import settings_path
 
-    return [(scope, settings_path(scope, cwd, dict(env))) for scope in ("user", "project", "local")]  # type: ignore[arg-type]
+    return [(scope, settings_path(scope, cwd, dict(env))) for scope in ("user", "project", "local")]
 
 
 def plugin_enabled(cwd: Path, env: Mapping[str, str] | None = None) -> list[str]:
@@ -59,7 +61,7 @@ def settings_hooks(cwd: Path, env: Mapping[str, str] | None = None) -> list[tupl
 
 def hook_url(handler: dict[str, Any]) -> str | None:
     """The daemon URL a settings-file hook calls (its command's curl URL, or an http hook's url)."""
-    from memoryd.integrations.claude_code import HOOK_PATH
+    from memoryd.integrations.hook_protocol import HOOK_PATH
 
     if handler.get("type") == "http":
         return str(handler.get("url", "")).removesuffix(HOOK_PATH) or None
@@ -74,7 +76,8 @@ def packaged_marketplace() -> Path:
 
 
 def install_commands(claude: str, source: str) -> list[list[str]]:
-    """`claude plugin` commands that add the marketplace at `source` (a folder, git URL or owner/repo) and install the plugin."""
+    """`claude plugin` commands that add the marketplace at `source` (a folder, git URL or owner/repo) and install the
+    plugin."""
     return [[claude, "plugin", "marketplace", "add", source], [claude, "plugin", "install", PLUGIN_ID]]
 
 

@@ -8,7 +8,8 @@ import json
 import threading
 import time
 from collections import OrderedDict
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 REPEAT_WINDOW_SECONDS = 30.0  # Claude Code starts an event's hooks together; a repeat comes within its hooks' timeout
 EVENTS_REMEMBERED = 4096

@@ -54,7 +54,9 @@ def read_settings_text(path: Path, *, within: Path | None = None) -> str | None:
     except FileNotFoundError:
         return None  # a dangling link
     except OSError as exc:
-        raise SettingsRefused(f"{path} {exc.strerror}; memoryd ignores it (a settings file is a small regular file)")
+        raise SettingsRefused(
+            f"{path} {exc.strerror}; memoryd ignores it (a settings file is a small regular file)"
+        ) from exc
     return data.decode("utf-8", errors="replace")
 
 

@@ -12,9 +12,10 @@ import io
 import json
 import re
 import tarfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator
+from typing import IO, Any
 
 from memoryd.base import limits
 from memoryd.base.errors import InvalidRequest, MemorydError
@@ -69,7 +70,8 @@ class Budget:
             self.skipped.append(
                 Skipped(
                     source,
-                    f"not read: this import already holds {limits.IMPORT_MAX_BYTES // 2**20} MB; import the rest separately.",
+                    f"not read: this import already holds {limits.IMPORT_MAX_BYTES // 2**20} MB; import the rest "
+                    "separately.",
                 )
             )
             return False
@@ -194,7 +196,8 @@ def _from_jsonl(fh: IO[bytes], source: str, budget: Budget) -> Iterator[Record]:
             budget.skipped.append(
                 Skipped(
                     f"{source}:{number}",
-                    f"is not a memory record ({exc.__class__.__name__}); each line needs name, description, type and body.",
+                    f"is not a memory record ({exc.__class__.__name__}); each line needs name, description, type and "
+                    "body.",
                 )
             )
 
@@ -222,7 +225,8 @@ def _from_tar(path: Path, budget: Budget) -> Iterator[Record]:
             budget.skipped.append(
                 Skipped(
                     path.name,
-                    f"the archive is damaged after {budget.files} files ({exc.__class__.__name__}); what came before was read.",
+                    f"the archive is damaged after {budget.files} files ({exc.__class__.__name__}); what came before "
+                    "was read.",
                 )
             )
 
@@ -235,7 +239,8 @@ def read_source(source: Path) -> tuple[list[Record], list[Skipped]]:
         return list(_from_dir(source, budget)), budget.skipped
     if not source.is_file():
         raise InvalidRequest(
-            f"--from {source}: no such file or directory; pass a memory dir, a .jsonl or a .tar.gz from `memoryd export`."
+            f"--from {source}: no such file or directory; pass a memory dir, a .jsonl or a .tar.gz from `memoryd "
+            "export`."
         )
     if source.suffix == ".md":
         data = _read_file(source, budget)

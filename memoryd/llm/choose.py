@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 LLM_WORKDIR = "llm-cwd"  # empty folder under $MEMORYD_HOME the CLI runs in: no project settings, no CLAUDE.md
 
 
-def _sdk(settings: "Settings", name: str, api_key: str) -> Backend:
+def _sdk(settings: Settings, name: str, api_key: str) -> Backend:
     from memoryd.llm.sdk import MessagesBackend
 
     return MessagesBackend(
@@ -27,7 +27,7 @@ def _sdk(settings: "Settings", name: str, api_key: str) -> Backend:
     )
 
 
-def _cli(settings: "Settings", binary: str) -> ClaudeCLIBackend:
+def _cli(settings: Settings, binary: str) -> ClaudeCLIBackend:
     return ClaudeCLIBackend(
         binary=binary,
         model=settings.llm.claude_model,
@@ -36,7 +36,7 @@ def _cli(settings: "Settings", binary: str) -> ClaudeCLIBackend:
     )
 
 
-def choose_backend(settings: "Settings") -> tuple[Backend | None, str]:
+def choose_backend(settings: Settings) -> tuple[Backend | None, str]:
     """(backend, "") or (None, why memoryd runs offline and how to change that)."""
     wanted = settings.llm_backend
     key = settings.anthropic_api_key
@@ -57,7 +57,8 @@ def choose_backend(settings: "Settings") -> tuple[Backend | None, str]:
         if binary is None:
             return (
                 None,
-                f'[llm] backend = "claude-cli" but {settings.llm.claude_path!r} is not an executable on PATH: install Claude Code or set [llm] claude_path',
+                f'[llm] backend = "claude-cli" but {settings.llm.claude_path!r} is not an executable on PATH: install '
+                "Claude Code or set [llm] claude_path",
             )
         cli = _cli(settings, binary)
         cli.signed_in()  # for status and doctor; the calls themselves say when the login is missing

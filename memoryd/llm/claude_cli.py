@@ -167,7 +167,8 @@ class ClaudeCLIBackend:
         except json.JSONDecodeError:
             first = (err or out).strip().splitlines()[:1]
             raise BackendError(
-                f"claude-cli exited {proc.returncode} without a JSON result ({first[0][:200] if first else 'no output'})"
+                f"claude-cli exited {proc.returncode} without a JSON result "
+                f"({first[0][:200] if first else 'no output'})"
             ) from None
         usage = result.get("usage") or {}
         tokens_in = sum(

@@ -16,9 +16,10 @@ import re
 import threading
 import time
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import timedelta, timezone
-from typing import TYPE_CHECKING, Any, Callable
+from datetime import UTC
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -96,7 +97,7 @@ class LLMClient:
         self._last_lock = threading.Lock()
 
     @classmethod
-    def from_settings(cls, settings: "Settings", *, meter: UsageMeter) -> "LLMClient":
+    def from_settings(cls, settings: Settings, *, meter: UsageMeter) -> LLMClient:
         from memoryd.llm.choose import choose_backend
 
         backend, why = choose_backend(settings)
@@ -190,16 +191,9 @@ class LLMClient:
             try:
                 answer = backend.call(call)
             except BackendError as exc:
-                self.meter.record(purpose, exc.input_tokens, exc.output_tokens, failed=True, backend=backend.name)
-                if exc.transient and transient_left > 0:
-                    transient_left -= 1
-                    wait = backoff_seconds(attempt, exc.retry_after)
-                    log.info("%s: %s; retry %d in %.1f s", purpose, exc.message, attempt, wait)
-                    self._sleep(wait)
-                    continue
-                tried = f" (after {attempt} tries)" if attempt > 1 else ""
-                self._note(purpose, "error", exc.message + tried)
-                raise LLMUnavailable(f"{exc.message}{tried}; the offline path was used.") from exc
+                self._failed(purpose, backend.name, exc, attempt, may_retry=transient_left > 0)
+                transient_left -= 1
+                continue
             self.meter.record(purpose, answer.input_tokens, answer.output_tokens, backend=backend.name)
             if schema is None:
                 self._note(purpose, "ok", "")
@@ -215,7 +209,8 @@ class LLMClient:
                     continue
                 self._note(purpose, "malformed", "the answer did not fit the schema twice")
                 raise LLMUnavailable(
-                    f"{backend.name} answered {purpose} twice without valid structured output; the offline path was used."
+                    f"{backend.name} answered {purpose} twice without valid structured output; the offline path was "
+                    "used."
                 ) from exc
             self._note(purpose, "ok", "")
             return LLMResult(
@@ -227,6 +222,19 @@ class LLMClient:
                 backend=backend.name,
             )
 
+    def _failed(self, purpose: str, backend: str, exc: BackendError, attempt: int, *, may_retry: bool) -> None:
+        """A failed call is metered; a transient failure with retries left waits its backoff (the caller tries
+        again), any other raises LLMUnavailable."""
+        self.meter.record(purpose, exc.input_tokens, exc.output_tokens, failed=True, backend=backend)
+        if exc.transient and may_retry:
+            wait = backoff_seconds(attempt, exc.retry_after)
+            log.info("%s: %s; retry %d in %.1f s", purpose, exc.message, attempt, wait)
+            self._sleep(wait)
+            return
+        tried = f" (after {attempt} tries)" if attempt > 1 else ""
+        self._note(purpose, "error", exc.message + tried)
+        raise LLMUnavailable(f"{exc.message}{tried}; the offline path was used.") from exc
+
     def _note(self, purpose: str, outcome: str, detail: str) -> None:
         with self._last_lock:
             self._last = {
@@ -234,7 +242,7 @@ class LLMClient:
                 "backend": self.backend_name,
                 "outcome": outcome,
                 "detail": detail,
-                "at": self.meter.now().astimezone(timezone.utc).isoformat(timespec="seconds"),
+                "at": self.meter.now().astimezone(UTC).isoformat(timespec="seconds"),
             }
 
 
@@ -242,7 +250,7 @@ def backoff_seconds(attempt: int, retry_after: float | None) -> float:
     """The server's retry-after when it sent one, else 1, 2, 4 … s with jitter; capped."""
     if retry_after is not None:
         return min(retry_after, limits.LLM_RETRY_MAX_WAIT_SECONDS)
-    base = limits.LLM_RETRY_BASE_SECONDS * 2 ** (attempt - 1)
+    base = limits.LLM_RETRY_BASE_SECONDS * 2.0 ** (attempt - 1)
     return min(base * (0.5 + random.random() / 2), limits.LLM_RETRY_MAX_WAIT_SECONDS)
 
 

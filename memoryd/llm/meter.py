@@ -3,8 +3,9 @@ and the daily cap that holds for every backend."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
-from typing import Any, Callable
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from memoryd.base.errors import TokenBudgetExceeded
 from memoryd.base.metrics import Metrics
@@ -34,7 +35,7 @@ class UsageMeter:
         state.migrate("llm_spend", SPEND_SCHEMA)
 
     def today(self) -> str:
-        return self.now().astimezone(timezone.utc).date().isoformat()
+        return self.now().astimezone(UTC).date().isoformat()
 
     def used_today(self) -> int:
         row = self.state.query_one(
@@ -56,9 +57,12 @@ class UsageMeter:
         self, purpose: str, input_tokens: int, output_tokens: int, *, failed: bool = False, backend: str = "anthropic"
     ) -> None:
         self.state.execute(
-            "INSERT INTO llm_spend(day, purpose, backend, calls, failures, input_tokens, output_tokens) VALUES (?, ?, ?, 1, ?, ?, ?) "
-            "ON CONFLICT(day, purpose, backend) DO UPDATE SET calls = calls + 1, failures = failures + excluded.failures, "
-            "input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + excluded.output_tokens",
+            "INSERT INTO llm_spend(day, purpose, backend, calls, failures, input_tokens, output_tokens) VALUES (?, ?, "
+            "?, 1, ?, ?, ?) "
+            "ON CONFLICT(day, purpose, backend) DO UPDATE SET calls = calls + 1, failures = failures + "
+            "excluded.failures, "
+            "input_tokens = input_tokens + excluded.input_tokens, output_tokens = output_tokens + "
+            "excluded.output_tokens",
             (self.today(), purpose, backend, int(failed), input_tokens, output_tokens),
         )
         self.metrics.llm_tokens.labels(purpose, backend, "input").inc(input_tokens)
@@ -67,9 +71,10 @@ class UsageMeter:
 
     def by_day(self, days: int = 14) -> list[dict[str, Any]]:
         """Tokens per UTC day and purpose over the last `days` days, oldest first (the web view's chart)."""
-        first = (self.now().astimezone(timezone.utc).date() - timedelta(days=days - 1)).isoformat()
+        first = (self.now().astimezone(UTC).date() - timedelta(days=days - 1)).isoformat()
         rows = self.state.query(
-            "SELECT day, purpose, SUM(input_tokens + output_tokens) AS tokens FROM llm_spend WHERE day >= ? GROUP BY day, purpose ORDER BY day",
+            "SELECT day, purpose, SUM(input_tokens + output_tokens) AS tokens FROM llm_spend WHERE day >= ? GROUP BY "
+            "day, purpose ORDER BY day",
             (first,),
         )
         return [{"day": r["day"], "purpose": r["purpose"], "tokens": int(r["tokens"])} for r in rows]

@@ -49,7 +49,7 @@ class MessagesBackend:
             kwargs["temperature"] = call.temperature
         try:
             # plain dicts for messages and tools; temperature passed by ** (SDKs differ)
-            response = self._client.messages.create(  # type: ignore[call-overload]
+            response = self._client.messages.create(
                 model=self.model,
                 system=call.system,
                 messages=call.messages,  # type: ignore[arg-type]
@@ -71,7 +71,8 @@ class MessagesBackend:
         except anthropic.APIError as exc:
             where = self.base_url or "api.anthropic.com"
             raise BackendError(
-                f"{self.name} could not be reached at {where} ({exc.__class__.__name__}): check [llm] base_url and that the server runs",
+                f"{self.name} could not be reached at {where} ({exc.__class__.__name__}): check [llm] base_url and "
+                "that the server runs",
                 transient=True,
             ) from exc
         usage = getattr(response, "usage", None)

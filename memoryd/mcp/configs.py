@@ -6,7 +6,7 @@ import json
 import os
 import shlex
 import sys
-from typing import Callable
+from collections.abc import Callable
 
 SERVER_KEY = "memoryd"
 

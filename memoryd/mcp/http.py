@@ -9,8 +9,9 @@ The SDK (~25 MB resident) loads on the first /mcp request, so a daemon no MCP cl
 from __future__ import annotations
 
 import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc

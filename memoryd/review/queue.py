@@ -16,12 +16,14 @@ import os
 import signal
 import time
 import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from memoryd.base.errors import ReviewItemNotFound
 from memoryd.base.secrets import check_no_secrets
-from memoryd.base.state_db import StateDB
+from memoryd.base.state_db import StateDB, from_row
 from memoryd.config import ProjectSettings
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.memdir import validate_fields
@@ -56,6 +58,25 @@ APPROVING = "approving"  # the journal: set before the memory is written, settle
 # real recovery (`settle_crashed`) instead of imitating the crash.
 CRASH_ENV = "MEMORYD_TEST_CRASH_AT"
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReviewItem:
+    """A memory extraction proposed, waiting for (or after) a person's decision; `target` is the memory it updates,
+    `filename` the one written once approved."""
+
+    item_id: str
+    memory_dir: str
+    name: str
+    description: str
+    type: str
+    body: str
+    target: str | None
+    fingerprint: str
+    status: str
+    filename: str | None
+    created_at: float
+    decided_at: float | None
 
 
 def crash_point(name: str) -> None:
@@ -123,19 +144,20 @@ class ReviewQueue:
             return str(same["item_id"])
         item_id = "rv_" + uuid.uuid4().hex[:12]
         self.state.execute(
-            "INSERT INTO review_items(item_id, memory_dir, name, description, type, body, target, fingerprint, status, created_at) "
+            "INSERT INTO review_items(item_id, memory_dir, name, description, type, body, target, fingerprint, "
+            "status, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (item_id, key, name, description, type, body, target, fp, PENDING, self.clock()),
         )
         return item_id
 
-    def items(self, store: MemoryDir | None = None, status: str = PENDING) -> list[dict[str, Any]]:
+    def items(self, store: MemoryDir | None = None, status: str = PENDING) -> list[ReviewItem]:
         """Items of one memory dir (or all) with that status, oldest first."""
         where, params = ("AND memory_dir = ?", (str(store.path),)) if store is not None else ("", ())
         rows = self.state.query(
             f"SELECT * FROM review_items WHERE status = ? {where} ORDER BY created_at, item_id", (status, *params)
         )
-        return [self._dict(r) for r in rows]
+        return [self._item(r) for r in rows]
 
     def pending_count(self, store: MemoryDir) -> int:
         row = self.state.query_one(
@@ -143,26 +165,26 @@ class ReviewQueue:
         )
         return int(row["n"]) if row else 0
 
-    def get(self, item_id: str) -> dict[str, Any]:
+    def get(self, item_id: str) -> ReviewItem:
         row = self.state.query_one("SELECT * FROM review_items WHERE item_id = ? AND status = ?", (item_id, PENDING))
         if row is None:
             raise ReviewItemNotFound(
                 f"no pending memory {item_id!r} (already approved or rejected?); list them with `memoryd review list`."
             )
-        return self._dict(row)
+        return self._item(row)
 
     # ------------------------------------------------------------------ decisions
     def edit(
         self, item_id: str, *, name: str | None = None, description: str | None = None, body: str | None = None
-    ) -> dict[str, Any]:
+    ) -> ReviewItem:
         """Change a pending proposal before approving it (checked like a save; nothing changes on refusal)."""
         item = self.get(item_id)
         new = {
-            "name": (name if name is not None else item["name"]).strip(),
-            "description": " ".join((description if description is not None else item["description"]).split()),
-            "body": body if body is not None else item["body"],
+            "name": (name if name is not None else item.name).strip(),
+            "description": " ".join((description if description is not None else item.description).split()),
+            "body": body if body is not None else item.body,
         }
-        validate_fields(new["name"], new["description"], item["type"], new["body"])
+        validate_fields(new["name"], new["description"], item.type, new["body"])
         check_no_secrets(new)
         self.state.execute(
             "UPDATE review_items SET name = ?, description = ?, body = ? WHERE item_id = ?",
@@ -170,22 +192,22 @@ class ReviewQueue:
         )
         return self.get(item_id)
 
-    def approve(self, item_id: str) -> dict[str, Any]:
+    def approve(self, item_id: str) -> ReviewItem:
         """Write the proposal through the store's one write path; the item is kept as approved.
         Journaled (`approving` around the write), so a crash part-way is settled at the next start."""
         item = self.get(item_id)
-        store = self.stores.for_path(Path(item["memory_dir"]))
-        target = item["target"] if item["target"] and store.exists(item["target"]) else None
+        store = self.stores.for_path(Path(item.memory_dir))
+        target = item.target if item.target and store.exists(item.target) else None
         if not self.state.execute(
             "UPDATE review_items SET status = ? WHERE item_id = ? AND status = ?", (APPROVING, item_id, PENDING)
         ):
             self.get(item_id)  # decided meanwhile (a second approve or a reject): say so
         try:
             saved = store.save(
-                name=item["name"],
-                description=item["description"],
-                type=item["type"],
-                body=item["body"],
+                name=item.name,
+                description=item.description,
+                type=item.type,
+                body=item.body,
                 filename=target,
                 source="review",
             )
@@ -199,40 +221,43 @@ class ReviewQueue:
             "UPDATE review_items SET status = ?, filename = ?, decided_at = ? WHERE item_id = ?",
             (APPROVED, saved.memory.filename, self.clock(), item_id),
         )
-        return {**item, "status": APPROVED, "filename": saved.memory.filename}
+        return replace(item, status=APPROVED, filename=saved.memory.filename)
 
     def settle_crashed(self) -> list[str]:
         """At start: items a crash left `approving` become approved when their memory is in the
         memory dir, else pending again. Returns the ids settled."""
         settled = []
         for row in self.state.query("SELECT * FROM review_items WHERE status = ?", (APPROVING,)):
-            item = self._dict(row)
+            item = self._item(row)
             try:
                 filename = self._written(item)
             except Exception as exc:  # the memory dir cannot be read now: settled at a later start
-                log.warning("review item %s left approving: %s", item["item_id"], exc.__class__.__name__)
+                log.warning("review item %s left approving: %s", item.item_id, exc.__class__.__name__)
                 continue
             if filename is None:
-                self.state.execute("UPDATE review_items SET status = ? WHERE item_id = ?", (PENDING, item["item_id"]))
+                self.state.execute("UPDATE review_items SET status = ? WHERE item_id = ?", (PENDING, item.item_id))
             else:
                 self.state.execute(
                     "UPDATE review_items SET status = ?, filename = ?, decided_at = ? WHERE item_id = ?",
-                    (APPROVED, filename, self.clock(), item["item_id"]),
+                    (APPROVED, filename, self.clock(), item.item_id),
                 )
-            settled.append(item["item_id"])
+            settled.append(item.item_id)
         return settled
 
-    def _written(self, item: dict[str, Any]) -> str | None:
+    def _written(self, item: ReviewItem) -> str | None:
         """The memory file that holds this item's memory (type, description and body; not the name, which
         Claude Code's dialect stores in its own form), if any."""
-        store = self.stores.for_path(Path(item["memory_dir"]))
+        store = self.stores.for_path(Path(item.memory_dir))
         for header in store.all_headers():
-            if header.type == item["type"] and _words(header.description) == _words(item["description"]):
-                if _words(store.get(header.filename).body) == _words(item["body"]):
-                    return header.filename
+            if (
+                header.type == item.type
+                and _words(header.description) == _words(item.description)
+                and _words(store.get(header.filename).body) == _words(item.body)
+            ):
+                return header.filename
         return None
 
-    def reject(self, item_id: str) -> dict[str, Any]:
+    def reject(self, item_id: str) -> ReviewItem:
         """Drop the proposal and remember its fingerprint: the same memory is not proposed again."""
         item = self.get(item_id)
         with self.state.transaction() as db:
@@ -241,30 +266,15 @@ class ReviewQueue:
                 (REJECTED, self.clock(), item_id, PENDING),
             ).rowcount:
                 raise ReviewItemNotFound(
-                    f"memory {item_id!r} is being approved or was decided meanwhile; list them with `memoryd review list`."
+                    f"memory {item_id!r} is being approved or was decided meanwhile; list them with `memoryd review "
+                    "list`."
                 )
             db.execute(
                 "INSERT OR REPLACE INTO review_rejected(memory_dir, fingerprint, rejected_at) VALUES (?, ?, ?)",
-                (item["memory_dir"], item["fingerprint"], self.clock()),
+                (item.memory_dir, item.fingerprint, self.clock()),
             )
-        return {**item, "status": REJECTED}
+        return replace(item, status=REJECTED)
 
     @staticmethod
-    def _dict(row: Any) -> dict[str, Any]:
-        return {
-            k: row[k]
-            for k in (
-                "item_id",
-                "memory_dir",
-                "name",
-                "description",
-                "type",
-                "body",
-                "target",
-                "fingerprint",
-                "status",
-                "filename",
-                "created_at",
-                "decided_at",
-            )
-        }
+    def _item(row: Any) -> ReviewItem:
+        return from_row(ReviewItem, row)

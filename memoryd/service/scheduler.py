@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from datetime import datetime, timedelta, timezone
-from typing import Callable
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
@@ -44,7 +44,7 @@ class Scheduler:
         with self._lock:
             self._started = True
             if self.enabled:
-                first = datetime.now(timezone.utc) + timedelta(seconds=min(60.0, self.interval))
+                first = datetime.now(UTC) + timedelta(seconds=min(60.0, self.interval))
                 self._running().add_job(
                     self._tick, "interval", seconds=self.interval, id="dream-check", next_run_time=first
                 )
@@ -55,14 +55,12 @@ class Scheduler:
     def _running(self) -> BackgroundScheduler:
         """The APScheduler, started on the first job (an idle daemon runs no scheduler thread)."""
         if self._scheduler is None:
-            self._scheduler = BackgroundScheduler(
-                timezone=timezone.utc, job_defaults={"coalesce": True, "max_instances": 1}
-            )
+            self._scheduler = BackgroundScheduler(timezone=UTC, job_defaults={"coalesce": True, "max_instances": 1})
             self._scheduler.start()
         return self._scheduler
 
     def _schedule(self, job_id: str, fn: Callable[[], None], seconds: float) -> None:
-        now = datetime.now(timezone.utc)  # APScheduler's own timebase (real time), not the daemon's clock
+        now = datetime.now(UTC)  # APScheduler's own timebase (real time), not the daemon's clock
         self._running().add_job(
             fn, "interval", seconds=seconds, id=job_id, next_run_time=now + timedelta(seconds=seconds)
         )

@@ -4,8 +4,9 @@ part (each part registers its provider); a sick part shows its error, status sti
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from memoryd import __version__
 from memoryd.base.clock import Clock

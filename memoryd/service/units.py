@@ -11,10 +11,11 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 from memoryd.base.errors import ConfigError, ServiceManagerFailed
 from memoryd.base.files import atomic_write
@@ -171,9 +172,10 @@ def carry_settings(settings: Settings, lost: dict[str, dict[str, Any]]) -> list[
     ]
     if clash:
         raise ConfigError(
-            f"this shell sets {', '.join(f'[{s}] ' + ', '.join(lost[s]) for s in clash)} through the environment, which the "
-            f"service would not see; add these lines to {path} (the service reads only that file), then run the command again:\n"
-            + "\n".join(lines)
+            f"this shell sets {', '.join(f'[{s}] ' + ', '.join(lost[s]) for s in clash)} through the environment, "
+            "which the "
+            f"service would not see; add these lines to {path} (the service reads only that file), then run the "
+            "command again:\n" + "\n".join(lines)
         )
     text = current + ("\n" if current and not current.endswith("\n") else "") + "\n".join(lines)
     atomic_write(path, text)
@@ -232,7 +234,8 @@ def _run(commands: list[list[str]], *, strict: bool = True, failed: list[str] | 
                 failed.append(f"{shlex.join(cmd)}: {cmd[0]} is not on PATH")
                 continue
             raise ServiceManagerFailed(
-                f"{cmd[0]} is not on PATH, so the service cannot be enabled here; nothing is left written. {NO_MANAGER_FIX}."
+                f"{cmd[0]} is not on PATH, so the service cannot be enabled here; nothing is left written. "
+                f"{NO_MANAGER_FIX}."
             )
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=SERVICE_MANAGER_TIMEOUT_SECONDS)
         said = (proc.stderr or proc.stdout).strip().splitlines()
@@ -242,8 +245,10 @@ def _run(commands: list[list[str]], *, strict: bool = True, failed: list[str] | 
             failed.append(f"{shlex.join(cmd)}: {said[-1] if said else f'exit {proc.returncode}'}")
         else:
             raise ServiceManagerFailed(
-                f"`{shlex.join(cmd)}` failed ({said[-1] if said else f'exit {proc.returncode}'}); nothing is left written: "
-                f"fix that (systemd: a user manager must run, e.g. log in with a session or `loginctl enable-linger $USER`), "
+                f"`{shlex.join(cmd)}` failed ({said[-1] if said else f'exit {proc.returncode}'}); nothing is left "
+                "written: "
+                "fix that (systemd: a user manager must run, e.g. log in with a session or `loginctl enable-linger "
+                "$USER`), "
                 f"then run `memoryd install-service` again. Otherwise: {NO_MANAGER_FIX}."
             )
     return ran

@@ -9,7 +9,6 @@ from memoryd.base.metrics import Metrics
 from memoryd.store.memdir import WriteEvent
 from memoryd.store.watcher import MemoryWatcher
 
-
 log = logging.getLogger(__name__)
 
 

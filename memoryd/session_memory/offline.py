@@ -105,7 +105,7 @@ class OfflineNotes:
         }
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "OfflineNotes":
+    def from_dict(cls, data: dict[str, Any]) -> OfflineNotes:
         notes = cls()
         notes.__dict__.update(data)
         return notes

@@ -12,12 +12,13 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
 from collections import OrderedDict, deque
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from memoryd.base import limits
 from memoryd.base.errors import LLMUnavailable, TokenBudgetExceeded
@@ -184,7 +185,7 @@ class SessionRead:
         )
 
     @classmethod
-    def from_json(cls, text: str) -> "SessionRead":
+    def from_json(cls, text: str) -> SessionRead:
         data = json.loads(text)
         offline = OfflineNotes.from_dict(data.pop("offline"))
         delta = deque(data.pop("_delta"))
@@ -335,7 +336,8 @@ class SessionMemory:
             atomic_write(path, redact_secrets(text))
             self.state.execute(
                 "INSERT INTO session_memory(session_id, tokens_at_update, entries_at_update, updated_at, method) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT(session_id) DO UPDATE SET tokens_at_update=excluded.tokens_at_update, "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT(session_id) DO UPDATE SET "
+                "tokens_at_update=excluded.tokens_at_update, "
                 "entries_at_update=excluded.entries_at_update, updated_at=excluded.updated_at, method=excluded.method",
                 (session_id, read.tokens, read.entries, self.now().isoformat(), method),
             )

@@ -83,7 +83,7 @@ class ProjectFacts:
     node_modules: bool = False  # any node_modules/.bin found: the installed programs are known
 
     @classmethod
-    def load(cls, root: Path, *, exclude: Path | None = None) -> "ProjectFacts":
+    def load(cls, root: Path, *, exclude: Path | None = None) -> ProjectFacts:
         facts = cls(root)
         listed = _git(root, "ls-files", "-z")
         if listed.returncode != 0:

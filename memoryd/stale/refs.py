@@ -24,8 +24,10 @@ PATH, SCRIPT, TARGET, FLAG, SYMBOL, PACKAGE, MODULE = (
 # A sentence with one of these already knows the name is gone (or warns against it): not a stale claim.
 # (Whole words only: `legacy-cart.ts` is a name, not the word "legacy".)
 GONE_WORDS = re.compile(
-    r"(?<![\w/.-])(no longer|removed|deleted|dropped|deprecated|replaced|renamed|instead of|used to|was moved|were moved|"
-    r"moved from|don'?t use|do not use|never use|avoid|gone|obsolete|legacy|formerly|migrated (?:off|away|from))(?![\w/.-])",
+    r"(?<![\w/.-])(no longer|removed|deleted|dropped|deprecated|replaced|renamed|instead of|used to|was moved"
+    r"|were moved|"
+    r"moved from|don'?t use|do not use|never use|avoid|gone|obsolete|legacy|formerly|migrated (?:off|away|from))"
+    r"(?![\w/.-])",
     re.I,
 )
 # A "How to apply" part, and a sentence giving an example: the paths there illustrate, they claim nothing.
@@ -102,8 +104,10 @@ BARE_EXTENSIONS = (
     "rs",
 )
 PACKAGE_MANAGER_BUILTINS = frozenset(
-    "install i ci add remove rm uninstall update up upgrade exec dlx x why audit outdated list ls link unlink pack publish init create "
-    "config cache store import prune dedupe rebuild help version login logout whoami view info search fund doctor set get env workspace "
+    "install i ci add remove rm uninstall update up upgrade exec dlx x why audit outdated list ls link unlink pack "
+    "publish init create "
+    "config cache store import prune dedupe rebuild help version login logout whoami view info search fund doctor set "
+    "get env workspace "
     "workspaces bin root patch".split()
 )
 RUNNERS = ("npm", "pnpm", "yarn", "bun")

@@ -8,9 +8,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from memoryd.base import limits
 from memoryd.base.errors import MemorydError
@@ -19,13 +19,19 @@ from memoryd.stale.refs import FLAG, MODULE, PACKAGE, PATH, SCRIPT, SYMBOL, Ref,
 from memoryd.store import MemoryDir
 
 log = logging.getLogger(__name__)
-CAVEAT = "Possibly stale: this memory names {what} that the project no longer has. Check the current code before relying on it."
+CAVEAT = (
+    "Possibly stale: this memory names {what} that the project no longer has. Check the current code before "
+    "relying on it."
+)
 
 
 def reason(ref: Ref) -> str:
     """Why a ref counts as gone, naming what was checked."""
     if ref.kind == PATH:
-        return f"names `{ref.name}`, which git history had and neither git ls-files (tracked, untracked, ignored) nor the disk has now"
+        return (
+            f"names `{ref.name}`, which git history had and neither git ls-files (tracked, untracked, ignored) nor "
+            "the disk has now"
+        )
     if ref.kind == SCRIPT:
         where = {"make": "no Makefile target", "just": "no justfile recipe"}.get(ref.runner, "no package.json script")
         if ref.implicit:
@@ -33,7 +39,10 @@ def reason(ref: Ref) -> str:
         run = "run " if ref.runner in ("npm", "pnpm", "yarn", "bun") and not ref.implicit else ""
         return f"runs `{ref.runner} {run}{ref.name}`, but {where} is called {ref.name}"
     if ref.kind == PACKAGE:
-        return f"names package `{ref.name}`, which no manifest lists (package.json, pyproject.toml, requirements, Cargo.toml, go.mod)"
+        return (
+            f"names package `{ref.name}`, which no manifest lists (package.json, pyproject.toml, requirements, "
+            "Cargo.toml, go.mod)"
+        )
     if ref.kind == MODULE:
         return f"runs `python -m {ref.name}`, but {ref.name} is neither a tracked module nor a dependency"
     if ref.kind == FLAG:

@@ -10,9 +10,9 @@ import hashlib
 import os
 import re
 import subprocess
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from memoryd.team.errors import GitFailed
 
@@ -122,7 +122,8 @@ class Git:
                 self.run("update-ref", "-d", ref, ok=(0, 1))
                 return None
             raise GitFailed(
-                f"git fetch failed: {redact_url(err.strip().splitlines()[-1] if err.strip() else 'exit ' + str(done.returncode))}"
+                "git fetch failed: "
+                f"{redact_url(err.strip().splitlines()[-1] if err.strip() else 'exit ' + str(done.returncode))}"
             )
         return self.rev(ref)
 
@@ -176,7 +177,8 @@ class Git:
             head = raw[pos:end].split()
             if len(head) != 3:
                 raise GitFailed(
-                    f"git cat-file: object {oid} is missing from {self.git_dir}; run `memoryd team sync --accept-rewrite`."
+                    f"git cat-file: object {oid} is missing from {self.git_dir}; run `memoryd team sync "
+                    "--accept-rewrite`."
                 )
             size = int(head[2])
             out[oid] = raw[end + 1 : end + 1 + size]

@@ -9,8 +9,9 @@ An edit beats a concurrent delete. It does NOT read or write the memory folder.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from memoryd.base.errors import InvalidFrontmatter
 from memoryd.base.text import sentences
@@ -19,7 +20,8 @@ from memoryd.store.frontmatter import render_frontmatter, split_frontmatter
 REVIEW_MARK = "> **Needs review:**"
 REVIEW_NOTE = (
     REVIEW_MARK + " {ours} and {theirs} edited this team memory at the same time. "
-    "memoryd kept both below (what {theirs} wrote, without what {ours} already says): merge them into one, then save it."
+    "memoryd kept both below (what {theirs} wrote, without what {ours} already says): merge them into one, then save "
+    "it."
 )
 
 # (base, ours, theirs) bodies → (merged, clean)
@@ -71,7 +73,10 @@ def merge_memory(
     if not extra:  # theirs says nothing ours does not: ours is the merge
         return FileMerge(ours)
     note = REVIEW_NOTE.format(ours=ours_label, theirs=theirs_label)
-    both = f"{note}\n\n### Version by {ours_label}\n\n{o_body.strip()}\n\n### Only in {theirs_label}'s version\n\n{extra}\n"
+    both = (
+        f"{note}\n\n### Version by {ours_label}\n\n{o_body.strip()}\n\n### Only in {theirs_label}'s "
+        f"version\n\n{extra}\n"
+    )
     return FileMerge(render_frontmatter(meta, both) if meta else both, conflict=True)
 
 

@@ -7,8 +7,10 @@ import logging
 import re
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from memoryd.base import limits
 from memoryd.base.errors import InvalidRequest, MemorydError
@@ -39,9 +41,19 @@ def check_remote(url: str) -> str:
 def check_branch(branch: str) -> str:
     if not _BRANCH_RE.match(branch) or branch.endswith(".lock"):
         raise InvalidRequest(
-            f"branch {branch!r} is not a valid git branch name: use letters, digits, '.', '_', '-' or '/', e.g. 'memory'."
+            f"branch {branch!r} is not a valid git branch name: use letters, digits, '.', '_', '-' or '/', e.g. "
+            "'memory'."
         )
     return branch
+
+
+@dataclass(frozen=True, kw_only=True)
+class TeamInit:
+    """A project's team folder tied to its remote, with the first sync's report or why it failed (it is retried)."""
+
+    repo: TeamRepo
+    report: SyncReport | None = None
+    sync_error: str = ""
 
 
 class TeamService:
@@ -111,10 +123,9 @@ class TeamService:
             for repo in self.repos():
                 self.watch(repo.store)
 
-    def init(
-        self, cwd: str, remote: str, branch: str = limits.TEAM_DEFAULT_BRANCH
-    ) -> tuple[TeamRepo, SyncReport | None, str]:
-        """Tie the project's team folder to `remote`/`branch` and run the first sync (its error, if any, is returned)."""
+    def init(self, cwd: str, remote: str, branch: str = limits.TEAM_DEFAULT_BRANCH) -> TeamInit:
+        """Tie the project's team folder to `remote`/`branch` and run the first sync (its error, if any, is
+        returned)."""
         remote, branch = check_remote(remote), check_branch(branch)
         memory_dir = self.stores.memory_dir_for(cwd)
         with self._lock:
@@ -134,9 +145,9 @@ class TeamService:
                 )
             )
         try:
-            return repo, repo.sync(), ""
+            return TeamInit(repo=repo, report=repo.sync())
         except MemorydError as exc:
-            return repo, None, exc.message
+            return TeamInit(repo=repo, sync_error=exc.message)
 
     def repo_for(self, cwd: str) -> TeamRepo:
         memory_dir = self.stores.memory_dir_for(cwd)
@@ -144,7 +155,8 @@ class TeamService:
             repo = self._repos.get(memory_dir)
         if repo is None:
             raise TeamNotConfigured(
-                f"team memory is not set up for {memory_dir}: run `memoryd team init --remote URL` in the project (URL: a git repository the team can reach)."
+                f"team memory is not set up for {memory_dir}: run `memoryd team init --remote URL` in the project "
+                "(URL: a git repository the team can reach)."
             )
         return repo
 
@@ -160,7 +172,8 @@ class TeamService:
         is_update = any(h.type == type and h.name.strip().casefold() == name.strip().casefold() for h in headers)
         if not is_update and len(headers) >= self.settings.max_entries:
             raise EntriesCapped(
-                f"team memory holds {len(headers)} entries, the cap ([team] max_entries = {self.settings.max_entries}): "
+                f"team memory holds {len(headers)} entries, the cap ([team] max_entries = "
+                f"{self.settings.max_entries}): "
                 "update or forget a team memory first, or raise the cap."
             )
         return store.save(name=name, description=description, type=type, body=body, source="team")
@@ -181,7 +194,8 @@ class TeamService:
 
     # ------------------------------------------------------------------ scheduled sync
     def due(self, repo: TeamRepo) -> bool:
-        """Backoff after failures; otherwise every sync_interval_minutes; never after a force-push (a person decides)."""
+        """Backoff after failures; otherwise every sync_interval_minutes; never after a force-push (a person
+        decides)."""
         s, now = repo.state, self.clock()
         if s.remote_rewritten:
             return False

@@ -34,5 +34,5 @@ class TeamState(BaseModel):
         atomic_write(path, json.dumps(self.model_dump(mode="json"), indent=1), mode=0o600)
 
     @classmethod
-    def load(cls, path: Path) -> "TeamState":
+    def load(cls, path: Path) -> TeamState:
         return cls.model_validate_json(path.read_text(encoding="utf-8"))

@@ -12,9 +12,10 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from memoryd.base import limits
 from memoryd.base.errors import MemorydError
@@ -126,9 +127,7 @@ class TeamRepo:
 
     # ------------------------------------------------------------------ setup
     @classmethod
-    def create(
-        cls, root: Path, state: TeamState, store: MemoryDir, settings: TeamSettings, **kwargs: Any
-    ) -> "TeamRepo":
+    def create(cls, root: Path, state: TeamState, store: MemoryDir, settings: TeamSettings, **kwargs: Any) -> TeamRepo:
         repo = cls(root, state, store, settings, **kwargs)
         if not (repo.git.git_dir / "HEAD").is_file():
             repo.git.init_bare()
@@ -245,9 +244,11 @@ class TeamRepo:
             if last and not accept_rewrite and (remote is None or not self.git.is_ancestor(last, remote)):
                 what = "deleted" if remote is None else "rewritten (force-pushed)"
                 raise RemoteRewritten(
-                    f"the team branch {branch!r} on {redact_url(self.state.remote)} was {what} since the last sync; nothing was "
+                    f"the team branch {branch!r} on {redact_url(self.state.remote)} was {what} since the last sync; "
+                    "nothing was "
                     "merged or pushed and your team memories are untouched. Check with your team, then run "
-                    "`memoryd team sync --accept-rewrite` to merge with the new history (both versions of any difference are kept)."
+                    "`memoryd team sync --accept-rewrite` to merge with the new history (both versions of any "
+                    "difference are kept)."
                 )
             base_commit = None if accept_rewrite else last
             if accept_rewrite:
@@ -313,8 +314,8 @@ class TeamRepo:
         merged: dict[str, str] = {}
         for name in sorted(set(base) | set(local) | set(theirs)):
             b, o, t = base.get(name), local.get(name), theirs.get(name)
-            if o == t or t == b or o == b:
-                result = o if o == t or t == b else t
+            if o in (t, b) or t == b:
+                result = o if t in (o, b) else t
             else:
                 if authors is None:
                     authors = self.git.last_authors(remote) if remote else {}

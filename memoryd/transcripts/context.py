@@ -11,9 +11,10 @@ import re
 import sqlite3
 import threading
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 import orjson
 
@@ -121,7 +122,7 @@ class _Learned:
         )
 
     @classmethod
-    def from_json(cls, raw: Any) -> "_Learned":
+    def from_json(cls, raw: Any) -> _Learned:
         data = orjson.loads(raw)
         return cls(data.get("paths", ()), data.get("commands", ()), data.get("markdown", ()))
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Collection, Iterable
+from typing import Any
 
 import orjson
 

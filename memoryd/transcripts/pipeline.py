@@ -12,10 +12,11 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Protocol
+from typing import Any, Protocol
 
 import orjson
 
@@ -184,7 +185,8 @@ class TranscriptPipeline:
         """Read what was appended to `path` since its cursor and feed it to every consumer.
         Concurrent calls for one file run one after the other; the second finds nothing new, from
         the file's stat alone (it does not open the file again). `blocking=False`: when another
-        call is reading the file, return at once (`busy`) instead of waiting for it; `timeout`: wait at most this long."""
+        call is reading the file, return at once (`busy`) instead of waiting for it; `timeout`: wait at most this
+        long."""
         lock = self._lock_for(path)
         if not (lock.acquire(timeout=timeout) if blocking else lock.acquire(blocking=False)):
             return Advance(path=str(path), busy=True)
@@ -295,13 +297,19 @@ class TranscriptPipeline:
             for consumer in self.consumers:
                 consumer.consume(db, file, entries, batch.reset and row is not None)
             db.execute(
-                f"INSERT OR REPLACE INTO transcript_files({', '.join(values)}) VALUES ({', '.join('?' for _ in values)})",
+                f"INSERT OR REPLACE INTO transcript_files({', '.join(values)}) VALUES "
+                f"({', '.join('?' for _ in values)})",
                 tuple(values.values()),
             )
             if ids:
                 db.execute(
                     "INSERT INTO transcript_seen_batches(path, uuids) VALUES (?, ?)", (str(path), orjson.dumps(ids))
                 )
+        self._count(batch, len(entries), malformed, total)
+        return values
+
+    def _count(self, batch: ReadResult, entries: int, malformed: int, total: Advance) -> None:
+        """A folded batch in the metrics, the advance's totals and the bytes read."""
         ok = len(batch.lines) - malformed
         self.metrics.transcript_lines.labels("ok").inc(ok)
         if malformed:
@@ -311,19 +319,20 @@ class TranscriptPipeline:
         total.lines += len(batch.lines)
         total.malformed += malformed
         total.oversized += batch.oversized
-        total.entries += len(entries)
+        total.entries += entries
         total.reset = total.reset or batch.reset
         total.bytes_read += batch.end - batch.start
         total.offset = batch.end
         self.bytes_read += batch.end - batch.start
-        return values
 
     def forget_older_than(self, cutoff: float) -> int:
-        """Drop the cursors and seen ids of transcripts untouched since `cutoff` (Claude Code deletes them after 30 days)."""
+        """Drop the cursors and seen ids of transcripts untouched since `cutoff` (Claude Code deletes them after 30
+        days)."""
         with self.state.transaction() as db:
             for table in ("transcript_seen", "transcript_seen_batches"):
                 db.execute(
-                    f"DELETE FROM {table} WHERE path IN (SELECT path FROM transcript_files WHERE updated_at < ? AND mtime < ?)",
+                    f"DELETE FROM {table} WHERE path IN (SELECT path FROM transcript_files WHERE updated_at < ? AND "
+                    "mtime < ?)",
                     (cutoff, cutoff),
                 )
             return db.execute(

@@ -7,9 +7,9 @@ It does NOT parse; `parser.parse_lines` does.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from memoryd.base import limits
 from memoryd.base.files import open_nofollow

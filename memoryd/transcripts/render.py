@@ -9,7 +9,8 @@ from memoryd.transcripts.parser import Entry
 
 TOOL_PAYLOAD_MAX_CHARS = 2_000  # a tool call's input or a tool result, as the model sees it
 _ENCODER = json.JSONEncoder(ensure_ascii=False, check_circular=False)  # parsed JSON holds no cycles
-# The C encoder `json.dumps(..., ensure_ascii=False)` builds on every call, built once (the pipeline encodes every tool call).
+# The C encoder `json.dumps(..., ensure_ascii=False)` builds on every call, built once (the pipeline encodes every tool
+# call).
 _MAKE = getattr(json.encoder, "c_make_encoder", None)
 _C_ENCODE = _MAKE and _MAKE(
     None, _ENCODER.default, json.encoder.encode_basestring, None, ": ", ", ", False, False, True

@@ -10,8 +10,9 @@ import os
 import queue
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
@@ -37,7 +38,7 @@ HOOK_WAIT_SECONDS = (
 
 
 class _Handler(FileSystemEventHandler):
-    def __init__(self, service: "TranscriptService") -> None:
+    def __init__(self, service: TranscriptService) -> None:
         self.service = service
 
     def on_any_event(self, event: FileSystemEvent) -> None:
@@ -55,7 +56,7 @@ class _Handler(FileSystemEventHandler):
 class _ParentHandler(FileSystemEventHandler):
     """On the nearest existing parent of a missing root: any dir event may be the root appearing."""
 
-    def __init__(self, service: "TranscriptService") -> None:
+    def __init__(self, service: TranscriptService) -> None:
         self.service = service
 
     def on_any_event(self, event: FileSystemEvent) -> None:
@@ -82,7 +83,7 @@ class TranscriptService:
         self.pipeline = TranscriptPipeline(state=state, metrics=metrics, clock=clock)
         self.contexts = SessionContexts(state)  # what each session works on, learned as lines are read
         self.pipeline.subscribe(self.contexts)
-        self._queue: "queue.Queue[Path | None]" = queue.Queue()
+        self._queue: queue.Queue[Path | None] = queue.Queue()
         self._pending: set[Path] = set()
         self._pending_lock = threading.Lock()
         self._watch_lock = threading.Lock()
@@ -102,7 +103,8 @@ class TranscriptService:
         for root in self.real_roots():
             if real == root or (root in real.parents and real.is_dir()):
                 raise InvalidPath(
-                    f"transcript_path {transcript_path} is a directory; pass the session's .jsonl transcript file under it."
+                    f"transcript_path {transcript_path} is a directory; pass the session's .jsonl transcript file "
+                    "under it."
                 )
             if root in real.parents:
                 return real
@@ -202,7 +204,7 @@ class TranscriptService:
     def _files_under(root: Path) -> list[Path]:
         """Every transcript under a root; links are not followed out of it."""
         found: list[Path] = []
-        for folder, dirs, files in os.walk(root):  # os.walk does not follow directory links
+        for folder, _dirs, files in os.walk(root):  # os.walk does not follow directory links
             found.extend(
                 Path(folder) / f for f in files if f.endswith(".jsonl") and not os.path.islink(os.path.join(folder, f))
             )

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from memoryd.base import limits
@@ -24,7 +24,7 @@ class SteppingClock:
             self._ahead += seconds
 
     def now(self) -> datetime:
-        return datetime.now(timezone.utc) + timedelta(seconds=self._ahead)
+        return datetime.now(UTC) + timedelta(seconds=self._ahead)
 
     def time(self) -> float:
         return time.time() + self._ahead

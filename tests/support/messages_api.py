@@ -10,8 +10,9 @@ import json
 import threading
 import uuid
 from collections import deque
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Callable
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
@@ -100,14 +101,14 @@ class ScriptedMessagesAPI:
         try:
             await asyncio.wait_for(done.wait(), seconds)
             return False
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return True
         finally:
             with self._lock:
                 self._waiting.discard(waiter)
 
     # --- server ----------------------------------------------------------------
-    def __enter__(self) -> "ScriptedMessagesAPI":
+    def __enter__(self) -> ScriptedMessagesAPI:
         self._server = ThreadedServer(self.app).__enter__()
         self.url = self._server.url
         return self

@@ -100,7 +100,7 @@ _TITLE_PREFIX = "User role: "
 def title_faults(name: str, description: str) -> list[str]:
     """What is wrong with a title against the description it names: cut inside a word or a phrase,
     a meaning word dropped from between the words it keeps, more than TITLE_MAX_WORDS words."""
-    from memoryd.extract.shape import _DANGLING, _PHRASE_START, TITLE_MAX_WORDS, _TOKEN
+    from memoryd.extract.shape import _DANGLING, _PHRASE_START, _TOKEN, TITLE_MAX_WORDS
 
     words = _TOKEN.findall(name[len(_TITLE_PREFIX) :] if name.startswith(_TITLE_PREFIX) else name)
     source = _TOKEN.findall(description)
@@ -222,7 +222,7 @@ def secret_cases() -> list[SecretCase]:
         rng = random.Random(f"memoryd-secrets-{i}")
         parts: list[str] = []
 
-        def fill(m: re.Match[str]) -> str:
+        def fill(m: re.Match[str], rng: random.Random = rng, parts: list[str] = parts) -> str:
             value = "".join(rng.choice(_ALPHABETS[m.group(1)]) for _ in range(int(m.group(2))))
             parts.append(value)
             return value

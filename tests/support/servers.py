@@ -3,9 +3,9 @@ as a subprocess (`python -m memoryd serve`) with its own MEMORYD_HOME."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
-import asyncio
 import signal
 import socket
 import ssl
@@ -19,7 +19,6 @@ from typing import Any
 
 import httpx
 import uvicorn
-
 
 # Test clients speak plain HTTP to 127.0.0.1, yet httpx builds a TLS context per client and loads the
 # CA bundle into it (~30 ms of CPU each, hundreds of clients per run): they all share this unused one.
@@ -59,7 +58,7 @@ class _PromptServer(uvicorn.Server):
             counter = (counter + 1) % 864000
             try:
                 await asyncio.wait_for(self._wake.wait(), 0.1)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
 
     async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
@@ -78,7 +77,7 @@ class _PromptServer(uvicorn.Server):
             await asyncio.sleep(0.002)
         try:
             await asyncio.wait_for(self._wait_tasks_to_complete(), timeout=self.config.timeout_graceful_shutdown)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             for t in self.server_state.tasks:
                 t.cancel(msg="Task cancelled, timeout graceful shutdown exceeded")
         if not self.force_exit:
@@ -107,7 +106,7 @@ class ThreadedServer:
         self.server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
-    def __enter__(self) -> "ThreadedServer":
+    def __enter__(self) -> ThreadedServer:
         self.thread.start()
         deadline = time.monotonic() + 10
         while not self.server.started:
@@ -133,7 +132,7 @@ class DaemonProcess:
     token: str = ""
     log_path: Path = field(default_factory=Path)
 
-    def start(self, timeout: float = 20.0) -> "DaemonProcess":
+    def start(self, timeout: float = 20.0) -> DaemonProcess:
         self.home.mkdir(parents=True, exist_ok=True)
         runtime = self.home / "daemon.json"
         runtime.unlink(missing_ok=True)

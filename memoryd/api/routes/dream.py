@@ -5,7 +5,16 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from memoryd.api.deps import DreamDep
-from memoryd.api.models import CancelOut, CwdQuery, CwdRequest, DreamStatusOut, RunsOut, RunStartedOut, UndoOut
+from memoryd.api.models import (
+    CancelOut,
+    CwdQuery,
+    CwdRequest,
+    DreamStatusOut,
+    RunOut,
+    RunsOut,
+    RunStartedOut,
+    UndoOut,
+)
 from memoryd.api.openapi import errors
 
 router = APIRouter(tags=["dream"])
@@ -32,7 +41,7 @@ def dream_cancel(body: CwdRequest, dream: DreamDep) -> CancelOut:
 @router.get("/v1/dream/runs")
 def dream_runs(dream: DreamDep, cwd: CwdQuery) -> RunsOut:
     """The project's past consolidation runs, newest first."""
-    return RunsOut.model_validate({"runs": dream.runs(cwd)})
+    return RunsOut(runs=[RunOut.model_validate(run) for run in dream.runs(cwd)])
 
 
 @router.post("/v1/dream/runs/{run_id}/undo", responses=errors(404, 409))

@@ -9,13 +9,13 @@ from fastapi import APIRouter, Query, Response
 from memoryd.api.deps import StoresDep
 from memoryd.api.models import (
     CwdQuery,
-    Scope,
     IndexOut,
     MemoryListOut,
     MemoryOut,
     PromptOut,
     SavedMemoryOut,
     SaveMemoryRequest,
+    Scope,
 )
 from memoryd.api.openapi import errors
 from memoryd.base import limits
@@ -57,7 +57,8 @@ def list_memories(
     q: Annotated[
         str | None,
         Query(
-            description="Only memories whose filename, name or description hold every word of this text (case-insensitive)."
+            description="Only memories whose filename, name or description hold every word of this text "
+            "(case-insensitive)."
         ),
     ] = None,
     offset: Annotated[

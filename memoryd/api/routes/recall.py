@@ -1,4 +1,5 @@
-"""POST /v1/recall: the memories for one prompt of one session (spec §2, §9); GET /v1/recall/log: what past recalls gave and why."""
+"""POST /v1/recall: the memories for one prompt of one session (spec §2, §9); GET /v1/recall/log: what past recalls
+gave and why."""
 
 from __future__ import annotations
 
@@ -40,7 +41,8 @@ def recall_log(
         int, Query(ge=1, le=limits.RECALL_LOG_PER_PROJECT, description="How many, newest first.")
     ] = limits.RECALL_LOG_DEFAULT_LIMIT,
 ) -> RecallLogOut:
-    """The last recalls: the prompt (redacted), the memories given with score and what matched, those just under the cut, or why nothing was."""
+    """The last recalls: the prompt (redacted), the memories given with score and what matched, those just under the
+    cut, or why nothing was."""
     memory_dir = str(stores.for_cwd(cwd).path) if cwd else None
     entries = (
         recall.recall_log.entries(memory_dir=memory_dir, session_id=session, limit=limit) if recall.recall_log else []

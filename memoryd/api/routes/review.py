@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from fastapi import APIRouter, Query
 from pydantic import BaseModel, ConfigDict, Field
 
 from memoryd.api.deps import ReviewDep, StoresDep
+from memoryd.review import queue as review_queue
 
 router = APIRouter(tags=["review"])
 
 
 class ReviewItem(BaseModel):
-    item_id: str
-    memory_dir: str
-    name: str
-    description: str
-    type: str
-    body: str
+    """A memory extraction proposed, as review/queue.py's ReviewItem holds it (all but its fingerprint)."""
+
+    item_id: str = Field(description="The proposal's id (`rv_…`), for edit, approve and reject.")
+    memory_dir: str = Field(description="The memory dir it would be written to.")
+    name: str = Field(description="The memory's title.")
+    description: str = Field(description="Its one-line description.")
+    type: str = Field(description="user, feedback, project or reference.")
+    body: str = Field(description="Its Markdown body.")
     target: str | None = Field(None, description="The existing memory this proposal updates, if any.")
     status: str = Field(..., description="pending, approved or rejected.")
     filename: str | None = Field(None, description="The file written, once approved.")
@@ -38,8 +39,9 @@ class ReviewEdit(BaseModel):
     body: str | None = Field(None, description="New Markdown body.")
 
 
-def _item(data: dict[str, Any]) -> ReviewItem:
-    return ReviewItem.model_validate(data)
+def _item(item: review_queue.ReviewItem) -> ReviewItem:
+    """The API's shape of the core's review item (all but its fingerprint)."""
+    return ReviewItem.model_validate(item, from_attributes=True)
 
 
 @router.get("/v1/review", response_model=ReviewList)

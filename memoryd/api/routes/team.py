@@ -36,7 +36,8 @@ class TeamSyncRequest(RequestModel):
     cwd: Cwd
     accept_rewrite: bool = Field(
         False,
-        description="Merge with a remote whose history was rewritten (force-pushed); both versions of any difference are kept.",
+        description="Merge with a remote whose history was rewritten (force-pushed); both versions of any difference "
+        "are kept.",
     )
 
 
@@ -112,11 +113,11 @@ class SavedTeamMemoryOut(SavedMemoryOut):
 
 @router.post("/v1/team/init", responses=errors(409, 503))
 def team_init(request: TeamInitRequest, team: TeamDep) -> TeamInitOut:
-    """Tie the project's `memory/team/` to a git remote and run the first sync (`sync_error` when it failed; it is retried)."""
-    repo, report, error = team.init(request.cwd, request.remote, request.branch)
-    return TeamInitOut.model_validate(
-        {**repo.status(), "sync": report.redacted() if report else None, "sync_error": error}
-    )
+    """Tie the project's `memory/team/` to a git remote and run the first sync (`sync_error` when it failed; it is
+    retried)."""
+    done = team.init(request.cwd, request.remote, request.branch)
+    sync = done.report.redacted() if done.report else None
+    return TeamInitOut.model_validate({**done.repo.status(), "sync": sync, "sync_error": done.sync_error})
 
 
 @router.post("/v1/team/sync", responses=errors(404, 409, 503))

@@ -24,7 +24,8 @@ def search(
     regex: Annotated[
         bool,
         Query(
-            description="Treat q as a regex in the grep dialect (what ripgrep and Python re read alike; see `memoryd grep --help` or docs/extraction.md)."
+            description="Treat q as a regex in the grep dialect (what ripgrep and Python re read alike; see `memoryd "
+            "grep --help` or docs/extraction.md)."
         ),
     ] = False,
     ignore_case: Annotated[bool, Query(description="Case-insensitive match.")] = False,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from markupsafe import Markup, escape
 
@@ -22,13 +22,13 @@ def as_utc(value: float | str | datetime | None) -> datetime | None:
     if isinstance(value, datetime):
         moment = value
     elif isinstance(value, (int, float)):
-        return datetime.fromtimestamp(float(value), timezone.utc)
+        return datetime.fromtimestamp(float(value), UTC)
     else:
         try:
             moment = datetime.fromisoformat(str(value).strip())
         except ValueError:
             return None
-    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def when(value: float | str | datetime | None) -> Markup:

@@ -5,8 +5,9 @@ sent from any other origin, even another port of this host (same site, so the co
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any, AsyncIterator, Callable
+from typing import Any
 
 from fastapi import Request
 from fastapi.responses import StreamingResponse
@@ -43,7 +44,8 @@ def item(event: Event, titles: dict[str, str]) -> dict[str, Any]:
 
 
 def recent(web: WebView, project: views.Project | None) -> list[dict[str, Any]]:
-    """The last recalls (from the recall log, which outlives a restart) with the extractions and dream runs kept in memory."""
+    """The last recalls (from the recall log, which outlives a restart) with the extractions and dream runs kept in
+    memory."""
     memory_dir = str(project.store.path) if project else None
     recalls = (
         web.recall_log.entries(memory_dir=memory_dir, limit=limits.RECALL_LOG_DEFAULT_LIMIT) if web.recall_log else []
@@ -85,7 +87,7 @@ def stream(web: WebView, memory_dir: str | None, *, render: Callable[[dict[str, 
             while True:
                 try:
                     event = await asyncio.wait_for(queue.get(), limits.ACTIVITY_HEARTBEAT_SECONDS)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     yield ": keep-alive\n\n"
                     continue
                 if event is None:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import functools
 import re
 import time
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from markupsafe import Markup, escape
 
@@ -63,7 +64,8 @@ def _parser() -> Any:
 
 
 def _wikilinks(state: Any) -> None:
-    """Turn `[[Name]]` / `[[file.md|label]]` in text (never in code) into links; env["resolve"] maps a target to a URL or None."""
+    """Turn `[[Name]]` / `[[file.md|label]]` in text (never in code) into links; env["resolve"] maps a target to a URL
+    or None."""
     from markdown_it.token import Token
 
     resolve: Callable[[str], str | None] = state.env.get("resolve") or (lambda target: None)

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import functools
 import hmac
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import quote
 
 from fastapi import Request
@@ -29,7 +30,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 # memoryd's icon: every page links it inline (a data: URL), so no browser asks for /favicon.ico behind the login.
 FAVICON_SVG = (
     '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="7" fill="#2f6fb0"/>'
-    '<text x="16" y="23" font-size="20" font-family="sans-serif" font-weight="bold" text-anchor="middle" fill="#fff">m</text></svg>'
+    '<text x="16" y="23" font-size="20" font-family="sans-serif" font-weight="bold" text-anchor="middle" '
+    'fill="#fff">m</text></svg>'
 )
 
 

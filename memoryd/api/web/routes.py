@@ -7,6 +7,7 @@ the daemon's own (`pages.check_form`); a request carrying the bearer token needs
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -239,7 +240,8 @@ def confirm_delete(request: Request, web: WebViewDep, pid: str, filename: str) -
 def delete_memory(
     request: Request, web: WebViewDep, pid: str, filename: str, version: str | None = Form(None), csrf: str = Form("")
 ) -> Response:
-    """Delete only the version the confirmation showed: changed since, the person is asked again about what it is now."""
+    """Delete only the version the confirmation showed: changed since, the person is asked again about what it is
+    now."""
     check_form(request, csrf)
     p = web.project(pid)
     try:
@@ -358,7 +360,7 @@ def review_decide(
     body = body.replace("\r\n", "\n")  # a textarea's lines arrive as CRLF
     p = web.project(pid)
     item = web.review.get(item_id)
-    if item["memory_dir"] != str(p.store.path):
+    if item.memory_dir != str(p.store.path):
         return page(
             request,
             "message.html",
@@ -368,15 +370,15 @@ def review_decide(
         )
     if action == "reject":
         web.review.reject(item_id)
-        return back(f"{UI_PREFIX}/p/{pid}/review?done=rejected+{item['name']}")
+        return back(f"{UI_PREFIX}/p/{pid}/review?done=rejected+{item.name}")
     try:
         web.review.edit(item_id, name=name, description=description, body=body)
         if action == "approve":
             approved = web.review.approve(item_id)
-            return back(f"{UI_PREFIX}/p/{pid}/review?done=approved+{approved['filename']}")
+            return back(f"{UI_PREFIX}/p/{pid}/review?done=approved+{approved.filename}")
     except MemorydError as exc:
         items = [
-            {**i, "name": name, "description": description, "body": body} if i["item_id"] == item_id else i
+            replace(i, name=name, description=description, body=body) if i.item_id == item_id else i
             for i in web.review.items(p.store)
         ]
         return page(

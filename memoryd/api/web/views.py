@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import difflib
 import hashlib
-from dataclasses import dataclass
-from datetime import date, timedelta, timezone
+from dataclasses import asdict, dataclass
+from datetime import UTC, date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +18,7 @@ from memoryd.base.activity import Activity
 from memoryd.base.clock import Clock
 from memoryd.base.errors import MemorydError, NotFound
 from memoryd.dream import DreamService
+from memoryd.dream.runs import DreamRun
 from memoryd.extract import ExtractionService
 from memoryd.llm import LLMClient, UsageMeter
 from memoryd.recall.log import RecallEntry, RecallLog
@@ -144,7 +145,7 @@ class WebView:
     def runs(self, p: Project) -> list[dict[str, Any]]:
         """The project's dream runs, newest first, each with the diffs of the files it touched."""
         return [
-            {**r, "summary": run_summary(r), "took": took(r), "diffs": self.run_diffs(p.store, r["run_id"])}
+            {**asdict(r), "summary": run_summary(r), "took": took(r), "diffs": self.run_diffs(p.store, r.run_id)}
             for r in self.dream.runs_of(p.store)
         ]
 
@@ -164,7 +165,7 @@ class WebView:
 
     def undo_run(self, p: Project, run_id: str) -> bool:
         """Undo one of this project's dream runs; False when the run is not one of its own."""
-        if run_id not in {r["run_id"] for r in self.dream.runs_of(p.store)}:
+        if run_id not in {r.run_id for r in self.dream.runs_of(p.store)}:
             return False
         self.dream.undo(run_id)
         return True
@@ -172,7 +173,7 @@ class WebView:
     def spend(self, days: int) -> dict[str, Any]:
         """The spend page: tokens per day and purpose over `days`, as rows and a chart, against the daily cap."""
         rows = self.meter.by_day(days)
-        today = self.clock.now().astimezone(timezone.utc).date()
+        today = self.clock.now().astimezone(UTC).date()
         return {
             "chart": spend_chart(rows, today=today, days=days, cap=self.meter.daily_cap),
             "rows": rows,
@@ -183,27 +184,27 @@ class WebView:
         }
 
 
-def run_summary(run: dict[str, Any]) -> str:
+def run_summary(run: DreamRun) -> str:
     """What a dream run did, in words, for the line that leads its section ("Updated 2 memories, deleted 1")."""
-    if run["status"] == "running":
+    if run.status == "running":
         return "Running"
-    ops = [c["op"] for c in run["changes"]]
+    ops = [c["op"] for c in run.changes]
     done = [
         f"{verb} {n} memor{'y' if n == 1 else 'ies'}"
         for verb, n in (("updated", ops.count("write")), ("deleted", ops.count("delete")))
         if n
     ]
     said = ", ".join(done).capitalize() or "Changed nothing"
-    if run["status"] == "failed":
+    if run.status == "failed":
         return f"Failed: {said.lower()}"
-    if run["status"] == "cancelled":
+    if run.status == "cancelled":
         return f"Cancelled: {said.lower()}"
     return said
 
 
-def took(run: dict[str, Any]) -> str:
+def took(run: DreamRun) -> str:
     """How long a finished run took, in words ("" while it runs)."""
-    start, end = as_utc(run["started_at"]), as_utc(run["finished_at"])
+    start, end = as_utc(run.started_at), as_utc(run.finished_at)
     if start is None or end is None:
         return ""
     seconds = (end - start).total_seconds()
@@ -224,12 +225,14 @@ def spend_chart(rows: list[dict[str, Any]], *, today: date, days: int, cap: int)
     plot_h = height - bottom - top
     slot = (width - left) / days
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height + 24 * max(1, len(purposes))}" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" '
+        f'height="{height + 24 * max(1, len(purposes))}" '
         f'viewBox="0 0 {width} {height + 24 * max(1, len(purposes))}" '
         f'aria-label="model tokens per day and purpose" class="chart">'
     ]
     parts.append(
-        f'<text x="4" y="{top + 8}" font-size="11">{peak:,}</text><text x="4" y="{height - bottom}" font-size="11">0</text>'
+        f'<text x="4" y="{top + 8}" font-size="11">{peak:,}</text><text x="4" y="{height - bottom}" '
+        'font-size="11">0</text>'
     )
     for i, d in enumerate(day_list):
         x = left + i * slot + slot * 0.15
@@ -245,7 +248,8 @@ def spend_chart(rows: list[dict[str, Any]], *, today: date, days: int, cap: int)
             parts.append(f'<text x="{x:.1f}" y="{height - 10}" font-size="10">{escape(d[5:])}</text>')
     if cap and cap > peak:
         parts.append(
-            f'<text x="{left + 4}" y="{top + 8}" font-size="10" fill="#c0392b">daily cap {cap:,} (above this scale)</text>'
+            f'<text x="{left + 4}" y="{top + 8}" font-size="10" fill="#c0392b">daily cap {cap:,} (above this '
+            "scale)</text>"
         )
     elif cap:
         cy = height - bottom - plot_h * cap / peak

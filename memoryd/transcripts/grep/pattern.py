@@ -51,7 +51,8 @@ class Pattern:
 
 def _refuse(text: str, why: str) -> InvalidPattern:
     return InvalidPattern(
-        f"q {text!r} {why}; see `memoryd grep --help` for the regex dialect, or search literally (regex=false; no --regex)."
+        f"q {text!r} {why}; see `memoryd grep --help` for the regex dialect, or search literally (regex=false; no "
+        "--regex)."
     )
 
 
@@ -215,7 +216,8 @@ class _Parser:
                 return "".join(out) + "]"
             if self.text.startswith(("--", "&&", "~~", "||"), self.at):
                 raise self.fail(
-                    f"has {self.text[self.at : self.at + 2]!r} in a class (set syntax differs between engines): escape one of them"
+                    f"has {self.text[self.at : self.at + 2]!r} in a class (set syntax differs between engines): "
+                    "escape one of them"
                 )
             rg, lo = self.class_item()
             if self.peek() == "-" and self.peek(1) not in ("]", ""):
@@ -286,7 +288,8 @@ def compile_pattern(pattern: str, *, regex: bool, ignore_case: bool = False) -> 
     if regex:
         if compiled.search(b"") is not None:
             raise InvalidPattern(
-                f"q {text!r} matches the empty string, so it matches every line: make it require text, e.g. 'timeout\\w+'."
+                f"q {text!r} matches the empty string, so it matches every line: make it require text, e.g. "
+                "'timeout\\w+'."
             )
         if all(compiled.search(p) for p in _CATCH_ALL_PROBES) or any(
             compiled.fullmatch(c) for c in (b"a", b"Z", b"0", b" ")

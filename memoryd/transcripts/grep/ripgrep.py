@@ -15,8 +15,9 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import Any, Callable, Generator, Iterator
+from typing import Any
 
 from memoryd.base import limits
 from memoryd.transcripts.grep.files import Found, Transcript, read_line

@@ -8,8 +8,8 @@ is run only on lines holding the literal it requires, else over the chunk.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
-from typing import Callable, Generator, Iterator
 
 from memoryd.base import limits
 from memoryd.transcripts.grep.files import NOFOLLOW, Found, Transcript
@@ -44,7 +44,8 @@ def scan_file(
     """(line number, line) of each matching line; None (then nothing) when time runs out. A line
     longer than GREP_LINE_MAX_BYTES is searched in pieces of that size; an unreadable file has none."""
     try:
-        f = open(path, "rb", buffering=0, opener=lambda p, flags: os.open(p, flags | NOFOLLOW))
+        # opened apart from its `with` so that a file that cannot be opened yields nothing
+        f = open(path, "rb", buffering=0, opener=lambda p, flags: os.open(p, flags | NOFOLLOW))  # noqa: SIM115
     except OSError:
         return
     line_no, last_hit = 1, 0

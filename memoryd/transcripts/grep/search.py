@@ -10,9 +10,10 @@ import json
 import logging
 import re
 import time
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Generator, Iterator
+from typing import Any
 
 from memoryd.base import limits
 from memoryd.base.errors import InvalidRequest

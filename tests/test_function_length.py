@@ -1,0 +1,45 @@
+"""No function in memoryd/ is over 80 lines (docs/development.md): a longer one is split into named steps."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+MAX_LINES = 80
+# typed after #38/#42 land: functions in files other branches are still changing (the lead empties this list)
+NOT_YET = {
+    "memoryd/config.py",
+    "memoryd/server.py",
+    "memoryd/integrations/claude_code.py",
+    "memoryd/integrations/claude_code_hooks.py",
+    "memoryd/api/models.py",
+    "memoryd/cli/hook_forward.py",
+    "memoryd/base/identity.py",
+    "memoryd/service/runtime_file.py",
+}
+NOT_YET_DIRS = ("memoryd/recall/", "memoryd/store/")
+
+
+def long_functions(root: Path = ROOT) -> list[str]:
+    """`path:line name (n lines)` of every function in memoryd/ longer than MAX_LINES."""
+    found = []
+    for path in sorted((root / "memoryd").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel in NOT_YET or rel.startswith(NOT_YET_DIRS):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                lines = (node.end_lineno or node.lineno) - start + 1
+                if lines > MAX_LINES:
+                    found.append(f"{rel}:{node.lineno} {node.name} ({lines} lines)")
+    return found
+
+
+def test_no_function_is_over_80_lines() -> None:
+    assert long_functions() == [], "split these into named steps:\n" + "\n".join(long_functions())
+
+
+if __name__ == "__main__":
+    print("\n".join(long_functions()) or "none")
