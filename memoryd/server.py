@@ -17,7 +17,7 @@ import signal
 import socket
 import sys
 import threading
-from typing import Iterator
+from collections.abc import Iterator
 
 import uvicorn
 from fastapi import FastAPI
@@ -156,7 +156,8 @@ def services_of(daemon: Daemon) -> Services:
 
 
 def build_app(daemon: Daemon) -> FastAPI:
-    """The app over the daemon's parts; its lifespan starts the daemon and stops it (tests and benches serve this too)."""
+    """The app over the daemon's parts; its lifespan starts the daemon and stops it (tests and "
+    "benches serve this too)."""
     return create_app(services_of(daemon), start=daemon.start, stop=daemon.stop)
 
 
@@ -187,7 +188,8 @@ def _serve_claimed(settings: Settings) -> int:
         sock = bind_socket(settings.server.host, settings.server.port)
     except OSError as exc:
         log.error(
-            "cannot listen on %s:%s (%s); is memoryd already running (memoryd status)? Otherwise set MEMORYD_PORT to a free port.",
+            "cannot listen on %s:%s (%s); is memoryd already running (memoryd status)? Otherwise set "
+            "MEMORYD_PORT to a free port.",
             settings.server.host,
             settings.server.port,
             exc.strerror,

@@ -10,7 +10,8 @@ the field's location; the error handler (api/errors.py) renders them with the co
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, Self
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Self
 
 from fastapi import Query
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator
@@ -137,7 +138,8 @@ class SaveMemoryRequest(RequestModel):
     body: Text = Field("", description="Markdown body; feedback/project carry **Why:** and **How to apply:** lines.")
     expected_version: str | None = Field(
         None,
-        description="The `version` from the GET you edited (an If-Match): 409 when the file changed since, nothing written.",
+        description="The `version` from the GET you edited (an If-Match): 409 when the file changed "
+        "since, nothing written.",
     )
     scope: Scope = Field(
         "project",
@@ -231,7 +233,8 @@ class RecallRequest(RequestModel):
     context: list[Annotated[str, Field(max_length=limits.RECALL_CONTEXT_ITEM_CHARS)]] = Field(
         default_factory=list,
         max_length=limits.RECALL_CONTEXT_ITEMS,
-        description="What the session is working on, most recent last: file paths and shell commands (the Claude Code hook learns them from the transcript).",
+        description="What the session is working on, most recent last: file paths and shell commands "
+        "(the Claude Code hook learns them from the transcript).",
     )
 
 

@@ -170,10 +170,8 @@ def forward(
 
 def _context(event: str, text: str) -> str:
     """A hook answer carrying `text` (no JSON encoder loaded: the notes are plain ASCII without quotes)."""
-    return '{"hookSpecificOutput": {"hookEventName": "%s", "additionalContext": "%s"}}' % (
-        event,
-        text.replace("\\", "\\\\").replace('"', '\\"'),
-    )
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    return f'{{"hookSpecificOutput": {{"hookEventName": "{event}", "additionalContext": "{escaped}"}}}}'
 
 
 def answer_hook(body: bytes, env: dict[str, str] | os._Environ[str], await_model: bool = False) -> str | None:

@@ -156,7 +156,8 @@ def _read_settings(path: Path, within: Path | None = None) -> dict[str, Any]:
         raise InvalidRequest(f"{exc}. Nothing was changed.") from exc
     except json.JSONDecodeError as exc:
         raise InvalidRequest(
-            f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}); fix it by hand, then run the command again. Nothing was changed."
+            f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}); fix it by hand, then run the "
+            f"command again. Nothing was changed."
         ) from exc
     if not isinstance(data, dict):
         raise InvalidRequest(f"{path} does not hold a JSON object; fix it by hand. Nothing was changed.")
@@ -223,7 +224,10 @@ class SettingsFile:
 
 def _read_raw(path: Path) -> tuple[bytes | None, os.stat_result | None]:
     """A settings file's bytes, following a link; a FIFO never blocks, a directory or device is refused by name."""
-    fix = f"Claude Code reads it as a regular JSON file: move it aside (mv '{path}' '{path}.moved'), then run the command again. Nothing was changed."
+    fix = (
+        f"Claude Code reads it as a regular JSON file: move it aside (mv '{path}' '{path}.moved'), "
+        f"then run the command again. Nothing was changed."
+    )
     try:
         raw, st = read_small_file(path, limits.SETTINGS_FILE_MAX_BYTES)
     except FileNotFoundError:
@@ -268,7 +272,7 @@ def hooks_forward_session_env(cwd: Path, env: dict[str, str] | None = None) -> b
     """Do the installed SessionStart hooks send the session's native-memory switches (newer installs)?"""
     for scope in ("user", "project", "local"):
         try:
-            data = _read_settings(settings_path(scope, cwd, env), None if scope == "user" else cwd)  # type: ignore[arg-type]
+            data = _read_settings(settings_path(scope, cwd, env), None if scope == "user" else cwd)
         except InvalidRequest:
             continue
         groups = (data.get("hooks") or {}).get("SessionStart") or []
@@ -285,7 +289,7 @@ def installed_scopes(cwd: Path, env: dict[str, str] | None = None) -> list[str]:
     found = []
     for scope in ("user", "project", "local"):
         try:
-            data = _read_settings(settings_path(scope, cwd, env), None if scope == "user" else cwd)  # type: ignore[arg-type]
+            data = _read_settings(settings_path(scope, cwd, env), None if scope == "user" else cwd)
         except InvalidRequest:
             continue
         hooks = data.get("hooks") or {}

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from memoryd.base import limits
 from memoryd.base.errors import MemorydError
@@ -144,7 +145,8 @@ class HookService:
                 store = self.stores.for_cwd(cwd)
                 context = self._session_context(store, payload, session_id)
                 self._remember_prompt(session_id, str(payload.get("prompt") or ""))
-                # max_chars: memories that would overflow Claude Code's cap are left for a later prompt, not marked surfaced.
+                # max_chars: memories that would overflow Claude Code's cap are left for a later prompt,
+                # not marked surfaced.
                 result = self.recall.recall(
                     cwd,
                     str(payload.get("prompt") or ""),

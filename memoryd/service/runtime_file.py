@@ -93,6 +93,8 @@ def read_runtime_file(home: Path) -> dict[str, Any] | None:
         data = json.loads((home / RUNTIME_FILENAME).read_text(encoding="utf-8"))
     except (FileNotFoundError, json.JSONDecodeError):
         return None
+    if not isinstance(data, dict):
+        return None
     pid = data.get("pid")
     if not isinstance(pid, int):
         return None
