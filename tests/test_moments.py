@@ -225,7 +225,11 @@ def test_the_sql_example_end_to_end_through_the_hooks(live: LiveDaemon, project:
     assert hook(live, {**base, "hook_event_name": "Stop", "stop_hook_active": False}) == {}
     step_over_settle(live.daemon)
     deadline = time.monotonic() + 30
-    while not live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]:
+    store = live.daemon.stores.for_cwd(str(project))
+    # listed as soon as it is saved; on disk once its group commit publishes it (the prompt's gate reads the dir)
+    while not (
+        live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"] and store.has_memories()
+    ):
         assert time.monotonic() < deadline, "extraction did not write the memory"
         time.sleep(0.05)
     prompt = "Add an endpoint that lists orders per customer, with the SQL for it"
