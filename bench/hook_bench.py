@@ -3,7 +3,9 @@ process per event (as Claude Code runs it) against a real daemon, for PreToolUse
 UserPromptSubmit and SessionStart, beside the floor of this Python's own start and the daemon's own
 time for the same events (two requests on one kept-alive connection: the identity proof, then the event).
 
-Run: .venv/bin/python bench/hook_bench.py [--runs 40]   (prints a table, writes bench/results/hook_bench.json)
+Run: .venv/bin/python bench/hook_bench.py [--runs 40] [--memoryd PATH]   (prints a table, writes bench/results/hook_bench.json)
+A wheel install as users have it:  .venv/bin/pip wheel --no-deps -w /tmp/w . && python3 -m venv /tmp/wv &&
+  /tmp/wv/bin/pip install /tmp/w/memoryd-*.whl && .venv/bin/python bench/hook_bench.py --memoryd /tmp/wv/bin/memoryd
 Target (issue #38): the PreToolUse hook adds at most 30 ms per tool call, median, whole process.
 """
 
@@ -75,12 +77,17 @@ def daemon_times(api: Any, event: dict[str, Any], runs: int) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=40, help="processes per event (default 40)")
+    parser.add_argument(
+        "--memoryd",
+        default=None,
+        help="the `memoryd` command to time (default: this venv's); e.g. one installed from the wheel, as users have it",
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from memoryd.client import MemorydClient
     from tests.support.servers import DaemonProcess, daemon_env
 
-    memoryd = str(Path(sys.executable).parent / "memoryd")
+    memoryd = args.memoryd or str(Path(sys.executable).parent / "memoryd")
     reference = reference_loop_ms()
     with tempfile.TemporaryDirectory() as tmp:
         home, project = Path(tmp) / "home", Path(tmp) / "project"
