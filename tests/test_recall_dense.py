@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import threading
 import time
 from pathlib import Path
 
@@ -216,5 +217,63 @@ def test_a_memory_far_in_meaning_is_not_injected_even_when_words_match(home: Pat
     assert [m.filename for m in daemon.recall.recall(str(project), "the staging cluster cache", "s2").memories] == [
         fn
     ]  # cosine 0.995
+    daemon.recall.close()
+    daemon.state.close()
+
+
+def _toy_backend(calls: list[tuple[str, list[str]]]) -> Backend:
+    """A two-dimensional stand-in model that records which thread embedded which texts."""
+
+    def passages(texts: list[str]) -> np.ndarray:
+        calls.append((threading.current_thread().name, list(texts)))
+        return np.stack([np.array([1.0, 0.0], dtype=np.float32) for _ in texts])
+
+    return Backend(
+        "toy",
+        "toy 1",
+        passages,
+        lambda text: np.array([1.0, 0.0], dtype=np.float32),
+        fusion_weight=2.0,
+        min_similarity=0.8,
+    )
+
+
+def test_a_save_answers_before_its_vector_and_the_next_recall_puts_it_first(home: Path, project: Path) -> None:
+    """Issue 42: a lone save waited for one embedding (25-30 ms of its 30-47 ms). Now the save leaves the
+    vector owed and answers; the next recall puts it before it ranks (no embedding thread runs here)."""
+    daemon = Daemon(make_settings(home, MEMORYD_RECALL_DENSE="off"))
+    calls: list[tuple[str, list[str]]] = []
+    daemon.recall.indexes.encoder.backend = _toy_backend(calls)
+    store = daemon.stores.for_cwd(str(project))
+    fn = store.save(
+        name="Redis cache", description="The session cache is Redis 7", type="project", body="x"
+    ).memory.filename
+    assert calls == [] and daemon.recall.indexes.dense_pending() == 1  # the save did not wait for the model
+    got = daemon.recall.recall(str(project), "where is the session cache", "s1")
+    assert [m.filename for m in got.memories] == [fn]
+    assert [texts for _, texts in calls] == [["Redis cache. The session cache is Redis 7"]]
+    assert daemon.recall.indexes.dense_pending() == 0
+    assert daemon.recall.indexes.refresh(store).dense.digest(fn) is not None
+    daemon.recall.recall(str(project), "where is the session cache again", "s2")
+    assert len(calls) == 1  # paid once
+    daemon.state.close()
+
+
+def test_the_embedding_thread_pays_a_saved_memorys_vector_without_a_recall(home: Path, project: Path) -> None:
+    daemon = Daemon(make_settings(home, MEMORYD_RECALL_DENSE="off"))
+    calls: list[tuple[str, list[str]]] = []
+    daemon.recall.indexes.encoder.backend = _toy_backend(calls)
+    daemon.recall.indexes.start_dense()
+    embedded(daemon)
+    store = daemon.stores.for_cwd(str(project))
+    fn = store.save(
+        name="Release train", description="Releases ship on Tuesdays", type="project", body="x"
+    ).memory.filename
+    deadline = time.monotonic() + 30
+    while daemon.recall.indexes.dense_pending():
+        assert time.monotonic() < deadline, "the embedding thread never paid the save's vector"
+        time.sleep(0.01)
+    assert calls == [("recall-embed", ["Release train. Releases ship on Tuesdays"])]  # off the save's thread
+    assert daemon.recall.indexes.refresh(store).dense.digest(fn) is not None
     daemon.recall.close()
     daemon.state.close()

@@ -57,6 +57,9 @@ class StoreIndex:
         default_factory=dict
     )  # filename -> (text to embed, its hash), filled as the embedding thread asks
     dense_synced: int = -1  # the `_changes` the dense index last caught up with
+    owed: dict[str, int] = field(
+        default_factory=dict
+    )  # saved through the store, vector not yet put: filename -> write number
     swept_at: float = 0.0  # monotonic time of the last directory sweep
     generation: int = 0  # how many times the index was started over (`StoreIndexes._forget`)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -121,6 +124,8 @@ class StoreIndexes:
         self._items: dict[Path, StoreIndex] = {}
         self._lock = threading.Lock()
         self._dense_write = threading.Lock()  # the embedding thread and the write path both put vectors
+        self._owed_lock = threading.Lock()  # one payer of saved memories' vectors at a time (thread or request)
+        self._writes = 0  # numbers the saves whose vector is owed
         self._serving = 0  # requests being answered: the embedding thread waits for none before a batch
         self._last_request = 0.0  # monotonic time the last request ended
         self._idle = threading.Condition()
@@ -157,6 +162,7 @@ class StoreIndexes:
             self._apply(store, item, [store.path / fn for fn in dirty])
             if len(dirty) <= REQUEST_EMBED_MAX:  # a hand edit or two: ranked with its vector, like a save
                 self.embed_now(item, sorted(dirty))
+        self.pay_owed(item)
         big = len(item.files) >= self.watched_sweep_min_files
         if item.built and big and not wait:  # a safety net for missed events, off the request path
             every = WATCHED_SAFETY_SWEEP_SECONDS if self.is_watched(store.path) else limits.RECALL_WATCHED_SWEEP_SECONDS
@@ -227,17 +233,29 @@ class StoreIndexes:
                 item.built, item.swept_at = True, time.monotonic()
 
     def _apply(
-        self, store: MemoryDir, item: StoreIndex, changed: list[str] | list[Path], gone: list[str] | None = None
+        self,
+        store: MemoryDir,
+        item: StoreIndex,
+        changed: list[str] | list[Path],
+        gone: list[str] | None = None,
+        *,
+        owed: bool = False,
     ) -> None:
         """Read and tokenise the changed files (outside the lock), then put them in, by batches
-        (bounded peak memory; a concurrent request waits for one batch at most)."""
+        (bounded peak memory; a concurrent request waits for one batch at most). `owed`: saved
+        through the store, so their vectors are owed to the next recall (`pay_owed`)."""
         for i in range(0, len(changed), BATCH):
-            self._apply_batch(store, item, changed[i : i + BATCH], gone if i == 0 else None)
+            self._apply_batch(store, item, changed[i : i + BATCH], gone if i == 0 else None, owed)
         if not changed:
-            self._apply_batch(store, item, [], gone)
+            self._apply_batch(store, item, [], gone, owed)
 
     def _apply_batch(
-        self, store: MemoryDir, item: StoreIndex, changed: list[str] | list[Path], gone: list[str] | None
+        self,
+        store: MemoryDir,
+        item: StoreIndex,
+        changed: list[str] | list[Path],
+        gone: list[str] | None,
+        owed: bool = False,
     ) -> None:
         parsed = []
         for entry in changed:
@@ -247,6 +265,7 @@ class StoreIndexes:
             doc = analyse(path.name, got[0].name, got[0].description, got[1]) if got else None
             parsed.append((path.name, got, doc))
         with item.lock:
+            in_step = item.dense_synced == item._changes  # the embedding thread has nothing else to catch up on
             try:
                 for fn in gone or ():
                     self._drop(item, fn)
@@ -267,6 +286,13 @@ class StoreIndexes:
                 )
                 self._forget(item)
             item._changes += 1
+            if owed and self.encoder.ready:
+                for fn, got, _ in parsed:
+                    if got is not None:
+                        self._writes += 1
+                        item.owed[fn] = self._writes
+                if in_step:  # the owed vectors are all the thread would find: no sweep of the store for them
+                    item.dense_synced = item._changes
 
     @staticmethod
     def _forget(item: StoreIndex) -> None:
@@ -340,7 +366,7 @@ class StoreIndexes:
             return 0
         with self._lock:
             items = list(self._items.values())
-        return sum(len(self._stale(item)) for item in items if item.dense_synced != item._changes)
+        return sum(len(self._stale(item)) if item.dense_synced != item._changes else len(item.owed) for item in items)
 
     @staticmethod
     def _stale(item: StoreIndex) -> list[tuple[str, str, bytes]]:
@@ -364,7 +390,12 @@ class StoreIndexes:
         backend = self.encoder.backend
         if backend is None:
             return
+        while item.owed and not self._closed:  # what saves left, first: the next recall would pay it itself
+            self._yield_to_requests()
+            self.pay_owed(item, at_most=self._batch_size())
         with item.lock:
+            if item.dense_synced == item._changes:
+                return
             version = item._changes
             gone = [fn for fn in item.dense.filenames() if fn not in item.by_name]
         with self._dense_write:
@@ -380,7 +411,7 @@ class StoreIndexes:
             if self._closed:
                 return
             self._yield_to_requests()
-            size = BUSY_BATCH if time.monotonic() - self._last_request < BUSY_SECONDS else EMBED_BATCH
+            size = self._batch_size()
             batch, i = todo[i : i + size], i + size
             vectors = backend.passages([text for _, text, _ in batch])
             self.embedded += len(batch)
@@ -394,6 +425,9 @@ class StoreIndexes:
                 )
             self.vector_cache.put_many(backend.key, [(d, v) for (_, _, d), v in zip(batch, vectors, strict=True)])
         item.dense_synced = version  # changes since then wake the thread again
+
+    def _batch_size(self) -> int:
+        return BUSY_BATCH if time.monotonic() - self._last_request < BUSY_SECONDS else EMBED_BATCH
 
     def memory(self, store: MemoryDir, filename: str) -> Memory:
         """A memory read from the store (five per request at most: the index keeps no bodies)."""
@@ -412,17 +446,38 @@ class StoreIndexes:
 
     def written(self, event: WriteEvent) -> None:
         """A write through a MemoryDir (API, CLI, extraction, dream, team, review): the file is put
-        in the index and embedded now, on the writer's thread (one file: ~0.3 ms to read and
-        tokenise, one embedding), so the next recall ranks it as it will minutes later."""
+        in the lexical index on the writer's thread (~0.3 ms to read and tokenise) and its vector is
+        owed: the embedding thread pays it at once, and the next recall pays what is still owed
+        before it ranks, so it ranks the memory as it will minutes later. The save does not wait
+        for the model (one embedding was 25-30 ms of a 30-47 ms lone save, issue 42)."""
         if event.op == "secret_refused" or "/" in event.filename or not event.filename.endswith(".md"):
             return
         item = self._item(event.store)
         with item.lock:
             current = item.files.get(event.filename, ABSENT) == key_now(event.store.path / event.filename)
         if not current:
-            self._apply(event.store, item, [event.filename])
-        if event.op == "write":
-            self.embed_now(item, [event.filename])
+            self._apply(event.store, item, [event.filename], owed=event.op == "write")
+        elif event.op == "write" and self.encoder.ready:
+            with item.lock:
+                self._writes += 1
+                item.owed[event.filename] = self._writes
+        if item.owed:
+            self._dense_wake.set()
+
+    def pay_owed(self, item: StoreIndex, *, at_most: int | None = None) -> None:
+        """Put the vectors saves left owed (all of them, or `at_most`): one payer at a time, so a
+        recall waits for the thread's batch in flight instead of embedding the same text again."""
+        if not item.owed:
+            return
+        with self._owed_lock:
+            with item.lock:
+                due = list(item.owed.items())[:at_most]
+            for i in range(0, len(due), EMBED_BATCH):
+                self.embed_now(item, [fn for fn, _ in due[i : i + EMBED_BATCH]])
+            with item.lock:
+                for fn, number in due:
+                    if item.owed.get(fn) == number:  # saved again meanwhile: still owed
+                        del item.owed[fn]
 
     def embed_now(self, item: StoreIndex, filenames: list[str]) -> None:
         """Give these memories their vectors now (from the cache, else the model); a few at most."""
