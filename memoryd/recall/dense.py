@@ -30,6 +30,7 @@ FUSION_DEPTH = 50  # candidates read from each list (the lexical top 50 holds ~0
 EMBED_BATCH = 8  # memories per engine call in the background: ~0.1 s on two threads, the longest a request can meet it
 ENGINE_THREADS = max(1, min(2, os.cpu_count() or 1))  # the engine's OpenMP threads: a batch spreads its texts over them
 VECTORS_FILENAME = "recall-vectors.sqlite"
+SIMILARITY_BLOCK = 4_096  # rows converted to float32 at a time (1.5 MB: stays in cache)
 
 
 @dataclass(frozen=True)
@@ -194,12 +195,14 @@ class VectorCache:
 
 
 class DenseIndex:
-    """Unit vectors in the rows of one float32 matrix, a row per memory (a freed row is reused),
-    written only by the embedding thread: a request reads the matrix as it stands and never
-    rebuilds it (20,000 memories: one 30 MB matrix-vector product of ~3 ms)."""
+    """Unit vectors as int8 rows with one float32 scale each (a row per memory, a freed row reused),
+    written only by the embedding thread: a request reads the rows as they stand and never rebuilds
+    them. 20,000 memories: 7.7 MB instead of 30 MB of float32 (48 MB once the matrix had doubled),
+    and the product with a query, by blocks that stay in cache, ~4x faster (issue 42). The cosine
+    moves by under 0.002 (vectors come from the cache as float16 anyway)."""
 
     def __init__(self) -> None:
-        self._matrix = np.zeros((0, 0), dtype=np.float32)
+        self._rows: tuple[Any, Any] = (np.zeros((0, 0), dtype=np.int8), np.zeros(0, dtype=np.float32))
         self._names: list[str | None] = []  # row -> filename (None: free)
         self._row: dict[str, int] = {}
         self._digest: dict[str, bytes] = {}
@@ -214,6 +217,11 @@ class DenseIndex:
     def digest(self, filename: str) -> bytes | None:
         return self._digest.get(filename)
 
+    @property
+    def nbytes(self) -> int:
+        matrix, scales = self._rows
+        return int(matrix.nbytes + scales.nbytes)
+
     def put_many(self, items: list[tuple[str, bytes, Any]]) -> None:
         for fn, digest, vec in items:
             row = self._row.get(fn)
@@ -222,15 +230,21 @@ class DenseIndex:
                 if row == len(self._names):
                     self._grow(row + 1, len(vec))
                     self._names.append(None)
-            self._matrix[row] = vec  # the row first, then the name that makes it visible
+            v = np.asarray(vec, dtype=np.float32)
+            scale = float(np.abs(v).max()) / 127.0 or 1.0
+            matrix, scales = self._rows
+            matrix[row] = np.rint(v / scale).astype(np.int8)  # the row first, then the name that makes it visible
+            scales[row] = scale
             self._names[row], self._row[fn], self._digest[fn] = fn, row, digest
 
     def _grow(self, rows: int, dim: int) -> None:
-        if rows > len(self._matrix):
-            bigger = np.zeros((max(rows, 2 * len(self._matrix), 64), dim), dtype=np.float32)
-            if len(self._matrix):
-                bigger[: len(self._matrix)] = self._matrix
-            self._matrix = bigger  # a request holding the old matrix still reads valid rows
+        matrix, scales = self._rows
+        if rows > len(matrix):
+            size = max(rows, len(matrix) + len(matrix) // 4, 256)  # a quarter more: little left unused
+            bigger, wider = np.zeros((size, dim), dtype=np.int8), np.zeros(size, dtype=np.float32)
+            if len(matrix):
+                bigger[: len(matrix)], wider[: len(scales)] = matrix, scales
+            self._rows = (bigger, wider)  # one swap: a request holding the old pair still reads valid rows
 
     def remove(self, filename: str) -> None:
         row = self._row.pop(filename, None)
@@ -244,8 +258,13 @@ class DenseIndex:
         names = list(self._names)
         if not self._row:
             return None
-        matrix = self._matrix[: len(names)]
-        return matrix @ np.asarray(query_vector, dtype=np.float32), names, dict(self._row)
+        matrix, scales = self._rows
+        n, q = len(names), np.asarray(query_vector, dtype=np.float32)
+        sims = np.empty(n, dtype=np.float32)
+        for i in range(0, n, SIMILARITY_BLOCK):
+            sims[i : i + SIMILARITY_BLOCK] = matrix[i : min(n, i + SIMILARITY_BLOCK)].astype(np.float32) @ q
+        sims *= scales[:n]
+        return sims, names, dict(self._row)
 
 
 def fuse(

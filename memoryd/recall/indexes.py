@@ -53,9 +53,9 @@ class StoreIndex:
     building: bool = False  # a background pass is running
     dirty: set[str] = field(default_factory=set)  # files named by writes and watcher events since
     dense: DenseIndex = field(default_factory=DenseIndex)
-    digests: dict[str, tuple[str, bytes]] = field(
+    digests: dict[str, bytes] = field(
         default_factory=dict
-    )  # filename -> (text to embed, its hash), filled as the embedding thread asks
+    )  # filename -> hash of the text to embed, filled as the embedding thread asks (the text is not kept: 3 MB at 20,000)
     dense_synced: int = -1  # the `_changes` the dense index last caught up with
     owed: dict[str, int] = field(
         default_factory=dict
@@ -373,16 +373,13 @@ class StoreIndexes:
         """Memories whose vector is missing or of an older text; hashed outside the lock (20,000: ~40 ms)."""
         with item.lock:
             unhashed = [(fn, h) for fn, h in item.by_name.items() if fn not in item.digests]
-        hashed = {
-            fn: (text, text_digest(text))
-            for fn, text in ((fn, embed_text(h.name, h.description)) for fn, h in unhashed)
-        }
+        hashed = {fn: text_digest(embed_text(h.name, h.description)) for fn, h in unhashed}
         with item.lock:
             for fn, value in hashed.items():
                 if item.by_name.get(fn) is not None and fn not in item.digests:
                     item.digests[fn] = value
-            digests = list(item.digests.items())
-        return [(fn, text, digest) for fn, (text, digest) in digests if item.dense.digest(fn) != digest]
+            stale = [(fn, item.by_name.get(fn), d) for fn, d in item.digests.items() if item.dense.digest(fn) != d]
+        return [(fn, embed_text(h.name, h.description), d) for fn, h, d in stale if h is not None]
 
     def sync_dense(self, item: StoreIndex) -> None:
         """Give every memory of the store a vector for its current text: from the cache, else
@@ -417,11 +414,7 @@ class StoreIndexes:
             self.embedded += len(batch)
             with self._dense_write, item.lock:  # a save may have embedded a newer text meanwhile
                 item.dense.put_many(
-                    [
-                        (fn, d, v)
-                        for (fn, _, d), v in zip(batch, vectors, strict=True)
-                        if item.digests.get(fn, ("", b""))[1] == d
-                    ]
+                    [(fn, d, v) for (fn, _, d), v in zip(batch, vectors, strict=True) if item.digests.get(fn) == d]
                 )
             self.vector_cache.put_many(backend.key, [(d, v) for (_, _, d), v in zip(batch, vectors, strict=True)])
         item.dense_synced = version  # changes since then wake the thread again
@@ -491,7 +484,7 @@ class StoreIndexes:
                 if header is not None:
                     text = embed_text(header.name, header.description)
                     digest = text_digest(text)
-                    item.digests[fn] = (text, digest)
+                    item.digests[fn] = digest
                     if item.dense.digest(fn) != digest:
                         todo.append((fn, text, digest))
         if not todo:
