@@ -294,3 +294,28 @@ def test_vectors_are_held_in_a_byte_each_and_rank_as_in_float32() -> None:
     exact = vecs @ query
     assert max(abs(float(sims[rows[f"m{i}.md"]]) - float(exact[i])) for i in range(600)) < 0.003
     assert index.nbytes < 600 * 384 * 4 / 3
+
+
+def test_a_store_indexed_in_the_background_gets_its_vectors_without_another_request(home: Path, project: Path) -> None:
+    """A bulk copy (more files than a request indexes inline) is indexed by a background pass; its end
+    now wakes the embedding thread. Before, only a later request did: a store nobody asked about again
+    stayed without vectors (bench/fast_bench.py's settle loop waited forever once its session's budget
+    was spent, since a spent budget answers before the index is looked at)."""
+    daemon = Daemon(make_settings(home, MEMORYD_RECALL_DENSE="off"))
+    calls: list[tuple[str, list[str]]] = []
+    daemon.recall.indexes.encoder.backend = _toy_backend(calls)
+    store = daemon.stores.for_cwd(str(project))
+    store.path.mkdir(parents=True, exist_ok=True)
+    for i in range(600):
+        (store.path / f"project_bulk-{i}.md").write_text(
+            f"---\nname: Bulk {i}\ndescription: copied note {i}\ntype: project\n---\nbody {i}\n", encoding="utf-8"
+        )
+    daemon.recall.indexes.start_dense()
+    daemon.recall.indexes.refresh(store)  # the one request: it starts the background pass and returns
+    deadline = time.monotonic() + 60
+    item = daemon.recall.indexes._item(store)
+    while len(item.dense) < 600:
+        assert time.monotonic() < deadline, "the background pass's memories never got their vectors"
+        time.sleep(0.05)
+    daemon.recall.close()
+    daemon.state.close()

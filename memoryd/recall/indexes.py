@@ -217,6 +217,8 @@ class StoreIndexes:
             changed, gone = work
             self._apply(store, item, changed, gone)
             self._built(item, generation)
+            if self.encoder.ready:  # what it put in needs vectors: no request may come to say so
+                self._dense_wake.set()
             release_freed_memory()  # a big build's file texts and token lists are freed now: hand their pages back
         except Exception:
             log.exception("recall: indexing %s failed", store.path)
