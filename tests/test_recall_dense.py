@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memoryd.recall.dense import NOT_INSTALLED, Backend, DenseIndex, fuse
+from memoryd.recall.dense import NOT_INSTALLED, Backend, DenseIndex, QueryVectors, fuse
 from memoryd.service.daemon import Daemon
 from tests.conftest import make_settings, recall_api, save_memory, serve
 
@@ -319,3 +319,33 @@ def test_a_store_indexed_in_the_background_gets_its_vectors_without_another_requ
         time.sleep(0.05)
     daemon.recall.close()
     daemon.state.close()
+
+
+def test_a_prompt_is_embedded_once_whether_prefetched_repeated_or_asked_at_once() -> None:
+    """Issue 42: the query's embedding is most of a recall; a prompt asked again (or of a store and its
+    team folder) now costs the engine once, and a prefetch started before the lexical ranking is
+    what the ranking then uses."""
+    asked: list[str] = []
+    gate = threading.Event()
+
+    def embed(text: str) -> np.ndarray:
+        gate.wait(5)
+        asked.append(text)
+        return np.array([1.0, 0.0], dtype=np.float32)
+
+    vectors = QueryVectors(embed, size=2)
+    vectors.prefetch("where is the cache")
+    results: list[np.ndarray] = []
+    askers = [threading.Thread(target=lambda: results.append(vectors("where is the cache"))) for _ in range(3)]
+    for t in askers:
+        t.start()
+    gate.set()
+    for t in askers:
+        t.join(5)
+    assert len(results) == 3 and asked == ["where is the cache"]
+    vectors("where is the cache")
+    assert asked == ["where is the cache"]  # kept
+    vectors("a")
+    vectors("b")
+    vectors("where is the cache")  # evicted by the two newer prompts (size 2): embedded again
+    assert asked == ["where is the cache", "a", "b", "where is the cache"]

@@ -19,7 +19,9 @@ import os
 import platform
 import sqlite3
 import threading
-from dataclasses import dataclass
+from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -30,6 +32,7 @@ FUSION_DEPTH = 50  # candidates read from each list (the lexical top 50 holds ~0
 EMBED_BATCH = 8  # memories per engine call in the background: ~0.1 s on two threads, the longest a request can meet it
 ENGINE_THREADS = max(1, min(2, os.cpu_count() or 1))  # the engine's OpenMP threads: a batch spreads its texts over them
 VECTORS_FILENAME = "recall-vectors.sqlite"
+QUERY_CACHE_SIZE = 256  # prompts whose query vector is kept (1.5 KB each)
 SIMILARITY_BLOCK = 4_096  # rows converted to float32 at a time (1.5 MB: stays in cache)
 
 
@@ -130,10 +133,72 @@ class Encoder:
                 log.warning("recall: an embedding model failed to load (%s); trying the next", exc.__class__.__name__)
                 continue
             if backend is not None:
-                self.backend, self.status = backend, backend.name
+                self.backend, self.status = replace(backend, query=QueryVectors(backend.query)), backend.name
                 return
         self.status = NOT_INSTALLED
         log.warning("recall: %s", NOT_INSTALLED)
+
+    def prefetch(self, text: str) -> None:
+        """Start embedding a prompt while the caller ranks it lexically (see `QueryVectors`)."""
+        backend = self.backend
+        if backend is not None and isinstance(backend.query, QueryVectors):
+            backend.query.prefetch(text)
+
+
+class _Pending:
+    __slots__ = ("future", "claimed")
+
+    def __init__(self) -> None:
+        self.future: Future[Any] = Future()
+        self.claimed = False  # someone is embedding it
+
+
+class QueryVectors:
+    """The query vectors of recent prompts, each embedded once: a prompt asked of a store and of its
+    team folder, or asked again, costs the engine once (~20-30 ms of a recall's ~30); `prefetch`
+    starts the embedding while the recall reads its session and ranks lexically, and whoever comes
+    first (the pool or the caller) embeds it (issue 42)."""
+
+    def __init__(self, embed: Callable[[str], Any], size: int = QUERY_CACHE_SIZE) -> None:
+        self._embed = embed
+        self._size = size
+        self._lock = threading.Lock()
+        self._known: OrderedDict[str, _Pending] = OrderedDict()
+        self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="memoryd-query")
+
+    def _entry(self, text: str) -> _Pending:
+        with self._lock:
+            entry = self._known.get(text)
+            if entry is None:
+                entry = self._known[text] = _Pending()
+                while len(self._known) > self._size:
+                    self._known.popitem(last=False)
+            else:
+                self._known.move_to_end(text)
+            return entry
+
+    def _fill(self, text: str, entry: _Pending) -> None:
+        with self._lock:
+            if entry.claimed:
+                return
+            entry.claimed = True
+        try:
+            entry.future.set_result(self._embed(text))
+        except BaseException as exc:
+            with self._lock:
+                if self._known.get(text) is entry:
+                    del self._known[text]  # the next ask tries again
+            entry.future.set_exception(exc)
+
+    def prefetch(self, text: str) -> None:
+        entry = self._entry(text)
+        if not entry.claimed:
+            self._pool.submit(self._fill, text, entry)
+
+    def __call__(self, text: str) -> Any:
+        entry = self._entry(text)
+        self._fill(text, entry)  # a no-op when the pool (or another request) took it
+        return entry.future.result()
 
 
 def embed_text(name: str, description: str) -> str:

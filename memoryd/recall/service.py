@@ -96,7 +96,7 @@ class RecallService:
         self.indexes = StoreIndexes(
             Encoder(settings.dense), is_watched=is_watched, vector_cache=home / VECTORS_FILENAME if home else None
         )
-        stores.on_write.append(self.indexes.written)  # a saved memory is indexed and embedded before the save answers
+        stores.on_write.append(self.indexes.written)  # indexed before the save answers, its vector by the next recall
         # A line put before a recalled memory that names what the project no longer has (the stale checker).
         self.stale_caveat = stale_caveat
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall-llm")
@@ -210,6 +210,7 @@ class RecallService:
         sources = self._sources(store)
         if not sources:
             return RecallResult(budget_used_bytes=used, reason="no memory files")
+        self.indexes.encoder.prefetch(query)  # embedded while the index and the session are read (issue 42)
 
         memdir = str(store.path)
         ranked: list[tuple[str, float]] = []
