@@ -98,10 +98,16 @@ class Daemon:
             f'[memory]\nmemory_base = ""\n[transcripts]\nroots = ["{work / name / "transcripts"}"]\n'
         )
         env = daemon_env(self.home, MEMORYD_LLM="off", MEMORYD_RECALL_DENSE="auto", HOME=str(work / name / "user"))
-        if src is not None:  # that tree's own settings: importing ours set OpenBLAS's threads for this process
-            env["PYTHONPATH"] = str(src)
-            env.pop("OPENBLAS_NUM_THREADS", None)
-        self.proc = DaemonProcess(self.home, env).start(timeout=90)
+        # `python -m memoryd` puts its working directory first on sys.path: the daemon runs from /
+        # with its tree on PYTHONPATH, or a bench started in one checkout would run that one's code.
+        env["PYTHONPATH"] = str(src or ROOT)
+        env.pop("OPENBLAS_NUM_THREADS", None)  # the tree's own setting (importing ours set it for this process)
+        here = os.getcwd()
+        os.chdir("/")
+        try:
+            self.proc = DaemonProcess(self.home, env).start(timeout=90)
+        finally:
+            os.chdir(here)
         assert self.proc.proc is not None
         self.pid = self.proc.proc.pid
         self.client = self.proc.client(timeout=120)
