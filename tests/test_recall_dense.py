@@ -321,10 +321,9 @@ def test_a_store_indexed_in_the_background_gets_its_vectors_without_another_requ
     daemon.state.close()
 
 
-def test_a_prompt_is_embedded_once_whether_prefetched_repeated_or_asked_at_once() -> None:
+def test_a_prompt_is_embedded_once_whether_repeated_or_asked_at_once() -> None:
     """Issue 42: the query's embedding is most of a recall; a prompt asked again (or of a store and its
-    team folder) now costs the engine once, and a prefetch started before the lexical ranking is
-    what the ranking then uses."""
+    team folder, or by three requests at once) now costs the engine once."""
     asked: list[str] = []
     gate = threading.Event()
 
@@ -334,7 +333,6 @@ def test_a_prompt_is_embedded_once_whether_prefetched_repeated_or_asked_at_once(
         return np.array([1.0, 0.0], dtype=np.float32)
 
     vectors = QueryVectors(embed, size=2)
-    vectors.prefetch("where is the cache")
     results: list[np.ndarray] = []
     askers = [threading.Thread(target=lambda: results.append(vectors("where is the cache"))) for _ in range(3)]
     for t in askers:

@@ -210,7 +210,6 @@ class RecallService:
         sources = self._sources(store)
         if not sources:
             return RecallResult(budget_used_bytes=used, reason="no memory files")
-        self.indexes.encoder.prefetch(query)  # embedded while the index and the session are read (issue 42)
 
         memdir = str(store.path)
         ranked: list[tuple[str, float]] = []
