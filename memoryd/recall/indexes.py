@@ -10,26 +10,24 @@ on a build. Big stores (>= `watched_sweep_min_files`) are also swept in the back
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
 from memoryd.base import limits
 from memoryd.base.files import ABSENT, key_now
 from memoryd.base.process import release_freed_memory
-from memoryd.recall.dense import EMBED_BATCH, DenseIndex, Encoder, VectorCache, embed_text, text_digest
+from memoryd.recall.dense import EMBED_BATCH, Encoder, VectorCache, embed_text, text_digest
 from memoryd.recall.ranker import LexicalIndex, analyse
+from memoryd.recall.store_index import Signature, StoreIndex, count_files, sweep
 from memoryd.store import MemoryDir
 from memoryd.store.headers import read_memory
 from memoryd.store.memdir import WriteEvent
-from memoryd.store.model import Memory, MemoryHeader
+from memoryd.store.model import Memory
 
 log = logging.getLogger(__name__)
-Signature = dict[str, tuple[int, int]]
 INLINE_MAX_CHANGES = 256  # more changed files than this are applied in the background
 WATCHED_SAFETY_SWEEP_SECONDS = 60.0  # a watched big store: its events name the files; a sweep only catches missed ones
 BATCH = 256  # files parsed outside the lock, then put in under it
@@ -41,63 +39,6 @@ BUSY_SECONDS = (
 )
 CACHE_CHUNK = 512  # vectors read from the cache at a time
 BUSY_BATCH = 2  # memories per engine call while requests come (~30 ms on two threads instead of ~120)
-
-
-@dataclass
-class StoreIndex:
-    """The ranker's view of one directory: the index, and the header of every indexed file."""
-
-    index: LexicalIndex = field(default_factory=LexicalIndex)
-    files: Signature = field(default_factory=dict)  # what the index holds, by (mtime_ns, size)
-    by_name: dict[str, MemoryHeader] = field(default_factory=dict)
-    built: bool = False  # a first full pass is done
-    building: bool = False  # a background pass is running
-    dirty: set[str] = field(default_factory=set)  # files named by writes and watcher events since
-    dense: DenseIndex = field(default_factory=DenseIndex)
-    digests: dict[str, bytes] = field(
-        default_factory=dict
-    )  # filename -> hash of the text to embed, filled as the embedding thread asks (the text is not kept: 3 MB at 20,000)
-    dense_synced: int = -1  # the `_changes` the dense index last caught up with
-    owed: dict[str, int] = field(
-        default_factory=dict
-    )  # saved through the store, vector not yet put: filename -> write number
-    swept_at: float = 0.0  # monotonic time of the last directory sweep
-    generation: int = 0  # how many times the index was started over (`StoreIndexes._forget`)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    _changes: int = 0
-
-    def snapshot(self) -> list[MemoryHeader]:
-        """Every indexed memory, in no order: what recall needs per request (sorting 5,000 headers
-        after every write cost each recall ~5 ms while saves came in)."""
-        with self.lock:
-            return list(self.by_name.values())
-
-
-def sweep(path: Path) -> Signature:
-    """(mtime_ns, size) of every candidate memory file, by name: one cheap directory pass."""
-    out: Signature = {}
-    try:
-        with os.scandir(path) as it:
-            for e in it:
-                name = e.name
-                if name.endswith(".md") and name != limits.INDEX_FILENAME and name[0] != ".":
-                    try:
-                        st = e.stat()
-                    except FileNotFoundError:
-                        continue
-                    out[name] = (st.st_mtime_ns, st.st_size)
-    except FileNotFoundError:
-        pass
-    return out
-
-
-def count_files(path: Path) -> int:
-    """How many entries the directory holds (no stat: a few ms at 20,000)."""
-    try:
-        with os.scandir(path) as it:
-            return sum(1 for _ in it)
-    except FileNotFoundError:
-        return 0
 
 
 class StoreIndexes:
