@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import threading
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from memoryd.recall.dense import NOT_INSTALLED, Backend, DenseIndex, fuse
+from memoryd.recall.dense import NOT_INSTALLED, Backend, DenseIndex, QueryVectors, fuse
 from memoryd.service.daemon import Daemon
 from tests.conftest import make_settings, recall_api, save_memory, serve
 
@@ -219,3 +220,131 @@ def test_a_memory_far_in_meaning_is_not_injected_even_when_words_match(home: Pat
     ]  # cosine 0.995
     daemon.recall.close()
     daemon.state.close()
+
+
+def _toy_backend(calls: list[tuple[str, list[str]]]) -> Backend:
+    """A two-dimensional stand-in model that records which thread embedded which texts."""
+
+    def passages(texts: list[str]) -> np.ndarray:
+        calls.append((threading.current_thread().name, list(texts)))
+        return np.stack([np.array([1.0, 0.0], dtype=np.float32) for _ in texts])
+
+    return Backend(
+        "toy",
+        "toy 1",
+        passages,
+        lambda text: np.array([1.0, 0.0], dtype=np.float32),
+        fusion_weight=2.0,
+        min_similarity=0.8,
+    )
+
+
+def test_a_save_answers_before_its_vector_and_the_next_recall_puts_it_first(home: Path, project: Path) -> None:
+    """Issue 42: a lone save waited for one embedding (25-30 ms of its 30-47 ms). Now the save leaves the
+    vector owed and answers; the next recall puts it before it ranks (no embedding thread runs here)."""
+    daemon = Daemon(make_settings(home, MEMORYD_RECALL_DENSE="off"))
+    calls: list[tuple[str, list[str]]] = []
+    daemon.recall.indexes.encoder.backend = _toy_backend(calls)
+    store = daemon.stores.for_cwd(str(project))
+    fn = store.save(
+        name="Redis cache", description="The session cache is Redis 7", type="project", body="x"
+    ).memory.filename
+    assert calls == [] and daemon.recall.indexes.dense_pending() == 1  # the save did not wait for the model
+    got = daemon.recall.recall(str(project), "where is the session cache", "s1")
+    assert [m.filename for m in got.memories] == [fn]
+    assert [texts for _, texts in calls] == [["Redis cache. The session cache is Redis 7"]]
+    assert daemon.recall.indexes.dense_pending() == 0
+    assert daemon.recall.indexes.refresh(store).dense.digest(fn) is not None
+    daemon.recall.recall(str(project), "where is the session cache again", "s2")
+    assert len(calls) == 1  # paid once
+    daemon.state.close()
+
+
+def test_the_embedding_thread_pays_a_saved_memorys_vector_without_a_recall(home: Path, project: Path) -> None:
+    daemon = Daemon(make_settings(home, MEMORYD_RECALL_DENSE="off"))
+    calls: list[tuple[str, list[str]]] = []
+    daemon.recall.indexes.encoder.backend = _toy_backend(calls)
+    daemon.recall.indexes.start_dense()
+    embedded(daemon)
+    store = daemon.stores.for_cwd(str(project))
+    fn = store.save(
+        name="Release train", description="Releases ship on Tuesdays", type="project", body="x"
+    ).memory.filename
+    deadline = time.monotonic() + 30
+    while daemon.recall.indexes.dense_pending():
+        assert time.monotonic() < deadline, "the embedding thread never paid the save's vector"
+        time.sleep(0.01)
+    assert calls == [("recall-embed", ["Release train. Releases ship on Tuesdays"])]  # off the save's thread
+    assert daemon.recall.indexes.refresh(store).dense.digest(fn) is not None
+    daemon.recall.close()
+    daemon.state.close()
+
+
+def test_vectors_are_held_in_a_byte_each_and_rank_as_in_float32() -> None:
+    """Issue 42: 20,000 float32 rows held 30-48 MB; int8 rows with a scale each hold a quarter, and
+    every cosine stays within 0.003 of the float32 product."""
+    rng = np.random.default_rng(3)
+    vecs = rng.standard_normal((600, 384)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    index = DenseIndex()
+    index.put_many([(f"m{i}.md", b"d", v) for i, v in enumerate(vecs)])
+    query = vecs[7] * 0.6 + vecs[9] * 0.8
+    got = index.similarities(query)
+    assert got is not None
+    sims, _, rows = got
+    exact = vecs @ query
+    assert max(abs(float(sims[rows[f"m{i}.md"]]) - float(exact[i])) for i in range(600)) < 0.003
+    assert index.nbytes < 600 * 384 * 4 / 3
+
+
+def test_a_store_indexed_in_the_background_gets_its_vectors_without_another_request(home: Path, project: Path) -> None:
+    """A bulk copy (more files than a request indexes inline) is indexed by a background pass; its end
+    now wakes the embedding thread. Before, only a later request did: a store nobody asked about again
+    stayed without vectors (bench/fast_bench.py's settle loop waited forever once its session's budget
+    was spent, since a spent budget answers before the index is looked at)."""
+    daemon = Daemon(make_settings(home, MEMORYD_RECALL_DENSE="off"))
+    calls: list[tuple[str, list[str]]] = []
+    daemon.recall.indexes.encoder.backend = _toy_backend(calls)
+    store = daemon.stores.for_cwd(str(project))
+    store.path.mkdir(parents=True, exist_ok=True)
+    for i in range(600):
+        (store.path / f"project_bulk-{i}.md").write_text(
+            f"---\nname: Bulk {i}\ndescription: copied note {i}\ntype: project\n---\nbody {i}\n", encoding="utf-8"
+        )
+    daemon.recall.indexes.start_dense()
+    daemon.recall.indexes.refresh(store)  # the one request: it starts the background pass and returns
+    deadline = time.monotonic() + 60
+    item = daemon.recall.indexes._item(store)
+    while len(item.dense) < 600:
+        assert time.monotonic() < deadline, "the background pass's memories never got their vectors"
+        time.sleep(0.05)
+    daemon.recall.close()
+    daemon.state.close()
+
+
+def test_a_prompt_is_embedded_once_whether_repeated_or_asked_at_once() -> None:
+    """Issue 42: the query's embedding is most of a recall; a prompt asked again (or of a store and its
+    team folder, or by three requests at once) now costs the engine once."""
+    asked: list[str] = []
+    gate = threading.Event()
+
+    def embed(text: str) -> np.ndarray:
+        gate.wait(5)
+        asked.append(text)
+        return np.array([1.0, 0.0], dtype=np.float32)
+
+    vectors = QueryVectors(embed, size=2)
+    results: list[np.ndarray] = []
+    askers = [threading.Thread(target=lambda: results.append(vectors("where is the cache"))) for _ in range(3)]
+    for t in askers:
+        t.start()
+    gate.set()
+    for t in askers:
+        t.join(5)
+    assert len(results) == 3 and asked == ["where is the cache"]
+    vectors("where is the cache")
+    assert asked == ["where is the cache"]  # kept
+    vectors("a")
+    vectors("b")
+    vectors("where is the cache")  # evicted by the two newer prompts (size 2): embedded again
+    assert asked == ["where is the cache", "a", "b", "where is the cache"]

@@ -10,26 +10,24 @@ on a build. Big stores (>= `watched_sweep_min_files`) are also swept in the back
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator
 
 from memoryd.base import limits
 from memoryd.base.files import ABSENT, key_now
 from memoryd.base.process import release_freed_memory
-from memoryd.recall.dense import EMBED_BATCH, DenseIndex, Encoder, VectorCache, embed_text, text_digest
+from memoryd.recall.dense import EMBED_BATCH, Encoder, VectorCache, embed_text, text_digest
 from memoryd.recall.ranker import LexicalIndex, analyse
+from memoryd.recall.store_index import Signature, StoreIndex, count_files, sweep
 from memoryd.store import MemoryDir
 from memoryd.store.headers import read_memory
 from memoryd.store.memdir import WriteEvent
-from memoryd.store.model import Memory, MemoryHeader
+from memoryd.store.model import Memory
 
 log = logging.getLogger(__name__)
-Signature = dict[str, tuple[int, int]]
 INLINE_MAX_CHANGES = 256  # more changed files than this are applied in the background
 WATCHED_SAFETY_SWEEP_SECONDS = 60.0  # a watched big store: its events name the files; a sweep only catches missed ones
 BATCH = 256  # files parsed outside the lock, then put in under it
@@ -39,61 +37,8 @@ YIELD_MAX_SECONDS = 0.5  # the embedding thread waits at most this long for requ
 BUSY_SECONDS = (
     2.0  # within this long of a request, batches are small: a request meets at most one short batch in flight
 )
+CACHE_CHUNK = 512  # vectors read from the cache at a time
 BUSY_BATCH = 2  # memories per engine call while requests come (~30 ms on two threads instead of ~120)
-
-
-@dataclass
-class StoreIndex:
-    """The ranker's view of one directory: the index, and the header of every indexed file."""
-
-    index: LexicalIndex = field(default_factory=LexicalIndex)
-    files: Signature = field(default_factory=dict)  # what the index holds, by (mtime_ns, size)
-    by_name: dict[str, MemoryHeader] = field(default_factory=dict)
-    built: bool = False  # a first full pass is done
-    building: bool = False  # a background pass is running
-    dirty: set[str] = field(default_factory=set)  # files named by writes and watcher events since
-    dense: DenseIndex = field(default_factory=DenseIndex)
-    digests: dict[str, tuple[str, bytes]] = field(
-        default_factory=dict
-    )  # filename -> (text to embed, its hash), filled as the embedding thread asks
-    dense_synced: int = -1  # the `_changes` the dense index last caught up with
-    swept_at: float = 0.0  # monotonic time of the last directory sweep
-    generation: int = 0  # how many times the index was started over (`StoreIndexes._forget`)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    _changes: int = 0
-
-    def snapshot(self) -> list[MemoryHeader]:
-        """Every indexed memory, in no order: what recall needs per request (sorting 5,000 headers
-        after every write cost each recall ~5 ms while saves came in)."""
-        with self.lock:
-            return list(self.by_name.values())
-
-
-def sweep(path: Path) -> Signature:
-    """(mtime_ns, size) of every candidate memory file, by name: one cheap directory pass."""
-    out: Signature = {}
-    try:
-        with os.scandir(path) as it:
-            for e in it:
-                name = e.name
-                if name.endswith(".md") and name != limits.INDEX_FILENAME and name[0] != ".":
-                    try:
-                        st = e.stat()
-                    except FileNotFoundError:
-                        continue
-                    out[name] = (st.st_mtime_ns, st.st_size)
-    except FileNotFoundError:
-        pass
-    return out
-
-
-def count_files(path: Path) -> int:
-    """How many entries the directory holds (no stat: a few ms at 20,000)."""
-    try:
-        with os.scandir(path) as it:
-            return sum(1 for _ in it)
-    except FileNotFoundError:
-        return 0
 
 
 class StoreIndexes:
@@ -121,6 +66,8 @@ class StoreIndexes:
         self._items: dict[Path, StoreIndex] = {}
         self._lock = threading.Lock()
         self._dense_write = threading.Lock()  # the embedding thread and the write path both put vectors
+        self._owed_lock = threading.Lock()  # one payer of saved memories' vectors at a time (thread or request)
+        self._writes = 0  # numbers the saves whose vector is owed
         self._serving = 0  # requests being answered: the embedding thread waits for none before a batch
         self._last_request = 0.0  # monotonic time the last request ended
         self._idle = threading.Condition()
@@ -157,6 +104,7 @@ class StoreIndexes:
             self._apply(store, item, [store.path / fn for fn in dirty])
             if len(dirty) <= REQUEST_EMBED_MAX:  # a hand edit or two: ranked with its vector, like a save
                 self.embed_now(item, sorted(dirty))
+        self.pay_owed(item)
         big = len(item.files) >= self.watched_sweep_min_files
         if item.built and big and not wait:  # a safety net for missed events, off the request path
             every = WATCHED_SAFETY_SWEEP_SECONDS if self.is_watched(store.path) else limits.RECALL_WATCHED_SWEEP_SECONDS
@@ -211,6 +159,8 @@ class StoreIndexes:
             changed, gone = work
             self._apply(store, item, changed, gone)
             self._built(item, generation)
+            if self.encoder.ready:  # what it put in needs vectors: no request may come to say so
+                self._dense_wake.set()
             release_freed_memory()  # a big build's file texts and token lists are freed now: hand their pages back
         except Exception:
             log.exception("recall: indexing %s failed", store.path)
@@ -227,17 +177,29 @@ class StoreIndexes:
                 item.built, item.swept_at = True, time.monotonic()
 
     def _apply(
-        self, store: MemoryDir, item: StoreIndex, changed: list[str] | list[Path], gone: list[str] | None = None
+        self,
+        store: MemoryDir,
+        item: StoreIndex,
+        changed: list[str] | list[Path],
+        gone: list[str] | None = None,
+        *,
+        owed: bool = False,
     ) -> None:
         """Read and tokenise the changed files (outside the lock), then put them in, by batches
-        (bounded peak memory; a concurrent request waits for one batch at most)."""
+        (bounded peak memory; a concurrent request waits for one batch at most). `owed`: saved
+        through the store, so their vectors are owed to the next recall (`pay_owed`)."""
         for i in range(0, len(changed), BATCH):
-            self._apply_batch(store, item, changed[i : i + BATCH], gone if i == 0 else None)
+            self._apply_batch(store, item, changed[i : i + BATCH], gone if i == 0 else None, owed)
         if not changed:
-            self._apply_batch(store, item, [], gone)
+            self._apply_batch(store, item, [], gone, owed)
 
     def _apply_batch(
-        self, store: MemoryDir, item: StoreIndex, changed: list[str] | list[Path], gone: list[str] | None
+        self,
+        store: MemoryDir,
+        item: StoreIndex,
+        changed: list[str] | list[Path],
+        gone: list[str] | None,
+        owed: bool = False,
     ) -> None:
         parsed = []
         for entry in changed:
@@ -247,6 +209,7 @@ class StoreIndexes:
             doc = analyse(path.name, got[0].name, got[0].description, got[1]) if got else None
             parsed.append((path.name, got, doc))
         with item.lock:
+            in_step = item.dense_synced == item._changes  # the embedding thread has nothing else to catch up on
             try:
                 for fn in gone or ():
                     self._drop(item, fn)
@@ -267,6 +230,13 @@ class StoreIndexes:
                 )
                 self._forget(item)
             item._changes += 1
+            if owed and self.encoder.ready:
+                for fn, got, _ in parsed:
+                    if got is not None:
+                        self._writes += 1
+                        item.owed[fn] = self._writes
+                if in_step:  # the owed vectors are all the thread would find: no sweep of the store for them
+                    item.dense_synced = item._changes
 
     @staticmethod
     def _forget(item: StoreIndex) -> None:
@@ -340,23 +310,20 @@ class StoreIndexes:
             return 0
         with self._lock:
             items = list(self._items.values())
-        return sum(len(self._stale(item)) for item in items if item.dense_synced != item._changes)
+        return sum(len(self._stale(item)) if item.dense_synced != item._changes else len(item.owed) for item in items)
 
     @staticmethod
     def _stale(item: StoreIndex) -> list[tuple[str, str, bytes]]:
         """Memories whose vector is missing or of an older text; hashed outside the lock (20,000: ~40 ms)."""
         with item.lock:
             unhashed = [(fn, h) for fn, h in item.by_name.items() if fn not in item.digests]
-        hashed = {
-            fn: (text, text_digest(text))
-            for fn, text in ((fn, embed_text(h.name, h.description)) for fn, h in unhashed)
-        }
+        hashed = {fn: text_digest(embed_text(h.name, h.description)) for fn, h in unhashed}
         with item.lock:
             for fn, value in hashed.items():
                 if item.by_name.get(fn) is not None and fn not in item.digests:
                     item.digests[fn] = value
-            digests = list(item.digests.items())
-        return [(fn, text, digest) for fn, (text, digest) in digests if item.dense.digest(fn) != digest]
+            stale = [(fn, item.by_name.get(fn), d) for fn, d in item.digests.items() if item.dense.digest(fn) != d]
+        return [(fn, embed_text(h.name, h.description), d) for fn, h, d in stale if h is not None]
 
     def sync_dense(self, item: StoreIndex) -> None:
         """Give every memory of the store a vector for its current text: from the cache, else
@@ -364,36 +331,46 @@ class StoreIndexes:
         backend = self.encoder.backend
         if backend is None:
             return
+        while item.owed and not self._closed:  # what saves left, first: the next recall would pay it itself
+            self._yield_to_requests()
+            self.pay_owed(item, at_most=self._batch_size())
         with item.lock:
+            if item.dense_synced == item._changes:
+                return
             version = item._changes
             gone = [fn for fn in item.dense.filenames() if fn not in item.by_name]
         with self._dense_write:
             for fn in gone:
                 item.dense.remove(fn)
         stale = self._stale(item)
-        cached = self.vector_cache.get_many(backend.key, [d for _, _, d in stale])
-        with self._dense_write:
-            item.dense.put_many([(fn, d, cached[d]) for fn, _, d in stale if d in cached])
-        todo = [(fn, text, d) for fn, text, d in stale if d not in cached]
+        todo = []
+        for j in range(0, len(stale), CACHE_CHUNK):  # by chunks: 20,000 float32 vectors at once were a 32 MB peak
+            chunk = stale[j : j + CACHE_CHUNK]
+            cached = self.vector_cache.get_many(backend.key, [d for _, _, d in chunk])
+            with self._dense_write:
+                item.dense.put_many([(fn, d, cached[d]) for fn, _, d in chunk if d in cached])
+            todo += [(fn, text, d) for fn, text, d in chunk if d not in cached]
+            del cached
+        if len(stale) > CACHE_CHUNK:
+            release_freed_memory()  # their small blocks are free now: hand the pages back
         i = 0
         while i < len(todo):
             if self._closed:
                 return
             self._yield_to_requests()
-            size = BUSY_BATCH if time.monotonic() - self._last_request < BUSY_SECONDS else EMBED_BATCH
+            size = self._batch_size()
             batch, i = todo[i : i + size], i + size
             vectors = backend.passages([text for _, text, _ in batch])
             self.embedded += len(batch)
             with self._dense_write, item.lock:  # a save may have embedded a newer text meanwhile
                 item.dense.put_many(
-                    [
-                        (fn, d, v)
-                        for (fn, _, d), v in zip(batch, vectors, strict=True)
-                        if item.digests.get(fn, ("", b""))[1] == d
-                    ]
+                    [(fn, d, v) for (fn, _, d), v in zip(batch, vectors, strict=True) if item.digests.get(fn) == d]
                 )
             self.vector_cache.put_many(backend.key, [(d, v) for (_, _, d), v in zip(batch, vectors, strict=True)])
         item.dense_synced = version  # changes since then wake the thread again
+
+    def _batch_size(self) -> int:
+        return BUSY_BATCH if time.monotonic() - self._last_request < BUSY_SECONDS else EMBED_BATCH
 
     def memory(self, store: MemoryDir, filename: str) -> Memory:
         """A memory read from the store (five per request at most: the index keeps no bodies)."""
@@ -412,17 +389,38 @@ class StoreIndexes:
 
     def written(self, event: WriteEvent) -> None:
         """A write through a MemoryDir (API, CLI, extraction, dream, team, review): the file is put
-        in the index and embedded now, on the writer's thread (one file: ~0.3 ms to read and
-        tokenise, one embedding), so the next recall ranks it as it will minutes later."""
+        in the lexical index on the writer's thread (~0.3 ms to read and tokenise) and its vector is
+        owed: the embedding thread pays it at once, and the next recall pays what is still owed
+        before it ranks, so it ranks the memory as it will minutes later. The save does not wait
+        for the model (one embedding was 25-30 ms of a 30-47 ms lone save, issue 42)."""
         if event.op == "secret_refused" or "/" in event.filename or not event.filename.endswith(".md"):
             return
         item = self._item(event.store)
         with item.lock:
             current = item.files.get(event.filename, ABSENT) == key_now(event.store.path / event.filename)
         if not current:
-            self._apply(event.store, item, [event.filename])
-        if event.op == "write":
-            self.embed_now(item, [event.filename])
+            self._apply(event.store, item, [event.filename], owed=event.op == "write")
+        elif event.op == "write" and self.encoder.ready:
+            with item.lock:
+                self._writes += 1
+                item.owed[event.filename] = self._writes
+        if item.owed:
+            self._dense_wake.set()
+
+    def pay_owed(self, item: StoreIndex, *, at_most: int | None = None) -> None:
+        """Put the vectors saves left owed (all of them, or `at_most`): one payer at a time, so a
+        recall waits for the thread's batch in flight instead of embedding the same text again."""
+        if not item.owed:
+            return
+        with self._owed_lock:
+            with item.lock:
+                due = list(item.owed.items())[:at_most]
+            for i in range(0, len(due), EMBED_BATCH):
+                self.embed_now(item, [fn for fn, _ in due[i : i + EMBED_BATCH]])
+            with item.lock:
+                for fn, number in due:
+                    if item.owed.get(fn) == number:  # saved again meanwhile: still owed
+                        del item.owed[fn]
 
     def embed_now(self, item: StoreIndex, filenames: list[str]) -> None:
         """Give these memories their vectors now (from the cache, else the model); a few at most."""
@@ -436,7 +434,7 @@ class StoreIndexes:
                 if header is not None:
                     text = embed_text(header.name, header.description)
                     digest = text_digest(text)
-                    item.digests[fn] = (text, digest)
+                    item.digests[fn] = digest
                     if item.dense.digest(fn) != digest:
                         todo.append((fn, text, digest))
         if not todo:

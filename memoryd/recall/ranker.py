@@ -11,6 +11,7 @@ the old version is a tombstone until a compaction, which runs when the dead outn
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 import threading
@@ -76,7 +77,6 @@ class LexicalIndex:
         self.lock = threading.RLock()
         self._slot: dict[str, int] = {}  # filename -> live doc id
         self._names: list[str | None] = []  # doc id -> filename (None: tombstone)
-        self._terms: list[array | None] = []  # doc id -> its term ids (for `fits`)
         self._subject: list[str] = []
         self._length = array("d")
         self._alive = bytearray()
@@ -85,7 +85,10 @@ class LexicalIndex:
         self._post_tf: list[
             array
         ] = []  # term id -> field-weighted counts (float32: sums of small binary fractions, exact)
-        self._df = array("i")  # term id -> live documents holding it
+        # A doc's terms are found from the postings (sorted by doc id), not kept per doc: 20,000
+        # memories held 5.7 MB of per-doc term arrays (issue 42). Live document frequencies are
+        # counted per query term from the postings and kept until the collection changes.
+        self._df_seen: tuple[int, dict[int, int]] = (-1, {})
         self._by_date: dict[str, set[int]] = defaultdict(set)
         self.total_length = 0.0
         self._version = 0
@@ -111,19 +114,14 @@ class LexicalIndex:
             self._subject.append(doc.subject)
             self._length.append(doc.length)
             self._alive.append(1)
-            tids = array("i")
             for term, f in doc.tf.items():
                 tid = self._term_id.get(term)
                 if tid is None:
                     tid = self._term_id[term] = len(self._post_docs)
                     self._post_docs.append(array("i"))
                     self._post_tf.append(array("f"))
-                    self._df.append(0)
                 self._post_docs[tid].append(did)
                 self._post_tf[tid].append(f)
-                self._df[tid] += 1
-                tids.append(tid)
-            self._terms.append(tids)
             for key in doc.dates:
                 self._by_date[key].add(did)
             self.total_length += doc.length
@@ -136,9 +134,6 @@ class LexicalIndex:
                 return
             self._alive[did] = 0
             self._names[did] = None
-            for tid in self._terms[did] or ():
-                self._df[tid] -= 1
-            self._terms[did] = None
             self.total_length -= self._length[did]
             self._version += 1
             if len(self._names) - len(self._slot) > max(1024, len(self._slot)):
@@ -155,7 +150,6 @@ class LexicalIndex:
             self._post_tf[tid] = array("f", np.frombuffer(self._post_tf[tid], dtype=np.float32)[keep].tobytes())
         live = [i for i, a in enumerate(self._alive) if a]
         self._names = [self._names[i] for i in live]
-        self._terms = [self._terms[i] for i in live]
         self._subject = [self._subject[i] for i in live]
         self._length = array("d", (self._length[i] for i in live))
         self._alive = bytearray(b"\x01" * len(live))
@@ -168,20 +162,35 @@ class LexicalIndex:
 
     def _drop_dead_terms(self) -> None:
         """Forget the words no live memory holds any more (issue 31: a store whose memories come and
-        go, each with a new number or name, grew its vocabulary, and RSS, without end)."""
-        df = np.frombuffer(self._df, dtype=np.int32)
-        keep = np.flatnonzero(df > 0)
-        if len(keep) == len(df):
+        go, each with a new number or name, grew its vocabulary, and RSS, without end). Called after
+        the postings were filtered to the live docs."""
+        keep = [tid for tid, docs in enumerate(self._post_docs) if len(docs)]
+        if len(keep) == len(self._post_docs):
             return
-        new_tid = np.full(len(df), -1, dtype=np.int32)
-        new_tid[keep] = np.arange(len(keep), dtype=np.int32)
+        new_tid = {old: new for new, old in enumerate(keep)}
         self._post_docs = [self._post_docs[t] for t in keep]
         self._post_tf = [self._post_tf[t] for t in keep]
-        self._df = array("i", df[keep].tobytes())
-        self._term_id = {term: int(new_tid[tid]) for term, tid in self._term_id.items() if new_tid[tid] >= 0}
-        self._terms = [
-            None if t is None else array("i", new_tid[np.frombuffer(t, dtype=np.int32)].tobytes()) for t in self._terms
-        ]
+        self._term_id = {term: new_tid[tid] for term, tid in self._term_id.items() if tid in new_tid}
+
+    def _df(self, tid: int) -> int:
+        """Live documents holding a term (called under the lock; the view of the arrays ends here)."""
+        version, seen = self._df_seen
+        if version != self._version:
+            seen = {}
+            self._df_seen = (self._version, seen)
+        n = seen.get(tid)
+        if n is None:
+            ids = np.frombuffer(self._post_docs[tid], dtype=np.int32)
+            alive = np.frombuffer(self._alive, dtype=np.uint8)
+            n = seen[tid] = int(alive[ids].sum()) if len(ids) else 0
+            del ids, alive
+        return n
+
+    def _holds(self, tid: int, did: int) -> bool:
+        """Whether doc `did` holds term `tid` (postings are sorted by doc id)."""
+        docs = self._post_docs[tid]
+        i = bisect.bisect_left(docs, did)
+        return i < len(docs) and docs[i] == did
 
     @property
     def vocabulary(self) -> int:
@@ -190,7 +199,7 @@ class LexicalIndex:
 
     def idf(self, term: str) -> float:
         tid = self._term_id.get(term)
-        n = self._df[tid] if tid is not None else 0
+        n = self._df(tid) if tid is not None else 0
         big_n = len(self._slot)
         return math.log(1.0 + (big_n - n + 0.5) / (n + 0.5))
 
@@ -198,7 +207,7 @@ class LexicalIndex:
         """IDF as if FIT_PRIOR_DOCS more memories lacked the term: in a store of three memories a
         word they all share still says what they are about."""
         tid = self._term_id.get(term)
-        n = self._df[tid] if tid is not None else 0
+        n = self._df(tid) if tid is not None else 0
         return math.log(1.0 + (len(self._slot) + FIT_PRIOR_DOCS - n + 0.5) / (n + 0.5))
 
     def _norms(self) -> np.ndarray:
@@ -224,10 +233,10 @@ class LexicalIndex:
         out: dict[str, list[str]] = {}
         with self.lock:  # a compaction renumbers the words: ids and counts are read together
             idf = {t: self.fit_idf(t) for t in q_terms}
+            tids = {t: tid for t in q_terms if (tid := self._term_id.get(t)) is not None}
             for fn in filenames:
                 slot = self._slot.get(fn)
-                held = set(self._terms[slot] or ()) if slot is not None else set()
-                out[fn] = sorted(t for t in q_terms if self._term_id.get(t, -1) in held)
+                out[fn] = [] if slot is None else sorted(t for t, tid in tids.items() if self._holds(tid, slot))
         return idf, out
 
     def present(self, idf: dict[str, float]) -> float:
@@ -235,7 +244,7 @@ class LexicalIndex:
         another project's task names things this store has never heard of."""
         total = sum(idf.values())
         with self.lock:
-            held = sum(w for t, w in idf.items() if (tid := self._term_id.get(t)) is not None and self._df[tid] > 0)
+            held = sum(w for t, w in idf.items() if (tid := self._term_id.get(t)) is not None and self._df(tid) > 0)
         return held / total if total else 0.0
 
     def _bm25(self, q_terms: list[str]) -> np.ndarray | None:
@@ -247,7 +256,7 @@ class LexicalIndex:
         hit = False
         for term, qw in Counter(q_terms).items():
             tid = self._term_id.get(term)
-            if tid is None or not self._df[tid]:
+            if tid is None or not self._df(tid):
                 continue
             hit = True
             ids = np.frombuffer(self._post_docs[tid], dtype=np.int32)

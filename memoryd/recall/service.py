@@ -109,7 +109,7 @@ class RecallService:
         self.indexes = StoreIndexes(
             Encoder(settings.dense), is_watched=is_watched, vector_cache=home / VECTORS_FILENAME if home else None
         )
-        stores.on_write.append(self.indexes.written)  # a saved memory is indexed and embedded before the save answers
+        stores.on_write.append(self.indexes.written)  # indexed before the save answers, its vector by the next recall
         self.applies = AppliesIndex()  # what each memory applies to (issue 38), for prompts and tool calls
         # A line put before a recalled memory that names what the project no longer has (the stale checker).
         self.stale_caveat = stale_caveat
