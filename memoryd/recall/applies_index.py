@@ -13,7 +13,7 @@ from memoryd.base.text import query_terms, terms
 from memoryd.recall.applies import AppliesTo, from_meta
 from memoryd.recall.applies_derive import derive, named_tech, topics_of
 from memoryd.recall.applies_match import prompt_meets
-from memoryd.recall.indexes import StoreIndex
+from memoryd.recall.store_index import StoreIndex
 from memoryd.store import MemoryDir
 from memoryd.store.frontmatter import split_frontmatter
 

@@ -25,7 +25,8 @@ from memoryd.recall.applies_index import AppliesIndex
 from memoryd.recall.decide import MODEL_FLOOR, MODEL_SURE, NOT_CONFIDENT, Decision, context_items, decide
 from memoryd.recall.dense import VECTORS_FILENAME, Encoder
 from memoryd.recall.explain import Why, matched_words
-from memoryd.recall.indexes import StoreIndex, StoreIndexes
+from memoryd.recall.indexes import StoreIndexes
+from memoryd.recall.store_index import StoreIndex
 from memoryd.recall.inject import age_days, header_for, injection_text, memory_text, truncate_content
 from memoryd.recall.log import RecallLog
 from memoryd.recall.prefetch import ModelPrefetch
