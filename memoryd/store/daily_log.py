@@ -5,9 +5,10 @@ MEMORY.md is never touched here.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, datetime, tzinfo
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Protocol
 
 from memoryd.base import limits
 from memoryd.base.errors import InvalidMemory

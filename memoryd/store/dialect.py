@@ -9,7 +9,8 @@ It does NOT read or write files; `memoryd.store.memdir` does.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable, Literal, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any, Literal
 
 from memoryd.store.paths import slugify
 

@@ -46,7 +46,8 @@ def split_frontmatter(text: str, *, source: str = "memory") -> tuple[dict[str, A
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
         raise InvalidFrontmatter(
-            f"{source}: YAML frontmatter does not parse{where}; quote values that contain ': ' or start with special characters."
+            f"{source}: YAML frontmatter does not parse{where}; quote values that contain ': ' or "
+            f"start with special characters."
         ) from exc
     if not isinstance(meta, dict):
         raise InvalidFrontmatter(f"{source}: frontmatter must be key: value pairs (name, description, type).")
@@ -60,19 +61,22 @@ def check_yaml(raw: str, *, source: str) -> None:
     bytes. Reads parser events only, so nothing is built before the checks pass (issue 31)."""
     if len(raw) > limits.FRONTMATTER_MAX_BYTES:
         raise InvalidFrontmatter(
-            f"{source}: frontmatter is {len(raw):,} characters, over {limits.FRONTMATTER_MAX_BYTES:,}; keep name, description and type short and put the rest in the body."
+            f"{source}: frontmatter is {len(raw):,} characters, over "
+            f"{limits.FRONTMATTER_MAX_BYTES:,}; keep name, description and type short and put the rest in the body."
         )
     depth = nodes = 0
     for event in yaml.parse(raw, Loader=_Loader):
         if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
             raise InvalidFrontmatter(
-                f"{source}: frontmatter uses a YAML anchor or alias ('&' / '*'), which memoryd refuses (it can expand a small file into gigabytes); write each value out."
+                f"{source}: frontmatter uses a YAML anchor or alias ('&' / '*'), which memoryd "
+                f"refuses (it can expand a small file into gigabytes); write each value out."
             )
         if isinstance(event, yaml.CollectionStartEvent):
             depth += 1
             if depth > limits.FRONTMATTER_MAX_DEPTH:
                 raise InvalidFrontmatter(
-                    f"{source}: frontmatter nests deeper than {limits.FRONTMATTER_MAX_DEPTH} levels; use flat key: value pairs."
+                    f"{source}: frontmatter nests deeper than {limits.FRONTMATTER_MAX_DEPTH} levels; "
+                    f"use flat key: value pairs."
                 )
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
@@ -80,7 +84,8 @@ def check_yaml(raw: str, *, source: str) -> None:
             nodes += 1
             if nodes > limits.FRONTMATTER_MAX_NODES:
                 raise InvalidFrontmatter(
-                    f"{source}: frontmatter holds over {limits.FRONTMATTER_MAX_NODES:,} values; use flat key: value pairs."
+                    f"{source}: frontmatter holds over {limits.FRONTMATTER_MAX_NODES:,} values; use "
+                    f"flat key: value pairs."
                 )
 
 

@@ -11,9 +11,9 @@ import os
 import stat
 import time
 from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
 
 from memoryd.base import limits
 from memoryd.base.files import Key, key_of

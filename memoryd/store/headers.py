@@ -11,7 +11,7 @@ import os
 import re
 import stat
 import sys
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -25,7 +25,10 @@ from memoryd.store.frontmatter import head_meta, split_frontmatter
 from memoryd.store.model import InvalidFile, MemoryHeader
 from memoryd.store.paths import is_memory_filename
 
-SYMLINK_REFUSAL = "is a symbolic link; memoryd never follows links (it could point at a secret outside the memory dir): replace it with a real file."
+SYMLINK_REFUSAL = (
+    "is a symbolic link; memoryd never follows links (it could point at a secret outside the memory dir): "
+    "replace it with a real file."
+)
 TOO_LARGE_FIX = "split it or move it out of the memory dir (memoryd never reads it whole)."
 
 
@@ -113,7 +116,7 @@ def split_head(text: str, *, source: str) -> tuple[dict[str, Any], int | None]:
 
 
 def iso(dt: datetime) -> str:
-    return dt.astimezone(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return dt.astimezone(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def meta_str(value: Any) -> str:
@@ -138,7 +141,8 @@ def header_from_meta(filename: str, folder: Path, meta: dict[str, Any], mtime: f
     if not type_:
         return InvalidFile(
             filename,
-            f"has no type; add 'type: <{'|'.join(limits.MEMORY_TYPES)}>' (or Claude Code's 'metadata:' / '  type: ...') to its frontmatter.",
+            f"has no type; add 'type: <{'|'.join(limits.MEMORY_TYPES)}>' (or Claude Code's "
+            f"'metadata:' / '  type: ...') to its frontmatter.",
         )
     if type_ not in limits.MEMORY_TYPES:
         return InvalidFile(
@@ -180,7 +184,8 @@ def parse_header(filename: str, folder: Path, text: str, mtime: float) -> Parsed
         return Parsed(
             InvalidFile(
                 filename,
-                f"its file name holds what looks like a secret ({findings[0].kind}); memoryd keeps it out of the index, recall and team sync: rename the file.",
+                f"its file name holds what looks like a secret ({findings[0].kind}); memoryd keeps it "
+                f"out of the index, recall and team sync: rename the file.",
             ),
             {},
             None,
@@ -220,7 +225,8 @@ def read_text(path: Path | str) -> tuple[str | InvalidFile, os.stat_result | Non
     except UnicodeDecodeError:
         return InvalidFile(
             filename,
-            "is not UTF-8 text (a binary file?); memories are UTF-8 Markdown: convert it or move it out of the memory dir.",
+            "is not UTF-8 text (a binary file?); memories are UTF-8 Markdown: convert it or move it "
+            "out of the memory dir.",
         ), st
     except FileNotFoundError:
         raise

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from memoryd.base import limits
 from memoryd.store.model import MemoryHeader

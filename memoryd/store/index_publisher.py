@@ -13,8 +13,8 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from memoryd.base import limits
 from memoryd.base.errors import Conflict
@@ -214,7 +214,8 @@ class IndexPublisher:
                 if moved.path != self.index_path:
                     raise _moved_conflict(moved) from None
         raise Conflict(
-            f"{limits.INDEX_FILENAME} keeps changing on disk while memoryd updates it (another editor?); try again when it is quiet."
+            f"{limits.INDEX_FILENAME} keeps changing on disk while memoryd updates it (another "
+            f"editor?); try again when it is quiet."
         )
 
     def _stage(

@@ -13,10 +13,11 @@ import builtins
 import logging
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from memoryd.base import limits
 from memoryd.base.clock import SYSTEM_CLOCK
@@ -69,7 +70,8 @@ def validate_fields(name: str, description: str, type_: str, body: str) -> None:
         raise InvalidMemory("name is empty: give the memory a short title, e.g. 'Testing preferences'.")
     if len(name) > limits.MEMORY_NAME_MAX_CHARS:
         raise InvalidMemory(
-            f"name is {len(name)} chars, over {limits.MEMORY_NAME_MAX_CHARS}: shorten the title and put detail in the body."
+            f"name is {len(name)} chars, over {limits.MEMORY_NAME_MAX_CHARS}: shorten the title and "
+            f"put detail in the body."
         )
     if "\n" in name.strip():
         raise InvalidMemory("name spans several lines: use a one-line title.")
@@ -77,7 +79,8 @@ def validate_fields(name: str, description: str, type_: str, body: str) -> None:
         raise InvalidMemory("description is empty: add one specific line; recall decides relevance from it.")
     if len(description) > limits.MEMORY_DESCRIPTION_MAX_CHARS:
         raise InvalidMemory(
-            f"description is {len(description)} chars, over {limits.MEMORY_DESCRIPTION_MAX_CHARS}: keep it to one line and move detail into the body."
+            f"description is {len(description)} chars, over {limits.MEMORY_DESCRIPTION_MAX_CHARS}: "
+            f"keep it to one line and move detail into the body."
         )
     size = len(body.encode("utf-8"))
     if size > limits.MEMORY_BODY_MAX_BYTES:
@@ -242,7 +245,8 @@ class MemoryDir:
         if entry is not None and isinstance(entry[1], InvalidFile):
             # A hand-written file that does not parse may be this very memory: never fork or overwrite it.
             raise InvalidFrontmatter(
-                f"{entry[1].filename}: {entry[1].error} The file was left untouched: fix or delete it by hand, then save again."
+                f"{entry[1].filename}: {entry[1].error} The file was left untouched: fix or delete it "
+                f"by hand, then save again."
             )
         candidate, n = f"{base}.md", 2
         while os.path.lexists(self.path / candidate):

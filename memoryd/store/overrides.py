@@ -3,8 +3,8 @@ reader (the layout mode, review before write)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Mapping
 
 from memoryd.config import ProjectSettings
 from memoryd.store.memdir import MemoryDir

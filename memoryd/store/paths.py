@@ -10,8 +10,8 @@ import hashlib
 import os
 import re
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from memoryd.base import limits
 from memoryd.base.errors import Forbidden, InvalidCwd, InvalidFilename
@@ -166,7 +166,8 @@ def check_filename(filename: str) -> str:
     if not is_memory_filename(filename):
         raise InvalidFilename(
             f"invalid memory filename {filename!r}: use a bare file name ending in .md, such as <type>_<slug>.md "
-            f"(e.g. feedback_testing.md) or testing-notes.md, with no '/', '\\', '..' or leading '.', at most {FILENAME_MAX_BYTES} bytes."
+            f"(e.g. feedback_testing.md) or testing-notes.md, with no '/', '\\', '..' or leading '.', "
+            f"at most {FILENAME_MAX_BYTES} bytes."
         )
     return filename
 

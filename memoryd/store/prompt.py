@@ -18,7 +18,7 @@ MEMORY_TYPES_TEXT = """## Memory types
 - **user**: the user's role, goals, knowledge and preferences.
 - **feedback**: corrections *and* confirmations of how you work; the body has **Why:** and **How to apply:** lines.
 - **project**: ongoing work, decisions, deadlines, incidents; the body has **Why:** and **How to apply:** lines; dates are absolute (2026-03-05, never "Thursday").
-- **reference**: pointers to external systems (dashboards, trackers, docs)."""
+- **reference**: pointers to external systems (dashboards, trackers, docs)."""  # noqa: E501 (as the agent reads it)
 
 
 def build_memory_prompt(memory_dir: Path, index: ServedIndex) -> str:

@@ -8,17 +8,15 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from memoryd.base import limits
 from memoryd.base.clock import SYSTEM_CLOCK
 from memoryd.base.errors import InvalidRequest
 from memoryd.store.dialect import CLAUDE_CODE, MEMORYD, Dialect
-from memoryd.store.memdir import MemoryDir, Now
-from memoryd.store.memdir import WriteEvent
+from memoryd.store.memdir import MemoryDir, Now, WriteEvent
 from memoryd.store.paths import project_root, resolve_memory_dir
-
 
 PROJECT, GLOBAL = "project", "global"  # a memory's scope: this project's store, or the user's own in every project
 

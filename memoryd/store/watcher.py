@@ -1,7 +1,8 @@
 """`MemoryWatcher`: notices hand edits in memory dirs and re-indexes, debounced.
 
 The watchdog handler only routes paths to a debounce timer; `MemoryDir.sync_index`
-does the work (re-reading only the files seen changing). A broken hand-written file is reported by the scan, never rewritten.
+does the work (re-reading only the files seen changing). A broken hand-written file is reported by the scan,
+never rewritten.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ EVENTS = [FileCreatedEvent, FileDeletedEvent, FileModifiedEvent, FileMovedEvent]
 
 
 class _Handler(FileSystemEventHandler):
-    def __init__(self, watcher: "MemoryWatcher", store: MemoryDir) -> None:
+    def __init__(self, watcher: MemoryWatcher, store: MemoryDir) -> None:
         self.watcher = watcher
         self.store = store
 

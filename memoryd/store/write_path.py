@@ -9,9 +9,9 @@ publish), then patch the header table: no re-read, no rescan. The caller
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from memoryd.base import limits
 from memoryd.base.errors import Conflict, InvalidFrontmatter
@@ -45,7 +45,8 @@ class Draft:
 def _check_expected(filename: str, prior: str | None, expected: str | None) -> None:
     if expected is not None and version_of(prior) != expected:
         raise Conflict(
-            f"{filename} changed since it was read (version {version_of(prior) or 'none: it was deleted'}, expected {expected}): "
+            f"{filename} changed since it was read "
+            f"(version {version_of(prior) or 'none: it was deleted'}, expected {expected}): "
             f"read it again (GET /v1/memories/{filename}), merge your change, and save with the new version."
         )
 
@@ -76,7 +77,8 @@ class WritePath:
             return raw.decode("utf-8"), key
         except UnicodeDecodeError:
             raise InvalidFrontmatter(
-                f"{path.name}: is not UTF-8 text. The file was left untouched: fix or delete it by hand, then save again."
+                f"{path.name}: is not UTF-8 text. The file was left untouched: fix or delete it by "
+                f"hand, then save again."
             ) from None
 
     def draft(self, filename: str, build: Callable[[str | None], str | None]) -> Draft | None:
@@ -131,7 +133,8 @@ class WritePath:
                     break
             else:
                 raise Conflict(
-                    f"{filename} keeps changing on disk while memoryd writes it (another editor?); try again when it is quiet."
+                    f"{filename} keeps changing on disk while memoryd writes it (another editor?); "
+                    f"try again when it is quiet."
                 )
         if new == prior:
             return prior, new, False
