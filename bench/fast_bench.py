@@ -40,9 +40,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import numpy as np  # noqa: E402
-
 from recall_latency import WORDS, engine_rate, memory_texts, write_store  # noqa: E402
-from soak import Soak, seed as soak_seed  # noqa: E402
+from soak import Soak  # noqa: E402
+from soak import seed as soak_seed  # noqa: E402
+
 from memoryd.recall.dense import VECTORS_FILENAME, embed_text, text_digest  # noqa: E402
 from memoryd.store.headers import read_memory  # noqa: E402
 from tests.support.servers import DaemonProcess, daemon_env  # noqa: E402

@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import recall_latency  # noqa: E402  (bench/recall_latency.py)
 from coding_eval import tally  # noqa: E402  (bench/coding_eval.py: the same metrics in-process)
+
 from memoryd.base.files import atomic_write  # noqa: E402
 from memoryd.config import load_settings  # noqa: E402
 from memoryd.server import build_app  # noqa: E402
@@ -74,7 +75,7 @@ class Served:
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
-    def __enter__(self) -> "Served":
+    def __enter__(self) -> Served:
         self.thread.start()
         while not self.server.started:
             time.sleep(0.01)
@@ -288,7 +289,9 @@ def coding(work: Path, dense: str = "auto") -> dict[str, Any]:
             for context in (False, True):
                 ms: list[float] = []
 
-                def timed(repo: dict[str, Any], task: dict[str, Any], context: bool = context) -> list[str]:
+                def timed(
+                    repo: dict[str, Any], task: dict[str, Any], context: bool = context, ms: list[float] = ms
+                ) -> list[str]:
                     got, took = ask(repo, task, context)
                     ms.append(took)
                     return got

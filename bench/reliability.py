@@ -25,18 +25,19 @@ import tarfile
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
-
 from reliability_files import FILE_PROBES  # noqa: E402  (issue 41 items 5, 7, 8: bench/reliability_files.py)
 from reliability_harness import Harness, Item  # noqa: E402
 from reliability_identity import probe_identity  # noqa: E402
 from reliability_input import INPUT_PROBES  # noqa: E402  (issue 41: inputs a person or a cloned repo controls)
+
 from tests.support.bombs import RepeatedBytes  # noqa: E402
 from tests.support.servers import DaemonProcess  # noqa: E402
 from tests.support.transcripts import new_session  # noqa: E402

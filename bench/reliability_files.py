@@ -17,14 +17,16 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from reliability_harness import Harness, Item  # noqa: E402
+
 from tests.support.servers import DaemonProcess  # noqa: E402
 
 WAIT_SECONDS = 30  # a command that waits longer than this on a FIFO (or serves on) counts as hung

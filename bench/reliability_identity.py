@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from reliability_harness import Harness, Item
+
 from tests.support.strangers import INJECTION, Relay, StrangerServer
 
 HOOK_EVENTS = [

@@ -14,13 +14,14 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import httpx
+from reliability_harness import Harness, Item
 
 from memoryd.api.web.views import project_id
-from reliability_harness import Harness, Item
 
 GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 CHILD_ADDRESS_SPACE = 1024**3  # the CLI children may take this much: /dev/zero read whole passes it at once
