@@ -136,7 +136,9 @@ def test_the_rule_arrives_before_the_command_that_breaks_it(shop: Callable[..., 
     assert done.returncode == 0, done.stdout + done.stderr
     [(_, before_tool), (_, after_tool)] = agent.main
     hook_context = re.findall(r"PreToolUse:Bash hook additional context: (.{0,2000})", after_tool)
-    assert hook_context and "pnpm" in hook_context[0] and "Package manager" in hook_context[0], after_tool[-3000:]
+    block = hook_context[0] if hook_context else after_tool[-3000:]
+    # the memory itself: its name (kebab in Claude Code's dialect, which this memory dir uses), description and body
+    assert "name: package-manager" in block and "description: Use pnpm, never npm" in block, block[:800]
     assert "Weekly sync" not in after_tool
 
 
