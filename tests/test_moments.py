@@ -311,3 +311,13 @@ def test_a_shared_subject_alone_needs_a_memory_about_it(live: LiveDaemon, projec
         live, project, "UI strings need translations", "Every new UI string gets a key in locales/en/common.json"
     )
     assert i18n in prompt("add a 'Copy link' label under the share button")
+
+
+def test_product_names_are_not_code_names_or_clause_starts() -> None:
+    """What reads as another stack's product: TypeORM, NestJS, GraphQL; not a class of the project's own code
+    (DeepgramSTTService) nor the first word after a commit subject's colon."""
+    from memoryd.recall.applies_derive import named_tech
+
+    assert named_tech("generate a TypeORM migration, then regenerate the GraphQL types") == ["TypeORM", "GraphQL"]
+    assert named_tech("Remove deprecated url param from DeepgramSTTService") == []
+    assert named_tech("feat(linter): Promote the rule to correctness") == []

@@ -234,7 +234,7 @@ def _forbidden(text: str, candidates: set[str]) -> set[str]:
 
 
 # A product's name mid-sentence: Recoil, Lingui, TypeORM, GraphQL, NestJS (not code like EventTypeService).
-_PROPER = re.compile(r"(?<=[\w,] )[A-Z][a-z]+(?:[A-Z]{2,}[a-z]*)?(?![\w-])")
+_PROPER = re.compile(r"(?<=[\w,] )[A-Z][a-z]+(?:[A-Z]{2,})?(?![\w-])")
 _QUOTED_TEXT = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
 
 
