@@ -7,6 +7,8 @@ with the memories that obviously apply to it, or none; another project's events 
     .venv/bin/python bench/moments_bench.py [--dense auto|off]           # bench/moments/
     .venv/bin/python bench/moments_bench.py --coding dev|test [--dense auto|off]   # the coding set, task level
 
+Model calls per 100 prompts: how many prompts would start the model's side-query with a model backend
+(the local ranking neither clearly silent nor clearly sure: `RecallService._model_not_needed`).
 Moments: a labelled memory counts as delivered when the event or an earlier moment of its session
 injected it (it is in the agent's context). Precision: injected memories labelled for some event of
 their session, over all injected. Silence: events labelled none that got nothing. Writes JSON to
@@ -166,12 +168,15 @@ def moments(work: Path, dense: str) -> dict[str, Any]:
         embedded(srv)
         mine = play(srv, cwd, own["sessions"], names)
         theirs = play(srv, cwd, other["sessions"], names)
+        wanted = srv.daemon.recall.model_wanted
         health = []
         for _ in range(50):
             t0 = time.perf_counter()
             srv.client.get("/v1/health")
             health.append((time.perf_counter() - t0) * 1000)
     out = figures(mine, theirs) | {"health_ms_p50": round(statistics.median(health), 2)}
+    prompts = sum(r["kind"] == "prompt" for r in mine["rows"] + theirs["rows"])
+    out["model_calls_per_100_prompts"] = round(100 * wanted / prompts, 1) if prompts else None
     out["misses"] = [r for r in mine["rows"] if set(r["applies"]) - set(r["delivered"])]
     out["noise"] = [r for r in mine["rows"] + theirs["rows"] if set(r["injected"]) - set(r["right"])]
     return out
@@ -197,7 +202,15 @@ def coding(work: Path, split: str, dense: str, edits: bool = True) -> dict[str, 
                 got += injected(session.event({"tool": "Edit", "path": f, "content": ""}))[0]
             return list(dict.fromkeys(maps[repo["repo"]].get(fn, fn) for fn in got))
 
-        return tally(repos, ask)
+        asked = [0]
+
+        def counted(repo: dict[str, Any], task: dict[str, Any]) -> list[str]:
+            asked[0] += 1
+            return ask(repo, task)
+
+        out = tally(repos, counted)
+        out["all"]["model_calls_per_100_prompts"] = round(100 * srv.daemon.recall.model_wanted / asked[0], 1)
+        return out
 
 
 def scale(work: Path, n: int, calls: int = 200) -> dict[str, Any]:

@@ -283,3 +283,45 @@ def test_the_models_extraction_writes_applies_to(llm_live: LiveDaemon, messages_
     store = llm_live.daemon.stores.for_cwd(str(project))
     got = {fn: store.get(fn).applies_to for fn in job["memories_written"]}
     assert sorted(got.values(), key=len) == [{}, {"paths": ["db/migrations/**"], "tools": ["Edit", "Write"]}]
+
+
+def test_a_prompt_about_another_stack_gets_nothing(live: LiveDaemon, project: Path) -> None:
+    """A prompt naming a product no memory mentions ("a TypeORM migration" asked of a Prisma project) is about
+    another stack: neither ranking rule speaks (issue 38's foreign silence)."""
+    schema = save(live, project, "Prisma schema changes", "Every Prisma schema change needs a migration")
+
+    def prompt(text: str) -> str:
+        payload = {"hook_event_name": "UserPromptSubmit", "session_id": uuid.uuid4().hex, "cwd": str(project)}
+        out = hook(live, payload | {"prompt": text}).get("hookSpecificOutput", {})
+        return str(out.get("additionalContext", ""))
+
+    assert schema in prompt("write the schema migration for the new workspace field")
+    assert prompt("write the TypeORM schema migration for the new workspace field") == ""
+    status = live.client.get("/v1/status").json()["recall"]
+    assert status["prompts_ranked"] >= 1 and 0 <= status["model_wanted"] <= status["prompts_ranked"]
+
+
+def test_a_shared_subject_alone_needs_a_memory_about_it(live: LiveDaemon, project: Path) -> None:
+    """With nothing else to go on, a subject a prompt shares brings the memory about it (its name or
+    description), not one whose body mentions it in passing."""
+
+    def prompt(text: str) -> str:
+        payload = {"hook_event_name": "UserPromptSubmit", "session_id": uuid.uuid4().hex, "cwd": str(project)}
+        return str(hook(live, payload | {"prompt": text}).get("hookSpecificOutput", {}).get("additionalContext", ""))
+
+    save(live, project, "Small PRs", "Keep PRs under 500 changed lines", "Split translations into a PR of their own.")
+    assert prompt("add a 'Copy link' label under the share button") == ""
+    i18n = save(
+        live, project, "UI strings need translations", "Every new UI string gets a key in locales/en/common.json"
+    )
+    assert i18n in prompt("add a 'Copy link' label under the share button")
+
+
+def test_product_names_are_not_code_names_or_clause_starts() -> None:
+    """What reads as another stack's product: TypeORM, NestJS, GraphQL; not a class of the project's own code
+    (DeepgramSTTService) nor the first word after a commit subject's colon."""
+    from memoryd.recall.applies_derive import named_tech
+
+    assert named_tech("generate a TypeORM migration, then regenerate the GraphQL types") == ["TypeORM", "GraphQL"]
+    assert named_tech("Remove deprecated url param from DeepgramSTTService") == []
+    assert named_tech("feat(linter): Promote the rule to correctness") == []

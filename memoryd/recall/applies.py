@@ -31,6 +31,8 @@ class AppliesTo:
     cues: frozenset[str] = frozenset()  # code it names (`TRPCError`, `as any`, `@calcom/ui`): an edit writing one
     words: frozenset[str] = frozenset()  # stems of its name and description: a folder of the path may be one
     weights: tuple[tuple[str, int], ...] = ()  # per topic, how many of its words the memory uses
+    about: frozenset[str] = frozenset()  # the topics of its name and description: what it is about, not mentions
+    rule: bool = True  # it states a rule (feedback, user, or a project memory saying never/always/only)
 
     def weight(self, topics: Iterable[str]) -> int:
         """How strongly the memory is about these subjects (distinct topic words it uses)."""

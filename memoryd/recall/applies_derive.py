@@ -155,6 +155,8 @@ def derive(name: str, description: str, body: str, type_: str = "") -> AppliesTo
         forbids=frozenset(forbids),
         topics=topics_of(text),
         weights=topic_weights(text),
+        about=topics_of(f"{name}\n{description}"),
+        rule=rule,
         names=frozenset((PROGRAMS | PM_NAMES) & named),
         cues=cues_of(text),
         words=frozenset(
@@ -232,7 +234,7 @@ def _forbidden(text: str, candidates: set[str]) -> set[str]:
 
 
 # A product's name mid-sentence: Recoil, Lingui, TypeORM, GraphQL, NestJS (not code like EventTypeService).
-_PROPER = re.compile(r"(?<=[\w,;:] )[A-Z][a-z]+(?:[A-Z]{2,}[a-z]*)?(?![\w-])")
+_PROPER = re.compile(r"(?<=[\w,] )[A-Z][a-z]+(?:[A-Z]{2,})?(?![\w-])")
 _QUOTED_TEXT = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
 
 

@@ -9,10 +9,11 @@ from dataclasses import replace
 
 from memoryd.base import limits
 from memoryd.base.errors import MemorydError
-from memoryd.base.text import query_terms, terms
+from memoryd.base.text import query_terms
 from memoryd.recall.applies import AppliesTo, from_meta
-from memoryd.recall.applies_derive import derive, named_tech, topics_of
+from memoryd.recall.applies_derive import derive, topics_of
 from memoryd.recall.applies_match import prompt_meets
+from memoryd.recall.decide import names_unknown
 from memoryd.recall.store_index import StoreIndex
 from memoryd.store import MemoryDir
 from memoryd.store.frontmatter import split_frontmatter
@@ -62,6 +63,8 @@ class AppliesIndex:
             cues=derived.cues,
             words=derived.words,
             weights=derived.weights,
+            about=derived.about,
+            rule=derived.rule,
         )
 
     def prompt_picks(
@@ -78,12 +81,16 @@ class AppliesIndex:
         # a subject alone only for rules about code (they name a path, a command or code): "the colour of
         # her car" must not bring a memory that mentions a background colour (LoCoMo other-store 0.016 -> 0.086)
         subject = [
-            fn for fn in met if fn not in named and (applies[fn].paths or applies[fn].commands or applies[fn].cues)
+            fn
+            for fn in met
+            if fn not in named and applies[fn].rule and (applies[fn].paths or applies[fn].commands or applies[fn].cues)
         ]
         if subject and ranked_chose:  # beside the ranking's choice, a subject needs a word of the prompt too
             _, held = item.index.matches(set(query_terms(query)), subject)
             subject = [fn for fn in subject if held[fn]]
-        if not subject or _names_unknown(item, query):
+        else:  # alone, the subject must be what the memory is about (its name or description), not a word of its body
+            subject = [fn for fn in subject if applies[fn].about & topics]
+        if not subject or names_unknown(item.index, query):
             return named
         order = {fn: i for i, (fn, _) in enumerate(item.index.rank(query, k=50, gate=False))}
         top = max(applies[fn].weight(topics) for fn in subject)
@@ -91,9 +98,3 @@ class AppliesIndex:
             (fn for fn in subject if applies[fn].weight(topics) == top), key=lambda fn: (order.get(fn, 99), fn)
         )
         return named | {fn: met[fn] for fn in subject[: limits.TOOL_RECALL_MAX_MEMORIES]}
-
-
-def _names_unknown(item: StoreIndex, query: str) -> bool:
-    """The prompt names a product no memory of this store mentions ("a TypeORM migration" asked of
-    a Prisma project): a shared subject alone is then not enough."""
-    return any((ts := terms(name)) and not item.index.present({t: 1.0 for t in ts}) for name in named_tech(query))

@@ -18,7 +18,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from memoryd.base.text import query_terms
+from memoryd.base.text import query_terms, terms
+from memoryd.recall.applies_derive import named_tech
 from memoryd.recall.dense import FUSION_DEPTH, Backend, DenseIndex, fuse
 from memoryd.recall.explain import Why, as_typed
 from memoryd.recall.ranker import FIT_DEPTH, MIN_MATCH_IDF, MIN_MATCH_SHARE, LexicalIndex
@@ -33,9 +34,10 @@ COSINE_CENTRE = 0.85
 # The close-match rule injects, beyond the best memory, only those holding at least this many of the
 # prompt's informative words (or confident on their own): a coding prompt's best five otherwise carry
 # four that share one word with it ("start postgres locally" got five, issue 38). LoCoMo dev recall@5
-# 0.777 -> 0.767; coding dev precision 0.18 -> 0.28 (bench/RESULTS.md §9).
+# 0.777 -> 0.767; coding dev precision 0.18 -> 0.28 (bench/RESULTS.md §10).
 CLOSE_MIN_TERMS = 2
 # With a model backend, the side-query is skipped when the local ranking leaves nothing to decide:
+ELSEWHERE = "the prompt names a product no memory of this store mentions"
 NOT_CONFIDENT = "no memory is close enough to the prompt or confident enough for the task"
 MODEL_FLOOR = 0.05  # no candidate's confidence reaches this and no close match: clearly silent
 MODEL_SURE = 0.60  # every injected memory is a close match at least this confident: clearly sure
@@ -95,6 +97,8 @@ def decide(
     """Rank the store's memories for `prompt` (with the session's `context`) and decide which of the best `k` to inject."""
     text = query_text(prompt, context)
     if backend is None or dense is None or not len(dense):
+        if names_unknown(index, prompt):
+            return Decision(silence=ELSEWHERE)
         ranked = (
             index.rank(prompt, exclude=exclude, k=k)
             if not context
@@ -143,6 +147,9 @@ def decide(
         close = index.fits(prompt_terms, names[:FIT_DEPTH])
     known = [cos[fn] for fn in names[:FIT_DEPTH] if fn in cos]
     close = close and (not known or max(known) >= backend.min_similarity)
+    # the prompt names a product this store never mentions: it is about another stack, neither rule speaks
+    # ("generate a TypeORM migration" asked of a Prisma project; moments foreign silence 0.875 -> 0.917)
+    elsewhere = names_unknown(index, prompt)
     need, cover = _cover(index, prompt_terms, names[:k])
     item_terms = [(item, set(query_terms(_spread_camel(item)))) for item in context]
 
@@ -170,7 +177,9 @@ def decide(
         in_prompt = tuple(t for t in text_held[fn] if t in prompt_terms)
         near = rank == 0 or sure_of >= CONFIDENCE_MIN or len(in_prompt) >= CLOSE_MIN_TERMS
         rule = (
-            "close match"
+            ""
+            if elsewhere
+            else "close match"
             if close and matched and near
             else "confident"
             if matched and sure_of >= CONFIDENCE_MIN
@@ -193,8 +202,14 @@ def decide(
             cover_needed=need,
             confidence_min=CONFIDENCE_MIN,
         )
-    silence = "" if injected else NOT_CONFIDENT
+    silence = "" if injected else ELSEWHERE if elsewhere else NOT_CONFIDENT
     return Decision(fused, injected, silence, why, features)
+
+
+def names_unknown(index: LexicalIndex, prompt: str) -> bool:
+    """The prompt names a product no memory of this store mentions ("a TypeORM migration" asked of a
+    Prisma project): it is about another stack, and sharing a generic word with a memory is no match."""
+    return any((ts := terms(name)) and not index.present({t: 1.0 for t in ts}) for name in named_tech(prompt))
 
 
 def _cover(index: LexicalIndex, q_terms: set[str], names: list[str]) -> tuple[float | None, dict[str, float]]:

@@ -124,6 +124,11 @@ class RecallService:
         # Recalls computing at once. More only add threads that take turns on the GIL, and a save
         # holding a memory dir's lock waits behind all of them after every system call (issue 31).
         self._computing = threading.BoundedSemaphore(limits.RECALL_COMPUTING_AT_ONCE)
+        # Prompts ranked, and how many of them the side-query would be asked about (with or without a model
+        # backend: `_model_not_needed`), so a benchmark can report model calls per 100 prompts offline.
+        self.prompts_ranked = 0
+        self.model_wanted = 0
+        self._counting = threading.Lock()
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -149,6 +154,8 @@ class RecallService:
             "stemmer": STEMMER,
             "dense_model": self.indexes.encoder.status,
             "dense_pending": self.indexes.dense_pending(),
+            "prompts_ranked": self.prompts_ranked,
+            "model_wanted": self.model_wanted,
         }
 
     def mark_seen(self, session_id: str, memory_dir: str, filenames: list[str]) -> None:
@@ -301,6 +308,10 @@ class RecallService:
             )
 
         method, reason, chosen = "local", "", injected[:limit]
+        why_not = self._model_not_needed(injected, whys)
+        with self._counting:
+            self.prompts_ranked += 1
+            self.model_wanted += not why_not
         if self.llm.enabled:
             headers = {
                 key + h.filename: (h if not key else replace(h, filename=key + h.filename))
@@ -309,7 +320,7 @@ class RecallService:
                 if h.filename not in surfaced
             }  # not surfaced yet, in either folder
             late = [fn for fn in self._take_late(session_id, memdir) if fn in headers]
-            if why_not := self._model_not_needed(injected, whys):
+            if why_not:
                 reason = why_not
             elif defer_model:  # the seeds' prefetch: the local choice now, the model's later in this turn
                 candidates = [headers[fn] for fn, _ in ranked if fn in headers][:pool]
