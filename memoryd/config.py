@@ -318,8 +318,8 @@ class Settings(_Section):
 
     @property
     def llm_mode(self) -> Literal["llm", "offline"]:
-        """What the configuration asks for; `auto` without a key is settled by probing `claude` "
-        "(LLMClient.from_settings)."""
+        """What the configuration asks for; `auto` without a key is settled by probing `claude`
+        (LLMClient.from_settings)."""
         backend = self.llm_backend
         if backend in ("claude-cli", "messages-api") or (backend in ("auto", "anthropic") and self.anthropic_api_key):
             return "llm"

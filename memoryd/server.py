@@ -156,8 +156,8 @@ def services_of(daemon: Daemon) -> Services:
 
 
 def build_app(daemon: Daemon) -> FastAPI:
-    """The app over the daemon's parts; its lifespan starts the daemon and stops it (tests and "
-    "benches serve this too)."""
+    """The app over the daemon's parts; its lifespan starts the daemon and stops it (tests and
+    benches serve this too)."""
     return create_app(services_of(daemon), start=daemon.start, stop=daemon.stop)
 
 
