@@ -5,8 +5,9 @@ person, a model or a request writes it. Deriving it offline: `applies_derive.py`
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from memoryd.base import limits
 from memoryd.base.errors import InvalidRequest
@@ -54,7 +55,8 @@ def parse_applies(value: Any, *, field_name: str = APPLIES_KEY) -> AppliesTo:
         return AppliesTo()
     if not isinstance(value, dict):
         raise InvalidRequest(
-            f'{field_name} must be an object like {{"paths": ["db/migrations/**"], "commands": ["npm"], "tools": ["Bash"]}}.'
+            f'{field_name} must be an object like {{"paths": ["db/migrations/**"], "commands": '
+            f'["npm"], "tools": ["Bash"]}}.'
         )
     unknown = sorted(set(value) - set(FIELDS))
     if unknown:
@@ -79,7 +81,8 @@ def parse_applies(value: Any, *, field_name: str = APPLIES_KEY) -> AppliesTo:
 def _check_item(field_name: str, key: str, item: str) -> None:
     if len(item) > limits.APPLIES_TO_ITEM_MAX_CHARS or "\n" in item:
         raise InvalidRequest(
-            f"{field_name}.{key}: {item[:40]!r} is too long or spans lines; one glob or command of at most {limits.APPLIES_TO_ITEM_MAX_CHARS} chars."
+            f"{field_name}.{key}: {item[:40]!r} is too long or spans lines; one glob or command of at "
+            f"most {limits.APPLIES_TO_ITEM_MAX_CHARS} chars."
         )
     if key == "paths" and (item.startswith("/") or ".." in item.split("/")):
         raise InvalidRequest(

@@ -20,7 +20,10 @@ PM_FAMILIES = (
 )
 PM_NAMES = frozenset(n for fam in PM_FAMILIES for n in fam)
 PM_BUILTINS = frozenset(
-    "install i add remove rm uninstall update upgrade up ci why outdated init create dlx exec run link publish pack sync lock".split()
+    (
+        "install i add remove rm uninstall update upgrade up ci why outdated init create dlx exec run link publish "
+        "pack sync lock"
+    ).split()
 )
 # What only runs a binary or a script: stripped before the program a command runs is named.
 RUNNERS: tuple[tuple[str, ...], ...] = (

@@ -8,8 +8,8 @@ from __future__ import annotations
 import fnmatch
 import re
 import shlex
+from collections.abc import Iterable
 from functools import lru_cache
-from typing import Iterable
 
 from memoryd.recall.applies import AppliesTo
 from memoryd.recall.applies_derive import (

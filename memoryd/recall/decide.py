@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from memoryd.base.text import query_terms, terms
 from memoryd.recall.applies_derive import named_tech
@@ -94,50 +95,23 @@ def decide(
     k: int = 5,
     query_vector: Any = None,
 ) -> Decision:
-    """Rank the store's memories for `prompt` (with the session's `context`) and decide which of the best `k` to inject."""
+    """Rank the store's memories for `prompt` (with the session's `context`) and decide which of the
+    best `k` to inject."""
     text = query_text(prompt, context)
     if backend is None or dense is None or not len(dense):
-        if names_unknown(index, prompt):
-            return Decision(silence=ELSEWHERE)
-        ranked = (
-            index.rank(prompt, exclude=exclude, k=k)
-            if not context
-            else _lexical_with_context(index, prompt, text, exclude, k)
-        )
-        need, cover = _cover(index, set(query_terms(prompt)), [fn for fn, _ in ranked])
-        return Decision(
-            ranked,
-            [fn for fn, _ in ranked],
-            "" if ranked else "no memory matched the prompt",
-            {
-                fn: Why(
-                    filename=fn,
-                    name="",
-                    score=score,
-                    injected=True,
-                    rule="close match",
-                    cover=cover.get(fn),
-                    cover_needed=need,
-                )
-                for fn, score in ranked
-            },
-        )
+        return _decide_lexical(index, prompt, text, context, exclude, k)
     lexical = index.rank(text, exclude=exclude, k=FUSION_DEPTH, gate=False)
     if not lexical:  # no informative word is in the store: the dense list must not smuggle something in
         return Decision(silence="no word of the prompt is in this store")
-    vector = (
-        backend.query(prompt) if query_vector is None else query_vector
-    )  # the prompt alone: each context line would add ~20 ms to the embedding
+    # the prompt alone: each context line would add ~20 ms to the embedding
+    vector = backend.query(prompt) if query_vector is None else query_vector
     fused, cos = fuse(lexical, dense.similarities(vector), weight=backend.fusion_weight, exclude=exclude)
     fused = [(fn, round(score, 4)) for fn, score in fused if fn in index][: max(k, FIT_DEPTH)]
     if not fused:
         return Decision(silence="no memory matched the prompt")
     lex = dict(lexical)
     best_lex = max(lex.values()) or 1.0
-    prompt_terms, text_terms = (
-        set(query_terms(prompt)),
-        set(query_terms(text)),
-    )  # the prompt's terms are among the text's
+    prompt_terms, text_terms = set(query_terms(prompt)), set(query_terms(text))  # the first among the second
     names = [fn for fn, _ in fused]
     idf, text_held = index.matches(text_terms, names)
     text_mass = sum(idf.values())
@@ -160,31 +134,15 @@ def decide(
     for rank, (fn, score) in enumerate(fused[:k]):
         held = set(text_held[fn])
         mass = sum(idf[t] for t in held)
-        c = cos.get(fn, COSINE_CENTRE)
-        x = (
-            1.0,
-            store_share,
-            mass / text_mass if text_mass else 0.0,
-            min(mass, 30.0) / 10,
-            (c - COSINE_CENTRE) * 10,
-            lex.get(fn, 0.0) / best_lex,
-            score - top,
-            float(rank == 0),
+        x = _features(
+            store_share, mass, text_mass, cos.get(fn, COSINE_CENTRE), lex.get(fn, 0.0) / best_lex, score - top, rank
         )
         features[fn] = x
         sure_of = confidence(x)
         matched = bool(held)  # holds an informative word of the prompt or its context (not only "per", "add")
         in_prompt = tuple(t for t in text_held[fn] if t in prompt_terms)
         near = rank == 0 or sure_of >= CONFIDENCE_MIN or len(in_prompt) >= CLOSE_MIN_TERMS
-        rule = (
-            ""
-            if elsewhere
-            else "close match"
-            if close and matched and near
-            else "confident"
-            if matched and sure_of >= CONFIDENCE_MIN
-            else ""
-        )
+        rule = _rule(elsewhere=elsewhere, close=close and near, matched=matched, sure_of=sure_of)
         if rule:
             injected.append(fn)
         why[fn] = Why(
@@ -204,6 +162,58 @@ def decide(
         )
     silence = "" if injected else ELSEWHERE if elsewhere else NOT_CONFIDENT
     return Decision(fused, injected, silence, why, features)
+
+
+def _decide_lexical(
+    index: LexicalIndex,
+    prompt: str,
+    text: str,
+    context: Sequence[str],
+    exclude: set[str] | frozenset[str],
+    k: int,
+) -> Decision:
+    """Without an embedding model: the lexical ranking's gated best, each a close match."""
+    if names_unknown(index, prompt):
+        return Decision(silence=ELSEWHERE)
+    ranked = (
+        index.rank(prompt, exclude=exclude, k=k)
+        if not context
+        else _lexical_with_context(index, prompt, text, exclude, k)
+    )
+    need, cover = _cover(index, set(query_terms(prompt)), [fn for fn, _ in ranked])
+    why = {
+        fn: Why(
+            filename=fn, name="", score=score, injected=True, rule="close match", cover=cover.get(fn), cover_needed=need
+        )
+        for fn, score in ranked
+    }
+    return Decision(ranked, [fn for fn, _ in ranked], "" if ranked else "no memory matched the prompt", why)
+
+
+def _features(
+    store_share: float, mass: float, text_mass: float, cosine: float, lex_share: float, behind: float, rank: int
+) -> tuple[float, ...]:
+    """The confidence model's inputs for one candidate (see CONFIDENCE_WEIGHTS), in its order."""
+    return (
+        1.0,
+        store_share,
+        mass / text_mass if text_mass else 0.0,
+        min(mass, 30.0) / 10,
+        (cosine - COSINE_CENTRE) * 10,
+        lex_share,
+        behind,
+        float(rank == 0),
+    )
+
+
+def _rule(*, elsewhere: bool, close: bool, matched: bool, sure_of: float) -> str:
+    """Which rule gives a candidate: none when the prompt is about another stack, else the close match (the
+    prompt's words covered, and this one near the top), else the fitted confidence."""
+    if elsewhere or not matched:
+        return ""
+    if close:
+        return "close match"
+    return "confident" if sure_of >= CONFIDENCE_MIN else ""
 
 
 def names_unknown(index: LexicalIndex, prompt: str) -> bool:

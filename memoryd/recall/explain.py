@@ -3,8 +3,9 @@ under the cut — so a person can see why the agent was given it. Plain data; th
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
-from typing import Any, Iterable
+from typing import Any
 
 from memoryd.base.text import STOPWORDS, stem, words
 

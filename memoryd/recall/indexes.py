@@ -12,9 +12,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
 
 from memoryd.base import limits
 from memoryd.base.files import ABSENT, key_now

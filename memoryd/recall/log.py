@@ -7,8 +7,9 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Callable
+from typing import Any
 
 from memoryd.base import limits
 from memoryd.base.activity import RECALL, Activity
@@ -213,7 +214,8 @@ class RecallLog:
         with self.state.transaction() as db:
             for entry, why in batch:
                 cur = db.execute(
-                    "INSERT INTO recall_log(at, memory_dir, session_id, source, prompt, method, reason, took_ms, why) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO recall_log(at, memory_dir, session_id, source, prompt, method, "
+                    "reason, took_ms, why) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         entry.at,
                         entry.memory_dir,
@@ -240,7 +242,8 @@ class RecallLog:
                 ).fetchone()
                 if edge is not None:
                     db.execute(
-                        "DELETE FROM recall_log_hits WHERE entry_id IN (SELECT id FROM recall_log WHERE memory_dir = ? AND id <= ?)",
+                        "DELETE FROM recall_log_hits WHERE entry_id IN (SELECT id FROM recall_log "
+                        "WHERE memory_dir = ? AND id <= ?)",
                         (memory_dir, edge["id"]),
                     )
                     db.execute("DELETE FROM recall_log WHERE memory_dir = ? AND id <= ?", (memory_dir, edge["id"]))
@@ -284,7 +287,8 @@ class RecallLog:
         """The last recalls that gave the agent this memory, newest first."""
         self._settled()
         rows = self.state.query(
-            "SELECT l.* FROM recall_log_hits h JOIN recall_log l ON l.id = h.entry_id WHERE h.memory_dir = ? AND h.filename = ? "
+            "SELECT l.* FROM recall_log_hits h JOIN recall_log l ON l.id = h.entry_id WHERE "
+            "h.memory_dir = ? AND h.filename = ? "
             "ORDER BY h.entry_id DESC LIMIT ?",
             (memory_dir, filename, limit),
         )

@@ -7,8 +7,8 @@ from __future__ import annotations
 import concurrent.futures
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 PENDING_KEPT = 256  # sessions whose side-query waits to be handed over
 PENDING_TTL_SECONDS = 600.0  # a pick nobody took within this long is dropped (the turn is long over)

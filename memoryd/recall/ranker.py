@@ -81,10 +81,9 @@ class LexicalIndex:
         self._length = array("d")
         self._alive = bytearray()
         self._term_id: dict[str, int] = {}
-        self._post_docs: list[array] = []  # term id -> doc ids
-        self._post_tf: list[
-            array
-        ] = []  # term id -> field-weighted counts (float32: sums of small binary fractions, exact)
+        self._post_docs: list[array[int]] = []  # term id -> doc ids
+        # term id -> field-weighted counts (float32: sums of small binary fractions, exact)
+        self._post_tf: list[array[float]] = []
         # A doc's terms are found from the postings (sorted by doc id), not kept per doc: 20,000
         # memories held 5.7 MB of per-doc term arrays (issue 42). Live document frequencies are
         # counted per query term from the postings and kept until the collection changes.

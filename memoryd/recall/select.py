@@ -3,7 +3,7 @@ and parsing `{"selected_memories": [...]}` (unknown filenames dropped)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from memoryd.base import limits
 from memoryd.base.errors import LLMUnavailable
@@ -17,7 +17,7 @@ SELECT_MEMORIES_PROMPT = """You are selecting memories that will be useful to an
 
 Return a JSON object with a "selected_memories" array of filenames for the memories that will clearly be useful (up to 5). Only include memories that you are certain will be helpful based on their name and description.
 - If you are unsure if a memory will be useful, do not include it.
-- If no memories would clearly be useful, return an empty array."""
+- If no memories would clearly be useful, return an empty array."""  # noqa: E501 (the seeds' prompt, verbatim)
 
 
 def manifest(headers: list[MemoryHeader], *, max_bytes: int = limits.RECALL_MANIFEST_MAX_BYTES) -> str:
@@ -25,7 +25,7 @@ def manifest(headers: list[MemoryHeader], *, max_bytes: int = limits.RECALL_MANI
     lines, used = [], 0
     cap = limits.RECALL_MANIFEST_DESCRIPTION_MAX_CHARS
     for h in headers:
-        stamp = datetime.fromtimestamp(h.mtime, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        stamp = datetime.fromtimestamp(h.mtime, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         description = h.description if len(h.description) <= cap else h.description[: cap - 1] + "…"
         line = f"[{h.type}] {h.filename} ({stamp}): {description}"
         used += len(line.encode("utf-8")) + 1

@@ -8,10 +8,11 @@ import logging
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from memoryd.base import limits
 from memoryd.base.activity import Activity
@@ -26,12 +27,12 @@ from memoryd.recall.decide import MODEL_FLOOR, MODEL_SURE, NOT_CONFIDENT, Decisi
 from memoryd.recall.dense import VECTORS_FILENAME, Encoder
 from memoryd.recall.explain import Why, matched_words
 from memoryd.recall.indexes import StoreIndexes
-from memoryd.recall.store_index import StoreIndex
 from memoryd.recall.inject import age_days, header_for, injection_text, memory_text, truncate_content
 from memoryd.recall.log import RecallLog
 from memoryd.recall.prefetch import ModelPrefetch
 from memoryd.recall.select import select_with_llm
 from memoryd.recall.sessions import SessionLedger
+from memoryd.recall.store_index import StoreIndex
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.model import MemoryHeader
 from memoryd.transcripts.context import SessionContext
@@ -47,6 +48,22 @@ GLOBAL_KEY = "global:"  # candidate keys of the user's global memories ($MEMORYD
 def _marked(key: str, header: str) -> str:
     """A global memory's header says it is the user's own, from every project."""
     return f"Global memory (yours, in every project).\n{header}" if key.startswith(GLOBAL_KEY) else header
+
+
+@dataclass(frozen=True)
+class ModelAsk:
+    """What a prompt's recall hands the model step: the session and store, the prompt, the local ranking with each
+    store's headers and what the session holds, and how many to choose from and give."""
+
+    session_id: str
+    memdir: str
+    query: str
+    ranked: list[tuple[str, float]]
+    open_in: list[tuple[str, list[MemoryHeader], set[str]]]
+    limit: int
+    pool: int
+    recent: list[str]
+    defer_model: bool
 
 
 @dataclass
@@ -159,7 +176,8 @@ class RecallService:
         }
 
     def mark_seen(self, session_id: str, memory_dir: str, filenames: list[str]) -> None:
-        """Count memories the session already holds (read or written itself) as surfaced, so recall adds only new ones."""
+        """Count memories the session already holds (read or written itself) as surfaced, so recall
+        adds only new ones."""
         if set(filenames) - self.ledger.surfaced(session_id, memory_dir):
             self.ledger.record(session_id, memory_dir, sorted(filenames), 0)
 
@@ -262,14 +280,11 @@ class RecallService:
         sources = self._sources(store)
         if not sources:
             return RecallResult(budget_used_bytes=used, reason="no memory files")
-
         memdir = str(store.path)
         ranked: list[tuple[str, float]] = []
         injected: list[str] = []
         whys: dict[str, Why] = {}
-        open_in: list[
-            tuple[str, list[MemoryHeader], set[str]]
-        ] = []  # per source: its key, headers, and what was surfaced
+        open_in: list[tuple[str, list[MemoryHeader], set[str]]] = []  # per source: key, headers, surfaced
         limit = self.settings.max_memories
         pool = self.settings.side_query_candidates
         recent = context_items(context.paths, context.commands, cwd) if context is not None else []
@@ -313,34 +328,42 @@ class RecallService:
             self.prompts_ranked += 1
             self.model_wanted += not why_not
         if self.llm.enabled:
-            headers = {
-                key + h.filename: (h if not key else replace(h, filename=key + h.filename))
-                for key, hs, surfaced in open_in
-                for h in hs
-                if h.filename not in surfaced
-            }  # not surfaced yet, in either folder
-            late = [fn for fn in self._take_late(session_id, memdir) if fn in headers]
-            if why_not:
-                reason = why_not
-            elif defer_model:  # the seeds' prefetch: the local choice now, the model's later in this turn
-                candidates = [headers[fn] for fn, _ in ranked if fn in headers][:pool]
-                self._start_prefetch(session_id, memdir, query, candidates, limit, recent)
-                reason = "local choice served at once; the model's follows in this turn"
-            else:  # the model chooses among the local ranker's candidates only (it adds precision, never noise), and may choose none
-                candidates = [headers[fn] for fn, _ in ranked if fn in headers][:pool]
-                self._computing.release()  # a model call waits on the network: other recalls compute meanwhile
-                try:
-                    llm_choice, reason = self._side_query(query, candidates, limit, (session_id, memdir))
-                finally:
-                    self._computing.acquire()
-                if llm_choice is not None:
-                    method, chosen = "llm", llm_choice
-            if late:  # the previous prompt's answer, kept for this one: it goes first
-                method, chosen = "llm", list(dict.fromkeys(late + chosen))[:limit]
-                reason = "; ".join(filter(None, [reason, "includes the model's late answer to the previous prompt"]))
+            method, reason, chosen = self._model_choice(
+                ModelAsk(session_id, memdir, query, ranked, open_in, limit, pool, recent, defer_model), why_not, chosen
+            )
         if not chosen and not reason:
             reason = self._silence(whys)
         return self._surface(store, session_id, chosen, scores, method, reason, used, max_chars, whys)
+
+    def _model_choice(self, ask: ModelAsk, why_not: str, local: list[str]) -> tuple[str, str, list[str]]:
+        """(method, reason, chosen) once the model had its say: skipped when the local ranking settles it, started
+        in the background for a hook (`defer_model`), else asked within the deadline; a late answer goes first."""
+        method, reason, chosen = "local", "", local
+        headers = {
+            key + h.filename: (h if not key else replace(h, filename=key + h.filename))
+            for key, hs, surfaced in ask.open_in
+            for h in hs
+            if h.filename not in surfaced
+        }  # not surfaced yet, in any of the stores
+        late = [fn for fn in self._take_late(ask.session_id, ask.memdir) if fn in headers]
+        candidates = [headers[fn] for fn, _ in ask.ranked if fn in headers][: ask.pool]
+        if why_not:
+            reason = why_not
+        elif ask.defer_model:  # the seeds' prefetch: the local choice now, the model's later in this turn
+            self._start_prefetch(ask.session_id, ask.memdir, ask.query, candidates, ask.limit, ask.recent)
+            reason = "local choice served at once; the model's follows in this turn"
+        else:  # the model chooses among the local ranker's candidates only (precision, never noise), maybe none
+            self._computing.release()  # a model call waits on the network: other recalls compute meanwhile
+            try:
+                llm_choice, reason = self._side_query(ask.query, candidates, ask.limit, (ask.session_id, ask.memdir))
+            finally:
+                self._computing.acquire()
+            if llm_choice is not None:
+                method, chosen = "llm", llm_choice
+        if late:  # the previous prompt's answer, kept for this one: it goes first
+            method, chosen = "llm", list(dict.fromkeys(late + chosen))[: ask.limit]
+            reason = "; ".join(filter(None, [reason, "includes the model's late answer to the previous prompt"]))
+        return method, reason, chosen
 
     def _start_prefetch(
         self, session_id: str, memdir: str, query: str, candidates: list[Any], limit: int, recent: list[str]
@@ -391,7 +414,8 @@ class RecallService:
         return result
 
     def _sources(self, store: MemoryDir) -> list[tuple[str, MemoryDir]]:
-        """The stores recall searches: the project's, its team folder and the user's global memories, when they hold memories."""
+        """The stores recall searches: the project's, its team folder and the user's global
+        memories, when they hold memories."""
         team = self.stores.team_for(store.path)
         mine = [(GLOBAL_KEY, self.stores.global_store())] if self.stores.global_dir is not None else []
         return [(key, s) for key, s in (("", store), (TEAM_KEY, team), *mine) if s.has_memories()]
@@ -444,7 +468,7 @@ class RecallService:
         with self._late_lock:
             return self._late.pop((session_id, memdir), [])
 
-    def _keep_late(self, key: tuple[str, str], future: "concurrent.futures.Future[list[str]]") -> None:
+    def _keep_late(self, key: tuple[str, str], future: concurrent.futures.Future[list[str]]) -> None:
         """A side-query that missed the deadline but then answered: its picks wait for the session's next prompt."""
         if future.cancelled() or future.exception() is not None or not future.result():
             return
@@ -456,7 +480,8 @@ class RecallService:
     def _side_query(
         self, query: str, candidates: list[Any], limit: int, key: tuple[str, str] | None = None
     ) -> tuple[list[str] | None, str]:
-        """The LLM's choice, or (None, why) when it failed or missed the deadline (a late answer is kept under `key`)."""
+        """The LLM's choice, or (None, why) when it failed or missed the deadline (a late answer is
+        kept under `key`)."""
         deadline = self.settings.deadline_seconds
         # the SDK's own timeout ends the worker soon after; a margin keeps the wait below the one that fires
         # the worker may outlive the deadline (up to LATE_ANSWER_SECONDS) so a late answer can serve the next prompt
@@ -475,7 +500,8 @@ class RecallService:
                 future.add_done_callback(lambda f: self._keep_late(key, f))
             return (
                 None,
-                f"LLM side-query missed the {deadline:g} s deadline; local ranking served (a late answer is kept for the next prompt)",
+                f"LLM side-query missed the {deadline:g} s deadline; local ranking served (a late "
+                f"answer is kept for the next prompt)",
             )
         except MemorydError as exc:
             return None, f"LLM side-query failed ({exc.code}); local ranking served"
@@ -505,33 +531,10 @@ class RecallService:
         by_dir: dict[str, list[RecalledMemory]] = {}
         dropped: list[Why] = []
         for key in chosen:
-            team = key.startswith(TEAM_KEY)
             filename, source = self._source_of(store, key)
-            try:
-                memory = self.indexes.memory(source, filename)
-            except MemorydError:
+            recalled = self._recalled(source, key, filename, now, scores.get(key), note)
+            if recalled is None:
                 continue  # deleted or broken since it was ranked
-            days = age_days(memory.mtime, now)
-            author = self.author_of(source.path, filename) if team else ""
-            stale = self.stale_caveat(source, filename)
-            header = _marked(
-                key,
-                (f"{stale}\n\n" if stale else "")
-                + (f"This memory {note}.\n" if note else "")
-                + header_for(str(memory.path), days),
-            )
-            recalled = RecalledMemory(
-                filename=filename,
-                name=memory.name,
-                type=memory.type,
-                description=memory.description,
-                content=truncate_content(memory.body),
-                header=f"Team memory, last changed by {author or 'a team member'}.\n{header}" if team else header,
-                age_days=days,
-                score=scores.get(key),
-                origin="team" if team else "global" if key.startswith(GLOBAL_KEY) else "personal",
-                author=author,
-            )
             if (
                 max_chars is not None
                 and len(injection_text([(m.header, m.text) for m in [*memories, recalled]])) > max_chars
@@ -540,7 +543,7 @@ class RecallService:
                     replace(
                         whys.get(key) or Why(filename=filename, name="", score=scores.get(key) or 0.0, injected=False),
                         filename=filename,
-                        name=memory.name,
+                        name=recalled.name,
                         injected=False,
                         rule="did not fit the context cap",
                     )
@@ -554,22 +557,8 @@ class RecallService:
             )
         if not memories and not reason:
             reason = "no memory matched the query"
-        for key, score in sorted(((k, v) for k, v in scores.items() if k not in chosen), key=lambda kv: -kv[1])[
-            : limits.RECALL_LOG_LEFT_OUT if left_out else 0
-        ]:
-            filename, source = self._source_of(store, key)
-            try:
-                name = self.indexes.memory(source, filename).name
-                dropped.append(
-                    replace(
-                        whys.get(key) or Why(filename=filename, name="", score=score, injected=False),
-                        filename=filename,
-                        name=name,
-                        injected=False,
-                    )
-                )
-            except MemorydError:
-                continue
+        if left_out:
+            dropped += self._left_out(store, chosen, scores, whys)
         return RecallResult(
             memories=memories,
             injection=injection_text([(m.header, m.text) for m in memories]),
@@ -589,6 +578,53 @@ class RecallService:
             ]
             + dropped,
         )
+
+    def _recalled(
+        self, source: MemoryDir, key: str, filename: str, now: float, score: float | None, note: str
+    ) -> RecalledMemory | None:
+        """One chosen memory as the agent sees it: its header (age or caveat, stale note, origin) and its text."""
+        team = key.startswith(TEAM_KEY)
+        try:
+            memory = self.indexes.memory(source, filename)
+        except MemorydError:
+            return None
+        days = age_days(memory.mtime, now)
+        author = self.author_of(source.path, filename) if team else ""
+        stale = self.stale_caveat(source, filename)
+        header = _marked(
+            key,
+            (f"{stale}\n\n" if stale else "")
+            + (f"This memory {note}.\n" if note else "")
+            + header_for(str(memory.path), days),
+        )
+        return RecalledMemory(
+            filename=filename,
+            name=memory.name,
+            type=memory.type,
+            description=memory.description,
+            content=truncate_content(memory.body),
+            header=f"Team memory, last changed by {author or 'a team member'}.\n{header}" if team else header,
+            age_days=days,
+            score=score,
+            origin="team" if team else "global" if key.startswith(GLOBAL_KEY) else "personal",
+            author=author,
+        )
+
+    def _left_out(
+        self, store: MemoryDir, chosen: list[str], scores: dict[str, float], whys: dict[str, Why]
+    ) -> list[Why]:
+        """The best memories not given, for the recall log ("left out", with the rule that kept them out)."""
+        out: list[Why] = []
+        rest = sorted(((k, v) for k, v in scores.items() if k not in chosen), key=lambda kv: -kv[1])
+        for key, score in rest[: limits.RECALL_LOG_LEFT_OUT]:
+            filename, source = self._source_of(store, key)
+            try:
+                name = self.indexes.memory(source, filename).name
+            except MemorydError:
+                continue
+            why = whys.get(key) or Why(filename=filename, name="", score=score, injected=False)
+            out.append(replace(why, filename=filename, name=name, injected=False))
+        return out
 
 
 def build_recall(

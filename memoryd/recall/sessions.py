@@ -4,7 +4,7 @@ spent. Kept in SQLite so it survives a restart; a session idle for the TTL is fo
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from memoryd.base import limits
 from memoryd.base.state_db import StateDB
@@ -73,11 +73,13 @@ class SessionLedger:
         with self.state.transaction() as conn:
             conn.execute(
                 "INSERT INTO recall_sessions(session_id, bytes_used, last_seen) VALUES (?, ?, ?) "
-                "ON CONFLICT(session_id) DO UPDATE SET bytes_used = bytes_used + excluded.bytes_used, last_seen = excluded.last_seen",
+                "ON CONFLICT(session_id) DO UPDATE SET bytes_used = bytes_used + "
+                "excluded.bytes_used, last_seen = excluded.last_seen",
                 (session_id, nbytes, now),
             )
             conn.executemany(
-                "INSERT OR IGNORE INTO recall_surfaced(session_id, memory_dir, filename, surfaced_at) VALUES (?, ?, ?, ?)",
+                "INSERT OR IGNORE INTO recall_surfaced(session_id, memory_dir, filename, "
+                "surfaced_at) VALUES (?, ?, ?, ?)",
                 [(session_id, memory_dir, fn, now) for fn in filenames],
             )
             row = conn.execute("SELECT bytes_used FROM recall_sessions WHERE session_id = ?", (session_id,)).fetchone()

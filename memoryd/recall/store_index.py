@@ -29,7 +29,7 @@ class StoreIndex:
     dense: DenseIndex = field(default_factory=DenseIndex)
     digests: dict[str, bytes] = field(
         default_factory=dict
-    )  # filename -> hash of the text to embed, filled as the embedding thread asks (the text is not kept: 3 MB at 20,000)
+    )  # filename -> hash of the text to embed, filled as the embedding thread asks (the text itself: 3 MB at 20,000)
     dense_synced: int = -1  # the `_changes` the dense index last caught up with
     owed: dict[str, int] = field(
         default_factory=dict
