@@ -30,6 +30,7 @@ from memoryd.recall.indexes import StoreIndexes
 from memoryd.recall.inject import age_days, header_for, injection_text, memory_text, truncate_content
 from memoryd.recall.log import RecallLog
 from memoryd.recall.prefetch import ModelPrefetch
+from memoryd.recall.refs import KEY_PREFIX, MemoryRef, Origin
 from memoryd.recall.select import select_with_llm
 from memoryd.recall.sessions import SessionLedger
 from memoryd.recall.store_index import StoreIndex
@@ -41,13 +42,11 @@ log = logging.getLogger(__name__)
 SDK_TIMEOUT_MARGIN_SECONDS = 0.5
 LATE_ANSWER_SECONDS = 15.0  # how long a side-query may run past the deadline to be kept for the next prompt
 LATE_ANSWERS_KEPT = 256  # sessions whose late side-query answer waits for their next prompt
-TEAM_KEY = "team:"  # candidate keys of the team folder's memories (a '/' would be cut by parse_selection)
-GLOBAL_KEY = "global:"  # candidate keys of the user's global memories ($MEMORYD_HOME/global/, in every project)
 
 
 def _marked(key: str, header: str) -> str:
     """A global memory's header says it is the user's own, from every project."""
-    return f"Global memory (yours, in every project).\n{header}" if key.startswith(GLOBAL_KEY) else header
+    return f"Global memory (yours, in every project).\n{header}" if MemoryRef.of(key).origin == "global" else header
 
 
 @dataclass(frozen=True)
@@ -76,7 +75,7 @@ class RecalledMemory:
     header: str
     age_days: int
     score: float | None = None
-    origin: str = "personal"  # personal | team | global
+    origin: Origin = "personal"  # which store it came from (recall/refs.py)
     author: str = ""  # team memories: who changed it last
 
     @property
@@ -288,7 +287,8 @@ class RecallService:
         limit = self.settings.max_memories
         pool = self.settings.side_query_candidates
         recent = context_items(context.paths, context.commands, cwd) if context is not None else []
-        for key, source in sources:  # the personal store, then its team folder; team keys carry TEAM_KEY
+        for origin, source in sources:  # the project's store, then its team folder, then the global one
+            key = KEY_PREFIX[origin]  # candidates are keyed as the model's manifest names them (recall/refs.py)
             item = self.indexes.refresh(source)
             surfaced = self.ledger.surfaced(session_id, str(source.path))
             open_in.append((key, item.snapshot(), surfaced))
@@ -296,7 +296,7 @@ class RecallService:
             ranked += [(key + fn, score) for fn, score in decision.ranked]
             injected += [key + fn for fn in decision.injected]
             whys |= {key + fn: why for fn, why in decision.why.items()}
-        if sources[0][0] == "":  # what the prompt names or is about, from the memories' applies_to
+        if sources[0][0] == "personal":  # what the prompt names or is about, from the memories' applies_to
             own = sources[0][1]
             picks = self.applies.prompt_picks(own, self.indexes.refresh(own), query, open_in[0][2], bool(injected))
             for fn, why in picks.items():
@@ -398,13 +398,10 @@ class RecallService:
         started = time.perf_counter()
         with self._computing:
             held = {
-                key: self.ledger.surfaced(session_id, str(source_dir.path)) for key, source_dir in self._sources(store)
+                origin: self.ledger.surfaced(session_id, str(source_dir.path))
+                for origin, source_dir in self._sources(store)
             }
-            fresh = [
-                k
-                for k in picks
-                if k.removeprefix(TEAM_KEY) not in held.get(TEAM_KEY if k.startswith(TEAM_KEY) else "", set())
-            ]
+            fresh = [k for k in picks if (ref := MemoryRef.of(k)).filename not in held.get(ref.origin, set())]
             used = self.ledger.bytes_used(session_id)
             reason = "the model's choice for this turn's prompt" if fresh else "the model chose nothing new"
             result = self._surface(store, session_id, fresh, {}, "llm", reason, used, max_chars)
@@ -413,18 +410,21 @@ class RecallService:
             self._record(store, prompt, session_id, source, result)
         return result
 
-    def _sources(self, store: MemoryDir) -> list[tuple[str, MemoryDir]]:
+    def _sources(self, store: MemoryDir) -> list[tuple[Origin, MemoryDir]]:
         """The stores recall searches: the project's, its team folder and the user's global
         memories, when they hold memories."""
         team = self.stores.team_for(store.path)
-        mine = [(GLOBAL_KEY, self.stores.global_store())] if self.stores.global_dir is not None else []
-        return [(key, s) for key, s in (("", store), (TEAM_KEY, team), *mine) if s.has_memories()]
+        candidates: list[tuple[Origin, MemoryDir]] = [("personal", store), ("team", team)]
+        if self.stores.global_dir is not None:
+            candidates.append(("global", self.stores.global_store()))
+        return [(origin, s) for origin, s in candidates if s.has_memories()]
 
     def _source_of(self, store: MemoryDir, key: str) -> tuple[str, MemoryDir]:
-        """A candidate key's file name and store (`_sources`' keys)."""
-        if key.startswith(GLOBAL_KEY):
-            return key[len(GLOBAL_KEY) :], self.stores.global_store()
-        return (key[len(TEAM_KEY) :], self.stores.team_for(store.path)) if key.startswith(TEAM_KEY) else (key, store)
+        """A candidate key's file name and store."""
+        ref = MemoryRef.of(key)
+        if ref.origin == "global":
+            return ref.filename, self.stores.global_store()
+        return ref.filename, self.stores.team_for(store.path) if ref.origin == "team" else store
 
     def _rank(self, item: StoreIndex, query: str, exclude: set[str], k: int, context: list[str]) -> Decision:
         """The local ranking and its decision (recall/decide.py), on this store's indexes."""
@@ -457,8 +457,7 @@ class RecallService:
 
     @staticmethod
     def _key(memory: RecalledMemory) -> str:
-        prefix = {"team": TEAM_KEY, "global": GLOBAL_KEY}.get(memory.origin, "")
-        return prefix + memory.filename
+        return MemoryRef(memory.origin, memory.filename).key
 
     @staticmethod
     def _silence(whys: dict[str, Why]) -> str:
@@ -583,7 +582,8 @@ class RecallService:
         self, source: MemoryDir, key: str, filename: str, now: float, score: float | None, note: str
     ) -> RecalledMemory | None:
         """One chosen memory as the agent sees it: its header (age or caveat, stale note, origin) and its text."""
-        team = key.startswith(TEAM_KEY)
+        origin = MemoryRef.of(key).origin
+        team = origin == "team"
         try:
             memory = self.indexes.memory(source, filename)
         except MemorydError:
@@ -606,7 +606,7 @@ class RecallService:
             header=f"Team memory, last changed by {author or 'a team member'}.\n{header}" if team else header,
             age_days=days,
             score=score,
-            origin="team" if team else "global" if key.startswith(GLOBAL_KEY) else "personal",
+            origin=origin,
             author=author,
         )
 
