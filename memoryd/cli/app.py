@@ -69,6 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     for module in COMMAND_MODULES:
         module.register(sub)
     describe(parser)
+    parser.set_defaults(root_parser=parser)  # `memoryd completion` prints it, without importing this module back
     return parser
 
 

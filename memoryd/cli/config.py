@@ -192,7 +192,5 @@ def _follow(f: BinaryIO, path: Path) -> None:
 def cmd_completion(args: argparse.Namespace) -> int:
     import shtab
 
-    from memoryd.cli.app import build_parser
-
-    print(shtab.complete(build_parser(), shell=args.shell))
+    print(shtab.complete(args.root_parser, shell=args.shell))
     return EXIT_OK
