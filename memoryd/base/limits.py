@@ -121,6 +121,8 @@ RECALL_DEADLINE_MAX_SECONDS = 60  # recall answers a prompt: past a minute the h
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 7377
 DEFAULT_HOME = "~/.memoryd"  # $MEMORYD_HOME when unset
+TOKEN_FILENAME = "token"  # $MEMORYD_HOME/token: the bearer token (service/auth.py writes it)
+RUNTIME_FILENAME = "daemon.json"  # $MEMORYD_HOME/daemon.json: where the daemon listens (service/runtime_file.py)
 LOG_DIRNAME, LOG_FILENAME = "logs", "memoryd.log"  # the daemon's log: $MEMORYD_HOME/logs/memoryd.log (`memoryd logs`)
 REQUEST_MAX_BYTES = 256 * 1024  # bodies over 256 KB → 413
 # `memoryd import` (issue 31: a 597 KB .tar.gz inflating to 600 MB took the CLI to 1.24 GB). Each file is

@@ -13,6 +13,7 @@ import os
 import sys
 
 from memoryd.base.identity import CHALLENGE_HEADER, PROOF_HEADER, new_challenge, proves
+from memoryd.base.limits import DEFAULT_HOME, RUNTIME_FILENAME, TOKEN_FILENAME
 from memoryd.integrations.hook_protocol import (
     AWAIT_MODEL_BUDGET,
     AWAIT_MODEL_QUERY,
@@ -31,9 +32,6 @@ from memoryd.integrations.hook_protocol import (
 # A hook event is a few KB (the prompt, paths); anything far larger is not one.
 MAX_EVENT_BYTES = 4 * 1024 * 1024
 MAX_ANSWER_BYTES = 1024 * 1024  # Claude Code caps context at 10,000 chars; an answer far past that is not memoryd's
-RUNTIME_FILENAME = "daemon.json"  # memoryd/service/runtime_file.py writes it
-TOKEN_FILENAME = "token"  # memoryd/service/auth.py writes it
-DEFAULT_HOME = "~/.memoryd"
 EVENT_KEY = b'"hook_event_name"'
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from memoryd.base import limits
 
 log = logging.getLogger(__name__)
-TOKEN_FILENAME = "token"
+TOKEN_FILENAME = limits.TOKEN_FILENAME
 
 
 def token_path(home: Path) -> Path:

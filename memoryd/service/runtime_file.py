@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from memoryd import __version__
+from memoryd.base import limits
 
-RUNTIME_FILENAME = "daemon.json"
+RUNTIME_FILENAME = limits.RUNTIME_FILENAME
 HOME_LOCK_FILENAME = "daemon.lock"
 RUNTIME_FILE_MAX_BYTES = 4096
 
