@@ -70,6 +70,25 @@ def test_derived_applies_to_names_paths_commands_and_what_it_forbids() -> None:
     assert command_key("npx prisma migrate dev") == command_key("yarn prisma migrate") == ("prisma", "migrate")
 
 
+def test_derived_places_read_placeholders_lone_folders_and_file_kinds() -> None:
+    """Paths a rule names with placeholders, a folder named alone, and a language the rule is about."""
+    changelog = derive("Changelog fragments", "User-visible changes get changelog/{PR}.{type}.md fragments", "")
+    assert meets(changelog, "Write", path="changelog/1234.fixed.md")
+    integ = derive("Integration tests", "Tests in `tests_integ/` call real providers; never mock them", "")
+    assert meets(integ, "Edit", path="tests_integ/models/test_model_openai.py")
+    assert not meets(integ, "Edit", path="tests/unit/test_model.py")
+    listed = derive("Feature areas", "Never mix areas", "Areas: models/, tools/, hooks/")  # a passing list: no place
+    assert not meets(listed, "Edit", path="src/models/a.py")
+    naming = derive("Test names", "Never name tests otherwise: test_{feature}.py", "")  # a name, not a place
+    assert not meets(naming, "Edit", path="other/test_x.py")
+    css = derive("No !important in CSS", "Never use !important; fix the selector's specificity instead", "")
+    assert meets(css, "Edit", path="packages/ui/Button/index.scss") and not meets(css, "Edit", path="ui/Button.tsx")
+    plain = derive("Stylesheets", "New styles are plain .css, never SCSS", "")
+    assert meets(plain, "Edit", path="web/app.css")
+    prisma = derive("Prisma: select, not include", "Never use include in Prisma queries; list fields with select", "")
+    assert not meets(prisma, "Edit", path="packages/prisma/schema.prisma")  # a tool's name is not a language
+
+
 def test_pre_tool_use_brings_the_rule_the_act_meets(live: LiveDaemon, project: Path) -> None:
     pnpm = save(live, project, *PNPM)
     migrations = save(live, project, *MIGRATIONS)

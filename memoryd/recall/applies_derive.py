@@ -55,9 +55,16 @@ PATH_RE = re.compile(
     r"(?<![\w/.:@-])(?:\*\*/|\*\.)?\.?[\w@*-][\w.@*-]*(?:/[\w.@*\[\]-]+)+/?"  # a/b/c, db/migrations/, **/x
     r"|(?<![\w/.:@-])\*\.[\w.]+"  # *.generated.ts
     r"|(?<![\w/.:@-])\.env[\w.*-]*"  # .env, .env.local
-    r"|(?<![\w/.:@-])[\w-]+(?:\.[\w-]+)*\.(?:tsx?|jsx?|mjs|cjs|json|sql|py|prisma|ya?ml|toml|css|scss|lock|go|rs|rb|sh|html|vue|svelte)\b"
+    r"|(?<![\w/.:@-])[\w*-]+(?:\.[\w*-]+)*\.(?:tsx?|jsx?|mjs|cjs|json|sql|py|prisma|ya?ml|toml|css|scss|lock|go|rs|rb|sh|html|vue|svelte)\b"
 )
 _TICKS = re.compile(r"`([^`\n]{1,200})`")
+# A placeholder in a named path: `changelog/{PR_NUMBER}.{type}.md`, `tests/<path>/test_<module>.py`.
+_PLACEHOLDER = re.compile(r"\{[\w|.-]{1,40}\}|<[\w-]{1,30}>(?=[/_.\w-])|(?<=[/_.\w-])<[\w-]{1,30}>")
+# File kinds a rule may name on their own ("plain .css", "`.snap` files"): kinds of a place or a tool, not a language.
+FILE_KINDS = "css scss sass less styl snap sql prisma proto graphql gql vue svelte ipynb".split()
+_KIND_RE = re.compile(r"(?<![\w/.*-])\.(" + "|".join(FILE_KINDS) + r")(?![\w/.-])")
+# A folder named alone, with its slash: `tests_integ/`, `collections/` (not "and/or", not "a/b").
+_DIR_RE = re.compile(r"(?<![\w/.:@*-])[A-Za-z_][\w.-]*/(?![\w.*{<-])")
 _NOT_PATHS = frozenset({"and/or", "i/o", "n/a", "e.g.", "i.e.", "w/o", "tRPC/REST"})
 
 # Coding subjects a prompt and a rule may share without sharing a word ("an email column" and
@@ -96,6 +103,10 @@ TOPICS: dict[str, tuple[str, ...]] = {
     "casts": ("cast", "casts", "as any", "type-safe", "type safe"),
     "errors": ("throw", "throws", "exception", "exceptions", "error class", "error classes", "error handling"),
 }
+# File kinds by language: a rule whose name or description names the language ("Write plain CSS", "No
+# !important in CSS") applies to an edit of any file of it. Not the everyday kinds (.py, .ts): those say nothing.
+KIND_FAMILIES = (("css", "scss", "sass", "less", "styl"), ("sql",))
+_KIND_NAMED = re.compile(r"(?<![\w-])(css|scss|sass|less|stylesheets?|sql)(?![\w-])", re.I)
 # What a rule about a subject applies to when it names no program: committing, pull requests, pushing.
 SUBJECT_COMMANDS = (
     (re.compile(r"(?<![\w-])commit(?:s|ted|ting)?\b", re.I), "git commit"),
@@ -130,8 +141,7 @@ def derive(name: str, description: str, body: str, type_: str = "") -> AppliesTo
     # A reference memory points somewhere (the layout, a dashboard), a project memory mostly describes
     # how things are: the places they name are rules only when the memory states one ("never", "only").
     rule = type_ in ("feedback", "user", "") or (type_ == "project" and RULE_WORDS.search(text) is not None)
-    places = PATH_RE.findall(text) if rule else []
-    paths = tuple(dict.fromkeys(g for p in places if (g := _glob_of(p)) and g not in EVERY_FILE_OF_A_KIND))
+    paths = _places(name, description, text) if rule else ()
     named = {w.casefold() for w in re.findall(r"(?<![\w.@/-])[A-Za-z][\w-]*(?![\w/])", text)}
     # a program that is also an English word counts only in backticks ("never go back" names no Go)
     ticked = {w.casefold() for snippet in _TICKS.findall(text) for w in snippet.split()}
@@ -159,6 +169,7 @@ def derive(name: str, description: str, body: str, type_: str = "") -> AppliesTo
         topics=topics_of(text),
         weights=topic_weights(text),
         about=topics_of(f"{name}\n{description}"),
+        kinds=kinds_named(f"{name}\n{description}"),
         rule=rule,
         names=frozenset((PROGRAMS | PM_NAMES) & named),
         cues=cues_of(text),
@@ -168,6 +179,12 @@ def derive(name: str, description: str, body: str, type_: str = "") -> AppliesTo
             if w not in GENERIC_DIRS and w not in STOPWORDS
         ),
     )
+
+
+def kinds_named(headline: str) -> frozenset[str]:
+    """The file kinds (extensions) whose language a rule's headline names: "CSS" gives css, scss, sass, ..."""
+    named = {"css" if w.casefold().startswith("stylesheet") else w.casefold() for w in _KIND_NAMED.findall(headline)}
+    return frozenset(kind for family in KIND_FAMILIES if named & set(family) for kind in family)
 
 
 def cues_of(text: str) -> frozenset[str]:
@@ -193,6 +210,20 @@ def cues_of(text: str) -> frozenset[str]:
         and c.split()[0].casefold() not in PM_NAMES | PROGRAMS
         and (re.search(r"[A-Z.@:=_(/ ]", c[1:]) or c.endswith("js"))
     )
+
+
+def _places(name: str, description: str, text: str) -> tuple[str, ...]:
+    """The globs a rule names: its paths (placeholders such as `{PR}` or `<module>` read as `*`), the file
+    kinds it names on their own (`.css`), and a folder named alone (`tests_integ/`) when it is in backticks
+    or the memory's headline, not a passing mention in a list."""
+    text = _PLACEHOLDER.sub("*", text)
+    headline = _PLACEHOLDER.sub("*", f"{name}\n{description}")
+    ticked = " ".join(_TICKS.findall(text))
+    # a name pattern without a folder (`test_{module}.py`) is a naming convention, not a place
+    places = [p for p in PATH_RE.findall(text) if "/" in p or "*" not in p or p.startswith("*.")]
+    places += [f"*.{kind}" for kind in _KIND_RE.findall(text)]
+    places += [d for d in _DIR_RE.findall(text) if d.rstrip("/") not in GENERIC_DIRS and (d in ticked or d in headline)]
+    return tuple(dict.fromkeys(g for p in places if (g := _glob_of(p)) and g not in EVERY_FILE_OF_A_KIND))
 
 
 def _glob_of(token: str) -> str:

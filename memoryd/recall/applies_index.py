@@ -64,6 +64,7 @@ class AppliesIndex:
             words=derived.words,
             weights=derived.weights,
             about=derived.about,
+            kinds=derived.kinds,
             rule=derived.rule,
         )
 

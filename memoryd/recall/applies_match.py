@@ -110,6 +110,8 @@ def meets(applies: AppliesTo, tool: str, path: str = "", command: str = "", writ
         for glob in applies.paths:
             if path_matches(glob, path):
                 return f"path {path} matches {glob}"
+        if applies.rule and applies.kinds and (kind := file_kind(path)) in applies.kinds:
+            return f"{path} is a .{kind} file, and this rule is about them"
     if command:
         for pattern in applies.commands:
             if command_matches(pattern, command):
@@ -123,6 +125,12 @@ def meets(applies: AppliesTo, tool: str, path: str = "", command: str = "", writ
     if applies.tools and not applies.paths and not applies.commands:
         return f"tool {tool}"
     return ""
+
+
+def file_kind(path: str) -> str:
+    """A path's extension, lower case ("" when it has none)."""
+    name = path.rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[-1].casefold() if "." in name.strip(".") else ""
 
 
 def contradicts(applies: AppliesTo, command: str) -> str:
