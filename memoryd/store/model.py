@@ -25,9 +25,11 @@ class MemoryHeader:
 
 
 @dataclass(frozen=True)
-class Memory:
-    """A whole memory file."""
+class MemoryFields:
+    """What a memory file says, declared once: the core's Memory and the API's answer (api/models.py MemoryOut)
+    both take these fields, in this order."""
 
+    version: str  # content hash; pass it back as `expected` so a save never overwrites a newer edit
     filename: str
     name: str
     description: str
@@ -36,8 +38,13 @@ class Memory:
     mtime: float
     created: str
     modified: str
+
+
+@dataclass(frozen=True)
+class Memory(MemoryFields):
+    """A whole memory file."""
+
     path: Path = field(compare=False)
-    version: str = ""  # content hash; pass it back as `expected` so a save never overwrites a newer edit
     dialect: str = "memoryd"
     applies_to: dict[str, list[str]] = field(default_factory=dict, compare=False)  # paths, commands, tools
 
