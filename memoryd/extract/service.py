@@ -15,7 +15,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -91,37 +91,24 @@ def agent_wrote_memory(rows: list[PendingRow], memory_dir: Path) -> bool:
     return False
 
 
+@dataclass(kw_only=True, eq=False)
 class ExtractionService:
     """Turn-end jobs: enqueue fast, run in a worker thread, survive restarts."""
 
-    def __init__(
-        self,
-        *,
-        jobs: JobQueue,
-        pending: PendingTurns,
-        stores: StoreRegistry,
-        transcripts: TranscriptService,
-        llm: LLMClient,
-        metrics: Metrics,
-        every_n_turns: int = limits.EXTRACT_EVERY_N_TURNS,
-        enabled: bool = True,
-        mode_for: Callable[[MemoryDir], str] = lambda store: "topics",
-        on_daily_log: Callable[[MemoryDir, Candidate, date | None], object] | None = None,
-        review: ReviewQueue | None = None,
-        on_finish: Callable[[Job, Outcome], object] = lambda job, outcome: None,  # the live activity page (#30)
-    ) -> None:
-        self.on_finish = on_finish
-        self.jobs = jobs
-        self.pending = pending
-        self.stores = stores
-        self.transcripts = transcripts
-        self.llm = llm
-        self.metrics = metrics
-        self.every_n_turns = every_n_turns
-        self.enabled = enabled
-        self.mode_for = mode_for
-        self.on_daily_log = on_daily_log
-        self.review = review  # when it wants a store reviewed, candidates are queued instead of written
+    jobs: JobQueue
+    pending: PendingTurns
+    stores: StoreRegistry
+    transcripts: TranscriptService
+    llm: LLMClient
+    metrics: Metrics
+    every_n_turns: int = limits.EXTRACT_EVERY_N_TURNS
+    enabled: bool = True
+    mode_for: Callable[[MemoryDir], str] = lambda store: "topics"
+    on_daily_log: Callable[[MemoryDir, Candidate, date | None], object] | None = None
+    review: ReviewQueue | None = None  # when it wants a store reviewed, candidates are queued instead of written
+    on_finish: Callable[[Job, Outcome], object] = lambda job, outcome: None  # the live activity page (#30)
+
+    def __post_init__(self) -> None:
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._worker: threading.Thread | None = None
