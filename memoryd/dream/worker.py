@@ -58,30 +58,23 @@ class RunningTask:
         return RunProgress(self.run_id, self.phase, list(self.files_touched))
 
 
+@dataclass(kw_only=True, eq=False)
 class DreamWorker:
-    def __init__(
-        self,
-        *,
-        records: RunRecords,
-        llm: LLMClient,
-        metrics: Metrics,
-        clock: Clock,
-        stale_notes: Callable[[MemoryDir], list[str]] = lambda store: [],
-        on_finished: Callable[[Path, DreamRun], object] = lambda memory_dir, run: None,
-    ) -> None:
-        self.records = records
-        self.llm = llm
-        self.metrics = metrics
-        self.clock = clock
+    records: RunRecords
+    llm: LLMClient
+    metrics: Metrics
+    clock: Clock
+    # What the run proposes for memories naming things the project no longer has (the stale checker).
+    stale_notes: Callable[[MemoryDir], list[str]] = lambda store: []
+    # Told of each finished run, as its record reads (the web view's live page).
+    on_finished: Callable[[Path, DreamRun], object] = lambda memory_dir, run: None
+
+    def __post_init__(self) -> None:
         self._running: dict[Path, RunningTask] = {}
         self._lock = threading.Lock()
         # Test seams: called as each phase starts and between actions (a test can pause, cancel or fail a run there).
         self.phase_started: Callable[[RunningTask], None] = lambda task: None
         self.between_actions: Callable[[RunningTask], None] = lambda task: None
-        # What the run proposes for memories naming things the project no longer has (the stale checker).
-        self.stale_notes = stale_notes
-        # Told of each finished run, as its record reads (the web view's live page).
-        self.on_finished = on_finished
 
     # ------------------------------------------------------------------ run control
     def task(self, memory_dir: Path) -> RunningTask | None:

@@ -4,6 +4,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
+
+from memoryd.base.similarity import MemoryLike
+
+
+class MemoryText(MemoryLike, Protocol):
+    """What a memory says, whatever holds it (a Memory, a candidate, a review item): name, description, body."""
+
+    @property
+    def body(self) -> str: ...
+
+
+class MemoryDraft(MemoryText, Protocol):
+    """A memory's text and type, before or apart from its file: what extraction hands over."""
+
+    @property
+    def type(self) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
