@@ -25,6 +25,7 @@ from memoryd.dream.plan import Action, Plan, make_plan
 from memoryd.dream.runs import DreamRun, RunRecords
 from memoryd.llm import LLMClient
 from memoryd.store import MemoryDir
+from memoryd.store.model import draft_fields
 
 log = logging.getLogger(__name__)
 
@@ -199,10 +200,7 @@ class DreamWorker:
                 target = action.filename
             else:
                 result = store.save(
-                    name=action.name,
-                    description=action.description,
-                    type=action.type,
-                    body=action.body,
+                    **draft_fields(action),
                     filename=action.filename,
                     source="dream",
                     backup=backup,

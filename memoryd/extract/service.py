@@ -40,6 +40,7 @@ from memoryd.extract.pending import BASH, PROMPT, TOOLS, TURN, WROTE, PendingRow
 from memoryd.llm import LLMClient
 from memoryd.review import ReviewQueue
 from memoryd.store import MemoryDir, StoreRegistry
+from memoryd.store.model import draft_fields
 from memoryd.store.paths import FILENAME_RE
 from memoryd.transcripts.service import TranscriptService
 
@@ -344,14 +345,7 @@ class ExtractionService:
                 cand = update
             try:
                 if self.review is not None and self.review.wanted(store):
-                    item = self.review.propose(
-                        store,
-                        name=cand.name,
-                        description=cand.description,
-                        type=cand.type,
-                        body=cand.body,
-                        target=target,
-                    )
+                    item = self.review.propose(store, **draft_fields(cand), target=target)
                     if item is None:
                         refused.append(
                             {
@@ -364,10 +358,7 @@ class ExtractionService:
                         written.append(f"review:{item}")
                     continue
                 saved = store.save(
-                    name=cand.name,
-                    description=cand.description,
-                    type=cand.type,
-                    body=cand.body,
+                    **draft_fields(cand),
                     filename=target,
                     source="extract",
                     expected=version,

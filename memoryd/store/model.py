@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypedDict
 
 from memoryd.base.similarity import MemoryLike
 
@@ -21,6 +21,20 @@ class MemoryDraft(MemoryText, Protocol):
 
     @property
     def type(self) -> str: ...
+
+
+class DraftFields(TypedDict):
+    """A draft's four fields as keywords, as `MemoryDir.save` and `ReviewQueue.propose` take them."""
+
+    name: str
+    description: str
+    type: str
+    body: str
+
+
+def draft_fields(draft: MemoryDraft) -> DraftFields:
+    """`save(**draft_fields(candidate), ...)`: a draft handed over whole, its fields named once."""
+    return {"name": draft.name, "description": draft.description, "type": draft.type, "body": draft.body}
 
 
 @dataclass(frozen=True, slots=True)
