@@ -14,7 +14,7 @@ import os
 import socket
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 from urllib.parse import quote, urlencode, urlsplit
 
 from memoryd.base import limits
@@ -45,6 +45,14 @@ def daemon_url(settings: Settings) -> str:
 def _scope(scope: str) -> dict[str, str]:
     """The `scope` field a request carries: none for the project's own store (the default)."""
     return {} if scope == "project" else {"scope": scope}
+
+
+class Sent(TypedDict, total=False):
+    """What a request carries beyond its method and path (each part optional; a None param is left out)."""
+
+    params: Mapping[str, Any] | None
+    json: Any
+    headers: Mapping[str, str] | None
 
 
 class MemorydClient:
@@ -150,20 +158,12 @@ class MemorydClient:
                     ) from exc
         raise AssertionError("unreachable")
 
-    def request(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, Any] | None = None,
-        json: Any = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> Any:
-        query = {k: v for k, v in (params or {}).items() if v is not None}
+    def request(self, method: str, path: str, **send: Unpack[Sent]) -> Any:
+        query = {k: v for k, v in (send.get("params") or {}).items() if v is not None}
         target = path + ("?" + urlencode(query) if query else "")
-        headers = {**(headers or {}), **self._headers}
+        headers = {**(send.get("headers") or {}), **self._headers}
         body = None
-        if json is not None:
+        if (json := send.get("json")) is not None:
             body = _json.dumps(json).encode("utf-8")
             headers["Content-Type"] = "application/json"
         status, content_type, content, reason = self._exchange(method, target, body, headers)
@@ -179,16 +179,9 @@ class MemorydClient:
             return _json.loads(content)
         return content.decode("utf-8", "replace")
 
-    def answer(
-        self,
-        method: str,
-        path: str,
-        *,
-        params: Mapping[str, Any] | None = None,
-        json: Any = None,
-    ) -> dict[str, Any]:
+    def answer(self, method: str, path: str, **send: Unpack[Sent]) -> dict[str, Any]:
         """`request` for the endpoints that answer a JSON object."""
-        data: dict[str, Any] = self.request(method, path, params=params, json=json)
+        data: dict[str, Any] = self.request(method, path, **send)
         return data
 
     # --- endpoints ---------------------------------------------------------------

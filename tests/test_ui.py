@@ -336,3 +336,34 @@ def test_memoryd_ui_prints_a_working_one_time_link(live: LiveDaemon, home: Path)
     browser = loopback_client(live.url, timeout=10)
     assert browser.get(link["url"].removeprefix(live.url)).status_code == 303
     assert browser.get("/ui/").status_code == 200
+
+
+def test_message_pages_and_a_refused_review_edit(live: LiveDaemon, project: Path, tmp_path: Path) -> None:
+    """Each page that says one thing (web/pages.py message_page) keeps its status, title and words; a review
+    edit the store refuses shows the queue again with the person's text and the reason (#40 kept them alike)."""
+    save_memory(live, project, "Use pnpm", "Always use pnpm for installs")
+    other = tmp_path / "other"
+    other.mkdir()
+    save_memory(live, other, "Use uv", "Always use uv for Python installs")
+    browser, csrf = login(live)
+    form = {"csrf": csrf}
+    origin = {"origin": live.url}
+    p, q = pid(live, project), pid(live, other)
+    r = browser.post(f"/ui/p/{p}/dream/dr_nothing/undo", data=form, headers=origin)
+    assert r.status_code == 404 and "No such run" in r.text and "run dr_nothing is not a run of this project." in r.text
+    r = browser.get("/ui/sessions/s-none")
+    assert r.status_code == 404 and "No notes" in r.text and "session s-none has no notes yet." in r.text
+    store = live.daemon.stores.for_cwd(str(project))
+    item = live.daemon.review.propose(
+        store, name="Staging resets", description="Reset nightly", type="project", body="x"
+    )
+    assert item is not None
+    edit = {**form, "action": "save", "name": "Staging resets", "description": "Reset nightly", "body": "x"}
+    r = browser.post(f"/ui/p/{q}/review/{item}", data=edit, headers=origin)
+    assert r.status_code == 404 and "Not in this project" in r.text and f"{item} is not waiting" in r.text
+    refused = {**edit, "description": " ", "body": "my own words"}
+    r = browser.post(f"/ui/p/{p}/review/{item}", data=refused, headers=origin)
+    assert r.status_code == 422 and "description is empty" in r.text and "my own words" in r.text
+    assert "Logged out" in browser.post("/ui/logout", data=form, headers=origin).text
+    r = loopback_client(live.url, timeout=10).get("/ui/login?code=made-up")
+    assert r.status_code == 401 and "Login link used or expired" in r.text

@@ -21,6 +21,8 @@ from memoryd.base import limits
 from memoryd.base.errors import InvalidCwd, InvalidRequest, MemorydError
 from memoryd.base.validation import check_path, check_session_id, check_text, check_transcript_path
 from memoryd.recall.applies import parse_applies
+from memoryd.recall.service import RecalledFields
+from memoryd.store.model import MemoryFields
 
 if TYPE_CHECKING:
     from memoryd.recall.service import RecalledMemory, RecallResult
@@ -187,18 +189,10 @@ class MemoryListOut(ResponseModel):
     invalid: list[InvalidFileOut] = Field(description="Hand-edited files that do not parse; never overwritten.")
 
 
-class MemoryOut(ResponseModel):
+class MemoryOut(ResponseModel, MemoryFields):  # a memory file's fields, declared once in store/model.py
     version: str = Field(
         description="Send it back as `expected_version` to save only if nobody changed the file since."
     )
-    filename: str
-    name: str
-    description: str
-    type: str
-    body: str
-    mtime: float
-    created: str
-    modified: str
     applies_to: dict[str, list[str]] = Field(
         default_factory=dict, description="The paths, commands and tools written in the file ({} when none)."
     )
@@ -238,14 +232,7 @@ class RecallRequest(RequestModel):
     )
 
 
-class RecalledMemoryOut(ResponseModel):
-    filename: str
-    name: str
-    type: str
-    description: str
-    content: str
-    header: str
-    age_days: int
+class RecalledMemoryOut(ResponseModel, RecalledFields):  # the fields declared once in recall/service.py
     origin: str | None = Field(None, description="`team` for a team memory (absent for the project's own).")
     author: str | None = Field(None, description="A team memory's last author (git history).")
 

@@ -23,6 +23,12 @@ class Gate:
     threshold: Any
     detail: str
 
+    @classmethod
+    def elapsed(cls, name: str, elapsed: float | None, minimum: float, *, digits: int, never: str, detail: str) -> Gate:
+        """A gate on the time since something last happened; it passes when that never happened."""
+        shown = round(elapsed, digits) if elapsed is not None else never
+        return cls(name, elapsed is None or elapsed >= minimum, shown, minimum, detail)
+
 
 def project_transcripts(roots: list[Path], project_root: Path | None) -> list[Path]:
     """Main-session transcripts of a project: `<root>/<sanitized root>[-…]/*.jsonl` (launches in
@@ -54,25 +60,19 @@ CREATE TABLE IF NOT EXISTS dream_projects (memory_dir TEXT PRIMARY KEY, project_
 """
 
 
+@dataclass(kw_only=True, eq=False)
 class Gates:
     """Reads the four gates of a memory dir, and remembers each dir's project root (the session
     gate needs it after a restart, when a dir is only `discover()`ed)."""
 
-    def __init__(
-        self,
-        *,
-        settings: DreamSettings,
-        stores: StoreRegistry,
-        state: StateDB,
-        transcript_roots: list[Path],
-        clock: Clock,
-    ) -> None:
-        self.settings = settings
-        self.stores = stores
-        self.state = state
-        self.transcript_roots = transcript_roots
-        self.clock = clock
-        state.migrate("dream_gates", GATES_SCHEMA)
+    settings: DreamSettings
+    stores: StoreRegistry
+    state: StateDB
+    transcript_roots: list[Path]
+    clock: Clock
+
+    def __post_init__(self) -> None:
+        self.state.migrate("dream_gates", GATES_SCHEMA)
 
     def lock(self, store: MemoryDir) -> ConsolidationLock:
         return ConsolidationLock(store.path, stale_seconds=self.settings.lock_stale_seconds)
@@ -104,21 +104,23 @@ class Gates:
         lock = self.lock(store)
         last = lock.last_consolidated_at()
         hours = (now - last) / 3600 if last else None
-        time_gate = Gate(
+        time_gate = Gate.elapsed(
             "time",
-            hours is None or hours >= self.settings.min_hours,
-            round(hours, 3) if hours is not None else "never consolidated",
+            hours,
             self.settings.min_hours,
-            "hours since the last consolidation (lock file mtime)",
+            digits=3,
+            never="never consolidated",
+            detail="hours since the last consolidation (lock file mtime)",
         )
         row = self.state.query_one("SELECT last_scan_at FROM dream_scans WHERE memory_dir = ?", (str(store.path),))
         since_scan = now - float(row["last_scan_at"]) if row else None
-        scan_gate = Gate(
+        scan_gate = Gate.elapsed(
             "scan_throttle",
-            since_scan is None or since_scan >= self.settings.scan_interval_seconds,
-            round(since_scan, 1) if since_scan is not None else "never scanned",
+            since_scan,
             self.settings.scan_interval_seconds,
-            "seconds since the last session scan",
+            digits=1,
+            never="never scanned",
+            detail="seconds since the last session scan",
         )
         out = [time_gate, scan_gate]
         if (time_gate.passes and scan_gate.passes) or full:

@@ -38,6 +38,19 @@ class Action(DreamAction):
 
     merged_into: str | None = None  # a delete that merged this file into another: `[[links]]` follow it
 
+    @classmethod
+    def rewrite(cls, memory: Any, *, description: str, body: str, why: str) -> Action:
+        """A write over an existing memory: its file, name and type stay, its text changes."""
+        return cls(
+            op="write",
+            filename=memory.filename,
+            name=memory.name,
+            type=memory.type,
+            description=description,
+            body=body,
+            why=why,
+        )
+
 
 @dataclass
 class Plan:
@@ -110,14 +123,8 @@ def _merge_near_duplicates(memories: list[Any], plan: Plan, merged_away: set[str
             )
         # The merged file first, then the deletes: each delete points its `[[links]]` at the written file.
         plan.actions.append(
-            Action(
-                op="write",
-                filename=keep.filename,
-                name=keep.name,
-                type=keep.type,
-                description=keep.description,
-                body="\n".join(lines),
-                why=f"merged {len(group)} near-duplicate(s)",
+            Action.rewrite(
+                keep, description=keep.description, body="\n".join(lines), why=f"merged {len(group)} near-duplicate(s)"
             )
         )
         plan.actions.extend(deletes)
@@ -160,17 +167,8 @@ def _absolute_dates(memories: list[Any], plan: Plan, merged_away: set[str]) -> N
                 if a.op == "write" and a.filename == m.filename:
                     a.body, a.description, a.why = fixed_body, fixed_desc, a.why + "; dates made absolute"
         else:
-            plan.actions.append(
-                Action(
-                    op="write",
-                    filename=m.filename,
-                    name=m.name,
-                    type=m.type,
-                    description=fixed_desc,
-                    body=fixed_body,
-                    why=f"relative dates made absolute (against {ref.isoformat()})",
-                )
-            )
+            why = f"relative dates made absolute (against {ref.isoformat()})"
+            plan.actions.append(Action.rewrite(m, description=fixed_desc, body=fixed_body, why=why))
 
 
 def _distilled(log: Path, known: list[str]) -> list[Action]:

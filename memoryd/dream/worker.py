@@ -25,6 +25,7 @@ from memoryd.dream.plan import Action, Plan, make_plan
 from memoryd.dream.runs import DreamRun, RunRecords
 from memoryd.llm import LLMClient
 from memoryd.store import MemoryDir
+from memoryd.store.model import draft_fields
 
 log = logging.getLogger(__name__)
 
@@ -58,30 +59,23 @@ class RunningTask:
         return RunProgress(self.run_id, self.phase, list(self.files_touched))
 
 
+@dataclass(kw_only=True, eq=False)
 class DreamWorker:
-    def __init__(
-        self,
-        *,
-        records: RunRecords,
-        llm: LLMClient,
-        metrics: Metrics,
-        clock: Clock,
-        stale_notes: Callable[[MemoryDir], list[str]] = lambda store: [],
-        on_finished: Callable[[Path, DreamRun], object] = lambda memory_dir, run: None,
-    ) -> None:
-        self.records = records
-        self.llm = llm
-        self.metrics = metrics
-        self.clock = clock
+    records: RunRecords
+    llm: LLMClient
+    metrics: Metrics
+    clock: Clock
+    # What the run proposes for memories naming things the project no longer has (the stale checker).
+    stale_notes: Callable[[MemoryDir], list[str]] = lambda store: []
+    # Told of each finished run, as its record reads (the web view's live page).
+    on_finished: Callable[[Path, DreamRun], object] = lambda memory_dir, run: None
+
+    def __post_init__(self) -> None:
         self._running: dict[Path, RunningTask] = {}
         self._lock = threading.Lock()
         # Test seams: called as each phase starts and between actions (a test can pause, cancel or fail a run there).
         self.phase_started: Callable[[RunningTask], None] = lambda task: None
         self.between_actions: Callable[[RunningTask], None] = lambda task: None
-        # What the run proposes for memories naming things the project no longer has (the stale checker).
-        self.stale_notes = stale_notes
-        # Told of each finished run, as its record reads (the web view's live page).
-        self.on_finished = on_finished
 
     # ------------------------------------------------------------------ run control
     def task(self, memory_dir: Path) -> RunningTask | None:
@@ -206,10 +200,7 @@ class DreamWorker:
                 target = action.filename
             else:
                 result = store.save(
-                    name=action.name,
-                    description=action.description,
-                    type=action.type,
-                    body=action.body,
+                    **draft_fields(action),
                     filename=action.filename,
                     source="dream",
                     backup=backup,

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,21 +22,13 @@ from memoryd.transcripts.service import TranscriptService
 DEFAULT_SINCE_DAYS = 30.0  # Claude Code keeps transcripts 30 days by default
 
 
+@dataclass(kw_only=True, eq=False)
 class Backfill:
-    def __init__(
-        self,
-        *,
-        transcripts: TranscriptService,
-        pending: PendingTurns,
-        extraction: ExtractionService,
-        stores: StoreRegistry,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.transcripts = transcripts
-        self.pending = pending
-        self.extraction = extraction
-        self.stores = stores
-        self.clock = clock
+    transcripts: TranscriptService
+    pending: PendingTurns
+    extraction: ExtractionService
+    stores: StoreRegistry
+    clock: Callable[[], float] = time.time
 
     def start(self, *, since_days: float = DEFAULT_SINCE_DAYS, cwd: str | None = None) -> dict[str, Any]:
         """Queue extraction of every main-session transcript touched in the last `since_days`

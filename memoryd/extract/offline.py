@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 from datetime import date
-from typing import Protocol
 
 from memoryd.base.dates import absolutize_dates, code_spans_kept
 from memoryd.base.similarity import terms
 from memoryd.extract import shape as shaping
+from memoryd.store.model import MemoryText
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
 _CLAUSE_SPLIT = re.compile(r";\s*")  # a clause after ";" that states nothing itself belongs to the rule before it
@@ -231,24 +231,11 @@ class Candidate:
     kind: str = ""  # what the offline extractor recognised (rule, preference, decision, …); "" from a model
 
 
-class Existing(Protocol):
-    """The memory a candidate matched, as the store read it."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def description(self) -> str: ...
-
-    @property
-    def body(self) -> str: ...
-
-
 _WHY_SAID = re.compile(r"^\*\*Why:\*\* stated by the user\b")
 _LABEL = re.compile(r"^\*\*(?:Why|How to apply):\*\*\s*")
 
 
-def update_of(existing: Existing, cand: Candidate) -> Candidate | None:
+def update_of(existing: MemoryText, cand: Candidate) -> Candidate | None:
     """What an offline candidate adds to the memory it matched: None when that memory already says
     it (same rule, other words); else the memory with its own name and description (a person may
     have named it) and the new lines after its body. The body a person wrote is never replaced."""

@@ -15,7 +15,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ from memoryd.extract.pending import BASH, PROMPT, TOOLS, TURN, WROTE, PendingRow
 from memoryd.llm import LLMClient
 from memoryd.review import ReviewQueue
 from memoryd.store import MemoryDir, StoreRegistry
+from memoryd.store.model import draft_fields
 from memoryd.store.paths import FILENAME_RE
 from memoryd.transcripts.service import TranscriptService
 
@@ -91,37 +92,24 @@ def agent_wrote_memory(rows: list[PendingRow], memory_dir: Path) -> bool:
     return False
 
 
+@dataclass(kw_only=True, eq=False)
 class ExtractionService:
     """Turn-end jobs: enqueue fast, run in a worker thread, survive restarts."""
 
-    def __init__(
-        self,
-        *,
-        jobs: JobQueue,
-        pending: PendingTurns,
-        stores: StoreRegistry,
-        transcripts: TranscriptService,
-        llm: LLMClient,
-        metrics: Metrics,
-        every_n_turns: int = limits.EXTRACT_EVERY_N_TURNS,
-        enabled: bool = True,
-        mode_for: Callable[[MemoryDir], str] = lambda store: "topics",
-        on_daily_log: Callable[[MemoryDir, Candidate, date | None], object] | None = None,
-        review: ReviewQueue | None = None,
-        on_finish: Callable[[Job, Outcome], object] = lambda job, outcome: None,  # the live activity page (#30)
-    ) -> None:
-        self.on_finish = on_finish
-        self.jobs = jobs
-        self.pending = pending
-        self.stores = stores
-        self.transcripts = transcripts
-        self.llm = llm
-        self.metrics = metrics
-        self.every_n_turns = every_n_turns
-        self.enabled = enabled
-        self.mode_for = mode_for
-        self.on_daily_log = on_daily_log
-        self.review = review  # when it wants a store reviewed, candidates are queued instead of written
+    jobs: JobQueue
+    pending: PendingTurns
+    stores: StoreRegistry
+    transcripts: TranscriptService
+    llm: LLMClient
+    metrics: Metrics
+    every_n_turns: int = limits.EXTRACT_EVERY_N_TURNS
+    enabled: bool = True
+    mode_for: Callable[[MemoryDir], str] = lambda store: "topics"
+    on_daily_log: Callable[[MemoryDir, Candidate, date | None], object] | None = None
+    review: ReviewQueue | None = None  # when it wants a store reviewed, candidates are queued instead of written
+    on_finish: Callable[[Job, Outcome], object] = lambda job, outcome: None  # the live activity page (#30)
+
+    def __post_init__(self) -> None:
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._worker: threading.Thread | None = None
@@ -357,14 +345,7 @@ class ExtractionService:
                 cand = update
             try:
                 if self.review is not None and self.review.wanted(store):
-                    item = self.review.propose(
-                        store,
-                        name=cand.name,
-                        description=cand.description,
-                        type=cand.type,
-                        body=cand.body,
-                        target=target,
-                    )
+                    item = self.review.propose(store, **draft_fields(cand), target=target)
                     if item is None:
                         refused.append(
                             {
@@ -377,10 +358,7 @@ class ExtractionService:
                         written.append(f"review:{item}")
                     continue
                 saved = store.save(
-                    name=cand.name,
-                    description=cand.description,
-                    type=cand.type,
-                    body=cand.body,
+                    **draft_fields(cand),
                     filename=target,
                     source="extract",
                     expected=version,

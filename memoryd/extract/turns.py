@@ -4,6 +4,8 @@ session's notes are brought up to date, both in the background."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from memoryd.base.validation import check_session_id
 from memoryd.extract import ExtractionService
 from memoryd.session_memory import SessionMemory
@@ -11,21 +13,13 @@ from memoryd.store import StoreRegistry
 from memoryd.transcripts import TranscriptService
 
 
+@dataclass(kw_only=True, eq=False)
 class TurnEnds:
-    def __init__(
-        self,
-        *,
-        transcripts: TranscriptService,
-        stores: StoreRegistry,
-        extraction: ExtractionService,
-        session_memory: SessionMemory,
-        notes_enabled: bool,
-    ) -> None:
-        self.transcripts = transcripts
-        self.stores = stores
-        self.extraction = extraction
-        self.session_memory = session_memory
-        self.notes_enabled = notes_enabled
+    transcripts: TranscriptService
+    stores: StoreRegistry
+    extraction: ExtractionService
+    session_memory: SessionMemory
+    notes_enabled: bool
 
     def turn_end(
         self, session_id: str, transcript_path: str, cwd: str, last_assistant_message: str | None = None

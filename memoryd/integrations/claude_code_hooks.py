@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -89,25 +90,19 @@ def native_loads_index(store_path: Path, cwd: str, session_env: Mapping[str, str
     return native_for_session(cwd, session_env, env).enabled and is_claude_memory_dir(store_path, cwd, env)
 
 
+@dataclass(kw_only=True, eq=False)
 class HookService:
     """Answers each Claude Code hook event from the parts it names, never from the whole daemon."""
 
-    def __init__(
-        self,
-        *,
-        recall: RecallService,
-        transcripts: TranscriptService,
-        turns: TurnEnds,
-        session_memory: SessionMemory,
-        stores: StoreRegistry,
-    ) -> None:
-        self.recall = recall
-        self.transcripts = transcripts
-        self.turns = turns
-        self.session_memory = session_memory
-        self.stores = stores
+    recall: RecallService
+    transcripts: TranscriptService
+    turns: TurnEnds
+    session_memory: SessionMemory
+    stores: StoreRegistry
+
+    def __post_init__(self) -> None:
         self.repeats = RepeatedEvents()  # the plugin's and a settings file's hooks forward the same event: one answer
-        self.tool_recall = ToolRecall(recall)
+        self.tool_recall = ToolRecall(self.recall)
         self._prompts: dict[str, str] = {}  # session -> its last prompt (bounded), for tool time
 
     def handle(

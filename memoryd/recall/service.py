@@ -66,7 +66,10 @@ class ModelAsk:
 
 
 @dataclass
-class RecalledMemory:
+class RecalledFields:
+    """What the agent is shown of a recalled memory, declared once: RecalledMemory and the API's answer
+    (api/models.py RecalledMemoryOut) both take these fields, in this order."""
+
     filename: str
     name: str
     type: str
@@ -74,6 +77,10 @@ class RecalledMemory:
     content: str
     header: str
     age_days: int
+
+
+@dataclass
+class RecalledMemory(RecalledFields):
     score: float | None = None
     origin: Origin = "personal"  # which store it came from (recall/refs.py)
     author: str = ""  # team memories: who changed it last

@@ -27,6 +27,7 @@ from memoryd.base.state_db import StateDB, from_row
 from memoryd.config import ProjectSettings
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.memdir import validate_fields
+from memoryd.store.model import draft_fields
 from memoryd.store.overrides import ProjectOverrides
 
 SCHEMA = """
@@ -203,14 +204,7 @@ class ReviewQueue:
         ):
             self.get(item_id)  # decided meanwhile (a second approve or a reject): say so
         try:
-            saved = store.save(
-                name=item.name,
-                description=item.description,
-                type=item.type,
-                body=item.body,
-                filename=target,
-                source="review",
-            )
+            saved = store.save(**draft_fields(item), filename=target, source="review")
         except BaseException:
             self.state.execute(
                 "UPDATE review_items SET status = ? WHERE item_id = ? AND status = ?", (PENDING, item_id, APPROVING)

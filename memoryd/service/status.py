@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -16,27 +17,19 @@ from memoryd.store.watcher import MemoryWatcher
 from memoryd.transcripts import TranscriptService
 
 
+@dataclass(kw_only=True, eq=False)
 class DaemonStatus:
-    def __init__(
-        self,
-        *,
-        home: Path,
-        llm: LLMClient,
-        meter: UsageMeter,
-        stores: StoreRegistry,
-        watcher: MemoryWatcher,
-        transcripts: TranscriptService,
-        clock: Clock,
-    ) -> None:
-        self.home = home
-        self.llm = llm
-        self.meter = meter
-        self.stores = stores
-        self.watcher = watcher
-        self.transcripts = transcripts
-        self.clock = clock
-        self.started_at = clock.time()  # epoch seconds, for the uptime gauge
-        self._started = clock.monotonic()
+    home: Path
+    llm: LLMClient
+    meter: UsageMeter
+    stores: StoreRegistry
+    watcher: MemoryWatcher
+    transcripts: TranscriptService
+    clock: Clock
+
+    def __post_init__(self) -> None:
+        self.started_at = self.clock.time()  # epoch seconds, for the uptime gauge
+        self._started = self.clock.monotonic()
         self.providers: dict[str, Callable[[], Any]] = {}
 
     def add(self, name: str, provider: Callable[[], Any]) -> None:

@@ -26,18 +26,7 @@ BIN_RUNNERS = ("pnpm", "yarn", "bun")
 ALWAYS_MODULES = frozenset({"pip"})  # `python -m pip` works in every environment
 
 
-def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        ["git", "-C", str(root), *args],
-        capture_output=True,
-        text=True,
-        timeout=GIT_TIMEOUT_SECONDS,
-        encoding="utf-8",
-        errors="replace",
-    )
-
-
-def _git_timed(root: Path, timeout: float, *args: str) -> subprocess.CompletedProcess[str]:
+def _git(root: Path, *args: str, timeout: float = GIT_TIMEOUT_SECONDS) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["git", "-C", str(root), *args],
         capture_output=True,
@@ -244,10 +233,10 @@ class ProjectFacts:
                 s for n in todo for s in ([f":(glob)**/{n}", f":(glob)**/{n}/**"] if globbed else [f":(literal){n}"])
             ]
             try:
-                done = _git_timed(
+                done = _git(
                     self.root,
-                    max(0.0, deadline - time.monotonic()),
                     *("log", "--all", "--format=", "--name-only", "--no-renames", "-z", "--", *specs),
+                    timeout=max(0.0, deadline - time.monotonic()),
                 )
             except subprocess.TimeoutExpired:
                 return None

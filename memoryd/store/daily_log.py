@@ -8,24 +8,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import date, datetime, tzinfo
 from pathlib import Path
-from typing import Protocol
 
 from memoryd.base import limits
 from memoryd.base.errors import InvalidMemory
 from memoryd.store.memdir import MemoryDir
-
-
-class _Candidate(Protocol):
-    """What extraction hands over (its frozen `Candidate`), without importing extraction here."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def type(self) -> str: ...
-    @property
-    def description(self) -> str: ...
-    @property
-    def body(self) -> str: ...
+from memoryd.store.model import MemoryDraft
 
 
 def daily_log_path(memory_dir: Path, day: date) -> Path:
@@ -71,7 +58,7 @@ class DailyLog:
     def append(self, store: MemoryDir, entry: str) -> Path:
         return append_daily_log(store, entry, now=self.now(), tz=self.tz)
 
-    def append_candidate(self, store: MemoryDir, cand: _Candidate, day: date | None = None) -> Path:
+    def append_candidate(self, store: MemoryDir, cand: MemoryDraft, day: date | None = None) -> Path:
         """Extraction's `on_daily_log(store, candidate, day)` hook; `day` is ignored (the clock decides)."""
         return self.append(store, format_candidate(cand.name, cand.type, cand.description, cand.body))
 

@@ -13,7 +13,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import KW_ONLY, InitVar, asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -102,25 +102,21 @@ def _read_regular(path: Path) -> bytes | str | None:
     return data
 
 
+@dataclass(eq=False)
 class TeamRepo:
     """The git side of one team folder: a bare repository of its own under `<home>/team/<key>/`."""
 
-    def __init__(
-        self,
-        root: Path,
-        state: TeamState,
-        store: MemoryDir,
-        settings: TeamSettings,
-        *,
-        env: dict[str, str] | None = None,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.root = root
-        self.state = state
-        self.store = store
-        self.settings = settings
-        self.clock = clock
-        self.git = Git(root / GIT_DIRNAME, binary=settings.git, timeout=settings.git_timeout_seconds, env=env)
+    root: Path
+    state: TeamState
+    store: MemoryDir
+    settings: TeamSettings
+    _: KW_ONLY
+    env: InitVar[dict[str, str] | None] = None
+    clock: Callable[[], float] = time.time
+
+    def __post_init__(self, env: dict[str, str] | None) -> None:
+        settings = self.settings
+        self.git = Git(self.root / GIT_DIRNAME, binary=settings.git, timeout=settings.git_timeout_seconds, env=env)
         self.lock = threading.Lock()  # one sync at a time per folder
         self.applying = threading.local()  # set while a sync writes incoming files (not a member's write)
         self._identity: tuple[str, str] | None = None

@@ -11,6 +11,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import InitVar, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -64,24 +65,19 @@ class _ParentHandler(FileSystemEventHandler):
             self.service.root_may_have_appeared(Path(str(event.src_path)))
 
 
+@dataclass(kw_only=True, eq=False)
 class TranscriptService:
     """Owns the observer and the ingest queue; the pipeline owns the cursors."""
 
-    def __init__(
-        self,
-        *,
-        roots: list[Path],
-        state: StateDB,
-        metrics: Metrics,
-        watch: bool = True,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.roots = roots
-        self.state = state
-        self.metrics = metrics
-        self.watch_enabled = watch
-        self.pipeline = TranscriptPipeline(state=state, metrics=metrics, clock=clock)
-        self.contexts = SessionContexts(state)  # what each session works on, learned as lines are read
+    roots: list[Path]
+    state: StateDB
+    metrics: Metrics
+    watch: bool = True  # watch the roots with watchdog; off: the catch-up at start and the paths hooks name
+    clock: InitVar[Callable[[], float]] = time.time
+
+    def __post_init__(self, clock: Callable[[], float]) -> None:
+        self.pipeline = TranscriptPipeline(state=self.state, metrics=self.metrics, clock=clock)
+        self.contexts = SessionContexts(self.state)  # what each session works on, learned as lines are read
         self.pipeline.subscribe(self.contexts)
         self._queue: queue.Queue[Path | None] = queue.Queue()
         self._pending: set[Path] = set()
@@ -117,7 +113,7 @@ class TranscriptService:
     def start(self) -> None:
         self._worker = threading.Thread(target=self._run, name="memoryd-transcripts", daemon=True)
         self._worker.start()
-        if self.watch_enabled:
+        if self.watch:
             self._observer = Observer()
             self._observer.daemon = True
             for root in self.roots:

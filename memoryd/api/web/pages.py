@@ -96,6 +96,11 @@ def page(request: Request, template: str, status: int = 200, **context: Any) -> 
     )
 
 
+def message_page(request: Request, title: str, message: str, *, status: int = 200) -> HTMLResponse:
+    """A page that says one thing: a refusal, something missing, a goodbye."""
+    return page(request, "message.html", status=status, title=title, message=message)
+
+
 def shows_errors(fn: F) -> F:
     """Render a refused request as a page naming the fix (the API's JSON is for programs)."""
 
@@ -104,13 +109,7 @@ def shows_errors(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except MemorydError as exc:
-            return page(
-                kwargs["request"],
-                "message.html",
-                status=exc.status,
-                title=f"{exc.status}: {exc.code}",
-                message=exc.message,
-            )
+            return message_page(kwargs["request"], f"{exc.status}: {exc.code}", exc.message, status=exc.status)
 
     return wrapper  # type: ignore[return-value]
 

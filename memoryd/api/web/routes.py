@@ -18,9 +18,19 @@ from memoryd.api.deps import WebViewDep
 from memoryd.api.web import live, views
 from memoryd.api.web.auth import COOKIE_NAME, UI_LOGIN_PATH, UI_PREFIX, cookie_value
 from memoryd.api.web.conflict import ABSENT, Draft, EditConflict
-from memoryd.api.web.pages import FAVICON_SVG, back, check_form, page, shows_errors, templates, ui_sessions
+from memoryd.api.web.pages import (
+    FAVICON_SVG,
+    back,
+    check_form,
+    message_page,
+    page,
+    shows_errors,
+    templates,
+    ui_sessions,
+)
 from memoryd.base import limits
 from memoryd.base.errors import Conflict, MemorydError, MemoryNotFound, ReadOnly
+from memoryd.review.queue import ReviewItem
 from memoryd.store.model import Memory
 
 HERE = Path(__file__).parent
@@ -50,12 +60,11 @@ def login_link(request: Request) -> dict[str, Any]:
 def login(request: Request, code: str = Query("")) -> Response:
     session = ui_sessions(request).redeem(code)
     if session is None:
-        return page(
+        return message_page(
             request,
-            "message.html",
+            "Login link used or expired",
+            "This login link was already used or has expired. Run `memoryd ui` again for a fresh one.",
             status=401,
-            title="Login link used or expired",
-            message="This login link was already used or has expired. Run `memoryd ui` again for a fresh one.",
         )
     response = back(f"{UI_PREFIX}/")
     response.set_cookie(
@@ -73,7 +82,7 @@ def login(request: Request, code: str = Query("")) -> Response:
 def logout(request: Request, csrf: str = Form("")) -> Response:
     check_form(request, csrf)
     ui_sessions(request).end(cookie_value(request.headers.get("cookie", "")))
-    response = page(request, "message.html", title="Logged out", message="Run `memoryd ui` to open the web view again.")
+    response = message_page(request, "Logged out", "Run `memoryd ui` to open the web view again.")
     response.delete_cookie(COOKIE_NAME, path=UI_PREFIX)
     return response
 
@@ -278,13 +287,7 @@ def dream_undo(request: Request, web: WebViewDep, pid: str, run_id: str, csrf: s
     check_form(request, csrf)
     p = web.project(pid)
     if not web.undo_run(p, run_id):
-        return page(
-            request,
-            "message.html",
-            status=404,
-            title="No such run",
-            message=f"run {run_id} is not a run of this project.",
-        )
+        return message_page(request, "No such run", f"run {run_id} is not a run of this project.", status=404)
     return back(f"{UI_PREFIX}/p/{pid}/dream?done=undid+{run_id}")
 
 
@@ -313,9 +316,7 @@ def sessions(request: Request, web: WebViewDep) -> HTMLResponse:
 def session_notes(request: Request, web: WebViewDep, session_id: str) -> HTMLResponse:
     text = web.session_memory.get(session_id)
     if text is None:
-        return page(
-            request, "message.html", status=404, title="No notes", message=f"session {session_id} has no notes yet."
-        )
+        return message_page(request, "No notes", f"session {session_id} has no notes yet.", status=404)
     return page(request, "session.html", title=f"Session {session_id}", session_id=session_id, text=text)
 
 
@@ -330,15 +331,29 @@ def spend(request: Request, web: WebViewDep) -> HTMLResponse:
 @shows_errors
 def review(request: Request, web: WebViewDep, pid: str) -> HTMLResponse:
     p = web.project(pid)
+    return _review_page(request, web, p, web.review.items(p.store), done=request.query_params.get("done", ""))
+
+
+def _review_page(
+    request: Request,
+    web: views.WebView,
+    p: views.Project,
+    items: list[ReviewItem],
+    *,
+    status: int = 200,
+    **context: Any,
+) -> HTMLResponse:
+    """The project's review queue: `items` as shown (a refused edit shows the person's text again)."""
     return page(
         request,
         "review.html",
+        status=status,
         title=f"{p.title}: review",
         p=p,
-        items=web.review.items(p.store),
+        items=items,
         wanted=web.review.wanted(p.store),
         read_only=web.read_only,
-        done=request.query_params.get("done", ""),
+        **context,
     )
 
 
@@ -361,13 +376,7 @@ def review_decide(
     p = web.project(pid)
     item = web.review.get(item_id)
     if item.memory_dir != str(p.store.path):
-        return page(
-            request,
-            "message.html",
-            status=404,
-            title="Not in this project",
-            message=f"{item_id} is not waiting in this project.",
-        )
+        return message_page(request, "Not in this project", f"{item_id} is not waiting in this project.", status=404)
     if action == "reject":
         web.review.reject(item_id)
         return back(f"{UI_PREFIX}/p/{pid}/review?done=rejected+{item.name}")
@@ -381,17 +390,7 @@ def review_decide(
             replace(i, name=name, description=description, body=body) if i.item_id == item_id else i
             for i in web.review.items(p.store)
         ]
-        return page(
-            request,
-            "review.html",
-            status=exc.status,
-            title=f"{p.title}: review",
-            p=p,
-            items=items,
-            wanted=web.review.wanted(p.store),
-            read_only=web.read_only,
-            error=exc.message,
-        )
+        return _review_page(request, web, p, items, status=exc.status, error=exc.message)
     return back(f"{UI_PREFIX}/p/{pid}/review?done=saved+{item_id}")
 
 
