@@ -76,6 +76,16 @@ def context_items(paths: Sequence[str], commands: Sequence[str], cwd: str) -> li
     return [p[len(root) :] if p.startswith(root) else p for p in paths] + list(commands)
 
 
+def with_parts(prompt: str) -> str:
+    """The prompt with the words of its code names added (`BookingRepository` also as "Booking Repository"),
+    so a rule about repositories meets a prompt naming one."""
+    parts = [_spread_camel(name) for name in _CAMEL_NAME.findall(prompt)]
+    return prompt if not parts else prompt + "\n" + " ".join(parts)
+
+
+_CAMEL_NAME = re.compile(r"\b[A-Za-z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b")
+
+
 def _spread_camel(text: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", " ", text)
 
@@ -98,6 +108,8 @@ def decide(
 ) -> Decision:
     """Rank the store's memories for `prompt` (with the session's `context`) and decide which of the
     best `k` to inject."""
+    said = prompt  # as typed: what the embedding reads and names_unknown judges
+    prompt = with_parts(prompt)
     text = query_text(prompt, context)
     if backend is None or dense is None or not len(dense):
         return _decide_lexical(index, prompt, text, context, exclude, k)
@@ -105,7 +117,7 @@ def decide(
     if not lexical:  # no informative word is in the store: the dense list must not smuggle something in
         return Decision(silence="no word of the prompt is in this store")
     # the prompt alone: each context line would add ~20 ms to the embedding
-    vector = backend.query(prompt) if query_vector is None else query_vector
+    vector = backend.query(said) if query_vector is None else query_vector
     fused, cos = fuse(lexical, dense.similarities(vector), weight=backend.fusion_weight, exclude=exclude)
     fused = [(fn, round(score, 4)) for fn, score in fused if fn in index][: max(k, FIT_DEPTH)]
     if not fused:
@@ -124,7 +136,7 @@ def decide(
     close = close and (not known or max(known) >= backend.min_similarity)
     # the prompt names a product this store never mentions: it is about another stack, neither rule speaks
     # ("generate a TypeORM migration" asked of a Prisma project; moments foreign silence 0.875 -> 0.917)
-    elsewhere = names_unknown(index, prompt)
+    elsewhere = names_unknown(index, said)
     need, cover = _cover(index, prompt_terms, names[:k])
     item_terms = [(item, set(query_terms(_spread_camel(item)))) for item in context]
 
