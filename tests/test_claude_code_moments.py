@@ -162,3 +162,49 @@ def test_the_models_pick_reaches_the_same_turn_without_holding_the_prompt(shop: 
     added = json.dumps(json.loads(last)["messages"][len(json.loads(first)["messages"]) :])  # what came in the turn
     delivered = [f for f in model.picked if f in added]
     assert delivered, f"the model's pick {model.picked} never reached the turn: {added[-3000:]}"
+
+
+def test_claude_codes_own_reader_loads_a_memory_that_carries_applies_to(tmp_path: Path) -> None:
+    """A memory saved with `applies_to` into Claude Code's own memory folder (its dialect: the field under
+    `metadata`) is still loaded by the real CLI: its index line reaches the model at session start."""
+    claude = str(claude_binary())
+    user_home, home, project = tmp_path / "user", tmp_path / "memoryd", tmp_path / "work" / "shop"
+    (project / ".git").mkdir(parents=True)
+    (user_home / ".claude").mkdir(parents=True)  # Claude Code is installed: memoryd writes into its memory folder
+    daemon = DaemonProcess(home=home, env=daemon_env(home, HOME=str(user_home))).start()
+    try:
+        with daemon.client() as c:
+            r = c.post(
+                "/v1/memories",
+                json={
+                    "cwd": str(project),
+                    "name": "Migrations are append-only",
+                    "type": "feedback",
+                    "description": "Never edit an applied migration in db/migrations/; add a new one",
+                    "body": "Applied migrations have run in production.",
+                    "applies_to": {"paths": ["db/migrations/**"], "tools": ["Edit", "Write"]},
+                },
+            )
+            assert r.status_code == 201, r.text
+        saved = Path(r.json()["path"])
+        assert saved.is_relative_to(user_home / ".claude" / "projects")
+        assert "metadata:\n  type: feedback\n  applies_to:\n    paths:\n    - db/migrations/**" in saved.read_text()
+        with ScriptedMessagesAPI() as api:
+            api.handler = lambda body: Reply(text="Done.")
+            env = headless_env(user_home, home, api.url, path_first=Path(sys.executable).parent)
+            done = subprocess.run(
+                [claude, "-p", "What do you know about migrations here?"],
+                cwd=project,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=180,
+                stdin=subprocess.DEVNULL,
+            )
+            assert done.returncode == 0, done.stdout + done.stderr
+            first = json.dumps(api.requests[0])
+        assert "MEMORY.md (user's auto-memory" in first
+        assert f"[migrations-are-append-only]({saved.name})" in first
+        assert "Never edit an applied migration in db/migrations/" in first
+    finally:
+        daemon.kill()
