@@ -85,6 +85,8 @@ def test_derived_places_read_placeholders_lone_folders_and_file_kinds() -> None:
     assert meets(css, "Edit", path="packages/ui/Button/index.scss") and not meets(css, "Edit", path="ui/Button.tsx")
     plain = derive("Stylesheets", "New styles are plain .css, never SCSS", "")
     assert meets(plain, "Edit", path="web/app.css")
+    folders = derive("One folder per component", "Each component gets its own folder with index.tsx and index.css", "")
+    assert not meets(folders, "Edit", path="src/Button/index.tsx")  # a file every folder may hold: an example
     prisma = derive("Prisma: select, not include", "Never use include in Prisma queries; list fields with select", "")
     assert not meets(prisma, "Edit", path="packages/prisma/schema.prisma")  # a tool's name is not a language
 

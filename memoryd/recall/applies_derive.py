@@ -120,6 +120,7 @@ _DOTTED = re.compile(r"(?<![\w.])[A-Za-z]\w*\.(?:js|[a-z]\w*)\b")  # Day.js, cre
 EVERY_FILE_OF_A_KIND = frozenset(
     f"**/*.{ext}" for ext in "md py ts tsx js jsx mjs json go rs rb java kt swift c h cpp yaml yml toml txt".split()
 )
+EVERY_FOLDER_FILES = frozenset("index main __init__ mod lib".split())
 GENERIC_DIRS = frozenset(
     """src lib libs app apps packages package components component modules module features feature utils util
     helpers hooks server client test tests types views view pages page api core common shared public static
@@ -223,7 +224,13 @@ def _places(name: str, description: str, text: str) -> tuple[str, ...]:
     places = [p for p in PATH_RE.findall(text) if "/" in p or "*" not in p or p.startswith("*.")]
     places += [f"*.{kind}" for kind in _KIND_RE.findall(text)]
     places += [d for d in _DIR_RE.findall(text) if d.rstrip("/") not in GENERIC_DIRS and (d in ticked or d in headline)]
-    return tuple(dict.fromkeys(g for p in places if (g := _glob_of(p)) and g not in EVERY_FILE_OF_A_KIND))
+    return tuple(dict.fromkeys(g for p in places if (g := _glob_of(p)) and not _everywhere(g)))
+
+
+def _everywhere(glob: str) -> bool:
+    """A glob every project has files under: a whole language (`**/*.py`) or a file name each folder may hold
+    (`**/index.tsx`, `**/__init__.py`): a rule naming one names an example, not a place."""
+    return glob in EVERY_FILE_OF_A_KIND or glob.removeprefix("**/").split(".")[0] in EVERY_FOLDER_FILES
 
 
 def _glob_of(token: str) -> str:
