@@ -96,8 +96,7 @@ def read_capped(path: Path | str, limit: int, *, follow_links: bool = False) -> 
 
 
 class FileRefused(OSError):
-    """A config or settings file memoryd will not read, the message naming it and why; `why` picks the fix:
-    "kind" (a FIFO, directory, device or socket), "size" (over the limit), "access" (the system refused)."""
+    """A config or settings file memoryd will not read, named with why: `why` is kind, size or access."""
 
     def __init__(self, message: str, why: Literal["kind", "size", "access"]) -> None:
         super().__init__(message)
@@ -126,20 +125,18 @@ def read_small_file(path: Path | str, limit: int) -> tuple[bytes, os.stat_result
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         try:
             st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
-                raise FileRefused(f"{path} is {file_kind(st.st_mode)}, not a regular file", "kind")
-            chunks, size = [], 0
-            while size <= limit and (chunk := os.read(fd, limit + 1 - size)):
+            regular, chunks, size = stat.S_ISREG(st.st_mode), [], 0  # a device is never read (/dev/zero)
+            while regular and size <= limit and (chunk := os.read(fd, limit + 1 - size)):
                 chunks.append(chunk)
                 size += len(chunk)
         finally:
             os.close(fd)
     except FileNotFoundError:
         return None
-    except FileRefused:
-        raise
     except OSError as exc:
         raise FileRefused(f"cannot read {path} ({exc.strerror})", "access") from exc
+    if not regular:
+        raise FileRefused(f"{path} is {file_kind(st.st_mode)}, not a regular file", "kind")
     if size > limit:
         raise FileRefused(f"{path} is over {limit // 1024} KB", "size")
     return b"".join(chunks), st
