@@ -427,21 +427,22 @@ def _problem(loc: tuple[int | str, ...], message: str) -> str:
 def read_config_file(path: Path) -> dict[str, Any]:
     """config.toml's tables ({} when there is none). A FIFO, a directory, a link to nothing or an unreadable
     file is refused by name, never silently taken for "no config" (nor waited on)."""
-    from memoryd.base.files import NotRegularFile, read_small_file
+    from memoryd.base.files import FileRefused, read_small_file
 
     aside = "move it aside to use the defaults"
+    fixes = {
+        "kind": f"memoryd reads its settings from a TOML file: {aside}",
+        "access": f"fix its permissions or {aside}",
+    }
     try:
-        raw, _ = read_small_file(path, limits.SETTINGS_FILE_MAX_BYTES)
-    except FileNotFoundError:
+        got = read_small_file(path, limits.SETTINGS_FILE_MAX_BYTES)
+    except FileRefused as exc:
+        raise ConfigError(f"{exc}; {fixes.get(exc.why, aside)}.") from exc
+    if got is None:
         if path.is_symlink():
-            raise ConfigError(f"{path} is a link to a missing file; fix the link or {aside}.") from None
+            raise ConfigError(f"{path} is a link to a missing file; fix the link or {aside}.")
         return {}
-    except NotRegularFile as exc:
-        raise ConfigError(f"{path} {exc.strerror}; memoryd reads its settings from a TOML file: {aside}.") from exc
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path} ({exc.strerror}); fix its permissions or {aside}.") from exc
-    if raw is None:
-        raise ConfigError(f"{path} is over {limits.SETTINGS_FILE_MAX_BYTES // 1024} KB; {aside}.")
+    raw, _ = got
     try:
         return tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -83,3 +83,31 @@ def test_a_fifo_or_directory_settings_file_is_refused_in_one_line(tmp_path: Path
         assert f"{settings} is {what}, not a regular file" in line and "move it aside" in line
     assert stat.S_ISFIFO(settings.stat().st_mode) if kind == "fifo" else settings.is_dir()  # nothing changed
     assert not settings.with_name("settings.json" + BACKUP_SUFFIX).exists()
+
+
+def test_config_and_claude_settings_refuse_a_file_in_their_own_words(tmp_path: Path) -> None:
+    """config.toml and a Claude Code settings file share one bounded read (base/files.py read_small_file);
+    each refusal names the file and why, then the reader's own fix, word for word as before (#40)."""
+    from memoryd.base.errors import ConfigError, InvalidRequest
+    from memoryd.config import read_config_file
+    from memoryd.integrations.claude_code import SettingsFile
+
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "big").write_bytes(b"#" * (2 * 1024 * 1024))
+    (tmp_path / "dangling").symlink_to(tmp_path / "nothing")
+    aside = "move it aside to use the defaults."
+    for name, why in (("fifo", "is a FIFO (named pipe), not a regular file"), ("big", "is over 1024 KB")):
+        path = tmp_path / name
+        with pytest.raises(ConfigError) as config:
+            read_config_file(path)
+        fix = "memoryd reads its settings from a TOML file: " if name == "fifo" else ""
+        assert str(config.value) == f"{path} {why}; {fix}{aside}"
+        with pytest.raises(InvalidRequest) as claude:
+            SettingsFile(path)
+        assert str(claude.value) == (
+            f"{path} {why}; Claude Code reads it as a regular JSON file: move it aside (mv '{path}' '{path}.moved'), "
+            "then run the command again. Nothing was changed."
+        )
+    with pytest.raises(ConfigError, match="is a link to a missing file; fix the link or move it aside"):
+        read_config_file(tmp_path / "dangling")
+    assert SettingsFile(tmp_path / "dangling").data == {} and read_config_file(tmp_path / "nothing") == {}

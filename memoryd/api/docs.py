@@ -5,6 +5,7 @@ path but /v1/health they need the bearer token (the guard middleware checks it).
 from __future__ import annotations
 
 from importlib.resources import files
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
@@ -18,28 +19,22 @@ ASSETS_DIR = str(files("fastapi_offline") / "static")
 def install_docs(app: FastAPI) -> None:
     """Mount the assets and add the two pages (kept out of the schema)."""
     app.mount(ASSETS_URL, StaticFiles(directory=ASSETS_DIR), name="docs-assets")
-    openapi_url = app.openapi_url or "/openapi.json"
+    # both pages render the one schema under one title, with one favicon
+    page: dict[str, Any] = {"openapi_url": app.openapi_url or "/openapi.json", "title": f"{app.title} API"}
+    favicon = f"{ASSETS_URL}/favicon.png"
 
     @app.get("/docs", include_in_schema=False)
     def swagger_ui() -> HTMLResponse:
         return get_swagger_ui_html(
-            openapi_url=openapi_url,
-            title=f"{app.title} API",
+            **page,
             swagger_js_url=f"{ASSETS_URL}/swagger-ui-bundle.js",
             swagger_css_url=f"{ASSETS_URL}/swagger-ui.css",
-            swagger_favicon_url=f"{ASSETS_URL}/favicon.png",
-            swagger_ui_parameters={
-                "persistAuthorization": True,
-                "validatorUrl": None,
-            },  # no badge from validator.swagger.io
+            swagger_favicon_url=favicon,
+            swagger_ui_parameters={"persistAuthorization": True, "validatorUrl": None},  # no validator.swagger.io badge
         )
 
     @app.get("/redoc", include_in_schema=False)
     def redoc() -> HTMLResponse:
         return get_redoc_html(
-            openapi_url=openapi_url,
-            title=f"{app.title} API",
-            redoc_js_url=f"{ASSETS_URL}/redoc.standalone.js",
-            redoc_favicon_url=f"{ASSETS_URL}/favicon.png",
-            with_google_fonts=False,
+            **page, redoc_js_url=f"{ASSETS_URL}/redoc.standalone.js", redoc_favicon_url=favicon, with_google_fonts=False
         )

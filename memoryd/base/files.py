@@ -16,7 +16,7 @@ import weakref
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO, Protocol
+from typing import BinaryIO, Literal, Protocol
 
 LOCK_FILENAME = ".memoryd.lock"
 TEMP_PREFIX = ".tmp-"
@@ -95,11 +95,12 @@ def read_capped(path: Path | str, limit: int, *, follow_links: bool = False) -> 
     return data, st
 
 
-class NotRegularFile(OSError):
-    """A file memoryd must read (a config or settings file) is a FIFO, directory, device or socket."""
+class FileRefused(OSError):
+    """A config or settings file memoryd will not read, named with why: `why` is kind, size or access."""
 
-    def __init__(self, path: Path | str, mode: int) -> None:
-        super().__init__(errno.EINVAL, f"is {file_kind(mode)}, not a regular file", str(path))
+    def __init__(self, message: str, why: Literal["kind", "size", "access"]) -> None:
+        super().__init__(message)
+        self.why = why
 
 
 _KINDS = {
@@ -116,22 +117,29 @@ def file_kind(mode: int) -> str:
     return _KINDS.get(stat.S_IFMT(mode), "a device")
 
 
-def read_small_file(path: Path | str, limit: int) -> tuple[bytes | None, os.stat_result]:
+def read_small_file(path: Path | str, limit: int) -> tuple[bytes, os.stat_result] | None:
     """`read_small_nofollow` for a file a person may keep as a link (a config or settings file in a
-    dotfiles repo): the link is followed, but a FIFO never blocks the open and a device is never read
-    (NotRegularFile); None when over `limit`."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    dotfiles repo): the link is followed, but a FIFO never blocks the open and a device is never read.
+    None when there is no such file; FileRefused when it is no regular file, over `limit`, or unreadable."""
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise NotRegularFile(path, st.st_mode)
-        chunks, size = [], 0
-        while size <= limit and (chunk := os.read(fd, limit + 1 - size)):
-            chunks.append(chunk)
-            size += len(chunk)
-        return (None if size > limit else b"".join(chunks)), st
-    finally:
-        os.close(fd)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        try:
+            st = os.fstat(fd)
+            regular, chunks, size = stat.S_ISREG(st.st_mode), [], 0  # a device is never read (/dev/zero)
+            while regular and size <= limit and (chunk := os.read(fd, limit + 1 - size)):
+                chunks.append(chunk)
+                size += len(chunk)
+        finally:
+            os.close(fd)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise FileRefused(f"cannot read {path} ({exc.strerror})", "access") from exc
+    if not regular:
+        raise FileRefused(f"{path} is {file_kind(st.st_mode)}, not a regular file", "kind")
+    if size > limit:
+        raise FileRefused(f"{path} is over {limit // 1024} KB", "size")
+    return b"".join(chunks), st
 
 
 def try_lock(path: Path) -> int | None:

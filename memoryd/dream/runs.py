@@ -82,14 +82,16 @@ class DreamRun:
         )
 
 
+@dataclass(kw_only=True, eq=False)
 class RunRecords:
-    def __init__(self, *, state: StateDB, backups: Path, clock: Clock) -> None:
-        self.state = state
-        self.backups = backups
-        self.clock = clock
-        state.migrate("dream", SCHEMA)
-        if "prior_lock_mtime" not in {r["name"] for r in state.query("PRAGMA table_info(dream_runs)")}:
-            state.execute(PRIOR_LOCK_COLUMN)
+    state: StateDB
+    backups: Path
+    clock: Clock
+
+    def __post_init__(self) -> None:
+        self.state.migrate("dream", SCHEMA)
+        if "prior_lock_mtime" not in {r["name"] for r in self.state.query("PRAGMA table_info(dream_runs)")}:
+            self.state.execute(PRIOR_LOCK_COLUMN)
 
     # ------------------------------------------------------------------ the runs table
     def started(self, run_id: str, memory_dir: Path, *, forced: bool, prior_lock_mtime: float) -> None:

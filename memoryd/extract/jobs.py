@@ -8,7 +8,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -116,16 +116,17 @@ class JobRecord:
         return from_row(cls, row, memories_written=written, refused=refused)
 
 
+@dataclass(eq=False)
 class JobQueue:
     """The durable queue of extraction jobs and the per-session turn counter (the throttle)."""
 
-    def __init__(
-        self, state: StateDB, *, queue_max: int = limits.EXTRACT_QUEUE_MAX, clock: Callable[[], float] = time.time
-    ) -> None:
-        self.state = state
-        self.clock = clock  # epoch seconds: when jobs are due, stamps
-        self.queue_max = queue_max
-        state.migrate("extraction_jobs", SCHEMA)
+    state: StateDB
+    _: KW_ONLY
+    queue_max: int = limits.EXTRACT_QUEUE_MAX
+    clock: Callable[[], float] = time.time  # epoch seconds: when jobs are due, stamps
+
+    def __post_init__(self) -> None:
+        self.state.migrate("extraction_jobs", SCHEMA)
 
     def enqueue(
         self,

@@ -18,7 +18,7 @@ from memoryd.base.errors import InvalidRequest
 from memoryd.base.files import (
     ABSENT,
     PRIVATE_FILE_MODE,
-    NotRegularFile,
+    FileRefused,
     Staged,
     TargetMoved,
     key_of,
@@ -151,13 +151,20 @@ def _read_settings(path: Path, within: Path | None = None) -> dict[str, Any]:
     if not path.exists():
         return {}
     try:
-        data = json.loads(read_settings_text(path, within=within) or "{}")
+        text = read_settings_text(path, within=within)
     except SettingsRefused as exc:
         raise InvalidRequest(f"{exc}. Nothing was changed.") from exc
-    except json.JSONDecodeError as exc:
+    return _json_object(path, text or "")
+
+
+def _json_object(path: Path, text: str | bytes) -> dict[str, Any]:
+    """A settings file's object ({} when empty); text that is not UTF-8 JSON holding an object is refused by name."""
+    try:
+        data = json.loads((text.decode("utf-8") if isinstance(text, bytes) else text) or "{}")
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        where = f" ({exc.msg} at line {exc.lineno})" if isinstance(exc, json.JSONDecodeError) else ""
         raise InvalidRequest(
-            f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}); fix it by hand, then run the "
-            f"command again. Nothing was changed."
+            f"{path} is not valid JSON{where}; fix it by hand, then run the command again. Nothing was changed."
         ) from exc
     if not isinstance(data, dict):
         raise InvalidRequest(f"{path} does not hold a JSON object; fix it by hand. Nothing was changed.")
@@ -171,16 +178,7 @@ class SettingsFile:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.raw, self.stat = _read_raw(path)
-        try:
-            data = json.loads(self.raw.decode("utf-8") or "{}") if self.raw is not None else {}
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            where = f" ({exc.msg} at line {exc.lineno})" if isinstance(exc, json.JSONDecodeError) else ""
-            raise InvalidRequest(
-                f"{path} is not valid JSON{where}; fix it by hand, then run the command again. Nothing was changed."
-            ) from exc
-        if not isinstance(data, dict):
-            raise InvalidRequest(f"{path} does not hold a JSON object; fix it by hand. Nothing was changed.")
-        self.data: dict[str, Any] = data
+        self.data = _json_object(path, self.raw or b"")
 
     def write(self, data: dict[str, Any]) -> Path | None:
         """Replace the file's object; returns the backup of the file as memoryd first found it (None: it had none).
@@ -224,21 +222,16 @@ class SettingsFile:
 
 def _read_raw(path: Path) -> tuple[bytes | None, os.stat_result | None]:
     """A settings file's bytes, following a link; a FIFO never blocks, a directory or device is refused by name."""
-    fix = (
-        f"Claude Code reads it as a regular JSON file: move it aside (mv '{path}' '{path}.moved'), "
-        f"then run the command again. Nothing was changed."
-    )
     try:
-        raw, st = read_small_file(path, limits.SETTINGS_FILE_MAX_BYTES)
-    except FileNotFoundError:
-        return None, None
-    except NotRegularFile as exc:
-        raise InvalidRequest(f"{path} {exc.strerror}; {fix}") from exc
-    except OSError as exc:
-        raise InvalidRequest(f"cannot read {path} ({exc.strerror}). Nothing was changed.") from exc
-    if raw is None:
-        raise InvalidRequest(f"{path} is over {limits.SETTINGS_FILE_MAX_BYTES // 1024} KB; {fix}")
-    return raw, st
+        got = read_small_file(path, limits.SETTINGS_FILE_MAX_BYTES)
+    except FileRefused as exc:
+        if exc.why == "access":
+            raise InvalidRequest(f"{exc}. Nothing was changed.") from exc
+        raise InvalidRequest(
+            f"{exc}; Claude Code reads it as a regular JSON file: move it aside (mv '{path}' '{path}.moved'), "
+            f"then run the command again. Nothing was changed."
+        ) from exc
+    return got or (None, None)
 
 
 def install_hooks(path: Path, block: dict[str, Any]) -> dict[str, Any]:

@@ -54,19 +54,8 @@ class AppliesIndex:
         written = from_meta(meta)
         if written is None:
             return derived
-        # written lists rule; what the text forbids and is about still comes from the text
-        return replace(
-            written,
-            forbids=derived.forbids,
-            topics=derived.topics,
-            names=derived.names,
-            cues=derived.cues,
-            words=derived.words,
-            weights=derived.weights,
-            about=derived.about,
-            kinds=derived.kinds,
-            rule=derived.rule,
-        )
+        # the lists written in the file rule; all else (what the text forbids and is about) comes from the text
+        return replace(derived, paths=written.paths, commands=written.commands, tools=written.tools, explicit=True)
 
     def prompt_picks(
         self, store: MemoryDir, item: StoreIndex, query: str, surfaced: set[str], ranked_chose: bool

@@ -8,7 +8,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import KW_ONLY, dataclass, field, fields, replace
 from typing import Any
 
 from memoryd.base import limits
@@ -122,21 +122,17 @@ def redacted_why(why: list[Why], prompt: str) -> list[Why]:
     ]
 
 
+@dataclass(eq=False)
 class RecallLog:
     """Writes one row per recall (and publishes it as live activity); reads by dir, session or memory."""
 
-    def __init__(
-        self,
-        state: StateDB,
-        *,
-        clock: Callable[[], float],
-        activity: Activity | None = None,
-        keep: int = limits.RECALL_LOG_PER_PROJECT,
-    ) -> None:
-        self.state = state
-        self.clock = clock
-        self.activity = activity
-        self.keep = keep
+    state: StateDB
+    _: KW_ONLY
+    clock: Callable[[], float]
+    activity: Activity | None = None
+    keep: int = limits.RECALL_LOG_PER_PROJECT
+
+    def __post_init__(self) -> None:
         self._batch = threading.Condition()  # guards what follows
         self._pending: list[
             tuple[RecallEntry, list[Why]]
@@ -144,7 +140,7 @@ class RecallLog:
         self._writing = False  # a thread is writing batches; others only append
         self._recorded = 0  # recalls handed to `record`
         self._stored = 0  # ... of which written (or given up on)
-        state.migrate("recall_log", SCHEMA)
+        self.state.migrate("recall_log", SCHEMA)
 
     def record(
         self,

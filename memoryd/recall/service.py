@@ -18,6 +18,7 @@ from memoryd.base import limits
 from memoryd.base.activity import Activity
 from memoryd.base.errors import MemorydError
 from memoryd.base.metrics import Metrics
+from memoryd.base.state_db import StateDB
 from memoryd.base.text import STEMMER
 from memoryd.base.validation import check_session_id
 from memoryd.config import RecallSettings
@@ -103,47 +104,50 @@ class RecallResult:
     took_ms: float = 0.0
 
 
+@dataclass(kw_only=True, eq=False)
 class RecallService:
     """Picks up to 5 memories per prompt that the session has not seen yet."""
 
-    def __init__(
-        self,
-        *,
-        settings: RecallSettings,
-        stores: StoreRegistry,
-        llm: LLMClient,
-        ledger: SessionLedger,
-        metrics: Metrics,
-        now: Callable[[], datetime],
-        is_watched: Callable[[Path], bool] | None = None,
-        home: Path | None = None,
-        recall_log: RecallLog | None = None,
-        stale_caveat: Callable[[MemoryDir, str], str] = lambda store, filename: "",
-        author_of: Callable[[Path, str], str] = lambda team_dir, filename: "",
-    ) -> None:
-        self.settings = settings
-        self.recall_log = (
-            recall_log  # what each recall gave and why (the web view's live page, `memoryd recall --explain`)
-        )
-        self.stores = stores
-        self.llm = llm
-        self.ledger = ledger
-        self.metrics = metrics
-        self.now = now
+    settings: RecallSettings
+    stores: StoreRegistry
+    llm: LLMClient
+    state: StateDB  # the session ledger's and the recall log's tables
+    metrics: Metrics
+    now: Callable[[], datetime]
+    is_watched: Callable[[Path], bool] | None = None
+    home: Path | None = None  # where the dense vectors are cached (none: not cached)
+    activity: Activity | None = None  # the recall log tells it of each recall (the web view's live page)
+    # A line put before a recalled memory that names what the project no longer has (the stale checker).
+    stale_caveat: Callable[[MemoryDir, str], str] = lambda store, filename: ""
+    author_of: Callable[[Path, str], str] = lambda team_dir, filename: ""  # who wrote a team memory (the team part)
+
+    def __post_init__(self) -> None:
+        if STEMMER != "snowball":
+            log.warning(
+                "recall: PyStemmer is not installed; the local ranker uses a crude stemmer (pip install PyStemmer)"
+            )
+
+        def clock() -> float:
+            return self.now().timestamp()
+
+        self.ledger = SessionLedger(self.state, clock=clock)
+        # what each recall gave and why (the web view's live page, `memoryd recall --explain`)
+        self.recall_log: RecallLog | None = RecallLog(self.state, clock=clock, activity=self.activity)
         self.indexes = StoreIndexes(
-            Encoder(settings.dense), is_watched=is_watched, vector_cache=home / VECTORS_FILENAME if home else None
+            Encoder(self.settings.dense),
+            is_watched=self.is_watched,
+            vector_cache=self.home / VECTORS_FILENAME if self.home else None,
         )
-        stores.on_write.append(self.indexes.written)  # indexed before the save answers, its vector by the next recall
+        self.stores.on_write.append(
+            self.indexes.written
+        )  # indexed before the save answers, its vector by the next recall
         self.applies = AppliesIndex()  # what each memory applies to (issue 38), for prompts and tool calls
-        # A line put before a recalled memory that names what the project no longer has (the stale checker).
-        self.stale_caveat = stale_caveat
         self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall-llm")
         self.prefetch = ModelPrefetch(self._pool)  # the hooks' side-queries, handed over later in the turn
         self._late: dict[
             tuple[str, str], list[str]
         ] = {}  # (session, memdir) → the model's picks that came after the deadline
         self._late_lock = threading.Lock()
-        self.author_of = author_of  # who wrote a team memory (the team part)
         # Recalls computing at once. More only add threads that take turns on the GIL, and a save
         # holding a memory dir's lock waits behind all of them after every system call (issue 31).
         self._computing = threading.BoundedSemaphore(limits.RECALL_COMPUTING_AT_ONCE)
@@ -632,37 +636,3 @@ class RecallService:
             why = whys.get(key) or Why(filename=filename, name="", score=score, injected=False)
             out.append(replace(why, filename=filename, name=name, injected=False))
         return out
-
-
-def build_recall(
-    settings: RecallSettings,
-    *,
-    home: Path,
-    stores: StoreRegistry,
-    llm: LLMClient,
-    state: Any,
-    metrics: Metrics,
-    now: Callable[[], datetime],
-    is_watched: Callable[[Path], bool] | None = None,
-    activity: Activity | None = None,
-    stale_caveat: Callable[[MemoryDir, str], str] = lambda store, filename: "",
-    author_of: Callable[[Path, str], str] = lambda team_dir, filename: "",
-) -> RecallService:
-    """The daemon's recall part, from its section of the settings."""
-    if STEMMER != "snowball":
-        log.warning("recall: PyStemmer is not installed; the local ranker uses a crude stemmer (pip install PyStemmer)")
-    ledger = SessionLedger(state, clock=lambda: now().timestamp())
-    recall_log = RecallLog(state, clock=lambda: now().timestamp(), activity=activity)
-    return RecallService(
-        settings=settings,
-        stores=stores,
-        llm=llm,
-        ledger=ledger,
-        metrics=metrics,
-        now=now,
-        is_watched=is_watched,
-        home=home,
-        recall_log=recall_log,
-        stale_caveat=stale_caveat,
-        author_of=author_of,
-    )

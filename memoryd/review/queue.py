@@ -17,7 +17,7 @@ import signal
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import KW_ONLY, InitVar, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -95,24 +95,20 @@ def fingerprint(type_: str, name: str, description: str) -> str:
     return hashlib.sha256(f"{type_}\n{_words(name)}\n{_words(description)}".encode()).hexdigest()[:32]
 
 
+@dataclass(eq=False)
 class ReviewQueue:
     """Pending memories per memory dir, and the policy that says which dirs need review."""
 
-    def __init__(
-        self,
-        state: StateDB,
-        *,
-        stores: StoreRegistry,
-        default: bool,
-        per_project: Mapping[str, ProjectSettings],
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.state = state
-        self.stores = stores
-        self.default = default
-        self.overrides = ProjectOverrides(stores=stores, per_project=per_project)
-        self.clock = clock
-        state.migrate("review_queue", SCHEMA)
+    state: StateDB
+    _: KW_ONLY
+    stores: StoreRegistry
+    default: bool  # `[extract] review`; a project's own setting overrides it
+    per_project: InitVar[Mapping[str, ProjectSettings]]
+    clock: Callable[[], float] = time.time
+
+    def __post_init__(self, per_project: Mapping[str, ProjectSettings]) -> None:
+        self.overrides = ProjectOverrides(stores=self.stores, per_project=per_project)
+        self.state.migrate("review_queue", SCHEMA)
         self.settle_crashed()
 
     # ------------------------------------------------------------------ policy

@@ -28,7 +28,7 @@ from memoryd.extract.turns import TurnEnds
 from memoryd.integrations.claude_code_hooks import HookService
 from memoryd.integrations.claude_memory import memory_location
 from memoryd.llm import LLMClient, UsageMeter
-from memoryd.recall import build_recall
+from memoryd.recall import RecallService
 from memoryd.review import ReviewQueue
 from memoryd.service.auth import load_or_create_token
 from memoryd.service.scheduler import Scheduler
@@ -147,8 +147,8 @@ class Daemon:
         )
 
     def _build_recall(self) -> None:
-        self.recall = build_recall(
-            self.settings.recall,
+        self.recall = RecallService(
+            settings=self.settings.recall,
             home=self.home,
             stores=self.stores,
             llm=self.llm,

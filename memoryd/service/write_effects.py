@@ -4,6 +4,7 @@ line, and a dir's first write gets watched (the store's one write path reports e
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 from memoryd.base.metrics import Metrics
 from memoryd.store.memdir import WriteEvent
@@ -12,10 +13,10 @@ from memoryd.store.watcher import MemoryWatcher
 log = logging.getLogger(__name__)
 
 
+@dataclass(kw_only=True, eq=False)
 class WriteEffects:
-    def __init__(self, *, metrics: Metrics, watcher: MemoryWatcher | None) -> None:
-        self.metrics = metrics
-        self.watcher = watcher  # None: hand edits are not watched (memory.watch = false)
+    metrics: Metrics
+    watcher: MemoryWatcher | None  # None: hand edits are not watched (memory.watch = false)
 
     def __call__(self, event: WriteEvent) -> None:
         if event.op == "secret_refused":

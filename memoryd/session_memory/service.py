@@ -15,7 +15,7 @@ import threading
 from collections import OrderedDict, deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, InitVar, dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -200,25 +200,20 @@ CREATE TABLE IF NOT EXISTS session_reads (
 """
 
 
+@dataclass(eq=False)
 class SessionMemory:
     """Session notes: a subscriber of the transcript pipeline (what was read of each session is
     kept in `session_reads`, so nothing is read twice, across restarts too) and the gates + writer."""
 
-    def __init__(
-        self,
-        settings: SessionMemorySettings,
-        *,
-        home: Path,
-        state: StateDB,
-        llm: LLMClient | None,
-        now: Callable[[], datetime],
-        advance: Callable[[Path], object],
-    ) -> None:
-        self.settings = settings
-        self.state = state
-        self.llm = llm
-        self.now = now
-        self.advance = advance  # brings a transcript up to date through the pipeline (which calls `consume`)
+    settings: SessionMemorySettings
+    _: KW_ONLY
+    home: InitVar[Path]  # the notes live in its SESSIONS_DIRNAME
+    state: StateDB
+    llm: LLMClient | None
+    now: Callable[[], datetime]
+    advance: Callable[[Path], object]  # brings a transcript up to date through the pipeline (which calls `consume`)
+
+    def __post_init__(self, home: Path) -> None:
         self.root = home / limits.SESSIONS_DIRNAME
         self._lock = threading.Lock()
         self.updates = {"llm": 0, "offline": 0, "llm_fallback": 0}
@@ -227,8 +222,8 @@ class SessionMemory:
         self._pending_lock = threading.Lock()
         self._reads: OrderedDict[str, SessionRead] = OrderedDict()  # recently used reads, most recent last
         self._reads_lock = threading.Lock()
-        state.migrate("session_memory", _SCHEMA)
-        state.migrate("session_reads", _READS_SCHEMA)
+        self.state.migrate("session_memory", _SCHEMA)
+        self.state.migrate("session_reads", _READS_SCHEMA)
 
     # ------------------------------------------------------------------ the pipeline's subscriber
     def _read_of(self, session_id: str, query_one: Callable[..., Any]) -> SessionRead:

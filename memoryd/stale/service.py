@@ -60,14 +60,14 @@ class Finding:
     refs: tuple[Ref, ...]
 
 
+@dataclass(kw_only=True, eq=False)
 class StaleChecker:
     """Stale flags per memory dir; a dir whose project is unknown or not a git repo is never flagged."""
 
-    def __init__(
-        self, *, root_of: Callable[[MemoryDir], Path | None], clock: Callable[[], float] = time.monotonic
-    ) -> None:
-        self.root_of = root_of
-        self.clock = clock
+    root_of: Callable[[MemoryDir], Path | None]
+    clock: Callable[[], float] = time.monotonic
+
+    def __post_init__(self) -> None:
         self._facts: dict[Path, tuple[str, ProjectFacts]] = {}
         self._keys: dict[Path, tuple[float, str | None]] = {}
         self._results: dict[tuple[str, str], tuple[tuple[float, str], tuple[Ref, ...]]] = {}

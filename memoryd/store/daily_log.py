@@ -6,6 +6,7 @@ MEMORY.md is never touched here.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import date, datetime, tzinfo
 from pathlib import Path
 
@@ -48,12 +49,12 @@ def format_candidate(name: str, type_: str, description: str, body: str) -> str:
     return f"{head}\n{body}" if body and body != description.strip() else head
 
 
+@dataclass(kw_only=True, eq=False)
 class DailyLog:
     """What extraction calls instead of `MemoryDir.save` when a project is in daily-log mode."""
 
-    def __init__(self, *, now: Callable[[], datetime], tz: tzinfo | None = None) -> None:
-        self.now = now
-        self.tz = tz
+    now: Callable[[], datetime]
+    tz: tzinfo | None = None
 
     def append(self, store: MemoryDir, entry: str) -> Path:
         return append_daily_log(store, entry, now=self.now(), tz=self.tz)

@@ -66,22 +66,29 @@ def validate_fields(name: str, description: str, type_: str, body: str) -> None:
     for field, value in (("name", name), ("description", description), ("body", body)):
         if "\x00" in value:  # issue 41: the file was written, then refused on its re-read and left behind
             raise InvalidMemory(f"{field} holds a NUL byte (\\x00): memories are UTF-8 text; remove it and save again.")
-    if not name.strip():
-        raise InvalidMemory("name is empty: give the memory a short title, e.g. 'Testing preferences'.")
-    if len(name) > limits.MEMORY_NAME_MAX_CHARS:
-        raise InvalidMemory(
-            f"name is {len(name)} chars, over {limits.MEMORY_NAME_MAX_CHARS}: shorten the title and "
-            f"put detail in the body."
-        )
-    if "\n" in name.strip():
-        raise InvalidMemory("name spans several lines: use a one-line title.")
-    if not description.strip():
-        raise InvalidMemory("description is empty: add one specific line; recall decides relevance from it.")
-    if len(description) > limits.MEMORY_DESCRIPTION_MAX_CHARS:
-        raise InvalidMemory(
-            f"description is {len(description)} chars, over {limits.MEMORY_DESCRIPTION_MAX_CHARS}: "
-            f"keep it to one line and move detail into the body."
-        )
+    headlines = (  # each: its limit, then the fix for an empty one and for a long one
+        (
+            "name",
+            name,
+            limits.MEMORY_NAME_MAX_CHARS,
+            "give the memory a short title, e.g. 'Testing preferences'.",
+            "shorten the title and put detail in the body.",
+        ),
+        (
+            "description",
+            description,
+            limits.MEMORY_DESCRIPTION_MAX_CHARS,
+            "add one specific line; recall decides relevance from it.",
+            "keep it to one line and move detail into the body.",
+        ),
+    )
+    for field, value, most, if_empty, if_long in headlines:
+        if not value.strip():
+            raise InvalidMemory(f"{field} is empty: {if_empty}")
+        if len(value) > most:
+            raise InvalidMemory(f"{field} is {len(value)} chars, over {most}: {if_long}")
+        if field == "name" and "\n" in value.strip():
+            raise InvalidMemory("name spans several lines: use a one-line title.")
     size = len(body.encode("utf-8"))
     if size > limits.MEMORY_BODY_MAX_BYTES:
         raise InvalidMemory(

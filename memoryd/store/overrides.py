@@ -4,6 +4,7 @@ reader (the layout mode, review before write)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.config import ProjectSettings
@@ -11,13 +12,13 @@ from memoryd.store.memdir import MemoryDir
 from memoryd.store.registry import StoreRegistry
 
 
+@dataclass(kw_only=True, eq=False)
 class ProjectOverrides:
     """A configured project applies to the memory dir its root resolves to, so the key may be any path inside the
     project and the dir may be one found on disk before any request named the project."""
 
-    def __init__(self, *, stores: StoreRegistry, per_project: Mapping[str, ProjectSettings]) -> None:
-        self.stores = stores
-        self.per_project = per_project
+    stores: StoreRegistry
+    per_project: Mapping[str, ProjectSettings]
 
     def for_store(self, store: MemoryDir) -> ProjectSettings:
         """The settings of every project whose memory dir this is; per key the first project that sets it wins."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from memoryd.base import limits
@@ -21,34 +22,24 @@ from memoryd.store.paths import project_root, resolve_memory_dir
 PROJECT, GLOBAL = "project", "global"  # a memory's scope: this project's store, or the user's own in every project
 
 
+@dataclass(kw_only=True, eq=False)
 class StoreRegistry:
     """cwd → MemoryDir. Knows the memory dirs used lately (for the watcher, dream and status)."""
 
-    def __init__(
-        self,
-        *,
-        memory_base: Path,
-        env_override: str = "",
-        config_dir: str = "",
-        now: Now = SYSTEM_CLOCK.now,
-        max_dirs: int = limits.STORE_REGISTRY_MAX_DIRS,
-        read_only: bool = False,
-        default_dir: Callable[[str], Path] | None = None,
-        claude_code_tree: Path | None = None,
-        global_dir: Path | None = None,
-    ) -> None:
-        self.memory_base = memory_base
-        self.read_only = read_only
-        self.default_dir = default_dir  # cwd → memory dir when no override is set (memory_base = "auto")
-        self.claude_code_tree = claude_code_tree  # ~/.claude when Claude Code is set up: its folders get its dialect
-        self.env_override = env_override
-        self.config_dir = config_dir
-        self._now = now
-        self.max_dirs = max_dirs
+    memory_base: Path
+    env_override: str = ""
+    config_dir: str = ""
+    now: Now = SYSTEM_CLOCK.now
+    max_dirs: int = limits.STORE_REGISTRY_MAX_DIRS
+    read_only: bool = False
+    default_dir: Callable[[str], Path] | None = None  # cwd → memory dir when no override is set (memory_base = "auto")
+    claude_code_tree: Path | None = None  # ~/.claude when Claude Code is set up: its folders get its dialect
+    global_dir: Path | None = None  # the user's own memories, in every project (`$MEMORYD_HOME/global/`)
+
+    def __post_init__(self) -> None:
         self._dirs: OrderedDict[Path, MemoryDir] = OrderedDict()
         self._roots: dict[Path, Path] = {}  # memory dir → project root it was first resolved from
         self._team_dirs: dict[Path, MemoryDir] = {}
-        self.global_dir = global_dir  # the user's own memories, in every project (`$MEMORYD_HOME/global/`)
         self._global: MemoryDir | None = None
         self._lock = threading.Lock()
         self.on_new_dir: list[Callable[[MemoryDir], None]] = []
@@ -84,7 +75,7 @@ class StoreRegistry:
             created = store is None
             if store is None:
                 store = self._dirs[path] = MemoryDir(
-                    path, now=self._now, events=self.on_write, default_dialect=self.dialect_for(path)
+                    path, now=self.now, events=self.on_write, default_dialect=self.dialect_for(path)
                 )
                 store.read_only = self.read_only
                 while len(self._dirs) > self.max_dirs:
@@ -114,7 +105,7 @@ class StoreRegistry:
         with self._lock:
             team = self._team_dirs.get(path)
             if team is None:
-                team = self._team_dirs[path] = MemoryDir(path, now=self._now)
+                team = self._team_dirs[path] = MemoryDir(path, now=self.now)
             return team
 
     def global_store(self) -> MemoryDir:
@@ -124,7 +115,7 @@ class StoreRegistry:
             raise InvalidRequest("this daemon has no global memory folder; start it with a MEMORYD_HOME.")
         with self._lock:
             if self._global is None:
-                self._global = MemoryDir(self.global_dir, now=self._now, events=self.on_write)
+                self._global = MemoryDir(self.global_dir, now=self.now, events=self.on_write)
                 self._global.read_only = self.read_only
             return self._global
 

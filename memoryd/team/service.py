@@ -8,7 +8,7 @@ import re
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, InitVar, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,29 +56,23 @@ class TeamInit:
     sync_error: str = ""
 
 
+@dataclass(eq=False)
 class TeamService:
     """Every team folder of this daemon, by the personal memory dir it belongs to."""
 
-    def __init__(
-        self,
-        settings: TeamSettings,
-        *,
-        home: Path,
-        stores: StoreRegistry,
-        watch: Callable[[MemoryDir], None] | None = None,
-        env: dict[str, str] | None = None,
-        clock: Callable[[], float] = time.time,
-        on_folder: Callable[[], None] = lambda: None,
-    ) -> None:
-        """`on_folder`: called each time a team folder is tied to a remote (at load and at init): the
-        daemon schedules the periodic sync then, not while no team is set up."""
-        self.settings = settings
-        self.on_folder = on_folder
+    settings: TeamSettings
+    _: KW_ONLY
+    home: InitVar[Path]  # the team folders live in its TEAM_HOME_DIRNAME
+    stores: StoreRegistry
+    watch: Callable[[MemoryDir], None] | None = None
+    env: dict[str, str] | None = None
+    clock: Callable[[], float] = time.time
+    # Called each time a team folder is tied to a remote (at load and at init): the daemon schedules the
+    # periodic sync then, not while no team is set up.
+    on_folder: Callable[[], None] = lambda: None
+
+    def __post_init__(self, home: Path) -> None:
         self.root = home / TEAM_HOME_DIRNAME
-        self.stores = stores
-        self.watch = watch
-        self.env = env
-        self.clock = clock
         self._repos: dict[Path, TeamRepo] = {}
         self._timers: dict[Path, threading.Timer] = {}
         self._lock = threading.Lock()

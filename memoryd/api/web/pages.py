@@ -101,6 +101,13 @@ def message_page(request: Request, title: str, message: str, *, status: int = 20
     return page(request, "message.html", status=status, title=title, message=message)
 
 
+def project_page(
+    request: Request, p: views.Project, template: str, heading: str, *, status: int = 200, **context: Any
+) -> HTMLResponse:
+    """A page about one project's `heading` (its dream runs, jobs, review queue...), titled `<project>: <heading>`."""
+    return page(request, template, status=status, title=f"{p.title}: {heading}", p=p, **context)
+
+
 def shows_errors(fn: F) -> F:
     """Render a refused request as a page naming the fix (the API's JSON is for programs)."""
 

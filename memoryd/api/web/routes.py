@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Form, Query, Request
+from fastapi import APIRouter, Depends, Form, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, Response
 
 from memoryd.api.deps import WebViewDep
@@ -24,6 +24,7 @@ from memoryd.api.web.pages import (
     check_form,
     message_page,
     page,
+    project_page,
     shows_errors,
     templates,
     ui_sessions,
@@ -31,7 +32,7 @@ from memoryd.api.web.pages import (
 from memoryd.base import limits
 from memoryd.base.errors import Conflict, MemorydError, MemoryNotFound, ReadOnly
 from memoryd.review.queue import ReviewItem
-from memoryd.store.model import Memory
+from memoryd.store.model import Memory, draft_fields
 
 HERE = Path(__file__).parent
 SPEND_DAYS = 14
@@ -45,6 +46,17 @@ STATIC = {
 }
 
 router = APIRouter(include_in_schema=False)
+
+
+def memory_form(
+    name: str = Form(...), description: str = Form(...), body: str = Form(""), type: str = Form("")
+) -> Draft:
+    """A memory's text as a form sends it (the edit form, a review item's form); browsers send a textarea's lines
+    with CRLF, memory files use LF."""
+    return Draft(name=name, description=description, body=body.replace("\r\n", "\n"), type=type)
+
+
+MemoryFormDep = Annotated[Draft, Depends(memory_form)]
 
 
 # ---------------------------------------------------------------------------- login
@@ -134,7 +146,7 @@ def memories(request: Request, web: WebViewDep, pid: str, q: str = "", type: str
 @shows_errors
 def index(request: Request, web: WebViewDep, pid: str) -> HTMLResponse:
     p = web.project(pid)
-    return page(request, "index.html", title=f"{p.title}: MEMORY.md", p=p, served=p.store.served_index())
+    return project_page(request, p, "index.html", "MEMORY.md", served=p.store.served_index())
 
 
 @router.get(f"{UI_PREFIX}/p/{{pid}}/m/{{filename}}")
@@ -142,17 +154,34 @@ def index(request: Request, web: WebViewDep, pid: str) -> HTMLResponse:
 def memory(request: Request, web: WebViewDep, pid: str, filename: str) -> HTMLResponse:
     p = web.project(pid)
     m = p.store.get(filename)
+    return _memory_page(request, web, p, filename, m, m, done=request.query_params.get("done", ""))
+
+
+def _memory_page(
+    request: Request,
+    web: views.WebView,
+    p: views.Project,
+    filename: str,
+    form: Memory | dict[str, Any],
+    shown: Memory,
+    *,
+    status: int = 200,
+    **context: Any,
+) -> HTMLResponse:
+    """A memory's page: `form` in the edit form (the file, or what was typed), `shown` (the file) rendered, with
+    its recalls and whether it went stale."""
     return page(
         request,
         "memory.html",
-        title=m.name,
+        status=status,
+        title=shown.name,
         p=p,
-        m=m,
-        html=rendered(p, m.body),
+        m=form,
+        html=rendered(p, shown.body),
         recalls=web.recalls_of(p, filename),
         stale=web.stale_of(p, filename),
         body_max=limits.MEMORY_BODY_MAX_BYTES,
-        done=request.query_params.get("done", ""),
+        **context,
     )
 
 
@@ -170,27 +199,20 @@ def edit_memory(
     web: WebViewDep,
     pid: str,
     filename: str,
-    name: str = Form(...),
-    description: str = Form(...),
-    body: str = Form(""),
+    mine: MemoryFormDep,
     version: str | None = Form(None),
-    type: str = Form(""),
     csrf: str = Form(""),
 ) -> Response:
     """Save the form only over the version it showed (#40): a newer save is never overwritten, the person chooses."""
     check_form(request, csrf)
     p = web.project(pid)
-    body = body.replace("\r\n", "\n")  # browsers send a textarea's lines with CRLF; memory files use LF
-    mine = Draft(name=name, description=description, body=body, type=type)
     if version is None:  # a form from before versions (or a script): it cannot say what it edited
         return conflict_page(request, web, p, filename, mine, "this form did not say which version it edited")
     expected = "" if version == ABSENT else version  # the store's version of "no file" is ""
     try:
         current = p.store.get(filename) if expected else None
-        type_ = current.type if current else type  # the form's type matters only to put back a deleted memory
-        p.store.save(
-            name=name, description=description, type=type_, body=body, filename=filename, source="ui", expected=expected
-        )
+        type_ = current.type if current else mine.type  # the form's type matters only to put back a deleted memory
+        p.store.save(**draft_fields(replace(mine, type=type_)), filename=filename, source="ui", expected=expected)
     except Conflict as exc:
         if isinstance(exc, ReadOnly):
             raise
@@ -200,20 +222,7 @@ def edit_memory(
     except MemorydError as exc:  # show the form again with what was typed and the fix
         shown = p.store.get(filename)
         draft = {**vars(mine), "filename": filename, "type": shown.type, "version": version}
-        return page(
-            request,
-            "memory.html",
-            status=exc.status,
-            title=shown.name,
-            p=p,
-            m=draft,
-            html=rendered(p, shown.body),
-            recalls=web.recalls_of(p, filename),
-            stale=web.stale_of(p, filename),
-            body_max=limits.MEMORY_BODY_MAX_BYTES,
-            error=exc.message,
-            editing=True,
-        )
+        return _memory_page(request, web, p, filename, draft, shown, status=exc.status, error=exc.message, editing=True)
     return back(f"{UI_PREFIX}/p/{pid}/m/{filename}?done=saved")
 
 
@@ -271,13 +280,8 @@ def delete_memory(
 @shows_errors
 def dream_runs(request: Request, web: WebViewDep, pid: str) -> HTMLResponse:
     p = web.project(pid)
-    return page(
-        request,
-        "dream.html",
-        title=f"{p.title}: dream runs",
-        p=p,
-        runs=web.runs(p),
-        done=request.query_params.get("done", ""),
+    return project_page(
+        request, p, "dream.html", "dream runs", runs=web.runs(p), done=request.query_params.get("done", "")
     )
 
 
@@ -295,14 +299,8 @@ def dream_undo(request: Request, web: WebViewDep, pid: str, run_id: str, csrf: s
 @shows_errors
 def jobs(request: Request, web: WebViewDep, pid: str) -> HTMLResponse:
     p = web.project(pid)
-    return page(
-        request,
-        "jobs.html",
-        title=f"{p.title}: extraction jobs",
-        p=p,
-        jobs=web.extraction.jobs.recent(p.store.path),
-        counts=web.extraction.status(),
-    )
+    jobs = web.extraction.jobs.recent(p.store.path)
+    return project_page(request, p, "jobs.html", "extraction jobs", jobs=jobs, counts=web.extraction.status())
 
 
 @router.get(f"{UI_PREFIX}/sessions")
@@ -344,14 +342,15 @@ def _review_page(
     **context: Any,
 ) -> HTMLResponse:
     """The project's review queue: `items` as shown (a refused edit shows the person's text again)."""
-    return page(
+    wanted = web.review.wanted(p.store)
+    return project_page(
         request,
+        p,
         "review.html",
+        "review",
         status=status,
-        title=f"{p.title}: review",
-        p=p,
         items=items,
-        wanted=web.review.wanted(p.store),
+        wanted=wanted,
         read_only=web.read_only,
         **context,
     )
@@ -364,15 +363,12 @@ def review_decide(
     web: WebViewDep,
     pid: str,
     item_id: str,
+    edited: MemoryFormDep,
     action: str = Form(...),
-    name: str = Form(...),
-    description: str = Form(...),
-    body: str = Form(""),
     csrf: str = Form(""),
 ) -> Response:
     """One form per pending memory: its fields as edited, and which button was pressed."""
     check_form(request, csrf)
-    body = body.replace("\r\n", "\n")  # a textarea's lines arrive as CRLF
     p = web.project(pid)
     item = web.review.get(item_id)
     if item.memory_dir != str(p.store.path):
@@ -381,13 +377,15 @@ def review_decide(
         web.review.reject(item_id)
         return back(f"{UI_PREFIX}/p/{pid}/review?done=rejected+{item.name}")
     try:
-        web.review.edit(item_id, name=name, description=description, body=body)
+        web.review.edit(item_id, name=edited.name, description=edited.description, body=edited.body)
         if action == "approve":
             approved = web.review.approve(item_id)
             return back(f"{UI_PREFIX}/p/{pid}/review?done=approved+{approved.filename}")
     except MemorydError as exc:
         items = [
-            replace(i, name=name, description=description, body=body) if i.item_id == item_id else i
+            replace(i, name=edited.name, description=edited.description, body=edited.body)
+            if i.item_id == item_id
+            else i
             for i in web.review.items(p.store)
         ]
         return _review_page(request, web, p, items, status=exc.status, error=exc.message)
@@ -399,13 +397,9 @@ def review_decide(
 @shows_errors
 def stale(request: Request, web: WebViewDep, pid: str) -> HTMLResponse:
     p = web.project(pid)
-    return page(
-        request,
-        "stale.html",
-        title=f"{p.title}: stale memories",
-        p=p,
-        findings=web.stale.check(p.store),
-        checked=web.stale.checked(p.store),
+    findings = web.stale.check(p.store)
+    return project_page(
+        request, p, "stale.html", "stale memories", findings=findings, checked=web.stale.checked(p.store)
     )
 
 
