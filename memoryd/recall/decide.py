@@ -108,11 +108,11 @@ def decide(
 ) -> Decision:
     """Rank the store's memories for `prompt` (with the session's `context`) and decide which of the
     best `k` to inject."""
+    if backend is None or dense is None or not len(dense):
+        return _decide_lexical(index, prompt, query_text(prompt, context), context, exclude, k)
     said = prompt  # as typed: what the embedding reads and names_unknown judges
     prompt = with_parts(prompt)
     text = query_text(prompt, context)
-    if backend is None or dense is None or not len(dense):
-        return _decide_lexical(index, prompt, text, context, exclude, k)
     lexical = index.rank(text, exclude=exclude, k=FUSION_DEPTH, gate=False)
     if not lexical:  # no informative word is in the store: the dense list must not smuggle something in
         return Decision(silence="no word of the prompt is in this store")
@@ -124,7 +124,7 @@ def decide(
         return Decision(silence="no memory matched the prompt")
     lex = dict(lexical)
     best_lex = max(lex.values()) or 1.0
-    prompt_terms, text_terms = set(query_terms(prompt)), set(query_terms(text))  # the first among the second
+    prompt_terms, text_terms = _prompt_terms(index, said, prompt), set(query_terms(text))  # the first among the second
     names = [fn for fn, _ in fused]
     idf, text_held = index.matches(text_terms, names)
     text_mass = sum(idf.values())
@@ -154,8 +154,7 @@ def decide(
         sure_of = confidence(x)
         matched = bool(held)  # holds an informative word of the prompt or its context (not only "per", "add")
         in_prompt = tuple(t for t in text_held[fn] if t in prompt_terms)
-        near = rank == 0 or sure_of >= CONFIDENCE_MIN or len(in_prompt) >= CLOSE_MIN_TERMS
-        near = near and (cos.get(fn, COSINE_CENTRE) >= backend.close_similarity or len(in_prompt) >= CLOSE_SURE_TERMS)
+        near = _near(rank, sure_of, len(in_prompt), cos.get(fn, COSINE_CENTRE), backend)
         rule = _rule(elsewhere=elsewhere, close=close and near, matched=matched, sure_of=sure_of)
         if rule:
             injected.append(fn)
@@ -176,6 +175,19 @@ def decide(
         )
     silence = "" if injected else ELSEWHERE if elsewhere else NOT_CONFIDENT
     return Decision(fused, injected, silence, why, features)
+
+
+def _prompt_terms(index: LexicalIndex, said: str, prompt: str) -> set[str]:
+    """The prompt's informative words, with its code names' parts only where the store knows them (the parts
+    "git hub" never dilute a prompt naming GitHub)."""
+    return set(query_terms(said)) | {t for t in query_terms(prompt) if index.present({t: 1.0})}
+
+
+def _near(rank: int, sure_of: float, words: int, cosine: float, backend: Backend) -> bool:
+    """Whether a candidate is near enough for the close-match rule: the best, confident, or holding two of the
+    prompt's words; and close in meaning too, or holding three (a shared word is not a shared subject)."""
+    near = rank == 0 or sure_of >= CONFIDENCE_MIN or words >= CLOSE_MIN_TERMS
+    return near and (cosine >= backend.close_similarity or words >= CLOSE_SURE_TERMS)
 
 
 def _decide_lexical(
