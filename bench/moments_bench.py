@@ -8,7 +8,7 @@ with the memories that obviously apply to it, or none; another project's events 
     .venv/bin/python bench/moments_bench.py --coding dev|test [--dense auto|off]   # the coding set, task level
 
 Model calls per 100 prompts: how many prompts would start the model's side-query with a model backend
-(the local ranking neither clearly silent nor clearly sure: `RecallService._model_not_needed`).
+(the local ranking neither clearly silent nor clearly sure: `recall/model_route.py` `model_not_needed`).
 Moments: a labelled memory counts as delivered when the event or an earlier moment of its session
 injected it (it is in the agent's context). Precision: injected memories labelled for some event of
 their session, over all injected. Silence: events labelled none that got nothing. Writes JSON to

@@ -21,11 +21,11 @@ from memoryd.base import limits
 from memoryd.base.errors import InvalidCwd, InvalidRequest, MemorydError
 from memoryd.base.validation import check_path, check_session_id, check_text, check_transcript_path
 from memoryd.recall.applies import parse_applies
-from memoryd.recall.service import RecalledFields
+from memoryd.recall.recalled import RecalledFields
 from memoryd.store.model import MemoryFields
 
 if TYPE_CHECKING:
-    from memoryd.recall.service import RecalledMemory, RecallResult
+    from memoryd.recall.recalled import RecalledMemory, RecallResult
 
 
 def _checked(check: Callable[..., str], **kwargs: Any) -> AfterValidator:

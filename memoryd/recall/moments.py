@@ -16,7 +16,8 @@ from memoryd.base.validation import check_session_id
 from memoryd.recall.applies import EDIT_TOOLS, AppliesTo
 from memoryd.recall.applies_match import contradicts, meets
 from memoryd.recall.explain import Why
-from memoryd.recall.service import RecallResult, RecallService
+from memoryd.recall.recalled import RecallResult
+from memoryd.recall.service import RecallService
 from memoryd.store import MemoryDir
 
 TOOLS_ANSWERED = frozenset({"Bash", *EDIT_TOOLS})

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import concurrent.futures
 import logging
 import re
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -24,15 +24,15 @@ from memoryd.base.validation import check_session_id
 from memoryd.config import RecallSettings
 from memoryd.llm import LLMClient
 from memoryd.recall.applies_index import AppliesIndex
-from memoryd.recall.decide import MODEL_FLOOR, MODEL_SURE, NOT_CONFIDENT, Decision, context_items, decide
+from memoryd.recall.decide import NOT_CONFIDENT, Decision, context_items, decide
 from memoryd.recall.dense import VECTORS_FILENAME, Encoder
 from memoryd.recall.explain import Why, matched_words
 from memoryd.recall.indexes import StoreIndexes
-from memoryd.recall.inject import age_days, header_for, injection_text, memory_text, truncate_content
+from memoryd.recall.inject import injection_text
 from memoryd.recall.log import RecallLog
-from memoryd.recall.prefetch import ModelPrefetch
+from memoryd.recall.model_route import ModelAsk, ModelRoute, model_not_needed
+from memoryd.recall.recalled import RecalledMemory, RecallResult, shown
 from memoryd.recall.refs import KEY_PREFIX, MemoryRef, Origin
-from memoryd.recall.select import select_with_llm
 from memoryd.recall.sessions import SessionLedger
 from memoryd.recall.store_index import StoreIndex
 from memoryd.store import MemoryDir, StoreRegistry
@@ -40,68 +40,6 @@ from memoryd.store.model import MemoryHeader
 from memoryd.transcripts.context import SessionContext
 
 log = logging.getLogger(__name__)
-SDK_TIMEOUT_MARGIN_SECONDS = 0.5
-LATE_ANSWER_SECONDS = 15.0  # how long a side-query may run past the deadline to be kept for the next prompt
-LATE_ANSWERS_KEPT = 256  # sessions whose late side-query answer waits for their next prompt
-
-
-def _marked(key: str, header: str) -> str:
-    """A global memory's header says it is the user's own, from every project."""
-    return f"Global memory (yours, in every project).\n{header}" if MemoryRef.of(key).origin == "global" else header
-
-
-@dataclass(frozen=True)
-class ModelAsk:
-    """What a prompt's recall hands the model step: the session and store, the prompt, the local ranking with each
-    store's headers and what the session holds, and how many to choose from and give."""
-
-    session_id: str
-    memdir: str
-    query: str
-    ranked: list[tuple[str, float]]
-    open_in: list[tuple[str, list[MemoryHeader], set[str]]]
-    limit: int
-    pool: int
-    recent: list[str]
-    defer_model: bool
-
-
-@dataclass
-class RecalledFields:
-    """What the agent is shown of a recalled memory, declared once: RecalledMemory and the API's answer
-    (api/models.py RecalledMemoryOut) both take these fields, in this order."""
-
-    filename: str
-    name: str
-    type: str
-    description: str
-    content: str
-    header: str
-    age_days: int
-
-
-@dataclass
-class RecalledMemory(RecalledFields):
-    score: float | None = None
-    origin: Origin = "personal"  # which store it came from (recall/refs.py)
-    author: str = ""  # team memories: who changed it last
-
-    @property
-    def text(self) -> str:
-        """What the agent reads: the whole memory, name and description included."""
-        return memory_text(self.name, self.description, self.type, self.content)
-
-
-@dataclass
-class RecallResult:
-    memories: list[RecalledMemory] = field(default_factory=list)
-    injection: str = ""
-    method: str = "skipped"  # llm | local | skipped
-    budget_used_bytes: int = 0
-    reason: str = ""  # why skipped, or why the LLM was not used
-    scores: dict[str, float] = field(default_factory=dict)
-    why: list[Why] = field(default_factory=list)  # each memory injected, then those left out just under the cut
-    took_ms: float = 0.0
 
 
 @dataclass(kw_only=True, eq=False)
@@ -142,12 +80,8 @@ class RecallService:
             self.indexes.written
         )  # indexed before the save answers, its vector by the next recall
         self.applies = AppliesIndex()  # what each memory applies to (issue 38), for prompts and tool calls
-        self._pool = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="recall-llm")
-        self.prefetch = ModelPrefetch(self._pool)  # the hooks' side-queries, handed over later in the turn
-        self._late: dict[
-            tuple[str, str], list[str]
-        ] = {}  # (session, memdir) → the model's picks that came after the deadline
-        self._late_lock = threading.Lock()
+        self.model = ModelRoute(self.llm, self.settings)  # the side-query, off the critical path for hooks
+        self.prefetch = self.model.prefetch
         # Recalls computing at once. More only add threads that take turns on the GIL, and a save
         # holding a memory dir's lock waits behind all of them after every system call (issue 31).
         self._computing = threading.BoundedSemaphore(limits.RECALL_COMPUTING_AT_ONCE)
@@ -158,7 +92,7 @@ class RecallService:
         self._counting = threading.Lock()
 
     def close(self) -> None:
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self.model.close()
         self.indexes.close()
 
     def warm(self) -> None:
@@ -219,12 +153,8 @@ class RecallService:
         self.metrics.recalls.labels(result.method).inc()
         self.metrics.recall_latency.labels(result.method).observe(time.perf_counter() - started)
         if self.recall_log is not None:
-            self._record(store or self.stores.for_cwd(cwd), query, session_id, source, result)
+            self.record(store or self.stores.for_cwd(cwd), query, session_id, source, result)
         return result
-
-    def record(self, store: MemoryDir, query: str, session_id: str, source: str, result: RecallResult) -> None:
-        """Log a recall made elsewhere (tool-time recall) like a prompt's."""
-        self._record(store, query, session_id, source, result)
 
     def surface_picked(
         self, store: MemoryDir, session_id: str, picked: list[str], whys: dict[str, Why], *, note: str = ""
@@ -244,8 +174,9 @@ class RecallService:
             left_out=False,
         )
 
-    def _record(self, store: MemoryDir, query: str, session_id: str, source: str, result: RecallResult) -> None:
-        """Log the recall; words matched are filled from the injected text where the ranker gave none."""
+    def record(self, store: MemoryDir, query: str, session_id: str, source: str, result: RecallResult) -> None:
+        """Log a recall (a prompt's, or one made at tool time); words matched are filled from the injected text
+        where the ranker gave none."""
         texts = {m.filename: (m.name, m.description, m.content) for m in result.memories}
         result.why = [
             replace(w, terms=matched_words(query, texts[w.filename])) if not w.terms and w.filename in texts else w
@@ -334,59 +265,16 @@ class RecallService:
             )
 
         method, reason, chosen = "local", "", injected[:limit]
-        why_not = self._model_not_needed(injected, whys)
+        why_not = model_not_needed(injected, whys)
         with self._counting:
             self.prompts_ranked += 1
             self.model_wanted += not why_not
         if self.llm.enabled:
-            method, reason, chosen = self._model_choice(
-                ModelAsk(session_id, memdir, query, ranked, open_in, limit, pool, recent, defer_model), why_not, chosen
-            )
+            ask = ModelAsk(session_id, memdir, query, ranked, open_in, limit, pool, recent, defer_model)
+            method, reason, chosen = self.model.choose(ask, why_not, chosen, self._released)
         if not chosen and not reason:
-            reason = self._silence(whys)
+            reason = NOT_CONFIDENT if whys else ""
         return self._surface(store, session_id, chosen, scores, method, reason, used, max_chars, whys)
-
-    def _model_choice(self, ask: ModelAsk, why_not: str, local: list[str]) -> tuple[str, str, list[str]]:
-        """(method, reason, chosen) once the model had its say: skipped when the local ranking settles it, started
-        in the background for a hook (`defer_model`), else asked within the deadline; a late answer goes first."""
-        method, reason, chosen = "local", "", local
-        headers = {
-            key + h.filename: (h if not key else replace(h, filename=key + h.filename))
-            for key, hs, surfaced in ask.open_in
-            for h in hs
-            if h.filename not in surfaced
-        }  # not surfaced yet, in any of the stores
-        late = [fn for fn in self._take_late(ask.session_id, ask.memdir) if fn in headers]
-        candidates = [headers[fn] for fn, _ in ask.ranked if fn in headers][: ask.pool]
-        if why_not:
-            reason = why_not
-        elif ask.defer_model:  # the seeds' prefetch: the local choice now, the model's later in this turn
-            self._start_prefetch(ask.session_id, ask.memdir, ask.query, candidates, ask.limit, ask.recent)
-            reason = "local choice served at once; the model's follows in this turn"
-        else:  # the model chooses among the local ranker's candidates only (precision, never noise), maybe none
-            self._computing.release()  # a model call waits on the network: other recalls compute meanwhile
-            try:
-                llm_choice, reason = self._side_query(ask.query, candidates, ask.limit, (ask.session_id, ask.memdir))
-            finally:
-                self._computing.acquire()
-            if llm_choice is not None:
-                method, chosen = "llm", llm_choice
-        if late:  # the previous prompt's answer, kept for this one: it goes first
-            method, chosen = "llm", list(dict.fromkeys(late + chosen))[: ask.limit]
-            reason = "; ".join(filter(None, [reason, "includes the model's late answer to the previous prompt"]))
-        return method, reason, chosen
-
-    def _start_prefetch(
-        self, session_id: str, memdir: str, query: str, candidates: list[Any], limit: int, recent: list[str]
-    ) -> None:
-        """Start the side-query for this prompt in the background (its pick: `model_followup`)."""
-        timeout = max(self.settings.deadline_seconds, LATE_ANSWER_SECONDS)
-        self.prefetch.start(
-            session_id,
-            memdir,
-            query,
-            lambda: select_with_llm(self.llm, query, candidates, limit=limit, timeout=timeout, recent=recent),
-        )
 
     def model_followup(
         self,
@@ -418,8 +306,17 @@ class RecallService:
             result = self._surface(store, session_id, fresh, {}, "llm", reason, used, max_chars)
         result.took_ms = round((time.perf_counter() - started) * 1000, 2)
         if self.recall_log is not None and result.memories:
-            self._record(store, prompt, session_id, source, result)
+            self.record(store, prompt, session_id, source, result)
         return result
+
+    @contextmanager
+    def _released(self) -> Iterator[None]:
+        """This recall's compute slot, given up while a model call waits on the network."""
+        self._computing.release()
+        try:
+            yield
+        finally:
+            self._computing.acquire()
 
     def _sources(self, store: MemoryDir) -> list[tuple[Origin, MemoryDir]]:
         """The stores recall searches: the project's, its team folder and the user's global
@@ -449,75 +346,6 @@ class RecallService:
             exclude=exclude,
             k=k,
         )
-
-    @staticmethod
-    def _model_not_needed(injected: list[str], whys: dict[str, Why]) -> str:
-        """Why the side-query is skipped when the local candidates leave nothing to decide: no
-        candidate is anywhere near the confidence floor (clearly silent), or every injected memory
-        is a close match the rule is sure of (clearly sure). "" when the model should choose."""
-        conf = [w.confidence for w in whys.values() if w.confidence is not None]
-        if not injected and (not conf or max(conf) < MODEL_FLOOR):
-            return "local ranking is clearly silent; the model was not asked"
-        if injected and all(
-            whys[fn].rule == "close match" and (whys[fn].confidence or 0.0) >= MODEL_SURE
-            for fn in injected
-            if fn in whys
-        ):
-            return "local ranking is sure; the model was not asked"
-        return ""
-
-    @staticmethod
-    def _key(memory: RecalledMemory) -> str:
-        return MemoryRef(memory.origin, memory.filename).key
-
-    @staticmethod
-    def _silence(whys: dict[str, Why]) -> str:
-        return NOT_CONFIDENT if whys else ""
-
-    def _take_late(self, session_id: str, memdir: str) -> list[str]:
-        with self._late_lock:
-            return self._late.pop((session_id, memdir), [])
-
-    def _keep_late(self, key: tuple[str, str], future: concurrent.futures.Future[list[str]]) -> None:
-        """A side-query that missed the deadline but then answered: its picks wait for the session's next prompt."""
-        if future.cancelled() or future.exception() is not None or not future.result():
-            return
-        with self._late_lock:
-            self._late[key] = future.result()
-            while len(self._late) > LATE_ANSWERS_KEPT:
-                self._late.pop(next(iter(self._late)))
-
-    def _side_query(
-        self, query: str, candidates: list[Any], limit: int, key: tuple[str, str] | None = None
-    ) -> tuple[list[str] | None, str]:
-        """The LLM's choice, or (None, why) when it failed or missed the deadline (a late answer is
-        kept under `key`)."""
-        deadline = self.settings.deadline_seconds
-        # the SDK's own timeout ends the worker soon after; a margin keeps the wait below the one that fires
-        # the worker may outlive the deadline (up to LATE_ANSWER_SECONDS) so a late answer can serve the next prompt
-        future = self._pool.submit(
-            select_with_llm,
-            self.llm,
-            query,
-            candidates,
-            limit=limit,
-            timeout=max(deadline + SDK_TIMEOUT_MARGIN_SECONDS, LATE_ANSWER_SECONDS),
-        )
-        try:
-            return future.result(timeout=deadline), ""
-        except concurrent.futures.TimeoutError:
-            if key is not None and not future.cancel():
-                future.add_done_callback(lambda f: self._keep_late(key, f))
-            return (
-                None,
-                f"LLM side-query missed the {deadline:g} s deadline; local ranking served (a late "
-                f"answer is kept for the next prompt)",
-            )
-        except MemorydError as exc:
-            return None, f"LLM side-query failed ({exc.code}); local ranking served"
-        except Exception as exc:  # never fail the agent's prompt over recall
-            log.warning("recall side-query crashed: %s", exc.__class__.__name__)
-            return None, "LLM side-query failed; local ranking served"
 
     def _surface(
         self,
@@ -578,11 +406,11 @@ class RecallService:
             scores={m.filename: m.score for m in memories if m.score is not None},
             why=[
                 replace(
-                    whys.get(self._key(m)) or Why(filename=m.filename, name="", score=m.score or 0.0, injected=True),
+                    whys.get(m.key) or Why(filename=m.filename, name="", score=m.score or 0.0, injected=True),
                     filename=m.filename,
                     name=m.name,
                     injected=True,
-                    rule=(whys.get(self._key(m)) or Why("", "", 0.0, True)).rule or method,
+                    rule=(whys.get(m.key) or Why("", "", 0.0, True)).rule or method,
                 )
                 for m in memories
             ]
@@ -592,34 +420,15 @@ class RecallService:
     def _recalled(
         self, source: MemoryDir, key: str, filename: str, now: float, score: float | None, note: str
     ) -> RecalledMemory | None:
-        """One chosen memory as the agent sees it: its header (age or caveat, stale note, origin) and its text."""
-        origin = MemoryRef.of(key).origin
-        team = origin == "team"
+        """One chosen memory as the agent sees it (None: deleted or broken since it was ranked)."""
         try:
             memory = self.indexes.memory(source, filename)
         except MemorydError:
             return None
-        days = age_days(memory.mtime, now)
-        author = self.author_of(source.path, filename) if team else ""
+        ref = MemoryRef.of(key)
+        author = self.author_of(source.path, filename) if ref.origin == "team" else ""
         stale = self.stale_caveat(source, filename)
-        header = _marked(
-            key,
-            (f"{stale}\n\n" if stale else "")
-            + (f"This memory {note}.\n" if note else "")
-            + header_for(str(memory.path), days),
-        )
-        return RecalledMemory(
-            filename=filename,
-            name=memory.name,
-            type=memory.type,
-            description=memory.description,
-            content=truncate_content(memory.body),
-            header=f"Team memory, last changed by {author or 'a team member'}.\n{header}" if team else header,
-            age_days=days,
-            score=score,
-            origin=origin,
-            author=author,
-        )
+        return shown(memory, ref.origin, now=now, score=score, note=note, stale=stale, author=author)
 
     def _left_out(
         self, store: MemoryDir, chosen: list[str], scores: dict[str, float], whys: dict[str, Why]
