@@ -47,7 +47,7 @@ class ServerSettings(_Section):
 def not_a_directory(value: str) -> str:
     """Why a path a setting names cannot hold memories ("" when it can: a directory, or nothing yet, made at
     the first save). A FIFO there started a daemon whose every save answered 500 (issue 41)."""
-    from memoryd.base.files import file_kind
+    from memoryd.base.config_files import file_kind
 
     try:
         st = os.stat(Path(value).expanduser())
@@ -427,7 +427,7 @@ def _problem(loc: tuple[int | str, ...], message: str) -> str:
 def read_config_file(path: Path) -> dict[str, Any]:
     """config.toml's tables ({} when there is none). A FIFO, a directory, a link to nothing or an unreadable
     file is refused by name, never silently taken for "no config" (nor waited on)."""
-    from memoryd.base.files import FileRefused, read_small_file
+    from memoryd.base.config_files import FileRefused, read_small_file
 
     aside = "move it aside to use the defaults"
     fixes = {

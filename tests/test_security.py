@@ -179,7 +179,9 @@ UNBOUNDED_FORMS = [
 
 def test_the_screen_never_hides_a_rule_match() -> None:
     """`redact_secrets` skips every rule on a text its screen clears; a text any rule matches must pass the screen."""
-    from memoryd.base.secrets import _lowered, _rules, _rules_may_match
+    from memoryd.base.secret_rules import all_rules as _rules
+    from memoryd.base.secret_rules import lowered as _lowered
+    from memoryd.base.secret_rules import rules_may_match as _rules_may_match
     from tests.support.offline_quality import secret_cases
 
     rules, _ = _rules()

@@ -86,7 +86,7 @@ def test_a_fifo_or_directory_settings_file_is_refused_in_one_line(tmp_path: Path
 
 
 def test_config_and_claude_settings_refuse_a_file_in_their_own_words(tmp_path: Path) -> None:
-    """config.toml and a Claude Code settings file share one bounded read (base/files.py read_small_file);
+    """config.toml and a Claude Code settings file share one bounded read (base/config_files.py read_small_file);
     each refusal names the file and why, then the reader's own fix, word for word as before (#40)."""
     from memoryd.base.errors import ConfigError, InvalidRequest
     from memoryd.config import read_config_file

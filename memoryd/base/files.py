@@ -1,4 +1,4 @@
-"""Atomic file writes and the per-directory writer lock.
+"""Atomic file writes, no-follow bounded reads of the files memoryd keeps, and the per-directory writer lock.
 
 Every write in memoryd goes temp file + fsync + rename, under `DirLock`, so concurrent
 writers (threads, or two daemons) never interleave and a crash never leaves half a file.
@@ -16,7 +16,7 @@ import weakref
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from types import TracebackType
-from typing import BinaryIO, Literal, Protocol
+from typing import BinaryIO, Protocol
 
 LOCK_FILENAME = ".memoryd.lock"
 TEMP_PREFIX = ".tmp-"
@@ -93,53 +93,6 @@ def read_capped(path: Path | str, limit: int, *, follow_links: bool = False) -> 
     if data is None:
         raise TooLarge(path, max(st.st_size, limit + 1), limit)
     return data, st
-
-
-class FileRefused(OSError):
-    """A config or settings file memoryd will not read, named with why: `why` is kind, size or access."""
-
-    def __init__(self, message: str, why: Literal["kind", "size", "access"]) -> None:
-        super().__init__(message)
-        self.why = why
-
-
-_KINDS = {
-    stat.S_IFREG: "a regular file",
-    stat.S_IFDIR: "a directory",
-    stat.S_IFIFO: "a FIFO (named pipe)",
-    stat.S_IFSOCK: "a socket",
-    stat.S_IFLNK: "a symbolic link",
-}
-
-
-def file_kind(mode: int) -> str:
-    """What a file is, for messages: "a directory", "a FIFO (named pipe)", ..."""
-    return _KINDS.get(stat.S_IFMT(mode), "a device")
-
-
-def read_small_file(path: Path | str, limit: int) -> tuple[bytes, os.stat_result] | None:
-    """`read_small_nofollow` for a file a person may keep as a link (a config or settings file in a
-    dotfiles repo): the link is followed, but a FIFO never blocks the open and a device is never read.
-    None when there is no such file; FileRefused when it is no regular file, over `limit`, or unreadable."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-        try:
-            st = os.fstat(fd)
-            regular, chunks, size = stat.S_ISREG(st.st_mode), [], 0  # a device is never read (/dev/zero)
-            while regular and size <= limit and (chunk := os.read(fd, limit + 1 - size)):
-                chunks.append(chunk)
-                size += len(chunk)
-        finally:
-            os.close(fd)
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise FileRefused(f"cannot read {path} ({exc.strerror})", "access") from exc
-    if not regular:
-        raise FileRefused(f"{path} is {file_kind(st.st_mode)}, not a regular file", "kind")
-    if size > limit:
-        raise FileRefused(f"{path} is over {limit // 1024} KB", "size")
-    return b"".join(chunks), st
 
 
 def try_lock(path: Path) -> int | None:

@@ -1,7 +1,8 @@
 """The one secret check every write path goes through (REST save, extraction, dream), and the
 one redaction (`redact_secrets`) every other door uses: notes, job records, logs, model prompts.
 
-Findings name the kind and the place (field, line, column), never the value, so an error
+The fixed-format rules it runs are in secret_rules.py; here are the credential words, the entropy checks
+and redaction. Findings name the kind and the place (field, line, column), never the value, so an error
 message or a log line cannot leak what it refused.
 """
 
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memoryd.base.errors import SecretDetected
+from memoryd.base.secret_rules import RUN_MIN, all_rules, lowered, rules_may_match
 
 
 @dataclass(frozen=True)
@@ -29,145 +31,6 @@ class SecretFinding:
         return f"{self.kind} in {self.field} at line {self.line}, column {self.column}"
 
 
-# memoryd's own patterns: what detect-secrets 1.5 lacks or matches too narrowly (newer token formats,
-# Twilio keys in any case, Azure keys of any length, webhooks; `Password=…;` in connection strings is an assignment
-# below). Each runs only when
-# one of its trigger strings is in the lowercased text (the check runs on every save and model prompt);
-# the patterns marked `low` match the lowercased text (same offsets), which is ~10x faster than (?i).
-_Rule = tuple[str, re.Pattern[str], tuple[str, ...], bool]
-_SERVICE_PREFIXES = (
-    "shpat_",
-    "shpca_",
-    "shppa_",
-    "shpss_",
-    "dop_v1_",
-    "hvs.",
-    "lin_api_",
-    "dapi",
-    "age-secret-key-",
-    "atatt3",
-    "pmak-",
-    "glsa_",
-    "sbp_",
-    "r8_",
-    "gsk_",
-    "ntn_",
-    "sntrys_",
-    "dp.st.",
-    "dp.ct.",
-    "dp.sa.",
-    "dp.scrt.",
-    "tskey-",
-    "sk.eyj",
-    "sg.",
-    "sq0atp-",
-    "sq0csp-",
-    "aaaa",
-)
-_GITLAB_PREFIXES = (
-    "glpat-",
-    "gldt-",
-    "glft-",
-    "glsoat-",
-    "glrt-",
-    "glcbt-",
-    "glimt-",
-    "glptt-",
-    "gloas-",
-    "glsa-",
-    "glagent-",
-    "gr1348941",
-)
-_PATTERNS: tuple[_Rule, ...] = (
-    (
-        "private key block",
-        re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"),
-        ("private key",),
-        False,
-    ),
-    ("Anthropic API key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}"), ("sk-ant-",), False),
-    ("OpenAI API key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{32,}"), ("sk-",), False),
-    (
-        "AWS access key id",
-        re.compile(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}\b"),
-        ("akia", "asia", "agpa", "aida", "aroa", "anpa", "anva", "aipa"),
-        False,
-    ),
-    (
-        "AWS secret access key",
-        re.compile(r"aws_?secret_?access_?key\s*[=:]\s*['\"]?[a-z0-9/+=]{40}"),
-        ("secret",),
-        True,
-    ),
-    (
-        "GitHub token",
-        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})"),
-        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-        False,
-    ),
-    (
-        "GitLab token",
-        re.compile(r"\bgl(?:pat|dt|ft|soat|rt|cbt|imt|ptt|oas|sa)-[A-Za-z0-9_-]{20,}"),
-        _GITLAB_PREFIXES,
-        False,
-    ),
-    ("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}"), ("hf_",), False),
-    ("npm token", re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"), ("npm_",), False),
-    ("PyPI token", re.compile(r"\bpypi-[A-Za-z0-9_-]{50,}"), ("pypi-",), False),
-    (
-        "Azure storage key",
-        re.compile(r"\b(?:accountkey|sharedaccesskey|sig)=[a-z0-9+/%]{30,}={0,2}"),
-        ("accountkey=", "sharedaccesskey=", "sig="),
-        True,
-    ),
-    ("Twilio key", re.compile(r"(?:SK|AC)(?<![A-Za-z0-9]..)[0-9a-fA-F]{32}\b"), ("sk", "ac"), False),
-    (
-        "Discord token",
-        re.compile(r"[MNO](?<![A-Za-z\d_-].)[A-Za-z\d_-]{23,27}\.[A-Za-z\d_-]{6}\.[A-Za-z\d_-]{27,40}"),
-        (".",),
-        False,
-    ),
-    (
-        "Discord webhook",
-        re.compile(r"https://(?:\w+\.)?discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_-]{30,}"),
-        ("discord",),
-        False,
-    ),
-    (
-        "Slack token",
-        re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}|\bxapp-\d-[A-Za-z0-9-]{20,}"),
-        ("xox", "xapp-"),
-        False,
-    ),
-    (
-        "Slack webhook",
-        re.compile(r"https://hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9/]{20,}"),
-        ("hooks.slack.com",),
-        False,
-    ),
-    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}"), ("aiza",), False),
-    ("Google OAuth secret", re.compile(r"\bGOCSPX-[A-Za-z0-9_-]{20,}"), ("gocspx-",), False),
-    (
-        "Stripe key",
-        re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{20,}|\bwhsec_[A-Za-z0-9]{24,}"),
-        ("k_live_", "k_test_", "whsec_"),
-        False,
-    ),
-    ("JSON web token", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), ("eyj",), False),
-    ("credentials in URL", re.compile(r"://(?<=[a-z0-9+.-]://)[^\s:/@]+:[^\s/@]{3,}@[^\s/]+"), ("://",), False),
-    (
-        "service token",
-        re.compile(
-            r"\b(?:shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}|dop_v1_[a-f0-9]{64}|hvs\.[A-Za-z0-9_-]{24,}|lin_api_[A-Za-z0-9]{40}|dapi[a-f0-9]{32}"
-            r"|AGE-SECRET-KEY-1[0-9A-Z]{58}|ATATT3[A-Za-z0-9_=-]{40,}|PMAK-[a-f0-9]{24}-[a-f0-9]{34}|glsa_[A-Za-z0-9]{32}_[a-f0-9]{8}"
-            r"|sbp_[a-f0-9]{40}|r8_[A-Za-z0-9]{37}|gsk_[A-Za-z0-9]{48,}|ntn_[A-Za-z0-9]{40,}|sntrys_[A-Za-z0-9+/=_-]{40,}"
-            r"|dp\.(?:st|ct|sa|scrt)\.[A-Za-z0-9_-]{40,}|tskey-[a-z]+-[A-Za-z0-9]{10,}-[A-Za-z0-9]{20,}|sk\.eyJ[A-Za-z0-9_.-]{40,}"
-            r"|SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}|sq0(?:atp|csp)-[A-Za-z0-9_-]{22,43}|AAAA[A-Za-z0-9_-]{7}:[A-Za-z0-9_-]{100,})"
-        ),
-        _SERVICE_PREFIXES,
-        False,
-    ),
-)
 # Benign look-alikes, skipped by the entropy check only: lockfile integrity and other digests, data URIs,
 # public keys, Go module sums, UUIDs, and URL paths (a document id is not a credential).
 _BENIGN = re.compile(
@@ -223,102 +86,6 @@ def _looks_random(token: str) -> bool:
 
 
 @functools.cache
-def _detect_secrets_patterns() -> tuple[_Rule, ...]:
-    """detect-secrets' regex plugins, each with its trigger strings (imported on first use: ~0.2 s).
-    Left out: keyword, hex-entropy and public-IP (they flag commit SHAs, IPs and `token_count = 1000`)
-    and Artifactory (`AP` + 9 letters flags upper-case identifiers)."""
-    from detect_secrets.plugins import (
-        aws,
-        azure_storage_key,
-        basic_auth,
-        cloudant,
-        discord,
-        github_token,
-        gitlab_token,
-        ibm_cloud_iam,
-        ibm_cos_hmac,
-        jwt,
-        mailchimp,
-        npm,
-        openai,
-        private_key,
-        pypi_token,
-        sendgrid,
-        slack,
-        softlayer,
-        square_oauth,
-        stripe,
-        telegram_token,
-        twilio,
-    )
-
-    plugins: tuple[tuple[Any, tuple[str, ...]], ...] = (
-        (aws.AWSKeyDetector, ("akia", "asia", "abia", "acca", "a3t", "aws")),
-        (azure_storage_key.AzureStorageKeyDetector, ("accountkey",)),
-        (basic_auth.BasicAuthDetector, ("://",)),
-        (cloudant.CloudantDetector, ("cloudant", "cl_", "cl-")),
-        (discord.DiscordBotTokenDetector, (".",)),
-        (github_token.GitHubTokenDetector, ("ghp_", "gho_", "ghu_", "ghs_", "ghr_")),
-        (gitlab_token.GitLabTokenDetector, _GITLAB_PREFIXES),
-        (ibm_cloud_iam.IbmCloudIamDetector, ("ibm",)),
-        (ibm_cos_hmac.IbmCosHmacDetector, ("cos_", "cos-", "cossecret", "cosaccess", "coshmac")),
-        (jwt.JwtTokenDetector, ("eyj",)),
-        (mailchimp.MailchimpDetector, ("-us",)),
-        (npm.NpmDetector, ("_authtoken",)),
-        (openai.OpenAIDetector, ("t3blbkfj",)),
-        (private_key.PrivateKeyDetector, ("private", "putty")),
-        (pypi_token.PypiTokenDetector, ("pypi-",)),
-        (sendgrid.SendGridDetector, ("sg.",)),
-        (slack.SlackDetector, ("xox", "hooks.slack.com")),
-        (softlayer.SoftlayerDetector, ("softlayer", "sl_", "sl-")),
-        (square_oauth.SquareOAuthDetector, ("sq0csp-",)),
-        (stripe.StripeDetector, ("k_live_",)),
-        (telegram_token.TelegramBotTokenDetector, (":",)),
-        (twilio.TwilioKeyDetector, ("ac", "sk")),
-    )
-    return tuple(
-        (plugin.secret_type, regex, triggers, False) for plugin, triggers in plugins for regex in plugin().denylist
-    )
-
-
-# The screen that lets most texts skip the rules: every rule above (ours and detect-secrets') matches either a
-# run of 20+ of these characters (the key material of every fixed-format token) or text holding one of
-# _UNBOUNDED_TRIGGERS (rules whose value may be short or broken by '/', '+', '.', '%', '\\': URLs with
-# credentials, webhooks, JWTs, assignments named aws/secret/accountkey/sig, private key blocks, Slack xox-,
-# npm _authToken, Sentry and Square tokens). Adding a rule means checking it against this screen
-# (tests/test_security.py checks each rule's own examples).
-_RUN = re.compile(r"[A-Za-z0-9_=-]{20}")
-_RUN_MIN = 20
-_UNBOUNDED_TRIGGERS = (
-    "://",
-    "private",
-    "putty",
-    "secret",
-    "accountkey",
-    "sharedaccesskey",
-    "sig=",
-    "xox",
-    "hooks.slack.com",
-    "eyj",
-    "sntrys_",
-    "aws",
-    "_authtoken",
-    "sq0csp-",
-)
-
-
-def _rules_may_match(text: str, low: str, longest: int) -> bool:
-    """False only when no rule can match `text` (see _RUN): the common prose and code line skips them all."""
-    return (longest >= _RUN_MIN and _RUN.search(text) is not None) or any(t in low for t in _UNBOUNDED_TRIGGERS)
-
-
-@functools.cache
-def _rules() -> tuple[tuple[_Rule, ...], frozenset[str]]:
-    rules = (*_PATTERNS, *_detect_secrets_patterns())
-    return rules, frozenset(t for _, _, triggers, _ in rules for t in triggers)
-
-
-@functools.cache
 def _quoted_base64() -> re.Pattern[str]:
     """detect-secrets' Base64HighEntropyString: a quoted run of its charset (entropy checked by the caller)."""
     from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
@@ -344,12 +111,6 @@ def _position(text: str, index: int) -> tuple[int, int]:
     line = text.count("\n", 0, index) + 1
     column = index - (text.rfind("\n", 0, index) + 1) + 1
     return line, column
-
-
-def _lowered(text: str) -> str:
-    """`text.lower()` with the same offsets (the few characters whose lower case is longer keep their case)."""
-    low = text.lower()
-    return low if len(low) == len(text) else "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
 
 
 def _credential_words(text: str, low: str, add: Callable[[str, int, int], None]) -> None:
@@ -402,14 +163,14 @@ _LETTER = re.compile(r"[A-Za-z]")
 
 def _split_spans(text: str, add: Callable[[str, int, int], None]) -> None:
     """Fixed-format rules over tokens split by whitespace, each finding mapped back to the original span."""
-    rules, triggers = _rules()
+    rules, triggers = all_rules()
     for m in (*_SPACED.finditer(text), *_WRAPPED.finditer(text)):
         window = m.group(0)
         joined = _WHITESPACE.sub("", window)
-        if len(joined) < _RUN_MIN or not (_DIGIT.search(joined) and _LETTER.search(joined)):
+        if len(joined) < RUN_MIN or not (_DIGIT.search(joined) and _LETTER.search(joined)):
             continue
-        low = _lowered(joined)
-        if not _rules_may_match(joined, low, len(joined)):
+        low = lowered(joined)
+        if not rules_may_match(joined, low, len(joined)):
             continue
         offsets = [m.start() + i for i, c in enumerate(window) if not c.isspace()]
         present = {t for t in triggers if t in low}
@@ -432,12 +193,12 @@ def _spans(text: str) -> list[tuple[str, int, int]]:
             return
         spans.append((kind, start, end))
 
-    low = _lowered(text)
+    low = lowered(text)
     # A token is a run of 32+ word characters: text with no whitespace-free stretch that long (most text) skips the
     # scan.
     longest = max(map(len, text.split()), default=0)
-    if _rules_may_match(text, low, longest):
-        rules, triggers = _rules()
+    if rules_may_match(text, low, longest):
+        rules, triggers = all_rules()
         present = {t for t in triggers if t in low}  # one pass per trigger, not per rule
         for kind, pattern, wanted, on_lower in rules:
             if present.isdisjoint(wanted):

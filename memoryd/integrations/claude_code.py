@@ -14,18 +14,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from memoryd.base import limits
+from memoryd.base.config_files import FileRefused, read_small_file
 from memoryd.base.errors import InvalidRequest
-from memoryd.base.files import (
-    ABSENT,
-    PRIVATE_FILE_MODE,
-    FileRefused,
-    Staged,
-    TargetMoved,
-    key_of,
-    publish,
-    read_small_file,
-    stage,
-)
+from memoryd.base.files import ABSENT, PRIVATE_FILE_MODE, Staged, TargetMoved, key_of, publish, stage
 from memoryd.integrations.hook_protocol import (  # noqa: F401  (the protocol's names, re-exported for the callers here)
     AWAIT_MODEL_ARG,
     AWAIT_MODEL_BUDGET,

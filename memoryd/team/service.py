@@ -19,8 +19,9 @@ from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.model import SaveResult
 from memoryd.store.paths import sanitize_path
 from memoryd.team.errors import EntriesCapped, TeamNotConfigured
+from memoryd.team.report import SyncReport
 from memoryd.team.state import STATE_FILENAME, TeamState
-from memoryd.team.sync import SyncReport, TeamRepo
+from memoryd.team.sync import TeamRepo
 
 log = logging.getLogger(__name__)
 TEAM_HOME_DIRNAME = "team"  # <MEMORYD_HOME>/team/<memory dir key>/{git,state.json}

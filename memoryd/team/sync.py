@@ -13,7 +13,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import KW_ONLY, InitVar, asdict, dataclass, field
+from dataclasses import KW_ONLY, InitVar, asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,58 +28,12 @@ from memoryd.store.paths import is_memory_filename
 from memoryd.team.errors import GitFailed, RemoteRewritten
 from memoryd.team.git import Git, TreeEntry, blob_id, redact_url
 from memoryd.team.merge import merge_file, needs_review
+from memoryd.team.push_policy import push_exclusions
+from memoryd.team.report import SyncReport
 from memoryd.team.state import GIT_DIRNAME, STATE_FILENAME, TeamState
 
 log = logging.getLogger(__name__)
 HOUR = 3600.0
-
-
-@dataclass
-class SyncReport:
-    """What one sync did, by file; the names of the seeds' tengu_team_mem_* events."""
-
-    pulled: list[str] = field(default_factory=list)  # changed here because a member changed them
-    removed: list[str] = field(default_factory=list)  # deleted here because a member deleted them
-    pushed: list[str] = field(default_factory=list)  # local changes (deletes included) now on the remote
-    merged: list[str] = field(default_factory=list)  # changed on both sides, merged
-    conflicts: list[str] = field(default_factory=list)  # changed on both sides, both versions kept for review
-    secret_skipped: list[dict[str, Any]] = field(default_factory=list)  # {filename, findings}: never committed
-    entries_capped: list[str] = field(default_factory=list)  # new memories past max_entries: kept local
-    push_suppressed: dict[str, list[str]] = field(default_factory=dict)  # reason (rate|size) → files kept local
-    kept_local: list[str] = field(
-        default_factory=list
-    )  # incoming changes not written: edited here meanwhile or refused
-    refused: list[dict[str, str]] = field(
-        default_factory=list
-    )  # {filename, reason}: a link or not a regular file here; never read
-    commit: str | None = None
-    pushed_ok: bool = False
-
-    def redacted(self) -> SyncReport:
-        """The report as it is shown and kept in the team state file: each file once, though a push that lost a
-        race merges (and reports) again; a name carrying a secret redacted."""
-        shown: dict[str, Any] = {
-            key: _unique([_redacted(i) for i in value]) if isinstance(value, list) else value
-            for key, value in asdict(self).items()
-        }
-        return SyncReport(**shown)
-
-
-def _redacted(item: Any) -> Any:
-    if isinstance(item, str):
-        return redact_name(item)
-    if isinstance(item, dict) and isinstance(item.get("filename"), str):
-        return {**item, "filename": redact_name(item["filename"])}
-    return item
-
-
-def _unique(items: list[Any]) -> list[Any]:
-    out, seen = [], set()
-    for item in items:
-        if repr(item) not in seen:
-            seen.add(repr(item))
-            out.append(item)
-    return out
 
 
 def is_memory_file(name: str) -> bool:
@@ -283,10 +237,9 @@ class TeamRepo:
         changed = sorted(
             n for n in set(base) | set(ours) if base.get(n) != ours.get(n) and n not in refused and n not in foreign
         )
-        excluded = self._exclusions(changed, live, base, theirs, report)
-        excluded.update(
-            dict.fromkeys(refused, "refused")
-        )  # neither pushed nor deleted on the remote; never overwritten here
+        excluded = push_exclusions(
+            changed, live, base, theirs, refused, report, self.settings, self.pushes_last_hour(), self.store.path
+        )
         local = {**ours, **{n: oid for n, oid in foreign.items() if n in theirs}}
         for name in excluded:  # what stays local is, for this merge, unchanged here
             if base.get(name):
@@ -347,56 +300,6 @@ class TeamRepo:
             message = "memoryd: team memory\n"
         name, email = self.identity
         return self.git.commit(tree, remote, message, author=name, email=email), included
-
-    def _exclusions(
-        self,
-        changed: list[str],
-        live: dict[str, bytes],
-        base: dict[str, str],
-        theirs: dict[str, str],
-        report: SyncReport,
-    ) -> dict[str, str]:
-        """Local changes that must not be pushed now: file → secret | cap | rate | size."""
-        excluded: dict[str, str] = {}
-        for name in changed:
-            if name in live:
-                findings = name_secrets(name) + find_secrets(
-                    live[name].decode("utf-8", "replace"), field=redact_name(name)
-                )
-                if findings:
-                    excluded[name] = "secret"
-                    report.secret_skipped.append({"filename": name, "findings": [f.describe() for f in findings[:5]]})
-        if self.pushes_last_hour() >= self.settings.max_pushes_per_hour:
-            rest = [n for n in changed if n not in excluded]
-            excluded.update(dict.fromkeys(rest, "rate"))
-            if rest:
-                report.push_suppressed["rate"] = rest
-
-        def mtime(name: str) -> float:
-            try:
-                return (self.store.path / name).stat().st_mtime
-            except FileNotFoundError:
-                return 0.0
-
-        added = sorted(
-            (n for n in changed if n in live and n not in base and n not in theirs and n not in excluded), key=mtime
-        )
-        deleted = {n for n in changed if n not in live and n not in excluded}
-        count = len((set(theirs) - deleted) | set(added))
-        while count > self.settings.max_entries and added:
-            name = added.pop()  # the newest additions wait
-            excluded[name] = "cap"
-            report.entries_capped.append(name)
-            count -= 1
-        budget = self.settings.max_push_bytes
-        for name in sorted((n for n in changed if n not in excluded), key=mtime):
-            size = len(live.get(name, b""))
-            if size > budget:
-                excluded[name] = "size"
-                report.push_suppressed.setdefault("size", []).append(name)
-            else:
-                budget -= size
-        return excluded
 
     def _apply(
         self,
