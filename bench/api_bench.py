@@ -35,7 +35,7 @@ def main() -> None:
     sys.path.insert(0, args.src)
     import httpx
 
-    from memoryd.config import load_settings
+    from memoryd.config_sources import load_settings
     from memoryd.server import build_app
     from memoryd.service.daemon import Daemon
     from tests.support.servers import ThreadedServer

@@ -37,7 +37,7 @@ from memoryd.base import limits  # noqa: E402
 from memoryd.base.clock import SYSTEM_CLOCK  # noqa: E402
 from memoryd.base.metrics import Metrics  # noqa: E402
 from memoryd.base.state_db import StateDB  # noqa: E402
-from memoryd.config import load_settings  # noqa: E402
+from memoryd.config_sources import load_settings  # noqa: E402
 from memoryd.llm import LLMClient, UsageMeter  # noqa: E402
 from memoryd.llm.claude_cli import ClaudeCLIBackend  # noqa: E402
 from memoryd.llm.schemas import RecallSelection  # noqa: E402

@@ -43,7 +43,7 @@ import recall_latency  # noqa: E402  (bench/recall_latency.py)
 from coding_eval import tally  # noqa: E402  (bench/coding_eval.py: the same metrics in-process)
 
 from memoryd.base.files import atomic_write  # noqa: E402
-from memoryd.config import load_settings  # noqa: E402
+from memoryd.config_sources import load_settings  # noqa: E402
 from memoryd.server import build_app  # noqa: E402
 from memoryd.service.daemon import Daemon  # noqa: E402
 from memoryd.store.frontmatter import render_frontmatter  # noqa: E402

@@ -32,7 +32,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from memoryd.config import load_settings  # noqa: E402
+from memoryd.config_sources import load_settings  # noqa: E402
 from memoryd.server import build_app  # noqa: E402
 from memoryd.service.daemon import Daemon  # noqa: E402
 from tests.support.servers import ThreadedServer  # noqa: E402

@@ -30,7 +30,7 @@ def main() -> None:
 
     from memoryd.api.web.views import project_id
     from memoryd.base import limits
-    from memoryd.config import load_settings
+    from memoryd.config_sources import load_settings
     from memoryd.server import build_app
     from memoryd.service.daemon import Daemon
     from tests.support.servers import ThreadedServer

@@ -60,7 +60,7 @@ def main() -> None:
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
     from memoryd.api.web.views import project_id
-    from memoryd.config import load_settings
+    from memoryd.config_sources import load_settings
     from memoryd.service.daemon import Daemon
     from tests.conftest import serve
     from tests.support.browser import BROKEN_WORDS, chromium

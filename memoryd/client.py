@@ -79,7 +79,7 @@ class MemorydClient:
         if runtime:
             url = f"http://{runtime['host']}:{runtime['port']}"
         else:
-            from memoryd.config import load_settings
+            from memoryd.config_sources import load_settings
 
             url = daemon_url(load_settings(env, home=home))
         return cls(url, read_token(home, env.get("MEMORYD_TOKEN", "")), timeout=timeout)

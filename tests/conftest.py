@@ -65,7 +65,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def make_settings(home: Path, **env: str) -> Settings:
-    from memoryd.config import load_settings
+    from memoryd.config_sources import load_settings
 
     # the embedding model is off unless a test turns it on (dense recall tests: tests/test_recall_dense.py)
     base = {"MEMORYD_HOME": str(home), "MEMORYD_RECALL_DENSE": os.environ.get("MEMORYD_RECALL_DENSE", "off")}
@@ -114,7 +114,7 @@ def serve_env(env: dict[str, str]) -> Iterator[tuple[LiveDaemon, dict[str, str]]
     """The daemon `memoryd serve` builds from `env` (its MEMORYD_HOME, config.toml and keys), served in a
     thread instead of a subprocess (~1.5 s of CPU to start); yields it and, for CLI runs that should reach
     it, `env` with its port (the CLI reads the token from MEMORYD_HOME as usual)."""
-    from memoryd.config import load_settings
+    from memoryd.config_sources import load_settings
     from memoryd.service.daemon import Daemon
     from tests.support.clock import SteppingClock
 

@@ -13,7 +13,7 @@ import pytest
 
 import memoryd.base.errors as errors_module
 from memoryd.base.errors import ConfigError, MemorydError, RequestTooLarge, Unauthorized
-from memoryd.config import load_settings
+from memoryd.config_sources import load_settings
 from tests.conftest import LiveDaemon
 from tests.support.servers import loopback_client
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from memoryd.base.errors import Forbidden
-from memoryd.config import load_settings
+from memoryd.config_sources import load_settings  # noqa: E402
 from memoryd.integrations.claude_memory import (
     auto_resolver,
     claude_memory_dir,

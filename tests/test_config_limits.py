@@ -14,7 +14,8 @@ import pytest
 from pydantic import BaseModel
 
 from memoryd.base.errors import ConfigError
-from memoryd.config import Settings, load_settings
+from memoryd.config import Settings
+from memoryd.config_sources import load_settings
 
 
 def numeric_settings() -> list[tuple[str, str, type, BaseModel]]:

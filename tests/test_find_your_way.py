@@ -21,7 +21,7 @@ from memoryd.cli.app import build_parser
 from memoryd.cli.help import subcommands
 from memoryd.cli.output import EXIT_CODES
 from memoryd.cli.schemas import schema_for
-from memoryd.config import example_config
+from memoryd.config_sources import example_config
 
 VERSION_CPU_BUDGET_MS = (
     150.0  # bench/startup_bench.py's target, in CPU time (steadier than wall time on a busy machine)

@@ -14,7 +14,7 @@ from memoryd.base.clock import SYSTEM_CLOCK
 from memoryd.base.errors import LLMUnavailable, TokenBudgetExceeded
 from memoryd.base.metrics import Metrics
 from memoryd.base.state_db import StateDB
-from memoryd.config import load_settings
+from memoryd.config_sources import load_settings
 from memoryd.llm import LLMClient, UsageMeter
 from memoryd.llm.schemas import Extraction, RecallSelection
 from tests.support.messages_api import Reply, ScriptedMessagesAPI

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from memoryd.base.errors import ConfigError
-from memoryd.config import ProjectSettings, load_settings, setting_sources
+from memoryd.config import ProjectSettings
+from memoryd.config_sources import load_settings, setting_sources
 from memoryd.service.daemon import Daemon
 from tests.conftest import make_settings
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from memoryd.config import Settings, load_settings
+from memoryd.config import Settings
+from memoryd.config_sources import load_settings
 from memoryd.service.units import install_service, launchd_plist, systemd_unit
 from tests.support.servers import daemon_env
 

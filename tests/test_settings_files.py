@@ -89,7 +89,7 @@ def test_config_and_claude_settings_refuse_a_file_in_their_own_words(tmp_path: P
     """config.toml and a Claude Code settings file share one bounded read (base/config_files.py read_small_file);
     each refusal names the file and why, then the reader's own fix, word for word as before (#40)."""
     from memoryd.base.errors import ConfigError, InvalidRequest
-    from memoryd.config import read_config_file
+    from memoryd.config_sources import read_config_file
     from memoryd.integrations.claude_code import SettingsFile
 
     os.mkfifo(tmp_path / "fifo")

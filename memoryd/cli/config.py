@@ -81,7 +81,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
 def cmd_config(args: argparse.Namespace) -> int:
     from memoryd.client import home_from_env
-    from memoryd.config import CONFIG_FILENAME, setting_sources
+    from memoryd.config import CONFIG_FILENAME
+    from memoryd.config_sources import setting_sources
 
     path = home_from_env() / CONFIG_FILENAME
     settings = cast("list[ConfigSetting]", setting_sources())  # its rows are {setting, value, source}
@@ -107,7 +108,8 @@ def cmd_config(args: argparse.Namespace) -> int:
 def cmd_config_init(args: argparse.Namespace) -> int:
     from memoryd.base.files import atomic_write
     from memoryd.client import home_from_env
-    from memoryd.config import CONFIG_FILENAME, example_config
+    from memoryd.config import CONFIG_FILENAME
+    from memoryd.config_sources import example_config
 
     text = example_config()
     if args.to_stdout:

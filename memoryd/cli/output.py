@@ -89,7 +89,7 @@ def cwd_of(args: argparse.Namespace) -> str:
 
 def settings_of(args: argparse.Namespace) -> Settings:
     """The full settings (pydantic): for commands that need more than the daemon's address."""
-    from memoryd.config import load_settings
+    from memoryd.config_sources import load_settings
 
     return load_settings()
 

@@ -19,7 +19,8 @@ from typing import Any
 
 from memoryd.base.errors import ConfigError, ServiceManagerFailed
 from memoryd.base.files import atomic_write
-from memoryd.config import CONFIG_FILENAME, Settings, load_settings
+from memoryd.config import CONFIG_FILENAME, Settings
+from memoryd.config_sources import load_settings
 
 LAUNCHD_LABEL = "dev.memoryd.daemon"
 SYSTEMD_UNIT_NAME = "memoryd.service"
