@@ -232,7 +232,7 @@ class RecallRequest(RequestModel):
     )
 
 
-class RecalledMemoryOut(ResponseModel, RecalledFields):  # the fields declared once in recall/service.py
+class RecalledMemoryOut(ResponseModel, RecalledFields):  # the fields declared once in recall/recalled.py
     origin: str | None = Field(None, description="`team` for a team memory (absent for the project's own).")
     author: str | None = Field(None, description="A team memory's last author (git history).")
 
