@@ -18,7 +18,7 @@ from pathlib import Path
 
 from memoryd.base import limits
 from memoryd.base.files import ABSENT, key_now
-from memoryd.base.process import release_freed_memory
+from memoryd.base.process import lower_priority, release_freed_memory
 from memoryd.recall.dense import EMBED_BATCH, Encoder, VectorCache, embed_text, text_digest
 from memoryd.recall.ranker import LexicalIndex, analyse
 from memoryd.recall.store_index import Signature, StoreIndex, count_files, sweep
@@ -39,6 +39,8 @@ BUSY_SECONDS = (
 )
 CACHE_CHUNK = 512  # vectors read from the cache at a time
 BUSY_BATCH = 2  # memories per engine call while requests come (~30 ms on two threads instead of ~120)
+EMBED_NICE = 10  # the embedding thread's (and its engine threads') niceness: a request's thread wins the cores
+RELEASE_AFTER = 64  # memories embedded in one pass after which the model's mapped pages are handed back
 
 
 class StoreIndexes:
@@ -293,6 +295,7 @@ class StoreIndexes:
             self._idle.wait_for(lambda: not self._serving or self._closed, timeout=YIELD_MAX_SECONDS)
 
     def _dense_loop(self) -> None:
+        lower_priority(EMBED_NICE)  # before the engine starts this thread's workers: they inherit it
         while not self._closed:
             self._dense_wake.wait()
             self._dense_wake.clear()
@@ -367,6 +370,9 @@ class StoreIndexes:
                     [(fn, d, v) for (fn, _, d), v in zip(batch, vectors, strict=True) if item.digests.get(fn) == d]
                 )
             self.vector_cache.put_many(backend.key, [(d, v) for (_, _, d), v in zip(batch, vectors, strict=True)])
+        if len(todo) >= RELEASE_AFTER:  # its texts touched most of the weights: requests map back what they read
+            backend.release()
+            release_freed_memory()
         item.dense_synced = version  # changes since then wake the thread again
 
     def _batch_size(self) -> int:
