@@ -41,7 +41,7 @@ CACHE_CHUNK = 512  # vectors read from the cache at a time
 BUSY_BATCH = 2  # memories per engine call while requests come (~30 ms on two threads instead of ~120)
 EMBED_NICE = 10  # the embedding thread's (and its engine threads') niceness: a request's thread wins the cores
 WRITE_GRACE_SECONDS = 0.05  # the thread pays a save's vector this long after it: the save's answer goes out first
-RELEASE_AFTER = 64  # memories embedded in one pass after which the model's mapped pages are handed back
+RELEASE_AFTER = 64  # memories embedded since the last hand-back of the model's mapped pages, the thread idle
 
 
 class StoreIndexes:
@@ -74,6 +74,7 @@ class StoreIndexes:
         self._serving = 0  # requests being answered: the embedding thread waits for none before a batch
         self._last_request = 0.0  # monotonic time the last request ended
         self._last_write = 0.0  # monotonic time of the last save through a store
+        self._released_at = 0  # `embedded` when the model's pages were last handed back
         self._idle = threading.Condition()
 
     def __len__(self) -> int:
@@ -313,6 +314,16 @@ class StoreIndexes:
                     self.sync_dense(item)
                 except Exception:
                     log.exception("recall: embedding memories failed")
+            self._release_model()
+
+    def _release_model(self) -> None:
+        """Going idle after embedding many texts (a bulk copy, a burst of saves), which touched most of
+        the model's weights: hand their pages back; requests map again only what they read."""
+        backend = self.encoder.backend
+        if backend is not None and self.embedded - self._released_at >= RELEASE_AFTER:
+            self._released_at = self.embedded
+            backend.release()
+            release_freed_memory()
 
     def dense_pending(self) -> int:
         """Indexed memories without a current vector (0 when the model is off)."""
@@ -378,9 +389,6 @@ class StoreIndexes:
                     [(fn, d, v) for (fn, _, d), v in zip(batch, vectors, strict=True) if item.digests.get(fn) == d]
                 )
             self.vector_cache.put_many(backend.key, [(d, v) for (_, _, d), v in zip(batch, vectors, strict=True)])
-        if len(todo) >= RELEASE_AFTER:  # its texts touched most of the weights: requests map back what they read
-            backend.release()
-            release_freed_memory()
         item.dense_synced = version  # changes since then wake the thread again
 
     def _batch_size(self) -> int:
