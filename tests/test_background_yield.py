@@ -8,15 +8,16 @@ import mmap
 import os
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from memoryd.base.process import unmap_read_only_pages
-from memoryd.recall.dense import Backend
 from memoryd.recall.indexes import EMBED_NICE, RELEASE_AFTER
 from memoryd.service.daemon import Daemon
 from tests.conftest import make_settings
+from tests.test_recall_dense import _toy_backend
 
 
 def _nice() -> int:
@@ -32,14 +33,8 @@ def test_the_embedding_thread_runs_niced_and_hands_the_weights_back_after_a_big_
         return np.stack([np.array([1.0, 0.0], dtype=np.float32) for _ in texts])
 
     daemon = Daemon(make_settings(home, MEMORYD_RECALL_DENSE="off"))
-    daemon.recall.indexes.encoder.backend = Backend(
-        "toy",
-        "toy 1",
-        passages,
-        lambda text: np.array([1.0, 0.0], dtype=np.float32),
-        fusion_weight=2.0,
-        min_similarity=0.8,
-        release=lambda: released.append(threading.current_thread().name),
+    daemon.recall.indexes.encoder.backend = replace(
+        _toy_backend([]), passages=passages, release=lambda: released.append(threading.current_thread().name)
     )
     store = daemon.stores.for_cwd(str(project))
     store.path.mkdir(parents=True, exist_ok=True)
