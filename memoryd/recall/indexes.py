@@ -18,7 +18,7 @@ from pathlib import Path
 
 from memoryd.base import limits
 from memoryd.base.files import ABSENT, key_now
-from memoryd.base.process import release_freed_memory
+from memoryd.base.process import lower_priority, release_freed_memory
 from memoryd.recall.dense import EMBED_BATCH, Encoder, VectorCache, embed_text, text_digest
 from memoryd.recall.ranker import LexicalIndex, analyse
 from memoryd.recall.store_index import Signature, StoreIndex, count_files, sweep
@@ -39,6 +39,9 @@ BUSY_SECONDS = (
 )
 CACHE_CHUNK = 512  # vectors read from the cache at a time
 BUSY_BATCH = 2  # memories per engine call while requests come (~30 ms on two threads instead of ~120)
+EMBED_NICE = 10  # the embedding thread's (and its engine threads') niceness: a request's thread wins the cores
+WRITE_GRACE_SECONDS = 0.05  # the thread pays a save's vector this long after it: the save's answer goes out first
+RELEASE_AFTER = 64  # memories embedded since the last hand-back of the model's mapped pages, the thread idle
 
 
 class StoreIndexes:
@@ -70,6 +73,8 @@ class StoreIndexes:
         self._writes = 0  # numbers the saves whose vector is owed
         self._serving = 0  # requests being answered: the embedding thread waits for none before a batch
         self._last_request = 0.0  # monotonic time the last request ended
+        self._last_write = 0.0  # monotonic time of the last save through a store
+        self._released_at = 0  # `embedded` when the model's pages were last handed back
         self._idle = threading.Condition()
 
     def __len__(self) -> int:
@@ -292,7 +297,13 @@ class StoreIndexes:
         with self._idle:
             self._idle.wait_for(lambda: not self._serving or self._closed, timeout=YIELD_MAX_SECONDS)
 
+    def _yield_to_writers(self) -> None:
+        """Before paying a save's vector: let the save answer first (the GIL and the cores are its)."""
+        while not self._closed and (wait := self._last_write + WRITE_GRACE_SECONDS - time.monotonic()) > 0:
+            time.sleep(wait)
+
     def _dense_loop(self) -> None:
+        lower_priority(EMBED_NICE)  # before the engine starts this thread's workers: they inherit it
         while not self._closed:
             self._dense_wake.wait()
             self._dense_wake.clear()
@@ -303,6 +314,16 @@ class StoreIndexes:
                     self.sync_dense(item)
                 except Exception:
                     log.exception("recall: embedding memories failed")
+            self._release_model()
+
+    def _release_model(self) -> None:
+        """Going idle after embedding many texts (a bulk copy, a burst of saves), which touched most of
+        the model's weights: hand their pages back; requests map again only what they read."""
+        backend = self.encoder.backend
+        if backend is not None and self.embedded - self._released_at >= RELEASE_AFTER:
+            self._released_at = self.embedded
+            backend.release()
+            release_freed_memory()
 
     def dense_pending(self) -> int:
         """Indexed memories without a current vector (0 when the model is off)."""
@@ -332,6 +353,7 @@ class StoreIndexes:
         if backend is None:
             return
         while item.owed and not self._closed:  # what saves left, first: the next recall would pay it itself
+            self._yield_to_writers()
             self._yield_to_requests()
             self.pay_owed(item, at_most=self._batch_size())
         with item.lock:
@@ -395,6 +417,7 @@ class StoreIndexes:
         for the model (one embedding was 25-30 ms of a 30-47 ms lone save, issue 42)."""
         if event.op == "secret_refused" or "/" in event.filename or not event.filename.endswith(".md"):
             return
+        self._last_write = time.monotonic()
         item = self._item(event.store)
         with item.lock:
             current = item.files.get(event.filename, ABSENT) == key_now(event.store.path / event.filename)

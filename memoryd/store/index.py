@@ -7,6 +7,7 @@ It does NOT read memory files; it works on headers the caller scanned.
 from __future__ import annotations
 
 import bisect
+import copy
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -74,6 +75,14 @@ class IndexLayout:
         self.block = [index_line(h) for h in ordered]
         self._line_of = {h.filename: line for h, line in zip(ordered, self.block)}
         self._key_of = {h.filename: key for h, key in zip(ordered, self.keys)}
+
+    def copy(self) -> IndexLayout:
+        """An independent copy: a save's draft moves its line there while this one may move too."""
+        other = copy.copy(self)
+        other.before, other.after, other.covered = list(self.before), list(self.after), set(self.covered)
+        other.keys, other.block = list(self.keys), list(self.block)
+        other._line_of, other._key_of = dict(self._line_of), dict(self._key_of)
+        return other
 
     def lines(self) -> list[str]:
         lines = self.before + self.block + self.after

@@ -127,7 +127,9 @@ class MemoryDir:
             path, table=table, tmp_dir=self._tmp_dir, lock=self._lock, settled=lambda: self._headers.settled()
         )
         self._headers = HeaderCache(path, table=table, on_foreign_change=self._index.forget_layout)
-        self._writes = WritePath(path, headers=self._headers, index=self._index, tmp_dir=self._tmp_dir)
+        self._writes = WritePath(
+            path, headers=self._headers, index=self._index, tmp_dir=self._tmp_dir, guard=self.check_writable
+        )
         self._temps_cleaned = False
         # Every write of this dir is reported here (the registry shares one list across dirs).
         self.events: list[Callable[[WriteEvent], None]] = events if events is not None else []
@@ -289,19 +291,6 @@ class MemoryDir:
                 "set read_only = false in config.toml and restart to change memories."
             )
 
-    def _commit(
-        self,
-        filename: str,
-        build: Callable[[str | None], str | None],
-        *,
-        expected: str | None = None,
-        backup: Backup | None = None,
-        draft: Draft | None = None,
-    ) -> tuple[str | None, str | None, bool]:
-        """Every write of a memory file: refused when read-only, else the one write path (under the lock)."""
-        self.check_writable()
-        return self._writes.commit(filename, build, expected=expected, backup=backup, draft=draft)
-
     def save(
         self,
         *,
@@ -360,14 +349,14 @@ class MemoryDir:
             with self._lock:
                 self._clean_temps_once()
                 target = filename or self._target_filename(name, type, only_new=only_new)
-                prior, text, index_changed = self._commit(
+                prior, text, index_changed = self._writes.commit(
                     target, build_for(target), expected=expected, backup=backup, draft=draft
                 )
                 path = self.path / target
                 memory = self._memory(target, path, text or "", path.stat().st_mtime)
         finally:
             if draft is not None:
-                draft.staged.discard()  # unused or refused (a published one is left alone)
+                draft.discard()  # unused or refused (a published one is left alone)
         took_ms = (time.perf_counter() - started) * 1000
         self._emit(WriteEvent(self, target, "write", source, created=prior is None, took_ms=took_ms))
         return SaveResult(memory=memory, created=prior is None, index_changed=index_changed)
@@ -409,7 +398,7 @@ class MemoryDir:
                 fsync_dir(self.path)
             else:
                 old = self._headers.header(filename)
-                prior, _, _ = self._commit(filename, lambda prior: None, expected=expected, backup=backup)
+                prior, _, _ = self._writes.commit(filename, lambda prior: None, expected=expected, backup=backup)
                 if prior is None:
                     raise missing
                 if replaced_by and old is not None:
@@ -432,7 +421,7 @@ class MemoryDir:
                 fields = {"body": text}
             self._refuse_secrets(source, filename, fields)
         with self._lock:
-            self._commit(filename, lambda prior: text)
+            self._writes.commit(filename, lambda prior: text)
         self._emit(WriteEvent(self, filename, "delete" if text is None else "write", source))
 
     def relink(
@@ -458,7 +447,7 @@ class MemoryDir:
                     continue
                 text = dialects.relink(dialects.relink(prior, [old.name], new_name), [old_stem], new_stem)
                 if text != prior:
-                    self._commit(header.filename, _replace_with(text), backup=backup)
+                    self._writes.commit(header.filename, _replace_with(text), backup=backup)
                     changed.append(header.filename)
         for filename in changed:
             self._emit(WriteEvent(self, filename, "write", source))

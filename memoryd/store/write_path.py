@@ -18,7 +18,7 @@ from memoryd.base.errors import Conflict, InvalidFrontmatter
 from memoryd.base.files import ABSENT, Key, Staged, SymlinkRefused, key_if_present, key_of, read_capped, stage
 from memoryd.store.header_cache import HeaderCache
 from memoryd.store.headers import SYMLINK_REFUSAL, parse_header
-from memoryd.store.index_publisher import IndexPublisher
+from memoryd.store.index_publisher import IndexDraft, IndexPublisher
 from memoryd.store.model import InvalidFile, MemoryHeader
 
 Backup = Callable[[str, "str | None"], None]  # (filename, text before the change or None) → recorded for undo
@@ -40,6 +40,13 @@ class Draft:
     new: str
     staged: Staged
     header: MemoryHeader | InvalidFile  # the new text's, parsed before the lock too
+    index: IndexDraft | None = None  # MEMORY.md with this file's line moved, syncing with it
+
+    def discard(self) -> None:
+        """Drop what was staged and not published (unused or refused; safe to call either way)."""
+        self.staged.discard()
+        if self.index is not None:
+            self.index.discard()
 
 
 def _check_expected(filename: str, prior: str | None, expected: str | None) -> None:
@@ -54,8 +61,17 @@ def _check_expected(filename: str, prior: str | None, expected: str | None) -> N
 class WritePath:
     """Writes one dir's files through its header cache and index publisher."""
 
-    def __init__(self, path: Path, *, headers: HeaderCache, index: IndexPublisher, tmp_dir: Path) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        headers: HeaderCache,
+        index: IndexPublisher,
+        tmp_dir: Path,
+        guard: Callable[[], None] = lambda: None,
+    ) -> None:
         self.path = path
+        self._guard = guard  # raises to refuse every write (the store is read-only)
         self._headers = headers
         self._index = index
         self._tmp_dir = tmp_dir
@@ -101,7 +117,8 @@ class WritePath:
         except Exception:
             staged.discard()
             return None
-        return Draft(filename, prior, key, new, staged, header)
+        index = self._index.draft(changed=filename, header=header if isinstance(header, MemoryHeader) else None)
+        return Draft(filename, prior, key, new, staged, header, index)
 
     def commit(
         self,
@@ -112,11 +129,13 @@ class WritePath:
         backup: Backup | None = None,
         draft: Draft | None = None,
     ) -> tuple[str | None, str | None, bool]:
-        """The one write, called under the dir's lock: read the file, build its new text (None:
-        remove it), re-read when it changed meanwhile, back up, write atomically, patch the
-        table and the index. Returns (text before, text after, whether MEMORY.md changed).
-        `draft`: the same write prepared before the lock, used when the file has not moved since;
-        its caller discards it after (a published draft is left alone)."""
+        """The one write of every writer, under the dir's lock: refused by the guard (read-only),
+        else read the file, build its new text (None: remove it), re-read when it changed
+        meanwhile, back up, write atomically, patch the table and the index. Returns (text before,
+        text after, whether MEMORY.md changed). `draft`: the same write prepared before the lock
+        (with MEMORY.md's, see `IndexPublisher.draft`), used when the file has not moved since; its
+        caller discards it after (a published draft is left alone)."""
+        self._guard()
         path = self.path / filename
         self._headers.current()  # before our write changes the dir's mtime: catches other writers' files
         ready: Staged | None = None
@@ -161,8 +180,9 @@ class WritePath:
                 if self._index.should_defer():  # writers queue: the file now, its index line with theirs
                     index_changed = self._index.publish_deferred(staged, changed=filename, header=header, unlink=unlink)
                 else:
+                    drafted = draft.index if draft is not None and ready is not None else None
                     index = self._index.publish_with(
-                        staged, changed=filename, header=header, unlink=unlink, sync_dir=True
+                        staged, changed=filename, header=header, unlink=unlink, sync_dir=True, drafted=drafted
                     )
                     if index:
                         self._index.written(*index)

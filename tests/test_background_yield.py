@@ -1,0 +1,85 @@
+"""Issue 42: the background embedding yields the cores to requests (its thread and the engine's
+threads it starts run niced), and after a big pass the model's mapped weights are handed back to
+the page cache instead of staying counted in the daemon's RSS."""
+
+from __future__ import annotations
+
+import mmap
+import os
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+
+from memoryd.base.process import unmap_read_only_pages
+from memoryd.recall.indexes import EMBED_NICE, RELEASE_AFTER
+from memoryd.service.daemon import Daemon
+from tests.conftest import make_settings
+from tests.test_recall_dense import _toy_backend
+
+
+def _nice() -> int:
+    return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+
+def test_the_embedding_thread_runs_niced_and_hands_the_weights_back_after_a_big_pass(home: Path, project: Path) -> None:
+    calls: list[tuple[str, int, int]] = []  # (thread, its niceness, texts)
+    released: list[str] = []
+
+    def passages(texts: list[str]) -> np.ndarray:
+        calls.append((threading.current_thread().name, _nice(), len(texts)))
+        return np.stack([np.array([1.0, 0.0], dtype=np.float32) for _ in texts])
+
+    daemon = Daemon(make_settings(home, MEMORYD_RECALL_DENSE="off"))
+    daemon.recall.indexes.encoder.backend = replace(
+        _toy_backend([]), passages=passages, release=lambda: released.append(threading.current_thread().name)
+    )
+    store = daemon.stores.for_cwd(str(project))
+    store.path.mkdir(parents=True, exist_ok=True)
+    n = RELEASE_AFTER + 300  # a bulk copy: indexed and embedded in the background
+    for i in range(n):
+        (store.path / f"project_bulk-{i}.md").write_text(
+            f"---\nname: Bulk {i}\ndescription: copied note {i}\ntype: project\n---\nbody {i}\n", encoding="utf-8"
+        )
+    before = _nice()
+    daemon.recall.indexes.start_dense()
+    daemon.recall.indexes.refresh(store)
+    item = daemon.recall.indexes._item(store)
+    deadline = time.monotonic() + 60
+    while len(item.dense) < n or not released:
+        assert time.monotonic() < deadline, "the background pass never embedded the copy"
+        time.sleep(0.05)
+    assert {(thread, nice) for thread, nice, _ in calls} == {("recall-embed", min(19, before + EMBED_NICE))}
+    assert released == ["recall-embed"] and _nice() == before  # the caller's own thread is untouched
+    daemon.recall.close()
+    daemon.state.close()
+
+
+def _rss_kb(path: Path) -> int:
+    """Resident kB of this process's mappings of `path`."""
+    total, mine = 0, False
+    for line in Path("/proc/self/smaps").read_text().splitlines():
+        fields = line.split()
+        if "-" in fields[0] and len(fields) >= 5 and ":" in fields[3]:  # a mapping's header line
+            mine = len(fields) == 6 and fields[5] == str(path)
+        elif mine and fields[0] == "Rss:":
+            total += int(fields[1])
+    return total
+
+
+def test_a_read_only_data_mapping_is_handed_back_and_reads_the_same_after(tmp_path: Path) -> None:
+    path = tmp_path / "weights.bin"
+    data = os.urandom(4 << 20)
+    path.write_bytes(data)
+    with path.open("rb") as fh:
+        mapped = mmap.mmap(fh.fileno(), 0, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ)
+    try:
+        assert mapped[:] == data and _rss_kb(path) >= 4 << 10  # every page read: all of it resident
+        assert unmap_read_only_pages([path]) >= 4 << 20
+        assert _rss_kb(path) < 64  # handed back to the page cache
+        assert mapped[:] == data  # mapped again as it is read, the same bytes
+        assert unmap_read_only_pages([tmp_path / "not-mapped.bin"]) == 0
+    finally:
+        mapped.close()
