@@ -346,3 +346,37 @@ def test_product_names_are_not_code_names_or_clause_starts() -> None:
     assert named_tech("generate a TypeORM migration, then regenerate the GraphQL types") == ["TypeORM", "GraphQL"]
     assert named_tech("Remove deprecated url param from DeepgramSTTService") == []
     assert named_tech("feat(linter): Promote the rule to correctness") == []
+
+
+def test_triggers_find_every_memory_an_act_or_a_prompt_meets() -> None:
+    """The lookup that spares a walk over every memory (issue 42) misses none that the walk finds: checked on
+    real rules (bench/coding, bench/moments) against their tasks' prompts, edits and commands."""
+    import json
+
+    from memoryd.recall.applies_derive import topics_of
+    from memoryd.recall.applies_match import prompt_meets
+    from memoryd.recall.applies_triggers import Triggers
+
+    root = Path(__file__).resolve().parents[1] / "bench"
+    stores = []
+    for f in sorted((root / "coding" / "data").glob("*.json")):
+        repo = json.loads(f.read_text(encoding="utf-8"))
+        acts = [(t["prompt"], t["files"], []) for t in repo["tasks"]]
+        stores.append(([(m["filename"], m) for m in repo["memories"]], acts))
+    calcom = json.loads((root / "moments" / "calcom.json").read_text(encoding="utf-8"))
+    events = [e for s in calcom["sessions"] for e in s["events"]]
+    acts = [(e.get("prompt", ""), [e["path"]] if e.get("path") else [], [e.get("command", "")]) for e in events]
+    stores.append(([(m["key"], m) for m in calcom["memories"]], acts))
+    checked = 0
+    for memories, acts in stores:
+        applies = {fn: derive(m["name"], m["description"], m["body"], m["type"]) for fn, m in memories}
+        triggers = Triggers.of(applies)
+        for prompt, paths, commands in acts:
+            topics = topics_of(prompt)
+            walked = {fn for fn, a in applies.items() if prompt_meets(a, prompt, topics)}
+            assert walked <= triggers.for_prompt(prompt, topics), prompt
+            for tool, path, command in [("Edit", p, "") for p in paths] + [("Bash", "", c) for c in commands if c]:
+                walked = {fn for fn, a in applies.items() if meets(a, tool, path, command) or contradicts(a, command)}
+                assert walked <= triggers.for_tool(path, command, ""), (path, command)
+                checked += len(walked)
+    assert checked > 100  # the acts met many memories: the check is not vacuous

@@ -5,7 +5,7 @@ prompt meets."""
 from __future__ import annotations
 
 import threading
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from memoryd.base import limits
 from memoryd.base.errors import MemorydError
@@ -13,35 +13,54 @@ from memoryd.base.text import query_terms
 from memoryd.recall.applies import AppliesTo, from_meta
 from memoryd.recall.applies_derive import derive, topics_of
 from memoryd.recall.applies_match import prompt_meets
+from memoryd.recall.applies_triggers import Triggers
 from memoryd.recall.decide import names_unknown
 from memoryd.recall.store_index import StoreIndex
 from memoryd.store import MemoryDir
 from memoryd.store.frontmatter import split_frontmatter
 
 
+@dataclass(frozen=True)
+class _View:
+    """One store's memories with what each applies to, as of one version of its index, and their triggers."""
+
+    version: tuple[int, int]
+    entries: dict[str, tuple[float, AppliesTo]]  # filename -> (mtime, applies_to)
+    applies: dict[str, AppliesTo]
+    triggers: Triggers
+
+
 class AppliesIndex:
-    """filename -> AppliesTo per memory dir, re-derived only for files whose mtime changed."""
+    """filename -> AppliesTo per memory dir, re-derived only for files whose mtime changed, and rebuilt only when
+    the store's index changed (a prompt or a tool call between two saves costs a lookup, not a walk)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._by_dir: dict[str, dict[str, tuple[float, AppliesTo]]] = {}
+        self._by_dir: dict[str, _View] = {}
 
     def of(self, store: MemoryDir, item: StoreIndex) -> dict[str, AppliesTo]:
         """Every memory of the store's index with what it applies to (files read once per version)."""
+        return self.view(store, item).applies
+
+    def view(self, store: MemoryDir, item: StoreIndex) -> _View:
+        key, version = str(store.path), item.version
+        with self._lock:
+            known = self._by_dir.get(key)
+        if known is not None and known.version == version:
+            return known
         headers = item.snapshot()
-        key = str(store.path)
-        with self._lock:
-            known = dict(self._by_dir.get(key, {}))
-        fresh: dict[str, tuple[float, AppliesTo]] = {}
+        entries: dict[str, tuple[float, AppliesTo]] = {}
         for h in headers:
-            have = known.get(h.filename)
+            have = known.entries.get(h.filename) if known is not None else None
             if have is not None and have[0] == h.mtime:
-                fresh[h.filename] = have
-                continue
-            fresh[h.filename] = (h.mtime, self._read(store, h.filename, h.name, h.description, h.type))
+                entries[h.filename] = have
+            else:
+                entries[h.filename] = (h.mtime, self._read(store, h.filename, h.name, h.description, h.type))
+        applies = {fn: a for fn, (_, a) in entries.items()}
+        view = _View(version, entries, applies, Triggers.of(applies))
         with self._lock:
-            self._by_dir[key] = fresh
-        return {fn: applies for fn, (_, applies) in fresh.items()}
+            self._by_dir[key] = view
+        return view
 
     @staticmethod
     def _read(store: MemoryDir, filename: str, name: str, description: str, type_: str) -> AppliesTo:
@@ -65,8 +84,10 @@ class AppliesIndex:
         the prompt; never when the prompt names a product this store never mentions; the memories
         most about it, at most two)."""
         topics = topics_of(query)
-        applies = self.of(store, item)
-        met = {fn: why for fn, a in applies.items() if fn not in surfaced and (why := prompt_meets(a, query, topics))}
+        view = self.view(store, item)
+        applies = view.applies
+        could = sorted(view.triggers.for_prompt(query, topics) - surfaced)  # in name order, as the walk went
+        met = {fn: why for fn in could if (why := prompt_meets(applies[fn], query, topics))}
         named = {fn: why for fn, why in met.items() if not why.startswith("subject")}
         # a subject alone only for rules about code (they name a path, a command or code): "the colour of
         # her car" must not bring a memory that mentions a background colour (LoCoMo other-store 0.016 -> 0.086)

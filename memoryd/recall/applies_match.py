@@ -54,7 +54,7 @@ def programs(command: str) -> list[str]:
 
 
 @lru_cache(maxsize=256)
-def _facts(command: str) -> tuple[frozenset[str], tuple[tuple[str, ...], ...], tuple[str, ...]]:
+def command_facts(command: str) -> tuple[frozenset[str], tuple[tuple[str, ...], ...], tuple[str, ...]]:
     """A shell line parsed once per tool call, not once per memory: the programs as typed, each simple
     command's key (`command_key`), and its path-like words."""
     segs = segments(command)
@@ -67,7 +67,7 @@ def command_matches(pattern: str, command: str) -> bool:
     want = tuple(pattern.casefold().split())
     if not want:
         return False
-    typed, keys, _ = _facts(command)
+    typed, keys, _ = command_facts(command)
     if len(want) == 1 and want[0] in typed:
         return True
     return any(key[: len(want)] == want for key in keys)
@@ -116,9 +116,9 @@ def meets(applies: AppliesTo, tool: str, path: str = "", command: str = "", writ
         for pattern in applies.commands:
             if command_matches(pattern, command):
                 return f"command runs {pattern}"
-        for arg in _facts(command)[2]:
+        for arg in command_facts(command)[2]:
             for glob in applies.paths:
-                if path_matches(glob, arg.lstrip("./") if arg.startswith("./") else arg):
+                if path_matches(glob, arg):  # "./.env.local" as `.env.local` (path_matches drops the "./")
                     return f"command touches {arg}, matches {glob}"
     if writes and (cue := writes_cue(applies, writes)):
         return f"the edit writes {cue}"
@@ -137,7 +137,7 @@ def contradicts(applies: AppliesTo, command: str) -> str:
     """The forbidden program a command runs ("" when none): the moment a rule is about to be broken."""
     if not applies.forbids:
         return ""
-    typed, keys, _ = _facts(command)
+    typed, keys, _ = command_facts(command)
     hit = sorted((typed | {k[0] for k in keys if k}) & applies.forbids)
     return hit[0] if hit else ""
 
@@ -170,12 +170,17 @@ def _cue_rx(cue: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w@])" + re.escape(cue) + r"(?![\w-])")
 
 
+def reads_as_code(cue: str) -> bool:
+    """A cue a prompt may name: code, not a CamelCase name ("GitHub", "OpenAI") or a commit prefix ("feat:")."""
+    return not re.fullmatch(r"\w+:", cue) and (re.search(r"[.@:=_( /]", cue) is not None or cue.endswith("js"))
+
+
 def writes_cue(applies: AppliesTo, text: str, *, code_only: bool = False) -> str:
     """The first cue of the memory that `text` (what an edit writes, or a prompt) holds, as a whole word;
-    `code_only` (prompts): only cues that read as code, not a CamelCase name like GitHub or OpenAI."""
+    `code_only` (prompts): only cues that read as code (`reads_as_code`)."""
     for cue in sorted(applies.cues):
-        if code_only and (re.fullmatch(r"\w+:", cue) or (not re.search(r"[.@:=_( /]", cue) and not cue.endswith("js"))):
-            continue  # "GitHub", "OpenAI" are names; "feat:" starts half the commit subjects
+        if code_only and not reads_as_code(cue):
+            continue
         if cue in text and _cue_rx(cue).search(text):
             return cue
     return ""

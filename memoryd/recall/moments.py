@@ -76,9 +76,10 @@ class ToolRecall:
         if self.recall.ledger.bytes_used(session_id) >= self.recall.settings.session_budget_bytes:
             return RecallResult(reason="session budget spent")
         item = self.recall.indexes.refresh(store)
-        applies = self.recall.applies.of(store, item)
+        view = self.recall.applies.view(store, item)
+        could = {fn: view.applies[fn] for fn in sorted(view.triggers.for_tool(call.path, call.command, call.writes))}
         surfaced = self.recall.ledger.surfaced(session_id, str(store.path))
-        picked, whys = self._choose(store, session_id, call, applies, surfaced, item, prompt)
+        picked, whys = self._choose(store, session_id, call, could, surfaced, item, prompt)
         result = self.recall.surface_picked(store, session_id, picked, whys, note=f"applies to this {call.describe()}")
         result.took_ms = round((time.perf_counter() - started) * 1000, 2)
         result.method = "local"
@@ -96,7 +97,8 @@ class ToolRecall:
         item: Any,
         prompt: str,
     ) -> tuple[list[str], dict[str, Why]]:
-        """The memories the act meets, contradicted rules first, then by the lexical score of the act and prompt."""
+        """The memories the act meets (of those it could: `applies`), contradicted rules first, then by the lexical
+        score of the act and prompt."""
         met: dict[str, str] = {}
         broken: set[str] = set()
         for fn, a in applies.items():

@@ -39,6 +39,11 @@ class StoreIndex:
     lock: threading.Lock = field(default_factory=threading.Lock)
     _changes: int = 0
 
+    @property
+    def version(self) -> tuple[int, int]:
+        """Changes with every change of what the index holds: a view built from it is current while this is equal."""
+        return self.generation, self._changes
+
     def snapshot(self) -> list[MemoryHeader]:
         """Every indexed memory, in no order: what recall needs per request (sorting 5,000 headers
         after every write cost each recall ~5 ms while saves came in)."""
