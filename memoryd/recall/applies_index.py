@@ -86,16 +86,11 @@ class AppliesIndex:
         topics = topics_of(query)
         view = self.view(store, item)
         applies = view.applies
-        could = sorted(view.triggers.for_prompt(query, topics) - surfaced)  # in name order, as the walk went
-        met = {fn: why for fn in could if (why := prompt_meets(applies[fn], query, topics))}
-        named = {fn: why for fn, why in met.items() if not why.startswith("subject")}
+        could = sorted(view.triggers.named_in(query) - surfaced)
+        named = {fn: why for fn in could if (why := prompt_meets(applies[fn], query, topics)) and why[:8] != "subject:"}
         # a subject alone only for rules about code (they name a path, a command or code): "the colour of
         # her car" must not bring a memory that mentions a background colour (LoCoMo other-store 0.016 -> 0.086)
-        subject = [
-            fn
-            for fn in met
-            if fn not in named and applies[fn].rule and (applies[fn].paths or applies[fn].commands or applies[fn].cues)
-        ]
+        subject = sorted(view.triggers.code_rules_about(topics) - surfaced - named.keys())
         if subject and ranked_chose:  # beside the ranking's choice, a subject needs a word of the prompt too
             _, held = item.index.matches(set(query_terms(query)), subject)
             subject = [fn for fn in subject if held[fn]]
@@ -108,4 +103,6 @@ class AppliesIndex:
         subject = sorted(
             (fn for fn in subject if applies[fn].weight(topics) == top), key=lambda fn: (order.get(fn, 99), fn)
         )
-        return named | {fn: met[fn] for fn in subject[: limits.TOOL_RECALL_MAX_MEMORIES]}
+        return named | {
+            fn: f"subject: {min(applies[fn].topics & topics)}" for fn in subject[: limits.TOOL_RECALL_MAX_MEMORIES]
+        }

@@ -147,22 +147,29 @@ def prompt_meets(applies: AppliesTo, prompt: str, prompt_topics: Iterable[str]) 
     chooses against or a program it forbids, a path under its globs, code it names (`as any`,
     `@scope/pkg`, `dayjs`), asks to commit, push or open a pull request when the memory is about
     that, or shares one of its subjects."""
-    words = {w.casefold() for w in re.findall(r"[A-Za-z][\w-]*", prompt)}
+    words, tokens, acts = _prompt_facts(prompt)
     for pattern in applies.commands:
         program = pattern.split()[0].casefold()
         if program in words and (program in PM_NAMES or program in applies.forbids):
             return f"prompt names {program}"
-    for token in PATH_RE.findall(prompt):
+    for token in tokens:
         for glob in applies.paths:
             if path_matches(glob, token.strip("`'\".,;:()")):
                 return f"prompt names {token}"
     if cue := writes_cue(applies, prompt, code_only=True):
         return f"prompt names {cue}"
-    for rx, cmd in PROMPT_ACTS:
-        if cmd in applies.commands and rx.search(prompt):
+    for cmd in acts:
+        if cmd in applies.commands:
             return f"prompt asks to {cmd}"
-    subjects = sorted(applies.topics & set(prompt_topics))
+    subjects = sorted(applies.topics.intersection(prompt_topics))
     return f"subject: {subjects[0]}" if subjects else ""
+
+
+@lru_cache(maxsize=256)
+def _prompt_facts(prompt: str) -> tuple[frozenset[str], tuple[str, ...], tuple[str, ...]]:
+    """A prompt read once, not once per memory: its words, its path-like tokens, the acts it asks for."""
+    words = frozenset(w.casefold() for w in re.findall(r"[A-Za-z][\w-]*", prompt))
+    return words, tuple(PATH_RE.findall(prompt)), tuple(cmd for rx, cmd in PROMPT_ACTS if rx.search(prompt))
 
 
 @lru_cache(maxsize=65_536)

@@ -47,6 +47,7 @@ class Triggers:
     prompt_token: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # ... of cues reading as code
     act: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # git commit, gh pr, git push
     topic: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    code_topic: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # ... of rules about code
     with_paths: set[str] = field(default_factory=set)
 
     @classmethod
@@ -85,6 +86,8 @@ class Triggers:
                 self.prompt_token[word].add(fn)
         for topic in a.topics:
             self.topic[topic].add(fn)
+            if a.rule and (a.paths or a.commands or a.cues):
+                self.code_topic[topic].add(fn)
 
     def for_tool(self, path: str, command: str, writes: str) -> set[str]:
         """Every memory the act could meet (`applies_match.meets`, `contradicts`)."""
@@ -105,6 +108,24 @@ class Triggers:
 
     def for_prompt(self, prompt: str, topics: frozenset[str]) -> set[str]:
         """Every memory the prompt could meet (`applies_match.prompt_meets`)."""
+        return self.named_in(prompt) | self.about(topics)
+
+    def about(self, topics: frozenset[str]) -> set[str]:
+        """The memories that share one of these subjects."""
+        out: set[str] = set()
+        for topic in topics:
+            out |= self.topic.get(topic, set())
+        return out
+
+    def code_rules_about(self, topics: frozenset[str]) -> set[str]:
+        """The rules about code (they name a path, a command or code) that share one of these subjects."""
+        out: set[str] = set()
+        for topic in topics:
+            out |= self.code_topic.get(topic, set())
+        return out
+
+    def named_in(self, prompt: str) -> set[str]:
+        """Every memory the prompt could name (a program, a path, code, an act): `prompt_meets` short of subjects."""
         out: set[str] = set()
         for word in {w.casefold() for w in _PROMPT_WORD.findall(prompt)}:
             if word in PM_NAMES or word in self.program:
@@ -116,6 +137,4 @@ class Triggers:
         for rx, cmd in PROMPT_ACTS:
             if cmd in self.act and rx.search(prompt):
                 out |= self.act[cmd]
-        for topic in topics:
-            out |= self.topic.get(topic, set())
         return out
