@@ -18,7 +18,7 @@ TOOLS = ("Bash", "Edit", "Write", "MultiEdit", "NotebookEdit", "Read")
 EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AppliesTo:
     """Where a memory applies. `forbids` (derived) are the commands its rule says never to run."""
 
@@ -30,7 +30,6 @@ class AppliesTo:
     explicit: bool = False  # written in the file (by a person or a model), not derived
     names: frozenset[str] = field(default_factory=frozenset)  # the programs it names (for prompts)
     cues: frozenset[str] = frozenset()  # code it names (`TRPCError`, `as any`, `@calcom/ui`): an edit writing one
-    words: frozenset[str] = frozenset()  # stems of its name and description: a folder of the path may be one
     weights: tuple[tuple[str, int], ...] = ()  # per topic, how many of its words the memory uses
     about: frozenset[str] = frozenset()  # the topics of its name and description: what it is about, not mentions
     kinds: frozenset[str] = frozenset()  # file extensions whose language its name or description names (css)
