@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import numpy as np  # noqa: E402
+from recall_bench import DEFAULT_DATA  # noqa: E402
 from recall_latency import WORDS, engine_rate, memory_texts, write_store  # noqa: E402
 from soak import Soak  # noqa: E402
 from soak import seed as soak_seed  # noqa: E402
@@ -49,7 +50,7 @@ from memoryd.store.headers import read_memory  # noqa: E402
 from tests.support.servers import DaemonProcess, daemon_env  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "fast_bench.json"
-LOCOMO = Path(os.environ.get("MEMORYD_BENCH_DATA", ROOT.parent.parent / "shared" / "bench" / "recall_dev.jsonl"))
+LOCOMO = DEFAULT_DATA  # ../shared/bench (or $MEMORYD_BENCH_DATA), from a checkout or a worktree
 GOALS = {
     "save_over_floor_ms": 5.0,
     "save_2000_vs_200": 2.0,
