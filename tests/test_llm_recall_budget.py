@@ -42,7 +42,7 @@ def test_a_late_answer_is_served_on_the_sessions_next_prompt(
     assert first["method"] == "local" and "kept for the next prompt" in first["reason"]
     assert [m["filename"] for m in first["memories"]] == [ci]
     deadline = time.monotonic() + 20
-    while not live.daemon.recall._late:  # the slow answer lands in the background
+    while not live.daemon.recall.model._late:  # the slow answer lands in the background
         assert time.monotonic() < deadline, "the late answer never arrived"
         time.sleep(0.05)
     other = recall(live, project, "something else entirely", session="s-other")
