@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from memoryd.integrations.claude_plugin import PLUGIN_ID
-from tests.support.claude_cli import claude_binary, headless_env
+from tests.support.claude_cli import headless_env, run_headless
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
 from tests.support.servers import DaemonProcess, daemon_env
 
@@ -79,7 +79,6 @@ class SlowModel:
 @pytest.fixture
 def shop(tmp_path: Path) -> Iterator[Callable[..., tuple[subprocess.CompletedProcess[str], DaemonProcess]]]:
     """A project with the plugin installed from this repository; `run(prompt, agent, model=None, memories=[])`."""
-    claude = str(claude_binary())
     user_home, home, project = tmp_path / "user", tmp_path / "memoryd", tmp_path / "work" / "shop"
     (project / ".git").mkdir(parents=True)
     user_home.mkdir()
@@ -88,7 +87,7 @@ def shop(tmp_path: Path) -> Iterator[Callable[..., tuple[subprocess.CompletedPro
         env = headless_env(user_home, home, api.url, path_first=Path(sys.executable).parent)
         env["CLAUDE_CODE_DISABLE_AUTO_MEMORY"] = "1"  # what reaches the model comes through memoryd's hooks only
         for args in (["plugin", "marketplace", "add", str(REPO)], ["plugin", "install", PLUGIN_ID]):
-            r = subprocess.run([claude, *args], cwd=project, env=env, capture_output=True, text=True, timeout=180)
+            r = run_headless(args, project, env)
             assert r.returncode == 0, r.stdout + r.stderr
 
         def run(
@@ -108,15 +107,7 @@ def shop(tmp_path: Path) -> Iterator[Callable[..., tuple[subprocess.CompletedPro
                     r = c.post("/v1/memories", json={**body, "body": description})
                     assert r.status_code in (200, 201), r.text
             api.handler = agent
-            done = subprocess.run(
-                [claude, "-p", prompt, "--allowedTools", "Bash"],
-                cwd=project,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=180,
-                stdin=subprocess.DEVNULL,
-            )
+            done = run_headless(["-p", prompt, "--allowedTools", "Bash"], project, env)
             return done, daemon
 
         try:
@@ -167,7 +158,6 @@ def test_the_models_pick_reaches_the_same_turn_without_holding_the_prompt(shop: 
 def test_claude_codes_own_reader_loads_a_memory_that_carries_applies_to(tmp_path: Path) -> None:
     """A memory saved with `applies_to` into Claude Code's own memory folder (its dialect: the field under
     `metadata`) is still loaded by the real CLI: its index line reaches the model at session start."""
-    claude = str(claude_binary())
     user_home, home, project = tmp_path / "user", tmp_path / "memoryd", tmp_path / "work" / "shop"
     (project / ".git").mkdir(parents=True)
     (user_home / ".claude").mkdir(parents=True)  # Claude Code is installed: memoryd writes into its memory folder
@@ -192,15 +182,7 @@ def test_claude_codes_own_reader_loads_a_memory_that_carries_applies_to(tmp_path
         with ScriptedMessagesAPI() as api:
             api.handler = lambda body: Reply(text="Done.")
             env = headless_env(user_home, home, api.url, path_first=Path(sys.executable).parent)
-            done = subprocess.run(
-                [claude, "-p", "What do you know about migrations here?"],
-                cwd=project,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=180,
-                stdin=subprocess.DEVNULL,
-            )
+            done = run_headless(["-p", "What do you know about migrations here?"], project, env)
             assert done.returncode == 0, done.stdout + done.stderr
             first = json.dumps(api.requests[0])
         assert "MEMORY.md (user's auto-memory" in first

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from tests.support.claude_cli import run_headless
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
 from tests.support.servers import DaemonProcess, daemon_env, loopback_client
 from tests.test_claude_code_cli import claude_bin  # noqa: F401  (the cached CLI 2.1.330, installed on first use)
@@ -102,23 +103,8 @@ def test_claude_code_saves_through_memoryd_mcp_and_recalls_next_session(
         }
 
         def ask(prompt: str, tool: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run(
-                [
-                    str(claude_bin),
-                    "-p",
-                    prompt,
-                    "--mcp-config",
-                    str(config),
-                    "--strict-mcp-config",
-                    "--allowedTools",
-                    tool,
-                ],
-                cwd=project,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=180,
-                stdin=subprocess.DEVNULL,
+            return run_headless(
+                ["-p", prompt, "--mcp-config", str(config), "--strict-mcp-config", "--allowedTools", tool], project, env
             )
 
         first_model = Session(SAVE, MEMORY)

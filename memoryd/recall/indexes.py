@@ -226,9 +226,8 @@ class StoreIndexes:
                     header = store.shared_header(fn, sig, header)
                     item.index.put(doc)
                     item.files[fn], item.by_name[fn] = sig, header
-                    item.digests.pop(
-                        fn, None
-                    )  # hashed again when the embedding thread asks (never, with the model off)
+                    # hashed again when the embedding thread asks (never, with the model off)
+                    item.digests.pop(fn, None)
             except Exception:
                 log.exception(
                     "recall: updating the index of %s failed half-way; rebuilding it from the files", store.path

@@ -27,13 +27,10 @@ class StoreIndex:
     building: bool = False  # a background pass is running
     dirty: set[str] = field(default_factory=set)  # files named by writes and watcher events since
     dense: DenseIndex = field(default_factory=DenseIndex)
-    digests: dict[str, bytes] = field(
-        default_factory=dict
-    )  # filename -> hash of the text to embed, filled as the embedding thread asks (the text itself: 3 MB at 20,000)
+    # filename -> hash of the text to embed, filled as the embedding thread asks (the text itself: 3 MB at 20,000)
+    digests: dict[str, bytes] = field(default_factory=dict)
     dense_synced: int = -1  # the `_changes` the dense index last caught up with
-    owed: dict[str, int] = field(
-        default_factory=dict
-    )  # saved through the store, vector not yet put: filename -> write number
+    owed: dict[str, int] = field(default_factory=dict)  # saved through the store, vector not yet put: name -> write
     swept_at: float = 0.0  # monotonic time of the last directory sweep
     generation: int = 0  # how many times the index was started over (`StoreIndexes._forget`)
     lock: threading.Lock = field(default_factory=threading.Lock)

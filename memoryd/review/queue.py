@@ -26,7 +26,7 @@ from memoryd.base.secrets import check_no_secrets
 from memoryd.base.state_db import StateDB, from_row
 from memoryd.config import ProjectSettings
 from memoryd.store import MemoryDir, StoreRegistry
-from memoryd.store.memdir import validate_fields
+from memoryd.store.fields import validate_fields
 from memoryd.store.model import draft_fields
 from memoryd.store.overrides import ProjectOverrides
 

@@ -1,10 +1,11 @@
 """`MemoryDir`: one project's memory directory, the only code that writes memory files.
 
 Every write (REST save/forget, extraction, dream and its undo, the daily log) goes through one
-operation, `_commit`: secrets refused, directory lock, then `WritePath.commit` (a re-read when the
-file changed since it was read, backup when asked, atomic write, incremental index update), and
-one `WriteEvent` to the listeners (metrics, watch, caches). Its parts: `HeaderCache` (the headers),
-`IndexPublisher` (MEMORY.md), `WritePath` (one file's write). It does NOT know about HTTP, LLMs or sessions.
+operation: secrets refused, directory lock, then `WritePath.commit` (a re-read when the file changed
+since it was read, backup when asked, atomic write, incremental index update), and one `WriteEvent` to
+the listeners (metrics, watch, caches). Its parts: `HeaderCache` (the headers), `IndexPublisher`
+(MEMORY.md), `WritePath` (one file's write); which file a save writes is `naming.py`, what its fields may
+hold `fields.py`, reading one file `reading.py`. It does NOT know about HTTP, LLMs or sessions.
 """
 
 from __future__ import annotations
@@ -21,12 +22,10 @@ from typing import Any, Literal
 
 from memoryd.base import limits
 from memoryd.base.clock import SYSTEM_CLOCK
-from memoryd.base.errors import Conflict, InvalidFrontmatter, InvalidMemory, MemoryNotFound, ReadOnly, SecretDetected
+from memoryd.base.errors import InvalidFrontmatter, InvalidMemory, MemoryNotFound, ReadOnly, SecretDetected
 from memoryd.base.files import (
     TEMP_DIRNAME,
     Key,
-    SymlinkRefused,
-    TooLarge,
     atomic_write,
     clean_stale_temps,
     dir_lock,
@@ -36,64 +35,25 @@ from memoryd.base.files import (
 )
 from memoryd.base.secrets import check_no_secrets
 from memoryd.store import dialect as dialects
-from memoryd.store.frontmatter import render_frontmatter, split_frontmatter
+from memoryd.store.fields import validate_fields
+from memoryd.store.frontmatter import render_frontmatter
 from memoryd.store.header_cache import HeaderCache
 from memoryd.store.headers import (
-    SYMLINK_REFUSAL,
-    TOO_LARGE_FIX,
-    body_of,
     iso,
     meta_str,
-    not_a_file,
-    parse_header,
     split_memory,
 )
 from memoryd.store.index import ServedIndex
 from memoryd.store.index_publisher import IndexPublisher
 from memoryd.store.model import InvalidFile, Memory, MemoryHeader, SaveResult
+from memoryd.store.naming import target_filename
 from memoryd.store.paths import check_filename, memory_path
+from memoryd.store.reading import load_memory, parsed_memory
 from memoryd.store.table import HeaderTable
-from memoryd.store.write_path import Backup, Draft, WritePath, version_of
+from memoryd.store.write_path import Backup, Draft, WritePath
 
 Now = Callable[[], datetime]  # the daemon hands its clock's `now` (memoryd/base/clock.py)
 log = logging.getLogger(__name__)
-
-
-def validate_fields(name: str, description: str, type_: str, body: str) -> None:
-    """Refuse unknown types and empty or oversized fields, naming the limit."""
-    if type_ not in limits.MEMORY_TYPES:
-        raise InvalidMemory(f"unknown memory type {type_!r}: use one of {', '.join(limits.MEMORY_TYPES)}.")
-    for field, value in (("name", name), ("description", description), ("body", body)):
-        if "\x00" in value:  # issue 41: the file was written, then refused on its re-read and left behind
-            raise InvalidMemory(f"{field} holds a NUL byte (\\x00): memories are UTF-8 text; remove it and save again.")
-    headlines = (  # each: its limit, then the fix for an empty one and for a long one
-        (
-            "name",
-            name,
-            limits.MEMORY_NAME_MAX_CHARS,
-            "give the memory a short title, e.g. 'Testing preferences'.",
-            "shorten the title and put detail in the body.",
-        ),
-        (
-            "description",
-            description,
-            limits.MEMORY_DESCRIPTION_MAX_CHARS,
-            "add one specific line; recall decides relevance from it.",
-            "keep it to one line and move detail into the body.",
-        ),
-    )
-    for field, value, most, if_empty, if_long in headlines:
-        if not value.strip():
-            raise InvalidMemory(f"{field} is empty: {if_empty}")
-        if len(value) > most:
-            raise InvalidMemory(f"{field} is {len(value)} chars, over {most}: {if_long}")
-        if field == "name" and "\n" in value.strip():
-            raise InvalidMemory("name spans several lines: use a one-line title.")
-    size = len(body.encode("utf-8"))
-    if size > limits.MEMORY_BODY_MAX_BYTES:
-        raise InvalidMemory(
-            f"body is {size:,} bytes, over {limits.MEMORY_BODY_MAX_BYTES:,}: split it into several focused memories."
-        )
 
 
 def _replace_with(text: str) -> Callable[[str | None], str]:
@@ -179,50 +139,7 @@ class MemoryDir:
         return dialects.dir_dialect(self._headers.table.dialect_counts(), self.default_dialect)
 
     def get(self, filename: str) -> Memory:
-        path = memory_path(self.path, filename)
-        try:
-            raw, st = read_capped(path, limits.MEMORY_FILE_MAX_BYTES)  # sized before it is read (issue 41)
-            text, mtime = raw.decode("utf-8"), st.st_mtime
-        except FileNotFoundError:
-            raise MemoryNotFound(
-                f"no memory named {filename!r} in {self.path}; list them with GET /v1/memories or `memoryd list`."
-            ) from None
-        except SymlinkRefused:
-            raise InvalidFrontmatter(f"{filename}: {SYMLINK_REFUSAL}") from None
-        except TooLarge as exc:
-            raise InvalidFrontmatter(f"{filename}: {exc.strerror}: {TOO_LARGE_FIX}") from None
-        except IsADirectoryError:  # a FIFO, device or directory: refused unopened (O_NONBLOCK, then fstat)
-            raise InvalidFrontmatter(f"{filename}: {not_a_file(os.lstat(path).st_mode)}") from None
-        except UnicodeDecodeError:
-            raise InvalidFrontmatter(
-                f"{filename}: is not UTF-8 text (a binary file?); convert it or move it out of the memory dir."
-            ) from None
-        except OSError as exc:
-            raise InvalidFrontmatter(
-                f"{filename}: unreadable ({exc.__class__.__name__}); check its permissions and that it is UTF-8."
-            ) from exc
-        return self._memory(filename, path, text, mtime)
-
-    def _memory(self, filename: str, path: Path, text: str, mtime: float) -> Memory:
-        header, meta, body_line = parse_header(filename, self.path, text, mtime)
-        if isinstance(header, InvalidFile):
-            split_frontmatter(text, source=filename)  # YAML's own complaint first, when it has one
-            raise InvalidFrontmatter(f"{filename}: {header.error}")
-        body = body_of(text, body_line, source=filename)
-        return Memory(
-            filename=filename,
-            name=header.name,
-            description=header.description,
-            type=header.type,
-            body=body.rstrip("\n"),
-            mtime=mtime,
-            created=meta_str(meta.get("created")),
-            modified=meta_str(meta.get("modified")),
-            path=path,
-            version=version_of(text),
-            dialect=header.dialect,
-            applies_to=dialects.applies_of(meta),
-        )
+        return load_memory(self.path, filename)
 
     def read_raw(self, filename: str) -> str | None:
         """A file's exact text, or None when it does not exist (for dream backups)."""
@@ -237,45 +154,11 @@ class MemoryDir:
 
     # ------------------------------------------------------------------ writing
     def _target_filename(self, name: str, type_: str, *, guess: bool = False, only_new: bool = False) -> str:
-        """The file a save of (type, name) writes: an existing memory with that type and name
-        (in either dialect), else a new name in the dir's dialect, suffixed when taken.
-        `guess`: from the table as it stands (a draft's; decided again under the lock).
-        `only_new`: Conflict instead of an update when the name is taken (issue 41: an import overwrote)."""
+        """The file a save of (type, name) writes (`naming.target_filename`). `guess`: from the table as it
+        stands (a draft's; decided again under the lock)."""
         if not guess:
             self._headers.current()
-        found = self._headers.table.find(type_, name)
-        dialect = self.dialect()
-        if only_new:
-            self._refuse_taken(name, type_, dialect, found)
-        if found is not None:
-            return found
-        base = dialects.new_stem(dialect, type_, name)
-        entry = self._headers.table.get(f"{base}.md")
-        if entry is not None and isinstance(entry[1], InvalidFile):
-            # A hand-written file that does not parse may be this very memory: never fork or overwrite it.
-            raise InvalidFrontmatter(
-                f"{entry[1].filename}: {entry[1].error} The file was left untouched: fix or delete it "
-                f"by hand, then save again."
-            )
-        candidate, n = f"{base}.md", 2
-        while os.path.lexists(self.path / candidate):
-            candidate, n = f"{base}-{n}.md", n + 1
-        return candidate
-
-    def _refuse_taken(self, name: str, type_: str, dialect: dialects.Dialect, found: str | None) -> None:
-        """A create-only save of a name in use: Claude Code's names (its files' stems) are one namespace
-        over every type, so there a name any memory holds is taken."""
-        stem = dialects.new_stem(dialect, type_, name)
-        if dialect == dialects.CLAUDE_CODE:
-            found = found or next(
-                (f for t in limits.MEMORY_TYPES if (f := self._headers.table.find(t, name)) is not None), None
-            )
-        if found is None and os.path.lexists(self.path / f"{stem}.md"):
-            found = f"{stem}.md"
-        if found is not None:
-            raise Conflict(
-                f"{found} already holds a memory named {name!r}; nothing was written (save it under another name)."
-            )
+        return target_filename(self._headers.table, self.path, self.dialect(), name, type_, only_new=only_new)
 
     def _refuse_secrets(self, source: str, filename: str, fields: dict[str, str]) -> None:
         try:
@@ -353,7 +236,7 @@ class MemoryDir:
                     target, build_for(target), expected=expected, backup=backup, draft=draft
                 )
                 path = self.path / target
-                memory = self._memory(target, path, text or "", path.stat().st_mtime)
+                memory = parsed_memory(self.path, target, path, text or "", path.stat().st_mtime)
         finally:
             if draft is not None:
                 draft.discard()  # unused or refused (a published one is left alone)

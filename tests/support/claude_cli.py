@@ -58,3 +58,16 @@ def headless_env(user_home: Path, memoryd_home: Path, api_url: str, path_first: 
         "DISABLE_TELEMETRY": "1",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
     }
+
+
+def run_headless(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """`claude <args>` headless in `cwd`: no stdin, output captured, at most three minutes."""
+    return subprocess.run(
+        [str(claude_binary()), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        stdin=subprocess.DEVNULL,
+    )
