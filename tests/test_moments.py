@@ -348,6 +348,16 @@ def test_product_names_are_not_code_names_or_clause_starts() -> None:
     assert named_tech("feat(linter): Promote the rule to correctness") == []
 
 
+def test_a_prompt_naming_a_package_in_words_meets_the_rule_about_its_scoped_name() -> None:
+    from memoryd.recall.applies_derive import topics_of
+    from memoryd.recall.applies_match import prompt_meets
+
+    barrels = derive("No barrel imports", "Import from @acme/ui/components/button, never from the @acme/ui barrel", "")
+    prompt = "use the Button from our ui package in the new settings toggle"
+    assert prompt_meets(barrels, prompt, topics_of(prompt)) == "prompt names the ui package"
+    assert not prompt_meets(barrels, "bump the api package", topics_of("bump the api package"))
+
+
 def test_triggers_find_every_memory_an_act_or_a_prompt_meets() -> None:
     """The lookup that spares a walk over every memory (issue 42) misses none that the walk finds: checked on
     real rules (bench/coding, bench/moments) against their tasks' prompts, edits and commands."""

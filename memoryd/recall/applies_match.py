@@ -158,11 +158,28 @@ def prompt_meets(applies: AppliesTo, prompt: str, prompt_topics: Iterable[str]) 
                 return f"prompt names {token}"
     if cue := writes_cue(applies, prompt, code_only=True):
         return f"prompt names {cue}"
+    for package in packages_named(prompt):
+        if package in packages_of(applies):
+            return f"prompt names the {package} package"
     for cmd in acts:
         if cmd in applies.commands:
             return f"prompt asks to {cmd}"
     subjects = sorted(applies.topics.intersection(prompt_topics))
     return f"subject: {subjects[0]}" if subjects else ""
+
+
+_PACKAGE_WORDS = re.compile(r"\b([a-z][\w-]*)\s+package\b", re.I)  # "our ui package"
+_SCOPED_NAME = re.compile(r"^@[\w-]+/([\w-]+)")  # @calcom/ui/components/button -> ui
+
+
+def packages_named(prompt: str) -> frozenset[str]:
+    """The packages a prompt names in words ("the ui package" names ui)."""
+    return frozenset(m.casefold() for m in _PACKAGE_WORDS.findall(prompt))
+
+
+def packages_of(applies: AppliesTo) -> frozenset[str]:
+    """The packages a memory's scoped names stand for (`@calcom/ui/components/button` is the ui package)."""
+    return frozenset(m.group(1).casefold() for cue in applies.cues if (m := _SCOPED_NAME.match(cue)))
 
 
 @lru_cache(maxsize=256)

@@ -11,7 +11,14 @@ from dataclasses import dataclass, field
 
 from memoryd.recall.applies import AppliesTo
 from memoryd.recall.applies_derive import PATH_RE, PM_NAMES
-from memoryd.recall.applies_match import PROMPT_ACTS, command_facts, file_kind, reads_as_code
+from memoryd.recall.applies_match import (
+    PROMPT_ACTS,
+    command_facts,
+    file_kind,
+    packages_named,
+    packages_of,
+    reads_as_code,
+)
 
 _WILD = re.compile(r"[*?\[]")
 _TOKEN = re.compile(r"\w+")
@@ -46,6 +53,7 @@ class Triggers:
     token: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # a cue's first word
     prompt_token: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # ... of cues reading as code
     act: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # git commit, gh pr, git push
+    package: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # a scoped name's package
     topic: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     code_topic: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # ... of rules about code
     with_paths: set[str] = field(default_factory=set)
@@ -84,6 +92,8 @@ class Triggers:
             self.token[word].add(fn)
             if reads_as_code(cue):
                 self.prompt_token[word].add(fn)
+        for package in packages_of(a):
+            self.package[package].add(fn)
         for topic in a.topics:
             self.topic[topic].add(fn)
             if a.rule and (a.paths or a.commands or a.cues):
@@ -137,4 +147,6 @@ class Triggers:
         for rx, cmd in PROMPT_ACTS:
             if cmd in self.act and rx.search(prompt):
                 out |= self.act[cmd]
+        for package in packages_named(prompt):
+            out |= self.package.get(package, set())
         return out
