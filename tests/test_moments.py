@@ -383,8 +383,13 @@ def test_triggers_find_every_memory_an_act_or_a_prompt_meets() -> None:
         triggers = Triggers.of(applies)
         for prompt, paths, commands in acts:
             topics = topics_of(prompt)
-            walked = {fn for fn, a in applies.items() if prompt_meets(a, prompt, topics)}
-            assert walked <= triggers.for_prompt(prompt, topics), prompt
+            met = {fn: why for fn, a in applies.items() if (why := prompt_meets(a, prompt, topics))}
+            named = {fn for fn, why in met.items() if not why.startswith("subject")}
+            assert named <= triggers.named_in(prompt), prompt
+            code_rules = {fn for fn in met if fn not in named and applies[fn].rule}
+            code_rules = {fn for fn in code_rules if applies[fn].paths or applies[fn].commands or applies[fn].cues}
+            assert code_rules <= triggers.code_rules_about(topics), prompt
+            checked += len(met)
             for tool, path, command in [("Edit", p, "") for p in paths] + [("Bash", "", c) for c in commands if c]:
                 walked = {fn for fn, a in applies.items() if meets(a, tool, path, command) or contradicts(a, command)}
                 assert walked <= triggers.for_tool(path, command, ""), (path, command)

@@ -10,6 +10,7 @@ import re
 import shlex
 from collections.abc import Iterable
 from functools import lru_cache
+from typing import NamedTuple
 
 from memoryd.recall.applies import AppliesTo
 from memoryd.recall.applies_derive import (
@@ -147,21 +148,21 @@ def prompt_meets(applies: AppliesTo, prompt: str, prompt_topics: Iterable[str]) 
     chooses against or a program it forbids, a path under its globs, code it names (`as any`,
     `@scope/pkg`, `dayjs`), asks to commit, push or open a pull request when the memory is about
     that, or shares one of its subjects."""
-    words, tokens, acts = _prompt_facts(prompt)
+    said = prompt_facts(prompt)
     for pattern in applies.commands:
         program = pattern.split()[0].casefold()
-        if program in words and (program in PM_NAMES or program in applies.forbids):
+        if program in said.words and (program in PM_NAMES or program in applies.forbids):
             return f"prompt names {program}"
-    for token in tokens:
+    for token in said.paths:
         for glob in applies.paths:
             if path_matches(glob, token.strip("`'\".,;:()")):
                 return f"prompt names {token}"
     if cue := writes_cue(applies, prompt, code_only=True):
         return f"prompt names {cue}"
-    for package in packages_named(prompt):
+    for package in said.packages:
         if package in packages_of(applies):
             return f"prompt names the {package} package"
-    for cmd in acts:
+    for cmd in said.acts:
         if cmd in applies.commands:
             return f"prompt asks to {cmd}"
     subjects = sorted(applies.topics.intersection(prompt_topics))
@@ -172,21 +173,30 @@ _PACKAGE_WORDS = re.compile(r"\b([a-z][\w-]*)\s+package\b", re.I)  # "our ui pac
 _SCOPED_NAME = re.compile(r"^@[\w-]+/([\w-]+)")  # @calcom/ui/components/button -> ui
 
 
-def packages_named(prompt: str) -> frozenset[str]:
-    """The packages a prompt names in words ("the ui package" names ui)."""
-    return frozenset(m.casefold() for m in _PACKAGE_WORDS.findall(prompt))
-
-
 def packages_of(applies: AppliesTo) -> frozenset[str]:
     """The packages a memory's scoped names stand for (`@calcom/ui/components/button` is the ui package)."""
     return frozenset(m.group(1).casefold() for cue in applies.cues if (m := _SCOPED_NAME.match(cue)))
 
 
+class PromptFacts(NamedTuple):
+    """What a prompt names, read once per prompt (not once per memory, nor again by `Triggers`)."""
+
+    words: frozenset[str]  # its words, case-folded ("npm", "pnpm")
+    paths: tuple[str, ...]  # its path-like tokens
+    acts: tuple[str, ...]  # the acts it asks for (git commit, gh pr, git push)
+    packages: frozenset[str]  # the packages it names in words ("the ui package" names ui)
+    tokens: frozenset[str]  # its \w+ runs, as a cue's first word is looked up
+
+
 @lru_cache(maxsize=256)
-def _prompt_facts(prompt: str) -> tuple[frozenset[str], tuple[str, ...], tuple[str, ...]]:
-    """A prompt read once, not once per memory: its words, its path-like tokens, the acts it asks for."""
-    words = frozenset(w.casefold() for w in re.findall(r"[A-Za-z][\w-]*", prompt))
-    return words, tuple(PATH_RE.findall(prompt)), tuple(cmd for rx, cmd in PROMPT_ACTS if rx.search(prompt))
+def prompt_facts(prompt: str) -> PromptFacts:
+    return PromptFacts(
+        words=frozenset(w.casefold() for w in re.findall(r"[A-Za-z][\w-]*", prompt)),
+        paths=tuple(PATH_RE.findall(prompt)),
+        acts=tuple(cmd for rx, cmd in PROMPT_ACTS if rx.search(prompt)),
+        packages=frozenset(m.casefold() for m in _PACKAGE_WORDS.findall(prompt)),
+        tokens=frozenset(re.findall(r"\w+", prompt)),
+    )
 
 
 @lru_cache(maxsize=65_536)

@@ -1,6 +1,7 @@
 """`Triggers`: which memories a tool call or a prompt could meet, looked up by the words that make them meet
 (a glob's literal folder or kind, a command's program, a cue's first word, a subject), so only those few are
-checked one by one. A superset by construction: every memory `meets`/`prompt_meets` would accept is in it.
+checked one by one. A superset by construction of what `meets` accepts, and of what `prompt_meets` names or
+(for a rule about code) shares as a subject.
 Walking 20,000 memories per prompt was 94 % of a recall (issue 42)."""
 
 from __future__ import annotations
@@ -10,19 +11,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from memoryd.recall.applies import AppliesTo
-from memoryd.recall.applies_derive import PATH_RE, PM_NAMES
-from memoryd.recall.applies_match import (
-    PROMPT_ACTS,
-    command_facts,
-    file_kind,
-    packages_named,
-    packages_of,
-    reads_as_code,
-)
+from memoryd.recall.applies_match import command_facts, file_kind, packages_of, prompt_facts, reads_as_code
 
 _WILD = re.compile(r"[*?\[]")
 _TOKEN = re.compile(r"\w+")
-_PROMPT_WORD = re.compile(r"[A-Za-z][\w-]*")  # as prompt_meets reads a prompt's words
 
 
 def _glob_keys(glob: str) -> tuple[str, str]:
@@ -54,8 +46,7 @@ class Triggers:
     prompt_token: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # ... of cues reading as code
     act: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # git commit, gh pr, git push
     package: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # a scoped name's package
-    topic: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
-    code_topic: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # ... of rules about code
+    code_topic: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # a code rule's subjects
     with_paths: set[str] = field(default_factory=set)
 
     @classmethod
@@ -94,9 +85,8 @@ class Triggers:
                 self.prompt_token[word].add(fn)
         for package in packages_of(a):
             self.package[package].add(fn)
-        for topic in a.topics:
-            self.topic[topic].add(fn)
-            if a.rule and (a.paths or a.commands or a.cues):
+        if a.rule and (a.paths or a.commands or a.cues):  # a subject alone brings only rules about code
+            for topic in a.topics:
                 self.code_topic[topic].add(fn)
 
     def for_tool(self, path: str, command: str, writes: str) -> set[str]:
@@ -116,17 +106,6 @@ class Triggers:
                 out |= self.token.get(word, set())
         return out
 
-    def for_prompt(self, prompt: str, topics: frozenset[str]) -> set[str]:
-        """Every memory the prompt could meet (`applies_match.prompt_meets`)."""
-        return self.named_in(prompt) | self.about(topics)
-
-    def about(self, topics: frozenset[str]) -> set[str]:
-        """The memories that share one of these subjects."""
-        out: set[str] = set()
-        for topic in topics:
-            out |= self.topic.get(topic, set())
-        return out
-
     def code_rules_about(self, topics: frozenset[str]) -> set[str]:
         """The rules about code (they name a path, a command or code) that share one of these subjects."""
         out: set[str] = set()
@@ -135,18 +114,18 @@ class Triggers:
         return out
 
     def named_in(self, prompt: str) -> set[str]:
-        """Every memory the prompt could name (a program, a path, code, an act): `prompt_meets` short of subjects."""
+        """Every memory the prompt could name (a program, a path, code, a package, an act): those
+        `applies_match.prompt_meets` may give a reason other than a shared subject."""
+        said = prompt_facts(prompt)
         out: set[str] = set()
-        for word in {w.casefold() for w in _PROMPT_WORD.findall(prompt)}:
-            if word in PM_NAMES or word in self.program:
-                out |= self.program.get(word, set())
-        if PATH_RE.search(prompt):
+        for word in said.words:
+            out |= self.program.get(word, set())
+        if said.paths:
             out |= self.with_paths
-        for word in set(_TOKEN.findall(prompt)):
+        for word in said.tokens:
             out |= self.prompt_token.get(word, set())
-        for rx, cmd in PROMPT_ACTS:
-            if cmd in self.act and rx.search(prompt):
-                out |= self.act[cmd]
-        for package in packages_named(prompt):
+        for cmd in said.acts:
+            out |= self.act.get(cmd, set())
+        for package in said.packages:
             out |= self.package.get(package, set())
         return out

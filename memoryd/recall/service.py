@@ -81,7 +81,6 @@ class RecallService:
         )  # indexed before the save answers, its vector by the next recall
         self.applies = AppliesIndex()  # what each memory applies to (issue 38), for prompts and tool calls
         self.model = ModelRoute(self.llm, self.settings)  # the side-query, off the critical path for hooks
-        self.prefetch = self.model.prefetch
         # Recalls computing at once. More only add threads that take turns on the GIL, and a save
         # holding a memory dir's lock waits behind all of them after every system call (issue 31).
         self._computing = threading.BoundedSemaphore(limits.RECALL_COMPUTING_AT_ONCE)
@@ -147,8 +146,8 @@ class RecallService:
             result = self._recall(cwd, query, session_id, store, max_chars, context, defer_model)
         if defer_model and self.llm.enabled:  # the prompt's async hook waits for this decision: say there is none
             memdir = str((store or self.stores.for_cwd(cwd)).path)
-            if not self.prefetch.decided(session_id, memdir, query):
-                self.prefetch.start(session_id, memdir, query, None)
+            if not self.model.prefetch.decided(session_id, memdir, query):
+                self.model.prefetch.start(session_id, memdir, query, None)
         result.took_ms = round((time.perf_counter() - started) * 1000, 2)
         self.metrics.recalls.labels(result.method).inc()
         self.metrics.recall_latency.labels(result.method).observe(time.perf_counter() - started)
@@ -290,7 +289,7 @@ class RecallService:
         the session already holds: the second half of a hook's recall, delivered in the same turn."""
         check_session_id(session_id)
         store = self.stores.for_cwd(cwd)
-        taken = self.prefetch.take(session_id, str(store.path), prompt, wait)
+        taken = self.model.prefetch.take(session_id, str(store.path), prompt, wait)
         if taken is None:
             return RecallResult(reason="no model choice is waiting for this session")
         prompt, picks = taken
