@@ -44,6 +44,7 @@ from recall_bench import DEFAULT_DATA  # noqa: E402
 from recall_latency import WORDS, engine_rate, memory_texts, write_store  # noqa: E402
 from soak import Soak  # noqa: E402
 from soak import seed as soak_seed  # noqa: E402
+from store_bench import fsync_ms  # noqa: E402
 
 from memoryd.recall.dense import VECTORS_FILENAME, embed_text, text_digest  # noqa: E402
 from memoryd.store.headers import read_memory  # noqa: E402
@@ -243,33 +244,10 @@ def lone_save(
                     "over_floor_ms": round(s - h, 2),
                 }
             )
-        return {"rows": rows, "syscalls_per_save": syscalls, "disk": fsync_ms(work)}
+        return {"rows": rows, "syscalls_per_save": syscalls, "disk": fsync_ms(work, n=30)}
     finally:
         for _, _, d in daemons:
             d.close()
-
-
-def fsync_ms(work: Path, n: int = 30) -> dict[str, float]:
-    """This disk's cost of what a durable save waits for: a small file's fsync, then its dir's."""
-    files, dirs = [], []
-    folder = work / "fsync"
-    folder.mkdir()
-    for i in range(n):
-        t = time.perf_counter()
-        fd = os.open(folder / f"f{i}", os.O_WRONLY | os.O_CREAT, 0o600)
-        os.write(fd, b"x" * 300)
-        os.fsync(fd)
-        os.close(fd)
-        files.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        fd = os.open(folder, os.O_RDONLY)
-        os.fsync(fd)
-        os.close(fd)
-        dirs.append(time.perf_counter() - t)
-    return {
-        "file_fsync_p50_ms": round(statistics.median(files) * 1000, 2),
-        "dir_fsync_p50_ms": round(statistics.median(dirs) * 1000, 2),
-    }
 
 
 def strace_saves(d: Daemon, offset: int, n: int = 20) -> dict[str, float]:

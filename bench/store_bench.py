@@ -205,12 +205,12 @@ def bench_http() -> list[dict[str, float]]:
     ]
 
 
-def fsync_ms() -> dict[str, float]:
-    """This disk's fsync cost: a durable save pays 2 file fsyncs (memory, index; issued together,
-    they share one journal commit) and then 1 dir fsync."""
+def fsync_ms(where: Path | None = None, n: int = 50) -> dict[str, float]:
+    """This disk's fsync cost (`where`: a folder on the disk to measure; default bench/): a durable save pays
+    2 file fsyncs (memory, index; issued together, they share one journal commit) and then 1 dir fsync."""
     files, dirs = [], []
-    with tempfile.TemporaryDirectory(dir=ROOT / "bench") as tmp:
-        for i in range(50):
+    with tempfile.TemporaryDirectory(dir=where or ROOT / "bench") as tmp:
+        for i in range(n):
             t = time.perf_counter()
             fd = os.open(f"{tmp}/f{i}", os.O_WRONLY | os.O_CREAT)
             os.write(fd, BODY.encode())
