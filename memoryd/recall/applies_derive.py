@@ -162,12 +162,13 @@ def derive(name: str, description: str, body: str, type_: str = "") -> AppliesTo
     commands += sorted(n for n in (PROGRAMS & named) - {c.split()[0] for c in commands} if n in forbids)
     head = f"{name}\n{description}"
     commands += [cmd for rx, cmd in SUBJECT_COMMANDS if rx.search(head)]
+    weights = topic_weights(text)  # the subjects and how strongly: read once for both fields
     return AppliesTo(
         paths=paths,
         commands=tuple(dict.fromkeys(commands)),
         forbids=shared(frozenset(forbids)),
-        topics=shared(topics_of(text)),
-        weights=topic_weights(text),
+        topics=shared(frozenset(t for t, _ in weights)),
+        weights=weights,
         about=shared(topics_of(f"{name}\n{description}")),
         kinds=shared(kinds_named(f"{name}\n{description}")),
         rule=rule,
