@@ -395,3 +395,13 @@ def test_triggers_find_every_memory_an_act_or_a_prompt_meets() -> None:
                 assert walked <= triggers.for_tool(path, command, ""), (path, command)
                 checked += len(walked)
     assert checked > 100  # the acts met many memories: the check is not vacuous
+
+
+def test_warm_derives_what_every_memory_applies_to(live: LiveDaemon, project: Path) -> None:
+    """At start-up, off the request path: the first prompt or tool call does not derive a whole store (issue 42)."""
+    pnpm = save(live, project, *PNPM)
+    recall = live.daemon.recall
+    store = recall.stores.for_cwd(str(project))
+    recall.applies._by_dir.clear()
+    recall.warm()
+    assert "npm" in recall.applies._by_dir[str(store.path)].applies[pnpm].forbids
