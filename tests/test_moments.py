@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from memoryd.recall.applies import AppliesTo
 from memoryd.recall.applies_derive import derive
 from memoryd.recall.applies_match import command_key, contradicts, meets
 from memoryd.store.frontmatter import split_frontmatter
@@ -89,6 +90,23 @@ def test_derived_places_read_placeholders_lone_folders_and_file_kinds() -> None:
     assert not meets(folders, "Edit", path="src/Button/index.tsx")  # a file every folder may hold: an example
     prisma = derive("Prisma: select, not include", "Never use include in Prisma queries; list fields with select", "")
     assert not meets(prisma, "Edit", path="packages/prisma/schema.prisma")  # a tool's name is not a language
+
+
+def test_derived_places_float_creation_rules_wait_for_new_files_and_project_titles_name_folders() -> None:
+    """A relative path a rule names also matches under a package folder; a rule for adding a new thing
+    meets the file being created, not every later edit; a project memory's title can name its folder."""
+    inline = derive("Lint rule tests are inline", "Tests live in the rule file (`src/rules/**/*.rs`)", "")
+    assert meets(inline, "Edit", path="crates/oxc_linter/src/rules/react/no_danger.rs")
+    assert meets(inline, "Edit", path="src/rules/eqeqeq.rs") and not meets(inline, "Edit", path="src/lib.rs")
+    anchored = AppliesTo(paths=("/config/base.json",), explicit=True)  # a person anchors a glob with "/"
+    assert meets(anchored, "Edit", path="config/base.json") and not meets(anchored, "Edit", path="pkg/config/base.json")
+    checklist = derive("Checklist for adding a new AI service", "Follow existing services in `src/app/services/`", "")
+    assert meets(checklist, "Write", path="src/app/services/novita/llm.py")
+    assert not meets(checklist, "Edit", path="src/app/services/openai/llm.py")
+    integ = derive("Integration tests in tests_integ/ hit real providers", "End-to-end tests", "", "project")
+    assert meets(integ, "Edit", path="tests_integ/models/test_openai.py")
+    layout = derive("service.py / views.py layout", "Logic in service.py, models in views.py", "", "project")
+    assert not meets(layout, "Edit", path="pkg/agent/service.py")  # a layout the title describes, not a place
 
 
 def test_pre_tool_use_brings_the_rule_the_act_meets(live: LiveDaemon, project: Path) -> None:

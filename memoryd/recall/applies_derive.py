@@ -113,6 +113,9 @@ SUBJECT_COMMANDS = (
     (re.compile(r"\b(?:PRs?|pull requests?)\b"), "gh pr"),
     (re.compile(r"\bpush(?:es|ed|ing)?\b", re.I), "git push"),
 )
+# A rule for making a new thing ("Checklist for adding a new AI service") applies when a file is created,
+# not to every later edit of the things it made.
+CREATING = re.compile(r"\b(?:adding|creating|scaffolding|writing)\s+(?:an?\s+)?new\b", re.I)
 CAMEL_RE = re.compile(r"(?<![\w.])[A-Z][a-z0-9]*[A-Z][A-Za-z0-9]*\b")  # TRPCError, ErrorWithCode, OAuthClient
 _SCOPED = re.compile(r"(?<![\w/])@[\w-]+/[\w./-]*\w")  # @calcom/ui, @calcom/ui/components/button
 _DOTTED = re.compile(r"(?<![\w.])[A-Za-z]\w*\.(?:js|[a-z]\w*)\b")  # Day.js, credential.key
@@ -142,7 +145,7 @@ def derive(name: str, description: str, body: str, type_: str = "") -> AppliesTo
     # A reference memory points somewhere (the layout, a dashboard), a project memory mostly describes
     # how things are: the places they name are rules only when the memory states one ("never", "only").
     rule = type_ in ("feedback", "user", "") or (type_ == "project" and RULE_WORDS.search(text) is not None)
-    paths = _places(name, description, text) if rule else ()
+    paths = _places(name, description, text) if rule else _titled_folders(name) if type_ == "project" else ()
     named = {w.casefold() for w in re.findall(r"(?<![\w.@/-])[A-Za-z][\w-]*(?![\w/])", text)}
     # a program that is also an English word counts only in backticks ("never go back" names no Go)
     ticked = {w.casefold() for snippet in _TICKS.findall(text) for w in snippet.split()}
@@ -166,6 +169,7 @@ def derive(name: str, description: str, body: str, type_: str = "") -> AppliesTo
     return AppliesTo(
         paths=paths,
         commands=tuple(dict.fromkeys(commands)),
+        tools=("Write",) if paths and CREATING.search(name) else (),
         forbids=shared(frozenset(forbids)),
         topics=shared(frozenset(t for t, _ in weights)),
         weights=weights,
@@ -227,6 +231,12 @@ def _places(name: str, description: str, text: str) -> tuple[str, ...]:
     places += [f"*.{kind}" for kind in _KIND_RE.findall(text)]
     places += [d for d in _DIR_RE.findall(text) if d.rstrip("/") not in GENERIC_DIRS and (d in ticked or d in headline)]
     return tuple(dict.fromkeys(g for p in places if (g := _glob_of(p)) and not _everywhere(g)))
+
+
+def _titled_folders(name: str) -> tuple[str, ...]:
+    """The one folder a project memory's title is about ("Integration tests in tests_integ/"): edits there
+    meet it. Files it names and folder patterns (`test/<feature>/`) describe a layout, not a place."""
+    return tuple(g for g in _places(name, "", name) if g.endswith("/**") and "*" not in g[:-3])
 
 
 def _everywhere(glob: str) -> bool:

@@ -76,15 +76,16 @@ def command_matches(pattern: str, command: str) -> bool:
 
 @lru_cache(maxsize=65_536)
 def _glob_rx(glob: str) -> re.Pattern[str]:
-    """A glob as one compiled pattern: `**/x` at any depth, `dir/**` (or a bare dir) with everything
-    under it, anywhere for `dir/**`; `*` as fnmatch reads it."""
+    """A glob as one compiled pattern. A relative glob matches at the root or under any folder (a rule's
+    `src/rules/` is also a package's `crates/x/src/rules/`); `/x` only at the root. A dir (or `dir/**`)
+    holds everything under it, `a/**/b` also `a/b`; `*` as fnmatch reads it."""
     g = glob.rstrip("/")
-    anywhere = g.startswith("**/")
-    under = g.endswith("/**")
-    g = g[3:] if anywhere else g
-    g = g[:-3].rstrip("/") if under else g
-    core = fnmatch.translate(g).removesuffix("\\Z")
-    return re.compile(("(?:.*/)?" if anywhere or under else "") + core + r"(?:/.*)?\Z")
+    anywhere = not g.startswith("/")
+    g = g.lstrip("/").removeprefix("**/").removesuffix("/**")
+    core = "/(?:.*/)?".join(
+        fnmatch.translate(part).removeprefix("(?s:").removesuffix(")\\Z") for part in g.split("/**/")
+    )
+    return re.compile(("(?:.*/)?" if anywhere else "") + core + r"(?:/.*)?\Z")
 
 
 def path_matches(glob: str, rel: str) -> bool:
