@@ -376,6 +376,24 @@ def test_a_prompt_naming_a_package_in_words_meets_the_rule_about_its_scoped_name
     assert not prompt_meets(barrels, "bump the api package", topics_of("bump the api package"))
 
 
+def test_a_prompt_naming_code_of_a_layer_meets_the_rule_about_that_layer() -> None:
+    """BookingRepository is a repository: the rule "No business logic in repositories" is about it. At tool time
+    a layer's files are edited all day, and rules naming a layer in passing would ride along: prompts only."""
+    from memoryd.recall.applies_derive import roles_of, topics_of
+    from memoryd.recall.applies_match import prompt_meets
+
+    repos = derive("No business logic in repositories", "Repositories only read and write data", "")
+    prompt = "compute the seat price discount in BookingRepository while reading the booking"
+    assert prompt_meets(repos, prompt, topics_of(prompt)) == "prompt names BookingRepository, a repository"
+    assert (
+        prompt_meets(repos, "fix user_repository caching", frozenset()) == "prompt names user_repository, a repository"
+    )
+    assert not prompt_meets(repos, "call BookingService from the handler", frozenset())
+    assert not meets(repos, "Edit", path="packages/features/bookings/repositories/BookingRepository.ts")
+    assert roles_of("src/hooks/useMemos.ts") == {"hook"} and roles_of("a/booking.repository.ts") == {"repository"}
+    assert not derive("Repositories", "Repositories are listed in repos.yaml", "", "reference").roles  # states no rule
+
+
 def test_triggers_find_every_memory_an_act_or_a_prompt_meets() -> None:
     """The lookup that spares a walk over every memory (issue 42) misses none that the walk finds: checked on
     real rules (bench/coding, bench/moments) against their tasks' prompts, edits and commands."""

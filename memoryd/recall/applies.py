@@ -33,6 +33,7 @@ class AppliesTo:
     weights: tuple[tuple[str, int], ...] = ()  # per topic, how many of its words the memory uses
     about: frozenset[str] = frozenset()  # the topics of its name and description: what it is about, not mentions
     kinds: frozenset[str] = frozenset()  # file extensions whose language its name or description names (css)
+    roles: frozenset[str] = frozenset()  # code roles its name is about ("in repositories": repository)
     rule: bool = True  # it states a rule (feedback, user, or a project memory saying never/always/only)
 
     def weight(self, topics: Iterable[str]) -> int:

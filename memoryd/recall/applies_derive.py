@@ -116,6 +116,18 @@ SUBJECT_COMMANDS = (
 # A rule for making a new thing ("Checklist for adding a new AI service") applies when a file is created,
 # not to every later edit of the things it made.
 CREATING = re.compile(r"\b(?:adding|creating|scaffolding|writing)\s+(?:an?\s+)?new\b", re.I)
+# The layers code is split into: a rule whose name is about one ("No business logic in repositories") applies
+# to its files (BookingRepository.ts, user_service.py, repositories/) and to prompts naming its code.
+CODE_ROLES = frozenset(
+    """repository service controller router handler resolver reducer middleware component hook store provider
+    adapter serializer migration validator factory manager client helper util""".split()
+)
+_ROLES_NAMED = re.compile(
+    r"\b(repositories|services|controllers|routers|handlers|resolvers|reducers|middlewares|"
+    r"components|hooks|stores|providers|adapters|serializers|migrations|validators|factories|managers|clients|"
+    r"helpers|utils)\b",
+    re.I,
+)
 CAMEL_RE = re.compile(r"(?<![\w.])[A-Z][a-z0-9]*[A-Z][A-Za-z0-9]*\b")  # TRPCError, ErrorWithCode, OAuthClient
 _SCOPED = re.compile(r"(?<![\w/])@[\w-]+/[\w./-]*\w")  # @calcom/ui, @calcom/ui/components/button
 _DOTTED = re.compile(r"(?<![\w.])[A-Za-z]\w*\.(?:js|[a-z]\w*)\b")  # Day.js, credential.key
@@ -175,6 +187,7 @@ def derive(name: str, description: str, body: str, type_: str = "") -> AppliesTo
         weights=weights,
         about=shared(topics_of(f"{name}\n{description}")),
         kinds=shared(kinds_named(f"{name}\n{description}")),
+        roles=shared(frozenset(singular(w) for w in _ROLES_NAMED.findall(name)) if rule else frozenset()),
         rule=rule,
         names=shared(frozenset((PROGRAMS | PM_NAMES) & named)),
         cues=shared(cues_of(text)),
@@ -186,6 +199,29 @@ def shared(values: frozenset[str]) -> frozenset[str]:
     """One object for equal sets: most memories' sets are empty or among a few subjects, and each frozenset
     costs ~216 bytes (20,000 memories held ~40 MB of them, issue 42)."""
     return values
+
+
+def singular(word: str) -> str:
+    """A plural code role as its singular (repositories: repository, services: service)."""
+    word = word.casefold()
+    return (
+        word[:-3] + "y"
+        if word.endswith("ies")
+        else word[:-1]
+        if word.endswith("s") and word[:-1] in CODE_ROLES
+        else word
+    )
+
+
+def roles_of(name: str) -> frozenset[str]:
+    """The code roles a name (BookingRepository, user_service.py, repositories/) plays: its last word, a folder's."""
+    out = set()
+    for part in name.split("/"):
+        stem = part.rsplit(".", 1)[0] if "." in part.strip(".") else part
+        words = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", stem)
+        if words and (role := singular(words[-1])) in CODE_ROLES:
+            out.add(role)
+    return frozenset(out)
 
 
 def kinds_named(headline: str) -> frozenset[str]:

@@ -17,6 +17,7 @@ from memoryd.recall.applies_derive import (
     PATH_RE,
     PM_NAMES,
     command_key,
+    roles_of,
 )
 
 # A prompt that asks to commit, push or open a pull request (not one that mentions "PR #3789").
@@ -166,6 +167,9 @@ def prompt_meets(applies: AppliesTo, prompt: str, prompt_topics: Iterable[str]) 
     for cmd in said.acts:
         if cmd in applies.commands:
             return f"prompt asks to {cmd}"
+    for code, role in said.roles:
+        if role in applies.roles:
+            return f"prompt names {code}, a {role}"
     subjects = sorted(applies.topics.intersection(prompt_topics))
     return f"subject: {subjects[0]}" if subjects else ""
 
@@ -187,6 +191,7 @@ class PromptFacts(NamedTuple):
     acts: tuple[str, ...]  # the acts it asks for (git commit, gh pr, git push)
     packages: frozenset[str]  # the packages it names in words ("the ui package" names ui)
     tokens: frozenset[str]  # its \w+ runs, as a cue's first word is looked up
+    roles: tuple[tuple[str, str], ...]  # its code names and the role each plays (BookingRepository, repository)
 
 
 @lru_cache(maxsize=256)
@@ -197,7 +202,11 @@ def prompt_facts(prompt: str) -> PromptFacts:
         acts=tuple(cmd for rx, cmd in PROMPT_ACTS if rx.search(prompt)),
         packages=frozenset(m.casefold() for m in _PACKAGE_WORDS.findall(prompt)),
         tokens=frozenset(re.findall(r"\w+", prompt)),
+        roles=tuple((code, role) for code in _CODE_NAME.findall(prompt) for role in sorted(roles_of(code))),
     )
+
+
+_CODE_NAME = re.compile(r"\b[A-Za-z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 
 
 @lru_cache(maxsize=65_536)

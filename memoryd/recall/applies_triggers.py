@@ -46,6 +46,7 @@ class Triggers:
     prompt_token: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # ... of cues reading as code
     act: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # git commit, gh pr, git push
     package: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # a scoped name's package
+    role: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # a code role its name is about
     code_topic: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # a code rule's subjects
     with_paths: set[str] = field(default_factory=set)
 
@@ -85,6 +86,8 @@ class Triggers:
                 self.prompt_token[word].add(fn)
         for package in packages_of(a):
             self.package[package].add(fn)
+        for role in a.roles:
+            self.role[role].add(fn)
         if a.rule and (a.paths or a.commands or a.cues):  # a subject alone brings only rules about code
             for topic in a.topics:
                 self.code_topic[topic].add(fn)
@@ -128,4 +131,6 @@ class Triggers:
             out |= self.act.get(cmd, set())
         for package in said.packages:
             out |= self.package.get(package, set())
+        for _, role in said.roles:
+            out |= self.role.get(role, set())
         return out
