@@ -107,6 +107,22 @@ def test_derived_places_float_creation_rules_wait_for_new_files_and_project_titl
     assert meets(integ, "Edit", path="tests_integ/models/test_openai.py")
     layout = derive("service.py / views.py layout", "Logic in service.py, models in views.py", "", "project")
     assert not meets(layout, "Edit", path="pkg/agent/service.py")  # a layout the title describes, not a place
+    tree = derive("Keep the AGENTS.md directory tree current", "After adding directories, update the tree", "")
+    assert meets(tree, "Edit", path="AGENTS.md") and not meets(tree, "Edit", path="docs/guide.md")
+    folders = derive("One folder per component", "Its own folder; no shared stylesheet for several components", "")
+    assert not meets(folders, "Edit", path="ui/Nav/index.scss")  # the language only in passing: not about it
+
+
+def test_deprecation_and_exports_are_subjects_a_prompt_shares_with_a_rule() -> None:
+    from memoryd.recall.applies_derive import topics_of
+    from memoryd.recall.applies_match import prompt_meets
+
+    deprecations = derive("Deprecation convention", "Mark deprecated APIs with a `.. deprecated::` directive", "")
+    prompt = "Deprecate dict-based settings in STT, TTS, and LLM"
+    assert prompt_meets(deprecations, prompt, topics_of(prompt)) == "subject: deprecation"
+    barrels = derive("No `export *` barrels", "Never use `export * from`; list explicit named exports", "")
+    prompt = "feat: export parseParams and related sanitizers"
+    assert prompt_meets(barrels, prompt, topics_of(prompt)) == "subject: exports"
 
 
 def test_pre_tool_use_brings_the_rule_the_act_meets(live: LiveDaemon, project: Path) -> None:

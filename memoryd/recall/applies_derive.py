@@ -57,6 +57,7 @@ PATH_RE = re.compile(
     r"|(?<![\w/.:@-])\.env[\w.*-]*"  # .env, .env.local
     r"|(?<![\w/.:@-])[\w*-]+(?:\.[\w*-]+)*\.(?:tsx?|jsx?|mjs|cjs|json|sql|py|prisma|ya?ml|toml|css|scss|lock|go|rs|rb|sh|html|vue|svelte)\b"
 )
+_TITLED_DOC = re.compile(r"(?<![\w/.-])[\w-]+\.md\b")
 _TICKS = re.compile(r"`([^`\n]{1,200})`")
 # A placeholder in a named path: `changelog/{PR_NUMBER}.{type}.md`, `tests/<path>/test_<module>.py`.
 _PLACEHOLDER = re.compile(r"\{[\w|.-]{1,40}\}|<[\w-]{1,30}>(?=[/_.\w-])|(?<=[/_.\w-])<[\w-]{1,30}>")
@@ -102,6 +103,8 @@ TOPICS: dict[str, tuple[str, ...]] = {
     "permissions": ("permission", "permissions", "admin", "admins", "role", "roles", "access control", "authorization"),
     "casts": ("cast", "casts", "as any", "type-safe", "type safe"),
     "errors": ("throw", "throws", "exception", "exceptions", "error class", "error classes", "error handling"),
+    "exports": ("export", "exports", "exported", "re-export", "re-exports", "barrel", "barrels", "barrel file"),
+    "deprecation": ("deprecate", "deprecates", "deprecated", "deprecation", "deprecations", "deprecating"),
 }
 # File kinds by language: a rule whose name or description names the language ("Write plain CSS", "No
 # !important in CSS") applies to an edit of any file of it. Not the everyday kinds (.py, .ts): those say nothing.
@@ -186,7 +189,7 @@ def derive(name: str, description: str, body: str, type_: str = "") -> AppliesTo
         topics=shared(frozenset(t for t, _ in weights)),
         weights=weights,
         about=shared(topics_of(f"{name}\n{description}")),
-        kinds=shared(kinds_named(f"{name}\n{description}")),
+        kinds=shared(kinds_named(name)),
         roles=shared(frozenset(singular(w) for w in _ROLES_NAMED.findall(name)) if rule else frozenset()),
         rule=rule,
         names=shared(frozenset((PROGRAMS | PM_NAMES) & named)),
@@ -265,6 +268,7 @@ def _places(name: str, description: str, text: str) -> tuple[str, ...]:
     # a name pattern without a folder (`test_{module}.py`) is a naming convention, not a place
     places = [p for p in PATH_RE.findall(text) if "/" in p or "*" not in p or p.startswith("*.")]
     places += [f"*.{kind}" for kind in _KIND_RE.findall(text)]
+    places += _TITLED_DOC.findall(name)  # "Keep the AGENTS.md directory tree current": a document the rule keeps
     places += [d for d in _DIR_RE.findall(text) if d.rstrip("/") not in GENERIC_DIRS and (d in ticked or d in headline)]
     return tuple(dict.fromkeys(g for p in places if (g := _glob_of(p)) and not _everywhere(g)))
 
