@@ -113,6 +113,25 @@ def test_derived_places_float_creation_rules_wait_for_new_files_and_project_titl
     assert not meets(folders, "Edit", path="ui/Nav/index.scss")  # the language only in passing: not about it
 
 
+def test_subject_words_read_in_one_pass_match_as_a_plain_alternation_would() -> None:
+    """The trie-shaped pattern (issue 42: derive's subject reading 7x faster) finds what a list of words finds."""
+    import re
+
+    from memoryd.recall.applies_derive import TOPIC_OF_WORD, topic_weights, trie_pattern
+
+    words = ["lint", "lint errors", "lock file", "lockfile", "colour", "color", "css", ".env", "as any"]
+    fast = re.compile(r"(?<![\w.-])" + trie_pattern(words) + r"(?![\w-])", re.I)
+    plain = re.compile(
+        r"(?<![\w.-])(?:" + "|".join(re.escape(w) for w in sorted(words, key=len)[::-1]) + r")(?![\w-])", re.I
+    )
+    text = (
+        "Fix lint errors, the lockfile and CSS colours; never `as any`; read .env.local, not lint-staged or colors.css"
+    )
+    assert fast.findall(text) == plain.findall(text) == ["lint errors", "lockfile", "CSS", "as any", ".env"]
+    assert "deprecation" == TOPIC_OF_WORD["deprecated"]
+    assert topic_weights("Use Tailwind classes, never inline styles; colour #3b82f6") == (("styling", 4),)
+
+
 def test_deprecation_and_exports_are_subjects_a_prompt_shares_with_a_rule() -> None:
     from memoryd.recall.applies_derive import topics_of
     from memoryd.recall.applies_match import prompt_meets

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Iterable
 from functools import lru_cache
+from typing import Any
 
 from memoryd.recall.applies import AppliesTo
 
@@ -48,6 +50,7 @@ PROGRAMS = frozenset(
     just cargo go rustc curl wget sudo ssh scp rsync node deno python python3 pre-commit alembic flask django-admin
     storybook wrangler vercel firebase supabase""".split()
 )
+_COMMAND_STARTS = PROGRAMS | PM_NAMES | {"npx", "bunx", "sudo"}  # what a backticked command may start with
 ENGLISH_PROGRAMS = frozenset("go make just black node python helm turbo biome".split())
 RULE_WORDS = re.compile(r"\b(?:never|always|must|don'?t|do not|only|avoid|should)\b", re.I)
 NEGATION = re.compile(r"\b(?:never|not|don'?t|do not|avoid|no|instead of|rather than|nor|stop using|without)\b", re.I)
@@ -144,10 +147,30 @@ GENERIC_DIRS = frozenset(
     helpers hooks server client test tests types views view pages page api core common shared public static
     assets internal scripts docs examples config configs services service source index main""".split()
 )
-_TOPIC_RES = {
-    topic: re.compile(r"(?<![\w.-])(?:" + "|".join(re.escape(w) for w in words) + r")(?![\w-])", re.I)
-    for topic, words in TOPICS.items()
-}
+
+
+def trie_pattern(words: Iterable[str]) -> str:
+    """Words as one alternation shaped like a trie (`c(?:ss|olou?r)`-like), longest first at each branch:
+    the regex engine then tries a letter once per position, not once per word."""
+    trie: dict[str, Any] = {}
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, Any]) -> str:
+        branches = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        if "" in node:
+            branches.append("")  # the word may end here: the longer branches are tried first
+        return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+    return emit(trie)
+
+
+# Every subject's words in one pattern, read in a single pass (a pass per subject was ten times the work).
+TOPIC_OF_WORD = {word: topic for topic, words in TOPICS.items() for word in words}
+_TOPIC_WORDS = re.compile(r"(?<![\w.-])" + trie_pattern(TOPIC_OF_WORD) + r"(?![\w-])", re.I)
 _HEX_COLOUR = re.compile(r"#(?=[0-9]*[a-fA-F])[0-9a-fA-F]{3,8}\b")  # #3b82f6, not issue #3538
 
 
@@ -174,6 +197,9 @@ def derive(name: str, description: str, body: str, type_: str = "") -> AppliesTo
             preferred = mine - forbids
             commands += [n for n in fam if n not in preferred or not preferred]
     for snippet in _TICKS.findall(text):
+        first = snippet.split(maxsplit=1)[0].casefold() if snippet.strip() else ""
+        if first not in _COMMAND_STARTS and "=" not in first:
+            continue  # not a command (`src/db.ts`, `as any`): spares the shell parse, most of derive's time
         key = command_key(snippet)
         if key and key[0] in PROGRAMS and " ".join(key) not in commands:
             commands.append(" ".join(key))
@@ -335,7 +361,7 @@ def named_tech(prompt: str) -> list[str]:
     """The product names a prompt gives (capitalised mid-sentence), quoted text aside:
     a technology the project's memories never mention says the prompt is about another stack."""
     text = _QUOTED_TEXT.sub(" ", prompt)
-    return [w for w in _PROPER.findall(text) if not any(rx.fullmatch(w) for rx in _TOPIC_RES.values())]
+    return [w for w in _PROPER.findall(text) if w.casefold() not in TOPIC_OF_WORD]
 
 
 def topics_of(text: str) -> frozenset[str]:
@@ -344,10 +370,12 @@ def topics_of(text: str) -> frozenset[str]:
 
 def topic_weights(text: str) -> tuple[tuple[str, int], ...]:
     """The subjects a text is about, each with how many distinct words of it the text uses."""
-    found = {topic: len({m.casefold() for m in rx.findall(text)}) for topic, rx in _TOPIC_RES.items()}
+    found: dict[str, set[str]] = {}
+    for word in {m.casefold() for m in _TOPIC_WORDS.findall(text)}:
+        found.setdefault(TOPIC_OF_WORD[word], set()).add(word)
     if _HEX_COLOUR.search(text):
-        found["styling"] = found.get("styling", 0) + 1
-    return tuple(sorted((t, n) for t, n in found.items() if n))
+        found.setdefault("styling", set()).add("#")
+    return tuple(sorted((t, len(words)) for t, words in found.items()))
 
 
 def command_key(command: str) -> tuple[str, ...]:
