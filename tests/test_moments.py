@@ -128,8 +128,17 @@ def test_subject_words_read_in_one_pass_match_as_a_plain_alternation_would() -> 
         "Fix lint errors, the lockfile and CSS colours; never `as any`; read .env.local, not lint-staged or colors.css"
     )
     assert fast.findall(text) == plain.findall(text) == ["lint errors", "lockfile", "CSS", "as any", ".env"]
-    assert "deprecation" == TOPIC_OF_WORD["deprecated"]
+    assert TOPIC_OF_WORD["deprecated"] == "deprecation"
     assert topic_weights("Use Tailwind classes, never inline styles; colour #3b82f6") == (("styling", 4),)
+
+
+def test_pushing_means_git_only_when_it_goes_somewhere() -> None:
+    """ "Type-check before pushing" is about `git push`; "push frames downstream" is code, not a command."""
+    assert "git push" in derive("Type-check before pushing", "Run the type check first", "").commands
+    assert "git push" in derive("Never force-push shared branches", "Rewrite only your own", "").commands
+    frames = derive("Call frame.complete() when swallowing frames", "A processor that does not push frames on", "")
+    assert "git push" not in frames.commands
+    assert "git push" not in derive("Report errors with push_error", "push errors upstream, non-fatal", "").commands
 
 
 def test_deprecation_and_exports_are_subjects_a_prompt_shares_with_a_rule() -> None:

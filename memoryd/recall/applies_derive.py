@@ -117,7 +117,15 @@ _KIND_NAMED = re.compile(r"(?<![\w-])(css|scss|sass|less|stylesheets?|sql)(?![\w
 SUBJECT_COMMANDS = (
     (re.compile(r"(?<![\w-])commit(?:s|ted|ting)?\b", re.I), "git commit"),
     (re.compile(r"\b(?:PRs?|pull requests?)\b"), "gh pr"),
-    (re.compile(r"\bpush(?:es|ed|ing)?\b", re.I), "git push"),
+    # pushing to a remote, not code that pushes frames or errors: "push" ends the clause or says where
+    (
+        re.compile(
+            r"\bgit push\b|\bforce[- ]push|\bpush(?:es|ed|ing)?\b(?=\s*(?:$|[.,;:)]|(?:to|directly|before|after|"
+            r"--\w+|main|master|origin|upstream|(?:the|your|a) branch|branch(?:es)?|changes|commits?)\b))",
+            re.I | re.M,
+        ),
+        "git push",
+    ),
 )
 # A rule for making a new thing ("Checklist for adding a new AI service") applies when a file is created,
 # not to every later edit of the things it made.
