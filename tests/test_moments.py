@@ -289,6 +289,10 @@ def test_the_memory_page_shows_what_it_applies_to(live: LiveDaemon, project: Pat
     page = browser.get(f"/ui/p/{p}/m/{fn}").text
     assert "Applies to" in page and "<code>infra/**</code>" in page and "<code>terraform</code>" in page
     assert "Nothing written in the file" in browser.get(f"/ui/p/{p}/m/{plain}").text
+    pnpm = save(live, project, *PNPM)  # nothing written: the page shows what recall derives
+    derived = browser.get(f"/ui/p/{p}/m/{pnpm}").text
+    assert "Commands (derived)" in derived and "<code>npm</code>" in derived and "Forbids (derived)" in derived
+    assert "(derived)" not in browser.get(f"/ui/p/{p}/m/{plain}").text
 
 
 def test_the_sql_example_end_to_end_through_the_hooks(live: LiveDaemon, project: Path) -> None:
