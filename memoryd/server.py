@@ -26,7 +26,7 @@ from memoryd.api import Services, create_app
 from memoryd.api.web.views import WebView
 from memoryd.base.files import PRIVATE_FILE_MODE, make_private_dir
 from memoryd.base.limits import LOG_DIRNAME, LOG_FILENAME
-from memoryd.base.process import limit_malloc_arenas
+from memoryd.base.process import tune_malloc
 from memoryd.base.secrets import redact_secrets
 from memoryd.config import Settings
 from memoryd.service.daemon import Daemon
@@ -168,7 +168,7 @@ def serve(settings: Settings) -> int:
     # for `memoryd show | head`, and the daemon died of it (the flaky browser tests: exit code -13).
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_IGN)
-    limit_malloc_arenas()
+    tune_malloc()
     try:  # before the log, state.db or daemon.json is touched: they are the running daemon's
         home_lock = claim_home(settings.home)
     except HomeInUse as exc:

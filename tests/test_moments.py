@@ -4,6 +4,7 @@ applies to (derived, or written in its frontmatter in both dialects), the inject
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import uuid
@@ -489,3 +490,19 @@ def test_warm_derives_what_every_memory_applies_to(live: LiveDaemon, project: Pa
     recall.applies._by_dir.clear()
     recall.warm()
     assert "npm" in recall.applies._by_dir[str(store.path)].applies[pnpm].forbids
+
+
+def test_a_new_view_reads_again_only_the_memory_that_changed(live: LiveDaemon, project: Path) -> None:
+    """What each memory applies to is kept by the mtime it was read at (issue 42: without a tuple per memory):
+    after a hand edit of one file, the next view derives that file again and keeps every other's as it was."""
+    pnpm, migrations = save(live, project, *PNPM), save(live, project, *MIGRATIONS)
+    recall = live.daemon.recall
+    store = recall.stores.for_cwd(str(project))
+    before = recall.applies.view(store, recall.indexes.refresh(store, wait=True)).applies
+    assert "npm" in before[pnpm].forbids
+    path = store.path / pnpm
+    path.write_text(path.read_text().replace("never npm", "never yarn"))
+    os.utime(path, ns=(path.stat().st_mtime_ns + 10**9,) * 2)
+    after = recall.applies.view(store, recall.indexes.refresh(store, wait=True)).applies
+    assert after[migrations] is before[migrations]
+    assert "yarn" in after[pnpm].forbids and "npm" not in after[pnpm].forbids

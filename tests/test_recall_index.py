@@ -178,7 +178,7 @@ def test_a_write_that_fails_half_way_starts_the_index_over_from_the_files(live: 
     first = save(live, project, "Zeppelin hangar", "The zeppelin hangar keeps the quokka")
     assert [m["filename"] for m in recall(live, project, "where is the zeppelin hangar")["memories"]] == [first]
     index = live.daemon.recall.indexes.refresh(store).index
-    held = memoryview(index._post_docs[index._term_id["zeppelin"]])  # a buffer still exported: growing this array fails
+    held = memoryview(index._tail[index._term_id["zeppelin"]][0])  # a buffer still exported: growing this array fails
     try:
         second = save(live, project, "Zeppelin fuel", "The zeppelin runs on helium from the quokka depot")
         got = recall(live, project, "zeppelin quokka helium", session="s2")["memories"]

@@ -25,7 +25,9 @@ class _View:
     """One store's memories with what each applies to, as of one version of its index, and their triggers."""
 
     version: tuple[int, int]
-    entries: dict[str, tuple[float, AppliesTo]]  # filename -> (mtime, applies_to)
+    # filename -> the mtime its applies_to was read at: the header's own float, so a view costs one dict per
+    # store beside `applies`, not a tuple per memory (1.1 MB at 20,000, issue 42)
+    mtimes: dict[str, float]
     applies: dict[str, AppliesTo]
     triggers: Triggers
 
@@ -49,15 +51,14 @@ class AppliesIndex:
         if known is not None and known.version == version:
             return known
         headers = item.snapshot()
-        entries: dict[str, tuple[float, AppliesTo]] = {}
+        mtimes: dict[str, float] = {}
+        applies: dict[str, AppliesTo] = {}
         for h in headers:
-            have = known.entries.get(h.filename) if known is not None else None
-            if have is not None and have[0] == h.mtime:
-                entries[h.filename] = have
-            else:
-                entries[h.filename] = (h.mtime, self._read(store, h.filename, h.name, h.description, h.type))
-        applies = {fn: a for fn, (_, a) in entries.items()}
-        view = _View(version, entries, applies, Triggers.of(applies))
+            have = known.applies.get(h.filename) if known is not None else None
+            if have is None or known is None or known.mtimes.get(h.filename) != h.mtime:
+                have = self._read(store, h.filename, h.name, h.description, h.type)
+            mtimes[h.filename], applies[h.filename] = h.mtime, have
+        view = _View(version, mtimes, applies, Triggers.of(applies))
         with self._lock:
             self._by_dir[key] = view
         return view
