@@ -133,6 +133,14 @@ def test_subject_words_read_in_one_pass_match_as_a_plain_alternation_would() -> 
     assert topic_weights("Use Tailwind classes, never inline styles; colour #3b82f6") == (("styling", 4),)
 
 
+def test_equal_derivations_share_one_object() -> None:
+    """At 20,000 memories each AppliesTo is ~400 bytes; many derive the same as another (issue 42)."""
+    first = derive("Standups", "Standups are at 10:00, with a lint and a migration review", "")
+    again = derive("Standups", "Standups are at 10:00, with a lint and a migration review", "")
+    other = derive("Retros", "Retros are on Fridays, with a lint and a migration review", "")
+    assert first is again and first.weights is other.weights and first.topics is other.topics
+
+
 def test_pushing_means_git_only_when_it_goes_somewhere() -> None:
     """ "Type-check before pushing" is about `git push`; "push frames downstream" is code, not a command."""
     assert "git push" in derive("Type-check before pushing", "Run the type check first", "").commands

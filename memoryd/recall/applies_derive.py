@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from memoryd.recall.applies import AppliesTo
 
@@ -214,8 +214,8 @@ def derive(name: str, description: str, body: str, type_: str = "") -> AppliesTo
     commands += sorted(n for n in (PROGRAMS & named) - {c.split()[0] for c in commands} if n in forbids)
     head = f"{name}\n{description}"
     commands += [cmd for rx, cmd in SUBJECT_COMMANDS if rx.search(head)]
-    weights = topic_weights(text)  # the subjects and how strongly: read once for both fields
-    return AppliesTo(
+    weights = shared(topic_weights(text))  # the subjects and how strongly: read once for both fields
+    applies = AppliesTo(
         paths=paths,
         commands=tuple(dict.fromkeys(commands)),
         tools=("Write",) if paths and CREATING.search(name) else (),
@@ -229,12 +229,21 @@ def derive(name: str, description: str, body: str, type_: str = "") -> AppliesTo
         names=shared(frozenset((PROGRAMS | PM_NAMES) & named)),
         cues=shared(cues_of(text)),
     )
+    return shared(applies)
 
 
-@lru_cache(maxsize=4096)
-def shared(values: frozenset[str]) -> frozenset[str]:
-    """One object for equal sets: most memories' sets are empty or among a few subjects, and each frozenset
-    costs ~216 bytes (20,000 memories held ~40 MB of them, issue 42)."""
+Shared = TypeVar("Shared", bound=Hashable)
+
+
+def shared(values: Shared) -> Shared:
+    """One object for equal values: most memories' sets are empty or among a few subjects (each frozenset
+    costs ~216 bytes: 20,000 memories held ~40 MB of them, issue 42), and many memories derive the same
+    applies-to as another, whole."""
+    return cast(Shared, _interned(values))
+
+
+@lru_cache(maxsize=8192)
+def _interned(values: Hashable) -> Hashable:
     return values
 
 
