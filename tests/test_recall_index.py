@@ -55,11 +55,13 @@ def test_a_new_file_costs_one_read_not_a_rebuild(live: LiveDaemon, project: Path
 def test_recall_and_the_store_hold_one_copy_of_each_header(live: LiveDaemon, project: Path) -> None:
     store = live.daemon.stores.for_cwd(str(project))
     write_files(store.path, 50)
+    listed = {h.filename: h for h in store.list()}  # the store reads them first: recall meets its table's copies
     assert recall(live, project, "database migration schema")["memories"]
-    indexed = live.daemon.recall.indexes.refresh(store, wait=True).by_name
-    listed = {h.filename: h for h in store.list()}
-    assert set(listed) == set(indexed) and len(listed) == 50
-    assert all(listed[fn] is indexed[fn] for fn in listed)  # the same objects, not equal copies
+    item = live.daemon.recall.indexes.refresh(store, wait=True)
+    assert set(listed) == set(item.by_name) and len(listed) == 50
+    assert all(listed[fn] is item.by_name[fn] for fn in listed)  # the same objects, not equal copies
+    table = store._headers.table  # ... and the same stat keys (issue 42: ~2 MB at 20,000)
+    assert all(item.files[fn] is table.get(fn)[0] for fn in listed)  # type: ignore[index]
 
 
 def test_no_request_waits_on_a_build(live: LiveDaemon, project: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -223,7 +223,7 @@ class StoreIndexes:
                         self._drop(item, fn)
                         continue
                     header, _, sig = got
-                    header = store.shared_header(fn, sig, header)
+                    header, sig = store.shared_header(fn, sig, header)
                     item.index.put(doc)
                     item.files[fn], item.by_name[fn] = sig, header
                     # hashed again when the embedding thread asks (never, with the model off)

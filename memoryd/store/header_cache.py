@@ -52,17 +52,18 @@ class HeaderCache:
         assert st is not None
         return key, parse_header(filename, self.path, text, st.st_mtime).header
 
-    def shared_header(self, filename: str, key: Key, header: MemoryHeader) -> MemoryHeader:
-        """One copy of a header in memory for recall and the store (20,000 headers are ~15 MB): the
-        table's own when it holds this version of the file, else `header`, recorded as that version."""
+    def shared_header(self, filename: str, key: Key, header: MemoryHeader) -> tuple[MemoryHeader, Key]:
+        """One copy of a header and of its stat key in memory for recall and the store (20,000 headers are
+        ~15 MB, their keys ~2 MB): the table's own when it holds this version of the file, else these,
+        recorded as that version."""
         with self.lock:
             cached = self.table.get(filename)
             if cached is not None and cached[0] == key and isinstance(cached[1], MemoryHeader):
-                return cached[1]
+                return cached[1], cached[0]
             if cached is None or cached[0] != key:
                 self.table.set(filename, (key, header))
                 self._on_foreign_change()  # the table moved without a write of ours
-            return header
+            return header, key
 
     def stat_entry(self, filename: str) -> Entry | None:
         """One file's table entry from an lstat, re-read only when its key changed."""

@@ -97,8 +97,8 @@ class MemoryDir:
         self.on_change: list[Callable[[MemoryDir, str], None]] = []
 
     # ------------------------------------------------------------------ reading
-    def shared_header(self, filename: str, key: Key, header: MemoryHeader) -> MemoryHeader:
-        """One copy of a header in memory for recall and the store (see `HeaderCache.shared_header`)."""
+    def shared_header(self, filename: str, key: Key, header: MemoryHeader) -> tuple[MemoryHeader, Key]:
+        """One copy of a header and its stat key for recall and the store (see `HeaderCache.shared_header`)."""
         return self._headers.shared_header(filename, key, header)
 
     def set_watched(self, on: bool) -> None:
