@@ -1,0 +1,146 @@
+"""Issue 42 items 3 and 4: how the embedding engine shares the two cores with requests. A prompt is
+embedded on one engine thread, starting as its request begins; the embedding thread keeps to one core
+and short batches while a request is answered instead of waiting for it; a request sweeps its store once."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memoryd.recall.dense import EMBED_BATCH, ENGINE_THREADS, QUERY_THREADS, Encoder, QueryVectors
+from memoryd.recall.indexes import BUSY_BATCH
+from memoryd.service.daemon import Daemon
+from tests.conftest import make_settings
+from tests.test_recall_dense import _toy_backend, needs_model
+
+
+def _threads() -> int:
+    """This process's threads, once no thread is starting or ending (the count stays the same for 0.2 s)."""
+    count, deadline = -1, time.monotonic() + 10
+    while (now := len(os.listdir("/proc/self/task"))) != count and time.monotonic() < deadline:
+        count = now
+        time.sleep(0.2)
+    return count
+
+
+@needs_model
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: every team is one thread")
+def test_a_prompt_is_embedded_on_one_engine_thread_and_a_batch_on_both() -> None:
+    """OpenMP keeps the workers a thread's parallel regions started while that thread lives: a query
+    starts none (a team of one: two threads met at ~100 barriers per query), a batch starts one."""
+    encoder = Encoder()
+    encoder.load()
+    backend = encoder.backend
+    assert backend is not None and QUERY_THREADS == 1 and ENGINE_THREADS == 2
+    counts: list[int] = []
+    vectors: list[np.ndarray] = []
+
+    def request_then_batch() -> None:
+        counts.append(_threads())
+        vectors.append(backend.query("where is the staging cache kept"))
+        counts.append(_threads())
+        backend.team(ENGINE_THREADS)
+        backend.passages(["one memory", "another memory"])
+        counts.append(_threads())
+
+    t = threading.Thread(target=request_then_batch)
+    t.start()
+    t.join(60)
+    assert counts[1] == counts[0] and counts[2] == counts[0] + ENGINE_THREADS - 1
+    assert vectors[0].shape == (384,) and abs(float(np.linalg.norm(vectors[0])) - 1.0) < 1e-3
+    encoder.close()
+
+
+def test_a_prompt_embedded_ahead_is_embedded_once_on_the_query_thread_and_kept() -> None:
+    asked: list[tuple[str, str]] = []
+    gate = threading.Event()
+
+    def embed(text: str) -> np.ndarray:
+        gate.wait(5)
+        asked.append((threading.current_thread().name, text))
+        return np.array([1.0, float(len(text))], dtype=np.float32)
+
+    vectors = QueryVectors(embed, size=2)
+    vectors.ahead("where is the cache")
+    vectors.ahead("a second prompt while the first is embedded")  # one ahead at a time: left to its request
+    gate.set()
+    first = vectors("where is the cache")  # waits for the query thread's vector
+    assert asked == [(asked[0][0], "where is the cache")] and asked[0][0].startswith("recall-query")
+    assert vectors("where is the cache") is first  # kept
+    vectors.ahead("where is the cache")  # known: nothing to do
+    vectors("a second prompt while the first is embedded")
+    assert [text for _, text in asked] == ["where is the cache", "a second prompt while the first is embedded"]
+    assert not asked[1][0].startswith("recall-query")  # embedded by its asker
+    vectors("b")  # bounded: the oldest prompt goes
+    vectors("where is the cache")
+    assert [text for _, text in asked][-2:] == ["b", "where is the cache"]
+    vectors.close()
+
+
+def test_a_recall_sweeps_its_store_once(home: Path, project: Path) -> None:
+    daemon = Daemon(make_settings(home))
+    store = daemon.stores.for_cwd(str(project))
+    store.save(name="Staging VPN", description="staging deploys need the VPN", type="project", body="vpn")
+    daemon.recall.recall(str(project), "staging vpn deploys", "s0")
+    before = daemon.recall.indexes.sweeps
+    daemon.recall.recall(str(project), "how do staging deploys work", "s1")
+    assert daemon.recall.indexes.sweeps == before + 1  # ranking and what the prompt names: one stat of each file
+    (store.path / "project_by-hand.md").write_text(
+        "---\nname: Written by hand\ndescription: staging deploys run at noon\ntype: project\n---\nnoon\n",
+        encoding="utf-8",
+    )
+    names = [m.name for m in daemon.recall.recall(str(project), "when do staging deploys run", "s2").memories]
+    assert "Written by hand" in names  # a hand edit is still seen by the next request
+    daemon.recall.close()
+    daemon.state.close()
+
+
+def test_the_embedding_thread_keeps_to_one_core_while_a_request_is_answered(home: Path, project: Path) -> None:
+    """It used to wait for every request to end (and embed 2 at a time for 2 s after one): ~62 % of the
+    engine's rate at 20,000 memories with a query every 0.2 s."""
+    calls: list[tuple[bool, int, int]] = []  # (a request in flight, engine threads, texts)
+    team = threading.local()
+    daemon = Daemon(make_settings(home))
+    indexes = daemon.recall.indexes
+    serving = threading.Event()
+
+    def passages(texts: list[str]) -> np.ndarray:
+        calls.append((serving.is_set(), getattr(team, "threads", 0), len(texts)))
+        time.sleep(0.002)
+        return np.stack([np.array([1.0, 0.0], dtype=np.float32) for _ in texts])
+
+    indexes.encoder.backend = replace(
+        _toy_backend([]), passages=passages, team=lambda threads: setattr(team, "threads", threads)
+    )
+    store = daemon.stores.for_cwd(str(project))
+    store.path.mkdir(parents=True, exist_ok=True)
+    n = 200
+    for i in range(n):
+        (store.path / f"project_bulk-{i}.md").write_text(
+            f"---\nname: Bulk {i}\ndescription: copied note {i}\ntype: project\n---\nbody {i}\n", encoding="utf-8"
+        )
+    indexes.refresh(store, wait=True)
+    item = indexes._item(store)
+    with indexes.serving():  # a request being answered
+        serving.set()
+        indexes.start_dense()
+        deadline = time.monotonic() + 30
+        while len(item.dense) < n // 2:
+            assert time.monotonic() < deadline, "the embedding thread waited for the request"
+            time.sleep(0.01)
+        serving.clear()
+    while len(item.dense) < n:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    during = {(threads, size) for busy, threads, size in calls if busy}
+    after = {(threads, size) for busy, threads, size in calls[-3:-1] if not busy}
+    assert during and max(size for _, size in during) <= BUSY_BATCH and {t for t, _ in during} == {1}
+    assert after == {(ENGINE_THREADS, EMBED_BATCH)}
+    daemon.recall.close()
+    daemon.state.close()
