@@ -2,9 +2,9 @@
 """Paired A/B of how a recall's prompt is embedded (issue 42 item 3), in one process so that a loaded
 machine's drift falls on every variant alike: each LoCoMo dev question is recalled once per variant,
 back to back in a random order, its query vector forgotten before each (the engine runs every time).
-Variants: the prompt's embedding on 1 or 2 OpenMP threads, started ahead (on the query thread, as the
-request begins) or not. Prints p50 / p95 per variant and the median of the per-question differences
-against the old way (2 threads, not ahead); writes bench/results/query_paired.json.
+Variants: the prompt's embedding on 1 or 2 OpenMP threads. Prints p50 / p95 per variant and the
+median of the per-question differences against the old way (2 threads); writes
+bench/results/query_paired.json.
 
     .venv/bin/python bench/query_paired.py [--rounds 2]
 """
@@ -34,12 +34,7 @@ from memoryd.store.frontmatter import render_frontmatter  # noqa: E402
 from tests.conftest import make_settings  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "query_paired.json"
-VARIANTS = {
-    "2 threads": (2, False),
-    "1 thread": (1, False),
-    "2 threads, ahead": (2, True),
-    "1 thread, ahead": (1, True),
-}
+VARIANTS = {"2 threads": 2, "1 thread": 1}
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -69,8 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     daemon.recall.warm()
     while daemon.recall.indexes.dense_pending():
         time.sleep(0.1)
-    encoder = daemon.recall.indexes.encoder
-    queries, ahead = encoder.backend.query, encoder.ahead  # type: ignore[union-attr]
+    queries = daemon.recall.indexes.encoder.backend.query  # type: ignore[union-attr]
     times: dict[str, list[float]] = {v: [] for v in VARIANTS}
     rng = random.Random(5)
     for _ in range(args.rounds):
@@ -78,9 +72,7 @@ def main(argv: list[str] | None = None) -> int:
             order = list(VARIANTS)
             rng.shuffle(order)
             for variant in order:
-                threads, early = VARIANTS[variant]
-                dense.QUERY_THREADS = threads  # read by the engine's query at each call
-                encoder.ahead = ahead if early else (lambda q: None)  # type: ignore[method-assign]
+                dense.QUERY_THREADS = VARIANTS[variant]  # read by the engine's query at each call
                 queries._known.clear()  # type: ignore[attr-defined]
                 t = time.perf_counter()
                 daemon.recall.recall(str(project), question, uuid.uuid4().hex)

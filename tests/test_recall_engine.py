@@ -1,6 +1,6 @@
 """Issue 42 items 3 and 4: how the embedding engine shares the two cores with requests. A prompt is
-embedded on one engine thread, starting as its request begins; the embedding thread keeps to one core
-and short batches while a request is answered instead of waiting for it; a request sweeps its store once."""
+embedded on one engine thread; the embedding thread keeps to one core and short batches while a
+request is answered instead of waiting for it; a request sweeps its store once."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memoryd.recall.dense import EMBED_BATCH, ENGINE_THREADS, QUERY_THREADS, Encoder, QueryVectors
+from memoryd.recall.dense import EMBED_BATCH, ENGINE_THREADS, QUERY_THREADS, Encoder
 from memoryd.recall.indexes import BUSY_BATCH
 from memoryd.service.daemon import Daemon
 from tests.conftest import make_settings
@@ -54,33 +54,6 @@ def test_a_prompt_is_embedded_on_one_engine_thread_and_a_batch_on_both() -> None
     t.join(60)
     assert counts[1] == counts[0] and counts[2] == counts[0] + ENGINE_THREADS - 1
     assert vectors[0].shape == (384,) and abs(float(np.linalg.norm(vectors[0])) - 1.0) < 1e-3
-    encoder.close()
-
-
-def test_a_prompt_embedded_ahead_is_embedded_once_on_the_query_thread_and_kept() -> None:
-    asked: list[tuple[str, str]] = []
-    gate = threading.Event()
-
-    def embed(text: str) -> np.ndarray:
-        gate.wait(5)
-        asked.append((threading.current_thread().name, text))
-        return np.array([1.0, float(len(text))], dtype=np.float32)
-
-    vectors = QueryVectors(embed, size=2)
-    vectors.ahead("where is the cache")
-    vectors.ahead("a second prompt while the first is embedded")  # one ahead at a time: left to its request
-    gate.set()
-    first = vectors("where is the cache")  # waits for the query thread's vector
-    assert asked == [(asked[0][0], "where is the cache")] and asked[0][0].startswith("recall-query")
-    assert vectors("where is the cache") is first  # kept
-    vectors.ahead("where is the cache")  # known: nothing to do
-    vectors("a second prompt while the first is embedded")
-    assert [text for _, text in asked] == ["where is the cache", "a second prompt while the first is embedded"]
-    assert not asked[1][0].startswith("recall-query")  # embedded by its asker
-    vectors("b")  # bounded: the oldest prompt goes
-    vectors("where is the cache")
-    assert [text for _, text in asked][-2:] == ["b", "where is the cache"]
-    vectors.close()
 
 
 def test_a_recall_sweeps_its_store_once(home: Path, project: Path) -> None:

@@ -22,7 +22,7 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -164,17 +164,6 @@ class Encoder:
     def ready(self) -> bool:
         return self.backend is not None
 
-    def ahead(self, query: str) -> None:
-        """A request begins that may rank by meaning: start embedding its prompt now (see QueryVectors)."""
-        backend = self.backend
-        if backend is not None and isinstance(backend.query, QueryVectors):
-            backend.query.ahead(query)
-
-    def close(self) -> None:
-        backend = self.backend
-        if backend is not None and isinstance(backend.query, QueryVectors):
-            backend.query.close()
-
     def load(self) -> None:
         """Load the model once (concurrent callers wait for the first); a warning when there is none."""
         with self._lock:
@@ -210,17 +199,16 @@ class _Pending:
 class QueryVectors:
     """The query vectors of recent prompts, each embedded once: a prompt asked of a store and of its
     team folder, or asked again, costs the engine once (~20-30 ms of a recall's ~30); concurrent
-    askers of the same prompt wait for the first (issue 42). `ahead(text)` starts a prompt's
-    embedding on a thread of its own as the request begins, so the engine (one core, the GIL
-    released) runs while the request ranks lexically on the other."""
+    askers of the same prompt wait for the first (issue 42). Starting the embedding on another
+    thread as the request begins, to overlap the lexical ranking, was tried twice and gained nothing
+    (a pool on two engine threads: p50 35.8 vs 35.5 ms; one engine thread, paired per question on a
+    loaded machine: +0.3 ms, bench/query_paired.py): not kept."""
 
     def __init__(self, embed: Callable[[str], Any], size: int = QUERY_CACHE_SIZE) -> None:
         self._embed = embed
         self._size = size
         self._lock = threading.Lock()
         self._known: OrderedDict[str, _Pending] = OrderedDict()
-        self._ahead: ThreadPoolExecutor | None = None
-        self._ahead_busy = False  # one prompt embedded ahead at a time: under load, each request embeds its own
 
     def _entry(self, text: str) -> _Pending:
         with self._lock:
@@ -250,31 +238,6 @@ class QueryVectors:
         entry = self._entry(text)
         self._fill(text, entry)  # a no-op when another thread is embedding it
         return entry.future.result()
-
-    def ahead(self, text: str) -> None:
-        """Start embedding `text` on the query thread unless it is known or that thread is busy."""
-        with self._lock:
-            if self._ahead_busy or text in self._known:
-                return
-            self._ahead_busy = True
-            if self._ahead is None:
-                self._ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recall-query")
-        try:
-            self._ahead.submit(self._embed_ahead, text, self._entry(text))
-        except RuntimeError:  # shut down: the request embeds it itself
-            with self._lock:
-                self._ahead_busy = False
-
-    def _embed_ahead(self, text: str, entry: _Pending) -> None:
-        try:
-            self._fill(text, entry)
-        finally:
-            with self._lock:
-                self._ahead_busy = False
-
-    def close(self) -> None:
-        if self._ahead is not None:
-            self._ahead.shutdown(wait=True)
 
 
 def embed_text(name: str, description: str) -> str:

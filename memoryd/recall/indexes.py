@@ -281,7 +281,6 @@ class StoreIndexes:
         self._dense_wake.set()
         if self._dense_thread is not None:
             self._dense_thread.join(timeout=10)
-        self.encoder.close()
         self.vector_cache.close()
 
     @contextmanager

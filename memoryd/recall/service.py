@@ -221,7 +221,6 @@ class RecallService:
         sources = self._sources(store)
         if not sources:
             return RecallResult(budget_used_bytes=used, reason="no memory files")
-        self.indexes.encoder.ahead(query)  # the engine embeds the prompt on one core while this thread ranks
         memdir = str(store.path)
         ranked: list[tuple[str, float]] = []
         injected: list[str] = []
