@@ -4,9 +4,10 @@ that a loaded machine's drift falls on both alike: one store of `--memories` fil
 without a cached vector, a recall every 0.2 s (in-process, the service's own path), and the embedding
 thread's policy switched every `--phase` seconds between
 
-- new: one engine thread, 2 memories a batch while a request is answered, else both threads and 8;
-- old (as before this change, emulated): wait for the requests in flight to end (at most 0.5 s), then
-  2 memories a batch on both threads within 2 s of a request, else 8.
+- waits (the daemon's): wait for the requests in flight to end (at most 0.5 s), then 2 memories a
+  batch on both engine threads within 2 s of a request, else 8;
+- one core (tried, not kept; emulated here): no waiting; one engine thread and 2 memories a batch
+  while a request is answered, else both threads and 8.
 
 Prints each policy's embedding rate and recall p50 / p95, and the engine's own rate (both threads,
 batches of 8) timed before and after; writes bench/results/embed_paired.json.
@@ -65,34 +66,36 @@ def main(argv: list[str] | None = None) -> int:
     indexes = daemon.recall.indexes
     indexes.encoder.load()
     indexes.refresh(store, wait=True)
-    new_share = indexes._engine_share
-    last_request = [0.0]
+    shipped = (indexes._yield_to_requests, indexes._batch_size, indexes._passages)
 
-    def old_share() -> tuple[int, int]:
-        deadline = time.monotonic() + 0.5
-        while indexes._serving and time.monotonic() < deadline:
-            time.sleep(0.001)
-        return ENGINE_THREADS, BUSY_BATCH if time.monotonic() - last_request[0] < 2.0 else EMBED_BATCH
+    def one_core(backend: Any, texts: list[str]) -> Any:
+        backend.team(1 if indexes._serving else ENGINE_THREADS)
+        return backend.passages(texts)
+
+    tried = (lambda: None, lambda: BUSY_BATCH if indexes._serving else EMBED_BATCH, one_core)
 
     rng = random.Random(3)
-    stats: dict[str, dict[str, Any]] = {p: {"embedded": 0, "seconds": 0.0, "recall_ms": []} for p in ("new", "old")}
-    policy = "new"
+    stats: dict[str, dict[str, Any]] = {
+        p: {"embedded": 0, "seconds": 0.0, "recall_ms": []} for p in ("waits", "one core")
+    }
+    policy = "waits"
     indexes.start_dense()
     while (pending := indexes.dense_pending()) > args.embed:  # the cached vectors load first
         time.sleep(0.2)
     while pending:
-        indexes._engine_share = new_share if policy == "new" else old_share  # type: ignore[method-assign]
+        indexes._yield_to_requests, indexes._batch_size, indexes._passages = (  # type: ignore[method-assign]
+            shipped if policy == "waits" else tried
+        )
         started, at_start = time.perf_counter(), pending
         while time.perf_counter() - started < args.phase and pending:
             t = time.perf_counter()
             daemon.recall.recall(str(project), " ".join(rng.sample(WORDS, rng.randint(3, 8))), uuid.uuid4().hex)
-            last_request[0] = time.monotonic()
             stats[policy]["recall_ms"].append((time.perf_counter() - t) * 1000)
             time.sleep(0.2)
             pending = indexes.dense_pending()
         stats[policy]["embedded"] += at_start - pending
         stats[policy]["seconds"] += time.perf_counter() - started
-        policy = "old" if policy == "new" else "new"
+        policy = "one core" if policy == "waits" else "waits"
     daemon.recall.close()
     daemon.state.close()
     engine = (engine_before + engine_rate(2)["per_s"]) / 2

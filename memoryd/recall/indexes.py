@@ -34,8 +34,12 @@ WATCHED_SAFETY_SWEEP_SECONDS = 60.0  # a watched big store: its events name the 
 BATCH = 256  # files parsed outside the lock, then put in under it
 DIRTY_STAT_MAX = 4_096  # named files a request checks by stat (~3 µs each) before deciding what to re-read
 REQUEST_EMBED_MAX = 4  # memories a request embeds itself (changed by hand since the last one; ~25 ms each)
+YIELD_MAX_SECONDS = 0.5  # the embedding thread waits at most this long for requests to finish before a batch
+BUSY_SECONDS = (
+    2.0  # within this long of a request, batches are small: a request meets at most one short batch in flight
+)
 CACHE_CHUNK = 512  # vectors read from the cache at a time
-BUSY_BATCH = 2  # memories per engine call while a request is answered: on one core (~35 ms), the other is the request's
+BUSY_BATCH = 2  # memories per engine call while requests come (~30 ms on two threads instead of ~120)
 EMBED_NICE = 10  # the embedding thread's (and its engine threads') niceness: a request's thread wins the cores
 WRITE_GRACE_SECONDS = 0.05  # the thread pays a save's vector this long after it: the save's answer goes out first
 RELEASE_AFTER = 64  # memories embedded since the last hand-back of the model's mapped pages, the thread idle
@@ -68,10 +72,11 @@ class StoreIndexes:
         self._dense_write = threading.Lock()  # the embedding thread and the write path both put vectors
         self._owed_lock = threading.Lock()  # one payer of saved memories' vectors at a time (thread or request)
         self._writes = 0  # numbers the saves whose vector is owed
-        self._serving = 0  # requests being answered: the embedding thread leaves them a core
+        self._serving = 0  # requests being answered: the embedding thread waits for none before a batch
+        self._last_request = 0.0  # monotonic time the last request ended
         self._last_write = 0.0  # monotonic time of the last save through a store
         self._released_at = 0  # `embedded` when the model's pages were last handed back
-        self._serving_lock = threading.Lock()
+        self._idle = threading.Condition()
         self._request = threading.local()  # per request thread: the stores it swept (`serving`)
 
     def __len__(self) -> int:
@@ -279,23 +284,32 @@ class StoreIndexes:
     def close(self) -> None:
         self._closed = True
         self._dense_wake.set()
+        with self._idle:
+            self._idle.notify_all()
         if self._dense_thread is not None:
             self._dense_thread.join(timeout=10)
         self.vector_cache.close()
 
     @contextmanager
     def serving(self) -> Iterator[None]:
-        """Around a request: background embedding keeps to one core while one is being answered, and each store
-        is swept for hand edits once in it."""
-        with self._serving_lock:
+        """Around a request: background embedding starts no batch while one is being answered, and each
+        store is swept for hand edits once in it."""
+        with self._idle:
             self._serving += 1
         outer, self._request.swept = getattr(self._request, "swept", None), set()
         try:
             yield
         finally:
             self._request.swept = outer
-            with self._serving_lock:
+            with self._idle:
                 self._serving -= 1
+                self._last_request = time.monotonic()
+                if not self._serving:
+                    self._idle.notify_all()
+
+    def _yield_to_requests(self) -> None:
+        with self._idle:
+            self._idle.wait_for(lambda: not self._serving or self._closed, timeout=YIELD_MAX_SECONDS)
 
     def _yield_to_writers(self) -> None:
         """Before paying a save's vector: let the save answer first (the GIL and the cores are its)."""
@@ -354,8 +368,8 @@ class StoreIndexes:
             return
         while item.owed and not self._closed:  # what saves left, first: the next recall would pay it itself
             self._yield_to_writers()
-            threads, size = self._engine_share()
-            self.pay_owed(item, at_most=size, threads=threads)
+            self._yield_to_requests()
+            self.pay_owed(item, at_most=self._batch_size())
         with item.lock:
             if item.dense_synced == item._changes:
                 return
@@ -379,9 +393,10 @@ class StoreIndexes:
         while i < len(todo):
             if self._closed:
                 return
-            threads, size = self._engine_share()
+            self._yield_to_requests()
+            size = self._batch_size()
             batch, i = todo[i : i + size], i + size
-            vectors = self._passages(backend, [text for _, text, _ in batch], threads)
+            vectors = self._passages(backend, [text for _, text, _ in batch])
             self.embedded += len(batch)
             with self._dense_write, item.lock:  # a save may have embedded a newer text meanwhile
                 item.dense.put_many(
@@ -390,18 +405,17 @@ class StoreIndexes:
             self.vector_cache.put_many(backend.key, [(d, v) for (_, _, d), v in zip(batch, vectors, strict=True)])
         item.dense_synced = version  # changes since then wake the thread again
 
-    def _engine_share(self) -> tuple[int, int]:
-        """(engine threads, memories) for the embedding thread's next batch. While a request is answered it
-        embeds on one core in short batches instead of waiting (the request's prompt is embedded on one
-        core too, and the thread's niceness gives a shared core to the request); else on both, in
-        EMBED_BATCH. Waiting for every request to end, in batches of 2 near requests, kept it at ~62 %
-        of the engine's rate at 20,000 memories (issue 42)."""
-        return (1, BUSY_BATCH) if self._serving else (ENGINE_THREADS, EMBED_BATCH)
+    def _batch_size(self) -> int:
+        """Embedding on one core in short batches while a request is answered, instead of waiting for it, was
+        tried: paired in one process at 20,000 (bench/embed_paired.py) it embedded fewer (9.5 and 13.8/s
+        against 12.5 and 15.6) and slowed recalls (p50 113-124 ms against 82-105): not kept (issue 42)."""
+        return BUSY_BATCH if time.monotonic() - self._last_request < BUSY_SECONDS else EMBED_BATCH
 
     @staticmethod
-    def _passages(backend: Backend, texts: list[str], threads: int = ENGINE_THREADS) -> Any:
-        """The engine's passage vectors of `texts`, computed by `threads` OpenMP threads of the calling thread."""
-        backend.team(threads)
+    def _passages(backend: Backend, texts: list[str]) -> Any:
+        """The engine's passage vectors of `texts` on both cores (the engine's team size is per calling
+        thread: a request's thread runs its prompt's on one)."""
+        backend.team(ENGINE_THREADS)
         return backend.passages(texts)
 
     def memory(self, store: MemoryDir, filename: str) -> Memory:
@@ -440,7 +454,7 @@ class StoreIndexes:
         if item.owed:
             self._dense_wake.set()
 
-    def pay_owed(self, item: StoreIndex, *, at_most: int | None = None, threads: int = ENGINE_THREADS) -> None:
+    def pay_owed(self, item: StoreIndex, *, at_most: int | None = None) -> None:
         """Put the vectors saves left owed (all of them, or `at_most`): one payer at a time, so a
         recall waits for the thread's batch in flight instead of embedding the same text again."""
         if not item.owed:
@@ -449,13 +463,13 @@ class StoreIndexes:
             with item.lock:
                 due = list(item.owed.items())[:at_most]
             for i in range(0, len(due), EMBED_BATCH):
-                self.embed_now(item, [fn for fn, _ in due[i : i + EMBED_BATCH]], threads=threads)
+                self.embed_now(item, [fn for fn, _ in due[i : i + EMBED_BATCH]])
             with item.lock:
                 for fn, number in due:
                     if item.owed.get(fn) == number:  # saved again meanwhile: still owed
                         del item.owed[fn]
 
-    def embed_now(self, item: StoreIndex, filenames: list[str], *, threads: int = ENGINE_THREADS) -> None:
+    def embed_now(self, item: StoreIndex, filenames: list[str]) -> None:
         """Give these memories their vectors now (from the cache, else the model); a few at most."""
         backend = self.encoder.backend
         if backend is None:
@@ -475,7 +489,7 @@ class StoreIndexes:
         cached = self.vector_cache.get_many(backend.key, [d for _, _, d in todo])
         missing = [(fn, text, d) for fn, text, d in todo if d not in cached]
         if missing:
-            vectors = self._passages(backend, [text for _, text, _ in missing], threads)
+            vectors = self._passages(backend, [text for _, text, _ in missing])
             self.embedded += len(missing)
             cached.update((d, v) for (_, _, d), v in zip(missing, vectors, strict=True))
             self.vector_cache.put_many(backend.key, [(d, cached[d]) for _, _, d in missing])
