@@ -108,6 +108,9 @@ def test_derived_places_float_creation_rules_wait_for_new_files_and_project_titl
     assert meets(integ, "Edit", path="tests_integ/models/test_openai.py")
     layout = derive("service.py / views.py layout", "Logic in service.py, models in views.py", "", "project")
     assert not meets(layout, "Edit", path="pkg/agent/service.py")  # a layout the title describes, not a place
+    pairs = derive("Lint and test", "Run lint/format and keep mysql/postgres in sync; never if/else chains", "")
+    assert pairs.paths == ()  # two words with a slash in prose are alternatives, not paths
+    assert derive("CI tests", "Passing tests go in `tests/ci`, never elsewhere", "").paths == ("tests/ci",)
     tree = derive("Keep the AGENTS.md directory tree current", "After adding directories, update the tree", "")
     assert meets(tree, "Edit", path="AGENTS.md") and not meets(tree, "Edit", path="docs/guide.md")
     folders = derive("One folder per component", "Its own folder; no shared stylesheet for several components", "")

@@ -61,6 +61,7 @@ PATH_RE = re.compile(
     r"|(?<![\w/.:@-])[\w*-]+(?:\.[\w*-]+)*\.(?:tsx?|jsx?|mjs|cjs|json|sql|py|prisma|ya?ml|toml|css|scss|lock|go|rs|rb|sh|html|vue|svelte)\b"
 )
 _TITLED_DOC = re.compile(r"(?<![\w/.-])[\w-]+\.md\b")
+_WORD_PAIR = re.compile(r"[A-Za-z]+/[A-Za-z]+")
 _TICKS = re.compile(r"`([^`\n]{1,200})`")
 # A placeholder in a named path: `changelog/{PR_NUMBER}.{type}.md`, `tests/<path>/test_<module>.py`.
 _PLACEHOLDER = re.compile(r"\{[\w|.-]{1,40}\}|<[\w-]{1,30}>(?=[/_.\w-])|(?<=[/_.\w-])<[\w-]{1,30}>")
@@ -310,6 +311,8 @@ def _places(name: str, description: str, text: str) -> tuple[str, ...]:
     ticked = " ".join(_TICKS.findall(text))
     # a name pattern without a folder (`test_{module}.py`) is a naming convention, not a place
     places = [p for p in PATH_RE.findall(text) if "/" in p or "*" not in p or p.startswith("*.")]
+    # two words with a slash in prose are alternatives ("lint/format", "if/else", "mysql/postgres"), not a path
+    places = [p for p in places if not (_WORD_PAIR.fullmatch(p) and p not in ticked)]
     places += [f"*.{kind}" for kind in _KIND_RE.findall(text)]
     places += _TITLED_DOC.findall(name)  # "Keep the AGENTS.md directory tree current": a document the rule keeps
     places += [d for d in _DIR_RE.findall(text) if d.rstrip("/") not in GENERIC_DIRS and (d in ticked or d in headline)]
