@@ -136,6 +136,15 @@ def test_subject_words_read_in_one_pass_match_as_a_plain_alternation_would() -> 
     assert topic_weights("Use Tailwind classes, never inline styles; colour #3b82f6") == (("styling", 4),)
 
 
+def test_derive_reads_a_bounded_head_of_the_body() -> None:
+    """A hand-written 900 KB body held the GIL for 0.5 s per derive (the memory page stalled /v1/health)."""
+    from memoryd.base.limits import APPLIES_DERIVE_MAX_CHARS
+
+    rule = "Never edit `db/migrations/` by hand."
+    assert derive("Migrations", "Append-only", rule).paths == ("db/migrations/**",)
+    assert derive("Migrations", "Append-only", "x" * APPLIES_DERIVE_MAX_CHARS + "\n" + rule).paths == ()
+
+
 def test_equal_derivations_share_one_object() -> None:
     """At 20,000 memories each AppliesTo is ~400 bytes; many derive the same as another (issue 42)."""
     first = derive("Standups", "Standups are at 10:00, with a lint and a migration review", "")

@@ -30,6 +30,9 @@ DAILY_LOGS_DIRNAME = "logs"  # paths.ts getAutoMemDailyLogPath: logs/YYYY/MM/YYY
 MEMORY_NAME_MAX_CHARS = 200
 MEMORY_DESCRIPTION_MAX_CHARS = 500
 MEMORY_BODY_MAX_BYTES = 64 * 1024
+# What a memory applies to is read from its first this many characters: a rule names its paths and commands
+# early, and a hand-written file of 900 KB held the GIL for 0.5 s while it was derived (health stalled).
+APPLIES_DERIVE_MAX_CHARS = 16 * 1024
 SLUG_MAX_CHARS = 80
 MEMORY_PAGE_MAX = 100  # one page of the MCP memory_search tool (the REST list pages up to LIST_PAGE_MAX)
 MEMORY_FILE_MAX_BYTES = 1024 * 1024  # a hand-written file over this is listed invalid, never read whole

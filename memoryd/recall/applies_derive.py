@@ -12,6 +12,7 @@ from collections.abc import Hashable, Iterable
 from functools import lru_cache
 from typing import Any, TypeVar, cast
 
+from memoryd.base import limits
 from memoryd.recall.applies import AppliesTo
 
 # Package managers, by ecosystem: a memory that names two of one family (or says "package manager")
@@ -188,7 +189,7 @@ def derive(name: str, description: str, body: str, type_: str = "") -> AppliesTo
     """What a memory applies to, from what it names: paths and file kinds, the commands in its
     backticks, package managers (a choice among them applies to the ones it does not prefer) and
     other programs, and the subjects (`TOPICS`) it is about."""
-    text = f"{name}\n{description}\n{body}"
+    text = f"{name}\n{description}\n{body[: limits.APPLIES_DERIVE_MAX_CHARS]}"
     # A reference memory points somewhere (the layout, a dashboard), a project memory mostly describes
     # how things are: the places they name are rules only when the memory states one ("never", "only").
     rule = type_ in ("feedback", "user", "") or (type_ == "project" and RULE_WORDS.search(text) is not None)
