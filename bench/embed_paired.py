@@ -38,7 +38,7 @@ from fast_bench import pct  # noqa: E402
 from recall_latency import WORDS, engine_rate, memory_texts, write_store  # noqa: E402
 
 from memoryd.recall.dense import EMBED_BATCH, ENGINE_THREADS  # noqa: E402
-from memoryd.recall.indexes import BUSY_BATCH  # noqa: E402
+from memoryd.recall.embedding import BUSY_BATCH  # noqa: E402
 from memoryd.service.daemon import Daemon  # noqa: E402
 from tests.conftest import make_settings  # noqa: E402
 

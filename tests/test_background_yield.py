@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from memoryd.base.process import unmap_read_only_pages
-from memoryd.recall.indexes import EMBED_NICE, RELEASE_AFTER
+from memoryd.recall.embedding import EMBED_NICE, RELEASE_AFTER
 from memoryd.service.daemon import Daemon
 from tests.conftest import make_settings
 from tests.test_recall_dense import _toy_backend

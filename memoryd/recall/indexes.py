@@ -12,15 +12,14 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from memoryd.base import limits
 from memoryd.base.files import ABSENT, key_now
-from memoryd.base.process import lower_priority, release_freed_memory
-from memoryd.recall.dense import EMBED_BATCH, ENGINE_THREADS, Backend, Encoder, VectorCache, embed_text, text_digest
+from memoryd.base.process import release_freed_memory
+from memoryd.recall.dense import Encoder, VectorCache
+from memoryd.recall.embedding import DenseUpkeep
 from memoryd.recall.ranker import LexicalIndex, analyse
 from memoryd.recall.store_index import Signature, StoreIndex, count_files, sweep
 from memoryd.store import MemoryDir
@@ -34,18 +33,9 @@ WATCHED_SAFETY_SWEEP_SECONDS = 60.0  # a watched big store: its events name the 
 BATCH = 256  # files parsed outside the lock, then put in under it
 DIRTY_STAT_MAX = 4_096  # named files a request checks by stat (~3 µs each) before deciding what to re-read
 REQUEST_EMBED_MAX = 4  # memories a request embeds itself (changed by hand since the last one; ~25 ms each)
-YIELD_MAX_SECONDS = 0.5  # the embedding thread waits at most this long for requests to finish before a batch
-BUSY_SECONDS = (
-    2.0  # within this long of a request, batches are small: a request meets at most one short batch in flight
-)
-CACHE_CHUNK = 512  # vectors read from the cache at a time
-BUSY_BATCH = 2  # memories per engine call while requests come (~30 ms on two threads instead of ~120)
-EMBED_NICE = 10  # the embedding thread's (and its engine threads') niceness: a request's thread wins the cores
-WRITE_GRACE_SECONDS = 0.05  # the thread pays a save's vector this long after it: the save's answer goes out first
-RELEASE_AFTER = 64  # memories embedded since the last hand-back of the model's mapped pages, the thread idle
 
 
-class StoreIndexes:
+class StoreIndexes(DenseUpkeep):
     """The local ranker's indexes, by memory dir."""
 
     def __init__(
@@ -272,152 +262,6 @@ class StoreIndexes:
         item.by_name.pop(filename, None)
         item.digests.pop(filename, None)
 
-    def start_dense(self) -> None:
-        """Start the embedding thread once the model is loaded (it sleeps until something changes)."""
-        with self._lock:
-            if self._dense_thread is not None or not self.encoder.ready:
-                return
-            self._dense_thread = threading.Thread(target=self._dense_loop, name="recall-embed", daemon=True)
-        self._dense_thread.start()
-        self._dense_wake.set()
-
-    def close(self) -> None:
-        self._closed = True
-        self._dense_wake.set()
-        with self._idle:
-            self._idle.notify_all()
-        if self._dense_thread is not None:
-            self._dense_thread.join(timeout=10)
-        self.vector_cache.close()
-
-    @contextmanager
-    def serving(self) -> Iterator[None]:
-        """Around a request: background embedding starts no batch while one is being answered, and each
-        store is swept for hand edits once in it."""
-        with self._idle:
-            self._serving += 1
-        outer, self._request.swept = getattr(self._request, "swept", None), set()
-        try:
-            yield
-        finally:
-            self._request.swept = outer
-            with self._idle:
-                self._serving -= 1
-                self._last_request = time.monotonic()
-                if not self._serving:
-                    self._idle.notify_all()
-
-    def _yield_to_requests(self) -> None:
-        with self._idle:
-            self._idle.wait_for(lambda: not self._serving or self._closed, timeout=YIELD_MAX_SECONDS)
-
-    def _yield_to_writers(self) -> None:
-        """Before paying a save's vector: let the save answer first (the GIL and the cores are its)."""
-        while not self._closed and (wait := self._last_write + WRITE_GRACE_SECONDS - time.monotonic()) > 0:
-            time.sleep(wait)
-
-    def _dense_loop(self) -> None:
-        lower_priority(EMBED_NICE)  # before the engine starts this thread's workers: they inherit it
-        while not self._closed:
-            self._dense_wake.wait()
-            self._dense_wake.clear()
-            with self._lock:
-                items = list(self._items.values())
-            for item in items:
-                try:
-                    self.sync_dense(item)
-                except Exception:
-                    log.exception("recall: embedding memories failed")
-            self._release_model()
-
-    def _release_model(self) -> None:
-        """Going idle after embedding many texts (a bulk copy, a burst of saves), which touched most of
-        the model's weights: hand their pages back; requests map again only what they read."""
-        backend = self.encoder.backend
-        if backend is not None and self.embedded - self._released_at >= RELEASE_AFTER:
-            self._released_at = self.embedded
-            backend.release()
-            release_freed_memory()
-
-    def dense_pending(self) -> int:
-        """Indexed memories without a current vector (0 when the model is off)."""
-        if not self.encoder.ready:
-            return 0
-        with self._lock:
-            items = list(self._items.values())
-        return sum(len(self._stale(item)) if item.dense_synced != item._changes else len(item.owed) for item in items)
-
-    @staticmethod
-    def _stale(item: StoreIndex) -> list[tuple[str, str, bytes]]:
-        """Memories whose vector is missing or of an older text; hashed outside the lock (20,000: ~40 ms)."""
-        with item.lock:
-            unhashed = [(fn, h) for fn, h in item.by_name.items() if fn not in item.digests]
-        hashed = {fn: text_digest(embed_text(h.name, h.description)) for fn, h in unhashed}
-        with item.lock:
-            for fn, value in hashed.items():
-                if item.by_name.get(fn) is not None and fn not in item.digests:
-                    item.digests[fn] = value
-            stale = [(fn, item.by_name.get(fn), d) for fn, d in item.digests.items() if item.dense.digest(fn) != d]
-        return [(fn, embed_text(h.name, h.description), d) for fn, h, d in stale if h is not None]
-
-    def sync_dense(self, item: StoreIndex) -> None:
-        """Give every memory of the store a vector for its current text: from the cache, else
-        embedded (by batches, off the request path); drop the vectors of deleted memories."""
-        backend = self.encoder.backend
-        if backend is None:
-            return
-        while item.owed and not self._closed:  # what saves left, first: the next recall would pay it itself
-            self._yield_to_writers()
-            self._yield_to_requests()
-            self.pay_owed(item, at_most=self._batch_size())
-        with item.lock:
-            if item.dense_synced == item._changes:
-                return
-            version = item._changes
-            gone = [fn for fn in item.dense.filenames() if fn not in item.by_name]
-        with self._dense_write:
-            for fn in gone:
-                item.dense.remove(fn)
-        stale = self._stale(item)
-        todo = []
-        for j in range(0, len(stale), CACHE_CHUNK):  # by chunks: 20,000 float32 vectors at once were a 32 MB peak
-            chunk = stale[j : j + CACHE_CHUNK]
-            cached = self.vector_cache.get_many(backend.key, [d for _, _, d in chunk])
-            with self._dense_write:
-                item.dense.put_many([(fn, d, cached[d]) for fn, _, d in chunk if d in cached])
-            todo += [(fn, text, d) for fn, text, d in chunk if d not in cached]
-            del cached
-        if len(stale) > CACHE_CHUNK:
-            release_freed_memory()  # their small blocks are free now: hand the pages back
-        i = 0
-        while i < len(todo):
-            if self._closed:
-                return
-            self._yield_to_requests()
-            size = self._batch_size()
-            batch, i = todo[i : i + size], i + size
-            vectors = self._passages(backend, [text for _, text, _ in batch])
-            self.embedded += len(batch)
-            with self._dense_write, item.lock:  # a save may have embedded a newer text meanwhile
-                item.dense.put_many(
-                    [(fn, d, v) for (fn, _, d), v in zip(batch, vectors, strict=True) if item.digests.get(fn) == d]
-                )
-            self.vector_cache.put_many(backend.key, [(d, v) for (_, _, d), v in zip(batch, vectors, strict=True)])
-        item.dense_synced = version  # changes since then wake the thread again
-
-    def _batch_size(self) -> int:
-        """Embedding on one core in short batches while a request is answered, instead of waiting for it, was
-        tried: paired in one process at 20,000 (bench/embed_paired.py) it embedded fewer (9.5 and 13.8/s
-        against 12.5 and 15.6) and slowed recalls (p50 113-124 ms against 82-105): not kept (issue 42)."""
-        return BUSY_BATCH if time.monotonic() - self._last_request < BUSY_SECONDS else EMBED_BATCH
-
-    @staticmethod
-    def _passages(backend: Backend, texts: list[str]) -> Any:
-        """The engine's passage vectors of `texts` on both cores (the engine's team size is per calling
-        thread: a request's thread runs its prompt's on one)."""
-        backend.team(ENGINE_THREADS)
-        return backend.passages(texts)
-
     def memory(self, store: MemoryDir, filename: str) -> Memory:
         """A memory read from the store (five per request at most: the index keeps no bodies)."""
         return store.get(filename)
@@ -453,48 +297,6 @@ class StoreIndexes:
                 item.owed[event.filename] = self._writes
         if item.owed:
             self._dense_wake.set()
-
-    def pay_owed(self, item: StoreIndex, *, at_most: int | None = None) -> None:
-        """Put the vectors saves left owed (all of them, or `at_most`): one payer at a time, so a
-        recall waits for the thread's batch in flight instead of embedding the same text again."""
-        if not item.owed:
-            return
-        with self._owed_lock:
-            with item.lock:
-                due = list(item.owed.items())[:at_most]
-            for i in range(0, len(due), EMBED_BATCH):
-                self.embed_now(item, [fn for fn, _ in due[i : i + EMBED_BATCH]])
-            with item.lock:
-                for fn, number in due:
-                    if item.owed.get(fn) == number:  # saved again meanwhile: still owed
-                        del item.owed[fn]
-
-    def embed_now(self, item: StoreIndex, filenames: list[str]) -> None:
-        """Give these memories their vectors now (from the cache, else the model); a few at most."""
-        backend = self.encoder.backend
-        if backend is None:
-            return
-        with item.lock:
-            todo = []
-            for fn in filenames:
-                header = item.by_name.get(fn)
-                if header is not None:
-                    text = embed_text(header.name, header.description)
-                    digest = text_digest(text)
-                    item.digests[fn] = digest
-                    if item.dense.digest(fn) != digest:
-                        todo.append((fn, text, digest))
-        if not todo:
-            return
-        cached = self.vector_cache.get_many(backend.key, [d for _, _, d in todo])
-        missing = [(fn, text, d) for fn, text, d in todo if d not in cached]
-        if missing:
-            vectors = self._passages(backend, [text for _, text, _ in missing])
-            self.embedded += len(missing)
-            cached.update((d, v) for (_, _, d), v in zip(missing, vectors, strict=True))
-            self.vector_cache.put_many(backend.key, [(d, cached[d]) for _, _, d in missing])
-        with self._dense_write:
-            item.dense.put_many([(fn, d, cached[d]) for fn, _, d in todo])
 
     def _mark(self, item: StoreIndex, filename: str) -> None:
         """After a write through MemoryDir or a watcher event: the next request re-reads that file."""
