@@ -10,9 +10,8 @@ from typing import Annotated, Any, Literal
 from pydantic import ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
+from memoryd.api.dream_models import CancelOut, DreamStatusOut, RunOut, RunsOut, RunStartedOut, UndoOut
 from memoryd.api.models import (
-    CancelOut,
-    DreamStatusOut,
     ErrorBody,
     ErrorDetail,
     IndexOut,
@@ -21,12 +20,8 @@ from memoryd.api.models import (
     PromptOut,
     RecallLogEntryOut,
     RecallOut,
-    RunOut,
-    RunsOut,
-    RunStartedOut,
     SearchOut,
     StatusOut,
-    UndoOut,
 )
 from memoryd.api.routes.backfill import BackfillProgress, BackfillStarted
 from memoryd.cli.results import (

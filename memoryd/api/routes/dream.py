@@ -5,16 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 
 from memoryd.api.deps import DreamDep
-from memoryd.api.models import (
-    CancelOut,
-    CwdQuery,
-    CwdRequest,
-    DreamStatusOut,
-    RunOut,
-    RunsOut,
-    RunStartedOut,
-    UndoOut,
-)
+from memoryd.api.dream_models import CancelOut, CwdRequest, DreamStatusOut, RunOut, RunsOut, RunStartedOut, UndoOut
+from memoryd.api.models import CwdQuery
 from memoryd.api.openapi import errors
 
 router = APIRouter(tags=["dream"])
