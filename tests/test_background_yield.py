@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from memoryd.base.process import unmap_read_only_pages
 from memoryd.recall.embedding import EMBED_NICE, RELEASE_AFTER
@@ -53,6 +54,42 @@ def test_the_embedding_thread_runs_niced_and_hands_the_weights_back_after_a_big_
         time.sleep(0.05)
     assert {(thread, nice) for thread, nice, _ in calls} == {("recall-embed", min(19, before + EMBED_NICE))}
     assert released == ["recall-embed"] and _nice() == before  # the caller's own thread is untouched
+    daemon.recall.close()
+    daemon.state.close()
+
+
+def test_the_weights_queries_mapped_go_back_once_requests_stop(
+    home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A daemon waits between prompts most of the day: after IDLE_RELEASE_SECONDS without a request the pages
+    its queries mapped are handed back, once per quiet spell (not at start-up, not while requests come)."""
+    from memoryd.recall import embedding
+
+    monkeypatch.setattr(embedding, "IDLE_RELEASE_SECONDS", 0.2)
+    released: list[str] = []
+    daemon = Daemon(make_settings(home, MEMORYD_RECALL_DENSE="off"))
+    indexes = daemon.recall.indexes
+    indexes.encoder.backend = replace(
+        _toy_backend([]), release=lambda: released.append(threading.current_thread().name)
+    )
+    indexes.start_dense()
+    time.sleep(0.6)
+    assert released == []  # no request yet: nothing was mapped for one
+    with indexes.serving():
+        time.sleep(0.5)  # a long request: no hand-back while it is answered
+    assert released == []
+    deadline = time.monotonic() + 10
+    while not released:
+        assert time.monotonic() < deadline, "the quiet daemon kept the weights its queries mapped"
+        time.sleep(0.05)
+    time.sleep(0.6)
+    assert released == ["recall-embed"] and indexes.model_releases == 1  # once per quiet spell
+    with indexes.serving():
+        pass
+    deadline = time.monotonic() + 10
+    while len(released) < 2:
+        assert time.monotonic() < deadline, "the next quiet spell kept them"
+        time.sleep(0.05)
     daemon.recall.close()
     daemon.state.close()
 

@@ -66,6 +66,8 @@ class StoreIndexes(DenseUpkeep):
         self._last_request = 0.0  # monotonic time the last request ended
         self._last_write = 0.0  # monotonic time of the last save through a store
         self._released_at = 0  # `embedded` when the model's pages were last handed back
+        self._idle_released_at = 0.0  # monotonic time they were last handed back for want of requests
+        self.model_releases = 0  # hand-backs of the model's pages (after a burst of embedding, or idle)
         self._idle = threading.Condition()
         self._request = threading.local()  # per request thread: the stores it swept (`serving`)
 
