@@ -145,6 +145,7 @@ _ROLES_NAMED = re.compile(
     re.I,
 )
 CAMEL_RE = re.compile(r"(?<![\w.])[A-Z][a-z0-9]*[A-Z][A-Za-z0-9]*\b")  # TRPCError, ErrorWithCode, OAuthClient
+CAMEL_NAME = re.compile(r"\b[A-Za-z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b")  # a code name of words: BookingRepository
 _SCOPED = re.compile(r"(?<![\w/])@[\w-]+/[\w./-]*\w")  # @calcom/ui, @calcom/ui/components/button
 _DOTTED = re.compile(r"(?<![\w.])[A-Za-z]\w*\.(?:js|[a-z]\w*)\b")  # Day.js, credential.key
 # A kind so common that a rule naming it ("*.py", "*.ts") is about the language, not about a place.

@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 from memoryd.recall.applies import AppliesTo
 from memoryd.recall.applies_derive import (
+    CAMEL_NAME,
     PATH_RE,
     PM_NAMES,
     command_key,
@@ -206,7 +207,7 @@ def prompt_facts(prompt: str) -> PromptFacts:
     )
 
 
-_CODE_NAME = re.compile(r"\b[A-Za-z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
+_CODE_NAME = re.compile(CAMEL_NAME.pattern + r"|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")  # ... or user_repository
 
 
 @lru_cache(maxsize=65_536)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memoryd.base.text import query_terms, terms
-from memoryd.recall.applies_derive import named_tech
+from memoryd.recall.applies_derive import CAMEL_NAME, named_tech
 from memoryd.recall.dense import FUSION_DEPTH, Backend, DenseIndex, fuse
 from memoryd.recall.explain import Why, as_typed
 from memoryd.recall.ranker import FIT_DEPTH, MIN_MATCH_IDF, MIN_MATCH_SHARE, LexicalIndex
@@ -79,11 +79,8 @@ def context_items(paths: Sequence[str], commands: Sequence[str], cwd: str) -> li
 def with_parts(prompt: str) -> str:
     """The prompt with the words of its code names added (`BookingRepository` also as "Booking Repository"),
     so a rule about repositories meets a prompt naming one."""
-    parts = [_spread_camel(name) for name in _CAMEL_NAME.findall(prompt)]
+    parts = [_spread_camel(name) for name in CAMEL_NAME.findall(prompt)]
     return prompt if not parts else prompt + "\n" + " ".join(parts)
-
-
-_CAMEL_NAME = re.compile(r"\b[A-Za-z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b")
 
 
 def _spread_camel(text: str) -> str:
