@@ -118,20 +118,22 @@ class DenseUpkeep:
     def _release_when_idle(self) -> None:
         """Requests came and went and none for `IDLE_RELEASE_SECONDS`: hand back the pages their queries mapped
         (a daemon waits between prompts most of the day; issue 42's RSS)."""
-        backend = self.encoder.backend
         quiet = time.monotonic() - self._last_request >= IDLE_RELEASE_SECONDS and not self._serving
-        if backend is not None and quiet and self._last_request > self._idle_released_at:
+        if quiet and self._last_request > self._idle_released_at:
             self._idle_released_at = time.monotonic()
-            self.model_releases += 1
-            backend.release()
-            release_freed_memory()
+            self._hand_back()
 
     def _release_model(self) -> None:
         """Going idle after embedding many texts (a bulk copy, a burst of saves), which touched most of
         the model's weights: hand their pages back; requests map again only what they read."""
-        backend = self.encoder.backend
-        if backend is not None and self.embedded - self._released_at >= RELEASE_AFTER:
+        if self.embedded - self._released_at >= RELEASE_AFTER:
             self._released_at = self.embedded
+            self._hand_back()
+
+    def _hand_back(self) -> None:
+        """The model's mapped weight pages back to the page cache, and the heap's freed pages back too."""
+        backend = self.encoder.backend
+        if backend is not None:
             self.model_releases += 1
             backend.release()
             release_freed_memory()
