@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,6 +104,25 @@ def test_every_writer_has_the_same_side_effects(live: LiveDaemon, project: Path,
     assert _metric(live, "secrets_refused", writer.source) == refused_before + 1
     assert sorted(p.name for p in store.path.rglob("*")) == files_before
     assert {p: p.read_bytes() for p in store.path.rglob("*.md")} == texts_before
+
+
+def test_a_dir_another_program_made_is_watched_at_its_next_use(live: LiveDaemon, project: Path) -> None:
+    """Claude Code writes its own memories: a dir the daemon saw before it existed is watched once it is
+    there, so its hand edits are heard by name (unwatched, a big one was swept every second)."""
+    store = live.daemon.stores.for_cwd(str(project))
+    assert not store.path.exists() and not live.daemon.watcher.is_watching(store.path)
+    store.path.mkdir(parents=True)
+    (store.path / "user_role.md").write_text("---\nname: Role\ndescription: what I do\ntype: user\n---\nI review.\n")
+    heard: list[str] = []
+    store.on_change.append(lambda s, filename: heard.append(filename))
+    r = live.client.post("/v1/recall", json={"cwd": str(project), "query": "what do I review", "session_id": "s1"})
+    assert r.status_code == 200
+    assert live.daemon.watcher.is_watching(store.path) and store.watched
+    (store.path / "user_role.md").write_text("---\nname: Role\ndescription: what I do\ntype: user\n---\nI ship.\n")
+    deadline = time.monotonic() + 10
+    while "user_role.md" not in heard and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert "user_role.md" in heard, "the watcher reports the hand edit by name"
 
 
 class _nothing:

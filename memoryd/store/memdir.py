@@ -101,6 +101,11 @@ class MemoryDir:
         """One copy of a header and its stat key for recall and the store (see `HeaderCache.shared_header`)."""
         return self._headers.shared_header(filename, key, header)
 
+    @property
+    def watched(self) -> bool:
+        """Whether the watcher reports this dir's changes by name."""
+        return self._headers.watched
+
     def set_watched(self, on: bool) -> None:
         """The watcher reports this dir's changes by name from now on (or no longer)."""
         self._headers.set_watched(on)

@@ -42,7 +42,9 @@ class StoreRegistry:
         self._team_dirs: dict[Path, MemoryDir] = {}
         self._global: MemoryDir | None = None
         self._lock = threading.Lock()
+        # A dir seen for the first time, or found on disk for the first time after that (the watcher listens).
         self.on_new_dir: list[Callable[[MemoryDir], None]] = []
+        self._seen_on_disk: set[Path] = set()  # dirs offered to `on_new_dir` once they existed
         self.on_evict: list[Callable[[MemoryDir], None]] = []
         # Every write through any dir's one write path (metrics, watch registration listen here).
         self.on_write: list[Callable[[WriteEvent], None]] = []
@@ -81,16 +83,29 @@ class StoreRegistry:
                 while len(self._dirs) > self.max_dirs:
                     old_path, old = self._dirs.popitem(last=False)
                     self._roots.pop(old_path, None)
+                    self._seen_on_disk.discard(old_path)
                     evicted.append(old)
             else:
                 self._dirs.move_to_end(path)
         for old in evicted:
             for callback in list(self.on_evict):
                 callback(old)
-        if created:
+        if created or self._found_on_disk(store):
             for callback in list(self.on_new_dir):
                 callback(store)
         return store
+
+    def _found_on_disk(self, store: MemoryDir) -> bool:
+        """A dir registered before it existed that another program made since (Claude Code writing its own
+        memories, a clone, a copy): offered to `on_new_dir` once, or it was never watched and a big one was
+        swept every second (issue 42)."""
+        if store.watched or not self.on_new_dir or store.path in self._seen_on_disk or not store.path.is_dir():
+            return False
+        with self._lock:
+            if store.path in self._seen_on_disk:
+                return False
+            self._seen_on_disk.add(store.path)
+        return True
 
     def dialect_for(self, path: Path) -> Dialect:
         """The dialect a folder without memories gets: Claude Code's inside its tree (its agent
