@@ -39,7 +39,7 @@ ENGINE_THREADS = max(1, min(2, os.cpu_count() or 1))  # the engine's OpenMP thre
 QUERY_THREADS = limits.RECALL_QUERY_ENGINE_THREADS
 VECTORS_FILENAME = "recall-vectors.sqlite"
 QUERY_CACHE_SIZE = 256  # prompts whose query vector is kept (1.5 KB each)
-SIMILARITY_BLOCK = 4_096  # rows converted to float32 at a time (1.5 MB: stays in cache)
+SIMILARITY_BLOCK = 512  # rows converted to float32 at a time (0.75 MB: stays in the core's cache)
 
 
 @dataclass(frozen=True)
@@ -367,8 +367,13 @@ class DenseIndex:
         matrix, scales = self._rows
         n, q = len(names), np.asarray(query_vector, dtype=np.float32)
         sims = np.empty(n, dtype=np.float32)
+        # one float32 block converted in place, not a new array per block: the daemon's malloc maps each big block
+        # afresh (process.tune_malloc), and its page faults had made this 3.6x slower (5.9 vs 1.6 ms at 20,000)
+        block = np.empty((min(n, SIMILARITY_BLOCK), matrix.shape[1]), dtype=np.float32)
         for i in range(0, n, SIMILARITY_BLOCK):
-            sims[i : i + SIMILARITY_BLOCK] = matrix[i : min(n, i + SIMILARITY_BLOCK)].astype(np.float32) @ q
+            rows = block[: min(n, i + SIMILARITY_BLOCK) - i]
+            np.copyto(rows, matrix[i : i + len(rows)], casting="unsafe")
+            np.dot(rows, q, out=sims[i : i + len(rows)])
         sims *= scales[:n]
         return sims, names, dict(self._row)
 
