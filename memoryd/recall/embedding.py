@@ -5,10 +5,10 @@ mixin of `StoreIndexes` (indexes.py keeps the lexical side): both share its stor
 
 from __future__ import annotations
 
-import itertools
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -36,6 +36,7 @@ RELEASE_AFTER = 64  # memories embedded since the last hand-back of the model's 
 IDLE_RELEASE_SECONDS = 30.0
 IDLE_CHECK_MIN_SECONDS = 0.5  # while a long request is answered, the quiet spell is looked for this often at most
 LANE_THREAD_NAME = "recall-embed-lane"
+LANE_WAIT_SECONDS = 0.005  # how often a helper lane looks whether the request it makes way for was answered
 
 
 class DenseUpkeep:
@@ -237,13 +238,17 @@ class DenseUpkeep:
             backend.team(ENGINE_THREADS)
             return backend.passages(texts)
         vectors: list[Any] = [None] * len(texts)
-        turns = itertools.count()  # next() on it is atomic: each text is taken once
+        left = deque(range(len(texts)))  # popleft() is atomic: each text is taken once
 
         def take(helper: bool) -> None:
             backend.team(1)
-            while not (helper and (self._serving or self._closed)):
-                i = next(turns)
-                if i >= len(texts):
+            while left and not (helper and self._closed):  # the embedding thread itself finishes the batch
+                if helper and self._serving:  # the request's core: take the batch's next text once it is answered
+                    time.sleep(LANE_WAIT_SECONDS)
+                    continue
+                try:
+                    i = left.popleft()
+                except IndexError:
                     return
                 vectors[i] = backend.passages(texts[i : i + 1])[0]
 
