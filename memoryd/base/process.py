@@ -9,6 +9,7 @@ import mmap
 import os
 import threading
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,51 @@ def tune_malloc() -> dict[str, bool]:
     }
 
 
+def _read_only_maps(names: set[str]) -> list[tuple[int, int, int, str]]:
+    """(start, end, file offset, path) of this process's read-only private mappings of these files."""
+    try:
+        maps = Path("/proc/self/maps").read_text().splitlines()
+    except OSError:
+        return []
+    found = []
+    for line in maps:
+        fields = line.split(maxsplit=5)
+        if len(fields) == 6 and fields[1] == "r--p" and fields[5] in names:
+            start, end = (int(x, 16) for x in fields[0].split("-"))
+            found.append((start, end, int(fields[2], 16), fields[5]))
+    return found
+
+
+def _madvise_dontneed(start: int, length: int) -> bool:
+    madvise = getattr(_libc(), "madvise", None)
+    if madvise is None:
+        return False
+    madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    return bool(madvise(start, length, mmap.MADV_DONTNEED) == 0)
+
+
+@dataclass(frozen=True)
+class ReadOnlyMapping:
+    """This process's read-only mapping of a whole data file that is never written (an engine's weights):
+    any of its pages can be handed back at any time, and is mapped again from the page cache when read."""
+
+    start: int
+    end: int
+
+    @classmethod
+    def find(cls, path: Path) -> ReadOnlyMapping | None:
+        """The mapping of `path` from its first byte (None without /proc, or when it is not mapped so)."""
+        whole = [(start, end) for start, end, offset, _ in _read_only_maps({str(path.resolve())}) if offset == 0]
+        return cls(*whole[0]) if len(whole) == 1 else None
+
+    def hand_back(self, offset: int, length: int) -> int:
+        """The whole pages of the file's bytes [offset, offset + length) back; returns the bytes advised."""
+        page = mmap.PAGESIZE
+        low = self.start + -(-offset // page) * page
+        high = min(self.end, self.start + (offset + length) // page * page)
+        return high - low if high > low and _madvise_dontneed(low, high - low) else 0
+
+
 def unmap_read_only_pages(files: Iterable[Path]) -> int:
     """Drop this process's page-table entries for its read-only mappings of these data files (an
     embedding model's weights, mapped by its engine and never written): the pages stay in the
@@ -62,23 +108,8 @@ def unmap_read_only_pages(files: Iterable[Path]) -> int:
     them. After a big batch the engine had touched nearly the whole 71 MB file, all counted in RSS
     (issue 42). `files`: data files mapped read-only and never written, never a library (its
     relocated pages would be lost). Returns the bytes advised; 0 without Linux's /proc or libc."""
-    madvise = getattr(_libc(), "madvise", None)
     names = {str(f) for f in files}
-    if madvise is None or not names:
-        return 0
-    madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    try:
-        maps = Path("/proc/self/maps").read_text().splitlines()
-    except OSError:
-        return 0
-    advised = 0
-    for line in maps:
-        fields = line.split(maxsplit=5)
-        if len(fields) == 6 and fields[1] == "r--p" and fields[5] in names:
-            start, end = (int(x, 16) for x in fields[0].split("-"))
-            if madvise(start, end - start, mmap.MADV_DONTNEED) == 0:
-                advised += end - start
-    return advised
+    return sum(end - start for start, end, _, _ in _read_only_maps(names) if _madvise_dontneed(start, end - start))
 
 
 def lower_priority(nice: int) -> None:

