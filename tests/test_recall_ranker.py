@@ -5,11 +5,12 @@ from __future__ import annotations
 import random
 import tracemalloc
 
+import numpy as np
 import pytest
 
 from memoryd.base.text import date_keys, terms
 from memoryd.recall import ranker
-from memoryd.recall.ranker import LexicalIndex, analyse
+from memoryd.recall.ranker import Doc, LexicalIndex, analyse
 
 
 def index_of(*docs: tuple[str, str, str, str]) -> LexicalIndex:
@@ -156,3 +157,28 @@ def test_a_word_costs_its_postings_not_two_arrays() -> None:
         tracemalloc.stop()
     assert idx.vocabulary > 10_000
     assert held / idx.vocabulary < 200, held / idx.vocabulary
+
+
+def test_doc_ids_past_16_bits_are_found_before_and_after_a_fold() -> None:
+    """The base keeps doc ids in 16 bits while they fit (issue 42's RSS); memories put past 65,536 slots wait
+    in the 32-bit tail, and the next fold widens the base: a word on either side is found throughout."""
+    idx = LexicalIndex()
+    for i in range(65_000):
+        idx.put(Doc(f"m{i}.md", {"common": 1.0, f"own{i}": 1.0}, 2.0))
+    idx._fold()
+    assert idx._base_docs.dtype == np.uint16
+    for i in range(65_000, 66_000):
+        idx.put(Doc(f"m{i}.md", {"common": 1.0, f"own{i}": 1.0}, 2.0))
+    assert idx._tail and idx._base_docs.dtype == np.uint16
+
+    def found() -> None:
+        for i in (3, 64_999, 65_536, 65_999):
+            assert [fn for fn, _ in idx.rank(f"own{i}", k=1, gate=False)] == [f"m{i}.md"]
+            held = idx.matches({f"own{i}", "own5", "common"}, [f"m{i}.md", "m65900.md"])[1]
+            assert held[f"m{i}.md"] == sorted({"common", f"own{i}"} | ({"own5"} if i == 5 else set()))
+            assert held["m65900.md"] == sorted({"common"} | ({f"own{i}"} if i == 65_900 else set()))
+
+    found()
+    idx._fold()
+    assert idx._base_docs.dtype == np.int32 and not idx._tail
+    found()
