@@ -74,6 +74,9 @@ def test_numbers_never_fill_the_stem_cache() -> None:
     before = _stem_cached.cache_info().currsize
     assert terms(" ".join(f"rule {n} revised {n + 1}" for n in range(900_000, 901_000))).count("900000") == 1
     assert _stem_cached.cache_info().currsize - before <= 2  # "rule", "revised": the words, not the thousand numbers
+    ids = terms(" ".join(f"deploying ticket{n}x to v{n} shards" for n in range(1_000)))  # issue 42: words with a digit
+    assert ids[:4] == ["deploy", "ticket0x", "v0", "shard"] and len(set(ids)) == 2 + 2 * 1_000
+    assert _stem_cached.cache_info().currsize - before <= 4  # and "deploy", "shard"
 
 
 def test_ranking_beside_writes_and_compactions_never_fails() -> None:
@@ -119,6 +122,7 @@ def _churned(fold_min: int, monkeypatch: pytest.MonkeyPatch) -> LexicalIndex:
     """4,000 puts (a third of them replacing an earlier version), 600 removals: folds and compactions on the way."""
     monkeypatch.setattr(ranker, "FOLD_MIN_POSTINGS", fold_min)
     monkeypatch.setattr(ranker, "FOLD_SHARE", 10**9)  # the tail's size alone decides
+    monkeypatch.setattr(ranker, "COMPACT_DEAD_SHARE", 1)  # a compaction (which folds) once as many are dead as live
     rng = random.Random(11)
     words = "deploy staging database migration lockfile review flaky runner docker schema release hotfix".split()
     idx = LexicalIndex()
@@ -182,3 +186,17 @@ def test_doc_ids_past_16_bits_are_found_before_and_after_a_fold() -> None:
     idx._fold()
     assert idx._base_docs.dtype == np.int32 and not idx._tail
     found()
+
+
+def test_deleted_memories_slots_go_once_they_outnumber_a_quarter_of_the_live_ones() -> None:
+    """Under churn (saves and deletes) the tombstones' slots and postings grew until as many were dead as
+    live: at 5,000 memories up to ~4 MB, and the soak's RSS with them (issue 42)."""
+    idx = LexicalIndex()
+    for i in range(5_000):
+        idx.put(Doc(f"m{i}.md", {"common": 1.0, f"own{i}": 1.0}, 2.0))
+    for i in range(ranker.COMPACT_MIN_DEAD):
+        idx.remove(f"m{i}.md")
+    assert len(idx._names) == 5_000  # a few dead: kept until there are enough
+    idx.remove(f"m{ranker.COMPACT_MIN_DEAD}.md")  # 1,025 dead: over a quarter of the 3,975 live
+    assert len(idx._names) == len(idx) == 5_000 - ranker.COMPACT_MIN_DEAD - 1
+    assert [fn for fn, _ in idx.rank("own4999", k=1, gate=False)] == ["m4999.md"]

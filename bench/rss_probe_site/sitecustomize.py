@@ -1,6 +1,6 @@
 """A probe inside a `memoryd serve` subprocess (issue 42's soak): with this folder on PYTHONPATH and
 MEMPROBE_DIR set, every MEMPROBE_EVERY seconds (60) it appends RSS and its parts, glibc's heap (mallinfo2),
-Python's live block count and thread count to MEMPROBE_DIR/probe.jsonl; MEMPROBE_TYPES=1 adds object counts by
+Python's live block count, thread count and SQLite's memory to MEMPROBE_DIR/probe.jsonl; MEMPROBE_TYPES=1 adds object counts by
 type, MEMPROBE_TRACE=1 a tracemalloc snapshot each time (slow). Any other process ignores it.
 
     MEMPROBE_DIR=/tmp/probe MEMPROBE_EVERY=30 PYTHONPATH=bench/rss_probe_site .venv/bin/python bench/soak.py --minutes 6
@@ -42,6 +42,13 @@ if _dir and "serve" in __import__("sys").argv:
 
     _libc = ctypes.CDLL("libc.so.6")
     _libc.mallinfo2.restype = _MI2
+    try:  # SQLite's own count of the memory it holds (page caches, statements): the library Python's sqlite3 uses
+        import _sqlite3
+
+        _sqlite = ctypes.CDLL(_sqlite3.__file__)
+        _sqlite.sqlite3_memory_used.restype = ctypes.c_int64
+    except (ImportError, OSError, AttributeError):
+        _sqlite = None
 
     def _status() -> dict:
         out = {}
@@ -70,6 +77,7 @@ if _dir and "serve" in __import__("sys").argv:
                 "keep": round(m.keepcost / 2**20, 2),
                 "pyblocks": sys.getallocatedblocks(),
                 "threads": threading.active_count(),
+                "sqlite": round(_sqlite.sqlite3_memory_used() / 2**20, 2) if _sqlite else None,
             }
             if os.environ.get("MEMPROBE_TYPES") == "1":
                 rec["types"] = Counter(type(o).__name__ for o in gc.get_objects()).most_common(30)

@@ -70,7 +70,9 @@ MONTHS = (
 MONTH_NUM = {m: i + 1 for i, m in enumerate(MONTHS)} | {m[:3]: i + 1 for i, m in enumerate(MONTHS) if m != "may"}
 
 
-STEM_CACHE_WORDS = 65536  # a vocabulary's worth of stems (~18 MB when full)
+# A vocabulary's worth of stems (~4.5 MB when full; 65,536 had been ~18 MB, filled over days by new words)
+STEM_CACHE_WORDS = 16_384
+_DIGIT = re.compile(r"\d").search
 
 
 @lru_cache(maxsize=STEM_CACHE_WORDS)
@@ -80,8 +82,11 @@ def _stem_cached(word: str) -> str:
 
 def stem(word: str) -> str:
     """A word's stem. Numbers have none and never enter the cache: each save's ids and counts
-    are new words, and they filled it by a megabyte a minute under load (issue 31)."""
-    return word if word.isdigit() else _stem_cached(word)
+    are new words, and they filled it by a megabyte a minute under load (issue 31). Nor do words
+    with a digit (`ticket4821`, `v2`, a hash's pieces): each is mostly a word of its own (issue 42)."""
+    if word.isdigit():
+        return word
+    return _stem(word) if _DIGIT(word) else _stem_cached(word)
 
 
 def words(text: str) -> list[str]:
