@@ -5,9 +5,10 @@ or all-MiniLM-L6-v2 (`pip install memoryd[embed]`, pulls in torch). Without eith
 
 A memory saved through the daemon is embedded (name + description) on the save's path, so the
 next recall ranks it as it will later; the rest (a store seen for the first time, files copied in
-by hand) by one background thread on both cores, in short batches that wait while a request is
-being answered. Vectors are kept in SQLite under $MEMORYD_HOME, keyed by the text's hash: a restart re-embeds
-nothing. Only the query is embedded on the request path (one core, ~20 ms).
+by hand) by one background thread and a helper lane, a text at a time each on one core; the helper
+makes way while a request is being answered (recall/embedding.py). Vectors are kept in SQLite
+under $MEMORYD_HOME, keyed by the text's hash: a restart re-embeds nothing. Only the query is
+embedded on the request path (one core, ~20 ms).
 Measured on the bench dev split: bench/RESULTS.md §4.
 """
 

@@ -22,12 +22,13 @@ from memoryd.recall.dense import EMBED_BATCH, ENGINE_THREADS, Backend, Encoder, 
 from memoryd.recall.store_index import StoreIndex
 
 log = logging.getLogger(__name__)
-YIELD_MAX_SECONDS = 0.5  # the embedding thread waits at most this long for requests to finish before a batch
-BUSY_SECONDS = (
-    2.0  # within this long of a request, batches are small: a request meets at most one short batch in flight
-)
+# An engine without lanes (its batch runs on its own threads): the embedding thread waits at most this long for
+# requests to finish before a batch, and within BUSY_SECONDS of one takes BUSY_BATCH memories (~30 ms on two
+# threads instead of ~120), so a request meets at most one short batch in flight.
+YIELD_MAX_SECONDS = 0.5
+BUSY_SECONDS = 2.0
+BUSY_BATCH = 2
 CACHE_CHUNK = 512  # vectors read from the cache at a time
-BUSY_BATCH = 2  # memories per engine call while requests come (~30 ms on two threads instead of ~120)
 EMBED_NICE = 10  # the embedding thread's (and its engine threads') niceness: a request's thread wins the cores
 WRITE_GRACE_SECONDS = 0.05  # the thread pays a save's vector this long after it: the save's answer goes out first
 RELEASE_AFTER = 64  # memories embedded since the last hand-back of the model's mapped pages, the thread idle
