@@ -7,6 +7,7 @@ import ctypes.util
 import functools
 import mmap
 import os
+import sys
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ def release_freed_memory() -> None:
 M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
 M_ARENA_MAX = -8
+TCACHE_TUNABLE = "glibc.malloc.tcache_count=0"  # `restart_without_thread_caches`
 MALLOC_ARENAS = 2  # glibc's default is 8 per core, one per thread that allocates: each keeps its own freed pages
 # A block this big or bigger gets its own mapping, unmapped when freed; the heap's free top beyond this much goes
 # back at once. glibc's own start values, kept fixed: by default each freed big block (the engine's buffers, a
@@ -99,6 +101,36 @@ class ReadOnlyMapping:
         low = self.start + -(-offset // page) * page
         high = min(self.end, self.start + (offset + length) // page * page)
         return high - low if high > low and _madvise_dontneed(low, high - low) else 0
+
+
+def restart_without_thread_caches() -> None:
+    """Start this process over, once, with glibc's per-thread caches of freed blocks off (same pid, same
+    arguments): the daemon's ~35 threads each kept up to 7 freed blocks of every size to 1 KB, filled slowly as
+    requests moved between threads, and RSS under the 10-minute soak climbed ~3.5 MB for minutes and stayed
+    there; without them it is flat, and the soak ran as fast (issue 42, bench/RESULTS.md §20). glibc reads its
+    tunables only at start, hence the exec. Linux with glibc only; a no-op once GLIBC_TUNABLES sets it."""
+    if sys.platform != "linux" or not _glibc_version():
+        return
+    current = os.environ.get("GLIBC_TUNABLES", "")
+    if TCACHE_TUNABLE.split("=")[0] in current:
+        return
+    os.environ["GLIBC_TUNABLES"] = f"{current}:{TCACHE_TUNABLE}" if current else TCACHE_TUNABLE
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execv(sys.executable, sys.orig_argv)
+    except OSError:  # no exec here (a sandbox): run on with the caches
+        if current:
+            os.environ["GLIBC_TUNABLES"] = current
+        else:
+            del os.environ["GLIBC_TUNABLES"]
+
+
+def _glibc_version() -> str:
+    try:
+        return os.confstr("CS_GNU_LIBC_VERSION") or ""
+    except (ValueError, OSError):  # not glibc (musl, macOS)
+        return ""
 
 
 def unmap_read_only_pages(files: Iterable[Path]) -> int:
