@@ -67,7 +67,7 @@ def _rss_mb(pid: int, key: str = "VmRSS") -> float:
 def _sample(pid: int, minute: float) -> dict[str, float]:
     """RSS at `minute`: the median of RSS_SAMPLES reads RSS_SAMPLE_GAP_SECONDS apart, and their spread. One read can
     catch a request's big blocks in flight (blocks of 128 KB or more get their own mapping: the probe saw them come
-    and go by up to 2.6 MB between reads), which is not what the daemon holds."""
+    and go by up to 3 MB within two seconds), which is not what the daemon holds."""
     reads = []
     for i in range(RSS_SAMPLES):
         if i:
