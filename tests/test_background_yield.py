@@ -159,12 +159,17 @@ def _rss_kb(path: Path) -> int:
     return total
 
 
-def test_a_read_only_data_mapping_is_handed_back_and_reads_the_same_after(tmp_path: Path) -> None:
-    path = tmp_path / "weights.bin"
-    data = os.urandom(4 << 20)
+def _mapped_weights(path: Path, size: int) -> tuple[bytes, mmap.mmap]:
+    """A data file of `size` random bytes, mapped read-only and private as an engine maps its weights."""
+    data = os.urandom(size)
     path.write_bytes(data)
     with path.open("rb") as fh:
-        mapped = mmap.mmap(fh.fileno(), 0, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ)
+        return data, mmap.mmap(fh.fileno(), 0, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ)
+
+
+def test_a_read_only_data_mapping_is_handed_back_and_reads_the_same_after(tmp_path: Path) -> None:
+    path = tmp_path / "weights.bin"
+    data, mapped = _mapped_weights(path, 4 << 20)
     try:
         assert mapped[:] == data and _rss_kb(path) >= 4 << 10  # every page read: all of it resident
         assert unmap_read_only_pages([path]) >= 4 << 20
@@ -180,10 +185,7 @@ def test_a_part_of_a_read_only_mapping_is_handed_back_and_the_rest_stays(tmp_pat
     (The file's first 2 MB: the page cache may map a file by 2 MB folios, and handing back a part of one
     unmaps all of it.)"""
     path = tmp_path / "weights.bin"
-    data = os.urandom(8 << 20)
-    path.write_bytes(data)
-    with path.open("rb") as fh:
-        mapped = mmap.mmap(fh.fileno(), 0, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ)
+    data, mapped = _mapped_weights(path, 8 << 20)
     try:
         assert mapped[:] == data
         mapping = ReadOnlyMapping.find(path)
