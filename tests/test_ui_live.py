@@ -289,3 +289,34 @@ def test_cli_recall_explain_and_ui_print_url(shared_daemon: DaemonProcess, proje
         and url.stdout.count("\n") == 1
     )
     assert loopback_client(shared_daemon.url).get(url.stdout.strip().removeprefix(shared_daemon.url)).status_code == 303
+
+
+def test_a_recall_answers_before_its_log_row_is_written(tmp_path: Path) -> None:
+    """The log's own write was ~35 % of a recall whose vector was cached (issue 42): a recall hands its row to
+    the log's writer and answers; a reader still sees every recall recorded before it."""
+    state = StateDB(tmp_path / "state.db")
+    log = RecallLog(state, clock=time.time)
+
+    def recall(i: int) -> None:
+        log.record(
+            memory_dir="/a",
+            session_id="s",
+            source="rest",
+            prompt=f"p{i}",
+            method="local",
+            reason="",
+            took_ms=1.0,
+            why=[],
+        )
+
+    with state.transaction():  # another writer holds the database
+        answered = threading.Thread(target=recall, args=(1,))
+        answered.start()
+        answered.join(timeout=10)
+        assert not answered.is_alive(), "the recall waited for its log row"
+    recall(2)
+    assert [e.prompt for e in log.entries(memory_dir="/a")] == ["p2", "p1"]
+    recall(3)
+    log.close()  # the daemon stopping: what is pending is written first
+    assert state.query_one("SELECT COUNT(*) AS n FROM recall_log")["n"] == 3
+    state.close()

@@ -8,6 +8,7 @@ import json
 import logging
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import KW_ONLY, dataclass, field, fields, replace
 from typing import Any
 
@@ -44,7 +45,8 @@ CREATE INDEX IF NOT EXISTS recall_log_hits_file ON recall_log_hits(memory_dir, f
 CREATE INDEX IF NOT EXISTS recall_log_hits_entry ON recall_log_hits(entry_id);
 """
 SOURCES = ("hook", "rest", "mcp")
-WRITER_ROUNDS = 2  # batches one recall writes before it hands the rest to the next
+WRITER_ROUNDS = 2  # batches a reader writes itself before it hands the rest back
+WRITER_THREAD_NAME = "recall-log"
 
 
 @dataclass(frozen=True)
@@ -138,6 +140,7 @@ class RecallLog:
             tuple[RecallEntry, list[Why]]
         ] = []  # each with its reasons in the order recall weighed them
         self._writing = False  # a thread is writing batches; others only append
+        self._writer: ThreadPoolExecutor | None = None  # writes what recalls hand over, after they answered
         self._recorded = 0  # recalls handed to `record`
         self._stored = 0  # ... of which written (or given up on)
         self.state.migrate("recall_log", SCHEMA)
@@ -154,9 +157,10 @@ class RecallLog:
         took_ms: float,
         why: list[Why],
     ) -> None:
-        """Log one recall. Recalls that arrive while another writes join its next batch and return
-        at once: one transaction per batch (issue 31: a transaction per recall queued every recall
-        behind the others under 20 clients). Every field is redacted here, the log's one writer, before
+        """Log one recall: its row is written by the log's writer thread, in batches, one transaction each,
+        and the recall answers at once (issue 31: a transaction per recall queued every recall behind the
+        others under 20 clients; issue 42: its own write was ~35 % of a recall whose vector was cached).
+        Readers wait for what was recorded before them (`_settled`). Every field is redacted here, before
         it is stored or published (the API, --explain, the live page and its stream read what is stored)."""
         why = redacted_why(why, prompt)
         entry = RecallEntry(
@@ -178,7 +182,27 @@ class RecallLog:
             if self._writing:
                 return
             self._writing = True
-        self._write_pending()
+        try:
+            if self._writer is None:
+                self._writer = ThreadPoolExecutor(1, thread_name_prefix=WRITER_THREAD_NAME)
+            self._writer.submit(self._drain)
+        except RuntimeError:  # closed: the daemon is stopping, write it here
+            self._drain()
+
+    def close(self) -> None:
+        """Write what is pending and stop the writer thread (before the state database closes)."""
+        if self._writer is not None:
+            self._writer.shutdown(wait=True)
+        self._settled()
+
+    def _drain(self) -> None:
+        """The writer's turn: batches until none is left."""
+        while True:
+            self._write_pending()
+            with self._batch:
+                if not self._pending or self._writing:
+                    return
+                self._writing = True
 
     def _write_pending(self) -> None:
         """Write batches until none is left, or for WRITER_ROUNDS at most (a recall must not keep
@@ -194,12 +218,12 @@ class RecallLog:
             except Exception:  # the log is for people; never fail the agent's prompt over it
                 log.exception("could not record %d recalls in the recall log", len(batch))
                 written = []
+            if self.activity is not None:  # before they count as stored: a reader that waited sees them live too
+                for entry in written:
+                    self.activity.publish(RECALL, entry.memory_dir, entry.as_dict())
             with self._batch:
                 self._stored += len(batch)
                 self._batch.notify_all()
-            if self.activity is not None:
-                for entry in written:
-                    self.activity.publish(RECALL, entry.memory_dir, entry.as_dict())
         with self._batch:
             self._writing = False
             self._batch.notify_all()

@@ -93,6 +93,8 @@ class RecallService:
     def close(self) -> None:
         self.model.close()
         self.indexes.close()
+        if self.recall_log is not None:
+            self.recall_log.close()
 
     def warm(self) -> None:
         """Load the dense model if installed, then index every known store and derive what each memory applies
