@@ -91,6 +91,22 @@ def test_the_hook_and_mcp_doors_are_named_and_prompts_are_redacted_and_cut(live:
     assert refused.status_code in (400, 422) and "source" in refused.text
 
 
+def _logged(
+    log: RecallLog, prompt: str, *, memory_dir: str = "/a", source: str = "rest", why: list[Why] | None = None
+) -> None:
+    """One local recall of session "s" in the log."""
+    log.record(
+        memory_dir=memory_dir,
+        session_id="s",
+        source=source,
+        prompt=prompt,
+        method="local",
+        reason="",
+        took_ms=1.0,
+        why=why or [],
+    )
+
+
 def test_the_log_is_a_ring_per_memory_dir(tmp_path: Path) -> None:
     state = StateDB(tmp_path / "state.db")
     activity = Activity(clock=time.time)
@@ -98,19 +114,8 @@ def test_the_log_is_a_ring_per_memory_dir(tmp_path: Path) -> None:
     activity.subscribe(seen.append)
     log = RecallLog(state, clock=time.time, activity=activity, keep=3)
     for i in range(5):
-        log.record(
-            memory_dir="/a",
-            session_id="s",
-            source="rest",
-            prompt=f"prompt {i}",
-            method="local",
-            reason="",
-            took_ms=1.0,
-            why=[Why("m.md", "M", 1.0 + i, True, ("prompt",)), Why("n.md", "N", 0.5, False)],
-        )
-    log.record(
-        memory_dir="/b", session_id="s", source="hook", prompt="other", method="local", reason="", took_ms=1.0, why=[]
-    )
+        _logged(log, f"prompt {i}", why=[Why("m.md", "M", 1.0 + i, True, ("prompt",)), Why("n.md", "N", 0.5, False)])
+    _logged(log, "other", memory_dir="/b", source="hook")
     assert [e.prompt for e in log.entries(memory_dir="/a")] == ["prompt 4", "prompt 3", "prompt 2"]
     assert [e.prompt for e in log.entries(memory_dir="/b")] == ["other"]
     assert [e.prompt for e in log.of_memory("/a", "m.md")] == ["prompt 4", "prompt 3", "prompt 2"]
@@ -298,16 +303,7 @@ def test_a_recall_answers_before_its_log_row_is_written(tmp_path: Path) -> None:
     log = RecallLog(state, clock=time.time)
 
     def recall(i: int) -> None:
-        log.record(
-            memory_dir="/a",
-            session_id="s",
-            source="rest",
-            prompt=f"p{i}",
-            method="local",
-            reason="",
-            took_ms=1.0,
-            why=[],
-        )
+        _logged(log, f"p{i}")
 
     with state.transaction():  # another writer holds the database
         answered = threading.Thread(target=recall, args=(1,))
