@@ -58,8 +58,9 @@ def tune_malloc() -> dict[str, bool]:
     }
 
 
-def _read_only_maps(names: set[str]) -> list[tuple[int, int, int, str]]:
-    """(start, end, file offset, path) of this process's read-only private mappings of these files."""
+def mapped_files() -> list[tuple[int, int, str, int, str]]:
+    """(start, end, permissions, file offset, path) of each of this process's mappings of a file, from
+    /proc/self/maps ([] without it)."""
     try:
         maps = Path("/proc/self/maps").read_text().splitlines()
     except OSError:
@@ -67,10 +68,19 @@ def _read_only_maps(names: set[str]) -> list[tuple[int, int, int, str]]:
     found = []
     for line in maps:
         fields = line.split(maxsplit=5)
-        if len(fields) == 6 and fields[1] == "r--p" and fields[5] in names:
+        if len(fields) == 6:
             start, end = (int(x, 16) for x in fields[0].split("-"))
-            found.append((start, end, int(fields[2], 16), fields[5]))
+            found.append((start, end, fields[1], int(fields[2], 16), fields[5]))
     return found
+
+
+def _read_only_maps(names: set[str]) -> list[tuple[int, int, int, str]]:
+    """(start, end, file offset, path) of this process's read-only private mappings of these files."""
+    return [
+        (start, end, offset, path)
+        for start, end, perms, offset, path in mapped_files()
+        if perms == "r--p" and path in names
+    ]
 
 
 def _madvise_dontneed(start: int, length: int) -> bool:

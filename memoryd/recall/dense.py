@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from memoryd.base import limits
-from memoryd.base.process import unmap_read_only_pages
+from memoryd.base.process import mapped_files, unmap_read_only_pages
 from memoryd.recall.engine_pages import SparsePages
 
 log = logging.getLogger(__name__)
@@ -70,11 +70,7 @@ def openmp_team_size(package: Path) -> Callable[[int], None]:
     /proc/self/maps; a wheel vendors its own, beside the package): it sets the team size of the calling
     thread's parallel regions only, so a request's query and the embedding thread's batches each get
     their own. A no-op when it cannot be told apart."""
-    try:
-        maps = Path("/proc/self/maps").read_text().splitlines()
-    except OSError:
-        return lambda n: None
-    mapped = {fields[5] for fields in (line.split(maxsplit=5) for line in maps) if len(fields) == 6}
+    mapped = {path for _, _, _, _, path in mapped_files()}
     runtimes = sorted(p for p in mapped if Path(p).name.startswith(("libgomp", "libomp", "libiomp")))
     beside = [p for p in runtimes if p.startswith(str(package.parent) + os.sep)]
     runtime = (beside or runtimes)[0] if len(beside) == 1 or len(runtimes) == 1 else None

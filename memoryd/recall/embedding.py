@@ -86,8 +86,8 @@ class DenseUpkeep:
 
     @contextmanager
     def serving(self) -> Iterator[None]:
-        """Around a request: background embedding starts no batch while one is being answered, and each
-        store is swept for hand edits once in it."""
+        """Around a request: background embedding makes way while one is being answered (a helper lane takes no
+        text; without lanes, no batch starts), and each store is swept for hand edits once in it."""
         with self._idle:
             self._serving += 1
         outer, self._request.swept = getattr(self._request, "swept", None), set()

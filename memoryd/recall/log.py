@@ -205,9 +205,9 @@ class RecallLog:
                 self._writing = True
 
     def _write_pending(self) -> None:
-        """Write batches until none is left, or for WRITER_ROUNDS at most (a recall must not keep
-        writing others' rows while they arrive), then hand the writer's role back: the next
-        recall, or the next reader, writes what is left."""
+        """Write batches until none is left, or for WRITER_ROUNDS at most (a reader must not keep
+        writing rows while recalls go on arriving), then hand the writer's role back: the writer
+        thread (`_drain`) takes it again while rows are pending."""
         for _ in range(WRITER_ROUNDS):
             with self._batch:
                 batch, self._pending = self._pending, []
