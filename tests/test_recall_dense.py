@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memoryd.recall.dense import NOT_INSTALLED, Backend, DenseIndex, QueryVectors, fuse
+from memoryd.recall.dense import NOT_INSTALLED, Backend, DenseIndex, QueryVectors, fuse, text_digest
 from memoryd.service.daemon import Daemon
 from tests.conftest import make_settings, recall_api, save_memory, serve
 
@@ -53,12 +53,12 @@ def test_dense_index_reuses_freed_rows_and_ranks_what_it_holds() -> None:
     index = DenseIndex()
     assert index.similarities(np.ones(2)) is None
     unit = {"a.md": [1.0, 0.0], "b.md": [0.0, 1.0], "c.md": [0.6, 0.8]}
-    index.put_many([(fn, fn.encode(), np.array(v, dtype=np.float32)) for fn, v in unit.items()])
+    index.put_many([(fn, text_digest(fn), np.array(v, dtype=np.float32)) for fn, v in unit.items()])
     index.remove("a.md")
     index.put_many(
         [
-            ("d.md", b"d", np.array([0.8, 0.6], dtype=np.float32)),
-            ("b.md", b"b2", np.array([1.0, 0.0], dtype=np.float32)),
+            ("d.md", text_digest("d"), np.array([0.8, 0.6], dtype=np.float32)),
+            ("b.md", text_digest("b2"), np.array([1.0, 0.0], dtype=np.float32)),
         ]
     )
     got = index.similarities(np.array([1.0, 0.0]))
@@ -66,7 +66,8 @@ def test_dense_index_reuses_freed_rows_and_ranks_what_it_holds() -> None:
     sims, names, rows = got
     assert len(names) == 3 and sorted(index.filenames()) == ["b.md", "c.md", "d.md"]  # d took a's row
     assert {fn: round(float(sims[r]), 2) for fn, r in rows.items()} == {"b.md": 1.0, "c.md": 0.6, "d.md": 0.8}
-    assert index.digest("b.md") == b"b2" and index.digest("a.md") is None
+    assert index.digest("b.md") == text_digest("b2") and index.digest("c.md") == text_digest("c.md")
+    assert index.digest("a.md") is None
 
 
 def test_dense_off_ranks_lexically_and_says_so(home: Path, project: Path) -> None:

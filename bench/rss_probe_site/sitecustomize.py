@@ -1,6 +1,6 @@
 """A probe inside a `memoryd serve` subprocess (issue 42's soak): with this folder on PYTHONPATH and
 MEMPROBE_DIR set, every MEMPROBE_EVERY seconds (60) it appends RSS and its parts, glibc's heap (mallinfo2),
-Python's live block count, thread count and SQLite's memory to MEMPROBE_DIR/probe.jsonl; MEMPROBE_TYPES=1 adds object counts by
+Python's live block count, thread count, glibc's arenas and SQLite's memory to MEMPROBE_DIR/probe.jsonl; MEMPROBE_TYPES=1 adds object counts by
 type, MEMPROBE_TRACE=1 a tracemalloc snapshot each time (slow). Any other process ignores it.
 
     MEMPROBE_DIR=/tmp/probe MEMPROBE_EVERY=30 PYTHONPATH=bench/rss_probe_site .venv/bin/python bench/soak.py --minutes 6
@@ -58,6 +58,11 @@ if _dir and "serve" in __import__("sys").argv:
                 out[k] = round(int(v.split()[0]) / 1024, 1)
         return out
 
+    def _arenas() -> int:
+        """glibc's arenas besides the main one: each a heap of its own, mapped at a 64 MB boundary."""
+        starts = (int(line.split("-", 1)[0], 16) for line in Path("/proc/self/maps").read_text().splitlines())
+        return sum(1 for start in starts if start % (64 << 20) == 0)
+
     def _loop() -> None:
         every = float(os.environ.get("MEMPROBE_EVERY", "60"))
         t0 = time.monotonic()
@@ -77,6 +82,7 @@ if _dir and "serve" in __import__("sys").argv:
                 "keep": round(m.keepcost / 2**20, 2),
                 "pyblocks": sys.getallocatedblocks(),
                 "threads": threading.active_count(),
+                "arenas": _arenas(),
                 "sqlite": round(_sqlite.sqlite3_memory_used() / 2**20, 2) if _sqlite else None,
             }
             if os.environ.get("MEMPROBE_TYPES") == "1":
