@@ -57,7 +57,7 @@ def build(repo: dict[str, Any], backend: Backend | None, cache: VectorCache) -> 
             vectors = backend.passages([t for _, t, _ in todo])
             cache.put_many(backend.key, [(d, v) for (_, _, d), v in zip(todo, vectors)])
             have.update({d: v for (_, _, d), v in zip(todo, vectors)})
-        store.dense.put_many([(fn, d, have[d]) for (fn, _), d in zip(texts, digests)])
+        store.dense.put_many([(fn, d, have[d], None) for (fn, _), d in zip(texts, digests)])
     return store
 
 

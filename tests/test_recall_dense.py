@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from memoryd.recall.dense import NOT_INSTALLED, Backend, DenseIndex, QueryVectors, fuse, text_digest
+from memoryd.recall.store_index import StoreIndex
 from memoryd.service.daemon import Daemon
 from tests.conftest import make_settings, recall_api, save_memory, serve
 
@@ -53,12 +54,12 @@ def test_dense_index_reuses_freed_rows_and_ranks_what_it_holds() -> None:
     index = DenseIndex()
     assert index.similarities(np.ones(2)) is None
     unit = {"a.md": [1.0, 0.0], "b.md": [0.0, 1.0], "c.md": [0.6, 0.8]}
-    index.put_many([(fn, text_digest(fn), np.array(v, dtype=np.float32)) for fn, v in unit.items()])
+    index.put_many([(fn, text_digest(fn), np.array(v, dtype=np.float32), fn) for fn, v in unit.items()])
     index.remove("a.md")
     index.put_many(
         [
-            ("d.md", text_digest("d"), np.array([0.8, 0.6], dtype=np.float32)),
-            ("b.md", text_digest("b2"), np.array([1.0, 0.0], dtype=np.float32)),
+            ("d.md", text_digest("d"), np.array([0.8, 0.6], dtype=np.float32), "d"),
+            ("b.md", text_digest("b2"), np.array([1.0, 0.0], dtype=np.float32), "b2"),
         ]
     )
     got = index.similarities(np.array([1.0, 0.0]))
@@ -68,6 +69,21 @@ def test_dense_index_reuses_freed_rows_and_ranks_what_it_holds() -> None:
     assert {fn: round(float(sims[r]), 2) for fn, r in rows.items()} == {"b.md": 1.0, "c.md": 0.6, "d.md": 0.8}
     assert index.digest("b.md") == text_digest("b2") and index.digest("c.md") == text_digest("c.md")
     assert index.digest("a.md") is None
+
+
+def test_a_row_is_current_while_its_header_is_and_adopts_a_new_header_of_the_same_text() -> None:
+    """Issue 42: the rows keep the header their text came from instead of a dict of digests by filename;
+    a re-read file whose embedded text did not change is adopted, not embedded again."""
+    index = DenseIndex()
+    first, touched, edited = object(), object(), object()
+    index.put_many([("a.md", text_digest("A. a"), np.array([1.0, 0.0], dtype=np.float32), first)])
+    assert index.holds("a.md", first) and not index.holds("a.md", touched) and not index.holds("b.md", first)
+    assert index.adopt("a.md", touched, text_digest("A. a")) and index.holds("a.md", touched)
+    assert not index.adopt("a.md", edited, text_digest("A. changed")) and index.holds("a.md", touched)
+    index.remove("a.md")
+    assert not index.holds("a.md", touched) and not index.adopt("a.md", edited, text_digest("A. a"))
+    with pytest.raises(ValueError, match="16 bytes"):
+        index.put_many([("b.md", b"short", np.array([1.0, 0.0], dtype=np.float32), None)])
 
 
 def test_dense_off_ranks_lexically_and_says_so(home: Path, project: Path) -> None:
@@ -281,6 +297,39 @@ def test_the_embedding_thread_pays_a_saved_memorys_vector_without_a_recall(home:
     daemon.state.close()
 
 
+def test_a_hand_edit_of_the_body_costs_no_embedding_and_one_of_the_description_costs_one(
+    home: Path, project: Path
+) -> None:
+    daemon = Daemon(make_settings(home, MEMORYD_RECALL_DENSE="off"))
+    calls: list[tuple[str, list[str]]] = []
+    daemon.recall.indexes.encoder.backend = _toy_backend(calls)
+    daemon.recall.indexes.start_dense()
+    store = daemon.stores.for_cwd(str(project))
+    fn = store.save(name="Release train", description="Releases ship on Tuesdays", type="project", body="x")
+    path = store.path / fn.memory.filename
+    embedded(daemon)
+    assert len(calls) == 1
+    before = daemon.recall.indexes.refresh(store).by_name[path.name]
+
+    def reread_and_wait() -> StoreIndex:
+        daemon.recall.recall(str(project), "when do releases ship", "s")  # the request re-reads the edited file
+        embedded(daemon)
+        return daemon.recall.indexes.refresh(store)
+
+    path.write_text(path.read_text().replace("\nx", "\nShips from main."))
+    item = reread_and_wait()
+    assert item.by_name[path.name] is not before and "Ships from main." in path.read_text()
+    assert len(calls) == 1  # the embedded text (name and description) is unchanged: the row takes the new header
+    assert item.dense.holds(path.name, item.by_name[path.name]) and item.hashed == {}
+    path.write_text(path.read_text().replace("on Tuesdays", "on Thursdays"))
+    item = reread_and_wait()
+    assert [texts for _, texts in calls[1:]] == [["Release train. Releases ship on Thursdays"]]
+    assert item.dense.digest(path.name) == text_digest("Release train. Releases ship on Thursdays")
+    assert item.dense.holds(path.name, item.by_name[path.name]) and item.hashed == {}
+    daemon.recall.close()
+    daemon.state.close()
+
+
 def test_vectors_are_held_in_a_byte_each_and_rank_as_in_float32() -> None:
     """Issue 42: 20,000 float32 rows held 30-48 MB; int8 rows with a scale each hold a quarter, and
     every cosine stays within 0.003 of the float32 product."""
@@ -288,7 +337,7 @@ def test_vectors_are_held_in_a_byte_each_and_rank_as_in_float32() -> None:
     vecs = rng.standard_normal((600, 384)).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     index = DenseIndex()
-    index.put_many([(f"m{i}.md", b"d", v) for i, v in enumerate(vecs)])
+    index.put_many([(f"m{i}.md", text_digest(f"m{i}"), v, None) for i, v in enumerate(vecs)])
     query = vecs[7] * 0.6 + vecs[9] * 0.8
     got = index.similarities(query)
     assert got is not None

@@ -312,13 +312,15 @@ class DenseIndex:
     written only by the embedding thread: a request reads the rows as they stand and never rebuilds
     them. 20,000 memories: 7.7 MB instead of 30 MB of float32 (48 MB once the matrix had doubled),
     and the product with a query, by blocks that stay in cache, ~4x faster (issue 42). The cosine
-    moves by under 0.002 (vectors come from the cache as float16 anyway). Each row's text digest is kept
-    beside it, 16 bytes in an array (a dict of bytes objects was 1.7 MB at 20,000)."""
+    moves by under 0.002 (vectors come from the cache as float16 anyway). Each row keeps its text's digest
+    (16 bytes in an array) and the header the text came from: while that header is the memory's current one the
+    row is current, and nothing is hashed (a dict of digests by filename was 1.7 MB at 20,000)."""
 
     def __init__(self) -> None:
         self._rows: tuple[Any, Any] = (np.zeros((0, 0), dtype=np.int8), np.zeros(0, dtype=np.float32))
         self._digests: Any = np.zeros((0, DIGEST_SIZE), dtype=np.uint8)  # row -> its text's digest
         self._names: list[str | None] = []  # row -> filename (None: free)
+        self._sources: list[object] = []  # row -> what its text came from (the memory's header)
         self._row: dict[str, int] = {}
         self._free: list[int] = []
 
@@ -332,25 +334,43 @@ class DenseIndex:
         row = self._row.get(filename)
         return None if row is None else self._digests[row].tobytes()
 
+    def holds(self, filename: str, source: object) -> bool:
+        """Whether the memory's row was put from this `source` (its header as it is now): then it is current."""
+        row = self._row.get(filename)
+        return row is not None and self._sources[row] is source
+
+    def adopt(self, filename: str, source: object, digest: bytes) -> bool:
+        """Record a new `source` of the row when its text is the one embedded (a touched or re-read file)."""
+        row = self._row.get(filename)
+        if row is None or self._digests[row].tobytes() != digest:
+            return False
+        self._sources[row] = source
+        return True
+
     @property
     def nbytes(self) -> int:
         matrix, scales = self._rows
         return int(matrix.nbytes + scales.nbytes)
 
-    def put_many(self, items: list[tuple[str, bytes, Any]]) -> None:
-        for fn, digest, vec in items:
+    def put_many(self, items: list[tuple[str, bytes, Any, object]]) -> None:
+        """Rows of (filename, its text's digest, vector, what the text came from)."""
+        for fn, digest, vec, source in items:
+            if len(digest) != DIGEST_SIZE:
+                raise ValueError(f"a text digest is {DIGEST_SIZE} bytes (text_digest), not {len(digest)}")
             row = self._row.get(fn)
             if row is None:
                 row = self._free.pop() if self._free else len(self._names)
                 if row == len(self._names):
                     self._grow(row + 1, len(vec))
                     self._names.append(None)
+                    self._sources.append(None)
             v = np.asarray(vec, dtype=np.float32)
             scale = float(np.abs(v).max()) / 127.0 or 1.0
             matrix, scales = self._rows
             matrix[row] = np.rint(v / scale).astype(np.int8)  # the row first, then the name that makes it visible
             scales[row] = scale
             self._digests[row] = np.frombuffer(digest, dtype=np.uint8)
+            self._sources[row] = source
             self._names[row], self._row[fn] = fn, row
 
     def _grow(self, rows: int, dim: int) -> None:
@@ -368,7 +388,7 @@ class DenseIndex:
     def remove(self, filename: str) -> None:
         row = self._row.pop(filename, None)
         if row is not None:
-            self._names[row] = None
+            self._names[row] = self._sources[row] = None
             self._free.append(row)
 
     def similarities(self, query_vector: Any) -> tuple[Any, list[str | None], dict[str, int]] | None:

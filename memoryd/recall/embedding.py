@@ -20,6 +20,7 @@ import numpy as np
 from memoryd.base.process import lower_priority, release_freed_memory
 from memoryd.recall.dense import EMBED_BATCH, ENGINE_THREADS, Backend, Encoder, VectorCache, embed_text, text_digest
 from memoryd.recall.store_index import StoreIndex
+from memoryd.store.model import MemoryHeader
 
 log = logging.getLogger(__name__)
 # An engine without lanes (its batch runs on its own threads): the embedding thread waits at most this long for
@@ -165,18 +166,21 @@ class DenseUpkeep:
             items = list(self._items.values())
         return sum(len(self._stale(item)) if item.dense_synced != item._changes else len(item.owed) for item in items)
 
-    @staticmethod
-    def _stale(item: StoreIndex) -> list[tuple[str, str, bytes]]:
-        """Memories whose vector is missing or of an older text; hashed outside the lock (20,000: ~40 ms)."""
+    def _stale(self, item: StoreIndex) -> list[tuple[str, MemoryHeader, str, bytes]]:
+        """Memories whose vector is missing or of an older text: (filename, header, text, digest). A header its row
+        was not put from is hashed outside the locks (20,000: ~40 ms), once while it waits for its vector, and
+        adopted by the row when its text is the one embedded (a touched or re-read file)."""
         with item.lock:
-            unhashed = [(fn, h) for fn, h in item.by_name.items() if fn not in item.digests]
-        hashed = {fn: text_digest(embed_text(h.name, h.description)) for fn, h in unhashed}
-        with item.lock:
-            for fn, value in hashed.items():
-                if item.by_name.get(fn) is not None and fn not in item.digests:
-                    item.digests[fn] = value
-            stale = [(fn, item.by_name.get(fn), d) for fn, d in item.digests.items() if item.dense.digest(fn) != d]
-        return [(fn, embed_text(h.name, h.description), d) for fn, h, d in stale if h is not None]
+            changed = [(fn, h) for fn, h in item.by_name.items() if not item.dense.holds(fn, h)]
+            known = item.hashed
+        hashed = {}
+        for fn, h in changed:
+            got = known.get(fn)
+            hashed[fn] = got if got is not None and got[0] is h else (h, text_digest(embed_text(h.name, h.description)))
+        with self._dense_write:
+            waiting = {fn: got for fn, got in hashed.items() if not item.dense.adopt(fn, *got)}
+        item.hashed = waiting
+        return [(fn, h, embed_text(h.name, h.description), d) for fn, (h, d) in waiting.items()]
 
     def sync_dense(self, item: StoreIndex) -> None:
         """Give every memory of the store a vector for its current text: from the cache, else
@@ -199,10 +203,10 @@ class DenseUpkeep:
         todo = []
         for j in range(0, len(stale), CACHE_CHUNK):  # by chunks: 20,000 float32 vectors at once were a 32 MB peak
             chunk = stale[j : j + CACHE_CHUNK]
-            cached = self.vector_cache.get_many(backend.key, [d for _, _, d in chunk])
+            cached = self.vector_cache.get_many(backend.key, [d for *_, d in chunk])
             with self._dense_write:
-                item.dense.put_many([(fn, d, cached[d]) for fn, _, d in chunk if d in cached])
-            todo += [(fn, text, d) for fn, text, d in chunk if d not in cached]
+                item.dense.put_many([(fn, d, cached[d], h) for fn, h, _, d in chunk if d in cached])
+            todo += [step for step in chunk if step[3] not in cached]
             del cached
         if len(stale) > CACHE_CHUNK:
             release_freed_memory()  # their small blocks are free now: hand the pages back
@@ -212,13 +216,18 @@ class DenseUpkeep:
                 return
             size = self._turn(backend)
             batch, i = todo[i : i + size], i + size
-            vectors = self._passages(backend, [text for _, text, _ in batch])
+            vectors = self._passages(backend, [text for _, _, text, _ in batch])
             self.embedded += len(batch)
             with self._dense_write, item.lock:  # a save may have embedded a newer text meanwhile
                 item.dense.put_many(
-                    [(fn, d, v) for (fn, _, d), v in zip(batch, vectors, strict=True) if item.digests.get(fn) == d]
+                    [
+                        (fn, d, v, h)
+                        for (fn, h, _, d), v in zip(batch, vectors, strict=True)
+                        if item.by_name.get(fn) is h
+                    ]
                 )
-            self.vector_cache.put_many(backend.key, [(d, v) for (_, _, d), v in zip(batch, vectors, strict=True)])
+            self.vector_cache.put_many(backend.key, [(d, v) for (*_, d), v in zip(batch, vectors, strict=True)])
+        item.hashed = {}  # what waited has its vector (or its header changed, and is hashed again)
         item.dense_synced = version  # changes since then wake the thread again
 
     def _turn(self, backend: Backend) -> int:
@@ -289,20 +298,19 @@ class DenseUpkeep:
             todo = []
             for fn in filenames:
                 header = item.by_name.get(fn)
-                if header is not None:
+                if header is not None and not item.dense.holds(fn, header):
                     text = embed_text(header.name, header.description)
-                    digest = text_digest(text)
-                    item.digests[fn] = digest
-                    if item.dense.digest(fn) != digest:
-                        todo.append((fn, text, digest))
+                    todo.append((fn, header, text, text_digest(text)))
+        with self._dense_write:
+            todo = [(fn, h, text, d) for fn, h, text, d in todo if not item.dense.adopt(fn, h, d)]
         if not todo:
             return
-        cached = self.vector_cache.get_many(backend.key, [d for _, _, d in todo])
-        missing = [(fn, text, d) for fn, text, d in todo if d not in cached]
+        cached = self.vector_cache.get_many(backend.key, [d for *_, d in todo])
+        missing = [step for step in todo if step[3] not in cached]
         if missing:
-            vectors = self._passages(backend, [text for _, text, _ in missing])
+            vectors = self._passages(backend, [text for _, _, text, _ in missing])
             self.embedded += len(missing)
-            cached.update((d, v) for (_, _, d), v in zip(missing, vectors, strict=True))
-            self.vector_cache.put_many(backend.key, [(d, cached[d]) for _, _, d in missing])
+            cached.update((d, v) for (*_, d), v in zip(missing, vectors, strict=True))
+            self.vector_cache.put_many(backend.key, [(d, cached[d]) for *_, d in missing])
         with self._dense_write:
-            item.dense.put_many([(fn, d, cached[d]) for fn, _, d in todo])
+            item.dense.put_many([(fn, d, cached[d], h) for fn, h, _, d in todo])

@@ -232,8 +232,6 @@ class StoreIndexes(DenseUpkeep):
                     header, sig = store.shared_header(fn, sig, header)
                     item.index.put(doc)
                     item.files[fn], item.by_name[fn] = sig, header
-                    # hashed again when the embedding thread asks (never, with the model off)
-                    item.digests.pop(fn, None)
             except Exception:
                 log.exception(
                     "recall: updating the index of %s failed half-way; rebuilding it from the files", store.path
@@ -255,7 +253,6 @@ class StoreIndexes(DenseUpkeep):
         item.index = LexicalIndex()
         item.files.clear()
         item.by_name.clear()
-        item.digests.clear()
         item.built = False
         item.generation += 1
 
@@ -264,7 +261,6 @@ class StoreIndexes(DenseUpkeep):
         item.index.remove(filename)
         item.files.pop(filename, None)
         item.by_name.pop(filename, None)
-        item.digests.pop(filename, None)
 
     def memory(self, store: MemoryDir, filename: str) -> Memory:
         """A memory read from the store (five per request at most: the index keeps no bodies)."""

@@ -27,8 +27,8 @@ class StoreIndex:
     building: bool = False  # a background pass is running
     dirty: set[str] = field(default_factory=set)  # files named by writes and watcher events since
     dense: DenseIndex = field(default_factory=DenseIndex)
-    # filename -> hash of the text to embed, filled as the embedding thread asks (the text itself: 3 MB at 20,000)
-    digests: dict[str, bytes] = field(default_factory=dict)
+    # filename -> (header, hash of its text to embed) of the memories waiting for a vector (recall/embedding.py)
+    hashed: dict[str, tuple[MemoryHeader, bytes]] = field(default_factory=dict)
     dense_synced: int = -1  # the `_changes` the dense index last caught up with
     owed: dict[str, int] = field(default_factory=dict)  # saved through the store, vector not yet put: name -> write
     swept_at: float = 0.0  # monotonic time of the last directory sweep
