@@ -59,9 +59,12 @@ def test_a_recall_sweeps_its_store_once(home: Path, project: Path) -> None:
     store = daemon.stores.for_cwd(str(project))
     store.save(name="Staging VPN", description="staging deploys need the VPN", type="project", body="vpn")
     daemon.recall.recall(str(project), "staging vpn deploys", "s0")
+    version = daemon.recall.indexes.refresh(store).version
     before = daemon.recall.indexes.sweeps
     daemon.recall.recall(str(project), "how do staging deploys work", "s1")
     assert daemon.recall.indexes.sweeps == before + 1  # ranking and what the prompt names: one stat of each file
+    # a sweep that finds nothing changed leaves the index's version (what memories apply to is not derived again)
+    assert daemon.recall.indexes.refresh(store).version == version
     (store.path / "project_by-hand.md").write_text(
         "---\nname: Written by hand\ndescription: staging deploys run at noon\ntype: project\n---\nnoon\n",
         encoding="utf-8",

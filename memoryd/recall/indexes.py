@@ -201,7 +201,7 @@ class StoreIndexes(DenseUpkeep):
         through the store, so their vectors are owed to the next recall (`pay_owed`)."""
         for i in range(0, len(changed), BATCH):
             self._apply_batch(store, item, changed[i : i + BATCH], gone if i == 0 else None, owed)
-        if not changed:
+        if not changed and gone:
             self._apply_batch(store, item, [], gone, owed)
 
     def _apply_batch(

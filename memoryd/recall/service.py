@@ -145,17 +145,19 @@ class RecallService:
         working on (its recent files and commands), from the transcript pipeline. `defer_model`: answer
         with the local choice at once and leave the model's to `model_followup` (a hook never waits)."""
         started = time.perf_counter()
+        check_session_id(session_id)
+        store = store or self.stores.for_cwd(cwd)  # resolved once: a cwd's memory dir reads settings and git files
         with self.indexes.serving(), self._computing:  # background embedding waits for it
             result = self._recall(cwd, query, session_id, store, max_chars, context, defer_model)
         if defer_model and self.llm.enabled:  # the prompt's async hook waits for this decision: say there is none
-            memdir = str((store or self.stores.for_cwd(cwd)).path)
+            memdir = str(store.path)
             if not self.model.prefetch.decided(session_id, memdir, query):
                 self.model.prefetch.start(session_id, memdir, query, None)
         result.took_ms = round((time.perf_counter() - started) * 1000, 2)
         self.metrics.recalls.labels(result.method).inc()
         self.metrics.recall_latency.labels(result.method).observe(time.perf_counter() - started)
         if self.recall_log is not None:
-            self.record(store or self.stores.for_cwd(cwd), query, session_id, source, result)
+            self.record(store, query, session_id, source, result)
         return result
 
     def surface_picked(
@@ -204,14 +206,12 @@ class RecallService:
         cwd: str,
         query: str,
         session_id: str,
-        store: MemoryDir | None,
+        store: MemoryDir,
         max_chars: int | None,
         context: SessionContext | None = None,
         defer_model: bool = False,
     ) -> RecallResult:
-        check_session_id(session_id)
         self.ledger.expire()
-        store = store or self.stores.for_cwd(cwd)
         used = self.ledger.bytes_used(session_id)
         # Gates, cheapest first (seeds: startMemoryPrefetch).
         if not re.search(r"\s", query.strip()):
