@@ -241,11 +241,10 @@ def test_max_chars_leaves_out_what_does_not_fit_and_does_not_mark_it(live: LiveD
     assert second.budget_used_bytes == len("short") + 4000
 
 
-def test_a_big_watched_store_trusts_the_watcher_between_sweeps(live: LiveDaemon, project: Path) -> None:
-    """Real watchdog events invalidate the index, so repeated requests skip the directory sweep,
-    and a hand edit still reaches recall."""
+def test_a_watched_store_trusts_the_watcher_between_sweeps(live: LiveDaemon, project: Path) -> None:
+    """Real watchdog events invalidate the index, so repeated requests skip the directory sweep (a stat of every
+    file, ~15 % of a recall of 200 memories whose vector is cached), and a hand edit still reaches recall."""
     indexes = live.daemon.recall.indexes
-    indexes.watched_sweep_min_files = 2  # "big" for this test: the rule is the same at 1,000
     fn = save(live, project, "Deploy target", "We deploy the API to fly.io")
     save(live, project, "Test runner", "Tests run with pytest -q")
     store = live.daemon.stores.for_cwd(str(project))

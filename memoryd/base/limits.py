@@ -176,10 +176,10 @@ TRANSCRIPT_LINE_MAX_BYTES = 16 * 1024 * 1024
 # of Claude Code's 10,000-character cap.
 SESSION_NOTES_CONTEXT_MAX_CHARS = 5_000
 
-# Recall sweeps a memory dir (one scandir + stat per file) on every request, so hand edits are
-# seen at once. For a dir of at least RECALL_WATCHED_SWEEP_MIN_FILES memories that the watcher
-# follows, the watcher's events invalidate the index instead and a sweep runs at most once per
-# RECALL_WATCHED_SWEEP_SECONDS (a sweep of 20,000 files costs ~50 ms).
+# Recall sweeps a memory dir the watcher does not follow (one scandir + stat per file) on every
+# request, so hand edits are seen at once; a followed dir's events name its changed files instead.
+# A dir of at least RECALL_WATCHED_SWEEP_MIN_FILES memories is swept in the background, at most once
+# per RECALL_WATCHED_SWEEP_SECONDS when unwatched (a sweep of 20,000 files costs ~50 ms).
 RECALL_WATCHED_SWEEP_MIN_FILES = 1_000
 RECALL_WATCHED_SWEEP_SECONDS = 1.0
 # A memory dir of at least this many files: reads trust the dir's mtime and the watcher's events
