@@ -93,15 +93,6 @@ def short_prompt(prompt: str) -> str:
     return text if len(text) <= cut else text[: cut - 1] + "…"
 
 
-def _redacted(entry: RecallEntry, why: list[Why]) -> tuple[RecallEntry, list[Why]]:
-    """A recall as it is stored and published (the API, --explain, the live page and its stream read what is
-    stored): every field redacted, the prompt cut."""
-    why = redacted_why(why, entry.prompt)
-    injected, left_out = _split(why)
-    prompt, reason = short_prompt(entry.prompt), redact_secrets(entry.reason)
-    return replace(entry, prompt=prompt, reason=reason, injected=injected, left_out=left_out), why
-
-
 def redacted_why(why: list[Why], prompt: str) -> list[Why]:
     """Each reason with nothing secret left (issue 41): context items redacted, and a matched word that
     is a secret itself or part of one in the prompt or a context item becomes REDACTED (`hunter2` in
@@ -145,8 +136,9 @@ class RecallLog:
 
     def __post_init__(self) -> None:
         self._batch = threading.Condition()  # guards what follows
-        # each as recall gave it (redacted by the writer) with its reasons in the order recall weighed them
-        self._pending: list[tuple[RecallEntry, list[Why]]] = []
+        self._pending: list[
+            tuple[RecallEntry, list[Why]]
+        ] = []  # each with its reasons in the order recall weighed them
         self._writing = False  # a thread is writing batches; others only append
         self._writer: ThreadPoolExecutor | None = None  # writes what recalls hand over, after they answered
         self._recorded = 0  # recalls handed to `record`
@@ -165,12 +157,25 @@ class RecallLog:
         took_ms: float,
         why: list[Why],
     ) -> None:
-        """Log one recall: its row is redacted, logged and written by the log's writer thread, in batches, one
-        transaction each, and the recall answers at once (issue 31: a transaction per recall queued every recall
-        behind the others under 20 clients; issue 42: its own write was ~35 % of a recall whose vector was
-        cached, the redaction and the log line ~12 %). Readers wait for what was recorded before them
-        (`_settled`)."""
-        entry = RecallEntry(0, self.clock(), memory_dir, session_id, source, prompt, method, reason, round(took_ms, 2))
+        """Log one recall: its row is written by the log's writer thread, in batches, one transaction each,
+        and the recall answers at once (issue 31: a transaction per recall queued every recall behind the
+        others under 20 clients; issue 42: its own write was ~35 % of a recall whose vector was cached).
+        Readers wait for what was recorded before them (`_settled`). Every field is redacted here, before
+        it is stored or published (the API, --explain, the live page and its stream read what is stored)."""
+        why = redacted_why(why, prompt)
+        entry = RecallEntry(
+            0,
+            self.clock(),
+            memory_dir,
+            session_id,
+            source,
+            short_prompt(prompt),
+            method,
+            redact_secrets(reason),
+            round(took_ms, 2),
+            *_split(why),
+        )
+        log.info("%s", entry.log_line())
         with self._batch:
             self._pending.append((entry, list(why)))
             self._recorded += 1
@@ -209,9 +214,6 @@ class RecallLog:
                 if not batch:
                     break
             try:
-                batch = [_redacted(entry, why) for entry, why in batch]
-                for entry, _ in batch:
-                    log.info("%s", entry.log_line())
                 written = self._insert(batch)
             except Exception:  # the log is for people; never fail the agent's prompt over it
                 log.exception("could not record %d recalls in the recall log", len(batch))
