@@ -24,8 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from memoryd.recall.decide import Decision, decide  # noqa: E402
-from memoryd.recall.dense import Backend, DenseIndex, Encoder, VectorCache, embed_text, text_digest  # noqa: E402
+from memoryd.recall.dense import Backend, DenseIndex, Encoder, embed_text, text_digest  # noqa: E402
 from memoryd.recall.ranker import LexicalIndex, analyse  # noqa: E402
+from memoryd.recall.vector_cache import VectorCache  # noqa: E402
 
 DATA = ROOT / "bench" / "coding" / "data"
 

@@ -7,7 +7,7 @@ A memory saved through the daemon is embedded (name + description) on the save's
 next recall ranks it as it will later; the rest (a store seen for the first time, files copied in
 by hand) by one background thread and a helper lane, a text at a time each on one core; the helper
 makes way while a request is being answered (recall/embedding.py). Vectors are kept in SQLite
-under $MEMORYD_HOME, keyed by the text's hash: a restart re-embeds nothing. Only the query is
+under $MEMORYD_HOME, keyed by the text's hash (recall/vector_cache.py): a restart re-embeds nothing. Only the query is
 embedded on the request path (one core, ~20 ms).
 Measured on the bench dev split: bench/RESULTS.md §4.
 """
@@ -19,10 +19,9 @@ import hashlib
 import logging
 import os
 import platform
-import sqlite3
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -272,56 +271,6 @@ def embed_text(name: str, description: str) -> str:
 
 def text_digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=DIGEST_SIZE).digest()
-
-
-class VectorCache:
-    """Vectors by (model, text digest) in one SQLite file under $MEMORYD_HOME (float16 blobs):
-    content-addressed, so a restart, a rename or a touch re-embeds nothing."""
-
-    def __init__(self, path: Path | None) -> None:
-        self._conn: sqlite3.Connection | None = None
-        self._lock = threading.Lock()
-        if path is None:
-            return
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
-            os.chmod(path, 0o600)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, digest BLOB NOT NULL, vec "
-                "BLOB NOT NULL, PRIMARY KEY (model, digest))"
-            )
-        except sqlite3.Error as exc:  # a broken cache only costs re-embedding
-            log.warning("recall: the vector cache %s is unusable (%s); embeddings are kept in memory only", path, exc)
-            self._conn = None
-
-    def get_many(self, model: str, digests: list[bytes]) -> dict[bytes, Any]:
-        if self._conn is None or not digests:
-            return {}
-        out: dict[bytes, Any] = {}
-        with self._lock:
-            for i in range(0, len(digests), 500):
-                chunk = digests[i : i + 500]
-                rows = self._conn.execute(
-                    f"SELECT digest, vec FROM vectors WHERE model = ? AND digest IN ({','.join('?' * len(chunk))})",
-                    [model, *chunk],
-                )
-                out.update((bytes(d), np.frombuffer(v, dtype=np.float16).astype(np.float32)) for d, v in rows)
-        return out
-
-    def put_many(self, model: str, items: Iterable[tuple[bytes, Any]]) -> None:
-        if self._conn is None:
-            return
-        rows = [(model, d, np.asarray(v, dtype=np.float16).tobytes()) for d, v in items]
-        with self._lock:
-            self._conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
-
-    def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
 
 
 class DenseIndex:

@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from memoryd.base.process import lower_priority, release_freed_memory
-from memoryd.recall.dense import EMBED_BATCH, ENGINE_THREADS, Backend, Encoder, VectorCache, embed_text, text_digest
+from memoryd.recall.dense import EMBED_BATCH, ENGINE_THREADS, Backend, Encoder, embed_text, text_digest
 from memoryd.recall.store_index import StoreIndex
+from memoryd.recall.vector_cache import VectorCache
 from memoryd.store.model import MemoryHeader
 
 log = logging.getLogger(__name__)

@@ -18,10 +18,11 @@ from pathlib import Path
 from memoryd.base import limits
 from memoryd.base.files import ABSENT, key_now
 from memoryd.base.process import release_freed_memory
-from memoryd.recall.dense import Encoder, VectorCache
+from memoryd.recall.dense import Encoder
 from memoryd.recall.embedding import DenseUpkeep
 from memoryd.recall.ranker import LexicalIndex, analyse
 from memoryd.recall.store_index import Signature, StoreIndex, count_files, sweep
+from memoryd.recall.vector_cache import VectorCache
 from memoryd.store import MemoryDir
 from memoryd.store.headers import read_memory
 from memoryd.store.memdir import WriteEvent
