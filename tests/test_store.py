@@ -17,7 +17,7 @@ from memoryd.base.errors import InvalidFilename, InvalidFrontmatter, InvalidMemo
 from memoryd.store import frontmatter, headers
 from memoryd.store import index_publisher as publisher_module
 from memoryd.store.frontmatter import head_meta, split_frontmatter
-from memoryd.store.index import index_bytes, truncate_index
+from memoryd.store.index import truncate_index
 from memoryd.store.memdir import MemoryDir
 from memoryd.store.paths import default_memory_dir, memory_path, resolve_memory_dir, sanitize_path
 
@@ -393,18 +393,3 @@ def test_a_save_merges_an_index_edit_made_while_it_was_writing(tmp_path: Path, m
     index = store.index_path.read_text()
     assert edits and "the agent wrote this line" in index
     assert saved.memory.filename in index and "first memory" in index
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.text(alphabet=st.characters(exclude_categories=("Cs",))), max_size=30))
-def test_the_index_is_written_as_the_bytes_of_its_lines_joined(lines: list[str]) -> None:
-    """Issue 42: the lines are encoded one by one (no 208 KB str per save); the bytes are the same as before."""
-    assert index_bytes(lines) == (("\n".join(lines) + "\n") if lines else "").encode("utf-8")
-
-
-def test_a_save_writes_memory_md_with_every_pointer_and_a_dash(tmp_path: Path) -> None:
-    store = MemoryDir(tmp_path / "mem")
-    for i in range(3):
-        store.save(name=f"Note {i} — ünïcode", description=f"what note {i} says — 漢字", type="project", body="b")
-    text = (tmp_path / "mem" / limits.INDEX_FILENAME).read_text(encoding="utf-8")
-    assert text.endswith("\n") and text.count("](project_") == 3 and "— what note 2 says — 漢字" in text

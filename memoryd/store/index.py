@@ -55,13 +55,6 @@ def render_index(headers: Iterable[MemoryHeader]) -> str:
     return "\n".join(lines) + "\n" if lines else ""
 
 
-def index_bytes(lines: list[str]) -> bytes:
-    """MEMORY.md's bytes from its lines, each encoded alone: joined as one str first, the text of 2,000 memories
-    (208 KB, two bytes a character once a line holds a dash) and its encoding were each a fresh mapping under the
-    daemon's malloc settings (join 0.44 ms against 0.05 with glibc's defaults; issue 42)."""
-    return b"\n".join([line.encode("utf-8") for line in lines] + [b""]) if lines else b""
-
-
 def pointer_target(line: str) -> str | None:
     m = POINTER_RE.match(line)
     return m.group(1) if m else None

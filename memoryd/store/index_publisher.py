@@ -36,7 +36,7 @@ from memoryd.base.files import (
     read_capped,
     stage,
 )
-from memoryd.store.index import IndexLayout, ServedIndex, index_bytes, merge_index, truncate_index
+from memoryd.store.index import IndexLayout, ServedIndex, merge_index, truncate_index
 from memoryd.store.model import MemoryHeader
 from memoryd.store.table import HeaderTable
 
@@ -105,7 +105,7 @@ class IndexPublisher:
             if not guess.upsert(header):
                 return None
             lines = guess.lines()
-            staged = stage(self.index_path, index_bytes(lines), tmp_dir=self._tmp_dir)
+            staged = stage(self.index_path, "\n".join(lines) + "\n" if lines else "", tmp_dir=self._tmp_dir)
         except Exception:  # the layout moved under the copy: the lock's path builds it
             return None
         staged.expect = key
@@ -297,7 +297,7 @@ class IndexPublisher:
         if drafted is not None and not drafted.used and drafted.built_from == built_from and drafted.lines == lines:
             drafted.used = True  # once: a retry after someone else's write stages what it merged
             return drafted.staged
-        staged = stage(self.index_path, index_bytes(lines), tmp_dir=self._tmp_dir)
+        staged = stage(self.index_path, "\n".join(lines) + "\n" if lines else "", tmp_dir=self._tmp_dir)
         staged.expect = built_from
         return staged
 
