@@ -83,12 +83,18 @@ def _read_only_maps(names: set[str]) -> list[tuple[int, int, int, str]]:
     ]
 
 
-def _madvise_dontneed(start: int, length: int) -> bool:
+@functools.cache
+def _madvise() -> Any:
+    """libc's madvise with its argument types set, once (each query's hand-back calls it)."""
     madvise = getattr(_libc(), "madvise", None)
-    if madvise is None:
-        return False
-    madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    return bool(madvise(start, length, mmap.MADV_DONTNEED) == 0)
+    if madvise is not None:
+        madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    return madvise
+
+
+def _madvise_dontneed(start: int, length: int) -> bool:
+    madvise = _madvise()
+    return madvise is not None and bool(madvise(start, length, mmap.MADV_DONTNEED) == 0)
 
 
 @dataclass(frozen=True)

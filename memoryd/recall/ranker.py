@@ -45,12 +45,12 @@ FIT_DEPTH = 5  # how many of the best memories the rule looks at
 # The index's tail is folded into its base at this many postings, or at 1/FOLD_SHARE of the base's, if more:
 # a bulk build folds ~25 times in all (+0.3 s at 20,000 memories), a save's ~50 words rarely.
 FOLD_MIN_POSTINGS = 4_096
+FOLD_SHARE = 4
 # The tombstones of deleted memories are dropped once they outnumber a quarter of the live ones: their slots and
 # postings grow until then (at 5,000 memories under churn up to ~4 MB when it waited for as many dead as live,
 # ~1 MB now; a compaction costs ~8 ms at 5,000, ~50 ms at 20,000, under the index's lock; issue 42's soak).
 COMPACT_MIN_DEAD = 1_024
 COMPACT_DEAD_SHARE = 4
-FOLD_SHARE = 4
 
 
 @dataclass
