@@ -67,6 +67,8 @@ TOOL_RECALL_EDIT_CHARS = 2_000  # what an Edit/Write writes, at most this much o
 TOOL_RECALL_REPEATS_KEPT = 4_096  # (session, memory) pairs repeated at a contradicting command, remembered
 APPLIES_TO_MAX_ITEMS = 20  # per list of a memory's applies_to (paths, commands, tools)
 APPLIES_TO_ITEM_MAX_CHARS = 200  # one glob or command
+COMMAND_PARSE_MAX_CHARS = 8 * 1024  # of a Bash command, read word by word (a 250 KB heredoc is cut, not parsed whole)
+COMMAND_PARSE_MAX_WORDS = 512  # words kept per command line
 LIST_PAGE_DEFAULT = 1_000  # GET /v1/memories page size (issue 17: 20,000 memories in one answer took 480 ms)
 LIST_PAGE_MAX = 10_000
 
