@@ -26,6 +26,7 @@ from memoryd.cli import (
     team,
     transfer,
     ui,
+    uninstall,
 )
 from memoryd.cli.help import describe
 from memoryd.cli.output import EXIT_OK, EXIT_USAGE, Parser, run_command
@@ -33,6 +34,7 @@ from memoryd.cli.output import EXIT_OK, EXIT_USAGE, Parser, run_command
 # Each module adds its subcommands; a new command group is one line here.
 COMMAND_MODULES = [
     setup,
+    uninstall,
     service,
     memories,
     recall,
