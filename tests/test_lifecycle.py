@@ -314,3 +314,76 @@ def _memory_links(browser: httpx.Client, base: str) -> list[str]:
         for p in dict.fromkeys(projects)
         for link in re.findall(r'href="(/ui/p/[^"]+/m/[^"]+)"', browser.get(base + p).text)
     ]
+
+
+# ------------------------------------------------------------------ end to end: Claude Code's CLI, a build
+@pytest.mark.e2e
+def test_uninstall_takes_the_plugin_marketplace_and_mcp_server_out_of_claude_code(
+    tmp_path: Path, project: Path
+) -> None:
+    """setup installs the plugin with the real `claude` CLI (and the user added the MCP server as print-config says);
+    uninstall leaves no trace of memoryd in Claude Code's files and no daemon."""
+    from tests.support.claude_cli import claude_binary
+
+    claude = claude_binary()
+    env = machine(tmp_path)
+    env |= {
+        "PATH": f"{claude.parent}:{Path(sys.executable).parent}:{env['PATH']}",
+        "DISABLE_TELEMETRY": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+    }
+    user, home = Path(env["HOME"]), Path(env["MEMORYD_HOME"])
+    pid = None
+    try:
+        setup = json_of(memoryd(env, project, "setup", "--json", timeout=300), "setup")
+        assert {s["step"]: s["action"] for s in setup["steps"]}["claude code"] == "done", setup
+        pid = json.loads((home / "daemon.json").read_text())["pid"]
+        add = memoryd(env, project, "mcp", "--print-config", "claude-code").stdout.strip()
+        assert subprocess.run(add, shell=True, env=env, capture_output=True, timeout=120).returncode == 0
+        files = [user / ".claude" / "settings.json", user / ".claude.json"]
+        files += [user / ".claude" / "plugins" / name for name in ("installed_plugins.json", "known_marketplaces.json")]
+        assert all("memoryd" in f.read_text() for f in files)
+
+        dry = json_of(memoryd(env, project, "uninstall", "--dry-run", "--json"), "uninstall")
+        would = [s["detail"] for s in dry["steps"] if s["action"] == "would"]
+        assert len(would) == 4 and all("memoryd" in f.read_text() for f in files), would  # plugin, market, mcp, daemon
+
+        run = memoryd(env, project, "uninstall", timeout=300)
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert not any("memoryd" in f.read_text() for f in files), [f.read_text() for f in files]
+        assert not alive(pid) and home.exists()
+    finally:
+        if pid is not None and alive(pid):
+            os.kill(pid, 9)
+
+
+@pytest.mark.e2e
+def test_a_build_leaves_the_clone_as_it_was(tmp_path: Path) -> None:
+    """#51: `uv tool install .` left build/ and memoryd.egg-info/ in the clone. The wheel is built straight from
+    the tree, and carries the commit it was built from."""
+    uv = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
+    if uv is None or shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("needs uv, git and a clone of memoryd")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True, capture_output=True, timeout=120)
+    before = sorted(p.name for p in clone.iterdir())
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("UV_", "VIRTUAL_ENV"))}
+    from tests.support.cache import TEST_CACHE
+
+    env["UV_CACHE_DIR"] = str(TEST_CACHE / "uv")
+    built = subprocess.run(
+        [uv, "build", "--wheel", "-q", "-o", str(tmp_path / "dist"), str(clone)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert built.returncode == 0, built.stderr
+    assert sorted(p.name for p in clone.iterdir()) == before  # no build/, no memoryd.egg-info/
+    [wheel] = (tmp_path / "dist").glob("memoryd-*.whl")
+    import zipfile
+
+    head = subprocess.run(["git", "-C", str(clone), "rev-parse", "--short=9", "HEAD"], capture_output=True, text=True)
+    with zipfile.ZipFile(wheel) as z:
+        assert z.read("memoryd/_commit.txt").decode().strip() == f"g{head.stdout.strip()}"
+        assert "memoryd/claude_code_plugin/.claude-plugin/marketplace.json" in z.namelist()
