@@ -20,12 +20,13 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 
 
 def git_commit(root: Path) -> str | None:
-    """`g<short sha>`, with `.dirty` when the tree has uncommitted changes, for a clone at `root`; None elsewhere."""
+    """`g<short sha>` of the commit checked out in a clone at `root`; None elsewhere. Uncommitted edits are not
+    marked: a daemon started before an edit would then differ from every command run after it."""
     if not (root / ".git").exists():
         return None
     try:  # --exclude '*': the commit alone, whatever tags say (the release comes from the package)
         proc = subprocess.run(
-            ["git", "-C", str(root), "describe", "--always", "--dirty", "--abbrev=9", "--exclude", "*"],
+            ["git", "-C", str(root), "describe", "--always", "--abbrev=9", "--exclude", "*"],
             capture_output=True,
             text=True,
             timeout=GIT_TIMEOUT_SECONDS,
@@ -36,7 +37,7 @@ def git_commit(root: Path) -> str | None:
     described = proc.stdout.strip()
     if proc.returncode != 0 or not described:
         return None
-    return "g" + described.replace("-dirty", ".dirty")
+    return "g" + described
 
 
 def _packaged_commit() -> str | None:

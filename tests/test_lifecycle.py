@@ -24,7 +24,7 @@ from memoryd.integrations.claude_code import hook_command, hooks_block
 from tests.support.servers import DaemonProcess, free_socket, loopback_request
 
 ROOT = Path(__file__).resolve().parents[1]
-VERSION = re.compile(r"^\d+\.\d+\.\d+(\+g[0-9a-f]{7,}(\.dirty)?)?$")
+VERSION = re.compile(r"^\d+\.\d+\.\d+(\+g[0-9a-f]{7,})?$")
 FAILING_SYSTEMCTL = "#!/bin/sh\necho 'Failed to connect to bus: No medium found' >&2\nexit 1\n"
 
 
@@ -387,3 +387,16 @@ def test_a_build_leaves_the_clone_as_it_was(tmp_path: Path) -> None:
     with zipfile.ZipFile(wheel) as z:
         assert z.read("memoryd/_commit.txt").decode().strip() == f"g{head.stdout.strip()}"
         assert "memoryd/claude_code_plugin/.claude-plugin/marketplace.json" in z.namelist()
+
+
+def test_uninstall_names_the_tool_that_made_the_install(tmp_path: Path) -> None:
+    """The last line of uninstall: the package's own removal, by the tool whose environment this is."""
+    from memoryd.cli.uninstall import package_command
+
+    (tmp_path / "uv" / "uv-receipt.toml").parent.mkdir()
+    (tmp_path / "uv" / "uv-receipt.toml").write_text("[tool]\n", encoding="utf-8")
+    (tmp_path / "pipx").mkdir()
+    (tmp_path / "pipx" / "pipx_metadata.json").write_text("{}", encoding="utf-8")
+    assert package_command(tmp_path / "uv") == "uv tool uninstall memoryd"
+    assert package_command(tmp_path / "pipx") == "pipx uninstall memoryd"
+    assert "pip uninstall memoryd" in package_command(tmp_path)
