@@ -7,4 +7,12 @@ import os
 # vectors took 17-30 ms instead of 2-8 on one thread (issue 42). Set before anything imports numpy.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-__version__ = "0.1.0"
+
+def __getattr__(name: str) -> str:
+    """`memoryd.__version__`, worked out on first use (memoryd/version.py): the hook that runs on every prompt
+    never pays for package metadata or git."""
+    if name == "__version__":
+        from memoryd.version import version
+
+        return version()
+    raise AttributeError(f"module 'memoryd' has no attribute {name!r}")

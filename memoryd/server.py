@@ -41,6 +41,8 @@ from memoryd.transcripts.grep import search_transcripts
 
 GIL_SWITCH_SECONDS = 0.001  # how long a busy thread keeps the GIL while a request thread waits for it
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+UVICORN_LOGGER = "uvicorn.error"  # uvicorn's name for its server log, errors or not
+SERVER_LOGGER = "memoryd.server"
 
 
 class RedactingFilter(logging.Filter):
@@ -51,6 +53,16 @@ class RedactingFilter(logging.Filter):
         redacted = redact_secrets(message)
         if redacted != message:
             record.msg, record.args = redacted, None
+        return True
+
+
+class ServerLoggerName(logging.Filter):
+    """uvicorn's own lines ("Started server process", "Shutting down") under memoryd's name, not `uvicorn.error`,
+    which reads as an error on every start."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name == UVICORN_LOGGER:
+            record.name = SERVER_LOGGER
         return True
 
 
@@ -71,6 +83,7 @@ def configure_logging(settings: Settings) -> None:
     os.chmod(log_dir / LOG_FILENAME, PRIVATE_FILE_MODE)
     for handler in (stream, file_handler):
         handler.addFilter(RedactingFilter())
+        handler.addFilter(ServerLoggerName())
     root.handlers = [stream, file_handler]
     logging.getLogger("uvicorn.access").setLevel(logging.WARNING)  # request lines at DEBUG only
     logging.getLogger("httpx").setLevel(logging.WARNING)

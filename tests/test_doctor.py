@@ -82,7 +82,7 @@ def test_doctor_fails_on_each_broken_link_then_passes(
         assert checks[f"transcript root {roots}"]["detail"] == "watched"
         assert "runs without one" in checks["service"]["detail"]
         assert checks["recall"]["detail"].startswith(
-            "lexical only (BM25F): off"
+            "recall ranks by word match only (no local meaning model: off"
         )  # daemon_env turns the embedding model off
         assert daemon.url in checks["claude-code hooks (user)"]["detail"]
         assert "proves" in checks["claude-code hooks (user)"]["detail"]

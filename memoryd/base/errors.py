@@ -275,7 +275,7 @@ class DaemonNotRunning(MemorydError):
 
     def __init__(self, url: str) -> None:
         super().__init__(
-            f"memoryd is not running at {url}; start it with `memoryd serve` (or `memoryd install-service`)."
+            f"memoryd is not running at {url}; start it with `memoryd setup` (or `memoryd serve` in a terminal)."
         )
         self.url = url
 

@@ -6,8 +6,8 @@ import argparse
 import signal
 import sys
 from collections.abc import Sequence
+from typing import Any
 
-from memoryd import __version__
 from memoryd.cli import (
     backfill,
     config,
@@ -26,13 +26,15 @@ from memoryd.cli import (
     team,
     transfer,
     ui,
+    uninstall,
 )
 from memoryd.cli.help import describe
-from memoryd.cli.output import EXIT_USAGE, Parser, run_command
+from memoryd.cli.output import EXIT_OK, EXIT_USAGE, Parser, run_command
 
 # Each module adds its subcommands; a new command group is one line here.
 COMMAND_MODULES = [
     setup,
+    uninstall,
     service,
     memories,
     recall,
@@ -57,6 +59,19 @@ EPILOG = """exit codes: 0 ok; 1 the daemon refused, a check failed, or grep foun
 --json-schema prints a command's schema."""
 
 
+class _Version(argparse.Action):
+    """--version, worked out only when asked: the release from the package, the commit from git or the wheel."""
+
+    def __init__(self, option_strings: list[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, **kwargs)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> None:
+        from memoryd.version import version
+
+        print(f"memoryd {version()}")
+        parser.exit(EXIT_OK)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="memoryd",
@@ -64,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"memoryd {__version__}")
+    parser.add_argument("--version", action=_Version, help="print memoryd's version (release+commit) and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in COMMAND_MODULES:
         module.register(sub)

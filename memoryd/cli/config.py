@@ -7,6 +7,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
@@ -79,13 +80,35 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.set_defaults(func=cmd_completion)
 
 
+LLM_ENV = "MEMORYD_LLM"
+
+
+def with_env_rules(rows: list[dict[str, Any]], env: Mapping[str, str]) -> list[dict[str, Any]]:
+    """MEMORYD_LLM rules over `[llm] enabled` and `backend` whatever the file says: show the value in force, and
+    that the variable set it (a row saying `llm.enabled true` while MEMORYD_LLM=off made memoryd run offline)."""
+    from memoryd.config_sources import load_settings
+
+    if not env.get(LLM_ENV):
+        return rows
+    settings = load_settings(env)
+    ruled = {"llm.enabled": not settings.llm_forced_off, "llm.backend": settings.llm_backend}
+    out = []
+    for row in rows:
+        value = ruled.get(row["setting"], row["value"])
+        if row["setting"] in ruled and value != row["value"]:
+            row = {**row, "value": value, "source": f"env {LLM_ENV}={env[LLM_ENV]} (overrides {row['source']})"}
+        out.append(row)
+    return out
+
+
 def cmd_config(args: argparse.Namespace) -> int:
     from memoryd.client import home_from_env
     from memoryd.config import CONFIG_FILENAME
     from memoryd.config_sources import setting_sources
 
     path = home_from_env() / CONFIG_FILENAME
-    settings = cast("list[ConfigSetting]", setting_sources())  # its rows are {setting, value, source}
+    rows = with_env_rules(setting_sources(), os.environ)
+    settings = cast("list[ConfigSetting]", rows)  # its rows are {setting, value, source}
     data: ConfigResult = {"path": str(path), "exists": path.is_file(), "settings": settings}
 
     def human(d: dict[str, Any]) -> Any:

@@ -18,9 +18,29 @@ from memoryd.cli.doctor_engines import check_grep, check_llm, check_recall, chec
 from memoryd.client import MemorydClient
 from memoryd.config import Settings
 
+
+def check_version(ctx: Context) -> list[Check]:
+    """The daemon runs the installed version: one started before an upgrade runs the old code from memory."""
+    from memoryd.version import version
+
+    theirs = ctx.status.get("version") if ctx.status else None
+    if theirs is None or theirs == version():
+        return []
+    return [
+        Check(
+            "version",
+            False,
+            f"the daemon (pid {ctx.status.get('pid') if ctx.status else '?'}) runs memoryd {theirs}, but memoryd "
+            f"{version()} is installed: it was started before an upgrade",
+            "memoryd setup (restarts the daemon on the installed version)",
+        )
+    ]
+
+
 # In the order they print; each returns one Check or a list of them.
 CHECKS: list[Callable[[Context], Check | list[Check]]] = [
     check_daemon,
+    check_version,
     check_token,
     check_service,
     check_hooks,

@@ -3,6 +3,7 @@ with its token, and where the project's memory lives and how MEMORY.md reaches t
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
@@ -18,6 +19,7 @@ from memoryd.client import MemorydClient
 from memoryd.config import Settings
 from memoryd.integrations.claude_code import HOOK_COMMAND_ARGS
 from memoryd.integrations.claude_plugin import PLUGIN_ID, hook_url, plugin_enabled, settings_hooks
+from memoryd.integrations.hook_protocol import AWAIT_MODEL_ARG
 
 HOOK_PROBE_TIMEOUT_SECONDS = 3.0
 _HOOK_HEADER_FILE = re.compile(r"-H @'([^']+)'")
@@ -53,6 +55,26 @@ def _command_home(command: str) -> Path | None:
 
 
 REINSTALL = "memoryd hooks --install (rewrites memoryd's hooks for this daemon)"
+REINSTALL_OR_REMOVE = (
+    "memoryd hooks --install (rewrites them for this install), or memoryd uninstall (removes what setup installed)"
+)
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def missing_executable(command: str, env: Mapping[str, str]) -> str | None:
+    """The program a hook command starts (after its `NAME=value` words) when it does not exist, or is not
+    executable: a removed venv or a moved install, which Claude Code would fail to run on every prompt."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    program = next((w for w in words if not _ASSIGNMENT.match(w)), None)
+    if program is None:
+        return None
+    if "/" in program:
+        path = Path(program).expanduser()
+        return None if path.is_file() and os.access(path, os.X_OK) else program
+    return None if shutil.which(program, path=env.get("PATH")) else program
 
 
 def check_hooks(ctx: Context) -> list[Check]:
@@ -73,6 +95,7 @@ def check_hooks(ctx: Context) -> list[Check]:
     for scope, path, handler in hooks:
         command = str(handler.get("command", ""))
         if HOOK_COMMAND_ARGS in command:  # the forwarder: it finds the daemon from its home, and proves it first
+            command = command.rstrip().removesuffix(AWAIT_MODEL_ARG).rstrip()  # one command, one line of report
             if (scope, command) not in forwarders:
                 forwarders.add((scope, command))
                 checks.append(_forwarder_check(ctx, scope, path, command))
@@ -121,7 +144,17 @@ def _plugin_checks(ctx: Context, *, settings_hooks_too: bool) -> list[Check]:
 
 
 def _forwarder_check(ctx: Context, scope: str, path: Path, command: str) -> Check:
-    """A `memoryd hook claude-code` hook: right when it forwards to this daemon's home."""
+    """A `memoryd hook claude-code` hook: right when the program it starts exists and it forwards to this daemon's
+    home."""
+    missing = missing_executable(command, ctx.env)
+    if missing is not None:
+        return Check(
+            f"claude-code hooks ({scope})",
+            False,
+            f"the memoryd hooks in {path} run `{command}`, but {missing} does not exist (a removed venv or a moved "
+            "install?): Claude Code fails to run them at every prompt and tool call",
+            REINSTALL_OR_REMOVE,
+        )
     home = _command_home(command)
     ok = home is None or home == ctx.settings.home
     detail = (

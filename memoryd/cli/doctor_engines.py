@@ -175,7 +175,7 @@ def check_recall(ctx: Context) -> Check:
         return Check(
             "recall",
             True,
-            f"BM25F fused with {model}"
-            + (f"; {pending:,} memories still being embedded in the background" if pending else ""),
+            "recall ranks by word match + a local meaning model (it runs on this machine, nothing is sent out)"
+            + (f"; {pending:,} memories still being read by it in the background" if pending else ""),
         )
-    return Check("recall", True, f"lexical only (BM25F): {model}")
+    return Check("recall", True, f"recall ranks by word match only (no local meaning model: {model})")

@@ -14,6 +14,7 @@ EXAMPLES: dict[str, str] = {
     "install-service": "memoryd install-service --dry-run",
     "uninstall-service": "memoryd uninstall-service",
     "setup": "memoryd setup --dry-run",
+    "uninstall": "memoryd uninstall --dry-run       # --purge removes $MEMORYD_HOME and its memories too",
     "save": 'memoryd save -t feedback -n "Package manager" -d "Use pnpm, never npm"',
     "list": "memoryd list --type feedback",
     "show": 'memoryd show "Package manager"     # or its file name, as `memoryd list` shows it',
@@ -88,23 +89,27 @@ def chosen_subparser(parser: argparse.ArgumentParser, parsed: argparse.Namespace
     return parser
 
 
-def suggestion(parser: argparse.ArgumentParser, message: str) -> str:
+def suggestion(parser: argparse.ArgumentParser, message: str, given: list[str] | None = None) -> str:
     """ "; did you mean 'list'?" for argparse's invalid-choice message, "; did you mean --type?" for an
-    unknown flag, else ""."""
+    unknown flag, or for a required one missing because it was mistyped (`save --tpye`), else ""."""
     m = re.search(r"invalid choice: '([^']*)'", message)
     if m:
         choices = [str(c) for a in parser._actions if a.choices for c in a.choices]
         close = difflib.get_close_matches(m.group(1), choices, n=1, cutoff=0.6)
         return f"; did you mean '{close[0]}'?" if close else ""
+    known = {flag for a in parser._actions for flag in a.option_strings}
     m = re.search(r"unrecognized arguments: (.*)", message)
-    if not m:
+    if m:
+        words = m.group(1).split()
+    elif "arguments are required" in message:  # argparse reports the missing flag before the typo that caused it
+        words = [w for w in given or () if w.startswith("--") and w.split("=", 1)[0] not in known]
+    else:
         return ""
-    flags = [flag for a in parser._actions for flag in a.option_strings if flag.startswith("--")]
-    guesses = []
-    for given in m.group(1).split():
-        close = (
-            difflib.get_close_matches(given.split("=", 1)[0], flags, n=1, cutoff=0.6) if given.startswith("-") else []
-        )
-        if close:
-            guesses.append(close[0])
-    return f"; did you mean {' '.join(dict.fromkeys(guesses))}?" if guesses else ""
+    guesses = [_close_flag(known, w) for w in words if w.startswith("-")]
+    found = [f"{g} (not {w.split('=', 1)[0]})" if m is None else g for w, g in zip(words, guesses) if g]
+    return f"; did you mean {' '.join(dict.fromkeys(found))}?" if found else ""
+
+
+def _close_flag(known: set[str], word: str) -> str | None:
+    close = difflib.get_close_matches(word.split("=", 1)[0], sorted(f for f in known if f.startswith("--")), 1, 0.6)
+    return close[0] if close else None

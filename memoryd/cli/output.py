@@ -35,6 +35,12 @@ class Parser(argparse.ArgumentParser):
     """argparse whose usage errors follow the --json contract when --json is on the line, and
     name the closest command, choice or flag; an unknown flag is reported by its own subcommand."""
 
+    given: list[str] = []  # the words this parser was handed: a required-argument error still names a typo in them
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self.given = [str(word) for word in (sys.argv[1:] if args is None else args)]
+        return super().parse_known_args(args, namespace)
+
     def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
         parsed, extras = self.parse_known_args(args, namespace)
         if extras:
@@ -46,7 +52,7 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         from memoryd.cli.help import suggestion
 
-        message += suggestion(self, message)
+        message += suggestion(self, message, self.given)
         if "--json" in sys.argv[1:]:
             print_json(error_json("usage", f"{message}; see `{self.prog} --help`."))
             raise SystemExit(EXIT_USAGE)

@@ -27,12 +27,14 @@ def _human(data: dict[str, Any]) -> str:
     head = f"method: {data['method']}"
     if data.get("reason"):
         head += f" ({data['reason']})"
-    lines = [head, f"session budget used: {data['budget_used_bytes']:,} bytes"]
+    lines = [head]
+    if data["budget_used_bytes"]:
+        lines.append(f"this session has been given {data['budget_used_bytes']:,} bytes of memories so far")
     if not memories:
         lines.append("No memories recalled.")
     scores = data.get("scores") or {}
     for i, m in enumerate(memories, 1):
-        score = f"  score {scores[m['filename']]:.2f}" if m["filename"] in scores else ""
+        score = f"  score {scores[m['filename']]:.2f}" if scores.get(m["filename"]) else ""  # 0: a rule, not a rank
         team = f"  team, by {m.get('author') or 'a member'}" if m.get("origin") == "team" else ""
         lines.append(f"{i}. [{m['type']}] {m['filename']}{score}  ({m['age_days']} days old){team}")
         lines.append(f"   {m['name']} — {m['description']}")
@@ -41,7 +43,7 @@ def _human(data: dict[str, Any]) -> str:
 
 def _why_line(w: dict[str, Any]) -> str:
     """One memory's score and what it matched (the prompt's words as typed), as the recall log holds it."""
-    parts = [f"score {w['score']:.2f}"]
+    parts = [f"score {w['score']:.2f}"] if w["score"] else []  # 0: given by a rule at a tool call, never ranked
     for label, key in (("words", "terms"), ("paths", "paths"), ("context", "context")):
         if w.get(key):
             parts.append(f"{label}: {', '.join(w[key])}")

@@ -103,6 +103,25 @@ class SetupResult(TypedDict, closed=True):
     doctor: DoctorSummary | None
 
 
+class MemoryPlace(TypedDict, closed=True):
+    """A folder holding memories: `uninstall` says where they stay (in_home: `--purge` removes it with MEMORYD_HOME)."""
+
+    path: str
+    memories: int
+    in_home: bool
+
+
+class UninstallResult(TypedDict, closed=True):
+    """`uninstall`: each step as setup reports its own, where the memories are, and the command that removes the
+    package (memoryd/cli/uninstall.py)."""
+
+    dry_run: bool
+    purge: bool
+    steps: list[SetupStep]
+    memories: list[MemoryPlace]
+    package: str
+
+
 class ConfigSetting(TypedDict, closed=True):
     setting: str
     value: Any

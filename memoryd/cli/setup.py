@@ -108,6 +108,25 @@ def start_in_background(settings: Settings, why: str) -> SetupStep:
     )
 
 
+def restart_other_version(settings: Settings, dry_run: bool) -> SetupStep | None:
+    """A daemon started before an upgrade runs the old code from memory (the files under it were replaced): stop
+    it, so the service step starts this version; None when none runs or it runs this one."""
+    from memoryd.service.stopping import running_version, stop_daemon
+    from memoryd.version import version
+
+    found = running_version(settings.home)
+    if found is None or found[1] == version():
+        return None
+    pid, theirs = found
+    said = f"the daemon (pid {pid}) runs memoryd {theirs}, this is memoryd {version()}"
+    if dry_run:
+        return _step("restart", "would", f"{said}: stop it, then start this version")
+    stopped = stop_daemon(settings.home)
+    if not stopped.gone:
+        return _step("restart", "failed", f"{said}, and it did not stop: {stopped.why}", command="memoryd stop")
+    return _step("restart", "done", f"{said}: stopped it; the service step starts this version")
+
+
 def setup_service(settings: Settings, dry_run: bool) -> SetupStep:
     import platform
 
@@ -276,6 +295,8 @@ def cmd_setup(args: argparse.Namespace) -> int:
     cwd = cwd_of(args)
     steps: list[SetupStep] = []
     if not args.no_service:
+        restart = restart_other_version(settings, args.dry_run)
+        steps += [restart] if restart else []
         steps.append(setup_service(settings, args.dry_run))
     if not args.no_claude_code:
         steps += setup_claude_code(settings, cwd, args.dry_run, args.hooks)

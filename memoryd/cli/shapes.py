@@ -36,6 +36,7 @@ from memoryd.cli.results import (
     InstallServiceResult,
     SetupResult,
     StopResult,
+    UninstallResult,
     UninstallServiceResult,
 )
 
@@ -123,6 +124,7 @@ COMMAND_SHAPES: dict[str, Any] = {
     "grep": SearchResult,
     "backfill": BackfillResult,
     "setup": SetupResult,
+    "uninstall": UninstallResult,
     "config": ConfigResult,
     "config init": ConfigInitResult,
 }

@@ -219,7 +219,7 @@ def recalled(data: dict[str, Any]) -> dict[str, Any]:
             "type": m["type"],
             "description": m["description"],
             "age_days": m["age_days"],
-            "why": why + (f", score {scores[m['filename']]:.2f}" if m["filename"] in scores else ""),
+            "why": why + (f", score {scores[m['filename']]:.2f}" if scores.get(m["filename"]) else ""),
             "content": m["content"],
             # team, or global: the user's own, every project
             **({"origin": m["origin"]} if m.get("origin") else {}),

@@ -9,7 +9,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from memoryd import __version__
 from memoryd.base import limits
 
 RUNTIME_FILENAME = limits.RUNTIME_FILENAME
@@ -72,11 +71,12 @@ def _written(home: Path) -> dict[str, Any] | None:
 def write_runtime_file(home: Path, host: str, port: int, *, started_at: float) -> Path:
     """`$MEMORYD_HOME/daemon.json`: where the running daemon listens, for the CLI (written whole, atomically)."""
     from memoryd.base.files import atomic_write
+    from memoryd.version import version  # here, not at import: every CLI command imports this module
 
     path = home / RUNTIME_FILENAME
     atomic_write(
         path,
-        json.dumps({"pid": os.getpid(), "host": host, "port": port, "version": __version__, "started_at": started_at}),
+        json.dumps({"pid": os.getpid(), "host": host, "port": port, "version": version(), "started_at": started_at}),
     )
     return path
 

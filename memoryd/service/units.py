@@ -201,6 +201,9 @@ NO_MANAGER_FIX = (  # where no user service manager runs
 )
 
 
+NO_USER_MANAGER = "this login has no systemd user session, as in a container, WSL or a server without linger"
+
+
 def manager_unavailable(system: str) -> str | None:
     """Why this user's service manager cannot be used here (a container, WSL, a server without a
     login session), or None when it answers: asked before anything is written."""
@@ -217,9 +220,8 @@ def manager_unavailable(system: str) -> str | None:
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"systemctl --user could not be asked ({exc.__class__.__name__})"
-    if proc.returncode != 0:
-        said = (proc.stderr or proc.stdout).strip().splitlines()
-        return f"no systemd user manager answers ({said[-1] if said else f'exit {proc.returncode}'})"
+    if proc.returncode != 0:  # e.g. "Failed to connect to bus: No medium found": said plainly, not in systemctl's words
+        return f"no systemd user manager answers ({NO_USER_MANAGER})"
     return None
 
 

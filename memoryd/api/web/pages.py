@@ -40,10 +40,13 @@ def templates() -> Jinja2Templates:
     """The page templates, built on the first page view: a daemon nobody opens /ui on never loads Jinja2 (~9 MB)."""
     from fastapi.templating import Jinja2Templates
 
+    from memoryd.version import version
+
     loaded = Jinja2Templates(directory=str(HERE / "templates"))
     loaded.env.filters["when"] = filters.when
     loaded.env.filters["code"] = filters.code
     loaded.env.globals["favicon"] = "data:image/svg+xml," + quote(FAVICON_SVG)
+    loaded.env.globals["version"] = version()  # the footer's: which install this daemon runs
     return loaded
 
 
