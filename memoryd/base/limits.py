@@ -67,6 +67,8 @@ TOOL_RECALL_EDIT_CHARS = 2_000  # what an Edit/Write writes, at most this much o
 TOOL_RECALL_REPEATS_KEPT = 4_096  # (session, memory) pairs repeated at a contradicting command, remembered
 APPLIES_TO_MAX_ITEMS = 20  # per list of a memory's applies_to (paths, commands, tools)
 APPLIES_TO_ITEM_MAX_CHARS = 200  # one glob or command
+GLOBS_CACHED = 65_536  # compiled path globs kept (issue 52: a store of 10,000 globs compiles each once)
+GLOB_PATHS_CACHED = 1_024  # paths whose character positions are kept for the globs matched against them
 LIST_PAGE_DEFAULT = 1_000  # GET /v1/memories page size (issue 17: 20,000 memories in one answer took 480 ms)
 LIST_PAGE_MAX = 10_000
 
