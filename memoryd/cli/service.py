@@ -141,7 +141,7 @@ def cmd_stop(args: argparse.Namespace) -> int:
     if pid is None:
         stale = remove_stale_runtime_file(home)
         named = (
-            f" {home / 'daemon.json'} named pid {stale.get('pid')}, which is not memoryd: removed it, signalled nothing."
+            f" {home / 'daemon.json'} named pid {stale.get('pid')}, not memoryd: removed it, signalled nothing."
             if stale
             else ""
         )
