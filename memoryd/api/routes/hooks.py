@@ -44,7 +44,7 @@ def claude_code_hook(
 
 def _check_strings(value: Any, field: str) -> None:
     """Every string of the hook JSON storable as UTF-8 (issue 52: a lone "\\ud800" reached the state DB and the
-    recall log's writer): 422 naming the field (`tool_input.command`), before anything is done with it."""
+    recall log's writer): 400 naming the field (`tool_input.command`), before anything is done with it."""
     if isinstance(value, str):
         check_text(value, field=field or "body")
     elif isinstance(value, dict):
