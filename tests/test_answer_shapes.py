@@ -45,6 +45,7 @@ SYNC_REPORT = [
     "push_suppressed",
     "kept_local",
     "refused",
+    "invalid",
     "commit",
     "pushed_ok",
 ]

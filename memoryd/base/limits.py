@@ -69,6 +69,8 @@ APPLIES_TO_MAX_ITEMS = 20  # per list of a memory's applies_to (paths, commands,
 APPLIES_TO_ITEM_MAX_CHARS = 200  # one glob or command
 COMMAND_PARSE_MAX_CHARS = 8 * 1024  # of a Bash command, read word by word (a 250 KB heredoc is cut, not parsed whole)
 COMMAND_PARSE_MAX_WORDS = 512  # words kept per command line
+GLOBS_CACHED = 65_536  # compiled path globs kept (issue 52: a store of 10,000 globs compiles each once)
+GLOB_PATHS_CACHED = 1_024  # paths whose character positions are kept for the globs matched against them
 LIST_PAGE_DEFAULT = 1_000  # GET /v1/memories page size (issue 17: 20,000 memories in one answer took 480 ms)
 LIST_PAGE_MAX = 10_000
 

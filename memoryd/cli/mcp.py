@@ -32,5 +32,8 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     from memoryd.mcp.server import build_server
 
     settings = settings_of(args)
-    build_server(lambda: MemorydClient.from_settings(settings), default_cwd=os.getcwd).run("stdio")
+    from memoryd.integrations.hook_protocol import RECALL_SWITCH, recall_off
+
+    off = recall_off(os.environ.get(RECALL_SWITCH))  # the agent's own switch (issue 52): no memory served over MCP
+    build_server(lambda: MemorydClient.from_settings(settings), default_cwd=os.getcwd, recall_off=off).run("stdio")
     return EXIT_OK

@@ -126,20 +126,31 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_stop(args: argparse.Namespace) -> int:
-    """SIGTERM the daemon named in daemon.json and wait until it is gone."""
+    """SIGTERM the daemon that holds this home's daemon.lock and wait until it lets go. A daemon.json whose pid
+    does not hold the lock is stale: it is reported and removed, and nothing is signalled (issue 52)."""
     import os
     import signal
 
     from memoryd.client import home_from_env
-    from memoryd.service.runtime_file import read_runtime_file
+    from memoryd.service.runtime_file import lock_holder, remove_stale_runtime_file
 
     home = home_from_env()
-    running = read_runtime_file(home)
-    if running is None:
-        return fail(
-            args, f"memoryd is not running (no live daemon in {home / 'daemon.json'}).", EXIT_DOWN, "daemon_not_running"
+    pid = lock_holder(home)
+    if pid == 0:
+        return fail(args, f"memoryd is still starting in {home}; run `memoryd stop` again in a moment.", EXIT_DOWN)
+    if pid is None:
+        stale = remove_stale_runtime_file(home)
+        named = (
+            f" {home / 'daemon.json'} named pid {stale.get('pid')}, not memoryd: removed it, signalled nothing."
+            if stale
+            else ""
         )
-    pid = int(running["pid"])
+        return fail(
+            args,
+            f"memoryd is not running (no daemon holds {home / 'daemon.lock'})." + named,
+            EXIT_DOWN,
+            "daemon_not_running",
+        )
     try:
         os.kill(pid, signal.SIGTERM)
     except PermissionError:
@@ -148,9 +159,11 @@ def cmd_stop(args: argparse.Namespace) -> int:
             f"pid {pid} belongs to another user; stop it as that user (or with systemctl --user stop memoryd).",
             code="permission_denied",
         )
+    except ProcessLookupError:
+        pass  # it ended meanwhile: the wait below sees the lock free
     deadline = time.monotonic() + args.timeout
     while time.monotonic() < deadline:
-        if read_runtime_file(home) is None:
+        if lock_holder(home) is None:
             stopped: StopResult = {"stopped": True, "pid": pid}
             emit(args, stopped, f"stopped memoryd (pid {pid})")
             return EXIT_OK

@@ -55,6 +55,8 @@ def _report_lines(r: dict[str, Any]) -> list[str]:
             lines.append(f"  {label}: {', '.join(r[key])}")
     for reason, files in (r.get("push_suppressed") or {}).items():
         lines.append(f"  not pushed, {reason} limit (push_suppressed): {', '.join(files)}")
+    for item in r.get("invalid") or []:
+        lines.append(f"  not written here, invalid (invalid): {item['filename']}: {item['reason']}")
     for item in r.get("secret_skipped") or []:
         lines.append(
             f"  not pushed, holds a secret (secret_skipped): {item['filename']}: {'; '.join(item['findings'])}"

@@ -155,11 +155,23 @@ def auto_memory_directory(project: Path, env: Mapping[str, str], managed: Path |
         if scope == "project" or not isinstance(value, str) or not value.strip():
             continue
         value = value.strip()
-        if value.startswith("~/"):
-            return home / value[2:]
-        if Path(value).is_absolute():
-            return Path(value)
+        chosen = home / value[2:] if value.startswith("~/") else Path(value) if Path(value).is_absolute() else None
+        if chosen is not None and not (scope == "local" and foreign_store(chosen, project, env)):
+            return chosen
     return None
+
+
+def foreign_store(chosen: Path, project: Path, env: Mapping[str, str]) -> bool:
+    """Is a project's own settings file (`settings.local.json`, trusted when git does not track it, as in an
+    unpacked archive) pointing it into memoryd's home or another project's folder of Claude Code's (issue 52)?"""
+    where = Path(os.path.realpath(os.path.abspath(chosen)))
+    memoryd_home = Path(os.path.realpath(Path(env.get("MEMORYD_HOME") or limits.DEFAULT_HOME).expanduser()))
+    if where.is_relative_to(memoryd_home):
+        return True
+    projects = Path(os.path.realpath(claude_config_dir(env) / limits.PROJECTS_DIRNAME))
+    root = find_canonical_git_root(project) or project
+    own = projects / project_folder(projects, root)
+    return where.is_relative_to(projects) and not where.is_relative_to(own)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from mcp_types import ListRootsResult
 
 from memoryd.base.errors import ApiError, DaemonNotRunning
 from memoryd.client import MemorydClient
+from memoryd.integrations.hook_protocol import RECALL_OFF_NOTE
 
 # The daemon's fixes name its REST API and CLI; over MCP the tool that helps is named too.
 MCP_FIXES = {
@@ -38,11 +39,18 @@ def root_path(roots: ListRootsResult | None) -> str | None:
 
 
 class ToolCalls:
-    """What every tool needs: the project it acts on and a fresh client of the daemon per call."""
+    """What every tool needs: the project it acts on and a fresh client of the daemon per call. `recall_off`
+    (MEMORYD_RECALL=off in the agent's environment): no tool, resource or prompt hands out a memory."""
 
-    def __init__(self, connect: Connect, default_cwd: Callable[[], str | None]) -> None:
+    def __init__(self, connect: Connect, default_cwd: Callable[[], str | None], *, recall_off: bool = False) -> None:
         self.connect = connect
         self.default_cwd = default_cwd
+        self.recall_off = recall_off
+
+    def check_serving(self) -> None:
+        """Refuse a call that would hand out memories while recall is off for this agent (issue 52)."""
+        if self.recall_off:
+            raise ToolError(f"{RECALL_OFF_NOTE} Unset MEMORYD_RECALL to read memories here. [recall_off]")
 
     def project(self, roots: ListRootsResult | None, cwd: str | None) -> str:
         found = root_path(roots) or cwd or self.default_cwd()

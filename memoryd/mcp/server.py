@@ -32,23 +32,25 @@ INSTRUCTIONS = (
 )
 
 
-def build_server(connect: Connect, *, default_cwd: Callable[[], str | None]) -> MCPServer:
+def build_server(connect: Connect, *, default_cwd: Callable[[], str | None], recall_off: bool = False) -> MCPServer:
     """The MCP server; `connect` makes a client of the daemon for each call, `default_cwd` is the
-    project when neither the client's roots nor a `cwd` argument name one (None over HTTP)."""
-    server = _MemorydServer(connect, default_cwd)
-    add_tools(server, ToolCalls(connect, default_cwd))
+    project when neither the client's roots nor a `cwd` argument name one (None over HTTP); `recall_off`
+    (MEMORYD_RECALL=off where the agent started it): it hands out no memory, as the hooks inject none."""
+    server = _MemorydServer(connect, default_cwd, recall_off=recall_off)
+    add_tools(server, ToolCalls(connect, default_cwd, recall_off=recall_off))
     return server
 
 
 class _MemorydServer(MCPServer):
     """MCPServer whose resource list also names each memory file of the default project."""
 
-    def __init__(self, connect: Connect, default_cwd: Callable[[], str | None]) -> None:
+    def __init__(self, connect: Connect, default_cwd: Callable[[], str | None], *, recall_off: bool) -> None:
         super().__init__(
             SERVER_NAME, title="memoryd", version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
         )
         self.connect = connect
         self.default_cwd = default_cwd
+        self.recall_off = recall_off
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Context | None = None) -> Any:
         """Bad arguments get one line naming each field, not pydantic's dump (which echoes the input)."""
@@ -64,7 +66,7 @@ class _MemorydServer(MCPServer):
     async def list_resources(self) -> list[Resource]:
         listed = await super().list_resources()
         where = self.default_cwd()
-        if not where:
+        if not where or self.recall_off:
             return listed
         connect = self.connect
         try:

@@ -11,6 +11,7 @@ from mcp_types import ListRootsResult, ToolAnnotations
 from pydantic import Field
 
 from memoryd.base import limits
+from memoryd.integrations.hook_protocol import RECALL_OFF_NOTE
 from memoryd.mcp.calls import ToolCalls, daemon_call, resource_call
 from memoryd.store.frontmatter import render_frontmatter
 from memoryd.store.prompt import MEMORY_TYPES_TEXT, WHAT_NOT_TO_SAVE
@@ -162,6 +163,7 @@ def _add_recall_tools(server: MCPServer, calls: ToolCalls) -> None:
         """Recall up to 5 memories relevant to a task, with their full text and why each was picked.
 
         Call it at the start of a task, or when the user refers to something from an earlier session."""
+        calls.check_serving()
         where = calls.project(roots, cwd)
         # Each call is its own recall session, so it never hides a memory an earlier call returned.
         data = await calls(lambda c: c.recall(where, query, session_id=f"mcp-{uuid.uuid4().hex[:12]}", source="mcp"))
@@ -191,6 +193,7 @@ def _add_recall_tools(server: MCPServer, calls: ToolCalls) -> None:
         cwd: Cwd = None,
         scope: ScopeArg = "project",
     ) -> dict[str, Any]:
+        calls.check_serving()
         where = calls.project(roots, cwd)
         words = " ".join(w for w in (query, text) if w and w.strip())
         params: dict[str, Any] = (
@@ -237,6 +240,7 @@ def _add_read_tools(server: MCPServer, calls: ToolCalls) -> None:
         filename: Filename, roots: Roots, cwd: Cwd = None, scope: ScopeArg = "project"
     ) -> dict[str, Any]:
         """Read one whole memory: name, description, type, body, and when it was created and last modified."""
+        calls.check_serving()
         where = calls.project(roots, cwd)
         memory = await calls(lambda c: c.get_memory(where, filename, scope=scope))
         return {k: memory[k] for k in ("filename", "name", "description", "type", "body", "created", "modified")}
@@ -256,6 +260,7 @@ def _add_read_tools(server: MCPServer, calls: ToolCalls) -> None:
 
     @server.tool(annotations=READ_ONLY, description=INDEX_DESCRIPTION)
     async def memory_index(roots: Roots, cwd: Cwd = None) -> dict[str, Any]:
+        calls.check_serving()
         where = calls.project(roots, cwd)
         data = await calls(lambda c: c.index(where))
         return {"memory_dir": data["memory_dir"], "content": data["content"], "truncated": data["truncated"]}
@@ -283,6 +288,8 @@ def _add_resource_and_prompt(server: MCPServer, calls: ToolCalls) -> None:
         security=ResourceSecurity(exempt_params=frozenset({"cwd"})),  # an absolute path by design; the daemon checks it
     )
     async def memory_file(filename: str, cwd: str | None = None) -> str:
+        if calls.recall_off:
+            raise ResourceError(RECALL_OFF_NOTE)
         where = cwd or default_cwd()
         if not where:
             raise ResourceError(f"no project: read memory://{filename}?cwd=<absolute project dir>.")
@@ -296,7 +303,9 @@ def _add_resource_and_prompt(server: MCPServer, calls: ToolCalls) -> None:
         """How to use this project's memory (types, when to save, what not to save), with the current index."""
         where = cwd or default_cwd()
         index = "(Pass the project directory as `cwd` to include this project's index.)"
-        if where:
+        if calls.recall_off:
+            index = f"({RECALL_OFF_NOTE})"
+        elif where:
             content = str((await daemon_call(connect, lambda c: c.index(where)))["content"]).rstrip()
             index = content or "(No memories saved yet.)"
         return instructions_text(index)

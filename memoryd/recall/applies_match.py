@@ -5,13 +5,13 @@ programs or sharing its subject. Plain functions; `moments.py` and `applies_inde
 
 from __future__ import annotations
 
-import fnmatch
 import re
 import shlex
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import NamedTuple
 
+from memoryd.base.globs import glob_matches
 from memoryd.recall.applies import AppliesTo
 from memoryd.recall.applies_derive import (
     CAMEL_NAME,
@@ -76,24 +76,10 @@ def command_matches(pattern: str, command: str) -> bool:
     return any(key[: len(want)] == want for key in keys)
 
 
-@lru_cache(maxsize=65_536)
-def _glob_rx(glob: str) -> re.Pattern[str]:
-    """A glob as one compiled pattern. A relative glob matches at the root or under any folder (a rule's
-    `src/rules/` is also a package's `crates/x/src/rules/`); `/x` only at the root. A dir (or `dir/**`)
-    holds everything under it, `a/**/b` also `a/b`; `*` as fnmatch reads it."""
-    g = glob.rstrip("/")
-    anywhere = not g.startswith("/")
-    g = g.lstrip("/").removeprefix("**/").removesuffix("/**")
-    core = "/(?:.*/)?".join(
-        fnmatch.translate(part).removeprefix("(?s:").removesuffix(")\\Z") for part in g.split("/**/")
-    )
-    return re.compile(("(?:.*/)?" if anywhere else "") + core + r"(?:/.*)?\Z")
-
-
 def path_matches(glob: str, rel: str) -> bool:
-    """A project-relative path against a glob (`**/` matches any depth, a bare dir everything under it)."""
-    rel = rel[2:] if rel.startswith("./") else rel
-    return _glob_rx(glob).match(rel) is not None
+    """A project-relative path against a glob (`**/` matches any depth, a bare dir everything under it), in
+    linear time (`memoryd.base.globs`: a glob is never a backtracking regex, issue 52)."""
+    return glob_matches(glob, rel[2:] if rel.startswith("./") else rel)
 
 
 def command_paths(command: str) -> list[str]:

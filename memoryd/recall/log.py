@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -86,9 +87,41 @@ def _split(why: list[Why]) -> tuple[list[Why], list[Why]]:
     return [w for w in why if w.injected], [w for w in why if not w.injected]
 
 
+# Issue 52: a password named without "is" or ":" ("password hunter2", "pw hunter2", "passwd Zx9!kLm2") passes the
+# save check, which must not refuse notes about passwords; a log only keeps, so there such a value goes too: a
+# credential word, then a value mixing letters with digits or symbols. Possessive runs: linear on any prompt.
+_NAMED_VALUE = re.compile(
+    r"(?i)\b(?:password|passwd|passphrase|pwd|pw|pin|secret|token)s?\b[ \t]*+(?:[:=][ \t]*+)?"
+    r"(?:(?:is|was)[ \t]++)?(?P<value>[^\s,;'\"`]++)"
+)
+_LETTER, _NOT_LETTER = re.compile(r"[A-Za-z]"), re.compile(r"[0-9!@#$%^&*+=~_-]")
+
+
+def _value(m: re.Match[str]) -> str:
+    """The credential-like value of one `_NAMED_VALUE` match ("" when it reads as a word: "password manager")."""
+    value = m.group("value").rstrip(".!?)")
+    return value if _LETTER.search(value) and _NOT_LETTER.search(value) else ""
+
+
+def _named_values(text: str) -> list[str]:
+    """The values a credential word names in `text`, each as it is written."""
+    return [v for m in _NAMED_VALUE.finditer(text) if (v := _value(m))]
+
+
+def redact_log_text(text: str) -> str:
+    """`redact_secrets`, and then each value a credential word names (`_NAMED_VALUE`)."""
+
+    def cut(m: re.Match[str]) -> str:
+        value = _value(m)
+        start = m.start("value") - m.start()
+        return m.group()[:start] + REDACTED + m.group()[start + len(value) :] if value else m.group()
+
+    return _NAMED_VALUE.sub(cut, redact_secrets(text))
+
+
 def short_prompt(prompt: str) -> str:
     """Redacted first, then cut, so a cut never leaves half a secret behind."""
-    text = " ".join(redact_secrets(prompt).split())
+    text = " ".join(redact_log_text(prompt).split())
     cut = limits.RECALL_LOG_PROMPT_CHARS
     return text if len(text) <= cut else text[: cut - 1] + "…"
 
@@ -98,14 +131,14 @@ def redacted_why(why: list[Why], prompt: str) -> list[Why]:
     is a secret itself or part of one in the prompt or a context item becomes REDACTED (`hunter2` in
     "the password is hunter2", the body of a token in `GITHUB_TOKEN=ghp_… ./deploy.sh`)."""
     items = {item for w in why for item in w.context}
-    parts = [p for text in (prompt, *items) for p in secret_parts(text)]
+    parts = [p for text in (prompt, *items) for p in (*secret_parts(text), *_named_values(text))]
     secret = {word for part in parts for word in words(part)}
 
     seen: dict[str, str] = {}  # each word, path or item scanned once per recall (8 reasons repeat most of them)
 
     def redact(text: str) -> str:
         if text not in seen:
-            seen[text] = redact_secrets(text)
+            seen[text] = redact_log_text(text)
         return seen[text]
 
     def clean(found: tuple[str, ...]) -> tuple[str, ...]:

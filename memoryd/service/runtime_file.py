@@ -36,13 +36,7 @@ def claim_home(home: Path) -> int:
 
 def _holder(home: Path) -> str:
     """One line naming the daemon that holds `home` (its pid from the lock file, its address from daemon.json)."""
-    from memoryd.base.files import read_small_nofollow
-
-    try:
-        raw, _ = read_small_nofollow(home / HOME_LOCK_FILENAME, RUNTIME_FILE_MAX_BYTES)
-        pid: int | None = int((raw or b"").strip())
-    except (OSError, ValueError):
-        pid = None
+    pid = _lock_pid(home)
     runtime = _written(home)
     where = (
         f"listening on http://{runtime['host']}:{runtime['port']}"
@@ -87,6 +81,53 @@ def remove_runtime_file(home: Path) -> None:
     written = _written(home)
     if written is not None and written.get("pid") == os.getpid():
         (home / RUNTIME_FILENAME).unlink(missing_ok=True)
+
+
+def lock_holder(home: Path) -> int | None:
+    """The pid of the daemon holding `home`'s daemon.lock (0: held, its pid not written yet), None when no process
+    holds it: what `memoryd stop` signals, never a pid daemon.json merely names (issue 52: it SIGTERMed a `sleep`)."""
+    from memoryd.base.files import try_lock
+
+    if not (home / HOME_LOCK_FILENAME).exists():
+        return None
+    try:
+        fd = try_lock(home / HOME_LOCK_FILENAME)
+    except OSError:  # a link or unreadable: no daemon can hold it either
+        return None
+    if fd is not None:
+        os.close(fd)
+        return None
+    return _lock_pid(home) or 0
+
+
+def _lock_pid(home: Path) -> int | None:
+    from memoryd.base.files import read_small_nofollow
+
+    try:
+        raw, _ = read_small_nofollow(home / HOME_LOCK_FILENAME, RUNTIME_FILE_MAX_BYTES)
+        return int((raw or b"").strip())
+    except (OSError, ValueError):
+        return None
+
+
+def remove_stale_runtime_file(home: Path) -> dict[str, Any] | None:
+    """daemon.json as it was left by a daemon that no longer holds the lock, now removed (None: none, or a daemon
+    holds the lock). Done holding the lock, so a daemon starting meanwhile keeps the file it writes."""
+    from memoryd.base.files import try_lock
+
+    try:
+        fd = try_lock(home / HOME_LOCK_FILENAME)
+    except OSError:
+        return None
+    if fd is None:
+        return None
+    try:
+        written = _written(home)
+        if written is not None:
+            (home / RUNTIME_FILENAME).unlink(missing_ok=True)
+        return written
+    finally:
+        os.close(fd)
 
 
 def read_runtime_file(home: Path) -> dict[str, Any] | None:

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from memoryd.base import limits
 from memoryd.base.clock import SYSTEM_CLOCK
-from memoryd.base.errors import InvalidFrontmatter, InvalidMemory, MemoryNotFound, ReadOnly, SecretDetected
+from memoryd.base.errors import Forbidden, InvalidFrontmatter, InvalidMemory, MemoryNotFound, ReadOnly, SecretDetected
 from memoryd.base.files import (
     TEMP_DIRNAME,
     Key,
@@ -178,6 +178,11 @@ class MemoryDir:
                 "memoryd runs read-only ([memory] read_only = true): it recalls and serves, never writes; "
                 "set read_only = false in config.toml and restart to change memories."
             )
+        if self.path.is_symlink():  # issue 52: a linked global folder took saves wherever it pointed
+            raise Forbidden(
+                f"{self.path} is a symbolic link; memoryd never writes through a link. Replace it with a real "
+                "directory (move what it points at there)."
+            )
 
     def save(
         self,
@@ -202,6 +207,7 @@ class MemoryDir:
         validate_fields(name, description, type, body)
         if filename is not None:
             check_filename(filename)
+        self.check_writable()  # before the lock and the staged files, which would land through a linked dir
         fields = {"name": name, "description": description, "body": body}
         if applies_to:
             fields["applies_to"] = "\n".join(i for items in applies_to.values() for i in items)
@@ -308,6 +314,7 @@ class MemoryDir:
             except InvalidFrontmatter:
                 fields = {"body": text}
             self._refuse_secrets(source, filename, fields)
+        self.check_writable()
         with self._lock:
             self._writes.commit(filename, lambda prior: text)
         self._emit(WriteEvent(self, filename, "delete" if text is None else "write", source))

@@ -6,6 +6,7 @@ thousands of distinct cwds grow neither memory nor /v1/status.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -14,7 +15,7 @@ from pathlib import Path
 
 from memoryd.base import limits
 from memoryd.base.clock import SYSTEM_CLOCK
-from memoryd.base.errors import InvalidRequest
+from memoryd.base.errors import Forbidden, InvalidRequest
 from memoryd.store.dialect import CLAUDE_CODE, MEMORYD, Dialect
 from memoryd.store.memdir import MemoryDir, Now, WriteEvent
 from memoryd.store.paths import project_root, resolve_memory_dir
@@ -50,13 +51,29 @@ class StoreRegistry:
         self.on_write: list[Callable[[WriteEvent], None]] = []
 
     def memory_dir_for(self, cwd: str) -> Path:
-        return resolve_memory_dir(
+        path = resolve_memory_dir(
             cwd,
             env_override=self.env_override,
             config_dir=self.config_dir,
             memory_base=self.memory_base,
             default=self.default_dir,
         )
+        if not (self.env_override or self.config_dir):  # a fixed dir is the user's own choice, shared on purpose
+            self._refuse_global(path)
+        return path
+
+    def _refuse_global(self, path: Path) -> None:
+        """A project's dir as settings resolved it (a repo's `autoMemoryDirectory` among them) is never the global
+        store nor inside it: issue 52, an unpacked project's settings.local.json sent its saves to
+        the global folder, recalled in every project. (Another project's folder: `claude_memory.foreign_store`.)"""
+        if self.global_dir is None:
+            return
+        if Path(os.path.realpath(path)).is_relative_to(os.path.realpath(self.global_dir)):
+            raise Forbidden(
+                f"this project's memory dir {path} is the global memory folder (or inside it): a settings file's "
+                "autoMemoryDirectory may not send a project's memories there. Remove that autoMemoryDirectory, or "
+                "save with scope global to mean every project."
+            )
 
     def for_cwd(self, cwd: str) -> MemoryDir:
         path = self.memory_dir_for(cwd)

@@ -27,6 +27,9 @@ class SyncReport:
     refused: list[dict[str, str]] = field(
         default_factory=list
     )  # {filename, reason}: a link or not a regular file here; never read
+    invalid: list[dict[str, str]] = field(
+        default_factory=list
+    )  # {filename, reason}: a member's file memoryd may not read (an alias bomb, issue 52); never written here
     commit: str | None = None
     pushed_ok: bool = False
 

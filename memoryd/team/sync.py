@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.base import limits
-from memoryd.base.errors import MemorydError
+from memoryd.base.errors import InvalidFrontmatter, MemorydError
 from memoryd.base.files import SymlinkRefused, dir_lock, read_small_nofollow
 from memoryd.base.secrets import find_secrets, name_secrets, redact_name
 from memoryd.config import TeamSettings
@@ -342,6 +342,8 @@ class TeamRepo:
                     self.store.restore(name, incoming)
                 except MemorydError as exc:
                     log.warning("team sync left %s as it is here: %s", name, exc.message)
+                    if isinstance(exc, InvalidFrontmatter):  # reported with why, not only kept out (issue 52)
+                        report.invalid.append({"filename": name, "reason": exc.message})
                     pinned[name] = base.get(name, "")
                     report.kept_local.append(name)
                     continue

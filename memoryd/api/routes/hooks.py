@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query
 
 from memoryd.api.deps import HooksDep
 from memoryd.api.models import ClaudeCodeHookInput, HookOut
+from memoryd.base.validation import check_text
 from memoryd.integrations.claude_code import parse_session_env
 
 router = APIRouter(tags=["integrations"])
@@ -35,5 +36,21 @@ def claude_code_hook(
     UserPromptSubmit → recalled memories; Stop/SubagentStop → extraction queued; PreCompact →
     session notes; anything else → {}."""
     session_env = parse_session_env(x_claude_code_env)
-    answer = hooks.handle(payload.model_dump(exclude_none=True), session_env, await_model=await_ == "model")
+    given = payload.model_dump(exclude_none=True)
+    _check_strings(given, "")
+    answer = hooks.handle(given, session_env, await_model=await_ == "model")
     return HookOut.model_validate(answer)
+
+
+def _check_strings(value: Any, field: str) -> None:
+    """Every string of the hook JSON storable as UTF-8 (issue 52: a lone "\\ud800" reached the state DB and the
+    recall log's writer): 400 naming the field (`tool_input.command`), before anything is done with it."""
+    if isinstance(value, str):
+        check_text(value, field=field or "body")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            check_text(str(key), field=f"{field}.(a key)" if field else "(a key)")
+            _check_strings(item, f"{field}.{key}" if field else str(key))
+    elif isinstance(value, list):
+        for n, item in enumerate(value):
+            _check_strings(item, f"{field}[{n}]")

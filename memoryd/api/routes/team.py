@@ -84,6 +84,10 @@ class SyncReportOut(ResponseModel):
     refused: list[dict[str, str]] = Field(
         description="Never read: {filename, reason} (a link, FIFO, device or oversized file here)."
     )
+    invalid: list[dict[str, str]] = Field(
+        description="A member's file not written here: {filename, reason} (a header memoryd may not read, e.g. YAML "
+        "aliases)."
+    )
     commit: str | None
     pushed_ok: bool
 
