@@ -61,6 +61,7 @@ class SaveResult(MemoryOut):
     )
     path: str = Field(description="The file written.")
     new: bool = Field(description="True when the file was created, false for an update.")
+    will_stop: str = Field("", description='What the guard holds for it: "will stop: npm, npx — use pnpm".')
 
 
 class RecallResult(RecallOut):

@@ -14,7 +14,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from memoryd.guard.rules import Forbid
+from memoryd.base.errors import InvalidRequest
+from memoryd.guard.rules import Forbid, parse_forbid
 from memoryd.relevance.lexicon import programs
 
 _CODE = re.compile(r"`([^`\n]{1,120})`")
@@ -267,3 +268,20 @@ def _instead_of(text: str, forbid: Forbid) -> str:
         if _negated(s) is None and re.match(r"(use|prefer|always|create|run|add a new|instead)\b", s, re.I):
             return s.rstrip(".")[:120]
     return ""
+
+
+def save_forbid(name: str, description: str, body: str, requested: Any) -> tuple[dict[str, Any] | None, bool]:
+    """What a save writes as `forbid` and whether only when the file has none: the request's own (checked; {}
+    clears), else a proposal from the text, which never replaces what a person wrote or removed."""
+    if requested is not None:
+        return (parse_forbid(requested).to_meta() if requested else {}), False
+    proposal = propose(name, description, body)
+    return (proposal.to_meta(), True) if proposal else (None, False)
+
+
+def will_stop(held: dict[str, Any]) -> str:
+    """The save answer's line for what the file now holds ("will stop: npm, npx — use pnpm"), "" for nothing."""
+    try:
+        return parse_forbid(held).summary() if held else ""
+    except InvalidRequest:
+        return ""

@@ -129,8 +129,9 @@ def forbid_of(meta: dict[str, Any]) -> Any:
 
 
 def place_forbid(dialect: Dialect, meta: dict[str, Any], forbid: dict[str, Any] | None) -> dict[str, Any]:
-    """Set (or, with {}, clear) `forbid` where the dialect keeps it; None leaves the file's own as is."""
-    if forbid is None:
+    """Set `forbid` where the dialect keeps it; {} over one the file had stays as `forbid: {}` (a person's "none":
+    no proposal brings one back); None leaves the file's own."""
+    if forbid is None or not forbid and forbid_of(meta) is None:  # {} over nothing: nothing to write
         return meta
     out = dict(meta)
     out.pop(FORBID_KEY, None)
@@ -138,9 +139,9 @@ def place_forbid(dialect: Dialect, meta: dict[str, Any], forbid: dict[str, Any] 
     if nested is not None:
         nested.pop(FORBID_KEY, None)
         out["metadata"] = nested
-    if forbid and dialect == CLAUDE_CODE:
+    if dialect == CLAUDE_CODE:  # {} is written too: a person's "none", so no proposal brings one back
         out["metadata"] = {**(nested or {}), FORBID_KEY: forbid}
-    elif forbid:
+    else:
         out[FORBID_KEY] = forbid
     return out
 
