@@ -31,7 +31,7 @@ _TOOL_LEAD = frozenset({"", "use", "run", "or", "and", "nor", "with", "via", "us
 _RUN_VERBS = frozenset({"run", "use", "call", "execute", "invoke", "type", "using", "running"})
 _WORD = re.compile(r"[\w@./*<>{}\[\]$-]+")
 _INSTEAD = re.compile(
-    r"\b(use|prefer|run)\b\s+([^,.;:\n]{1,80}?)(?=\s+(?:instead|for|rather|over|not)\b|[,.;:\n]|$)", re.I
+    r"\b(uses?|prefers?|run)\b\s+([^,.;:\n]{1,80}?)(?=\s+(?:instead|for|rather|over|not)\b|[,.;:\n]|$)", re.I
 )
 
 
@@ -164,7 +164,8 @@ def _instead_in(sentence: str, part: str) -> str:
     """What the same sentence says to do instead ("Use pnpm, never npm" → "use pnpm"), outside the forbidden part."""
     rest = sentence.replace(part, " ", 1) if part.strip() else sentence
     m = _INSTEAD.search(rest)
-    return f"{m.group(1).lower()} {m.group(2).replace('`', '').strip(' *')}".strip() if m else ""
+    verb = m.group(1).lower().removesuffix("s") if m else ""  # "this project uses pnpm" -> "use pnpm"
+    return f"{verb} {m.group(2).replace('`', '').strip(' *')}".strip() if m else ""
 
 
 def _bare_words(part: str) -> list[str]:
