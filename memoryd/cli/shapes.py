@@ -24,6 +24,7 @@ from memoryd.api.models import (
     StatusOut,
 )
 from memoryd.api.routes.backfill import BackfillProgress, BackfillStarted
+from memoryd.api.routes.guard import GuardOut
 from memoryd.cli.results import (
     ConfigInitResult,
     ConfigResult,
@@ -126,4 +127,5 @@ COMMAND_SHAPES: dict[str, Any] = {
     "setup": SetupResult,
     "config": ConfigResult,
     "config init": ConfigInitResult,
+    "guard": GuardOut,
 }
