@@ -13,6 +13,7 @@ from fnmatch import fnmatchcase
 from memoryd.guard.acts import EDIT_TOOLS, READ_TOOLS, WRITE_TOOL, Act, installed, read, runs_words, written
 from memoryd.guard.rules import Forbid
 from memoryd.recall.applies_match import path_matches
+from memoryd.relevance.lexicon import programs
 from memoryd.relevance.shell import SimpleCommand
 
 COMMAND, WRITES, READS, IMPORTS = "command", "writes", "reads", "imports"
@@ -91,9 +92,17 @@ def command_matches(spec: str, cmd: SimpleCommand) -> bool:
     if head in (cmd.program, cmd.family):
         seqs.append(tuple(w.casefold() for w in cmd.args))
     runs = runs_words(cmd)
-    if runs and head == runs[0]:
+    if runs and head == runs[0] and not _own_way(head, cmd):
         seqs.append(tuple(w.casefold() for w in runs[1:]))
     return any(all(_word_in(token, args) for token in rest) for args in seqs)
+
+
+def _own_way(head: str, cmd: SimpleCommand) -> bool:
+    """`uv pip install` is uv's own way to do what a rule against pip asks for: a package manager run by another
+    of its ecosystem is not that manager."""
+    table = programs()
+    ecosystem = table.ecosystem_of.get(table.family(head), "")
+    return bool(ecosystem) and table.family(head) != cmd.family and table.ecosystem_of.get(cmd.family) == ecosystem
 
 
 def _word_in(token: str, args: tuple[str, ...]) -> bool:

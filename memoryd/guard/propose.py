@@ -144,7 +144,7 @@ def _read_clause(verbs: str, part: str, found: _Found) -> None:
         span = span.strip().rstrip(".,:;")
         if not span:
             continue
-        if _is_path(span, code=bool(code)):
+        if _is_path(span, code=bool(code)) or not code and _placed(span, part):
             kind = _path_kind(vwords)
             if kind == "writes":
                 found.writes.append(_glob(span))
@@ -180,6 +180,14 @@ def _bare_words(part: str) -> list[str]:
             continue
         out.append(w)
     return out
+
+
+def _placed(span: str, part: str) -> bool:
+    """A prose `a/b` is a place when a preposition of place leads it ("into alembic/versions"), not a pair of
+    words ("read/write", "if/else")."""
+    if "/" not in span or not _is_path(span + "/", code=False):
+        return False
+    return re.search(rf"\b(?:in|into|under|inside|within|to|from)\s+{re.escape(span)}", part, re.I) is not None
 
 
 def _is_path(span: str, *, code: bool) -> bool:
