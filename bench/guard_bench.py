@@ -95,12 +95,31 @@ def summary(results: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def print_proposals() -> None:
+    """What `memoryd save` proposes for every memory of bench/moments and bench/coding (judged in the README)."""
+    from memoryd.guard.propose import propose
+
+    files = sorted(ROOT.glob("bench/moments/*.json")) + sorted(ROOT.glob("bench/coding/data/*.json"))
+    count = 0
+    for f in files:
+        for m in json.loads(f.read_text()).get("memories") or []:
+            count += 1
+            proposal = propose(m["name"], m["description"], m["body"])
+            if proposal:
+                print(f"{f.stem}: {m['name']} -> {proposal.summary()}")
+    print(f"{count} memories read")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--held-out", action="store_true", help="score the projects kept aside (run it once)")
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
+    parser.add_argument("--proposals", action="store_true", help="print what save proposes for the moments/coding sets")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
+    if args.proposals:
+        print_proposals()
+        return
     from tests.support.servers import DaemonProcess, daemon_env
 
     specs = [p for p in json.loads(DATA.read_text())["projects"] if p["held_out"] == args.held_out]
