@@ -160,6 +160,15 @@ class RecallSettings(_Section):
     )
 
 
+class GuardSettings(_Section):
+    mode: Literal["deny", "ask", "context", "off"] = Field(
+        "deny",
+        description="What an act a memory's `forbid:` names gets: 'deny' (refused, the model is told why and what "
+        "to do instead), 'ask' (the person decides), 'context' (the rule arrives, the act runs), 'off'. A memory's "
+        "`enforce:` and a session's MEMORYD_GUARD override it. docs/guard.md says why deny is the default.",
+    )
+
+
 class TranscriptSettings(_Section):
     roots: list[str] = Field(
         default_factory=lambda: ["~/.claude/projects"],
@@ -290,6 +299,7 @@ class Settings(_Section):
     memory: MemorySettings = Field(default_factory=MemorySettings)
     llm: LLMSettings = Field(default_factory=LLMSettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)
+    guard: GuardSettings = Field(default_factory=GuardSettings)
     transcripts: TranscriptSettings = Field(default_factory=TranscriptSettings)
     extract: ExtractSettings = Field(default_factory=ExtractSettings)
     session_memory: SessionMemorySettings = Field(default_factory=SessionMemorySettings)

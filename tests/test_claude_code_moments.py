@@ -103,7 +103,9 @@ def shop(tmp_path: Path) -> Iterator[Callable[..., tuple[subprocess.CompletedPro
             daemons.append(daemon)
             with daemon.client() as c:
                 for name, description in memories:
+                    # `forbid: {}`: no act is held, the rule arrives as context (the guard: test_guard_claude_code.py)
                     body = {"cwd": str(project), "name": name, "type": "project", "description": description}
+                    body["forbid"] = {}
                     r = c.post("/v1/memories", json={**body, "body": description})
                     assert r.status_code in (200, 201), r.text
             api.handler = agent

@@ -145,7 +145,7 @@ def test_install_merges_is_idempotent_and_uninstalls_only_ours(tmp_path: Path) -
         and len(data["hooks"]["Stop"]) == 2
         and set(data["hooks"]) >= {"SessionStart", "UserPromptSubmit", "PreToolUse", "Stop", "PreCompact", "SessionEnd"}
     )
-    assert data["hooks"]["PreToolUse"][0]["matcher"] == "Bash|Edit|Write|MultiEdit|NotebookEdit"
+    assert data["hooks"]["PreToolUse"][0]["matcher"] == "Bash|Edit|Write|MultiEdit|NotebookEdit|Read"
     # An older install's curl hooks are memoryd's too: a new install replaces them.
     old = {"type": "command", "command": "curl -sS -H @'/h' --data-binary @- http://127.0.0.1:1/v1/hooks/claude-code"}
     path.write_text(json.dumps({**theirs, "hooks": {**theirs["hooks"], "UserPromptSubmit": [{"hooks": [old]}]}}))

@@ -26,6 +26,9 @@ MIGRATIONS = ("Migrations are append-only", "Never edit an applied migration in 
 
 
 def save(live: LiveDaemon, cwd: Path, name: str, description: str, body: str = "", **extra: Any) -> str:
+    # `forbid: {}`: these memories hold no act, so what is tested is tool-time recall (the guard that holds
+    # acts, issue 50, is tests/test_guard_daemon.py)
+    extra = {"forbid": {}, **extra}
     r = live.client.post(
         "/v1/memories",
         json={"cwd": str(cwd), "name": name, "description": description, "type": "feedback", "body": body, **extra},

@@ -16,6 +16,7 @@ from memoryd.api.routes import (  # review before write, stale memories (#21)
     backfill,
     dream,
     events,
+    guard,
     health,
     hooks,
     memories,
@@ -34,6 +35,7 @@ from memoryd.mcp.http import McpEndpoint
 # One line per resource; /openapi.json documents a new router's auth and shared errors by itself.
 ROUTERS = [
     backfill.router,
+    guard.router,
     health.router,
     memories.router,
     recall.router,

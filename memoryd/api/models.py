@@ -20,6 +20,7 @@ from pydantic_core import PydanticCustomError
 from memoryd.base import limits
 from memoryd.base.errors import InvalidCwd, InvalidRequest, MemorydError
 from memoryd.base.validation import check_path, check_session_id, check_text, check_transcript_path
+from memoryd.guard.rules import parse_forbid
 from memoryd.recall.applies import parse_applies
 from memoryd.recall.recalled import RecalledFields
 from memoryd.store.model import MemoryFields
@@ -157,6 +158,22 @@ class SaveMemoryRequest(RequestModel):
         description="The paths, commands and tools the memory applies to; omitted keeps the file's own, {} clears it.",
     )
 
+    forbid: dict[str, Any] | None = Field(
+        None,
+        description="What the memory forbids, so the guard holds those acts (docs/guard.md): {commands, writes, "
+        "reads, imports, instead, enforce}. Omitted: proposed from the text when it forbids something and the file "
+        "has none; {} means none (and no proposal later).",
+    )
+
+    @field_validator("forbid")
+    @classmethod
+    def _forbid(cls, value: dict[str, Any] | None) -> dict[str, Any] | None:
+        try:
+            parse_forbid(value)
+        except InvalidRequest as exc:
+            raise ValueError(exc.message) from None
+        return value
+
     @field_validator("applies_to")
     @classmethod
     def _applies_to(cls, value: AppliesToIn | None) -> AppliesToIn | None:
@@ -196,11 +213,18 @@ class MemoryOut(ResponseModel, MemoryFields):  # a memory file's fields, declare
     applies_to: dict[str, list[str]] = Field(
         default_factory=dict, description="The paths, commands and tools written in the file ({} when none)."
     )
+    forbid: dict[str, Any] = Field(
+        default_factory=dict, description="What the memory forbids, as written in the file ({} when nothing)."
+    )
 
 
 class SavedMemoryOut(MemoryOut):
     path: str = Field(description="The file written.")
     created: bool = Field(description="True for a new file (201), False for an update (200).")  # type: ignore[assignment]
+    will_stop: str = Field("", description='What the guard now holds for it: "will stop: npm, npx — use pnpm".')
+    forbid_proposed: bool = Field(
+        False, description="True when `forbid` was proposed from the text by this save: review it (web view, file)."
+    )
 
 
 class IndexOut(ResponseModel):
@@ -275,6 +299,9 @@ class WhyOut(ResponseModel):
     )
     cover_needed: float | None = Field(None, description="The share a close match needs.")
     confidence_min: float | None = Field(None, description="The confidence rule's floor, when it was weighed.")
+    held: str = Field(
+        "", description="The guard's decision (deny, ask, context) when this memory's forbid held the act."
+    )
 
 
 class RecallLogEntryOut(ResponseModel):
@@ -284,9 +311,10 @@ class RecallLogEntryOut(ResponseModel):
     session_id: str
     source: str = Field(description="hook, rest, mcp or cli.")
     prompt: str = Field(description="The prompt, secrets redacted, cut to 300 characters.")
-    method: str = Field(description="llm, local or skipped.")
-    reason: str = Field(description="Why recall stayed silent, or why the LLM was not used.")
+    method: str = Field(description="llm, local or skipped; `guard` for an act a memory's forbid held.")
+    reason: str = Field(description="Why recall stayed silent, or why the LLM was not used; the guard's decision.")
     took_ms: float
+    held: str = Field("", description="The guard's decision for a held act (deny, ask, context), else empty.")
     injected: list[WhyOut]
     left_out: list[WhyOut] = Field(description="Memories that just missed the cut.")
 
@@ -366,11 +394,18 @@ class SearchOut(ResponseModel):
 # ---------------------------------------------------------------------- Claude Code hooks
 class HookSpecificOutput(ResponseModel):
     hookEventName: str
-    additionalContext: str
+    additionalContext: str | None = None
+    permissionDecision: Literal["deny", "ask"] | None = Field(
+        None, description="PreToolUse only: the guard holds the act a memory's `forbid:` names (docs/guard.md)."
+    )
+    permissionDecisionReason: str | None = Field(
+        None, description="The rule, what to do instead, and how to change or drop it (read by the model on deny)."
+    )
 
 
 class HookOut(ResponseModel):
-    """Claude Code's hook output: `{}`, or context for SessionStart / UserPromptSubmit / PreCompact."""
+    """Claude Code's hook output: `{}`, context for SessionStart / UserPromptSubmit / PreToolUse / PreCompact, or
+    PreToolUse's permission decision when the guard holds an act."""
 
     hookSpecificOutput: HookSpecificOutput | None = None
 

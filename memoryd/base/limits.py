@@ -257,3 +257,8 @@ STALE_HISTORY_RECALL_TIMEOUT_SECONDS = 0.25
 
 # `memoryd setup` where no user service manager runs: how long a daemon started in the background gets to answer.
 BACKGROUND_START_SECONDS = 30.0
+# issue 50: the guard (memoryd/guard/)
+FORBID_MAX_ITEMS = 20  # per list of a memory's forbid (commands, writes, reads, imports)
+FORBID_ITEM_MAX_CHARS = 200  # one command, glob or module
+FORBID_INSTEAD_MAX_CHARS = 300  # what to do instead, one line
+GUARD_OLD_TEXT_MAX_BYTES = 512 * 1024  # a Write's target read for its imports before the change, at most this much

@@ -14,6 +14,7 @@ from memoryd.cli import (
     doctor,
     dream,
     grep,
+    guard,
     hook,
     hooks,
     mcp,
@@ -51,6 +52,7 @@ COMMAND_MODULES = [
     stale,
     transfer,
     config,
+    guard,
 ]
 
 EPILOG = """exit codes: 0 ok; 1 the daemon refused, a check failed, or grep found nothing;

@@ -24,6 +24,7 @@ from memoryd.api.models import (
     StatusOut,
 )
 from memoryd.api.routes.backfill import BackfillProgress, BackfillStarted
+from memoryd.api.routes.guard import GuardOut
 from memoryd.cli.results import (
     ConfigInitResult,
     ConfigResult,
@@ -62,6 +63,7 @@ class SaveResult(MemoryOut):
     )
     path: str = Field(description="The file written.")
     new: bool = Field(description="True when the file was created, false for an update.")
+    will_stop: str = Field("", description='What the guard holds for it: "will stop: npm, npx — use pnpm".')
 
 
 class RecallResult(RecallOut):
@@ -127,4 +129,5 @@ COMMAND_SHAPES: dict[str, Any] = {
     "uninstall": UninstallResult,
     "config": ConfigResult,
     "config init": ConfigInitResult,
+    "guard": GuardOut,
 }

@@ -37,6 +37,7 @@ from memoryd.extract.jobs import BACKFILL, Job, JobQueue, JobRecord, Outcome
 from memoryd.extract.model import extract_with_model
 from memoryd.extract.offline import Candidate, extract_explicit, update_of
 from memoryd.extract.pending import BASH, PROMPT, TOOLS, TURN, WROTE, PendingRow, PendingTurns
+from memoryd.guard.propose import save_forbid
 from memoryd.llm import LLMClient
 from memoryd.review import ReviewQueue
 from memoryd.store import MemoryDir, StoreRegistry
@@ -357,12 +358,16 @@ class ExtractionService:
                     else:
                         written.append(f"review:{item}")
                     continue
+                fields = draft_fields(cand)
+                forbid, proposing = save_forbid(fields["name"], fields["description"], fields["body"], None)
                 saved = store.save(
-                    **draft_fields(cand),
+                    **fields,
                     filename=target,
                     source="extract",
                     expected=version,
                     applies_to=getattr(cand, "applies_to", None),  # a model's candidate may say (ModelCandidate)
+                    forbid=forbid,  # proposed from the rule's text (issue 50), only where the file has none
+                    forbid_if_absent=proposing,
                 )
             except (Unprocessable, InvalidMemory, InvalidRequest, Conflict) as exc:
                 refused.append({"name": cand.name, "code": exc.code, "reason": exc.message})

@@ -17,8 +17,11 @@ from typing import Any
 from memoryd.base import limits
 from memoryd.base.errors import MemorydError
 from memoryd.extract.turns import TurnEnds
+from memoryd.guard.acts import Act
+from memoryd.guard.mode import ASK, DENY
+from memoryd.guard.service import Guard, Verdict
 from memoryd.integrations.claude_memory import NativeMemory, is_claude_memory_dir, native_memory
-from memoryd.integrations.hook_protocol import RECALL_SWITCH
+from memoryd.integrations.hook_protocol import GUARD_SWITCH, RECALL_SWITCH
 from memoryd.integrations.hook_protocol import recall_off as switched_off
 from memoryd.integrations.hook_repeats import RepeatedEvents
 from memoryd.recall import RecallService
@@ -68,6 +71,15 @@ def session_notes_context(notes: str, cap: int = limits.SESSION_NOTES_CONTEXT_MA
     return f"{head}{body}\n"
 
 
+def guard_line(count: int) -> str:
+    """The one line SessionStart adds when memories hold acts here."""
+    rules = "1 memory holds" if count == 1 else f"{count} memories hold"
+    return (
+        f"memoryd guard: {rules} acts in this project (commands, files, imports they forbid); a held tool call "
+        "says why and what to do instead. `memoryd guard` lists them."
+    )
+
+
 PROMPTS_KEPT = 2_048  # sessions whose last prompt weighs in at tool time
 
 
@@ -99,6 +111,7 @@ class HookService:
     turns: TurnEnds
     session_memory: SessionMemory
     stores: StoreRegistry
+    guard: Guard
 
     def __post_init__(self) -> None:
         self.repeats = RepeatedEvents()  # the plugin's and a settings file's hooks forward the same event: one answer
@@ -106,6 +119,15 @@ class HookService:
         self._prompts: dict[str, str] = {}  # session -> its last prompt (bounded), for tool time
 
     def handle(
+        self, payload: dict[str, Any], session_env: Mapping[str, str] | None = None, *, await_model: bool = False
+    ) -> dict[str, Any]:
+        """Answer one Claude Code hook; SessionStart's answer ends with how many rules hold acts here (issue 50)."""
+        answer = self._handle(payload, session_env, await_model=await_model)
+        if payload.get("hook_event_name") == "SessionStart" and payload.get("cwd") and not recall_off(session_env):
+            answer = self._with_guard_line(str(payload["cwd"]), answer)
+        return answer
+
+    def _handle(
         self, payload: dict[str, Any], session_env: Mapping[str, str] | None = None, *, await_model: bool = False
     ) -> dict[str, Any]:
         """Answer one Claude Code hook; `{}` when there is nothing to add or anything fails.
@@ -118,12 +140,12 @@ class HookService:
         if not self.repeats.first_time({**payload, "await_model": True} if await_model else payload):
             return {}
         try:
+            if event == "PreToolUse" and cwd and session_id and not await_model:  # the guard holds even without recall
+                return self._pre_tool_use(payload, cwd, session_id, session_env)
             if event in ("SessionStart", "UserPromptSubmit", "PreToolUse") and recall_off(session_env):
                 return {}  # the session switched recall off; extraction (Stop) goes on
             if await_model:  # the async hook of a prompt: the model's pick, once it answered
                 return self._model_followup(event, cwd, session_id, str(payload.get("prompt") or ""))
-            if event == "PreToolUse" and cwd and session_id:
-                return self._pre_tool_use(payload, cwd, session_id)
             if event == "SessionStart" and cwd:
                 store = self.stores.for_cwd(cwd)
                 notes = self._session_notes(session_id) if payload.get("source") == "compact" else None
@@ -193,14 +215,57 @@ class HookService:
         result = self.recall.model_followup(cwd, session_id, wait=0.0, max_chars=limits.CLAUDE_CODE_CONTEXT_MAX_CHARS)
         return result.injection
 
-    def _pre_tool_use(self, payload: dict[str, Any], cwd: str, session_id: str) -> dict[str, Any]:
-        """The memories whose rule applies to what the tool is about to do, as context only: never a
-        permission decision, so the agent's own permission flow is untouched."""
+    def _pre_tool_use(
+        self, payload: dict[str, Any], cwd: str, session_id: str, session_env: Mapping[str, str] | None
+    ) -> dict[str, Any]:
+        """A forbid trigger the act meets holds it (deny or ask, with the rule and what to do instead); otherwise
+        the memories whose rule applies to it arrive as context, as before the guard."""
         store = self.stores.for_cwd(cwd)
+        verdict = self._guard_verdict(store, payload, cwd, session_id, session_env)
+        if verdict is not None and verdict.decision in (DENY, ASK):
+            return {
+                "hookSpecificOutput": {
+                    "hookEventName": "PreToolUse",
+                    "permissionDecision": verdict.decision,
+                    "permissionDecisionReason": verdict.reason,
+                }
+            }
+        held = verdict.reason if verdict is not None else ""  # mode context: the rule arrives, the act runs
+        if recall_off(session_env):
+            return _context("PreToolUse", held) if held else {}
         call = ToolCall.from_payload(payload, cwd)
         result = self.tool_recall.tool_call(store, session_id, call, self._prompts.get(session_id, ""))
-        text = "\n\n".join(filter(None, [result.injection, self._ready_model_pick(cwd, session_id)]))
+        text = "\n\n".join(filter(None, [held, result.injection, self._ready_model_pick(cwd, session_id)]))
         return _context("PreToolUse", text) if text else {}
+
+    def _guard_verdict(
+        self,
+        store: MemoryDir,
+        payload: dict[str, Any],
+        cwd: str,
+        session_id: str,
+        session_env: Mapping[str, str] | None,
+    ) -> Verdict | None:
+        """The guard's verdict; None when nothing holds the act or the guard failed (it fails open)."""
+        try:
+            act = Act.from_payload(payload, cwd)
+            return self.guard.check(store, act, session_id, (session_env or {}).get(GUARD_SWITCH))
+        except Exception:
+            log.exception("the guard failed on a %s call; the act goes on", payload.get("tool_name"))
+            return None
+
+    def _with_guard_line(self, cwd: str, answer: dict[str, Any]) -> dict[str, Any]:
+        """SessionStart's one line on the rules that hold acts in this project (nothing when none do)."""
+        try:
+            rules = self.guard.rules(self.stores.for_cwd(cwd)) if self.guard.mode != "off" else []
+        except Exception:
+            log.exception("could not count the guard's rules at session start")
+            return answer
+        if not rules:
+            return answer
+        line = guard_line(len(rules))
+        text = str(answer.get("hookSpecificOutput", {}).get("additionalContext") or "")
+        return _context("SessionStart", f"{text.rstrip()}\n\n{line}\n" if text else f"{line}\n")
 
     def _remember_prompt(self, session_id: str, prompt: str) -> None:
         self._prompts.pop(session_id, None)

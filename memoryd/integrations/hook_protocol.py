@@ -5,11 +5,13 @@ HOOK_PATH = "/v1/hooks/claude-code"
 # The session's own switches travel in this header (the daemon's env is not the session's): native memory's,
 # and MEMORYD_RECALL=off, which turns recall off for that one session.
 SESSION_ENV_HEADER = "X-Claude-Code-Env"
-SESSION_ENV_VARS = ("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "CLAUDE_CODE_SIMPLE", "MEMORYD_RECALL")
+# MEMORYD_GUARD (off, or a mode) sets the guard for that session (issue 50).
+SESSION_ENV_VARS = ("CLAUDE_CODE_DISABLE_AUTO_MEMORY", "CLAUDE_CODE_SIMPLE", "MEMORYD_RECALL", "MEMORYD_GUARD")
 RECALL_SWITCH = "MEMORYD_RECALL"
+GUARD_SWITCH = "MEMORYD_GUARD"
 RECALL_OFF_VALUES = ("off", "0", "false", "no")
 # The tools whose calls recall answers before they run (the hooks' `matcher`, a regex over the tool name).
-TOOL_MATCHER = "Bash|Edit|Write|MultiEdit|NotebookEdit"
+TOOL_MATCHER = "Bash|Edit|Write|MultiEdit|NotebookEdit|Read"  # Read: the guard keeps files a rule forbids unread
 
 # event → (the forwarder's own deadline in seconds, the hook's timeout in Claude Code, whether Claude Code
 # reads the answer). A tool call waits on PreToolUse, so its budget is the shortest.

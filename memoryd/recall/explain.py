@@ -25,6 +25,7 @@ class Why:
     cover: float | None = None  # the close-match rule: the share of the prompt's word weight (IDF) this memory holds
     cover_needed: float | None = None  # ... and the share a close match needs
     confidence_min: float | None = None  # the confidence rule's floor (recall.decide.CONFIDENCE_MIN)
+    held: str = ""  # the guard (issue 50): deny | ask | context when this memory's forbid trigger met the act
 
     def as_dict(self) -> dict[str, Any]:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in asdict(self).items()}
@@ -45,6 +46,7 @@ class Why:
             cover=data.get("cover"),
             cover_needed=data.get("cover_needed"),
             confidence_min=data.get("confidence_min"),
+            held=str(data.get("held") or ""),
         )
 
 

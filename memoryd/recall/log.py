@@ -64,9 +64,14 @@ class RecallEntry:
     injected: list[Why] = field(default_factory=list)
     left_out: list[Why] = field(default_factory=list)  # just under the cut
 
+    @property
+    def held(self) -> str:
+        """The guard's decision when this entry is a held act (deny, ask or context), else ""."""
+        return next((w.held for w in self.injected if w.held), "")
+
     def as_dict(self) -> dict[str, Any]:
         """Its fields as plain data, for the live activity event and the web view (the API reads the entry itself)."""
-        data = {f.name: getattr(self, f.name) for f in fields(self)}
+        data = {f.name: getattr(self, f.name) for f in fields(self)} | {"held": self.held}
         return data | {
             "injected": [w.as_dict() for w in self.injected],
             "left_out": [w.as_dict() for w in self.left_out],
@@ -76,6 +81,8 @@ class RecallEntry:
         """The daemon log's one line for it: files given, counts, method, time; never the prompt or a body."""
         given = ", ".join(w.filename for w in self.injected)
         what = f"gave {len(self.injected)} ({given})" if self.injected else "gave none"
+        if self.held:
+            what = f"held an act ({self.held}) by {given}"
         return (
             f"recall ({self.source}) {what}, {len(self.left_out)} left out; method {self.method}, "
             f"{self.took_ms:.1f} ms; session {self.session_id} in {self.memory_dir}"

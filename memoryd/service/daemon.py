@@ -25,6 +25,7 @@ from memoryd.extract.backfill import Backfill
 from memoryd.extract.jobs import Job, JobQueue, Outcome
 from memoryd.extract.pending import PendingTurns
 from memoryd.extract.turns import TurnEnds
+from memoryd.guard.service import Guard
 from memoryd.integrations.claude_code_hooks import HookService
 from memoryd.integrations.claude_memory import memory_location
 from memoryd.llm import LLMClient, UsageMeter
@@ -160,6 +161,9 @@ class Daemon:
             stale_caveat=self.stale.caveat,
             author_of=self.team.author_of,
         )
+        self.guard = Guard(
+            mode=self.settings.guard.mode, indexes=self.recall.indexes, recall_log=self.recall.recall_log
+        )
         self.on_start(lambda: threading.Thread(target=self.recall.warm, name="recall-warm", daemon=True).start())
         self.on_stop(self.recall.close)
 
@@ -243,6 +247,7 @@ class Daemon:
             turns=self.turns,
             session_memory=self.session_memory,
             stores=self.stores,
+            guard=self.guard,
         )
         self.on_start(self.extraction.start)
         self.on_stop(self.extraction.stop)

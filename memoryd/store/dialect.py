@@ -22,6 +22,8 @@ _OWN_KEYS = ("name", "description", "type", "created", "modified")
 # Claude Code's under `metadata` (the one map its reader leaves free), so both readers load the file.
 APPLIES_KEY = "applies_to"
 AppliesValue = dict[str, list[str]]  # {"paths": [...], "commands": [...], "tools": [...]}
+# What a memory forbids (issue 50, memoryd/guard/rules.py reads it): kept where `applies_to` is, for the same reason.
+FORBID_KEY = "forbid"
 
 # `[[name]]` or `[[name|label]]`; the target is what Claude Code links by (a memory's name or file stem).
 LINK_RE = re.compile(r"\[\[([^\[\]\n|]+?)(\|[^\[\]\n]*)?\]\]")
@@ -115,6 +117,32 @@ def place_applies(dialect: Dialect, meta: dict[str, Any], applies_to: dict[str, 
         out["metadata"] = {**(nested or {}), APPLIES_KEY: value}
     elif value:
         out[APPLIES_KEY] = value
+    return out
+
+
+def forbid_of(meta: dict[str, Any]) -> Any:
+    """The raw `forbid` a file holds, top level or under Claude Code's `metadata` (None when it has none)."""
+    value = meta.get(FORBID_KEY)
+    if value is None and isinstance(meta.get("metadata"), dict):
+        value = meta["metadata"].get(FORBID_KEY)
+    return value
+
+
+def place_forbid(dialect: Dialect, meta: dict[str, Any], forbid: dict[str, Any] | None) -> dict[str, Any]:
+    """Set `forbid` where the dialect keeps it; {} over one the file had stays as `forbid: {}` (a person's "none":
+    no proposal brings one back); None leaves the file's own."""
+    if forbid is None or not forbid and forbid_of(meta) is None:  # {} over nothing: nothing to write
+        return meta
+    out = dict(meta)
+    out.pop(FORBID_KEY, None)
+    nested = dict(out["metadata"]) if isinstance(out.get("metadata"), dict) else None
+    if nested is not None:
+        nested.pop(FORBID_KEY, None)
+        out["metadata"] = nested
+    if dialect == CLAUDE_CODE:  # {} is written too: a person's "none", so no proposal brings one back
+        out["metadata"] = {**(nested or {}), FORBID_KEY: forbid}
+    else:
+        out[FORBID_KEY] = forbid
     return out
 
 

@@ -197,11 +197,14 @@ class MemoryDir:
         backup: Backup | None = None,
         only_new: bool = False,
         applies_to: dialects.AppliesValue | None = None,
+        forbid: dict[str, Any] | None = None,
+        forbid_if_absent: bool = False,
     ) -> SaveResult:
         """Create or update a memory; the same type+name updates that file in place. `expected`:
         the version the caller read (409 when the file changed since); `backup` records undo;
         `only_new`: 409 instead of an update when the name is taken; `applies_to` (checked by the caller)
-        replaces the file's own, None keeps it."""
+        replaces the file's own, None keeps it; `forbid` (checked by the caller) likewise, or with `forbid_if_absent`
+        only when the file has none (a proposal never replaces what a person wrote or removed)."""
         started = time.perf_counter()
         name, description = name.strip(), " ".join(description.split())
         validate_fields(name, description, type, body)
@@ -234,6 +237,8 @@ class MemoryDir:
                     ),
                     applies_to,
                 )
+                kept = forbid_if_absent and dialects.forbid_of(meta) is not None
+                new_meta = dialects.place_forbid(chosen, new_meta, None if kept else forbid)
                 return render_frontmatter(new_meta, dialects.keep_links(old_body, body))
 
             return build

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol, TypedDict
+from typing import Any, Protocol, TypedDict
 
 from memoryd.base.similarity import MemoryLike
 
@@ -78,6 +78,7 @@ class Memory(MemoryFields):
     path: Path = field(compare=False)
     dialect: str = "memoryd"
     applies_to: dict[str, list[str]] = field(default_factory=dict, compare=False)  # paths, commands, tools
+    forbid: dict[str, Any] = field(default_factory=dict, compare=False)  # what it forbids (memoryd/guard/rules.py)
 
 
 @dataclass(frozen=True)

@@ -64,4 +64,5 @@ def parsed_memory(directory: Path, filename: str, path: Path, text: str, mtime: 
         version=version_of(text),
         dialect=header.dialect,
         applies_to=dialects.applies_of(meta),
+        forbid=forbid if isinstance(forbid := dialects.forbid_of(meta), dict) else {},
     )

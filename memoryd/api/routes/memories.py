@@ -19,6 +19,7 @@ from memoryd.api.models import (
 )
 from memoryd.api.openapi import errors
 from memoryd.base import limits
+from memoryd.guard.propose import save_forbid, will_stop
 from memoryd.store.prompt import build_memory_prompt
 
 router = APIRouter(tags=["memories"])
@@ -104,6 +105,7 @@ def save_memory(request: SaveMemoryRequest, response: Response, stores: StoresDe
     """Create a memory (201); the same type+name again updates that file (200); `scope: global`
     keeps it in the user's own store, listed and recalled in every project."""
     store = stores.for_scope(request.cwd, request.scope)
+    forbid, proposing = save_forbid(request.name, request.description, request.body, request.forbid)
     result = store.save(
         name=request.name,
         description=request.description,
@@ -113,10 +115,19 @@ def save_memory(request: SaveMemoryRequest, response: Response, stores: StoresDe
         expected=request.expected_version,
         only_new=request.only_new,
         applies_to=request.applies_to.model_dump() if request.applies_to is not None else None,
+        forbid=forbid,
+        forbid_if_absent=proposing,
     )
     if not result.created:
         response.status_code = 200
-    return SavedMemoryOut.of(result.memory, path=str(result.memory.path), created=result.created)
+    held = result.memory.forbid
+    return SavedMemoryOut.of(
+        result.memory,
+        path=str(result.memory.path),
+        created=result.created,
+        will_stop=will_stop(held),
+        forbid_proposed=proposing and held == forbid,
+    )
 
 
 @router.delete(

@@ -429,3 +429,9 @@ async def activity_stream(request: Request, web: WebViewDep, p: str = "") -> Res
     return live.stream(
         web, memory_dir, render=lambda item: templates().get_template("_event.html").render(e=item, prefix=UI_PREFIX)
     )
+
+
+# The memory page's rule form (issue 50) lives in its own module.
+from memoryd.api.web import forbid as _forbid  # noqa: E402
+
+router.include_router(_forbid.router)

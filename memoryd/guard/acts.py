@@ -1,0 +1,214 @@
+"""What an agent's tool call is about to do, as the guard reads it: the commands it runs, the files it
+changes, reads or stages, and the modules its new code imports (only those the old text did not).
+
+It does NOT decide whether a memory forbids it (`match.py`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from memoryd.base import limits
+from memoryd.relevance.shell import SimpleCommand, parse
+
+EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "NotebookEdit"})
+READ_TOOLS = frozenset({"Read"})
+WRITE_TOOL = "Write"
+# Imports in the languages agents write most: JS/TS (`from "x"`, `require("x")`, `import("x")`), Python, Go, Rust.
+_IMPORT_RES = (
+    re.compile(r"""(?:\bfrom|^\s*import|\bexport\s+[^;]*?\bfrom)\s*['"]([^'"\s]+)['"]""", re.M),
+    re.compile(r"""\b(?:require|import)\s*\(\s*['"]([^'"\s]+)['"]\s*\)"""),
+    re.compile(r"^[ \t]*from[ \t]+([\w.]+)[ \t]+import\b", re.M),
+    re.compile(r"^[ \t]*import[ \t]+([\w.]+(?:[ \t]*,[ \t]*[\w.]+)*)[ \t]*(?:#.*)?$", re.M),
+    re.compile(r"""^[ \t]*(?:import[ \t]+)?(?:[\w.]+[ \t]+)?"([\w.\-/]+)"[ \t]*$""", re.M),
+    re.compile(r"^[ \t]*(?:pub[ \t]+)?use[ \t]+([\w]+)::", re.M),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ActRows:
+    """The rows of data/acts.toml."""
+
+    writers: dict[str, str]
+    non_readers: frozenset[str]
+    install_verbs: frozenset[str]
+
+
+@cache
+def rows() -> ActRows:
+    text = resources.files("memoryd.guard").joinpath("data", "acts.toml").read_text(encoding="utf-8")
+    data = tomllib.loads(text)
+    return ActRows(
+        dict(data["writers"]),
+        frozenset(data["non_readers"]["programs"]),
+        frozenset(data["install_verbs"]["words"]),
+    )
+
+
+@dataclass(frozen=True)
+class Act:
+    """One tool call about to run. `path` is relative to the project when inside it; `old`/`new` are the text an
+    edit replaces and writes (a Write's `old` is the file as it is now); `root` is the project's directory."""
+
+    tool: str
+    root: str = ""
+    path: str = ""
+    command: str = ""
+    old: str = ""
+    new: str = ""
+    created: bool = False  # a Write of a file that does not exist yet
+    commands: tuple[SimpleCommand, ...] = field(default=(), compare=False)
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any], cwd: str) -> Act:
+        """The act of a PreToolUse payload; a Write's target is read (bounded) to tell new imports from old."""
+        tool = str(payload.get("tool_name") or "")
+        data = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
+        assert isinstance(data, dict)
+        raw = str(data.get("file_path") or data.get("notebook_path") or data.get("path") or "")
+        path = relative(raw, cwd)
+        command = str(data.get("command") or "") if tool == "Bash" else ""
+        old, new, created = "", "", False
+        if tool == "Edit":
+            old, new = str(data.get("old_string") or ""), str(data.get("new_string") or "")
+        elif tool == "MultiEdit":
+            edits = [e for e in data.get("edits") or [] if isinstance(e, dict)]
+            old = "\n".join(str(e.get("old_string") or "") for e in edits)
+            new = "\n".join(str(e.get("new_string") or "") for e in edits)
+        elif tool == "NotebookEdit":
+            new = str(data.get("new_source") or "")
+        elif tool == WRITE_TOOL and path:
+            new = str(data.get("content") or "")
+            before = _read_bounded(Path(cwd, path) if cwd else Path(raw))
+            created, old = before is None, before or ""
+        return cls(tool, cwd, path, command, old, new, created, parse(command) if command else ())
+
+    def describe(self) -> str:
+        """The act in a line, for the recall log, the live page and the reason."""
+        if self.command:
+            return f"{self.tool}: {self.command[:200]}"
+        return f"{self.tool} {self.path}" if self.path else self.tool
+
+    def exists(self, rel: str) -> bool:
+        return os.path.lexists(Path(self.root, rel)) if self.root else False
+
+    def new_imports(self) -> set[str]:
+        """Modules the new text imports that the old text did not."""
+        return imports_in(self.new) - imports_in(self.old) if self.new else set()
+
+
+def relative(raw: str, cwd: str) -> str:
+    """A path as the project names it: `./` dropped, an absolute path inside the project made relative."""
+    raw = raw[2:] if raw.startswith("./") else raw
+    root = cwd.rstrip("/") + "/"
+    return raw[len(root) :] if cwd and raw.startswith(root) else raw
+
+
+def _read_bounded(path: Path) -> str | None:
+    """The file's text before a Write (None: it does not exist yet); a huge or unreadable one counts as empty."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(limits.GUARD_OLD_TEXT_MAX_BYTES).decode("utf-8", "replace")
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return ""
+
+
+def imports_in(text: str) -> set[str]:
+    """The modules a text imports, in any of the languages `_IMPORT_RES` reads."""
+    found: set[str] = set()
+    for rx in _IMPORT_RES:
+        for m in rx.finditer(text):
+            found.update(part.strip() for part in m.group(1).split(",") if part.strip())
+    return found
+
+
+def runs_words(cmd: SimpleCommand) -> tuple[str, ...]:
+    """The words of the program a runner runs (`prisma migrate reset` of `npx prisma migrate reset`)."""
+    if not cmd.runner or not cmd.runs:
+        return ()
+    for i in range(1, len(cmd.words)):
+        if cmd.words[i].casefold() == cmd.runs[0]:
+            return (cmd.words[i].casefold(), *cmd.words[i + 1 :])
+    return ()
+
+
+def written(cmd: SimpleCommand, root: str) -> list[str]:
+    """The existing files a command changes: redirected onto, or named by a writer row (`rm`, `sed -i`, `cp`'s
+    destination)."""
+    out = [relative(w, root) for w in cmd.writes]
+    how = _writer_of(cmd)
+    if how:
+        paths = _path_args(cmd, skip_subcommand=" " in how[0])
+        if how[1] == "last":
+            paths = paths[-1:] if len(paths) > 1 else []
+        elif how[1] == "in-place" and not any(a == "--in-place" or a.startswith("-i") for a in cmd.args):
+            paths = []
+        out += [relative(p, root) for p in paths]
+    return out
+
+
+def read(cmd: SimpleCommand, root: str) -> list[str]:
+    """The files a command reads or stages: its path arguments (an option's `=value` too), less what it only
+    writes (`cp`'s destination) and less everything for programs that name files unread (`echo`)."""
+    if cmd.program in rows().non_readers:
+        return []
+    paths = _path_args(cmd, skip_subcommand=False)
+    how = _writer_of(cmd)
+    if how and how[1] == "last" and len(paths) > 1:
+        paths = paths[:-1]
+    paths += [r[1:] for r in cmd.redirects if r.startswith("<")]
+    return [relative(p, root) for p in paths]
+
+
+def _writer_of(cmd: SimpleCommand) -> tuple[str, str] | None:
+    table = rows().writers
+    two = f"{cmd.program} {cmd.subcommand}"
+    if cmd.subcommand and two in table:
+        return two, table[two]
+    return (cmd.program, table[cmd.program]) if cmd.program in table else None
+
+
+def _path_args(cmd: SimpleCommand, *, skip_subcommand: bool) -> list[str]:
+    out: list[str] = []
+    skipped = not skip_subcommand
+    for arg in cmd.args:
+        if arg.startswith("-"):
+            if "=" in arg:
+                out.append(arg.split("=", 1)[1])
+            continue
+        if not skipped:
+            skipped = True
+            continue
+        out.append(arg)
+    return out
+
+
+def installed(cmd: SimpleCommand) -> list[str]:
+    """The packages a package manager's install verb adds (`pnpm add moment@2` adds `moment`)."""
+    if cmd.program not in _managers() or cmd.subcommand not in rows().install_verbs:
+        return []
+    names = [a for a in cmd.args if not a.startswith("-")][1:]
+    return [_package_name(a) for a in names if a]
+
+
+@cache
+def _managers() -> frozenset[str]:
+    from memoryd.relevance.lexicon import programs
+
+    return frozenset(programs().family_of)
+
+
+def _package_name(spec: str) -> str:
+    """`lodash@4` -> lodash, `@scope/x@1` -> @scope/x, `requests==2.0` -> requests."""
+    head, at, _ = spec[1:].partition("@") if spec.startswith("@") else spec.partition("@")
+    name = ("@" + head) if spec.startswith("@") else head
+    return re.split(r"[=<>!~\[;]", name, maxsplit=1)[0].casefold()

@@ -1,0 +1,132 @@
+"""Does an act meet a memory's forbid triggers? Only these explicit triggers can hold an act: a command the
+memory names, an existing file it protects from writes, a file it keeps from being read or staged, a module new
+code must not import. Never a similarity score.
+
+It does NOT decide what happens to a held act (`mode.py`) nor read memory files (`index.py`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+from memoryd.guard.acts import EDIT_TOOLS, READ_TOOLS, WRITE_TOOL, Act, installed, read, runs_words, written
+from memoryd.guard.rules import Forbid
+from memoryd.recall.applies_match import path_matches
+from memoryd.relevance.lexicon import programs
+from memoryd.relevance.shell import SimpleCommand
+
+COMMAND, WRITES, READS, IMPORTS = "command", "writes", "reads", "imports"
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """Which trigger an act met, and the part of the act that met it (`npm install lodash`, a path, a module)."""
+
+    kind: str  # command | writes | reads | imports
+    trigger: str
+    what: str
+    command: SimpleCommand | None = None
+
+    def describe(self) -> str:
+        """The hit for a person: `runs npm (npm install lodash)`."""
+        if self.kind == COMMAND:
+            return f"`{self.what}` runs `{self.trigger}`"
+        if self.kind == WRITES:
+            return f"it changes {self.what}, which matches `{self.trigger}`"
+        if self.kind == READS:
+            return f"it reads {self.what}, which matches `{self.trigger}`"
+        return f"it adds `{self.what}`, which matches `{self.trigger}`"
+
+
+def meets(forbid: Forbid, act: Act) -> Hit | None:
+    """The first forbid trigger the act meets, or None: the act goes on untouched."""
+    for cmd in act.commands:
+        hit = _command_hit(forbid, act, cmd)
+        if hit is not None:
+            return hit
+    if act.path and forbid.writes and (act.tool in EDIT_TOOLS or act.tool == WRITE_TOOL and not act.created):
+        glob = _first_glob(forbid.writes, act.path)
+        if glob:
+            return Hit(WRITES, glob, act.path)
+    if act.path and forbid.reads and (act.tool in READ_TOOLS or act.tool in EDIT_TOOLS):
+        glob = _first_glob(forbid.reads, act.path)
+        if glob:
+            return Hit(READS, glob, act.path)
+    if forbid.imports and act.new:
+        for module in sorted(act.new_imports()):
+            spec = _module_spec(forbid.imports, module)
+            if spec:
+                return Hit(IMPORTS, spec, module)
+    return None
+
+
+def _command_hit(forbid: Forbid, act: Act, cmd: SimpleCommand) -> Hit | None:
+    line = " ".join(cmd.words)
+    for spec in forbid.commands:
+        if command_matches(spec, cmd):
+            return Hit(COMMAND, spec, line, cmd)
+    if forbid.writes:
+        for rel in written(cmd, act.root):
+            glob = _first_glob(forbid.writes, rel)
+            if glob and act.exists(rel):
+                return Hit(WRITES, glob, rel, cmd)
+    if forbid.reads:
+        for rel in read(cmd, act.root):
+            glob = _first_glob(forbid.reads, rel)
+            if glob:
+                return Hit(READS, glob, rel, cmd)
+    if forbid.imports:
+        for package in installed(cmd):
+            spec = _module_spec(forbid.imports, package)
+            if spec:
+                return Hit(IMPORTS, spec, package, cmd)
+    return None
+
+
+def command_matches(spec: str, cmd: SimpleCommand) -> bool:
+    """`npm` meets `npm install` and `npx eslint` (npm's family); `prisma migrate reset` meets `npx prisma migrate
+    reset`; each further word must be among the command's words (`git push --force|-f main`, globs allowed)."""
+    head, *rest = spec.casefold().split()
+    seqs = []
+    if head in (cmd.program, cmd.family):
+        seqs.append(tuple(w.casefold() for w in cmd.args))
+    runs = runs_words(cmd)
+    if runs and head == runs[0] and not _own_way(head, cmd):
+        seqs.append(tuple(w.casefold() for w in runs[1:]))
+    return any(all(_word_in(token, args) for token in rest) for args in seqs)
+
+
+def _own_way(head: str, cmd: SimpleCommand) -> bool:
+    """`uv pip install` is uv's own way to do what a rule against pip asks for: a package manager run by another
+    of its ecosystem is not that manager."""
+    table = programs()
+    ecosystem = table.ecosystem_of.get(table.family(head), "")
+    return bool(ecosystem) and table.family(head) != cmd.family and table.ecosystem_of.get(cmd.family) == ecosystem
+
+
+def _word_in(token: str, args: tuple[str, ...]) -> bool:
+    for alt in token.split("|"):
+        short = len(alt) == 2 and alt[0] == "-" and alt[1] != "-"
+        for arg in args:
+            if fnmatchcase(arg, alt) or short and arg[:1] == "-" and arg[1:2] != "-" and alt[1] in arg[1:]:
+                return True
+    return False
+
+
+def _first_glob(globs: tuple[str, ...], rel: str) -> str:
+    """The first glob that takes the path, unless a `!glob` keeps it out (`.env*` but `!.env.example`)."""
+    if any(g.startswith("!") and path_matches(g[1:], rel) for g in globs):
+        return ""
+    return next((g for g in globs if not g.startswith("!") and path_matches(g, rel)), "")
+
+
+def _module_spec(specs: tuple[str, ...], module: str) -> str:
+    """The forbidden module a module is, or is part of (`moment` takes `moment/locale/fr`; `requests` takes
+    `requests.adapters`)."""
+    lowered = module.casefold()
+    for spec in specs:
+        s = spec.casefold()
+        if lowered == s or lowered.startswith((s + "/", s + ".", s + "::")):
+            return spec
+    return ""

@@ -1,0 +1,296 @@
+"""Forbid triggers proposed from a rule's prose ("use pnpm, never npm" → commands [npm, npx], instead "use
+pnpm"), for `memoryd save`, the HTTP save and extraction to write beside the memory and to say so. Only what a
+forbidding clause names is proposed: a program, a protected path with its verb, a library with an import cue.
+
+It does NOT write files; the caller puts the proposal through the one write path, where a person reviews it.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from memoryd.base.errors import InvalidRequest
+from memoryd.guard.rules import Forbid, parse_forbid
+from memoryd.relevance.lexicon import programs
+
+_CODE = re.compile(r"`([^`\n]{1,120})`")
+_SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[A-Z*`])|\n+|;\s*")
+# A forbidding clause ends at a dash, a colon, a bracket or a turn ("but", "so", ", use ..."); a bare comma does
+# not end it ("never read, display, or output `.env`, `.env.local`").
+_CLAUSE_END = re.compile(
+    r"\s[-–—]\s|:|\(|\binstead\b|\bbut\b|\bso\b|\bbecause\b|\bwhen\b|\bunless\b"
+    r"|,\s*(?=(?:use|prefer|run|always|only|then|which|and\s+use)\b)",
+    re.I,
+)
+_TOOL_LEAD = frozenset({"", "use", "run", "or", "and", "nor", "with", "via", "using", "ever", "call", "never"})
+_RUN_VERBS = frozenset({"run", "use", "call", "execute", "invoke", "type", "using", "running"})
+_WORD = re.compile(r"[\w@./*<>{}\[\]$-]+")
+_INSTEAD = re.compile(
+    r"\b(uses?|prefers?|run)\b\s+([^,.;:\n]{1,80}?)(?=\s+(?:instead|for|rather|over|not)\b|[,.;:\n]|$)", re.I
+)
+
+
+@dataclass(frozen=True)
+class ProseRows:
+    negations: tuple[str, ...]
+    writes: frozenset[str]
+    reads: frozenset[str]
+    imports: frozenset[str]
+    library_cues: frozenset[str]
+    library_suffixes: tuple[str, ...]
+    phrases: dict[str, str]
+    programs: frozenset[str]
+    placeholders: tuple[str, ...]
+
+
+@cache
+def rows() -> ProseRows:
+    text = resources.files("memoryd.guard").joinpath("data", "prose.toml").read_text(encoding="utf-8")
+    d: dict[str, Any] = tomllib.loads(text)
+    return ProseRows(
+        tuple(sorted(d["negations"]["words"], key=len, reverse=True)),
+        frozenset(d["verbs"]["writes"]),
+        frozenset(d["verbs"]["reads"]),
+        frozenset(d["verbs"]["imports"]),
+        frozenset(d["library_cues"]["words"]),
+        tuple(d["library_cues"]["suffixes"]),
+        dict(d["phrases"]),
+        frozenset(d["programs"]["words"]) | frozenset(programs().family_of),
+        tuple(d["placeholders"]["prefixes"]),
+    )
+
+
+@dataclass
+class _Found:
+    commands: list[str]
+    writes: list[str]
+    reads: list[str]
+    imports: list[str]
+    instead: str = ""
+
+
+def propose(name: str, description: str, body: str) -> Forbid:
+    """The forbid triggers a rule's text states (empty when it forbids nothing a trigger can name)."""
+    found = _Found([], [], [], [])
+    heading_neg = ""
+    for line in f"{name}\n{description}\n{body}".splitlines():
+        stripped = line.strip().lstrip("-*# ").strip()
+        if not stripped:
+            heading_neg = ""
+            continue
+        inherited = heading_neg if line.lstrip().startswith(("-", "*")) else ""
+        for sentence in _SENTENCES.split(stripped):
+            neg = _negated(sentence)
+            if neg is None and inherited:
+                neg = (inherited, sentence)
+            if neg is not None:
+                _read_clause(neg[0], neg[1], found)
+                found.instead = found.instead or _instead_in(sentence, neg[1])
+        if stripped.endswith(":") and (n := _negated(stripped)) is not None:
+            heading_neg = n[0]
+    commands = _collapse(found.commands)
+    forbid = Forbid(
+        tuple(dict.fromkeys(commands))[:20],
+        tuple(dict.fromkeys(found.writes))[:20],
+        tuple(dict.fromkeys(found.reads))[:20],
+        tuple(dict.fromkeys(found.imports))[:20],
+    )
+    if not forbid:
+        return forbid
+    instead = found.instead or _instead_of(f"{description}\n{body}", forbid)
+    return Forbid(forbid.commands, forbid.writes, forbid.reads, forbid.imports, instead=instead)
+
+
+def _negated(sentence: str) -> tuple[str, str] | None:
+    """(the verb phrase around the object, the forbidden part) of a sentence that forbids, else None."""
+    lowered = _CODE.sub(lambda m: "`" + "x" * (len(m.group(0)) - 2) + "`", sentence.casefold())  # code says no "never"
+    for word in rows().negations:
+        m = re.search(rf"(?<![\w=-]){re.escape(word)}(?![\w-])", lowered)
+        if m is None:
+            continue
+        if word == "no" and not _code_follows(sentence, m.end()):
+            continue  # "no" forbids only a named thing ("no `npm install`"), not "no disabling constraints"
+        tail = sentence[m.end() :]
+        cut = _CLAUSE_END.search(tail)
+        part = tail[: cut.start()] if cut and cut.start() > 0 else tail
+        verbs = word if word in ("instead of", "rather than") else _verb_phrase(sentence[: m.start()], part)
+        return verbs, part
+    return None
+
+
+def _code_follows(sentence: str, at: int) -> bool:
+    return sentence[at:].lstrip().startswith("`")
+
+
+def _verb_phrase(before: str, part: str) -> str:
+    return f"{before[-40:]} {part[:60]}".casefold()
+
+
+def _read_clause(verbs: str, part: str, found: _Found) -> None:
+    r = rows()
+    code = _CODE.findall(part)
+    spans = code or _bare_words(part)
+    lowered = part.casefold()
+    for phrase, spec in r.phrases.items():
+        if phrase in lowered:
+            found.commands.append(spec)
+    vwords = set(re.findall(r"[a-z-]+", verbs))
+    for span in spans:
+        span = span.strip().rstrip(".,:;")
+        if not span:
+            continue
+        if _is_path(span, code=bool(code)) or not code and _placed(span, part):
+            kind = _path_kind(vwords)
+            if kind == "writes":
+                found.writes.append(_glob(span))
+            elif kind == "reads":
+                found.reads.append(_glob(span))
+            continue
+        command = _command(span, code=bool(_CODE.search(part)), run=bool(vwords & _RUN_VERBS))
+        if command:
+            found.commands.append(command)
+            continue
+        library = _library(span, part, code=bool(code))
+        if library:
+            found.imports.append(library)
+
+
+def _instead_in(sentence: str, part: str) -> str:
+    """What the same sentence says to do instead ("Use pnpm, never npm" → "use pnpm"), outside the forbidden part."""
+    rest = sentence.replace(part, " ", 1) if part.strip() else sentence
+    m = _INSTEAD.search(rest)
+    verb = m.group(1).lower().removesuffix("s") if m else ""  # "this project uses pnpm" -> "use pnpm"
+    return f"{verb} {m.group(2).replace('`', '').strip(' *')}".strip() if m else ""
+
+
+def _bare_words(part: str) -> list[str]:
+    """The words of a clause without code spans; a package manager only where a clause names it as the tool
+    ("never npm or pnpm"), not as a qualifier ("not an npm package")."""
+    words = _WORD.findall(part)
+    fam = programs().family_of
+    out = []
+    for i, w in enumerate(words):
+        before = words[i - 1].casefold() if i else ""
+        if w.casefold() in fam and before not in _TOOL_LEAD and before.casefold() not in fam:
+            continue
+        out.append(w)
+    return out
+
+
+def _placed(span: str, part: str) -> bool:
+    """A prose `a/b` is a place when a preposition of place leads it ("into alembic/versions"), not a pair of
+    words ("read/write", "if/else")."""
+    if "/" not in span or not _is_path(span + "/", code=False):
+        return False
+    return re.search(rf"\b(?:in|into|under|inside|within|to|from)\s+{re.escape(span)}", part, re.I) is not None
+
+
+def _is_path(span: str, *, code: bool) -> bool:
+    """A project path a clause names: in code, anything path-like; in prose, only what cannot be a phrase
+    (`read/write`, `if/else` are not paths): a dotfile, a glob, a dir ending in `/`, or a file with its extension."""
+    if " " in span.strip() or span.startswith(("-", "@", "/", "<")) or "<" in span or ".." in span.split("/"):
+        return False
+    if span.endswith(".js") and "/" not in span:
+        return False
+    dotfile = span.startswith(".") and len(span) > 1 and span[1].isalpha()
+    if code:
+        return "/" in span or dotfile or "*" in span
+    last = span.rstrip("/").rsplit("/", 1)[-1]
+    has_ext = "/" in span and "." in last and last.rsplit(".", 1)[-1].isalpha()
+    return dotfile or "*" in span or ("/" in span and (span.endswith("/") or has_ext))
+
+
+def _path_kind(vwords: set[str]) -> str:
+    r = rows()
+    if vwords & r.writes:
+        return "writes"
+    if vwords & r.reads:
+        return "reads"
+    return ""
+
+
+def _glob(span: str) -> str:
+    """A directory named as `db/migrations/` protects everything under it."""
+    span = span.removeprefix("./")
+    return span.rstrip("/") + "/**" if span.endswith("/") else span
+
+
+def _command(span: str, *, code: bool, run: bool) -> str:
+    """A program a span names (`npm install` → `npm install`; `npm` → `npm`), placeholders dropped. A package
+    manager is forbidden by its bare name ("never npm"); another program only in code or after a run verb
+    ("never run `docker compose down -v`"), so "never modify an alembic migration" forbids no alembic."""
+    r = rows()
+    words = [w for w in span.split() if not w.startswith(r.placeholders)]
+    if not words or words[0].casefold() not in r.programs:
+        return ""
+    if words[0].casefold() not in programs().family_of and not (code or run):
+        return ""
+    return " ".join(words[:3]).casefold() if len(words) > 1 else words[0].casefold()
+
+
+def _library(span: str, part: str, *, code: bool) -> str:
+    """A library a clause forbids: right after an import verb ("never use moment.js", "don't import `lodash`"),
+    named in code or as `x.js`, or beside a library word ("the `axios` package")."""
+    r = rows()
+    name = span.casefold()
+    if not re.fullmatch(r"@?[a-z0-9][\w.\-/]*", name):
+        return ""
+    lowered = part.casefold()
+    verbs = "|".join(re.escape(v) for v in sorted(r.imports, key=len, reverse=True))
+    if not re.search(rf"\b(?:{verbs})\s+(?:the\s+|a\s+)?`?{re.escape(name)}\b", lowered):
+        return ""
+    if name.endswith(r.library_suffixes):
+        return name.rsplit(".", 1)[0]
+    cue = any(re.search(rf"\b{re.escape(c)}\b", lowered) for c in r.library_cues)
+    return name if code and cue or code and name in _known_modules() else ""
+
+
+def _known_modules() -> frozenset[str]:
+    return frozenset()  # no package list ships; a library word or `.js` is the cue
+
+
+def _collapse(commands: list[str]) -> list[str]:
+    """A package manager forbidden by name covers its verbs (`npm` covers `npm install`) and gains its runner
+    (`npx`), so the rule says once what it stops."""
+    fam = programs().family_of
+    managers = {c for c in commands if c in fam}
+    out: list[str] = []
+    for c in commands:
+        head = c.split()[0]
+        if " " in c and head in managers:
+            continue
+        out.append(c)
+        if c in fam and c == programs().family(c):
+            out += [m for m, f in fam.items() if f == c and m != c]
+    return out
+
+
+def _instead_of(text: str, forbid: Forbid) -> str:
+    """What to do instead, from a sentence of the memory that says so ("Use pnpm", "Create a new migration")."""
+    for sentence in _SENTENCES.split(text):
+        s = sentence.strip().lstrip("-*# ").strip()
+        if _negated(s) is None and re.match(r"(use|prefer|always|create|run|add a new|instead)\b", s, re.I):
+            return s.rstrip(".")[:120]
+    return ""
+
+
+def save_forbid(name: str, description: str, body: str, requested: Any) -> tuple[dict[str, Any] | None, bool]:
+    """What a save writes as `forbid` and whether only when the file has none: the request's own (checked; {}
+    clears), else a proposal from the text, which never replaces what a person wrote or removed."""
+    if requested is not None:
+        return (parse_forbid(requested).to_meta() if requested else {}), False
+    proposal = propose(name, description, body)
+    return (proposal.to_meta(), True) if proposal else (None, False)
+
+
+def will_stop(held: dict[str, Any]) -> str:
+    """The save answer's line for what the file now holds ("will stop: npm, npx — use pnpm"), "" for nothing."""
+    try:
+        return parse_forbid(held).summary() if held else ""
+    except InvalidRequest:
+        return ""
