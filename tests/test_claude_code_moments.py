@@ -130,9 +130,9 @@ def test_the_rule_arrives_before_the_command_that_breaks_it(shop: Callable[..., 
     [(_, before_tool), (_, after_tool)] = agent.main
     hook_context = re.findall(r"PreToolUse:Bash hook additional context: (.{0,2000})", after_tool)
     block = hook_context[0] if hook_context else after_tool[-3000:]
-    # the memory itself: its name (kebab in Claude Code's dialect, which this memory dir uses), description and body
-    assert "name: package-manager" in block and "description: Use pnpm, never npm" in block, block[:800]
-    assert "Weekly sync" not in after_tool
+    # the memory itself: its name (the title, in Claude Code's dialect too), description and body
+    assert "name: Package manager" in block and "description: Use pnpm, never npm" in block, block[:800]
+    assert "name: Weekly sync" not in after_tool  # (its index line, "[Weekly sync](…)", is in MEMORY.md)
 
 
 def test_the_models_pick_reaches_the_same_turn_without_holding_the_prompt(shop: Callable[..., Any]) -> None:
@@ -188,7 +188,7 @@ def test_claude_codes_own_reader_loads_a_memory_that_carries_applies_to(tmp_path
             assert done.returncode == 0, done.stdout + done.stderr
             first = json.dumps(api.requests[0])
         assert "MEMORY.md (user's auto-memory" in first
-        assert f"[migrations-are-append-only]({saved.name})" in first
+        assert f"[Migrations are append-only]({saved.name})" in first  # the title, as it was saved (#51)
         assert "Never edit an applied migration in db/migrations/" in first
     finally:
         daemon.kill()

@@ -559,3 +559,51 @@ def test_a_rule_said_again_leaves_the_memory_a_person_named(live: LiveDaemon, se
     after = live.client.get(f"/v1/memories/{filename}", params={"cwd": cwd}).json()
     assert after["name"] == "Tests use vitest, not jest" and after["description"].startswith("Tests run with vitest")
     assert after["body"] == "We moved from jest to vitest in 2025.\n\n**Why:** the config is ESM-only."
+
+
+# ---------------------------------------------------------------- how names read (#51 items 7 and 8)
+@pytest.mark.parametrize(
+    "said, name",
+    [
+        # a phrase that says nothing ("when you're") is left out, so the key words after it still fit
+        (
+            "Remember that the SSO login only works when you are on the corporate VPN.",
+            "SSO login only works on corporate VPN",
+        ),
+        # never "To wait …" from "remember to"
+        (
+            "Please remember to wait for the snapshot lock before every deploy.",
+            "Wait for the snapshot lock before every deploy",
+        ),
+        # never "… works when you" nor "… and add gRPC only": no cut ends on a dangling word
+        (
+            "Keep in mind that the nightly suite only passes when you run it on the GPU runners.",
+            "Nightly suite only passes on GPU runners",
+        ),
+        ("We decided to keep the REST API and add gRPC only for internal calls.", "Keep REST API and add gRPC"),
+        # a title is plain words: Markdown code marks are not part of a name
+        ("Always use `pnpm install --frozen-lockfile` in CI.", "Use pnpm install --frozen-lockfile in CI"),
+    ],
+)
+def test_extracted_names_are_readable_phrases(said: str, name: str) -> None:
+    from memoryd.extract.shape import _CUT_DANGLING
+
+    [found] = extract_explicit([(said, None)])
+    assert found.name == name, found
+    assert found.name.split()[-1].lower() not in _CUT_DANGLING and "`" not in found.name
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "From now on, don't not wait for the snapshot lock.",
+        "Never skip waiting for the snapshot lock unless nobody isn't migrating, or don't.",
+        "Remember: don't wait for the snapshot lock, or maybe not, I don't know yet.",
+    ],
+)
+def test_a_sentence_whose_polarity_cannot_be_decided_is_not_saved(said: str) -> None:
+    assert extract_explicit([(said, None)]) == []
+    # one negation, or two in a list of rules, decide it: those are kept
+    assert [c.name for c in extract_explicit([("Never skip the snapshot lock.", None)])] == [
+        "Never skip the snapshot lock"
+    ]

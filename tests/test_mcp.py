@@ -88,7 +88,8 @@ async def exercise(client: Client, project: Path, memory_dir: Path, cwd: dict[st
         assert tool.input_schema["type"] == "object"
         assert "roots" not in tool.input_schema["properties"], "the roots resolver leaked into the schema"
     assert tools["memory_save"].input_schema["properties"]["type"]["enum"] == list(limits.MEMORY_TYPES)
-    assert set(tools["memory_save"].input_schema["required"]) == {"type", "name", "description", "body"}
+    # the CLI's required fields (#51 item 7: `body` was required here, and not there)
+    assert set(tools["memory_save"].input_schema["required"]) == {"type", "name", "description"}
 
     saved = data(
         await client.call_tool(
@@ -104,6 +105,10 @@ async def exercise(client: Client, project: Path, memory_dir: Path, cwd: dict[st
     )
     assert saved["created"] is True
     path = memory_dir / saved["filename"]
+    bodiless = data(
+        await client.call_tool("memory_save", {"type": "user", "name": "Editor", "description": "Helix", **cwd})
+    )
+    data(await client.call_tool("memory_forget", {"filename": bodiless["filename"], **cwd}))
     assert Path(saved["path"]) == path and "pnpm-lock.yaml" in path.read_text()
     for i, name in enumerate(["Deploy window", "Staging dashboard", "Release owner"]):
         data(
@@ -179,7 +184,11 @@ async def exercise(client: Client, project: Path, memory_dir: Path, cwd: dict[st
     assert escape.is_error and "invalid_filename" in text(escape)
     no_name = await client.call_tool("memory_save", {"type": "user", "description": "d", "body": "b", **cwd})
     assert no_name.is_error and "'name' is required" in text(no_name)
-    for result in (secret, missing, bad_type, escape, no_name):
+    bad_body = await client.call_tool(
+        "memory_save", {"type": "user", "name": "n", "description": "d", "body": 5, **cwd}
+    )
+    assert bad_body.is_error and "'body': Input should be a valid string" in text(bad_body), text(bad_body)
+    for result in (secret, missing, bad_type, escape, no_name, bad_body):
         assert "Traceback" not in text(result)
     assert sorted(p.name for p in memory_dir.iterdir()) == before
 

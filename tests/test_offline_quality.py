@@ -334,7 +334,7 @@ def test_the_name_check_catches_the_issues_names(name: str, description: str, fa
         ),
         (
             "Please always run linter ruff check --fix before committing, from now on.",
-            "Run linter `ruff check --fix` before committing",
+            "Run linter ruff check --fix before committing",  # a title is plain words (#51 item 7)
             "Always run linter `ruff check --fix` before committing",
             "Always run linter `ruff check --fix`.\n\n**Why:** stated by the user on 2026-11-23.\n**How to apply:** "
             "before committing.",

@@ -263,6 +263,9 @@ def test_programs_run_through_a_package_manager(tmp_path: Path) -> None:
         ("Import from `@/hooks/useCart`, `@tanstack/react-query` and `github.com/pkg/errors`.", []),
         ("Write `import type { X } from './x'` and `from .tools import Tool`.", []),
         ("The cart is in `src/lib/legacy-cart.ts`.", [Ref(PATH, "src/lib/legacy-cart.ts")]),
+        # A library's members, called or not (#51: `vi.fn()` was "names `fn`" on day 0); a project's stay checked.
+        ("Mock with `vi.fn()`, parse with `JSON.parse`, join with `os.path.join`.", []),
+        ("Then `cart.add_item()` and `PaypalClient.refund()`.", [Ref(SYMBOL, "add_item"), Ref(SYMBOL, "refund")]),
     ],
 )
 def test_find_refs_skips_what_claims_nothing(text: str, expected: list[Ref]) -> None:

@@ -72,7 +72,8 @@ def test_a_new_save_in_a_claude_code_dir_uses_its_dialect_and_keeps_the_index(tm
     ).memory
     assert saved.filename == "testing-preferences.md"
     text = saved.path.read_text()
-    assert "name: testing-preferences\n" in text and "metadata:\n  type: feedback\n" in text and "\ntype:" not in text
+    # the title kept as `name`, as Claude Code's own memory files have it; the file name is the slug (#51)
+    assert "name: Testing preferences\n" in text and "metadata:\n  type: feedback\n" in text and "\ntype:" not in text
     index = store.index_path.read_text()
     for line in CC_INDEX.strip().splitlines():
         assert line in index.splitlines(), f"lost {line!r}"
@@ -272,7 +273,7 @@ def test_a_fresh_claude_code_folder_gets_claude_codes_dialect_from_extraction(tm
         assert memdir.is_relative_to(Path.home() / ".claude")
         text = (memdir / "drop-python-3-9-support-at-end-of-quarter.md").read_text()
         assert (
-            text.startswith("---\nname: drop-python-3-9-support-at-end-of-quarter\n")
+            text.startswith("---\nname: Drop Python 3.9 support at end of quarter\n")
             and "metadata:\n  type: project\n" in text
         )
         assert "\ntype:" not in text and "**Why:** the new typing features." in text

@@ -367,3 +367,41 @@ def test_message_pages_and_a_refused_review_edit(live: LiveDaemon, project: Path
     assert "Logged out" in browser.post("/ui/logout", data=form, headers=origin).text
     r = loopback_client(live.url, timeout=10).get("/ui/login?code=made-up")
     assert r.status_code == 401 and "Login link used or expired" in r.text
+
+
+def test_a_person_creates_a_memory_from_the_web_view(live: LiveDaemon, project: Path) -> None:
+    """#51 item 7: a "New memory" form, checked as the edit form is (CSRF, the daemon's own Origin) and
+    validated as the API is; a name in use is never overwritten by it."""
+    save_memory(live, project, "Use pnpm", "Always use pnpm for installs", body="Use pnpm.")
+    browser, csrf = login(live)
+    p = pid(live, project)
+    listing = browser.get(f"/ui/p/{p}").text
+    assert f'href="/ui/p/{p}/new"' in listing and "New memory" in listing
+    form_page = browser.get(f"/ui/p/{p}/new")
+    assert form_page.status_code == 200 and 'name="description"' in form_page.text
+    csrf = csrf_of(form_page.text)
+    store = live.daemon.stores.for_cwd(str(project))
+    path, own = f"/ui/p/{p}/new", {"origin": live.url}
+    form = {"type": "feedback", "name": "Real DB in tests", "description": "Integration tests use the real DB"}
+    form |= {"body": "No mocks.\r\n\r\n**Why:** a mocked test hid a broken migration."}
+    before = sorted(h.filename for h in store.list())
+    assert browser.post(path, data={**form, "csrf": "wrong"}, headers=own).status_code == 403
+    assert browser.post(path, data={**form, "csrf": csrf}).status_code == 403  # no Origin
+    assert browser.post(path, data={**form, "csrf": csrf}, headers={"origin": "http://evil.example"}).status_code == 403
+    assert sorted(h.filename for h in store.list()) == before
+    # the API's validation, the form shown again with what was typed and the fix
+    r = browser.post(path, data={**form, "type": "secrets", "csrf": csrf}, headers=own)
+    assert r.status_code == 422 and "unknown memory type" in r.text and "Integration tests use the real DB" in r.text
+    r = browser.post(path, data={**form, "body": "key AKIAIOSFODNN7EXAMPLE", "csrf": csrf}, headers=own)
+    assert r.status_code == 422 and 'role="alert"' in r.text
+    taken = {**form, "type": "project", "name": "Use pnpm", "csrf": csrf}  # the same type and name: never overwritten
+    r = browser.post(path, data=taken, headers=own)
+    assert r.status_code == 409 and "Use pnpm" in r.text
+    assert sorted(h.filename for h in store.list()) == before and "Use pnpm." in store.get(before[0]).body
+    r = browser.post(path, data={**form, "csrf": csrf}, headers=own)
+    assert r.status_code == 303, r.text
+    created = r.headers["location"].split("/m/")[1].split("?")[0]
+    m = store.get(created)
+    assert (m.type, m.name, m.description) == ("feedback", "Real DB in tests", "Integration tests use the real DB")
+    assert m.body == "No mocks.\n\n**Why:** a mocked test hid a broken migration."  # LF, as memory files hold
+    assert "Real DB in tests" in store.served_index().content

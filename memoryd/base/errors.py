@@ -237,10 +237,13 @@ class TokenBudgetExceeded(ServiceUnavailable):
 
 
 def field_problems(errors: Sequence[Any]) -> str:
-    """Pydantic errors as `'name' is required; 'type': Input should be ...`, never echoing the input."""
+    """Pydantic errors as `'name' is required; 'type': Input should be ...`, never echoing the input.
+    FastAPI's leading location (`body`, `query`, `path`) is dropped; a field of that name (MCP's `body`) is kept."""
     parts = []
     for e in errors[:5]:
-        loc = ".".join(str(p) for p in e.get("loc", ()) if p not in ("body", "query", "path"))
+        where = tuple(e.get("loc", ()))
+        where = where[1:] if len(where) > 1 and where[0] in ("body", "query", "path") else where
+        loc = ".".join(str(p) for p in where)
         if e.get("type") == "missing":
             parts.append(f"'{loc}' is required")
         else:

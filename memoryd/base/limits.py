@@ -182,6 +182,9 @@ TRANSCRIPT_LINE_MAX_BYTES = 16 * 1024 * 1024
 # with the session's notes, this many characters at most, and fits the memory index in the rest
 # of Claude Code's 10,000-character cap.
 SESSION_NOTES_CONTEXT_MAX_CHARS = 5_000
+# The user's global `user` memories open every session (as Claude Code's user-level CLAUDE.md does), within
+# this many characters of that 10,000 cap: a few "how I like to work" notes, never the room the index needs.
+USER_MEMORY_CONTEXT_MAX_CHARS = 2_000
 
 # Recall sweeps a memory dir the watcher does not follow (one scandir + stat per file) on every
 # request, so hand edits are seen at once; a followed dir's events name its changed files instead.

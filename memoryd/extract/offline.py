@@ -18,6 +18,11 @@ from memoryd.extract import shape as shaping
 from memoryd.store.model import MemoryText
 
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
+# A sentence whose negations stack up ("don't not wait … unless nobody isn't …") says neither "do" nor "don't"
+# for sure: past this many, the extractor abstains rather than save a rule that may say the opposite.
+POLARITY_MAX_NEGATIONS = 2
+_NEGATION = re.compile(r"\b(?:not|never|no|nobody|nothing|none|nor|neither|cannot)\b|n't\b|n’t\b", re.IGNORECASE)
+_STACKED = re.compile(r"\b(?:don't|do not|never|not)\s+(?:not|never)\b", re.IGNORECASE)  # "don't not wait"
 _CLAUSE_SPLIT = re.compile(r";\s*")  # a clause after ";" that states nothing itself belongs to the rule before it
 # Conversational filler around a rule ("I told you before", "as I said", ", please remember"): never kept.
 _FILLER = re.compile(
@@ -143,7 +148,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (
         "remember",
         re.compile(
-            r"^(?:please\s+)?(?:(?:can|could) you\s+)?(?:also\s+)?remember(?:\s+that)?[:,]?\s+(?P<fact>.+)$",
+            r"^(?:please\s+)?(?:(?:can|could) you\s+)?(?:also\s+)?remember(?:\s+to(?=\s+\w)|(?:\s+that)?[:,]?)"
+            r"\s+(?P<fact>.+)$",
             re.IGNORECASE,
         ),
     ),
@@ -389,11 +395,18 @@ def _continues(clause: str) -> str:
     return clause
 
 
+def undecided_polarity(sentence: str) -> bool:
+    """Whether a sentence holds more negations than a reader can resolve into "do" or "don't" for sure."""
+    return len(_NEGATION.findall(sentence)) > POLARITY_MAX_NEGATIONS or bool(_STACKED.search(sentence))
+
+
 def _statements(text: str) -> list[tuple[str, str]]:
     """(kind, fact) for each sentence that states a standing rule, preference or fact to keep; a
     clause after ";" that states nothing by itself stays with the statement before it."""
     found: list[tuple[str, str]] = []
     for sentence, listed in _sentences(text):
+        if undecided_polarity(sentence):
+            continue
         previous: int | None = None
         for clause in _CLAUSE_SPLIT.split(sentence):
             statement = _statement(clause, listed)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from datetime import date
 
-from memoryd.base.text import sentences
+from memoryd.base.text import COMMON_WORDS, STOPWORDS, sentences
 
 TITLE_MAX_WORDS = 8
 DESCRIPTION_MAX_CHARS = 200
@@ -139,8 +139,22 @@ _DANGLING = {
     "per",
     "via",
 }
+# Words a title may end on only where the statement itself ends ("from the release branch only"), never after a
+# cut ("SSO login only", "… works when you"): the dangling words, and adverbs, subjects and auxiliaries.
+_CUT_DANGLING = _DANGLING | set(
+    "only just you we i it they was were will would can should must has have do does if so because unless until since "
+    "where which whenever when while".split()
+)
+# Words whose loss between two kept words changes what a title says ("works on VPN" is not "works VPN").
+_MEANING = set(
+    "to on from in for with without not never no don't before after under over into by at of instead than until "
+    "unless only except".split()
+)
+_SAY_NOTHING = STOPWORDS | COMMON_WORDS  # a clause of only these adds nothing to a title
+_EMPTY_CLAUSE_START = {"when", "whenever", "while", "if"}
 # Words that start a new phrase: a title may stop just before one.
 _PHRASE_START = {
+    "only",
     "to",
     "on",
     "in",
@@ -342,6 +356,7 @@ def title(text: str, max_words: int = TITLE_MAX_WORDS) -> str:
     text = re.sub(r"^The user (?:is |has |will )?(?=[a-z])", "", text)
     text = re.sub(r"^The (?:\w+ )?team (?:has |is |will )?", "", text)
     text = re.sub(r"^(?:decided|agreed|chose|opted for|settled on|went with)\s+(?:to |that |on )?", "", text)
+    text = re.sub(r"^(?:you|we) (?:should|must|need to|have to|ought to) (?=[a-z])", "", text, flags=re.IGNORECASE)
     words = [w for w in _TOKEN.findall(text)]
     while words and words[0].lower().strip(",") in _TITLE_FILLER:
         words = words[1:]
@@ -353,17 +368,50 @@ def title(text: str, max_words: int = TITLE_MAX_WORDS) -> str:
     if len(words) > max_words:
         words = [w for w in words if w.lower() not in _ARTICLES]
     if len(words) > max_words:
-        # Stop where a phrase ends (before "to", "until", …), never inside one ("to Docker | Hub").
-        ends = [
-            i
-            for i in range(3, max_words + 1)
-            if words[i].lower() in _PHRASE_START or words[i - 1].endswith((",", ";", ":"))
-        ]
-        words = words[: ends[-1]] if ends else words[:max_words]
-        while len(words) > 2 and words[-1].lower().strip(",;:") in _DANGLING:
-            words.pop()
-    out = " ".join(words).rstrip(",;:—-")
+        words = _shorten(words, max_words)
+    out = plain_code(" ".join(words).rstrip(",;:—-"))
     return upper_first(out) or "Note"
+
+
+def plain_code(name: str) -> str:
+    """A name without Markdown code marks: a title reads as words (`ruff check` → ruff check)."""
+    return " ".join(_CODE.sub(lambda m: m.group(0).strip("`"), name).split())
+
+
+def _phrases(words: list[str]) -> list[list[str]]:
+    """The words cut into phrases, each new one at a phrase-starting word or after a comma."""
+    out: list[list[str]] = [[]]
+    for i, word in enumerate(words):
+        if out[-1] and (word.lower() in _PHRASE_START or words[i - 1].endswith((",", ";", ":"))):
+            out.append([])
+        out[-1].append(word)
+    return out
+
+
+def _empty_phrase(phrase: list[str]) -> bool:
+    """A clause that says nothing a title needs ("when you're", "if you run it"): it opens with
+    "when", "if" …, and the rest are stopwords and words any prompt has, none whose loss changes the meaning."""
+    keys = [w.lower().strip(",;:") for w in phrase]
+    return keys[0] in _EMPTY_CLAUSE_START and all(
+        k not in _MEANING and all(part in _SAY_NOTHING for part in re.split(r"['’]", k) if part) for k in keys
+    )
+
+
+def _shorten(words: list[str], max_words: int) -> list[str]:
+    """At most `max_words`, whole phrases in order: a phrase that says nothing is left out so the ones
+    after it still fit ("SSO login only works [when you're] on corporate VPN"); the title stops before
+    the first phrase that does not fit, and never ends on a dangling word ("… works when you")."""
+    phrases = _phrases(words)
+    kept = phrases[0][:max_words]
+    for phrase in phrases[1:]:
+        if _empty_phrase(phrase):
+            continue
+        if len(kept) + len(phrase) > max_words:
+            break
+        kept = kept + phrase
+    while len(kept) > 2 and kept[-1].lower().strip(",;:") in _CUT_DANGLING:
+        kept.pop()
+    return kept
 
 
 def body(statement: str, *, reason: str = "", condition: str = "", said_on: date | None = None) -> str:

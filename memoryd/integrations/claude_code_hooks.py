@@ -24,6 +24,7 @@ from memoryd.integrations.claude_memory import NativeMemory, is_claude_memory_di
 from memoryd.integrations.hook_protocol import GUARD_SWITCH, RECALL_SWITCH
 from memoryd.integrations.hook_protocol import recall_off as switched_off
 from memoryd.integrations.hook_repeats import RepeatedEvents
+from memoryd.integrations.user_context import user_context
 from memoryd.recall import RecallService
 from memoryd.recall.moments import ToolCall, ToolRecall
 from memoryd.session_memory import SessionMemory
@@ -147,17 +148,7 @@ class HookService:
             if await_model:  # the async hook of a prompt: the model's pick, once it answered
                 return self._model_followup(event, cwd, session_id, str(payload.get("prompt") or ""))
             if event == "SessionStart" and cwd:
-                store = self.stores.for_cwd(cwd)
-                notes = self._session_notes(session_id) if payload.get("source") == "compact" else None
-                if native_loads_index(store.path, cwd, session_env):
-                    return _context(event, session_notes_context(notes)) if notes else {}
-                prompt = build_memory_prompt(store.path, store.served_index())
-                if notes:  # right after a compaction: the session's own notes lead, so the work goes on
-                    head = session_notes_context(notes)
-                    return _context(
-                        event, head + fit_session_context(prompt, limits.CLAUDE_CODE_CONTEXT_MAX_CHARS - len(head))
-                    )
-                return _context(event, fit_session_context(prompt))
+                return self._session_start(payload, cwd, session_id, session_env)
             if event == "UserPromptSubmit" and cwd and session_id:
                 store = self.stores.for_cwd(cwd)
                 context = self._session_context(store, payload, session_id)
@@ -194,6 +185,32 @@ class HookService:
         except Exception:
             log.exception("%s hook failed; answered {} so the agent goes on", event or "unknown")
         return {}
+
+    def _session_start(
+        self, payload: dict[str, Any], cwd: str, session_id: str, session_env: Mapping[str, str] | None
+    ) -> dict[str, Any]:
+        """The session's notes after a compaction, the user's global `user` memories, then (unless Claude Code
+        loads it itself) the memory section and index, its file naming the folder's own (#51)."""
+        store = self.stores.for_cwd(cwd)
+        notes = self._session_notes(session_id) if payload.get("source") == "compact" else None
+        head = session_notes_context(notes) if notes else ""  # after a compaction the session's notes lead
+        head += self._user_memories(session_id)
+        if native_loads_index(store.path, cwd, session_env):
+            return _context("SessionStart", head) if head else {}
+        prompt = build_memory_prompt(store.path, store.served_index(), store.dialect())
+        return _context(
+            "SessionStart", head + fit_session_context(prompt, limits.CLAUDE_CODE_CONTEXT_MAX_CHARS - len(head))
+        )
+
+    def _user_memories(self, session_id: str) -> str:
+        """The global `user` memories as context, marked held by the session so a prompt never repeats them."""
+        if self.stores.global_dir is None:
+            return ""
+        store = self.stores.global_store()
+        found = user_context(store)
+        if found.filenames and session_id:
+            self.recall.mark_seen(session_id, str(store.path), list(found.filenames))
+        return found.text
 
     def _model_followup(self, event: str, cwd: str, session_id: str, prompt: str) -> dict[str, Any]:
         if event != "UserPromptSubmit" or not cwd or not session_id or not self.recall.llm.enabled:

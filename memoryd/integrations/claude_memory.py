@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from memoryd.base import limits
 from memoryd.base.errors import Forbidden
 from memoryd.integrations.settings_files import read_settings, refusal
+from memoryd.store.dialect import CLAUDE_CODE, MEMORYD, Dialect
 from memoryd.store.paths import canonical_cwd, find_canonical_git_root, read_gitdir_file, sanitize_path
 
 if TYPE_CHECKING:
@@ -306,13 +307,26 @@ def is_claude_memory_dir(memory_dir: Path, cwd: str, env: Mapping[str, str]) -> 
 
 
 def memory_location(settings: Settings, env: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The StoreRegistry's `memory_base` (where discovery looks) and `default_dir` for these settings."""
+    """The StoreRegistry's `memory_base` (where discovery looks), `default_dir` and `claude_code_tree`: Claude
+    Code's tree even before it exists, so a folder's style never hangs on when the daemon started (#51)."""
     env = dict(os.environ) if env is None else env
-    tree = claude_config_dir(env) if claude_code_set_up(env) else None  # its folders keep its dialect
+    tree = claude_config_dir(env)
     if settings.memory.memory_base.strip() != AUTO:
         return {"memory_base": settings.memory_base, "default_dir": None, "claude_code_tree": tree}
-    base = tree or settings.home
+    base = tree if claude_code_set_up(env) else settings.home
     return {"memory_base": base, "default_dir": auto_resolver(settings.home, env), "claude_code_tree": tree}
+
+
+def write_dialect(memory_dir: Path, env: Mapping[str, str]) -> Dialect:
+    """The style the next save writes in this folder, by the daemon's own rule (`MemoryDir.dialect`, its default
+    from `StoreRegistry.dialect_for`): the one most of its memories use, else Claude Code's inside its tree."""
+    from memoryd.store import MemoryDir
+
+    default = CLAUDE_CODE if memory_dir.is_relative_to(claude_config_dir(env)) else MEMORYD
+    store = MemoryDir(memory_dir, default_dialect=default)
+    if store.has_memories():
+        store.all_headers()  # the table loaded: its dialect counts are the folder's
+    return store.dialect()
 
 
 def resolve_for(settings: Settings, cwd: str, env: Mapping[str, str] | None = None) -> Path:
@@ -355,7 +369,7 @@ def describe(
     info: dict[str, Any] = {
         "memory_dir": str(memory_dir),
         "memory_base": settings.memory.memory_base or str(settings.home),
-        "dialect": "claude-code" if same else "memoryd",
+        "dialect": write_dialect(memory_dir, env),
         "claude_code_dir": str(cc_dir) if cc_dir else None,
         "same_as_claude_code": same,
         "native_memory": native.enabled,

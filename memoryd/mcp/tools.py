@@ -117,17 +117,17 @@ def _add_save_tool(server: MCPServer, calls: ToolCalls) -> None:
             str,
             Field(description="One specific line saying what the memory is about; recall decides relevance from it."),
         ],
+        roots: Roots,
         body: Annotated[
             str,
             Field(
                 description=(
-                    "The memory in Markdown. "
+                    "The memory in Markdown (optional, as for `memoryd save` and the REST API). "
                     "For feedback and project memories add a **Why:** line and a **How to apply:** line; "
                     "write dates as absolute dates (2026-03-05)."
                 )
             ),
-        ],
-        roots: Roots,
+        ] = "",
         cwd: Cwd = None,
         scope: ScopeArg = "project",
         applies_to: Annotated[

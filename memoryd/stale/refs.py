@@ -164,20 +164,24 @@ def _looks_like_path(span: str) -> bool:
     )
 
 
+def _project_form(name: str) -> bool:
+    """A `snake_case` or `camelCase`/`PascalCase` name: a form a project gives its own functions and classes."""
+    snake = "_" in name.strip("_") and len(name) > 3
+    return snake or bool(re.search(r"[a-z][A-Z]", name)) or bool(re.fullmatch(r"[A-Z][a-z]+[A-Z]\w*", name))
+
+
 def _is_symbol(span: str) -> str | None:
-    """The name a code span names as a function/class, when its form says so."""
+    """The name a code span names as a function/class, when its form says so. A member (`vi.fn()`,
+    `JSON.parse`, `os.path.join`) is its receiver's API, most often a library's: it is the project's
+    only when the member or its receiver has a project's form (`PaypalClient.refund`, `cart.add_item`)."""
     m = IDENT.match(span)
     if not m:
         return None
     name, call = m.group(1), m.group(2)
-    dotted = "." in span
-    snake = "_" in name.strip("_") and len(name) > 3
-    camel = bool(re.search(r"[a-z][A-Z]", name)) or bool(re.fullmatch(r"[A-Z][a-z]+[A-Z]\w*", name))
-    if call or snake or camel or (dotted and not span.split(".")[0].islower()):
-        return name
-    if dotted and len(span.split(".")) >= 2 and not re.fullmatch(rf"[\w-]+\.(?:{EXT_ALT})", span):
-        return name
-    return None
+    if "." not in span:
+        return name if call or _project_form(name) else None
+    receivers = span.removesuffix("()").split(".")[:-1]
+    return name if _project_form(name) or any(_project_form(r) for r in receivers) else None
 
 
 def _command_refs(cmd: str) -> list[Ref]:

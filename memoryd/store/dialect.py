@@ -1,8 +1,10 @@
 """The two frontmatter dialects a memory dir may hold, and `[[links]]` between memories.
 
 memoryd's own: `<type>_<slug>.md`, top-level `name` (a title), `description`, `type`, `created`,
-`modified`. Claude Code's (2.1.330 writes these itself): any `<kebab-slug>.md`, `name: <kebab-slug>`,
-`description`, the type nested as `metadata:` / `  type: ...`, bodies linking with `[[name]]`.
+`modified`. Claude Code's: any `<kebab-slug>.md`, `name`, `description`, the type nested as `metadata:` /
+`  type: ...`, bodies linking with `[[name]]`. Both keep the title as `name` ("Don't summarize at the end of
+responses", as Claude Code's own memory files have it); a file Claude Code wrote with a kebab `name` is read
+and updated as it is. Which one a new file gets is decided per folder (`dir_dialect`).
 It does NOT read or write files; `memoryd.store.memdir` does.
 """
 
@@ -58,18 +60,14 @@ def new_stem(dialect: Dialect, type_: str, name: str) -> str:
     return slugify(name) if dialect == CLAUDE_CODE else f"{type_}_{slugify(name)}"
 
 
-def stored_name(dialect: Dialect, name: str) -> str:
-    """Claude Code stores `name` as a kebab slug; memoryd keeps the title as given."""
-    return slugify(name) if dialect == CLAUDE_CODE else name
-
-
 def render_meta(
     dialect: Dialect, prior: dict[str, Any], *, name: str, description: str, type_: str, stamp: str
 ) -> dict[str, Any]:
     """The frontmatter of a rewrite: own fields updated, every other key kept in its place."""
     if dialect == CLAUDE_CODE:
         out: dict[str, Any] = dict(prior) if prior else {"name": None, "description": None, "metadata": {}}
-        out["name"], out["description"] = stored_name(dialect, name), description
+        # The title as given (#51: a slugified `name` lost "Package manager" for good); the file name is the slug.
+        out["name"], out["description"] = name, description
         nested = dict(out["metadata"]) if isinstance(out.get("metadata"), dict) else {}
         nested["type"] = type_
         out["metadata"] = nested

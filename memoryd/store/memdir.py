@@ -333,11 +333,7 @@ class MemoryDir:
         if new_header is None:
             return []
         old_stem, new_stem = old.filename[: -len(".md")], new_filename[: -len(".md")]
-        new_name = (
-            dialects.stored_name(dialects.CLAUDE_CODE, new_header.name)
-            if new_header.dialect == dialects.CLAUDE_CODE
-            else new_header.name
-        )
+        new_name = new_header.name  # links by name follow the name as the file holds it
         changed: builtins.list[str] = []
         with self._lock:
             self._headers.current()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from memoryd.store.dialect import CLAUDE_CODE, MEMORYD, Dialect
 from memoryd.store.index import ServedIndex
 
 WHAT_NOT_TO_SAVE = """## What NOT to save
@@ -21,8 +22,17 @@ MEMORY_TYPES_TEXT = """## Memory types
 - **reference**: pointers to external systems (dashboards, trackers, docs)."""  # noqa: E501 (as the agent reads it)
 
 
-def build_memory_prompt(memory_dir: Path, index: ServedIndex) -> str:
-    """What an agent needs to use memory well, ending with the index as served."""
+# How a new file is named and typed in each dialect (store/dialect.py): the text tells the folder's real naming.
+_FILE_NAMING: dict[Dialect, tuple[str, str]] = {
+    MEMORYD: ("`<type>_<slug>.md` (e.g. `feedback_testing-preferences.md`)", "type: feedback"),
+    CLAUDE_CODE: ("`<slug>.md` in kebab case (e.g. `testing-preferences.md`)", "metadata:\n  type: feedback"),
+}
+
+
+def build_memory_prompt(memory_dir: Path, index: ServedIndex, dialect: Dialect = MEMORYD) -> str:
+    """What an agent needs to use memory well, ending with the index as served; files named as `dialect` (the
+    one the folder's new files get) names them."""
+    naming, type_line = _FILE_NAMING[dialect]
     return f"""# Memory
 
 You have a persistent, file-based memory at `{memory_dir}`. It survives compaction and sessions.
@@ -31,13 +41,13 @@ Only remember what cannot be derived from the current project state.
 {MEMORY_TYPES_TEXT}
 
 ## How to save a memory
-Write one Markdown file per memory in `{memory_dir}/`, named `<type>_<slug>.md`, with YAML frontmatter:
+Write one Markdown file per memory in `{memory_dir}/`, named {naming}, with YAML frontmatter:
 
 ```markdown
 ---
 name: Testing preferences
 description: Use the real database in tests, never mocks (one specific line; recall reads it)
-type: feedback
+{type_line}
 ---
 Integration tests hit a real database.
 

@@ -100,12 +100,18 @@ _TITLE_PREFIX = "User role: "
 def title_faults(name: str, description: str) -> list[str]:
     """What is wrong with a title against the description it names: cut inside a word or a phrase,
     a meaning word dropped from between the words it keeps, more than TITLE_MAX_WORDS words."""
-    from memoryd.extract.shape import _DANGLING, _PHRASE_START, _TOKEN, TITLE_MAX_WORDS
+    from memoryd.extract.shape import _CODE, _DANGLING, _PHRASE_START, _TOKEN, TITLE_MAX_WORDS
 
-    words = _TOKEN.findall(name[len(_TITLE_PREFIX) :] if name.startswith(_TITLE_PREFIX) else name)
+    name = name[len(_TITLE_PREFIX) :] if name.startswith(_TITLE_PREFIX) else name
+    if "`" in name:
+        faults = ["keeps Markdown code marks"]
+    else:  # a title is plain words: the description's code spans, marked again, count as one word each
+        faults = []
+        for span in _CODE.findall(description):
+            name = name.replace(span.strip("`"), span, 1)
+    words = _TOKEN.findall(name)
     source = _TOKEN.findall(description)
     norm = [w.strip(",;:.").lower() for w in source]
-    faults: list[str] = []
     if len(words) > TITLE_MAX_WORDS:
         faults.append("too long")
     at = -1

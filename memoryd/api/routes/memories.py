@@ -47,7 +47,7 @@ def get_index(stores: StoresDep, cwd: CwdQuery) -> IndexOut:
 def get_prompt(stores: StoresDep, cwd: CwdQuery) -> PromptOut:
     """The memory section for a system prompt: types, how to save, what not to save, the index."""
     store = stores.for_cwd(cwd)
-    return PromptOut(text=build_memory_prompt(store.path, store.served_index()))
+    return PromptOut(text=build_memory_prompt(store.path, store.served_index(), store.dialect()))
 
 
 @router.get("/v1/memories")

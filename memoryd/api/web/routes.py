@@ -9,15 +9,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Depends, Form, Query, Request
+from fastapi import APIRouter, Form, Query, Request
 from fastapi.responses import FileResponse, HTMLResponse, Response
 
 from memoryd.api.deps import WebViewDep
-from memoryd.api.web import live, views
+from memoryd.api.web import live, new_memory, views
 from memoryd.api.web.auth import COOKIE_NAME, UI_LOGIN_PATH, UI_PREFIX, cookie_value
 from memoryd.api.web.conflict import ABSENT, Draft, EditConflict
+from memoryd.api.web.forms import MemoryFormDep
 from memoryd.api.web.pages import (
     FAVICON_SVG,
     back,
@@ -47,17 +48,7 @@ STATIC = {
 }
 
 router = APIRouter(include_in_schema=False)
-
-
-def memory_form(
-    name: str = Form(...), description: str = Form(...), body: str = Form(""), type: str = Form("")
-) -> Draft:
-    """A memory's text as a form sends it (the edit form, a review item's form); browsers send a textarea's lines
-    with CRLF, memory files use LF."""
-    return Draft(name=name, description=description, body=body.replace("\r\n", "\n"), type=type)
-
-
-MemoryFormDep = Annotated[Draft, Depends(memory_form)]
+router.include_router(new_memory.router)
 
 
 # ---------------------------------------------------------------------------- login
