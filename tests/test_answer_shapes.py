@@ -16,11 +16,13 @@ from tests.support.transcripts import new_session
 from tests.test_stale import repo, slive  # noqa: F401  (fixtures: a committed repo, a served daemon)
 
 HEADER = ["filename", "name", "description", "type", "mtime"]
-MEMORY = ["version", "filename", "name", "description", "type", "body", "mtime", "created", "modified", "applies_to"]
+MEMORY = ["version", "filename", "name", "description", "type", "body", "mtime", "created", "modified", "applies_to", "forbid"]
+SAVED = [*MEMORY, "path", "will_stop", "forbid_proposed"]  # the guard says what a save now holds (#50)
 INVALID = ["filename", "error"]
 RECALLED = ["filename", "name", "type", "description", "content", "header", "age_days"]
 WHY = ["filename", "name", "score", "injected", "terms", "paths", "dense", "context", "confidence", "rule"]
 WHY += ["cover", "cover_needed", "confidence_min"]  # the rule's sums, for `memoryd recall --explain` (#39)
+WHY += ["held"]  # the guard's decision (deny, ask, context) when the act was held (#50)
 LOG_ENTRY = [
     "id",
     "at",
@@ -31,6 +33,7 @@ LOG_ENTRY = [
     "method",
     "reason",
     "took_ms",
+    "held",  # the guard's decision when the entry is a held act (#50)
     "injected",
     "left_out",
 ]
@@ -77,7 +80,7 @@ def test_memory_answers(slive: LiveDaemon, repo: Path) -> None:
         "Deploy with `scripts/deploy.sh staging`.",
     )
     assert (
-        list(saved) == [*MEMORY, "path"]
+        list(saved) == SAVED
         and saved["created"] is True
         and saved["path"].endswith("/" + saved["filename"])
     )
@@ -89,7 +92,7 @@ def test_memory_answers(slive: LiveDaemon, repo: Path) -> None:
         "Deploy after the tests.",
         status=200,
     )
-    assert list(again) == [*MEMORY, "path"] and again["created"] is False and again["body"] == "Deploy after the tests."
+    assert list(again) == SAVED and again["created"] is False and again["body"] == "Deploy after the tests."
     store = slive.daemon.stores.for_cwd(cwd)
     (store.path / "user_broken.md").write_text("---\nname: [unclosed\n---\nbody\n", encoding="utf-8")
     listed = ok(c.get("/v1/memories", params={"cwd": cwd}))
@@ -147,7 +150,7 @@ def test_team_answers_and_a_team_memory_in_recall(slive: LiveDaemon, repo: Path,
         "Every deploy of staging goes through the release train.",
         path="/v1/team/memories",
     )
-    assert list(saved) == [*MEMORY, "path", "origin"] and saved["origin"] == "team" and saved["created"] is True
+    assert list(saved) == [*SAVED, "origin"] and saved["origin"] == "team" and saved["created"] is True
     listed = ok(c.get("/v1/team/memories", params={"cwd": cwd}))
     assert list(listed) == ["team_dir", "memories", "invalid"] and [list(m) for m in listed["memories"]] == [
         [*HEADER, "author"]

@@ -46,6 +46,7 @@ EXAMPLES: dict[str, str] = {
     "review reject": "memoryd review reject <id>",
     "review edit": 'memoryd review edit <id> --description "Use pnpm, never npm"',
     "stale": "memoryd stale",
+    "guard": "memoryd guard --json",
     "import": "memoryd import --from ~/.memoryd/projects/-home-me-shop/memory --dry-run",
     "export": "memoryd export -o shop.jsonl",
     "config": "memoryd config",
