@@ -144,7 +144,7 @@ def probe_lower(h: Harness) -> Item:
             {"hook_event_name": "UserPromptSubmit", "session_id": "s1", "cwd": str(h.project), "prompt": "a \ud800"}
         )
         r = c.post("/v1/hooks/claude-code", content=body, headers={"Content-Type": "application/json"})
-        item.check(r.status_code == 400 and "prompt" in r.text, f"lone surrogate -> {r.status_code}")
+        item.check(r.status_code == 200 and r.json() == {}, f"lone surrogate -> {r.status_code} {r.text[:80]}")
         h.save(c, "Staging login", "how to log in to staging", "Log in with the admin account.")
         c.post(
             "/v1/hooks/claude-code",

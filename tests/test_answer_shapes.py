@@ -16,7 +16,19 @@ from tests.support.transcripts import new_session
 from tests.test_stale import repo, slive  # noqa: F401  (fixtures: a committed repo, a served daemon)
 
 HEADER = ["filename", "name", "description", "type", "mtime"]
-MEMORY = ["version", "filename", "name", "description", "type", "body", "mtime", "created", "modified", "applies_to", "forbid"]
+MEMORY = [
+    "version",
+    "filename",
+    "name",
+    "description",
+    "type",
+    "body",
+    "mtime",
+    "created",
+    "modified",
+    "applies_to",
+    "forbid",
+]
 SAVED = [*MEMORY, "path", "will_stop", "forbid_proposed"]  # the guard says what a save now holds (#50)
 INVALID = ["filename", "error"]
 RECALLED = ["filename", "name", "type", "description", "content", "header", "age_days"]
@@ -79,11 +91,7 @@ def test_memory_answers(slive: LiveDaemon, repo: Path) -> None:
         "How staging deploys of the shop work",
         "Deploy with `scripts/deploy.sh staging`.",
     )
-    assert (
-        list(saved) == SAVED
-        and saved["created"] is True
-        and saved["path"].endswith("/" + saved["filename"])
-    )
+    assert list(saved) == SAVED and saved["created"] is True and saved["path"].endswith("/" + saved["filename"])
     again = save(
         slive,
         repo,

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import pytest
 from mcp import Client, StdioServerParameters
 
 from tests.conftest import LiveDaemon, save_memory
@@ -174,7 +175,10 @@ def test_stop_signals_the_lock_holder_even_when_daemon_json_names_another(daemon
 
 
 # ---------------------------------------------------------------- item 9: the lower ones
-def test_a_lone_surrogate_at_the_hook_door_is_refused_naming_the_field(live: LiveDaemon, project: Path) -> None:
+def test_a_lone_surrogate_at_the_hook_door_is_ignored_naming_the_field(
+    live: LiveDaemon, project: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The hook door fails open (the session goes on): `{}`, a warning naming the field, nothing recorded."""
     save_memory(live, project, "Deploy steps", "deploy with the make target", "Run make deploy.")
     for field, payload in (
         ("prompt", {"hook_event_name": "UserPromptSubmit", "prompt": "deploy make \ud800"}),
@@ -186,7 +190,9 @@ def test_a_lone_surrogate_at_the_hook_door_is_refused_naming_the_field(live: Liv
     ):
         body = json.dumps({"session_id": "s1", "cwd": str(project), **payload})  # \ud800 escaped: valid JSON
         r = live.client.post("/v1/hooks/claude-code", content=body, headers={"Content-Type": "application/json"})
-        assert r.status_code == 400 and field in r.json()["error"]["message"], (field, r.status_code, r.text)
+        assert r.status_code == 200 and r.json() == {}, (field, r.status_code, r.text)
+        assert any(field in m and "surrogate" in m for m in caplog.messages), (field, caplog.messages)
+    assert live.client.get("/v1/recall/log", params={"cwd": str(project)}).json()["entries"] == []
     assert live.client.get("/v1/health").status_code == 200
 
 

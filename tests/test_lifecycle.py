@@ -269,7 +269,7 @@ def test_recall_and_doctor_speak_plainly(daemon_process: DaemonProcess, project:
     daemon_process.start()
     env = daemon_process.env
     saved = memoryd(
-        env, project, "save", "-t", "feedback", "-n", "pnpm", "-d", "use pnpm, never npm", "--command", "npm"
+        env, project, "save", "-t", "feedback", "-n", "pnpm", "-d", "installs go through pnpm", "--command", "npm"
     )
     assert saved.returncode == 0, saved.stderr
     recall = memoryd(env, project, "recall", "how do we deploy to staging")

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query
 
 from memoryd.api.deps import HooksDep
 from memoryd.api.models import ClaudeCodeHookInput, HookOut
+from memoryd.base.errors import InvalidRequest
 from memoryd.base.validation import check_text
 from memoryd.integrations.claude_code import parse_session_env
 
 router = APIRouter(tags=["integrations"])
+log = logging.getLogger(__name__)
 
 
 @router.post("/v1/hooks/claude-code", response_model_exclude_none=True)
@@ -37,14 +40,18 @@ def claude_code_hook(
     session notes; anything else → {}."""
     session_env = parse_session_env(x_claude_code_env)
     given = payload.model_dump(exclude_none=True)
-    _check_strings(given, "")
+    try:
+        _check_strings(given, "")
+    except InvalidRequest as exc:  # a hook fails open: the session goes on, nothing is done or stored
+        log.warning("%s hook ignored: %s", given.get("hook_event_name", "a"), exc.message)
+        return HookOut()
     answer = hooks.handle(given, session_env, await_model=await_ == "model")
     return HookOut.model_validate(answer)
 
 
 def _check_strings(value: Any, field: str) -> None:
     """Every string of the hook JSON storable as UTF-8 (issue 52: a lone "\\ud800" reached the state DB and the
-    recall log's writer): 400 naming the field (`tool_input.command`), before anything is done with it."""
+    recall log's writer): InvalidText naming the field (`tool_input.command`), before anything is done with it."""
     if isinstance(value, str):
         check_text(value, field=field or "body")
     elif isinstance(value, dict):
