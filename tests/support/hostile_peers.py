@@ -1,0 +1,138 @@
+"""Programs on memoryd's port that try to hold or flood a client (issue #52): a real socket server whose answer
+drips one byte every 0.5 s, never ends (an endless chunked body, a chunk-size line without end), or is a plain
+JSON answer; and `python3 -m http.server`, the program a person most likely left on the port (issue #51).
+Each keeps every byte a client sent it, so a test can say what reached it."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from types import TracebackType
+
+DRIP_SECONDS = 0.5
+CHUNK = b"x" * 65536
+OK_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+CHUNKED_HEAD = OK_HEAD + b"Transfer-Encoding: chunked\r\n\r\n"
+PLAIN_BODY = b'{"status": "ok", "saved": true}'
+
+
+def drip(conn: socket.socket, stop: threading.Event) -> None:
+    """A status line, then one header byte every 0.5 s for as long as the client listens."""
+    conn.sendall(b"HTTP/1.1 200 OK\r\nX-Drip: ")
+    while not stop.wait(DRIP_SECONDS):
+        conn.sendall(b"a")
+
+
+def endless_chunks(conn: socket.socket, stop: threading.Event) -> None:
+    """A chunked body whose chunks (64 KB each) never end, as fast as the client takes them."""
+    conn.sendall(CHUNKED_HEAD)
+    frame = b"%x\r\n" % len(CHUNK) + CHUNK + b"\r\n"
+    while not stop.is_set():
+        conn.sendall(frame)
+
+
+def endless_chunk_size(conn: socket.socket, stop: threading.Event) -> None:
+    """A chunked body whose first chunk-size line never ends."""
+    conn.sendall(CHUNKED_HEAD)
+    while not stop.is_set():
+        conn.sendall(b"f" * 65536)
+
+
+def plain_answer(conn: socket.socket, stop: threading.Event) -> None:
+    """Any request answered 200 with a small JSON object that is no answer of memoryd's (and proves nothing)."""
+    while not stop.is_set():
+        conn.sendall(OK_HEAD + b"Content-Length: %d\r\n\r\n" % len(PLAIN_BODY) + PLAIN_BODY)
+        stop.wait(0.2)
+
+
+Behaviour = Callable[[socket.socket, threading.Event], None]
+
+
+class HostilePeer:
+    """`with HostilePeer(drip) as p:` listens on `p.port`; each connection gets `behaviour` once the client
+    has sent something, and `p.received()` is every byte clients sent."""
+
+    def __init__(self, behaviour: Behaviour) -> None:
+        self.behaviour = behaviour
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.listener.settimeout(0.2)
+        self.port: int = self.listener.getsockname()[1]
+        self._stop = threading.Event()
+        self._received: list[bytes] = []
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> HostilePeer:
+        threading.Thread(target=self._serve, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
+        self._stop.set()
+
+    def received(self) -> bytes:
+        with self._lock:
+            return b"".join(self._received)
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            threading.Thread(target=self._connection, args=(conn,), daemon=True).start()
+        self.listener.close()
+
+    def _connection(self, conn: socket.socket) -> None:
+        spoke = threading.Event()
+        threading.Thread(target=self._record, args=(conn, spoke), daemon=True).start()
+        try:
+            if spoke.wait(10):
+                self.behaviour(conn, self._stop)
+        except OSError:
+            pass  # the client hung up: what the peer wants
+        finally:
+            conn.close()
+
+    def _record(self, conn: socket.socket, spoke: threading.Event) -> None:
+        try:
+            while data := conn.recv(65536):
+                with self._lock:
+                    self._received.append(data)
+                spoke.set()
+        except OSError:
+            pass
+        spoke.set()
+
+
+class HttpServerOnPort:
+    """`python3 -m http.server` on a free loopback port, serving an empty directory (its 404 page is HTML)."""
+
+    def __init__(self, directory: Path) -> None:
+        probe = socket.create_server(("127.0.0.1", 0))
+        self.port: int = probe.getsockname()[1]
+        probe.close()
+        directory.mkdir(parents=True, exist_ok=True)
+        self._args = [sys.executable, "-m", "http.server", str(self.port), "--bind", "127.0.0.1"]
+        self._cwd = directory
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> HttpServerOnPort:
+        self.proc = subprocess.Popen(self._args, cwd=self._cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return self
+            except OSError:
+                time.sleep(0.05)
+        self.__exit__()
+        raise RuntimeError(f"http.server did not listen on {self.port}")
+
+    def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
