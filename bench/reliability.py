@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
+from reliability_clients import CLIENT_PROBES  # noqa: E402  (issue 52: a stranger on the port vs the clients)
 from reliability_files import FILE_PROBES  # noqa: E402  (issue 41 items 5, 7, 8: bench/reliability_files.py)
 from reliability_harness import Harness, Item  # noqa: E402
 from reliability_identity import probe_identity  # noqa: E402
@@ -557,8 +558,13 @@ def main() -> int:
     parser.add_argument("--review-kills", type=int, default=3)
     parser.add_argument("--giant-line-mb", type=int, default=50)
     parser.add_argument("--seed", type=int, default=23)
-    parser.add_argument("--json", default=None, help="default: bench/results/reliability[-input].json")
-    parser.add_argument("--only", choices=["all", "input"], default="all", help="input: issue 41's input probes only")
+    parser.add_argument("--json", default=None, help="default: bench/results/reliability[-<only>].json")
+    parser.add_argument(
+        "--only",
+        choices=["all", "input", "clients"],
+        default="all",
+        help="input: issue 41's input probes only; clients: issue 52's client probes only",
+    )
     args = parser.parse_args()
     rng = random.Random(args.seed)
     items: list[Item] = []
@@ -589,7 +595,8 @@ def main() -> int:
             # issue 41, inputs a person or a cloned repo controls (bench/reliability_input.py): before the
             # settings-trust probe, which creates ~/.claude
             inputs: list[Callable[[], Item]] = [lambda p=p: p(h) for p in INPUT_PROBES]  # type: ignore[misc]
-            probes = inputs if args.only == "input" else probes[:-1] + inputs + probes[-1:]
+            clients: list[Callable[[], Item]] = [functools.partial(p, h) for p in CLIENT_PROBES]
+            probes = {"input": inputs, "clients": clients}.get(args.only, probes[:-1] + inputs + clients + probes[-1:])
             for probe in probes:
                 items.append(probe())
         finally:

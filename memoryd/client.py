@@ -99,6 +99,11 @@ class MemorydClient:
             url = daemon_url(load_settings(env, home=home))
         return cls(url, read_token(home, env.get("MEMORYD_TOKEN", "")), timeout=timeout)
 
+    @property
+    def has_token(self) -> bool:
+        """Whether this client has a token to check the daemon's proof with (without one it sends nothing)."""
+        return bool(self._token)
+
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()

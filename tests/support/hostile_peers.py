@@ -5,20 +5,28 @@ Each keeps every byte a client sent it, so a test can say what reached it."""
 
 from __future__ import annotations
 
+import json
+import os
+import resource
+import selectors
 import socket
 import subprocess
 import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 DRIP_SECONDS = 0.5
 CHUNK = b"x" * 65536
 OK_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
 CHUNKED_HEAD = OK_HEAD + b"Transfer-Encoding: chunked\r\n\r\n"
 PLAIN_BODY = b'{"status": "ok", "saved": true}'
+CLIENT_ADDRESS_SPACE = 1024**3  # a client may map this much: the old ones died past it with a MemoryError
+MCP_CALL_ID = 2
 
 
 def drip(conn: socket.socket, stop: threading.Event) -> None:
@@ -136,3 +144,110 @@ class HttpServerOnPort:
         if self.proc is not None:
             self.proc.kill()
             self.proc.wait()
+
+
+@dataclass(frozen=True, kw_only=True)
+class ClientRun:
+    """A client subprocess's exit: its code, output, seconds to fail (to exit; for MCP, to answer the call) and
+    peak resident memory (from wait4, exact)."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+    max_rss_mb: float
+
+
+def _limit_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (CLIENT_ADDRESS_SPACE, CLIENT_ADDRESS_SPACE))
+
+
+def run_client(
+    args: list[str], env: dict[str, str], *, stdin: bytes = b"", answered: bytes | None = None, timeout: float = 60
+) -> ClientRun:
+    """`python -m memoryd ARGS` fed `stdin`, its address space capped at 1 GB. With `answered`, stdin stays open
+    (an MCP server runs until it closes) until that text is on stdout, and `seconds` is the time from the first
+    line on stdout (the server's start-up done) to it."""
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memoryd", *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        preexec_fn=_limit_memory,
+    )
+    assert proc.stdin and proc.stdout and proc.stderr
+    proc.stdin.write(stdin)
+    proc.stdin.flush()
+    if answered is None:
+        proc.stdin.close()
+    out, err, seconds = _collect(proc, started, answered, timeout)
+    pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+    if pid == 0:  # still running: past its timeout, or its pipes closed before it exited
+        if time.monotonic() - started > timeout:
+            proc.kill()
+        _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return ClientRun(
+        returncode=proc.returncode,
+        stdout=out.decode("utf-8", "replace"),
+        stderr=err.decode("utf-8", "replace"),
+        seconds=seconds if seconds is not None else time.monotonic() - started,
+        max_rss_mb=usage.ru_maxrss / 1024,
+    )
+
+
+def _collect(
+    proc: subprocess.Popen[bytes], started: float, answered: bytes | None, timeout: float
+) -> tuple[bytes, bytes, float | None]:
+    """Both pipes read until they close or `timeout` passes; stdin closed once `answered` shows on stdout."""
+    assert proc.stdin and proc.stdout and proc.stderr
+    chunks = {proc.stdout.fileno(): bytearray(), proc.stderr.fileno(): bytearray()}
+    seconds, ready = None, started
+    with selectors.DefaultSelector() as sel:
+        for fd in chunks:
+            sel.register(fd, selectors.EVENT_READ)
+        while sel.get_map() and (left := started + timeout - time.monotonic()) > 0:
+            for key, _ in sel.select(left):
+                data = os.read(key.fd, 65536)
+                if not data:
+                    sel.unregister(key.fd)
+                if key.fd == proc.stdout.fileno() and not chunks[key.fd]:
+                    ready = time.monotonic()
+                chunks[key.fd] += data
+            if answered is not None and seconds is None and answered in chunks[proc.stdout.fileno()]:
+                seconds = time.monotonic() - ready
+                proc.stdin.close()
+    return bytes(chunks[proc.stdout.fileno()]), bytes(chunks[proc.stderr.fileno()]), seconds
+
+
+def mcp_call(tool: str, arguments: dict[str, Any]) -> bytes:
+    """What an agent sends `memoryd mcp` to call one tool: initialize, initialized, the call (id MCP_CALL_ID)."""
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": MCP_CALL_ID, "method": "tools/call", "params": {"name": tool, "arguments": arguments}},
+    ]
+    return b"".join(json.dumps(m).encode() + b"\n" for m in messages)
+
+
+def mcp_answer(stdout: str) -> dict[str, Any]:
+    """The tool call's result in an MCP server's stdout ({} when it never came)."""
+    for line in stdout.splitlines():
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if message.get("id") == MCP_CALL_ID:
+            return dict(message.get("result") or message.get("error") or {})
+    return {}
