@@ -133,6 +133,7 @@ def probe_other_program(h: Harness) -> Item:
                 f"{args[0]}: {(run.stdout + run.stderr)[-160:]!r}",
             )
         doctor = run_client(["doctor", "--json", "--cwd", str(h.project)], env)
+        _figure(item, "http.server: doctor --json", doctor)
         checks = {c["name"]: c for c in json.loads(doctor.stdout or '{"checks": []}')["checks"]}
         daemon = checks.get("daemon", {})
         item.check(

@@ -27,6 +27,7 @@ CHUNKED_HEAD = OK_HEAD + b"Transfer-Encoding: chunked\r\n\r\n"
 PLAIN_BODY = b'{"status": "ok", "saved": true}'
 CLIENT_ADDRESS_SPACE = 1024**3  # a client may map this much: the old ones died past it with a MemoryError
 MCP_CALL_ID = 2
+RSS_POLL_SECONDS = 0.02
 
 
 def drip(conn: socket.socket, stop: threading.Event) -> None:
@@ -149,7 +150,7 @@ class HttpServerOnPort:
 @dataclass(frozen=True, kw_only=True)
 class ClientRun:
     """A client subprocess's exit: its code, output, seconds to fail (to exit; for MCP, to answer the call) and
-    peak resident memory (from wait4, exact)."""
+    peak resident memory (its VmHWM, read every 20 ms: wait4's ru_maxrss would count the parent's memory at fork)."""
 
     returncode: int
     stdout: str
@@ -182,34 +183,46 @@ def run_client(
     proc.stdin.flush()
     if answered is None:
         proc.stdin.close()
-    out, err, seconds = _collect(proc, started, answered, timeout)
-    pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-    if pid == 0:  # still running: past its timeout, or its pipes closed before it exited
-        if time.monotonic() - started > timeout:
-            proc.kill()
-        _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
+    out, err, seconds, peak_kb = _collect(proc, started, answered, timeout)
+    if time.monotonic() - started > timeout:
+        proc.kill()
+    proc.wait()
     return ClientRun(
         returncode=proc.returncode,
         stdout=out.decode("utf-8", "replace"),
         stderr=err.decode("utf-8", "replace"),
         seconds=seconds if seconds is not None else time.monotonic() - started,
-        max_rss_mb=usage.ru_maxrss / 1024,
+        max_rss_mb=peak_kb / 1024,
     )
+
+
+def _peak_kb(pid: int) -> int:
+    """The client's resident high-water mark (0 before it runs memoryd: a forked child holds its parent's pages,
+    and once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            if b"\0-m\0memoryd\0" not in fh.read():
+                return 0
+        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+            return next((int(line.split()[1]) for line in fh if line.startswith("VmHWM:")), 0)
+    except OSError:
+        return 0
 
 
 def _collect(
     proc: subprocess.Popen[bytes], started: float, answered: bytes | None, timeout: float
-) -> tuple[bytes, bytes, float | None]:
-    """Both pipes read until they close or `timeout` passes; stdin closed once `answered` shows on stdout."""
+) -> tuple[bytes, bytes, float | None, int]:
+    """Both pipes read until they close or `timeout` passes, the peak RSS read meanwhile; stdin closed once
+    `answered` shows on stdout."""
     assert proc.stdin and proc.stdout and proc.stderr
     chunks = {proc.stdout.fileno(): bytearray(), proc.stderr.fileno(): bytearray()}
-    seconds, ready = None, started
+    seconds, ready, peak = None, started, 0
     with selectors.DefaultSelector() as sel:
         for fd in chunks:
             sel.register(fd, selectors.EVENT_READ)
         while sel.get_map() and (left := started + timeout - time.monotonic()) > 0:
-            for key, _ in sel.select(left):
+            peak = max(peak, _peak_kb(proc.pid))
+            for key, _ in sel.select(min(left, RSS_POLL_SECONDS)):
                 data = os.read(key.fd, 65536)
                 if not data:
                     sel.unregister(key.fd)
@@ -219,7 +232,7 @@ def _collect(
             if answered is not None and seconds is None and answered in chunks[proc.stdout.fileno()]:
                 seconds = time.monotonic() - ready
                 proc.stdin.close()
-    return bytes(chunks[proc.stdout.fileno()]), bytes(chunks[proc.stderr.fileno()]), seconds
+    return bytes(chunks[proc.stdout.fileno()]), bytes(chunks[proc.stderr.fileno()]), seconds, peak
 
 
 def mcp_call(tool: str, arguments: dict[str, Any]) -> bytes:
