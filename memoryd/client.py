@@ -125,10 +125,10 @@ class MemorydClient:
         conn.allow(time.monotonic() + proof_seconds, limits.CLIENT_PROOF_MAX_BYTES)
         try:
             conn.connect()
+            conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         except (ConnectionRefusedError, socket.gaierror, TimeoutError, OSError) as exc:
             conn.close()
             raise DaemonNotRunning(self.base_url) from exc
-        conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._prove(conn, proof_seconds)
         self._conn = conn
         return conn, False
@@ -136,9 +136,9 @@ class MemorydClient:
     def _prove(self, conn: BoundedConnection, seconds: float) -> None:
         """Make the program on this connection prove it holds our token before anything else is sent on it:
         the token, and any request's body. Nothing it answers is quoted, only its status code."""
-        peer_host, peer_port = conn.sock.getpeername()[:2]
         challenge = new_challenge()
         try:
+            peer_host, peer_port = conn.sock.getpeername()[:2]
             conn.request("GET", "/v1/health", headers={CHALLENGE_HEADER: challenge})
             response = conn.getresponse()
             response.read()
