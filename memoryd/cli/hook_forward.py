@@ -158,7 +158,8 @@ def _response(wire: _Wire, max_bytes: int) -> tuple[int, dict[str, str], bytes]:
         return int(parts[1]), headers, body
     if headers.get("transfer-encoding", "").lower() == "chunked":
         return int(parts[1]), headers, _chunked(wire)
-    return int(parts[1]), headers, wire.data
+    body, wire.data = wire.data, b""
+    return int(parts[1]), headers, body
 
 
 def _chunked(wire: _Wire) -> bytes:
