@@ -33,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
+from reliability_clients import CLIENT_PROBES  # noqa: E402  (issue 52: a stranger on the port vs the clients)
 from reliability_files import FILE_PROBES  # noqa: E402  (issue 41 items 5, 7, 8: bench/reliability_files.py)
 from reliability_harness import Harness, Item  # noqa: E402
 from reliability_identity import probe_identity  # noqa: E402
@@ -42,6 +43,13 @@ from reliability_r4 import R4_PROBES  # noqa: E402  (issue 52: bench/reliability
 from tests.support.bombs import RepeatedBytes  # noqa: E402
 from tests.support.servers import DaemonProcess  # noqa: E402
 from tests.support.transcripts import new_session  # noqa: E402
+
+# Probe groups by issue, run after round two's probes (before the settings-trust probe, which creates ~/.claude).
+ISSUE_GROUPS: dict[str, list[Callable[[Harness], Item]]] = {
+    "input": INPUT_PROBES,
+    "r4": R4_PROBES,
+    "clients": CLIENT_PROBES,
+}
 
 PROSE_PASSWORD = "4jI0SB7A0!94bxuQCxx7"
 GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -558,9 +566,12 @@ def main() -> int:
     parser.add_argument("--review-kills", type=int, default=3)
     parser.add_argument("--giant-line-mb", type=int, default=50)
     parser.add_argument("--seed", type=int, default=23)
-    parser.add_argument("--json", default=None, help="default: bench/results/reliability[-input].json")
+    parser.add_argument("--json", default=None, help="default: bench/results/reliability[-<only>].json")
     parser.add_argument(
-        "--only", choices=["all", "input", "r4"], default="all", help="input: issue 41's input probes only"
+        "--only",
+        choices=["all", *ISSUE_GROUPS],
+        default="all",
+        help="input: issue 41's input probes only; r4: issue 52's server probes; clients: issue 52's client probes",
     )
     args = parser.parse_args()
     rng = random.Random(args.seed)
@@ -591,10 +602,9 @@ def main() -> int:
             ]
             # issue 41, inputs a person or a cloned repo controls (bench/reliability_input.py): before the
             # settings-trust probe, which creates ~/.claude
-            inputs: list[Callable[[], Item]] = [lambda p=p: p(h) for p in INPUT_PROBES]  # type: ignore[misc]
-            r4: list[Callable[[], Item]] = [lambda p=p: p(h) for p in R4_PROBES]  # type: ignore[misc]
-            groups = {"input": inputs, "r4": r4}
-            probes = groups[args.only] if args.only in groups else probes[:-1] + inputs + r4 + probes[-1:]
+            groups = {name: [functools.partial(p, h) for p in found] for name, found in ISSUE_GROUPS.items()}
+            later = [probe for name in ISSUE_GROUPS for probe in groups[name]]
+            probes = groups[args.only] if args.only in groups else probes[:-1] + later + probes[-1:]
             for probe in probes:
                 items.append(probe())
         finally:

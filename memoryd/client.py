@@ -12,14 +12,16 @@ import http.client
 import json as _json
 import os
 import socket
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 from urllib.parse import quote, urlencode, urlsplit
 
 from memoryd.base import limits
+from memoryd.base.bounded_http import AnswerTooLarge, BoundedConnection
 from memoryd.base.errors import ApiError, DaemonNotRunning, NotMemoryd
-from memoryd.base.identity import CHALLENGE_HEADER, PROOF_HEADER, new_challenge, proves
+from memoryd.base.identity import CHALLENGE_HEADER, PROOF_HEADER, is_proof, new_challenge, proves
 from memoryd.service.auth import read_token
 from memoryd.service.runtime_file import read_runtime_file
 
@@ -47,6 +49,14 @@ def _scope(scope: str) -> dict[str, str]:
     return {} if scope == "project" else {"scope": scope}
 
 
+# What a client without a token says when the program at the address answers like memoryd: it cannot check
+# the proof, so it sends nothing (issue #52: a save's text went to whatever answered).
+NO_TOKEN = (
+    "the program at {url} answers like memoryd, but this home has no token to check it with ($MEMORYD_HOME/token is "
+    "missing), so nothing was sent to it: run this with the daemon's MEMORYD_HOME, or set MEMORYD_TOKEN."
+)
+
+
 class Sent(TypedDict, total=False):
     """What a request carries beyond its method and path (each part optional; a None param is left out)."""
 
@@ -56,21 +66,26 @@ class Sent(TypedDict, total=False):
 
 
 class MemorydClient:
-    def __init__(self, base_url: str, token: str | None, *, timeout: float = 10.0) -> None:
+    """Each call (`request`) ends within `timeout` seconds, connection and identity proof included, and reads at
+    most CLIENT_ANSWER_MAX_BYTES; whatever answers, the caller gets an answer or one MemorydError."""
+
+    def __init__(self, base_url: str, token: str | None, *, timeout: float = limits.CLIENT_CALL_SECONDS) -> None:
         self.base_url = base_url.rstrip("/")
         parts = urlsplit(self.base_url)
         self._host, self._port = parts.hostname or "127.0.0.1", parts.port or 80
         self._token = token
         self._headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.timeout = timeout
-        self._conn: http.client.HTTPConnection | None = None
+        self._conn: BoundedConnection | None = None
 
     @classmethod
-    def from_settings(cls, settings: Settings, *, timeout: float = 10.0) -> MemorydClient:
+    def from_settings(cls, settings: Settings, *, timeout: float = limits.CLIENT_CALL_SECONDS) -> MemorydClient:
         return cls(daemon_url(settings), read_token(settings.home, settings.token_override), timeout=timeout)
 
     @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, *, timeout: float = 10.0) -> MemorydClient:
+    def from_env(
+        cls, env: Mapping[str, str] | None = None, *, timeout: float = limits.CLIENT_CALL_SECONDS
+    ) -> MemorydClient:
         """The daemon named by `$MEMORYD_HOME/daemon.json`; only when it is absent are the
         settings loaded for the configured address (so a running daemon is reached fast)."""
         env = os.environ if env is None else env
@@ -84,6 +99,11 @@ class MemorydClient:
             url = daemon_url(load_settings(env, home=home))
         return cls(url, read_token(home, env.get("MEMORYD_TOKEN", "")), timeout=timeout)
 
+    @property
+    def has_token(self) -> bool:
+        """Whether this client has a token to check the daemon's proof with (without one it sends nothing)."""
+        return bool(self._token)
+
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()
@@ -95,46 +115,57 @@ class MemorydClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _connection(self) -> tuple[http.client.HTTPConnection, bool]:
-        """The kept-alive connection (reused: True), or a new one; refused → DaemonNotRunning."""
+    def _connection(self, deadline: float) -> tuple[BoundedConnection, bool]:
+        """The kept-alive connection (reused: True), or a new one whose program proved it is this home's
+        memoryd; refused → DaemonNotRunning."""
         if self._conn is not None:
             return self._conn, True
-        conn = http.client.HTTPConnection(self._host, self._port, timeout=self.timeout)
+        conn = BoundedConnection(self._host, self._port)
+        proof_seconds = min(deadline - time.monotonic(), limits.CLIENT_PROOF_SECONDS)
+        conn.allow(time.monotonic() + proof_seconds, limits.CLIENT_PROOF_MAX_BYTES)
         try:
             conn.connect()
+            conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         except (ConnectionRefusedError, socket.gaierror, TimeoutError, OSError) as exc:
             conn.close()
             raise DaemonNotRunning(self.base_url) from exc
-        conn.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        if self._token:
-            self._prove(conn)
+        self._prove(conn, proof_seconds)
         self._conn = conn
         return conn, False
 
-    def _prove(self, conn: http.client.HTTPConnection) -> None:
-        """Make the program on this connection prove it holds our token before anything carries it."""
-        peer_host, peer_port = conn.sock.getpeername()[:2]
+    def _prove(self, conn: BoundedConnection, seconds: float) -> None:
+        """Make the program on this connection prove it holds our token before anything else is sent on it:
+        the token, and any request's body. Nothing it answers is quoted, only its status code."""
         challenge = new_challenge()
         try:
+            peer_host, peer_port = conn.sock.getpeername()[:2]
             conn.request("GET", "/v1/health", headers={CHALLENGE_HEADER: challenge})
             response = conn.getresponse()
             response.read()
+        except TimeoutError as exc:
+            conn.close()
+            raise NotMemoryd(self.base_url, f"it did not answer within {seconds:.2g} s") from exc
+        except AnswerTooLarge as exc:
+            conn.close()
+            raise NotMemoryd(self.base_url, f"its answer passed {limits.CLIENT_PROOF_MAX_BYTES // 1024} KB") from exc
         except (http.client.HTTPException, OSError) as exc:
             conn.close()
             raise NotMemoryd(self.base_url, f"it did not answer HTTP: {exc.__class__.__name__}") from exc
         presented = response.getheader(PROOF_HEADER, "")
-        assert self._token is not None
-        if not proves(self._token, challenge, peer_host, peer_port, presented):
-            conn.close()
-            server = response.getheader("Server", "")
-            seen = f"it answered {response.status} {response.reason}" + (f" as {server!r}" if server else "")
-            raise NotMemoryd(self.base_url, seen)
+        if self._token and proves(self._token, challenge, peer_host, peer_port, presented):
+            return
+        conn.close()
+        if not self._token and is_proof(presented):
+            raise ApiError(401, "unauthorized", NO_TOKEN.format(url=self.base_url))
+        raise NotMemoryd(self.base_url, f"it answered HTTP {response.status}")
 
     def _exchange(
         self, method: str, target: str, body: bytes | None, headers: dict[str, str]
     ) -> tuple[int, str, bytes, str]:
+        deadline = time.monotonic() + self.timeout
         for attempt in range(2):
-            conn, reused = self._connection()
+            conn, reused = self._connection(deadline)
+            conn.allow(deadline, limits.CLIENT_ANSWER_MAX_BYTES)
             try:
                 conn.request(method, target, body=body, headers=headers)
                 response = conn.getresponse()
@@ -146,6 +177,14 @@ class MemorydClient:
                     "daemon_timeout",
                     f"memoryd at {self.base_url} did not answer within {self.timeout:g} s; "
                     "it may be busy: try again, or check it with `memoryd status`.",
+                ) from exc
+            except AnswerTooLarge as exc:
+                self.close()
+                raise ApiError(
+                    502,
+                    "answer_too_large",
+                    f"memoryd at {self.base_url} answered more than {limits.CLIENT_ANSWER_MAX_BYTES // 2**20} MB; "
+                    "ask for less (a smaller --limit or page).",
                 ) from exc
             except (http.client.HTTPException, OSError) as exc:
                 self.close()

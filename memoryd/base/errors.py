@@ -289,12 +289,13 @@ class NotMemoryd(DaemonNotRunning):
     code = "not_memoryd"
 
     def __init__(self, url: str, seen: str) -> None:
+        port = url.rsplit(":", 1)[-1]
         MemorydError.__init__(
             self,
-            f"something other than memoryd answers at {url} ({seen}); it did not prove it holds this home's token, "
-            "so the token was not sent. Stop that program, or give memoryd another port: set [server] port in "
-            "config.toml (`memoryd config`), then start memoryd again. If it is memoryd with another token, "
-            "unset MEMORYD_TOKEN or restart the daemon.",
+            f"something other than memoryd answers on port {port} at {url} ({seen}); it did not prove it is this "
+            "home's memoryd, so nothing was sent to it. Stop that program, or give memoryd another port: set "
+            "[server] port in config.toml (`memoryd config`) or MEMORYD_PORT, then start memoryd again. If it is "
+            "memoryd with another token, unset MEMORYD_TOKEN or restart the daemon.",
         )
         self.url = url
 

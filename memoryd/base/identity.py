@@ -16,6 +16,7 @@ PROOF_LABEL = "memoryd-proof-v1"
 CHALLENGE_BYTES = 16
 # what a daemon accepts as a challenge: hex, long enough to be fresh, short enough to be cheap
 CHALLENGE_HEX_CHARS = range(2 * CHALLENGE_BYTES, 129)
+PROOF_HEX_CHARS = 64  # an HMAC-SHA256 in hex
 
 
 def new_challenge() -> str:
@@ -24,6 +25,11 @@ def new_challenge() -> str:
 
 def is_challenge(text: str) -> bool:
     return len(text) in CHALLENGE_HEX_CHARS and all(c in "0123456789abcdef" for c in text)
+
+
+def is_proof(text: str) -> bool:
+    """Is `text` shaped like a proof (what a client without a token can check: it cannot verify one)?"""
+    return len(text) == PROOF_HEX_CHARS and all(c in "0123456789abcdef" for c in text)
 
 
 def proof(token: str, challenge: str, host: str, port: int) -> str:

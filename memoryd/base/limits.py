@@ -143,6 +143,14 @@ IMPORT_MAX_FILES = 20_000  # files (or JSON lines) looked at in one import: the 
 IMPORT_MAX_BYTES = 64 * 1024 * 1024  # text held by one import; past it the rest is reported, not read
 TOKEN_FILE_MODE = 0o600
 TOKEN_BYTES = 32
+# Issue 52: a program on memoryd's port that drips one byte every 0.5 s held every client for good (a socket's
+# timeout is per read), and an endless chunked answer took `memoryd list` to 1.5 GB. Each call of a client of
+# memoryd's (the CLI, the MCP server, the hook) ends by one deadline and reads a bounded answer.
+CLIENT_CALL_SECONDS = 10.0  # a CLI or MCP call's whole deadline unless the command names its own (recall 30, grep 60)
+CLIENT_PROOF_SECONDS = 5.0  # of it, the identity proof on a new connection at most (memoryd answers it in ~2 ms)
+CLIENT_PROOF_MAX_BYTES = 64 * 1024  # the answer to the challenge, head included (memoryd's is ~0.3 KB)
+CLIENT_ANSWER_MAX_BYTES = 64 * 1024 * 1024  # an answer of the proven daemon (10,000 memories listed: ~10 MB)
+HOOK_ANSWER_MAX_BYTES = 1024 * 1024  # a hook's answer (Claude Code keeps 10,000 chars of it)
 
 # --- Claude Code integration (integration doc §5) -------------------------------------
 CLAUDE_CODE_CONTEXT_MAX_CHARS = 10_000  # additionalContext cap

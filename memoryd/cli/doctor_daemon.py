@@ -10,9 +10,11 @@ import shutil
 import stat
 import subprocess
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from memoryd.base.errors import ApiError, DaemonNotRunning, NotMemoryd
 from memoryd.cli.doctor_context import Check, Context
+from memoryd.config import CONFIG_FILENAME
 from memoryd.service.auth import token_path
 from memoryd.service.units import LAUNCHD_LABEL, SYSTEMD_UNIT_NAME, target
 
@@ -23,12 +25,14 @@ SERVICE_QUERY_TIMEOUT_SECONDS = 10
 def check_daemon(ctx: Context) -> Check:
     """Something answers at the daemon's address, with our token, and it serves this home."""
     if isinstance(ctx.status_error, NotMemoryd):
+        port = urlsplit(ctx.client.base_url).port
         return Check(
             "daemon",
             False,
-            f"another program answers at {ctx.client.base_url} and did not prove it is this home's memoryd "
-            "(the token was not sent to it)",
-            "stop that program, or set another [server] port in config.toml and start memoryd again",
+            f"another program answers on port {port} ({ctx.client.base_url}) and did not prove it is this home's "
+            "memoryd; nothing was sent to it",
+            f"stop the program on port {port}, or give memoryd another port: set [server] port in "
+            f"{ctx.settings.home / CONFIG_FILENAME} (or MEMORYD_PORT), then start memoryd again",
         )
     if isinstance(ctx.status_error, DaemonNotRunning):
         return Check(
@@ -39,11 +43,12 @@ def check_daemon(ctx: Context) -> Check:
         )
     if isinstance(ctx.status_error, ApiError):
         e = ctx.status_error
-        fix = (
-            "the token does not match: restart the daemon, or unset MEMORYD_TOKEN"
-            if e.status == 401
-            else "look at the daemon's log"
-        )
+        if e.status == 401 and not ctx.client.has_token:
+            fix = "this home has no token: run doctor with the daemon's MEMORYD_HOME, or set MEMORYD_TOKEN"
+        elif e.status == 401:
+            fix = "the token does not match: restart the daemon, or unset MEMORYD_TOKEN"
+        else:
+            fix = "look at the daemon's log"
         return Check("daemon", False, f"{ctx.client.base_url} answered {e.status} ({e.code})", fix)
     assert ctx.status is not None
     home = ctx.status.get("home")

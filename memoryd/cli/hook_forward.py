@@ -11,9 +11,16 @@ from __future__ import annotations
 import _socket
 import os
 import sys
+import time
 
 from memoryd.base.identity import CHALLENGE_HEADER, PROOF_HEADER, new_challenge, proves
-from memoryd.base.limits import DEFAULT_HOME, RUNTIME_FILENAME, TOKEN_FILENAME
+from memoryd.base.limits import (
+    CLIENT_PROOF_MAX_BYTES,
+    DEFAULT_HOME,
+    HOOK_ANSWER_MAX_BYTES,
+    RUNTIME_FILENAME,
+    TOKEN_FILENAME,
+)
 from memoryd.integrations.hook_protocol import (
     AWAIT_MODEL_BUDGET,
     AWAIT_MODEL_QUERY,
@@ -31,7 +38,8 @@ from memoryd.integrations.hook_protocol import (
 
 # A hook event is a few KB (the prompt, paths); anything far larger is not one.
 MAX_EVENT_BYTES = 4 * 1024 * 1024
-MAX_ANSWER_BYTES = 1024 * 1024  # Claude Code caps context at 10,000 chars; an answer far past that is not memoryd's
+RECV_BYTES = 65536
+HEX_DIGITS = b"0123456789abcdefABCDEF"
 EVENT_KEY = b'"hook_event_name"'
 
 
@@ -88,15 +96,49 @@ def read_token(home: str, env: dict[str, str] | os._Environ[str]) -> str:
         return ""
 
 
-def _response(sock: _socket.socket) -> tuple[int, dict[str, str], bytes]:
-    """One HTTP/1.1 response: status, headers (lower-case names), body (Content-Length or chunked)."""
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = sock.recv(65536)
-        if not chunk or len(data) > 65536:
+class _Wire:
+    """One connection, every send and read within the event's deadline (a socket's timeout is per read, and a
+    program dripping a byte every 0.5 s never trips it) and every answer within its byte limit (issue #52)."""
+
+    def __init__(self, sock: _socket.socket, deadline: float) -> None:
+        self.sock, self.deadline = sock, deadline
+        self.data = b""  # read but not yet taken
+        self.budget = 0  # bytes the answer being read may still take
+        self.heard = False  # the program sent something
+
+    def _left(self) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError("the hook's deadline passed")
+        return left
+
+    def send(self, data: bytes) -> None:
+        self.sock.settimeout(self._left())
+        self.sock.sendall(data)
+
+    def more(self) -> bool:
+        """Read what comes next into `data`; False at the end of the stream."""
+        self.sock.settimeout(self._left())
+        chunk = self.sock.recv(RECV_BYTES)
+        self.budget -= len(chunk)
+        if self.budget < 0:
+            raise AnswerTooLarge
+        self.heard = self.heard or bool(chunk)
+        self.data += chunk
+        return bool(chunk)
+
+
+class AnswerTooLarge(Exception):
+    """An answer passed its byte limit."""
+
+
+def _response(wire: _Wire, max_bytes: int) -> tuple[int, dict[str, str], bytes]:
+    """One HTTP/1.1 response of at most `max_bytes`, head included: status, headers (lower-case names), body."""
+    wire.budget = max_bytes - len(wire.data)
+    while b"\r\n\r\n" not in wire.data:
+        if not wire.more():
             raise NotMemoryd("no HTTP answer")
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
+    head, _, wire.data = wire.data.partition(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
     parts = lines[0].split(" ", 2)
     if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
@@ -108,62 +150,82 @@ def _response(sock: _socket.socket) -> tuple[int, dict[str, str], bytes]:
     length = headers.get("content-length", "")
     if length.isdigit():
         want = int(length)
-        if want > MAX_ANSWER_BYTES:
-            raise NotMemoryd("answer too large")
-        while len(body) < want:
-            chunk = sock.recv(65536)
-            if not chunk:
-                break
-            body += chunk
-        return int(parts[1]), headers, body[:want]
+        if want > max_bytes:
+            raise AnswerTooLarge
+        while len(wire.data) < want and wire.more():
+            pass
+        body, wire.data = wire.data[:want], wire.data[want:]
+        return int(parts[1]), headers, body
     if headers.get("transfer-encoding", "").lower() == "chunked":
-        return int(parts[1]), headers, _chunked(sock, body)
+        return int(parts[1]), headers, _chunked(wire)
+    body, wire.data = wire.data, b""
     return int(parts[1]), headers, body
 
 
-def _chunked(sock: _socket.socket, data: bytes) -> bytes:
+def _chunked(wire: _Wire) -> bytes:
     body = b""
     while True:
-        while b"\r\n" not in data:
-            data += sock.recv(65536) or b"0\r\n\r\n"
-        size_line, _, data = data.partition(b"\r\n")
-        size = int(size_line.split(b";")[0] or b"0", 16)
-        if size == 0 or len(body) + size > MAX_ANSWER_BYTES:
+        while b"\r\n" not in wire.data:
+            if not wire.more():
+                return body
+        size_line, _, wire.data = wire.data.partition(b"\r\n")
+        size_text = size_line.split(b";")[0].strip() or b"0"
+        if not all(c in HEX_DIGITS for c in size_text):
+            raise NotMemoryd("no HTTP answer")
+        size = int(size_text, 16)
+        if size == 0:
             return body
-        while len(data) < size + 2:
-            chunk = sock.recv(65536)
-            if not chunk:
-                return body + data[:size]
-            data += chunk
-        body, data = body + data[:size], data[size + 2 :]
+        while len(wire.data) < size + 2:
+            if not wire.more():
+                return body + wire.data[:size]
+        body, wire.data = body + wire.data[:size], wire.data[size + 2 :]
 
 
 def forward(
     body: bytes, address: tuple[str, int], token: str, session_env: str, timeout: float, target: str = HOOK_PATH
 ) -> bytes:
-    """Prove the daemon on one connection, then send it the event with the token; its answer's body."""
+    """Prove the daemon on one connection, then send it the event with the token; its answer's body. All of it
+    ends within `timeout` seconds."""
     sock = _socket.socket(_socket.AF_INET6 if ":" in address[0] else _socket.AF_INET, _socket.SOCK_STREAM)
-    sock.settimeout(timeout)
+    wire = _Wire(sock, time.monotonic() + timeout)
     try:
+        sock.settimeout(timeout)
         sock.connect(address)
         sock.setsockopt(_socket.IPPROTO_TCP, _socket.TCP_NODELAY, 1)
         peer_host, peer_port = sock.getpeername()[:2]
-        challenge = new_challenge()
         host = f"{address[0]}:{address[1]}" if ":" not in address[0] else f"[{address[0]}]:{address[1]}"
-        sock.sendall(f"GET /v1/health HTTP/1.1\r\nHost: {host}\r\n{CHALLENGE_HEADER}: {challenge}\r\n\r\n".encode())
-        _, headers, _ = _response(sock)
-        if not token or not proves(token, challenge, peer_host, peer_port, headers.get(PROOF_HEADER.lower(), "")):
-            raise NotMemoryd(f"{peer_host}:{peer_port}")
+        _prove(wire, host, token, peer_host, peer_port)
         request = (
             f"POST {target} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
             f"{SESSION_ENV_HEADER}: {session_env}\r\nConnection: close\r\n\r\n"
         )
-        sock.sendall(request.encode("latin-1", "replace") + body)
-        status, _, answer = _response(sock)
+        wire.send(request.encode("latin-1", "replace") + body)
+        try:
+            status, _, answer = _response(wire, HOOK_ANSWER_MAX_BYTES)
+        except AnswerTooLarge:
+            return b""
         return answer if status == 200 else b""
     finally:
         sock.close()
+
+
+def _prove(wire: _Wire, host: str, token: str, peer_host: str, peer_port: int) -> None:
+    """The program on `wire` proves it holds `token`, or NotMemoryd: also when it answers past the proof's size,
+    or has not finished answering by the deadline."""
+    challenge = new_challenge()
+    stranger = NotMemoryd(f"{peer_host}:{peer_port}")
+    wire.send(f"GET /v1/health HTTP/1.1\r\nHost: {host}\r\n{CHALLENGE_HEADER}: {challenge}\r\n\r\n".encode())
+    try:
+        _, headers, _ = _response(wire, CLIENT_PROOF_MAX_BYTES)
+    except AnswerTooLarge:
+        raise stranger from None
+    except TimeoutError:
+        if wire.heard:  # it answered, but not as memoryd does within the deadline
+            raise stranger from None
+        raise
+    if not token or not proves(token, challenge, peer_host, peer_port, headers.get(PROOF_HEADER.lower(), "")):
+        raise stranger
 
 
 def _context(event: str, text: str) -> str:
