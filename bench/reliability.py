@@ -37,6 +37,7 @@ from reliability_files import FILE_PROBES  # noqa: E402  (issue 41 items 5, 7, 8
 from reliability_harness import Harness, Item  # noqa: E402
 from reliability_identity import probe_identity  # noqa: E402
 from reliability_input import INPUT_PROBES  # noqa: E402  (issue 41: inputs a person or a cloned repo controls)
+from reliability_reads import READS_PROBES  # noqa: E402  (issue 52: reads never wait on writes)
 
 from tests.support.bombs import RepeatedBytes  # noqa: E402
 from tests.support.servers import DaemonProcess  # noqa: E402
@@ -558,7 +559,12 @@ def main() -> int:
     parser.add_argument("--giant-line-mb", type=int, default=50)
     parser.add_argument("--seed", type=int, default=23)
     parser.add_argument("--json", default=None, help="default: bench/results/reliability[-input].json")
-    parser.add_argument("--only", choices=["all", "input"], default="all", help="input: issue 41's input probes only")
+    parser.add_argument(
+        "--only",
+        choices=["all", "input", "reads"],
+        default="all",
+        help="input: issue 41's input probes only; reads: issue 52's",
+    )
     args = parser.parse_args()
     rng = random.Random(args.seed)
     items: list[Item] = []
@@ -589,7 +595,9 @@ def main() -> int:
             # issue 41, inputs a person or a cloned repo controls (bench/reliability_input.py): before the
             # settings-trust probe, which creates ~/.claude
             inputs: list[Callable[[], Item]] = [lambda p=p: p(h) for p in INPUT_PROBES]  # type: ignore[misc]
-            probes = inputs if args.only == "input" else probes[:-1] + inputs + probes[-1:]
+            reads: list[Callable[[], Item]] = [lambda p=p: p(h) for p in READS_PROBES]  # type: ignore[misc]
+            probes = inputs if args.only == "input" else probes[:-1] + inputs + reads + probes[-1:]
+            probes = reads if args.only == "reads" else probes
             for probe in probes:
                 items.append(probe())
         finally:

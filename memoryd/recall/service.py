@@ -197,6 +197,8 @@ class RecallService:
                 reason=result.reason,
                 took_ms=result.took_ms,
                 why=result.why,
+                lexical_only=result.lexical_only,
+                vectors_missing=result.vectors_missing,
             )
         except Exception:  # the log is for people; never fail the agent's prompt over it
             log.exception("could not record a recall in the recall log")
@@ -276,7 +278,17 @@ class RecallService:
             method, reason, chosen = self.model.choose(ask, why_not, chosen, self._released)
         if not chosen and not reason:
             reason = NOT_CONFIDENT if whys else ""
-        return self._surface(store, session_id, chosen, scores, method, reason, used, max_chars, whys)
+        result = self._surface(store, session_id, chosen, scores, method, reason, used, max_chars, whys)
+        return self._ranked_with(result, [source for _, source in sources])
+
+    def _ranked_with(self, result: RecallResult, sources: list[MemoryDir]) -> RecallResult:
+        """The result with what its ranking had of the vectors, for the recall log: none at all (lexical only),
+        or how many memories it found lexically only, their vectors still owed (issue 52: a read never waits)."""
+        if self.indexes.encoder.backend is not None:
+            items = [self.indexes.item(source) for source in sources]
+            result.lexical_only = not any(len(item.dense) for item in items)
+            result.vectors_missing = sum(self.indexes.vectors_missing(item) for item in items)
+        return result
 
     def model_followup(
         self,
