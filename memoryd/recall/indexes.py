@@ -81,10 +81,6 @@ class StoreIndexes(DenseUpkeep):
         with self._lock:
             return sum(len(i.index) for i in self._items.values())
 
-    def item(self, store: MemoryDir) -> StoreIndex:
-        """The store's index as it stands (no refresh)."""
-        return self._item(store)
-
     def _item(self, store: MemoryDir) -> StoreIndex:
         with self._lock:
             item = self._items.get(store.path)
@@ -121,6 +117,14 @@ class StoreIndexes(DenseUpkeep):
         if self.encoder.ready and (item.owed or item.dense_synced != item._changes):
             self._dense_wake.set()
         return item
+
+    def vectors_used(self, stores: list[MemoryDir]) -> tuple[bool, int]:
+        """What a ranking of these stores had of the vectors, for the recall log: (none at all: lexical only, how many
+        memories it found lexically only, their vectors still owed). A read never waits for them (issue 52)."""
+        if self.encoder.backend is None:
+            return True, 0
+        items = [self._item(store) for store in stores]
+        return not any(len(item.dense) for item in items), sum(self.vectors_missing(item) for item in items)
 
     def vectors_missing(self, item: StoreIndex) -> int:
         """How many of the index's memories a ranking now meets without their current vector (found lexically
