@@ -32,6 +32,7 @@ RECALL_MAX_S = 3.0
 HEALTH_MAX_S = 0.1
 HEALTH_P99_MS = 100.0
 IMPORT_NOTES = 2_000
+QUICK_SAVES = 300
 STREAM_SECONDS = 20.0
 LOAD_SECONDS = float(os.environ.get("MEMORYD_BENCH_LOAD_SECONDS", "120"))  # round two's mixed load: 2 minutes
 LOAD_CLIENTS = 20
@@ -160,7 +161,9 @@ class Readers:
         worst = {kind: max(v, default=0.0) for kind, v in self.took.items()}
         for kind, limit in (("pre_tool_use", PRE_TOOL_USE_MAX_S), ("recall", RECALL_MAX_S), ("health", HEALTH_MAX_S)):
             item.check(worst[kind] <= limit, f"{what}: {kind} max {worst[kind]:.3f} s > {limit} s")
+            ordered = sorted(self.took[kind]) or [0.0]
             item.figures[f"{what}_{kind}_max_s"] = round(worst[kind], 3)
+            item.figures[f"{what}_{kind}_p50_s"] = round(ordered[len(ordered) // 2], 3)
             item.figures[f"{what}_{kind}_calls"] = len(self.took[kind])
         item.check(not self.failed, f"{what}: {len(self.failed)} reads failed ({', '.join(self.failed[:3])})")
 
@@ -223,6 +226,36 @@ def probe_save_stream(h: Harness) -> Item:
     return item
 
 
+def probe_first_reads_after_saves(h: Harness) -> Item:
+    """300 quick saves with no read between, then the first PreToolUse and recall: they pay for none of them."""
+    item = Item(f"first reads after {QUICK_SAVES} quick saves")
+    with model_daemon(h, "reads-quick") as (proc, project), proc.client(timeout=CLIENT_TIMEOUT_S) as c:
+        for n in range(QUICK_SAVES):
+            c.post(
+                "/v1/memories",
+                json={
+                    "cwd": str(project),
+                    "name": f"quick {n}",
+                    "description": f"{' '.join(random.Random(n).sample(WORDS, 5))} ({n})",
+                    "type": "project",
+                    "body": f"Quick rule {n}.",
+                },
+            ).raise_for_status()
+        owed = _pending(c)
+        readers = Readers(proc, project)
+        for kind, call, limit in (
+            ("pre_tool_use", readers._pre, PRE_TOOL_USE_MAX_S),
+            ("recall", readers._recall, RECALL_MAX_S),
+        ):
+            started = time.perf_counter()
+            r = call(c, 1)
+            took = time.perf_counter() - started
+            item.check(r.status_code == 200 and took <= limit, f"the first {kind}: {r.status_code} in {took:.3f} s")
+            item.figures[f"first_{kind}_s"] = round(took, 3)
+        item.figures["vectors_owed_before"] = owed
+    return item
+
+
 def probe_mixed_load(h: Harness) -> Item:
     """Round two's mixed load (bench/soak.py's mix, 20 clients, 5,000 memories, the model on): no call times out."""
     from fast_bench import load
@@ -237,21 +270,8 @@ def probe_mixed_load(h: Harness) -> Item:
     return item
 
 
-def probe_huge_view(h: Harness) -> Item:
-    """Four views of a 900 KB Markdown memory at once: each bounded, /v1/health answered meanwhile."""
-    item = Item("views of a 900 KB memory bounded; health answers")
-    folder = h.memory_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    block = "## Step {i}\n\n- run `make {i}` *first*, then [the docs](https://example.com/{i})\n- **never** skip it\n\n"
-    body = "".join(block.format(i=i) for i in range(HUGE_BODY_BYTES // len(block)))
-    (folder / "user_huge_markdown.md").write_text(
-        f"---\nname: huge markdown\ndescription: a hand-written memory of 900 KB\ntype: user\n---\n{body}"
-    )
-    with h.client() as c:
-        url = c.post("/v1/ui/login-link").json()["url"]
-    browser = httpx.Client(base_url=h.proc.url, timeout=120)
-    browser.get(url.removeprefix(h.proc.url))
-    page = f"/ui/p/{project_id(folder)}/m/user_huge_markdown.md"
+def _views_and_health(h: Harness, browser: httpx.Client, page: str) -> tuple[list[float], list[float]]:
+    """The times of VIEWS_AT_ONCE clients each viewing `page` three times, and of /v1/health polled meanwhile."""
     views: list[float] = []
     health: list[float] = []
     done = threading.Event()
@@ -279,14 +299,43 @@ def probe_huge_view(h: Harness) -> Item:
         t.join()
     done.set()
     poller.join()
-    shown = browser.get(page)
-    item.check(shown.status_code == 200 and "not shown" in shown.text, "the page does not say the body was cut")
-    item.check(max(health) <= HEALTH_MAX_S, f"/v1/health max {max(health) * 1000:.0f} ms while 4 views rendered")
-    item.figures.update(
-        views_max_s=round(max(views), 3), health_max_ms=round(max(health) * 1000, 1), page_kb=len(shown.content) // 1024
-    )
+    return views, health
+
+
+def probe_huge_view(h: Harness) -> Item:
+    """Four views at once of a 900 KB Markdown memory (and of one made of costly blocks): each renders its first part
+    and links to the whole text; /v1/health answers meanwhile."""
+    item = Item("views of a 900 KB memory bounded; health answers")
+    folder = h.memory_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    block = "## Step {i}\n\n- run `make {i}` *first*, then [the docs](https://example.com/{i})\n- **never** skip it\n\n"
+    bodies = {
+        "markdown": "".join(block.format(i=i) for i in range(HUGE_BODY_BYTES // len(block))),
+        "brackets": ("[" * 999 + "\n\n") * (HUGE_BODY_BYTES // 1001),
+    }
+    with h.client() as c:
+        url = c.post("/v1/ui/login-link").json()["url"]
+    browser = httpx.Client(base_url=h.proc.url, timeout=120)
+    browser.get(url.removeprefix(h.proc.url))
+    for shape, body in bodies.items():
+        name = f"user_huge_{shape}.md"
+        (folder / name).write_text(f"---\nname: huge {shape}\ndescription: 900 KB by hand\ntype: user\n---\n{body}")
+        page = f"/ui/p/{project_id(folder)}/m/{name}"
+        views, health = _views_and_health(h, browser, page)
+        shown = browser.get(page)
+        cut = "not shown" in shown.text and f'href="{page}/raw"' in shown.text
+        item.check(shown.status_code == 200 and cut, f"{shape}: the page does not link to the whole text")
+        item.check(browser.get(f"{page}/raw").text == (folder / name).read_text(), f"{shape}: the raw text differs")
+        item.check(max(health) <= HEALTH_MAX_S, f"{shape}: /v1/health max {max(health) * 1000:.0f} ms during views")
+        item.figures.update(
+            {
+                f"{shape}_views_max_s": round(max(views), 3),
+                f"{shape}_health_max_ms": round(max(health) * 1000, 1),
+                f"{shape}_page_kb": len(shown.content) // 1024,
+            }
+        )
+        (folder / name).unlink()
     browser.close()
-    (folder / "user_huge_markdown.md").unlink()
     return item
 
 
@@ -340,6 +389,7 @@ def probe_awaiting_hooks(h: Harness) -> Item:
 READS_PROBES: list[Callable[[Harness], Item]] = [
     probe_huge_view,
     probe_awaiting_hooks,
+    probe_first_reads_after_saves,
     probe_save_stream,
     probe_import,
     probe_mixed_load,

@@ -33,6 +33,8 @@ LOG_ENTRY = [
     "took_ms",
     "injected",
     "left_out",
+    "lexical_only",
+    "vectors_missing",
 ]
 SYNC_REPORT = [
     "pulled",

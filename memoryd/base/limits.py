@@ -236,8 +236,6 @@ MARKDOWN_BLOCK_MAX_DELIMITERS = 1_000
 MARKDOWN_RENDER_BUDGET_SECONDS = 0.1
 # issue 52: a page renders this much of a body as Markdown (every body a save takes), then links to the whole text
 MARKDOWN_RENDER_MAX_CHARS = MEMORY_BODY_MAX_BYTES
-MARKDOWN_RENDERS_AT_ONCE = 1  # CPU-bound Python: more at once only share the GIL, with /v1/health's thread too
-MARKDOWN_RENDER_WAIT_SECONDS = 1.0  # a page waits this long for its turn to render, then shows the text escaped
 # --- watching memory work (issue 30) ----------------------------------------------------
 RECALL_CONTEXT_ITEMS = 100  # POST /v1/recall's `context`: recent paths and commands at most
 RECALL_CONTEXT_ITEM_CHARS = 1_000  # one context item (a path or a command) at most

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import re
-import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -109,24 +108,15 @@ def render(body: str, resolve: Callable[[str], str | None] = lambda target: None
     MARKDOWN_RENDER_MAX_CHARS are rendered, then a note links to the whole text (`raw_url`); a body is rendered block
     by block (blank-line separated, code fences kept whole); a block over MARKDOWN_BLOCK_MAX_CHARS or with more than
     MARKDOWN_BLOCK_MAX_DELIMITERS of the characters that cost the parser (`[`, `*`, `_`, ...), and every block once
-    MARKDOWN_RENDER_BUDGET_SECONDS are spent, is shown as escaped plain text instead. One page renders at a time:
-    renders are CPU-bound Python, and four at once shared the GIL with /v1/health's thread (60 ms a health
-    answer); a page that waited MARKDOWN_RENDER_WAIT_SECONDS for its turn shows the text escaped."""
+    MARKDOWN_RENDER_BUDGET_SECONDS are spent, is shown as escaped plain text instead. Pages call this on the
+    server's worker threads, never on its event loop (/v1/health answers there); running renders one at a time
+    was tried (issue 52) and only slowed four views at once 2x, /v1/health the same."""
     shown, cut = _head(body, limits.MARKDOWN_RENDER_MAX_CHARS)
-    if not _rendering.acquire(timeout=limits.MARKDOWN_RENDER_WAIT_SECONDS):
-        html = f"<pre>{escape(shown)}</pre>"
-    else:
-        try:
-            html = _render(shown, {"resolve": resolve}, _parser())
-        finally:
-            _rendering.release()
+    html = _render(shown, {"resolve": resolve}, _parser())
     if cut > 0:
         whole = f'<a href="{escape(raw_url)}">the whole text</a>' if raw_url else "the file itself"
         html += f"<p><em>… {cut:,} more characters not shown: read {whole}.</em></p>"
     return sanitize(html)
-
-
-_rendering = threading.BoundedSemaphore(limits.MARKDOWN_RENDERS_AT_ONCE)
 
 
 def _head(body: str, limit: int) -> tuple[str, int]:
