@@ -175,3 +175,18 @@ def test_async_hooks_waiting_for_the_model_leave_threads_to_other_sessions(
         assert prompt.status_code == 200 and len(answered) == waiting - bound  # answered while `bound` still wait
         for t in threads:
             t.join()
+
+
+def test_what_memories_apply_to_is_derived_after_saves_without_a_request(live: LiveDaemon, project: Path) -> None:
+    """A tool call after an import derived each new file's applies_to itself (0.8 s after 2,000 quick saves): now a
+    background thread brings the view up to the index after saves, before any request asks."""
+    for i in range(20):
+        save_memory(live, project, f"Rule {i}", f"Never run `npm publish` from branch {i}")
+    store = live.daemon.stores.for_cwd(str(project))
+    item = live.daemon.recall.indexes._item(store)
+
+    def current() -> bool:
+        view = live.daemon.recall.applies._by_dir.get(str(store.path))
+        return view is not None and view.version == item.version and len(view.applies) == 20
+
+    wait_for("the applies view brought up to date in the background", current)

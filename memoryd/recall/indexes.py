@@ -24,6 +24,7 @@ from memoryd.recall.embedding import DenseUpkeep
 from memoryd.recall.ranker import LexicalIndex, analyse
 from memoryd.recall.store_index import Signature, StoreIndex, count_files, sweep
 from memoryd.recall.vector_cache import VectorCache
+from memoryd.recall.view_keeper import ViewKeeper
 from memoryd.store import MemoryDir
 from memoryd.store.headers import read_memory
 from memoryd.store.memdir import WriteEvent
@@ -73,6 +74,18 @@ class StoreIndexes(DenseUpkeep):
         self._lane_pool = None  # the embedding thread's helper lanes, started at its first batch that has any
         self._idle = threading.Condition()
         self._request = threading.local()  # per request thread: the stores it swept (`serving`)
+        # what others derive from an index (what each memory applies to), brought up to date after saves off the
+        # request path (issue 52)
+        self._view_keepers: list[Callable[[MemoryDir, StoreIndex], object]] = []
+        self._views = ViewKeeper(keep=lambda store: [keep(store, self.refresh(store)) for keep in self._view_keepers])
+
+    def keep_views(self, keep: Callable[[MemoryDir, StoreIndex], object]) -> None:
+        """Call `keep(store, index)` on a background thread after saves to the store (a few a second at most)."""
+        self._view_keepers.append(keep)
+
+    def close(self) -> None:
+        self._views.close()
+        super().close()
 
     def __len__(self) -> int:
         return len(self._items)
@@ -190,6 +203,8 @@ class StoreIndexes(DenseUpkeep):
             self._built(item, generation)
             if self.encoder.ready:  # what it put in needs vectors: no request may come to say so
                 self._dense_wake.set()
+            if self._view_keepers:  # and what is derived from it, before a tool call comes to need it
+                self._views.due(store)
             release_freed_memory()  # a big build's file texts and token lists are freed now: hand their pages back
         except Exception:
             log.exception("recall: indexing %s failed", store.path)
@@ -314,6 +329,8 @@ class StoreIndexes(DenseUpkeep):
                 item.owed[event.filename] = self._writes
         if item.owed:
             self._dense_wake.set()
+        if self._view_keepers and event.op == "write":
+            self._views.due(event.store)
 
     def _mark(self, item: StoreIndex, filename: str) -> None:
         """After a write through MemoryDir or a watcher event: the next request re-reads that file."""

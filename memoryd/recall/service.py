@@ -78,14 +78,14 @@ class RecallService:
         )
         self.stores.on_write.append(self.indexes.written)  # indexed before the save answers; its vector comes after
         self.applies = AppliesIndex()  # what each memory applies to (issue 38), for prompts and tool calls
+        self.indexes.keep_views(self.applies.view)  # derived after saves in the background, not by a tool call
         self.model = ModelRoute(self.llm, self.settings)  # the side-query, off the critical path for hooks
         # Recalls computing at once. More only add threads that take turns on the GIL, and a save
         # holding a memory dir's lock waits behind all of them after every system call (issue 31).
         self._computing = threading.BoundedSemaphore(limits.RECALL_COMPUTING_AT_ONCE)
         # Prompts ranked, and how many of them the side-query would be asked about (with or without a model
         # backend: `_model_not_needed`), so a benchmark can report model calls per 100 prompts offline.
-        self.prompts_ranked = 0
-        self.model_wanted = 0
+        self.prompts_ranked = self.model_wanted = 0
         self._counting = threading.Lock()
 
     def close(self) -> None:
