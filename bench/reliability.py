@@ -39,6 +39,7 @@ from reliability_harness import Harness, Item  # noqa: E402
 from reliability_identity import probe_identity  # noqa: E402
 from reliability_input import INPUT_PROBES  # noqa: E402  (issue 41: inputs a person or a cloned repo controls)
 from reliability_r4 import R4_PROBES  # noqa: E402  (issue 52: bench/reliability_r4.py)
+from reliability_reads import READS_PROBES  # noqa: E402  (issue 52: reads never wait on writes)
 
 from tests.support.bombs import RepeatedBytes  # noqa: E402
 from tests.support.servers import DaemonProcess  # noqa: E402
@@ -571,7 +572,7 @@ def main() -> int:
         "--only",
         choices=["all", *ISSUE_GROUPS],
         default="all",
-        help="input: issue 41's input probes only; r4: issue 52's server probes; clients: issue 52's client probes",
+        help="input: issue 41's input probes only; r4, clients, reads: issue 52's server, client and read-while-writing probes",
     )
     args = parser.parse_args()
     rng = random.Random(args.seed)

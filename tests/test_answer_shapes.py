@@ -48,6 +48,8 @@ LOG_ENTRY = [
     "held",  # the guard's decision when the entry is a held act (#50)
     "injected",
     "left_out",
+    "lexical_only",
+    "vectors_missing",
 ]
 SYNC_REPORT = [
     "pulled",

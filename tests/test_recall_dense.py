@@ -295,9 +295,12 @@ def _toy_backend(calls: list[tuple[str, list[str]]]) -> Backend:
     )
 
 
-def test_a_save_answers_before_its_vector_and_the_next_recall_puts_it_first(home: Path, project: Path) -> None:
+def test_a_save_answers_before_its_vector_and_the_next_recall_finds_it_without_paying_it(
+    home: Path, project: Path
+) -> None:
     """Issue 42: a lone save waited for one embedding (25-30 ms of its 30-47 ms). Now the save leaves the
-    vector owed and answers; the next recall puts it before it ranks (no embedding thread runs here)."""
+    vector owed and answers; issue 52: the next recall no longer pays it either (under a stream of saves that
+    was 18-23 s), it finds the memory lexically and says so; the embedding thread pays it."""
     daemon = Daemon(make_settings(home, MEMORYD_RECALL_DENSE="off"))
     calls: list[tuple[str, list[str]]] = []
     daemon.recall.indexes.encoder.backend = _toy_backend(calls)
@@ -307,12 +310,14 @@ def test_a_save_answers_before_its_vector_and_the_next_recall_puts_it_first(home
     ).memory.filename
     assert calls == [] and daemon.recall.indexes.dense_pending() == 1  # the save did not wait for the model
     got = daemon.recall.recall(str(project), "where is the session cache", "s1")
-    assert [m.filename for m in got.memories] == [fn]
+    assert [m.filename for m in got.memories] == [fn] and (got.lexical_only, got.vectors_missing) == (True, 1)
+    assert calls == [] and daemon.recall.indexes.dense_pending() == 1  # the recall did not wait for it either
+    daemon.recall.indexes.start_dense()
+    embedded(daemon)
     assert [texts for _, texts in calls] == [["Redis cache. The session cache is Redis 7"]]
-    assert daemon.recall.indexes.dense_pending() == 0
-    assert daemon.recall.indexes.refresh(store).dense.digest(fn) is not None
-    daemon.recall.recall(str(project), "where is the session cache again", "s2")
-    assert len(calls) == 1  # paid once
+    got = daemon.recall.recall(str(project), "where is the session cache again", "s2")
+    assert (got.lexical_only, got.vectors_missing) == (False, 0) and len(calls) == 1  # paid once
+    daemon.recall.close()
     daemon.state.close()
 
 

@@ -317,6 +317,12 @@ class RecallLogEntryOut(ResponseModel):
     held: str = Field("", description="The guard's decision for a held act (deny, ask, context), else empty.")
     injected: list[WhyOut]
     left_out: list[WhyOut] = Field(description="Memories that just missed the cut.")
+    lexical_only: bool = Field(
+        False, description="Ranked without any vector: at tool time, or with the embedding model off or not loaded."
+    )
+    vectors_missing: int = Field(
+        0, description="Memories found lexically only because their vectors were still owed (a read never waits)."
+    )
 
 
 class RecallLogOut(ResponseModel):

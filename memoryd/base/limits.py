@@ -53,6 +53,9 @@ FRESHNESS_AFTER_DAYS = 1  # caveat when older than one day
 RECALL_SIDE_QUERY_MAX_TOKENS = 256  # sideQuery max_tokens
 RECALL_SIDE_QUERY_CANDIDATES = 50  # issue 3: local pre-selection above 50 memories
 RECALL_MODEL_FOLLOWUP_WAIT_SECONDS = 20.0  # the async hook waits this long for the model's pick (its process: 25 s)
+# async hooks that may wait for the model at once, each holding one of the server's 40 worker threads; the rest answer
+# with what is ready (the pick still reaches the turn at its next tool call). Issue 52: 45 waiting held them all.
+RECALL_MODEL_FOLLOWUP_WAITERS = 8
 RECALL_SIDE_QUERY_RECENT_ITEMS = 10  # the session's latest files and commands shown to the side-query
 RECALL_DEADLINE_SECONDS = 2.0  # issue 3: default deadline before the local result is served
 RECALL_SESSION_TTL_HOURS = 24  # surfaced sets expire with the session
@@ -246,6 +249,8 @@ UI_SESSION_SECONDS = 12 * 3600.0
 MARKDOWN_BLOCK_MAX_CHARS = 16_000
 MARKDOWN_BLOCK_MAX_DELIMITERS = 1_000
 MARKDOWN_RENDER_BUDGET_SECONDS = 0.1
+# issue 52: a page renders this much of a body as Markdown (every body a save takes), then links to the whole text
+MARKDOWN_RENDER_MAX_CHARS = MEMORY_BODY_MAX_BYTES
 # --- watching memory work (issue 30) ----------------------------------------------------
 RECALL_CONTEXT_ITEMS = 100  # POST /v1/recall's `context`: recent paths and commands at most
 RECALL_CONTEXT_ITEM_CHARS = 1_000  # one context item (a path or a command) at most

@@ -54,7 +54,6 @@ class DenseUpkeep:
     _dense_wake: threading.Event
     _dense_thread: threading.Thread | None
     _dense_write: threading.Lock
-    _owed_lock: threading.Lock
     _closed: bool
     _serving: int
     _last_request: float
@@ -108,9 +107,12 @@ class DenseUpkeep:
             self._idle.wait_for(lambda: not self._serving or self._closed, timeout=YIELD_MAX_SECONDS)
 
     def _yield_to_writers(self) -> None:
-        """Before paying a save's vector: let the save answer first (the GIL and the cores are its)."""
-        while not self._closed and (wait := self._last_write + WRITE_GRACE_SECONDS - time.monotonic()) > 0:
-            time.sleep(wait)
+        """Before paying a save's vector: let the save answer first (the GIL and the cores are its). One grace at
+        most: under a stream of saves (an import, ~60 a second) waiting for a quiet spell left every vector owed
+        until the stream ended, and reads are now answered without them (issue 52)."""
+        wait = self._last_write + WRITE_GRACE_SECONDS - time.monotonic()
+        if wait > 0 and not self._closed:
+            time.sleep(min(wait, WRITE_GRACE_SECONDS))
 
     def _dense_loop(self) -> None:
         lower_priority(EMBED_NICE)  # before the engine starts this thread's workers: they inherit it
@@ -276,19 +278,18 @@ class DenseUpkeep:
         return self._lane_pool
 
     def pay_owed(self, item: StoreIndex, *, at_most: int | None = None) -> None:
-        """Put the vectors saves left owed (all of them, or `at_most`): one payer at a time, so a
-        recall waits for the thread's batch in flight instead of embedding the same text again."""
+        """Put the vectors saves left owed (all of them, or `at_most`), on the embedding thread: a request never
+        pays them (issue 52: a recall after 300 quick saves paid 4.7 s of them)."""
         if not item.owed:
             return
-        with self._owed_lock:
-            with item.lock:
-                due = list(item.owed.items())[:at_most]
-            for i in range(0, len(due), EMBED_BATCH):
-                self.embed_now(item, [fn for fn, _ in due[i : i + EMBED_BATCH]])
-            with item.lock:
-                for fn, number in due:
-                    if item.owed.get(fn) == number:  # saved again meanwhile: still owed
-                        del item.owed[fn]
+        with item.lock:
+            due = list(item.owed.items())[:at_most]
+        for i in range(0, len(due), EMBED_BATCH):
+            self.embed_now(item, [fn for fn, _ in due[i : i + EMBED_BATCH]])
+        with item.lock:
+            for fn, number in due:
+                if item.owed.get(fn) == number:  # saved again meanwhile: still owed
+                    del item.owed[fn]
 
     def embed_now(self, item: StoreIndex, filenames: list[str]) -> None:
         """Give these memories their vectors now (from the cache, else the model); a few at most."""

@@ -4,7 +4,8 @@ Each file is read once per version (one read, frontmatter parsed on a fast path)
 writes through `MemoryDir` and the watcher's events name the file, so a new or changed memory
 costs O(1), never a rebuild. A big change (first sight of a store, a bulk copy) is applied by a
 background thread in batches while requests rank with the index as it stands: no request waits
-on a build. Big stores (>= `watched_sweep_min_files`) are also swept in the background.
+on a build, nor on a vector (the embedding thread's, recall/embedding.py). Big stores
+(>= `watched_sweep_min_files`) are also swept in the background.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from memoryd.recall.embedding import DenseUpkeep
 from memoryd.recall.ranker import LexicalIndex, analyse
 from memoryd.recall.store_index import Signature, StoreIndex, count_files, sweep
 from memoryd.recall.vector_cache import VectorCache
+from memoryd.recall.view_keeper import ViewKeeper
 from memoryd.store import MemoryDir
 from memoryd.store.headers import read_memory
 from memoryd.store.memdir import WriteEvent
@@ -33,7 +35,6 @@ INLINE_MAX_CHANGES = 256  # more changed files than this are applied in the back
 WATCHED_SAFETY_SWEEP_SECONDS = 60.0  # a watched store: its events name the files; a sweep only catches missed ones
 BATCH = 256  # files parsed outside the lock, then put in under it
 DIRTY_STAT_MAX = 4_096  # named files a request checks by stat (~3 µs each) before deciding what to re-read
-REQUEST_EMBED_MAX = 4  # memories a request embeds itself (changed by hand since the last one; ~25 ms each)
 
 
 class StoreIndexes(DenseUpkeep):
@@ -62,7 +63,6 @@ class StoreIndexes(DenseUpkeep):
         self._items: dict[Path, StoreIndex] = {}
         self._lock = threading.Lock()
         self._dense_write = threading.Lock()  # the embedding thread and the write path both put vectors
-        self._owed_lock = threading.Lock()  # one payer of saved memories' vectors at a time (thread or request)
         self._writes = 0  # numbers the saves whose vector is owed
         self._serving = 0  # requests being answered: no helper lane takes a text meanwhile (or, without lanes,
         # the embedding thread starts no batch)
@@ -74,6 +74,18 @@ class StoreIndexes(DenseUpkeep):
         self._lane_pool = None  # the embedding thread's helper lanes, started at its first batch that has any
         self._idle = threading.Condition()
         self._request = threading.local()  # per request thread: the stores it swept (`serving`)
+        # what others derive from an index (what each memory applies to), brought up to date after saves off the
+        # request path (issue 52)
+        self._view_keepers: list[Callable[[MemoryDir, StoreIndex], object]] = []
+        self._views = ViewKeeper(keep=lambda store: [keep(store, self.refresh(store)) for keep in self._view_keepers])
+
+    def keep_views(self, keep: Callable[[MemoryDir, StoreIndex], object]) -> None:
+        """Call `keep(store, index)` on a background thread after saves to the store (a few a second at most)."""
+        self._view_keepers.append(keep)
+
+    def close(self) -> None:
+        self._views.close()
+        super().close()
 
     def __len__(self) -> int:
         return len(self._items)
@@ -105,9 +117,8 @@ class StoreIndexes(DenseUpkeep):
             dirty = set()
         if dirty:
             self._apply(store, item, [store.path / fn for fn in dirty])
-            if len(dirty) <= REQUEST_EMBED_MAX:  # a hand edit or two: ranked with its vector, like a save
-                self.embed_now(item, sorted(dirty))
-        self.pay_owed(item)
+        # Reads never wait on writes (issue 52): what saves and hand edits left without a vector is ranked lexically
+        # until the embedding thread, woken here, gives it one. A request paying them waited 18-23 s under a stream.
         big = len(item.files) >= self.watched_sweep_min_files
         watched = self.is_watched(store.path)  # its events name each changed file within milliseconds
         if item.built and (big or watched) and not wait:  # a safety net for missed events, off the request path
@@ -116,9 +127,26 @@ class StoreIndexes(DenseUpkeep):
                 self._start_background(store, item)
         elif wait or not self._swept_in_this_request(item):
             self._sync(store, item, wait=wait)
-        if self.encoder.ready and item.dense_synced != item._changes:
+        if self.encoder.ready and (item.owed or item.dense_synced != item._changes):
             self._dense_wake.set()
         return item
+
+    def vectors_used(self, stores: list[MemoryDir]) -> tuple[bool, int]:
+        """What a ranking of these stores had of the vectors, for the recall log: (none at all: lexical only, how many
+        memories it found lexically only, their vectors still owed). A read never waits for them (issue 52)."""
+        if self.encoder.backend is None:
+            return True, 0
+        items = [self._item(store) for store in stores]
+        return not any(len(item.dense) for item in items), sum(self.vectors_missing(item) for item in items)
+
+    def vectors_missing(self, item: StoreIndex) -> int:
+        """How many of the index's memories a ranking now meets without their current vector (found lexically
+        only): those saves left owed, or when the embedding thread is behind the index, every one it has to do."""
+        with item.lock:
+            if item.dense_synced == item._changes:
+                return len(item.owed)
+            headers = list(item.by_name.items())
+        return sum(1 for fn, h in headers if not item.dense.holds(fn, h))
 
     def _swept_in_this_request(self, item: StoreIndex) -> bool:
         """Whether the request this thread serves has swept this store already (a recall refreshes its store
@@ -175,6 +203,8 @@ class StoreIndexes(DenseUpkeep):
             self._built(item, generation)
             if self.encoder.ready:  # what it put in needs vectors: no request may come to say so
                 self._dense_wake.set()
+            if self._view_keepers:  # and what is derived from it, before a tool call comes to need it
+                self._views.due(store)
             release_freed_memory()  # a big build's file texts and token lists are freed now: hand their pages back
         except Exception:
             log.exception("recall: indexing %s failed", store.path)
@@ -201,7 +231,7 @@ class StoreIndexes(DenseUpkeep):
     ) -> None:
         """Read and tokenise the changed files (outside the lock), then put them in, by batches
         (bounded peak memory; a concurrent request waits for one batch at most). `owed`: saved
-        through the store, so their vectors are owed to the next recall (`pay_owed`)."""
+        through the store, so their vectors are owed to the embedding thread (`pay_owed`)."""
         for i in range(0, len(changed), BATCH):
             self._apply_batch(store, item, changed[i : i + BATCH], gone if i == 0 else None, owed)
         if not changed and gone:
@@ -283,9 +313,8 @@ class StoreIndexes(DenseUpkeep):
     def written(self, event: WriteEvent) -> None:
         """A write through a MemoryDir (API, CLI, extraction, dream, team, review): the file is put
         in the lexical index on the writer's thread (~0.3 ms to read and tokenise) and its vector is
-        owed: the embedding thread pays it at once, and the next recall pays what is still owed
-        before it ranks, so it ranks the memory as it will minutes later. The save does not wait
-        for the model (one embedding was 25-30 ms of a 30-47 ms lone save, issue 42)."""
+        owed: the embedding thread pays it 50 ms later; until then a recall finds it lexically and says so in
+        the recall log. Neither the save (issue 42) nor a read (issue 52) waits for the model."""
         if event.op == "secret_refused" or "/" in event.filename or not event.filename.endswith(".md"):
             return
         self._last_write = time.monotonic()
@@ -300,6 +329,8 @@ class StoreIndexes(DenseUpkeep):
                 item.owed[event.filename] = self._writes
         if item.owed:
             self._dense_wake.set()
+        if self._view_keepers and event.op == "write":
+            self._views.due(event.store)
 
     def _mark(self, item: StoreIndex, filename: str) -> None:
         """After a write through MemoryDir or a watcher event: the next request re-reads that file."""

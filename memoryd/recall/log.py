@@ -33,7 +33,9 @@ CREATE TABLE IF NOT EXISTS recall_log (
     method TEXT NOT NULL,
     reason TEXT NOT NULL,
     took_ms REAL NOT NULL,
-    why TEXT NOT NULL
+    why TEXT NOT NULL,
+    lexical_only INTEGER NOT NULL DEFAULT 0,
+    vectors_missing INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS recall_log_dir ON recall_log(memory_dir, id);
 CREATE INDEX IF NOT EXISTS recall_log_session ON recall_log(session_id, id);
@@ -45,6 +47,11 @@ CREATE TABLE IF NOT EXISTS recall_log_hits (
 CREATE INDEX IF NOT EXISTS recall_log_hits_file ON recall_log_hits(memory_dir, filename, entry_id);
 CREATE INDEX IF NOT EXISTS recall_log_hits_entry ON recall_log_hits(entry_id);
 """
+# columns added since the table was first made: (name, declaration), each added to an older table once
+ADDED_COLUMNS = (
+    ("lexical_only", "INTEGER NOT NULL DEFAULT 0"),  # issue 52
+    ("vectors_missing", "INTEGER NOT NULL DEFAULT 0"),
+)
 SOURCES = ("hook", "rest", "mcp")
 WRITER_ROUNDS = 2  # batches a reader writes itself before it hands the rest back
 WRITER_THREAD_NAME = "recall-log"
@@ -63,6 +70,8 @@ class RecallEntry:
     took_ms: float
     injected: list[Why] = field(default_factory=list)
     left_out: list[Why] = field(default_factory=list)  # just under the cut
+    lexical_only: bool = False  # ranked without any vector: tool time, or the model off or not loaded yet
+    vectors_missing: int = 0  # memories found lexically only, their vectors owed to saves (reads never wait for them)
 
     @property
     def held(self) -> str:
@@ -184,6 +193,10 @@ class RecallLog:
         self._recorded = 0  # recalls handed to `record`
         self._stored = 0  # ... of which written (or given up on)
         self.state.migrate("recall_log", SCHEMA)
+        have = {row["name"] for row in self.state.query("PRAGMA table_info(recall_log)")}
+        for name, declaration in ADDED_COLUMNS:
+            if name not in have:
+                self.state.execute(f"ALTER TABLE recall_log ADD COLUMN {name} {declaration}")
 
     def record(
         self,
@@ -196,6 +209,8 @@ class RecallLog:
         reason: str,
         took_ms: float,
         why: list[Why],
+        lexical_only: bool = False,
+        vectors_missing: int = 0,
     ) -> None:
         """Log one recall: its row is written by the log's writer thread, in batches, one transaction each,
         and the recall answers at once (issue 31: a transaction per recall queued every recall behind the
@@ -214,6 +229,8 @@ class RecallLog:
             redact_secrets(reason),
             round(took_ms, 2),
             *_split(why),
+            lexical_only=lexical_only,
+            vectors_missing=vectors_missing,
         )
         log.info("%s", entry.log_line())
         with self._batch:
@@ -275,7 +292,7 @@ class RecallLog:
             for entry, why in batch:
                 cur = db.execute(
                     "INSERT INTO recall_log(at, memory_dir, session_id, source, prompt, method, "
-                    "reason, took_ms, why) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "reason, took_ms, why, lexical_only, vectors_missing) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         entry.at,
                         entry.memory_dir,
@@ -286,6 +303,8 @@ class RecallLog:
                         entry.reason,
                         entry.took_ms,
                         json.dumps([w.as_dict() for w in why]),
+                        int(entry.lexical_only),
+                        entry.vectors_missing,
                     ),
                 )
                 entry_id = int(cur.lastrowid or 0)
@@ -367,4 +386,6 @@ def _entry(row: Any) -> RecallEntry:
         row["reason"],
         float(row["took_ms"]),
         *_split([Why.from_dict(d) for d in json.loads(row["why"])]),
+        lexical_only=bool(row["lexical_only"]),
+        vectors_missing=int(row["vectors_missing"]),
     )

@@ -10,6 +10,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from memoryd.base import limits
+
 PENDING_KEPT = 256  # sessions whose side-query waits to be handed over
 PENDING_TTL_SECONDS = 600.0  # a pick nobody took within this long is dropped (the turn is long over)
 DECISION_WAIT_SECONDS = 5.0  # how long the async hook waits for the prompt's own hook to decide (they start together)
@@ -28,9 +30,17 @@ class Pending:
 class ModelPrefetch:
     """Side-queries by (session, memory dir): a newer prompt's replaces an older one's, each is taken once."""
 
-    def __init__(self, pool: concurrent.futures.ThreadPoolExecutor, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self,
+        pool: concurrent.futures.ThreadPoolExecutor,
+        clock: Callable[[], float] = time.monotonic,
+        waiters: int = limits.RECALL_MODEL_FOLLOWUP_WAITERS,
+    ):
         self._pool = pool
         self._clock = clock
+        # Callers waiting at once, each on a server worker thread: the rest take what is ready without waiting, so
+        # waiting hooks never starve other sessions' requests (issue 52: 45 held a prompt hook 16.9 s).
+        self._waiters = threading.BoundedSemaphore(waiters)
         self._pending: dict[tuple[str, str], Pending] = {}
         self._lock = threading.Condition()
         self.started = 0  # side-queries started, for "model calls per 100 prompts"
@@ -48,10 +58,18 @@ class ModelPrefetch:
             old.future.cancel()
 
     def take(self, session_id: str, memdir: str, prompt: str, wait: float) -> tuple[str, list[str]] | None:
-        """(prompt, the model's pick) once it answered within `wait` s; None when the prompt's recall did not ask
-        the model, it failed, or it is still running (then it stays pending for a later call). An empty `prompt`
-        takes whatever is pending (a tool call's answer); a prompt's async hook first waits for that prompt's own
-        hook to decide, since Claude Code starts both at once."""
+        """(prompt, the model's pick) once it answered within `wait` s (0 when `waiters` callers wait already);
+        None when the prompt's recall did not ask the model, it failed, or it is still running (then it stays
+        pending for a later call). An empty `prompt` takes whatever is pending (a tool call's answer); a prompt's
+        async hook first waits for that prompt's own hook to decide, since Claude Code starts both at once."""
+        waits = wait > 0 and self._waiters.acquire(blocking=False)
+        try:
+            return self._take(session_id, memdir, prompt, wait if waits else 0.0)
+        finally:
+            if waits:
+                self._waiters.release()
+
+    def _take(self, session_id: str, memdir: str, prompt: str, wait: float) -> tuple[str, list[str]] | None:
         deadline = self._clock() + min(wait, DECISION_WAIT_SECONDS)
         with self._lock:
             while (pending := self._pending.get((session_id, memdir))) is None or (prompt and pending.prompt != prompt):

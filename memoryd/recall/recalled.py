@@ -52,6 +52,8 @@ class RecallResult:
     scores: dict[str, float] = field(default_factory=dict)
     why: list[Why] = field(default_factory=list)  # each memory injected, then those left out just under the cut
     took_ms: float = 0.0
+    lexical_only: bool = True  # ranked without any vector (tool time, the model off or not loaded)
+    vectors_missing: int = 0  # memories ranked lexically only, their vector still owed (issue 52: reads never wait)
 
 
 def shown(

@@ -76,18 +76,16 @@ class RecallService:
             is_watched=self.is_watched,
             vector_cache=self.home / VECTORS_FILENAME if self.home else None,
         )
-        self.stores.on_write.append(
-            self.indexes.written
-        )  # indexed before the save answers, its vector by the next recall
+        self.stores.on_write.append(self.indexes.written)  # indexed before the save answers; its vector comes after
         self.applies = AppliesIndex()  # what each memory applies to (issue 38), for prompts and tool calls
+        self.indexes.keep_views(self.applies.view)  # derived after saves in the background, not by a tool call
         self.model = ModelRoute(self.llm, self.settings)  # the side-query, off the critical path for hooks
         # Recalls computing at once. More only add threads that take turns on the GIL, and a save
         # holding a memory dir's lock waits behind all of them after every system call (issue 31).
         self._computing = threading.BoundedSemaphore(limits.RECALL_COMPUTING_AT_ONCE)
         # Prompts ranked, and how many of them the side-query would be asked about (with or without a model
         # backend: `_model_not_needed`), so a benchmark can report model calls per 100 prompts offline.
-        self.prompts_ranked = 0
-        self.model_wanted = 0
+        self.prompts_ranked = self.model_wanted = 0
         self._counting = threading.Lock()
 
     def close(self) -> None:
@@ -197,6 +195,8 @@ class RecallService:
                 reason=result.reason,
                 took_ms=result.took_ms,
                 why=result.why,
+                lexical_only=result.lexical_only,  # issue 52: whether it ranked with vectors, and how many were owed
+                vectors_missing=result.vectors_missing,
             )
         except Exception:  # the log is for people; never fail the agent's prompt over it
             log.exception("could not record a recall in the recall log")
@@ -228,8 +228,7 @@ class RecallService:
         injected: list[str] = []
         whys: dict[str, Why] = {}
         open_in: list[tuple[str, list[MemoryHeader], set[str]]] = []  # per source: key, headers, surfaced
-        limit = self.settings.max_memories
-        pool = self.settings.side_query_candidates
+        limit, pool = self.settings.max_memories, self.settings.side_query_candidates
         recent = context_items(context.paths, context.commands, cwd) if context is not None else []
         for origin, source in sources:  # the project's store, then its team folder, then the global one
             key = KEY_PREFIX[origin]  # candidates are keyed as the model's manifest names them (recall/refs.py)
@@ -276,7 +275,9 @@ class RecallService:
             method, reason, chosen = self.model.choose(ask, why_not, chosen, self._released)
         if not chosen and not reason:
             reason = NOT_CONFIDENT if whys else ""
-        return self._surface(store, session_id, chosen, scores, method, reason, used, max_chars, whys)
+        result = self._surface(store, session_id, chosen, scores, method, reason, used, max_chars, whys)
+        result.lexical_only, result.vectors_missing = self.indexes.vectors_used([source for _, source in sources])
+        return result
 
     def model_followup(
         self,
@@ -288,8 +289,8 @@ class RecallService:
         max_chars: int | None = None,
         source: str = "hook",
     ) -> RecallResult:
-        """The model's pick for the session's last prompt, once it answered (waiting at most `wait` s), less what
-        the session already holds: the second half of a hook's recall, delivered in the same turn."""
+        """The model's pick for the session's last prompt, once it answered (waiting at most `wait` s, when few wait:
+        `ModelPrefetch.take`), less what the session already holds: the second half of a hook's recall."""
         check_session_id(session_id)
         store = self.stores.for_cwd(cwd)
         taken = self.model.prefetch.take(session_id, str(store.path), prompt, wait)

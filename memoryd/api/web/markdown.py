@@ -101,27 +101,45 @@ def _text(token_class: Any, content: str) -> Any:
     return tok
 
 
-def render(body: str, resolve: Callable[[str], str | None] = lambda target: None) -> Markup:
+def render(body: str, resolve: Callable[[str], str | None] = lambda target: None, *, raw_url: str = "") -> Markup:
     """Sanitised HTML of a Markdown body; `resolve` gives the URL of a `[[link]]`'s memory (None: left as text).
 
-    Bounded (issue 41: 900 KB of `[` took 10-48 s and held /v1/health): a body is rendered block by block
-    (blank-line separated, code fences kept whole); a block over MARKDOWN_BLOCK_MAX_CHARS or with more than
-    MARKDOWN_BLOCK_MAX_DELIMITERS of the characters that cost the parser (`[`, `*`, `_`, ...), and every
-    block once MARKDOWN_RENDER_BUDGET_SECONDS are spent, is shown as escaped plain text instead."""
-    env, parser = {"resolve": resolve}, _parser()  # loaded before the budget starts
+    Bounded (issue 41: 900 KB of `[` took 10-48 s and held /v1/health; issue 52): the first
+    MARKDOWN_RENDER_MAX_CHARS are rendered, then a note links to the whole text (`raw_url`); a body is rendered block
+    by block (blank-line separated, code fences kept whole); a block over MARKDOWN_BLOCK_MAX_CHARS or with more than
+    MARKDOWN_BLOCK_MAX_DELIMITERS of the characters that cost the parser (`[`, `*`, `_`, ...), and every block once
+    MARKDOWN_RENDER_BUDGET_SECONDS are spent, is shown as escaped plain text instead. Pages call this on the
+    server's worker threads, never on its event loop (/v1/health answers there); running renders one at a time
+    was tried (issue 52) and only slowed four views at once 2x, /v1/health the same."""
+    shown, cut = _head(body, limits.MARKDOWN_RENDER_MAX_CHARS)
+    html = _render(shown, {"resolve": resolve}, _parser())
+    if cut > 0:
+        whole = f'<a href="{escape(raw_url)}">the whole text</a>' if raw_url else "the file itself"
+        html += f"<p><em>… {cut:,} more characters not shown: read {whole}.</em></p>"
+    return sanitize(html)
+
+
+def _head(body: str, limit: int) -> tuple[str, int]:
+    """The body's first `limit` characters, cut at the last line end within them when there is one, and how many
+    characters are left out."""
+    if len(body) <= limit:
+        return body, 0
+    head = body[:limit]
+    head = head[: head.rfind("\n") + 1] or head
+    return head, len(body) - len(head)
+
+
+def _render(body: str, env: dict[str, Any], parser: Any) -> str:
+    """Markdown's HTML of the body, block by block within the time budget (unsanitised)."""
     if _cheap(body):
-        return sanitize(parser.render(body, env))
-    cut = len(body) - limits.MEMORY_BODY_MAX_BYTES  # a hand-written body past what a save takes is shown in part
-    body = body[: limits.MEMORY_BODY_MAX_BYTES] if cut > 0 else body
+        return str(parser.render(body, env))
     html, deadline = [], time.perf_counter() + limits.MARKDOWN_RENDER_BUDGET_SECONDS
     for block in _blocks(body):
         if not _cheap(block) or time.perf_counter() > deadline:
             html.append(f"<pre>{escape(block)}</pre>")
         else:
             html.append(parser.render(block, env))
-    if cut > 0:
-        html.append(f"<p><em>… {cut:,} more characters not shown: open the file itself to read them.</em></p>")
-    return sanitize("".join(html))
+    return "".join(html)
 
 
 _DELIMITERS = "[]!*_`<"

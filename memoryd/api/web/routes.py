@@ -169,7 +169,7 @@ def _memory_page(
         title=shown.name,
         p=p,
         m=form,
-        html=rendered(p, shown.body),
+        html=rendered(p, shown.body, filename),
         recalls=web.recalls_of(p, filename),
         stale=web.stale_of(p, filename),
         derived=derive(shown.name, shown.description, shown.body, shown.type),
@@ -178,11 +178,24 @@ def _memory_page(
     )
 
 
-def rendered(p: views.Project, body: str) -> Any:
-    """The body as sanitised HTML, `[[links]]` pointing at the memories they name."""
+def rendered(p: views.Project, body: str, filename: str = "") -> Any:
+    """The body as sanitised HTML, `[[links]]` pointing at the memories they name; a body cut short links to the
+    file's whole text."""
     from memoryd.api.web.markdown import link_resolver, render
 
-    return render(body, link_resolver(p.store.all_headers(), lambda filename: f"{UI_PREFIX}/p/{p.pid}/m/{filename}"))
+    url = f"{UI_PREFIX}/p/{p.pid}/m/{{}}"
+    raw = url.format(filename) + "/raw" if filename else ""
+    return render(body, link_resolver(p.store.all_headers(), url.format), raw_url=raw)
+
+
+@router.get(f"{UI_PREFIX}/p/{{pid}}/m/{{filename}}/raw")
+@shows_errors
+def memory_raw(request: Request, web: WebViewDep, pid: str, filename: str) -> Response:
+    """The memory file's whole text, as plain text (a page renders only its first part)."""
+    text = web.project(pid).store.read_raw(filename)
+    if text is None:
+        raise MemoryNotFound(f"{filename} is not in this project's memory dir.")
+    return Response(text, media_type="text/plain; charset=utf-8", headers={"X-Content-Type-Options": "nosniff"})
 
 
 @router.post(f"{UI_PREFIX}/p/{{pid}}/m/{{filename}}")
