@@ -50,6 +50,7 @@ ISSUE_GROUPS: dict[str, list[Callable[[Harness], Item]]] = {
     "input": INPUT_PROBES,
     "r4": R4_PROBES,
     "clients": CLIENT_PROBES,
+    "reads": READS_PROBES,
 }
 
 PROSE_PASSWORD = "4jI0SB7A0!94bxuQCxx7"
