@@ -164,6 +164,6 @@ def test_claude_codes_own_reader_still_loads_a_memory_with_forbid(tmp_path: Path
             done = run_headless(["-p", "Which package manager do we use?"], project, env)
             assert done.returncode == 0, done.stdout + done.stderr
             first = json.dumps(api.requests[0])
-        assert f"[package-manager]({saved.name})" in first and "This project uses pnpm, never npm" in first
+        assert f"[{PNPM['name']}]({saved.name})" in first and "This project uses pnpm, never npm" in first
     finally:
         daemon.kill()
