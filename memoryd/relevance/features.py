@@ -18,7 +18,20 @@ Feature = tuple[str, str]  # (kind, value): ("program", "npm"), ("path", "src/pa
 
 # Kinds a memory and an act share (the matcher's inputs, one weight each per channel): `place` is a memory's
 # glob meeting an act's path; `import` and `call` are written code naming a word of the memory.
-KINDS = ("place", "filekind", "role", "program", "mention", "subcommand", "import", "call", "ident", "subject", "word")
+KINDS = (
+    "place",
+    "segment",
+    "filekind",
+    "role",
+    "program",
+    "mention",
+    "subcommand",
+    "import",
+    "call",
+    "ident",
+    "subject",
+    "word",
+)
 CHANNELS = ("prompt", "command", "edit")
 PROSE, COMMAND, PATH, CODE = "prose", "command", "path", "code"
 
@@ -188,6 +201,10 @@ def path_features(path: str) -> Iterator[Feature]:
     """A path, its file kind and the code roles its folders and name play."""
     path = path.removeprefix("./")
     yield ("path", path)
+    generic = words().generic_dirs
+    for part in path.split("/")[:-1]:
+        if part.casefold() not in generic and len(part) >= 3:
+            yield ("segment", part.casefold())
     if kind := file_kind(path):
         yield ("filekind", kind)
     yield from (("role", r) for r in roles_of(path))

