@@ -66,7 +66,10 @@ def inputs(mem: Memory, act: Act, common: tuple[Feature, ...], ctx: Context) -> 
     for kind, _ in common:
         counts[kind] = counts.get(kind, 0) + 1
     c = act.channel
-    x = {f"{c}:{kind}": math.log1p(n) for kind, n in counts.items()}
+    # each kind weighs the same in every channel, plus what it weighs more or less in this one (a channel the
+    # corpus has no labelled acts of, such as commands, falls back to the shared weight)
+    x = {kind: math.log1p(n) for kind, n in counts.items()}
+    x |= {f"{c}:{kind}": math.log1p(n) for kind, n in counts.items()}
     x[f"{c}:bias"] = 1.0
     x[f"{c}:lexical"] = ctx.lexical
     if c == "prompt":
@@ -85,6 +88,7 @@ def input_names() -> tuple[str, ...]:
     """Every input the weights may hold, in one order (the fit's columns)."""
     per_channel = [f"{c}:{k}" for c in CHANNELS for k in (*KINDS, "bias", "lexical")]
     return (
+        *KINDS,
         *per_channel,
         "prompt:bm25",
         "prompt:dense",
