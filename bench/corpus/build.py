@@ -612,13 +612,14 @@ def package_manager(git: Git, commit: str, files: set[str], pkg: dict) -> str:
 def collect_commands(git: Git, commit: str) -> list[dict]:
     files = git.ls_tree(commit)
     fileset = set(files)
-    out: list[dict] = []
+    cats: dict[str, list[dict]] = {}
     seen = set()
+    cat = "pkg"
 
     def add(cmd, src):
-        if cmd and cmd not in seen and len(out) < MAX_COMMANDS:
+        if cmd and cmd not in seen:
             seen.add(cmd)
-            out.append({"command": cmd, "source": src})
+            cats.setdefault(cat, []).append({"command": cmd, "source": src})
 
     # package.json scripts: root, then up to 3 workspace packages (shortest paths first)
     pkgs = ["package.json"] if "package.json" in fileset else []
@@ -650,6 +651,7 @@ def collect_commands(git: Git, commit: str) -> list[dict]:
                        "npm": f"npm run {name} -w {d}"}[pm]
             add(cmd, f"{pj}#scripts.{name}")
     # Makefile / justfile targets
+    cat = "make"
     for mk in ("Makefile", "makefile", "GNUmakefile"):
         if mk in fileset:
             for line in (git.show_file(commit, mk) or "").splitlines():
@@ -663,6 +665,7 @@ def collect_commands(git: Git, commit: str) -> list[dict]:
                 if m:
                     add(f"just {m.group(1)}", f"{jf}#{m.group(1)}")
     # Cargo workspace members -> cargo test -p
+    cat = "cargo"
     if "Cargo.toml" in fileset:
         try:
             cargo = tomllib.loads(git.show_file(commit, "Cargo.toml") or "")
@@ -682,6 +685,7 @@ def collect_commands(git: Git, commit: str) -> list[dict]:
         for _, f, name in sorted(crates)[:5]:
             add(f"cargo test -p {name}", f)
     # CI workflow run: lines
+    cat = "ci"
     for f in sorted(f for f in files if f.startswith(".github/workflows/") and f.endswith((".yml", ".yaml"))):
         text = git.show_file(commit, f) or ""
         for m in re.finditer(r"^\s*(?:-\s+)?run:\s*(.*)$", text, re.M):
@@ -703,6 +707,7 @@ def collect_commands(git: Git, commit: str) -> list[dict]:
             for line in block:
                 add(clean_cmd(line), f)
     # README / CONTRIBUTING / docs code blocks
+    cat = "docs"
     docs = [f for f in ("README.md", "CONTRIBUTING.md", "DEVELOPMENT.md", "docs/CONTRIBUTING.md",
                         ".github/CONTRIBUTING.md", "AGENTS.md", "CLAUDE.md") if f in fileset]
     for d in docs:
@@ -710,6 +715,15 @@ def collect_commands(git: Git, commit: str) -> list[dict]:
         for block in re.findall(r"```(?:bash|sh|shell|console|zsh|powershell|pwsh|ps1)?\n(.*?)```", text, re.S):
             for line in block.splitlines():
                 add(clean_cmd(line), d)
+    # round-robin over the sources so that no single one fills the quota
+    out: list[dict] = []
+    order = [c for c in ("pkg", "make", "cargo", "ci", "docs") if c in cats]
+    i = 0
+    while len(out) < MAX_COMMANDS and any(cats[c] for c in order):
+        c = order[i % len(order)]
+        if cats[c]:
+            out.append(cats[c].pop(0))
+        i += 1
     return out
 
 
