@@ -684,6 +684,42 @@ def collect_commands(git: Git, commit: str) -> list[dict]:
                     pass
         for _, f, name in sorted(crates)[:5]:
             add(f"cargo test -p {name}", f)
+    # build files whose standard entry points are the commands developers type
+    cat = "build"
+    if "composer.json" in fileset:
+        try:
+            comp = json.loads(git.show_file(commit, "composer.json") or "{}")
+        except json.JSONDecodeError:
+            comp = {}
+        for name in list((comp.get("scripts") or {}))[:12]:
+            if not name.startswith(("pre-", "post-")):
+                add(f"composer run {name}", f"composer.json#scripts.{name}")
+    if "gradlew" in fileset:
+        for t in ("build", "test", "check"):
+            add(f"./gradlew {t}", "gradlew")
+    if "mvnw" in fileset or "pom.xml" in fileset:
+        mvn = "./mvnw" if "mvnw" in fileset else "mvn"
+        for t in ("verify", "test"):
+            add(f"{mvn} {t}", "pom.xml")
+    if "go.mod" in fileset:
+        for c in ("go build ./...", "go test ./...", "go vet ./..."):
+            add(c, "go.mod")
+    if any(f.endswith(".sln") or f.endswith(".slnx") for f in files if "/" not in f):
+        for c in ("dotnet build", "dotnet test"):
+            add(c, next(f for f in files if "/" not in f and f.endswith((".sln", ".slnx"))))
+    if "Gemfile" in fileset:
+        add("bundle install", "Gemfile")
+        if "Rakefile" in fileset:
+            add("bundle exec rake", "Rakefile")
+    if "pyproject.toml" in fileset:
+        runner = "uv run " if "uv.lock" in fileset else ""
+        add(f"{runner}pytest", "pyproject.toml")
+    if "Package.swift" in fileset:
+        add("swift build", "Package.swift")
+        add("swift test", "Package.swift")
+    if "pubspec.yaml" in fileset or any(f.endswith("/pubspec.yaml") for f in files if f.count("/") <= 2):
+        add("flutter test", "pubspec.yaml")
+        add("dart analyze", "pubspec.yaml")
     # CI workflow run: lines
     cat = "ci"
     for f in sorted(f for f in files if f.startswith(".github/workflows/") and f.endswith((".yml", ".yaml"))):
@@ -717,7 +753,7 @@ def collect_commands(git: Git, commit: str) -> list[dict]:
                 add(clean_cmd(line), d)
     # round-robin over the sources so that no single one fills the quota
     out: list[dict] = []
-    order = [c for c in ("pkg", "make", "cargo", "ci", "docs") if c in cats]
+    order = [c for c in ("pkg", "make", "cargo", "build", "ci", "docs") if c in cats]
     i = 0
     while len(out) < MAX_COMMANDS and any(cats[c] for c in order):
         c = order[i % len(order)]
@@ -730,8 +766,12 @@ def collect_commands(git: Git, commit: str) -> list[dict]:
 # ----------------------------------------------------------------------------------------
 
 
+SPLIT_SALT = "memoryd-corpus:"
+
+
 def split_for(repo: str) -> str:
-    return "frozen" if int(hashlib.sha1(repo.encode()).hexdigest(), 16) % 5 == 0 else "cv"
+    """~20% of repositories are frozen: sha1("memoryd-corpus:" + owner/name) % 5 == 0."""
+    return "frozen" if int(hashlib.sha1((SPLIT_SALT + repo).encode()).hexdigest(), 16) % 5 == 0 else "cv"
 
 
 def mirror_dir(mirrors: Path, repo: str) -> Path:
