@@ -13,7 +13,6 @@ Everything is derived from the git objects of the pinned commits, so a rebuild f
 mirrors gives byte-identical files. The method is documented in bench/corpus/README.md; the
 constants below are the ones it describes.
 """
-
 from __future__ import annotations
 
 import argparse
@@ -31,15 +30,15 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
 
-MAX_TASKS = 40  # tasks per repository at most
-TARGET_TASKS = 36  # stride = ceil(#commits in range / TARGET_TASKS)
-MAX_EDIT_FILES = 8  # edits per task at most
+MAX_TASKS = 40          # tasks per repository at most
+TARGET_TASKS = 36       # stride = ceil(#commits in range / TARGET_TASKS)
+MAX_EDIT_FILES = 8      # edits per task at most
 MAX_EDIT_LINES = 30
 MAX_EDIT_CHARS = 2000
 MAX_BODY_CHARS = 1500
 MAX_MEMORIES = 80
 MAX_COMMANDS = 40
-MAX_TASK_FILES = 60  # list at most this many changed paths per task
+MAX_TASK_FILES = 60     # list at most this many changed paths per task
 NOISE_MAX_FILES = 150
 MIN_RANGE_COMMITS = 150  # windows with fewer non-merge commits are widened backwards   # commits touching more files than this are mass changes: skipped
 
@@ -58,7 +57,8 @@ class Git:
         return p.stdout.decode("utf-8", errors="replace")
 
     def show_file(self, commit: str, path: str) -> str | None:
-        p = subprocess.run(["git", "--git-dir", self.gitdir, "show", f"{commit}:{path}"], capture_output=True)
+        p = subprocess.run(["git", "--git-dir", self.gitdir, "show", f"{commit}:{path}"],
+                           capture_output=True)
         if p.returncode != 0:
             return None
         return p.stdout.decode("utf-8", errors="replace")
@@ -71,30 +71,10 @@ class Git:
 # rule files
 
 AGENT_FILES = {"AGENTS.md", "CLAUDE.md", "GEMINI.md", "AGENT.md"}
-EXCLUDED_DIR_PARTS = {
-    "node_modules",
-    "vendor",
-    "third_party",
-    "third-party",
-    "fixtures",
-    "__fixtures__",
-    "testdata",
-    "test-fixtures",
-    "skills",
-    ".agents",
-    "templates",
-    "template",
-    "examples",
-    "example",
-    "samples",
-    "e2e-fixtures",
-    ".changeset",
-    "dist",
-    "build",
-    "external",
-    "deps",
-    "submodules",
-}
+EXCLUDED_DIR_PARTS = {"node_modules", "vendor", "third_party", "third-party", "fixtures",
+                      "__fixtures__", "testdata", "test-fixtures", "skills", ".agents",
+                      "templates", "template", "examples", "example", "samples", "e2e-fixtures",
+                      ".changeset", "dist", "build", "external", "deps", "submodules"}
 
 
 def classify_rule_path(path: str) -> str | None:
@@ -121,10 +101,8 @@ def classify_rule_path(path: str) -> str | None:
 
 FM_RE = re.compile(r"\A\ufeff?---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.S)
 # frontmatter whose opening `---` is missing (seen in the wild): key lines, then `---`
-FM_OPENLESS_RE = re.compile(
-    r"\A((?:(?:applyTo|globs|paths|description|name|alwaysApply)\s*:.*\r?\n"
-    r"(?:[ \t]+.*\r?\n)*)+)---[ \t]*(?:\r?\n|\Z)"
-)
+FM_OPENLESS_RE = re.compile(r"\A((?:(?:applyTo|globs|paths|description|name|alwaysApply)\s*:.*\r?\n"
+                            r"(?:[ \t]+.*\r?\n)*)+)---[ \t]*(?:\r?\n|\Z)")
 
 
 def _unquote(s: str) -> str:
@@ -166,7 +144,7 @@ def parse_frontmatter(text: str) -> tuple[dict, str]:
                 fields[key] = _unquote(val)
         elif key is not None and isinstance(fields.get(key), str) and line.startswith((" ", "\t")):
             fields[key] = (fields[key] + " " + line.strip()).strip()
-    return fields, text[m.end() :]
+    return fields, text[m.end():]
 
 
 def split_patterns(val) -> list[str]:
@@ -203,7 +181,7 @@ def expand_braces(p: str) -> list[str]:
         return [p]
     out = []
     for alt in m.group(1).split(","):
-        out.extend(expand_braces(p[: m.start()] + alt + p[m.end() :]))
+        out.extend(expand_braces(p[:m.start()] + alt + p[m.end():]))
     return out
 
 
@@ -232,7 +210,7 @@ def glob_to_regex(p: str) -> str:
                 out += re.escape(c)
                 i += 1
             else:
-                cls = p[i + 1 : j]
+                cls = p[i + 1:j]
                 if cls.startswith("!"):
                     cls = "^" + cls[1:]
                 out += "[" + cls.replace("\\", "\\\\") + "]"
@@ -267,7 +245,7 @@ def glob_match(pattern: str, path: str) -> bool:
             continue
         target = path
         if "/" not in p:
-            target = path.rsplit("/", 1)[-1]  # basename pattern: any depth
+            target = path.rsplit("/", 1)[-1]          # basename pattern: any depth
         rx = _RX_CACHE.get(p)
         if rx is None:
             rx = _RX_CACHE[p] = re.compile(glob_to_regex(p) + r"\Z")
@@ -389,7 +367,8 @@ def make_memory(path: str, kind: str, text: str) -> dict | None:
         scope_kind = "directory"
     else:  # agent-root, copilot-root: loaded for every prompt
         universal = True
-    name = (fm.get("name") if isinstance(fm.get("name"), str) else None) or first_heading(body) or humanize(stem)
+    name = (fm.get("name") if isinstance(fm.get("name"), str) else None) or first_heading(body) \
+        or humanize(stem)
     if kind == "agent-nested":
         name = f"{path.rsplit('/', 1)[0]}: {name}"
     desc = fm.get("description") if isinstance(fm.get("description"), str) else None
@@ -448,7 +427,7 @@ def collect_memories(git: Git, commit: str, cfg: dict) -> tuple[list[dict], list
         files = [f for f in files if f["path"] in kept_paths]
     used = set()
     for m in mems:
-        base = f"{m['type']}_{slug(m['source'].rsplit('.', 1)[0].replace('.instructions', '').replace('/', '-') if m['scope_kind'] == 'directory' or m['source'].rsplit('/', 1)[-1] in AGENT_FILES else m['source'].rsplit('/', 1)[-1].split('.')[0])}"
+        base = f"{m['type']}_{slug(m['source'].rsplit('.', 1)[0].replace('.instructions', '').replace('/', '-') if m['scope_kind'] == 'directory' or m['source'].rsplit('/',1)[-1] in AGENT_FILES else m['source'].rsplit('/', 1)[-1].split('.')[0])}"
         fn, k = base + ".md", 2
         while fn in used:
             fn = f"{base}-{k}.md"
@@ -464,17 +443,13 @@ def collect_memories(git: Git, commit: str, cfg: dict) -> tuple[list[dict], list
 BOT_RE = re.compile(r"(dependabot|renovate|github-actions|\[bot\]|-bot\b|greenkeeper|snyk-bot)", re.I)
 VERSION_RE = re.compile(
     r"^(chore\(release\)|chore: release|release[: ]|releasing|bump version|version packages|"
-    r"v?\d+\.\d+(\.\d+)?\b|prepare (for )?release|publish|meta\(changelog\)|update changelog)",
-    re.I,
-)
+    r"v?\d+\.\d+(\.\d+)?\b|prepare (for )?release|publish|meta\(changelog\)|update changelog)", re.I)
 DEPBUMP_RE = re.compile(r"\b(bump|update|upgrade)\b.*\b(from|to) v?\d|^(build|chore)\(deps", re.I)
 SKIP_EDIT_RE = re.compile(
     r"(^|/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|bun\.lockb?|Cargo\.lock|poetry\.lock|"
     r"uv\.lock|Gemfile\.lock|composer\.lock|go\.sum|Pipfile\.lock|packages\.lock\.json)$|"
     r"\.(lock|snap|min\.js|min\.css|map|png|jpe?g|gif|ico|svg|webp|pdf|zip|gz|woff2?|ttf|eot|"
-    r"mp4|mp3|wasm|dll|exe|so|dylib|bin|jar|pyc)$|(^|/)(dist|vendor|__snapshots__)/",
-    re.I,
-)
+    r"mp4|mp3|wasm|dll|exe|so|dylib|bin|jar|pyc)$|(^|/)(dist|vendor|__snapshots__)/", re.I)
 
 
 def is_noise(subject: str, author: str) -> str | None:
@@ -558,7 +533,7 @@ def build_tasks(git: Git, cfg: dict, mems: list[dict], rule_paths: set[str]) -> 
     for start in range(0, n, stride):
         if len(tasks) >= MAX_TASKS:
             break
-        for sha, ct, author, subject in commits[start : start + stride]:
+        for sha, ct, author, subject in commits[start:start + stride]:
             why = is_noise(subject, author)
             files = None
             if why is None:
@@ -582,18 +557,16 @@ def build_tasks(git: Git, cfg: dict, mems: list[dict], rule_paths: set[str]) -> 
                 if txt.strip():
                     edits.append({"path": f, "new_text": txt})
             relevant = [m["filename"] for m in scoped if scope_matches(m["scope"], files)]
-            tasks.append(
-                {
-                    "id": sha,
-                    "date": datetime.datetime.fromtimestamp(int(ct), datetime.timezone.utc).strftime("%Y-%m-%d"),
-                    "prompt": subject,
-                    "files": files[:MAX_TASK_FILES],
-                    "n_files": len(files),
-                    "edits": edits,
-                    "relevant": relevant,
-                    "label": "scope",
-                }
-            )
+            tasks.append({
+                "id": sha,
+                "date": datetime.datetime.fromtimestamp(int(ct), datetime.timezone.utc).strftime("%Y-%m-%d"),
+                "prompt": subject,
+                "files": files[:MAX_TASK_FILES],
+                "n_files": len(files),
+                "edits": edits,
+                "relevant": relevant,
+                "label": "scope",
+            })
             break
     return tasks, {"range": rng, "commits_in_range": n, "stride": stride, "skipped": skipped}
 
@@ -608,8 +581,7 @@ TOOL_RE = re.compile(
     r"\./mvnw|bundle|bin/rails|bin/rspec|bin/\w+|rake|rails|rspec|rubocop|composer|php|vendor/bin/\w+|"
     r"\./vendor/bin/\w+|artisan|swift|xcodebuild|cmake|ctest|ninja|meson|bazel|docker|"
     r"docker-compose|pwsh|Start-PSBuild|Start-PSPester|Invoke-\w+|kotlinc|sbt|mix|flutter|dart|"
-    r"tsc|eslint|prettier|vitest|jest|playwright|biome|bash|sh|git submodule)\b"
-)
+    r"tsc|eslint|prettier|vitest|jest|playwright|biome|bash|sh|git submodule)\b")
 
 
 def clean_cmd(line: str) -> str | None:
@@ -640,27 +612,21 @@ def package_manager(git: Git, commit: str, files: set[str], pkg: dict) -> str:
 def collect_commands(git: Git, commit: str) -> list[dict]:
     files = git.ls_tree(commit)
     fileset = set(files)
-    out: list[dict] = []
+    cats: dict[str, list[dict]] = {}
     seen = set()
+    cat = "pkg"
 
     def add(cmd, src):
-        if cmd and cmd not in seen and len(out) < MAX_COMMANDS:
+        if cmd and cmd not in seen:
             seen.add(cmd)
-            out.append({"command": cmd, "source": src})
+            cats.setdefault(cat, []).append({"command": cmd, "source": src})
 
     # package.json scripts: root, then up to 3 workspace packages (shortest paths first)
     pkgs = ["package.json"] if "package.json" in fileset else []
-    pkgs += sorted(
-        (
-            f
-            for f in files
-            if f.endswith("/package.json")
-            and f.count("/") <= 2
-            and classify_rule_path(f) is None
-            and not any(p in EXCLUDED_DIR_PARTS for p in f.split("/"))
-        ),
-        key=lambda f: (f.count("/"), f),
-    )[:3]
+    pkgs += sorted((f for f in files if f.endswith("/package.json") and f.count("/") <= 2
+                    and classify_rule_path(f) is None
+                    and not any(p in EXCLUDED_DIR_PARTS for p in f.split("/"))),
+                   key=lambda f: (f.count("/"), f))[:3]
     root_pkg = {}
     for pj in pkgs:
         try:
@@ -671,7 +637,7 @@ def collect_commands(git: Git, commit: str) -> list[dict]:
             root_pkg = pkg
         pm = package_manager(git, commit, fileset, root_pkg or pkg)
         scripts = pkg.get("scripts") or {}
-        for name in list(scripts)[: 15 if pj == "package.json" else 5]:
+        for name in list(scripts)[:15 if pj == "package.json" else 5]:
             if name.startswith(("pre", "post")) and name[3:] in scripts:
                 continue
             if pj == "package.json":
@@ -679,14 +645,13 @@ def collect_commands(git: Git, commit: str) -> list[dict]:
             else:
                 pname = pkg.get("name") or pj.rsplit("/", 1)[0]
                 d = pj.rsplit("/", 1)[0]
-                cmd = {
-                    "pnpm": f"pnpm --filter {pname} run {name}",
-                    "yarn": f"yarn workspace {pname} {name}",
-                    "bun": f"bun run --cwd {d} {name}",
-                    "npm": f"npm run {name} -w {d}",
-                }[pm]
+                cmd = {"pnpm": f"pnpm --filter {pname} run {name}",
+                       "yarn": f"yarn workspace {pname} {name}",
+                       "bun": f"bun run --cwd {d} {name}",
+                       "npm": f"npm run {name} -w {d}"}[pm]
             add(cmd, f"{pj}#scripts.{name}")
     # Makefile / justfile targets
+    cat = "make"
     for mk in ("Makefile", "makefile", "GNUmakefile"):
         if mk in fileset:
             for line in (git.show_file(commit, mk) or "").splitlines():
@@ -700,6 +665,7 @@ def collect_commands(git: Git, commit: str) -> list[dict]:
                 if m:
                     add(f"just {m.group(1)}", f"{jf}#{m.group(1)}")
     # Cargo workspace members -> cargo test -p
+    cat = "cargo"
     if "Cargo.toml" in fileset:
         try:
             cargo = tomllib.loads(git.show_file(commit, "Cargo.toml") or "")
@@ -718,7 +684,44 @@ def collect_commands(git: Git, commit: str) -> list[dict]:
                     pass
         for _, f, name in sorted(crates)[:5]:
             add(f"cargo test -p {name}", f)
+    # build files whose standard entry points are the commands developers type
+    cat = "build"
+    if "composer.json" in fileset:
+        try:
+            comp = json.loads(git.show_file(commit, "composer.json") or "{}")
+        except json.JSONDecodeError:
+            comp = {}
+        for name in list((comp.get("scripts") or {}))[:12]:
+            if not name.startswith(("pre-", "post-")):
+                add(f"composer run {name}", f"composer.json#scripts.{name}")
+    if "gradlew" in fileset:
+        for t in ("build", "test", "check"):
+            add(f"./gradlew {t}", "gradlew")
+    if "mvnw" in fileset or "pom.xml" in fileset:
+        mvn = "./mvnw" if "mvnw" in fileset else "mvn"
+        for t in ("verify", "test"):
+            add(f"{mvn} {t}", "pom.xml")
+    if "go.mod" in fileset:
+        for c in ("go build ./...", "go test ./...", "go vet ./..."):
+            add(c, "go.mod")
+    if any(f.endswith(".sln") or f.endswith(".slnx") for f in files if "/" not in f):
+        for c in ("dotnet build", "dotnet test"):
+            add(c, next(f for f in files if "/" not in f and f.endswith((".sln", ".slnx"))))
+    if "Gemfile" in fileset:
+        add("bundle install", "Gemfile")
+        if "Rakefile" in fileset:
+            add("bundle exec rake", "Rakefile")
+    if "pyproject.toml" in fileset:
+        runner = "uv run " if "uv.lock" in fileset else ""
+        add(f"{runner}pytest", "pyproject.toml")
+    if "Package.swift" in fileset:
+        add("swift build", "Package.swift")
+        add("swift test", "Package.swift")
+    if "pubspec.yaml" in fileset or any(f.endswith("/pubspec.yaml") for f in files if f.count("/") <= 2):
+        add("flutter test", "pubspec.yaml")
+        add("dart analyze", "pubspec.yaml")
     # CI workflow run: lines
+    cat = "ci"
     for f in sorted(f for f in files if f.startswith(".github/workflows/") and f.endswith((".yml", ".yaml"))):
         text = git.show_file(commit, f) or ""
         for m in re.finditer(r"^\s*(?:-\s+)?run:\s*(.*)$", text, re.M):
@@ -726,7 +729,7 @@ def collect_commands(git: Git, commit: str) -> list[dict]:
             block = []
             if first in ("|", ">", "|-", ">-", ""):
                 indent = None
-                for line in text[m.end() :].splitlines()[1:]:
+                for line in text[m.end():].splitlines()[1:]:
                     if not line.strip():
                         continue
                     ind = len(line) - len(line.lstrip())
@@ -740,32 +743,35 @@ def collect_commands(git: Git, commit: str) -> list[dict]:
             for line in block:
                 add(clean_cmd(line), f)
     # README / CONTRIBUTING / docs code blocks
-    docs = [
-        f
-        for f in (
-            "README.md",
-            "CONTRIBUTING.md",
-            "DEVELOPMENT.md",
-            "docs/CONTRIBUTING.md",
-            ".github/CONTRIBUTING.md",
-            "AGENTS.md",
-            "CLAUDE.md",
-        )
-        if f in fileset
-    ]
+    cat = "docs"
+    docs = [f for f in ("README.md", "CONTRIBUTING.md", "DEVELOPMENT.md", "docs/CONTRIBUTING.md",
+                        ".github/CONTRIBUTING.md", "AGENTS.md", "CLAUDE.md") if f in fileset]
     for d in docs:
         text = git.show_file(commit, d) or ""
         for block in re.findall(r"```(?:bash|sh|shell|console|zsh|powershell|pwsh|ps1)?\n(.*?)```", text, re.S):
             for line in block.splitlines():
                 add(clean_cmd(line), d)
+    # round-robin over the sources so that no single one fills the quota
+    out: list[dict] = []
+    order = [c for c in ("pkg", "make", "cargo", "build", "ci", "docs") if c in cats]
+    i = 0
+    while len(out) < MAX_COMMANDS and any(cats[c] for c in order):
+        c = order[i % len(order)]
+        if cats[c]:
+            out.append(cats[c].pop(0))
+        i += 1
     return out
 
 
 # ----------------------------------------------------------------------------------------
 
 
+SPLIT_SALT = "memoryd-corpus:"
+
+
 def split_for(repo: str) -> str:
-    return "frozen" if int(hashlib.sha1(repo.encode()).hexdigest(), 16) % 5 == 0 else "cv"
+    """~20% of repositories are frozen: sha1("memoryd-corpus:" + owner/name) % 5 == 0."""
+    return "frozen" if int(hashlib.sha1((SPLIT_SALT + repo).encode()).hexdigest(), 16) % 5 == 0 else "cv"
 
 
 def mirror_dir(mirrors: Path, repo: str) -> Path:
@@ -818,11 +824,9 @@ def main(argv=None) -> int:
             continue
         ns = sum(1 for m in data["memories"] if m["scope"])
         nr = sum(1 for t in data["tasks"] if t["relevant"])
-        print(
-            f"{e['repo']:45s} mem={len(data['memories']):3d} scoped={ns:3d} tasks={len(data['tasks']):3d} "
-            f"rel={nr:3d} cmds={len(data['commands']):3d} {data['sampling']['range'][:30]} "
-            f"n={data['sampling']['commits_in_range']} stride={data['sampling']['stride']}"
-        )
+        print(f"{e['repo']:45s} mem={len(data['memories']):3d} scoped={ns:3d} tasks={len(data['tasks']):3d} "
+              f"rel={nr:3d} cmds={len(data['commands']):3d} {data['sampling']['range'][:30]} "
+              f"n={data['sampling']['commits_in_range']} stride={data['sampling']['stride']}")
         if args.plan:
             for m in data["memories"]:
                 print(f"    {'U' if m['universal'] else ' '} {m['source']}  {m['scope']}")
