@@ -13,6 +13,9 @@ from typing import Any
 
 import pytest
 
+from memoryd.recall.applies import AppliesTo
+from memoryd.recall.applies_derive import derive
+from memoryd.recall.applies_match import command_key, contradicts, meets
 from memoryd.store.frontmatter import split_frontmatter
 from tests.conftest import LiveDaemon
 from tests.support.servers import DaemonProcess, daemon_env
@@ -55,6 +58,120 @@ def tool(live: LiveDaemon, cwd: Path, session: str, name: str, env: str | None =
     out = answer.get("hookSpecificOutput", {})
     assert "permissionDecision" not in out and "decision" not in answer  # context only, never a decision
     return str(out.get("additionalContext", ""))
+
+
+def test_derived_applies_to_names_paths_commands_and_what_it_forbids() -> None:
+    pnpm = derive(PNPM[0], PNPM[1], "")
+    assert "npm" in pnpm.commands and "pnpm" not in pnpm.commands and pnpm.forbids == {"npm"}
+    assert contradicts(pnpm, "npm install lodash") == "npm" and not contradicts(pnpm, "pnpm add lodash")
+    assert meets(pnpm, "Bash", command="cd web && npm i lodash") and not meets(pnpm, "Bash", command="pnpm add x")
+    migrations = derive(MIGRATIONS[0], MIGRATIONS[1], "")
+    assert migrations.paths == ("db/migrations/**",)
+    assert meets(migrations, "Edit", path="db/migrations/0003_users.sql")
+    assert not meets(migrations, "Edit", path="src/db.ts")
+    assert command_key("npx prisma migrate dev") == command_key("yarn prisma migrate") == ("prisma", "migrate")
+
+
+def test_derived_places_read_placeholders_lone_folders_and_file_kinds() -> None:
+    """Paths a rule names with placeholders, a folder named alone, and a language the rule is about."""
+    changelog = derive("Changelog fragments", "User-visible changes get changelog/{PR}.{type}.md fragments", "")
+    assert meets(changelog, "Write", path="changelog/1234.fixed.md")
+    integ = derive("Integration tests", "Tests in `tests_integ/` call real providers; never mock them", "")
+    assert meets(integ, "Edit", path="tests_integ/models/test_model_openai.py")
+    assert not meets(integ, "Edit", path="tests/unit/test_model.py")
+    listed = derive("Feature areas", "Never mix areas", "Areas: models/, tools/, hooks/")  # a passing list: no place
+    assert not meets(listed, "Edit", path="src/models/a.py")
+    naming = derive("Test names", "Never name tests otherwise: test_{feature}.py", "")  # a name, not a place
+    assert not meets(naming, "Edit", path="other/test_x.py")
+    css = derive("No !important in CSS", "Never use !important; fix the selector's specificity instead", "")
+    assert meets(css, "Edit", path="packages/ui/Button/index.scss") and not meets(css, "Edit", path="ui/Button.tsx")
+    plain = derive("Stylesheets", "New styles are plain .css, never SCSS", "")
+    assert meets(plain, "Edit", path="web/app.css")
+    folders = derive("One folder per component", "Each component gets its own folder with index.tsx and index.css", "")
+    assert not meets(folders, "Edit", path="src/Button/index.tsx")  # a file every folder may hold: an example
+    prisma = derive("Prisma: select, not include", "Never use include in Prisma queries; list fields with select", "")
+    assert not meets(prisma, "Edit", path="packages/prisma/schema.prisma")  # a tool's name is not a language
+
+
+def test_derived_places_float_creation_rules_wait_for_new_files_and_project_titles_name_folders() -> None:
+    """A relative path a rule names also matches under a package folder; a rule for adding a new thing
+    meets the file being created, not every later edit; a project memory's title can name its folder."""
+    inline = derive("Lint rule tests are inline", "Tests live in the rule file (`src/rules/**/*.rs`)", "")
+    assert meets(inline, "Edit", path="crates/oxc_linter/src/rules/react/no_danger.rs")
+    assert meets(inline, "Edit", path="src/rules/eqeqeq.rs") and not meets(inline, "Edit", path="src/lib.rs")
+    anchored = AppliesTo(paths=("/config/base.json",), explicit=True)  # a person anchors a glob with "/"
+    assert meets(anchored, "Edit", path="config/base.json") and not meets(anchored, "Edit", path="pkg/config/base.json")
+    checklist = derive("Checklist for adding a new AI service", "Follow existing services in `src/app/services/`", "")
+    assert meets(checklist, "Write", path="src/app/services/novita/llm.py")
+    assert not meets(checklist, "Edit", path="src/app/services/openai/llm.py")
+    integ = derive("Integration tests in tests_integ/ hit real providers", "End-to-end tests", "", "project")
+    assert meets(integ, "Edit", path="tests_integ/models/test_openai.py")
+    layout = derive("service.py / views.py layout", "Logic in service.py, models in views.py", "", "project")
+    assert not meets(layout, "Edit", path="pkg/agent/service.py")  # a layout the title describes, not a place
+    pairs = derive("Lint and test", "Run lint/format and keep mysql/postgres in sync; never if/else chains", "")
+    assert pairs.paths == ()  # two words with a slash in prose are alternatives, not paths
+    assert derive("CI tests", "Passing tests go in `tests/ci`, never elsewhere", "").paths == ("tests/ci",)
+    tree = derive("Keep the AGENTS.md directory tree current", "After adding directories, update the tree", "")
+    assert meets(tree, "Edit", path="AGENTS.md") and not meets(tree, "Edit", path="docs/guide.md")
+    folders = derive("One folder per component", "Its own folder; no shared stylesheet for several components", "")
+    assert not meets(folders, "Edit", path="ui/Nav/index.scss")  # the language only in passing: not about it
+
+
+def test_subject_words_read_in_one_pass_match_as_a_plain_alternation_would() -> None:
+    """The trie-shaped pattern (issue 42: derive's subject reading 7x faster) finds what a list of words finds."""
+    import re
+
+    from memoryd.recall.applies_derive import TOPIC_OF_WORD, topic_weights, trie_pattern
+
+    words = ["lint", "lint errors", "lock file", "lockfile", "colour", "color", "css", ".env", "as any"]
+    fast = re.compile(r"(?<![\w.-])" + trie_pattern(words) + r"(?![\w-])", re.I)
+    plain = re.compile(
+        r"(?<![\w.-])(?:" + "|".join(re.escape(w) for w in sorted(words, key=len)[::-1]) + r")(?![\w-])", re.I
+    )
+    text = (
+        "Fix lint errors, the lockfile and CSS colours; never `as any`; read .env.local, not lint-staged or colors.css"
+    )
+    assert fast.findall(text) == plain.findall(text) == ["lint errors", "lockfile", "CSS", "as any", ".env"]
+    assert TOPIC_OF_WORD["deprecated"] == "deprecation"
+    assert topic_weights("Use Tailwind classes, never inline styles; colour #3b82f6") == (("styling", 4),)
+
+
+def test_derive_reads_a_bounded_head_of_the_body() -> None:
+    """A hand-written 900 KB body held the GIL for 0.5 s per derive (the memory page stalled /v1/health)."""
+    from memoryd.base.limits import APPLIES_DERIVE_MAX_CHARS
+
+    rule = "Never edit `db/migrations/` by hand."
+    assert derive("Migrations", "Append-only", rule).paths == ("db/migrations/**",)
+    assert derive("Migrations", "Append-only", "x" * APPLIES_DERIVE_MAX_CHARS + "\n" + rule).paths == ()
+
+
+def test_equal_derivations_share_one_object() -> None:
+    """At 20,000 memories each AppliesTo is ~400 bytes; many derive the same as another (issue 42)."""
+    first = derive("Standups", "Standups are at 10:00, with a lint and a migration review", "")
+    again = derive("Standups", "Standups are at 10:00, with a lint and a migration review", "")
+    other = derive("Retros", "Retros are on Fridays, with a lint and a migration review", "")
+    assert first is again and first.weights is other.weights and first.topics is other.topics
+
+
+def test_pushing_means_git_only_when_it_goes_somewhere() -> None:
+    """ "Type-check before pushing" is about `git push`; "push frames downstream" is code, not a command."""
+    assert "git push" in derive("Type-check before pushing", "Run the type check first", "").commands
+    assert "git push" in derive("Never force-push shared branches", "Rewrite only your own", "").commands
+    frames = derive("Call frame.complete() when swallowing frames", "A processor that does not push frames on", "")
+    assert "git push" not in frames.commands
+    assert "git push" not in derive("Report errors with push_error", "push errors upstream, non-fatal", "").commands
+
+
+def test_deprecation_and_exports_are_subjects_a_prompt_shares_with_a_rule() -> None:
+    from memoryd.recall.applies_derive import topics_of
+    from memoryd.recall.applies_match import prompt_meets
+
+    deprecations = derive("Deprecation convention", "Mark deprecated APIs with a `.. deprecated::` directive", "")
+    prompt = "Deprecate dict-based settings in STT, TTS, and LLM"
+    assert prompt_meets(deprecations, prompt, topics_of(prompt)) == "subject: deprecation"
+    barrels = derive("No `export *` barrels", "Never use `export * from`; list explicit named exports", "")
+    prompt = "feat: export parseParams and related sanitizers"
+    assert prompt_meets(barrels, prompt, topics_of(prompt)) == "subject: exports"
 
 
 def test_pre_tool_use_brings_the_rule_the_act_meets(live: LiveDaemon, project: Path) -> None:
@@ -308,6 +425,83 @@ def test_a_shared_subject_alone_needs_a_memory_about_it(live: LiveDaemon, projec
     assert i18n in prompt("add a 'Copy link' label under the share button")
 
 
+def test_product_names_are_not_code_names_or_clause_starts() -> None:
+    """What reads as another stack's product: TypeORM, NestJS, GraphQL; not a class of the project's own code
+    (DeepgramSTTService) nor the first word after a commit subject's colon."""
+    from memoryd.recall.applies_derive import named_tech
+
+    assert named_tech("generate a TypeORM migration, then regenerate the GraphQL types") == ["TypeORM", "GraphQL"]
+    assert named_tech("Remove deprecated url param from DeepgramSTTService") == []
+    assert named_tech("feat(linter): Promote the rule to correctness") == []
+
+
+def test_a_prompt_naming_a_package_in_words_meets_the_rule_about_its_scoped_name() -> None:
+    from memoryd.recall.applies_derive import topics_of
+    from memoryd.recall.applies_match import prompt_meets
+
+    barrels = derive("No barrel imports", "Import from @acme/ui/components/button, never from the @acme/ui barrel", "")
+    prompt = "use the Button from our ui package in the new settings toggle"
+    assert prompt_meets(barrels, prompt, topics_of(prompt)) == "prompt names the ui package"
+    assert not prompt_meets(barrels, "bump the api package", topics_of("bump the api package"))
+
+
+def test_a_prompt_naming_code_of_a_layer_meets_the_rule_about_that_layer() -> None:
+    """BookingRepository is a repository: the rule "No business logic in repositories" is about it. At tool time
+    a layer's files are edited all day, and rules naming a layer in passing would ride along: prompts only."""
+    from memoryd.recall.applies_derive import roles_of, topics_of
+    from memoryd.recall.applies_match import prompt_meets
+
+    repos = derive("No business logic in repositories", "Repositories only read and write data", "")
+    prompt = "compute the seat price discount in BookingRepository while reading the booking"
+    assert prompt_meets(repos, prompt, topics_of(prompt)) == "prompt names BookingRepository, a repository"
+    assert (
+        prompt_meets(repos, "fix user_repository caching", frozenset()) == "prompt names user_repository, a repository"
+    )
+    assert not prompt_meets(repos, "call BookingService from the handler", frozenset())
+    assert not meets(repos, "Edit", path="packages/features/bookings/repositories/BookingRepository.ts")
+    assert roles_of("src/hooks/useMemos.ts") == {"hook"} and roles_of("a/booking.repository.ts") == {"repository"}
+    assert not derive("Repositories", "Repositories are listed in repos.yaml", "", "reference").roles  # states no rule
+
+
+def test_triggers_find_every_memory_an_act_or_a_prompt_meets() -> None:
+    """The lookup that spares a walk over every memory (issue 42) misses none that the walk finds: checked on
+    real rules (bench/coding, bench/moments) against their tasks' prompts, edits and commands."""
+    import json
+
+    from memoryd.recall.applies_derive import topics_of
+    from memoryd.recall.applies_match import prompt_meets
+    from memoryd.recall.applies_triggers import Triggers
+
+    root = Path(__file__).resolve().parents[1] / "bench"
+    stores = []
+    for f in sorted((root / "coding" / "data").glob("*.json")):
+        repo = json.loads(f.read_text(encoding="utf-8"))
+        acts = [(t["prompt"], t["files"], []) for t in repo["tasks"]]
+        stores.append(([(m["filename"], m) for m in repo["memories"]], acts))
+    calcom = json.loads((root / "moments" / "calcom.json").read_text(encoding="utf-8"))
+    events = [e for s in calcom["sessions"] for e in s["events"]]
+    acts = [(e.get("prompt", ""), [e["path"]] if e.get("path") else [], [e.get("command", "")]) for e in events]
+    stores.append(([(m["key"], m) for m in calcom["memories"]], acts))
+    checked = 0
+    for memories, acts in stores:
+        applies = {fn: derive(m["name"], m["description"], m["body"], m["type"]) for fn, m in memories}
+        triggers = Triggers.of(applies)
+        for prompt, paths, commands in acts:
+            topics = topics_of(prompt)
+            met = {fn: why for fn, a in applies.items() if (why := prompt_meets(a, prompt, topics))}
+            named = {fn for fn, why in met.items() if not why.startswith("subject")}
+            assert named <= triggers.named_in(prompt), prompt
+            code_rules = {fn for fn in met if fn not in named and applies[fn].rule}
+            code_rules = {fn for fn in code_rules if applies[fn].paths or applies[fn].commands or applies[fn].cues}
+            assert code_rules <= triggers.code_rules_about(topics), prompt
+            checked += len(met)
+            for tool, path, command in [("Edit", p, "") for p in paths] + [("Bash", "", c) for c in commands if c]:
+                walked = {fn for fn, a in applies.items() if meets(a, tool, path, command) or contradicts(a, command)}
+                assert walked <= triggers.for_tool(path, command, ""), (path, command)
+                checked += len(walked)
+    assert checked > 100  # the acts met many memories: the check is not vacuous
+
+
 def test_warm_derives_what_every_memory_applies_to(live: LiveDaemon, project: Path) -> None:
     """At start-up, off the request path: the first prompt or tool call does not derive a whole store (issue 42)."""
     pnpm = save(live, project, *PNPM)
@@ -315,7 +509,7 @@ def test_warm_derives_what_every_memory_applies_to(live: LiveDaemon, project: Pa
     store = recall.stores.for_cwd(str(project))
     recall.applies._by_dir.clear()
     recall.warm()
-    assert ("mention", "npm") in recall.applies._by_dir[str(store.path)].memories[pnpm].features
+    assert "npm" in recall.applies._by_dir[str(store.path)].applies[pnpm].forbids
 
 
 def test_a_new_view_reads_again_only_the_memory_that_changed(live: LiveDaemon, project: Path) -> None:
@@ -324,11 +518,11 @@ def test_a_new_view_reads_again_only_the_memory_that_changed(live: LiveDaemon, p
     pnpm, migrations = save(live, project, *PNPM), save(live, project, *MIGRATIONS)
     recall = live.daemon.recall
     store = recall.stores.for_cwd(str(project))
-    before = recall.applies.view(store, recall.indexes.refresh(store, wait=True)).memories
-    assert ("mention", "npm") in before[pnpm].features
+    before = recall.applies.view(store, recall.indexes.refresh(store, wait=True)).applies
+    assert "npm" in before[pnpm].forbids
     path = store.path / pnpm
     path.write_text(path.read_text().replace("never npm", "never yarn"))
     os.utime(path, ns=(path.stat().st_mtime_ns + 10**9,) * 2)
-    after = recall.applies.view(store, recall.indexes.refresh(store, wait=True)).memories
+    after = recall.applies.view(store, recall.indexes.refresh(store, wait=True)).applies
     assert after[migrations] is before[migrations]
-    assert ("mention", "yarn") in after[pnpm].features and ("mention", "npm") not in after[pnpm].features
+    assert "yarn" in after[pnpm].forbids and "npm" not in after[pnpm].forbids

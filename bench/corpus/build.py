@@ -13,6 +13,7 @@ Everything is derived from the git objects of the pinned commits, so a rebuild f
 mirrors gives byte-identical files. The method is documented in bench/corpus/README.md; the
 constants below are the ones it describes.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,15 +31,15 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"
 
-MAX_TASKS = 40          # tasks per repository at most
-TARGET_TASKS = 36       # stride = ceil(#commits in range / TARGET_TASKS)
-MAX_EDIT_FILES = 8      # edits per task at most
+MAX_TASKS = 40  # tasks per repository at most
+TARGET_TASKS = 36  # stride = ceil(#commits in range / TARGET_TASKS)
+MAX_EDIT_FILES = 8  # edits per task at most
 MAX_EDIT_LINES = 30
 MAX_EDIT_CHARS = 2000
 MAX_BODY_CHARS = 1500
 MAX_MEMORIES = 80
 MAX_COMMANDS = 40
-MAX_TASK_FILES = 60     # list at most this many changed paths per task
+MAX_TASK_FILES = 60  # list at most this many changed paths per task
 NOISE_MAX_FILES = 150
 MIN_RANGE_COMMITS = 150  # windows with fewer non-merge commits are widened backwards   # commits touching more files than this are mass changes: skipped
 
@@ -57,24 +58,43 @@ class Git:
         return p.stdout.decode("utf-8", errors="replace")
 
     def show_file(self, commit: str, path: str) -> str | None:
-        p = subprocess.run(["git", "--git-dir", self.gitdir, "show", f"{commit}:{path}"],
-                           capture_output=True)
+        p = subprocess.run(["git", "--git-dir", self.gitdir, "show", f"{commit}:{path}"], capture_output=True)
         if p.returncode != 0:
             return None
         return p.stdout.decode("utf-8", errors="replace")
 
     def ls_tree(self, commit: str) -> list[str]:
-        return [l for l in self.run("ls-tree", "-r", "--name-only", commit).splitlines() if l]
+        return [line for line in self.run("ls-tree", "-r", "--name-only", commit).splitlines() if line]
 
 
 # ----------------------------------------------------------------------------------------
 # rule files
 
 AGENT_FILES = {"AGENTS.md", "CLAUDE.md", "GEMINI.md", "AGENT.md"}
-EXCLUDED_DIR_PARTS = {"node_modules", "vendor", "third_party", "third-party", "fixtures",
-                      "__fixtures__", "testdata", "test-fixtures", "skills", ".agents",
-                      "templates", "template", "examples", "example", "samples", "e2e-fixtures",
-                      ".changeset", "dist", "build", "external", "deps", "submodules"}
+EXCLUDED_DIR_PARTS = {
+    "node_modules",
+    "vendor",
+    "third_party",
+    "third-party",
+    "fixtures",
+    "__fixtures__",
+    "testdata",
+    "test-fixtures",
+    "skills",
+    ".agents",
+    "templates",
+    "template",
+    "examples",
+    "example",
+    "samples",
+    "e2e-fixtures",
+    ".changeset",
+    "dist",
+    "build",
+    "external",
+    "deps",
+    "submodules",
+}
 
 
 def classify_rule_path(path: str) -> str | None:
@@ -101,8 +121,10 @@ def classify_rule_path(path: str) -> str | None:
 
 FM_RE = re.compile(r"\A\ufeff?---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.S)
 # frontmatter whose opening `---` is missing (seen in the wild): key lines, then `---`
-FM_OPENLESS_RE = re.compile(r"\A((?:(?:applyTo|globs|paths|description|name|alwaysApply)\s*:.*\r?\n"
-                            r"(?:[ \t]+.*\r?\n)*)+)---[ \t]*(?:\r?\n|\Z)")
+FM_OPENLESS_RE = re.compile(
+    r"\A((?:(?:applyTo|globs|paths|description|name|alwaysApply)\s*:.*\r?\n"
+    r"(?:[ \t]+.*\r?\n)*)+)---[ \t]*(?:\r?\n|\Z)"
+)
 
 
 def _unquote(s: str) -> str:
@@ -144,7 +166,7 @@ def parse_frontmatter(text: str) -> tuple[dict, str]:
                 fields[key] = _unquote(val)
         elif key is not None and isinstance(fields.get(key), str) and line.startswith((" ", "\t")):
             fields[key] = (fields[key] + " " + line.strip()).strip()
-    return fields, text[m.end():]
+    return fields, text[m.end() :]
 
 
 def split_patterns(val) -> list[str]:
@@ -181,7 +203,7 @@ def expand_braces(p: str) -> list[str]:
         return [p]
     out = []
     for alt in m.group(1).split(","):
-        out.extend(expand_braces(p[:m.start()] + alt + p[m.end():]))
+        out.extend(expand_braces(p[: m.start()] + alt + p[m.end() :]))
     return out
 
 
@@ -210,7 +232,7 @@ def glob_to_regex(p: str) -> str:
                 out += re.escape(c)
                 i += 1
             else:
-                cls = p[i + 1:j]
+                cls = p[i + 1 : j]
                 if cls.startswith("!"):
                     cls = "^" + cls[1:]
                 out += "[" + cls.replace("\\", "\\\\") + "]"
@@ -245,7 +267,7 @@ def glob_match(pattern: str, path: str) -> bool:
             continue
         target = path
         if "/" not in p:
-            target = path.rsplit("/", 1)[-1]          # basename pattern: any depth
+            target = path.rsplit("/", 1)[-1]  # basename pattern: any depth
         rx = _RX_CACHE.get(p)
         if rx is None:
             rx = _RX_CACHE[p] = re.compile(glob_to_regex(p) + r"\Z")
@@ -367,8 +389,7 @@ def make_memory(path: str, kind: str, text: str) -> dict | None:
         scope_kind = "directory"
     else:  # agent-root, copilot-root: loaded for every prompt
         universal = True
-    name = (fm.get("name") if isinstance(fm.get("name"), str) else None) or first_heading(body) \
-        or humanize(stem)
+    name = (fm.get("name") if isinstance(fm.get("name"), str) else None) or first_heading(body) or humanize(stem)
     if kind == "agent-nested":
         name = f"{path.rsplit('/', 1)[0]}: {name}"
     desc = fm.get("description") if isinstance(fm.get("description"), str) else None
@@ -427,7 +448,7 @@ def collect_memories(git: Git, commit: str, cfg: dict) -> tuple[list[dict], list
         files = [f for f in files if f["path"] in kept_paths]
     used = set()
     for m in mems:
-        base = f"{m['type']}_{slug(m['source'].rsplit('.', 1)[0].replace('.instructions', '').replace('/', '-') if m['scope_kind'] == 'directory' or m['source'].rsplit('/',1)[-1] in AGENT_FILES else m['source'].rsplit('/', 1)[-1].split('.')[0])}"
+        base = f"{m['type']}_{slug(m['source'].rsplit('.', 1)[0].replace('.instructions', '').replace('/', '-') if m['scope_kind'] == 'directory' or m['source'].rsplit('/', 1)[-1] in AGENT_FILES else m['source'].rsplit('/', 1)[-1].split('.')[0])}"
         fn, k = base + ".md", 2
         while fn in used:
             fn = f"{base}-{k}.md"
@@ -443,13 +464,17 @@ def collect_memories(git: Git, commit: str, cfg: dict) -> tuple[list[dict], list
 BOT_RE = re.compile(r"(dependabot|renovate|github-actions|\[bot\]|-bot\b|greenkeeper|snyk-bot)", re.I)
 VERSION_RE = re.compile(
     r"^(chore\(release\)|chore: release|release[: ]|releasing|bump version|version packages|"
-    r"v?\d+\.\d+(\.\d+)?\b|prepare (for )?release|publish|meta\(changelog\)|update changelog)", re.I)
+    r"v?\d+\.\d+(\.\d+)?\b|prepare (for )?release|publish|meta\(changelog\)|update changelog)",
+    re.I,
+)
 DEPBUMP_RE = re.compile(r"\b(bump|update|upgrade)\b.*\b(from|to) v?\d|^(build|chore)\(deps", re.I)
 SKIP_EDIT_RE = re.compile(
     r"(^|/)(package-lock\.json|yarn\.lock|pnpm-lock\.yaml|bun\.lockb?|Cargo\.lock|poetry\.lock|"
     r"uv\.lock|Gemfile\.lock|composer\.lock|go\.sum|Pipfile\.lock|packages\.lock\.json)$|"
     r"\.(lock|snap|min\.js|min\.css|map|png|jpe?g|gif|ico|svg|webp|pdf|zip|gz|woff2?|ttf|eot|"
-    r"mp4|mp3|wasm|dll|exe|so|dylib|bin|jar|pyc)$|(^|/)(dist|vendor|__snapshots__)/", re.I)
+    r"mp4|mp3|wasm|dll|exe|so|dylib|bin|jar|pyc)$|(^|/)(dist|vendor|__snapshots__)/",
+    re.I,
+)
 
 
 def is_noise(subject: str, author: str) -> str | None:
@@ -489,7 +514,7 @@ def first_hunk_added(git: Git, sha: str, path: str) -> str:
 
 def commit_files(git: Git, sha: str) -> list[str]:
     out = git.run("show", "--name-only", "--format=", "--no-renames", sha)
-    return [l for l in out.splitlines() if l.strip()]
+    return [line for line in out.splitlines() if line.strip()]
 
 
 def resolve_range(git: Git, cfg: dict, rule_files: list[dict], mems: list[dict]) -> str:
@@ -501,7 +526,7 @@ def resolve_range(git: Git, cfg: dict, rule_files: list[dict], mems: list[dict])
     adds = []
     for p in srcs:
         out = git.run("log", "--diff-filter=A", "--format=%H %ct", commit, "--", p, check=False)
-        rows = [l.split() for l in out.splitlines() if l.strip()]
+        rows = [line.split() for line in out.splitlines() if line.strip()]
         if rows:
             adds.append((int(rows[-1][1]), rows[-1][0]))
     if not adds:
@@ -514,10 +539,7 @@ def resolve_range(git: Git, cfg: dict, rule_files: list[dict], mems: list[dict])
         # too little history since the rules were added: take the last MIN_RANGE_COMMITS
         # non-merge commits up to `commit` instead (globs do not depend on time)
         revs = git.run("rev-list", "--no-merges", f"--max-count={MIN_RANGE_COMMITS}", commit).split()
-        if len(revs) == MIN_RANGE_COMMITS:
-            rng = f"{revs[-1]}^..{commit}"
-        else:
-            rng = commit
+        rng = f"{revs[-1]}^..{commit}" if len(revs) == MIN_RANGE_COMMITS else commit
     return rng
 
 
@@ -525,7 +547,7 @@ def build_tasks(git: Git, cfg: dict, mems: list[dict], rule_paths: set[str]) -> 
     rng = cfg["range"]
     revs = rng.split()
     log = git.run("log", "--no-merges", "--format=%H%x09%ct%x09%an%x09%s", *revs)
-    commits = [l.split("\t", 3) for l in log.splitlines() if l.strip()]
+    commits = [line.split("\t", 3) for line in log.splitlines() if line.strip()]
     n = len(commits)
     stride = cfg.get("stride") or max(1, math.ceil(n / TARGET_TASKS))
     tasks, skipped = [], {}
@@ -533,7 +555,7 @@ def build_tasks(git: Git, cfg: dict, mems: list[dict], rule_paths: set[str]) -> 
     for start in range(0, n, stride):
         if len(tasks) >= MAX_TASKS:
             break
-        for sha, ct, author, subject in commits[start:start + stride]:
+        for sha, ct, author, subject in commits[start : start + stride]:
             why = is_noise(subject, author)
             files = None
             if why is None:
@@ -557,16 +579,18 @@ def build_tasks(git: Git, cfg: dict, mems: list[dict], rule_paths: set[str]) -> 
                 if txt.strip():
                     edits.append({"path": f, "new_text": txt})
             relevant = [m["filename"] for m in scoped if scope_matches(m["scope"], files)]
-            tasks.append({
-                "id": sha,
-                "date": datetime.datetime.fromtimestamp(int(ct), datetime.timezone.utc).strftime("%Y-%m-%d"),
-                "prompt": subject,
-                "files": files[:MAX_TASK_FILES],
-                "n_files": len(files),
-                "edits": edits,
-                "relevant": relevant,
-                "label": "scope",
-            })
+            tasks.append(
+                {
+                    "id": sha,
+                    "date": datetime.datetime.fromtimestamp(int(ct), datetime.UTC).strftime("%Y-%m-%d"),
+                    "prompt": subject,
+                    "files": files[:MAX_TASK_FILES],
+                    "n_files": len(files),
+                    "edits": edits,
+                    "relevant": relevant,
+                    "label": "scope",
+                }
+            )
             break
     return tasks, {"range": rng, "commits_in_range": n, "stride": stride, "skipped": skipped}
 
@@ -581,7 +605,8 @@ TOOL_RE = re.compile(
     r"\./mvnw|bundle|bin/rails|bin/rspec|bin/\w+|rake|rails|rspec|rubocop|composer|php|vendor/bin/\w+|"
     r"\./vendor/bin/\w+|artisan|swift|xcodebuild|cmake|ctest|ninja|meson|bazel|docker|"
     r"docker-compose|pwsh|Start-PSBuild|Start-PSPester|Invoke-\w+|kotlinc|sbt|mix|flutter|dart|"
-    r"tsc|eslint|prettier|vitest|jest|playwright|biome|bash|sh|git submodule)\b")
+    r"tsc|eslint|prettier|vitest|jest|playwright|biome|bash|sh|git submodule)\b"
+)
 
 
 def clean_cmd(line: str) -> str | None:
@@ -623,10 +648,17 @@ def collect_commands(git: Git, commit: str) -> list[dict]:
 
     # package.json scripts: root, then up to 3 workspace packages (shortest paths first)
     pkgs = ["package.json"] if "package.json" in fileset else []
-    pkgs += sorted((f for f in files if f.endswith("/package.json") and f.count("/") <= 2
-                    and classify_rule_path(f) is None
-                    and not any(p in EXCLUDED_DIR_PARTS for p in f.split("/"))),
-                   key=lambda f: (f.count("/"), f))[:3]
+    pkgs += sorted(
+        (
+            f
+            for f in files
+            if f.endswith("/package.json")
+            and f.count("/") <= 2
+            and classify_rule_path(f) is None
+            and not any(p in EXCLUDED_DIR_PARTS for p in f.split("/"))
+        ),
+        key=lambda f: (f.count("/"), f),
+    )[:3]
     root_pkg = {}
     for pj in pkgs:
         try:
@@ -637,7 +669,7 @@ def collect_commands(git: Git, commit: str) -> list[dict]:
             root_pkg = pkg
         pm = package_manager(git, commit, fileset, root_pkg or pkg)
         scripts = pkg.get("scripts") or {}
-        for name in list(scripts)[:15 if pj == "package.json" else 5]:
+        for name in list(scripts)[: 15 if pj == "package.json" else 5]:
             if name.startswith(("pre", "post")) and name[3:] in scripts:
                 continue
             if pj == "package.json":
@@ -645,10 +677,12 @@ def collect_commands(git: Git, commit: str) -> list[dict]:
             else:
                 pname = pkg.get("name") or pj.rsplit("/", 1)[0]
                 d = pj.rsplit("/", 1)[0]
-                cmd = {"pnpm": f"pnpm --filter {pname} run {name}",
-                       "yarn": f"yarn workspace {pname} {name}",
-                       "bun": f"bun run --cwd {d} {name}",
-                       "npm": f"npm run {name} -w {d}"}[pm]
+                cmd = {
+                    "pnpm": f"pnpm --filter {pname} run {name}",
+                    "yarn": f"yarn workspace {pname} {name}",
+                    "bun": f"bun run --cwd {d} {name}",
+                    "npm": f"npm run {name} -w {d}",
+                }[pm]
             add(cmd, f"{pj}#scripts.{name}")
     # Makefile / justfile targets
     cat = "make"
@@ -691,7 +725,7 @@ def collect_commands(git: Git, commit: str) -> list[dict]:
             comp = json.loads(git.show_file(commit, "composer.json") or "{}")
         except json.JSONDecodeError:
             comp = {}
-        for name in list((comp.get("scripts") or {}))[:12]:
+        for name in list(comp.get("scripts") or {})[:12]:
             if not name.startswith(("pre-", "post-")):
                 add(f"composer run {name}", f"composer.json#scripts.{name}")
     if "gradlew" in fileset:
@@ -729,7 +763,7 @@ def collect_commands(git: Git, commit: str) -> list[dict]:
             block = []
             if first in ("|", ">", "|-", ">-", ""):
                 indent = None
-                for line in text[m.end():].splitlines()[1:]:
+                for line in text[m.end() :].splitlines()[1:]:
                     if not line.strip():
                         continue
                     ind = len(line) - len(line.lstrip())
@@ -744,8 +778,19 @@ def collect_commands(git: Git, commit: str) -> list[dict]:
                 add(clean_cmd(line), f)
     # README / CONTRIBUTING / docs code blocks
     cat = "docs"
-    docs = [f for f in ("README.md", "CONTRIBUTING.md", "DEVELOPMENT.md", "docs/CONTRIBUTING.md",
-                        ".github/CONTRIBUTING.md", "AGENTS.md", "CLAUDE.md") if f in fileset]
+    docs = [
+        f
+        for f in (
+            "README.md",
+            "CONTRIBUTING.md",
+            "DEVELOPMENT.md",
+            "docs/CONTRIBUTING.md",
+            ".github/CONTRIBUTING.md",
+            "AGENTS.md",
+            "CLAUDE.md",
+        )
+        if f in fileset
+    ]
     for d in docs:
         text = git.show_file(commit, d) or ""
         for block in re.findall(r"```(?:bash|sh|shell|console|zsh|powershell|pwsh|ps1)?\n(.*?)```", text, re.S):
@@ -824,9 +869,11 @@ def main(argv=None) -> int:
             continue
         ns = sum(1 for m in data["memories"] if m["scope"])
         nr = sum(1 for t in data["tasks"] if t["relevant"])
-        print(f"{e['repo']:45s} mem={len(data['memories']):3d} scoped={ns:3d} tasks={len(data['tasks']):3d} "
-              f"rel={nr:3d} cmds={len(data['commands']):3d} {data['sampling']['range'][:30]} "
-              f"n={data['sampling']['commits_in_range']} stride={data['sampling']['stride']}")
+        print(
+            f"{e['repo']:45s} mem={len(data['memories']):3d} scoped={ns:3d} tasks={len(data['tasks']):3d} "
+            f"rel={nr:3d} cmds={len(data['commands']):3d} {data['sampling']['range'][:30]} "
+            f"n={data['sampling']['commits_in_range']} stride={data['sampling']['stride']}"
+        )
         if args.plan:
             for m in data["memories"]:
                 print(f"    {'U' if m['universal'] else ' '} {m['source']}  {m['scope']}")

@@ -1,11 +1,12 @@
 """What a memory applies to: the paths (globs), commands and tools of its `applies_to` frontmatter
 (as Claude Code's `.claude/rules` take `paths:`, Cursor `globs`, Copilot `applyTo`), checked when a
-person, a model or a request writes it. Read with the memory's text into relevance features: `memoryd/relevance/`.
+person, a model or a request writes it. Deriving it offline: `applies_derive.py`; meeting it: `applies_match.py`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from memoryd.base import limits
@@ -19,12 +20,26 @@ EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 
 @dataclass(frozen=True, slots=True)
 class AppliesTo:
-    """Where a memory's frontmatter says it applies (its lists are features of the relevance matcher)."""
+    """Where a memory applies. `forbids` (derived) are the commands its rule says never to run."""
 
     paths: tuple[str, ...] = ()
     commands: tuple[str, ...] = ()
     tools: tuple[str, ...] = ()
-    explicit: bool = False  # written in the file (by a person or a model)
+    forbids: frozenset[str] = frozenset()
+    topics: frozenset[str] = frozenset()
+    explicit: bool = False  # written in the file (by a person or a model), not derived
+    names: frozenset[str] = field(default_factory=frozenset)  # the programs it names (for prompts)
+    cues: frozenset[str] = frozenset()  # code it names (`TRPCError`, `as any`, `@calcom/ui`): an edit writing one
+    weights: tuple[tuple[str, int], ...] = ()  # per topic, how many of its words the memory uses
+    about: frozenset[str] = frozenset()  # the topics of its name and description: what it is about, not mentions
+    kinds: frozenset[str] = frozenset()  # file extensions whose language its name or description names (css)
+    roles: frozenset[str] = frozenset()  # code roles its name is about ("in repositories": repository)
+    rule: bool = True  # it states a rule (feedback, user, or a project memory saying never/always/only)
+
+    def weight(self, topics: Iterable[str]) -> int:
+        """How strongly the memory is about these subjects (distinct topic words it uses)."""
+        wanted = set(topics)
+        return sum(n for t, n in self.weights if t in wanted)
 
     def to_meta(self) -> dict[str, list[str]]:
         """The frontmatter value: only the lists that hold something."""

@@ -1,42 +1,48 @@
-"""`AppliesIndex`: each memory read into the relevance features (`memoryd.relevance`: its text, and the
-`applies_to` lists written in its frontmatter), kept per file version so an act costs a lookup of the
-memories sharing its features, not a read of every file."""
+"""`AppliesIndex`: each memory's `AppliesTo` (written in its frontmatter, else derived from its text),
+kept per file version so a tool call costs a dict walk, not a read of every file; and which of them a
+prompt meets."""
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, replace
 
+from memoryd.base import limits
 from memoryd.base.errors import MemorydError
-from memoryd.recall.applies import from_meta
+from memoryd.base.text import query_terms
+from memoryd.recall.applies import AppliesTo, from_meta
+from memoryd.recall.applies_derive import derive, topics_of
+from memoryd.recall.applies_match import prompt_meets
+from memoryd.recall.applies_triggers import Triggers
+from memoryd.recall.decide import names_unknown
 from memoryd.recall.store_index import StoreIndex
-from memoryd.relevance.features import Feature
-from memoryd.relevance.memory import Memory, memory, shared
-from memoryd.relevance.shell import parse
-from memoryd.relevance.triggers import Triggers
 from memoryd.store import MemoryDir
 from memoryd.store.frontmatter import split_frontmatter
 
 
 @dataclass(frozen=True)
 class _View:
-    """One store's memories with their features, as of one version of its index, and their triggers."""
+    """One store's memories with what each applies to, as of one version of its index, and their triggers."""
 
     version: tuple[int, int]
-    # filename -> the mtime its features were read at (one dict per store, not a tuple per memory: issue 42)
+    # filename -> the mtime its applies_to was read at: the header's own float, so a view costs one dict per
+    # store beside `applies`, not a tuple per memory (1.1 MB at 20,000, issue 42)
     mtimes: dict[str, float]
-    memories: dict[str, Memory]
-    tools: dict[str, tuple[str, ...]]  # the tools a memory's written `applies_to` limits it to
+    applies: dict[str, AppliesTo]
     triggers: Triggers
 
 
 class AppliesIndex:
-    """filename -> Memory per memory dir, re-read only for files whose mtime changed, and rebuilt only when the
-    store's index changed (a prompt or a tool call between two saves costs a lookup, not a walk)."""
+    """filename -> AppliesTo per memory dir, re-derived only for files whose mtime changed, and rebuilt only when
+    the store's index changed (a prompt or a tool call between two saves costs a lookup, not a walk)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._by_dir: dict[str, _View] = {}
+
+    def of(self, store: MemoryDir, item: StoreIndex) -> dict[str, AppliesTo]:
+        """Every memory of the store's index with what it applies to (files read once per version)."""
+        return self.view(store, item).applies
 
     def view(self, store: MemoryDir, item: StoreIndex) -> _View:
         key, version = str(store.path), item.version
@@ -44,45 +50,60 @@ class AppliesIndex:
             known = self._by_dir.get(key)
         if known is not None and known.version == version:
             return known
+        headers = item.snapshot()
         mtimes: dict[str, float] = {}
-        memories: dict[str, Memory] = {}
-        tools: dict[str, tuple[str, ...]] = {}
-        for h in item.snapshot():
-            have = known.memories.get(h.filename) if known is not None else None
-            limit = known.tools.get(h.filename, ()) if known is not None else ()
+        applies: dict[str, AppliesTo] = {}
+        for h in headers:
+            have = known.applies.get(h.filename) if known is not None else None
             if have is None or known is None or known.mtimes.get(h.filename) != h.mtime:
-                have, limit = self._read(store, h.filename, h.name, h.description, h.type)
-            mtimes[h.filename], memories[h.filename] = h.mtime, have
-            if limit:
-                tools[h.filename] = limit
-        view = _View(version, mtimes, memories, tools, Triggers.of(memories))
+                have = self._read(store, h.filename, h.name, h.description, h.type)
+            mtimes[h.filename], applies[h.filename] = h.mtime, have
+        view = _View(version, mtimes, applies, Triggers.of(applies))
         with self._lock:
             self._by_dir[key] = view
         return view
 
     @staticmethod
-    def _read(
-        store: MemoryDir, filename: str, name: str, description: str, type_: str
-    ) -> tuple[Memory, tuple[str, ...]]:
+    def _read(store: MemoryDir, filename: str, name: str, description: str, type_: str) -> AppliesTo:
         try:
             text = store.read_raw(filename) or ""
             meta, body = split_frontmatter(text, source=filename)
         except (MemorydError, OSError, UnicodeDecodeError):
-            return Memory(frozenset()), ()
-        read = memory(name, description, body, type_)
+            return AppliesTo()
+        derived = derive(name, description, body, type_)
         written = from_meta(meta)
         if written is None:
-            return read, ()
-        return with_written(read, written.paths, written.commands), written.tools
+            return derived
+        # the lists written in the file rule; all else (what the text forbids and is about) comes from the text
+        return replace(derived, paths=written.paths, commands=written.commands, tools=written.tools, explicit=True)
 
-
-def with_written(mem: Memory, paths: tuple[str, ...], commands: tuple[str, ...]) -> Memory:
-    """A memory with the places and commands its frontmatter's `applies_to` writes: features like any other."""
-    extra: set[Feature] = set()
-    for line in commands:
-        for c in parse(line)[:1]:
-            extra.add(("program", c.family))
-            if len(c.runs) > 1:
-                extra.add(("subcommand", " ".join(c.runs[:2])))
-    globs = tuple(dict.fromkeys((*paths, *mem.globs)))
-    return shared(replace(mem, features=shared(mem.features | frozenset(extra)), globs=globs))
+    def prompt_picks(
+        self, store: MemoryDir, item: StoreIndex, query: str, surfaced: set[str], ranked_chose: bool
+    ) -> dict[str, str]:
+        """Memories whose applies_to the prompt meets, with why: a program, path or code it names
+        (always), or a subject it shares (beside the ranking's choice only when it also holds a word of
+        the prompt; never when the prompt names a product this store never mentions; the memories
+        most about it, at most two)."""
+        topics = topics_of(query)
+        view = self.view(store, item)
+        applies = view.applies
+        could = sorted(view.triggers.named_in(query) - surfaced)
+        named = {fn: why for fn in could if (why := prompt_meets(applies[fn], query, topics)) and why[:8] != "subject:"}
+        # a subject alone only for rules about code (they name a path, a command or code): "the colour of
+        # her car" must not bring a memory that mentions a background colour (LoCoMo other-store 0.016 -> 0.086)
+        subject = sorted(view.triggers.code_rules_about(topics) - surfaced - named.keys())
+        if subject and ranked_chose:  # beside the ranking's choice, a subject needs a word of the prompt too
+            _, held = item.index.matches(set(query_terms(query)), subject)
+            subject = [fn for fn in subject if held[fn]]
+        else:  # alone, the subject must be what the memory is about (its name or description), not a word of its body
+            subject = [fn for fn in subject if applies[fn].about & topics]
+        if not subject or names_unknown(item.index, query):
+            return named
+        order = {fn: i for i, (fn, _) in enumerate(item.index.rank(query, k=50, gate=False))}
+        top = max(applies[fn].weight(topics) for fn in subject)
+        subject = sorted(
+            (fn for fn in subject if applies[fn].weight(topics) == top), key=lambda fn: (order.get(fn, 99), fn)
+        )
+        return named | {
+            fn: f"subject: {min(applies[fn].topics & topics)}" for fn in subject[: limits.TOOL_RECALL_MAX_MEMORIES]
+        }

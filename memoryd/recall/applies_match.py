@@ -1,11 +1,79 @@
-"""Whether a project path meets a glob (the places a memory names or its `applies_to` writes); read by
-`memoryd.relevance.match`."""
+"""Whether a tool call or a prompt meets what a memory applies to: a path under its globs, a
+command running what it names or forbids, an edit writing the code it names, a prompt naming its
+programs or sharing its subject. Plain functions; `moments.py` and `applies_index.py` call them.
+"""
 
 from __future__ import annotations
 
 import fnmatch
 import re
+import shlex
+from collections.abc import Iterable
 from functools import lru_cache
+from typing import NamedTuple
+
+from memoryd.recall.applies import AppliesTo
+from memoryd.recall.applies_derive import (
+    CAMEL_NAME,
+    PATH_RE,
+    PM_NAMES,
+    command_key,
+    roles_of,
+)
+
+# A prompt that asks to commit, push or open a pull request (not one that mentions "PR #3789").
+PROMPT_ACTS = (
+    (
+        re.compile(
+            r"^\s*commit\b|\bcommit (?:this|it|these|that|the changes|my changes|everything)\b|\bcommit message", re.I
+        ),
+        "git commit",
+    ),
+    (
+        re.compile(
+            r"\b(?:open|create|raise|make|send|submit|file)\s+(?:a\s+|the\s+|an\s+)?(?:draft\s+)?(?:PR|pull request)\b",
+            re.I,
+        ),
+        "gh pr",
+    ),
+    (re.compile(r"^\s*push\b|\bgit push\b|\bpush (?:the|this|my|it|to)\b", re.I), "git push"),
+)
+
+
+def segments(command: str) -> list[str]:
+    """The simple commands of a shell line (split at `&&`, `||`, `;`, `|`)."""
+    return [s.strip() for s in re.split(r"&&|\|\||[;|\n]", command) if s.strip()]
+
+
+def programs(command: str) -> list[str]:
+    """The programs a shell line runs, as typed (`npm` in `npm install x`, never the stripped key)."""
+    out: list[str] = []
+    for seg in segments(command):
+        words = [w for w in seg.split() if "=" not in w or w.startswith("-")]
+        words = words[1:] if words[:1] == ["sudo"] else words
+        if words:
+            out.append(words[0].rsplit("/", 1)[-1].casefold())
+    return out
+
+
+@lru_cache(maxsize=256)
+def command_facts(command: str) -> tuple[frozenset[str], tuple[tuple[str, ...], ...], tuple[str, ...]]:
+    """A shell line parsed once per tool call, not once per memory: the programs as typed, each simple
+    command's key (`command_key`), and its path-like words."""
+    segs = segments(command)
+    return frozenset(programs(command)), tuple(command_key(s) for s in segs), tuple(command_paths(command))
+
+
+def command_matches(pattern: str, command: str) -> bool:
+    """Does a shell line run what `pattern` names: a bare program (`npm`, `psql`) as typed, or a
+    program and its first word (`prisma generate`) however it is run."""
+    want = tuple(pattern.casefold().split())
+    if not want:
+        return False
+    typed, keys, _ = command_facts(command)
+    if len(want) == 1 and want[0] in typed:
+        return True
+    return any(key[: len(want)] == want for key in keys)
 
 
 @lru_cache(maxsize=65_536)
@@ -26,3 +94,138 @@ def path_matches(glob: str, rel: str) -> bool:
     """A project-relative path against a glob (`**/` matches any depth, a bare dir everything under it)."""
     rel = rel[2:] if rel.startswith("./") else rel
     return _glob_rx(glob).match(rel) is not None
+
+
+def command_paths(command: str) -> list[str]:
+    """The path-like words of a shell line (`cat .env.local` names `.env.local`)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    return [w for w in words if not w.startswith("-") and ("/" in w or "." in w.strip(".")) and "=" not in w]
+
+
+def meets(applies: AppliesTo, tool: str, path: str = "", command: str = "", writes: str = "") -> str:
+    """Why this tool call falls under the memory ("" when it does not): the first path, command or
+    forbidden program it meets. An explicit `tools` list limits the tools it applies to."""
+    if applies.tools and tool not in applies.tools:
+        return ""
+    if path:
+        for glob in applies.paths:
+            if path_matches(glob, path):
+                return f"path {path} matches {glob}"
+        if applies.rule and applies.kinds and (kind := file_kind(path)) in applies.kinds:
+            return f"{path} is a .{kind} file, and this rule is about them"
+    if command:
+        for pattern in applies.commands:
+            if command_matches(pattern, command):
+                return f"command runs {pattern}"
+        for arg in command_facts(command)[2]:
+            for glob in applies.paths:
+                if path_matches(glob, arg):  # "./.env.local" as `.env.local` (path_matches drops the "./")
+                    return f"command touches {arg}, matches {glob}"
+    if writes and (cue := writes_cue(applies, writes)):
+        return f"the edit writes {cue}"
+    if applies.tools and not applies.paths and not applies.commands:
+        return f"tool {tool}"
+    return ""
+
+
+def file_kind(path: str) -> str:
+    """A path's extension, lower case ("" when it has none)."""
+    name = path.rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[-1].casefold() if "." in name.strip(".") else ""
+
+
+def contradicts(applies: AppliesTo, command: str) -> str:
+    """The forbidden program a command runs ("" when none): the moment a rule is about to be broken."""
+    if not applies.forbids:
+        return ""
+    typed, keys, _ = command_facts(command)
+    hit = sorted((typed | {k[0] for k in keys if k}) & applies.forbids)
+    return hit[0] if hit else ""
+
+
+def prompt_meets(applies: AppliesTo, prompt: str, prompt_topics: Iterable[str]) -> str:
+    """Why a prompt falls under the memory ("" when not): it names a package manager the memory
+    chooses against or a program it forbids, a path under its globs, code it names (`as any`,
+    `@scope/pkg`, `dayjs`), asks to commit, push or open a pull request when the memory is about
+    that, or shares one of its subjects."""
+    said = prompt_facts(prompt)
+    for pattern in applies.commands:
+        program = pattern.split()[0].casefold()
+        if program in said.words and (program in PM_NAMES or program in applies.forbids):
+            return f"prompt names {program}"
+    for token in said.paths:
+        for glob in applies.paths:
+            if path_matches(glob, token.strip("`'\".,;:()")):
+                return f"prompt names {token}"
+    if cue := writes_cue(applies, prompt, code_only=True):
+        return f"prompt names {cue}"
+    for package in said.packages:
+        if package in packages_of(applies):
+            return f"prompt names the {package} package"
+    for cmd in said.acts:
+        if cmd in applies.commands:
+            return f"prompt asks to {cmd}"
+    for code, role in said.roles:
+        if role in applies.roles:
+            return f"prompt names {code}, a {role}"
+    subjects = sorted(applies.topics.intersection(prompt_topics))
+    return f"subject: {subjects[0]}" if subjects else ""
+
+
+_PACKAGE_WORDS = re.compile(r"\b([a-z][\w-]*)\s+package\b", re.I)  # "our ui package"
+_SCOPED_NAME = re.compile(r"^@[\w-]+/([\w-]+)")  # @calcom/ui/components/button -> ui
+
+
+def packages_of(applies: AppliesTo) -> frozenset[str]:
+    """The packages a memory's scoped names stand for (`@calcom/ui/components/button` is the ui package)."""
+    return frozenset(m.group(1).casefold() for cue in applies.cues if (m := _SCOPED_NAME.match(cue)))
+
+
+class PromptFacts(NamedTuple):
+    """What a prompt names, read once per prompt (not once per memory, nor again by `Triggers`)."""
+
+    words: frozenset[str]  # its words, case-folded ("npm", "pnpm")
+    paths: tuple[str, ...]  # its path-like tokens
+    acts: tuple[str, ...]  # the acts it asks for (git commit, gh pr, git push)
+    packages: frozenset[str]  # the packages it names in words ("the ui package" names ui)
+    tokens: frozenset[str]  # its \w+ runs, as a cue's first word is looked up
+    roles: tuple[tuple[str, str], ...]  # its code names and the role each plays (BookingRepository, repository)
+
+
+@lru_cache(maxsize=256)
+def prompt_facts(prompt: str) -> PromptFacts:
+    return PromptFacts(
+        words=frozenset(w.casefold() for w in re.findall(r"[A-Za-z][\w-]*", prompt)),
+        paths=tuple(PATH_RE.findall(prompt)),
+        acts=tuple(cmd for rx, cmd in PROMPT_ACTS if rx.search(prompt)),
+        packages=frozenset(m.casefold() for m in _PACKAGE_WORDS.findall(prompt)),
+        tokens=frozenset(re.findall(r"\w+", prompt)),
+        roles=tuple((code, role) for code in _CODE_NAME.findall(prompt) for role in sorted(roles_of(code))),
+    )
+
+
+_CODE_NAME = re.compile(CAMEL_NAME.pattern + r"|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")  # ... or user_repository
+
+
+@lru_cache(maxsize=65_536)
+def _cue_rx(cue: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w@])" + re.escape(cue) + r"(?![\w-])")
+
+
+def reads_as_code(cue: str) -> bool:
+    """A cue a prompt may name: code, not a CamelCase name ("GitHub", "OpenAI") or a commit prefix ("feat:")."""
+    return not re.fullmatch(r"\w+:", cue) and (re.search(r"[.@:=_( /]", cue) is not None or cue.endswith("js"))
+
+
+def writes_cue(applies: AppliesTo, text: str, *, code_only: bool = False) -> str:
+    """The first cue of the memory that `text` (what an edit writes, or a prompt) holds, as a whole word;
+    `code_only` (prompts): only cues that read as code (`reads_as_code`)."""
+    for cue in sorted(applies.cues):
+        if code_only and not reads_as_code(cue):
+            continue
+        if cue in text and _cue_rx(cue).search(text):
+            return cue
+    return ""

@@ -19,13 +19,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memoryd.base.text import query_terms
+from memoryd.base.text import query_terms, terms
+from memoryd.recall.applies_derive import CAMEL_NAME, named_tech
 from memoryd.recall.dense import FUSION_DEPTH, Backend, DenseIndex, fuse
 from memoryd.recall.explain import Why, as_typed
 from memoryd.recall.ranker import FIT_DEPTH, MIN_MATCH_IDF, MIN_MATCH_SHARE, LexicalIndex
-from memoryd.relevance.judge import names_unknown
 
-_CAMEL_NAME = re.compile(r"\b[A-Za-z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b")  # a code name of words: BookingRepository
 CONTEXT_ITEMS = 12  # the session's most recent paths and commands added to the query (lexically)
 # The confidence rule: logistic weights over (1, store share, match share, match mass / 10 (at most 3),
 # (cosine of the prompt alone - 0.85) * 10, BM25F / best, fused score - best fused, is the best), fitted on the coding
@@ -80,7 +79,7 @@ def context_items(paths: Sequence[str], commands: Sequence[str], cwd: str) -> li
 def with_parts(prompt: str) -> str:
     """The prompt with the words of its code names added (`BookingRepository` also as "Booking Repository"),
     so a rule about repositories meets a prompt naming one."""
-    parts = [_spread_camel(name) for name in _CAMEL_NAME.findall(prompt)]
+    parts = [_spread_camel(name) for name in CAMEL_NAME.findall(prompt)]
     return prompt if not parts else prompt + "\n" + " ".join(parts)
 
 
@@ -231,9 +230,19 @@ def _features(
 
 
 def _rule(*, elsewhere: bool, close: bool, matched: bool, sure_of: float) -> str:
-    """The close match (the prompt's words covered, and this one near the top, in a prompt about this store's
-    stack); what a coding task falls under is the relevance matcher's to say (memoryd/relevance)."""
-    return "close match" if close and matched and not elsewhere else ""
+    """Which rule gives a candidate: none when the prompt is about another stack, else the close match (the
+    prompt's words covered, and this one near the top), else the fitted confidence."""
+    if elsewhere or not matched:
+        return ""
+    if close:
+        return "close match"
+    return "confident" if sure_of >= CONFIDENCE_MIN else ""
+
+
+def names_unknown(index: LexicalIndex, prompt: str) -> bool:
+    """The prompt names a product no memory of this store mentions ("a TypeORM migration" asked of a
+    Prisma project): it is about another stack, and sharing a generic word with a memory is no match."""
+    return any((ts := terms(name)) and not index.present({t: 1.0 for t in ts}) for name in named_tech(prompt))
 
 
 def _cover(index: LexicalIndex, q_terms: set[str], names: list[str]) -> tuple[float | None, dict[str, float]]:

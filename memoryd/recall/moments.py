@@ -1,6 +1,6 @@
 """Tool-time recall (issue 38): when the agent is about to run a command or edit a file, the memory
-the relevance matcher says the act falls under arrives with it — at most two per tool call, each once per
-session, except that a memory naming the program a command runs (`npm` against "never npm") may come back
+whose rule applies to that act arrives with it — at most two per tool call, each once per session,
+except that a memory whose rule the command contradicts (`npm` against "never npm") may come back
 once at that moment. No model and no embedding here: it runs on every tool call and costs a few ms.
 """
 
@@ -13,13 +13,11 @@ from typing import Any
 
 from memoryd.base import limits
 from memoryd.base.validation import check_session_id
-from memoryd.recall.applies import EDIT_TOOLS
+from memoryd.recall.applies import EDIT_TOOLS, AppliesTo
+from memoryd.recall.applies_match import contradicts, meets
 from memoryd.recall.explain import Why
 from memoryd.recall.recalled import RecallResult
 from memoryd.recall.service import RecallService
-from memoryd.relevance.judge import judge
-from memoryd.relevance.match import Match, said, weights
-from memoryd.relevance.memory import command_act, edit_act
 from memoryd.store import MemoryDir
 
 TOOLS_ANSWERED = frozenset({"Bash", *EDIT_TOOLS})
@@ -53,9 +51,15 @@ class ToolCall:
             return f"{self.tool}: {self.command[:200]}"
         return f"{self.tool} {self.path}" if self.path else self.tool
 
+    def query(self, prompt: str) -> str:
+        """The lexical query that orders candidates: the act (path parts, file kind, command, what
+        it writes) and the turn's prompt."""
+        path = self.path.replace("/", " ").replace(".", " ").replace("_", " ").replace("-", " ")
+        return "\n".join(p for p in (self.command, path, self.writes[:500], prompt) if p)
+
 
 class ToolRecall:
-    """Answers PreToolUse from the memories the relevance matcher says the act falls under."""
+    """Answers PreToolUse from the memories whose `applies_to` the act meets."""
 
     def __init__(self, recall: RecallService) -> None:
         self.recall = recall
@@ -73,11 +77,9 @@ class ToolRecall:
             return RecallResult(reason="session budget spent")
         item = self.recall.indexes.refresh(store)
         view = self.recall.applies.view(store, item)
-        act = command_act(call.command) if call.command else edit_act(call.path, call.writes)
-        limited = {fn for fn, tools in view.tools.items() if call.tool not in tools}
-        found = judge(act, view.memories, view.triggers, item.index, exclude=limited)
+        could = {fn: view.applies[fn] for fn in sorted(view.triggers.for_tool(call.path, call.command, call.writes))}
         surfaced = self.recall.ledger.surfaced(session_id, str(store.path))
-        picked, whys = self._choose(store, session_id, call, found, surfaced)
+        picked, whys = self._choose(store, session_id, call, could, surfaced, item, prompt)
         result = self.recall.surface_picked(store, session_id, picked, whys, note=f"applies to this {call.describe()}")
         result.took_ms = round((time.perf_counter() - started) * 1000, 2)
         result.method = "local"
@@ -86,42 +88,47 @@ class ToolRecall:
         return result
 
     def _choose(
-        self, store: MemoryDir, session_id: str, call: ToolCall, found: list[Match], surfaced: set[str]
+        self,
+        store: MemoryDir,
+        session_id: str,
+        call: ToolCall,
+        applies: dict[str, AppliesTo],
+        surfaced: set[str],
+        item: Any,
+        prompt: str,
     ) -> tuple[list[str], dict[str, Why]]:
-        """The most probable matches at the threshold, not yet in the session; a memory naming the program a
-        command runs may come back once at that moment (the rule is about to be kept or broken)."""
-        threshold = weights().threshold
-        met = [m for m in found if m.probability >= threshold]
-        again = {m.memory for m in met if call.command and any(k in RUNS for k, _ in m.shared)}
-        open_ = [
-            m
-            for m in met
-            if m.memory not in surfaced or (m.memory in again and self._may_repeat(session_id, store, m.memory))
-        ]
+        """The memories the act meets (of those it could: `applies`), contradicted rules first, then by the lexical
+        score of the act and prompt."""
+        met: dict[str, str] = {}
+        broken: set[str] = set()
+        for fn, a in applies.items():
+            why = meets(a, call.tool, call.path, call.command, call.writes)
+            against = contradicts(a, call.command) if call.command else ""
+            if against:
+                why = f"the command runs {against}, which this memory forbids"
+                broken.add(fn)
+            if why:
+                met[fn] = why
+        open_ = [fn for fn in met if fn not in surfaced or (fn in broken and self._may_repeat(session_id, store, fn))]
+        if not open_:
+            return [], {}
+        scores = dict(item.index.rank(call.query(prompt), k=max(10, len(open_)), gate=False)) if len(open_) > 1 else {}
+        open_.sort(key=lambda fn: (fn not in broken, -scores.get(fn, 0.0), fn))
         picked = open_[: limits.TOOL_RECALL_MAX_MEMORIES]
         with self._lock:
-            for m in picked:
-                if m.memory in surfaced:
-                    self._repeated[(session_id, str(store.path), m.memory)] = None
+            for fn in picked:
+                if fn in broken and fn in surfaced:
+                    self._repeated[(session_id, str(store.path), fn)] = None
             while len(self._repeated) > limits.TOOL_RECALL_REPEATS_KEPT:
                 self._repeated.pop(next(iter(self._repeated)))
         whys = {
-            m.memory: Why(
-                filename=m.memory,
-                name="",
-                score=round(m.probability, 4),
-                injected=True,
-                rule=said(m),
-                context=(call.describe(),),
-                confidence=round(m.probability, 3),
+            fn: Why(
+                filename=fn, name="", score=scores.get(fn, 0.0), injected=True, rule=met[fn], context=(call.describe(),)
             )
-            for m in picked
+            for fn in picked
         }
-        return [m.memory for m in picked], whys
+        return picked, whys
 
     def _may_repeat(self, session_id: str, store: MemoryDir, filename: str) -> bool:
         with self._lock:
             return (session_id, str(store.path), filename) not in self._repeated
-
-
-RUNS = ("program", "mention", "subcommand")  # shared kinds by which a memory names what a command runs

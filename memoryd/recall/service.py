@@ -35,9 +35,6 @@ from memoryd.recall.recalled import RecalledMemory, RecallResult, shown
 from memoryd.recall.refs import KEY_PREFIX, MemoryRef, Origin
 from memoryd.recall.sessions import SessionLedger
 from memoryd.recall.store_index import StoreIndex
-from memoryd.relevance.judge import judge
-from memoryd.relevance.match import Match, said, weights
-from memoryd.relevance.memory import prompt_act
 from memoryd.store import MemoryDir, StoreRegistry
 from memoryd.store.model import MemoryHeader
 from memoryd.transcripts.context import SessionContext
@@ -243,14 +240,20 @@ class RecallService:
             ranked += [(key + fn, score) for fn, score in decision.ranked]
             injected += [key + fn for fn in decision.injected]
             whys |= {key + fn: why for fn, why in decision.why.items()}
-        if sources[0][0] == "personal":  # the relevance matcher's choice for the project's own store
-            matched = self._matched(sources[0][1], query, open_in[0][2])
-            for m in matched:
-                why = whys.get(m.memory) or Why(filename=m.memory, name="", score=0.0, injected=True)
-                whys[m.memory] = replace(why, injected=True, rule=said(m), confidence=round(m.probability, 3))
-                if m.memory not in dict(ranked):
-                    ranked.append((m.memory, 0.0))
-            injected = list(dict.fromkeys([m.memory for m in matched] + injected))
+        if sources[0][0] == "personal":  # what the prompt names or is about, from the memories' applies_to
+            own = sources[0][1]
+            picks = self.applies.prompt_picks(own, self.indexes.refresh(own), query, open_in[0][2], bool(injected))
+            for fn, why in picks.items():
+                if fn in injected:  # the ranking chose it already: its own rule says why
+                    continue
+                whys[fn] = replace(
+                    whys.get(fn) or Why(filename=fn, name="", score=0.0, injected=True), injected=True, rule=why
+                )
+                if fn not in dict(ranked):
+                    ranked.append((fn, 0.0))
+            injected = list(
+                dict.fromkeys([fn for fn in picks if whys[fn].rule.startswith("prompt names")] + injected + list(picks))
+            )
         scores = dict(ranked)
         if len(sources) > 1:
             ranked.sort(key=lambda pair: -pair[1])
@@ -332,20 +335,6 @@ class RecallService:
         if ref.origin == "global":
             return ref.filename, self.stores.global_store()
         return ref.filename, self.stores.team_for(store.path) if ref.origin == "team" else store
-
-    def _matched(self, store: MemoryDir, query: str, surfaced: set[str]) -> list[Match]:
-        """The memories of the store the matcher says the prompt falls under (at its threshold), best first."""
-        item = self.indexes.refresh(store)
-        view = self.applies.view(store, item)
-        backend = self.indexes.encoder.backend
-        cosines = None
-        if backend is not None and item.dense is not None and len(item.dense):
-            sims = item.dense.similarities(backend.query(query))
-            if sims is not None:
-                values, _, rows = sims
-                cosines = lambda names: {fn: float(values[rows[fn]]) for fn in names if fn in rows}  # noqa: E731
-        found = judge(prompt_act(query), view.memories, view.triggers, item.index, cosines=cosines, exclude=surfaced)
-        return [m for m in found if m.probability >= weights().threshold][: self.settings.max_memories]
 
     def _rank(self, item: StoreIndex, query: str, exclude: set[str], k: int, context: list[str]) -> Decision:
         """The local ranking and its decision (recall/decide.py), on this store's indexes."""

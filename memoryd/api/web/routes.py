@@ -31,8 +31,7 @@ from memoryd.api.web.pages import (
 )
 from memoryd.base import limits
 from memoryd.base.errors import Conflict, MemorydError, MemoryNotFound, ReadOnly
-from memoryd.relevance.memory import memory as relevance_memory
-from memoryd.relevance.memory import reaches
+from memoryd.recall.applies_derive import derive
 from memoryd.review.queue import ReviewItem
 from memoryd.store.model import Memory, draft_fields
 
@@ -182,7 +181,7 @@ def _memory_page(
         html=rendered(p, shown.body),
         recalls=web.recalls_of(p, filename),
         stale=web.stale_of(p, filename),
-        derived=reaches(relevance_memory(shown.name, shown.description, shown.body, shown.type)),
+        derived=derive(shown.name, shown.description, shown.body, shown.type),
         body_max=limits.MEMORY_BODY_MAX_BYTES,
         **context,
     )

@@ -1,0 +1,424 @@
+"""What a memory applies to when its file says nothing: derived offline from what it names — paths
+and file kinds, the commands in its backticks, package managers (a choice among them applies to the
+ones it does not prefer), the programs it forbids, the code it names and the subjects it is about.
+Plain functions over text; no files, no state.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Hashable, Iterable
+from functools import lru_cache
+from typing import Any, TypeVar, cast
+
+from memoryd.base import limits
+from memoryd.recall.applies import AppliesTo
+
+# Package managers, by ecosystem: a memory that names two of one family (or says "package manager")
+# is a choice among them, and applies to every member it does not prefer.
+PM_FAMILIES = (
+    ("npm", "pnpm", "yarn", "bun"),
+    ("pip", "pip3", "uv", "poetry", "pipenv", "conda"),
+)
+PM_NAMES = frozenset(n for fam in PM_FAMILIES for n in fam)
+PM_BUILTINS = frozenset(
+    (
+        "install i add remove rm uninstall update upgrade up ci why outdated init create dlx exec run link publish "
+        "pack sync lock"
+    ).split()
+)
+# What only runs a binary or a script: stripped before the program a command runs is named.
+RUNNERS: tuple[tuple[str, ...], ...] = (
+    ("npx",),
+    ("bunx",),
+    ("pnpm", "dlx"),
+    ("pnpm", "exec"),
+    ("yarn", "dlx"),
+    ("yarn", "exec"),
+    ("uv", "run"),
+    ("poetry", "run"),
+    ("npm", "exec"),
+    ("npm", "run"),
+    ("pnpm", "run"),
+    ("yarn", "run"),
+    ("bun", "run"),
+)
+# Programs a rule may name (beyond package managers): a word of the text counts only when it is one of these.
+PROGRAMS = frozenset(
+    """docker docker-compose podman kubectl helm terraform git gh psql mysql sqlite3 redis-cli prisma drizzle-kit
+    alembic vitest jest pytest playwright cypress eslint prettier biome ruff black mypy pyright tsc nx turbo make
+    just cargo go rustc curl wget sudo ssh scp rsync node deno python python3 pre-commit alembic flask django-admin
+    storybook wrangler vercel firebase supabase""".split()
+)
+_COMMAND_STARTS = PROGRAMS | PM_NAMES | {"npx", "bunx", "sudo"}  # what a backticked command may start with
+ENGLISH_PROGRAMS = frozenset("go make just black node python helm turbo biome".split())
+RULE_WORDS = re.compile(r"\b(?:never|always|must|don'?t|do not|only|avoid|should)\b", re.I)
+NEGATION = re.compile(r"\b(?:never|not|don'?t|do not|avoid|no|instead of|rather than|nor|stop using|without)\b", re.I)
+PATH_RE = re.compile(
+    r"(?<![\w/.:@-])(?:\*\*/|\*\.)?\.?[\w@*-][\w.@*-]*(?:/[\w.@*\[\]-]+)+/?"  # a/b/c, db/migrations/, **/x
+    r"|(?<![\w/.:@-])\*\.[\w.]+"  # *.generated.ts
+    r"|(?<![\w/.:@-])\.env[\w.*-]*"  # .env, .env.local
+    r"|(?<![\w/.:@-])[\w*-]+(?:\.[\w*-]+)*\.(?:tsx?|jsx?|mjs|cjs|json|sql|py|prisma|ya?ml|toml|css|scss|lock|go|rs|rb|sh|html|vue|svelte)\b"
+)
+_TITLED_DOC = re.compile(r"(?<![\w/.-])[\w-]+\.md\b")
+_WORD_PAIR = re.compile(r"[A-Za-z]+/[A-Za-z]+")
+_TICKS = re.compile(r"`([^`\n]{1,200})`")
+# A placeholder in a named path: `changelog/{PR_NUMBER}.{type}.md`, `tests/<path>/test_<module>.py`.
+_PLACEHOLDER = re.compile(r"\{[\w|.-]{1,40}\}|<[\w-]{1,30}>(?=[/_.\w-])|(?<=[/_.\w-])<[\w-]{1,30}>")
+# File kinds a rule may name on their own ("plain .css", "`.snap` files"): kinds of a place or a tool, not a language.
+FILE_KINDS = "css scss sass less styl snap sql prisma proto graphql gql vue svelte ipynb".split()
+_KIND_RE = re.compile(r"(?<![\w/.*-])\.(" + "|".join(FILE_KINDS) + r")(?![\w/.-])")
+# A folder named alone, with its slash: `tests_integ/`, `collections/` (not "and/or", not "a/b").
+_DIR_RE = re.compile(r"(?<![\w/.:@*-])[A-Za-z_][\w.-]*/(?![\w.*{<-])")
+_NOT_PATHS = frozenset({"and/or", "i/o", "n/a", "e.g.", "i.e.", "w/o", "tRPC/REST"})
+
+# Coding subjects a prompt and a rule may share without sharing a word ("an email column" and
+# "schema changes need a migration"). Small on purpose: each is a class of task, not a synonym list.
+TOPICS: dict[str, tuple[str, ...]] = {
+    "dependencies": ("package manager", "dependency", "dependencies", "lockfile", "lock file", "install", "installs"),
+    "db-schema": ("migration", "migrations", "schema", "column", "columns", "table", "tables", "alter table"),
+    "sql": ("sql", "orm", "orms", "raw query", "raw queries", "prisma query", "prisma queries"),
+    "styling": (
+        "css",
+        "inline style",
+        "inline styles",
+        "stylesheet",
+        "tailwind",
+        "classname",
+        "background",
+        "colour",
+        "color",
+    ),
+    "secrets": ("secret", "secrets", ".env", "api key", "api keys", "credential", "credentials"),
+    "i18n": (
+        "translation",
+        "translations",
+        "translate",
+        "i18n",
+        "locale",
+        "locales",
+        "ui string",
+        "ui strings",
+        "label",
+        "labels",
+        "wording",
+    ),
+    "lint": ("lint", "linting", "lint errors", "lint warnings"),
+    "permissions": ("permission", "permissions", "admin", "admins", "role", "roles", "access control", "authorization"),
+    "casts": ("cast", "casts", "as any", "type-safe", "type safe"),
+    "errors": ("throw", "throws", "exception", "exceptions", "error class", "error classes", "error handling"),
+    "exports": ("export", "exports", "exported", "re-export", "re-exports", "barrel", "barrels", "barrel file"),
+    "deprecation": ("deprecate", "deprecates", "deprecated", "deprecation", "deprecations", "deprecating"),
+}
+# File kinds by language: a rule whose name or description names the language ("Write plain CSS", "No
+# !important in CSS") applies to an edit of any file of it. Not the everyday kinds (.py, .ts): those say nothing.
+KIND_FAMILIES = (("css", "scss", "sass", "less", "styl"), ("sql",))
+_KIND_NAMED = re.compile(r"(?<![\w-])(css|scss|sass|less|stylesheets?|sql)(?![\w-])", re.I)
+# What a rule about a subject applies to when it names no program: committing, pull requests, pushing.
+SUBJECT_COMMANDS = (
+    (re.compile(r"(?<![\w-])commit(?:s|ted|ting)?\b", re.I), "git commit"),
+    (re.compile(r"\b(?:PRs?|pull requests?)\b"), "gh pr"),
+    # pushing to a remote, not code that pushes frames or errors: "push" ends the clause or says where
+    (
+        re.compile(
+            r"\bgit push\b|\bforce[- ]push|\bpush(?:es|ed|ing)?\b(?=\s*(?:$|[.,;:)]|(?:to|directly|before|after|"
+            r"--\w+|main|master|origin|upstream|(?:the|your|a) branch|branch(?:es)?|changes|commits?)\b))",
+            re.I | re.M,
+        ),
+        "git push",
+    ),
+)
+# A rule for making a new thing ("Checklist for adding a new AI service") applies when a file is created,
+# not to every later edit of the things it made.
+CREATING = re.compile(r"\b(?:adding|creating|scaffolding|writing)\s+(?:an?\s+)?new\b", re.I)
+# The layers code is split into: a rule whose name is about one ("No business logic in repositories") applies
+# to its files (BookingRepository.ts, user_service.py, repositories/) and to prompts naming its code.
+CODE_ROLES = frozenset(
+    """repository service controller router handler resolver reducer middleware component hook store provider
+    adapter serializer migration validator factory manager client helper util""".split()
+)
+_ROLES_NAMED = re.compile(
+    r"\b(repositories|services|controllers|routers|handlers|resolvers|reducers|middlewares|"
+    r"components|hooks|stores|providers|adapters|serializers|migrations|validators|factories|managers|clients|"
+    r"helpers|utils)\b",
+    re.I,
+)
+CAMEL_RE = re.compile(r"(?<![\w.])[A-Z][a-z0-9]*[A-Z][A-Za-z0-9]*\b")  # TRPCError, ErrorWithCode, OAuthClient
+CAMEL_NAME = re.compile(r"\b[A-Za-z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b")  # a code name of words: BookingRepository
+_SCOPED = re.compile(r"(?<![\w/])@[\w-]+/[\w./-]*\w")  # @calcom/ui, @calcom/ui/components/button
+_DOTTED = re.compile(r"(?<![\w.])[A-Za-z]\w*\.(?:js|[a-z]\w*)\b")  # Day.js, credential.key
+# A kind so common that a rule naming it ("*.py", "*.ts") is about the language, not about a place.
+EVERY_FILE_OF_A_KIND = frozenset(
+    f"**/*.{ext}" for ext in "md py ts tsx js jsx mjs json go rs rb java kt swift c h cpp yaml yml toml txt".split()
+)
+EVERY_FOLDER_FILES = frozenset("index main __init__ mod lib".split())
+GENERIC_DIRS = frozenset(
+    """src lib libs app apps packages package components component modules module features feature utils util
+    helpers hooks server client test tests types views view pages page api core common shared public static
+    assets internal scripts docs examples config configs services service source index main""".split()
+)
+
+
+def trie_pattern(words: Iterable[str]) -> str:
+    """Words as one alternation shaped like a trie (`c(?:ss|olou?r)`-like), longest first at each branch:
+    the regex engine then tries a letter once per position, not once per word."""
+    trie: dict[str, Any] = {}
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, Any]) -> str:
+        branches = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        if "" in node:
+            branches.append("")  # the word may end here: the longer branches are tried first
+        return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+    return emit(trie)
+
+
+# Every subject's words in one pattern, read in a single pass (a pass per subject was ten times the work).
+TOPIC_OF_WORD = {word: topic for topic, words in TOPICS.items() for word in words}
+_TOPIC_WORDS = re.compile(r"(?<![\w.-])" + trie_pattern(TOPIC_OF_WORD) + r"(?![\w-])", re.I)
+_HEX_COLOUR = re.compile(r"#(?=[0-9]*[a-fA-F])[0-9a-fA-F]{3,8}\b")  # #3b82f6, not issue #3538
+
+
+# ----------------------------------------------------------------------------- derived offline
+def derive(name: str, description: str, body: str, type_: str = "") -> AppliesTo:
+    """What a memory applies to, from what it names: paths and file kinds, the commands in its
+    backticks, package managers (a choice among them applies to the ones it does not prefer) and
+    other programs, and the subjects (`TOPICS`) it is about."""
+    text = f"{name}\n{description}\n{body[: limits.APPLIES_DERIVE_MAX_CHARS]}"
+    # A reference memory points somewhere (the layout, a dashboard), a project memory mostly describes
+    # how things are: the places they name are rules only when the memory states one ("never", "only").
+    rule = type_ in ("feedback", "user", "") or (type_ == "project" and RULE_WORDS.search(text) is not None)
+    paths = _places(name, description, text) if rule else _titled_folders(name) if type_ == "project" else ()
+    named = {w.casefold() for w in re.findall(r"(?<![\w.@/-])[A-Za-z][\w-]*(?![\w/])", text)}
+    # a program that is also an English word counts only in backticks ("never go back" names no Go)
+    ticked = {w.casefold() for snippet in _TICKS.findall(text) for w in snippet.split()}
+    named -= {w for w in ENGLISH_PROGRAMS if w not in ticked}
+    pms = {n for n in PM_NAMES if n in named}
+    forbids = _forbidden(text, pms | (PROGRAMS & named))
+    commands: list[str] = []
+    for fam in PM_FAMILIES:
+        mine = pms & set(fam)
+        if len(mine) >= 2 or (mine and re.search(r"package manager", text, re.I)):
+            preferred = mine - forbids
+            commands += [n for n in fam if n not in preferred or not preferred]
+    for snippet in _TICKS.findall(text):
+        first = snippet.split(maxsplit=1)[0].casefold() if snippet.strip() else ""
+        if first not in _COMMAND_STARTS and "=" not in first:
+            continue  # not a command (`src/db.ts`, `as any`): spares the shell parse, most of derive's time
+        key = command_key(snippet)
+        if key and key[0] in PROGRAMS and " ".join(key) not in commands:
+            commands.append(" ".join(key))
+    commands += sorted(n for n in (PROGRAMS & named) - {c.split()[0] for c in commands} if n in forbids)
+    head = f"{name}\n{description}"
+    commands += [cmd for rx, cmd in SUBJECT_COMMANDS if rx.search(head)]
+    weights = shared(topic_weights(text))  # the subjects and how strongly: read once for both fields
+    applies = AppliesTo(
+        paths=paths,
+        commands=tuple(dict.fromkeys(commands)),
+        tools=("Write",) if paths and CREATING.search(name) else (),
+        forbids=shared(frozenset(forbids)),
+        topics=shared(frozenset(t for t, _ in weights)),
+        weights=weights,
+        about=shared(topics_of(f"{name}\n{description}")),
+        kinds=shared(kinds_named(name)),
+        roles=shared(frozenset(singular(w) for w in _ROLES_NAMED.findall(name)) if rule else frozenset()),
+        rule=rule,
+        names=shared(frozenset((PROGRAMS | PM_NAMES) & named)),
+        cues=shared(cues_of(text)),
+    )
+    return shared(applies)
+
+
+Shared = TypeVar("Shared", bound=Hashable)
+
+
+def shared(values: Shared) -> Shared:
+    """One object for equal values: most memories' sets are empty or among a few subjects (each frozenset
+    costs ~216 bytes: 20,000 memories held ~40 MB of them, issue 42), and many memories derive the same
+    applies-to as another, whole."""
+    return cast(Shared, _interned(values))
+
+
+@lru_cache(maxsize=8192)
+def _interned(values: Hashable) -> Hashable:
+    return values
+
+
+def singular(word: str) -> str:
+    """A plural code role as its singular (repositories: repository, services: service)."""
+    word = word.casefold()
+    return (
+        word[:-3] + "y"
+        if word.endswith("ies")
+        else word[:-1]
+        if word.endswith("s") and word[:-1] in CODE_ROLES
+        else word
+    )
+
+
+def roles_of(name: str) -> frozenset[str]:
+    """The code roles a name (BookingRepository, user_service.py, repositories/) plays: its last word, a folder's."""
+    out = set()
+    for part in name.split("/"):
+        stem = part.rsplit(".", 1)[0] if "." in part.strip(".") else part
+        words = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", stem)
+        if words and (role := singular(words[-1])) in CODE_ROLES:
+            out.add(role)
+    return frozenset(out)
+
+
+def kinds_named(headline: str) -> frozenset[str]:
+    """The file kinds (extensions) whose language a rule's headline names: "CSS" gives css, scss, sass, ..."""
+    named = {"css" if w.casefold().startswith("stylesheet") else w.casefold() for w in _KIND_NAMED.findall(headline)}
+    return frozenset(kind for family in KIND_FAMILIES if named & set(family) for kind in family)
+
+
+def cues_of(text: str) -> frozenset[str]:
+    """Code a rule names, that an edit may write: CamelCase identifiers, scoped packages, dotted
+    names (`Day.js` also as `dayjs`), and short backticked snippets (`as any`, `include:`)."""
+    found = set(CAMEL_RE.findall(text)) | set(_SCOPED.findall(text))
+    for dotted in _DOTTED.findall(text):
+        if not PATH_RE.fullmatch(dotted):
+            found.add(dotted)
+        if dotted.casefold().endswith(".js"):
+            found.add(dotted[:-3].casefold().replace(".", "") + "js")
+    for snippet in _TICKS.findall(text):
+        snippet = snippet.strip()
+        words = snippet.split()
+        if len(words) <= 2 and len(snippet) >= 4 and not PATH_RE.fullmatch(snippet) and not snippet.startswith("-"):
+            found.add(snippet)
+        elif words and words[0].endswith(":") and len(words[0]) > 3:
+            found.add(words[0])  # `include: { user: true }`
+    return frozenset(
+        c
+        for c in found
+        if len(c) >= 4
+        and c.split()[0].casefold() not in PM_NAMES | PROGRAMS
+        and (re.search(r"[A-Z.@:=_(/ ]", c[1:]) or c.endswith("js"))
+    )
+
+
+def _places(name: str, description: str, text: str) -> tuple[str, ...]:
+    """The globs a rule names: its paths (placeholders such as `{PR}` or `<module>` read as `*`), the file
+    kinds it names on their own (`.css`), and a folder named alone (`tests_integ/`) when it is in backticks
+    or the memory's headline, not a passing mention in a list."""
+    text = _PLACEHOLDER.sub("*", text)
+    headline = _PLACEHOLDER.sub("*", f"{name}\n{description}")
+    ticked = " ".join(_TICKS.findall(text))
+    # a name pattern without a folder (`test_{module}.py`) is a naming convention, not a place
+    places = [p for p in PATH_RE.findall(text) if "/" in p or "*" not in p or p.startswith("*.")]
+    # two words with a slash in prose are alternatives ("lint/format", "if/else", "mysql/postgres"), not a path
+    places = [p for p in places if not (_WORD_PAIR.fullmatch(p) and p not in ticked)]
+    places += [f"*.{kind}" for kind in _KIND_RE.findall(text)]
+    places += _TITLED_DOC.findall(name)  # "Keep the AGENTS.md directory tree current": a document the rule keeps
+    places += [d for d in _DIR_RE.findall(text) if d.rstrip("/") not in GENERIC_DIRS and (d in ticked or d in headline)]
+    return tuple(dict.fromkeys(g for p in places if (g := _glob_of(p)) and not _everywhere(g)))
+
+
+def _titled_folders(name: str) -> tuple[str, ...]:
+    """The one folder a project memory's title is about ("Integration tests in tests_integ/"): edits there
+    meet it. Files it names and folder patterns (`test/<feature>/`) describe a layout, not a place."""
+    return tuple(g for g in _places(name, "", name) if g.endswith("/**") and "*" not in g[:-3])
+
+
+def _everywhere(glob: str) -> bool:
+    """A glob every project has files under: a whole language (`**/*.py`) or a file name each folder may hold
+    (`**/index.tsx`, `**/__init__.py`): a rule naming one names an example, not a place."""
+    return glob in EVERY_FILE_OF_A_KIND or glob.removeprefix("**/").split(".")[0] in EVERY_FOLDER_FILES
+
+
+def _glob_of(token: str) -> str:
+    """A path a rule names as a glob relative to the project; "" for what is not a project path."""
+    token = token.strip("`'\";:,()").rstrip(".")
+    if re.fullmatch(r"[A-Z][a-z]+(?:/[A-Z][a-z]+)+", token) or re.fullmatch(r"[A-Z]\w*\.js", token):
+        return ""  # "Yarn/Turbo", "Day.js": names, not paths
+    if not token or token.casefold() in _NOT_PATHS or "://" in token or token.startswith("@"):
+        return ""
+    if token.count("/") == 0 and not token.startswith((".", "*")) and "." not in token:
+        return ""
+    if token.startswith(".env"):
+        return "**/.env*"
+    if token.startswith("*."):
+        return "**/" + token
+    if token.endswith("/"):
+        return token + "**"
+    if "/" not in token:
+        return "**/" + token
+    return token
+
+
+def _forbidden(text: str, candidates: set[str]) -> set[str]:
+    """The programs a rule forbids: right after a negation ("never npm or pnpm", "do not use npm",
+    "not prettier or eslint"), a list of them joined by commas, slashes, "or", "nor"."""
+    if not candidates:
+        return set()
+    name = r"`?(?:" + "|".join(re.escape(c) for c in sorted(candidates, key=len, reverse=True)) + r")`?"
+    rx = re.compile(
+        NEGATION.pattern
+        + r"\s+(?:(?:use|run|using|call|with|touch)\s+)?("
+        + name
+        + r"(?:\s*(?:,|/|\bor\b|\bnor\b|\band\b)\s*"
+        + name
+        + r")*)(?![\w-])",
+        re.I,
+    )
+    out: set[str] = set()
+    for m in rx.finditer(text):
+        out |= {w.casefold() for w in re.findall(r"[A-Za-z][\w-]*", m.group(1))} & candidates
+    return out
+
+
+# A product's name mid-sentence: Recoil, Lingui, TypeORM, GraphQL, NestJS (not code like EventTypeService).
+_PROPER = re.compile(r"(?<=[\w,] )[A-Z][a-z]+(?:[A-Z]{2,})?(?![\w-])")
+_QUOTED_TEXT = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
+
+
+def named_tech(prompt: str) -> list[str]:
+    """The product names a prompt gives (capitalised mid-sentence), quoted text aside:
+    a technology the project's memories never mention says the prompt is about another stack."""
+    text = _QUOTED_TEXT.sub(" ", prompt)
+    return [w for w in _PROPER.findall(text) if w.casefold() not in TOPIC_OF_WORD]
+
+
+def topics_of(text: str) -> frozenset[str]:
+    return frozenset(t for t, _ in topic_weights(text))
+
+
+def topic_weights(text: str) -> tuple[tuple[str, int], ...]:
+    """The subjects a text is about, each with how many distinct words of it the text uses."""
+    found: dict[str, set[str]] = {}
+    for word in {m.casefold() for m in _TOPIC_WORDS.findall(text)}:
+        found.setdefault(TOPIC_OF_WORD[word], set()).add(word)
+    if _HEX_COLOUR.search(text):
+        found.setdefault("styling", set()).add("#")
+    return tuple(sorted((t, len(words)) for t, words in found.items()))
+
+
+def command_key(command: str) -> tuple[str, ...]:
+    """A command as the program it runs and its first word: runners and package managers that only
+    run a script or a binary are stripped (`npx prisma migrate` and `yarn prisma migrate` are both
+    ("prisma", "migrate")); a package manager's own verbs stay (`npm install` is ("npm", "install"))."""
+    try:
+        words = shlex.split(command, comments=False)
+    except ValueError:
+        words = command.split()
+    while words and ("=" in words[0] and not words[0].startswith("-")):  # FOO=1 cmd
+        words = words[1:]
+    if words and words[0] == "sudo":
+        words = words[1:]
+    for runner in RUNNERS:
+        if tuple(words[: len(runner)]) == runner and len(words) > len(runner):
+            words = words[len(runner) :]
+            break
+    if len(words) >= 2 and words[0] in PM_NAMES and words[1] == "workspace" and len(words) > 3:
+        words = [words[0], *words[3:]]
+    if len(words) >= 2 and words[0] in PM_NAMES and words[1] not in PM_BUILTINS and not words[1].startswith("-"):
+        words = words[1:]  # `yarn vitest run` runs vitest
+    rest = [w for w in words[1:] if not w.startswith("-")][:1]
+    return tuple(w.casefold() for w in words[:1] + rest) if words else ()
