@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
-"""Fit the matcher's weights (logistic regression over the inputs of `memoryd.relevance.match`) and choose
-its ONE abstention threshold by leave-one-repository-out cross-validation; write
-memoryd/relevance/data/weights.json. scikit-learn is needed here only, never by the daemon.
+"""Fit the matcher's weights (logistic regression over `memoryd.relevance.match`'s inputs) and choose ONE
+threshold per channel (prompt, edit, command) by leave-one-project-out CV; its figures are written in
+bench/relevance_bench.py's shapes (bench/results/relevance_fit.json) so they sit beside old's.
+
+Labels are per event: an edit is positive for a memory iff the memory's hidden scope holds THAT edit's path; a
+prompt iff the memory is relevant to the task; a Bash line as bench/moments labels it. Memories with no scope
+(universal, agent-requested, manual) are left out, never negative. Commands of other repositories asked of a
+store are foreign negatives. scikit-learn is needed here only.
 
     .venv/bin/python bench/relevance_fit.py [--dense auto|off] [--write]
 """
@@ -11,159 +16,194 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 
-from relevance_common import CODING, ROOT, Dense, build, events, foreign_tasks, judged, load  # noqa: E402
+from corpus.build import glob_match  # noqa: E402
+from relevance_bench import FIT, corpus_figures, moments_figures, scored, tally  # noqa: E402
+from relevance_common import ROOT, Dense, Store, build, judged  # noqa: E402
+from relevance_daemon import FOREIGN_COMMANDS, FOREIGN_TASKS, foreign, group, load_corpus, task_events  # noqa: E402
 
-from memoryd.relevance.match import Weights, input_names  # noqa: E402
+from memoryd.relevance.match import input_names  # noqa: E402
+from memoryd.relevance.memory import Act, command_act, edit_act, prompt_act  # noqa: E402
 
 WEIGHTS = ROOT / "memoryd" / "relevance" / "data" / "weights.json"
 C = 0.5  # the regularisation's inverse strength (L2)
-THRESHOLDS = np.round(np.arange(0.05, 0.95, 0.01), 2)
-MAX_PER_EVENT = {"prompt": 5, "command": 2, "edit": 2}  # the daemon's caps (settings.max_memories, tool time)
-TARGET = {"silence": 0.80, "foreign_silence": 0.92}  # a threshold must keep these when any can
+THRESHOLDS = [round(float(t), 2) for t in np.arange(0.05, 0.96, 0.01)]
+CAP = {"prompt": 5, "command": 2, "edit": 2}  # the daemon's caps per event (settings.max_memories, tool time)
+TARGET = {"silence": 0.80, "foreign_silence": 0.92}
 
 
 @dataclass
-class Rows:
-    """Every candidate pair of every event: its store, task, whether the task is the store's own, the event's
-    channel, the memory, the inputs and the label."""
+class Event:
+    """One act of one session asked of one store, with its candidates' rows and its labels."""
 
-    store: list[str]
-    task: list[str]
-    own: list[bool]
-    event: list[int]
-    channel: list[str]
-    memory: list[str]
-    x: np.ndarray
-    y: np.ndarray
-    tasks: dict[tuple[str, str], tuple[bool, frozenset[str]]]  # (store, task) -> (own, relevant)
+    fold: str
+    store: str
+    origin: str
+    session: str
+    channel: str
+    path: str
+    wanted: frozenset[str]
+    rows: list[int] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
 
 
-def collect(repos: list[dict[str, Any]], dense: Dense | None, foreign: list[dict[str, Any]] | None = None) -> Rows:
+@dataclass
+class Pairs:
+    events: list[Event] = field(default_factory=list)
+    x: list[list[float]] = field(default_factory=list)
+    y: list[float] = field(default_factory=list)
+    memory: list[str] = field(default_factory=list)
+    event: list[int] = field(default_factory=list)
+
+
+def add(p: Pairs, st: Store, act: Act, ev: Event, keep: set[str] | None, dense: Dense | None) -> None:
+    """The event's candidates as rows (only the memories in `keep`, when given)."""
+    trace: dict[str, dict[str, float]] = {}
+    judged(st, act, dense, None, trace)
     names = input_names()
-    cols: dict[str, list[Any]] = {k: [] for k in ("store", "task", "own", "event", "channel", "memory")}
-    xs: list[list[float]] = []
-    ys: list[float] = []
-    tasks: dict[tuple[str, str], tuple[bool, frozenset[str]]] = {}
-    pool = foreign if foreign is not None else repos
-    for repo in pool:
-        for task in repo["tasks"]:
-            task["repo"] = repo["repo"]
+    for fn, x in trace.items():
+        if keep is not None and fn not in keep:
+            continue
+        ev.rows.append(len(p.y))
+        p.x.append([x.get(n, 0.0) for n in names])
+        p.y.append(float(fn in ev.wanted))
+        p.memory.append(fn)
+        p.event.append(len(p.events))
+    p.events.append(ev)
+
+
+def corpus_pairs(p: Pairs, dense: Dense | None) -> None:
+    repos = load_corpus()
+    scopes = scored(repos)
+    tasks = {(r["repo"], t["id"]): t for r in repos for t in r["tasks"]}
     for repo in repos:
-        st = build(repo, dense)
-        asked = [(t, True) for t in repo["tasks"]] + [(t, False) for t in foreign_tasks(pool, repo)]
-        for task, own in asked:
-            key = task["id"] if own else f"foreign:{task['repo']}:{task['id']}"
-            tasks[(repo["repo"], key)] = (own, frozenset(task["relevant"]) if own else frozenset())
-            for i, act in enumerate(events(task)):
-                trace: dict[str, dict[str, float]] = {}
-                judged(st, act, dense, None, trace)
-                for fn, x in trace.items():
-                    for k, v in (("store", repo["repo"]), ("task", key), ("own", own), ("event", i)):
-                        cols[k].append(v)
-                    cols["channel"].append(act.channel)
-                    cols["memory"].append(fn)
-                    xs.append([x.get(n, 0.0) for n in names])
-                    ys.append(float(own and fn in task["relevant"]))
-    return Rows(**cols, x=np.array(xs), y=np.array(ys), tasks=tasks)
+        name, st, sc = repo["repo"], build(repo, dense), scopes[repo["repo"]]
+        fold = group(name) if repo.get("split", "cv") == "cv" else "frozen:" + name
+        asked = [(name, t) for t in repo["tasks"]] + foreign(repos, repo, "tasks", FOREIGN_TASKS)
+        for origin, task in asked:
+            own = origin == name
+            rel = frozenset(tasks[(origin, task["id"])]["relevant"]) & sc.keys() if own else frozenset()
+            for ev in task_events(task):
+                if "prompt" in ev:
+                    e = Event(fold, name, origin, task["id"], "prompt", "", rel)
+                    add(p, st, prompt_act(ev["prompt"]), e, set(sc), dense)
+                    continue
+                at = frozenset(fn for fn, g in sc.items() if own and any(glob_match(q, ev["path"]) for q in g))
+                e = Event(fold, name, origin, task["id"], "edit", ev["path"], at)
+                add(p, st, edit_act(ev["path"], ev["content"]), e, set(sc), dense)
+        for origin, cmd in foreign(repos, repo, "commands", FOREIGN_COMMANDS):
+            e = Event(fold, name, origin, "", "command", "", frozenset())
+            add(p, st, command_act(cmd["command"]), e, set(sc), dense)
+
+
+def moments_pairs(p: Pairs, dense: Dense | None) -> None:
+    """bench/moments: calcom's rules and sessions (its own project), twenty's sessions asked of them."""
+    own = json.loads((HERE / "moments" / "calcom.json").read_text(encoding="utf-8"))
+    other = json.loads((HERE / "moments" / "twenty.json").read_text(encoding="utf-8"))
+    mems = [m | {"filename": m["key"]} for m in own["memories"]]
+    st = build({"repo": "calcom", "memories": mems, "tasks": []}, dense)
+    for project, data in (("calcom", own), ("twenty", other)):
+        for i, s in enumerate(data["sessions"]):
+            for ev in s["events"]:
+                meta = {"project": project, "session": i, "applies": ev.get("applies", [])}
+                meta["event"] = ev.get("prompt") or ev.get("command") or ev.get("path", "")
+                if "prompt" in ev:
+                    act, ch = prompt_act(ev["prompt"]), "prompt"
+                elif ev.get("tool") == "Bash":
+                    act, ch = command_act(ev["command"]), "command"
+                else:
+                    act, ch = edit_act(ev["path"], ev.get("content", "")), "edit"
+                e = Event("calcom", "calcom", project, f"{project}:{i}", ch, ev.get("path", ""), frozenset())
+                e.wanted, e.meta = frozenset(ev.get("applies", [])), meta | {"channel": ch}
+                add(p, st, act, e, None, dense)
 
 
 def fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
     from sklearn.linear_model import LogisticRegression
 
-    model = LogisticRegression(C=C, max_iter=2000)
+    model = LogisticRegression(C=C, max_iter=3000)
     model.fit(x, y)
     return model.coef_[0], float(model.intercept_[0])
 
 
-def delivered(rows: Rows, p: np.ndarray, threshold: float) -> dict[tuple[str, str], set[str]]:
-    """Per task, the memories any of its events got (each event its best at the threshold, up to its cap)."""
-    by_event: dict[tuple[str, str, int], list[tuple[float, str, str]]] = {}
-    for i in np.flatnonzero(p >= threshold):
-        by_event.setdefault((rows.store[i], rows.task[i], rows.event[i]), []).append(
-            (float(p[i]), rows.memory[i], rows.channel[i])
-        )
-    out: dict[tuple[str, str], set[str]] = {k: set() for k in rows.tasks}
-    for (s, t, _), got in by_event.items():
-        got.sort(reverse=True)
-        out[(s, t)] |= {fn for _, fn, _ in got[: MAX_PER_EVENT[got[0][2]]]}
+def cross_validate(p: Pairs, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Each fold's pairs (its store's, and its tasks asked of other stores) scored by weights fitted without it."""
+    ev_fold = np.array([p.events[i].fold for i in p.event])
+    origin = np.array([group(p.events[i].origin) if p.events[i].origin != "twenty" else "calcom" for i in p.event])
+    prob = np.zeros(len(y))
+    for f in sorted(set(ev_fold)):
+        test = ev_fold == f
+        train = ~test & (origin != f) & ~np.char.startswith(ev_fold.astype(str), "frozen:")
+        coef, b = fit(x[train], y[train])
+        prob[test] = 1 / (1 + np.exp(-(x[test] @ coef + b)))
+    return prob
+
+
+def deliver(p: Pairs, prob: np.ndarray, th: dict[str, float]) -> list[list[str]]:
+    """Per event, what the daemon would inject: its best at the channel's threshold, up to the channel's cap,
+    none already injected earlier in the session."""
+    held: dict[tuple[str, str, str], set[str]] = {}
+    out: list[list[str]] = []
+    for ev in p.events:
+        seen = held.setdefault((ev.store, ev.origin, ev.session), set())
+        best = sorted(((prob[i], p.memory[i]) for i in ev.rows if prob[i] >= th[ev.channel]), reverse=True)
+        got = [fn for _, fn in best if fn not in seen][: CAP[ev.channel]]
+        seen.update(got)
+        out.append(got)
     return out
 
 
-def metrics(rows: Rows, got: dict[tuple[str, str], set[str]]) -> dict[str, float | None]:
-    rec, hits, inj, none, silent, foreign, fsilent = [], 0, 0, 0, 0, 0, 0
-    for key, (own, rel) in rows.tasks.items():
-        g = got.get(key, set())
-        if not own:
-            foreign += 1
-            fsilent += not g
-            continue
-        inj += len(g)
-        hits += len(g & rel)
-        if rel:
-            rec.append(len(g & rel) / len(rel))
+def figures(p: Pairs, got: list[list[str]]) -> dict[str, Any]:
+    """The figures bench/relevance_bench.py prints for old and new, from what each event got."""
+    rows, moments = [], []
+    for ev, g in zip(p.events, got):
+        if ev.meta:
+            moments.append(ev.meta | {"injected": g})
         else:
-            none += 1
-            silent += not g
-    div = lambda a, b: round(a / b, 3) if b else None  # noqa: E731
-    return {
-        "recall": div(sum(rec), len(rec)),
-        "precision": div(hits, inj),
-        "silence": div(silent, none),
-        "foreign_silence": div(fsilent, foreign),
-        "tasks": len(rec) + none,
-    }
+            rows.append(
+                {"store": ev.store, "origin": ev.origin, "task": ev.session, "channel": ev.channel, "path": ev.path}
+                | {"injected": g}
+            )
+    return {"corpus": corpus_figures(rows), "moments": moments_figures(moments)}
 
 
-def choose(table: dict[float, dict[str, float | None]]) -> float:
-    """The threshold with the best F1 of recall and precision among those keeping silence and foreign silence
-    at their targets; when none does, the best mean of the four."""
-
-    def f1(m: dict[str, float | None]) -> float:
-        r, p = m["recall"] or 0.0, m["precision"] or 0.0
-        return 2 * r * p / (r + p) if r + p else 0.0
-
-    ok = [t for t, m in table.items() if all((m[k] or 0.0) >= v for k, v in TARGET.items())]
-    if ok:
-        return max(ok, key=lambda t: (f1(table[t]), -t))
-    return max(
-        table, key=lambda t: sum(table[t][k] or 0.0 for k in ("recall", "precision", "silence", "foreign_silence"))
-    )
+def channel_figures(p: Pairs, got: list[list[str]], ch: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """One channel's corpus CV figures (each event its own case) and bench/moments' figures of it: fast, for the
+    threshold sweep."""
+    cases = [
+        (ev.origin == ev.store, set(ev.wanted), set(g))
+        for ev, g in zip(p.events, got)
+        if ev.channel == ch and not ev.meta and not ev.fold.startswith("frozen:")
+    ]
+    moments = [ev.meta | {"injected": g} for ev, g in zip(p.events, got) if ev.meta]
+    return tally(cases), moments_figures(moments)[ch]
 
 
-def cross_validate(rows: Rows) -> tuple[np.ndarray, float, dict[float, dict[str, float | None]]]:
-    """Leave one repository out: each store's pairs (its own tasks and the foreign ones asked of it) get
-    probabilities from weights fitted on every other repository; then one threshold for all."""
-    store = np.array(rows.store)
-    origin = np.array([t.split(":")[1] if t.startswith("foreign:") else s for s, t in zip(rows.store, rows.task)])
-    p = np.zeros(len(rows.y))
-    for s in sorted(set(rows.store)):
-        test = store == s
-        # trained without any pair of the held-out repository: its store's, nor its tasks asked of another store
-        coef, b = fit(rows.x[~test & (origin != s)], rows.y[~test & (origin != s)])
-        p[test] = 1 / (1 + np.exp(-(rows.x[test] @ coef + b)))
-    table = {float(t): metrics(rows, delivered(rows, p, float(t))) for t in THRESHOLDS}
-    return p, choose(table), table
-
-
-def weights_of(coef: np.ndarray, intercept: float, threshold: float) -> Weights:
-    return Weights(
-        {n: round(float(c), 5) for n, c in zip(input_names(), coef) if abs(c) > 1e-6}, round(intercept, 5), threshold
-    )
-
-
-def training(dense: Dense | None) -> list[dict[str, Any]]:
-    """The repositories the weights are fitted on: the corpus's cross-validation split and bench/coding dev."""
-    corpus = [r for r in load() if r.get("split", "cv") == "cv"]
-    coding = [r for r in load(CODING) if r["split"] == "dev"]
-    return corpus + coding
+def choose(p: Pairs, prob: np.ndarray) -> dict[str, float]:
+    """One threshold per channel: the best F1 of recall and precision among those keeping silence and foreign
+    silence at their targets (corpus CV split; commands: foreign silence and bench/moments' command hits)."""
+    th = {"prompt": 0.5, "edit": 0.5, "command": 0.5}
+    for ch in ("prompt", "edit", "command"):
+        best = -1.0
+        for t in THRESHOLDS:
+            c, m = channel_figures(p, deliver(p, prob, th | {ch: t}), ch)
+            r, pr = (m["hits"], m["precision"]) if ch == "command" else (c["recall"], c["precision"])
+            r, pr = r or 0.0, pr or 0.0
+            ok = (c["foreign_silence"] or 0) >= TARGET["foreign_silence"] and (
+                ch == "command" or (c["silence"] or 0) >= TARGET["silence"]
+            )
+            score = (2 * r * pr / (r + pr) if r + pr else 0.0) + (1.0 if ok else 0.0)
+            if score > best:
+                best, th[ch] = score, t
+    return th
 
 
 def main() -> int:
@@ -172,28 +212,23 @@ def main() -> int:
     ap.add_argument("--write", action="store_true", help="write memoryd/relevance/data/weights.json")
     args = ap.parse_args()
     dense = Dense(args.dense) if args.dense != "off" else None
-    repos = training(dense)
-    rows = collect(repos, dense)
-    _, threshold, table = cross_validate(rows)
-    print(f"{len(repos)} repositories, {len(rows.y)} pairs, {int(rows.y.sum())} positive; CV threshold {threshold}")
-    print(json.dumps(table[threshold]))
-    coef, b = fit(rows.x, rows.y)
-    w = weights_of(coef, b, threshold)
-    print(json.dumps(w.coef, indent=0))
+    p = Pairs()
+    corpus_pairs(p, dense)
+    moments_pairs(p, dense)
+    x, y = np.array(p.x), np.array(p.y)
+    print(f"{len(p.events)} events, {len(y)} pairs, {int(y.sum())} positive", flush=True)
+    prob = cross_validate(p, x, y)
+    th = choose(p, prob)
+    out = figures(p, deliver(p, prob, th)) | {"thresholds": th}
+    print(json.dumps(out | {"corpus": out["corpus"]["cv"]}, indent=1))
+    FIT.parent.mkdir(exist_ok=True)
+    FIT.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+    train = np.array([not p.events[i].fold.startswith("frozen:") for i in p.event])
+    coef, b = fit(x[train], y[train])
     if args.write:
-        WEIGHTS.write_text(
-            json.dumps(
-                {
-                    "coef": w.coef,
-                    "intercept": w.intercept,
-                    "threshold": w.threshold,
-                    "fitted_on": [r["repo"] for r in repos],
-                },
-                indent=1,
-            )
-            + "\n",
-            encoding="utf-8",
-        )
+        w = {n: round(float(c), 5) for n, c in zip(input_names(), coef) if abs(c) > 1e-6}
+        data = {"coef": w, "intercept": round(b, 5), "thresholds": th, "threshold": th["prompt"]}
+        WEIGHTS.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
     return 0
 
 

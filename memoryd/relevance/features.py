@@ -111,8 +111,8 @@ def prose_kinds(p: Prose) -> Iterator[Feature]:
     """File kinds the text names alone (`.css`, `*.snap`) and languages its headline names ("plain CSS")."""
     w = words()
     english = programs().english
-    for t in p.tokens:
-        low = t.casefold()
+    for t in _TOKEN.findall(p.text):  # the raw tokens: `p.tokens` have their leading dot stripped
+        low = t.casefold().rstrip(".:")
         if low.startswith(".") and low[1:] in w.named_kinds:
             yield ("filekind", low[1:])
     for t in _TOKEN.findall(p.headline):
