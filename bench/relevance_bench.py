@@ -45,12 +45,15 @@ def scored(repos: list[dict[str, Any]]) -> dict[str, dict[str, list[str]]]:
     }
 
 
-def tally(cases: Iterable[tuple[bool, set[str], set[str]]]) -> dict[str, float | None]:
-    """(own, wanted, got) cases: recall over those wanting some, precision, silence over own ones wanting none,
-    foreign silence, and the (rule, case) pairs' micro recall."""
+Case = tuple[bool, set[str], set[str], set[str]]  # (own, wanted, got here, held: got here or earlier in the session)
+
+
+def tally(cases: Iterable[Case]) -> dict[str, float | None]:
+    """Recall (of what is held by then) over cases wanting some, precision of what each got, silence over own
+    cases wanting none, foreign silence, and the (rule, case) pairs' micro recall."""
     rec: list[float] = []
-    hits = inj = none = silent = far = far_silent = want = 0
-    for own, wanted, got in cases:
+    hits = inj = none = silent = far = far_silent = want = held_hits = 0
+    for own, wanted, got, held in cases:
         if not own:
             far += 1
             far_silent += not got
@@ -58,8 +61,9 @@ def tally(cases: Iterable[tuple[bool, set[str], set[str]]]) -> dict[str, float |
         inj += len(got)
         hits += len(got & wanted)
         want += len(wanted)
+        held_hits += len(held & wanted)
         if wanted:
-            rec.append(len(got & wanted) / len(wanted))
+            rec.append(len(held & wanted) / len(wanted))
         else:
             none += 1
             silent += not got
@@ -68,7 +72,7 @@ def tally(cases: Iterable[tuple[bool, set[str], set[str]]]) -> dict[str, float |
         "precision": div(hits, inj),
         "silence": div(silent, none),
         "foreign_silence": div(far_silent, far),
-        "pair_recall": div(hits, want),
+        "pair_recall": div(held_hits, want),
         "cases": len(rec) + none,
     }
 
@@ -91,18 +95,21 @@ def corpus_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
             own, sc = store == origin, scopes[store]
             wanted = set(tasks[(origin, tid)]["relevant"]) & sc.keys() if own else set()
             got_all = {fn for e in evs for fn in e["injected"] if fn in sc}
-            task_cases.append((own, wanted, got_all))
+            task_cases.append((own, wanted, got_all, got_all))
+            held: set[str] = set()
             for e in evs:
                 got = {fn for fn in e["injected"] if fn in sc}
+                held |= got
                 if e["channel"] == "prompt":
-                    prompt_cases.append((own, wanted, got))
+                    prompt_cases.append((own, wanted, got, got))
                 else:
                     at = {fn for fn, g in sc.items() if own and any(glob_match(p, e["path"]) for p in g)}
-                    edit_cases.append((own, at, got))
+                    edit_cases.append((own, at, got, set(held)))
         cmd = [
-            (False, set(), {fn for fn in x["injected"] if fn in scopes[x["store"]]})
+            (False, set(), got, got)
             for x in keep
             if x["channel"] == "command"
+            for got in [{fn for fn in x["injected"] if fn in scopes[x["store"]]}]
         ]
         out[split] = {
             "task": tally(task_cases),
@@ -183,16 +190,19 @@ def main() -> int:
     ap.add_argument("--old", type=Path, default=Path("/tmp/rel-main"), help="a worktree of main")
     ap.add_argument("--parts", default="corpus,moments,coding,locomo")
     ap.add_argument("--reuse", action="store_true", help="score the last played rows again (/tmp/rel-{old,new}.json)")
+    ap.add_argument("--runs", default="old,new", help="old: main's daemon; new: this tree's")
     args = ap.parse_args()
     runs = {"old": (args.old, Path("/tmp/rel-old.json")), "new": (HERE.parent, Path("/tmp/rel-new.json"))}
     res: dict[str, Any] = {}
     for name, (src, path) in runs.items():
+        if name not in args.runs.split(","):
+            continue
         played = json.loads(path.read_text(encoding="utf-8")) if args.reuse else play(src, path, args.parts)
         res[name] = figures(played)
     if FIT.exists():
         res["fitted_cv"] = json.loads(FIT.read_text(encoding="utf-8"))
     cols = list(res)
-    table = {k: [flat(res[c]).get(k) for c in cols] for k in flat(res["old"])}
+    table = {k: [flat(res[c]).get(k) for c in cols] for k in flat(res[cols[0]])}
     for k, v in flat(res.get("fitted_cv", {})).items():
         table.setdefault(k, [None] * (len(cols) - 1) + [v])
     print(f"{'figure':58} " + " ".join(f"{c:>10}" for c in cols))

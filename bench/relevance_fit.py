@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import pickle
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,9 +36,10 @@ from memoryd.relevance.memory import Act, command_act, edit_act, prompt_act  # n
 
 WEIGHTS = ROOT / "memoryd" / "relevance" / "data" / "weights.json"
 C = 0.5  # the regularisation's inverse strength (L2)
-THRESHOLDS = [round(float(t), 2) for t in np.arange(0.05, 0.96, 0.01)]
+GRID = [round(float(t), 2) for t in np.arange(0.1, 0.96, 0.05)]  # thresholds tried per channel
 CAP = {"prompt": 5, "command": 2, "edit": 2}  # the daemon's caps per event (settings.max_memories, tool time)
 TARGET = {"silence": 0.80, "foreign_silence": 0.92}
+PAIRS = Path("/tmp/memoryd-relevance-pairs.pickle")  # the collected pairs, for --reuse (features unchanged)
 
 
 @dataclass
@@ -178,31 +180,51 @@ def figures(p: Pairs, got: list[list[str]]) -> dict[str, Any]:
 def channel_figures(p: Pairs, got: list[list[str]], ch: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """One channel's corpus CV figures (each event its own case) and bench/moments' figures of it: fast, for the
     threshold sweep."""
-    cases = [
-        (ev.origin == ev.store, set(ev.wanted), set(g))
-        for ev, g in zip(p.events, got)
-        if ev.channel == ch and not ev.meta and not ev.fold.startswith("frozen:")
-    ]
+    cases, held = [], dict[tuple[str, str, str], set[str]]()
+    for ev, g in zip(p.events, got):
+        seen = held.setdefault((ev.store, ev.origin, ev.session), set())
+        seen.update(g)
+        if ev.channel == ch and not ev.meta and not ev.fold.startswith("frozen:"):
+            cases.append((ev.origin == ev.store, set(ev.wanted), set(g), set(seen)))
     moments = [ev.meta | {"injected": g} for ev, g in zip(p.events, got) if ev.meta]
     return tally(cases), moments_figures(moments)[ch]
 
 
+def task_figures(p: Pairs, got: list[list[str]]) -> dict[str, float | None]:
+    """The corpus CV split at the task level (every event of a task), fast: the threshold search's objective."""
+    by_task: dict[tuple[str, str, str], tuple[bool, set[str], set[str]]] = {}
+    for ev, g in zip(p.events, got):
+        if ev.meta or ev.fold.startswith("frozen:") or ev.channel == "command":
+            continue
+        own, wanted, have = by_task.setdefault((ev.store, ev.origin, ev.session), (ev.origin == ev.store, set(), set()))
+        if ev.channel == "prompt":
+            wanted |= ev.wanted
+        have.update(g)
+    return tally((own, w, h, h) for own, w, h in by_task.values())
+
+
 def choose(p: Pairs, prob: np.ndarray) -> dict[str, float]:
-    """One threshold per channel: the best F1 of recall and precision among those keeping silence and foreign
-    silence at their targets (corpus CV split; commands: foreign silence and bench/moments' command hits)."""
-    th = {"prompt": 0.5, "edit": 0.5, "command": 0.5}
-    for ch in ("prompt", "edit", "command"):
-        best = -1.0
-        for t in THRESHOLDS:
-            c, m = channel_figures(p, deliver(p, prob, th | {ch: t}), ch)
-            r, pr = (m["hits"], m["precision"]) if ch == "command" else (c["recall"], c["precision"])
-            r, pr = r or 0.0, pr or 0.0
-            ok = (c["foreign_silence"] or 0) >= TARGET["foreign_silence"] and (
-                ch == "command" or (c["silence"] or 0) >= TARGET["silence"]
-            )
-            score = (2 * r * pr / (r + pr) if r + pr else 0.0) + (1.0 if ok else 0.0)
+    """One threshold per channel. Prompt and edit together: the best F1 of task recall and precision among pairs
+    keeping task silence and foreign silence at their targets (else the best sum of the four); the command
+    channel alone: bench/moments' command hits and precision with corpus commands' foreign silence at target."""
+    best, th = -1.0, {"prompt": 0.5, "edit": 0.5, "command": 0.5}
+    for tp in GRID:
+        for te in GRID:
+            f = task_figures(p, deliver(p, prob, th | {"prompt": tp, "edit": te}))
+            r, pr = f["recall"] or 0.0, f["precision"] or 0.0
+            ok = all((f[k] or 0.0) >= v for k, v in TARGET.items())
+            score = (2 * r * pr / (r + pr) if r + pr else 0.0) + (2.0 if ok else r + pr + (f["silence"] or 0.0))
+            score += 0.0 if ok else (f["foreign_silence"] or 0.0)
             if score > best:
-                best, th[ch] = score, t
+                best, th["prompt"], th["edit"] = score, tp, te
+    best = -1.0
+    for t in GRID:
+        c, m = channel_figures(p, deliver(p, prob, th | {"command": t}), "command")
+        r, pr = m["hits"] or 0.0, m["precision"] or 0.0
+        ok = (c["foreign_silence"] or 0.0) >= TARGET["foreign_silence"]
+        score = (2 * r * pr / (r + pr) if r + pr else 0.0) + (1.0 if ok else 0.0)
+        if score > best:
+            best, th["command"] = score, t
     return th
 
 
@@ -210,11 +232,16 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dense", default="auto")
     ap.add_argument("--write", action="store_true", help="write memoryd/relevance/data/weights.json")
+    ap.add_argument("--reuse", action="store_true", help="the pairs of the last run (PAIRS), not collected again")
     args = ap.parse_args()
-    dense = Dense(args.dense) if args.dense != "off" else None
-    p = Pairs()
-    corpus_pairs(p, dense)
-    moments_pairs(p, dense)
+    if args.reuse and PAIRS.exists():
+        p = pickle.loads(PAIRS.read_bytes())
+    else:
+        dense = Dense(args.dense) if args.dense != "off" else None
+        p = Pairs()
+        corpus_pairs(p, dense)
+        moments_pairs(p, dense)
+        PAIRS.write_bytes(pickle.dumps(p))
     x, y = np.array(p.x), np.array(p.y)
     print(f"{len(p.events)} events, {len(y)} pairs, {int(y.sum())} positive", flush=True)
     prob = cross_validate(p, x, y)

@@ -110,8 +110,16 @@ def cmd_save(args: argparse.Namespace) -> int:
             else {k: v for k, v in saved.items() if k not in ("created", "path", "origin")}
         )
     result = {**memory, "path": saved["path"], "new": bool(saved["created"])}
-    emit(args, result, lambda r: f"{'saved' if r['new'] else 'updated'} {r['filename']} ({r['path']})")
+    if saved.get("reaches"):
+        result["reaches"] = saved["reaches"]
+    emit(args, result, _saved_line)
     return EXIT_OK
+
+
+def _saved_line(r: dict[str, Any]) -> str:
+    """What a save says: the file, and the acts its memory reaches (or how to give it some)."""
+    line = f"{'saved' if r['new'] else 'updated'} {r['filename']} ({r['path']})"
+    return f"{line}\nreaches: {r['reaches']}" if r.get("reaches") else line
 
 
 def _type_of(memory: dict[str, Any]) -> str:

@@ -61,6 +61,9 @@ class SaveResult(MemoryOut):
     )
     path: str = Field(description="The file written.")
     new: bool = Field(description="True when the file was created, false for an update.")
+    reaches: str = Field(
+        "", description='The acts recall brings it to ("edits under src/payments/, commands npm"); absent after --team.'
+    )
 
 
 class RecallResult(RecallOut):

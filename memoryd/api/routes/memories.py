@@ -19,6 +19,7 @@ from memoryd.api.models import (
 )
 from memoryd.api.openapi import errors
 from memoryd.base import limits
+from memoryd.recall.applies_index import reached
 from memoryd.store.prompt import build_memory_prompt
 
 router = APIRouter(tags=["memories"])
@@ -116,7 +117,8 @@ def save_memory(request: SaveMemoryRequest, response: Response, stores: StoresDe
     )
     if not result.created:
         response.status_code = 200
-    return SavedMemoryOut.of(result.memory, path=str(result.memory.path), created=result.created)
+    m = result.memory
+    return SavedMemoryOut.of(m, path=str(m.path), created=result.created, reaches=reached(m))
 
 
 @router.delete(
