@@ -17,8 +17,8 @@ from memoryd.recall.applies_triggers import Triggers
 from memoryd.recall.decide import names_unknown
 from memoryd.recall.store_index import StoreIndex
 from memoryd.store import MemoryDir
-from memoryd.store.model import Memory
 from memoryd.store.frontmatter import split_frontmatter
+from memoryd.store.model import Memory
 
 
 def combined(derived: AppliesTo, written: AppliesTo | None) -> AppliesTo:
