@@ -39,6 +39,7 @@ C = 0.5  # the regularisation's inverse strength (L2)
 GRID = [round(float(t), 2) for t in np.arange(0.1, 0.96, 0.05)]  # thresholds tried per channel
 CAP = {"prompt": 5, "command": 2, "edit": 2}  # the daemon's caps per event (settings.max_memories, tool time)
 TARGET = {"silence": 0.80, "foreign_silence": 0.92}
+PER_CHANNEL = True  # one model per channel (the inputs are the same; the weights are the channel's own)
 PAIRS = Path("/tmp/memoryd-relevance-pairs.pickle")  # the collected pairs, for --reuse (features unchanged)
 
 
@@ -137,15 +138,22 @@ def fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
 
 
 def cross_validate(p: Pairs, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Each fold's pairs (its store's, and its tasks asked of other stores) scored by weights fitted without it."""
+    """Each fold's pairs (its store's, and its tasks asked of other stores) scored by weights fitted without it:
+    one model per channel (a channel with no positive left to train on falls back to the model of all)."""
     ev_fold = np.array([p.events[i].fold for i in p.event])
     origin = np.array([group(p.events[i].origin) if p.events[i].origin != "twenty" else "calcom" for i in p.event])
+    channel = np.array([p.events[i].channel for i in p.event])
     prob = np.zeros(len(y))
     for f in sorted(set(ev_fold)):
         test = ev_fold == f
         train = ~test & (origin != f) & ~np.char.startswith(ev_fold.astype(str), "frozen:")
-        coef, b = fit(x[train], y[train])
-        prob[test] = 1 / (1 + np.exp(-(x[test] @ coef + b)))
+        for ch in ("prompt", "edit", "command"):
+            here = test & (channel == ch)
+            if not here.any():
+                continue
+            mine = train & (channel == ch) if PER_CHANNEL else train
+            coef, b = fit(x[mine], y[mine]) if y[mine].any() and (~y[mine].astype(bool)).any() else fit(x[train], y[train])
+            prob[here] = 1 / (1 + np.exp(-(x[here] @ coef + b)))
     return prob
 
 
