@@ -258,12 +258,19 @@ def main() -> int:
     print(json.dumps(out | {"corpus": out["corpus"]["cv"]}, indent=1))
     FIT.parent.mkdir(exist_ok=True)
     FIT.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
-    train = np.array([not p.events[i].fold.startswith("frozen:") for i in p.event])
-    coef, b = fit(x[train], y[train])
     if args.write:
-        w = {n: round(float(c), 5) for n, c in zip(input_names(), coef) if abs(c) > 1e-6}
-        data = {"coef": w, "intercept": round(b, 5), "thresholds": th, "threshold": th["prompt"]}
-        WEIGHTS.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+        train = np.array([not p.events[i].fold.startswith("frozen:") for i in p.event])
+        channel = np.array([p.events[i].channel for i in p.event])
+        out = {}
+        for ch in ("prompt", "edit", "command"):
+            mine = train & (channel == ch)
+            if not y[mine].any():
+                mine = train  # no labelled positive of this channel: the model of all
+            coef, b = fit(x[mine], y[mine])
+            w = {n: round(float(c), 5) for n, c in zip(input_names(), coef) if abs(c) > 1e-6}
+            out[ch] = {"coef": w, "intercept": round(b, 5), "threshold": th[ch]}
+        fitted_on = sorted({ev.store for ev in p.events if not ev.fold.startswith("frozen:")})
+        WEIGHTS.write_text(json.dumps({"channels": out, "fitted_on": fitted_on}, indent=1) + "\n", encoding="utf-8")
     return 0
 
 

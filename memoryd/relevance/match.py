@@ -113,10 +113,11 @@ class Weights:
 
 
 @cache
-def weights() -> Weights:
-    """The weights the daemon ships (`data/weights.json`, written by bench/relevance_fit.py)."""
+def weights(channel: str) -> Weights:
+    """The channel's model as shipped (`data/weights.json`, written by bench/relevance_fit.py): one model per
+    channel over the same inputs, each with its own cross-validated threshold."""
     text = resources.files("memoryd.relevance").joinpath("data", "weights.json").read_text(encoding="utf-8")
-    data = json.loads(text)
+    data = json.loads(text)["channels"][channel]
     return Weights(dict(data["coef"]), float(data["intercept"]), float(data["threshold"]))
 
 
@@ -124,7 +125,7 @@ def score(
     fn: str, mem: Memory, act: Act, ctx: Context, w: Weights | None = None, common: Sequence[Feature] | None = None
 ) -> Match:
     """One pair's match (its probability, even when under the threshold)."""
-    w = w or weights()
+    w = w or weights(act.channel)
     both = tuple(common) if common is not None else shared(mem, act)
     return Match(fn, w.probability(inputs(mem, act, both, ctx)), both)
 
