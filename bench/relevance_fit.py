@@ -215,14 +215,15 @@ def choose(p: Pairs, prob: np.ndarray) -> dict[str, float]:
     """One threshold per channel. Prompt and edit together: the best F1 of task recall and precision among pairs
     keeping task silence and foreign silence at their targets (else the best sum of the four); the command
     channel alone: bench/moments' command hits and precision with corpus commands' foreign silence at target."""
+    # every score of a pair at target is above 1, every other below
     best, th = -1.0, {"prompt": 0.5, "edit": 0.5, "command": 0.5}
     for tp in GRID:
         for te in GRID:
             f = task_figures(p, deliver(p, prob, th | {"prompt": tp, "edit": te}))
             r, pr = f["recall"] or 0.0, f["precision"] or 0.0
             ok = all((f[k] or 0.0) >= v for k, v in TARGET.items())
-            score = (2 * r * pr / (r + pr) if r + pr else 0.0) + (2.0 if ok else r + pr + (f["silence"] or 0.0))
-            score += 0.0 if ok else (f["foreign_silence"] or 0.0)
+            four = r + pr + (f["silence"] or 0.0) + (f["foreign_silence"] or 0.0)
+            score = 1.0 + (2 * r * pr / (r + pr) if r + pr else 0.0) if ok else four / 4  # any pair at target first
             if score > best:
                 best, th["prompt"], th["edit"] = score, tp, te
     best = -1.0
