@@ -152,7 +152,9 @@ def cross_validate(p: Pairs, x: np.ndarray, y: np.ndarray) -> np.ndarray:
             if not here.any():
                 continue
             mine = train & (channel == ch) if PER_CHANNEL else train
-            coef, b = fit(x[mine], y[mine]) if y[mine].any() and (~y[mine].astype(bool)).any() else fit(x[train], y[train])
+            coef, b = (
+                fit(x[mine], y[mine]) if y[mine].any() and (~y[mine].astype(bool)).any() else fit(x[train], y[train])
+            )
             prob[here] = 1 / (1 + np.exp(-(x[here] @ coef + b)))
     return prob
 
