@@ -31,9 +31,13 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=20_000)
     ap.add_argument("--src", type=Path, default=HERE.parent, help="the tree whose derive is timed")
+    ap.add_argument("--fitted", action="store_true", help="the fitted matcher's reading (relevance.memory)")
     args = ap.parse_args()
     sys.path.insert(0, str(args.src.resolve()))
-    from memoryd.recall.applies_derive import derive
+    if args.fitted:
+        from memoryd.relevance.memory import memory as derive
+    else:
+        from memoryd.recall.applies_derive import derive
 
     mems = texts(args.n)
     out = {}
