@@ -157,12 +157,32 @@ def moments_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def guard_figures(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The guard bench's acts as relevance sees them, per channel: hits (a violating act got the memory it
+    breaks), precision of what came, quiet (a compliant act got nothing)."""
+    out: dict[str, Any] = {}
+    for ch in ("command", "edit"):
+        mine = [r for r in rows if r["channel"] == ch]
+        bad = [r for r in mine if r["violates"]]
+        ok = [r for r in mine if not r["violates"]]
+        inj = sum(len(r["injected"]) for r in mine)
+        right = sum(r["violates"] in r["injected"] for r in bad)
+        out[ch] = {
+            "hits": div(right, len(bad)),
+            "precision": div(right, inj),
+            "quiet": div(sum(not r["injected"] for r in ok), len(ok)),
+        }
+    return out
+
+
 def figures(played: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {"dense_model": played.get("dense_model")}
     if "corpus" in played:
         out["corpus"] = corpus_figures(played["corpus"])
     if "moments" in played:
         out["moments"] = moments_figures(played["moments"])
+    if "guard" in played:
+        out["guard"] = guard_figures(played["guard"])
     for k in ("coding", "locomo"):
         if k in played:
             out[k] = played[k]
@@ -188,7 +208,7 @@ def play(src: Path, out: Path, parts: str) -> dict[str, Any]:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--old", type=Path, default=Path("/tmp/rel-main"), help="a worktree of main")
-    ap.add_argument("--parts", default="corpus,moments,coding,locomo")
+    ap.add_argument("--parts", default="corpus,moments,guard,coding,locomo")
     ap.add_argument("--reuse", action="store_true", help="score the last played rows again (/tmp/rel-{old,new}.json)")
     ap.add_argument("--runs", default="old,new", help="old: main's daemon; new: this tree's")
     args = ap.parse_args()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import subprocess
 import sys
 import tempfile
 import uuid
@@ -122,6 +123,47 @@ def moments(srv: Any, work: Path, mb: Any) -> list[dict[str, Any]]:
     return rows
 
 
+GUARD_REF = "h50-guard:bench/guard/projects.json"  # the guard bench's labelled acts (read from its branch)
+GUARD_CHANNELS = {"Bash": "command", "Edit": "edit", "Write": "edit", "MultiEdit": "edit"}
+
+
+def guard_projects() -> list[dict[str, Any]]:
+    """The guard bench's dev projects (its held-out two stay unread): each act labelled with the memory it
+    breaks, or none."""
+    out = subprocess.run(["git", "show", GUARD_REF], cwd=HERE, capture_output=True, text=True, check=False)
+    if out.returncode:
+        return []
+    return [p for p in json.loads(out.stdout)["projects"] if not p["held_out"]]
+
+
+def guard_event(act: dict[str, Any]) -> dict[str, Any]:
+    """A guard act as bench/moments_bench.py's Session plays it."""
+    i = act["input"]
+    if act["tool"] == "Bash":
+        return {"tool": "Bash", "command": i["command"]}
+    writes = i.get("content") or i.get("new_string") or "\n".join(e.get("new_string", "") for e in i.get("edits", []))
+    return {"tool": "Write" if act["tool"] == "Write" else "Edit", "path": i["file_path"], "content": writes}
+
+
+def guard(srv: Any, work: Path, mb: Any) -> list[dict[str, Any]]:
+    """Each project's rule saved as a memory (no forbid: this is context, not the guard), each act in a fresh
+    session: did the rule it breaks arrive, and did a compliant act get nothing."""
+    rows: list[dict[str, Any]] = []
+    for p in guard_projects():
+        cwd = work / "guard" / p["id"]
+        (cwd / ".git").mkdir(parents=True)
+        names = mb.save_all(srv, cwd, p["memories"])
+        for act in p["acts"]:
+            if act["tool"] not in GUARD_CHANNELS:
+                continue
+            got = [names.get(fn, fn) for fn in mb.injected(mb.Session(srv, cwd).event(guard_event(act)))[0]]
+            rows.append(
+                {"project": p["id"], "channel": GUARD_CHANNELS[act["tool"]], "violates": act["violates"]}
+                | {"injected": got}
+            )
+    return rows
+
+
 def locomo(srv: Any, work: Path, mb: Any) -> dict[str, Any]:
     """The LoCoMo dev split over /v1/recall: recall@5 of each question's own store, and how often another
     conversation's store answers it with anything (abstention's failure)."""
@@ -157,7 +199,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--src", type=Path, required=True, help="the tree whose memoryd is played")
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--parts", default="corpus,moments,coding,locomo")
+    ap.add_argument("--parts", default="corpus,moments,guard,coding,locomo")
     ap.add_argument("--dense", default="auto")
     args = ap.parse_args()
     sys.path.insert(0, str(args.src.resolve()))
@@ -175,7 +217,7 @@ def main() -> int:
             srv.daemon.recall.indexes.encoder.load()
             srv.daemon.recall.indexes.start_dense()
             out["dense_model"] = srv.daemon.recall.indexes.encoder.status
-            for name, fn in (("corpus", corpus), ("moments", moments), ("locomo", locomo)):
+            for name, fn in (("corpus", corpus), ("moments", moments), ("guard", guard), ("locomo", locomo)):
                 if name in parts:
                     out[name] = fn(srv, work, mb)
                     print(f"{name}: done", flush=True)

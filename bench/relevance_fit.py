@@ -27,9 +27,19 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from corpus.build import glob_match  # noqa: E402
-from relevance_bench import FIT, corpus_figures, moments_figures, scored, tally  # noqa: E402
+from relevance_bench import FIT, corpus_figures, guard_figures, moments_figures, scored, tally  # noqa: E402
 from relevance_common import ROOT, Dense, Store, build, judged  # noqa: E402
-from relevance_daemon import FOREIGN_COMMANDS, FOREIGN_TASKS, foreign, group, load_corpus, task_events  # noqa: E402
+from relevance_daemon import (  # noqa: E402
+    FOREIGN_COMMANDS,
+    FOREIGN_TASKS,
+    GUARD_CHANNELS,
+    foreign,
+    group,
+    guard_event,
+    guard_projects,
+    load_corpus,
+    task_events,
+)
 
 from memoryd.relevance.match import input_names  # noqa: E402
 from memoryd.relevance.memory import Act, command_act, edit_act, prompt_act  # noqa: E402
@@ -116,7 +126,7 @@ def moments_pairs(p: Pairs, dense: Dense | None) -> None:
     for project, data in (("calcom", own), ("twenty", other)):
         for i, s in enumerate(data["sessions"]):
             for ev in s["events"]:
-                meta = {"project": project, "session": i, "applies": ev.get("applies", [])}
+                meta = {"set": "moments", "project": project, "session": i, "applies": ev.get("applies", [])}
                 meta["event"] = ev.get("prompt") or ev.get("command") or ev.get("path", "")
                 if "prompt" in ev:
                     act, ch = prompt_act(ev["prompt"]), "prompt"
@@ -127,6 +137,23 @@ def moments_pairs(p: Pairs, dense: Dense | None) -> None:
                 e = Event("calcom", "calcom", project, f"{project}:{i}", ch, ev.get("path", ""), frozenset())
                 e.wanted, e.meta = frozenset(ev.get("applies", [])), meta | {"channel": ch}
                 add(p, st, act, e, None, dense)
+
+
+def guard_pairs(p: Pairs) -> None:
+    """The guard bench's dev acts (h50-guard): a violating act is positive for the memory it breaks, a compliant
+    one negative for every memory; each project its own fold, each act its own session."""
+    for proj in guard_projects():
+        mems = [m | {"filename": m["key"]} for m in proj["memories"]]
+        st = build({"repo": proj["id"], "memories": mems, "tasks": []}, None)
+        for i, a in enumerate(proj["acts"]):
+            if a["tool"] not in GUARD_CHANNELS:
+                continue
+            ev, ch = guard_event(a), GUARD_CHANNELS[a["tool"]]
+            act = command_act(ev["command"]) if ch == "command" else edit_act(ev["path"], ev["content"])
+            wanted = frozenset([a["violates"]] if a["violates"] else [])
+            meta = {"set": "guard", "project": proj["id"], "channel": ch, "violates": a["violates"]}
+            e = Event(proj["id"], proj["id"], proj["id"], f"guard:{i}", ch, ev.get("path", ""), wanted, meta=meta)
+            add(p, st, act, e, None, None)
 
 
 def fit(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, float]:
@@ -175,29 +202,31 @@ def deliver(p: Pairs, prob: np.ndarray, th: dict[str, float]) -> list[list[str]]
 
 def figures(p: Pairs, got: list[list[str]]) -> dict[str, Any]:
     """The figures bench/relevance_bench.py prints for old and new, from what each event got."""
-    rows, moments = [], []
+    rows, moments, guard = [], [], []
     for ev, g in zip(p.events, got):
-        if ev.meta:
+        if ev.meta and ev.meta.get("set", "moments") == "moments":
             moments.append(ev.meta | {"injected": g})
+        elif ev.meta.get("set") == "guard":
+            guard.append(ev.meta | {"injected": g})
         else:
             rows.append(
                 {"store": ev.store, "origin": ev.origin, "task": ev.session, "channel": ev.channel, "path": ev.path}
                 | {"injected": g}
             )
-    return {"corpus": corpus_figures(rows), "moments": moments_figures(moments)}
+    return {"corpus": corpus_figures(rows), "moments": moments_figures(moments), "guard": guard_figures(guard)}
 
 
 def channel_figures(p: Pairs, got: list[list[str]], ch: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """One channel's corpus CV figures (each event its own case) and bench/moments' figures of it: fast, for the
-    threshold sweep."""
+    """One channel's corpus CV figures (each event its own case) and the guard bench's figures of it: fast, for
+    the threshold sweep."""
     cases, held = [], dict[tuple[str, str, str], set[str]]()
     for ev, g in zip(p.events, got):
         seen = held.setdefault((ev.store, ev.origin, ev.session), set())
         seen.update(g)
         if ev.channel == ch and not ev.meta and not ev.fold.startswith("frozen:"):
             cases.append((ev.origin == ev.store, set(ev.wanted), set(g), set(seen)))
-    moments = [ev.meta | {"injected": g} for ev, g in zip(p.events, got) if ev.meta]
-    return tally(cases), moments_figures(moments)[ch]
+    guard = [ev.meta | {"injected": g} for ev, g in zip(p.events, got) if ev.meta.get("set") == "guard"]
+    return tally(cases), guard_figures(guard).get(ch, {})
 
 
 def task_figures(p: Pairs, got: list[list[str]]) -> dict[str, float | None]:
@@ -216,7 +245,8 @@ def task_figures(p: Pairs, got: list[list[str]]) -> dict[str, float | None]:
 def choose(p: Pairs, prob: np.ndarray) -> dict[str, float]:
     """One threshold per channel. Prompt and edit together: the best F1 of task recall and precision among pairs
     keeping task silence and foreign silence at their targets (else the best sum of the four); the command
-    channel alone: bench/moments' command hits and precision with corpus commands' foreign silence at target."""
+    channel alone: the guard bench's command hits and precision, keeping its compliant acts quiet and corpus
+    commands' foreign silence at target."""
     # every score of a pair at target is above 1, every other below
     best, th = -1.0, {"prompt": 0.5, "edit": 0.5, "command": 0.5}
     for tp in GRID:
@@ -232,7 +262,7 @@ def choose(p: Pairs, prob: np.ndarray) -> dict[str, float]:
     for t in GRID:
         c, m = channel_figures(p, deliver(p, prob, th | {"command": t}), "command")
         r, pr = m["hits"] or 0.0, m["precision"] or 0.0
-        ok = (c["foreign_silence"] or 0.0) >= TARGET["foreign_silence"]
+        ok = (c["foreign_silence"] or 0.0) >= TARGET["foreign_silence"] and (m["quiet"] or 0.0) >= TARGET["silence"]
         score = (2 * r * pr / (r + pr) if r + pr else 0.0) + (1.0 if ok else 0.0)
         if score > best:
             best, th["command"] = score, t
@@ -253,6 +283,7 @@ def main() -> int:
         corpus_pairs(p, dense)
         moments_pairs(p, dense)
         PAIRS.write_bytes(pickle.dumps(p))
+    guard_pairs(p)
     x, y = np.array(p.x), np.array(p.y)
     print(f"{len(p.events)} events, {len(y)} pairs, {int(y.sum())} positive", flush=True)
     prob = cross_validate(p, x, y)
