@@ -1,12 +1,8 @@
-"""The relevance corpus as the matcher sees it: each repository's memories read into features and indexes
-(`Store`), each task played as events (the prompt, then an Edit of each changed file carrying its hunk), and
-every event judged by `memoryd.relevance.judge` exactly as the daemon judges it. Shared by
-bench/relevance_fit.py and bench/relevance_bench.py."""
+"""A store as the fitted matcher sees it: its memories read into features and indexes (`Store`), and an act
+judged by `memoryd.relevance.judge` with the store's lexical and dense similarity (bench/relevance_fit.py)."""
 
 from __future__ import annotations
 
-import json
-import random
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,22 +18,8 @@ from memoryd.recall.ranker import LexicalIndex, analyse  # noqa: E402
 from memoryd.recall.vector_cache import VectorCache  # noqa: E402
 from memoryd.relevance.judge import judge  # noqa: E402
 from memoryd.relevance.match import Match, Weights  # noqa: E402
-from memoryd.relevance.memory import Act, Memory, command_act, edit_act, memory, prompt_act  # noqa: E402
+from memoryd.relevance.memory import Act, Memory, memory  # noqa: E402
 from memoryd.relevance.triggers import Triggers  # noqa: E402
-
-CORPUS = ROOT / "bench" / "corpus" / "data"
-CODING = ROOT / "bench" / "coding" / "data"
-HELD_OUT = frozenset(
-    """charmbracelet/crush astral-sh/uv modelcontextprotocol/python-sdk modelcontextprotocol/typescript-sdk
-    openai/openai-agents-js github/github-mcp-server pydantic/pydantic-ai ghostty-org/ghostty""".split()
-)
-FOREIGN_PER_STORE = 60  # other repositories' tasks asked of each store (sampled, seeded)
-MAX_EDITS = 12  # a task's edits played (a 200-file commit is a rename, not 200 acts)
-
-
-def load(data: Path = CORPUS) -> list[dict[str, Any]]:
-    repos = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(data.glob("*.json"))]
-    return [r for r in repos if r["repo"] not in HELD_OUT]
 
 
 @dataclass
@@ -95,15 +77,6 @@ def build(repo: dict[str, Any], dense: Dense | None) -> Store:
     return st
 
 
-def events(task: dict[str, Any]) -> list[Act]:
-    """A task as the agent plays it: the prompt, then an Edit of each changed file with its new text."""
-    out = [prompt_act(task["prompt"])]
-    edits = task.get("edits") or [{"path": f, "new_text": ""} for f in task.get("files", [])]
-    out += [edit_act(e["path"], e.get("new_text") or "") for e in edits[:MAX_EDITS]]
-    out += [command_act(c) for c in task.get("commands", [])]
-    return out
-
-
 def judged(
     st: Store, act: Act, dense: Dense | None, w: Weights | None, trace: dict[str, dict[str, float]] | None = None
 ) -> list[Match]:
@@ -112,11 +85,3 @@ def judged(
         q = dense.query(act.text)
         cosines = lambda names: {fn: float(st.vectors[fn] @ q) for fn in names if fn in st.vectors}  # noqa: E731
     return judge(act, st.memories, st.triggers, st.index, cosines=cosines, weights=w, trace=trace)
-
-
-def foreign_tasks(
-    repos: list[dict[str, Any]], repo: dict[str, Any], n: int = FOREIGN_PER_STORE
-) -> list[dict[str, Any]]:
-    """Other repositories' tasks asked of this store (seeded sample)."""
-    pool = [t for r in repos if r is not repo for t in r["tasks"]]
-    return random.Random(repo["repo"]).sample(pool, min(n, len(pool)))
