@@ -220,6 +220,11 @@ class MemoryOut(ResponseModel, MemoryFields):  # a memory file's fields, declare
 
 class SavedMemoryOut(MemoryOut):
     path: str = Field(description="The file written.")
+    reaches: str = Field(
+        default="",
+        description="The acts recall brings it to at tool time, written or derived from its text "
+        '("edits under src/payments/, commands npm"), or "no act: add --path or --command".',
+    )
     created: bool = Field(description="True for a new file (201), False for an update (200).")  # type: ignore[assignment]
     will_stop: str = Field("", description='What the guard now holds for it: "will stop: npm, npx — use pnpm".')
     forbid_proposed: bool = Field(

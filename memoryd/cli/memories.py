@@ -110,13 +110,17 @@ def cmd_save(args: argparse.Namespace) -> int:
             else {k: v for k, v in saved.items() if k not in ("created", "path", "origin")}
         )
     result = {**memory, "path": saved["path"], "new": bool(saved["created"]), "will_stop": saved.get("will_stop", "")}
+    if saved.get("reaches"):
+        result["reaches"] = saved["reaches"]
     emit(args, result, _human_saved)
     return EXIT_OK
 
 
 def _human_saved(r: dict[str, Any]) -> str:
-    """The saved file, and what the guard now holds for it (issue 50), with how to review it."""
+    """The saved file, the acts its memory reaches (or how to give it some), and what the guard now holds for it."""
     line = f"{'saved' if r['new'] else 'updated'} {r['filename']} ({r['path']})"
+    if r.get("reaches"):
+        line += f"\nreaches: {r['reaches']}"
     if r.get("will_stop"):
         line += f"\n{r['will_stop']} (the guard holds these acts; edit or remove `forbid:` in the file to change it)"
     return line

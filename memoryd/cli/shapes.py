@@ -64,6 +64,9 @@ class SaveResult(MemoryOut):
     path: str = Field(description="The file written.")
     new: bool = Field(description="True when the file was created, false for an update.")
     will_stop: str = Field("", description='What the guard holds for it: "will stop: npm, npx — use pnpm".')
+    reaches: str = Field(
+        "", description='The acts recall brings it to ("edits under src/payments/, commands npm"); absent after --team.'
+    )
 
 
 class RecallResult(RecallOut):

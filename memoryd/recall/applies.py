@@ -49,6 +49,19 @@ class AppliesTo:
         return bool(self.paths or self.commands or self.tools)
 
 
+def reaches(a: AppliesTo) -> str:
+    """The acts a memory will be brought to, in words for the one who saved it ("edits under src/payments/,
+    commands npm"), or how to give it some: a memory that reaches no act comes only when a prompt recalls it."""
+    parts = []
+    if a.paths:
+        parts.append("edits " + ", ".join(f"under {p[:-2]}" if p.endswith("/**") else f"of {p}" for p in a.paths))
+    if a.commands:
+        parts.append("commands " + ", ".join(a.commands))
+    if a.tools:
+        parts.append("tools " + ", ".join(a.tools))
+    return ", ".join(parts) if parts else "no act: add --path or --command"
+
+
 # ----------------------------------------------------------------------------- the frontmatter value
 def parse_applies(value: Any, *, field_name: str = APPLIES_KEY) -> AppliesTo:
     """A request's or a file's `applies_to`, checked: InvalidRequest naming the field and the fix."""

@@ -6,8 +6,11 @@ Plain functions over text; no files, no state.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import shlex
+import threading
+from collections import OrderedDict
 from collections.abc import Hashable, Iterable
 from functools import lru_cache
 from typing import Any, TypeVar, cast
@@ -186,11 +189,34 @@ _HEX_COLOUR = re.compile(r"#(?=[0-9]*[a-fA-F])[0-9a-fA-F]{3,8}\b")  # #3b82f6, n
 
 
 # ----------------------------------------------------------------------------- derived offline
+DERIVED_KEPT = 32_768  # memories whose derivation is kept by digest (a file touched but unchanged, a store re-read)
+_derived: OrderedDict[bytes, AppliesTo] = OrderedDict()
+_derived_lock = threading.Lock()
+
+
 def derive(name: str, description: str, body: str, type_: str = "") -> AppliesTo:
+    """What a memory applies to, from its text; the same text is derived once (keyed by its digest, so the cache
+    holds 16 bytes a memory, not its body)."""
+    body = body[: limits.APPLIES_DERIVE_MAX_CHARS]
+    key = hashlib.blake2b("\0".join((name, description, body, type_)).encode(), digest_size=16).digest()
+    with _derived_lock:
+        have = _derived.get(key)
+        if have is not None:
+            _derived.move_to_end(key)
+            return have
+    got = _derive(name, description, body, type_)
+    with _derived_lock:
+        _derived[key] = got
+        while len(_derived) > DERIVED_KEPT:
+            _derived.popitem(last=False)
+    return got
+
+
+def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
     """What a memory applies to, from what it names: paths and file kinds, the commands in its
     backticks, package managers (a choice among them applies to the ones it does not prefer) and
     other programs, and the subjects (`TOPICS`) it is about."""
-    text = f"{name}\n{description}\n{body[: limits.APPLIES_DERIVE_MAX_CHARS]}"
+    text = f"{name}\n{description}\n{body}"
     # A reference memory points somewhere (the layout, a dashboard), a project memory mostly describes
     # how things are: the places they name are rules only when the memory states one ("never", "only").
     rule = type_ in ("feedback", "user", "") or (type_ == "project" and RULE_WORDS.search(text) is not None)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from memoryd.base import limits
 from memoryd.base.errors import MemorydError
 from memoryd.base.text import query_terms
-from memoryd.recall.applies import AppliesTo, from_meta
+from memoryd.recall.applies import AppliesTo, from_meta, parse_applies, reaches
 from memoryd.recall.applies_derive import derive, topics_of
 from memoryd.recall.applies_match import prompt_meets
 from memoryd.recall.applies_triggers import Triggers
@@ -18,6 +18,21 @@ from memoryd.recall.decide import names_unknown
 from memoryd.recall.store_index import StoreIndex
 from memoryd.store import MemoryDir
 from memoryd.store.frontmatter import split_frontmatter
+from memoryd.store.model import Memory
+
+
+def combined(derived: AppliesTo, written: AppliesTo | None) -> AppliesTo:
+    """The lists written in the file rule (met with certainty); all else (what the text forbids and is about)
+    comes from the text."""
+    if written is None:
+        return derived
+    return replace(derived, paths=written.paths, commands=written.commands, tools=written.tools, explicit=True)
+
+
+def reached(m: Memory) -> str:
+    """The acts a saved memory reaches, in words (the save answer's `reaches`)."""
+    written = parse_applies(m.applies_to) if m.applies_to else None
+    return reaches(combined(derive(m.name, m.description, m.body, m.type), written))
 
 
 @dataclass(frozen=True)
@@ -70,12 +85,7 @@ class AppliesIndex:
             meta, body = split_frontmatter(text, source=filename)
         except (MemorydError, OSError, UnicodeDecodeError):
             return AppliesTo()
-        derived = derive(name, description, body, type_)
-        written = from_meta(meta)
-        if written is None:
-            return derived
-        # the lists written in the file rule; all else (what the text forbids and is about) comes from the text
-        return replace(derived, paths=written.paths, commands=written.commands, tools=written.tools, explicit=True)
+        return combined(derive(name, description, body, type_), from_meta(meta))
 
     def prompt_picks(
         self, store: MemoryDir, item: StoreIndex, query: str, surfaced: set[str], ranked_chose: bool

@@ -3,6 +3,7 @@ program or a word is a data row with its labelled cases, never a code branch).""
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass
 from functools import cache
@@ -26,6 +27,8 @@ class Programs:
     prefixes: frozenset[str]
     manager_verbs: frozenset[str]
     interpreters: frozenset[str]
+    known: frozenset[str] = frozenset()  # programs a memory's prose may name
+    english: frozenset[str] = frozenset()  # programs that are English words: named only in backticks
 
     def family(self, program: str) -> str:
         """The family a typed program belongs to (itself when it has none)."""
@@ -51,4 +54,75 @@ def programs() -> Programs:
         frozenset(data["prefixes"]["words"]),
         frozenset(data["package_manager_verbs"]["words"]),
         frozenset(data["interpreters"]["words"]),
+        frozenset(data["known"]["words"]),
+        frozenset(data["known"]["english"]),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class Subjects:
+    """Classes of coding work: the phrases that name each (one pattern for all) and the code that shows it."""
+
+    of_word: dict[str, str]  # phrase (case-folded) -> subject
+    words: re.Pattern[str]
+    code: tuple[tuple[re.Pattern[str], str], ...]
+
+
+@cache
+def subjects() -> Subjects:
+    data = load("subjects")
+    of_word = {w.casefold(): name for name, row in data.items() for w in row["words"]}
+    alternation = "|".join(re.escape(w) for w in sorted(of_word, key=len, reverse=True))
+    words = re.compile(r"(?<![\w.-])(?:" + alternation + r")(?![\w-])", re.I)
+    code = tuple((re.compile(p), name) for name, row in data.items() for p in row.get("code", []))
+    return Subjects(of_word, words, code)
+
+
+@dataclass(frozen=True, slots=True)
+class Words:
+    """The plain word lists of the extractors (`data/words.toml`)."""
+
+    rule: re.Pattern[str]
+    roles: frozenset[str]
+    generic_dirs: frozenset[str]
+    everyday_kinds: frozenset[str]
+    folder_files: frozenset[str]
+    plain: frozenset[str]
+    acts: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...]  # (command, prompt asks it, memory is about it)
+    named_kinds: frozenset[str]  # file kinds beyond the everyday ones
+    language_kinds: dict[str, tuple[str, ...]]  # a language's name -> its file kinds
+
+
+@cache
+def words() -> Words:
+    data = load("words")
+    rule = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in data["rule_words"]["words"]) + r")\b", re.I)
+    acts = tuple(
+        (row["command"], re.compile(row["prompt"]), re.compile(row["memory"], re.M)) for row in data["acts"].values()
+    )
+    return Words(
+        rule,
+        frozenset(data["roles"]["words"]),
+        frozenset(data["generic_dirs"]["words"]),
+        frozenset(data["everyday_kinds"]["words"]),
+        frozenset(data["folder_files"]["words"]),
+        frozenset(data["plain_words"]["words"]),
+        acts,
+        frozenset(data["named_kinds"]["words"]),
+        {name: tuple(kinds) for name, kinds in data["language_kinds"].items()},
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Code:
+    """How written code names the modules it imports and the names it calls, per language."""
+
+    imports: tuple[tuple[re.Pattern[str], str], ...]  # (pattern, language)
+    calls: tuple[re.Pattern[str], ...]
+
+
+@cache
+def code() -> Code:
+    data = load("code")
+    imports = tuple((re.compile(p), lang) for lang, row in data.items() if lang != "calls" for p in row["imports"])
+    return Code(imports, tuple(re.compile(p) for p in data["calls"]["patterns"]))

@@ -20,6 +20,7 @@ from memoryd.api.models import (
 from memoryd.api.openapi import errors
 from memoryd.base import limits
 from memoryd.guard.propose import save_forbid, will_stop
+from memoryd.recall.applies_index import reached
 from memoryd.store.prompt import build_memory_prompt
 
 router = APIRouter(tags=["memories"])
@@ -120,13 +121,14 @@ def save_memory(request: SaveMemoryRequest, response: Response, stores: StoresDe
     )
     if not result.created:
         response.status_code = 200
-    held = result.memory.forbid
+    m = result.memory
     return SavedMemoryOut.of(
-        result.memory,
-        path=str(result.memory.path),
+        m,
+        path=str(m.path),
         created=result.created,
-        will_stop=will_stop(held),
-        forbid_proposed=proposing and held == forbid,
+        reaches=reached(m),
+        will_stop=will_stop(m.forbid),
+        forbid_proposed=proposing and m.forbid == forbid,
     )
 
 

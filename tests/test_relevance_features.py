@@ -1,0 +1,151 @@
+"""The feature extractors of relevance: every row of data/{subjects,code,words}.toml and every extractor of
+`EXTRACTORS` has a labelled case that yields its feature and one that does not (a new row without cases fails
+the coverage tests below)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memoryd.relevance.features import EXTRACTORS, code_features, path_features, prose, run
+from memoryd.relevance.lexicon import load, words
+
+# subject -> (a headline naming it, a headline that does not); code rows: (code showing it, code that does not)
+SUBJECTS = {
+    "dependencies": ("Pick one package manager", "Keep functions short"),
+    "db-schema": ("Every schema change needs a migration", "Keep functions short"),
+    "sql": ("No raw SQL in handlers", "Keep functions short"),
+    "styling": ("Write plain CSS", "Keep functions short"),
+    "secrets": ("Never commit secrets", "Keep functions short"),
+    "i18n": ("UI strings go through translation", "Keep functions short"),
+    "lint": ("Fix lint errors before pushing", "Keep functions short"),
+    "permissions": ("Check permissions in every handler", "Keep functions short"),
+    "casts": ("No `as any` casts", "Keep functions short"),
+    "errors": ("Throw typed error classes", "Keep functions short"),
+    "exports": ("No barrel files", "Keep functions short"),
+    "deprecation": ("Mark deprecated APIs", "Keep functions short"),
+    "testing": ("Every feature needs unit tests", "Keep functions short"),
+    "docs": ("Update the changelog", "Keep functions short"),
+    "dates": ("Store dates in UTC with a timezone", "Keep functions short"),
+    "logging": ("Use the shared logger", "Keep functions short"),
+    "async": ("Prefer async handlers", "Keep functions short"),
+}
+SUBJECT_CODE = {
+    "db-schema": ("ALTER TABLE users ADD email text;", "x = 1"),
+    "sql": ("SELECT id, name FROM users", "x = 1"),
+    "styling": ("color: #3b82f6;", "see issue #3538"),
+    "secrets": ("const k = process.env.KEY", "x = 1"),
+    "i18n": ("label = t('booking.title')", "x = 1"),
+    "casts": ("const u = v as any", "x = 1"),
+    "errors": ("throw new Error('x')", "x = 1"),
+    "deprecation": ("/** @deprecated use y */", "x = 1"),
+    "testing": ("it('works', () => expect(x))", "x = 1"),
+    "logging": ("logger.info('x')", "x = 1"),
+    "async": ("async def fetch(): await x", "x = 1"),
+}
+IMPORTS = {  # language -> (code importing `want`, want, code that imports nothing)
+    "javascript": ("import dayjs from 'dayjs'\n", "dayjs", "const dayjs = 1\n"),
+    "python": ("from requests import get\n", "requests", "requests = None\n"),
+    "go": ('import "github.com/pkg/errors"\n', "github.com/pkg/errors", "var errors = 1\n"),
+    "rust": ("use serde::Deserialize;\n", "serde", "let serde = 1;\n"),
+    "jvm": ("import java.util.List;\n", "java", "List x = null;\n"),
+}
+ACTS = {  # act -> (a prompt asking it, one that does not, a memory headline about it, one that is not)
+    "commit": ("commit this", "fix the commit parser test", "Commit messages are conventional", "Keep functions short"),
+    "pr": ("open a PR for it", "read the PR template", "Keep PRs small", "Keep functions short"),
+    "push": ("push to main", "add a push notification", "Never force-push", "Add push notifications"),
+}
+
+
+def test_every_subject_and_code_row_has_cases() -> None:
+    data = load("subjects")
+    assert set(SUBJECTS) == set(data)
+    assert set(SUBJECT_CODE) == {name for name, row in data.items() if row.get("code")}
+    assert set(IMPORTS) == set(load("code")) - {"calls"}
+    assert set(ACTS) == set(load("words")["acts"])
+
+
+@pytest.mark.parametrize("subject", sorted(SUBJECTS))
+def test_subject_words(subject: str) -> None:
+    yes, no = SUBJECTS[subject]
+    assert ("subject", subject) in run("memory", prose(yes))
+    assert ("subject", subject) not in run("memory", prose(no))
+
+
+@pytest.mark.parametrize("subject", sorted(SUBJECT_CODE))
+def test_subject_code(subject: str) -> None:
+    yes, no = SUBJECT_CODE[subject]
+    assert ("subject", subject) in set(code_features(yes))
+    assert ("subject", subject) not in set(code_features(no))
+
+
+@pytest.mark.parametrize("language", sorted(IMPORTS))
+def test_imports(language: str) -> None:
+    yes, want, no = IMPORTS[language]
+    assert ("import", want) in set(code_features(yes))
+    assert not {f for f in code_features(no) if f[0] == "import"}
+
+
+def test_calls() -> None:
+    assert ("call", "moment") in set(code_features("const d = moment(x)"))
+    assert ("call", "style") in set(code_features('<div style={{a: 1}} className="x">'))
+    assert not {f for f in code_features("const d = x") if f[0] == "call"}
+
+
+@pytest.mark.parametrize("act", sorted(ACTS))
+def test_acts(act: str) -> None:
+    asks, not_asks, about, not_about = ACTS[act]
+    command = load("words")["acts"][act]["command"]
+    assert ("subcommand", command) in run("prompt", prose(asks))
+    assert ("subcommand", command) not in run("prompt", prose(not_asks))
+    assert ("subcommand", command) in run("memory", prose(about))
+    assert ("subcommand", command) not in run("memory", prose(not_about))
+
+
+def test_word_lists() -> None:
+    w = words()
+    assert w.rule.search("Never call the API directly") and not w.rule.search("The API is versioned")
+    assert ("role", "repository") in set(path_features("src/BookingRepository.ts"))
+    assert not {f for f in path_features("src/booking.ts") if f[0] == "role"}
+    assert ("segment", "payments") in set(path_features("src/payments/charge.ts"))  # src: a generic folder
+    assert ("segment", "src") not in set(path_features("src/payments/charge.ts"))
+    assert ("path", "**/*.sql") not in run("memory", prose("Edit *.py files"))  # everyday kind: a language
+    assert ("filekind", "css") in run("memory", prose("No `.css` files", "No .css files"))
+    assert ("filekind", "css") not in run("memory", prose("No styles", "No styles"))
+    assert ("filekind", "py") in run("memory", prose("Write Python", "Write Python"))
+    assert ("filekind", "py") not in run("memory", prose("Write Rust", "Write Rust"))
+    assert ("word", "payment") in run("memory", prose("Payments are idempotent"))
+    assert ("word", "should") not in run("memory", prose("Payments should retry"))  # a plain word
+    assert "index" in w.folder_files and "payments" not in w.folder_files
+
+
+# extractor -> (reader, input yielding `want`, want, input not yielding it)
+EXTRACTOR_CASES = {
+    "paths": ("memory", "Migrations live in `db/migrations/`", ("path", "db/migrations/"), "Migrations are SQL"),
+    "kinds": ("memory", "Never edit `.snap` files", ("filekind", "snap"), "Never edit snapshots by hand"),
+    "roles": ("memory", "No business logic in repositories", ("role", "repository"), "No business logic here"),
+    "programs": ("memory", "Use `pnpm install`", ("program", "pnpm"), "Use the lockfile"),
+    "memory_acts": ("memory", "Commit messages are short", ("subcommand", "git commit"), "Messages are short"),
+    "prompt_acts": ("prompt", "commit this", ("subcommand", "git commit"), "explain this"),
+    "idents": ("memory", "Throw TRPCError, never Error", ("ident", "trpcerror"), "Throw typed errors"),
+    "subjects": ("memory", "Every schema change needs a migration", ("subject", "db-schema"), "Keep code short"),
+    "words": ("memory", "Bookings are immutable", ("word", "booking"), "It is what it is"),
+    "command": ("command", "npx eslint src", ("program", "eslint"), "ls -la"),
+    "path": ("edit", "src/payments/charge.ts", ("segment", "payments"), "src/charge.ts"),
+    "code": ("edit", "import dayjs from 'dayjs'\n", ("import", "dayjs"), "const x = 1\n"),
+}
+
+
+def test_every_extractor_has_cases() -> None:
+    assert set(EXTRACTOR_CASES) == set(EXTRACTORS)
+
+
+@pytest.mark.parametrize("name", sorted(EXTRACTOR_CASES))
+def test_extractor(name: str) -> None:
+    _, want_reader, fn = EXTRACTORS[name]
+    _reader, yes, want, no = EXTRACTOR_CASES[name]
+    reads_prose = EXTRACTORS[name][0] == "prose"
+    got_yes = set(fn(prose(yes) if reads_prose else yes))
+    got_no = set(fn(prose(no) if reads_prose else no))
+    assert want in got_yes, got_yes
+    assert want not in got_no, got_no
+    assert _reader in want_reader or not reads_prose
