@@ -26,11 +26,13 @@ from memoryd.api.web.views import project_id
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
 from tests.support.servers import DaemonProcess, daemon_env
 
-# issue 52's targets
-PRE_TOOL_USE_MAX_S = 1.0
-RECALL_MAX_S = 3.0
-HEALTH_MAX_S = 0.1
-HEALTH_P99_MS = 100.0
+# issue 52's targets. The test suite scales them (MEMORYD_BENCH_TIMING_SCALE=10): there the probes catch a read that
+# waits on writes again (seconds to tens of seconds) without timing a busy CI machine; the bench reports the figures.
+TIMING_SCALE = float(os.environ.get("MEMORYD_BENCH_TIMING_SCALE", "1"))
+PRE_TOOL_USE_MAX_S = 1.0 * TIMING_SCALE
+RECALL_MAX_S = 3.0 * TIMING_SCALE
+HEALTH_MAX_S = 0.1 * TIMING_SCALE
+HEALTH_P99_MS = 100.0 * TIMING_SCALE
 IMPORT_NOTES = 2_000
 QUICK_SAVES = 300
 STREAM_SECONDS = 20.0
@@ -39,7 +41,7 @@ LOAD_CLIENTS = 20
 HUGE_BODY_BYTES = 900_000
 VIEWS_AT_ONCE = 4
 AWAITING_HOOKS = 45
-PROMPT_HOOK_MAX_S = 1.0  # another session's prompt hook while the async hooks wait
+PROMPT_HOOK_MAX_S = 1.0 * TIMING_SCALE  # another session's prompt hook while the async hooks wait
 MODEL_DELAY_S = 8.0  # the scripted model's answer time: the async hooks wait for it
 CLIENT_TIMEOUT_S = 60.0  # a read slower than this counts as a timeout
 HEALTH_EVERY_S = 0.05

@@ -29,7 +29,7 @@ MEMORY = [
     "applies_to",
     "forbid",
 ]
-SAVED = [*MEMORY, "path", "will_stop", "forbid_proposed"]  # the guard says what a save now holds (#50)
+SAVED = [*MEMORY, "path", "reaches", "will_stop", "forbid_proposed"]  # the guard says what a save now holds (#50)
 INVALID = ["filename", "error"]
 RECALLED = ["filename", "name", "type", "description", "content", "header", "age_days"]
 WHY = ["filename", "name", "score", "injected", "terms", "paths", "dense", "context", "confidence", "rule"]

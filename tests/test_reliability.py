@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +32,9 @@ def test_every_reliability_probe_holds(tmp_path: Path) -> None:
         ],
         capture_output=True,
         text=True,
+        # Speed is the bench's to report: here issue 52's read probes run a 30 s mixed load with 10x their limits,
+        # which still fails a read that waits on writes again (19-35 s before the fix).
+        env={**os.environ, "MEMORYD_BENCH_TIMING_SCALE": "10", "MEMORYD_BENCH_LOAD_SECONDS": "30"},
         timeout=1200,  # issue 52's reads probes: a 2-minute mixed load and an import of 2,000 notes
         cwd=ROOT,
     )
