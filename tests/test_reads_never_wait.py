@@ -83,6 +83,7 @@ def test_reads_answer_from_what_is_ready_while_vectors_are_owed_and_the_log_says
             "type": "feedback",
             "body": "pnpm only.",
             "applies_to": {"commands": ["npm", "pnpm"]},
+            "forbid": {},  # context at tool time, not the guard's refusal: this test is about what recall reads
         },
     ).json()["filename"]
     for i in range(12):
@@ -90,7 +91,7 @@ def test_reads_answer_from_what_is_ready_while_vectors_are_owed_and_the_log_says
     wait_for("the embedding thread in its batch", lambda: EMBED_THREAD in calls)
     hook = {"session_id": "s-pre", "cwd": str(project), "tool_name": "Bash", "hook_event_name": "PreToolUse"}
     answer = live.client.post("/v1/hooks/claude-code", json={**hook, "tool_input": {"command": "npm install x"}})
-    assert "Use pnpm" in answer.json()["hookSpecificOutput"]["additionalContext"]
+    assert "Use pnpm" in answer.json()["hookSpecificOutput"].get("additionalContext", ""), answer.text
     got = live.client.post(
         "/v1/recall",
         json={"cwd": str(project), "query": "should installs use pnpm or npm here", "session_id": "s-recall"},

@@ -6,7 +6,7 @@ import argparse
 import time
 from typing import TYPE_CHECKING, Any
 
-from memoryd.cli.output import EXIT_DOWN, EXIT_OK, client_of, common, cwd_of, emit, fail, settings_of, when
+from memoryd.cli.output import EXIT_DOWN, EXIT_FAIL, EXIT_OK, client_of, common, cwd_of, emit, fail, settings_of, when
 
 if TYPE_CHECKING:
     from memoryd.cli.results import StopResult
@@ -128,21 +128,15 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_stop(args: argparse.Namespace) -> int:
     """SIGTERM the daemon that holds this home's daemon.lock and wait until it lets go. A daemon.json whose pid
     does not hold the lock is stale: it is reported and removed, and nothing is signalled (issue 52)."""
-    import os
-    import signal
-
     from memoryd.client import home_from_env
-    from memoryd.service.runtime_file import lock_holder, remove_stale_runtime_file
+    from memoryd.service.stopping import stop_daemon
 
     home = home_from_env()
-    pid = lock_holder(home)
-    if pid == 0:
-        return fail(args, f"memoryd is still starting in {home}; run `memoryd stop` again in a moment.", EXIT_DOWN)
-    if pid is None:
-        stale = remove_stale_runtime_file(home)
+    stopped = stop_daemon(home, timeout=args.timeout)
+    if stopped.pid is None and stopped.gone:
         named = (
-            f" {home / 'daemon.json'} named pid {stale.get('pid')}, not memoryd: removed it, signalled nothing."
-            if stale
+            f" {home / 'daemon.json'} named pid {stopped.stale.get('pid')}, not memoryd: removed it, signalled nothing."
+            if stopped.stale
             else ""
         )
         return fail(
@@ -151,29 +145,11 @@ def cmd_stop(args: argparse.Namespace) -> int:
             EXIT_DOWN,
             "daemon_not_running",
         )
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except PermissionError:
-        return fail(
-            args,
-            f"pid {pid} belongs to another user; stop it as that user (or with systemctl --user stop memoryd).",
-            code="permission_denied",
-        )
-    except ProcessLookupError:
-        pass  # it ended meanwhile: the wait below sees the lock free
-    deadline = time.monotonic() + args.timeout
-    while time.monotonic() < deadline:
-        if lock_holder(home) is None:
-            stopped: StopResult = {"stopped": True, "pid": pid}
-            emit(args, stopped, f"stopped memoryd (pid {pid})")
-            return EXIT_OK
-        time.sleep(0.1)
-    return fail(
-        args,
-        f"memoryd (pid {pid}) did not exit within {args.timeout:g} s; look at its log, or `kill -9 {pid}` as a last "
-        "resort.",
-        code="stop_timeout",
-    )
+    if not stopped.gone:
+        return fail(args, f"{stopped.why}.", EXIT_DOWN if stopped.code == "starting" else EXIT_FAIL, stopped.code)
+    result: StopResult = {"stopped": True, "pid": stopped.pid or 0}
+    emit(args, result, f"stopped memoryd (pid {stopped.pid})")
+    return EXIT_OK
 
 
 def cmd_install_service(args: argparse.Namespace) -> int:

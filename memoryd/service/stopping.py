@@ -1,5 +1,6 @@
-"""Stopping the daemon of a home from another process, for `memoryd setup` (a daemon of another version is
-restarted) and `memoryd uninstall`: SIGTERM the pid daemon.json names, then wait for it to let go.
+"""Stopping the daemon of a home from another process, for `memoryd stop`, `memoryd setup` (a daemon of another
+version is restarted) and `memoryd uninstall`: SIGTERM the process that holds the home's daemon.lock, never a
+pid daemon.json merely names (issue 52: that was a `sleep`), then wait until it has let go of the lock.
 
 It does NOT stop a service: a stopped service's manager would start it again; units.py disables it first.
 """
@@ -11,45 +12,80 @@ import signal
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from memoryd.service.runtime_file import read_runtime_file
+from memoryd.service.runtime_file import lock_holder, read_runtime_file, remove_stale_runtime_file
 
-STOP_TIMEOUT_SECONDS = 15.0  # running jobs finish or are re-queued on SIGTERM (the same wait as `memoryd stop`)
+STOP_TIMEOUT_SECONDS = 15.0  # running jobs finish or are re-queued on SIGTERM
 STOP_POLL_SECONDS = 0.1
 
 
 @dataclass(frozen=True, kw_only=True)
 class Stopped:
-    """What stopping found: the pid it signalled (None: no daemon ran) and whether that process is gone."""
+    """What stopping found: the pid it signalled (None: no daemon ran), whether that process is gone, and a
+    stale daemon.json it removed instead of signalling anything."""
 
     pid: int | None
     gone: bool
     why: str = ""
+    code: str = ""  # why not, for scripts: starting, permission_denied, stop_timeout
+    stale: dict[str, Any] | None = None
 
 
 def running_version(home: Path) -> tuple[int, str] | None:
-    """(pid, version) of the daemon serving `home`, from its daemon.json; None when none runs."""
-    running = read_runtime_file(home)
-    if running is None:
+    """(pid, version) of the daemon serving `home`: the lock holder, its version from daemon.json; None when none."""
+    pid = lock_holder(home)
+    if not pid:
         return None
-    return int(running["pid"]), str(running.get("version") or "unknown")
+    running = read_runtime_file(home) or {}
+    return pid, str(running.get("version") or "unknown")
 
 
 def stop_daemon(home: Path, *, timeout: float = STOP_TIMEOUT_SECONDS) -> Stopped:
-    """SIGTERM the daemon serving `home` and wait until its daemon.json is gone (it removes it as it exits)."""
-    running = read_runtime_file(home)
-    if running is None:
-        return Stopped(pid=None, gone=True)
-    pid = int(running["pid"])
+    """SIGTERM the daemon holding `home`'s lock and wait until the lock is free and the process gone."""
+    deadline = time.monotonic() + timeout
+    pid = lock_holder(home)
+    while pid == 0 and time.monotonic() < deadline:  # starting: its pid is not written yet
+        time.sleep(STOP_POLL_SECONDS)
+        pid = lock_holder(home)
+    if pid is None:
+        return Stopped(pid=None, gone=True, stale=remove_stale_runtime_file(home))
+    if pid == 0:
+        return Stopped(
+            pid=None, gone=False, why="memoryd is still starting; run the command again in a moment", code="starting"
+        )
     try:
         os.kill(pid, signal.SIGTERM)
     except ProcessLookupError:
-        return Stopped(pid=pid, gone=True)
+        pass  # it ended meanwhile: the wait below sees the lock free
     except PermissionError:
-        return Stopped(pid=pid, gone=False, why=f"pid {pid} belongs to another user; stop it as that user")
-    deadline = time.monotonic() + timeout
+        return Stopped(
+            pid=pid,
+            gone=False,
+            why=f"pid {pid} belongs to another user; stop it as that user",
+            code="permission_denied",
+        )
     while time.monotonic() < deadline:
-        if read_runtime_file(home) is None:
+        if lock_holder(home) is None and not _running(pid):
             return Stopped(pid=pid, gone=True)
         time.sleep(STOP_POLL_SECONDS)
-    return Stopped(pid=pid, gone=False, why=f"pid {pid} did not exit within {timeout:g} s; look at its log")
+    return Stopped(
+        pid=pid,
+        gone=False,
+        why=f"pid {pid} did not exit within {timeout:g} s; look at its log, or `kill -9 {pid}` as a last resort",
+        code="stop_timeout",
+    )
+
+
+def _running(pid: int) -> bool:
+    """The process exists and is not a zombie waiting for its parent."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
