@@ -106,10 +106,13 @@ def _own_way(head: str, cmd: SimpleCommand) -> bool:
 
 
 def _word_in(token: str, args: tuple[str, ...]) -> bool:
+    """A token's word among the args; a short flag or a cluster of them (`-f`, `-fd`) also inside another cluster
+    in any order (`-df`, `-fdx`): the same flags, spelled another way."""
     for alt in token.split("|"):
-        short = len(alt) == 2 and alt[0] == "-" and alt[1] != "-"
+        short = len(alt) >= 2 and alt[0] == "-" and alt[1] != "-" and alt[1:].isalpha()
         for arg in args:
-            if fnmatchcase(arg, alt) or short and arg[:1] == "-" and arg[1:2] != "-" and alt[1] in arg[1:]:
+            clustered = short and arg[:1] == "-" and arg[1:2] != "-" and set(alt[1:]) <= set(arg[1:])
+            if fnmatchcase(arg, alt) or clustered:
                 return True
     return False
 
