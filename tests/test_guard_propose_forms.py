@@ -22,6 +22,11 @@ FORMS = [  # (the rule, the save's "will stop" line)
     ("Instead of yarn, use pnpm", "will stop: yarn — use pnpm"),
     ("Use pnpm, not npm", "will stop: npm, npx — use pnpm"),
     ("Never git push --force to main", "will stop: git push --force|-f|--force-with-lease"),
+    (
+        "Never run a command that discards work, including: `git restore .`, `git reset --hard`",
+        "will stop: git restore ., git reset --hard",
+    ),
+    ("Do not use npm, yarn, or `bun test` here", "will stop: bun test, npm, npx, yarn"),
 ]
 NOT_PROPOSED = [
     "handlers in src/api never import src/db",  # an import scoped to a place: no trigger can say so
@@ -99,6 +104,10 @@ def test_every_alias_and_implied_row_has_cases() -> None:
         ("git clean -fd", "git clean -fdx", True),
         ("git clean -fd", "git clean -n", False),
         ("git clean -fd", "git clean -f", False),
+        ("bun test", "bun test src/", True),
+        ("bun test", "bun run test", False),  # the spec's subcommand is the command's, not any word
+        ("bun test", "bunx playwright test", False),
+        ("git restore .", "git restore apps/web/src/main.tsx", False),
     ],
 )
 def test_a_short_flag_cluster_matches_in_any_order(spec: str, command: str, held: bool) -> None:
@@ -112,3 +121,4 @@ def test_every_word_row_kind_has_a_case_above() -> None:
     assert {"add", "import"} <= {v for v in r.bare_verbs if f"{v} " in text}
     assert {"new"} <= {f for f in r.fillers if f" {f} " in text}
     assert {"comments", "docstrings", "dependencies"} <= r.not_names and "to" in r.not_subcommands
+    assert "including" in r.list_leads and not propose("r", "Never edit generated files: run `pnpm gen` instead", "")

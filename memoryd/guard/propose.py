@@ -54,6 +54,7 @@ class ProseRows:
     program_aliases: dict[str, str]
     word_aliases: dict[str, str]
     not_subcommands: frozenset[str]
+    list_leads: tuple[str, ...]
 
 
 @cache
@@ -78,6 +79,7 @@ def rows() -> ProseRows:
         dict(d["aliases"]["programs"]),
         dict(d["aliases"]["words"]),
         frozenset(d["programs"]["not_subcommands"]),
+        tuple(d["negations"]["list_leads"]),
     )
 
 
@@ -139,6 +141,10 @@ def _negated(sentence: str) -> tuple[str, str] | None:
         tail = sentence[m.end() :]
         cut = _CLAUSE_END.search(tail)
         part = tail[: cut.start()] if cut and cut.start() > 0 else tail
+        if cut and tail[cut.start()] == ":" and part.casefold().rstrip().endswith(rows().list_leads):
+            rest = tail[cut.end() :]  # "never run commands that discard work, including: `git restore .`, ..."
+            after = _CLAUSE_END.search(rest.replace(":", " "))
+            part = part + " " + (rest[: after.start()] if after and after.start() > 0 else rest)
         if word in ("instead of", "rather than"):
             part = part.split(",", 1)[0]  # "instead of yarn, use pnpm": the comma turns the sentence
         verbs = word if word in ("instead of", "rather than") else _verb_phrase(sentence[: m.start()], part)
@@ -157,7 +163,7 @@ def _verb_phrase(before: str, part: str) -> str:
 def _read_clause(verbs: str, part: str, found: _Found, sentence: str = "") -> None:
     r = rows()
     code = _CODE.findall(part)
-    spans = code or _bare_words(part)
+    spans = [(c, True) for c in code] + [(w, False) for w in _bare_words(_CODE.sub(" ", part) if code else part)]
     lowered = part.casefold()
     for phrase, spec in r.phrases.items():
         if phrase in lowered:
@@ -166,11 +172,11 @@ def _read_clause(verbs: str, part: str, found: _Found, sentence: str = "") -> No
     if not code and (said := _prose_command(part)):
         found.commands.append(said)
         return
-    for span in spans:
-        span = span.strip().rstrip(".,:;")
-        if not span:
-            continue
-        if _is_path(span, code=bool(code)) or not code and _placed(span, part):
+    for span, in_code in spans:
+        span = span.strip() if in_code else span.strip().rstrip(".,:;")  # `git restore .` keeps its dot
+        if not span or code and not in_code and span.casefold() not in programs().family_of:
+            continue  # beside code, a bare word counts only as a package manager ("never npm, yarn or `bun test`")
+        if _is_path(span, code=in_code) or not code and _placed(span, part):
             kind = _path_kind(vwords)
             if kind == "writes":
                 found.writes.append(_glob(span))
@@ -180,11 +186,11 @@ def _read_clause(verbs: str, part: str, found: _Found, sentence: str = "") -> No
         if code and span.startswith("-") and _leads(span, part) and (flagged := _flag_command(span, sentence or part)):
             found.commands.append(flagged)
             continue
-        command = _command(span, code=bool(_CODE.search(part)), run=bool(vwords & _RUN_VERBS))
+        command = _command(span, code=in_code, run=bool(vwords & _RUN_VERBS))
         if command:
             found.commands.append(command)
             continue
-        library = _library(span, part, code=bool(code))
+        library = _library(span, part, code=in_code)
         if library and not _scoped(sentence, part):
             found.imports.append(library)
     if not code and not _scoped(sentence, part):
@@ -264,6 +270,8 @@ def _instead_in(sentence: str, part: str) -> str:
     """What the same sentence says to do instead ("Use pnpm, never npm" → "use pnpm"), outside the forbidden part;
     in a contrast ("X, not Y") the X, from its first program on ("docker compose up -d, not brew services")."""
     at = sentence.rfind(part) if part.strip() else -1
+    if part.strip() and at < 0:
+        return ""  # a part joined from a list after a colon: the sentence's verbs are the forbidden ones
     rest = sentence[:at] + " " + sentence[at + len(part) :] if at >= 0 else sentence
     m = _INSTEAD.search(rest)
     if m:
@@ -340,7 +348,7 @@ def _command(span: str, *, code: bool, run: bool) -> str:
         return ""
     if words[0].casefold() not in programs().family_of and not (code or run):
         return ""
-    kept = [w if w.startswith("-") else w.casefold() for w in words[:3]]
+    kept = [w if w.startswith("-") else w.casefold() for w in words[:6]]
     return " ".join(kept)
 
 
