@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -23,7 +23,7 @@ _SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[A-Z*`])|\n+|;\s*")
 # A forbidding clause ends at a dash, a colon, a bracket or a turn ("but", "so", ", use ..."); a bare comma does
 # not end it ("never read, display, or output `.env`, `.env.local`").
 _CLAUSE_END = re.compile(
-    r"\s[-–—]\s|:|\(|\binstead\b|\bbut\b|\bso\b|\bbecause\b|\bwhen\b|\bunless\b"
+    r"\s[-–—]\s|:|\(|\binstead\b|\bbut\b|\bso\b|\bbecause\b|\bwhen\b|\bunless\b|\bif\b"
     r"|,\s*(?=(?:use|prefer|run|always|only|then|which|and\s+use)\b)",
     re.I,
 )
@@ -90,6 +90,7 @@ class _Found:
     reads: list[str]
     imports: list[str]
     instead: str = ""
+    contrasts: list[tuple[str, str]] = field(default_factory=list)  # (Y, X) of an "X, not Y" that named nothing
 
 
 def propose(name: str, description: str, body: str) -> Forbid:
@@ -107,8 +108,14 @@ def propose(name: str, description: str, body: str) -> Forbid:
             if neg is None and inherited:
                 neg = (inherited, sentence)
             if neg is not None:
+                size = len(found.commands) + len(found.writes) + len(found.reads) + len(found.imports)
                 _read_clause(neg[0], neg[1], found, sentence)
-                found.instead = found.instead or _instead_in(sentence, neg[1])
+                grew = len(found.commands) + len(found.writes) + len(found.reads) + len(found.imports) > size
+                said, contrast = _instead_in(sentence, neg[1])
+                if contrast and not grew:
+                    found.contrasts.append((neg[1].casefold(), said))  # kept if the memory forbids its Y elsewhere
+                else:
+                    found.instead = found.instead or said
         if stripped.endswith(":") and (n := _negated(stripped)) is not None:
             heading_neg = n[0]
     commands = [a for c in _collapse(found.commands) for a in _aliased(c)]
@@ -120,7 +127,9 @@ def propose(name: str, description: str, body: str) -> Forbid:
     )
     if not forbid:
         return forbid
-    instead = found.instead or _instead_of(f"{description}\n{body}", forbid)
+    named = [*forbid.imports, *(c.split()[0] for c in forbid.commands)]
+    said = next((x for y, x in found.contrasts if any(re.search(rf"\b{re.escape(n)}\b", y) for n in named)), "")
+    instead = found.instead or said or _instead_of(f"{description}\n{body}", forbid)
     return Forbid(forbid.commands, forbid.writes, forbid.reads, forbid.imports, instead=instead)
 
 
@@ -244,46 +253,49 @@ def _scoped(sentence: str, part: str) -> bool:
 
 
 def _bare_libraries(part: str) -> list[str]:
-    """Libraries a clause names bare after an add/install/import verb: "don't add moment or dayjs", "never import
-    lodash", "don't add new moment imports"; words such a verb also takes (comments, tests) are no names."""
+    """Libraries a clause names bare after an add/install/import verb ("don't add moment or dayjs", "never import
+    lodash", "don't add new moment imports"): lower-case names, all of the list or none; after an article a name
+    needs a library word ("a security" is no package, "the axios package" is)."""
     r = rows()
     verbs = "|".join(re.escape(v) for v in r.bare_verbs)
     fill = "|".join(re.escape(f) for f in r.fillers)
-    m = re.search(rf"\b(?:{verbs})\s+(?:(?:{fill})\s+)*(.+)$", part.casefold())
+    m = re.search(rf"\b(?:{verbs})\s+((?:(?:{fill})\s+)*)(.+)$", part, re.I)
     if m is None:
         return []
+    article = bool(re.search(r"\b(?:the|a|an)\b", m.group(1), re.I))
     out = []
-    for name in re.split(r"\s*(?:,|\bor\b|\band\b|\bnor\b)\s*", m.group(1)):
+    for name in re.split(r"\s*(?:,|\bor\b|\band\b|\bnor\b)\s*", m.group(2).strip(" .;")):
         words = name.strip().split()
-        if not words or len(words) > 2 or len(words) == 2 and words[1] not in rows().library_cues:
-            break
-        word = words[0].strip(".;")
+        cue = len(words) == 2 and words[1].casefold() in r.library_cues
+        word = words[0].strip(".;") if words else ""
+        if len(words) > 2 or len(words) == 2 and not cue or article and not cue:
+            return []
         if not re.fullmatch(r"@?[a-z][a-z0-9.\-]*(?:/[a-z0-9.\-]+)?", word) or word in r.not_names:
-            break
+            return []
         if word.endswith("ing") or word in r.programs:
-            break
+            return []
         out.append(word.removesuffix(".js"))
     return out
 
 
-def _instead_in(sentence: str, part: str) -> str:
+def _instead_in(sentence: str, part: str) -> tuple[str, bool]:
     """What the same sentence says to do instead ("Use pnpm, never npm" → "use pnpm"), outside the forbidden part;
     in a contrast ("X, not Y") the X, from its first program on ("docker compose up -d, not brew services")."""
     at = sentence.rfind(part) if part.strip() else -1
     if part.strip() and at < 0:
-        return ""  # a part joined from a list after a colon: the sentence's verbs are the forbidden ones
+        return "", False  # a part joined from a list after a colon: the sentence's verbs are the forbidden ones
     rest = sentence[:at] + " " + sentence[at + len(part) :] if at >= 0 else sentence
     m = _INSTEAD.search(rest)
     if m:
         verb = m.group(1).lower().removesuffix("s")  # "this project uses pnpm" -> "use pnpm"
-        return f"{verb} {m.group(2).replace('`', '').strip(' *')}".strip()
+        return f"{verb} {m.group(2).replace('`', '').strip(' *')}".strip(), False
     before = sentence[:at] if at >= 0 else ""
     c = re.fullmatch(r"\s*(.+?),\s*(?:but\s+)?not\s*", before, re.I | re.S)
     if c is None or re.match(r"(?:when|if|while|for|in|on)\b", c.group(1), re.I):
-        return ""
+        return "", False
     words = c.group(1).replace("`", "").split()
     start = next((i for i, w in enumerate(words) if w.casefold() in rows().programs), 0)
-    return " ".join(words[start:]).strip(" *.")[:120]
+    return " ".join(words[start:]).strip(" *.")[:120], True
 
 
 def _bare_words(part: str) -> list[str]:
