@@ -42,6 +42,10 @@ NOT_PROPOSED = [
     "Use this when you don't require repo or write permissions",  # a list that is not all names
     "Do NOT go through guidelines one by one",  # a program word followed by a preposition
     "Do not use data providers if they make the test harder to understand",  # the clause ends at "if"
+    # "use" takes language features as often as packages, so a bare name after it proposes no import
+    "never use var",
+    "don't use eval",
+    "Do not use mocks",
 ]
 
 
