@@ -253,9 +253,8 @@ def _scoped(sentence: str, part: str) -> bool:
 
 
 def _bare_libraries(part: str) -> list[str]:
-    """Libraries a clause names bare after an add/install/import verb ("don't add moment or dayjs", "never import
-    lodash", "don't add new moment imports"): lower-case names, all of the list or none; after an article a name
-    needs a library word ("a security" is no package, "the axios package" is)."""
+    """Libraries named bare after add/install/import ("don't add moment or dayjs"): lower case, the whole list or
+    none, and after an article only with a library word ("a security" is no package, "the axios package" is)."""
     r = rows()
     verbs = "|".join(re.escape(v) for v in r.bare_verbs)
     fill = "|".join(re.escape(f) for f in r.fillers)
