@@ -3,8 +3,8 @@ calls to a real daemon over loopback, scored for two sets of forbid triggers: th
 from the rule's prose (the save answer's `forbid`), and the hand-written ones. Method and sources:
 bench/guard/README.md. Latency of the hook as a whole process: bench/hook_bench.py.
 
-Run: .venv/bin/python bench/guard_bench.py [--held-out] [--json]   (dev projects by default; --held-out scores the
-projects kept aside, once). Targets: violations held >= 0.90, compliant acts held = 0, every reason names its memory.
+Run: .venv/bin/python bench/guard_bench.py [--held-out | --fresh] [--json]   (dev projects by default; --held-out and
+--fresh score the projects kept aside, each once). Targets: violations held >= 0.90, compliant acts held = 0, every reason names its memory.
 """
 
 from __future__ import annotations
@@ -113,6 +113,9 @@ def print_proposals() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--held-out", action="store_true", help="score the projects kept aside (run it once)")
+    parser.add_argument(
+        "--fresh", action="store_true", help="score the fresh held-out projects (issue 50 round 2, once)"
+    )
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
     parser.add_argument("--proposals", action="store_true", help="print what save proposes for the moments/coding sets")
     args = parser.parse_args()
@@ -122,8 +125,12 @@ def main() -> None:
         return
     from tests.support.servers import DaemonProcess, daemon_env
 
-    specs = [p for p in json.loads(DATA.read_text())["projects"] if p["held_out"] == args.held_out]
-    out: dict[str, Any] = {"set": "held-out" if args.held_out else "dev", "projects": [s["id"] for s in specs]}
+    held, fresh = args.held_out or args.fresh, args.fresh
+    specs = [
+        p for p in json.loads(DATA.read_text())["projects"] if (p["held_out"], p["fresh_held_out"]) == (held, fresh)
+    ]
+    name = "fresh held-out" if fresh else "held-out" if held else "dev"
+    out: dict[str, Any] = {"set": name, "projects": [s["id"] for s in specs]}
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         home = base / "home"

@@ -94,7 +94,17 @@ def command_matches(spec: str, cmd: SimpleCommand) -> bool:
     runs = runs_words(cmd)
     if runs and head == runs[0] and not _own_way(head, cmd):
         seqs.append(tuple(w.casefold() for w in runs[1:]))
-    return any(all(_word_in(token, args) for token in rest) for args in seqs)
+    return any(_words_in(rest, args) for args in seqs)
+
+
+def _words_in(rest: list[str], args: tuple[str, ...]) -> bool:
+    """A spec's subcommand (its first word that is no option) is the command's subcommand, not any word
+    (`bun test` is not `bun run test`); its other words may stand anywhere (`git push origin main --force`)."""
+    if rest and not rest[0].startswith("-"):
+        if not _word_in(rest[0], (next((a for a in args if not a.startswith("-")), ""),)):
+            return False
+        rest = rest[1:]
+    return all(_word_in(token, args) for token in rest)
 
 
 def _own_way(head: str, cmd: SimpleCommand) -> bool:
@@ -106,10 +116,13 @@ def _own_way(head: str, cmd: SimpleCommand) -> bool:
 
 
 def _word_in(token: str, args: tuple[str, ...]) -> bool:
+    """A token's word among the args; a short flag or a cluster of them (`-f`, `-fd`) also inside another cluster
+    in any order (`-df`, `-fdx`): the same flags, spelled another way."""
     for alt in token.split("|"):
-        short = len(alt) == 2 and alt[0] == "-" and alt[1] != "-"
+        short = len(alt) >= 2 and alt[0] == "-" and alt[1] != "-" and alt[1:].isalpha()
         for arg in args:
-            if fnmatchcase(arg, alt) or short and arg[:1] == "-" and arg[1:2] != "-" and alt[1] in arg[1:]:
+            clustered = short and arg[:1] == "-" and arg[1:2] != "-" and set(alt[1:]) <= set(arg[1:])
+            if fnmatchcase(arg, alt) or clustered:
                 return True
     return False
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -23,7 +23,7 @@ _SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[A-Z*`])|\n+|;\s*")
 # A forbidding clause ends at a dash, a colon, a bracket or a turn ("but", "so", ", use ..."); a bare comma does
 # not end it ("never read, display, or output `.env`, `.env.local`").
 _CLAUSE_END = re.compile(
-    r"\s[-–—]\s|:|\(|\binstead\b|\bbut\b|\bso\b|\bbecause\b|\bwhen\b|\bunless\b"
+    r"\s[-–—]\s|:|\(|\binstead\b|\bbut\b|\bso\b|\bbecause\b|\bwhen\b|\bunless\b|\bif\b"
     r"|,\s*(?=(?:use|prefer|run|always|only|then|which|and\s+use)\b)",
     re.I,
 )
@@ -46,6 +46,15 @@ class ProseRows:
     phrases: dict[str, str]
     programs: frozenset[str]
     placeholders: tuple[str, ...]
+    after: tuple[str, ...]
+    bare_verbs: tuple[str, ...]
+    not_names: frozenset[str]
+    fillers: tuple[str, ...]
+    implied: dict[str, str]
+    program_aliases: dict[str, str]
+    word_aliases: dict[str, str]
+    not_subcommands: frozenset[str]
+    list_leads: tuple[str, ...]
 
 
 @cache
@@ -62,6 +71,15 @@ def rows() -> ProseRows:
         dict(d["phrases"]),
         frozenset(d["programs"]["words"]) | frozenset(programs().family_of),
         tuple(d["placeholders"]["prefixes"]),
+        tuple(d["negations"]["after"]),
+        tuple(sorted(d["library_cues"]["bare_verbs"], key=len, reverse=True)),
+        frozenset(d["library_cues"]["not_names"]),
+        tuple(d["library_cues"]["fillers"]),
+        dict(d["implied"]),
+        dict(d["aliases"]["programs"]),
+        dict(d["aliases"]["words"]),
+        frozenset(d["programs"]["not_subcommands"]),
+        tuple(d["negations"]["list_leads"]),
     )
 
 
@@ -72,6 +90,7 @@ class _Found:
     reads: list[str]
     imports: list[str]
     instead: str = ""
+    contrasts: list[tuple[str, str]] = field(default_factory=list)  # (Y, X) of an "X, not Y" that named nothing
 
 
 def propose(name: str, description: str, body: str) -> Forbid:
@@ -89,11 +108,17 @@ def propose(name: str, description: str, body: str) -> Forbid:
             if neg is None and inherited:
                 neg = (inherited, sentence)
             if neg is not None:
-                _read_clause(neg[0], neg[1], found)
-                found.instead = found.instead or _instead_in(sentence, neg[1])
+                size = len(found.commands) + len(found.writes) + len(found.reads) + len(found.imports)
+                _read_clause(neg[0], neg[1], found, sentence)
+                grew = len(found.commands) + len(found.writes) + len(found.reads) + len(found.imports) > size
+                said, contrast = _instead_in(sentence, neg[1])
+                if contrast and not grew:
+                    found.contrasts.append((neg[1].casefold(), said))  # kept if the memory forbids its Y elsewhere
+                else:
+                    found.instead = found.instead or said
         if stripped.endswith(":") and (n := _negated(stripped)) is not None:
             heading_neg = n[0]
-    commands = _collapse(found.commands)
+    commands = [a for c in _collapse(found.commands) for a in _aliased(c)]
     forbid = Forbid(
         tuple(dict.fromkeys(commands))[:20],
         tuple(dict.fromkeys(found.writes))[:20],
@@ -102,13 +127,20 @@ def propose(name: str, description: str, body: str) -> Forbid:
     )
     if not forbid:
         return forbid
-    instead = found.instead or _instead_of(f"{description}\n{body}", forbid)
+    named = [*forbid.imports, *(c.split()[0] for c in forbid.commands)]
+    said = next((x for y, x in found.contrasts if any(re.search(rf"\b{re.escape(n)}\b", y) for n in named)), "")
+    instead = found.instead or said or _instead_of(f"{description}\n{body}", forbid)
     return Forbid(forbid.commands, forbid.writes, forbid.reads, forbid.imports, instead=instead)
 
 
 def _negated(sentence: str) -> tuple[str, str] | None:
     """(the verb phrase around the object, the forbidden part) of a sentence that forbids, else None."""
     lowered = _CODE.sub(lambda m: "`" + "x" * (len(m.group(0)) - 2) + "`", sentence.casefold())  # code says no "never"
+    for word in rows().after:
+        m = re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", lowered)
+        if m is not None:  # "axios is forbidden": the forbidden part is the clause before the words
+            part = re.split(r"[,:]", sentence[: m.start()])[-1]
+            return part.casefold(), part
     for word in rows().negations:
         m = re.search(rf"(?<![\w=-]){re.escape(word)}(?![\w-])", lowered)
         if m is None:
@@ -118,6 +150,12 @@ def _negated(sentence: str) -> tuple[str, str] | None:
         tail = sentence[m.end() :]
         cut = _CLAUSE_END.search(tail)
         part = tail[: cut.start()] if cut and cut.start() > 0 else tail
+        if cut and tail[cut.start()] == ":" and part.casefold().rstrip().endswith(rows().list_leads):
+            rest = tail[cut.end() :]  # "never run commands that discard work, including: `git restore .`, ..."
+            after = _CLAUSE_END.search(rest.replace(":", " "))
+            part = part + " " + (rest[: after.start()] if after and after.start() > 0 else rest)
+        if word in ("instead of", "rather than"):
+            part = part.split(",", 1)[0]  # "instead of yarn, use pnpm": the comma turns the sentence
         verbs = word if word in ("instead of", "rather than") else _verb_phrase(sentence[: m.start()], part)
         return verbs, part
     return None
@@ -131,41 +169,132 @@ def _verb_phrase(before: str, part: str) -> str:
     return f"{before[-40:]} {part[:60]}".casefold()
 
 
-def _read_clause(verbs: str, part: str, found: _Found) -> None:
+def _read_clause(verbs: str, part: str, found: _Found, sentence: str = "") -> None:
     r = rows()
     code = _CODE.findall(part)
-    spans = code or _bare_words(part)
+    spans = [(c, True) for c in code] + [(w, False) for w in _bare_words(_CODE.sub(" ", part) if code else part)]
     lowered = part.casefold()
     for phrase, spec in r.phrases.items():
         if phrase in lowered:
             found.commands.append(spec)
     vwords = set(re.findall(r"[a-z-]+", verbs))
-    for span in spans:
-        span = span.strip().rstrip(".,:;")
-        if not span:
-            continue
-        if _is_path(span, code=bool(code)) or not code and _placed(span, part):
+    if not code and (said := _prose_command(part)):
+        found.commands.append(said)
+        return
+    for span, in_code in spans:
+        span = span.strip() if in_code else span.strip().rstrip(".,:;")  # `git restore .` keeps its dot
+        if not span or code and not in_code and span.casefold() not in programs().family_of:
+            continue  # beside code, a bare word counts only as a package manager ("never npm, yarn or `bun test`")
+        if _is_path(span, code=in_code) or not code and _placed(span, part):
             kind = _path_kind(vwords)
             if kind == "writes":
                 found.writes.append(_glob(span))
             elif kind == "reads":
                 found.reads.append(_glob(span))
             continue
-        command = _command(span, code=bool(_CODE.search(part)), run=bool(vwords & _RUN_VERBS))
+        if code and span.startswith("-") and _leads(span, part) and (flagged := _flag_command(span, sentence or part)):
+            found.commands.append(flagged)
+            continue
+        command = _command(span, code=in_code, run=bool(vwords & _RUN_VERBS))
         if command:
             found.commands.append(command)
             continue
-        library = _library(span, part, code=bool(code))
-        if library:
+        library = _library(span, part, code=in_code)
+        if library and not _scoped(sentence, part):
             found.imports.append(library)
+    if not code and not _scoped(sentence, part):
+        found.imports += _bare_libraries(part)
 
 
-def _instead_in(sentence: str, part: str) -> str:
-    """What the same sentence says to do instead ("Use pnpm, never npm" → "use pnpm"), outside the forbidden part."""
-    rest = sentence.replace(part, " ", 1) if part.strip() else sentence
+def _prose_command(part: str) -> str:
+    """A program and its subcommand named in prose right after the negation ("not brew services", "never git push
+    --force"); a word of place or manner after the program is no subcommand ("never go to prod")."""
+    r = rows()
+    words = part.split()
+    while words and words[0].casefold() in _RUN_VERBS:
+        words = words[1:]
+    if len(words) < 2 or words[0].casefold() not in r.programs or words[0].casefold() in programs().family_of:
+        return ""
+    sub = words[1].rstrip(".,;")
+    if not re.fullmatch(r"[a-z][a-z-]*", sub) or sub in r.not_subcommands:
+        return ""
+    flags = [w.rstrip(".,;") for w in words[2:4] if w.startswith("-")]
+    return " ".join([words[0].casefold(), sub, *flags])
+
+
+def _leads(span: str, part: str) -> bool:
+    """The span is what the clause forbids, not a word beside it ("never use `--no-verify`", not "avoid backticks
+    in `--body`"): only run verbs stand before it."""
+    words = part.split("`" + span + "`", 1)[0].casefold().split()
+    return all(w in _RUN_VERBS or w in ("pass", "the", "flag", "option") for w in words)
+
+
+def _flag_command(flag: str, sentence: str) -> str:
+    """A flag named alone gets its program from the sentence: a command in code beside it (`git commit`), else
+    a word the implied rows map ("when committing" -> git commit)."""
+    r = rows()
+    for span in _CODE.findall(sentence):
+        head = span.split()
+        if len(head) > 1 and head[0].casefold() in r.programs and not head[1].startswith("-"):
+            return f"{head[0].casefold()} {head[1]} {flag.split()[0]}"
+    for word in re.findall(r"[a-z]+", _CODE.sub(" ", sentence.casefold())):
+        if word in r.implied:
+            return f"{r.implied[word]} {flag.split()[0]}"
+    return ""
+
+
+def _scoped(sentence: str, part: str) -> bool:
+    """An import rule scoped to a place ("handlers in src/api never import src/db") is not expressible as a
+    trigger (imports are project-wide), so it proposes none rather than a wider one."""
+    before = sentence.split(part, 1)[0] if part and part in sentence else ""
+    return re.search(r"\b(?:in|under|inside|within|from)\s+`?[\w.-]+/", before, re.I) is not None or (
+        re.search(r"\b(?:import|require)\s+`?[\w.-]+/", part, re.I) is not None and "@" not in part
+    )
+
+
+def _bare_libraries(part: str) -> list[str]:
+    """Libraries named bare after add/install/import ("don't add moment or dayjs"): lower case, the whole list or
+    none, and after an article only with a library word ("a security" is no package, "the axios package" is)."""
+    r = rows()
+    verbs = "|".join(re.escape(v) for v in r.bare_verbs)
+    fill = "|".join(re.escape(f) for f in r.fillers)
+    m = re.search(rf"\b(?:{verbs})\s+((?:(?:{fill})\s+)*)(.+)$", part, re.I)
+    if m is None:
+        return []
+    article = bool(re.search(r"\b(?:the|a|an)\b", m.group(1), re.I))
+    out = []
+    for name in re.split(r"\s*(?:,|\bor\b|\band\b|\bnor\b)\s*", m.group(2).strip(" .;")):
+        words = name.strip().split()
+        cue = len(words) == 2 and words[1].casefold() in r.library_cues
+        word = words[0].strip(".;") if words else ""
+        if len(words) > 2 or len(words) == 2 and not cue or article and not cue:
+            return []
+        if not re.fullmatch(r"@?[a-z][a-z0-9.\-]*(?:/[a-z0-9.\-]+)?", word) or word in r.not_names:
+            return []
+        if word.endswith("ing") or word in r.programs:
+            return []
+        out.append(word.removesuffix(".js"))
+    return out
+
+
+def _instead_in(sentence: str, part: str) -> tuple[str, bool]:
+    """What the same sentence says to do instead ("Use pnpm, never npm" → "use pnpm"), outside the forbidden part;
+    in a contrast ("X, not Y") the X, from its first program on ("docker compose up -d, not brew services")."""
+    at = sentence.rfind(part) if part.strip() else -1
+    if part.strip() and at < 0:
+        return "", False  # a part joined from a list after a colon: the sentence's verbs are the forbidden ones
+    rest = sentence[:at] + " " + sentence[at + len(part) :] if at >= 0 else sentence
     m = _INSTEAD.search(rest)
-    verb = m.group(1).lower().removesuffix("s") if m else ""  # "this project uses pnpm" -> "use pnpm"
-    return f"{verb} {m.group(2).replace('`', '').strip(' *')}".strip() if m else ""
+    if m:
+        verb = m.group(1).lower().removesuffix("s")  # "this project uses pnpm" -> "use pnpm"
+        return f"{verb} {m.group(2).replace('`', '').strip(' *')}".strip(), False
+    before = sentence[:at] if at >= 0 else ""
+    c = re.fullmatch(r"\s*(.+?),\s*(?:but\s+)?not\s*", before, re.I | re.S)
+    if c is None or re.match(r"(?:when|if|while|for|in|on)\b", c.group(1), re.I):
+        return "", False
+    words = c.group(1).replace("`", "").split()
+    start = next((i for i, w in enumerate(words) if w.casefold() in rows().programs), 0)
+    return " ".join(words[start:]).strip(" *.")[:120], True
 
 
 def _bare_words(part: str) -> list[str]:
@@ -230,7 +359,8 @@ def _command(span: str, *, code: bool, run: bool) -> str:
         return ""
     if words[0].casefold() not in programs().family_of and not (code or run):
         return ""
-    return " ".join(words[:3]).casefold() if len(words) > 1 else words[0].casefold()
+    kept = [w if w.startswith("-") else w.casefold() for w in words[:6]]
+    return " ".join(kept)
 
 
 def _library(span: str, part: str, *, code: bool) -> str:
@@ -268,6 +398,21 @@ def _collapse(commands: list[str]) -> list[str]:
         if c in fam and c == programs().family(c):
             out += [m for m, f in fam.items() if f == c and m != c]
     return out
+
+
+def _aliased(spec: str) -> list[str]:
+    """A proposed command in every spelling the alias rows know (`apt install` -> also `apt-get install`; `npm
+    install -g` -> `npm install|i|add|in|isntall -g|--global`)."""
+    r = rows()
+    head, *rest = spec.split()
+    heads = [head] + ([r.program_aliases[head]] if head in r.program_aliases else [])
+    if "|" in spec or not rest:
+        return [" ".join([h, *rest]) for h in heads]
+    words = []
+    for i, w in enumerate(rest):
+        keys = (f"{head} {rest[0]} {w}", f"{head} {w}") if i else (f"{head} {w}",)
+        words.append(next((r.word_aliases[k] for k in keys if k in r.word_aliases), w))
+    return [" ".join([h, *words]) for h in heads]
 
 
 def _instead_of(text: str, forbid: Forbid) -> str:

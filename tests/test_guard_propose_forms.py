@@ -1,0 +1,134 @@
+"""Labelled cases for the general forms a rule's prose forbids with (issue 50, round 2) and for every alias and
+implied-program row of memoryd/guard/data/prose.toml: each row stops its other spellings (a positive case) and
+nothing beside them (a negative one)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memoryd.guard.match import command_matches
+from memoryd.guard.propose import propose, rows
+from memoryd.relevance.shell import parse
+
+FORMS = [  # (the rule, the save's "will stop" line)
+    ("Start Postgres with docker compose up -d, not brew services", "will stop: brew services — docker compose up -d"),
+    ("date-fns, not moment; don't add new moment imports", "will stop: import moment — date-fns"),
+    ("do not add moment or dayjs", "will stop: import moment, import dayjs"),
+    ("never import lodash", "will stop: import lodash"),
+    ("NEVER use `--no-verify` when committing", "will stop: git commit --no-verify|-n"),
+    ("When using `git add` in worktrees, NEVER use `git add -A`", "will stop: git add -A|--all|."),
+    ("`npm` is forbidden", "will stop: npm, npx"),
+    ("Editing `db/migrations/` is not allowed", "will stop: writes db/migrations/**"),
+    ("Instead of yarn, use pnpm", "will stop: yarn — use pnpm"),
+    ("Use pnpm, not npm", "will stop: npm, npx — use pnpm"),
+    ("Never git push --force to main", "will stop: git push --force|-f|--force-with-lease"),
+    (
+        "Never run a command that discards work, including: `git restore .`, `git reset --hard`",
+        "will stop: git restore ., git reset --hard",
+    ),
+    ("Do not use npm, yarn, or `bun test` here", "will stop: bun test, npm, npx, yarn"),
+]
+NOT_PROPOSED = [
+    "handlers in src/api never import src/db",  # an import scoped to a place: no trigger can say so
+    "no CSS modules",  # a technology's name, not a path, command or module
+    "don't add comments or docstrings",  # words an add verb takes that name no library
+    "Never go to prod on a Friday",  # a program word followed by a word of place is no command
+    "avoid backticks in inline `--body`",  # the flag stands beside what is forbidden
+    "Never add new dependencies without asking",
+    "Avoid lodash",  # a bare name after "avoid" has no library cue
+    # from the public corpus (bench/corpus): prose that reads like the forms above and forbids no trigger
+    "we MUST NEVER make an integration depend on a security",  # an article: a common noun, no package
+    "Domain must never depend on Infrastructure",  # a capitalised concept, no package
+    "Use this when you don't require repo or write permissions",  # a list that is not all names
+    "Do NOT go through guidelines one by one",  # a program word followed by a preposition
+    "Do not use data providers if they make the test harder to understand",  # the clause ends at "if"
+    # "use" takes language features as often as packages, so a bare name after it proposes no import
+    "never use var",
+    "don't use eval",
+    "Do not use mocks",
+]
+
+
+@pytest.mark.parametrize(("rule", "line"), FORMS)
+def test_each_general_form_proposes_what_it_names(rule: str, line: str) -> None:
+    assert propose("rule", rule, "").summary() == line
+
+
+@pytest.mark.parametrize("rule", NOT_PROPOSED)
+def test_a_form_without_a_nameable_object_proposes_nothing(rule: str) -> None:
+    assert not propose("rule", rule, ""), propose("rule", rule, "")
+
+
+ALIASES = {  # row -> (the rule, a command it now stops, a command beside it that goes on)
+    "npm install": ("Never run `npm install`", "npm i lodash", "npm run build"),
+    "npm uninstall": ("Never run `npm uninstall`", "npm rm lodash", "npm update"),
+    "npm -g": ("Never run `npm install -g`", "npm i --global pnpm", "npm install pnpm"),
+    "pnpm install": ("Don't run `pnpm install`", "pnpm i", "pnpm add zod"),
+    "pnpm -g": ("Never run `pnpm add -g`", "pnpm add --global zx", "pnpm add zx"),
+    "git add -A": ("Never use `git add -A`", "git add --all", "git add src/a.ts"),
+    "git commit --no-verify": ("Never run `git commit --no-verify`", "git commit -n -m x", "git commit -m x"),
+    "git push --force": ("Never run `git push --force`", "git push -f origin main", "git push origin main"),
+    "git push -f": ("Never run `git push -f`", "git push --force-with-lease", "git push"),
+    "git checkout -f": ("Never run `git checkout -f`", "git checkout --force main", "git checkout main"),
+    "apt": ("Do not run `apt install`", "apt-get install -y curl", "apt-get update"),
+    "apt-get": ("Do not run `apt-get install`", "apt install ripgrep", "apt list --installed"),
+}
+IMPLIED = {  # an implied-program row -> (the rule, a command it stops, one it lets go)
+    "commit": ("Don't use `--no-verify` to commit", "git commit --no-verify", "git push --no-verify"),
+    "commits": ("Never use `--no-verify` for commits", "git commit --no-verify -m x", "git commit -m x"),
+    "committing": ("NEVER use `--no-verify` when committing", "git commit -n -m x", "git commit -am x"),
+    "push": ("Never use `--no-verify` to push", "git push --no-verify", "git commit --no-verify"),
+    "pushing": ("Never pass `--no-verify` when pushing", "git push --no-verify origin", "git push origin"),
+    "pushes": ("Never use `--no-verify` for pushes", "git push --no-verify", "git push"),
+}
+
+
+def _held(rule: str, command: str) -> bool:
+    specs = propose("rule", rule, "").commands
+    return any(command_matches(spec, cmd) for spec in specs for cmd in parse(command))
+
+
+@pytest.mark.parametrize("row", sorted(ALIASES))
+def test_an_alias_row_stops_its_spellings_and_nothing_beside(row: str) -> None:
+    rule, stopped, goes = ALIASES[row]
+    assert _held(rule, stopped), (row, propose("rule", rule, "").commands)
+    assert not _held(rule, goes), (row, propose("rule", rule, "").commands)
+
+
+@pytest.mark.parametrize("row", sorted(IMPLIED))
+def test_an_implied_row_gives_a_lone_flag_its_program(row: str) -> None:
+    rule, stopped, goes = IMPLIED[row]
+    assert _held(rule, stopped) and not _held(rule, goes), propose("rule", rule, "").commands
+
+
+def test_every_alias_and_implied_row_has_cases() -> None:
+    r = rows()
+    assert set(r.word_aliases) | set(r.program_aliases) == set(ALIASES)
+    assert set(r.implied) == set(IMPLIED)
+
+
+@pytest.mark.parametrize(
+    ("spec", "command", "held"),
+    [
+        ("git clean -fd", "git clean -df", True),
+        ("git clean -fd", "git clean -fdx", True),
+        ("git clean -fd", "git clean -n", False),
+        ("git clean -fd", "git clean -f", False),
+        ("bun test", "bun test src/", True),
+        ("bun test", "bun run test", False),  # the spec's subcommand is the command's, not any word
+        ("bun test", "bunx playwright test", False),
+        ("git restore .", "git restore apps/web/src/main.tsx", False),
+    ],
+)
+def test_a_short_flag_cluster_matches_in_any_order(spec: str, command: str, held: bool) -> None:
+    assert command_matches(spec, parse(command)[0]) is held
+
+
+def test_every_word_row_kind_has_a_case_above() -> None:
+    r = rows()
+    text = " ".join([rule for rule, _ in FORMS] + NOT_PROPOSED).casefold()
+    assert {"is forbidden", "is not allowed"} <= {w for w in r.after if w in text}
+    assert {"add", "import"} <= {v for v in r.bare_verbs if f"{v} " in text}
+    assert {"new"} <= {f for f in r.fillers if f" {f} " in text}
+    assert {"comments", "docstrings", "dependencies"} <= r.not_names and "to" in r.not_subcommands
+    assert "including" in r.list_leads and not propose("r", "Never edit generated files: run `pnpm gen` instead", "")
