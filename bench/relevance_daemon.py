@@ -214,6 +214,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         with Served(work / "home", dense=args.dense) as srv:
+            if (holder := getattr(srv.daemon, "guard", None)) is not None:
+                holder.mode = "off"  # scored as context: a save proposes `forbid`, and a held act hides what came
             srv.daemon.recall.indexes.encoder.load()
             srv.daemon.recall.indexes.start_dense()
             out["dense_model"] = srv.daemon.recall.indexes.encoder.status

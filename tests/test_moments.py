@@ -186,12 +186,13 @@ def test_pre_tool_use_brings_the_rule_the_act_meets(live: LiveDaemon, project: P
     first = tool(live, project, session, "Bash", command="npm install lodash")
     assert pnpm in first and migrations not in first
     assert "name: Package manager" in first and "description: Use pnpm, never npm" in first
-    assert "applies to this Bash: npm install lodash" in first
+    assert "applies to this command" in first and "this Bash" not in first
     again = tool(live, project, session, "Bash", command="npm install left-pad")  # contradicted: repeated once
     assert pnpm in again
     assert tool(live, project, session, "Bash", command="npm ci") == ""  # ... and only once
     edit = tool(live, project, session, "Edit", file_path=str(project / "db/migrations/0001_init.sql"), new_string="x")
     assert migrations in edit and pnpm not in edit
+    assert "applies to this edit of db/migrations/0001_init.sql" in edit
     assert tool(live, project, session, "Edit", file_path=str(project / "db/migrations/0002.sql")) == ""  # once
     assert tool(live, project, session, "Read", file_path=str(project / "db/migrations/0001_init.sql")) == ""
     log = live.client.get("/v1/recall/log", params={"cwd": str(project)}).json()

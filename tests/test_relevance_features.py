@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from memoryd.recall.applies_derive import derive, topics_of
 from memoryd.relevance.features import EXTRACTORS, code_features, path_features, prose, run
 from memoryd.relevance.lexicon import load, words
+from memoryd.relevance.reasons import REASONS, prompt_reasons, tool_reasons
 
 # subject -> (a headline naming it, a headline that does not); code rows: (code showing it, code that does not)
 SUBJECTS = {
@@ -149,3 +151,51 @@ def test_extractor(name: str) -> None:
     assert want in got_yes, got_yes
     assert want not in got_no, got_no
     assert _reader in want_reader or not reads_prose
+
+
+# the kinds of old reason (`memoryd.relevance.reasons`): memory, then an act that fires it and one that does not;
+# a tool act is (path, command, writes), a prompt act its text
+PNPM = ("Package manager", "Use pnpm, never npm", "Run pnpm install.")
+MIGRATIONS = ("Migrations are append-only", "Never edit an applied migration under db/migrations/", "Add one.")
+CSS = ("Write plain CSS", "No CSS-in-JS; styles live in .css files", "Use CSS modules.")
+CASTS = ("No as any casts", "Never write `as any` in TypeScript", "Use unknown and narrow.")
+UI = ("UI components", "Import buttons from `@calcom/ui/components/button`", "Never build your own.")
+COMMITS = ("Commit messages", "Use conventional commits when you git commit", "feat:, fix:")
+REPOSITORIES = ("Data access in repositories", "Every query lives in a Repository class", "BookingRepository.")
+TOOL_CASES = {
+    "old_path": (MIGRATIONS, ("db/migrations/0001.sql", "", ""), ("src/app.ts", "", "")),
+    "old_kind": (CSS, ("web/theme.scss", "", ""), ("web/theme.ts", "", "")),
+    "old_command": (PNPM, ("", "npm install left-pad", ""), ("", "ls -la", "")),
+    "old_command_path": (MIGRATIONS, ("", "rm db/migrations/0001.sql", ""), ("", "rm src/app.ts", "")),
+    "old_cue": (CASTS, ("src/a.ts", "", "const x = y as any;"), ("src/a.ts", "", "const x = y as User;")),
+    "old_forbids": (PNPM, ("", "npm ci", ""), ("", "pnpm install", "")),
+}
+PROMPT_CASES = {
+    "old_p_program": (PNPM, "use npm to add react-query", "add react-query to the web app"),
+    "old_p_path": (MIGRATIONS, "fix db/migrations/0003.sql", "fix the login page"),
+    "old_p_cue": (CASTS, "remove the as any in the booking form", "remove the cast in the booking form"),
+    "old_p_package": (UI, "restyle the ui package buttons", "restyle the landing page"),
+    "old_p_act": (COMMITS, "commit this", "explain this function"),
+    "old_p_role": (REPOSITORIES, "add a method to UserRepository", "add a method to the user model"),
+    "old_topic": (PNPM, "bump the dependencies", "rename the login page"),
+}
+
+
+def test_every_kind_of_old_reason_has_cases() -> None:
+    assert set(REASONS) == set(TOOL_CASES) | set(PROMPT_CASES)
+
+
+@pytest.mark.parametrize("kind", sorted(TOOL_CASES))
+def test_tool_reason_fires_on_its_case_only(kind: str) -> None:
+    mem, yes, no = TOOL_CASES[kind]
+    a = derive(*mem, "feedback")
+    assert kind in tool_reasons(a, *yes)
+    assert kind not in tool_reasons(a, *no)
+
+
+@pytest.mark.parametrize("kind", sorted(PROMPT_CASES))
+def test_prompt_reason_fires_on_its_case_only(kind: str) -> None:
+    mem, yes, no = PROMPT_CASES[kind]
+    a = derive(*mem, "feedback")
+    assert kind in prompt_reasons(a, yes, topics_of(yes))
+    assert kind not in prompt_reasons(a, no, topics_of(no))

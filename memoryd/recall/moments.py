@@ -51,6 +51,12 @@ class ToolCall:
             return f"{self.tool}: {self.command[:200]}"
         return f"{self.tool} {self.path}" if self.path else self.tool
 
+    def phrase(self) -> str:
+        """The act as the agent's user would say it (issue 51): "this edit of a/b.ts", "this command"."""
+        if self.command:
+            return "this command"
+        return f"this edit of {self.path}" if self.path else "this edit"
+
     def query(self, prompt: str) -> str:
         """The lexical query that orders candidates: the act (path parts, file kind, command, what
         it writes) and the turn's prompt."""
@@ -80,7 +86,7 @@ class ToolRecall:
         could = {fn: view.applies[fn] for fn in sorted(view.triggers.for_tool(call.path, call.command, call.writes))}
         surfaced = self.recall.ledger.surfaced(session_id, str(store.path))
         picked, whys = self._choose(store, session_id, call, could, surfaced, item, prompt)
-        result = self.recall.surface_picked(store, session_id, picked, whys, note=f"applies to this {call.describe()}")
+        result = self.recall.surface_picked(store, session_id, picked, whys, note=f"applies to {call.phrase()}")
         result.took_ms = round((time.perf_counter() - started) * 1000, 2)
         result.method = "local"
         if self.recall.recall_log is not None and result.memories:  # a silent tool call is not worth a log line
