@@ -13,23 +13,7 @@ from pathlib import Path
 
 from memoryd.base import limits
 from memoryd.base.files import dir_lock
-
-
-def pid_alive(pid: int) -> bool:
-    """Is `pid` running? A killed process its parent has not reaped yet (a zombie) counts as dead."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:  # Linux: field 3 of /proc/<pid>/stat is the state; "Z" = zombie
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
-            return fh.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
+from memoryd.base.process import pid_alive
 
 
 class ConsolidationLock:

@@ -16,10 +16,10 @@ from typing import Any
 from memoryd.base.clock import Clock
 from memoryd.base.errors import GatesClosed, LockHeld
 from memoryd.base.metrics import Metrics
+from memoryd.base.process import pid_alive
 from memoryd.base.state_db import StateDB
 from memoryd.config import DreamSettings
 from memoryd.dream.gates import Gate, Gates
-from memoryd.dream.lock import pid_alive
 from memoryd.dream.runs import DreamRun, RunRecords
 from memoryd.dream.worker import DreamWorker, RunProgress
 from memoryd.llm import LLMClient

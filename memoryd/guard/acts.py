@@ -17,6 +17,7 @@ from typing import Any
 
 from memoryd.base import limits
 from memoryd.relevance.shell import SimpleCommand, parse
+from memoryd.relevance.tool_input import tool_target
 
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "NotebookEdit"})
 READ_TOOLS = frozenset({"Read"})
@@ -69,10 +70,7 @@ class Act:
     @classmethod
     def from_payload(cls, payload: dict[str, Any], cwd: str) -> Act:
         """The act of a PreToolUse payload; a Write's target is read (bounded) to tell new imports from old."""
-        tool = str(payload.get("tool_name") or "")
-        data = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
-        assert isinstance(data, dict)
-        raw = str(data.get("file_path") or data.get("notebook_path") or data.get("path") or "")
+        tool, data, raw = tool_target(payload)
         path = relative(raw, cwd)
         command = str(data.get("command") or "") if tool == "Bash" else ""
         old, new, created = "", "", False

@@ -6,16 +6,14 @@ Plain functions over text; no files, no state.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import shlex
-import threading
-from collections import OrderedDict
 from collections.abc import Hashable, Iterable
 from functools import lru_cache
 from typing import Any, TypeVar, cast
 
 from memoryd.base import limits
+from memoryd.base.digest_cache import DigestCache
 from memoryd.recall.applies import AppliesTo
 
 # Package managers, by ecosystem: a memory that names two of one family (or says "package manager")
@@ -190,26 +188,13 @@ _HEX_COLOUR = re.compile(r"#(?=[0-9]*[a-fA-F])[0-9a-fA-F]{3,8}\b")  # #3b82f6, n
 
 # ----------------------------------------------------------------------------- derived offline
 DERIVED_KEPT = 32_768  # memories whose derivation is kept by digest (a file touched but unchanged, a store re-read)
-_derived: OrderedDict[bytes, AppliesTo] = OrderedDict()
-_derived_lock = threading.Lock()
+_derived: DigestCache[AppliesTo] = DigestCache(DERIVED_KEPT)
 
 
 def derive(name: str, description: str, body: str, type_: str = "") -> AppliesTo:
     """What a memory applies to, from its text; the same text is derived once (keyed by its digest, so the cache
     holds 16 bytes a memory, not its body)."""
-    body = body[: limits.APPLIES_DERIVE_MAX_CHARS]
-    key = hashlib.blake2b("\0".join((name, description, body, type_)).encode(), digest_size=16).digest()
-    with _derived_lock:
-        have = _derived.get(key)
-        if have is not None:
-            _derived.move_to_end(key)
-            return have
-    got = _derive(name, description, body, type_)
-    with _derived_lock:
-        _derived[key] = got
-        while len(_derived) > DERIVED_KEPT:
-            _derived.popitem(last=False)
-    return got
+    return _derived.get((name, description, body[: limits.APPLIES_DERIVE_MAX_CHARS], type_), _derive)
 
 
 def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:

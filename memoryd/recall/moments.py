@@ -18,6 +18,7 @@ from memoryd.recall.applies_match import contradicts, meets
 from memoryd.recall.explain import Why
 from memoryd.recall.recalled import RecallResult
 from memoryd.recall.service import RecallService
+from memoryd.relevance.tool_input import tool_target
 from memoryd.store import MemoryDir
 
 TOOLS_ANSWERED = frozenset({"Bash", *EDIT_TOOLS})
@@ -34,10 +35,7 @@ class ToolCall:
 
     @classmethod
     def from_payload(cls, payload: dict[str, Any], cwd: str) -> ToolCall:
-        tool = str(payload.get("tool_name") or "")
-        data = payload.get("tool_input") if isinstance(payload.get("tool_input"), dict) else {}
-        assert isinstance(data, dict)
-        raw = str(data.get("file_path") or data.get("notebook_path") or data.get("path") or "")
+        tool, data, raw = tool_target(payload)
         root = cwd.rstrip("/") + "/"
         path = raw[len(root) :] if cwd and raw.startswith(root) else raw
         parts = [data.get("new_string"), data.get("content"), data.get("new_source")]

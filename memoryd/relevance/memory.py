@@ -3,15 +3,13 @@ names and the words an import or a call may meet; an act's channel, features and
 
 from __future__ import annotations
 
-import hashlib
-import threading
-from collections import OrderedDict
 from collections.abc import Hashable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeVar, cast
 
 from memoryd.base import limits
+from memoryd.base.digest_cache import DigestCache
 from memoryd.base.text import STOPWORDS
 from memoryd.relevance.features import (
     Feature,
@@ -51,25 +49,12 @@ class Act:
 
 
 READ_KEPT = 32_768  # memories whose features are kept by the digest of their text
-_read: OrderedDict[bytes, Memory] = OrderedDict()
-_read_lock = threading.Lock()
+_read: DigestCache[Memory] = DigestCache(READ_KEPT)
 
 
 def memory(name: str, description: str, body: str, type_: str = "") -> Memory:
     """A memory's features; the same text is read once (keyed by its digest: 16 bytes a memory, not its body)."""
-    body = body[: limits.APPLIES_DERIVE_MAX_CHARS]
-    key = hashlib.blake2b("\0".join((name, description, body, type_)).encode(), digest_size=16).digest()
-    with _read_lock:
-        have = _read.get(key)
-        if have is not None:
-            _read.move_to_end(key)
-            return have
-    got = _memory(name, description, body, type_)
-    with _read_lock:
-        _read[key] = got
-        while len(_read) > READ_KEPT:
-            _read.popitem(last=False)
-    return got
+    return _read.get((name, description, body[: limits.APPLIES_DERIVE_MAX_CHARS], type_), _memory)
 
 
 def _memory(name: str, description: str, body: str, type_: str) -> Memory:

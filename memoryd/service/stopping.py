@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memoryd.base.process import pid_alive
 from memoryd.service.runtime_file import lock_holder, read_runtime_file, remove_stale_runtime_file
 
 STOP_TIMEOUT_SECONDS = 15.0  # running jobs finish or are re-queued on SIGTERM
@@ -66,7 +67,7 @@ def stop_daemon(home: Path, *, timeout: float = STOP_TIMEOUT_SECONDS) -> Stopped
             code="permission_denied",
         )
     while time.monotonic() < deadline:
-        if lock_holder(home) is None and not _running(pid):
+        if lock_holder(home) is None and not pid_alive(pid):
             return Stopped(pid=pid, gone=True)
         time.sleep(STOP_POLL_SECONDS)
     return Stopped(
@@ -75,17 +76,3 @@ def stop_daemon(home: Path, *, timeout: float = STOP_TIMEOUT_SECONDS) -> Stopped
         why=f"pid {pid} did not exit within {timeout:g} s; look at its log, or `kill -9 {pid}` as a last resort",
         code="stop_timeout",
     )
-
-
-def _running(pid: int) -> bool:
-    """The process exists and is not a zombie waiting for its parent."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True

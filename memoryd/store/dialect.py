@@ -100,22 +100,28 @@ def applies_of(meta: dict[str, Any]) -> dict[str, list[str]]:
     return out
 
 
+def _place(dialect: Dialect, meta: dict[str, Any], key: str, value: Any) -> dict[str, Any]:
+    """`key` set to `value` where the dialect keeps it (under Claude Code's `metadata`, else top level), removed
+    from wherever the file had it; a None value only removes it."""
+    out = dict(meta)
+    out.pop(key, None)
+    nested = dict(out["metadata"]) if isinstance(out.get("metadata"), dict) else None
+    if nested is not None:
+        nested.pop(key, None)
+        out["metadata"] = nested
+    if value is not None and dialect == CLAUDE_CODE:
+        out["metadata"] = {**(nested or {}), key: value}
+    elif value is not None:
+        out[key] = value
+    return out
+
+
 def place_applies(dialect: Dialect, meta: dict[str, Any], applies_to: dict[str, list[str]] | None) -> dict[str, Any]:
     """Set (or, with {}, clear) `applies_to` where the dialect keeps it; None leaves the file's own as is."""
     if applies_to is None:
         return meta
-    out = dict(meta)
-    out.pop(APPLIES_KEY, None)
-    nested = dict(out["metadata"]) if isinstance(out.get("metadata"), dict) else None
-    if nested is not None:
-        nested.pop(APPLIES_KEY, None)
-        out["metadata"] = nested
     value = {k: list(v) for k, v in applies_to.items() if v}
-    if value and dialect == CLAUDE_CODE:
-        out["metadata"] = {**(nested or {}), APPLIES_KEY: value}
-    elif value:
-        out[APPLIES_KEY] = value
-    return out
+    return _place(dialect, meta, APPLIES_KEY, value or None)
 
 
 def forbid_of(meta: dict[str, Any]) -> Any:
@@ -131,17 +137,7 @@ def place_forbid(dialect: Dialect, meta: dict[str, Any], forbid: dict[str, Any] 
     no proposal brings one back); None leaves the file's own."""
     if forbid is None or not forbid and forbid_of(meta) is None:  # {} over nothing: nothing to write
         return meta
-    out = dict(meta)
-    out.pop(FORBID_KEY, None)
-    nested = dict(out["metadata"]) if isinstance(out.get("metadata"), dict) else None
-    if nested is not None:
-        nested.pop(FORBID_KEY, None)
-        out["metadata"] = nested
-    if dialect == CLAUDE_CODE:  # {} is written too: a person's "none", so no proposal brings one back
-        out["metadata"] = {**(nested or {}), FORBID_KEY: forbid}
-    else:
-        out[FORBID_KEY] = forbid
-    return out
+    return _place(dialect, meta, FORBID_KEY, forbid)
 
 
 def links(body: str) -> list[str]:
