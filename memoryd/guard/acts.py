@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.base import limits
+from memoryd.base.tool_input import tool_target
 from memoryd.relevance.shell import SimpleCommand, parse
-from memoryd.relevance.tool_input import tool_target
 
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "NotebookEdit"})
 READ_TOOLS = frozenset({"Read"})

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from memoryd.base import limits
+from memoryd.base.tool_input import tool_target
 from memoryd.base.validation import check_session_id
 from memoryd.recall.applies import EDIT_TOOLS, AppliesTo
 from memoryd.recall.applies_match import contradicts, meets
 from memoryd.recall.explain import Why
 from memoryd.recall.recalled import RecallResult
 from memoryd.recall.service import RecallService
-from memoryd.relevance.tool_input import tool_target
 from memoryd.store import MemoryDir
 
 TOOLS_ANSWERED = frozenset({"Bash", *EDIT_TOOLS})
