@@ -29,6 +29,10 @@ from tests.support.servers import DaemonProcess
 from tests.support.strangers import StrangerServer
 from tests.test_hook_command import context, event, hook_env
 
+# The real CLI, hook and MCP server as subprocesses against hostile socket servers, each waiting out its own
+# deadline (up to 6 s a test): end-to-end, so CI runs them after the fast suite.
+pytestmark = pytest.mark.e2e
+
 STRANGERS: dict[str, Behaviour] = {"drip": drip, "endless chunks": endless_chunks, "endless size": endless_chunk_size}
 SAVED_TEXT = "the staging database password rotates on Fridays"
 # hang detectors, far past each client's deadline (its proof: CLIENT_PROOF_SECONDS; the hook: its event's budget)

@@ -23,6 +23,10 @@ from memoryd.cli.schemas import schema_for
 from memoryd.integrations.claude_code import hook_command, hooks_block
 from tests.support.servers import DaemonProcess, free_socket, loopback_request
 
+# Setup, upgrade and uninstall as a user runs them (the real CLI, a background daemon, git clones):
+# end-to-end, so CI runs them after the fast suite.
+pytestmark = pytest.mark.e2e
+
 ROOT = Path(__file__).resolve().parents[1]
 VERSION = re.compile(r"^\d+\.\d+\.\d+(\+g[0-9a-f]{7,})?$")
 FAILING_SYSTEMCTL = "#!/bin/sh\necho 'Failed to connect to bus: No medium found' >&2\nexit 1\n"
@@ -317,7 +321,8 @@ def _memory_links(browser: httpx.Client, base: str) -> list[str]:
 
 
 # ------------------------------------------------------------------ end to end: Claude Code's CLI, a build
-@pytest.mark.e2e
+
+
 def test_uninstall_takes_the_plugin_marketplace_and_mcp_server_out_of_claude_code(
     tmp_path: Path, project: Path
 ) -> None:
@@ -357,7 +362,6 @@ def test_uninstall_takes_the_plugin_marketplace_and_mcp_server_out_of_claude_cod
             os.kill(pid, 9)
 
 
-@pytest.mark.e2e
 def test_a_build_leaves_the_clone_as_it_was(tmp_path: Path) -> None:
     """#51: `uv tool install .` left build/ and memoryd.egg-info/ in the clone. The wheel is built straight from
     the tree, and carries the commit it was built from."""
