@@ -20,6 +20,10 @@ from memoryd.service.daemon import Daemon
 from tests.conftest import make_settings
 from tests.test_recall_dense import _toy_backend
 
+# End-to-end (waits for the daemon's quiet spells to hand memory back):
+# CI runs it after the fast suite, which stays under 2 minutes.
+pytestmark = pytest.mark.e2e
+
 
 def _nice() -> int:
     return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())

@@ -17,6 +17,10 @@ from memoryd.base.errors import ConfigError
 from memoryd.config import Settings
 from memoryd.config_sources import load_settings
 
+# End-to-end (daemons and CLIs as subprocesses against oversized and special files):
+# CI runs it after the fast suite, which stays under 2 minutes.
+pytestmark = pytest.mark.e2e
+
 
 def numeric_settings() -> list[tuple[str, str, type, BaseModel]]:
     """(section, key, int or float, the section's model) of every number a config file can set."""

@@ -23,6 +23,10 @@ from memoryd.team.service import TEAM_HOME_DIRNAME
 from memoryd.team.state import STATE_FILENAME
 from tests.support.servers import DaemonProcess, daemon_env, loopback_request
 
+# End-to-end (the daemon as a subprocess: signals, a second serve, its runtime file):
+# CI runs it after the fast suite, which stays under 2 minutes.
+pytestmark = pytest.mark.e2e
+
 
 def test_subprocess_crud_and_token_file(shared_daemon: DaemonProcess, project: Path) -> None:
     daemon_process, home = shared_daemon, shared_daemon.home

@@ -24,6 +24,10 @@ from tests.test_cli import run
 from tests.test_hostile import ALIAS_BOMB
 from tests.test_team import git, members, remote  # noqa: F401 (fixtures)
 
+# End-to-end (issue 52's probes through real CLIs, the MCP stdio server and git):
+# CI runs it after the fast suite, which stays under 2 minutes.
+pytestmark = pytest.mark.e2e
+
 PATHOLOGICAL = "*/**/*/**/*/**/*/**/*/**/*z"  # 27 characters: 13.6 s of PreToolUse on a file 27 folders deep
 
 

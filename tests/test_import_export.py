@@ -6,8 +6,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.support.servers import DaemonProcess
 from tests.test_cli import run
+
+# End-to-end (`memoryd import` and `export` as subprocesses against a running daemon):
+# CI runs it after the fast suite, which stays under 2 minutes.
+pytestmark = pytest.mark.e2e
 
 CC_FILE = """---
 name: debugging-notes

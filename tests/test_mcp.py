@@ -22,6 +22,10 @@ from memoryd.base import limits
 from tests.conftest import LiveDaemon
 from tests.support.servers import daemon_env, free_socket, loopback_request
 
+# End-to-end (the MCP stdio server as a subprocess):
+# CI runs it after the fast suite, which stays under 2 minutes.
+pytestmark = pytest.mark.e2e
+
 TOOLS = {
     "memory_save",
     "memory_recall",

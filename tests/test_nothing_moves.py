@@ -19,6 +19,10 @@ from memoryd.integrations.claude_memory import claude_memory_dir
 from tests.conftest import serve_env
 from tests.support.servers import daemon_env
 
+# End-to-end (real CLIs and daemons across a Claude Code install appearing):
+# CI runs it after the fast suite, which stays under 2 minutes.
+pytestmark = pytest.mark.e2e
+
 
 def memoryd(env: dict[str, str], project: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(

@@ -20,6 +20,10 @@ from tests.conftest import LiveDaemon, make_settings, save_memory, serve
 from tests.support.messages_api import ScriptedMessagesAPI
 from tests.support.servers import loopback_client
 
+# End-to-end (a daemon whose embedding thread is held while saves stream):
+# CI runs it after the fast suite, which stays under 2 minutes.
+pytestmark = pytest.mark.e2e
+
 EMBED_THREAD = "recall-embed"
 
 
