@@ -29,5 +29,10 @@ def test_guard_lists_what_each_memory_holds_and_what_does_not_parse(home: Path, 
         assert "forbid.command is not a field" in listed["broken"][0]["error"]
         human = run(env, "guard", *cwd)
         assert "1 memory holds acts" in human.stdout and "holds nothing: forbid.command" in human.stdout
+        # a rule recall brings to no act, that the guard holds: the save does not also say "no act: add --path"
+        held = run(env, "save", *cwd, "-t", "feedback", "-n", "Postgres", "-d", "Use docker compose, not brew services")
+        assert "will stop: brew services" in held.stdout and "reaches: no act" not in held.stdout, held.stdout
+        kind = run(env, "save", *cwd, "-t", "feedback", "-n", "Be kind", "-d", "Answer briefly")
+        assert "reaches: no act: add --path or --command" in kind.stdout, kind.stdout
     finally:
         daemon.kill()

@@ -49,6 +49,9 @@ class AppliesTo:
         return bool(self.paths or self.commands or self.tools)
 
 
+REACHES_NO_ACT = "no act: add --path or --command"  # a memory that comes only when a prompt recalls it
+
+
 def reaches(a: AppliesTo) -> str:
     """The acts a memory will be brought to, in words for the one who saved it ("edits under src/payments/,
     commands npm"), or how to give it some: a memory that reaches no act comes only when a prompt recalls it."""
@@ -59,7 +62,7 @@ def reaches(a: AppliesTo) -> str:
         parts.append("commands " + ", ".join(a.commands))
     if a.tools:
         parts.append("tools " + ", ".join(a.tools))
-    return ", ".join(parts) if parts else "no act: add --path or --command"
+    return ", ".join(parts) if parts else REACHES_NO_ACT
 
 
 # ----------------------------------------------------------------------------- the frontmatter value
