@@ -3,8 +3,9 @@ calls to a real daemon over loopback, scored for two sets of forbid triggers: th
 from the rule's prose (the save answer's `forbid`), and the hand-written ones. Method and sources:
 bench/guard/README.md. Latency of the hook as a whole process: bench/hook_bench.py.
 
-Run: .venv/bin/python bench/guard_bench.py [--held-out | --fresh] [--json]   (dev projects by default; --held-out and
---fresh score the projects kept aside, each once). Targets: violations held >= 0.90, compliant acts held = 0, every reason names its memory.
+Run: .venv/bin/python bench/guard_bench.py [--held-out | --fresh | --fresh2] [--json]   (dev projects by default;
+--held-out, --fresh and --fresh2 score the projects kept aside, each once). Targets: violations held >= 0.90, compliant
+acts held = 0, every reason names its memory.
 """
 
 from __future__ import annotations
@@ -21,6 +22,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "guard" / "projects.json"
 HELD_TARGET = 0.90
+# Each set by its projects' (held_out, fresh_held_out, fresh2_held_out) flags: a project belongs to exactly one set.
+SETS = {
+    "dev": (False, False, False),
+    "held-out": (True, False, False),
+    "fresh held-out": (True, True, False),
+    "fresh2 held-out": (True, False, True),
+}
 
 
 def lay_out(project: Path, spec: dict[str, Any]) -> None:
@@ -95,6 +103,11 @@ def summary(results: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def select(projects: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+    """The projects of one set (SETS), so a held-out project is never scored with the dev set or another held-out one."""
+    return [p for p in projects if (p["held_out"], p["fresh_held_out"], p["fresh2_held_out"]) == SETS[name]]
+
+
 def print_proposals() -> None:
     """What `memoryd save` proposes for every memory of bench/moments and bench/coding (judged in the README)."""
     from memoryd.guard.propose import propose
@@ -112,9 +125,13 @@ def print_proposals() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--held-out", action="store_true", help="score the projects kept aside (run it once)")
-    parser.add_argument(
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--held-out", action="store_true", help="score the projects kept aside (run it once)")
+    which.add_argument(
         "--fresh", action="store_true", help="score the fresh held-out projects (issue 50 round 2, once)"
+    )
+    which.add_argument(
+        "--fresh2", action="store_true", help="score the second fresh held-out projects (issue 50, once)"
     )
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
     parser.add_argument("--proposals", action="store_true", help="print what save proposes for the moments/coding sets")
@@ -125,11 +142,10 @@ def main() -> None:
         return
     from tests.support.servers import DaemonProcess, daemon_env
 
-    held, fresh = args.held_out or args.fresh, args.fresh
-    specs = [
-        p for p in json.loads(DATA.read_text())["projects"] if (p["held_out"], p["fresh_held_out"]) == (held, fresh)
-    ]
-    name = "fresh held-out" if fresh else "held-out" if held else "dev"
+    name = (
+        "fresh2 held-out" if args.fresh2 else "fresh held-out" if args.fresh else "held-out" if args.held_out else "dev"
+    )
+    specs = select(json.loads(DATA.read_text())["projects"], name)
     out: dict[str, Any] = {"set": name, "projects": [s["id"] for s in specs]}
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
