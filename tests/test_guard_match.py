@@ -114,6 +114,24 @@ def test_only_new_imports_count_in_every_language(tmp_path: Path) -> None:
     assert meets(forbid, bash(tmp_path, "pnpm remove moment")) is None
 
 
+FAMILY = {  # each family_separators row: (a module of the family, a name that only starts like it)
+    "/": ("lodash/fp", "lodashed"),
+    ".": ("lodash.debounce", "lodashed"),
+    "::": ("lodash::fp", "lodash_fp"),
+    "-": ("moment-timezone", "momentum"),
+}
+
+
+def test_a_module_of_the_forbidden_ones_family_is_held_and_a_lookalike_is_not(tmp_path: Path) -> None:
+    assert set(FAMILY) == set(rows().family_separators), "each separator row needs its cases"
+    forbid = parse_forbid({"imports": ["moment", "lodash"]})
+    for family, lookalike in FAMILY.values():
+        for name, held in ((family, True), (lookalike, False)):
+            edit = Act("Edit", str(tmp_path), "a.ts", old="", new=f"import x from '{name}'")
+            assert (meets(forbid, edit) is not None) is held, name
+            assert (meets(forbid, bash(tmp_path, f"npm install {name}")) is not None) is held, name
+
+
 def test_a_write_reads_its_target_so_an_import_it_had_is_not_new(tmp_path: Path) -> None:
     (tmp_path / "a.ts").write_text("import moment from 'moment'\n")
     payload = {

@@ -40,6 +40,7 @@ class ActRows:
     writers: dict[str, str]
     non_readers: frozenset[str]
     install_verbs: frozenset[str]
+    family_separators: tuple[str, ...]
 
 
 @cache
@@ -50,6 +51,7 @@ def rows() -> ActRows:
         dict(data["writers"]),
         frozenset(data["non_readers"]["programs"]),
         frozenset(data["install_verbs"]["words"]),
+        tuple(data["imports"]["family_separators"]),
     )
 
 

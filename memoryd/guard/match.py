@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from memoryd.guard.acts import EDIT_TOOLS, READ_TOOLS, WRITE_TOOL, Act, installed, read, runs_words, written
+from memoryd.guard.acts import EDIT_TOOLS, READ_TOOLS, WRITE_TOOL, Act, installed, read, rows, runs_words, written
 from memoryd.guard.rules import Forbid
 from memoryd.recall.applies_match import path_matches
 from memoryd.relevance.lexicon import programs
@@ -135,11 +135,12 @@ def _first_glob(globs: tuple[str, ...], rel: str) -> str:
 
 
 def _module_spec(specs: tuple[str, ...], module: str) -> str:
-    """The forbidden module a module is, or is part of (`moment` takes `moment/locale/fr`; `requests` takes
-    `requests.adapters`)."""
+    """The forbidden module a module is, or is of its family (`moment` takes `moment/locale/fr` and
+    `moment-timezone`; `requests` takes `requests.adapters`): the separators are rows of data/acts.toml."""
     lowered = module.casefold()
+    joins = rows().family_separators
     for spec in specs:
         s = spec.casefold()
-        if lowered == s or lowered.startswith((s + "/", s + ".", s + "::")):
+        if lowered == s or lowered.startswith(tuple(s + j for j in joins)):
             return spec
     return ""
