@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from memoryd.guard.match import command_matches
+from memoryd.guard.package_evidence import rows as evidence_rows
 from memoryd.guard.propose import propose, rows
 from memoryd.relevance.shell import parse
 
@@ -132,3 +133,44 @@ def test_every_word_row_kind_has_a_case_above() -> None:
     assert {"new"} <= {f for f in r.fillers if f" {f} " in text}
     assert {"comments", "docstrings", "dependencies"} <= r.not_names and "to" in r.not_subcommands
     assert "including" in r.list_leads and not propose("r", "Never edit generated files: run `pnpm gen` instead", "")
+
+
+BARE_PACKAGES = [  # (rule, body, "will stop" line or "" for nothing): a bare name is a package only with evidence
+    # contrast_forms: the other side is a runtime's API, a dashed package, a scoped one
+    ("Use Bun.env, not dotenv", "", "will stop: import dotenv — use Bun.env"),
+    ("use Bun.$ instead of execa", "", "will stop: import execa — use Bun.$"),
+    ("Use date-fns, not moment", "", "will stop: import moment — use date-fns"),
+    ("Use @tanstack/react-query, not swr", "", "will stop: import swr — use @tanstack/react-query"),
+    ("Use Array.from, not spread", "", ""),  # Array is no program: a language API, and spread no package
+    ("Use server-side validation, not client", "", ""),  # a phrase on the other side, no package
+    ("Use `unknown`, not any", "", ""),
+    ("Use @types/node, not any", "", ""),  # a scoped package on the other side, but `any` stays no name
+    # package_forms: a scope makes a package on its own; `@ts-ignore` is no scope
+    ("Don't use @emotion/styled", "", "will stop: import @emotion/styled"),
+    ("never use @ts-ignore", "", ""),
+    # the memory's own code imports or installs it; leads: use, using, the; "no" takes a known name bare
+    ("Don't use axios", "Replace `import axios from 'axios'` with fetch.", "will stop: import axios"),
+    ("Avoid using lodash", "```ts\nimport _ from 'lodash'\n```", "will stop: import lodash"),
+    ("Use fetch, not the request library", "`npm install request` is out", "will stop: import request — use fetch"),
+    ("Never the request library", "Old code: `const r = require('request')`.", "will stop: import request"),
+    ("Never use the request library", "", ""),
+    ("No axios", "`pnpm add axios` was reverted.", "will stop: import axios"),
+    ("No axios", "", ""),
+    ("Don't use dotenv", "`import { z } from 'zod'`", ""),  # the code names another package
+    ("never use any", "`import { any } from './types'`", ""),  # a word of the not_names rows stays no name
+]
+
+
+@pytest.mark.parametrize(("rule", "body", "line"), BARE_PACKAGES)
+def test_a_bare_name_is_a_package_only_with_evidence(rule: str, body: str, line: str) -> None:
+    assert propose("rule", rule, body).summary() == line
+
+
+def test_every_bare_name_row_has_a_case_above() -> None:
+    r = evidence_rows()
+    rules = [(rule + " " + body, line) for rule, body, line in BARE_PACKAGES]
+    for lead in r.leads:
+        assert any(f" {lead} " in f" {t.casefold()} " and line for t, line in rules), lead
+    for form in r.contrast_forms + r.package_forms:
+        assert any(form.search(t) and line for t, line in rules), form.pattern
+        assert any(form.search(t) and not line for t, line in rules), form.pattern

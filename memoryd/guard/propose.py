@@ -15,6 +15,7 @@ from importlib import resources
 from typing import Any
 
 from memoryd.base.errors import InvalidRequest
+from memoryd.guard.package_evidence import code_packages, is_package, lead_stripped
 from memoryd.guard.rules import Forbid, parse_forbid
 from memoryd.relevance.lexicon import programs
 
@@ -31,7 +32,9 @@ _TOOL_LEAD = frozenset({"", "use", "run", "or", "and", "nor", "with", "via", "us
 _RUN_VERBS = frozenset({"run", "use", "call", "execute", "invoke", "type", "using", "running"})
 _WORD = re.compile(r"[\w@./*<>{}\[\]$-]+")
 _INSTEAD = re.compile(
-    r"\b(uses?|prefers?|run)\b\s+([^,.;:\n]{1,80}?)(?=\s+(?:instead|for|rather|over|not)\b|[,.;:\n]|$)", re.I
+    r"\b(uses?|prefers?|run)\b\s+((?:[^,.;:\n]|\.(?=[\w$]))(?:[^,.;:\n]|\.(?=[\w$])){0,79}?)"
+    r"(?=\s+(?:instead|for|rather|over|not)\b|[,;:\n]|\.(?![\w$])|$)",
+    re.I,
 )
 
 
@@ -91,26 +94,31 @@ class _Found:
     imports: list[str]
     instead: str = ""
     contrasts: list[tuple[str, str]] = field(default_factory=list)  # (Y, X) of an "X, not Y" that named nothing
+    known: frozenset[str] = frozenset()  # packages the memory's own code imports or installs
+
+    def size(self) -> int:
+        return len(self.commands) + len(self.writes) + len(self.reads) + len(self.imports)
 
 
 def propose(name: str, description: str, body: str) -> Forbid:
     """The forbid triggers a rule's text states (empty when it forbids nothing a trigger can name)."""
-    found = _Found([], [], [], [])
+    text = f"{name}\n{description}\n{body}"
+    found = _Found([], [], [], [], known=code_packages(text))
     heading_neg = ""
-    for line in f"{name}\n{description}\n{body}".splitlines():
+    for line in text.splitlines():
         stripped = line.strip().lstrip("-*# ").strip()
         if not stripped:
             heading_neg = ""
             continue
         inherited = heading_neg if line.lstrip().startswith(("-", "*")) else ""
         for sentence in _SENTENCES.split(stripped):
-            neg = _negated(sentence)
+            neg = _negated(sentence, found.known)
             if neg is None and inherited:
                 neg = (inherited, sentence)
             if neg is not None:
-                size = len(found.commands) + len(found.writes) + len(found.reads) + len(found.imports)
+                size = found.size()
                 _read_clause(neg[0], neg[1], found, sentence)
-                grew = len(found.commands) + len(found.writes) + len(found.reads) + len(found.imports) > size
+                grew = found.size() > size
                 said, contrast = _instead_in(sentence, neg[1])
                 if contrast and not grew:
                     found.contrasts.append((neg[1].casefold(), said))  # kept if the memory forbids its Y elsewhere
@@ -133,8 +141,9 @@ def propose(name: str, description: str, body: str) -> Forbid:
     return Forbid(forbid.commands, forbid.writes, forbid.reads, forbid.imports, instead=instead)
 
 
-def _negated(sentence: str) -> tuple[str, str] | None:
-    """(the verb phrase around the object, the forbidden part) of a sentence that forbids, else None."""
+def _negated(sentence: str, known: frozenset[str] = frozenset()) -> tuple[str, str] | None:
+    """(the verb phrase around the object, the forbidden part) of a sentence that forbids, else None. `known`: the
+    packages the memory's code names, which "no" forbids bare ("no axios")."""
     lowered = _CODE.sub(lambda m: "`" + "x" * (len(m.group(0)) - 2) + "`", sentence.casefold())  # code says no "never"
     for word in rows().after:
         m = re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", lowered)
@@ -145,7 +154,7 @@ def _negated(sentence: str) -> tuple[str, str] | None:
         m = re.search(rf"(?<![\w=-]){re.escape(word)}(?![\w-])", lowered)
         if m is None:
             continue
-        if word == "no" and not _code_follows(sentence, m.end()):
+        if word == "no" and not _code_follows(sentence, m.end()) and not _known_follows(sentence, m.end(), known):
             continue  # "no" forbids only a named thing ("no `npm install`"), not "no disabling constraints"
         tail = sentence[m.end() :]
         cut = _CLAUSE_END.search(tail)
@@ -165,12 +174,18 @@ def _code_follows(sentence: str, at: int) -> bool:
     return sentence[at:].lstrip().startswith("`")
 
 
+def _known_follows(sentence: str, at: int, known: frozenset[str]) -> bool:
+    following = sentence[at:].split()
+    return bool(following) and following[0].strip(".,;:").casefold() in known
+
+
 def _verb_phrase(before: str, part: str) -> str:
     return f"{before[-40:]} {part[:60]}".casefold()
 
 
 def _read_clause(verbs: str, part: str, found: _Found, sentence: str = "") -> None:
     r = rows()
+    size = found.size()
     code = _CODE.findall(part)
     spans = [(c, True) for c in code] + [(w, False) for w in _bare_words(_CODE.sub(" ", part) if code else part)]
     lowered = part.casefold()
@@ -203,7 +218,23 @@ def _read_clause(verbs: str, part: str, found: _Found, sentence: str = "") -> No
         if library and not _scoped(sentence, part):
             found.imports.append(library)
     if not code and not _scoped(sentence, part):
-        found.imports += _bare_libraries(part)
+        named = _bare_libraries(part)
+        if not named and found.size() == size:
+            named = _evidenced_names(part, sentence, found.known)
+        found.imports += named
+
+
+def _evidenced_names(part: str, sentence: str, known: frozenset[str]) -> list[str]:
+    """Names said bare after the negation ("don't use dotenv", "instead of execa", "Use Bun.env, not dotenv"),
+    each a package by evidence (package_evidence.py): the whole list or none."""
+    names = _name_list(lead_stripped(part), article=False)
+    at = sentence.rfind(part) if part.strip() else -1
+    before = sentence[:at] if at > 0 else ""
+    contrast = re.sub(r"(?:\bnot|\binstead of|\brather than)\s*$", "", before, flags=re.I) if before else ""
+    contrast = contrast if contrast != before else ""
+    if names and all(is_package(n, known, contrast) for n in names):
+        return names
+    return []
 
 
 def _prose_command(part: str) -> str:
@@ -261,9 +292,15 @@ def _bare_libraries(part: str) -> list[str]:
     m = re.search(rf"\b(?:{verbs})\s+((?:(?:{fill})\s+)*)(.+)$", part, re.I)
     if m is None:
         return []
-    article = bool(re.search(r"\b(?:the|a|an)\b", m.group(1), re.I))
+    return _name_list(m.group(2), article=bool(re.search(r"\b(?:the|a|an)\b", m.group(1), re.I)))
+
+
+def _name_list(text: str, *, article: bool) -> list[str]:
+    """The names of a list said bare ("moment or dayjs"): lower case, each a name or a name and a library word,
+    none a program or a word of the not_names rows; the whole list or none."""
+    r = rows()
     out = []
-    for name in re.split(r"\s*(?:,|\bor\b|\band\b|\bnor\b)\s*", m.group(2).strip(" .;")):
+    for name in re.split(r"\s*(?:,|\bor\b|\band\b|\bnor\b)\s*", text.strip(" .;")):
         words = name.strip().split()
         cue = len(words) == 2 and words[1].casefold() in r.library_cues
         word = words[0].strip(".;") if words else ""
