@@ -4,6 +4,8 @@ nothing beside them (a negative one)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from memoryd.guard.match import command_matches
@@ -174,3 +176,37 @@ def test_every_bare_name_row_has_a_case_above() -> None:
     for form in r.contrast_forms + r.package_forms:
         assert any(form.search(t) and line for t, line in rules), form.pattern
         assert any(form.search(t) and not line for t, line in rules), form.pattern
+
+
+NEW_FILES = [  # (rule, "will stop" line or ""): the creates verbs and file nouns of prose.toml [verbs]
+    ("Never create files under `legacy/`", "will stop: creates legacy/**"),
+    ("The old app creates nothing new: never creates a file in src/old/", "will stop: creates src/old/**"),
+    ("Avoid creating modules inside `src/v1/`", "will stop: creates src/v1/**"),
+    ("don't add files under legacy/", "will stop: creates legacy/**"),
+    ("Stop adding a new module to pages/", ""),  # "stop" is no negation
+    ("Never adding a new module to pages/ without review", "will stop: creates pages/**"),
+    ("Never add new `.css` files", "will stop: creates *.css"),
+    ("never create new .module.css files", "will stop: creates *.module.css"),
+    ("Never add new `src/**/*.module.css` files", "will stop: creates src/**/*.module.css"),
+    ("Never add secrets to .env files", ""),  # the verb's object is secrets, not files
+    ("Never add secrets to files under legacy/", ""),
+    ("never add .env to git", ""),  # one file names no place
+    ("Never add `legacy/` to the build", ""),  # a dir only as the place of files
+    ("never create new CSS modules", ""),  # a technology's name, no extension or place
+    ("Never create a file without tests", ""),
+    ("Avoid creating a helper in utils/ for one caller", ""),  # the object is a helper, not files
+    ("The build creates files in out/; never edit them", ""),  # creating, said without a negation
+    ("Never add a module to `package.json` by hand", ""),  # one file names no place
+]
+
+
+@pytest.mark.parametrize(("rule", "line"), NEW_FILES)
+def test_a_rule_against_new_files_proposes_creates(rule: str, line: str) -> None:
+    assert propose("rule", rule, "").summary() == line
+
+
+def test_every_creates_row_has_a_case_above() -> None:
+    said = [(set(re.findall(r"[a-z]+", rule.casefold())), line) for rule, line in NEW_FILES]
+    for word in rows().creates | rows().file_nouns:
+        assert any(word in words and line for words, line in said), word
+        assert any(word in words and not line for words, line in said), word

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -30,6 +30,7 @@ _CLAUSE_END = re.compile(
 )
 _TOOL_LEAD = frozenset({"", "use", "run", "or", "and", "nor", "with", "via", "using", "ever", "call", "never"})
 _RUN_VERBS = frozenset({"run", "use", "call", "execute", "invoke", "type", "using", "running"})
+_PLACES = "in|into|under|inside|within|to|from"  # prepositions that lead a place ("files under legacy/")
 _WORD = re.compile(r"[\w@./*<>{}\[\]$-]+")
 _INSTEAD = re.compile(
     r"\b(uses?|prefers?|run)\b\s+((?:[^,.;:\n]|\.(?=[\w$]))(?:[^,.;:\n]|\.(?=[\w$])){0,79}?)"
@@ -44,6 +45,8 @@ class ProseRows:
     writes: frozenset[str]
     reads: frozenset[str]
     imports: frozenset[str]
+    creates: frozenset[str]
+    file_nouns: frozenset[str]
     library_cues: frozenset[str]
     library_suffixes: tuple[str, ...]
     phrases: dict[str, str]
@@ -69,6 +72,8 @@ def rows() -> ProseRows:
         frozenset(d["verbs"]["writes"]),
         frozenset(d["verbs"]["reads"]),
         frozenset(d["verbs"]["imports"]),
+        frozenset(d["verbs"]["creates"]),
+        frozenset(d["verbs"]["file_nouns"]),
         frozenset(d["library_cues"]["words"]),
         tuple(d["library_cues"]["suffixes"]),
         dict(d["phrases"]),
@@ -92,12 +97,13 @@ class _Found:
     writes: list[str]
     reads: list[str]
     imports: list[str]
+    creates: list[str] = field(default_factory=list)
     instead: str = ""
     contrasts: list[tuple[str, str]] = field(default_factory=list)  # (Y, X) of an "X, not Y" that named nothing
     known: frozenset[str] = frozenset()  # packages the memory's own code imports or installs
 
     def size(self) -> int:
-        return len(self.commands) + len(self.writes) + len(self.reads) + len(self.imports)
+        return len(self.commands) + len(self.writes) + len(self.reads) + len(self.imports) + len(self.creates)
 
 
 def propose(name: str, description: str, body: str) -> Forbid:
@@ -132,13 +138,14 @@ def propose(name: str, description: str, body: str) -> Forbid:
         tuple(dict.fromkeys(found.writes))[:20],
         tuple(dict.fromkeys(found.reads))[:20],
         tuple(dict.fromkeys(found.imports))[:20],
+        tuple(dict.fromkeys(found.creates))[:20],
     )
     if not forbid:
         return forbid
     named = [*forbid.imports, *(c.split()[0] for c in forbid.commands)]
     said = next((x for y, x in found.contrasts if any(re.search(rf"\b{re.escape(n)}\b", y) for n in named)), "")
     instead = found.instead or said or _instead_of(f"{description}\n{body}", forbid)
-    return Forbid(forbid.commands, forbid.writes, forbid.reads, forbid.imports, instead=instead)
+    return replace(forbid, instead=instead)
 
 
 def _negated(sentence: str, known: frozenset[str] = frozenset()) -> tuple[str, str] | None:
@@ -206,6 +213,8 @@ def _read_clause(verbs: str, part: str, found: _Found, sentence: str = "") -> No
                 found.writes.append(_glob(span))
             elif kind == "reads":
                 found.reads.append(_glob(span))
+            elif kind == "creates" and (glob := _new_files_glob(span, part)):
+                found.creates.append(glob)
             continue
         if code and span.startswith("-") and _leads(span, part) and (flagged := _flag_command(span, sentence or part)):
             found.commands.append(flagged)
@@ -353,7 +362,7 @@ def _placed(span: str, part: str) -> bool:
     words ("read/write", "if/else")."""
     if "/" not in span or not _is_path(span + "/", code=False):
         return False
-    return re.search(rf"\b(?:in|into|under|inside|within|to|from)\s+{re.escape(span)}", part, re.I) is not None
+    return re.search(rf"\b(?:{_PLACES})\s+{re.escape(span)}", part, re.I) is not None
 
 
 def _is_path(span: str, *, code: bool) -> bool:
@@ -377,7 +386,25 @@ def _path_kind(vwords: set[str]) -> str:
         return "writes"
     if vwords & r.reads:
         return "reads"
+    if vwords & r.creates:
+        return "creates"
     return ""
+
+
+def _new_files_glob(span: str, part: str) -> str:
+    """Where new files must not go: a place (`legacy/`, `src/**/*.module.css`), or a kind said as its extension
+    before a file noun ("new `.css` files" -> `*.css`); a single file names no place ("never add .env to git")."""
+    r = rows()
+    verbs = "|".join(re.escape(v) for v in sorted(r.creates, key=len, reverse=True))
+    nouns = "|".join(re.escape(n) for n in r.file_nouns)
+    between = "|".join([*(re.escape(f) for f in r.fillers), nouns, _PLACES])
+    m = re.search(rf"\b(?:{verbs})\s+((?:(?:{between})\s+)*)`?{re.escape(span)}`?", part, re.I)
+    if m is None:  # the verb's object is something else ("never add secrets to files under legacy/")
+        return ""
+    if "*" in span or span.endswith("/") and re.search(rf"\b(?:{nouns})\b", m.group(1), re.I):
+        return _glob(span)  # a dir only as the place of files ("add files under legacy/", not "add legacy/ to")
+    kind = re.fullmatch(r"\.[a-z0-9]+(?:\.[a-z0-9]+)*", span)
+    return "*" + span if kind and re.match(rf"\s+(?:{nouns})\b", part[m.end() :], re.I) else ""
 
 
 def _glob(span: str) -> str:
