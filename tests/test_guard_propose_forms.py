@@ -197,6 +197,13 @@ NEW_FILES = [  # (rule, "will stop" line or ""): the creates verbs and file noun
     ("Avoid creating a helper in utils/ for one caller", ""),  # the object is a helper, not files
     ("The build creates files in out/; never edit them", ""),  # creating, said without a negation
     ("Never add a module to `package.json` by hand", ""),  # one file names no place
+    # from public rule files, after the forms above were written (a probe, then these fixes: see docs/guard.md)
+    (
+        "Do not create files inside `features/`, `ideas/`, or `decisions/`",  # a list of places
+        "will stop: creates features/**, creates ideas/**, creates decisions/**",
+    ),
+    ('DO NOT create files in random locations like "hows/", "output/"', ""),  # `output/` is a place, not a verb
+    ("never create files or README/*.md docs unless requested", ""),  # a second object, not a place of files
 ]
 
 

@@ -199,7 +199,7 @@ def _read_clause(verbs: str, part: str, found: _Found, sentence: str = "") -> No
     for phrase, spec in r.phrases.items():
         if phrase in lowered:
             found.commands.append(spec)
-    vwords = set(re.findall(r"[a-z-]+", verbs))
+    vwords = _verb_words(verbs)
     if not code and (said := _prose_command(part)):
         found.commands.append(said)
         return
@@ -244,6 +244,12 @@ def _evidenced_names(part: str, sentence: str, known: frozenset[str]) -> list[st
     if names and all(is_package(n, known, contrast) for n in names):
         return names
     return []
+
+
+def _verb_words(verbs: str) -> set[str]:
+    """The words of the verb phrase, less those of the paths in it (`output/` names a place, not "output")."""
+    kept = [w for w in verbs.split() if not _is_path(w.strip("`'\",;:()"), code=False)]
+    return set(re.findall(r"[a-z-]+", " ".join(kept)))
 
 
 def _prose_command(part: str) -> str:
@@ -392,17 +398,23 @@ def _path_kind(vwords: set[str]) -> str:
 
 
 def _new_files_glob(span: str, part: str) -> str:
-    """Where new files must not go: a place (`legacy/`, `src/**/*.module.css`), or a kind said as its extension
-    before a file noun ("new `.css` files" -> `*.css`); a single file names no place ("never add .env to git")."""
+    """Where new files must not go: a place after a file noun and a preposition ("files under `legacy/`, `old/`
+    or `tmp/`"), or a kind as the verb's own object (`src/**/*.module.css`; "new `.css` files" -> `*.css`). The
+    verb's object must be files: "add secrets to files under legacy/", "add .env to git", "create files or
+    README/*.md docs" name no new files of a place or kind."""
     r = rows()
     verbs = "|".join(re.escape(v) for v in sorted(r.creates, key=len, reverse=True))
     nouns = "|".join(re.escape(n) for n in r.file_nouns)
-    between = "|".join([*(re.escape(f) for f in r.fillers), nouns, _PLACES])
-    m = re.search(rf"\b(?:{verbs})\s+((?:(?:{between})\s+)*)`?{re.escape(span)}`?", part, re.I)
-    if m is None:  # the verb's object is something else ("never add secrets to files under legacy/")
+    fillers = "|".join(re.escape(f) for f in r.fillers)
+    placed = rf"(?:(?:{fillers})\s+)*(?:{nouns})\s+(?:{_PLACES})\s+(?:(?:{fillers}|`[^`]+`,?|or|and|nor)\s+)*"
+    lead = rf"\b(?:{verbs})\s+"
+    if re.search(rf"{lead}{placed}`?{re.escape(span)}`?", part, re.I):
+        return _glob(span) if span.endswith("/") or "*" in span else ""
+    m = re.search(rf"{lead}(?:(?:{fillers})\s+)*`?{re.escape(span)}`?", part, re.I)
+    if m is None:
         return ""
-    if "*" in span or span.endswith("/") and re.search(rf"\b(?:{nouns})\b", m.group(1), re.I):
-        return _glob(span)  # a dir only as the place of files ("add files under legacy/", not "add legacy/ to")
+    if "*" in span:
+        return _glob(span)
     kind = re.fullmatch(r"\.[a-z0-9]+(?:\.[a-z0-9]+)*", span)
     return "*" + span if kind and re.match(rf"\s+(?:{nouns})\b", part[m.end() :], re.I) else ""
 
