@@ -146,7 +146,13 @@ BARE_PACKAGES = [  # (rule, body, "will stop" line or "" for nothing): a bare na
     ("Use Array.from, not spread", "", ""),  # Array is no program: a language API, and spread no package
     ("Use server-side validation, not client", "", ""),  # a phrase on the other side, no package
     ("Use `unknown`, not any", "", ""),
-    ("Use @types/node, not any", "", ""),  # a scoped package on the other side, but `any` stays no name
+    ("Use @types/node, not any", "", ""),
+    ("Use lodash-es, not lodash", "", ""),  # the trigger would hold the alternative, of lodash's family
+    (
+        "the key is the executable (`cursor-agent`, not `cursor`)",
+        "",
+        "",
+    ),  # a scoped package on the other side, but `any` stays no name
     # package_forms: a scope makes a package on its own; `@ts-ignore` is no scope
     ("Don't use @emotion/styled", "", "will stop: import @emotion/styled"),
     ("never use @ts-ignore", "", ""),

@@ -72,7 +72,7 @@ def meets(forbid: Forbid, act: Act) -> Hit | None:
             return Hit(READS, glob, act.path)
     if forbid.imports and act.new:
         for module in sorted(act.new_imports()):
-            spec = _module_spec(forbid.imports, module)
+            spec = module_spec(forbid.imports, module)
             if spec:
                 return Hit(IMPORTS, spec, module)
     return None
@@ -100,7 +100,7 @@ def _command_hit(forbid: Forbid, act: Act, cmd: SimpleCommand) -> Hit | None:
                 return Hit(READS, glob, rel, cmd)
     if forbid.imports:
         for package in installed(cmd):
-            spec = _module_spec(forbid.imports, package)
+            spec = module_spec(forbid.imports, package)
             if spec:
                 return Hit(IMPORTS, spec, package, cmd)
     return None
@@ -156,7 +156,7 @@ def _first_glob(globs: tuple[str, ...], rel: str) -> str:
     return next((g for g in globs if not g.startswith("!") and path_matches(g, rel)), "")
 
 
-def _module_spec(specs: tuple[str, ...], module: str) -> str:
+def module_spec(specs: tuple[str, ...], module: str) -> str:
     """The forbidden module a module is, or is of its family (`moment` takes `moment/locale/fr` and
     `moment-timezone`; `requests` takes `requests.adapters`): the separators are rows of data/acts.toml."""
     lowered = module.casefold()

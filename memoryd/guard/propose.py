@@ -15,6 +15,7 @@ from importlib import resources
 from typing import Any
 
 from memoryd.base.errors import InvalidRequest
+from memoryd.guard.match import module_spec
 from memoryd.guard.package_evidence import code_packages, is_package, lead_stripped
 from memoryd.guard.rules import Forbid, parse_forbid
 from memoryd.relevance.lexicon import programs
@@ -241,6 +242,9 @@ def _evidenced_names(part: str, sentence: str, known: frozenset[str]) -> list[st
     before = sentence[:at] if at > 0 else ""
     contrast = re.sub(r"(?:\bnot|\binstead of|\brather than)\s*$", "", before, flags=re.I) if before else ""
     contrast = contrast if contrast != before else ""
+    alternative = [w.strip("`,*") for w in contrast.split()]
+    if any(module_spec(tuple(names), w) for w in alternative):
+        return []  # the trigger would hold what the rule says to use ("lodash-es, not lodash")
     if names and all(is_package(n, known, contrast) for n in names):
         return names
     return []
