@@ -27,6 +27,7 @@ PNPM = {
     "description": "This project uses pnpm, never npm: the lockfile is pnpm-lock.yaml",
     "body": "**Why:** one lockfile.\n**How to apply:** `pnpm add <pkg>`.",
 }
+LEGACY = {"name": "Legacy frozen", "type": "feedback", "description": "Never create files under `legacy/`"}
 RECORDER = '#!/bin/sh\necho "{name} $*" >> "{log}"\necho "{name} ran"\n'
 
 
@@ -156,8 +157,12 @@ def test_claude_codes_own_reader_still_loads_a_memory_with_forbid(tmp_path: Path
         with daemon.client() as c:
             r = c.post("/v1/memories", json={"cwd": str(project), **PNPM})
             assert r.status_code == 201, r.text
+            legacy = c.post("/v1/memories", json={"cwd": str(project), **LEGACY})
+            assert legacy.status_code == 201, legacy.text
         saved = Path(r.json()["path"])
         assert "metadata:\n  type: feedback\n  forbid:\n    commands:\n    - npm\n    - npx" in saved.read_text()
+        kept_out = Path(legacy.json()["path"])
+        assert "metadata:\n  type: feedback\n  forbid:\n    creates:\n    - legacy/**" in kept_out.read_text()
         with ScriptedMessagesAPI() as api:
             api.handler = lambda body: Reply(text="Done.")
             env = headless_env(user_home, home, api.url, path_first=Path(sys.executable).parent)
@@ -165,5 +170,6 @@ def test_claude_codes_own_reader_still_loads_a_memory_with_forbid(tmp_path: Path
             assert done.returncode == 0, done.stdout + done.stderr
             first = json.dumps(api.requests[0])
         assert f"[{PNPM['name']}]({saved.name})" in first and "This project uses pnpm, never npm" in first
+        assert f"[{LEGACY['name']}]({kept_out.name})" in first
     finally:
         daemon.kill()

@@ -32,6 +32,9 @@ def test_guard_lists_what_each_memory_holds_and_what_does_not_parse(home: Path, 
         # a rule recall brings to no act, that the guard holds: the save does not also say "no act: add --path"
         held = run(env, "save", *cwd, "-t", "feedback", "-n", "Postgres", "-d", "Use docker compose, not brew services")
         assert "will stop: brew services" in held.stdout and "reaches: no act" not in held.stdout, held.stdout
+        legacy = run(env, "save", *cwd, "-t", "feedback", "-n", "Legacy", "-d", "Never create files under `legacy/`")
+        assert "will stop: creates legacy/**" in legacy.stdout, legacy.stdout
+        assert "creates legacy/**" in run(env, "guard", *cwd).stdout
         kind = run(env, "save", *cwd, "-t", "feedback", "-n", "Be kind", "-d", "Answer briefly")
         assert "reaches: no act: add --path or --command" in kind.stdout, kind.stdout
     finally:

@@ -114,6 +114,24 @@ def test_only_new_imports_count_in_every_language(tmp_path: Path) -> None:
     assert meets(forbid, bash(tmp_path, "pnpm remove moment")) is None
 
 
+FAMILY = {  # each family_separators row: (a module of the family, a name that only starts like it)
+    "/": ("lodash/fp", "lodashed"),
+    ".": ("lodash.debounce", "lodashed"),
+    "::": ("lodash::fp", "lodash_fp"),
+    "-": ("moment-timezone", "momentum"),
+}
+
+
+def test_a_module_of_the_forbidden_ones_family_is_held_and_a_lookalike_is_not(tmp_path: Path) -> None:
+    assert set(FAMILY) == set(rows().family_separators), "each separator row needs its cases"
+    forbid = parse_forbid({"imports": ["moment", "lodash"]})
+    for family, lookalike in FAMILY.values():
+        for name, held in ((family, True), (lookalike, False)):
+            edit = Act("Edit", str(tmp_path), "a.ts", old="", new=f"import x from '{name}'")
+            assert (meets(forbid, edit) is not None) is held, name
+            assert (meets(forbid, bash(tmp_path, f"npm install {name}")) is not None) is held, name
+
+
 def test_a_write_reads_its_target_so_an_import_it_had_is_not_new(tmp_path: Path) -> None:
     (tmp_path / "a.ts").write_text("import moment from 'moment'\n")
     payload = {
@@ -131,6 +149,8 @@ def test_a_write_reads_its_target_so_an_import_it_had_is_not_new(tmp_path: Path)
         ({"command": ["npm"]}, "forbid.command is not a field"),
         ({"writes": ["/etc/passwd"]}, "must be a glob relative to the project"),
         ({"reads": ["../x"]}, "must be a glob relative to the project"),
+        ({"creates": ["/tmp/x"]}, "must be a glob relative to the project"),
+        ({"created": ["legacy/**"]}, "use commands, writes, reads, imports, creates"),
         ({"commands": [""]}, "list of non-empty strings"),
         ({"commands": ["npm"], "enforce": "block"}, "is not a mode"),
         ({"commands": ["npm"], "instead": "a\nb"}, "must be one line"),
@@ -168,3 +188,37 @@ def test_modes_session_then_memory_then_config() -> None:
 )
 def test_the_same_act_in_the_manager_the_rule_names(instead: str, command: str, again: str) -> None:
     assert same_act_in(instead, parse(command)[0]) == again
+
+
+def test_creates_holds_a_new_file_there_and_never_a_change_to_an_existing_one(tmp_path: Path) -> None:
+    (tmp_path / "legacy").mkdir()
+    (tmp_path / "legacy" / "old.ts").write_text("x")
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.ts").write_text("x")
+    forbid = parse_forbid({"creates": ["legacy/**", "*.module.css"]})
+
+    def write(rel: str) -> Act:
+        payload = {"tool_name": "Write", "tool_input": {"file_path": str(tmp_path / rel), "content": "x"}}
+        return Act.from_payload(payload, str(tmp_path))
+
+    hit = meets(forbid, write("legacy/new.ts"))
+    assert hit is not None and hit.describe() == "it creates the new file legacy/new.ts, which matches `legacy/**`"
+    assert meets(forbid, write("src/button.module.css")) is not None
+    assert meets(forbid, write("legacy/old.ts")) is None  # a change to an existing file is writes:' business
+    assert meets(forbid, write("src/new.ts")) is None
+    assert meets(forbid, Act("Edit", str(tmp_path), "legacy/old.ts", old="x", new="y")) is None
+    cases = {  # each creator row: (creates a new file there, names only existing files or other places)
+        "touch": ("touch legacy/b.ts", "touch legacy/old.ts"),
+        "tee": ("echo x | tee legacy/b.ts", "echo x | tee out.log"),
+        "cp": ("cp src/a.ts legacy/b.ts", "cp legacy/old.ts src/b.ts"),  # cp creates its destination only
+        "mv": ("mv src/a.ts legacy/b.ts", "mv legacy/old.ts src/b.ts"),
+        "install": ("install -m 644 src/a.ts legacy/b.ts", "install -m 644 legacy/old.ts src/b.ts"),
+        "rsync": ("rsync -a src/a.ts legacy/b.ts", "rsync -a legacy/old.ts backup/"),
+    }
+    assert set(cases) == set(rows().creators), "each creator row needs its cases"
+    for row, (held, free) in cases.items():
+        assert meets(forbid, bash(tmp_path, held)) is not None, row
+        assert meets(forbid, bash(tmp_path, free)) is None, row
+    assert meets(forbid, bash(tmp_path, "echo x > legacy/c.ts")) is not None  # a redirect onto a new file
+    assert meets(forbid, bash(tmp_path, "echo x >> legacy/old.ts")) is None
+    assert meets(forbid, bash(tmp_path, "cat legacy/old.ts")) is None

@@ -4,9 +4,12 @@ nothing beside them (a negative one)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from memoryd.guard.match import command_matches
+from memoryd.guard.package_evidence import rows as evidence_rows
 from memoryd.guard.propose import propose, rows
 from memoryd.relevance.shell import parse
 
@@ -132,3 +135,91 @@ def test_every_word_row_kind_has_a_case_above() -> None:
     assert {"new"} <= {f for f in r.fillers if f" {f} " in text}
     assert {"comments", "docstrings", "dependencies"} <= r.not_names and "to" in r.not_subcommands
     assert "including" in r.list_leads and not propose("r", "Never edit generated files: run `pnpm gen` instead", "")
+
+
+BARE_PACKAGES = [  # (rule, body, "will stop" line or "" for nothing): a bare name is a package only with evidence
+    # contrast_forms: the other side is a runtime's API, a dashed package, a scoped one
+    ("Use Bun.env, not dotenv", "", "will stop: import dotenv — use Bun.env"),
+    ("use Bun.$ instead of execa", "", "will stop: import execa — use Bun.$"),
+    ("Use date-fns, not moment", "", "will stop: import moment — use date-fns"),
+    ("Use @tanstack/react-query, not swr", "", "will stop: import swr — use @tanstack/react-query"),
+    ("Use Array.from, not spread", "", ""),  # Array is no program: a language API, and spread no package
+    ("Use server-side validation, not client", "", ""),  # a phrase on the other side, no package
+    ("Use `unknown`, not any", "", ""),
+    ("Use @types/node, not any", "", ""),
+    ("Use lodash-es, not lodash", "", ""),  # the trigger would hold the alternative, of lodash's family
+    (
+        "the key is the executable (`cursor-agent`, not `cursor`)",
+        "",
+        "",
+    ),  # a scoped package on the other side, but `any` stays no name
+    # package_forms: a scope makes a package on its own; `@ts-ignore` is no scope
+    ("Don't use @emotion/styled", "", "will stop: import @emotion/styled"),
+    ("never use @ts-ignore", "", ""),
+    # the memory's own code imports or installs it; leads: use, using, the; "no" takes a known name bare
+    ("Don't use axios", "Replace `import axios from 'axios'` with fetch.", "will stop: import axios"),
+    ("Avoid using lodash", "```ts\nimport _ from 'lodash'\n```", "will stop: import lodash"),
+    ("Use fetch, not the request library", "`npm install request` is out", "will stop: import request — use fetch"),
+    ("Never the request library", "Old code: `const r = require('request')`.", "will stop: import request"),
+    ("Never use the request library", "", ""),
+    ("No axios", "`pnpm add axios` was reverted.", "will stop: import axios"),
+    ("No axios", "", ""),
+    ("Don't use dotenv", "`import { z } from 'zod'`", ""),  # the code names another package
+    ("never use any", "`import { any } from './types'`", ""),  # a word of the not_names rows stays no name
+]
+
+
+@pytest.mark.parametrize(("rule", "body", "line"), BARE_PACKAGES)
+def test_a_bare_name_is_a_package_only_with_evidence(rule: str, body: str, line: str) -> None:
+    assert propose("rule", rule, body).summary() == line
+
+
+def test_every_bare_name_row_has_a_case_above() -> None:
+    r = evidence_rows()
+    rules = [(rule + " " + body, line) for rule, body, line in BARE_PACKAGES]
+    for lead in r.leads:
+        assert any(f" {lead} " in f" {t.casefold()} " and line for t, line in rules), lead
+    for form in r.contrast_forms + r.package_forms:
+        assert any(form.search(t) and line for t, line in rules), form.pattern
+        assert any(form.search(t) and not line for t, line in rules), form.pattern
+
+
+NEW_FILES = [  # (rule, "will stop" line or ""): the creates verbs and file nouns of prose.toml [verbs]
+    ("Never create files under `legacy/`", "will stop: creates legacy/**"),
+    ("The old app creates nothing new: never creates a file in src/old/", "will stop: creates src/old/**"),
+    ("Avoid creating modules inside `src/v1/`", "will stop: creates src/v1/**"),
+    ("don't add files under legacy/", "will stop: creates legacy/**"),
+    ("Stop adding a new module to pages/", ""),  # "stop" is no negation
+    ("Never adding a new module to pages/ without review", "will stop: creates pages/**"),
+    ("Never add new `.css` files", "will stop: creates *.css"),
+    ("never create new .module.css files", "will stop: creates *.module.css"),
+    ("Never add new `src/**/*.module.css` files", "will stop: creates src/**/*.module.css"),
+    ("Never add secrets to .env files", ""),  # the verb's object is secrets, not files
+    ("Never add secrets to files under legacy/", ""),
+    ("never add .env to git", ""),  # one file names no place
+    ("Never add `legacy/` to the build", ""),  # a dir only as the place of files
+    ("never create new CSS modules", ""),  # a technology's name, no extension or place
+    ("Never create a file without tests", ""),
+    ("Avoid creating a helper in utils/ for one caller", ""),  # the object is a helper, not files
+    ("The build creates files in out/; never edit them", ""),  # creating, said without a negation
+    ("Never add a module to `package.json` by hand", ""),  # one file names no place
+    # from public rule files, after the forms above were written (a probe, then these fixes: see docs/guard.md)
+    (
+        "Do not create files inside `features/`, `ideas/`, or `decisions/`",  # a list of places
+        "will stop: creates features/**, creates ideas/**, creates decisions/**",
+    ),
+    ('DO NOT create files in random locations like "hows/", "output/"', ""),  # `output/` is a place, not a verb
+    ("never create files or README/*.md docs unless requested", ""),  # a second object, not a place of files
+]
+
+
+@pytest.mark.parametrize(("rule", "line"), NEW_FILES)
+def test_a_rule_against_new_files_proposes_creates(rule: str, line: str) -> None:
+    assert propose("rule", rule, "").summary() == line
+
+
+def test_every_creates_row_has_a_case_above() -> None:
+    said = [(set(re.findall(r"[a-z]+", rule.casefold())), line) for rule, line in NEW_FILES]
+    for word in rows().creates | rows().file_nouns:
+        assert any(word in words and line for words, line in said), word
+        assert any(word in words and not line for words, line in said), word

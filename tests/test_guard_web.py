@@ -33,6 +33,7 @@ def test_a_person_edits_and_removes_the_rule_on_the_memory_page(live: LiveDaemon
         "csrf": csrf,
         "version": version_of(page, 'class="forbid"'),
         "commands": "npm\r\nyarn\r\n",
+        "creates": "legacy/**\r\n",
         "instead": "use pnpm",
     }
     stale = {**form, "version": "0" * 16}
@@ -41,7 +42,9 @@ def test_a_person_edits_and_removes_the_rule_on_the_memory_page(live: LiveDaemon
     r = browser.post(f"{path}/forbid", data=form, headers=own)
     assert r.status_code == 303, r.text
     meta, body = split_frontmatter(store.read_raw(filename) or "")
-    assert meta["forbid"] == {"commands": ["npm", "yarn"], "instead": "use pnpm"}
+    assert meta["forbid"] == {"commands": ["npm", "yarn"], "creates": ["legacy/**"], "instead": "use pnpm"}
+    shown = browser.get(path).text
+    assert "New files it must not create" in shown and "<code>legacy/**</code>" in shown
     assert meta["applies_to"] == {"paths": ["package.json"]} and body.strip() == "The lockfile is pnpm-lock.yaml."
     bad = {**form, "version": store.get(filename).version, "writes": "/etc/passwd"}
     r = browser.post(f"{path}/forbid", data=bad, headers=own)
@@ -49,6 +52,9 @@ def test_a_person_edits_and_removes_the_rule_on_the_memory_page(live: LiveDaemon
     hook = {"hook_event_name": "PreToolUse", "session_id": "s-1", "cwd": str(project), "tool_name": "Bash"}
     held = live.client.post("/v1/hooks/claude-code", json={**hook, "tool_input": {"command": "yarn add x"}}).json()
     assert held["hookSpecificOutput"]["permissionDecision"] == "deny"
+    new_file = {"file_path": str(project / "legacy" / "x.ts"), "content": "x"}
+    created = live.client.post("/v1/hooks/claude-code", json={**hook, "tool_name": "Write", "tool_input": new_file})
+    assert "creates the new file legacy/x.ts" in created.json()["hookSpecificOutput"]["permissionDecisionReason"]
     activity = browser.get("/ui/activity").text  # the live page: the act, the memory, the decision
     assert "held (deny)" in activity and "Bash: yarn add x" in activity and filename in activity
     removed = {"csrf": csrf, "version": store.get(filename).version, "remove": "1"}

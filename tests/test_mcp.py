@@ -108,10 +108,12 @@ async def exercise(client: Client, project: Path, memory_dir: Path, cwd: dict[st
         )
     )
     assert saved["created"] is True
+    assert saved["will_stop"] == "will stop: npm, npx — use pnpm"  # what the guard now holds, as the CLI says
     path = memory_dir / saved["filename"]
     bodiless = data(
         await client.call_tool("memory_save", {"type": "user", "name": "Editor", "description": "Helix", **cwd})
     )
+    assert "will_stop" not in bodiless  # a memory that forbids nothing says nothing of the guard
     data(await client.call_tool("memory_forget", {"filename": bodiless["filename"], **cwd}))
     assert Path(saved["path"]) == path and "pnpm-lock.yaml" in path.read_text()
     for i, name in enumerate(["Deploy window", "Staging dashboard", "Release owner"]):

@@ -38,8 +38,10 @@ class ActRows:
     """The rows of data/acts.toml."""
 
     writers: dict[str, str]
+    creators: dict[str, str]
     non_readers: frozenset[str]
     install_verbs: frozenset[str]
+    family_separators: tuple[str, ...]
 
 
 @cache
@@ -48,8 +50,10 @@ def rows() -> ActRows:
     data = tomllib.loads(text)
     return ActRows(
         dict(data["writers"]),
+        dict(data["creators"]),
         frozenset(data["non_readers"]["programs"]),
         frozenset(data["install_verbs"]["words"]),
+        tuple(data["imports"]["family_separators"]),
     )
 
 
@@ -143,7 +147,7 @@ def written(cmd: SimpleCommand, root: str) -> list[str]:
     """The existing files a command changes: redirected onto, or named by a writer row (`rm`, `sed -i`, `cp`'s
     destination)."""
     out = [relative(w, root) for w in cmd.writes]
-    how = _writer_of(cmd)
+    how = _writer_of(cmd, rows().writers)
     if how:
         paths = _path_args(cmd, skip_subcommand=" " in how[0])
         if how[1] == "last":
@@ -154,21 +158,31 @@ def written(cmd: SimpleCommand, root: str) -> list[str]:
     return out
 
 
+def created(cmd: SimpleCommand, root: str) -> list[str]:
+    """The files a command may create (redirected onto, or named by a creator row: `touch`, `cp`'s destination);
+    the caller keeps those that do not exist yet."""
+    out = [relative(w, root) for w in cmd.writes]
+    how = _writer_of(cmd, rows().creators)
+    if how:
+        paths = _path_args(cmd, skip_subcommand=" " in how[0])
+        out += [relative(p, root) for p in (paths[-1:] if how[1] == "last" and len(paths) > 1 else paths)]
+    return out
+
+
 def read(cmd: SimpleCommand, root: str) -> list[str]:
     """The files a command reads or stages: its path arguments (an option's `=value` too), less what it only
     writes (`cp`'s destination) and less everything for programs that name files unread (`echo`)."""
     if cmd.program in rows().non_readers:
         return []
     paths = _path_args(cmd, skip_subcommand=False)
-    how = _writer_of(cmd)
+    how = _writer_of(cmd, rows().writers)
     if how and how[1] == "last" and len(paths) > 1:
         paths = paths[:-1]
     paths += [r[1:] for r in cmd.redirects if r.startswith("<")]
     return [relative(p, root) for p in paths]
 
 
-def _writer_of(cmd: SimpleCommand) -> tuple[str, str] | None:
-    table = rows().writers
+def _writer_of(cmd: SimpleCommand, table: dict[str, str]) -> tuple[str, str] | None:
     two = f"{cmd.program} {cmd.subcommand}"
     if cmd.subcommand and two in table:
         return two, table[two]

@@ -1,6 +1,6 @@
 """Does an act meet a memory's forbid triggers? Only these explicit triggers can hold an act: a command the
 memory names, an existing file it protects from writes, a file it keeps from being read or staged, a module new
-code must not import. Never a similarity score.
+code must not import, a new file it keeps from being created. Never a similarity score.
 
 It does NOT decide what happens to a held act (`mode.py`) nor read memory files (`index.py`).
 """
@@ -10,20 +10,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from memoryd.guard.acts import EDIT_TOOLS, READ_TOOLS, WRITE_TOOL, Act, installed, read, runs_words, written
+from memoryd.guard.acts import (
+    EDIT_TOOLS,
+    READ_TOOLS,
+    WRITE_TOOL,
+    Act,
+    created,
+    installed,
+    read,
+    rows,
+    runs_words,
+    written,
+)
 from memoryd.guard.rules import Forbid
 from memoryd.recall.applies_match import path_matches
 from memoryd.relevance.lexicon import programs
 from memoryd.relevance.shell import SimpleCommand
 
-COMMAND, WRITES, READS, IMPORTS = "command", "writes", "reads", "imports"
+COMMAND, WRITES, READS, IMPORTS, CREATES = "command", "writes", "reads", "imports", "creates"
 
 
 @dataclass(frozen=True, slots=True)
 class Hit:
     """Which trigger an act met, and the part of the act that met it (`npm install lodash`, a path, a module)."""
 
-    kind: str  # command | writes | reads | imports
+    kind: str  # command | writes | reads | imports | creates
     trigger: str
     what: str
     command: SimpleCommand | None = None
@@ -36,6 +47,8 @@ class Hit:
             return f"it changes {self.what}, which matches `{self.trigger}`"
         if self.kind == READS:
             return f"it reads {self.what}, which matches `{self.trigger}`"
+        if self.kind == CREATES:
+            return f"it creates the new file {self.what}, which matches `{self.trigger}`"
         return f"it adds `{self.what}`, which matches `{self.trigger}`"
 
 
@@ -49,13 +62,17 @@ def meets(forbid: Forbid, act: Act) -> Hit | None:
         glob = _first_glob(forbid.writes, act.path)
         if glob:
             return Hit(WRITES, glob, act.path)
+    if act.path and forbid.creates and act.tool == WRITE_TOOL and act.created:
+        glob = _first_glob(forbid.creates, act.path)
+        if glob:
+            return Hit(CREATES, glob, act.path)
     if act.path and forbid.reads and (act.tool in READ_TOOLS or act.tool in EDIT_TOOLS):
         glob = _first_glob(forbid.reads, act.path)
         if glob:
             return Hit(READS, glob, act.path)
     if forbid.imports and act.new:
         for module in sorted(act.new_imports()):
-            spec = _module_spec(forbid.imports, module)
+            spec = module_spec(forbid.imports, module)
             if spec:
                 return Hit(IMPORTS, spec, module)
     return None
@@ -71,6 +88,11 @@ def _command_hit(forbid: Forbid, act: Act, cmd: SimpleCommand) -> Hit | None:
             glob = _first_glob(forbid.writes, rel)
             if glob and act.exists(rel):
                 return Hit(WRITES, glob, rel, cmd)
+    if forbid.creates:
+        for rel in created(cmd, act.root):
+            glob = _first_glob(forbid.creates, rel)
+            if glob and not act.exists(rel):
+                return Hit(CREATES, glob, rel, cmd)
     if forbid.reads:
         for rel in read(cmd, act.root):
             glob = _first_glob(forbid.reads, rel)
@@ -78,7 +100,7 @@ def _command_hit(forbid: Forbid, act: Act, cmd: SimpleCommand) -> Hit | None:
                 return Hit(READS, glob, rel, cmd)
     if forbid.imports:
         for package in installed(cmd):
-            spec = _module_spec(forbid.imports, package)
+            spec = module_spec(forbid.imports, package)
             if spec:
                 return Hit(IMPORTS, spec, package, cmd)
     return None
@@ -134,12 +156,13 @@ def _first_glob(globs: tuple[str, ...], rel: str) -> str:
     return next((g for g in globs if not g.startswith("!") and path_matches(g, rel)), "")
 
 
-def _module_spec(specs: tuple[str, ...], module: str) -> str:
-    """The forbidden module a module is, or is part of (`moment` takes `moment/locale/fr`; `requests` takes
-    `requests.adapters`)."""
+def module_spec(specs: tuple[str, ...], module: str) -> str:
+    """The forbidden module a module is, or is of its family (`moment` takes `moment/locale/fr` and
+    `moment-timezone`; `requests` takes `requests.adapters`): the separators are rows of data/acts.toml."""
     lowered = module.casefold()
+    joins = rows().family_separators
     for spec in specs:
         s = spec.casefold()
-        if lowered == s or lowered.startswith((s + "/", s + ".", s + "::")):
+        if lowered == s or lowered.startswith(tuple(s + j for j in joins)):
             return spec
     return ""

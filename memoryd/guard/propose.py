@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from memoryd.base.errors import InvalidRequest
+from memoryd.guard.match import module_spec
+from memoryd.guard.package_evidence import code_packages, is_package, lead_stripped
 from memoryd.guard.rules import Forbid, parse_forbid
 from memoryd.relevance.lexicon import programs
 
@@ -29,9 +31,12 @@ _CLAUSE_END = re.compile(
 )
 _TOOL_LEAD = frozenset({"", "use", "run", "or", "and", "nor", "with", "via", "using", "ever", "call", "never"})
 _RUN_VERBS = frozenset({"run", "use", "call", "execute", "invoke", "type", "using", "running"})
+_PLACES = "in|into|under|inside|within|to|from"  # prepositions that lead a place ("files under legacy/")
 _WORD = re.compile(r"[\w@./*<>{}\[\]$-]+")
 _INSTEAD = re.compile(
-    r"\b(uses?|prefers?|run)\b\s+([^,.;:\n]{1,80}?)(?=\s+(?:instead|for|rather|over|not)\b|[,.;:\n]|$)", re.I
+    r"\b(uses?|prefers?|run)\b\s+((?:[^,.;:\n]|\.(?=[\w$]))(?:[^,.;:\n]|\.(?=[\w$])){0,79}?)"
+    r"(?=\s+(?:instead|for|rather|over|not)\b|[,;:\n]|\.(?![\w$])|$)",
+    re.I,
 )
 
 
@@ -41,6 +46,8 @@ class ProseRows:
     writes: frozenset[str]
     reads: frozenset[str]
     imports: frozenset[str]
+    creates: frozenset[str]
+    file_nouns: frozenset[str]
     library_cues: frozenset[str]
     library_suffixes: tuple[str, ...]
     phrases: dict[str, str]
@@ -66,6 +73,8 @@ def rows() -> ProseRows:
         frozenset(d["verbs"]["writes"]),
         frozenset(d["verbs"]["reads"]),
         frozenset(d["verbs"]["imports"]),
+        frozenset(d["verbs"]["creates"]),
+        frozenset(d["verbs"]["file_nouns"]),
         frozenset(d["library_cues"]["words"]),
         tuple(d["library_cues"]["suffixes"]),
         dict(d["phrases"]),
@@ -89,28 +98,34 @@ class _Found:
     writes: list[str]
     reads: list[str]
     imports: list[str]
+    creates: list[str] = field(default_factory=list)
     instead: str = ""
     contrasts: list[tuple[str, str]] = field(default_factory=list)  # (Y, X) of an "X, not Y" that named nothing
+    known: frozenset[str] = frozenset()  # packages the memory's own code imports or installs
+
+    def size(self) -> int:
+        return len(self.commands) + len(self.writes) + len(self.reads) + len(self.imports) + len(self.creates)
 
 
 def propose(name: str, description: str, body: str) -> Forbid:
     """The forbid triggers a rule's text states (empty when it forbids nothing a trigger can name)."""
-    found = _Found([], [], [], [])
+    text = f"{name}\n{description}\n{body}"
+    found = _Found([], [], [], [], known=code_packages(text))
     heading_neg = ""
-    for line in f"{name}\n{description}\n{body}".splitlines():
+    for line in text.splitlines():
         stripped = line.strip().lstrip("-*# ").strip()
         if not stripped:
             heading_neg = ""
             continue
         inherited = heading_neg if line.lstrip().startswith(("-", "*")) else ""
         for sentence in _SENTENCES.split(stripped):
-            neg = _negated(sentence)
+            neg = _negated(sentence, found.known)
             if neg is None and inherited:
                 neg = (inherited, sentence)
             if neg is not None:
-                size = len(found.commands) + len(found.writes) + len(found.reads) + len(found.imports)
+                size = found.size()
                 _read_clause(neg[0], neg[1], found, sentence)
-                grew = len(found.commands) + len(found.writes) + len(found.reads) + len(found.imports) > size
+                grew = found.size() > size
                 said, contrast = _instead_in(sentence, neg[1])
                 if contrast and not grew:
                     found.contrasts.append((neg[1].casefold(), said))  # kept if the memory forbids its Y elsewhere
@@ -124,17 +139,19 @@ def propose(name: str, description: str, body: str) -> Forbid:
         tuple(dict.fromkeys(found.writes))[:20],
         tuple(dict.fromkeys(found.reads))[:20],
         tuple(dict.fromkeys(found.imports))[:20],
+        tuple(dict.fromkeys(found.creates))[:20],
     )
     if not forbid:
         return forbid
     named = [*forbid.imports, *(c.split()[0] for c in forbid.commands)]
     said = next((x for y, x in found.contrasts if any(re.search(rf"\b{re.escape(n)}\b", y) for n in named)), "")
     instead = found.instead or said or _instead_of(f"{description}\n{body}", forbid)
-    return Forbid(forbid.commands, forbid.writes, forbid.reads, forbid.imports, instead=instead)
+    return replace(forbid, instead=instead)
 
 
-def _negated(sentence: str) -> tuple[str, str] | None:
-    """(the verb phrase around the object, the forbidden part) of a sentence that forbids, else None."""
+def _negated(sentence: str, known: frozenset[str] = frozenset()) -> tuple[str, str] | None:
+    """(the verb phrase around the object, the forbidden part) of a sentence that forbids, else None. `known`: the
+    packages the memory's code names, which "no" forbids bare ("no axios")."""
     lowered = _CODE.sub(lambda m: "`" + "x" * (len(m.group(0)) - 2) + "`", sentence.casefold())  # code says no "never"
     for word in rows().after:
         m = re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", lowered)
@@ -145,7 +162,7 @@ def _negated(sentence: str) -> tuple[str, str] | None:
         m = re.search(rf"(?<![\w=-]){re.escape(word)}(?![\w-])", lowered)
         if m is None:
             continue
-        if word == "no" and not _code_follows(sentence, m.end()):
+        if word == "no" and not _code_follows(sentence, m.end()) and not _known_follows(sentence, m.end(), known):
             continue  # "no" forbids only a named thing ("no `npm install`"), not "no disabling constraints"
         tail = sentence[m.end() :]
         cut = _CLAUSE_END.search(tail)
@@ -165,19 +182,25 @@ def _code_follows(sentence: str, at: int) -> bool:
     return sentence[at:].lstrip().startswith("`")
 
 
+def _known_follows(sentence: str, at: int, known: frozenset[str]) -> bool:
+    following = sentence[at:].split()
+    return bool(following) and following[0].strip(".,;:").casefold() in known
+
+
 def _verb_phrase(before: str, part: str) -> str:
     return f"{before[-40:]} {part[:60]}".casefold()
 
 
 def _read_clause(verbs: str, part: str, found: _Found, sentence: str = "") -> None:
     r = rows()
+    size = found.size()
     code = _CODE.findall(part)
     spans = [(c, True) for c in code] + [(w, False) for w in _bare_words(_CODE.sub(" ", part) if code else part)]
     lowered = part.casefold()
     for phrase, spec in r.phrases.items():
         if phrase in lowered:
             found.commands.append(spec)
-    vwords = set(re.findall(r"[a-z-]+", verbs))
+    vwords = _verb_words(verbs)
     if not code and (said := _prose_command(part)):
         found.commands.append(said)
         return
@@ -191,6 +214,8 @@ def _read_clause(verbs: str, part: str, found: _Found, sentence: str = "") -> No
                 found.writes.append(_glob(span))
             elif kind == "reads":
                 found.reads.append(_glob(span))
+            elif kind == "creates" and (glob := _new_files_glob(span, part)):
+                found.creates.append(glob)
             continue
         if code and span.startswith("-") and _leads(span, part) and (flagged := _flag_command(span, sentence or part)):
             found.commands.append(flagged)
@@ -203,7 +228,32 @@ def _read_clause(verbs: str, part: str, found: _Found, sentence: str = "") -> No
         if library and not _scoped(sentence, part):
             found.imports.append(library)
     if not code and not _scoped(sentence, part):
-        found.imports += _bare_libraries(part)
+        named = _bare_libraries(part)
+        if not named and found.size() == size:
+            named = _evidenced_names(part, sentence, found.known)
+        found.imports += named
+
+
+def _evidenced_names(part: str, sentence: str, known: frozenset[str]) -> list[str]:
+    """Names said bare after the negation ("don't use dotenv", "instead of execa", "Use Bun.env, not dotenv"),
+    each a package by evidence (package_evidence.py): the whole list or none."""
+    names = _name_list(lead_stripped(part), article=False)
+    at = sentence.rfind(part) if part.strip() else -1
+    before = sentence[:at] if at > 0 else ""
+    contrast = re.sub(r"(?:\bnot|\binstead of|\brather than)\s*$", "", before, flags=re.I) if before else ""
+    contrast = contrast if contrast != before else ""
+    alternative = [w.strip("`,*") for w in contrast.split()]
+    if any(module_spec(tuple(names), w) for w in alternative):
+        return []  # the trigger would hold what the rule says to use ("lodash-es, not lodash")
+    if names and all(is_package(n, known, contrast) for n in names):
+        return names
+    return []
+
+
+def _verb_words(verbs: str) -> set[str]:
+    """The words of the verb phrase, less those of the paths in it (`output/` names a place, not "output")."""
+    kept = [w for w in verbs.split() if not _is_path(w.strip("`'\",;:()"), code=False)]
+    return set(re.findall(r"[a-z-]+", " ".join(kept)))
 
 
 def _prose_command(part: str) -> str:
@@ -261,9 +311,15 @@ def _bare_libraries(part: str) -> list[str]:
     m = re.search(rf"\b(?:{verbs})\s+((?:(?:{fill})\s+)*)(.+)$", part, re.I)
     if m is None:
         return []
-    article = bool(re.search(r"\b(?:the|a|an)\b", m.group(1), re.I))
+    return _name_list(m.group(2), article=bool(re.search(r"\b(?:the|a|an)\b", m.group(1), re.I)))
+
+
+def _name_list(text: str, *, article: bool) -> list[str]:
+    """The names of a list said bare ("moment or dayjs"): lower case, each a name or a name and a library word,
+    none a program or a word of the not_names rows; the whole list or none."""
+    r = rows()
     out = []
-    for name in re.split(r"\s*(?:,|\bor\b|\band\b|\bnor\b)\s*", m.group(2).strip(" .;")):
+    for name in re.split(r"\s*(?:,|\bor\b|\band\b|\bnor\b)\s*", text.strip(" .;")):
         words = name.strip().split()
         cue = len(words) == 2 and words[1].casefold() in r.library_cues
         word = words[0].strip(".;") if words else ""
@@ -316,7 +372,7 @@ def _placed(span: str, part: str) -> bool:
     words ("read/write", "if/else")."""
     if "/" not in span or not _is_path(span + "/", code=False):
         return False
-    return re.search(rf"\b(?:in|into|under|inside|within|to|from)\s+{re.escape(span)}", part, re.I) is not None
+    return re.search(rf"\b(?:{_PLACES})\s+{re.escape(span)}", part, re.I) is not None
 
 
 def _is_path(span: str, *, code: bool) -> bool:
@@ -340,7 +396,31 @@ def _path_kind(vwords: set[str]) -> str:
         return "writes"
     if vwords & r.reads:
         return "reads"
+    if vwords & r.creates:
+        return "creates"
     return ""
+
+
+def _new_files_glob(span: str, part: str) -> str:
+    """Where new files must not go: a place after a file noun and a preposition ("files under `legacy/`, `old/`
+    or `tmp/`"), or a kind as the verb's own object (`src/**/*.module.css`; "new `.css` files" -> `*.css`). The
+    verb's object must be files: "add secrets to files under legacy/", "add .env to git", "create files or
+    README/*.md docs" name no new files of a place or kind."""
+    r = rows()
+    verbs = "|".join(re.escape(v) for v in sorted(r.creates, key=len, reverse=True))
+    nouns = "|".join(re.escape(n) for n in r.file_nouns)
+    fillers = "|".join(re.escape(f) for f in r.fillers)
+    placed = rf"(?:(?:{fillers})\s+)*(?:{nouns})\s+(?:{_PLACES})\s+(?:(?:{fillers}|`[^`]+`,?|or|and|nor)\s+)*"
+    lead = rf"\b(?:{verbs})\s+"
+    if re.search(rf"{lead}{placed}`?{re.escape(span)}`?", part, re.I):
+        return _glob(span) if span.endswith("/") or "*" in span else ""
+    m = re.search(rf"{lead}(?:(?:{fillers})\s+)*`?{re.escape(span)}`?", part, re.I)
+    if m is None:
+        return ""
+    if "*" in span:
+        return _glob(span)
+    kind = re.fullmatch(r"\.[a-z0-9]+(?:\.[a-z0-9]+)*", span)
+    return "*" + span if kind and re.match(rf"\s+(?:{nouns})\b", part[m.end() :], re.I) else ""
 
 
 def _glob(span: str) -> str:

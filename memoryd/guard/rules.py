@@ -4,6 +4,7 @@ writes it, so that only these explicit triggers (never a similarity score) can h
     forbid:
       commands: [npm, npx]            # a program, a program and its words (`git push --force|-f`)
       writes: [db/migrations/**]      # existing files an act must not change (a new file there is fine)
+      creates: [legacy/**]            # new files an act must not create (an existing one may change)
       reads: [.env*, "!.env.example"] # files an act must not read or stage; `!` keeps a path out
       imports: [moment]               # modules new code must not add (and package managers must not install)
       instead: use pnpm               # what to do instead, said to the agent when an act is held
@@ -21,9 +22,9 @@ from memoryd.base import limits
 from memoryd.base.errors import InvalidRequest
 from memoryd.store.dialect import FORBID_KEY, forbid_of
 
-FIELDS = ("commands", "writes", "reads", "imports")
+FIELDS = ("commands", "writes", "reads", "imports", "creates")
 MODES = ("deny", "ask", "context", "off")
-PATH_FIELDS = ("writes", "reads")
+PATH_FIELDS = ("writes", "reads", "creates")
 EXAMPLE = '{"commands": ["npm"], "writes": ["db/migrations/**"], "instead": "use pnpm"}'
 
 
@@ -35,11 +36,12 @@ class Forbid:
     writes: tuple[str, ...] = ()
     reads: tuple[str, ...] = ()
     imports: tuple[str, ...] = ()
+    creates: tuple[str, ...] = ()
     instead: str = ""
     enforce: str = ""
 
     def __bool__(self) -> bool:
-        return bool(self.commands or self.writes or self.reads or self.imports)
+        return bool(self.commands or self.writes or self.reads or self.imports or self.creates)
 
     def to_meta(self) -> dict[str, Any]:
         """The frontmatter value: only what holds something."""
@@ -51,11 +53,12 @@ class Forbid:
         return out
 
     def triggers(self) -> list[str]:
-        """Every trigger in a line's words: `npm`, `writes db/migrations/**`, `import moment`."""
+        """Every trigger in a line's words: `npm`, `writes db/migrations/**`, `import moment`, `creates legacy/**`."""
         out = list(self.commands)
         out += [f"writes {g}" for g in self.writes]
         out += [f"reads {g}" for g in self.reads]
         out += [f"import {m}" for m in self.imports]
+        out += [f"creates {g}" for g in self.creates]
         return out
 
     def summary(self) -> str:
@@ -75,7 +78,8 @@ def parse_forbid(value: Any, *, field_name: str = FORBID_KEY) -> Forbid:
     unknown = sorted(set(value) - {*FIELDS, "instead", "enforce"})
     if unknown:
         raise InvalidRequest(
-            f"{field_name}.{unknown[0]} is not a field; use commands, writes, reads, imports, instead and enforce."
+            f"{field_name}.{unknown[0]} is not a field; use commands, writes, reads, imports, creates, instead "
+            "and enforce."
         )
     lists = {key: _items(field_name, key, value.get(key)) for key in FIELDS}
     instead = value.get("instead") or ""

@@ -146,7 +146,10 @@ def _add_save_tool(server: MCPServer, calls: ToolCalls) -> None:
                 where, name=name, description=description, type_=type, body=body, scope=scope, applies_to=applies_to
             )
         )
-        return {"filename": result["filename"], "path": result["path"], "created": result["created"]}
+        answer = {"filename": result["filename"], "path": result["path"], "created": result["created"]}
+        if result.get("will_stop"):  # what the guard now holds, as `memoryd save` prints it
+            answer["will_stop"] = result["will_stop"]
+        return answer
 
 
 def _add_recall_tools(server: MCPServer, calls: ToolCalls) -> None:

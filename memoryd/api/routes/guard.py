@@ -17,7 +17,7 @@ class GuardRuleOut(ResponseModel):
     name: str
     description: str
     path: str = Field(description="The memory file: edit or remove its `forbid:` to change or drop the rule.")
-    forbid: dict[str, object] = Field(description="commands, writes, reads, imports, instead, enforce.")
+    forbid: dict[str, object] = Field(description="commands, writes, reads, imports, creates, instead, enforce.")
     will_stop: str = Field(description='What it holds, in a line: "will stop: npm, npx — use pnpm".')
 
 

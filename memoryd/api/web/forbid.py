@@ -44,6 +44,7 @@ def edit_forbid(
     writes: str = Form(""),
     reads: str = Form(""),
     imports: str = Form(""),
+    creates: str = Form(""),
     instead: str = Form(""),
     enforce: str = Form(""),
     remove: str = Form(""),
@@ -52,7 +53,7 @@ def edit_forbid(
     """Save the rule (or remove it: `forbid: {}` stays, so no proposal brings it back) over the shown version."""
     check_form(request, csrf)
     p = web.project(pid)
-    lists = dict(zip(FIELDS, (commands, writes, reads, imports), strict=True))
+    lists = dict(zip(FIELDS, (commands, writes, reads, imports, creates), strict=True))
     try:
         value = {} if remove else forbid_of_form(lists, instead, enforce)
         current = p.store.get(filename)
