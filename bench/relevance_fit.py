@@ -155,7 +155,7 @@ def coding_pairs(p: Pairs, dense: Dense | None) -> None:
 
 
 def guard_pairs(p: Pairs) -> None:
-    """The guard bench's dev acts (h50-guard): a violating act is positive for the memory it breaks, a compliant
+    """The guard bench's dev acts (bench/guard/projects.json): a violating act is positive for the memory it breaks, a compliant
     one negative for every memory; each project its own fold, each act its own session."""
     for proj in guard_projects():
         mems = [m | {"filename": m["key"]} for m in proj["memories"]]
