@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import subprocess
 import sys
 import tempfile
 import uuid
@@ -123,17 +122,14 @@ def moments(srv: Any, work: Path, mb: Any) -> list[dict[str, Any]]:
     return rows
 
 
-GUARD_REF = "h50-guard:bench/guard/projects.json"  # the guard bench's labelled acts (read from its branch)
+GUARD = HERE / "guard" / "projects.json"  # the guard bench's labelled acts
 GUARD_CHANNELS = {"Bash": "command", "Edit": "edit", "Write": "edit", "MultiEdit": "edit"}
 
 
 def guard_projects() -> list[dict[str, Any]]:
     """The guard bench's dev projects (its held-out two stay unread): each act labelled with the memory it
     breaks, or none."""
-    out = subprocess.run(["git", "show", GUARD_REF], cwd=HERE, capture_output=True, text=True, check=False)
-    if out.returncode:
-        return []
-    return [p for p in json.loads(out.stdout)["projects"] if not p["held_out"]]
+    return [p for p in json.loads(GUARD.read_text(encoding="utf-8"))["projects"] if not p["held_out"]]
 
 
 def guard_event(act: dict[str, Any]) -> dict[str, Any]:

@@ -26,6 +26,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from coding_eval import load_repos  # noqa: E402
 from corpus.build import glob_match  # noqa: E402
 from relevance_bench import FIT, corpus_figures, guard_figures, moments_figures, scored, tally  # noqa: E402
 from relevance_common import ROOT, Dense, Store, build, judged  # noqa: E402
@@ -139,8 +140,22 @@ def moments_pairs(p: Pairs, dense: Dense | None) -> None:
                 add(p, st, act, e, None, dense)
 
 
+def coding_pairs(p: Pairs, dense: Dense | None) -> None:
+    """bench/coding's DEV repositories (never its test split): each task's prompt (a commit subject) labelled with
+    the rules it needs; universal rules are left out (never negative). Each repository its own fold."""
+    for repo in load_repos("dev"):
+        fold = "coding:" + repo["repo"]
+        st = build(repo | {"tasks": []}, dense)
+        keep = {m["filename"] for m in repo["memories"] if not m.get("universal")}
+        for t in repo["tasks"]:
+            wanted = frozenset(t["relevant"]) & keep
+            meta = {"set": "coding", "project": repo["repo"]}
+            e = Event(fold, fold, fold, t["id"], "prompt", "", wanted, meta=meta)
+            add(p, st, prompt_act(t["prompt"]), e, keep, dense)
+
+
 def guard_pairs(p: Pairs) -> None:
-    """The guard bench's dev acts (h50-guard): a violating act is positive for the memory it breaks, a compliant
+    """The guard bench's dev acts (bench/guard/projects.json): a violating act is positive for the memory it breaks, a compliant
     one negative for every memory; each project its own fold, each act its own session."""
     for proj in guard_projects():
         mems = [m | {"filename": m["key"]} for m in proj["memories"]]
@@ -202,18 +217,21 @@ def deliver(p: Pairs, prob: np.ndarray, th: dict[str, float]) -> list[list[str]]
 
 def figures(p: Pairs, got: list[list[str]]) -> dict[str, Any]:
     """The figures bench/relevance_bench.py prints for old and new, from what each event got."""
-    rows, moments, guard = [], [], []
+    rows, moments, guard, coding = [], [], [], []
     for ev, g in zip(p.events, got):
         if ev.meta and ev.meta.get("set", "moments") == "moments":
             moments.append(ev.meta | {"injected": g})
         elif ev.meta.get("set") == "guard":
             guard.append(ev.meta | {"injected": g})
+        elif ev.meta.get("set") == "coding":
+            coding.append((True, set(ev.wanted), set(g), set(g)))
         else:
             rows.append(
                 {"store": ev.store, "origin": ev.origin, "task": ev.session, "channel": ev.channel, "path": ev.path}
                 | {"injected": g}
             )
-    return {"corpus": corpus_figures(rows), "moments": moments_figures(moments), "guard": guard_figures(guard)}
+    out = {"corpus": corpus_figures(rows), "moments": moments_figures(moments), "guard": guard_figures(guard)}
+    return out | {"coding_dev_prompt": tally(coding)}
 
 
 def channel_figures(p: Pairs, got: list[list[str]], ch: str) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -269,6 +287,25 @@ def choose(p: Pairs, prob: np.ndarray) -> dict[str, float]:
     return th
 
 
+OLD = HERE / "relevance_old.json"  # old's moments and guard figures per channel (bench/relevance.md)
+MARGIN = 0.02  # the most the fitted matcher may lose against old on any of them (the landing rule)
+
+
+def landing(fig: dict[str, Any]) -> dict[str, list[str]]:
+    """Per channel, the moments and guard figures on which the fitted matcher loses more than MARGIN to old:
+    a channel moves only when this is empty (bench/relevance.md, "Choosing a policy per channel")."""
+    old = json.loads(OLD.read_text(encoding="utf-8"))
+    out: dict[str, list[str]] = {}
+    for ch in ("prompt", "edit", "command"):
+        out[ch] = [
+            f"{part}.{k} {fig[part].get(ch, {}).get(k)} < {v}"
+            for part in ("moments", "guard")
+            for k, v in old[part].get(ch, {}).items()
+            if v is not None and (fig[part].get(ch, {}).get(k) or 0.0) < v - MARGIN
+        ]
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dense", default="auto")
@@ -282,6 +319,7 @@ def main() -> int:
         p = Pairs()
         corpus_pairs(p, dense)
         moments_pairs(p, dense)
+        coding_pairs(p, dense)
         PAIRS.write_bytes(pickle.dumps(p))
     guard_pairs(p)
     x, y = np.array(p.x), np.array(p.y)
@@ -289,6 +327,7 @@ def main() -> int:
     prob = cross_validate(p, x, y)
     th = choose(p, prob)
     out = figures(p, deliver(p, prob, th)) | {"thresholds": th}
+    out["loses"] = landing(out)
     print(json.dumps(out | {"corpus": out["corpus"]["cv"]}, indent=1))
     FIT.parent.mkdir(exist_ok=True)
     FIT.write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")

@@ -92,6 +92,7 @@ def specs() -> list[tuple[dict[str, Any], set[str] | None, Spec]]:
 def with_reasons(p: rf.Pairs) -> tuple[rf.Pairs, np.ndarray, np.ndarray]:
     """Policy (d)'s pairs: every fitted candidate plus every memory an old reason fires for, each row the fitted
     inputs and one indicator per kind of old reason."""
+    assert not any(ev.meta.get("set") == "coding" for ev in p.events), "(d) reads old's reasons of played events only"
     q, names, cols = rf.Pairs(), input_names(), {r: i for i, r in enumerate(REASONS)}
     stores: dict[str, Any] = {}
     for i, (repo, keep, (ch, path, command, writes, prompt)) in enumerate(specs()):
@@ -242,22 +243,27 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--old", type=Path, default=Path("/tmp/rel-old.json"))
     ap.add_argument("--sweep", default="", help="channel:policy, e.g. edit:union: its thresholds after the choice")
+    ap.add_argument("--policies", default=",".join(POLICIES), help="which of old,fitted,union,reasons to score")
     args = ap.parse_args()
+    policies = [k for k in POLICIES if k in args.policies.split(",")]
     __main__.Pairs, __main__.Event = rf.Pairs, rf.Event  # the pickle was written by relevance_fit.py as a script
     p = pickle.loads(rf.PAIRS.read_bytes())
     rf.guard_pairs(p)
     played = json.loads(args.old.read_text(encoding="utf-8"))
-    old = [r["injected"] for part in ("corpus", "moments", "guard") for r in played[part]]
-    assert len(old) == len(p.events), (len(old), len(p.events))
+    rows = iter([r["injected"] for part in ("corpus", "moments", "guard") for r in played[part]])
+    old = [[] if ev.meta.get("set") == "coding" else next(rows) for ev in p.events]  # old never played coding
+    assert next(rows, None) is None, "old's rows and the pairs' events differ"
     x, y = np.array(p.x), np.array(p.y)
     cands: dict[str, Any] = {"fitted": ranked(p, rf.cross_validate(p, x, y))}
     th: dict[str, dict[str, float]] = {"old": {}}
-    q, xq, yq = with_reasons(p)
-    cands["reasons"] = ranked(q, rf.cross_validate(q, xq, yq))
     fit_th = json.loads(rf.WEIGHTS.read_text(encoding="utf-8"))["channels"]
     th["fitted"] = {ch: fit_th[ch]["threshold"] for ch in ("prompt", "edit", "command")}
-    th["union"] = tune(p, "union", cands, old)
-    th["reasons"] = tune(p, "reasons", cands, old)
+    if "reasons" in policies:
+        q, xq, yq = with_reasons(p)
+        cands["reasons"] = ranked(q, rf.cross_validate(q, xq, yq))
+        th["reasons"] = tune(p, "reasons", cands, old)
+    if "union" in policies:
+        th["union"] = tune(p, "union", cands, old)
     print("thresholds", json.dumps(th), flush=True)
     allold = {ch: ("old", 1.0) for ch in ("prompt", "edit", "command")}
     base = rf.figures(p, deliver(p, allold, cands, old))
@@ -265,7 +271,7 @@ def main() -> int:
     rows: list[dict[str, Any]] = []
     for ch in ("prompt", "edit", "command"):
         best = ("old", 1.0, -1.0)
-        for kind in POLICIES:
+        for kind in policies:
             choice = allold | {ch: (kind, th[kind].get(ch, 1.0))}
             fig = rf.figures(p, deliver(p, choice, cands, old))
             cv = fig["corpus"]["cv"]

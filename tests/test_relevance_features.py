@@ -7,8 +7,10 @@ from __future__ import annotations
 import pytest
 
 from memoryd.recall.applies_derive import derive, topics_of
-from memoryd.relevance.features import EXTRACTORS, code_features, path_features, prose, run
+from memoryd.relevance.features import EXTRACTORS, code_features, path_features, prose, prose_polarity, run
 from memoryd.relevance.lexicon import load, words
+from memoryd.relevance.match import shared
+from memoryd.relevance.memory import command_act, edit_act, memory, prompt_act
 from memoryd.relevance.reasons import REASONS, prompt_reasons, tool_reasons
 
 # subject -> (a headline naming it, a headline that does not); code rows: (code showing it, code that does not)
@@ -113,8 +115,9 @@ def test_word_lists() -> None:
     assert ("path", "**/*.sql") not in run("memory", prose("Edit *.py files"))  # everyday kind: a language
     assert ("filekind", "css") in run("memory", prose("No `.css` files", "No .css files"))
     assert ("filekind", "css") not in run("memory", prose("No styles", "No styles"))
-    assert ("filekind", "py") in run("memory", prose("Write Python", "Write Python"))
-    assert ("filekind", "py") not in run("memory", prose("Write Rust", "Write Rust"))
+    assert ("langkind", "py") in run("memory", prose("Write Python", "Write Python"))  # a language: weak
+    assert ("filekind", "py") not in run("memory", prose("Write Python", "Write Python"))
+    assert ("langkind", "py") not in run("memory", prose("Write Rust", "Write Rust"))
     assert ("word", "payment") in run("memory", prose("Payments are idempotent"))
     assert ("word", "should") not in run("memory", prose("Payments should retry"))  # a plain word
     assert "index" in w.folder_files and "payments" not in w.folder_files
@@ -126,6 +129,7 @@ EXTRACTOR_CASES = {
     "kinds": ("memory", "Never edit `.snap` files", ("filekind", "snap"), "Never edit snapshots by hand"),
     "roles": ("memory", "No business logic in repositories", ("role", "repository"), "No business logic here"),
     "programs": ("memory", "Use `pnpm install`", ("program", "pnpm"), "Use the lockfile"),
+    "polarity": ("memory", "Use pnpm, never npm", ("program_forbidden", "npm"), "Use npm and pnpm"),
     "memory_acts": ("memory", "Commit messages are short", ("subcommand", "git commit"), "Messages are short"),
     "prompt_acts": ("prompt", "commit this", ("subcommand", "git commit"), "explain this"),
     "idents": ("memory", "Throw TRPCError, never Error", ("ident", "trpcerror"), "Throw typed errors"),
@@ -199,3 +203,124 @@ def test_prompt_reason_fires_on_its_case_only(kind: str) -> None:
     a = derive(*mem, "feedback")
     assert kind in prompt_reasons(a, yes, topics_of(yes))
     assert kind not in prompt_reasons(a, no, topics_of(no))
+
+
+# data/polarity.toml: each forbidding word -> (a clause ruling npm out with it, one that does not rule it out)
+FORBID = {
+    "never": ("Use pnpm, never npm", "Use pnpm, then npm"),
+    "not": ("Use pnpm, not npm", "Use pnpm and npm"),
+    "no": ("pnpm only, no npm", "pnpm and npm"),
+    "don't": ("Don't run npm", "Run npm"),
+    "dont": ("dont run npm", "run npm"),
+    "do not": ("Do not run npm", "Do run npm"),
+    "doesn't": ("The repo doesn't use npm", "The repo uses npm"),
+    "avoid": ("Avoid npm", "Prefer npm"),
+    "instead of": ("Use pnpm instead of npm", "Use pnpm after npm"),
+    "rather than": ("Use pnpm rather than npm", "Use pnpm more than npm"),
+    "nor": ("Neither yarn nor npm", "Either yarn or npm"),
+    "without": ("Install without npm", "Install with npm"),
+    "mustn't": ("You mustn't run npm", "You must run npm"),
+    "shouldn't": ("You shouldn't run npm", "You should run npm"),
+    "cannot": ("You cannot run npm here", "You can run npm here"),
+    "can't": ("You can't run npm here", "You can run npm here"),
+}
+# each resuming word -> a clause whose ruled-out tail it ends before pnpm (without the word pnpm stays ruled out)
+RESUME = {
+    "but": "Never npm, but pnpm",
+    "use": "Never npm, use pnpm",
+    "prefer": "Never npm, prefer pnpm",
+    "run": "Never npm, run pnpm",
+    "always": "Never npm, always pnpm",
+    "only": "Never npm, only pnpm",
+    "instead": "Never npm, instead pnpm",
+}
+
+
+# each scope-ending word -> a clause where it keeps `git` out of what is ruled out (without it, git is ruled out)
+SCOPE_END = {w: f"Never npm {w} git" for w in load("polarity")["scope_end"]["words"]}
+
+
+def test_every_polarity_row_has_cases() -> None:
+    data = load("polarity")
+    assert set(FORBID) == set(data["forbid"]["words"])
+    assert set(RESUME) == set(data["resume"]["words"])
+    assert set(SCOPE_END) == set(data["scope_end"]["words"])
+
+
+@pytest.mark.parametrize("word", sorted(SCOPE_END))
+def test_scope_ending_word(word: str) -> None:
+    got = set(prose_polarity(prose(SCOPE_END[word])))
+    assert ("program_forbidden", "npm") in got and ("program_forbidden", "git") not in got
+    assert ("program_forbidden", "git") in set(prose_polarity(prose("Never npm or git")))
+    assert ("path_forbidden", "layout.tsx") in set(prose_polarity(prose(f"Never {word} `layout.tsx`")))
+
+
+@pytest.mark.parametrize("word", sorted(FORBID))
+def test_forbidding_word(word: str) -> None:
+    yes, no = FORBID[word]
+    assert ("program_forbidden", "npm") in set(prose_polarity(prose(yes)))
+    assert ("program_forbidden", "npm") not in set(prose_polarity(prose(no)))
+
+
+@pytest.mark.parametrize("word", sorted(RESUME))
+def test_resuming_word(word: str) -> None:
+    got = set(prose_polarity(prose(RESUME[word])))
+    assert ("program_forbidden", "npm") in got and ("program_forbidden", "pnpm") not in got
+    assert ("program_forbidden", "pnpm") in set(prose_polarity(prose("Never npm or pnpm")))
+
+
+def test_polarity_reads_programs_code_names_and_paths() -> None:
+    assert ("program_preferred", "pnpm") in set(prose_polarity(prose("Use pnpm, not npm")))
+    assert ("program_preferred", "npm") not in set(prose_polarity(prose("Use pnpm, not npm")))
+    assert ("program_forbidden", "brew") in set(prose_polarity(prose("Start it with docker, not brew services")))
+    assert ("code_forbidden", "moment") in set(prose_polarity(prose("Never use Moment.js for dates")))
+    assert ("code_forbidden", "moment") not in set(prose_polarity(prose("Use Moment.js for dates")))
+    assert ("path_forbidden", "src/gen/") in set(prose_polarity(prose("Never edit `src/gen/` by hand")))
+    assert not set(prose_polarity(prose("Edit `src/gen/` by hand. Then run the generator")))  # no cue: neither
+
+
+# the kinds a memory and an act share: (memory text, act, the kind shared, an act sharing it as another kind)
+PNPM_RULE = ("Package manager", "Use pnpm, never npm", "")
+SHARED_CASES = {
+    "program_forbidden": (PNPM_RULE, command_act("npm install left-pad"), ("program_forbidden", "npm")),
+    "program_preferred": (PNPM_RULE, command_act("pnpm install"), ("program_preferred", "pnpm")),
+    "program": (("Package manager", "Run `pnpm install` first", ""), command_act("pnpm install"), ("program", "pnpm")),
+    "mention": (PNPM_RULE, prompt_act("use npm to add react-query"), ("program_forbidden", "npm")),
+    "code_forbidden": (
+        ("Dates", "date-fns, not moment", ""),
+        edit_act("src/a.ts", "import moment from 'moment'\n"),
+        ("code_forbidden", "moment"),
+    ),
+    "place_forbidden": (
+        ("Generated", "Never edit `src/gen/` by hand", ""),
+        edit_act("src/gen/api.ts", ""),
+        ("place_forbidden", "src/gen/**"),
+    ),
+    "runner_forbidden": (PNPM_RULE, command_act("npx eslint src"), ("runner_forbidden", "npm")),
+    "runner": (("Lint", "Lint with `pnpm lint`", ""), command_act("pnpx eslint src"), ("runner", "pnpm")),
+    "place": (
+        ("Payments", "Payment code lives in `src/payments/`", ""),
+        edit_act("src/payments/a.ts", ""),
+        ("place", "src/payments/**"),
+    ),
+    "langkind": (("Types", "Write strict TypeScript", ""), edit_act("src/a.ts", ""), ("langkind", "ts")),
+    "filekind": (("Styles", "Never add `.css` files", ""), edit_act("src/a.css", ""), ("filekind", "css")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SHARED_CASES))
+def test_shared_kind(case: str) -> None:
+    """Each kind is what the memory and act share, and an act the memory does not name shares nothing."""
+    text, act, *want = SHARED_CASES[case]
+    mem = memory(*text, "feedback")
+    got = shared(mem, act)
+    if want:
+        assert want[0] in got, got
+    assert {k for k, _ in got} <= {want[0][0], "word", "segment", "role", "subcommand", "place", "program"}
+    assert not shared(mem, edit_act("docs/x.md", "") if act.channel == "edit" else command_act("ls -la"))
+
+
+def test_a_manager_running_a_script_uses_it_a_runner_alias_only_runs_through_it() -> None:
+    assert ("program", "npm") in command_act("npm run build").features
+    assert ("runner", "npm") in command_act("npx eslint src").features
+    assert ("program", "npm") not in command_act("npx eslint src").features

@@ -11,28 +11,42 @@ from functools import lru_cache
 
 from memoryd.base import limits
 from memoryd.base.text import STOPWORDS
-from memoryd.relevance.lexicon import code, programs, subjects, words
+from memoryd.relevance.lexicon import code, polarity, programs, subjects, words
 from memoryd.relevance.shell import parse
 
 Feature = tuple[str, str]  # (kind, value): ("program", "npm"), ("path", "src/payments/charge.ts")
 
 # Kinds a memory and an act share (the matcher's inputs, one weight each per channel): `place` is a memory's
-# glob meeting an act's path; `import` and `call` are written code naming a word of the memory.
+# glob meeting an act's path; `import` and `call` are written code naming a word of the memory. The same value
+# weighs differently by how the memory names it: a place or program it rules out (`place_forbidden`,
+# `program_forbidden`, `code_forbidden`) or prefers (`program_preferred`), a file kind it names only by its
+# language ("TypeScript": `langkind`, weak) rather than as a kind or path (`.ts`: `filekind`); a package manager
+# an act only runs a tool through by its runner's own name (`npx eslint`: `runner`) rather than uses itself
+# (`npm install`, `npm run build`).
 KINDS = (
     "place",
+    "place_forbidden",
     "segment",
     "filekind",
+    "langkind",
     "role",
     "program",
     "mention",
+    "program_forbidden",
+    "program_preferred",
+    "runner",
+    "runner_forbidden",
     "subcommand",
     "import",
     "call",
+    "code_forbidden",
     "ident",
     "subject",
     "word",
 )
 CHANNELS = ("prompt", "command", "edit")
+# a memory's kind -> the act's kind it meets (what the triggers look it up by)
+MET_BY = {"langkind": "filekind", "program_forbidden": "program", "program_preferred": "program"}
 PROSE, COMMAND, PATH, CODE = "prose", "command", "path", "code"
 
 _TICKS = re.compile(r"`([^`\n]{1,200})`")
@@ -44,6 +58,7 @@ _ALPHA = re.compile(r"^[a-z][a-z-]*[a-z]$")
 _PAIR = re.compile(r"^[A-Za-z]+/[A-Za-z]+$")  # "lint/format", "Yarn/Turbo": alternatives, not a path
 _PROPER = re.compile(r"(?<=[\w,] )[A-Z][a-z]+(?:[A-Z]{2,})?(?![\w-])")  # a product named mid-sentence
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
+_NAME = re.compile(r"^@?[a-z][\w./-]*[a-z0-9]$")  # a module or function name as code writes it
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +133,7 @@ def prose_kinds(p: Prose) -> Iterator[Feature]:
     for t in _TOKEN.findall(p.headline):
         low = t.casefold().strip(".:")
         if low in w.language_kinds and (low not in english or t[:1].isupper() or t in p.ticked):
-            yield from (("filekind", k) for k in w.language_kinds[low])
+            yield from (("langkind", k) for k in w.language_kinds[low])
 
 
 def prose_roles(p: Prose) -> Iterator[Feature]:
@@ -143,6 +158,60 @@ def prose_programs(p: Prose) -> Iterator[Feature]:
         low = t.casefold()
         if low in table.known or (low in table.english and t in p.ticked):
             yield ("mention", table.family(low))
+
+
+def prose_polarity(p: Prose) -> Iterator[Feature]:
+    """What a clause rules out after its first forbidding word ("never npm", "not moment", "instead of yarn":
+    programs, code names, paths) and the programs it prefers before it ("use pnpm, not npm")."""
+    pol = polarity()
+    for clause in pol.clause.split(p.text):
+        cue = pol.forbid.search(clause)
+        if cue is None:
+            continue
+        tail = clause[cue.end() :]
+        if back := pol.resume.search(tail):
+            tail = tail[: back.start()]
+        for t in _TOKEN.findall(clause[: cue.start()]):
+            if program := _program(t.strip(".:*"), p.ticked):
+                yield ("program_preferred", program)
+        for t in _ruled_out(_TOKEN.findall(tail), pol.scope_end):
+            t = t.strip(".:*,")
+            if program := _program(t, p.ticked):
+                yield ("program_forbidden", program)
+            elif is_path(t, p.ticked):
+                yield ("path_forbidden", t)
+            elif name := code_name(t):
+                yield ("code_forbidden", name)
+
+
+def _ruled_out(tokens: list[str], scope_end: frozenset[str]) -> Iterator[str]:
+    """The tokens a forbidding word rules out: up to the first word that ends its scope after something was
+    named ("No secrets in git": secrets, not git; "never in `layout.tsx`": layout.tsx)."""
+    named = False
+    for t in tokens:
+        if t.casefold() in scope_end:
+            if named:
+                return
+            continue
+        named = named or t.casefold() not in STOPWORDS
+        yield t
+
+
+def _program(token: str, ticked: frozenset[str]) -> str:
+    """The family of a program a token names ("" when it names none; an English word only in backticks)."""
+    table, low = programs(), token.casefold()
+    return table.family(low) if low in table.known or (low in table.english and token in ticked) else ""
+
+
+def code_name(token: str) -> str:
+    """A token as the name code would import or call it by (`Moment.js`: moment), "" for a plain word."""
+    low = token.casefold()
+    stem, _, ext = low.rpartition(".")
+    if stem and ext in words().everyday_kinds:
+        low = stem
+    if len(low) < 3 or not _NAME.match(low) or low in words().plain or low in STOPWORDS:
+        return ""
+    return low
 
 
 def prose_acts(p: Prose) -> Iterator[Feature]:
@@ -188,7 +257,7 @@ def prose_words(p: Prose) -> Iterator[Feature]:
 def command_features(line: str) -> Iterator[Feature]:
     """A Bash line's programs by family and as run (`npx eslint` is npm's and eslint's), subcommands, paths."""
     for c in parse(line):
-        yield ("program", c.family)
+        yield ("runner" if c.runner and c.program != c.family else "program", c.family)  # npx: npm's runner
         if c.runner and c.runs:
             yield ("program", programs().family(c.runs[0]))
         if len(c.runs) > 1:
@@ -248,6 +317,7 @@ EXTRACTORS: dict[str, tuple[str, frozenset[str], Extractor]] = {
     "kinds": (PROSE, frozenset({"memory"}), prose_kinds),
     "roles": (PROSE, frozenset({"memory", "prompt"}), prose_roles),
     "programs": (PROSE, frozenset({"memory", "prompt"}), prose_programs),
+    "polarity": (PROSE, frozenset({"memory"}), prose_polarity),
     "memory_acts": (PROSE, frozenset({"memory"}), prose_acts),
     "prompt_acts": (PROSE, frozenset({"prompt"}), prompt_acts),
     "idents": (PROSE, frozenset({"memory", "prompt"}), prose_idents),

@@ -126,3 +126,28 @@ def code() -> Code:
     data = load("code")
     imports = tuple((re.compile(p), lang) for lang, row in data.items() if lang != "calls" for p in row["imports"])
     return Code(imports, tuple(re.compile(p) for p in data["calls"]["patterns"]))
+
+
+@dataclass(frozen=True, slots=True)
+class Polarity:
+    """The words that turn a clause against what it names, and those that turn it back (`data/polarity.toml`)."""
+
+    forbid: re.Pattern[str]  # the first in a clause: what follows is ruled out, what precedes it preferred
+    resume: re.Pattern[str]  # after a comma or dash: the ruled-out tail ends here
+    clause: re.Pattern[str]  # where one clause ends and the next begins
+    scope_end: frozenset[str]  # words after which a ruled-out tail names where or why, not what
+
+
+@cache
+def polarity() -> Polarity:
+    data = load("polarity")
+
+    def alternation(key: str) -> str:
+        return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(data[key]["words"], key=len, reverse=True))
+
+    return Polarity(
+        re.compile(r"(?<![\w'-])(?:" + alternation("forbid") + r")(?![\w'-])", re.I),
+        re.compile(r"[,–—]\s*(?:-\s*)?(?:" + alternation("resume") + r")(?![\w'-])|\s[-–—]\s", re.I),
+        re.compile(r"[.;:!?](?=\s|$)|\n"),
+        frozenset(data["scope_end"]["words"]),
+    )

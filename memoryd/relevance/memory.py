@@ -68,7 +68,8 @@ def _memory(name: str, description: str, body: str, type_: str) -> Memory:
     plain = words().plain
     names = {t.casefold() for t in p.tokens if len(t) >= 3 and (t in p.ticked or t in headline)}
     names = {n for n in names if n not in plain and n not in STOPWORDS}
-    kept = frozenset(f for f in found if f[0] != "path")
+    ruled_out = {("place_forbidden", g) for kind, v in found if kind == "path_forbidden" and (g := glob_of(v))}
+    kept = frozenset(f for f in found if f[0] not in ("path", "path_forbidden")) | ruled_out
     return shared(Memory(shared(kept), globs, shared(frozenset(names)), type_, words().rule.search(text) is not None))
 
 

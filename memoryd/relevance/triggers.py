@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from memoryd.relevance.features import Feature, file_kind
+from memoryd.relevance.features import MET_BY, Feature, file_kind
 from memoryd.relevance.lexicon import words
 from memoryd.relevance.memory import Act, Memory
 
@@ -29,8 +29,12 @@ class Triggers:
 
     def add(self, fn: str, mem: Memory) -> None:
         post = self.postings
-        for feature in mem.features:
-            post[feature].add(fn)
+        for kind, value in mem.features:
+            post[(kind, value)].add(fn)
+            if kind in MET_BY:
+                post[(MET_BY[kind], value)].add(fn)
+            elif kind == "code_forbidden":
+                post[("name", value)].add(fn)
         for glob in mem.globs:
             post[glob_key(glob)].add(fn)
             post[("place", glob)].add(fn)
@@ -42,7 +46,7 @@ class Triggers:
         get = self.postings.get
         out: set[str] = set(get(ALWAYS, ())) if act.paths else set()
         for kind, value in act.features:
-            if kind in ("program", "mention"):
+            if kind in ("program", "mention", "runner"):
                 out |= get(("program", value), set()) | get(("mention", value), set())
             elif kind in ("import", "call", "segment"):
                 out |= get(("name", value), set())
@@ -57,9 +61,11 @@ class Triggers:
     def holding(self, feature: Feature) -> int:
         """How many memories hold a feature (a `place` by its glob)."""
         kind, value = feature
-        if kind in ("import", "call", "segment"):
+        if kind in ("import", "call", "segment", "code_forbidden"):
             return len(self.postings.get(("name", value), ()))
-        if kind == "mention":
+        if kind in MET_BY:
+            return len(self.postings.get((MET_BY[kind], value), ()))
+        if kind in ("mention", "runner", "runner_forbidden"):
             return len(self.postings.get(("program", value), set()) | self.postings.get(("mention", value), set()))
         return len(self.postings.get(feature, ()))
 
