@@ -8,54 +8,28 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable
 from functools import lru_cache
-from typing import Any, TypeVar, cast
+from typing import TypeVar, cast
 
 from memoryd.base import limits
 from memoryd.base.digest_cache import DigestCache
 from memoryd.recall.applies import AppliesTo
+from memoryd.relevance.lexicon import matcher_subjects, programs, trie_pattern, words
 
-# Package managers, by ecosystem: a memory that names two of one family (or says "package manager")
-# is a choice among them, and applies to every member it does not prefer.
-PM_FAMILIES = (
-    ("npm", "pnpm", "yarn", "bun"),
-    ("pip", "pip3", "uv", "poetry", "pipenv", "conda"),
-)
-PM_NAMES = frozenset(n for fam in PM_FAMILIES for n in fam)
-PM_BUILTINS = frozenset(
-    (
-        "install i add remove rm uninstall update upgrade up ci why outdated init create dlx exec run link publish "
-        "pack sync lock"
-    ).split()
-)
-# What only runs a binary or a script: stripped before the program a command runs is named.
-RUNNERS: tuple[tuple[str, ...], ...] = (
-    ("npx",),
-    ("bunx",),
-    ("pnpm", "dlx"),
-    ("pnpm", "exec"),
-    ("yarn", "dlx"),
-    ("yarn", "exec"),
-    ("uv", "run"),
-    ("poetry", "run"),
-    ("npm", "exec"),
-    ("npm", "run"),
-    ("pnpm", "run"),
-    ("yarn", "run"),
-    ("bun", "run"),
-)
-# Programs a rule may name (beyond package managers): a word of the text counts only when it is one of these.
-PROGRAMS = frozenset(
-    """docker docker-compose podman kubectl helm terraform git gh psql mysql sqlite3 redis-cli prisma drizzle-kit
-    alembic vitest jest pytest playwright cypress eslint prettier biome ruff black mypy pyright tsc nx turbo make
-    just cargo go rustc curl wget sudo ssh scp rsync node deno python python3 pre-commit alembic flask django-admin
-    storybook wrangler vercel firebase supabase""".split()
-)
-_COMMAND_STARTS = PROGRAMS | PM_NAMES | {"npx", "bunx", "sudo"}  # what a backticked command may start with
-ENGLISH_PROGRAMS = frozenset("go make just black node python helm turbo biome".split())
-RULE_WORDS = re.compile(r"\b(?:never|always|must|don'?t|do not|only|avoid|should)\b", re.I)
-NEGATION = re.compile(r"\b(?:never|not|don'?t|do not|avoid|no|instead of|rather than|nor|stop using|without)\b", re.I)
+__all__ = ["trie_pattern"]  # re-exported: the subjects' one-pass pattern is built by the lexicon
+
+# Every word list read here comes from memoryd/relevance/data/*.toml (one home, each row with its labelled cases
+# in tests/test_applies_data.py); only grammar (paths, backticks, code names) is written as patterns below.
+PROGRAMS_TABLE = programs()
+WORDS = words()
+SUBJECTS = matcher_subjects()
+PM_FAMILIES = PROGRAMS_TABLE.managers  # per ecosystem, its package managers (family names: npm, pnpm, yarn, bun)
+PM_NAMES = PROGRAMS_TABLE.manager_members  # every program typed to run one (npx is npm's, bunx bun's)
+PROGRAMS = PROGRAMS_TABLE.named  # the other programs a rule may name: a word counts only when it is one of these
+_COMMAND_STARTS = PROGRAMS | PM_NAMES | PROGRAMS_TABLE.prefixes  # what a backticked command may start with
+RULE_WORDS = WORDS.rule
+RULE_TYPES = frozenset({"feedback", "user", ""})  # a memory of these types states a rule (a correction, a preference)
 PATH_RE = re.compile(
     r"(?<![\w/.:@-])(?:\*\*/|\*\.)?\.?[\w@*-][\w.@*-]*(?:/[\w.@*\[\]-]+)+/?"  # a/b/c, db/migrations/, **/x
     r"|(?<![\w/.:@-])\*\.[\w.]+"  # *.generated.ts
@@ -68,122 +42,36 @@ _TICKS = re.compile(r"`([^`\n]{1,200})`")
 # A placeholder in a named path: `changelog/{PR_NUMBER}.{type}.md`, `tests/<path>/test_<module>.py`.
 _PLACEHOLDER = re.compile(r"\{[\w|.-]{1,40}\}|<[\w-]{1,30}>(?=[/_.\w-])|(?<=[/_.\w-])<[\w-]{1,30}>")
 # File kinds a rule may name on their own ("plain .css", "`.snap` files"): kinds of a place or a tool, not a language.
-FILE_KINDS = "css scss sass less styl snap sql prisma proto graphql gql vue svelte ipynb".split()
-_KIND_RE = re.compile(r"(?<![\w/.*-])\.(" + "|".join(FILE_KINDS) + r")(?![\w/.-])")
+_KIND_RE = re.compile(r"(?<![\w/.*-])\.(" + "|".join(sorted(WORDS.named_kinds)) + r")(?![\w/.-])")
 # A folder named alone, with its slash: `tests_integ/`, `collections/` (not "and/or", not "a/b").
 _DIR_RE = re.compile(r"(?<![\w/.:@*-])[A-Za-z_][\w.-]*/(?![\w.*{<-])")
-_NOT_PATHS = frozenset({"and/or", "i/o", "n/a", "e.g.", "i.e.", "w/o", "tRPC/REST"})
-
-# Coding subjects a prompt and a rule may share without sharing a word ("an email column" and
-# "schema changes need a migration"). Small on purpose: each is a class of task, not a synonym list.
-TOPICS: dict[str, tuple[str, ...]] = {
-    "dependencies": ("package manager", "dependency", "dependencies", "lockfile", "lock file", "install", "installs"),
-    "db-schema": ("migration", "migrations", "schema", "column", "columns", "table", "tables", "alter table"),
-    "sql": ("sql", "orm", "orms", "raw query", "raw queries", "prisma query", "prisma queries"),
-    "styling": (
-        "css",
-        "inline style",
-        "inline styles",
-        "stylesheet",
-        "tailwind",
-        "classname",
-        "background",
-        "colour",
-        "color",
-    ),
-    "secrets": ("secret", "secrets", ".env", "api key", "api keys", "credential", "credentials"),
-    "i18n": (
-        "translation",
-        "translations",
-        "translate",
-        "i18n",
-        "locale",
-        "locales",
-        "ui string",
-        "ui strings",
-        "label",
-        "labels",
-        "wording",
-    ),
-    "lint": ("lint", "linting", "lint errors", "lint warnings"),
-    "permissions": ("permission", "permissions", "admin", "admins", "role", "roles", "access control", "authorization"),
-    "casts": ("cast", "casts", "as any", "type-safe", "type safe"),
-    "errors": ("throw", "throws", "exception", "exceptions", "error class", "error classes", "error handling"),
-    "exports": ("export", "exports", "exported", "re-export", "re-exports", "barrel", "barrels", "barrel file"),
-    "deprecation": ("deprecate", "deprecates", "deprecated", "deprecation", "deprecations", "deprecating"),
-}
 # File kinds by language: a rule whose name or description names the language ("Write plain CSS", "No
 # !important in CSS") applies to an edit of any file of it. Not the everyday kinds (.py, .ts): those say nothing.
-KIND_FAMILIES = (("css", "scss", "sass", "less", "styl"), ("sql",))
-_KIND_NAMED = re.compile(r"(?<![\w-])(css|scss|sass|less|stylesheets?|sql)(?![\w-])", re.I)
+_PLACE_KINDS = WORDS.place_kinds
+_KIND_NAMED = re.compile(r"(?<![\w-])(" + "|".join(sorted(_PLACE_KINDS, key=len, reverse=True)) + r")(?![\w-])", re.I)
 # What a rule about a subject applies to when it names no program: committing, pull requests, pushing.
-SUBJECT_COMMANDS = (
-    (re.compile(r"(?<![\w-])commit(?:s|ted|ting)?\b", re.I), "git commit"),
-    (re.compile(r"\b(?:PRs?|pull requests?)\b"), "gh pr"),
-    # pushing to a remote, not code that pushes frames or errors: "push" ends the clause or says where
-    (
-        re.compile(
-            r"\bgit push\b|\bforce[- ]push|\bpush(?:es|ed|ing)?\b(?=\s*(?:$|[.,;:)]|(?:to|directly|before|after|"
-            r"--\w+|main|master|origin|upstream|(?:the|your|a) branch|branch(?:es)?|changes|commits?)\b))",
-            re.I | re.M,
-        ),
-        "git push",
-    ),
-)
+SUBJECT_COMMANDS = tuple((about, command) for command, _, about in WORDS.acts)
 # A rule for making a new thing ("Checklist for adding a new AI service") applies when a file is created,
 # not to every later edit of the things it made.
-CREATING = re.compile(r"\b(?:adding|creating|scaffolding|writing)\s+(?:an?\s+)?new\b", re.I)
+CREATING = WORDS.creating
 # The layers code is split into: a rule whose name is about one ("No business logic in repositories") applies
 # to its files (BookingRepository.ts, user_service.py, repositories/) and to prompts naming its code.
-CODE_ROLES = frozenset(
-    """repository service controller router handler resolver reducer middleware component hook store provider
-    adapter serializer migration validator factory manager client helper util""".split()
-)
+CODE_ROLES = WORDS.layers
 _ROLES_NAMED = re.compile(
-    r"\b(repositories|services|controllers|routers|handlers|resolvers|reducers|middlewares|"
-    r"components|hooks|stores|providers|adapters|serializers|migrations|validators|factories|managers|clients|"
-    r"helpers|utils)\b",
-    re.I,
+    r"\b(" + "|".join(sorted(r[:-1] + "ies" if r.endswith("y") else r + "s" for r in CODE_ROLES)) + r")\b", re.I
 )
 CAMEL_RE = re.compile(r"(?<![\w.])[A-Z][a-z0-9]*[A-Z][A-Za-z0-9]*\b")  # TRPCError, ErrorWithCode, OAuthClient
 CAMEL_NAME = re.compile(r"\b[A-Za-z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b")  # a code name of words: BookingRepository
-_SCOPED = re.compile(r"(?<![\w/])@[\w-]+/[\w./-]*\w")  # @calcom/ui, @calcom/ui/components/button
+_SCOPED = re.compile(r"(?<![\w/])@[\w-]+/[\w./-]*\w")  # @scope/ui, @scope/ui/components/button
 _DOTTED = re.compile(r"(?<![\w.])[A-Za-z]\w*\.(?:js|[a-z]\w*)\b")  # Day.js, credential.key
 # A kind so common that a rule naming it ("*.py", "*.ts") is about the language, not about a place.
-EVERY_FILE_OF_A_KIND = frozenset(
-    f"**/*.{ext}" for ext in "md py ts tsx js jsx mjs json go rs rb java kt swift c h cpp yaml yml toml txt".split()
-)
-EVERY_FOLDER_FILES = frozenset("index main __init__ mod lib".split())
-GENERIC_DIRS = frozenset(
-    """src lib libs app apps packages package components component modules module features feature utils util
-    helpers hooks server client test tests types views view pages page api core common shared public static
-    assets internal scripts docs examples config configs services service source index main""".split()
-)
-
-
-def trie_pattern(words: Iterable[str]) -> str:
-    """Words as one alternation shaped like a trie (`c(?:ss|olou?r)`-like), longest first at each branch:
-    the regex engine then tries a letter once per position, not once per word."""
-    trie: dict[str, Any] = {}
-    for word in words:
-        node = trie
-        for ch in word:
-            node = node.setdefault(ch, {})
-        node[""] = {}
-
-    def emit(node: dict[str, Any]) -> str:
-        branches = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
-        if "" in node:
-            branches.append("")  # the word may end here: the longer branches are tried first
-        return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-
-    return emit(trie)
-
+EVERY_FILE_OF_A_KIND = frozenset(f"**/*.{ext}" for ext in WORDS.everyday_kinds)
+EVERY_FOLDER_FILES = WORDS.folder_files
+GENERIC_DIRS = WORDS.generic_dirs | WORDS.named_alone
 
 # Every subject's words in one pattern, read in a single pass (a pass per subject was ten times the work).
-TOPIC_OF_WORD = {word: topic for topic, words in TOPICS.items() for word in words}
-_TOPIC_WORDS = re.compile(r"(?<![\w.-])" + trie_pattern(TOPIC_OF_WORD) + r"(?![\w-])", re.I)
-_HEX_COLOUR = re.compile(r"#(?=[0-9]*[a-fA-F])[0-9a-fA-F]{3,8}\b")  # #3b82f6, not issue #3538
+TOPIC_OF_WORD = SUBJECTS.of_word
+_TOPIC_WORDS = SUBJECTS.words
 
 
 # ----------------------------------------------------------------------------- derived offline
@@ -200,24 +88,17 @@ def derive(name: str, description: str, body: str, type_: str = "") -> AppliesTo
 def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
     """What a memory applies to, from what it names: paths and file kinds, the commands in its
     backticks, package managers (a choice among them applies to the ones it does not prefer) and
-    other programs, and the subjects (`TOPICS`) it is about."""
+    other programs, and the subjects (`SUBJECTS`) it is about."""
     text = f"{name}\n{description}\n{body}"
-    # A reference memory points somewhere (the layout, a dashboard), a project memory mostly describes
-    # how things are: the places they name are rules only when the memory states one ("never", "only").
-    rule = type_ in ("feedback", "user", "") or (type_ == "project" and RULE_WORDS.search(text) is not None)
-    paths = _places(name, description, text) if rule else _titled_folders(name) if type_ == "project" else ()
+    rule = states_rule(type_, text)
+    paths = () if type_ == "reference" else _places(name, description, text) if rule else _titled_folders(name)
     named = {w.casefold() for w in re.findall(r"(?<![\w.@/-])[A-Za-z][\w-]*(?![\w/])", text)}
     # a program that is also an English word counts only in backticks ("never go back" names no Go)
     ticked = {w.casefold() for snippet in _TICKS.findall(text) for w in snippet.split()}
-    named -= {w for w in ENGLISH_PROGRAMS if w not in ticked}
-    pms = {n for n in PM_NAMES if n in named}
+    named -= {w for w in PROGRAMS_TABLE.english if w not in ticked}
+    pms = PM_NAMES & named
     forbids = _forbidden(text, pms | (PROGRAMS & named))
-    commands: list[str] = []
-    for fam in PM_FAMILIES:
-        mine = pms & set(fam)
-        if len(mine) >= 2 or (mine and re.search(r"package manager", text, re.I)):
-            preferred = mine - forbids
-            commands += [n for n in fam if n not in preferred or not preferred]
+    commands = _managers_not_chosen(text, pms, forbids)
     for snippet in _TICKS.findall(text):
         first = snippet.split(maxsplit=1)[0].casefold() if snippet.strip() else ""
         if first not in _COMMAND_STARTS and "=" not in first:
@@ -244,6 +125,31 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
         cues=shared(cues_of(text)),
     )
     return shared(applies)
+
+
+def states_rule(type_: str, text: str) -> bool:
+    """Whether a memory states a rule, so the places it names are places it rules: a feedback or user memory
+    always (it is a correction or a preference); a project memory when it says "never", "always", "only"
+    (words.toml `rule_words`). One that states none describes how things are: of its places only the folder its
+    title is about counts ("Payments live in src/payments/"), as a passing mention of a place in a description is
+    not what it governs (coding dev, every project memory's places: precision 0.46 -> 0.36, silence 0.77 -> 0.57).
+    A reference memory points where to look (a dashboard, the docs, where a package lives): its places are where
+    the information is, not acts it governs, so none count (strands' "model providers live in
+    src/strands/models/" at every edit there: coding dev precision 0.46 -> 0.44)."""
+    return type_ in RULE_TYPES or (type_ == "project" and RULE_WORDS.search(text) is not None)
+
+
+def _managers_not_chosen(text: str, named: set[str] | frozenset[str], forbids: set[str]) -> list[str]:
+    """A choice among an ecosystem's package managers (two of them named, or one and "package manager") applies to
+    each manager it does not prefer, by family: "use pnpm, never npm" gives npm, yarn, bun (npx is npm's)."""
+    out: list[str] = []
+    family = PROGRAMS_TABLE.family
+    for ecosystem in PM_FAMILIES:
+        mine = {family(n) for n in named} & set(ecosystem)
+        if len(mine) >= 2 or (mine and PROGRAMS_TABLE.choice.search(text)):
+            preferred = {family(n) for n in named if n not in forbids} & mine - {family(n) for n in forbids}
+            out += [f for f in ecosystem if f not in preferred or not preferred]
+    return out
 
 
 Shared = TypeVar("Shared", bound=Hashable)
@@ -286,8 +192,7 @@ def roles_of(name: str) -> frozenset[str]:
 
 def kinds_named(headline: str) -> frozenset[str]:
     """The file kinds (extensions) whose language a rule's headline names: "CSS" gives css, scss, sass, ..."""
-    named = {"css" if w.casefold().startswith("stylesheet") else w.casefold() for w in _KIND_NAMED.findall(headline)}
-    return frozenset(kind for family in KIND_FAMILIES if named & set(family) for kind in family)
+    return frozenset(kind for w in _KIND_NAMED.findall(headline) for kind in _PLACE_KINDS[w.casefold()])
 
 
 def cues_of(text: str) -> frozenset[str]:
@@ -349,7 +254,7 @@ def _glob_of(token: str) -> str:
     token = token.strip("`'\";:,()").rstrip(".")
     if re.fullmatch(r"[A-Z][a-z]+(?:/[A-Z][a-z]+)+", token) or re.fullmatch(r"[A-Z]\w*\.js", token):
         return ""  # "Yarn/Turbo", "Day.js": names, not paths
-    if not token or token.casefold() in _NOT_PATHS or "://" in token or token.startswith("@"):
+    if not token or token.casefold() in WORDS.not_paths or "://" in token or token.startswith("@"):
         return ""
     if token.count("/") == 0 and not token.startswith((".", "*")) and "." not in token:
         return ""
@@ -364,14 +269,14 @@ def _glob_of(token: str) -> str:
     return token
 
 
-def _forbidden(text: str, candidates: set[str]) -> set[str]:
+def _forbidden(text: str, candidates: set[str] | frozenset[str]) -> set[str]:
     """The programs a rule forbids: right after a negation ("never npm or pnpm", "do not use npm",
     "not prettier or eslint"), a list of them joined by commas, slashes, "or", "nor"."""
     if not candidates:
         return set()
     name = r"`?(?:" + "|".join(re.escape(c) for c in sorted(candidates, key=len, reverse=True)) + r")`?"
     rx = re.compile(
-        NEGATION.pattern
+        WORDS.negation.pattern
         + r"\s+(?:(?:use|run|using|call|with|touch)\s+)?("
         + name
         + r"(?:\s*(?:,|/|\bor\b|\bnor\b|\band\b)\s*"
@@ -406,8 +311,9 @@ def topic_weights(text: str) -> tuple[tuple[str, int], ...]:
     found: dict[str, set[str]] = {}
     for word in {m.casefold() for m in _TOPIC_WORDS.findall(text)}:
         found.setdefault(TOPIC_OF_WORD[word], set()).add(word)
-    if _HEX_COLOUR.search(text):
-        found.setdefault("styling", set()).add("#")
+    for rx, subject in SUBJECTS.code:  # a hex colour in prose is styling too
+        if rx.search(text):
+            found.setdefault(subject, set()).add("#")
     return tuple(sorted((t, len(words)) for t, words in found.items()))
 
 
@@ -419,17 +325,22 @@ def command_key(command: str) -> tuple[str, ...]:
         words = shlex.split(command, comments=False)
     except ValueError:
         words = command.split()
-    while words and ("=" in words[0] and not words[0].startswith("-")):  # FOO=1 cmd
+    table = PROGRAMS_TABLE
+    while words and ("=" in words[0] and not words[0].startswith("-") or words[0] in table.prefixes):  # FOO=1 sudo cmd
         words = words[1:]
-    if words and words[0] == "sudo":
-        words = words[1:]
-    for runner in RUNNERS:
-        if tuple(words[: len(runner)]) == runner and len(words) > len(runner):
+    lowered = tuple(w.casefold() for w in words)
+    for runner, _ in table.runners:  # longest first: `uv tool run` before `uv run`
+        if lowered[: len(runner)] == runner and len(words) > len(runner):
             words = words[len(runner) :]
             break
     if len(words) >= 2 and words[0] in PM_NAMES and words[1] == "workspace" and len(words) > 3:
         words = [words[0], *words[3:]]
-    if len(words) >= 2 and words[0] in PM_NAMES and words[1] not in PM_BUILTINS and not words[1].startswith("-"):
+    if (
+        len(words) >= 2
+        and words[0] in PM_NAMES
+        and words[1] not in table.manager_verbs
+        and not words[1].startswith("-")
+    ):
         words = words[1:]  # `yarn vitest run` runs vitest
     rest = [w for w in words[1:] if not w.startswith("-")][:1]
     return tuple(w.casefold() for w in words[:1] + rest) if words else ()

@@ -12,7 +12,8 @@ from memoryd.base.errors import MemorydError
 from memoryd.base.text import query_terms
 from memoryd.recall.applies import AppliesTo, from_meta, parse_applies, reaches
 from memoryd.recall.applies_derive import derive, topics_of
-from memoryd.recall.applies_match import prompt_meets
+from memoryd.recall.applies_match import prompt_reason
+from memoryd.recall.applies_reason import Reason, Via
 from memoryd.recall.applies_triggers import Triggers
 from memoryd.recall.decide import names_unknown
 from memoryd.recall.store_index import StoreIndex
@@ -89,7 +90,7 @@ class AppliesIndex:
 
     def prompt_picks(
         self, store: MemoryDir, item: StoreIndex, query: str, surfaced: set[str], ranked_chose: bool
-    ) -> dict[str, str]:
+    ) -> dict[str, Reason]:
         """Memories whose applies_to the prompt meets, with why: a program, path or code it names
         (always), or a subject it shares (beside the ranking's choice only when it also holds a word of
         the prompt; never when the prompt names a product this store never mentions; the memories
@@ -98,7 +99,7 @@ class AppliesIndex:
         view = self.view(store, item)
         applies = view.applies
         could = sorted(view.triggers.named_in(query) - surfaced)
-        named = {fn: why for fn in could if (why := prompt_meets(applies[fn], query, topics)) and why[:8] != "subject:"}
+        named = {fn: why for fn in could if (why := prompt_reason(applies[fn], query, topics)) and not why.subject_only}
         # a subject alone only for rules about code (they name a path, a command or code): "the colour of
         # her car" must not bring a memory that mentions a background colour (LoCoMo other-store 0.016 -> 0.086)
         subject = sorted(view.triggers.code_rules_about(topics) - surfaced - named.keys())
@@ -115,5 +116,6 @@ class AppliesIndex:
             (fn for fn in subject if applies[fn].weight(topics) == top), key=lambda fn: (order.get(fn, 99), fn)
         )
         return named | {
-            fn: f"subject: {min(applies[fn].topics & topics)}" for fn in subject[: limits.TOOL_RECALL_MAX_MEMORIES]
+            fn: Reason(Via.SUBJECT, min(applies[fn].topics & topics))
+            for fn in subject[: limits.TOOL_RECALL_MAX_MEMORIES]
         }

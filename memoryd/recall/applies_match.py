@@ -20,24 +20,14 @@ from memoryd.recall.applies_derive import (
     command_key,
     roles_of,
 )
+from memoryd.recall.applies_reason import Reason, Via
+from memoryd.relevance.lexicon import programs, words
 
-# A prompt that asks to commit, push or open a pull request (not one that mentions "PR #3789").
-PROMPT_ACTS = (
-    (
-        re.compile(
-            r"^\s*commit\b|\bcommit (?:this|it|these|that|the changes|my changes|everything)\b|\bcommit message", re.I
-        ),
-        "git commit",
-    ),
-    (
-        re.compile(
-            r"\b(?:open|create|raise|make|send|submit|file)\s+(?:a\s+|the\s+|an\s+)?(?:draft\s+)?(?:PR|pull request)\b",
-            re.I,
-        ),
-        "gh pr",
-    ),
-    (re.compile(r"^\s*push\b|\bgit push\b|\bpush (?:the|this|my|it|to)\b", re.I), "git push"),
-)
+# A prompt that asks to commit, push or open a pull request (not one that mentions "PR #3789"): words.toml `acts`.
+PROMPT_ACTS = tuple((asks, command) for command, asks, _ in words().acts)
+ACT_COMMANDS = frozenset(command for _, command in PROMPT_ACTS)
+_FAMILY = programs().family
+_PREFIXES = programs().prefixes
 
 
 def segments(command: str) -> list[str]:
@@ -45,12 +35,13 @@ def segments(command: str) -> list[str]:
     return [s.strip() for s in re.split(r"&&|\|\||[;|\n]", command) if s.strip()]
 
 
-def programs(command: str) -> list[str]:
+def programs_run(command: str) -> list[str]:
     """The programs a shell line runs, as typed (`npm` in `npm install x`, never the stripped key)."""
     out: list[str] = []
     for seg in segments(command):
         words = [w for w in seg.split() if "=" not in w or w.startswith("-")]
-        words = words[1:] if words[:1] == ["sudo"] else words
+        while words and words[0] in _PREFIXES:  # `sudo`, `time`: they run the next word
+            words = words[1:]
         if words:
             out.append(words[0].rsplit("/", 1)[-1].casefold())
     return out
@@ -58,15 +49,20 @@ def programs(command: str) -> list[str]:
 
 @lru_cache(maxsize=256)
 def command_facts(command: str) -> tuple[frozenset[str], tuple[tuple[str, ...], ...], tuple[str, ...]]:
-    """A shell line parsed once per tool call, not once per memory: the programs as typed, each simple
-    command's key (`command_key`), and its path-like words."""
+    """A shell line parsed once per tool call, not once per memory: the programs as typed with their families
+    (`npx` also as npm: npx is npm's runner), each simple command's key (`command_key`), and its path-like words."""
     segs = segments(command)
-    return frozenset(programs(command)), tuple(command_key(s) for s in segs), tuple(command_paths(command))
+    typed = programs_run(command)
+    return (
+        frozenset(typed) | {_FAMILY(p) for p in typed},
+        tuple(command_key(s) for s in segs),
+        tuple(command_paths(command)),
+    )
 
 
 def command_matches(pattern: str, command: str) -> bool:
-    """Does a shell line run what `pattern` names: a bare program (`npm`, `psql`) as typed, or a
-    program and its first word (`prisma generate`) however it is run."""
+    """Does a shell line run what `pattern` names: a bare program (`npm`, `psql`) as typed or by its family
+    (`npx eslint` runs npm's runner), or a program and its first word (`prisma generate`) however it is run."""
     want = tuple(pattern.casefold().split())
     if not want:
         return False
@@ -92,29 +88,35 @@ def command_paths(command: str) -> list[str]:
 
 
 def meets(applies: AppliesTo, tool: str, path: str = "", command: str = "", writes: str = "") -> str:
-    """Why this tool call falls under the memory ("" when it does not): the first path, command or
-    forbidden program it meets. An explicit `tools` list limits the tools it applies to."""
+    """Why this tool call falls under the memory, in words ("" when it does not): `meeting`'s reason."""
+    reason = meeting(applies, tool, path, command, writes)
+    return reason.text() if reason else ""
+
+
+def meeting(applies: AppliesTo, tool: str, path: str = "", command: str = "", writes: str = "") -> Reason | None:
+    """Why this tool call falls under the memory (None when it does not): the first path, command or code
+    it meets. An explicit `tools` list limits the tools it applies to."""
     if applies.tools and tool not in applies.tools:
-        return ""
+        return None
     if path:
         for glob in applies.paths:
             if path_matches(glob, path):
-                return f"path {path} matches {glob}"
+                return Reason(Via.PATH, path, glob)
         if applies.rule and applies.kinds and (kind := file_kind(path)) in applies.kinds:
-            return f"{path} is a .{kind} file, and this rule is about them"
+            return Reason(Via.KIND, path, kind)
     if command:
         for pattern in applies.commands:
             if command_matches(pattern, command):
-                return f"command runs {pattern}"
+                return Reason(Via.COMMAND, pattern)
         for arg in command_facts(command)[2]:
             for glob in applies.paths:
                 if path_matches(glob, arg):  # "./.env.local" as `.env.local` (path_matches drops the "./")
-                    return f"command touches {arg}, matches {glob}"
+                    return Reason(Via.COMMAND_PATH, arg, glob)
     if writes and (cue := writes_cue(applies, writes)):
-        return f"the edit writes {cue}"
+        return Reason(Via.CUE, cue)
     if applies.tools and not applies.paths and not applies.commands:
-        return f"tool {tool}"
-    return ""
+        return Reason(Via.TOOL, tool)
+    return None
 
 
 def file_kind(path: str) -> str:
@@ -124,7 +126,8 @@ def file_kind(path: str) -> str:
 
 
 def contradicts(applies: AppliesTo, command: str) -> str:
-    """The forbidden program a command runs ("" when none): the moment a rule is about to be broken."""
+    """The forbidden program a command runs ("" when none): the moment a rule is about to be broken. A forbidden
+    manager is run by its runners too ("never npm" and `npx eslint`), never the other way round."""
     if not applies.forbids:
         return ""
     typed, keys, _ = command_facts(command)
@@ -133,7 +136,13 @@ def contradicts(applies: AppliesTo, command: str) -> str:
 
 
 def prompt_meets(applies: AppliesTo, prompt: str, prompt_topics: Iterable[str]) -> str:
-    """Why a prompt falls under the memory ("" when not): it names a package manager the memory
+    """Why a prompt falls under the memory, in words ("" when not): `prompt_reason`'s reason."""
+    reason = prompt_reason(applies, prompt, prompt_topics)
+    return reason.text() if reason else ""
+
+
+def prompt_reason(applies: AppliesTo, prompt: str, prompt_topics: Iterable[str]) -> Reason | None:
+    """Why a prompt falls under the memory (None when not): it names a package manager the memory
     chooses against or a program it forbids, a path under its globs, code it names (`as any`,
     `@scope/pkg`, `dayjs`), asks to commit, push or open a pull request when the memory is about
     that, or shares one of its subjects."""
@@ -141,32 +150,32 @@ def prompt_meets(applies: AppliesTo, prompt: str, prompt_topics: Iterable[str]) 
     for pattern in applies.commands:
         program = pattern.split()[0].casefold()
         if program in said.words and (program in PM_NAMES or program in applies.forbids):
-            return f"prompt names {program}"
+            return Reason(Via.PROMPT_PROGRAM, program)
     for token in said.paths:
         for glob in applies.paths:
             if path_matches(glob, token.strip("`'\".,;:()")):
-                return f"prompt names {token}"
+                return Reason(Via.PROMPT_PATH, token, glob)
     if cue := writes_cue(applies, prompt, code_only=True):
-        return f"prompt names {cue}"
+        return Reason(Via.PROMPT_CUE, cue)
     for package in said.packages:
         if package in packages_of(applies):
-            return f"prompt names the {package} package"
+            return Reason(Via.PROMPT_PACKAGE, package)
     for cmd in said.acts:
         if cmd in applies.commands:
-            return f"prompt asks to {cmd}"
+            return Reason(Via.PROMPT_ACT, cmd)
     for code, role in said.roles:
         if role in applies.roles:
-            return f"prompt names {code}, a {role}"
+            return Reason(Via.PROMPT_ROLE, code, role)
     subjects = sorted(applies.topics.intersection(prompt_topics))
-    return f"subject: {subjects[0]}" if subjects else ""
+    return Reason(Via.SUBJECT, subjects[0]) if subjects else None
 
 
 _PACKAGE_WORDS = re.compile(r"\b([a-z][\w-]*)\s+package\b", re.I)  # "our ui package"
-_SCOPED_NAME = re.compile(r"^@[\w-]+/([\w-]+)")  # @calcom/ui/components/button -> ui
+_SCOPED_NAME = re.compile(r"^@[\w-]+/([\w-]+)")  # @scope/ui/components/button -> ui
 
 
 def packages_of(applies: AppliesTo) -> frozenset[str]:
-    """The packages a memory's scoped names stand for (`@calcom/ui/components/button` is the ui package)."""
+    """The packages a memory's scoped names stand for (`@scope/ui/components/button` is the ui package)."""
     return frozenset(m.group(1).casefold() for cue in applies.cues if (m := _SCOPED_NAME.match(cue)))
 
 

@@ -11,7 +11,14 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from memoryd.recall.applies import AppliesTo
-from memoryd.recall.applies_match import command_facts, file_kind, packages_of, prompt_facts, reads_as_code
+from memoryd.recall.applies_match import (
+    ACT_COMMANDS,
+    command_facts,
+    file_kind,
+    packages_of,
+    prompt_facts,
+    reads_as_code,
+)
 
 _WILD = re.compile(r"[*?\[]")
 _TOKEN = re.compile(r"\w+")
@@ -72,7 +79,7 @@ class Triggers:
             self.kind[kind].add(fn)
         for pattern in a.commands:
             self.program[pattern.split()[0].casefold()].add(fn)
-            if pattern in ("git commit", "gh pr", "git push"):
+            if pattern in ACT_COMMANDS:
                 self.act[pattern].add(fn)
         for program in a.forbids:
             self.program[program].add(fn)

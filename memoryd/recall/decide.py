@@ -131,8 +131,8 @@ def decide(
         close = index.fits(prompt_terms, names[:FIT_DEPTH])
     known = [cos[fn] for fn in names[:FIT_DEPTH] if fn in cos]
     close = close and (not known or max(known) >= backend.min_similarity)
-    # the prompt names a product this store never mentions: it is about another stack, neither rule speaks
-    # ("generate a TypeORM migration" asked of a Prisma project; moments foreign silence 0.875 -> 0.917)
+    # the prompt names a product this store never mentions: maybe about another stack, so only strong evidence
+    # speaks ("generate a TypeORM migration" asked of a Prisma project; moments foreign silence 0.875 -> 0.917)
     elsewhere = names_unknown(index, said)
     need, cover = _cover(index, prompt_terms, names[:k])
     item_terms = [(item, set(query_terms(_spread_camel(item)))) for item in context]
@@ -148,11 +148,11 @@ def decide(
             store_share, mass, text_mass, cos.get(fn, COSINE_CENTRE), lex.get(fn, 0.0) / best_lex, score - top, rank
         )
         features[fn] = x
-        sure_of = confidence(x)
-        matched = bool(held)  # holds an informative word of the prompt or its context (not only "per", "add")
+        sure_of, matched = confidence(x), bool(held)  # matched: holds an informative word of the prompt or context
         in_prompt = tuple(t for t in text_held[fn] if t in prompt_terms)
         near = _near(rank, sure_of, len(in_prompt), cos.get(fn, COSINE_CENTRE), backend)
-        rule = _rule(elsewhere=elsewhere, close=close and near, matched=matched, sure_of=sure_of)
+        strong = len(in_prompt) >= CLOSE_SURE_TERMS  # three of the prompt's own words: no generic coincidence
+        rule = _rule(elsewhere=elsewhere, close=close and near, matched=matched, sure_of=sure_of, strong=strong)
         if rule:
             injected.append(fn)
         why[fn] = Why(
@@ -195,14 +195,18 @@ def _decide_lexical(
     exclude: set[str] | frozenset[str],
     k: int,
 ) -> Decision:
-    """Without an embedding model: the lexical ranking's gated best, each a close match."""
-    if names_unknown(index, prompt):
-        return Decision(silence=ELSEWHERE)
+    """Without an embedding model: the lexical ranking's gated best, each a close match (with a product the store
+    never mentions in the prompt, only those holding three of its words: `_rule`)."""
     ranked = (
         index.rank(prompt, exclude=exclude, k=k)
         if not context
         else _lexical_with_context(index, prompt, text, exclude, k)
     )
+    if ranked and names_unknown(index, prompt):
+        _, held = index.matches(set(query_terms(prompt)), [fn for fn, _ in ranked])
+        ranked = [(fn, score) for fn, score in ranked if len(held[fn]) >= CLOSE_SURE_TERMS]
+        if not ranked:
+            return Decision(silence=ELSEWHERE)
     need, cover = _cover(index, set(query_terms(prompt)), [fn for fn, _ in ranked])
     why = {
         fn: Why(
@@ -229,11 +233,15 @@ def _features(
     )
 
 
-def _rule(*, elsewhere: bool, close: bool, matched: bool, sure_of: float) -> str:
-    """Which rule gives a candidate: none when the prompt is about another stack, else the close match (the
-    prompt's words covered, and this one near the top), else the fitted confidence."""
-    if elsewhere or not matched:
+def _rule(*, elsewhere: bool, close: bool, matched: bool, sure_of: float, strong: bool = False) -> str:
+    """Which rule gives a candidate: the close match (the prompt's words covered, and this one near the top), else
+    the fitted confidence. A prompt naming a product the store never mentions may be about another stack: it
+    weakens the weak evidence only, so then only a close match holding three of the prompt's words speaks (what
+    the prompt names outright, a path, a program, code, is met by `applies_index.prompt_picks`, never silenced)."""
+    if not matched:
         return ""
+    if elsewhere:
+        return "close match" if close and strong else ""
     if close:
         return "close match"
     return "confident" if sure_of >= CONFIDENCE_MIN else ""
@@ -241,7 +249,7 @@ def _rule(*, elsewhere: bool, close: bool, matched: bool, sure_of: float) -> str
 
 def names_unknown(index: LexicalIndex, prompt: str) -> bool:
     """The prompt names a product no memory of this store mentions ("a TypeORM migration" asked of a
-    Prisma project): it is about another stack, and sharing a generic word with a memory is no match."""
+    Prisma project): maybe about another stack, where sharing a generic word with a memory is no match."""
     return any((ts := terms(name)) and not index.present({t: 1.0 for t in ts}) for name in named_tech(prompt))
 
 

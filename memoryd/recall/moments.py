@@ -15,7 +15,8 @@ from memoryd.base import limits
 from memoryd.base.tool_input import tool_target
 from memoryd.base.validation import check_session_id
 from memoryd.recall.applies import EDIT_TOOLS, AppliesTo
-from memoryd.recall.applies_match import contradicts, meets
+from memoryd.recall.applies_match import contradicts, meeting
+from memoryd.recall.applies_reason import Reason, Via
 from memoryd.recall.explain import Why
 from memoryd.recall.recalled import RecallResult
 from memoryd.recall.service import RecallService
@@ -103,16 +104,17 @@ class ToolRecall:
     ) -> tuple[list[str], dict[str, Why]]:
         """The memories the act meets (of those it could: `applies`), contradicted rules first, then by the lexical
         score of the act and prompt."""
-        met: dict[str, str] = {}
-        broken: set[str] = set()
+        met: dict[str, Reason] = {}
         for fn, a in applies.items():
-            why = meets(a, call.tool, call.path, call.command, call.writes)
             against = contradicts(a, call.command) if call.command else ""
-            if against:
-                why = f"the command runs {against}, which this memory forbids"
-                broken.add(fn)
+            why = (
+                Reason(Via.FORBIDDEN, against)
+                if against
+                else meeting(a, call.tool, call.path, call.command, call.writes)
+            )
             if why:
                 met[fn] = why
+        broken = {fn for fn, why in met.items() if why.via is Via.FORBIDDEN}
         open_ = [fn for fn in met if fn not in surfaced or (fn in broken and self._may_repeat(session_id, store, fn))]
         if not open_:
             return [], {}
@@ -127,7 +129,12 @@ class ToolRecall:
                 self._repeated.pop(next(iter(self._repeated)))
         whys = {
             fn: Why(
-                filename=fn, name="", score=scores.get(fn, 0.0), injected=True, rule=met[fn], context=(call.describe(),)
+                filename=fn,
+                name="",
+                score=scores.get(fn, 0.0),
+                injected=True,
+                rule=met[fn].text(),
+                context=(call.describe(),),
             )
             for fn in picked
         }

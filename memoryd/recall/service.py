@@ -246,12 +246,14 @@ class RecallService:
                 if fn in injected:  # the ranking chose it already: its own rule says why
                     continue
                 whys[fn] = replace(
-                    whys.get(fn) or Why(filename=fn, name="", score=0.0, injected=True), injected=True, rule=why
+                    whys.get(fn) or Why(filename=fn, name="", score=0.0, injected=True), injected=True, rule=why.text()
                 )
                 if fn not in dict(ranked):
                     ranked.append((fn, 0.0))
             injected = list(
-                dict.fromkeys([fn for fn in picks if whys[fn].rule.startswith("prompt names")] + injected + list(picks))
+                dict.fromkeys(
+                    [fn for fn, why in picks.items() if why.names_it and fn not in injected] + injected + list(picks)
+                )
             )
         scores = dict(ranked)
         if len(sources) > 1:

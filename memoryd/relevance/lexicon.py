@@ -5,10 +5,35 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
+
+
+def trie_pattern(words: Iterable[str]) -> str:
+    """Words as one alternation shaped like a trie (`c(?:ss|olou?r)`-like), longest first at each branch:
+    the regex engine then tries a letter once per position, not once per word."""
+    trie: dict[str, Any] = {}
+    for word in words:
+        node = trie
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def emit(node: dict[str, Any]) -> str:
+        branches = [re.escape(ch) + emit(child) for ch, child in sorted(node.items()) if ch]
+        if "" in node:
+            branches.append("")  # the word may end here: the longer branches are tried first
+        return branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+
+    return emit(trie)
+
+
+def any_word(words: Iterable[str], flags: int = re.I) -> re.Pattern[str]:
+    """One pattern matching any of these words or phrases whole."""
+    return re.compile(r"\b(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + r")\b", flags)
 
 
 def load(name: str) -> dict[str, Any]:
@@ -29,10 +54,23 @@ class Programs:
     interpreters: frozenset[str]
     known: frozenset[str] = frozenset()  # programs a memory's prose may name
     english: frozenset[str] = frozenset()  # programs that are English words: named only in backticks
+    managers: tuple[tuple[str, ...], ...] = ()  # per ecosystem, its package managers' family names
+    choice: re.Pattern[str] = re.compile(r"(?!)")  # a phrase making one named manager a choice among them
 
     def family(self, program: str) -> str:
         """The family a typed program belongs to (itself when it has none)."""
         return self.family_of.get(program, program)
+
+    @property
+    def manager_members(self) -> frozenset[str]:
+        """Every program typed to run a package manager (npm, npx, pnpm, pnpx, ..., pip3, uvx)."""
+        managers = {f for ecosystem in self.managers for f in ecosystem}
+        return frozenset(p for p, f in self.family_of.items() if f in managers)
+
+    @property
+    def named(self) -> frozenset[str]:
+        """The programs other than package managers a memory may name (the English ones only in backticks)."""
+        return (self.known | self.english) - self.manager_members
 
 
 @cache
@@ -47,6 +85,10 @@ def programs() -> Programs:
             family_of[member] = name
         runners.extend((tuple(words), name) for words in row.get("runners", []))
     runners.sort(key=lambda r: -len(r[0]))
+    by_ecosystem: dict[str, list[str]] = {}
+    for name, row in data["families"].items():
+        if row.get("package_manager"):
+            by_ecosystem.setdefault(row["ecosystem"], []).append(name)
     return Programs(
         family_of,
         ecosystem_of,
@@ -56,6 +98,8 @@ def programs() -> Programs:
         frozenset(data["interpreters"]["words"]),
         frozenset(data["known"]["words"]),
         frozenset(data["known"]["english"]),
+        tuple(tuple(f) for f in by_ecosystem.values()),
+        re.compile(r"\b(?:" + "|".join(re.escape(w) for w in data["package_managers"]["choice"]) + ")", re.I),
     )
 
 
@@ -70,12 +114,31 @@ class Subjects:
 
 @cache
 def subjects() -> Subjects:
+    """The subjects as the fitted features read them: every row, its `words`, its `code`."""
     data = load("subjects")
     of_word = {w.casefold(): name for name, row in data.items() for w in row["words"]}
-    alternation = "|".join(re.escape(w) for w in sorted(of_word, key=len, reverse=True))
-    words = re.compile(r"(?<![\w.-])(?:" + alternation + r")(?![\w-])", re.I)
     code = tuple((re.compile(p), name) for name, row in data.items() for p in row.get("code", []))
-    return Subjects(of_word, words, code)
+    return Subjects(of_word, _words_pattern(of_word), code)
+
+
+@cache
+def matcher_subjects() -> Subjects:
+    """The subjects as the daemon's matcher reads them (recall/applies_*): the rows not `matcher = false`, their
+    words but `fitted_only`, plus `matcher_words`; `code` here is `matcher_code`, read in prose too."""
+    data = {name: row for name, row in load("subjects").items() if row.get("matcher", True)}
+    of_word = {
+        w.casefold(): name
+        for name, row in data.items()
+        for w in [*row["words"], *row.get("matcher_words", [])]
+        if w not in row.get("fitted_only", [])
+    }
+    code = tuple((re.compile(p), name) for name, row in data.items() for p in row.get("matcher_code", []))
+    return Subjects(of_word, _words_pattern(of_word), code)
+
+
+def _words_pattern(of_word: dict[str, str]) -> re.Pattern[str]:
+    """Every phrase in one pass, whole: shaped as a trie (a pass per subject was ten times the work)."""
+    return re.compile(r"(?<![\w.-])" + trie_pattern(of_word) + r"(?![\w-])", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,18 +154,32 @@ class Words:
     acts: tuple[tuple[str, re.Pattern[str], re.Pattern[str]], ...]  # (command, prompt asks it, memory is about it)
     named_kinds: frozenset[str]  # file kinds beyond the everyday ones
     language_kinds: dict[str, tuple[str, ...]]  # a language's name -> its file kinds
+    layers: frozenset[str] = frozenset()  # the roles that are layers code is split into (part of `roles`)
+    negation: re.Pattern[str] = re.compile(r"(?!)")  # a word or phrase that negates what follows
+    creating: re.Pattern[str] = re.compile(r"(?!)")  # "adding a new", "creating new": making a new thing
+    named_alone: frozenset[str] = frozenset()  # folders too common to be a place when named alone (with generic_dirs)
+    not_paths: frozenset[str] = frozenset()  # words with a slash that are never a path ("and/or")
+    language_aliases: dict[str, str] = field(default_factory=dict)  # another word for a language (stylesheet: css)
+
+    @property
+    def place_kinds(self) -> dict[str, tuple[str, ...]]:
+        """The languages (and their aliases) none of whose kinds is everyday: a rule naming one in its headline
+        reaches each edit of its files (CSS, SQL; not Python, whose `.py` says nothing)."""
+        own = {n: k for n, k in self.language_kinds.items() if not set(k) & self.everyday_kinds}
+        return own | {a: own[n] for a, n in self.language_aliases.items() if n in own}
 
 
 @cache
 def words() -> Words:
     data = load("words")
     rule = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in data["rule_words"]["words"]) + r")\b", re.I)
+    roles = data["roles"]
     acts = tuple(
         (row["command"], re.compile(row["prompt"]), re.compile(row["memory"], re.M)) for row in data["acts"].values()
     )
     return Words(
         rule,
-        frozenset(data["roles"]["words"]),
+        frozenset(roles["layers"]) | frozenset(roles["others"]),
         frozenset(data["generic_dirs"]["words"]),
         frozenset(data["everyday_kinds"]["words"]),
         frozenset(data["folder_files"]["words"]),
@@ -110,6 +187,12 @@ def words() -> Words:
         acts,
         frozenset(data["named_kinds"]["words"]),
         {name: tuple(kinds) for name, kinds in data["language_kinds"].items()},
+        frozenset(roles["layers"]),
+        any_word(data["negations"]["words"]),
+        re.compile(r"\b(?:" + "|".join(data["creating"]["words"]) + r")\s+(?:an?\s+)?new\b", re.I),
+        frozenset(data["generic_dirs"]["named_alone"]),
+        frozenset(data["not_paths"]["words"]),
+        dict(data["language_aliases"]),
     )
 
 

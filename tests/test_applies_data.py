@@ -1,0 +1,233 @@
+"""The daemon's matcher (recall/applies_*) reads every word list from memoryd/relevance/data/*.toml: each row it
+reads, and each of its extractors, has a labelled case that meets and one that does not (a new row without cases
+fails the coverage tests below), as `base/secret_rules.py`'s rows have theirs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from memoryd.recall.applies_derive import (
+    _glob_of,
+    command_key,
+    cues_of,
+    derive,
+    kinds_named,
+    named_tech,
+    roles_of,
+    topics_of,
+)
+from memoryd.recall.applies_match import contradicts, meets, prompt_reason
+from memoryd.recall.applies_reason import Reason, Via
+from memoryd.relevance.lexicon import load, matcher_subjects, words
+
+# package manager family -> (a memory choosing against it, a command of the family that meets, one that does not)
+MANAGERS = {
+    "npm": ("Use pnpm, never npm", "npx eslint src", "pnpm install"),
+    "pnpm": ("Use yarn, never pnpm", "pnpm dlx prisma migrate", "yarn add lodash"),
+    "yarn": ("Use npm, not yarn", "yarn add lodash", "npm install"),
+    "bun": ("Use pnpm, never bun", "bunx vitest", "pnpm test"),
+    "pip": ("Use uv, never pip", "pip3 install requests", "uv add requests"),
+    "uv": ("Use poetry, not uv", "uvx ruff check", "poetry add requests"),
+    "poetry": ("Use uv, not poetry", "poetry run pytest", "uv sync"),
+    "pipenv": ("Use uv, not pipenv", "pipenv install", "uv sync"),
+    "conda": ("Use uv, never conda", "mamba install numpy", "uv sync"),
+}
+# A section of words.toml or programs.toml the matcher reads -> (a case that shows it, a case that does not):
+# each a (function, input) whose result is truthy for the first and falsy for the second.
+Case = tuple[Callable[[Any], Any], Any]
+
+
+def _commands(text: str) -> tuple[str, ...]:
+    return derive("Rule", text, "").commands
+
+
+def _paths(text: str) -> tuple[str, ...]:
+    return derive(text, "", "").paths
+
+
+def _rule(text: str) -> bool:
+    return derive("Note", text, "", "project").rule
+
+
+def _forbids(text: str) -> frozenset[str]:
+    return derive("Rule", text, "").forbids
+
+
+def _creates(name: str) -> tuple[str, ...]:
+    return derive(name, "Follow the existing ones in `src/app/services/`", "").tools
+
+
+def _stripped(command: str) -> bool:
+    return command_key(command)[0] == "prisma"
+
+
+def _own_verb(command: str) -> bool:
+    return command_key(command)[0] == "yarn"
+
+
+def _edit_meets(pair: tuple[str, str]) -> str:
+    headline, path = pair
+    return meets(derive(headline, "", ""), "Edit", path=path)
+
+
+SECTIONS: dict[tuple[str, str], tuple[Case, Case]] = {
+    ("programs", "known"): (
+        (
+            lambda c: meets(derive("Postgres", c, ""), "Bash", command="brew services start postgresql@14"),
+            "Start Postgres with docker compose up -d, not brew services",
+        ),
+        (
+            lambda c: meets(derive("Postgres", c, ""), "Bash", command="brew services start postgresql@14"),
+            "Start Postgres with docker compose up -d",
+        ),
+    ),
+    ("programs", "known.english"): (
+        (_forbids, "Never run `go test` directly; use make test"),
+        (_forbids, "Never go back to the v1 API"),
+    ),
+    ("programs", "families.runners"): ((_stripped, "pnpm dlx prisma migrate"), (_stripped, "pnpm install prisma")),
+    ("programs", "prefixes"): ((_stripped, "sudo prisma migrate"), (_stripped, "sudoers prisma migrate")),
+    ("programs", "package_manager_verbs"): ((_own_verb, "yarn add lodash"), (_own_verb, "yarn vitest run")),
+    ("programs", "package_managers"): (
+        (_commands, "Pick one package manager: pnpm"),
+        (_commands, "pnpm workspaces hold the apps"),
+    ),
+    ("words", "rule_words"): ((_rule, "Deploys only from main"), (_rule, "Deploys run from main")),
+    ("words", "negations"): ((_forbids, "Avoid docker here"), (_forbids, "Use docker here")),
+    ("words", "creating"): ((_creates, "Checklist for adding a new AI service"), (_creates, "Checklist for services")),
+    ("words", "not_paths"): ((lambda t: not _glob_of(t), "and/or"), (lambda t: not _glob_of(t), "src/db")),
+    ("words", "roles"): (
+        (lambda n: derive(n, "", "").roles, "No business logic in repositories"),
+        (lambda n: derive(n, "", "").roles, "No business logic in tests"),  # `others`: not a layer
+    ),
+    ("words", "generic_dirs"): ((_paths, "Integration tests in `tests_integ/`"), (_paths, "Tests in `tests/`")),
+    ("words", "everyday_kinds"): ((_paths, "Never edit `*.generated.ts`"), (_paths, "All `*.py` use ruff")),
+    ("words", "folder_files"): ((_paths, "Routes are listed in `routes.ts`"), (_paths, "Re-export from `index.ts`")),
+    ("words", "named_kinds"): ((_paths, "Prefer plain .css"), (_paths, "Prefer plain .foo")),
+    ("words", "language_kinds"): (
+        (_edit_meets, ("No !important in CSS", "ui/nav.scss")),
+        (_edit_meets, ("Python style: short functions", "app/main.py")),  # `.py` is everyday: no place
+    ),
+    ("words", "language_aliases"): ((kinds_named, "Stylesheets use variables"), (kinds_named, "Sheets use variables")),
+    ("words", "acts"): ((_commands, "Keep PRs small"), (_commands, "Keep functions small")),
+}
+# Sections with their cases elsewhere: families (MANAGERS below; tests/test_relevance_shell.py), and those only the
+# fitted features and the shell parser read (tests/test_relevance_features.py, test_relevance_shell.py).
+CASED_ELSEWHERE = {("programs", "families"), ("programs", "interpreters"), ("words", "plain_words")}
+
+# The extractors of `applies_derive` and `applies_match`: (function, input it extracts from, input it does not)
+EXTRACTORS: dict[str, tuple[Callable[[Any], Any], Any, Any]] = {
+    "places": (_paths, "Never edit `db/migrations/`", "Never edit old files"),
+    "forbidden": (_forbids, "never npm or pnpm", "npm and pnpm both work"),
+    "managers_not_chosen": (_commands, "Use pnpm, never npm", "Use pnpm"),
+    "cues": (cues_of, "Throw `TRPCError`, not `Error`", "Throw typed errors"),
+    "kinds_named": (kinds_named, "Write plain CSS", "Write plain code"),
+    "roles_of": (roles_of, "BookingRepository.ts", "Booking.ts"),
+    "topics": (topics_of, "add an email column to the users table", "fix the slider"),
+    "command_key": (lambda c: command_key(c)[:1] == ("vitest",), "yarn vitest run", "yarn add vitest"),
+    "named_tech": (named_tech, "generate a TypeORM migration", "generate a migration"),
+    "contradicts": (lambda c: contradicts(derive("PM", "Use pnpm, never npm", ""), c), "npx eslint", "pnpm eslint"),
+}
+
+
+def _sections(data: dict[str, Any]) -> set[str]:
+    return {name for name, row in data.items() if isinstance(row, dict)}
+
+
+def test_every_section_the_matcher_reads_has_cases() -> None:
+    sections = {(file, section) for file in ("programs", "words") for section in _sections(load(file))}
+    cased = {(f, s.split(".")[0]) for f, s in SECTIONS} | CASED_ELSEWHERE
+    assert sections == cased
+
+
+@pytest.mark.parametrize("section", sorted(SECTIONS))
+def test_section_rows(section: tuple[str, str]) -> None:
+    (fn_yes, yes), (fn_no, no) = SECTIONS[section]
+    assert fn_yes(yes)
+    assert not fn_no(no)
+
+
+def test_every_package_manager_family_has_cases() -> None:
+    families = load("programs")["families"]
+    assert set(MANAGERS) == {name for name, row in families.items() if row.get("package_manager")}
+
+
+@pytest.mark.parametrize("family", sorted(MANAGERS))
+def test_a_choice_against_a_manager_meets_it_however_typed(family: str) -> None:
+    """npx, pnpm dlx and bunx belong to their manager (issue 49): "never npm" meets `npx eslint`."""
+    rule, typed, preferred = MANAGERS[family]
+    chosen = derive("Package manager", rule, "")
+    assert meets(chosen, "Bash", command=typed)
+    assert not meets(chosen, "Bash", command=preferred)
+
+
+# subject -> (a headline the matcher reads as it, one it does not); every row it reads (matcher != false)
+SUBJECTS = {
+    "dependencies": ("Pick one package manager", "Keep functions short"),
+    "db-schema": ("Every schema change needs a migration", "Keep functions short"),
+    "sql": ("No raw Prisma queries in handlers", "Keep functions short"),
+    "styling": ("Never a raw #3b82f6 in components", "see issue #3538"),
+    "secrets": ("Never commit secrets", "Count the tokens of a prompt"),
+    "i18n": ("Every label goes through translation", "Keep functions short"),
+    "lint": ("Fix lint errors before pushing", "Keep functions short"),
+    "permissions": ("Check roles in every handler", "Keep functions short"),
+    "casts": ("No `as any` casts", "Keep functions short"),
+    "errors": ("Throw typed error classes", "Keep functions short"),
+    "exports": ("No barrel files", "Keep functions short"),
+    "deprecation": ("Mark deprecated APIs", "Keep functions short"),
+}
+NOT_READ = {  # rows the matcher does not read (`matcher = false`): a headline naming them, no subject
+    "testing": "Every feature needs unit tests",
+    "docs": "Update the changelog",
+    "dates": "Store dates in UTC with a timezone",
+    "logging": "Use the shared logger",
+    "async": "Prefer async handlers",
+}
+
+
+def test_every_subject_row_has_cases_for_the_matcher() -> None:
+    data = load("subjects")
+    assert set(SUBJECTS) == {n for n, row in data.items() if row.get("matcher", True)}
+    assert set(NOT_READ) == {n for n, row in data.items() if not row.get("matcher", True)}
+    assert set(matcher_subjects().of_word.values()) == set(SUBJECTS)
+
+
+@pytest.mark.parametrize("subject", sorted(SUBJECTS))
+def test_subject_rows_the_matcher_reads(subject: str) -> None:
+    yes, no = SUBJECTS[subject]
+    assert subject in topics_of(yes)
+    assert subject not in topics_of(no)
+
+
+@pytest.mark.parametrize("subject", sorted(NOT_READ))
+def test_subject_rows_the_matcher_does_not_read(subject: str) -> None:
+    assert subject not in topics_of(NOT_READ[subject])
+
+
+@pytest.mark.parametrize("name", sorted(EXTRACTORS))
+def test_extractors(name: str) -> None:
+    fn, yes, no = EXTRACTORS[name]
+    assert fn(yes)
+    assert not fn(no)
+
+
+def test_the_acts_of_a_prompt_and_a_memory_come_from_the_act_rows() -> None:
+    assert {row["command"] for row in load("words")["acts"].values()} == {c for c, _, _ in words().acts}
+    commit = derive("Commit messages are conventional", "", "")
+    assert prompt_reason(commit, "commit this", ()) == Reason(Via.PROMPT_ACT, "git commit")
+    assert prompt_reason(commit, "fix the commit parser test", ()) is None
+
+
+def test_reasons_are_typed_and_their_words_unchanged() -> None:
+    """Code branches on `Reason.via`; the sentence is made for people only, in the words it always had."""
+    mig = derive("Migrations are append-only", "Never edit files in `db/migrations/`", "")
+    assert meets(mig, "Edit", path="db/migrations/1.sql") == "path db/migrations/1.sql matches db/migrations/**"
+    schema = derive("Schema changes need a migration", "Add a migration for every column", "")
+    reason = prompt_reason(schema, "add an email column to users", topics_of("add an email column to users"))
+    assert reason == Reason(Via.SUBJECT, "db-schema") and reason.subject_only and not reason.names_it
+    assert reason.text() == "subject: db-schema"
+    named = prompt_reason(mig, "why does db/migrations/2.sql fail?", ())
+    assert named is not None and named.names_it and named.text() == "prompt names db/migrations/2.sql"
