@@ -95,6 +95,10 @@ SECTIONS: dict[tuple[str, str], tuple[Case, Case]] = {
         (_commands, "Pick one package manager: pnpm"),
         (_commands, "pnpm workspaces hold the apps"),
     ),
+    ("programs", "package_managers.package_verbs"): (
+        (lambda c: command_key(c) == ("vitest", "run"), "yarn workspace @app/web vitest run"),
+        (lambda c: command_key(c) == ("vitest", "run"), "yarn why @app/web vitest run"),
+    ),
     ("words", "rule_words"): ((_rule, "Deploys only from main"), (_rule, "Deploys run from main")),
     ("words", "negations"): ((_forbids, "Avoid docker here"), (_forbids, "Use docker here")),
     ("words", "creating"): ((_creates, "Checklist for adding a new AI service"), (_creates, "Checklist for services")),

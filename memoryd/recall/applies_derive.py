@@ -333,7 +333,7 @@ def command_key(command: str) -> tuple[str, ...]:
         if lowered[: len(runner)] == runner and len(words) > len(runner):
             words = words[len(runner) :]
             break
-    if len(words) >= 2 and words[0] in PM_NAMES and words[1] == "workspace" and len(words) > 3:
+    if len(words) >= 2 and words[0] in PM_NAMES and words[1] in table.package_verbs and len(words) > 3:
         words = [words[0], *words[3:]]
     if (
         len(words) >= 2

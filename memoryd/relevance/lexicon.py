@@ -56,6 +56,7 @@ class Programs:
     english: frozenset[str] = frozenset()  # programs that are English words: named only in backticks
     managers: tuple[tuple[str, ...], ...] = ()  # per ecosystem, its package managers' family names
     choice: re.Pattern[str] = re.compile(r"(?!)")  # a phrase making one named manager a choice among them
+    package_verbs: frozenset[str] = frozenset()  # a manager's verb naming a package, then a script (`workspace`)
 
     def family(self, program: str) -> str:
         """The family a typed program belongs to (itself when it has none)."""
@@ -100,6 +101,7 @@ def programs() -> Programs:
         frozenset(data["known"]["english"]),
         tuple(tuple(f) for f in by_ecosystem.values()),
         re.compile(r"\b(?:" + "|".join(re.escape(w) for w in data["package_managers"]["choice"]) + ")", re.I),
+        frozenset(data["package_managers"]["package_verbs"]),
     )
 
 
