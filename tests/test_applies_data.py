@@ -23,14 +23,15 @@ from memoryd.recall.applies_match import contradicts, meets, prompt_reason
 from memoryd.recall.applies_reason import Reason, Via
 from memoryd.relevance.lexicon import load, matcher_subjects, words
 
-# package manager family -> (a memory choosing against it, a command of the family that meets, one that does not)
+# package manager family -> (a memory choosing against it, a command of the family that meets, one that does not).
+# A runner (`npx eslint`, `bunx vitest`) runs another program, not the manager: it does not meet (`command_matches`).
 MANAGERS = {
-    "npm": ("Use pnpm, never npm", "npx eslint src", "pnpm install"),
-    "pnpm": ("Use yarn, never pnpm", "pnpm dlx prisma migrate", "yarn add lodash"),
+    "npm": ("Use pnpm, never npm", "npm install", "pnpm install"),
+    "pnpm": ("Use yarn, never pnpm", "pnpm add lodash", "yarn add lodash"),
     "yarn": ("Use npm, not yarn", "yarn add lodash", "npm install"),
-    "bun": ("Use pnpm, never bun", "bunx vitest", "pnpm test"),
+    "bun": ("Use pnpm, never bun", "bun add vitest", "pnpm test"),
     "pip": ("Use uv, never pip", "pip3 install requests", "uv add requests"),
-    "uv": ("Use poetry, not uv", "uvx ruff check", "poetry add requests"),
+    "uv": ("Use poetry, not uv", "uv add requests", "poetry add requests"),
     "poetry": ("Use uv, not poetry", "poetry run pytest", "uv sync"),
     "pipenv": ("Use uv, not pipenv", "pipenv install", "uv sync"),
     "conda": ("Use uv, never conda", "mamba install numpy", "uv sync"),
@@ -133,7 +134,7 @@ EXTRACTORS: dict[str, tuple[Callable[[Any], Any], Any, Any]] = {
     "topics": (topics_of, "add an email column to the users table", "fix the slider"),
     "command_key": (lambda c: command_key(c)[:1] == ("vitest",), "yarn vitest run", "yarn add vitest"),
     "named_tech": (named_tech, "generate a TypeORM migration", "generate a migration"),
-    "contradicts": (lambda c: contradicts(derive("PM", "Use pnpm, never npm", ""), c), "npx eslint", "pnpm eslint"),
+    "contradicts": (lambda c: contradicts(derive("PM", "Use pnpm, never npm", ""), c), "npm i x", "npx eslint"),
 }
 
 
@@ -160,12 +161,13 @@ def test_every_package_manager_family_has_cases() -> None:
 
 
 @pytest.mark.parametrize("family", sorted(MANAGERS))
-def test_a_choice_against_a_manager_meets_it_however_typed(family: str) -> None:
-    """npx, pnpm dlx and bunx belong to their manager (issue 49): "never npm" meets `npx eslint`."""
+def test_a_choice_against_a_manager_meets_its_members(family: str) -> None:
+    """Every member typed for the manager's own acts meets (`pip3`, `mamba`); its runners do not."""
     rule, typed, preferred = MANAGERS[family]
     chosen = derive("Package manager", rule, "")
     assert meets(chosen, "Bash", command=typed)
     assert not meets(chosen, "Bash", command=preferred)
+    assert not meets(derive("Package manager", "Use pnpm, never npm", ""), "Bash", command="npx nx test web")
 
 
 # subject -> (a headline the matcher reads as it, one it does not); every row it reads (matcher != false)

@@ -26,6 +26,13 @@ WORDS = words()
 SUBJECTS = matcher_subjects()
 PM_FAMILIES = PROGRAMS_TABLE.managers  # per ecosystem, its package managers (family names: npm, pnpm, yarn, bun)
 PM_NAMES = PROGRAMS_TABLE.manager_members  # every program typed to run one (npx is npm's, bunx bun's)
+_RUNNER_PROGRAMS = frozenset(r[0] for r, _ in PROGRAMS_TABLE.runners if len(r) == 1)  # npx, bunx: run another
+# per manager, the programs typed for its own acts: its members but its runners
+_TYPED_TO_ACT = {
+    f: tuple(m for m, fam in PROGRAMS_TABLE.family_of.items() if fam == f and m not in _RUNNER_PROGRAMS)
+    for ecosystem in PM_FAMILIES
+    for f in ecosystem
+}
 PROGRAMS = PROGRAMS_TABLE.named  # the other programs a rule may name: a word counts only when it is one of these
 _COMMAND_STARTS = PROGRAMS | PM_NAMES | PROGRAMS_TABLE.prefixes  # what a backticked command may start with
 RULE_WORDS = WORDS.rule
@@ -141,14 +148,15 @@ def states_rule(type_: str, text: str) -> bool:
 
 def _managers_not_chosen(text: str, named: set[str] | frozenset[str], forbids: set[str]) -> list[str]:
     """A choice among an ecosystem's package managers (two of them named, or one and "package manager") applies to
-    each manager it does not prefer, by family: "use pnpm, never npm" gives npm, yarn, bun (npx is npm's)."""
+    each manager it does not prefer, as typed to act (`pip`, `pip3`), not its runners (`npx eslint` runs eslint):
+    "use pnpm, never npm" gives npm, yarn, bun."""
     out: list[str] = []
     family = PROGRAMS_TABLE.family
     for ecosystem in PM_FAMILIES:
         mine = {family(n) for n in named} & set(ecosystem)
         if len(mine) >= 2 or (mine and PROGRAMS_TABLE.choice.search(text)):
             preferred = {family(n) for n in named if n not in forbids} & mine - {family(n) for n in forbids}
-            out += [f for f in ecosystem if f not in preferred or not preferred]
+            out += [m for f in ecosystem if f not in preferred or not preferred for m in _TYPED_TO_ACT[f]]
     return out
 
 

@@ -151,7 +151,7 @@ def decide(
         sure_of, matched = confidence(x), bool(held)  # matched: holds an informative word of the prompt or context
         in_prompt = tuple(t for t in text_held[fn] if t in prompt_terms)
         near = _near(rank, sure_of, len(in_prompt), cos.get(fn, COSINE_CENTRE), backend)
-        strong = len(in_prompt) >= CLOSE_SURE_TERMS  # three of the prompt's own words: no generic coincidence
+        strong = len(in_prompt) >= CLOSE_SURE_TERMS and cos.get(fn, 0.0) >= backend.close_similarity  # not by chance
         rule = _rule(elsewhere=elsewhere, close=close and near, matched=matched, sure_of=sure_of, strong=strong)
         if rule:
             injected.append(fn)
@@ -236,7 +236,8 @@ def _features(
 def _rule(*, elsewhere: bool, close: bool, matched: bool, sure_of: float, strong: bool = False) -> str:
     """Which rule gives a candidate: the close match (the prompt's words covered, and this one near the top), else
     the fitted confidence. A prompt naming a product the store never mentions may be about another stack: it
-    weakens the weak evidence only, so then only a close match holding three of the prompt's words speaks (what
+    weakens the weak evidence only, so then only a close match holding three of the prompt's words and close in
+    meaning speaks (what
     the prompt names outright, a path, a program, code, is met by `applies_index.prompt_picks`, never silenced)."""
     if not matched:
         return ""
