@@ -22,6 +22,11 @@ NOT_WIDER = [  # (name, description, the save's "will stop" line): never all of 
     ),  # every word of a long span, not the first six
     ("rule", "Never git apply", "will stop: git apply"),  # a subcommand is never read as an adverb
     ("rule", "Never use yarn for this repo", "will stop: yarn"),  # the manager alone, where the rule says so
+    # from public rule files (the probe in docs/guard.md): a colon inside code ended the clause, and an upper-case
+    # subcommand did not count, so both proposed all of npm
+    ("rule", "Do not run `npm run build:client` or similar build commands", "will stop: npm run build:client"),
+    ("rule", "NEVER RUN THE SERVER YOURSELF, I ALWAYS RUN IT ON THE SIDE VIA NPM RUN DEV!", ""),
+    ("rule", "DO NOT make any stylistic suggestions to these files", ""),  # `make` is a command only in code
     ("rule", "never npm or pnpm", "will stop: npm, npx, pnpm, pnpx"),
 ]
 
@@ -67,6 +72,14 @@ PRONOUN_OBJECTS = [  # (rule, "will stop" line or "")
     ("Tests are in tests/. Do not edit them to pass.", ""),  # tests/ is not the subject
     ("The build creates files in out/; never edit them", ""),  # out/ is an object, not the subject
     ("These files are generated: `a.ts`, `b.ts`. Do not edit them.", ""),
+    # a glob at a line's start is no markdown mark (the moments set's calcom rule)
+    (
+        "*.generated.ts files are written by app-store-cli; never modify them by hand",
+        "will stop: writes *.generated.ts",
+    ),
+    ("* Files in gen/ are generated; never modify them", "will stop: writes gen/**"),  # a bullet's mark
+    # a kind with no place is not the antecedent: it would widen the rule to every such file
+    ("All `.md` files in this directory are generated. DO NOT EDIT THESE FILES MANUALLY.", ""),
 ]
 
 

@@ -30,6 +30,9 @@ _CLAUSE_END = re.compile(
     r"|,\s*(?=(?:use|prefer|run|always|only|then|which|and\s+use)\b)",
     re.I,
 )
+# Markdown's marks at a line's start: a bullet, a heading, a quote (each before a space), or bold; a `*` right
+# before a name is a glob's (`*.generated.ts files are written by ...`), not a mark.
+_MARKS = re.compile(r"^(?:[-*+#>]+(?=\s)|\*\*|__|\s)+")
 _TOOL_LEAD = frozenset({"", "use", "run", "or", "and", "nor", "with", "via", "using", "ever", "call", "never"})
 _RUN_VERBS = frozenset({"run", "use", "call", "execute", "invoke", "type", "using", "running"})
 _PLACES = "in|into|under|inside|within|to|from"  # prepositions that lead a place ("files under legacy/")
@@ -120,7 +123,7 @@ def propose(name: str, description: str, body: str) -> Forbid:
     found = _Found([], [], [], [], known=code_packages(text))
     heading_neg, previous = "", ""
     for line in text.splitlines():
-        stripped = line.strip().lstrip("-*# ").strip()
+        stripped = _unmarked(line)
         if not stripped:
             heading_neg = ""
             continue
@@ -159,10 +162,20 @@ def propose(name: str, description: str, body: str) -> Forbid:
     return replace(forbid, instead=instead)
 
 
+def _masked(text: str) -> str:
+    """The text with each code span's inside blanked to `x`s, the same length: prose marks found in it are not
+    in code."""
+    return _CODE.sub(lambda m: "`" + "x" * (len(m.group(0)) - 2) + "`", text)
+
+
+def _unmarked(line: str) -> str:
+    return _MARKS.sub("", line.strip()).strip()
+
+
 def _negated(sentence: str, known: frozenset[str] = frozenset()) -> tuple[str, str] | None:
     """(the verb phrase around the object, the forbidden part) of a sentence that forbids, else None. `known`: the
     packages the memory's code names, which "no" forbids bare ("no axios")."""
-    lowered = _CODE.sub(lambda m: "`" + "x" * (len(m.group(0)) - 2) + "`", sentence.casefold())  # code says no "never"
+    lowered = _masked(sentence.casefold())  # code says no "never"
     for word in rows().after:
         m = re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", lowered)
         if m is not None:  # "axios is forbidden": the forbidden part is the clause before the words
@@ -175,7 +188,7 @@ def _negated(sentence: str, known: frozenset[str] = frozenset()) -> tuple[str, s
         if word == "no" and not _code_follows(sentence, m.end()) and not _known_follows(sentence, m.end(), known):
             continue  # "no" forbids only a named thing ("no `npm install`"), not "no disabling constraints"
         tail = sentence[m.end() :]
-        cut = _CLAUSE_END.search(tail)
+        cut = _CLAUSE_END.search(_masked(tail))  # a colon inside code (`npm run build:client`) ends nothing
         part = tail[: cut.start()] if cut and cut.start() > 0 else tail
         if cut and tail[cut.start()] == ":" and _leads_a_list(part):
             rest = tail[cut.end() :]  # "never run commands that discard work, including: `git restore .`, ..."
@@ -273,7 +286,7 @@ def _pronoun_object(verbs: str, part: str, sentence: str, previous: str, found: 
 def _subject_places(sentence: str) -> list[str]:
     """The places a sentence's subject names: those before its first subject-ending verb ("The markdown files in
     documents/ and its subdirectories are ..." -> documents/**); none when no such verb ends a subject."""
-    masked = _CODE.sub(lambda m: "`" + "x" * (len(m.group(0)) - 2) + "`", sentence.casefold())
+    masked = _masked(sentence.casefold())
     ends = "|".join(re.escape(w) for w in rows().subject_ends)
     m = re.search(rf"(?<![\w-])(?:{ends})(?![\w-])", masked)
     if m is None:
@@ -282,7 +295,15 @@ def _subject_places(sentence: str) -> list[str]:
     code = _CODE.findall(subject)
     spans = [c.strip() for c in code if _is_path(c.strip(), code=True)]
     spans += [w.rstrip(".,:;") for w in _WORD.findall(_CODE.sub(" ", subject))]
-    return [_glob(s) for s in spans if _is_path(s, code=s in code)]
+    return [_glob(s) for s in spans if _is_path(s, code=s in code) and not _kind_of_files(s, subject)]
+
+
+def _kind_of_files(span: str, text: str) -> bool:
+    """`.md` before a file noun ("All `.md` files in this directory") names a kind of file, not a place: with no
+    place beside it, the kind alone would widen the rule to every such file."""
+    nouns = "|".join(re.escape(n) for n in rows().file_nouns)
+    kind = re.fullmatch(r"\.[a-z0-9]+(?:\.[a-z0-9]+)*", span)
+    return kind is not None and re.search(rf"{re.escape(span)}`?\s+(?:{nouns})\b", text) is not None
 
 
 def _evidenced_names(part: str, sentence: str, known: frozenset[str]) -> list[str]:
@@ -315,8 +336,8 @@ def _prose_command(part: str) -> str:
     words = part.split()
     while words and words[0].casefold() in _RUN_VERBS:
         words = words[1:]
-    if len(words) < 2 or words[0].casefold() not in r.programs:
-        return ""
+    if len(words) < 2 or words[0].casefold() not in r.programs or words[0].casefold() in programs().english:
+        return ""  # `make`, `go` are commands only in code: "do not make any suggestions" names no make
     sub = words[1].rstrip(".,;")
     if not re.fullmatch(r"[a-z][a-z0-9:-]*", sub) or sub in r.not_subcommands or sub in programs().family_of:
         return ""
@@ -340,7 +361,7 @@ def _ends_command(word: str) -> bool:
 def _names_a_subcommand(part: str, end: int) -> bool:
     """A package manager's name right before its subcommand ("never run yarn dev"): the command is the two, not
     the manager alone."""
-    m = re.match(r"[ \t]+([a-z][a-z0-9:-]*)", part[end:])
+    m = re.match(r"[ \t]+([a-z][a-z0-9:-]*)", part[end:].casefold())
     return m is not None and m.group(1) not in rows().not_subcommands and m.group(1) not in programs().family_of
 
 
@@ -574,7 +595,7 @@ def _aliased(spec: str) -> list[str]:
 def _instead_of(text: str, forbid: Forbid) -> str:
     """What to do instead, from a sentence of the memory that says so ("Use pnpm", "Create a new migration")."""
     for sentence in _SENTENCES.split(text):
-        s = sentence.strip().lstrip("-*# ").strip()
+        s = _unmarked(sentence)
         if _negated(s) is None and re.match(r"(use|prefer|always|create|run|add a new|instead)\b", s, re.I):
             return s.rstrip(".")[:120]
     return ""
