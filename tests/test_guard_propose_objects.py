@@ -132,6 +132,7 @@ COLON_LISTS = [  # (rule, "will stop" line or "")
     ("Never read: the docs before asking", ""),  # words with no path form propose nothing
     ("Do not edit: ask the maintainer first.", ""),
     ("Never run: it breaks the build", ""),  # "run" reads no list of paths
+    ("Never read: `~/.ssh/id_rsa`, ~/.aws/*, `.env*`", "will stop: reads .env*"),  # home paths are no project's
 ]
 
 

@@ -475,7 +475,7 @@ def _placed(span: str, part: str) -> bool:
 def _is_path(span: str, *, code: bool) -> bool:
     """A project path a clause names: in code, anything path-like; in prose, only what cannot be a phrase
     (`read/write`, `if/else` are not paths): a dotfile, a glob, a dir ending in `/`, or a file with its extension."""
-    if " " in span.strip() or span.startswith(("-", "@", "/", "<")) or "<" in span or ".." in span.split("/"):
+    if " " in span.strip() or span.startswith(("-", "@", "/", "<", "~")) or "<" in span or ".." in span.split("/"):
         return False
     if span.endswith(".js") and "/" not in span:
         return False
