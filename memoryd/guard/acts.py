@@ -10,14 +10,14 @@ import os
 import re
 import tomllib
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from memoryd.base import limits
 from memoryd.base.tool_input import tool_target
-from memoryd.relevance.shell import SimpleCommand, parse
+from memoryd.relevance.shell import SimpleCommand, simple_command, split_line
 
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "NotebookEdit"})
 READ_TOOLS = frozenset({"Read"})
@@ -34,6 +34,23 @@ _IMPORT_RES = (
 
 
 @dataclass(frozen=True, slots=True)
+class InPlace:
+    """An editor that changes the files it names only with its in-place flag (`sed -i`, `perl -0pi -e`)."""
+
+    flag: re.Pattern[str]
+    script_options: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Wrapper:
+    """A program that only runs the rest of the line (`timeout 60 yarn dev`): what it takes before the command."""
+
+    options: frozenset[str] = frozenset()
+    operands: int = 0
+    lookup: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
 class ActRows:
     """The rows of data/acts.toml."""
 
@@ -42,6 +59,9 @@ class ActRows:
     non_readers: frozenset[str]
     install_verbs: frozenset[str]
     family_separators: tuple[str, ...]
+    in_place: dict[str, InPlace]
+    wrappers: dict[str, Wrapper]
+    script_runs: dict[str, frozenset[str]]
 
 
 @cache
@@ -54,6 +74,12 @@ def rows() -> ActRows:
         frozenset(data["non_readers"]["programs"]),
         frozenset(data["install_verbs"]["words"]),
         tuple(data["imports"]["family_separators"]),
+        {k: InPlace(re.compile(v["flag"]), frozenset(v["script_options"])) for k, v in data["in_place"].items()},
+        {
+            k: Wrapper(frozenset(v.get("options", ())), int(v.get("operands", 0)), frozenset(v.get("lookup", ())))
+            for k, v in data["wrappers"].items()
+        },
+        {k: frozenset(v) for k, v in data["script_runs"].items()},
     )
 
 
@@ -90,7 +116,7 @@ class Act:
             new = str(data.get("content") or "")
             before = _read_bounded(Path(cwd, path) if cwd else Path(raw))
             created, old = before is None, before or ""
-        return cls(tool, cwd, path, command, old, new, created, parse(command) if command else ())
+        return cls(tool, cwd, path, command, old, new, created, commands_of(command) if command else ())
 
     def describe(self) -> str:
         """The act in a line, for the recall log, the live page and the reason."""
@@ -104,6 +130,38 @@ class Act:
     def new_imports(self) -> set[str]:
         """Modules the new text imports that the old text did not."""
         return imports_in(self.new) - imports_in(self.old) if self.new else set()
+
+
+@lru_cache(maxsize=1024)
+def commands_of(command: str) -> tuple[SimpleCommand, ...]:
+    """The simple commands of a Bash line as the guard reads them: each one's wrappers (`timeout 60`, `nice -n 5`,
+    `env X=1`, rows of data/acts.toml) stripped, so `timeout 60 yarn dev` runs `yarn dev`."""
+    return tuple(c for words in split_line(command) if (c := simple_command(unwrapped(words))) is not None)
+
+
+def unwrapped(words: list[str]) -> list[str]:
+    """A command's words without the wrappers that only run the rest (`sudo -u app npm ci` -> `npm ci`); none at
+    all when a wrapper only looks the program up (`command -v yarn`)."""
+    redirects = [w for w in words if w[:1] in "<>"]
+    rest = [w for w in words if w[:1] not in "<>"]
+    table = rows().wrappers
+    while rest:
+        while rest and "=" in rest[0] and not rest[0].startswith("-"):
+            rest = rest[1:]  # `X=1 cmd`: an assignment
+        wrapper = table.get(rest[0].rsplit("/", 1)[-1]) if rest else None
+        if wrapper is None:
+            break
+        rest = rest[1:]
+        while rest and rest[0].startswith("-") and rest[0] != "-":
+            option = rest.pop(0)
+            if option in wrapper.lookup:
+                return []
+            if option == "--":
+                break
+            if option in wrapper.options and rest:
+                rest.pop(0)
+        rest = rest[wrapper.operands :]
+    return rest + redirects
 
 
 def relative(raw: str, cwd: str) -> str:
@@ -146,16 +204,34 @@ def runs_words(cmd: SimpleCommand) -> tuple[str, ...]:
 def written(cmd: SimpleCommand, root: str) -> list[str]:
     """The existing files a command changes: redirected onto, or named by a writer row (`rm`, `sed -i`, `cp`'s
     destination)."""
-    out = [relative(w, root) for w in cmd.writes]
+    out = [relative(w, root) for w in cmd.writes] + [relative(p, root) for p in edited_in_place(cmd)]
     how = _writer_of(cmd, rows().writers)
     if how:
         paths = _path_args(cmd, skip_subcommand=" " in how[0])
         if how[1] == "last":
             paths = paths[-1:] if len(paths) > 1 else []
-        elif how[1] == "in-place" and not any(a == "--in-place" or a.startswith("-i") for a in cmd.args):
-            paths = []
         out += [relative(p, root) for p in paths]
     return out
+
+
+def edited_in_place(cmd: SimpleCommand) -> list[str]:
+    """The files an in-place editor row changes (`perl -0pi -e 's/a/b/' x.md` -> x.md): none without its flag;
+    its script (an option's value, else the first argument) is no file."""
+    editor = rows().in_place.get(cmd.program)
+    if editor is None or not any(editor.flag.match(a) for a in cmd.args):
+        return []
+    files: list[str] = []
+    scripted, take_value = False, False
+    for arg in cmd.args:
+        if take_value:
+            take_value = False
+            continue
+        if arg.startswith("-"):
+            if arg in editor.script_options or not arg.startswith("--") and f"-{arg[-1]}" in editor.script_options:
+                scripted = take_value = True  # `-e 's/a/b/'`, or a cluster ending in it (`perl -pe`, `sed -ne`)
+            continue
+        files.append(arg)
+    return files if scripted else files[1:]
 
 
 def created(cmd: SimpleCommand, root: str) -> list[str]:
@@ -172,7 +248,7 @@ def created(cmd: SimpleCommand, root: str) -> list[str]:
 def read(cmd: SimpleCommand, root: str) -> list[str]:
     """The files a command reads or stages: its path arguments (an option's `=value` too), less what it only
     writes (`cp`'s destination) and less everything for programs that name files unread (`echo`)."""
-    if cmd.program in rows().non_readers:
+    if cmd.program in rows().non_readers or f"{cmd.program} {cmd.subcommand}" in rows().non_readers:
         return []
     paths = _path_args(cmd, skip_subcommand=False)
     how = _writer_of(cmd, rows().writers)

@@ -22,6 +22,7 @@ from memoryd.guard.acts import (
     runs_words,
     written,
 )
+from memoryd.guard.glob_overlap import has_glob, overlaps
 from memoryd.guard.rules import Forbid
 from memoryd.recall.applies_match import path_matches
 from memoryd.relevance.lexicon import programs
@@ -86,11 +87,11 @@ def _command_hit(forbid: Forbid, act: Act, cmd: SimpleCommand) -> Hit | None:
     if forbid.writes:
         for rel in written(cmd, act.root):
             glob = _first_glob(forbid.writes, rel)
-            if glob and act.exists(rel):
+            if glob and (act.exists(rel) or has_glob(rel)):  # the shell expands a glob to files that exist
                 return Hit(WRITES, glob, rel, cmd)
     if forbid.creates:
         for rel in created(cmd, act.root):
-            glob = _first_glob(forbid.creates, rel)
+            glob = "" if has_glob(rel) else _first_glob(forbid.creates, rel)  # a glob names no new file
             if glob and not act.exists(rel):
                 return Hit(CREATES, glob, rel, cmd)
     if forbid.reads:
@@ -108,15 +109,27 @@ def _command_hit(forbid: Forbid, act: Act, cmd: SimpleCommand) -> Hit | None:
 
 def command_matches(spec: str, cmd: SimpleCommand) -> bool:
     """`npm` meets `npm install` and `npx eslint` (npm's family); `prisma migrate reset` meets `npx prisma migrate
-    reset`; each further word must be among the command's words (`git push --force|-f main`, globs allowed)."""
+    reset`; each further word must be among the command's words (`git push --force|-f main`, globs allowed); a
+    script said with or without the manager's run verb is one act (`yarn dev`, `yarn run dev`)."""
     head, *rest = spec.casefold().split()
     seqs = []
     if head in (cmd.program, cmd.family):
-        seqs.append(tuple(w.casefold() for w in cmd.args))
+        args = tuple(w.casefold() for w in cmd.args)
+        seqs.append(args)
+        if cmd.family == head and _script_of(head, list(args)):
+            seqs.append(args[1:])  # `yarn run dev` is `yarn dev`
     runs = runs_words(cmd)
     if runs and head == runs[0] and not _own_way(head, cmd):
         seqs.append(tuple(w.casefold() for w in runs[1:]))
-    return any(_words_in(rest, args) for args in seqs)
+    rests = [rest, rest[1:]] if _script_of(head, rest) else [rest]  # a trigger `yarn run dev` holds `yarn dev`
+    return any(_words_in(r, args) for r in rests for args in seqs)
+
+
+def _script_of(manager: str, words: list[str]) -> bool:
+    """The words run a script through the manager's run verb (`run dev` of `yarn run dev`), and the script is no
+    verb of the manager's own (`bun run test` is a script; `bun test` is bun's test runner, another act)."""
+    verbs = rows().script_runs.get(manager, frozenset())
+    return len(words) > 1 and words[0] in verbs and words[1] not in programs().manager_verbs
 
 
 def _words_in(rest: list[str], args: tuple[str, ...]) -> bool:
@@ -150,7 +163,13 @@ def _word_in(token: str, args: tuple[str, ...]) -> bool:
 
 
 def _first_glob(globs: tuple[str, ...], rel: str) -> str:
-    """The first glob that takes the path, unless a `!glob` keeps it out (`.env*` but `!.env.example`)."""
+    """The first glob that takes the path, unless a `!glob` keeps it out (`.env*` but `!.env.example`). A shell
+    glob the act names (`documents/x/*.md`) meets a glob when some path could match both (glob_overlap.py); a `!`
+    keeps it out only when it is that very glob, since the shell may expand it to other files too."""
+    if has_glob(rel):
+        if any(g.startswith("!") and g[1:].removeprefix("./") == rel.removeprefix("./") for g in globs):
+            return ""
+        return next((g for g in globs if not g.startswith("!") and overlaps(rel, g)), "")
     if any(g.startswith("!") and path_matches(g[1:], rel) for g in globs):
         return ""
     return next((g for g in globs if not g.startswith("!") and path_matches(g, rel)), "")

@@ -14,6 +14,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from memoryd.base import limits
 from memoryd.base.errors import InvalidRequest
 from memoryd.guard.match import module_spec
 from memoryd.guard.package_evidence import code_packages, is_package, lead_stripped
@@ -29,6 +30,9 @@ _CLAUSE_END = re.compile(
     r"|,\s*(?=(?:use|prefer|run|always|only|then|which|and\s+use)\b)",
     re.I,
 )
+# Markdown's marks at a line's start: a bullet, a heading, a quote (each before a space), or bold; a `*` right
+# before a name is a glob's (`*.generated.ts files are written by ...`), not a mark.
+_MARKS = re.compile(r"^(?:[-*+#>]+(?=\s)|\*\*|__|\s)+")
 _TOOL_LEAD = frozenset({"", "use", "run", "or", "and", "nor", "with", "via", "using", "ever", "call", "never"})
 _RUN_VERBS = frozenset({"run", "use", "call", "execute", "invoke", "type", "using", "running"})
 _PLACES = "in|into|under|inside|within|to|from"  # prepositions that lead a place ("files under legacy/")
@@ -62,6 +66,9 @@ class ProseRows:
     word_aliases: dict[str, str]
     not_subcommands: frozenset[str]
     list_leads: tuple[str, ...]
+    adverb_suffixes: tuple[str, ...]
+    pronouns: tuple[str, ...]
+    subject_ends: frozenset[str]
 
 
 @cache
@@ -89,6 +96,9 @@ def rows() -> ProseRows:
         dict(d["aliases"]["words"]),
         frozenset(d["programs"]["not_subcommands"]),
         tuple(d["negations"]["list_leads"]),
+        tuple(d["programs"]["adverb_suffixes"]),
+        tuple(sorted(d["pronouns"]["words"], key=len, reverse=True)),
+        frozenset(d["pronouns"]["subject_ends"]),
     )
 
 
@@ -111,9 +121,9 @@ def propose(name: str, description: str, body: str) -> Forbid:
     """The forbid triggers a rule's text states (empty when it forbids nothing a trigger can name)."""
     text = f"{name}\n{description}\n{body}"
     found = _Found([], [], [], [], known=code_packages(text))
-    heading_neg = ""
+    heading_neg, previous = "", ""
     for line in text.splitlines():
-        stripped = line.strip().lstrip("-*# ").strip()
+        stripped = _unmarked(line)
         if not stripped:
             heading_neg = ""
             continue
@@ -125,12 +135,15 @@ def propose(name: str, description: str, body: str) -> Forbid:
             if neg is not None:
                 size = found.size()
                 _read_clause(neg[0], neg[1], found, sentence)
+                if found.size() == size:
+                    _pronoun_object(neg[0], neg[1], sentence, previous, found)
                 grew = found.size() > size
                 said, contrast = _instead_in(sentence, neg[1])
                 if contrast and not grew:
                     found.contrasts.append((neg[1].casefold(), said))  # kept if the memory forbids its Y elsewhere
                 else:
                     found.instead = found.instead or said
+            previous = sentence
         if stripped.endswith(":") and (n := _negated(stripped)) is not None:
             heading_neg = n[0]
     commands = [a for c in _collapse(found.commands) for a in _aliased(c)]
@@ -149,10 +162,20 @@ def propose(name: str, description: str, body: str) -> Forbid:
     return replace(forbid, instead=instead)
 
 
+def _masked(text: str) -> str:
+    """The text with each code span's inside blanked to `x`s, the same length: prose marks found in it are not
+    in code."""
+    return _CODE.sub(lambda m: "`" + "x" * (len(m.group(0)) - 2) + "`", text)
+
+
+def _unmarked(line: str) -> str:
+    return _MARKS.sub("", line.strip()).strip()
+
+
 def _negated(sentence: str, known: frozenset[str] = frozenset()) -> tuple[str, str] | None:
     """(the verb phrase around the object, the forbidden part) of a sentence that forbids, else None. `known`: the
     packages the memory's code names, which "no" forbids bare ("no axios")."""
-    lowered = _CODE.sub(lambda m: "`" + "x" * (len(m.group(0)) - 2) + "`", sentence.casefold())  # code says no "never"
+    lowered = _masked(sentence.casefold())  # code says no "never"
     for word in rows().after:
         m = re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", lowered)
         if m is not None:  # "axios is forbidden": the forbidden part is the clause before the words
@@ -165,17 +188,26 @@ def _negated(sentence: str, known: frozenset[str] = frozenset()) -> tuple[str, s
         if word == "no" and not _code_follows(sentence, m.end()) and not _known_follows(sentence, m.end(), known):
             continue  # "no" forbids only a named thing ("no `npm install`"), not "no disabling constraints"
         tail = sentence[m.end() :]
-        cut = _CLAUSE_END.search(tail)
+        cut = _CLAUSE_END.search(_masked(tail))  # a colon inside code (`npm run build:client`) ends nothing
         part = tail[: cut.start()] if cut and cut.start() > 0 else tail
-        if cut and tail[cut.start()] == ":" and part.casefold().rstrip().endswith(rows().list_leads):
+        if cut and tail[cut.start()] == ":" and _leads_a_list(part):
             rest = tail[cut.end() :]  # "never run commands that discard work, including: `git restore .`, ..."
-            after = _CLAUSE_END.search(rest.replace(":", " "))
+            after = _CLAUSE_END.search(re.sub(r"[:()]", " ", rest))  # a bracket in the list holds its items
             part = part + " " + (rest[: after.start()] if after and after.start() > 0 else rest)
         if word in ("instead of", "rather than"):
             part = part.split(",", 1)[0]  # "instead of yarn, use pnpm": the comma turns the sentence
         verbs = word if word in ("instead of", "rather than") else _verb_phrase(sentence[: m.start()], part)
         return verbs, part
     return None
+
+
+def _leads_a_list(part: str) -> bool:
+    """The words before a colon lead a list of what the clause forbids: a list word ("including:") or the verb
+    itself ("never request or read: .env, secrets/")."""
+    r = rows()
+    lowered = part.casefold().rstrip()
+    last = lowered.rsplit(None, 1)[-1] if lowered else ""
+    return lowered.endswith(r.list_leads) or last in r.writes | r.reads | r.creates | r.imports
 
 
 def _code_follows(sentence: str, at: int) -> bool:
@@ -234,6 +266,46 @@ def _read_clause(verbs: str, part: str, found: _Found, sentence: str = "") -> No
         found.imports += named
 
 
+def _pronoun_object(verbs: str, part: str, sentence: str, previous: str, found: _Found) -> None:
+    """A forbidding verb whose object is a pronoun ("Do not edit them") forbids its antecedent: the subject places
+    of the same sentence before the negation ("Files under gen/ are generated, never edit them"), else of the
+    sentence before ("The markdown files in documents/ ... are auto-generated ... Do not edit them")."""
+    r = rows()
+    verb = "|".join(re.escape(v) for v in sorted(r.writes | r.reads, key=len, reverse=True))
+    pronoun = "|".join(re.escape(p) for p in r.pronouns)
+    if not re.match(rf"\s*(?:(?:{verb})\s+(?:or|and)\s+)*(?:{verb})\s+(?:{pronoun})\b", part, re.I):
+        return
+    at = sentence.rfind(part) if part.strip() else -1
+    places = _subject_places(sentence[:at]) if at > 0 else []
+    kind = _path_kind(_verb_words(verbs))
+    target = found.writes if kind == "writes" else found.reads if kind == "reads" else None
+    if target is not None:
+        target += places or _subject_places(previous)
+
+
+def _subject_places(sentence: str) -> list[str]:
+    """The places a sentence's subject names: those before its first subject-ending verb ("The markdown files in
+    documents/ and its subdirectories are ..." -> documents/**); none when no such verb ends a subject."""
+    masked = _masked(sentence.casefold())
+    ends = "|".join(re.escape(w) for w in rows().subject_ends)
+    m = re.search(rf"(?<![\w-])(?:{ends})(?![\w-])", masked)
+    if m is None:
+        return []
+    subject = sentence[: m.start()]
+    code = _CODE.findall(subject)
+    spans = [c.strip() for c in code if _is_path(c.strip(), code=True)]
+    spans += [w.rstrip(".,:;") for w in _WORD.findall(_CODE.sub(" ", subject))]
+    return [_glob(s) for s in spans if _is_path(s, code=s in code) and not _kind_of_files(s, subject)]
+
+
+def _kind_of_files(span: str, text: str) -> bool:
+    """`.md` before a file noun ("All `.md` files in this directory") names a kind of file, not a place: with no
+    place beside it, the kind alone would widen the rule to every such file."""
+    nouns = "|".join(re.escape(n) for n in rows().file_nouns)
+    kind = re.fullmatch(r"\.[a-z0-9]+(?:\.[a-z0-9]+)*", span)
+    return kind is not None and re.search(rf"{re.escape(span)}`?\s+(?:{nouns})\b", text) is not None
+
+
 def _evidenced_names(part: str, sentence: str, known: frozenset[str]) -> list[str]:
     """Names said bare after the negation ("don't use dotenv", "instead of execa", "Use Bun.env, not dotenv"),
     each a package by evidence (package_evidence.py): the whole list or none."""
@@ -257,19 +329,40 @@ def _verb_words(verbs: str) -> set[str]:
 
 
 def _prose_command(part: str) -> str:
-    """A program and its subcommand named in prose right after the negation ("not brew services", "never git push
-    --force"); a word of place or manner after the program is no subcommand ("never go to prod")."""
+    """A program and its words named in prose right after the negation ("not brew services", "never git push
+    --force", "never run yarn dev"): every word up to a word of place or manner ("never go to prod", "never run
+    yarn dev automatically"), so the trigger is never wider than the words the rule says."""
     r = rows()
     words = part.split()
     while words and words[0].casefold() in _RUN_VERBS:
         words = words[1:]
-    if len(words) < 2 or words[0].casefold() not in r.programs or words[0].casefold() in programs().family_of:
-        return ""
+    if len(words) < 2 or words[0].casefold() not in r.programs or words[0].casefold() in programs().english:
+        return ""  # `make`, `go` are commands only in code: "do not make any suggestions" names no make
     sub = words[1].rstrip(".,;")
-    if not re.fullmatch(r"[a-z][a-z-]*", sub) or sub in r.not_subcommands:
+    if not re.fullmatch(r"[a-z][a-z0-9:-]*", sub) or sub in r.not_subcommands or sub in programs().family_of:
         return ""
-    flags = [w.rstrip(".,;") for w in words[2:4] if w.startswith("-")]
-    return " ".join([words[0].casefold(), sub, *flags])
+    kept = [words[0].casefold(), sub]
+    ended = sub != words[1]
+    for word in words[2:]:
+        bare = word.rstrip(".,;")
+        if ended or not bare or _ends_command(bare):
+            break
+        kept.append(bare)
+        ended = bare != word
+    return " ".join(kept)
+
+
+def _ends_command(word: str) -> bool:
+    """A word after a command in prose that is no word of it: of place or manner ("to", "automatically")."""
+    lowered = word.casefold()
+    return lowered in rows().not_subcommands or lowered.endswith(rows().adverb_suffixes)
+
+
+def _names_a_subcommand(part: str, end: int) -> bool:
+    """A package manager's name right before its subcommand ("never run yarn dev"): the command is the two, not
+    the manager alone."""
+    m = re.match(r"[ \t]+([a-z][a-z0-9:-]*)", part[end:].casefold())
+    return m is not None and m.group(1) not in rows().not_subcommands and m.group(1) not in programs().family_of
 
 
 def _leads(span: str, part: str) -> bool:
@@ -355,13 +448,17 @@ def _instead_in(sentence: str, part: str) -> tuple[str, bool]:
 
 def _bare_words(part: str) -> list[str]:
     """The words of a clause without code spans; a package manager only where a clause names it as the tool
-    ("never npm or pnpm"), not as a qualifier ("not an npm package")."""
-    words = _WORD.findall(part)
+    ("never npm or pnpm"), not as a qualifier ("not an npm package") nor before its subcommand ("never run yarn
+    dev" forbids `yarn dev`, never all of yarn)."""
+    matches = list(_WORD.finditer(part))
     fam = programs().family_of
     out = []
-    for i, w in enumerate(words):
-        before = words[i - 1].casefold() if i else ""
-        if w.casefold() in fam and before not in _TOOL_LEAD and before.casefold() not in fam:
+    for i, m in enumerate(matches):
+        w = m.group(0)
+        before = matches[i - 1].group(0).casefold() if i else ""
+        if w.casefold() in fam and (
+            before not in _TOOL_LEAD and before not in fam or _names_a_subcommand(part, m.end())
+        ):
             continue
         out.append(w)
     return out
@@ -378,7 +475,7 @@ def _placed(span: str, part: str) -> bool:
 def _is_path(span: str, *, code: bool) -> bool:
     """A project path a clause names: in code, anything path-like; in prose, only what cannot be a phrase
     (`read/write`, `if/else` are not paths): a dotfile, a glob, a dir ending in `/`, or a file with its extension."""
-    if " " in span.strip() or span.startswith(("-", "@", "/", "<")) or "<" in span or ".." in span.split("/"):
+    if " " in span.strip() or span.startswith(("-", "@", "/", "<", "~")) or "<" in span or ".." in span.split("/"):
         return False
     if span.endswith(".js") and "/" not in span:
         return False
@@ -439,8 +536,8 @@ def _command(span: str, *, code: bool, run: bool) -> str:
         return ""
     if words[0].casefold() not in programs().family_of and not (code or run):
         return ""
-    kept = [w if w.startswith("-") else w.casefold() for w in words[:6]]
-    return " ".join(kept)
+    kept = " ".join(w if w.startswith("-") else w.casefold() for w in words)
+    return kept if len(kept) <= limits.FORBID_ITEM_MAX_CHARS else ""  # every word, or none: never a wider one
 
 
 def _library(span: str, part: str, *, code: bool) -> str:
@@ -498,7 +595,7 @@ def _aliased(spec: str) -> list[str]:
 def _instead_of(text: str, forbid: Forbid) -> str:
     """What to do instead, from a sentence of the memory that says so ("Use pnpm", "Create a new migration")."""
     for sentence in _SENTENCES.split(text):
-        s = sentence.strip().lstrip("-*# ").strip()
+        s = _unmarked(sentence)
         if _negated(s) is None and re.match(r"(use|prefer|always|create|run|add a new|instead)\b", s, re.I):
             return s.rstrip(".")[:120]
     return ""

@@ -1,0 +1,132 @@
+"""Labelled cases for how the guard reads a shell line (issue 50, after the fresh2 held-out run): wrappers that
+only run the rest of the line, in-place editors, a script with or without its manager's run verb, subcommands
+that only name paths, and shell glob arguments against protected globs. Each row of memoryd/guard/data/acts.toml
+has a case that is held and one that is not. Real files in a temp project; no daemon."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memoryd.guard.acts import Act, commands_of, rows
+from memoryd.guard.glob_overlap import overlaps
+from memoryd.guard.match import meets
+from memoryd.guard.rules import parse_forbid
+
+
+def held(root: Path, forbid: dict[str, list[str]], command: str) -> bool:
+    act = Act("Bash", str(root), command=command, commands=commands_of(command))
+    return meets(parse_forbid(forbid), act) is not None
+
+
+WRAPPERS = {  # row -> (runs `yarn dev` through it: held, runs something else or only names yarn: not held)
+    "timeout": ("timeout 60 yarn dev", "timeout -s KILL 60 yarn build"),
+    "nice": ("nice -n 10 yarn dev", "nice yarn lint"),
+    "env": ("env NODE_ENV=development yarn dev", "env -u CI yarn test"),
+    "time": ("time yarn dev", "time -f %e yarn build"),
+    "nohup": ("nohup yarn dev > /tmp/vite.log 2>&1 &", "nohup yarn preview &"),
+    "exec": ("exec yarn dev", "exec -a web yarn start"),
+    "command": ("command yarn dev", "command -v yarn"),  # -v only looks yarn up
+    "sudo": ("sudo -u app yarn dev", "sudo -l yarn dev"),  # -l lists what may run
+    "stdbuf": ("stdbuf -o L yarn dev", "stdbuf -oL yarn build"),
+    "ionice": ("ionice -c 3 yarn dev", "ionice -c 3 yarn lint"),
+    "xargs": ("echo | xargs -n 1 yarn dev", "echo a | xargs yarn add"),
+}
+
+
+@pytest.mark.parametrize("row", sorted(WRAPPERS))
+def test_a_wrapper_row_runs_the_rest_of_the_line(tmp_path: Path, row: str) -> None:
+    run, other = WRAPPERS[row]
+    assert held(tmp_path, {"commands": ["yarn dev"]}, run), run
+    assert not held(tmp_path, {"commands": ["yarn dev"]}, other), other
+
+
+def test_every_wrapper_row_has_cases_and_an_assignment_is_skipped(tmp_path: Path) -> None:
+    assert set(WRAPPERS) == set(rows().wrappers)
+    assert held(tmp_path, {"commands": ["npm"]}, "CI=1 timeout 5 env X=1 nice npm ci")
+    assert not held(tmp_path, {"commands": ["npm"]}, "timeout 60 pnpm install")
+
+
+IN_PLACE = {  # row -> (changes db/a.sql in place, reads it or changes nothing there)
+    "sed": ("sed -i 's/a/b/' db/a.sql", "sed 's/a/b/' db/a.sql"),
+    "perl": ("perl -0pi -e 's/\\n{3,}/\\n\\n/g' db/a.sql", "perl -pe 's/a/b/' db/a.sql"),
+    "ruby": ("ruby -pi -e 'gsub(/a/, \"b\")' db/a.sql", "ruby -pe 'gsub(/a/, \"b\")' db/a.sql"),
+}
+
+
+@pytest.mark.parametrize("row", sorted(IN_PLACE))
+def test_an_in_place_editor_changes_its_files_only_with_its_flag(tmp_path: Path, row: str) -> None:
+    (tmp_path / "db").mkdir()
+    (tmp_path / "db" / "a.sql").write_text("x")
+    change, other = IN_PLACE[row]
+    assert held(tmp_path, {"writes": ["db/**"]}, change)
+    assert not held(tmp_path, {"writes": ["db/**"]}, other)
+
+
+def test_in_place_flags_and_scripts(tmp_path: Path) -> None:
+    (tmp_path / "db").mkdir()
+    (tmp_path / "db" / "a.sql").write_text("x")
+    assert set(IN_PLACE) == set(rows().in_place)
+    for command in ("perl -pi -e 's/a/b/' db/a.sql", "perl -i.bak -pe 's/a/b/' db/a.sql", "sed -Ei 's/a/b/' db/a.sql"):
+        assert held(tmp_path, {"writes": ["db/**"]}, command), command
+    assert not held(tmp_path, {"writes": ["db/**"]}, "perl -Mstrict -e 'print 1' db/a.sql")  # -M is no -i
+    assert not held(tmp_path, {"writes": ["db/**"]}, "sed -i 's/db\\/a.sql/x/' notes.txt")  # the script is no file
+
+
+SCRIPT_RUNS = {  # row -> (a script through the run verb the trigger holds, a manager verb it does not)
+    "npm": ("npm run dev", "npm run-script build"),
+    "pnpm": ("pnpm run dev", "pnpm run build"),
+    "yarn": ("yarn run dev", "yarn run build"),
+    "bun": ("bun run dev", "bun run test"),
+}
+
+
+@pytest.mark.parametrize("manager", sorted(SCRIPT_RUNS))
+def test_a_script_with_or_without_the_run_verb_is_one_act(tmp_path: Path, manager: str) -> None:
+    assert set(SCRIPT_RUNS) == set(rows().script_runs)
+    through_run, other = SCRIPT_RUNS[manager]
+    assert held(tmp_path, {"commands": [f"{manager} dev"]}, through_run)
+    assert held(tmp_path, {"commands": [f"{manager} run dev"]}, f"{manager} dev")
+    assert not held(tmp_path, {"commands": [f"{manager} dev"]}, other)
+    assert not held(tmp_path, {"commands": ["bun test"]}, "bun run test")  # bun's test runner is not the script
+    assert not held(tmp_path, {"commands": [f"{manager} run test"]}, f"{manager} test")
+
+
+def test_subcommands_that_only_name_paths_read_nothing(tmp_path: Path) -> None:
+    forbid = {"reads": [".env.*"]}
+    for sub in ("check-ignore -v", "ls-files", "check-attr -a"):
+        assert not held(tmp_path, forbid, f"git {sub} apps/web/.env.local"), sub
+    for command in ("git add apps/web/.env.local", "git diff apps/web/.env.local"):
+        assert held(tmp_path, forbid, command), command
+
+
+GLOBS = [  # (shell glob argument, protected glob, could it name a protected file)
+    ("documents/ga-res-80/*.md", "documents/**/*.md", True),
+    ("documents/ga-res-80/*.md", "documents/**", True),
+    ("*/*.md", "documents/**/*.md", True),
+    ("apps/*/.env*", ".env.*", True),
+    ("db/*", "db/migrations/**", True),  # names the folder, which holds the files
+    ("docs/[ab].md", "docs/a.md", True),
+    ("x?.md", "x1.md", True),
+    ("scripts/*.py", "documents/**", False),
+    ("documents/ga-res-80/*.md", "*.pem", False),
+    ("*", ".env", False),  # the shell's `*` never names a dotfile
+    ("*.md", ".md", False),
+    ("docs/[ab].md", "docs/c.md", False),
+]
+
+
+@pytest.mark.parametrize(("word", "glob", "could"), GLOBS)
+def test_a_shell_glob_meets_a_protected_glob_when_some_path_matches_both(word: str, glob: str, could: bool) -> None:
+    assert overlaps(word, glob) is could
+
+
+def test_a_glob_argument_is_held_by_writes_and_reads_never_by_creates(tmp_path: Path) -> None:
+    assert held(tmp_path, {"writes": ["documents/**/*.md"]}, "sed -i 's/\\r$//' documents/ga-res-80/*.md")
+    assert not held(tmp_path, {"writes": ["documents/**/*.md"]}, "sed -i 's/\\r$//' scripts/*.py")
+    assert not held(tmp_path, {"writes": ["documents/**/*.md"]}, "wc -l documents/ga-res-80/*.md")  # a read
+    assert held(tmp_path, {"reads": [".env*"]}, "cat apps/*/.env*")
+    assert not held(tmp_path, {"reads": [".env*"]}, "cat apps/web/*.ts")
+    assert not held(tmp_path, {"reads": [".env*", "!.env.example*"]}, "cat .env.example*")  # kept out: that glob
+    assert not held(tmp_path, {"creates": ["legacy/**"]}, "touch legacy/*.ts")  # a glob names no new file
