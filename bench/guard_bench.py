@@ -3,9 +3,9 @@ calls to a real daemon over loopback, scored for two sets of forbid triggers: th
 from the rule's prose (the save answer's `forbid`), and the hand-written ones. Method and sources:
 bench/guard/README.md. Latency of the hook as a whole process: bench/hook_bench.py.
 
-Run: .venv/bin/python bench/guard_bench.py [--held-out | --fresh | --fresh2] [--json]   (dev projects by default;
---held-out, --fresh and --fresh2 score the projects kept aside, each once). Targets: violations held >= 0.90, compliant
-acts held = 0, every reason names its memory.
+Run: .venv/bin/python bench/guard_bench.py [--held-out | --fresh | --fresh2 | --fresh3] [--json]   (dev projects by
+default; --held-out, --fresh, --fresh2 and --fresh3 score the projects kept aside, each once). Targets: violations
+held >= 0.90, compliant acts held = 0, every reason names its memory.
 """
 
 from __future__ import annotations
@@ -22,12 +22,22 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "guard" / "projects.json"
 HELD_TARGET = 0.90
-# Each set by its projects' (held_out, fresh_held_out, fresh2_held_out) flags: a project belongs to exactly one set.
+# Each set by its projects' (held_out, fresh_held_out, fresh2_held_out, fresh3_held_out) flags: a project belongs to
+# exactly one set.
 SETS = {
-    "dev": (False, False, False),
-    "held-out": (True, False, False),
-    "fresh held-out": (True, True, False),
-    "fresh2 held-out": (True, False, True),
+    "dev": (False, False, False, False),
+    "held-out": (True, False, False, False),
+    "fresh held-out": (True, True, False, False),
+    "fresh2 held-out": (True, False, True, False),
+    "fresh3 held-out": (True, False, False, True),
+}
+SET_FLAGS = ("held_out", "fresh_held_out", "fresh2_held_out", "fresh3_held_out")
+# The command-line option (argparse's attribute) that picks each held-out set; none picks dev.
+SET_OPTIONS = {
+    "held_out": "held-out",
+    "fresh": "fresh held-out",
+    "fresh2": "fresh2 held-out",
+    "fresh3": "fresh3 held-out",
 }
 
 
@@ -105,7 +115,7 @@ def summary(results: list[dict[str, Any]]) -> dict[str, Any]:
 
 def select(projects: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
     """The projects of one set (SETS), so a held-out project is never scored with the dev set or another held-out one."""
-    return [p for p in projects if (p["held_out"], p["fresh_held_out"], p["fresh2_held_out"]) == SETS[name]]
+    return [p for p in projects if tuple(p[flag] for flag in SET_FLAGS) == SETS[name]]
 
 
 def print_proposals() -> None:
@@ -133,6 +143,9 @@ def main() -> None:
     which.add_argument(
         "--fresh2", action="store_true", help="score the second fresh held-out projects (issue 50, once)"
     )
+    which.add_argument(
+        "--fresh3", action="store_true", help="score the third fresh held-out projects (issue 50, once; not yet scored)"
+    )
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
     parser.add_argument("--proposals", action="store_true", help="print what save proposes for the moments/coding sets")
     args = parser.parse_args()
@@ -142,9 +155,7 @@ def main() -> None:
         return
     from tests.support.servers import DaemonProcess, daemon_env
 
-    name = (
-        "fresh2 held-out" if args.fresh2 else "fresh held-out" if args.fresh else "held-out" if args.held_out else "dev"
-    )
+    name = next((SET_OPTIONS[opt] for opt in SET_OPTIONS if getattr(args, opt)), "dev")
     specs = select(json.loads(DATA.read_text())["projects"], name)
     out: dict[str, Any] = {"set": name, "projects": [s["id"] for s in specs]}
     with tempfile.TemporaryDirectory() as tmp:
