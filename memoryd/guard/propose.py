@@ -33,6 +33,7 @@ _CLAUSE_END = re.compile(
 # Markdown's marks at a line's start: a bullet, a heading, a quote (each before a space), or bold; a `*` right
 # before a name is a glob's (`*.generated.ts files are written by ...`), not a mark.
 _MARKS = re.compile(r"^(?:[-*+#>]+(?=\s)|\*\*|__|\s)+")
+_BULLET = re.compile(r"\s*(?:[-*+]|\d+[.)])\s")
 _TOOL_LEAD = frozenset({"", "use", "run", "or", "and", "nor", "with", "via", "using", "ever", "call", "never"})
 _RUN_VERBS = frozenset({"run", "use", "call", "execute", "invoke", "type", "using", "running"})
 _PLACES = "in|into|under|inside|within|to|from"  # prepositions that lead a place ("files under legacy/")
@@ -69,6 +70,16 @@ class ProseRows:
     adverb_suffixes: tuple[str, ...]
     pronouns: tuple[str, ...]
     subject_ends: frozenset[str]
+    code_list: re.Pattern[str]  # code spans (masked to `x`s) and their joins: a list of code and nothing else
+    code_bracket: re.Pattern[str]  # a bracket that only holds such a list ("(`pnpm dev`)")
+    explanations: tuple[str, ...]
+
+
+def _code_list_forms(d: dict[str, Any]) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The `[code_lists]` rows as two patterns over masked text: a list of code spans, and a bracket holding one."""
+    joins = "|".join(rf"\b{re.escape(j)}\b" for j in d["joins"])
+    listed = rf"`x+`(?:\s*(?:,|/|{joins})(?:\s*(?:{joins}))?\s*`x+`)*"
+    return re.compile(rf"[\s,;.]*{listed}[\s,;.]*", re.I), re.compile(rf"\(\s*{listed}\s*\)", re.I)
 
 
 @cache
@@ -99,6 +110,8 @@ def rows() -> ProseRows:
         tuple(d["programs"]["adverb_suffixes"]),
         tuple(sorted(d["pronouns"]["words"], key=len, reverse=True)),
         frozenset(d["pronouns"]["subject_ends"]),
+        *_code_list_forms(d["code_lists"]),
+        tuple(d["code_lists"]["explanations"]),
     )
 
 
@@ -121,31 +134,27 @@ def propose(name: str, description: str, body: str) -> Forbid:
     """The forbid triggers a rule's text states (empty when it forbids nothing a trigger can name)."""
     text = f"{name}\n{description}\n{body}"
     found = _Found([], [], [], [], known=code_packages(text))
-    heading_neg, previous = "", ""
+    heading_neg, lead_neg, previous = "", "", ""
     for line in text.splitlines():
         stripped = _unmarked(line)
         if not stripped:
             heading_neg = ""
             continue
+        bullet = _BULLET.match(line) is not None
         inherited = heading_neg if line.lstrip().startswith(("-", "*")) else ""
-        for sentence in _SENTENCES.split(stripped):
-            neg = _negated(sentence, found.known)
-            if neg is None and inherited:
-                neg = (inherited, sentence)
-            if neg is not None:
-                size = found.size()
-                _read_clause(neg[0], neg[1], found, sentence)
-                if found.size() == size:
-                    _pronoun_object(neg[0], neg[1], sentence, previous, found)
-                grew = found.size() > size
-                said, contrast = _instead_in(sentence, neg[1])
-                if contrast and not grew:
-                    found.contrasts.append((neg[1].casefold(), said))  # kept if the memory forbids its Y elsewhere
-                else:
-                    found.instead = found.instead or said
+        if bullet and lead_neg and _negated(stripped) is None:
+            _listed_commands(lead_neg, stripped, found)
+        for sentence, lead in _pieces(stripped):
+            if lead and _negated(sentence, found.known) is None:
+                _listed_commands(lead, sentence, found)
+            else:
+                _read_sentence(sentence, inherited, previous, found)
             previous = sentence
         if stripped.endswith(":") and (n := _negated(stripped)) is not None:
             heading_neg = n[0]
+        if not bullet:
+            n = _negated(stripped)
+            lead_neg = n[0] if n is not None and not stripped.endswith(":") else ""
     commands = [a for c in _collapse(found.commands) for a in _aliased(c)]
     forbid = Forbid(
         tuple(dict.fromkeys(commands))[:20],
@@ -162,10 +171,71 @@ def propose(name: str, description: str, body: str) -> Forbid:
     return replace(forbid, instead=instead)
 
 
+def _read_sentence(sentence: str, inherited: str, previous: str, found: _Found) -> None:
+    """What one sentence (or the piece of it before or after a lead's colon) forbids, and its instead line."""
+    neg = _negated(sentence, found.known)
+    if neg is None and inherited:
+        neg = (inherited, sentence)
+    if neg is None:
+        return
+    size = found.size()
+    _read_clause(neg[0], neg[1], found, sentence)
+    if found.size() == size:
+        _pronoun_object(neg[0], neg[1], sentence, previous, found)
+    grew = found.size() > size
+    said, contrast = _instead_in(sentence, neg[1])
+    if contrast and not grew:
+        found.contrasts.append((neg[1].casefold(), said))  # kept if the memory forbids its Y elsewhere
+    else:
+        found.instead = found.instead or said
+
+
+def _pieces(line: str) -> list[tuple[str, str]]:
+    """(piece, lead) for each sentence of a line: a forbidding lead before a colon followed by its own forbidding
+    clause or by a list ("NEVER wipe the database: never run `rails db:drop`, ..." or "...: `rails db:drop`,
+    `rails db:reset`") is two pieces, the second with the lead's verbs; any other sentence is one piece."""
+    out = []
+    for sentence in _SENTENCES.split(line):
+        at = _clause_masked(sentence).find(":")
+        lead = _negated(sentence[:at]) if at > 0 else None
+        rest = sentence[at + 1 :].strip()
+        if lead is None or _leads_a_list(lead[1]) or _negated(rest) is None and not _listed(rest):
+            out.append((sentence, ""))
+        else:
+            out += [(sentence[:at], ""), (rest, lead[0])]
+    return out
+
+
+def _listed(item: str) -> list[str]:
+    """The code spans of a list item that is only code and separators ("`rails db:drop`", "`a`, `b`, or `c`"; an
+    explanation after a dash, colon or bracket allowed), else none: "`pnpm gen` regenerates them" is a sentence."""
+    r = rows()
+    head = re.split("|".join(re.escape(e) for e in r.explanations), _masked(item), maxsplit=1)[0]
+    if not r.code_list.fullmatch(head):
+        return []
+    return _CODE.findall(item[: len(head)])
+
+
+def _listed_commands(lead: str, item: str, found: _Found) -> None:
+    """The commands a list under a forbidding lead names; a lead that keeps files from a change or a read ("never
+    edit generated files") lists files, so its items propose no command."""
+    if _verb_words(lead) & (rows().writes | rows().reads):
+        return
+    for span in _listed(item):
+        if command := _command(span.strip(), code=True, run=True):
+            found.commands.append(command)
+
+
 def _masked(text: str) -> str:
     """The text with each code span's inside blanked to `x`s, the same length: prose marks found in it are not
     in code."""
     return _CODE.sub(lambda m: "`" + "x" * (len(m.group(0)) - 2) + "`", text)
+
+
+def _clause_masked(text: str) -> str:
+    """The text masked for finding a clause's end: code blanked, and the brackets that only hold code ("start the
+    dev server (`pnpm dev`)") made spaces, so the code in them stays in the clause."""
+    return rows().code_bracket.sub(lambda m: " " + m.group(0)[1:-1] + " ", _masked(text))
 
 
 def _unmarked(line: str) -> str:
@@ -188,7 +258,7 @@ def _negated(sentence: str, known: frozenset[str] = frozenset()) -> tuple[str, s
         if word == "no" and not _code_follows(sentence, m.end()) and not _known_follows(sentence, m.end(), known):
             continue  # "no" forbids only a named thing ("no `npm install`"), not "no disabling constraints"
         tail = sentence[m.end() :]
-        cut = _CLAUSE_END.search(_masked(tail))  # a colon inside code (`npm run build:client`) ends nothing
+        cut = _CLAUSE_END.search(_clause_masked(tail))  # a colon inside code (`npm run build:client`) ends nothing
         part = tail[: cut.start()] if cut and cut.start() > 0 else tail
         if cut and tail[cut.start()] == ":" and _leads_a_list(part):
             rest = tail[cut.end() :]  # "never run commands that discard work, including: `git restore .`, ..."
@@ -532,8 +602,8 @@ def _command(span: str, *, code: bool, run: bool) -> str:
     ("never run `docker compose down -v`"), so "never modify an alembic migration" forbids no alembic."""
     r = rows()
     words = [w for w in span.split() if not w.startswith(r.placeholders)]
-    if not words or words[0].casefold() not in r.programs:
-        return ""
+    if not words or words[0].casefold() not in (r.programs | programs().known if code else r.programs):
+        return ""  # in code, a program the lexicon knows (`rails db:drop`); in prose, only the rows' own
     if words[0].casefold() not in programs().family_of and not (code or run):
         return ""
     kept = " ".join(w if w.startswith("-") else w.casefold() for w in words)
