@@ -73,6 +73,15 @@ class ProseRows:
     code_list: re.Pattern[str]  # code spans (masked to `x`s) and their joins: a list of code and nothing else
     code_bracket: re.Pattern[str]  # a bracket that only holds such a list ("(`pnpm dev`)")
     explanations: tuple[str, ...]
+    ability: frozenset[str]
+    environment: re.Pattern[str]  # a clause that names one environment: a command in it is scoped
+
+
+def _environment_form(d: dict[str, Any]) -> re.Pattern[str]:
+    envs = "|".join(re.escape(e) for e in d["environments"])
+    nouns = "|".join(re.escape(n) for n in d["environment_nouns"])
+    place = rf"\b(?:in|on|against)\s+(?:the\s+|an?\s+)?(?:{envs})\b"
+    return re.compile(rf"{place}|\b(?:{envs})\s+(?:{nouns})\b", re.I)
 
 
 def _code_list_forms(d: dict[str, Any]) -> tuple[re.Pattern[str], re.Pattern[str]]:
@@ -112,6 +121,8 @@ def rows() -> ProseRows:
         frozenset(d["pronouns"]["subject_ends"]),
         *_code_list_forms(d["code_lists"]),
         tuple(d["code_lists"]["explanations"]),
+        frozenset(d["code_lists"]["ability"]),
+        _environment_form(d["code_lists"]),
     )
 
 
@@ -219,7 +230,7 @@ def _listed(item: str) -> list[str]:
 def _listed_commands(lead: str, item: str, found: _Found) -> None:
     """The commands a list under a forbidding lead names; a lead that keeps files from a change or a read ("never
     edit generated files") lists files, so its items propose no command."""
-    if _verb_words(lead) & (rows().writes | rows().reads):
+    if _verb_words(lead) & (rows().writes | rows().reads) or rows().environment.search(lead + " " + item):
         return
     for span in _listed(item):
         if command := _command(span.strip(), code=True, run=True):
@@ -258,7 +269,9 @@ def _negated(sentence: str, known: frozenset[str] = frozenset()) -> tuple[str, s
         if word == "no" and not _code_follows(sentence, m.end()) and not _known_follows(sentence, m.end(), known):
             continue  # "no" forbids only a named thing ("no `npm install`"), not "no disabling constraints"
         tail = sentence[m.end() :]
-        cut = _CLAUSE_END.search(_clause_masked(tail))  # a colon inside code (`npm run build:client`) ends nothing
+        cut = _CLAUSE_END.search(
+            _clause_masked(tail) if word not in rows().ability else _masked(tail)
+        )  # a colon inside code (`npm run build:client`) ends nothing
         part = tail[: cut.start()] if cut and cut.start() > 0 else tail
         if cut and tail[cut.start()] == ":" and _leads_a_list(part):
             rest = tail[cut.end() :]  # "never run commands that discard work, including: `git restore .`, ..."
@@ -323,6 +336,8 @@ def _read_clause(verbs: str, part: str, found: _Found, sentence: str = "") -> No
             found.commands.append(flagged)
             continue
         command = _command(span, code=in_code, run=bool(vwords & _RUN_VERBS))
+        if command and r.environment.search(_masked(part)):
+            continue  # forbidden in one environment: a trigger would hold it in all
         if command:
             found.commands.append(command)
             continue
