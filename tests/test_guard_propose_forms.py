@@ -5,6 +5,8 @@ nothing beside them (a negative one)."""
 from __future__ import annotations
 
 import re
+import tomllib
+from importlib import resources
 
 import pytest
 
@@ -223,3 +225,79 @@ def test_every_creates_row_has_a_case_above() -> None:
     for word in rows().creates | rows().file_nouns:
         assert any(word in words and line for words, line in said), word
         assert any(word in words and not line for words, line in said), word
+
+
+CODE_LISTS = [  # (rule, "will stop" line or ""): the [code_lists] rows of prose.toml (issue 50, fresh3)
+    # a bracket of code after what it names stays in the clause; a bracket with other words ends it
+    ("Never start the dev server (`pnpm dev`) or run builds (`pnpm build`)", "will stop: pnpm dev, pnpm build"),
+    ("Do not start the server (`npm run dev` or `npm start`)", "will stop: npm run dev, npm start"),
+    ("Never start the development server (`npm run dev`)", "will stop: npm run dev"),  # a server, no environment
+    ("Never commit secrets (`.env`, `.env.local`)", "will stop: reads .env, reads .env.local"),
+    ("Never start the dev server (it is already running)", ""),
+    ("Never hardcode URLs (use `config.apiUrl`)", ""),
+    ("Avoid barrel exports (`export *`)", ""),  # code that names no program
+    ("bot accounts can't push to upstream (`git push --force-with-lease -u origin HEAD`)", ""),  # ability: instead
+    ("Bots cannot push (`git push`)", ""),
+    ("You cannot run `docker compose down -v` here", "will stop: docker compose down -v"),  # still a negation
+    ("Agents can't run `npm publish`", "will stop: npm publish"),
+    # code listed under a forbidding lead: after its colon, or as bullets under its line
+    (
+        "NEVER reset the database: `rails db:drop`, `rails db:reset`, or `rails db:setup`",
+        "will stop: rails db:drop, rails db:reset, rails db:setup",
+    ),
+    ("Never wipe data: never run `rails db:drop` and `rails db:reset`", "will stop: rails db:drop, rails db:reset"),
+    (
+        "Do not run the following commands\n- `npm run dev` - the server is started by hand\n- `npm run build`",
+        "will stop: npm run dev, npm run build",
+    ),
+    (
+        "## Commands to avoid\n- `npm run dev` (already running)\n- Any command that starts a server",
+        "will stop: npm run dev",
+    ),
+    ("Never wipe the database\n- `prisma migrate reset` — drops every table", "will stop: prisma migrate reset"),
+    ("Never wipe the database\n- `prisma migrate reset` – drops every table", "will stop: prisma migrate reset"),
+    ("Never wipe the database\n- `prisma migrate reset`: drops every table", "will stop: prisma migrate reset"),
+    ("Never wipe the database\n- `prisma migrate reset` drops every table", ""),  # a sentence, no explanation mark
+    ("Never wipe the database\n\n- `rails db:reset`\n\nTo undo:\n- `rails db:rollback`", "will stop: rails db:reset"),
+    ("Always use:\n- `rails db:migrate`\n- `rails test`", ""),  # a positive lead
+    ("Never edit generated files\n- `pnpm gen`", ""),  # the lead keeps files from a change: its items are files
+    ("Never wipe the database\n- the data matters\n- `db/schema.rb`", ""),  # prose and a path name no command
+    ("Never edit generated files: run `pnpm gen` instead", ""),  # what follows the colon is no list
+    # a program the lexicon knows is a command in code, never in prose
+    ("never run `bundle exec rake db:reset`", "will stop: bundle exec rake db:reset"),
+    ("never bundle secrets into the client build", ""),
+    # a command forbidden in one environment: a trigger would hold it in all of them
+    ("Never run `rails db:reset` in development", ""),
+    ("NEVER wipe the development database: `rails db:drop`, `rails db:reset`", ""),
+    ("Never run `prisma migrate reset` against production", ""),
+    ("Never run `prisma migrate reset` on staging", ""),
+    ("Never run `prisma migrate reset` in dev", ""),
+    ("Never run `prisma db push` on the prod db", ""),
+    ("Never run `rails db:seed` on production data", ""),
+    ("Never run `rails db:drop` in the production environment", ""),
+    ("Never run `rails runner` in the development console", ""),
+    ("Never run `prisma migrate reset` on production databases", ""),
+]
+
+
+@pytest.mark.parametrize(("rule", "line"), CODE_LISTS)
+def test_code_in_a_bracket_or_under_a_forbidding_lead_is_what_it_forbids(rule: str, line: str) -> None:
+    assert propose("rule", rule, "").summary() == line
+
+
+def test_every_code_list_row_has_a_case_above() -> None:
+    r = rows()
+    said = [(f" {rule.casefold()} ", line) for rule, line in CODE_LISTS]
+    words = tomllib.loads(resources.files("memoryd.guard").joinpath("data", "prose.toml").read_text())["code_lists"]
+    for join in words["joins"]:
+        assert any(f"` {join} `" in text and line for text, line in said), join
+    for mark in r.explanations:
+        assert any(f"`{mark}" in text and line for text, line in said), mark
+    for word in r.ability:
+        assert any(word in text and not line for text, line in said), word
+        assert any(word in text and line for text, line in said), word
+    for env in words["environments"]:
+        assert any(re.search(rf"\b{env}\b", text) and not line for text, line in said), env
+    for noun in words["environment_nouns"]:
+        assert any(re.search(rf"\b(?:{'|'.join(words['environments'])}) {noun}\b", text) for text, _ in said), noun
+    assert any("development server" in text and line for text, line in said)  # a server is no environment noun
