@@ -260,6 +260,11 @@ CODE_LISTS = [  # (rule, "will stop" line or ""): the [code_lists] rows of prose
     ("Never wipe the database\n- `prisma migrate reset` drops every table", ""),  # a sentence, no explanation mark
     ("Never wipe the database\n\n- `rails db:reset`\n\nTo undo:\n- `rails db:rollback`", "will stop: rails db:reset"),
     ("Always use:\n- `rails db:migrate`\n- `rails test`", ""),  # a positive lead
+    # a line that names what it forbids is a rule, not a lead: the bullets under it are what to do
+    ("Use pnpm, never npm\n- `pnpm install`\n- `pnpm add <pkg>`", "will stop: npm, npx — use pnpm"),
+    ("Never use npm:\n- `pnpm install`", "will stop: npm, npx"),  # on main: also `pnpm install|i`
+    ("Never use npm: `pnpm install`, `pnpm add`", "will stop: npm, npx"),
+    ("Do not use yarn. Commands:\n- `npm ci`", "will stop: yarn"),
     ("Never edit generated files\n- `pnpm gen`", ""),  # the lead keeps files from a change: its items are files
     ("Never wipe the database\n- the data matters\n- `db/schema.rb`", ""),  # prose and a path name no command
     ("Never edit generated files: run `pnpm gen` instead", ""),  # what follows the colon is no list

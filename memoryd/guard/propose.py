@@ -155,17 +155,19 @@ def propose(name: str, description: str, body: str) -> Forbid:
         inherited = heading_neg if line.lstrip().startswith(("-", "*")) else ""
         if bullet and lead_neg and _negated(stripped) is None:
             _listed_commands(lead_neg, stripped, found)
+        size = found.size()
         for sentence, lead in _pieces(stripped):
             if lead and _negated(sentence, found.known) is None:
-                _listed_commands(lead, sentence, found)
+                if found.size() == size:  # the lead named nothing itself: its list is what it forbids
+                    _listed_commands(lead, sentence, found)
             else:
                 _read_sentence(sentence, inherited, previous, found)
             previous = sentence
-        if stripped.endswith(":") and (n := _negated(stripped)) is not None:
-            heading_neg = n[0]
+        heading, lead = _lead_of(stripped) if found.size() == size else ("", "")
+        if stripped.endswith(":"):
+            heading_neg = heading  # a bullet may lead too ("- Never touch:" over nested bullets)
         if not bullet:
-            n = _negated(stripped)
-            lead_neg = n[0] if n is not None and not stripped.endswith(":") else ""
+            lead_neg = lead
     commands = [a for c in _collapse(found.commands) for a in _aliased(c)]
     forbid = Forbid(
         tuple(dict.fromkeys(commands))[:20],
@@ -180,6 +182,18 @@ def propose(name: str, description: str, body: str) -> Forbid:
     said = next((x for y, x in found.contrasts if any(re.search(rf"\b{re.escape(n)}\b", y) for n in named)), "")
     instead = found.instead or said or _instead_of(f"{description}\n{body}", forbid)
     return replace(forbid, instead=instead)
+
+
+def _lead_of(line: str) -> tuple[str, str]:
+    """(heading, lead): the verbs a line that forbids but names nothing itself gives the bullets under it. A line
+    ending in a colon ("Never touch:") gives them as a clause's; another ("NEVER wipe the database", "## Commands to
+    avoid") only to bullets of code. A line that names what it forbids ("Use pnpm, never npm") is a rule, not a lead:
+    the bullets under it (`pnpm install`) are not forbidden."""
+    last = _SENTENCES.split(line)[-1]
+    neg = _negated(last)
+    if neg is None:
+        return "", ""
+    return (neg[0], "") if line.endswith(":") else ("", neg[0])
 
 
 def _read_sentence(sentence: str, inherited: str, previous: str, found: _Found) -> None:
