@@ -11,6 +11,9 @@ import pytest
 
 from tests.support.servers import DaemonProcess, daemon_env
 
+# Drives the daemon and the CLI as subprocesses: the end-to-end suite (docs/development.md).
+pytestmark = pytest.mark.e2e
+
 
 def run(home: Path, *args: str, stdin: str | None = None, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(

@@ -17,6 +17,9 @@ import pytest
 from tests.conftest import serve_env
 from tests.support.servers import daemon_env
 
+# Drives the daemon and the CLI as subprocesses: the end-to-end suite (docs/development.md).
+pytestmark = pytest.mark.e2e
+
 
 def doctor(env: dict[str, str], cwd: Path) -> tuple[int, dict[str, Any]]:
     run = subprocess.run(

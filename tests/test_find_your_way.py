@@ -23,6 +23,9 @@ from memoryd.cli.output import EXIT_CODES
 from memoryd.cli.schemas import schema_for
 from memoryd.config_sources import example_config
 
+# Drives the daemon and the CLI as subprocesses: the end-to-end suite (docs/development.md).
+pytestmark = pytest.mark.e2e
+
 VERSION_CPU_BUDGET_MS = (
     150.0  # bench/startup_bench.py's target, in CPU time (steadier than wall time on a busy machine)
 )

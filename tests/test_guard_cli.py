@@ -5,8 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.support.servers import DaemonProcess, daemon_env
 from tests.test_cli_contract import check, run
+
+# Drives the daemon and the CLI as subprocesses: the end-to-end suite (docs/development.md).
+pytestmark = pytest.mark.e2e
 
 
 def test_guard_lists_what_each_memory_holds_and_what_does_not_parse(home: Path, project: Path, tmp_path: Path) -> None:

@@ -11,10 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pytest
 
 from memoryd.cli.output import EXIT_CODES
 from memoryd.cli.schemas import schema_for
 from tests.support.servers import DaemonProcess, free_socket
+
+# Drives the daemon and the CLI as subprocesses: the end-to-end suite (docs/development.md).
+pytestmark = pytest.mark.e2e
 
 
 def free_port() -> int:
