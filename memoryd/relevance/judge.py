@@ -5,11 +5,11 @@ The daemon and `bench/relevance_bench.py` both call `judge`, so the figures are 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
+from typing import Protocol
 
 from memoryd.base.text import query_terms, terms
 from memoryd.recall.applies import AppliesTo
 from memoryd.recall.applies_match import meets
-from memoryd.recall.ranker import LexicalIndex
 from memoryd.relevance.features import named_products
 from memoryd.relevance.match import Context, Match, Weights, inputs, score, shared
 from memoryd.relevance.memory import Act, Memory
@@ -18,6 +18,16 @@ from memoryd.relevance.triggers import Triggers
 TOOL_OF = {"edit": "Edit", "command": "Bash"}  # the Claude Code tool an act's channel is
 PROMPT_LEXICAL_DEPTH = 10  # a prompt's candidates beyond its features: the lexical ranking's best this many
 Cosines = Callable[[list[str]], dict[str, float]]  # filenames -> the prompt's cosine to each (those embedded)
+
+
+class LexicalIndex(Protocol):
+    """What the matcher asks of a store's lexical index (recall's `LexicalIndex`), so relevance needs no recall."""
+
+    def rank(self, query: str, *, k: int = 10, gate: bool = True) -> list[tuple[str, float]]: ...
+
+    def matches(self, q_terms: set[str], filenames: list[str]) -> tuple[dict[str, float], dict[str, list[str]]]: ...
+
+    def present(self, idf: dict[str, float]) -> float: ...
 
 
 def judge(
