@@ -15,6 +15,7 @@ from typing import TypeVar, cast
 from memoryd.base import limits
 from memoryd.base.digest_cache import DigestCache
 from memoryd.recall.applies import AppliesTo
+from memoryd.relevance.features import prose, prose_polarity
 from memoryd.relevance.lexicon import matcher_subjects, programs, trie_pattern, words
 
 __all__ = ["trie_pattern"]  # re-exported: the subjects' one-pass pattern is built by the lexicon
@@ -26,10 +27,9 @@ WORDS = words()
 SUBJECTS = matcher_subjects()
 PM_FAMILIES = PROGRAMS_TABLE.managers  # per ecosystem, its package managers (family names: npm, pnpm, yarn, bun)
 PM_NAMES = PROGRAMS_TABLE.manager_members  # every program typed to run one (npx is npm's, bunx bun's)
-_RUNNER_PROGRAMS = frozenset(r[0] for r, _ in PROGRAMS_TABLE.runners if len(r) == 1)  # npx, bunx: run another
-# per manager, the programs typed for its own acts: its members but its runners
-_TYPED_TO_ACT = {
-    f: tuple(m for m, fam in PROGRAMS_TABLE.family_of.items() if fam == f and m not in _RUNNER_PROGRAMS)
+# per manager, every program typed to run it: its own acts and its runner (`npx eslint` uses npm, as the guard reads it)
+_MEMBERS = {
+    f: tuple(m for m, fam in PROGRAMS_TABLE.family_of.items() if fam == f)
     for ecosystem in PM_FAMILIES
     for f in ecosystem
 }
@@ -117,6 +117,7 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
     head = f"{name}\n{description}"
     commands += [cmd for rx, cmd in SUBJECT_COMMANDS if rx.search(head)]
     weights = shared(topic_weights(text))  # the subjects and how strongly: read once for both fields
+    code_forbids, subjects_forbidden = _code_ruled_out(text, forbids)
     applies = AppliesTo(
         paths=paths,
         commands=tuple(dict.fromkeys(commands)),
@@ -130,8 +131,23 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
         rule=rule,
         names=shared(frozenset((PROGRAMS | PM_NAMES) & named)),
         cues=shared(cues_of(text)),
+        code_forbids=code_forbids,
+        subjects_forbidden=subjects_forbidden,
     )
     return shared(applies)
+
+
+def _code_ruled_out(text: str, programs_forbidden: set[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """What written code may break of the rule, read by the fitted features' polarity (`prose_polarity`): the names
+    it rules out standing alone after its negation, bare or in backticks ("date-fns, not moment", "do not add
+    `dayjs`"), which an edit imports or calls; and the subjects of the words it rules out ("never raw hex values":
+    styling), whose code an edit writes (`subjects.toml` `code`: `#3b82f6`)."""
+    ruled = {value for kind, value in prose_polarity(prose(text)) if kind == "code_forbidden"}
+    if not ruled:
+        return frozenset(), frozenset()
+    names = _forbidden(text, frozenset(ruled - PROGRAMS - PM_NAMES)) - programs_forbidden
+    subjects = {TOPIC_OF_WORD[w] for w in ruled if w in TOPIC_OF_WORD}
+    return shared(frozenset(names)), shared(frozenset(subjects))
 
 
 def states_rule(type_: str, text: str) -> bool:
@@ -148,15 +164,16 @@ def states_rule(type_: str, text: str) -> bool:
 
 def _managers_not_chosen(text: str, named: set[str] | frozenset[str], forbids: set[str]) -> list[str]:
     """A choice among an ecosystem's package managers (two of them named, or one and "package manager") applies to
-    each manager it does not prefer, as typed to act (`pip`, `pip3`), not its runners (`npx eslint` runs eslint):
-    "use pnpm, never npm" gives npm, yarn, bun."""
+    each manager it does not prefer, however typed (`pip3`; its runner `npx`, as a runner belongs to its manager:
+    issue 49): "use pnpm, never npm" gives npm, npx, yarn, bun, bunx. A rule that only names a manager
+    (`npm test`) is not met by its runner: `command_key` strips the runner."""
     out: list[str] = []
     family = PROGRAMS_TABLE.family
     for ecosystem in PM_FAMILIES:
         mine = {family(n) for n in named} & set(ecosystem)
         if len(mine) >= 2 or (mine and PROGRAMS_TABLE.choice.search(text)):
             preferred = {family(n) for n in named if n not in forbids} & mine - {family(n) for n in forbids}
-            out += [m for f in ecosystem if f not in preferred or not preferred for m in _TYPED_TO_ACT[f]]
+            out += [m for f in ecosystem if f not in preferred or not preferred for m in _MEMBERS[f]]
     return out
 
 
@@ -285,7 +302,9 @@ def _forbidden(text: str, candidates: set[str] | frozenset[str]) -> set[str]:
     name = r"`?(?:" + "|".join(re.escape(c) for c in sorted(candidates, key=len, reverse=True)) + r")`?"
     rx = re.compile(
         WORDS.negation.pattern
-        + r"\s+(?:(?:use|run|using|call|with|touch)\s+)?("
+        + r"\s+(?:(?:"
+        + WORDS.negation_verbs
+        + r")\s+)?("
         + name
         + r"(?:\s*(?:,|/|\bor\b|\bnor\b|\band\b)\s*"
         + name
@@ -322,7 +341,8 @@ def topic_weights(text: str) -> tuple[tuple[str, int], ...]:
     for rx, subject in SUBJECTS.code:  # a hex colour in prose is styling too
         if rx.search(text):
             found.setdefault(subject, set()).add("#")
-    return tuple(sorted((t, len(words)) for t, words in found.items()))
+    # a weak word alone ("my LaTeX table") gives no subject: only beside another of its words
+    return tuple(sorted((t, len(ws)) for t, ws in found.items() if len(ws) > 1 or not ws <= SUBJECTS.weak))
 
 
 def command_key(command: str) -> tuple[str, ...]:
