@@ -118,6 +118,11 @@ def test_derived_places_float_creation_rules_wait_for_new_files_and_project_titl
     assert meets(ruled, "Edit", path="src/payments/charge.ts")
     described = derive("Payments", "Card charges live in src/payments/ and go through Stripe", "", "project")
     assert not meets(described, "Edit", path="src/payments/charge.ts")  # a passing mention describes, not rules
+    # issue 49 item 3: a specific place its headline writes as code (two literal segments) is a place it is about
+    named = derive("Payments", "Card charges live in `src/payments/` and go through Stripe", "", "project")
+    assert meets(named, "Edit", path="src/payments/charge.ts") and not meets(named, "Edit", path="src/ui/a.ts")
+    generic = derive("Layout", "Code lives in `src/` and `lib/`", "", "project")
+    assert generic.paths == ()  # one segment, a folder every project has: no place
     pointer = derive("Grafana", "Dashboards for src/payments/ must be at grafana.internal/d/pay", "", "reference")
     assert not meets(pointer, "Edit", path="src/payments/charge.ts")  # a reference says where to look, not a place
     pairs = derive("Lint and test", "Run lint/format and keep mysql/postgres in sync; never if/else chains", "")
