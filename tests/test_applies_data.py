@@ -9,6 +9,9 @@ from typing import Any
 
 import pytest
 
+from memoryd.guard.acts import Act
+from memoryd.guard.match import meets as guard_meets
+from memoryd.guard.propose import propose
 from memoryd.recall.applies_derive import (
     _glob_of,
     command_key,
@@ -262,6 +265,16 @@ def test_reasons_are_typed_and_their_words_unchanged() -> None:
     assert reason.text() == "subject: db-schema"
     named = prompt_reason(mig, "why does db/migrations/2.sql fail?", ())
     assert named is not None and named.names_it and named.text() == "prompt names db/migrations/2.sql"
+
+
+@pytest.mark.parametrize("rule", ["Use pnpm, never npm", "Use yarn, never pnpm", "Don't use bun here"])
+def test_the_matcher_and_the_guard_agree_on_which_runs_break_a_manager_rule(rule: str) -> None:
+    """The guard holds `npx eslint` against "never npm" (npx is npm's); the matcher calls it contradicted too."""
+    forbid = propose("Package manager", rule, "")
+    applies = derive("Package manager", rule, "")
+    for command in ("npx eslint src", "pnpm dlx eslint src", "bunx vitest", "yarn dlx eslint", "npm install"):
+        held = guard_meets(forbid, Act.from_payload({"tool_name": "Bash", "tool_input": {"command": command}}, "/p"))
+        assert (held is not None) == bool(contradicts(applies, command)), command
 
 
 def _edit(memory: str, writes: str, path: str = "src/app/page.tsx") -> str:
