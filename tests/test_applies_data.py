@@ -107,6 +107,10 @@ SECTIONS: dict[tuple[str, str], tuple[Case, Case]] = {
     ("words", "rule_words"): ((_rule, "Deploys only from main"), (_rule, "Deploys run from main")),
     ("words", "negations"): ((_forbids, "Avoid docker here"), (_forbids, "Use docker here")),
     ("words", "negation_verbs"): ((_forbids, "Never run docker here"), (_forbids, "Never document docker here")),
+    ("words", "library_cues"): (
+        (lambda t: derive("Rule", t, "").code_forbids, "Do not add moment or dayjs"),
+        (lambda t: derive("Rule", t, "").code_forbids, "If they are not escaped, they leak"),
+    ),
     ("words", "creating"): ((_creates, "Checklist for adding a new AI service"), (_creates, "Checklist for services")),
     ("words", "not_paths"): ((lambda t: not _glob_of(t), "and/or"), (lambda t: not _glob_of(t), "src/db")),
     ("words", "roles"): (
@@ -312,10 +316,11 @@ def test_the_written_code_is_read_by_the_feature_registry() -> None:
     """The edit's imports and calls come from `features.code_features`; the reason names what and how."""
     dates = derive("Dates", "date-fns, not moment; don't add new moment imports", "")
     assert dates.code_forbids == {"moment"}
-    assert _edit(dates_text := "date-fns, not moment", "import moment from 'moment'") == (
+    assert _edit(dates_text := "date-fns, not moment; no new moment imports", "import moment from 'moment'") == (
         "the edit imports moment, which this memory rules out"
     )
     assert not _edit(dates_text, "import { format } from 'date-fns'")
+    assert not derive("Dates", "date-fns, not moment", "").code_forbids  # not named as a library: no evidence
     hex_rule = derive("Colours", "Never use raw hex values", "")
     assert hex_rule.subjects_forbidden == {"styling"}
     assert (

@@ -152,8 +152,21 @@ def _code_ruled_out(text: str, programs_forbidden: set[str]) -> tuple[frozenset[
     if not ruled:
         return frozenset(), frozenset()
     names = _forbidden(text, frozenset(ruled - PROGRAMS - PM_NAMES)) - programs_forbidden
-    subjects = {TOPIC_OF_WORD[w] for w in ruled if w in TOPIC_OF_WORD}
+    ticked = {w.casefold() for snippet in _TICKS.findall(text) for w in re.findall(r"[\w.@/-]+", snippet)}
+    names = {n for n in names if n in ticked or _named_as_library(text, n)}
+    coded = {subject for _, subject in SUBJECTS.code}  # a subject the matcher sees in code (`matcher_code`)
+    subjects = {TOPIC_OF_WORD[w] for w in ruled if w in TOPIC_OF_WORD} & coded
     return shared(frozenset(names)), shared(frozenset(subjects))
+
+
+def _named_as_library(text: str, name: str) -> bool:
+    """The text names `name` as a library (words.toml `library_cues`): after a verb that adds one ("don't add moment
+    or dayjs") or before a word for one ("moment imports"); a ruled-out English word ("not escaped") is none."""
+    n = re.escape(name)
+    verbs, words, fill = WORDS.library_verbs, WORDS.library_words, WORDS.library_fillers
+    after_verb = rf"\b(?:{verbs})\s+(?:(?:{fill})\s+)*(?:[\w.-]+\s*(?:,|\bor\b|\band\b)\s*)*{n}(?![\w-])"
+    before_word = rf"(?<![\w-]){n}\s+(?:{words})\b"
+    return re.search(f"{after_verb}|{before_word}", text, re.I) is not None
 
 
 def states_rule(type_: str, text: str) -> bool:

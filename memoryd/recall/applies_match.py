@@ -22,7 +22,7 @@ from memoryd.recall.applies_derive import (
 )
 from memoryd.recall.applies_reason import Reason, Via
 from memoryd.relevance.features import code_features
-from memoryd.relevance.lexicon import programs, words
+from memoryd.relevance.lexicon import matcher_subjects, programs, words
 
 # A prompt that asks to commit, push or open a pull request (not one that mentions "PR #3789"): words.toml `acts`.
 PROMPT_ACTS = tuple((asks, command) for command, asks, _ in words().acts)
@@ -226,9 +226,10 @@ def _literal(cue: str) -> str:
 
 @lru_cache(maxsize=256)
 def written_code(writes: str) -> frozenset[tuple[str, str]]:
-    """What an edit's new text imports, calls and shows of a subject, read once per tool call by the fitted
-    features' extractor (`features.code_features`)."""
-    return frozenset(f for f in code_features(writes) if f[0] in ("import", "call", "subject"))
+    """What an edit's new text imports and calls, read once per tool call by the fitted features' extractor
+    (`features.code_features`), and the subjects its code shows as the matcher reads them (`matcher_code`)."""
+    names = {f for f in code_features(writes) if f[0] in ("import", "call")}
+    return frozenset(names | {("subject", s) for rx, s in matcher_subjects().code if rx.search(writes)})
 
 
 def writes_ruled_out(applies: AppliesTo, writes: str) -> Reason | None:
