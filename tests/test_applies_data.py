@@ -294,6 +294,7 @@ WRITTEN = {
     # a backticked cue with an ellipsis: its literal parts in order
     "cue with an ellipsis": ("Never `style={{...}}` or raw hex values", "<a style={{ background: '#3b82f6' }} />"),
     "cue with a unicode ellipsis": ("Never `cn(…)` in server code", "const c = cn('a', b)"),
+    "cue with an ellipsis and no word": ("Never call `fmt(...)` in literals", "const c = fmt('a')"),
     # the code of a subject whose words the rule rules out (subjects.toml `code`: a hex colour is styling)
     "code of a ruled-out subject": ("Never use raw hex values; use the theme tokens", "color: '#3b82f6',"),
 }
@@ -302,6 +303,7 @@ WRITTEN_NOT = {
     "import of a ruled-out name": ("Prefer dayjs for dates", "import dayjs from 'dayjs'"),
     "cue with an ellipsis": ("Never `style={{...}}` or raw hex values", "<a className={styles.button} />"),
     "cue with a unicode ellipsis": ("Never `cn(…)` in server code", "const c = clsx('a', b)"),
+    "cue with an ellipsis and no word": ("Never interpolate into `'...'` literals", "const c = 'a'"),
     "code of a ruled-out subject": ("Use the theme tokens for colours", "color: '#3b82f6',"),
 }
 

@@ -46,6 +46,7 @@ PATH_RE = re.compile(
 _TITLED_DOC = re.compile(r"(?<![\w/.-])[\w-]+\.md\b")
 _WORD_PAIR = re.compile(r"[A-Za-z]+/[A-Za-z]+")
 _TICKS = re.compile(r"`([^`\n]{1,200})`")
+ELLIPSIS = re.compile(r"\.\.\.|…")  # in a cue (`style={{...}}`): anything between its literal parts
 # A placeholder in a named path: `changelog/{PR_NUMBER}.{type}.md`, `tests/<path>/test_<module>.py`.
 _PLACEHOLDER = re.compile(r"\{[\w|.-]{1,40}\}|<[\w-]{1,30}>(?=[/_.\w-])|(?<=[/_.\w-])<[\w-]{1,30}>")
 # File kinds a rule may name on their own ("plain .css", "`.snap` files"): kinds of a place or a tool, not a language.
@@ -262,6 +263,7 @@ def cues_of(text: str) -> frozenset[str]:
         if len(c) >= 4
         and c.split()[0].casefold() not in PM_NAMES | PROGRAMS
         and (re.search(r"[A-Z.@:=_(/ ]", c[1:]) or c.endswith("js"))
+        and (not ELLIPSIS.search(c) or re.search(r"[A-Za-z]{2}", ELLIPSIS.sub("", c)))  # `'...'` is any string
     )
 
 

@@ -15,6 +15,7 @@ from memoryd.base.globs import glob_matches
 from memoryd.recall.applies import AppliesTo
 from memoryd.recall.applies_derive import (
     CAMEL_NAME,
+    ELLIPSIS,
     PATH_RE,
     PM_NAMES,
     command_key,
@@ -208,20 +209,19 @@ def prompt_facts(prompt: str) -> PromptFacts:
 _CODE_NAME = re.compile(CAMEL_NAME.pattern + r"|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")  # ... or user_repository
 
 
-_ELLIPSIS = re.compile(r"\.\.\.|…")  # `style={{...}}`: the cue's literal parts, anything between them
 _BETWEEN = r"[^\n]{0,200}?"
 
 
 @lru_cache(maxsize=65_536)
 def _cue_rx(cue: str) -> re.Pattern[str]:
     """A cue as a whole word; one with an ellipsis as its literal parts in order on one line."""
-    body = _BETWEEN.join(re.escape(part) for part in _ELLIPSIS.split(cue) if part)
+    body = _BETWEEN.join(re.escape(part) for part in ELLIPSIS.split(cue) if part)
     return re.compile(r"(?<![\w@])" + body + r"(?![\w-])")
 
 
 def _literal(cue: str) -> str:
     """The part of a cue a text must hold as is (the first literal part of one with an ellipsis)."""
-    return next((part for part in _ELLIPSIS.split(cue) if part), cue)
+    return next((part for part in ELLIPSIS.split(cue) if part), cue)
 
 
 @lru_cache(maxsize=256)
