@@ -15,8 +15,8 @@ from typing import TypeVar, cast
 from memoryd.base import limits
 from memoryd.base.digest_cache import DigestCache
 from memoryd.recall.applies import AppliesTo
-from memoryd.relevance.features import prose, prose_polarity
-from memoryd.relevance.lexicon import matcher_subjects, programs, trie_pattern, words
+from memoryd.relevance.features import code_name, prose, prose_polarity
+from memoryd.relevance.lexicon import alternation, matcher_subjects, programs, trie_pattern, words
 
 __all__ = ["trie_pattern"]  # re-exported: the subjects' one-pass pattern is built by the lexicon
 
@@ -124,7 +124,7 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
     head = f"{name}\n{description}"
     commands += [cmd for rx, cmd in SUBJECT_COMMANDS if rx.search(head)]
     weights = shared(topic_weights(text))  # the subjects and how strongly: read once for both fields
-    code_forbids, subjects_forbidden = _code_ruled_out(text, forbids)
+    code_forbids, subjects_forbidden = _code_ruled_out(text, forbids, frozenset(t for t, _ in weights))
     applies = AppliesTo(
         paths=paths,
         commands=tuple(dict.fromkeys(commands)),
@@ -144,30 +144,64 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
     return shared(applies)
 
 
-def _code_ruled_out(text: str, programs_forbidden: set[str]) -> tuple[frozenset[str], frozenset[str]]:
-    """What written code may break of the rule, read by the fitted features' polarity (`prose_polarity`): the names
-    it rules out standing alone after its negation, bare or in backticks ("date-fns, not moment", "do not add
-    `dayjs`"), which an edit imports or calls; and the subjects of the words it rules out ("never raw hex values":
-    styling), whose code an edit writes (`subjects.toml` `code`: `#3b82f6`)."""
-    ruled = {value for kind, value in prose_polarity(prose(text)) if kind == "code_forbidden"}
-    if not ruled:
+def _code_ruled_out(
+    text: str, programs_forbidden: set[str], topics: frozenset[str]
+) -> tuple[frozenset[str], frozenset[str]]:
+    """What written code may break of the rule, as the fitted features' polarity reads it (`prose_polarity`): the
+    names it rules out standing right after its negation and named as a library, in backticks or by a cue
+    ("date-fns, not moment; no new moment imports", "do not add moment or dayjs"), which an edit imports or calls;
+    and the subjects of the words it rules out ("never raw hex values": styling), whose code an edit writes
+    (`subjects.toml` `matcher_code`: `#3b82f6`). The polarity pass runs only when one may be found (it is most of
+    a cold derive's time)."""
+    negated = {n for m in _NEGATED_LIST.finditer(text) for t in _LIST_NAME.findall(m.group(1)) if (n := code_name(t))}
+    negated -= PROGRAMS | PM_NAMES | programs_forbidden
+    if negated:
+        ticked = {code_name(w) for snippet in _TICKS.findall(text) for w in _LIST_NAME.findall(snippet)}
+        library = _named_as_libraries(text, negated)
+        negated &= ticked | library
+    coded = topics & _CODED_SUBJECTS
+    if not negated and not coded:
         return frozenset(), frozenset()
-    names = _forbidden(text, frozenset(ruled - PROGRAMS - PM_NAMES)) - programs_forbidden
-    ticked = {w.casefold() for snippet in _TICKS.findall(text) for w in re.findall(r"[\w.@/-]+", snippet)}
-    names = {n for n in names if n in ticked or _named_as_library(text, n)}
-    coded = {subject for _, subject in SUBJECTS.code}  # a subject the matcher sees in code (`matcher_code`)
+    ruled = {value for kind, value in prose_polarity(prose(text)) if kind == "code_forbidden"}
     subjects = {TOPIC_OF_WORD[w] for w in ruled if w in TOPIC_OF_WORD} & coded
-    return shared(frozenset(names)), shared(frozenset(subjects))
+    return shared(frozenset(negated & ruled)), shared(frozenset(subjects))
 
 
-def _named_as_library(text: str, name: str) -> bool:
-    """The text names `name` as a library (words.toml `library_cues`): after a verb that adds one ("don't add moment
-    or dayjs") or before a word for one ("moment imports"); a ruled-out English word ("not escaped") is none."""
-    n = re.escape(name)
-    verbs, words, fill = WORDS.library_verbs, WORDS.library_words, WORDS.library_fillers
-    after_verb = rf"\b(?:{verbs})\s+(?:(?:{fill})\s+)*(?:[\w.-]+\s*(?:,|\bor\b|\band\b)\s*)*{n}(?![\w-])"
-    before_word = rf"(?<![\w-]){n}\s+(?:{words})\b"
-    return re.search(f"{after_verb}|{before_word}", text, re.I) is not None
+_CODED_SUBJECTS = frozenset(subject for _, subject in SUBJECTS.code)  # the matcher sees them in code (`matcher_code`)
+_LIST_NAME = re.compile(r"[\w.@/-]+")
+# a negation, maybe a verb and fillers, then a list of names ("never npm or pnpm", "do not add new moment imports")
+_NEGATED_LIST = re.compile(
+    WORDS.negation.pattern
+    + rf"\s+(?:(?:{WORDS.negation_verbs})\s+)?(?:(?:{alternation(WORDS.library_fillers)})\s+)*"
+    + r"(`?[\w.@/-]+`?(?:\s*(?:,|/|\bor\b|\bnor\b|\band\b)\s*`?[\w.@/-]+`?)*)",
+    re.I,
+)
+
+
+def _named_as_libraries(text: str, names: set[str]) -> set[str]:
+    """Of these names, those the text names as a library (words.toml `library_cues`): after a verb that adds one,
+    maybe past fillers and a list ("don't add moment or dayjs"), or before a word for one ("moment imports"); a
+    ruled-out English word ("not escaped") is none. A walk over the words, not a pattern per name."""
+    tokens = [t.casefold() for t in _LIST_NAME.findall(text)]
+    out: set[str] = set()
+    for i, token in enumerate(tokens):
+        if (name := code_name(token)) not in names or name in out:
+            continue
+        if i + 1 < len(tokens) and tokens[i + 1] in WORDS.library_words:
+            out.add(name)
+            continue
+        for before in reversed(tokens[max(0, i - _LIBRARY_REACH) : i]):  # past fillers and a list's other names
+            if before in WORDS.library_verbs:
+                out.add(name)
+            if before in WORDS.library_verbs or not (
+                before in WORDS.library_fillers or before in _JOINERS or code_name(before) in names
+            ):
+                break
+    return out
+
+
+_LIBRARY_REACH = 6  # words back from a name to the verb that adds it ("add new moment, dayjs or luxon")
+_JOINERS = frozenset({"or", "and", ","})
 
 
 def states_rule(type_: str, text: str) -> bool:

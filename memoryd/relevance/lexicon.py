@@ -166,9 +166,9 @@ class Words:
     not_paths: frozenset[str] = frozenset()  # words with a slash that are never a path ("and/or")
     language_aliases: dict[str, str] = field(default_factory=dict)  # another word for a language (stylesheet: css)
     negation_verbs: str = "use"  # an alternation of the verbs between a negation and what it forbids ("never run")
-    library_verbs: str = "add"  # an alternation of the verbs naming a library after them ("don't add moment")
-    library_words: str = "library"  # ... of the words naming a library before them ("moment imports")
-    library_fillers: str = "new"  # ... of the words between such a verb and the names ("add new moment imports")
+    library_verbs: frozenset[str] = frozenset()  # verbs naming a library after them ("don't add moment")
+    library_words: frozenset[str] = frozenset()  # words naming a library before them ("moment imports")
+    library_fillers: frozenset[str] = frozenset()  # words between such a verb and the names ("add new moment")
 
     @property
     def place_kinds(self) -> dict[str, tuple[str, ...]]:
@@ -202,14 +202,14 @@ def words() -> Words:
         frozenset(data["generic_dirs"]["named_alone"]),
         frozenset(data["not_paths"]["words"]),
         dict(data["language_aliases"]),
-        _alternation(data["negation_verbs"]["words"]),
-        _alternation(data["library_cues"]["verbs"]),
-        _alternation(data["library_cues"]["words"]),
-        _alternation(data["library_cues"]["fillers"]),
+        alternation(data["negation_verbs"]["words"]),
+        frozenset(data["library_cues"]["verbs"]),
+        frozenset(data["library_cues"]["words"]),
+        frozenset(data["library_cues"]["fillers"]),
     )
 
 
-def _alternation(words: Iterable[str]) -> str:
+def alternation(words: Iterable[str]) -> str:
     """Words as a regex alternation, longest first."""
     return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
 
