@@ -118,6 +118,11 @@ def test_derived_places_float_creation_rules_wait_for_new_files_and_project_titl
     assert meets(ruled, "Edit", path="src/payments/charge.ts")
     described = derive("Payments", "Card charges live in src/payments/ and go through Stripe", "", "project")
     assert not meets(described, "Edit", path="src/payments/charge.ts")  # a passing mention describes, not rules
+    # issue 49 item 3: a specific place its headline writes as code (two literal segments) is a place it is about
+    named = derive("Payments", "Card charges live in `src/payments/` and go through Stripe", "", "project")
+    assert meets(named, "Edit", path="src/payments/charge.ts") and not meets(named, "Edit", path="src/ui/a.ts")
+    generic = derive("Layout", "Code lives in `src/` and `lib/`", "", "project")
+    assert generic.paths == ()  # one segment, a folder every project has: no place
     pointer = derive("Grafana", "Dashboards for src/payments/ must be at grafana.internal/d/pay", "", "reference")
     assert not meets(pointer, "Edit", path="src/payments/charge.ts")  # a reference says where to look, not a place
     pairs = derive("Lint and test", "Run lint/format and keep mysql/postgres in sync; never if/else chains", "")
@@ -541,3 +546,26 @@ def test_a_new_view_reads_again_only_the_memory_that_changed(live: LiveDaemon, p
     after = recall.applies.view(store, recall.indexes.refresh(store, wait=True)).applies
     assert after[migrations] is before[migrations]
     assert "yarn" in after[pnpm].forbids and "npm" not in after[pnpm].forbids
+
+
+def test_issue_49s_misses_at_tool_time_meet_through_the_hook(live: LiveDaemon, project: Path) -> None:
+    """The acts issue 49 names (labelled cases of their classes, not a held-out benchmark): a manager's runner, a
+    call of a ruled-out library, a cue with an ellipsis; and its noise stays quiet (`go test`, `git status`, a
+    LaTeX question: an unknown name and a shared word are no match for the migrations rule)."""
+    pnpm = save(live, project, *PNPM)
+    dates = save(live, project, "Dates", "date-fns, not moment; don't add new moment imports")
+    styles = save(live, project, "Styles", "Use the theme: never `style={{...}}` or raw hex values")
+    migrations = save(live, project, *MIGRATIONS)
+    env = save(live, project, "Local env", "Never commit .env.local")
+    session = uuid.uuid4().hex
+    assert pnpm in tool(live, project, session, "Bash", command="npx eslint src")
+    edit = tool(live, project, session, "Edit", file_path=str(project / "src/a.ts"), new_string="moment(d).fromNow()")
+    assert dates in edit and styles not in edit
+    jsx = "<div style={{ background: '#3b82f6' }} />"
+    assert styles in tool(live, project, session, "Edit", file_path=str(project / "src/b.tsx"), new_string=jsx)
+    quiet = uuid.uuid4().hex
+    assert tool(live, project, quiet, "Bash", command="git status") == ""
+    assert tool(live, project, quiet, "Bash", command="go test ./internal/...") == ""
+    payload = {"hook_event_name": "UserPromptSubmit", "session_id": quiet, "cwd": str(project)}
+    said = hook(live, payload | {"prompt": "why does my LaTeX table overflow the page margin?"})
+    assert migrations not in str(said) and env not in str(said)

@@ -35,6 +35,8 @@ class AppliesTo:
     kinds: frozenset[str] = frozenset()  # file extensions whose language its name or description names (css)
     roles: frozenset[str] = frozenset()  # code roles its name is about ("in repositories": repository)
     rule: bool = True  # it states a rule (feedback, user, or a project memory saying never/always/only)
+    code_forbids: frozenset[str] = frozenset()  # names it rules out that code imports or calls ("not moment")
+    subjects_forbidden: frozenset[str] = frozenset()  # subjects whose code it rules out ("raw hex values": styling)
 
     def weight(self, topics: Iterable[str]) -> int:
         """How strongly the memory is about these subjects (distinct topic words it uses)."""

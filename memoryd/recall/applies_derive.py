@@ -15,7 +15,8 @@ from typing import TypeVar, cast
 from memoryd.base import limits
 from memoryd.base.digest_cache import DigestCache
 from memoryd.recall.applies import AppliesTo
-from memoryd.relevance.lexicon import matcher_subjects, programs, trie_pattern, words
+from memoryd.relevance.features import code_name, prose, prose_polarity
+from memoryd.relevance.lexicon import alternation, matcher_subjects, programs, trie_pattern, words
 
 __all__ = ["trie_pattern"]  # re-exported: the subjects' one-pass pattern is built by the lexicon
 
@@ -26,10 +27,9 @@ WORDS = words()
 SUBJECTS = matcher_subjects()
 PM_FAMILIES = PROGRAMS_TABLE.managers  # per ecosystem, its package managers (family names: npm, pnpm, yarn, bun)
 PM_NAMES = PROGRAMS_TABLE.manager_members  # every program typed to run one (npx is npm's, bunx bun's)
-_RUNNER_PROGRAMS = frozenset(r[0] for r, _ in PROGRAMS_TABLE.runners if len(r) == 1)  # npx, bunx: run another
-# per manager, the programs typed for its own acts: its members but its runners
-_TYPED_TO_ACT = {
-    f: tuple(m for m, fam in PROGRAMS_TABLE.family_of.items() if fam == f and m not in _RUNNER_PROGRAMS)
+# per manager, every program typed to run it: its own acts and its runner (`npx eslint` uses npm, as the guard reads it)
+_MEMBERS = {
+    f: tuple(m for m, fam in PROGRAMS_TABLE.family_of.items() if fam == f)
     for ecosystem in PM_FAMILIES
     for f in ecosystem
 }
@@ -46,6 +46,7 @@ PATH_RE = re.compile(
 _TITLED_DOC = re.compile(r"(?<![\w/.-])[\w-]+\.md\b")
 _WORD_PAIR = re.compile(r"[A-Za-z]+/[A-Za-z]+")
 _TICKS = re.compile(r"`([^`\n]{1,200})`")
+ELLIPSIS = re.compile(r"\.\.\.|…")  # in a cue (`style={{...}}`): anything between its literal parts
 # A placeholder in a named path: `changelog/{PR_NUMBER}.{type}.md`, `tests/<path>/test_<module>.py`.
 _PLACEHOLDER = re.compile(r"\{[\w|.-]{1,40}\}|<[\w-]{1,30}>(?=[/_.\w-])|(?<=[/_.\w-])<[\w-]{1,30}>")
 # File kinds a rule may name on their own ("plain .css", "`.snap` files"): kinds of a place or a tool, not a language.
@@ -98,7 +99,13 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
     other programs, and the subjects (`SUBJECTS`) it is about."""
     text = f"{name}\n{description}\n{body}"
     rule = states_rule(type_, text)
-    paths = () if type_ == "reference" else _places(name, description, text) if rule else _titled_folders(name)
+    paths = (
+        ()
+        if type_ == "reference"
+        else _places(name, description, text)
+        if rule
+        else _specific_places(name, description)
+    )
     named = {w.casefold() for w in re.findall(r"(?<![\w.@/-])[A-Za-z][\w-]*(?![\w/])", text)}
     # a program that is also an English word counts only in backticks ("never go back" names no Go)
     ticked = {w.casefold() for snippet in _TICKS.findall(text) for w in snippet.split()}
@@ -117,6 +124,7 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
     head = f"{name}\n{description}"
     commands += [cmd for rx, cmd in SUBJECT_COMMANDS if rx.search(head)]
     weights = shared(topic_weights(text))  # the subjects and how strongly: read once for both fields
+    code_forbids, subjects_forbidden = _code_ruled_out(text, forbids, frozenset(t for t, _ in weights))
     applies = AppliesTo(
         paths=paths,
         commands=tuple(dict.fromkeys(commands)),
@@ -130,16 +138,79 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
         rule=rule,
         names=shared(frozenset((PROGRAMS | PM_NAMES) & named)),
         cues=shared(cues_of(text)),
+        code_forbids=code_forbids,
+        subjects_forbidden=subjects_forbidden,
     )
     return shared(applies)
+
+
+def _code_ruled_out(
+    text: str, programs_forbidden: set[str], topics: frozenset[str]
+) -> tuple[frozenset[str], frozenset[str]]:
+    """What written code may break of the rule, as the fitted features' polarity reads it (`prose_polarity`): the
+    names it rules out standing right after its negation and named as a library, in backticks or by a cue
+    ("date-fns, not moment; no new moment imports", "do not add moment or dayjs"), which an edit imports or calls;
+    and the subjects of the words it rules out ("never raw hex values": styling), whose code an edit writes
+    (`subjects.toml` `matcher_code`: `#3b82f6`). The polarity pass runs only when one may be found (it is most of
+    a cold derive's time)."""
+    negated = {n for m in _NEGATED_LIST.finditer(text) for t in _LIST_NAME.findall(m.group(1)) if (n := code_name(t))}
+    negated -= PROGRAMS | PM_NAMES | programs_forbidden
+    if negated:
+        ticked = {code_name(w) for snippet in _TICKS.findall(text) for w in _LIST_NAME.findall(snippet)}
+        library = _named_as_libraries(text, negated)
+        negated &= ticked | library
+    coded = topics & _CODED_SUBJECTS
+    if not negated and not coded:
+        return frozenset(), frozenset()
+    ruled = {value for kind, value in prose_polarity(prose(text)) if kind == "code_forbidden"}
+    subjects = {TOPIC_OF_WORD[w] for w in ruled if w in TOPIC_OF_WORD} & coded
+    return shared(frozenset(negated & ruled)), shared(frozenset(subjects))
+
+
+_CODED_SUBJECTS = frozenset(subject for _, subject in SUBJECTS.code)  # the matcher sees them in code (`matcher_code`)
+_LIST_NAME = re.compile(r"[\w.@/-]+")
+# a negation, maybe a verb and fillers, then a list of names ("never npm or pnpm", "do not add new moment imports")
+_NEGATED_LIST = re.compile(
+    WORDS.negation.pattern
+    + rf"\s+(?:(?:{WORDS.negation_verbs})\s+)?(?:(?:{alternation(WORDS.library_fillers)})\s+)*"
+    + r"(`?[\w.@/-]+`?(?:\s*(?:,|/|\bor\b|\bnor\b|\band\b)\s*`?[\w.@/-]+`?)*)",
+    re.I,
+)
+
+
+def _named_as_libraries(text: str, names: set[str]) -> set[str]:
+    """Of these names, those the text names as a library (words.toml `library_cues`): after a verb that adds one,
+    maybe past fillers and a list ("don't add moment or dayjs"), or before a word for one ("moment imports"); a
+    ruled-out English word ("not escaped") is none. A walk over the words, not a pattern per name."""
+    tokens = [t.casefold() for t in _LIST_NAME.findall(text)]
+    out: set[str] = set()
+    for i, token in enumerate(tokens):
+        if (name := code_name(token)) not in names or name in out:
+            continue
+        if i + 1 < len(tokens) and tokens[i + 1] in WORDS.library_words:
+            out.add(name)
+            continue
+        for before in reversed(tokens[max(0, i - _LIBRARY_REACH) : i]):  # past fillers and a list's other names
+            if before in WORDS.library_verbs:
+                out.add(name)
+            if before in WORDS.library_verbs or not (
+                before in WORDS.library_fillers or before in _JOINERS or code_name(before) in names
+            ):
+                break
+    return out
+
+
+_LIBRARY_REACH = 6  # words back from a name to the verb that adds it ("add new moment, dayjs or luxon")
+_JOINERS = frozenset({"or", "and", ","})
 
 
 def states_rule(type_: str, text: str) -> bool:
     """Whether a memory states a rule, so the places it names are places it rules: a feedback or user memory
     always (it is a correction or a preference); a project memory when it says "never", "always", "only"
     (words.toml `rule_words`). One that states none describes how things are: of its places only the folder its
-    title is about counts ("Payments live in src/payments/"), as a passing mention of a place in a description is
-    not what it governs (coding dev, every project memory's places: precision 0.46 -> 0.36, silence 0.77 -> 0.57).
+    title is about and a specific place its headline writes as code count (`_specific_places`), as a passing
+    mention of a place in a description is not what it governs (coding dev, every project memory's places:
+    precision 0.46 -> 0.36, silence 0.77 -> 0.57).
     A reference memory points where to look (a dashboard, the docs, where a package lives): its places are where
     the information is, not acts it governs, so none count (strands' "model providers live in
     src/strands/models/" at every edit there: coding dev precision 0.46 -> 0.44)."""
@@ -148,15 +219,16 @@ def states_rule(type_: str, text: str) -> bool:
 
 def _managers_not_chosen(text: str, named: set[str] | frozenset[str], forbids: set[str]) -> list[str]:
     """A choice among an ecosystem's package managers (two of them named, or one and "package manager") applies to
-    each manager it does not prefer, as typed to act (`pip`, `pip3`), not its runners (`npx eslint` runs eslint):
-    "use pnpm, never npm" gives npm, yarn, bun."""
+    each manager it does not prefer, however typed (`pip3`; its runner `npx`, as a runner belongs to its manager:
+    issue 49): "use pnpm, never npm" gives npm, npx, yarn, bun, bunx. A rule that only names a manager
+    (`npm test`) is not met by its runner: `command_key` strips the runner."""
     out: list[str] = []
     family = PROGRAMS_TABLE.family
     for ecosystem in PM_FAMILIES:
         mine = {family(n) for n in named} & set(ecosystem)
         if len(mine) >= 2 or (mine and PROGRAMS_TABLE.choice.search(text)):
             preferred = {family(n) for n in named if n not in forbids} & mine - {family(n) for n in forbids}
-            out += [m for f in ecosystem if f not in preferred or not preferred for m in _TYPED_TO_ACT[f]]
+            out += [m for f in ecosystem if f not in preferred or not preferred for m in _MEMBERS[f]]
     return out
 
 
@@ -225,6 +297,7 @@ def cues_of(text: str) -> frozenset[str]:
         if len(c) >= 4
         and c.split()[0].casefold() not in PM_NAMES | PROGRAMS
         and (re.search(r"[A-Z.@:=_(/ ]", c[1:]) or c.endswith("js"))
+        and (not ELLIPSIS.search(c) or re.search(r"[A-Za-z]{2}", ELLIPSIS.sub("", c)))  # `'...'` is any string
     )
 
 
@@ -243,6 +316,31 @@ def _places(name: str, description: str, text: str) -> tuple[str, ...]:
     places += _TITLED_DOC.findall(name)  # "Keep the AGENTS.md directory tree current": a document the rule keeps
     places += [d for d in _DIR_RE.findall(text) if d.rstrip("/") not in GENERIC_DIRS and (d in ticked or d in headline)]
     return tuple(dict.fromkeys(g for p in places if (g := _glob_of(p)) and not _everywhere(g)))
+
+
+def _specific_places(name: str, description: str) -> tuple[str, ...]:
+    """The places a project memory that states no rule is about (issue 49 item 3): the folder its title names, and a
+    specific place its name or description writes as code (`src/payments/`: a folder or a file of two or more
+    literal segments). Any place of its description in prose took coding dev precision 0.458 -> 0.43 and silence
+    0.768 -> 0.683 (its labels read "transports live in src/pipecat/transports/" as a layout, not a scope)."""
+    headline = f"{name}\n{description}"
+    ticked = " ".join(_TICKS.findall(headline))
+    specific = tuple(
+        g
+        for g in _places(name, description, ticked)
+        if _literal_depth(g) >= 2 and (g.endswith("/**") or "." in g.rsplit("/", 1)[-1])
+    )
+    return tuple(dict.fromkeys(_titled_folders(name) + specific))
+
+
+def _literal_depth(glob: str) -> int:
+    """How many literal segments a glob's path holds before any wildcard (`src/payments/**`: 2)."""
+    depth = 0
+    for part in glob.split("/"):
+        if not part or any(c in part for c in "*?[{"):
+            break
+        depth += 1
+    return depth
 
 
 def _titled_folders(name: str) -> tuple[str, ...]:
@@ -285,7 +383,9 @@ def _forbidden(text: str, candidates: set[str] | frozenset[str]) -> set[str]:
     name = r"`?(?:" + "|".join(re.escape(c) for c in sorted(candidates, key=len, reverse=True)) + r")`?"
     rx = re.compile(
         WORDS.negation.pattern
-        + r"\s+(?:(?:use|run|using|call|with|touch)\s+)?("
+        + r"\s+(?:(?:"
+        + WORDS.negation_verbs
+        + r")\s+)?("
         + name
         + r"(?:\s*(?:,|/|\bor\b|\bnor\b|\band\b)\s*"
         + name
@@ -322,7 +422,8 @@ def topic_weights(text: str) -> tuple[tuple[str, int], ...]:
     for rx, subject in SUBJECTS.code:  # a hex colour in prose is styling too
         if rx.search(text):
             found.setdefault(subject, set()).add("#")
-    return tuple(sorted((t, len(words)) for t, words in found.items()))
+    # a weak word alone ("my LaTeX table") gives no subject: only beside another of its words
+    return tuple(sorted((t, len(ws)) for t, ws in found.items() if len(ws) > 1 or not ws <= SUBJECTS.weak))
 
 
 def command_key(command: str) -> tuple[str, ...]:

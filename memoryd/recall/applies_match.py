@@ -15,18 +15,21 @@ from memoryd.base.globs import glob_matches
 from memoryd.recall.applies import AppliesTo
 from memoryd.recall.applies_derive import (
     CAMEL_NAME,
+    ELLIPSIS,
     PATH_RE,
     PM_NAMES,
     command_key,
     roles_of,
 )
 from memoryd.recall.applies_reason import Reason, Via
-from memoryd.relevance.lexicon import programs, words
+from memoryd.relevance.features import code_features
+from memoryd.relevance.lexicon import matcher_subjects, programs, words
 
 # A prompt that asks to commit, push or open a pull request (not one that mentions "PR #3789"): words.toml `acts`.
 PROMPT_ACTS = tuple((asks, command) for command, asks, _ in words().acts)
 ACT_COMMANDS = frozenset(command for _, command in PROMPT_ACTS)
-_PREFIXES = programs().prefixes
+_PROGRAMS = programs()
+_PREFIXES = _PROGRAMS.prefixes
 
 
 def segments(command: str) -> list[str]:
@@ -56,9 +59,8 @@ def command_facts(command: str) -> tuple[frozenset[str], tuple[tuple[str, ...], 
 
 def command_matches(pattern: str, command: str) -> bool:
     """Does a shell line run what `pattern` names: a bare program (`npm`, `psql`) as typed, or a
-    program and its first word (`prisma generate`) however it is run. A manager's runner (`npx eslint`) runs
-    eslint, not the manager: measured on bench/moments, "Yarn only, never npm" at every `npx nx` of another
-    project took its quiet on commands from 1.0 to 0.17 (issue 49's `npx eslint` miss stays open)."""
+    program and its first word (`prisma generate`) however it is run. A manager's runner (`npx`) is met where the
+    pattern names it: a choice against a manager names its runners too (`applies_derive._managers_not_chosen`)."""
     want = tuple(pattern.casefold().split())
     if not want:
         return False
@@ -110,6 +112,12 @@ def meeting(applies: AppliesTo, tool: str, path: str = "", command: str = "", wr
                     return Reason(Via.COMMAND_PATH, arg, glob)
     if writes and (cue := writes_cue(applies, writes)):
         return Reason(Via.CUE, cue)
+    if (
+        writes
+        and (applies.code_forbids or applies.subjects_forbidden)
+        and (broken := writes_ruled_out(applies, writes))
+    ):
+        return broken
     if applies.tools and not applies.paths and not applies.commands:
         return Reason(Via.TOOL, tool)
     return None
@@ -126,7 +134,8 @@ def contradicts(applies: AppliesTo, command: str) -> str:
     if not applies.forbids:
         return ""
     typed, keys, _ = command_facts(command)
-    hit = sorted((typed | {k[0] for k in keys if k}) & applies.forbids)
+    family = _PROGRAMS.family  # a runner breaks its manager's ban: `npx eslint` against "never npm"
+    hit = sorted((typed | {family(p) for p in typed} | {k[0] for k in keys if k}) & applies.forbids)
     return hit[0] if hit else ""
 
 
@@ -200,9 +209,38 @@ def prompt_facts(prompt: str) -> PromptFacts:
 _CODE_NAME = re.compile(CAMEL_NAME.pattern + r"|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")  # ... or user_repository
 
 
+_BETWEEN = r"[^\n]{0,200}?"
+
+
 @lru_cache(maxsize=65_536)
 def _cue_rx(cue: str) -> re.Pattern[str]:
-    return re.compile(r"(?<![\w@])" + re.escape(cue) + r"(?![\w-])")
+    """A cue as a whole word; one with an ellipsis as its literal parts in order on one line."""
+    body = _BETWEEN.join(re.escape(part) for part in ELLIPSIS.split(cue) if part)
+    return re.compile(r"(?<![\w@])" + body + r"(?![\w-])")
+
+
+def _literal(cue: str) -> str:
+    """The part of a cue a text must hold as is (the first literal part of one with an ellipsis)."""
+    return next((part for part in ELLIPSIS.split(cue) if part), cue)
+
+
+@lru_cache(maxsize=256)
+def written_code(writes: str) -> frozenset[tuple[str, str]]:
+    """What an edit's new text imports and calls, read once per tool call by the fitted features' extractor
+    (`features.code_features`), and the subjects its code shows as the matcher reads them (`matcher_code`)."""
+    names = {f for f in code_features(writes) if f[0] in ("import", "call")}
+    return frozenset(names | {("subject", s) for rx, s in matcher_subjects().code if rx.search(writes)})
+
+
+def writes_ruled_out(applies: AppliesTo, writes: str) -> Reason | None:
+    """An edit writing what the memory rules out: importing or calling a name it forbids, or code of a subject whose
+    words it forbids (None when it writes none)."""
+    for kind, value in sorted(written_code(writes)):
+        if kind == "subject" and value in applies.subjects_forbidden:
+            return Reason(Via.CODE_SUBJECT, value)
+        if kind != "subject" and value in applies.code_forbids:
+            return Reason(Via.CODE, value, kind)
+    return None
 
 
 def reads_as_code(cue: str) -> bool:
@@ -216,6 +254,6 @@ def writes_cue(applies: AppliesTo, text: str, *, code_only: bool = False) -> str
     for cue in sorted(applies.cues):
         if code_only and not reads_as_code(cue):
             continue
-        if cue in text and _cue_rx(cue).search(text):
+        if _literal(cue) in text and _cue_rx(cue).search(text):
             return cue
     return ""

@@ -16,6 +16,8 @@ class Via(Enum):
     COMMAND = "command"  # a command running what it names
     COMMAND_PATH = "command_path"  # a command touching a path under its globs
     CUE = "cue"  # an edit writing code it names
+    CODE = "code"  # an edit importing or calling a name it rules out ("not moment": `moment(...)`)
+    CODE_SUBJECT = "code_subject"  # an edit writing code of a subject it rules out ("raw hex values": `#3b82f6`)
     TOOL = "tool"  # a tool its written `tools` list names
     FORBIDDEN = "forbidden"  # a command running a program it forbids
     PROMPT_PROGRAM = "prompt_program"  # a prompt naming a manager it chooses against or a program it forbids
@@ -34,6 +36,8 @@ _TEXT = {
     Via.COMMAND: "command runs {value}",
     Via.COMMAND_PATH: "command touches {value}, matches {where}",
     Via.CUE: "the edit writes {value}",
+    Via.CODE: "the edit {where}s {value}, which this memory rules out",
+    Via.CODE_SUBJECT: "the edit writes {value} code, which this memory rules out",
     Via.TOOL: "tool {value}",
     Via.FORBIDDEN: "the command runs {value}, which this memory forbids",
     Via.PROMPT_PROGRAM: "prompt names {value}",

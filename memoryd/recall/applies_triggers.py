@@ -18,8 +18,11 @@ from memoryd.recall.applies_match import (
     packages_of,
     prompt_facts,
     reads_as_code,
+    written_code,
 )
+from memoryd.relevance.lexicon import programs
 
+family = programs().family
 _WILD = re.compile(r"[*?\[]")
 _TOKEN = re.compile(r"\w+")
 
@@ -55,6 +58,7 @@ class Triggers:
     package: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # a scoped name's package
     role: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # a code role its name is about
     code_topic: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))  # a code rule's subjects
+    written: dict[tuple[str, str], set[str]] = field(default_factory=lambda: defaultdict(set))  # code it rules out
     with_paths: set[str] = field(default_factory=set)
 
     @classmethod
@@ -91,6 +95,11 @@ class Triggers:
             self.token[word].add(fn)
             if reads_as_code(cue):
                 self.prompt_token[word].add(fn)
+        for name in a.code_forbids:  # an edit importing or calling it
+            self.written[("import", name)].add(fn)
+            self.written[("call", name)].add(fn)
+        for subject in a.subjects_forbidden:  # an edit writing its code
+            self.written[("subject", subject)].add(fn)
         for package in packages_of(a):
             self.package[package].add(fn)
         for role in a.roles:
@@ -109,11 +118,14 @@ class Triggers:
             out |= self.kind.get(file_kind(p), set())
         if command:
             typed, keys, _ = command_facts(command)
-            for program in typed | {k[0] for k in keys if k}:
+            for program in typed | {family(p) for p in typed} | {k[0] for k in keys if k}:  # npx: npm's too
                 out |= self.program.get(program, set())
         if writes:
             for word in set(_TOKEN.findall(writes)):
                 out |= self.token.get(word, set())
+            if self.written:
+                for feature in written_code(writes):
+                    out |= self.written.get(feature, set())
         return out
 
     def code_rules_about(self, topics: frozenset[str]) -> set[str]:

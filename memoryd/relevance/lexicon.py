@@ -112,6 +112,7 @@ class Subjects:
     of_word: dict[str, str]  # phrase (case-folded) -> subject
     words: re.Pattern[str]
     code: tuple[tuple[re.Pattern[str], str], ...]
+    weak: frozenset[str] = frozenset()  # words that give their subject only beside another of its words
 
 
 @cache
@@ -126,7 +127,8 @@ def subjects() -> Subjects:
 @cache
 def matcher_subjects() -> Subjects:
     """The subjects as the daemon's matcher reads them (recall/applies_*): the rows not `matcher = false`, their
-    words but `fitted_only`, plus `matcher_words`; `code` here is `matcher_code`, read in prose too."""
+    words but `fitted_only`, plus `matcher_words`; `code` here is `matcher_code`, read in prose too; `weak` are the
+    `matcher_weak` words."""
     data = {name: row for name, row in load("subjects").items() if row.get("matcher", True)}
     of_word = {
         w.casefold(): name
@@ -135,7 +137,8 @@ def matcher_subjects() -> Subjects:
         if w not in row.get("fitted_only", [])
     }
     code = tuple((re.compile(p), name) for name, row in data.items() for p in row.get("matcher_code", []))
-    return Subjects(of_word, _words_pattern(of_word), code)
+    weak = frozenset(w.casefold() for row in data.values() for w in row.get("matcher_weak", []))
+    return Subjects(of_word, _words_pattern(of_word), code, weak)
 
 
 def _words_pattern(of_word: dict[str, str]) -> re.Pattern[str]:
@@ -162,6 +165,10 @@ class Words:
     named_alone: frozenset[str] = frozenset()  # folders too common to be a place when named alone (with generic_dirs)
     not_paths: frozenset[str] = frozenset()  # words with a slash that are never a path ("and/or")
     language_aliases: dict[str, str] = field(default_factory=dict)  # another word for a language (stylesheet: css)
+    negation_verbs: str = "use"  # an alternation of the verbs between a negation and what it forbids ("never run")
+    library_verbs: frozenset[str] = frozenset()  # verbs naming a library after them ("don't add moment")
+    library_words: frozenset[str] = frozenset()  # words naming a library before them ("moment imports")
+    library_fillers: frozenset[str] = frozenset()  # words between such a verb and the names ("add new moment")
 
     @property
     def place_kinds(self) -> dict[str, tuple[str, ...]]:
@@ -195,7 +202,16 @@ def words() -> Words:
         frozenset(data["generic_dirs"]["named_alone"]),
         frozenset(data["not_paths"]["words"]),
         dict(data["language_aliases"]),
+        alternation(data["negation_verbs"]["words"]),
+        frozenset(data["library_cues"]["verbs"]),
+        frozenset(data["library_cues"]["words"]),
+        frozenset(data["library_cues"]["fillers"]),
     )
+
+
+def alternation(words: Iterable[str]) -> str:
+    """Words as a regex alternation, longest first."""
+    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
 
 
 @dataclass(frozen=True, slots=True)
