@@ -38,6 +38,8 @@ from recall_bench import Served, embedded  # noqa: E402  (a real daemon behind u
 DATA = ROOT / "bench" / "moments"
 RESULTS = ROOT / "bench" / "results"
 HEADER = re.compile(r"^Memory(?: \(saved [^)]*\))?: (\S+\.md):$", re.M)
+# A held act's reason names the memory's file (memoryd/guard/reason.py): the rule reached the agent as the deny.
+HELD_BY = re.compile(r"edit or remove `forbid:` in (\S+\.md) ")
 
 
 class Session:
@@ -46,6 +48,7 @@ class Session:
     def __init__(self, srv: Served, cwd: Path) -> None:
         self.srv, self.cwd, self.id = srv, cwd, uuid.uuid4().hex
         self.ms: dict[str, list[float]] = {"UserPromptSubmit": [], "PreToolUse": []}
+        self.held: list[str] = []  # the memories whose rule held the last act (deny or ask): delivered as its reason
 
     def hook(self, payload: dict[str, Any]) -> str:
         body = {"session_id": self.id, "cwd": str(self.cwd), **payload}
@@ -53,7 +56,9 @@ class Session:
         r = self.srv.client.post("/v1/hooks/claude-code", json=body)
         self.ms[payload["hook_event_name"]].append((time.perf_counter() - t0) * 1000)
         r.raise_for_status()
-        return str(r.json().get("hookSpecificOutput", {}).get("additionalContext", ""))
+        out = r.json().get("hookSpecificOutput", {})
+        self.held = [Path(m).name for m in HELD_BY.findall(str(out.get("permissionDecisionReason", "")))]
+        return str(out.get("additionalContext", ""))
 
     def event(self, ev: dict[str, Any]) -> str:
         if "prompt" in ev:
@@ -113,6 +118,7 @@ def play(srv: Served, cwd: Path, sessions: list[dict[str, Any]], names: dict[str
         labelled = {k for ev in s["events"] for k in ev.get("applies", [])}
         for ev in s["events"]:
             got, described = injected(session.event(ev))
+            got += [fn for fn in session.held if fn not in got]
             keys = [names.get(fn, fn) for fn in got]
             held |= set(keys)
             rows.append(
@@ -121,6 +127,7 @@ def play(srv: Served, cwd: Path, sessions: list[dict[str, Any]], names: dict[str
                     "event": ev.get("prompt") or ev.get("command") or f"{ev['tool']} {ev.get('path', '')}",
                     "applies": ev.get("applies", []),
                     "injected": keys,
+                    "held_by": [names.get(fn, fn) for fn in session.held],
                     "delivered": [k for k in ev.get("applies", []) if k in held],
                     "right": [k for k in keys if k in labelled],
                     "described": described,
@@ -129,6 +136,10 @@ def play(srv: Served, cwd: Path, sessions: list[dict[str, Any]], names: dict[str
         for k, v in session.ms.items():
             ms[k] += v
     return {"rows": rows, "ms": ms}
+
+
+def _share(flags: list[bool]) -> float | None:
+    return round(sum(flags) / len(flags), 3) if flags else None
 
 
 def figures(own: dict[str, Any], foreign: dict[str, Any]) -> dict[str, Any]:
@@ -148,6 +159,11 @@ def figures(own: dict[str, Any], foreign: dict[str, Any]) -> dict[str, Any]:
         "precision": round(sum(len(r["right"]) for r in rows) / total, 3) if total else None,
         "silence": round(sum(not r["injected"] for r in none) / len(none), 3) if none else None,
         "foreign_silence": round(sum(not r["injected"] for r in frows) / len(frows), 3) if frows else None,
+        # the same, the acts a rule of the store held set apart (the rule forbids what the act runs: `npx` under
+        # "never npm"), so what is left is context that arrived for nothing
+        "foreign_silence_held_apart": _share(
+            [not r["injected"] for r in frows if not r["held_by"]],
+        ),
         "all_described": all(r["described"] for r in rows + frows),
         "events": len(rows),
         "foreign_events": len(frows),
