@@ -37,7 +37,7 @@ def main() -> int:
     if args.fitted:
         from memoryd.relevance.memory import memory as derive
     else:
-        from memoryd.recall.applies_derive import derive
+        from memoryd.relevance.applies_derive import derive
 
     mems = texts(args.n)
     out = {}

@@ -40,7 +40,7 @@ from relevance_daemon import (  # noqa: E402  # noqa: E402
 
 from memoryd.base.limits import TOOL_RECALL_EDIT_CHARS  # noqa: E402
 from memoryd.base.text import query_terms  # noqa: E402
-from memoryd.recall.applies_derive import derive, topics_of  # noqa: E402
+from memoryd.relevance.applies_derive import derive, topics_of  # noqa: E402
 from memoryd.relevance.match import Context, input_names, inputs, shared  # noqa: E402
 from memoryd.relevance.memory import command_act, edit_act, prompt_act  # noqa: E402
 from memoryd.relevance.reasons import REASONS, prompt_reasons, tool_reasons  # noqa: E402

@@ -67,7 +67,7 @@ def probe_pathological_glob(h: Harness) -> Item:
 
 def _many_globs() -> dict[str, float]:
     """10,000 distinct globs against one path, in process: cold (each compiled) and warm (cached)."""
-    from memoryd.recall.applies_match import path_matches
+    from memoryd.relevance.applies_match import path_matches
 
     globs = [f"pkg{i}/**/*.py" for i in range(5_000)] + [f"*/**/x{i}*.ts" for i in range(5_000)]
     took = []

@@ -1,4 +1,4 @@
-"""The daemon's matcher (recall/applies_*) reads every word list from memoryd/relevance/data/*.toml: each row it
+"""The daemon's matcher (relevance/applies_*) reads every word list from memoryd/relevance/data/*.toml: each row it
 reads, and each of its extractors, has a labelled case that meets and one that does not (a new row without cases
 fails the coverage tests below), as `base/secret_rules.py`'s rows have theirs."""
 
@@ -12,7 +12,7 @@ import pytest
 from memoryd.guard.acts import Act
 from memoryd.guard.match import meets as guard_meets
 from memoryd.guard.propose import propose
-from memoryd.recall.applies_derive import (
+from memoryd.relevance.applies_derive import (
     _glob_of,
     command_key,
     cues_of,
@@ -22,8 +22,8 @@ from memoryd.recall.applies_derive import (
     roles_of,
     topics_of,
 )
-from memoryd.recall.applies_match import contradicts, meets, prompt_reason
-from memoryd.recall.applies_reason import Reason, Via
+from memoryd.relevance.applies_match import contradicts, meets, prompt_reason
+from memoryd.relevance.applies_reason import Reason, Via
 from memoryd.relevance.lexicon import load, matcher_subjects, words
 
 # package manager family -> (a memory choosing against it, a command of the family that meets, one that does not).

@@ -73,7 +73,7 @@ def test_the_linear_matcher_reads_globs_as_memoryd_always_did() -> None:
 
 def test_path_matches_goes_through_the_linear_matcher_compiled_once() -> None:
     from memoryd.base.globs import compile_glob
-    from memoryd.recall.applies_match import path_matches
+    from memoryd.relevance.applies_match import path_matches
 
     deep = "/".join(f"d{i}" for i in range(27)) + "/fz"
     compile_glob.cache_clear()

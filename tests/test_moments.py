@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from memoryd.recall.applies import AppliesTo
-from memoryd.recall.applies_derive import derive
-from memoryd.recall.applies_match import command_key, contradicts, meets
+from memoryd.relevance.applies import AppliesTo
+from memoryd.relevance.applies_derive import derive
+from memoryd.relevance.applies_match import command_key, contradicts, meets
 from memoryd.store.frontmatter import split_frontmatter
 from tests.conftest import LiveDaemon
 from tests.support.servers import DaemonProcess, daemon_env
@@ -138,7 +138,7 @@ def test_subject_words_read_in_one_pass_match_as_a_plain_alternation_would() -> 
     """The trie-shaped pattern (issue 42: derive's subject reading 7x faster) finds what a list of words finds."""
     import re
 
-    from memoryd.recall.applies_derive import TOPIC_OF_WORD, topic_weights, trie_pattern
+    from memoryd.relevance.applies_derive import TOPIC_OF_WORD, topic_weights, trie_pattern
 
     words = ["lint", "lint errors", "lock file", "lockfile", "colour", "color", "css", ".env", "as any"]
     fast = re.compile(r"(?<![\w.-])" + trie_pattern(words) + r"(?![\w-])", re.I)
@@ -180,8 +180,8 @@ def test_pushing_means_git_only_when_it_goes_somewhere() -> None:
 
 
 def test_deprecation_and_exports_are_subjects_a_prompt_shares_with_a_rule() -> None:
-    from memoryd.recall.applies_derive import topics_of
-    from memoryd.recall.applies_match import prompt_meets
+    from memoryd.relevance.applies_derive import topics_of
+    from memoryd.relevance.applies_match import prompt_meets
 
     deprecations = derive("Deprecation convention", "Mark deprecated APIs with a `.. deprecated::` directive", "")
     prompt = "Deprecate dict-based settings in STT, TTS, and LLM"
@@ -448,7 +448,7 @@ def test_a_shared_subject_alone_needs_a_memory_about_it(live: LiveDaemon, projec
 def test_product_names_are_not_code_names_or_clause_starts() -> None:
     """What reads as another stack's product: TypeORM, NestJS, GraphQL; not a class of the project's own code
     (DeepgramSTTService) nor the first word after a commit subject's colon."""
-    from memoryd.recall.applies_derive import named_tech
+    from memoryd.relevance.applies_derive import named_tech
 
     assert named_tech("generate a TypeORM migration, then regenerate the GraphQL types") == ["TypeORM", "GraphQL"]
     assert named_tech("Remove deprecated url param from DeepgramSTTService") == []
@@ -456,8 +456,8 @@ def test_product_names_are_not_code_names_or_clause_starts() -> None:
 
 
 def test_a_prompt_naming_a_package_in_words_meets_the_rule_about_its_scoped_name() -> None:
-    from memoryd.recall.applies_derive import topics_of
-    from memoryd.recall.applies_match import prompt_meets
+    from memoryd.relevance.applies_derive import topics_of
+    from memoryd.relevance.applies_match import prompt_meets
 
     barrels = derive("No barrel imports", "Import from @acme/ui/components/button, never from the @acme/ui barrel", "")
     prompt = "use the Button from our ui package in the new settings toggle"
@@ -468,8 +468,8 @@ def test_a_prompt_naming_a_package_in_words_meets_the_rule_about_its_scoped_name
 def test_a_prompt_naming_code_of_a_layer_meets_the_rule_about_that_layer() -> None:
     """BookingRepository is a repository: the rule "No business logic in repositories" is about it. At tool time
     a layer's files are edited all day, and rules naming a layer in passing would ride along: prompts only."""
-    from memoryd.recall.applies_derive import roles_of, topics_of
-    from memoryd.recall.applies_match import prompt_meets
+    from memoryd.relevance.applies_derive import roles_of, topics_of
+    from memoryd.relevance.applies_match import prompt_meets
 
     repos = derive("No business logic in repositories", "Repositories only read and write data", "")
     prompt = "compute the seat price discount in BookingRepository while reading the booking"
@@ -488,9 +488,9 @@ def test_triggers_find_every_memory_an_act_or_a_prompt_meets() -> None:
     real rules (bench/coding, bench/moments) against their tasks' prompts, edits and commands."""
     import json
 
-    from memoryd.recall.applies_derive import topics_of
-    from memoryd.recall.applies_match import prompt_meets
-    from memoryd.recall.applies_triggers import Triggers
+    from memoryd.relevance.applies_derive import topics_of
+    from memoryd.relevance.applies_match import prompt_meets
+    from memoryd.relevance.applies_triggers import Triggers
 
     root = Path(__file__).resolve().parents[1] / "bench"
     stores = []

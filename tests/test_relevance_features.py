@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from memoryd.recall.applies_derive import derive, topics_of
+from memoryd.relevance.applies_derive import derive, topics_of
 from memoryd.relevance.features import EXTRACTORS, code_features, path_features, prose, prose_polarity, run
 from memoryd.relevance.lexicon import load, words
 from memoryd.relevance.match import shared

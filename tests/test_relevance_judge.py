@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from memoryd.recall.applies import AppliesTo
 from memoryd.recall.ranker import LexicalIndex, analyse
+from memoryd.relevance.applies import AppliesTo
 from memoryd.relevance.judge import judge
 from memoryd.relevance.memory import command_act, edit_act, memory, prompt_act
 from memoryd.relevance.triggers import Triggers

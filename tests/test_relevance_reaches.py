@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memoryd.recall.applies_derive import derive
+from memoryd.relevance.applies_derive import derive
 from tests.conftest import LiveDaemon
 
 

@@ -21,8 +21,8 @@ from memoryd.base import limits
 from memoryd.base.errors import InvalidCwd, InvalidRequest, MemorydError
 from memoryd.base.validation import check_path, check_session_id, check_text, check_transcript_path
 from memoryd.guard.rules import parse_forbid
-from memoryd.recall.applies import parse_applies
 from memoryd.recall.recalled import RecalledFields
+from memoryd.relevance.applies import parse_applies
 from memoryd.store.model import MemoryFields
 
 if TYPE_CHECKING:

@@ -118,7 +118,7 @@ def cmd_save(args: argparse.Namespace) -> int:
 
 def _human_saved(r: dict[str, Any]) -> str:
     """The saved file, the acts its memory reaches (or how to give it some), and what the guard now holds for it."""
-    from memoryd.recall.applies import REACHES_NO_ACT
+    from memoryd.relevance.applies import REACHES_NO_ACT
 
     line = f"{'saved' if r['new'] else 'updated'} {r['filename']} ({r['path']})"
     if r.get("reaches") and not (r.get("will_stop") and r["reaches"] == REACHES_NO_ACT):  # the guard's line says it

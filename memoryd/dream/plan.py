@@ -22,7 +22,7 @@ from memoryd.base.similarity import NEAR_DUPLICATE, near_duplicate, similarity, 
 from memoryd.extract import shape as shaping
 from memoryd.llm import LLMClient
 from memoryd.llm.schemas import DreamAction, DreamPlan
-from memoryd.recall.applies import checked_applies
+from memoryd.relevance.applies import checked_applies
 from memoryd.store import MemoryDir, MemoryHeader
 from memoryd.store.paths import FILENAME_RE
 from memoryd.store.prompt import MEMORY_TYPES_TEXT, WHAT_NOT_TO_SAVE

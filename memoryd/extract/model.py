@@ -9,7 +9,7 @@ from memoryd.extract.offline import Candidate
 from memoryd.extract.prompts import EXTRACTION_SYSTEM, extraction_user_message
 from memoryd.llm import LLMClient
 from memoryd.llm.schemas import Extraction
-from memoryd.recall.applies import checked_applies
+from memoryd.relevance.applies import checked_applies
 from memoryd.store import MemoryDir
 
 TRANSCRIPT_PROMPT_MAX_CHARS = 30_000  # bound on the session delta sent to the LLM (its newest part)

@@ -24,7 +24,7 @@ from memoryd.guard.acts import (
 )
 from memoryd.guard.glob_overlap import has_glob, overlaps
 from memoryd.guard.rules import Forbid
-from memoryd.recall.applies_match import path_matches
+from memoryd.relevance.applies_match import path_matches
 from memoryd.relevance.lexicon import programs
 from memoryd.relevance.shell import SimpleCommand
 

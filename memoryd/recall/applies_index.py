@@ -10,13 +10,13 @@ from dataclasses import dataclass, replace
 from memoryd.base import limits
 from memoryd.base.errors import MemorydError
 from memoryd.base.text import query_terms
-from memoryd.recall.applies import AppliesTo, from_meta, parse_applies, reaches
-from memoryd.recall.applies_derive import derive, topics_of
-from memoryd.recall.applies_match import prompt_reason
-from memoryd.recall.applies_reason import Reason, Via
-from memoryd.recall.applies_triggers import Triggers
 from memoryd.recall.decide import names_unknown
 from memoryd.recall.store_index import StoreIndex
+from memoryd.relevance.applies import AppliesTo, from_meta, parse_applies, reaches
+from memoryd.relevance.applies_derive import derive, topics_of
+from memoryd.relevance.applies_match import prompt_reason
+from memoryd.relevance.applies_reason import Reason, Via
+from memoryd.relevance.applies_triggers import Triggers
 from memoryd.store import MemoryDir
 from memoryd.store.frontmatter import split_frontmatter
 from memoryd.store.model import Memory

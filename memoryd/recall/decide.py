@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memoryd.base.text import query_terms, terms
-from memoryd.recall.applies_derive import CAMEL_NAME, named_tech
 from memoryd.recall.dense import FUSION_DEPTH, Backend, DenseIndex, fuse
 from memoryd.recall.explain import Why, as_typed
 from memoryd.recall.ranker import FIT_DEPTH, MIN_MATCH_IDF, MIN_MATCH_SHARE, LexicalIndex
+from memoryd.relevance.applies_derive import CAMEL_NAME, named_tech
 
 CONTEXT_ITEMS = 12  # the session's most recent paths and commands added to the query (lexically)
 # The confidence rule: logistic weights over (1, store share, match share, match mass / 10 (at most 3),

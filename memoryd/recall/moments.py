@@ -14,12 +14,12 @@ from typing import Any
 from memoryd.base import limits
 from memoryd.base.tool_input import tool_target
 from memoryd.base.validation import check_session_id
-from memoryd.recall.applies import EDIT_TOOLS, AppliesTo
-from memoryd.recall.applies_match import contradicts, meeting
-from memoryd.recall.applies_reason import Reason, Via
 from memoryd.recall.explain import Why
 from memoryd.recall.recalled import RecallResult
 from memoryd.recall.service import RecallService
+from memoryd.relevance.applies import EDIT_TOOLS, AppliesTo
+from memoryd.relevance.applies_match import contradicts, meeting
+from memoryd.relevance.applies_reason import Reason, Via
 from memoryd.store import MemoryDir
 
 TOOLS_ANSWERED = frozenset({"Bash", *EDIT_TOOLS})

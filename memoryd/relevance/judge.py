@@ -8,8 +8,8 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Protocol
 
 from memoryd.base.text import query_terms, terms
-from memoryd.recall.applies import AppliesTo
-from memoryd.recall.applies_match import meets
+from memoryd.relevance.applies import AppliesTo
+from memoryd.relevance.applies_match import meets
 from memoryd.relevance.features import named_products
 from memoryd.relevance.match import Context, Match, Weights, inputs, score, shared
 from memoryd.relevance.memory import Act, Memory

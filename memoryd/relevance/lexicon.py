@@ -126,7 +126,7 @@ def subjects() -> Subjects:
 
 @cache
 def matcher_subjects() -> Subjects:
-    """The subjects as the daemon's matcher reads them (recall/applies_*): the rows not `matcher = false`, their
+    """The subjects as the daemon's matcher reads them (relevance/applies_*): the rows not `matcher = false`, their
     words but `fitted_only`, plus `matcher_words`; `code` here is `matcher_code`, read in prose too; `weak` are the
     `matcher_weak` words."""
     data = {name: row for name, row in load("subjects").items() if row.get("matcher", True)}

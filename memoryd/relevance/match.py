@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 
-from memoryd.recall.applies_match import path_matches
+from memoryd.relevance.applies_match import path_matches
 from memoryd.relevance.features import CHANNELS, KINDS, Feature
 from memoryd.relevance.memory import MEMORY_TYPES, Act, Memory
 

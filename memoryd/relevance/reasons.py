@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from memoryd.recall.applies import AppliesTo
-from memoryd.recall.applies_derive import PM_NAMES
-from memoryd.recall.applies_match import (
+from memoryd.relevance.applies import AppliesTo
+from memoryd.relevance.applies_derive import PM_NAMES
+from memoryd.relevance.applies_match import (
     command_facts,
     command_matches,
     contradicts,

@@ -32,7 +32,7 @@ from memoryd.api.web.pages import (
 )
 from memoryd.base import limits
 from memoryd.base.errors import Conflict, MemorydError, MemoryNotFound, ReadOnly
-from memoryd.recall.applies_derive import derive
+from memoryd.relevance.applies_derive import derive
 from memoryd.review.queue import ReviewItem
 from memoryd.store.model import Memory, draft_fields
 

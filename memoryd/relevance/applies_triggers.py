@@ -10,8 +10,8 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from memoryd.recall.applies import AppliesTo
-from memoryd.recall.applies_match import (
+from memoryd.relevance.applies import AppliesTo
+from memoryd.relevance.applies_match import (
     ACT_COMMANDS,
     command_facts,
     file_kind,

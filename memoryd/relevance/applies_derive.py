@@ -14,7 +14,7 @@ from typing import TypeVar, cast
 
 from memoryd.base import limits
 from memoryd.base.digest_cache import DigestCache
-from memoryd.recall.applies import AppliesTo
+from memoryd.relevance.applies import AppliesTo
 from memoryd.relevance.features import code_name, prose, prose_polarity
 from memoryd.relevance.lexicon import alternation, matcher_subjects, programs, trie_pattern, words
 

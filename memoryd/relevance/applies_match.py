@@ -12,8 +12,8 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from memoryd.base.globs import glob_matches
-from memoryd.recall.applies import AppliesTo
-from memoryd.recall.applies_derive import (
+from memoryd.relevance.applies import AppliesTo
+from memoryd.relevance.applies_derive import (
     CAMEL_NAME,
     ELLIPSIS,
     PATH_RE,
@@ -21,7 +21,7 @@ from memoryd.recall.applies_derive import (
     command_key,
     roles_of,
 )
-from memoryd.recall.applies_reason import Reason, Via
+from memoryd.relevance.applies_reason import Reason, Via
 from memoryd.relevance.features import code_features
 from memoryd.relevance.lexicon import matcher_subjects, programs, words
 
