@@ -24,7 +24,7 @@ from memoryd.relevance.applies_derive import (
 )
 from memoryd.relevance.applies_match import contradicts, meets, prompt_reason
 from memoryd.relevance.applies_reason import Reason, Via
-from memoryd.relevance.lexicon import load, matcher_subjects, words
+from memoryd.relevance.lexicon import READERS, load, matcher_subjects, shared_rows, words
 
 # package manager family -> (a memory choosing against it, a command of the family that meets, one that does not).
 # A runner belongs to its manager (issue 49: "npx / pnpm dlx / bunx belong to their package manager"): `npx eslint`
@@ -346,3 +346,54 @@ def test_the_noise_the_issue_names_stays_quiet_at_tool_time() -> None:
     env = derive("Env", "Never commit .env.local; secrets live there", "")
     assert not meets(env, "Bash", command="git status") and not contradicts(env, "git status")
     assert meets(env, "Bash", command="cat .env.local")
+
+
+# words.toml [negations] as the matcher reads it: each row forbids docker after it; "Use docker here" forbids nothing.
+NEGATIONS = {w: f"Use podman {w} docker here" for w in ("nor", "instead of", "rather than", "without")}
+
+
+@pytest.mark.parametrize("word", shared_rows("negations", "matcher")["words"])
+def test_each_negation_the_matcher_reads_forbids_what_follows(word: str) -> None:
+    assert _forbids(NEGATIONS.get(word, f"{word} docker here")) == {"docker"}
+    assert not _forbids("Use docker here")
+
+
+@pytest.mark.parametrize("word", ["mustn't", "cannot", "doesn't", "forbidden"])
+def test_a_negation_the_matcher_skips_forbids_nothing(word: str) -> None:
+    """Rows of [negations.matcher_skip]: the matcher does not read them (the gap the table's comment names)."""
+    assert not _forbids(f"{word} docker here")
+
+
+@pytest.mark.parametrize("table", ["negations", "library_cues"])
+def test_each_skipped_row_is_a_row_of_its_shared_table(table: str) -> None:
+    """A reader's `<reader>_skip` names rows of the one list, never a list of its own."""
+    data = load("words")[table]
+    for reader in READERS:
+        for key, skipped in data.get(f"{reader}_skip", {}).items():
+            assert set(skipped) <= set(data[key]) and set(skipped).isdisjoint(shared_rows(table, reader)[key])
+    assert set(data) - {"words", "verbs", "fillers", "after", "suffixes", "not_names"} <= {f"{r}_skip" for r in READERS}
+
+
+def _code_forbids(text: str) -> frozenset[str]:
+    return derive("Rule", text, "").code_forbids
+
+
+# words.toml [library_cues] as the matcher reads it: each row marks `moment` as a library a rule rules out; without a
+# row ("Never use the moment", "some") the name is none. Its verbs "install", "installing", "require" have no case:
+# no negation verb leads to them (words.toml [negation_verbs]), so the matcher never reaches them.
+@pytest.mark.parametrize("word", sorted(words().library_words))
+def test_each_library_word_the_matcher_reads_names_a_library(word: str) -> None:
+    assert _code_forbids(f"Never use the moment {word}") == {"moment"}
+    assert not _code_forbids("Never use the moment")
+
+
+@pytest.mark.parametrize("verb", sorted(words().library_verbs - {"install", "installing", "require"}))
+def test_each_library_verb_the_matcher_reads_names_a_library(verb: str) -> None:
+    assert _code_forbids(f"Don't {verb} moment") == {"moment"}
+    assert not _code_forbids("Don't use moment")
+
+
+@pytest.mark.parametrize("filler", sorted(words().library_fillers))
+def test_each_library_filler_the_matcher_reads_may_stand_before_the_name(filler: str) -> None:
+    assert _code_forbids(f"Don't add {filler} moment imports") == {"moment"}
+    assert not _code_forbids("Don't add some moment imports")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from memoryd.guard.propose import propose, rows, save_forbid, will_stop
+from memoryd.relevance.lexicon import load
 
 PROPOSED = [  # (description, body, the save's "will stop" line)
     ("Use pnpm, never npm", "", "will stop: npm, npx — use pnpm"),
@@ -82,3 +83,75 @@ def test_the_save_keeps_what_a_request_says_and_proposes_only_otherwise() -> Non
     assert save_forbid("n", "The team meets on Tuesdays", "", None) == (None, False)
     assert will_stop({"commands": ["npm"], "instead": "use pnpm"}) == "will stop: npm — use pnpm"
     assert will_stop({"command": ["npm"]}) == ""  # malformed: it holds nothing, so it says nothing
+
+
+DOWN = "`docker compose down`"
+# words.toml [negations] as the guard reads it: each row -> (a rule it makes forbid the command, one that does not)
+NEGATIONS = {
+    "never": (f"Never run {DOWN}", f"Always run {DOWN}"),
+    "don't": (f"Don't run {DOWN}", f"Do run {DOWN}"),
+    "dont": (f"dont run {DOWN}", f"do run {DOWN}"),
+    "do not": (f"Do not run {DOWN}", f"Do run {DOWN}"),
+    "must not": (f"You must not run {DOWN}", f"You must run {DOWN}"),
+    "mustn't": (f"You mustn't run {DOWN}", f"You must run {DOWN}"),
+    "should not": (f"You should not run {DOWN}", f"You should run {DOWN}"),
+    "shouldn't": (f"You shouldn't run {DOWN}", f"You should run {DOWN}"),
+    "avoid": (f"Avoid {DOWN}", f"Prefer {DOWN}"),
+    "not": (f"Run `make test`, not {DOWN}", f"Run `make test`, then {DOWN}"),
+    "no": (f"No {DOWN} here", f"A {DOWN} here"),
+    "cannot": (f"You cannot run {DOWN}", f"You can run {DOWN}"),
+    "can't": (f"You can't run {DOWN}", f"You can run {DOWN}"),
+    "forbidden": (f"Forbidden: {DOWN}", f"Allowed: {DOWN}"),
+    "instead of": (f"Use `make test` instead of {DOWN}", f"Use `make test` after {DOWN}"),
+    "rather than": (f"Use `make test` rather than {DOWN}", f"Use `make test` more than {DOWN}"),
+}
+# the rows of [negations.guard_skip]: the guard proposes nothing from them
+GUARD_SKIPPED = {
+    "doesn't": f"The repo doesn't use {DOWN}",
+    "nor": f"Neither `make test` nor {DOWN}",
+    "without": f"Deploy without {DOWN}",
+    "stop using": f"Stop using {DOWN}",
+}
+
+
+def test_every_negation_the_guard_reads_or_skips_has_cases() -> None:
+    assert set(NEGATIONS) == set(rows().negations)
+    assert set(GUARD_SKIPPED) == set(load("words")["negations"]["guard_skip"]["words"])
+
+
+@pytest.mark.parametrize("word", sorted(NEGATIONS))
+def test_each_negation_the_guard_reads_forbids_what_follows(word: str) -> None:
+    yes, no = NEGATIONS[word]
+    assert propose("r", yes, "").commands == ("docker compose down",)
+    assert not propose("r", no, "")
+
+
+@pytest.mark.parametrize("word", sorted(GUARD_SKIPPED))
+def test_a_negation_the_guard_skips_proposes_nothing(word: str) -> None:
+    assert not propose("r", GUARD_SKIPPED[word], "")
+
+
+# words.toml [library_cues] as the guard reads it: each row marks `moment` as a library to stop importing; the same
+# rule without a row ("some" is none) proposes nothing. The rows of its guard_skip propose nothing either.
+@pytest.mark.parametrize("word", sorted(rows().library_cues))
+def test_each_library_word_marks_a_name_as_a_library(word: str) -> None:
+    assert propose("r", f"Never use `moment` {word}", "").summary() == "will stop: import moment"
+    assert not propose("r", "Never use `moment`", "")
+
+
+@pytest.mark.parametrize("verb", sorted(rows().bare_verbs))
+def test_each_library_verb_takes_a_bare_name(verb: str) -> None:
+    assert propose("r", f"Don't {verb} moment", "").summary() == "will stop: import moment"
+    assert not propose("r", "Don't use moment", "")
+
+
+@pytest.mark.parametrize("filler", sorted(rows().fillers))
+def test_each_library_filler_may_stand_before_the_name(filler: str) -> None:
+    assert propose("r", f"Don't add {filler} moment imports", "").summary() == "will stop: import moment"
+    assert not propose("r", "Don't add some moment imports", "")
+
+
+def test_the_library_rows_the_guard_skips_propose_nothing() -> None:
+    skip = load("words")["library_cues"]["guard_skip"]
+    assert skip["words"] == ["modules"] and not propose("r", "Never use `moment` modules", "")
+    assert not any(propose("r", f"Don't {verb} moment", "") for verb in skip["verbs"])

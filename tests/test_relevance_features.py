@@ -8,7 +8,7 @@ import pytest
 
 from memoryd.relevance.applies_derive import derive, topics_of
 from memoryd.relevance.features import EXTRACTORS, code_features, path_features, prose, prose_polarity, run
-from memoryd.relevance.lexicon import load, words
+from memoryd.relevance.lexicon import load, shared_rows, words
 from memoryd.relevance.match import shared
 from memoryd.relevance.memory import command_act, edit_act, memory, prompt_act
 from memoryd.relevance.reasons import REASONS, prompt_reasons, tool_reasons
@@ -205,7 +205,8 @@ def test_prompt_reason_fires_on_its_case_only(kind: str) -> None:
     assert kind not in prompt_reasons(a, no, topics_of(no))
 
 
-# data/polarity.toml: each forbidding word -> (a clause ruling npm out with it, one that does not rule it out)
+# words.toml [negations] as the fitted features read it: each forbidding word -> (a clause ruling npm out with it,
+# one that does not rule it out)
 FORBID = {
     "never": ("Use pnpm, never npm", "Use pnpm, then npm"),
     "not": ("Use pnpm, not npm", "Use pnpm and npm"),
@@ -242,7 +243,7 @@ SCOPE_END = {w: f"Never npm {w} git" for w in load("polarity")["scope_end"]["wor
 
 def test_every_polarity_row_has_cases() -> None:
     data = load("polarity")
-    assert set(FORBID) == set(data["forbid"]["words"])
+    assert set(FORBID) == set(shared_rows("negations", "fitted")["words"])
     assert set(RESUME) == set(data["resume"]["words"])
     assert set(SCOPE_END) == set(data["scope_end"]["words"])
 

@@ -19,7 +19,7 @@ from memoryd.base.errors import InvalidRequest
 from memoryd.guard.match import module_spec
 from memoryd.guard.package_evidence import code_packages, is_package, lead_stripped
 from memoryd.guard.rules import Forbid, parse_forbid
-from memoryd.relevance.lexicon import programs
+from memoryd.relevance.lexicon import programs, shared_rows
 
 _CODE = re.compile(r"`([^`\n]{1,120})`")
 _SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[A-Z*`])|\n+|;\s*")
@@ -95,27 +95,28 @@ def _code_list_forms(d: dict[str, Any]) -> tuple[re.Pattern[str], re.Pattern[str
 def rows() -> ProseRows:
     text = resources.files("memoryd.guard").joinpath("data", "prose.toml").read_text(encoding="utf-8")
     d: dict[str, Any] = tomllib.loads(text)
+    negations, cues = shared_rows("negations", "guard"), shared_rows("library_cues", "guard")
     return ProseRows(
-        tuple(sorted(d["negations"]["words"], key=len, reverse=True)),
+        tuple(sorted(negations["words"], key=len, reverse=True)),
         frozenset(d["verbs"]["writes"]),
         frozenset(d["verbs"]["reads"]),
         frozenset(d["verbs"]["imports"]),
         frozenset(d["verbs"]["creates"]),
         frozenset(d["verbs"]["file_nouns"]),
-        frozenset(d["library_cues"]["words"]),
-        tuple(d["library_cues"]["suffixes"]),
+        frozenset(cues["words"]),
+        cues["suffixes"],
         dict(d["phrases"]),
         frozenset(d["programs"]["words"]) | frozenset(programs().family_of),
         tuple(d["placeholders"]["prefixes"]),
-        tuple(d["negations"]["after"]),
-        tuple(sorted(d["library_cues"]["bare_verbs"], key=len, reverse=True)),
-        frozenset(d["library_cues"]["not_names"]),
-        tuple(d["library_cues"]["fillers"]),
+        negations["after"],
+        tuple(sorted(cues["verbs"], key=len, reverse=True)),
+        frozenset(cues["not_names"]),
+        cues["fillers"],
         dict(d["implied"]),
         dict(d["aliases"]["programs"]),
         dict(d["aliases"]["words"]),
         frozenset(d["programs"]["not_subcommands"]),
-        tuple(d["negations"]["list_leads"]),
+        tuple(d["list_leads"]["words"]),
         tuple(d["programs"]["adverb_suffixes"]),
         tuple(sorted(d["pronouns"]["words"], key=len, reverse=True)),
         frozenset(d["pronouns"]["subject_ends"]),

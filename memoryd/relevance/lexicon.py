@@ -42,6 +42,23 @@ def load(name: str) -> dict[str, Any]:
     return tomllib.loads(text)
 
 
+READERS = ("matcher", "fitted", "guard")  # the readers of a shared table: applies_*, features.py, guard/propose.py
+
+
+def shared_rows(table: str, reader: str) -> dict[str, tuple[str, ...]]:
+    """A `words.toml` table several readers share (negations, library cues), as `reader` reads it: each list of rows
+    but those its `<reader>_skip` names, in the table's order (one list, not one copy per reader)."""
+    if reader not in READERS:
+        raise ValueError(f"no reader {reader!r} of the shared tables")
+    data = load("words")[table]
+    skip = data.get(f"{reader}_skip", {})
+    return {
+        key: tuple(w for w in rows if w not in skip.get(key, ()))
+        for key, rows in data.items()
+        if isinstance(rows, list)
+    }
+
+
 @dataclass(frozen=True, slots=True)
 class Programs:
     """Program families (npx belongs to npm), runner word sequences, and the words a command line strips."""
@@ -181,6 +198,7 @@ class Words:
 @cache
 def words() -> Words:
     data = load("words")
+    negations, cues = shared_rows("negations", "matcher"), shared_rows("library_cues", "matcher")
     rule = re.compile(r"\b(?:" + "|".join(re.escape(w) for w in data["rule_words"]["words"]) + r")\b", re.I)
     roles = data["roles"]
     acts = tuple(
@@ -197,15 +215,15 @@ def words() -> Words:
         frozenset(data["named_kinds"]["words"]),
         {name: tuple(kinds) for name, kinds in data["language_kinds"].items()},
         frozenset(roles["layers"]),
-        any_word(data["negations"]["words"]),
+        any_word(negations["words"]),
         re.compile(r"\b(?:" + "|".join(data["creating"]["words"]) + r")\s+(?:an?\s+)?new\b", re.I),
         frozenset(data["generic_dirs"]["named_alone"]),
         frozenset(data["not_paths"]["words"]),
         dict(data["language_aliases"]),
         alternation(data["negation_verbs"]["words"]),
-        frozenset(data["library_cues"]["verbs"]),
-        frozenset(data["library_cues"]["words"]),
-        frozenset(data["library_cues"]["fillers"]),
+        frozenset(cues["verbs"]),
+        frozenset(cues["words"]),
+        frozenset(cues["fillers"]),
     )
 
 
@@ -231,7 +249,8 @@ def code() -> Code:
 
 @dataclass(frozen=True, slots=True)
 class Polarity:
-    """The words that turn a clause against what it names, and those that turn it back (`data/polarity.toml`)."""
+    """The words that turn a clause against what it names (words.toml `[negations]`), and those that turn it back
+    (`data/polarity.toml`)."""
 
     forbid: re.Pattern[str]  # the first in a clause: what follows is ruled out, what precedes it preferred
     resume: re.Pattern[str]  # after a comma or dash: the ruled-out tail ends here
@@ -243,12 +262,12 @@ class Polarity:
 def polarity() -> Polarity:
     data = load("polarity")
 
-    def alternation(key: str) -> str:
-        return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(data[key]["words"], key=len, reverse=True))
+    def alternation(words: Iterable[str]) -> str:
+        return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(words, key=len, reverse=True))
 
     return Polarity(
-        re.compile(r"(?<![\w'-])(?:" + alternation("forbid") + r")(?![\w'-])", re.I),
-        re.compile(r"[,–—]\s*(?:-\s*)?(?:" + alternation("resume") + r")(?![\w'-])|\s[-–—]\s", re.I),
+        re.compile(r"(?<![\w'-])(?:" + alternation(shared_rows("negations", "fitted")["words"]) + r")(?![\w'-])", re.I),
+        re.compile(r"[,–—]\s*(?:-\s*)?(?:" + alternation(data["resume"]["words"]) + r")(?![\w'-])|\s[-–—]\s", re.I),
         re.compile(r"[.;:!?](?=\s|$)|\n"),
         frozenset(data["scope_end"]["words"]),
     )
