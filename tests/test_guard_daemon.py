@@ -167,8 +167,9 @@ def test_a_person_removes_a_proposal_and_it_stays_removed(daemon_of: Any, projec
 def test_session_start_says_how_many_rules_hold_acts(daemon_of: Any, project: Path) -> None:
     live = daemon_of("deny")
     save(live, project, **PNPM)
-    r = live.client.post(
-        "/v1/hooks/claude-code",
-        json={"hook_event_name": "SessionStart", "session_id": str(uuid.uuid4()), "cwd": str(project)},
-    )
+    event = {"hook_event_name": "SessionStart", "session_id": str(uuid.uuid4()), "cwd": str(project)}
+    r = live.client.post("/v1/hooks/claude-code", json=event)
     assert guard_line(1) in r.json()["hookSpecificOutput"]["additionalContext"]
+    # The plugin's and a settings file's hooks forward the same event: the second door adds nothing, not even the
+    # line (Claude Code joins both answers, and the line came twice, once ahead of the index)
+    assert live.client.post("/v1/hooks/claude-code", json=event).json() == {}

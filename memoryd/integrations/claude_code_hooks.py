@@ -122,7 +122,10 @@ class HookService:
     def handle(
         self, payload: dict[str, Any], session_env: Mapping[str, str] | None = None, *, await_model: bool = False
     ) -> dict[str, Any]:
-        """Answer one Claude Code hook; SessionStart's answer ends with how many rules hold acts here (issue 50)."""
+        """Answer one Claude Code hook; SessionStart's answer ends with how many rules hold acts here (issue 50).
+        A repeat of an event another door already forwarded gets `{}`, guard line included (it would arrive twice)."""
+        if not self.repeats.first_time({**payload, "await_model": True} if await_model else payload):
+            return {}
         answer = self._handle(payload, session_env, await_model=await_model)
         if payload.get("hook_event_name") == "SessionStart" and payload.get("cwd") and not recall_off(session_env):
             answer = self._with_guard_line(str(payload["cwd"]), answer)
@@ -138,8 +141,6 @@ class HookService:
         event = str(payload.get("hook_event_name", ""))
         cwd = str(payload.get("cwd") or "")
         session_id = str(payload.get("session_id") or "")
-        if not self.repeats.first_time({**payload, "await_model": True} if await_model else payload):
-            return {}
         try:
             if event == "PreToolUse" and cwd and session_id and not await_model:  # the guard holds even without recall
                 return self._pre_tool_use(payload, cwd, session_id, session_env)
