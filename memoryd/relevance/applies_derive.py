@@ -185,6 +185,8 @@ def _named_as_libraries(text: str, names: set[str]) -> set[str]:
     tokens = [t.casefold() for t in _LIST_NAME.findall(text)]
     out: set[str] = set()
     for i, token in enumerate(tokens):
+        if token not in names and token.rpartition(".")[0] not in names:
+            continue  # code_name gives the token or its stem: neither is a name, so it names none (most tokens)
         if (name := code_name(token)) not in names or name in out:
             continue
         if i + 1 < len(tokens) and tokens[i + 1] in WORDS.library_words:
