@@ -130,3 +130,12 @@ def test_a_glob_argument_is_held_by_writes_and_reads_never_by_creates(tmp_path: 
     assert not held(tmp_path, {"reads": [".env*"]}, "cat apps/web/*.ts")
     assert not held(tmp_path, {"reads": [".env*", "!.env.example*"]}, "cat .env.example*")  # kept out: that glob
     assert not held(tmp_path, {"creates": ["legacy/**"]}, "touch legacy/*.ts")  # a glob names no new file
+
+
+def test_a_glob_argument_of_thousands_of_wildcards_gets_the_conservative_answer_not_a_long_search() -> None:
+    # No path fits both (the argument ends in z, the glob in q), but telling so walks millions of state pairs
+    # (3 s): past the bound the guard answers that it could, and holds the act with its reason.
+    assert overlaps("a*" * 4000 + "z", "*a?" * 66 + "q") is True
+    # stars in a row are one run to the shell and to memoryd's globs: the answer is the same as for one
+    assert overlaps("docs/**.md", "docs/*.md") is overlaps("docs/*.md", "docs/*.md") is True
+    assert overlaps("src/" + "*" * 400 + ".ts", "docs/**") is False

@@ -276,5 +276,8 @@ BACKGROUND_START_SECONDS = 30.0
 # issue 50: the guard (memoryd/guard/)
 FORBID_MAX_ITEMS = 20  # per list of a memory's forbid (commands, writes, reads, imports)
 FORBID_ITEM_MAX_CHARS = 200  # one command, glob or module
+# Pairs of states the guard explores to tell whether a shell glob argument (`docs/*.md`) could name a protected
+# path: a real argument needs a few thousand; 8 KB of `a*a*…` against a 200-character glob needs millions (3 s).
+GLOB_OVERLAP_MAX_PAIRS = 50_000
 FORBID_INSTEAD_MAX_CHARS = 300  # what to do instead, one line
 GUARD_OLD_TEXT_MAX_BYTES = 512 * 1024  # a Write's target read for its imports before the change, at most this much

@@ -16,6 +16,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from memoryd.base import limits
 from memoryd.base.globs import Glob
 
 _ALPHABET = [chr(c) for c in range(32, 127)] + ["\u00e9"]  # the last stands for every other character
@@ -81,7 +82,9 @@ def _protected(glob: str) -> _Automaton:
         a.move(under, _ALL, under)
         a.move(under, _SLASH, body)
         cur = body
-    for t in g.tokens:
+    for k, t in enumerate(g.tokens):
+        if t == "*" and k and g.tokens[k - 1] == "*":
+            continue  # a second star in a row matches nothing the first does not
         nxt = a.state()
         if t == "*":
             a.move(cur, _ALL, cur)
@@ -117,7 +120,8 @@ def _pattern_tokens(part: str) -> list[tuple[str, int]]:
     while i < len(part):
         c = part[i]
         if c == "*":
-            out.append(("*", _ALL & ~_SLASH))
+            if not out or out[-1][0] != "*":  # `**` is `*` to the shell: one run, however many stars spell it
+                out.append(("*", _ALL & ~_SLASH))
         elif c == "?":
             out.append(("1", _ALL & ~_SLASH))
         elif c == "[" and (j := part.find("]", i + 2)) > 0:
@@ -173,11 +177,14 @@ def _argument(word: str) -> _Automaton:
 
 
 def overlaps(word: str, glob: str) -> bool:
-    """Could the shell glob `word` name a path that `glob` holds?"""
+    """Could the shell glob `word` name a path that `glob` holds? Past `limits.GLOB_OVERLAP_MAX_PAIRS` pairs of
+    states (only an argument of thousands of wildcards gets there) the conservative answer: it could."""
     arg, prot = _argument(word), _protected(glob)
     start = (0, 0)
     seen, todo = {start}, deque([start])
     while todo:
+        if len(seen) > limits.GLOB_OVERLAP_MAX_PAIRS:
+            return True
         sa, sp = todo.popleft()
         ca, cp = arg.closure(sa), prot.closure(sp)
         if arg.accept in ca and prot.accept in cp:
