@@ -331,6 +331,7 @@ def _read_clause(verbs: str, part: str, found: _Found, sentence: str = "") -> No
         if phrase in lowered:
             found.commands.append(spec)
     vwords = _verb_words(verbs)
+    one_environment: bool | None = None  # read once, at the first command: a search of the whole clause
     if not code and (said := _prose_command(part)):
         found.commands.append(said)
         return
@@ -351,7 +352,9 @@ def _read_clause(verbs: str, part: str, found: _Found, sentence: str = "") -> No
             found.commands.append(flagged)
             continue
         command = _command(span, code=in_code, run=bool(vwords & _RUN_VERBS))
-        if command and r.environment.search(_masked(part)):
+        if command and one_environment is None:
+            one_environment = r.environment.search(_masked(part)) is not None
+        if command and one_environment:
             continue  # forbidden in one environment: a trigger would hold it in all
         if command:
             found.commands.append(command)
