@@ -48,6 +48,37 @@ def test_command_specs(tmp_path: Path, spec: str, command: str, held: bool) -> N
     assert (meets(forbid, bash(tmp_path, command)) is not None) is held
 
 
+EXCEPTIONS = [  # (commands, command, held): a `!` item keeps out what the other items would hold
+    (["rails db:reset", "!RAILS_ENV=test rails db:reset"], "rails db:reset", True),
+    (["rails db:reset", "!RAILS_ENV=test rails db:reset"], "RAILS_ENV=test bin/rails db:reset", False),
+    (["rails db:reset", "!RAILS_ENV=test rails db:reset"], "env RAILS_ENV=test rails db:reset", False),
+    (["rails db:reset", "!RAILS_ENV=test rails db:reset"], "RAILS_ENV=development rails db:reset", True),
+    (["rails db:reset", "!RAILS_ENV=test rails db:reset"], "RAILS_ENV=test rails db:reset && rails db:reset", True),
+    (["rails db:reset|db:drop", "!RAILS_ENV=test"], "RAILS_ENV=test rails db:drop", False),  # assignments alone
+    (["rails db:reset|db:drop", "!RAILS_ENV=test"], "RAILS_ENV=testing rails db:drop", True),  # the value is a word
+    (["mix ecto.reset", "!MIX_ENV=test|ci"], "MIX_ENV=ci mix ecto.reset", False),  # alternatives
+    (["mix ecto.reset", "!MIX_ENV=test|ci"], "MIX_ENV=prod mix ecto.reset", True),
+    (["git push", "!git push --dry-run"], "git push --dry-run origin main", False),  # words, no assignment
+    (["git push", "!git push --dry-run"], "git push origin main", True),
+    (["RAILS_ENV=production rails db:reset"], "RAILS_ENV=production rails db:reset", True),  # a trigger's own
+    (["RAILS_ENV=production rails db:reset"], "rails db:reset", False),
+]
+
+
+@pytest.mark.parametrize(("commands", "command", "held"), EXCEPTIONS)
+def test_a_kept_out_command_is_not_held(tmp_path: Path, commands: list[str], command: str, held: bool) -> None:
+    assert (meets(parse_forbid({"commands": commands}), bash(tmp_path, command)) is not None) is held
+
+
+def test_the_summary_says_what_is_kept_out() -> None:
+    forbid = parse_forbid({"commands": ["rails db:reset", "!RAILS_ENV=test rails db:reset"], "instead": "ask first"})
+    assert forbid.summary() == "will stop: rails db:reset (not: RAILS_ENV=test rails db:reset) — ask first"
+    assert (
+        parse_forbid({"reads": [".env*", "!.env.example"]}).summary()
+        == "will stop: reads .env* (not: reads .env.example)"
+    )
+
+
 def test_every_writer_row_holds_a_change_and_not_a_new_file(tmp_path: Path) -> None:
     (tmp_path / "db").mkdir()
     for name in ("a.sql", "b.sql"):
@@ -150,6 +181,13 @@ def test_a_write_reads_its_target_so_an_import_it_had_is_not_new(tmp_path: Path)
         ({"creates": ["/tmp/x"]}, "must be a glob relative to the project"),
         ({"created": ["legacy/**"]}, "use commands, writes, reads, imports, creates"),
         ({"commands": [""]}, "list of non-empty strings"),
+        ({"commands": ["rails db:reset", "!"]}, r"forbid.commands: '!' keeps nothing out; write what it keeps out"),
+        ({"reads": [".env*", "! "]}, r"forbid.reads: '! ' keeps nothing out"),
+        ({"commands": ["!RAILS_ENV=test"]}, r"forbid.commands holds only '!' items.*add the command they narrow"),
+        (
+            {"commands": ["RAILS_ENV=test"]},
+            r"forbid.commands: 'RAILS_ENV=test' names no program.*\('!RAILS_ENV=test'|\"!RAILS_ENV=test\"\)",
+        ),
         ({"commands": ["npm"], "enforce": "block"}, "is not a mode"),
         ({"commands": ["npm"], "instead": "a\nb"}, "must be one line"),
     ],

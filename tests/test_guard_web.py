@@ -32,7 +32,7 @@ def test_a_person_edits_and_removes_the_rule_on_the_memory_page(live: LiveDaemon
     form = {
         "csrf": csrf,
         "version": version_of(page, 'class="forbid"'),
-        "commands": "npm\r\nyarn\r\n",
+        "commands": "npm\r\nyarn\r\n!yarn add left-pad\r\n",
         "creates": "legacy/**\r\n",
         "instead": "use pnpm",
     }
@@ -42,16 +42,22 @@ def test_a_person_edits_and_removes_the_rule_on_the_memory_page(live: LiveDaemon
     r = browser.post(f"{path}/forbid", data=form, headers=own)
     assert r.status_code == 303, r.text
     meta, body = split_frontmatter(store.read_raw(filename) or "")
-    assert meta["forbid"] == {"commands": ["npm", "yarn"], "creates": ["legacy/**"], "instead": "use pnpm"}
+    commands = ["npm", "yarn", "!yarn add left-pad"]
+    assert meta["forbid"] == {"commands": commands, "creates": ["legacy/**"], "instead": "use pnpm"}
     shown = browser.get(path).text
     assert "New files it must not create" in shown and "<code>legacy/**</code>" in shown
+    assert "not <code>yarn add left-pad</code>" in shown
     assert meta["applies_to"] == {"paths": ["package.json"]} and body.strip() == "The lockfile is pnpm-lock.yaml."
     bad = {**form, "version": store.get(filename).version, "writes": "/etc/passwd"}
     r = browser.post(f"{path}/forbid", data=bad, headers=own)
     assert r.status_code == 400 and "must be a glob relative to the project" in r.text
+    r = browser.post(f"{path}/forbid", data={**bad, "writes": "", "commands": "npm\r\n!\r\n"}, headers=own)
+    assert r.status_code == 400 and "forbid.commands: &#39;!&#39; keeps nothing out" in r.text
     hook = {"hook_event_name": "PreToolUse", "session_id": "s-1", "cwd": str(project), "tool_name": "Bash"}
     held = live.client.post("/v1/hooks/claude-code", json={**hook, "tool_input": {"command": "yarn add x"}}).json()
     assert held["hookSpecificOutput"]["permissionDecision"] == "deny"
+    kept = live.client.post("/v1/hooks/claude-code", json={**hook, "tool_input": {"command": "yarn add left-pad"}})
+    assert "permissionDecision" not in (kept.json().get("hookSpecificOutput") or {})
     new_file = {"file_path": str(project / "legacy" / "x.ts"), "content": "x"}
     created = live.client.post("/v1/hooks/claude-code", json={**hook, "tool_name": "Write", "tool_input": new_file})
     assert "creates the new file legacy/x.ts" in created.json()["hookSpecificOutput"]["permissionDecisionReason"]

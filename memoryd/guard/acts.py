@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cache, lru_cache
 from importlib import resources
 from pathlib import Path
@@ -19,6 +19,7 @@ from memoryd.base import limits
 from memoryd.base.tool_input import tool_target
 from memoryd.relevance.shell import SimpleCommand, simple_command, split_line
 
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "NotebookEdit"})
 READ_TOOLS = frozenset({"Read"})
 WRITE_TOOL = "Write"
@@ -95,7 +96,7 @@ class Act:
     old: str = ""
     new: str = ""
     created: bool = False  # a Write of a file that does not exist yet
-    commands: tuple[SimpleCommand, ...] = field(default=(), compare=False)
+    commands: tuple[EnvCommand, ...] = field(default=(), compare=False)
 
     @classmethod
     def from_payload(cls, payload: dict[str, Any], cwd: str) -> Act:
@@ -132,21 +133,42 @@ class Act:
         return imports_in(self.new) - imports_in(self.old) if self.new else set()
 
 
+@dataclass(frozen=True, slots=True)
+class EnvCommand(SimpleCommand):
+    """A simple command with the environment assignments typed before it (`RAILS_ENV=test` of `RAILS_ENV=test rails
+    db:reset`, or after `env`), which a forbid's `!` exception may name."""
+
+    env: tuple[str, ...] = ()
+
+
+def is_assignment(word: str) -> bool:
+    """`NAME=value`, as the shell reads a word before a command."""
+    return _ASSIGNMENT.match(word) is not None
+
+
 @lru_cache(maxsize=1024)
-def commands_of(command: str) -> tuple[SimpleCommand, ...]:
+def commands_of(command: str) -> tuple[EnvCommand, ...]:
     """The simple commands of a Bash line as the guard reads them: each one's wrappers (`timeout 60`, `nice -n 5`,
-    `env X=1`, rows of data/acts.toml) stripped, so `timeout 60 yarn dev` runs `yarn dev`."""
-    return tuple(c for words in split_line(command) if (c := simple_command(unwrapped(words))) is not None)
+    `env X=1`, rows of data/acts.toml) stripped, so `timeout 60 yarn dev` runs `yarn dev`; the assignments kept."""
+    out = []
+    for words in split_line(command):
+        rest, env = unwrapped(words)
+        if (cmd := simple_command(rest)) is not None:
+            out.append(EnvCommand(**{f.name: getattr(cmd, f.name) for f in fields(cmd)}, env=env))
+    return tuple(out)
 
 
-def unwrapped(words: list[str]) -> list[str]:
-    """A command's words without the wrappers that only run the rest (`sudo -u app npm ci` -> `npm ci`); none at
-    all when a wrapper only looks the program up (`command -v yarn`)."""
+def unwrapped(words: list[str]) -> tuple[list[str], tuple[str, ...]]:
+    """A command's words without the wrappers that only run the rest (`sudo -u app npm ci` -> `npm ci`), and the
+    assignments before it (`X=1 cmd`, `env X=1 cmd`); no words at all when a wrapper only looks the program up
+    (`command -v yarn`)."""
     redirects = [w for w in words if w[:1] in "<>"]
     rest = [w for w in words if w[:1] not in "<>"]
     table = rows().wrappers
+    env: list[str] = []
     while rest:
         while rest and "=" in rest[0] and not rest[0].startswith("-"):
+            env += [rest[0]] if is_assignment(rest[0]) else []
             rest = rest[1:]  # `X=1 cmd`: an assignment
         wrapper = table.get(rest[0].rsplit("/", 1)[-1]) if rest else None
         if wrapper is None:
@@ -155,13 +177,13 @@ def unwrapped(words: list[str]) -> list[str]:
         while rest and rest[0].startswith("-") and rest[0] != "-":
             option = rest.pop(0)
             if option in wrapper.lookup:
-                return []
+                return [], ()
             if option == "--":
                 break
             if option in wrapper.options and rest:
                 rest.pop(0)
         rest = rest[wrapper.operands :]
-    return rest + redirects
+    return rest + redirects, tuple(env)
 
 
 def relative(raw: str, cwd: str) -> str:

@@ -9,21 +9,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+from itertools import takewhile
 
 from memoryd.guard.acts import (
     EDIT_TOOLS,
     READ_TOOLS,
     WRITE_TOOL,
     Act,
+    EnvCommand,
     created,
     installed,
+    is_assignment,
     read,
     rows,
     runs_words,
     written,
 )
 from memoryd.guard.glob_overlap import has_glob, overlaps
-from memoryd.guard.rules import Forbid
+from memoryd.guard.rules import KEEP_OUT, Forbid
 from memoryd.relevance.applies_match import path_matches
 from memoryd.relevance.lexicon import programs
 from memoryd.relevance.shell import SimpleCommand
@@ -38,7 +41,7 @@ class Hit:
     kind: str  # command | writes | reads | imports | creates
     trigger: str
     what: str
-    command: SimpleCommand | None = None
+    command: EnvCommand | None = None
 
     def describe(self) -> str:
         """The hit for a person: `runs npm (npm install lodash)`."""
@@ -79,11 +82,11 @@ def meets(forbid: Forbid, act: Act) -> Hit | None:
     return None
 
 
-def _command_hit(forbid: Forbid, act: Act, cmd: SimpleCommand) -> Hit | None:
+def _command_hit(forbid: Forbid, act: Act, cmd: EnvCommand) -> Hit | None:
     line = " ".join(cmd.words)
-    for spec in forbid.commands:
-        if command_matches(spec, cmd):
-            return Hit(COMMAND, spec, line, cmd)
+    spec = next((s for s in forbid.commands if not s.startswith(KEEP_OUT) and command_matches(s, cmd)), "")
+    if spec and not any(command_matches(s[1:], cmd) for s in forbid.commands if s.startswith(KEEP_OUT)):
+        return Hit(COMMAND, spec, line, cmd)
     if forbid.writes:
         for rel in written(cmd, act.root):
             glob = _first_glob(forbid.writes, rel)
@@ -110,8 +113,16 @@ def _command_hit(forbid: Forbid, act: Act, cmd: SimpleCommand) -> Hit | None:
 def command_matches(spec: str, cmd: SimpleCommand) -> bool:
     """`npm` meets `npm install` and `npx eslint` (npm's family); `prisma migrate reset` meets `npx prisma migrate
     reset`; each further word must be among the command's words (`git push --force|-f main`, globs allowed); a
-    script said with or without the manager's run verb is one act (`yarn dev`, `yarn run dev`)."""
-    head, *rest = spec.casefold().split()
+    script said with or without the manager's run verb is one act (`yarn dev`, `yarn run dev`). Assignments before
+    the program (`RAILS_ENV=test|ci rails db:reset`, or alone) must be among those the command is run with."""
+    words = spec.split()
+    assigned = list(takewhile(is_assignment, words))
+    env = cmd.env if isinstance(cmd, EnvCommand) else ()
+    if not all(_assigned(a, env) for a in assigned):
+        return False
+    if len(assigned) == len(words):
+        return True
+    head, *rest = " ".join(words[len(assigned) :]).casefold().split()
     seqs = []
     if head in (cmd.program, cmd.family):
         args = tuple(w.casefold() for w in cmd.args)
@@ -123,6 +134,12 @@ def command_matches(spec: str, cmd: SimpleCommand) -> bool:
         seqs.append(tuple(w.casefold() for w in runs[1:]))
     rests = [rest, rest[1:]] if _script_of(head, rest) else [rest]  # a trigger `yarn run dev` holds `yarn dev`
     return any(_words_in(r, args) for r in rests for args in seqs)
+
+
+def _assigned(token: str, env: tuple[str, ...]) -> bool:
+    """`NAME=value` among a command's assignments: the name exact, the value as a word (`test|ci`, globs)."""
+    name, values = token.split("=", 1)
+    return any(a.split("=", 1)[0] == name and _word_in(values, (a.split("=", 1)[1],)) for a in env)
 
 
 def _script_of(manager: str, words: list[str]) -> bool:
