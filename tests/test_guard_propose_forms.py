@@ -7,10 +7,12 @@ from __future__ import annotations
 import re
 import tomllib
 from importlib import resources
+from pathlib import Path
 
 import pytest
 
-from memoryd.guard.match import command_matches
+from memoryd.guard.acts import Act, commands_of
+from memoryd.guard.match import command_matches, meets
 from memoryd.guard.package_evidence import rows as evidence_rows
 from memoryd.guard.propose import propose, rows
 from memoryd.relevance.shell import parse
@@ -271,18 +273,52 @@ CODE_LISTS = [  # (rule, "will stop" line or ""): the [code_lists] rows of prose
     # a program the lexicon knows is a command in code, never in prose
     ("never run `bundle exec rake db:reset`", "will stop: bundle exec rake db:reset"),
     ("never bundle secrets into the client build", ""),
-    # a command forbidden in one environment: a trigger would hold it in all of them
-    ("Never run `rails db:reset` in development", ""),
-    ("NEVER wipe the development database: `rails db:drop`, `rails db:reset`", ""),
+    # a command forbidden in one environment: a trigger alone would hold it in all of them, so only a program whose
+    # environment variable a row names is proposed, with the row's `!` exceptions ([environment_variables])
+    ("Never run `rails db:reset` in development", "will stop: rails db:reset (not: RAILS_ENV=test)"),
+    (
+        "NEVER wipe the development database: `rails db:drop`, `rails db:reset`",
+        "will stop: rails db:drop, rails db:reset (not: RAILS_ENV=test)",
+    ),
+    ("Never wipe the dev database\n- `rails db:reset`", "will stop: rails db:reset (not: RAILS_ENV=test)"),
     ("Never run `prisma migrate reset` against production", ""),
     ("Never run `prisma migrate reset` on staging", ""),
     ("Never run `prisma migrate reset` in dev", ""),
+    ("Never run `prisma migrate reset` in development", ""),  # prisma names no environment variable
     ("Never run `prisma db push` on the prod db", ""),
     ("Never run `rails db:seed` on production data", ""),
     ("Never run `rails db:drop` in the production environment", ""),
-    ("Never run `rails runner` in the development console", ""),
+    ("Never run `rails runner` in the development console", "will stop: rails runner (not: RAILS_ENV=test)"),
     ("Never run `prisma migrate reset` on production databases", ""),
 ]
+ENVIRONMENT_ROWS = [  # (rule, "will stop" line or ""): each [environment_variables] row, each way
+    ("Never run `rails db:reset` in dev", "will stop: rails db:reset (not: RAILS_ENV=test)"),
+    ("Never run `rails db:seed` on production data", ""),  # not the default environment: the host sets it
+    ("Never run `rake db:drop` against the development database", "will stop: rake db:drop (not: RAILS_ENV=test)"),
+    ("Never run `rake db:drop` in staging", ""),
+    ("Never run `mix ecto.reset` in development", "will stop: mix ecto.reset (not: MIX_ENV=test)"),
+    ("Never run `mix ecto.reset` on prod", ""),
+    ("Never run `mix ecto.reset`", "will stop: mix ecto.reset"),  # no environment: no exception
+    ("Never run `bundle exec rake db:reset` in development", ""),  # bundle names no environment variable
+]
+
+
+@pytest.mark.parametrize(("rule", "line"), ENVIRONMENT_ROWS)
+def test_a_command_forbidden_in_the_default_environment_keeps_the_disposable_ones_out(rule: str, line: str) -> None:
+    assert propose("rule", rule, "").summary() == line
+
+
+def test_every_environment_variable_row_has_cases_each_way() -> None:
+    for program in rows().environment_variables:
+        said = [line for rule, line in ENVIRONMENT_ROWS if f"`{program} " in rule]
+        assert any("(not: " in line for line in said) and "" in said, program
+
+
+def test_a_proposed_exception_keeps_the_disposable_environment_out(tmp_path: Path) -> None:
+    forbid = propose("rule", "Never run `rails db:reset` in development", "")
+    for command, held in (("bin/rails db:reset", True), ("RAILS_ENV=test bin/rails db:reset", False)):
+        act = Act("Bash", str(tmp_path), command=command, commands=commands_of(command))
+        assert (meets(forbid, act) is not None) is held
 
 
 @pytest.mark.parametrize(("rule", "line"), CODE_LISTS)

@@ -18,7 +18,7 @@ from memoryd.base import limits
 from memoryd.base.errors import InvalidRequest
 from memoryd.guard.match import module_spec
 from memoryd.guard.package_evidence import code_packages, is_package, lead_stripped
-from memoryd.guard.rules import Forbid, parse_forbid
+from memoryd.guard.rules import KEEP_OUT, Forbid, parse_forbid
 from memoryd.relevance.lexicon import programs, shared_rows
 
 _CODE = re.compile(r"`([^`\n]{1,120})`")
@@ -43,6 +43,15 @@ _INSTEAD = re.compile(
     r"(?=\s+(?:instead|for|rather|over|not)\b|[,;:\n]|\.(?![\w$])|$)",
     re.I,
 )
+
+
+@dataclass(frozen=True)
+class EnvironmentVariable:
+    """How a program picks its environment (an [environment_variables] row of prose.toml)."""
+
+    variable: str
+    default: frozenset[str]  # the clause's words for the environment it runs in when the variable is unset
+    disposable: tuple[str, ...]  # values of environments whose data a test run throws away
 
 
 @dataclass(frozen=True)
@@ -75,6 +84,8 @@ class ProseRows:
     explanations: tuple[str, ...]
     ability: frozenset[str]
     environment: re.Pattern[str]  # a clause that names one environment: a command in it is scoped
+    environments: tuple[str, ...]
+    environment_variables: dict[str, EnvironmentVariable]
 
 
 def _environment_form(d: dict[str, Any]) -> re.Pattern[str]:
@@ -124,6 +135,11 @@ def rows() -> ProseRows:
         tuple(d["code_lists"]["explanations"]),
         frozenset(d["code_lists"]["ability"]),
         _environment_form(d["code_lists"]),
+        tuple(d["code_lists"]["environments"]),
+        {
+            program: EnvironmentVariable(row["variable"], frozenset(row["default"]), tuple(row["disposable"]))
+            for program, row in d["environment_variables"].items()
+        },
     )
 
 
@@ -169,7 +185,8 @@ def propose(name: str, description: str, body: str) -> Forbid:
             heading_neg = heading  # a bullet may lead too ("- Never touch:" over nested bullets)
         if not bullet:
             lead_neg = lead
-    commands = [a for c in _collapse(found.commands) for a in _aliased(c)]
+    aliased = [a for c in _collapse(found.commands) for a in _aliased(c)]
+    commands = [c for c in aliased if not c.startswith(KEEP_OUT)] + [c for c in aliased if c.startswith(KEEP_OUT)]
     forbid = Forbid(
         tuple(dict.fromkeys(commands))[:20],
         tuple(dict.fromkeys(found.writes))[:20],
@@ -179,7 +196,7 @@ def propose(name: str, description: str, body: str) -> Forbid:
     )
     if not forbid:
         return forbid
-    named = [*forbid.imports, *(c.split()[0] for c in forbid.commands)]
+    named = [*forbid.imports, *(c.split()[0] for c in forbid.commands if not c.startswith(KEEP_OUT))]
     said = next((x for y, x in found.contrasts if any(re.search(rf"\b{re.escape(n)}\b", y) for n in named)), "")
     instead = found.instead or said or _instead_of(f"{description}\n{body}", forbid)
     return replace(forbid, instead=instead)
@@ -245,11 +262,31 @@ def _listed(item: str) -> list[str]:
 def _listed_commands(lead: str, item: str, found: _Found) -> None:
     """The commands a list under a forbidding lead names; a lead that keeps files from a change or a read ("never
     edit generated files") lists files, so its items propose no command."""
-    if _verb_words(lead) & (rows().writes | rows().reads) or rows().environment.search(lead + " " + item):
+    if _verb_words(lead) & (rows().writes | rows().reads):
         return
-    for span in _listed(item):
-        if command := _command(span.strip(), code=True, run=True):
-            found.commands.append(command)
+    commands = [c for span in _listed(item) if (c := _command(span.strip(), code=True, run=True))]
+    scope = _environment_of(lead + " " + item)
+    found.commands += _in_environment(commands, scope) if scope else commands
+
+
+def _environment_of(text: str) -> str:
+    """The one environment a clause scopes its commands to ("in development", "the dev database"), "" for none."""
+    m = rows().environment.search(_masked(text))
+    if m is None:
+        return ""
+    return next(e for e in rows().environments if re.search(rf"\b{re.escape(e)}\b", m.group(0), re.I))
+
+
+def _in_environment(commands: list[str], scope: str) -> list[str]:
+    """The commands a clause forbids in one environment that a trigger can say: those whose program picks its
+    environment by a variable ([environment_variables] rows) when `scope` is the one it runs in by default, with
+    `!VARIABLE=value` for each disposable environment (`rails db:reset`, `!RAILS_ENV=test`); the others none."""
+    out = []
+    for command in commands:
+        row = rows().environment_variables.get(command.split()[0].rsplit("/", 1)[-1])
+        if row is not None and scope.casefold() in row.default:
+            out += [command, *(f"!{row.variable}={value}" for value in row.disposable)]
+    return out
 
 
 def _masked(text: str) -> str:
@@ -331,7 +368,8 @@ def _read_clause(verbs: str, part: str, found: _Found, sentence: str = "") -> No
         if phrase in lowered:
             found.commands.append(spec)
     vwords = _verb_words(verbs)
-    one_environment: bool | None = None  # read once, at the first command: a search of the whole clause
+    scope: str | None = None  # read once, at the first command: a search of the whole clause
+    scoped: list[str] = []  # the commands of a clause scoped to one environment
     if not code and (said := _prose_command(part)):
         found.commands.append(said)
         return
@@ -352,16 +390,18 @@ def _read_clause(verbs: str, part: str, found: _Found, sentence: str = "") -> No
             found.commands.append(flagged)
             continue
         command = _command(span, code=in_code, run=bool(vwords & _RUN_VERBS))
-        if command and one_environment is None:
-            one_environment = r.environment.search(_masked(part)) is not None
-        if command and one_environment:
-            continue  # forbidden in one environment: a trigger would hold it in all
+        if command and scope is None:
+            scope = _environment_of(part)
+        if command and scope:
+            scoped.append(command)  # forbidden in one environment: a trigger alone would hold it in all
+            continue
         if command:
             found.commands.append(command)
             continue
         library = _library(span, part, code=in_code)
         if library and not _scoped(sentence, part):
             found.imports.append(library)
+    found.commands += _in_environment(scoped, scope) if scope else []
     if not code and not _scoped(sentence, part):
         named = _bare_libraries(part)
         if not named and found.size() == size:
