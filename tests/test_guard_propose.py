@@ -108,7 +108,7 @@ NEGATIONS = {
 # the rows of [negations.guard_skip]: the guard proposes nothing from them
 GUARD_SKIPPED = {
     "doesn't": f"The repo doesn't use {DOWN}",
-    "nor": f"Neither `make test` nor {DOWN}",
+    "nor": f"Run `make test` nor {DOWN}",  # alone; "neither ... nor" is a [correlatives] row of prose.toml
     "without": f"Deploy without {DOWN}",
     "stop using": f"Stop using {DOWN}",
 }

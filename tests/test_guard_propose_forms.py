@@ -342,3 +342,28 @@ def test_every_code_list_row_has_a_case_above() -> None:
     for noun in words["environment_nouns"]:
         assert any(re.search(rf"\b(?:{'|'.join(words['environments'])}) {noun}\b", text) for text, _ in said), noun
     assert any("development server" in text and line for text, line in said)  # a server is no environment noun
+
+
+CORRELATIVES = [  # (rule, "will stop" line or ""): the [correlatives] rows of prose.toml, each way
+    ("Use neither npm nor yarn", "will stop: npm, npx, yarn"),
+    ("Neither `npm` or `yarn`: this repo uses pnpm", "will stop: npm, npx, yarn — use pnpm"),
+    ("Neither npm nor yarn, use pnpm", "will stop: npm, npx, yarn — use pnpm"),
+    ("Run neither `rails db:drop` nor `rails db:reset`", "will stop: rails db:drop, rails db:reset"),
+    ("Add neither moment nor dayjs", "will stop: import moment, import dayjs"),
+    ("Edit neither `db/schema.rb` nor `db/migrate/`", "will stop: writes db/schema.rb, writes db/migrate/**"),
+    ("Neither the tests nor the build need docker", ""),  # a description: no forbidden name in it
+    ("The build is neither fast nor small", ""),
+    ("This is neither here nor there", ""),
+]
+
+
+@pytest.mark.parametrize(("rule", "line"), CORRELATIVES)
+def test_neither_forbids_every_name_of_its_list(rule: str, line: str) -> None:
+    assert propose("rule", rule, "").summary() == line
+
+
+def test_every_correlative_row_has_cases_each_way() -> None:
+    table = tomllib.loads(resources.files("memoryd.guard").joinpath("data", "prose.toml").read_text())
+    for word in table["correlatives"]["words"]:
+        said = [line for rule, line in CORRELATIVES if re.search(rf"\b{word}\b", rule, re.I)]
+        assert any(said) and "" in said, word

@@ -86,6 +86,8 @@ class ProseRows:
     environment: re.Pattern[str]  # a clause that names one environment: a command in it is scoped
     environments: tuple[str, ...]
     environment_variables: dict[str, EnvironmentVariable]
+    correlative: re.Pattern[str]  # "neither" and the one word before it ("use neither ..."), read as `correlated`
+    correlated: str
 
 
 def _environment_form(d: dict[str, Any]) -> re.Pattern[str]:
@@ -140,6 +142,8 @@ def rows() -> ProseRows:
             program: EnvironmentVariable(row["variable"], frozenset(row["default"]), tuple(row["disposable"]))
             for program, row in d["environment_variables"].items()
         },
+        re.compile(rf"(?:\b([A-Za-z]+)[ \t]+)?\b(?:{'|'.join(map(re.escape, d['correlatives']['words']))})\b", re.I),
+        d["correlatives"]["as"],
     )
 
 
@@ -164,7 +168,7 @@ def propose(name: str, description: str, body: str) -> Forbid:
     found = _Found([], [], [], [], known=code_packages(text))
     heading_neg, lead_neg, previous = "", "", ""
     for line in text.splitlines():
-        stripped = _unmarked(line)
+        stripped = _correlated(_unmarked(line))
         if not stripped:
             heading_neg = ""
             continue
@@ -200,6 +204,12 @@ def propose(name: str, description: str, body: str) -> Forbid:
     said = next((x for y, x in found.contrasts if any(re.search(rf"\b{re.escape(n)}\b", y) for n in named)), "")
     instead = found.instead or said or _instead_of(f"{description}\n{body}", forbid)
     return replace(forbid, instead=instead)
+
+
+def _correlated(line: str) -> str:
+    """A two-part negation read as one: "Use neither npm nor yarn" as "never use npm nor yarn" ([correlatives])."""
+    r = rows()
+    return r.correlative.sub(lambda m: f"{r.correlated} {m.group(1) or ''}".rstrip(), line)
 
 
 def _lead_of(line: str) -> tuple[str, str]:
@@ -738,7 +748,7 @@ def _aliased(spec: str) -> list[str]:
 def _instead_of(text: str, forbid: Forbid) -> str:
     """What to do instead, from a sentence of the memory that says so ("Use pnpm", "Create a new migration")."""
     for sentence in _SENTENCES.split(text):
-        s = _unmarked(sentence)
+        s = _correlated(_unmarked(sentence))
         if _negated(s) is None and re.match(r"(use|prefer|always|create|run|add a new|instead)\b", s, re.I):
             return s.rstrip(".")[:120]
     return ""
