@@ -170,6 +170,15 @@ BARE_PACKAGES = [  # (rule, body, "will stop" line or "" for nothing): a bare na
     ("No axios", "", ""),
     ("Don't use dotenv", "`import { z } from 'zod'`", ""),  # the code names another package
     ("never use any", "`import { any } from './types'`", ""),  # a word of the not_names rows stays no name
+    # reason_joins: a runtime (a program of the rows) said to do the package's job before "so"
+    ("Bun automatically loads .env, so don't use dotenv.", "", "will stop: import dotenv"),
+    ("Deno reads env files itself, therefore never use dotenv", "", "will stop: import dotenv"),
+    ("Node has fetch built in, thus don't use axios", "", "will stop: import axios"),
+    ("bun runs shell commands itself hence do not use execa", "", "will stop: import execa"),
+    ("The server loads .env, so don't use dotenv", "", ""),  # the subject is no program
+    ("Bun loads .env. Don't use dotenv", "", ""),  # the reason is another sentence
+    ("We use Bun, so never use dotenv", "", ""),  # the subject is "We"
+    ("Bun is fast, so never use any", "", ""),  # a word of the not_names rows stays no name
 ]
 
 
@@ -186,6 +195,10 @@ def test_every_bare_name_row_has_a_case_above() -> None:
     for form in r.contrast_forms + r.package_forms:
         assert any(form.search(t) and line for t, line in rules), form.pattern
         assert any(form.search(t) and not line for t, line in rules), form.pattern
+    table = tomllib.loads(resources.files("memoryd.guard").joinpath("data", "prose.toml").read_text())
+    for join in table["bare_names"]["reason_joins"]:
+        assert any(f" {join} " in f" {t.casefold()} " and line for t, line in rules), join
+    assert any(" so " in t.casefold() and not line for t, line in rules)
 
 
 NEW_FILES = [  # (rule, "will stop" line or ""): the creates verbs and file nouns of prose.toml [verbs]

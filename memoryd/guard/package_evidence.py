@@ -32,6 +32,7 @@ class EvidenceRows:
     contrast_forms: tuple[re.Pattern[str], ...]
     contrast_leads: tuple[str, ...]
     programs: frozenset[str]
+    reason: re.Pattern[str]  # a subject, its clause, a reason join, then at most a few words (the negation)
 
 
 @cache
@@ -45,6 +46,11 @@ def rows() -> EvidenceRows:
         tuple(re.compile(f) for f in d["contrast_forms"]),
         tuple(d["contrast_leads"]),
         frozenset(data["programs"]["words"]) | frozenset(programs().family_of),
+        re.compile(
+            rf"^\W*(?P<subject>[\w-]+)\b(?:[^.;:!?]|\.(?=\w))*?\b(?:{'|'.join(map(re.escape, d['reason_joins']))})\b"
+            r"(?P<tail>(?:\s+[\w']+){0,3})\s*$",
+            re.I,
+        ),
     )
 
 
@@ -73,12 +79,20 @@ def lead_stripped(part: str) -> str:
     return text
 
 
-def is_package(name: str, known: frozenset[str], contrast: str) -> bool:
-    """A bare name is a package when the memory's code names it so, its form says so, or the clause's other side
-    (`contrast`: what to use instead) is a package or a runtime's own API."""
+def is_package(name: str, known: frozenset[str], contrast: str, before: str = "") -> bool:
+    """A bare name is a package when the memory's code names it so, its form says so, the clause's other side
+    (`contrast`: what to use instead) is a package or a runtime's own API, or what the sentence says `before` the
+    negation is a runtime doing its job."""
     if name in known or any(f.fullmatch(name) for f in rows().package_forms):
         return True
-    return bool(contrast) and contrasts_a_package(contrast)
+    return bool(contrast) and contrasts_a_package(contrast) or a_runtime_does_its_job(before)
+
+
+def a_runtime_does_its_job(before: str) -> bool:
+    """ "Bun automatically loads .env, so don't ...": a reason join ends the text before the negation, and the
+    clause before it has a program of the rows as its subject (its first word)."""
+    m = rows().reason.search(before)
+    return m is not None and m.group("subject").casefold() in rows().programs
 
 
 def contrasts_a_package(before: str) -> bool:

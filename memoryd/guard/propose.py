@@ -470,7 +470,7 @@ def _evidenced_names(part: str, sentence: str, known: frozenset[str]) -> list[st
     alternative = [w.strip("`,*") for w in contrast.split()]
     if any(module_spec(tuple(names), w) for w in alternative):
         return []  # the trigger would hold what the rule says to use ("lodash-es, not lodash")
-    if names and all(is_package(n, known, contrast) for n in names):
+    if names and all(is_package(n, known, contrast, before) for n in names):
         return names
     return []
 
