@@ -32,6 +32,7 @@ WRAPPERS = {  # row -> (runs `yarn dev` through it: held, runs something else or
     "stdbuf": ("stdbuf -o L yarn dev", "stdbuf -oL yarn build"),
     "ionice": ("ionice -c 3 yarn dev", "ionice -c 3 yarn lint"),
     "xargs": ("echo | xargs -n 1 yarn dev", "echo a | xargs yarn add"),
+    "bundle exec": ("bundle exec --gemfile Gemfile yarn dev", "bundle exec yarn build"),  # a subcommand's row
 }
 
 
@@ -46,6 +47,23 @@ def test_every_wrapper_row_has_cases_and_an_assignment_is_skipped(tmp_path: Path
     assert set(WRAPPERS) == set(rows().wrappers)
     assert held(tmp_path, {"commands": ["npm"]}, "CI=1 timeout 5 env X=1 nice npm ci")
     assert not held(tmp_path, {"commands": ["npm"]}, "timeout 60 pnpm install")
+
+
+@pytest.mark.parametrize(
+    ("spec", "command", "is_held"),
+    [
+        ("rake db:reset", "bundle exec rake db:reset", True),
+        ("bundle exec rake db:reset", "bin/rake db:reset", True),  # a trigger is read as an act is
+        ("bundle exec rake db:reset", "bin/bundle exec rake db:reset", True),
+        ("bundle exec rake db:reset", "bundle exec rake db:migrate", False),
+        ("bundle install", "bundle install", True),  # another subcommand of the program runs nothing
+        ("rake", "bundle install", False),
+    ],
+)
+def test_a_subcommand_that_runs_the_rest_is_read_through(
+    tmp_path: Path, spec: str, command: str, is_held: bool
+) -> None:
+    assert held(tmp_path, {"commands": [spec]}, command) is is_held
 
 
 IN_PLACE = {  # row -> (changes db/a.sql in place, reads it or changes nothing there)

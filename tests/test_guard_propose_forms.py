@@ -312,7 +312,12 @@ ENVIRONMENT_ROWS = [  # (rule, "will stop" line or ""): each [environment_variab
     ("Never run `mix ecto.reset` in development", "will stop: mix ecto.reset (not: MIX_ENV=test)"),
     ("Never run `mix ecto.reset` on prod", ""),
     ("Never run `mix ecto.reset`", "will stop: mix ecto.reset"),  # no environment: no exception
-    ("Never run `bundle exec rake db:reset` in development", ""),  # bundle names no environment variable
+    # the program a wrapper row runs picks the environment (`bundle exec rake`: rake's row)
+    (
+        "Never run `bundle exec rake db:reset` in development",
+        "will stop: bundle exec rake db:reset (not: RAILS_ENV=test)",
+    ),
+    ("Never run `bundle exec rspec` in development", ""),  # rspec has no row
 ]
 
 

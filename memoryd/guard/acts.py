@@ -170,10 +170,13 @@ def unwrapped(words: list[str]) -> tuple[list[str], tuple[str, ...]]:
         while rest and "=" in rest[0] and not rest[0].startswith("-"):
             env += [rest[0]] if is_assignment(rest[0]) else []
             rest = rest[1:]  # `X=1 cmd`: an assignment
-        wrapper = table.get(rest[0].rsplit("/", 1)[-1]) if rest else None
+        name = rest[0].rsplit("/", 1)[-1] if rest else ""
+        pair = f"{name} {rest[1]}" if len(rest) > 1 else ""
+        width = 2 if pair in table else 1  # a subcommand that only runs the rest (`bundle exec rake …`)
+        wrapper = table.get(pair if width == 2 else name)
         if wrapper is None:
             break
-        rest = rest[1:]
+        rest = rest[width:]
         while rest and rest[0].startswith("-") and rest[0] != "-":
             option = rest.pop(0)
             if option in wrapper.lookup:

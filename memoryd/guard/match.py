@@ -23,6 +23,7 @@ from memoryd.guard.acts import (
     read,
     rows,
     runs_words,
+    unwrapped,
     written,
 )
 from memoryd.guard.glob_overlap import has_glob, overlaps
@@ -122,7 +123,10 @@ def command_matches(spec: str, cmd: SimpleCommand) -> bool:
         return False
     if len(assigned) == len(words):
         return True
-    head, *rest = " ".join(words[len(assigned) :]).casefold().split()
+    said = unwrapped(words[len(assigned) :])[0]  # read as an act is: `bundle exec rake x` names `rake x`
+    if not said:
+        return False
+    head, *rest = [w.casefold() for w in said]
     seqs = []
     if head in (cmd.program, cmd.family):
         args = tuple(w.casefold() for w in cmd.args)

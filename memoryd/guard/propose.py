@@ -16,6 +16,7 @@ from typing import Any
 
 from memoryd.base import limits
 from memoryd.base.errors import InvalidRequest
+from memoryd.guard.acts import unwrapped
 from memoryd.guard.match import module_spec
 from memoryd.guard.package_evidence import code_packages, is_package, lead_stripped
 from memoryd.guard.rules import KEEP_OUT, Forbid, parse_forbid
@@ -293,7 +294,8 @@ def _in_environment(commands: list[str], scope: str) -> list[str]:
     `!VARIABLE=value` for each disposable environment (`rails db:reset`, `!RAILS_ENV=test`); the others none."""
     out = []
     for command in commands:
-        row = rows().environment_variables.get(command.split()[0].rsplit("/", 1)[-1])
+        program = next(iter(unwrapped(command.split())[0]), "")  # `bundle exec rake x` runs rake
+        row = rows().environment_variables.get(program.rsplit("/", 1)[-1])
         if row is not None and scope.casefold() in row.default:
             out += [command, *(f"!{row.variable}={value}" for value in row.disposable)]
     return out
