@@ -210,7 +210,9 @@ def propose(name: str, description: str, body: str) -> Forbid:
 def _correlated(line: str) -> str:
     """A two-part negation read as one: "Use neither npm nor yarn" as "never use npm nor yarn" ([correlatives])."""
     r = rows()
-    return r.correlative.sub(lambda m: f"{r.correlated} {m.group(1) or ''}".rstrip(), line)
+    for m in reversed(list(r.correlative.finditer(_masked(line)))):  # code (`neither=1`) says no "neither"
+        line = line[: m.start()] + f"{r.correlated} {m.group(1) or ''}".rstrip() + line[m.end() :]
+    return line
 
 
 def _lead_of(line: str) -> tuple[str, str]:
