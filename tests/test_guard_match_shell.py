@@ -157,3 +157,90 @@ def test_a_glob_argument_of_thousands_of_wildcards_gets_the_conservative_answer_
     # stars in a row are one run to the shell and to memoryd's globs: the answer is the same as for one
     assert overlaps("docs/**.md", "docs/*.md") is overlaps("docs/*.md", "docs/*.md") is True
     assert overlaps("src/" + "*" * 400 + ".ts", "docs/**") is False
+
+
+GLOBAL_OPTIONS = {  # row -> (the script `dev` under a global option with a value: held, another script: not held)
+    "npm": ("npm --prefix apps/web run dev", "npm --prefix apps/web run build"),
+    "pnpm": ("pnpm -C apps/web dev", "pnpm --filter @app/web build"),
+    "yarn": ("yarn --cwd apps/web dev", "yarn --cwd apps/web build"),
+    "bun": ("bun --cwd apps/web run dev", "bun --filter @app/web run build"),
+}
+
+
+@pytest.mark.parametrize("program", sorted(GLOBAL_OPTIONS))
+def test_a_managers_global_option_and_its_value_stand_before_its_verb(tmp_path: Path, program: str) -> None:
+    assert set(GLOBAL_OPTIONS) == set(rows().global_options)
+    run, other = GLOBAL_OPTIONS[program]
+    assert held(tmp_path, {"commands": [f"{program} dev"]}, run), run
+    assert not held(tmp_path, {"commands": [f"{program} dev"]}, other), other
+    for option in rows().global_options[program]:  # every option of the row takes its value
+        assert held(tmp_path, {"commands": [f"{program} dev"]}, f"{program} {option} x run dev"), option
+        assert not held(tmp_path, {"commands": [f"{program} dev"]}, f"{program} {option} dev run build"), option
+
+
+def test_a_global_option_is_read_only_where_its_row_says(tmp_path: Path) -> None:
+    # the smbc case (fresh4): the trigger is the rule's words
+    assert held(tmp_path, {"commands": ["npm run dev"]}, "npm --prefix apps/mui-host-dev run dev")
+    assert held(tmp_path, {"commands": ["npm run dev"]}, "npm -w apps/mui-host-dev run dev")
+    assert not held(tmp_path, {"commands": ["npm run dev"]}, "npm --prefix apps/mui-host-dev run lint")
+    # pnpm's `-w` (--workspace-root) takes no value: `pnpm -w add x` adds x, it runs no script `x`
+    assert held(tmp_path, {"imports": ["moment"]}, "pnpm -w add moment")
+    assert not held(tmp_path, {"commands": ["pnpm dev"]}, "pnpm -w dev-tools build")
+    assert not held(tmp_path, {"commands": ["yarn dev"]}, "yarn --prefix apps dev")  # yarn's row has no --prefix
+
+
+INLINE = {  # row -> (an inline program naming .env as a string literal: held, one naming none: not held)
+    "python": ("python -c \"from dotenv import dotenv_values; print(dotenv_values('.env'))\"", 'python -c "print(1)"'),
+    "python3": ("python3 -c \"open('.env.local').read()\"", "python3 -c \"import os; print(os.getenv('API_KEY'))\""),
+    "node": ("node -e \"require('fs').readFileSync('.env', 'utf8')\"", 'node -e "console.log(process.env.PORT)"'),
+    "bun": ("bun -e \"await Bun.file('.env').text()\"", 'bun -e "console.log(Bun.version)"'),
+    "ruby": ("ruby -e \"puts File.read('.env')\"", "ruby -e \"puts ENV.fetch('HOME')\""),
+    "perl": ("perl -e 'open(F, \".env\"); print <F>'", "perl -e 'print \"env\"'"),
+}
+
+
+@pytest.mark.parametrize("program", sorted(INLINE))
+def test_a_path_an_inline_program_names_is_read(tmp_path: Path, program: str) -> None:
+    assert set(INLINE) == set(rows().inline_programs)
+    reads, other = INLINE[program]
+    assert held(tmp_path, {"reads": [".env*"]}, reads), reads
+    assert not held(tmp_path, {"reads": [".env*"]}, other), other
+
+
+def test_only_an_inline_programs_literals_are_read_as_paths(tmp_path: Path) -> None:
+    forbid = {"reads": [".env*", "secrets/**"]}
+    assert held(tmp_path, forbid, "perl -ne 'print if /KEY/; open(F, \"secrets/key\")'")  # a cluster ending in -e
+    assert held(tmp_path, forbid, "python3 -c 'import json; json.load(open(\"secrets/sa.json\"))'")
+    assert not held(tmp_path, forbid, "echo \"open('.env')\" >> notes.txt")  # echo runs no program
+    assert not held(tmp_path, forbid, "python -c \"print('environment')\"")
+    assert not held(tmp_path, forbid, "node -e \"console.log('the .env file is ignored')\"")  # a sentence, no path
+
+
+CLAUDE_MD_CHANGES = [  # the kubernetes-vault-stack acts (fresh4): each changes CLAUDE.md
+    "sed -i 's/colour/color/g' CLAUDE.md",
+    'echo "- Always run task status after task unseal" >> CLAUDE.md',
+    "perl -pi -e 's/claude-<random_string>/claude-<id>/' CLAUDE.md",
+    "cat > CLAUDE.md <<'EOF'\n# Project Configuration\n\nUse task up to deploy.\nEOF",
+    "cp README.md CLAUDE.md",
+    "rm CLAUDE.md",
+]
+CLAUDE_MD_READS = [
+    "cat CLAUDE.md",
+    "grep -n 'task up' CLAUDE.md",
+    "wc -l CLAUDE.md",
+    "cp CLAUDE.md /tmp/CLAUDE.md.orig",
+]
+
+
+def test_a_file_protected_by_its_name_holds_every_change_and_no_read(tmp_path: Path) -> None:
+    (tmp_path / "CLAUDE.md").write_text("# rules\n")
+    (tmp_path / "README.md").write_text("# readme\n")
+    forbid = parse_forbid({"writes": ["CLAUDE.md"]})
+    for command in CLAUDE_MD_CHANGES:
+        assert held(tmp_path, {"writes": ["CLAUDE.md"]}, command), command
+    for command in CLAUDE_MD_READS:
+        assert not held(tmp_path, {"writes": ["CLAUDE.md"]}, command), command
+    for tool in ("Edit", "Write"):
+        assert meets(forbid, Act(tool, str(tmp_path), path="CLAUDE.md")) is not None, tool
+    assert meets(forbid, Act("Read", str(tmp_path), path="CLAUDE.md")) is None
+    assert meets(forbid, Act("Write", str(tmp_path), path="docs/proposed-claude-md-changes.md", created=True)) is None

@@ -20,6 +20,7 @@ from memoryd.base.tool_input import tool_target
 from memoryd.relevance.shell import SimpleCommand, simple_command, split_line
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_STRING_LITERAL = re.compile(r"""(['"`])([^'"`\n]{1,300})\1""")  # a literal of an inline program (`'.env'`)
 EDIT_TOOLS = frozenset({"Edit", "MultiEdit", "NotebookEdit"})
 READ_TOOLS = frozenset({"Read"})
 WRITE_TOOL = "Write"
@@ -63,6 +64,8 @@ class ActRows:
     in_place: dict[str, InPlace]
     wrappers: dict[str, Wrapper]
     script_runs: dict[str, frozenset[str]]
+    global_options: dict[str, frozenset[str]]
+    inline_programs: dict[str, frozenset[str]]
 
 
 @cache
@@ -81,6 +84,8 @@ def rows() -> ActRows:
             for k, v in data["wrappers"].items()
         },
         {k: frozenset(v) for k, v in data["script_runs"].items()},
+        {k: frozenset(v) for k, v in data["global_options"].items()},
+        {k: frozenset(v) for k, v in data["inline_programs"].items()},
     )
 
 
@@ -153,7 +158,7 @@ def commands_of(command: str) -> tuple[EnvCommand, ...]:
     out = []
     for words in split_line(command):
         rest, env = unwrapped(words)
-        if (cmd := simple_command(rest)) is not None:
+        if (cmd := simple_command(without_global_options(rest))) is not None:
             out.append(EnvCommand(**{f.name: getattr(cmd, f.name) for f in fields(cmd)}, env=env))
     return tuple(out)
 
@@ -187,6 +192,22 @@ def unwrapped(words: list[str]) -> tuple[list[str], tuple[str, ...]]:
                 rest.pop(0)
         rest = rest[wrapper.operands :]
     return rest + redirects, tuple(env)
+
+
+def without_global_options(words: list[str]) -> list[str]:
+    """A package manager's words without the global options typed before its verb and their values (`npm --prefix
+    apps/web run dev` -> `npm run dev`; [global_options] rows), so its verb is read where it stands."""
+    taking = rows().global_options.get(words[0].rsplit("/", 1)[-1].casefold(), frozenset()) if words else frozenset()
+    if not taking:
+        return words
+    head, rest = words[:1], words[1:]
+    while rest and rest[0].startswith("-") and rest[0] != "--":
+        option = rest.pop(0)
+        if option in taking and rest:
+            rest.pop(0)
+        elif option not in taking:
+            head.append(option)  # a flag (`--silent`): kept, the reader skips it as before
+    return head + rest
 
 
 def relative(raw: str, cwd: str) -> str:
@@ -280,7 +301,22 @@ def read(cmd: SimpleCommand, root: str) -> list[str]:
     if how and how[1] == "last" and len(paths) > 1:
         paths = paths[:-1]
     paths += [r[1:] for r in cmd.redirects if r.startswith("<")]
+    paths += named_in_program(cmd)
     return [relative(p, root) for p in paths]
+
+
+def named_in_program(cmd: SimpleCommand) -> list[str]:
+    """The quoted string literals of an interpreter's inline program ([inline_programs] rows): `python -c
+    "print(dotenv_values('.env'))"` names `.env`, a file the program reads."""
+    options = rows().inline_programs.get(cmd.program)
+    if not options:
+        return []
+    out: list[str] = []
+    for option, program in zip(cmd.args, cmd.args[1:], strict=False):
+        cluster = option[:1] == "-" and option[1:2] != "-" and f"-{option[-1]}" in options
+        if option in options or cluster:
+            out += [m.group(2) for m in _STRING_LITERAL.finditer(program) if m.group(2).strip()]
+    return out
 
 
 def _writer_of(cmd: SimpleCommand, table: dict[str, str]) -> tuple[str, str] | None:

@@ -24,10 +24,11 @@ from memoryd.relevance.lexicon import programs, shared_rows
 
 _CODE = re.compile(r"`([^`\n]{1,120})`")
 _SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[A-Z*`])|\n+|;\s*")
-# A forbidding clause ends at a dash, a colon, a bracket or a turn ("but", "so", ", use ..."); a bare comma does
-# not end it ("never read, display, or output `.env`, `.env.local`").
+# A forbidding clause ends at a dash, a colon, a bracket (opened, or closed: "`yarn build` (not `npm run
+# build`), `yarn dev`" ends at its own bracket) or a turn ("but", "so", ", use ..."); a bare comma does not end it
+# ("never read, display, or output `.env`, `.env.local`").
 _CLAUSE_END = re.compile(
-    r"\s[-–—]\s|:|\(|\binstead\b|\bbut\b|\bso\b|\bbecause\b|\bwhen\b|\bunless\b|\bif\b"
+    r"\s[-–—]\s|:|[()]|\binstead\b|\bbut\b|\bso\b|\bbecause\b|\bwhen\b|\bunless\b|\bif\b"
     r"|,\s*(?=(?:use|prefer|run|always|only|then|which|and\s+use)\b)",
     re.I,
 )
@@ -39,9 +40,9 @@ _TOOL_LEAD = frozenset({"", "use", "run", "or", "and", "nor", "with", "via", "us
 _RUN_VERBS = frozenset({"run", "use", "call", "execute", "invoke", "type", "using", "running"})
 _PLACES = "in|into|under|inside|within|to|from"  # prepositions that lead a place ("files under legacy/")
 _WORD = re.compile(r"[\w@./*<>{}\[\]$-]+")
-_INSTEAD = re.compile(
+_INSTEAD = re.compile(  # what to use ends at a turn, a stop or a bracket that turns ("use pnpm (not npm)")
     r"\b(uses?|prefers?|run)\b\s+((?:[^,.;:\n]|\.(?=[\w$]))(?:[^,.;:\n]|\.(?=[\w$])){0,79}?)"
-    r"(?=\s+(?:instead|for|rather|over|not)\b|[,;:\n]|\.(?![\w$])|$)",
+    r"(?=\s+(?:instead|for|rather|over|not)\b|\s*\(\s*not\b|[,;:\n]|\.(?![\w$])|$)",
     re.I,
 )
 
@@ -89,6 +90,8 @@ class ProseRows:
     environment_variables: dict[str, EnvironmentVariable]
     correlative: re.Pattern[str]  # "neither" and the one word before it ("use neither ..."), read as `correlated`
     correlated: str
+    file_edits: frozenset[str]  # verbs that keep a file named by name and extension from a change
+    file_extensions: frozenset[str]  # extensions of a file a clause may name without a `/` (`CLAUDE.md`)
 
 
 def _environment_form(d: dict[str, Any]) -> re.Pattern[str]:
@@ -145,6 +148,8 @@ def rows() -> ProseRows:
         },
         re.compile(rf"(?:\b([A-Za-z]+)[ \t]+)?\b(?:{'|'.join(map(re.escape, d['correlatives']['words']))})\b", re.I),
         d["correlatives"]["as"],
+        frozenset(d["verbs"]["file_edits"]),
+        frozenset(d["files"]["extensions"]),
     )
 
 
@@ -234,8 +239,9 @@ def _read_sentence(sentence: str, inherited: str, previous: str, found: _Found) 
         neg = (inherited, sentence)
     if neg is None:
         return
-    size = found.size()
+    size, proposed = found.size(), len(found.commands)
     _read_clause(neg[0], neg[1], found, sentence)
+    found.commands[proposed:] = _not_chosen(found.commands[proposed:], sentence, neg[1])
     if found.size() == size:
         _pronoun_object(neg[0], neg[1], sentence, previous, found)
     grew = found.size() > size
@@ -244,6 +250,19 @@ def _read_sentence(sentence: str, inherited: str, previous: str, found: _Found) 
         found.contrasts.append((neg[1].casefold(), said))  # kept if the memory forbids its Y elsewhere
     else:
         found.instead = found.instead or said
+
+
+def _not_chosen(commands: list[str], sentence: str, part: str) -> list[str]:
+    """The commands a clause forbids, less those of the package manager the sentence chooses before its negation
+    ("`yarn build` (not `npm run build`)", "`pnpm i`, not `npm i` or `pnpm install --shamefully-hoist`"): when the
+    clause forbids another manager too, the chosen one's own commands are the rule's, never what it forbids."""
+    at = sentence.rfind(part) if part.strip() else -1
+    family = programs().family_of
+    chosen = {family[w] for w in re.findall(r"[\w-]+", sentence[:at].casefold()) if w in family} if at > 0 else set()
+    forbidden = {family.get(c.split()[0], "") for c in commands} - {""}
+    if not chosen or not forbidden - chosen:
+        return commands
+    return [c for c in commands if family.get(c.split()[0], "") not in chosen]
 
 
 def _pieces(line: str) -> list[tuple[str, str]]:
@@ -400,6 +419,9 @@ def _read_clause(verbs: str, part: str, found: _Found, sentence: str = "") -> No
             elif kind == "creates" and (glob := _new_files_glob(span, part)):
                 found.creates.append(glob)
             continue
+        if _edited_file(span, part):
+            found.writes.append(span)
+            continue
         if code and span.startswith("-") and _leads(span, part) and (flagged := _flag_command(span, sentence or part)):
             found.commands.append(flagged)
             continue
@@ -416,11 +438,18 @@ def _read_clause(verbs: str, part: str, found: _Found, sentence: str = "") -> No
         if library and not _scoped(sentence, part):
             found.imports.append(library)
     found.commands += _in_environment(scoped, scope) if scope else []
-    if not code and not _scoped(sentence, part):
+    if not code and not _scoped(sentence, part) and not _bracketed(sentence, part):
         named = _bare_libraries(part)
         if not named and found.size() == size:
             named = _evidenced_names(part, sentence, found.known)
         found.imports += named
+
+
+def _bracketed(sentence: str, part: str) -> bool:
+    """The clause is an aside its bracket closes ("the real executable (cursor-agent, not cursor)"): its bare words
+    name no package, as a bracket of prose proposes none ([code_lists])."""
+    at = sentence.rfind(part) if part.strip() else -1
+    return at >= 0 and sentence[at + len(part) :].lstrip().startswith(")")
 
 
 def _pronoun_object(verbs: str, part: str, sentence: str, previous: str, found: _Found) -> None:
@@ -590,10 +619,11 @@ def _instead_in(sentence: str, part: str) -> tuple[str, bool]:
     if part.strip() and at < 0:
         return "", False  # a part joined from a list after a colon: the sentence's verbs are the forbidden ones
     rest = sentence[:at] + " " + sentence[at + len(part) :] if at >= 0 else sentence
-    m = _INSTEAD.search(rest)
+    m = _INSTEAD.search(_masked(rest))  # a verb inside code (`npm run build`) says nothing to do instead
     if m:
         verb = m.group(1).lower().removesuffix("s")  # "this project uses pnpm" -> "use pnpm"
-        return f"{verb} {m.group(2).replace('`', '').strip(' *')}".strip(), False
+        said = rest[m.start(2) : m.end(2)]
+        return f"{verb} {said.replace('`', '').strip(' *')}".strip(), False
     before = sentence[:at] if at >= 0 else ""
     c = re.fullmatch(r"\s*(.+?),\s*(?:but\s+)?not\s*", before, re.I | re.S)
     if c is None or re.match(r"(?:when|if|while|for|in|on)\b", c.group(1), re.I):
@@ -642,6 +672,27 @@ def _is_path(span: str, *, code: bool) -> bool:
     last = span.rstrip("/").rsplit("/", 1)[-1]
     has_ext = "/" in span and "." in last and last.rsplit(".", 1)[-1].isalpha()
     return dotfile or "*" in span or ("/" in span and (span.endswith("/") or has_ext))
+
+
+def _named_file(span: str) -> bool:
+    """A file named by its name and an extension of the [files] rows, with no `/` (`CLAUDE.md`, `package.json`)."""
+    m = re.fullmatch(r"[\w][\w.-]*\.([A-Za-z0-9]+)", span)
+    return m is not None and m.group(1).casefold() in rows().file_extensions
+
+
+def _edited_file(span: str, part: str) -> bool:
+    """A named file right after a verb of change ("NEVER modify CLAUDE.md", "don't edit or delete `AGENTS.md`"):
+    the clause keeps it from a change; a `writes` verb may join a `file_edits` one."""
+    if not _named_file(span):
+        return False
+    r = rows()
+    verbs = "|".join(re.escape(v) for v in sorted(r.writes | r.file_edits, key=len, reverse=True))
+    m = re.search(
+        rf"\b((?:(?:{verbs})(?:\s*,\s*|\s+(?:or|and)\s+))*(?:{verbs}))\s+(?:the\s+)?`?{re.escape(span)}`?(?![\w.])",
+        part,
+        re.I,
+    )
+    return m is not None and bool(set(re.findall(r"[a-z-]+", m.group(1).casefold())) & r.file_edits)
 
 
 def _path_kind(vwords: set[str]) -> str:
