@@ -59,6 +59,16 @@ NAMED_FILES = [  # (rule, the save's "will stop" line)
     ),
     ("Never overwrite the CLAUDE.md file", "will stop: writes CLAUDE.md"),
     ("don't edit or delete package.json", "will stop: writes package.json"),  # a writes verb joins
+    (  # a list of files after the verb (the public corpus's dotnet/aspire)
+        "Never change package.json or package-lock.json files unless explicitly asked to.",
+        "will stop: writes package.json, writes package-lock.json",
+    ),
+    ("Do not change the `global.json` file.", "will stop: writes global.json"),
+    ("Never edit CLAUDE.md and then run README.md checks", "will stop: writes CLAUDE.md"),  # the list ends
+    ("For tasks that do not involve changes to the `package.json` file, run the build", ""),  # a noun, no verb
+    ("2. **Never modify CLAUDE.md** — it is user-owned", "will stop: writes CLAUDE.md"),  # bold is no glob
+    ("| **Never modify CLAUDE.md mid-session.** | breaks the cache |", "will stop: writes CLAUDE.md"),
+    ("**never edit src/gen/**", "will stop: writes src/gen/**"),  # a glob's own `**` stands by its slash
     ("Never delete CLAUDE.md", ""),  # no verb of the file_edits row before it
     ("Never modify process.env", ""),  # a member, not a file: `env` is no extension of the rows
     ("Don't change console.log calls", ""),

@@ -407,7 +407,7 @@ def _read_clause(verbs: str, part: str, found: _Found, sentence: str = "") -> No
         found.commands.append(said)
         return
     for span, in_code in spans:
-        span = span.strip() if in_code else span.strip().rstrip(".,:;")  # `git restore .` keeps its dot
+        span = span.strip() if in_code else _prose_word(span)  # `git restore .` keeps its dot
         if not span or code and not in_code and span.casefold() not in programs().family_of:
             continue  # beside code, a bare word counts only as a package manager ("never npm, yarn or `bun test`")
         if _is_path(span, code=in_code) or not code and _placed(span, part):
@@ -450,6 +450,14 @@ def _bracketed(sentence: str, part: str) -> bool:
     name no package, as a bracket of prose proposes none ([code_lists])."""
     at = sentence.rfind(part) if part.strip() else -1
     return at >= 0 and sentence[at + len(part) :].lstrip().startswith(")")
+
+
+def _prose_word(word: str) -> str:
+    """A word of prose without the stops and the bold marks around it ("**Never modify CLAUDE.md**" names
+    `CLAUDE.md`, not the glob `CLAUDE.md**`); a glob's own `**` stands by a slash (`src/**`, `**/x.ts`)."""
+    word = word.strip().rstrip(".,:;")
+    word = re.sub(r"^(?:\*\*|__)(?!/)", "", word)
+    return re.sub(r"(?<!/)(?:\*\*|__)$", "", word).rstrip(".,:;")
 
 
 def _pronoun_object(verbs: str, part: str, sentence: str, previous: str, found: _Found) -> None:
@@ -681,16 +689,17 @@ def _named_file(span: str) -> bool:
 
 
 def _edited_file(span: str, part: str) -> bool:
-    """A named file right after a verb of change ("NEVER modify CLAUDE.md", "don't edit or delete `AGENTS.md`"):
-    the clause keeps it from a change; a `writes` verb may join a `file_edits` one."""
+    """A named file right after a verb of change, or in the list of files after it ("NEVER modify CLAUDE.md", "don't
+    edit or delete `AGENTS.md`", "never change package.json or package-lock.json files"): the clause keeps it from a
+    change; a `writes` verb may join a `file_edits` one."""
     if not _named_file(span):
         return False
     r = rows()
     verbs = "|".join(re.escape(v) for v in sorted(r.writes | r.file_edits, key=len, reverse=True))
+    joined = r"(?:\s*,\s*|\s+)(?:(?:or|and)\s+)?"
+    listed = rf"(?:`?[\w][\w.-]*\.[A-Za-z0-9]+`?{joined}(?:the\s+)?)*"
     m = re.search(
-        rf"\b((?:(?:{verbs})(?:\s*,\s*|\s+(?:or|and)\s+))*(?:{verbs}))\s+(?:the\s+)?`?{re.escape(span)}`?(?![\w.])",
-        part,
-        re.I,
+        rf"\b((?:(?:{verbs}){joined})*(?:{verbs}))\s+(?:the\s+)?{listed}`?{re.escape(span)}`?(?![\w.])", part, re.I
     )
     return m is not None and bool(set(re.findall(r"[a-z-]+", m.group(1).casefold())) & r.file_edits)
 
