@@ -64,6 +64,12 @@ NAMED_FILES = [  # (rule, the save's "will stop" line)
         "will stop: writes package.json, writes package-lock.json",
     ),
     ("Do not change the `global.json` file.", "will stop: writes global.json"),
+    ("Do not edit package.json or package-lock.json.", "will stop: writes package.json, writes package-lock.json"),
+    ("Never modify CLAUDE.md or files in `.claude/`", "will stop: writes .claude/**, writes CLAUDE.md"),  # by code
+    ("Never modify `.claude/` or CLAUDE.md", "will stop: writes .claude/**, writes CLAUDE.md"),
+    ("never run `npm ci` or edit package.json", "will stop: npm ci, writes package.json"),
+    ("never run `npm ci` on package.json", "will stop: npm ci"),  # beside code, no verb of change before it
+    ("Never edit CLAUDE.md.bak", ""),  # `bak` is no extension of the rows
     ("Never edit CLAUDE.md and then run README.md checks", "will stop: writes CLAUDE.md"),  # the list ends
     ("For tasks that do not involve changes to the `package.json` file, run the build", ""),  # a noun, no verb
     ("2. **Never modify CLAUDE.md** — it is user-owned", "will stop: writes CLAUDE.md"),  # bold is no glob

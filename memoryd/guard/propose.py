@@ -409,6 +409,8 @@ def _read_clause(verbs: str, part: str, found: _Found, sentence: str = "") -> No
     for span, in_code in spans:
         span = span.strip() if in_code else _prose_word(span)  # `git restore .` keeps its dot
         if not span or code and not in_code and span.casefold() not in programs().family_of:
+            if span and _edited_file(span, part):  # or as a file after a verb of change ("CLAUDE.md or `.claude/`")
+                found.writes.append(span)
             continue  # beside code, a bare word counts only as a package manager ("never npm, yarn or `bun test`")
         if _is_path(span, code=in_code) or not code and _placed(span, part):
             kind = _path_kind(vwords)
@@ -697,9 +699,9 @@ def _edited_file(span: str, part: str) -> bool:
     r = rows()
     verbs = "|".join(re.escape(v) for v in sorted(r.writes | r.file_edits, key=len, reverse=True))
     joined = r"(?:\s*,\s*|\s+)(?:(?:or|and)\s+)?"
-    listed = rf"(?:`?[\w][\w.-]*\.[A-Za-z0-9]+`?{joined}(?:the\s+)?)*"
+    listed = rf"(?:(?:`[^`]+`|[\w][\w.-]*\.[A-Za-z0-9]+){joined}(?:the\s+)?)*"  # files, or code, before it
     m = re.search(
-        rf"\b((?:(?:{verbs}){joined})*(?:{verbs}))\s+(?:the\s+)?{listed}`?{re.escape(span)}`?(?![\w.])", part, re.I
+        rf"\b((?:(?:{verbs}){joined})*(?:{verbs}))\s+(?:the\s+)?{listed}`?{re.escape(span)}`?(?![\w-]|\.\w)", part, re.I
     )
     return m is not None and bool(set(re.findall(r"[a-z-]+", m.group(1).casefold())) & r.file_edits)
 
