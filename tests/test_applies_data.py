@@ -18,6 +18,7 @@ from memoryd.relevance.applies_derive import (
     cues_of,
     derive,
     kinds_named,
+    language_headline_kinds,
     named_tech,
     roles_of,
     topics_of,
@@ -126,6 +127,10 @@ SECTIONS: dict[tuple[str, str], tuple[Case, Case]] = {
         (_edit_meets, ("Python style: short functions", "app/main.py")),  # `.py` is everyday: no place
     ),
     ("words", "language_aliases"): ((kinds_named, "Stylesheets use variables"), (kinds_named, "Sheets use variables")),
+    ("words", "headline_guidance"): (
+        (_edit_meets, ("Kotlin Development Standards", "src/main/kotlin/App.kt")),
+        (_edit_meets, ("Kotlin coroutine scopes", "src/main/kotlin/App.kt")),  # a subject beside the language
+    ),
     ("words", "acts"): ((_commands, "Keep PRs small"), (_commands, "Keep functions small")),
 }
 # Sections with their cases elsewhere: families (MANAGERS below; tests/test_relevance_shell.py), and those only the
@@ -139,6 +144,7 @@ EXTRACTORS: dict[str, tuple[Callable[[Any], Any], Any, Any]] = {
     "managers_not_chosen": (_commands, "Use pnpm, never npm", "Use pnpm"),
     "cues": (cues_of, "Throw `TRPCError`, not `Error`", "Throw typed errors"),
     "kinds_named": (kinds_named, "Write plain CSS", "Write plain code"),
+    "language_headline_kinds": (language_headline_kinds, "Python coding conventions", "Import TypeScript types"),
     "roles_of": (roles_of, "BookingRepository.ts", "Booking.ts"),
     "topics": (topics_of, "add an email column to the users table", "fix the slider"),
     "command_key": (lambda c: command_key(c)[:1] == ("vitest",), "yarn vitest run", "yarn add vitest"),

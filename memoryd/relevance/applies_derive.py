@@ -56,7 +56,10 @@ _DIR_RE = re.compile(r"(?<![\w/.:@*-])[A-Za-z_][\w.-]*/(?![\w.*{<-])")
 # File kinds by language: a rule whose name or description names the language ("Write plain CSS", "No
 # !important in CSS") applies to an edit of any file of it. Not the everyday kinds (.py, .ts): those say nothing.
 _PLACE_KINDS = WORDS.place_kinds
-_KIND_NAMED = re.compile(r"(?<![\w-])(" + "|".join(sorted(_PLACE_KINDS, key=len, reverse=True)) + r")(?![\w-])", re.I)
+_KIND_NAMED = re.compile(r"(?<![\w-])(" + alternation(_PLACE_KINDS) + r")(?![\w-])", re.I)
+# A headline about writing one language ("Go Development Instructions"): its words, a language's and guidance's.
+_LANGUAGES = WORDS.languages
+_HEADLINE_WORD = re.compile(r"[A-Za-z][A-Za-z#+]*")
 # What a rule about a subject applies to when it names no program: committing, pull requests, pushing.
 SUBJECT_COMMANDS = tuple((about, command) for command, _, about in WORDS.acts)
 # A rule for making a new thing ("Checklist for adding a new AI service") applies when a file is created,
@@ -102,7 +105,7 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
     paths = (
         ()
         if type_ == "reference"
-        else _places(name, description, text)
+        else _below_titled_folder(name, _places(name, description, text))
         if rule
         else _specific_places(name, description)
     )
@@ -133,7 +136,7 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
         topics=shared(frozenset(t for t, _ in weights)),
         weights=weights,
         about=shared(topics_of(f"{name}\n{description}")),
-        kinds=shared(kinds_named(name)),
+        kinds=shared(kinds_named(name) | language_headline_kinds(name, description)),
         roles=shared(frozenset(singular(w) for w in _ROLES_NAMED.findall(name)) if rule else frozenset()),
         rule=rule,
         names=shared(frozenset((PROGRAMS | PM_NAMES) & named)),
@@ -277,6 +280,19 @@ def kinds_named(headline: str) -> frozenset[str]:
     return frozenset(kind for w in _KIND_NAMED.findall(headline) for kind in _PLACE_KINDS[w.casefold()])
 
 
+def language_headline_kinds(*headlines: str) -> frozenset[str]:
+    """The file kinds of the language a headline is only about ("Python coding conventions", a file name such as
+    `php.instructions.md`): a language's name with nothing but words of guidance (`headline_guidance`) around it."""
+    for headline in headlines:
+        if " " not in headline.strip():
+            headline = headline.split(".", 1)[0]  # a file's name: its stem
+        tokens = [w.casefold() for w in _HEADLINE_WORD.findall(headline)]
+        named = [t for t in tokens if t in _LANGUAGES]
+        if named and all(t in _LANGUAGES or t in WORDS.headline_guidance for t in tokens):
+            return frozenset(kind for t in named for kind in _LANGUAGES[t])
+    return frozenset()
+
+
 def cues_of(text: str) -> frozenset[str]:
     """Code a rule names, that an edit may write: CamelCase identifiers, scoped packages, dotted
     names (`Day.js` also as `dayjs`), and short backticked snippets (`as any`, `include:`)."""
@@ -333,6 +349,26 @@ def _specific_places(name: str, description: str) -> tuple[str, ...]:
         if _literal_depth(g) >= 2 and (g.endswith("/**") or "." in g.rsplit("/", 1)[-1])
     )
     return tuple(dict.fromkeys(_titled_folders(name) + specific))
+
+
+def _below_titled_folder(name: str, places: tuple[str, ...]) -> tuple[str, ...]:
+    """A memory titled with its place ("cli/azd/extensions/x: Agent instructions") reaches that place: a place
+    above it that its text names ("use this with `cli/azd/AGENTS.md`", "land the core change in `cli/azd`
+    first") is a reference up the tree, not more of its reach."""
+    titled = [t for g in _places(name, "", name) if not _wild(t := g.removesuffix("/**"))]
+
+    def above(glob: str) -> bool:
+        literal = glob.removesuffix("/**")
+        if _wild(literal) or any(literal == t or literal.startswith(f"{t}/") for t in titled):
+            return False
+        folder = literal if "." not in literal.rsplit("/", 1)[-1] else literal.rpartition("/")[0]
+        return any(t.startswith(f"{folder}/") for t in titled)
+
+    return tuple(g for g in places if not above(g)) if titled else places
+
+
+def _wild(glob: str) -> bool:
+    return any(c in glob for c in "*?[{")
 
 
 def _literal_depth(glob: str) -> int:

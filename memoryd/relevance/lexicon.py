@@ -186,6 +186,12 @@ class Words:
     library_verbs: frozenset[str] = frozenset()  # verbs naming a library after them ("don't add moment")
     library_words: frozenset[str] = frozenset()  # words naming a library before them ("moment imports")
     library_fillers: frozenset[str] = frozenset()  # words between such a verb and the names ("add new moment")
+    headline_guidance: frozenset[str] = frozenset()  # words around a language's name in a headline about writing it
+
+    @property
+    def languages(self) -> dict[str, tuple[str, ...]]:
+        """Every language's name and alias -> its file kinds, everyday ones included."""
+        return self.language_kinds | {a: self.language_kinds[n] for a, n in self.language_aliases.items()}
 
     @property
     def place_kinds(self) -> dict[str, tuple[str, ...]]:
@@ -224,6 +230,7 @@ def words() -> Words:
         frozenset(cues["verbs"]),
         frozenset(cues["words"]),
         frozenset(cues["fillers"]),
+        frozenset(data["headline_guidance"]["words"]),
     )
 
 
