@@ -144,6 +144,7 @@ EXTRACTORS: dict[str, tuple[Callable[[Any], Any], Any, Any]] = {
     "managers_not_chosen": (_commands, "Use pnpm, never npm", "Use pnpm"),
     "cues": (cues_of, "Throw `TRPCError`, not `Error`", "Throw typed errors"),
     "kinds_named": (kinds_named, "Write plain CSS", "Write plain code"),
+    "headline_place": (_paths, "apps/webapp: Webapp", "Webapp: the app"),
     "language_headline_kinds": (language_headline_kinds, "Python coding conventions", "Import TypeScript types"),
     "roles_of": (roles_of, "BookingRepository.ts", "Booking.ts"),
     "topics": (topics_of, "add an email column to the users table", "fix the slider"),
@@ -165,6 +166,17 @@ def test_every_section_the_matcher_reads_has_cases() -> None:
     sections = {(file, section) for file in ("programs", "words") for section in _sections(load(file))}
     cased = {(f, s.split(".")[0]) for f, s in SECTIONS} | CASED_ELSEWHERE
     assert sections == cased
+
+
+def test_places_above_a_titled_place_are_references_not_reach() -> None:
+    """A memory titled with its folder reaches it; the files and folders above it that its text names do not widen
+    it (the corpus's nested agent files: "use this file together with `cli/azd/AGENTS.md`")."""
+    body = "Use this file together with `cli/azd/AGENTS.md`. Land the core change in `cli/azd` first. Never edit `gen/`."
+    titled = derive("cli/azd/extensions/routines: Agent instructions", "Never hand-edit generated code", body)
+    assert "cli/azd/extensions/routines" in titled.paths
+    assert not {"cli/azd", "cli/azd/AGENTS.md"} & set(titled.paths)
+    untitled = derive("Agent instructions", "Never hand-edit generated code", body)
+    assert {"cli/azd", "cli/azd/AGENTS.md"} <= set(untitled.paths)
 
 
 @pytest.mark.parametrize("section", sorted(SECTIONS))

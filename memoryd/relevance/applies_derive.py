@@ -60,6 +60,7 @@ _KIND_NAMED = re.compile(r"(?<![\w-])(" + alternation(_PLACE_KINDS) + r")(?![\w-
 # A headline about writing one language ("Go Development Instructions"): its words, a language's and guidance's.
 _LANGUAGES = WORDS.languages
 _HEADLINE_WORD = re.compile(r"[A-Za-z][A-Za-z#+]*")
+_LEADING_PLACE = re.compile(r"\s*`?(\.?[a-z0-9_@-][\w.@-]*(?:/[\w.@-]+)+/?)`?:\s")  # "apps/webapp: ..."
 # What a rule about a subject applies to when it names no program: committing, pull requests, pushing.
 SUBJECT_COMMANDS = tuple((about, command) for command, _, about in WORDS.acts)
 # A rule for making a new thing ("Checklist for adding a new AI service") applies when a file is created,
@@ -105,9 +106,9 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
     paths = (
         ()
         if type_ == "reference"
-        else _below_titled_folder(name, _places(name, description, text))
+        else _headline_place(name) + _below_titled_folder(name, _places(name, description, text))
         if rule
-        else _specific_places(name, description)
+        else _headline_place(name) + _specific_places(name, description)
     )
     named = {w.casefold() for w in re.findall(r"(?<![\w.@/-])[A-Za-z][\w-]*(?![\w/])", text)}
     # a program that is also an English word counts only in backticks ("never go back" names no Go)
@@ -349,6 +350,13 @@ def _specific_places(name: str, description: str) -> tuple[str, ...]:
         if _literal_depth(g) >= 2 and (g.endswith("/**") or "." in g.rsplit("/", 1)[-1])
     )
     return tuple(dict.fromkeys(_titled_folders(name) + specific))
+
+
+def _headline_place(name: str) -> tuple[str, ...]:
+    """The place a headline opens with, before a colon ("apps/webapp: Webapp", "`src/payments/`: how payments
+    work"): what the memory is about, even where two words with a slash would read as alternatives in prose."""
+    lead = _LEADING_PLACE.match(name)
+    return (glob,) if lead and (glob := _glob_of(lead[1])) and not _everywhere(glob) else ()
 
 
 def _below_titled_folder(name: str, places: tuple[str, ...]) -> tuple[str, ...]:
