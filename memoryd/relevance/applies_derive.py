@@ -60,7 +60,7 @@ _KIND_NAMED = re.compile(r"(?<![\w-])(" + alternation(_PLACE_KINDS) + r")(?![\w-
 # A headline about writing one language ("Go Development Instructions"): its words, a language's and guidance's.
 _LANGUAGES = WORDS.languages
 _HEADLINE_WORD = re.compile(r"[A-Za-z][A-Za-z#+]*")
-_LEADING_PLACE = re.compile(r"\s*`?(\.?[a-z0-9_@-][\w.@-]*(?:/[\w.@-]+)+/?)`?:\s")  # "apps/webapp: ..."
+_LEADING_PLACE = re.compile(r"\s*`?(\.?[a-z0-9_@-][\w.@-]*(?:/[\w.@-]+)+/?|[a-z][a-z0-9_-]*)`?:\s")  # "web/app: ..."
 # What a rule about a subject applies to when it names no program: committing, pull requests, pushing.
 SUBJECT_COMMANDS = tuple((about, command) for command, _, about in WORDS.acts)
 # A rule for making a new thing ("Checklist for adding a new AI service") applies when a file is created,
@@ -353,10 +353,14 @@ def _specific_places(name: str, description: str) -> tuple[str, ...]:
 
 
 def _headline_place(name: str) -> tuple[str, ...]:
-    """The place a headline opens with, before a colon ("apps/webapp: Webapp", "`src/payments/`: how payments
-    work"): what the memory is about, even where two words with a slash would read as alternatives in prose."""
+    """The place a headline opens with, before a colon ("apps/webapp: Webapp", "frontend: Guidelines",
+    "`src/payments/`: how payments work"): what the memory is about. A path there is a place even where two words
+    with a slash would read as alternatives in prose; one lowercase word is a folder (a label is capitalised)."""
     lead = _LEADING_PLACE.match(name)
-    return (glob,) if lead and (glob := _glob_of(lead[1])) and not _everywhere(glob) else ()
+    if not lead:
+        return ()
+    place = lead[1] if "/" in lead[1] else f"{lead[1]}/"
+    return (glob,) if (glob := _glob_of(place)) and not _everywhere(glob) else ()
 
 
 def _below_titled_folder(name: str, places: tuple[str, ...]) -> tuple[str, ...]:
