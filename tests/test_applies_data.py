@@ -168,6 +168,17 @@ def test_every_section_the_matcher_reads_has_cases() -> None:
     assert sections == cased
 
 
+def test_code_a_memory_about_one_place_names_is_met_only_there() -> None:
+    """A memory whose headline opens with its place names that place's code: the same call written elsewhere in
+    the project is not it (the corpus's nested agent files: `process.env` in any package)."""
+    memo = derive("packages/nextjs: Next.js SDK", "Data fetching", "Prefer `getServerSideProps` here", "project")
+    code = "export async function getServerSideProps() {}"
+    assert meets(memo, "Edit", path="packages/nextjs/src/page.ts", writes=code)
+    assert not meets(memo, "Edit", path="packages/hono/src/page.ts", writes=code)
+    anywhere = derive("Next.js SDK", "Data fetching", "Prefer `getServerSideProps` here", "project")
+    assert meets(anywhere, "Edit", path="packages/hono/src/page.ts", writes=code)
+
+
 def test_places_above_a_titled_place_are_references_not_reach() -> None:
     """A memory titled with its folder reaches it; the files and folders above it that its text names do not widen
     it (the corpus's nested agent files: "use this file together with `cli/azd/AGENTS.md`")."""

@@ -103,12 +103,13 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
     other programs, and the subjects (`SUBJECTS`) it is about."""
     text = f"{name}\n{description}\n{body}"
     rule = states_rule(type_, text)
+    home = () if type_ == "reference" else _headline_place(name)
     paths = (
         ()
         if type_ == "reference"
-        else _headline_place(name) + _below_titled_folder(name, _places(name, description, text))
+        else home + _below_titled_folder(name, _places(name, description, text))
         if rule
-        else _headline_place(name) + _specific_places(name, description)
+        else home + _specific_places(name, description)
     )
     named = {w.casefold() for w in re.findall(r"(?<![\w.@/-])[A-Za-z][\w-]*(?![\w/])", text)}
     # a program that is also an English word counts only in backticks ("never go back" names no Go)
@@ -144,6 +145,7 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
         cues=shared(cues_of(text)),
         code_forbids=code_forbids,
         subjects_forbidden=subjects_forbidden,
+        home=home,
     )
     return shared(applies)
 
