@@ -75,6 +75,9 @@ _ROLES_NAMED = re.compile(
 CAMEL_RE = re.compile(r"(?<![\w.])[A-Z][a-z0-9]*[A-Z][A-Za-z0-9]*\b")  # TRPCError, ErrorWithCode, OAuthClient
 CAMEL_NAME = re.compile(r"\b[A-Za-z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b")  # a code name of words: BookingRepository
 _SCOPED = re.compile(r"(?<![\w/])@[\w-]+/[\w./-]*\w")  # @scope/ui, @scope/ui/components/button
+# Cues that are not code (`cue_not_code`): an acronym or emphasis in capitals (JSON, NEVER), a host name.
+_NOT_CODE = re.compile(r"[A-Z]{2,}s?|[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:" + alternation(WORDS.host_suffixes) + ")")
+_NAMES_NOT_CODE = WORDS.products | frozenset(WORDS.languages)
 _DOTTED = re.compile(r"(?<![\w.])[A-Za-z]\w*\.(?:js|[a-z]\w*)\b")  # Day.js, credential.key
 # A kind so common that a rule naming it ("*.py", "*.ts") is about the language, not about a place.
 EVERY_FILE_OF_A_KIND = frozenset(f"**/*.{ext}" for ext in WORDS.everyday_kinds)
@@ -319,6 +322,8 @@ def cues_of(text: str) -> frozenset[str]:
         and c.split()[0].casefold() not in PM_NAMES | PROGRAMS
         and (re.search(r"[A-Z.@:=_(/ ]", c[1:]) or c.endswith("js"))
         and (not ELLIPSIS.search(c) or re.search(r"[A-Za-z]{2}", ELLIPSIS.sub("", c)))  # `'...'` is any string
+        and not _NOT_CODE.fullmatch(c)
+        and c.casefold() not in _NAMES_NOT_CODE
     )
 
 

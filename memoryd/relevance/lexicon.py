@@ -187,6 +187,8 @@ class Words:
     library_words: frozenset[str] = frozenset()  # words naming a library before them ("moment imports")
     library_fillers: frozenset[str] = frozenset()  # words between such a verb and the names ("add new moment")
     headline_guidance: frozenset[str] = frozenset()  # words around a language's name in a headline about writing it
+    host_suffixes: frozenset[str] = frozenset()  # the last label of a host name (`github.com`): not code
+    products: frozenset[str] = frozenset()  # products written in CamelCase (GitHub): a name in prose, not code
 
     @property
     def languages(self) -> dict[str, tuple[str, ...]]:
@@ -231,6 +233,8 @@ def words() -> Words:
         frozenset(cues["words"]),
         frozenset(cues["fillers"]),
         frozenset(data["headline_guidance"]["words"]),
+        frozenset(data["cue_not_code"]["host_suffixes"]),
+        frozenset(data["cue_not_code"]["products"]),
     )
 
 
