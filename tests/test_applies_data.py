@@ -127,6 +127,10 @@ SECTIONS: dict[tuple[str, str], tuple[Case, Case]] = {
         (_edit_meets, ("Python style: short functions", "app/main.py")),  # `.py` is everyday: no place
     ),
     ("words", "language_aliases"): ((kinds_named, "Stylesheets use variables"), (kinds_named, "Sheets use variables")),
+    ("words", "framework_languages"): (
+        (_edit_meets, ("Ktor Framework Patterns", "src/main/kotlin/Routes.kt")),
+        (_edit_meets, ("Ktor routing and auth", "src/main/kotlin/Routes.kt")),  # a subject beside the framework
+    ),
     ("words", "cue_not_code"): (
         (cues_of, "Wrap errors with `fmt.Errorf`; see the `ddtrace.internal` module"),
         (cues_of, "NEVER push to GitHub; imports come from github.com; JSON and TypeScript as PostgreSQL likes"),

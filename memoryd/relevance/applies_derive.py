@@ -59,6 +59,7 @@ _PLACE_KINDS = WORDS.place_kinds
 _KIND_NAMED = re.compile(r"(?<![\w-])(" + alternation(_PLACE_KINDS) + r")(?![\w-])", re.I)
 # A headline about writing one language ("Go Development Instructions"): its words, a language's and guidance's.
 _LANGUAGES = WORDS.languages
+_FRAMEWORKS = WORDS.frameworks
 _HEADLINE_WORD = re.compile(r"[A-Za-z][A-Za-z#+]*")
 _LEADING_PLACE = re.compile(r"\s*`?(\.?[a-z0-9_@-][\w.@-]*(?:/[\w.@-]+)+/?|[a-z][a-z0-9_-]*)`?:\s")  # "web/app: ..."
 # What a rule about a subject applies to when it names no program: committing, pull requests, pushing.
@@ -287,15 +288,16 @@ def kinds_named(headline: str) -> frozenset[str]:
 
 
 def language_headline_kinds(*headlines: str) -> frozenset[str]:
-    """The file kinds of the language a headline is only about ("Python coding conventions", a file name such as
-    `php.instructions.md`): a language's name with nothing but words of guidance (`headline_guidance`) around it."""
+    """The file kinds of the language a headline is only about ("Python coding conventions", "Ktor Framework
+    Patterns", a file name such as `php.instructions.md`): a language's or a framework's name with nothing but words
+    of guidance (`headline_guidance`) around it."""
     for headline in headlines:
         if " " not in headline.strip():
             headline = headline.split(".", 1)[0]  # a file's name: its stem
         tokens = [w.casefold() for w in _HEADLINE_WORD.findall(headline)]
-        named = [t for t in tokens if t in _LANGUAGES]
-        if named and all(t in _LANGUAGES or t in WORDS.headline_guidance for t in tokens):
-            return frozenset(kind for t in named for kind in _LANGUAGES[t])
+        named = [t for t in tokens if t in _LANGUAGES or t in _FRAMEWORKS]
+        if named and all(t in named or t in WORDS.headline_guidance for t in tokens):
+            return frozenset(kind for t in named for kind in _LANGUAGES.get(t) or _FRAMEWORKS[t])
     return frozenset()
 
 
