@@ -18,6 +18,7 @@ from memoryd.relevance.applies_derive import (
     cues_of,
     derive,
     kinds_named,
+    language_headline_kinds,
     named_tech,
     roles_of,
     topics_of,
@@ -126,6 +127,18 @@ SECTIONS: dict[tuple[str, str], tuple[Case, Case]] = {
         (_edit_meets, ("Python style: short functions", "app/main.py")),  # `.py` is everyday: no place
     ),
     ("words", "language_aliases"): ((kinds_named, "Stylesheets use variables"), (kinds_named, "Sheets use variables")),
+    ("words", "framework_languages"): (
+        (_edit_meets, ("Ktor Framework Patterns", "src/main/kotlin/Routes.kt")),
+        (_edit_meets, ("Ktor routing and auth", "src/main/kotlin/Routes.kt")),  # a subject beside the framework
+    ),
+    ("words", "cue_not_code"): (
+        (cues_of, "Wrap errors with `fmt.Errorf`; see the `ddtrace.internal` module"),
+        (cues_of, "NEVER push to GitHub; imports come from github.com; JSON and TypeScript as PostgreSQL likes"),
+    ),
+    ("words", "headline_guidance"): (
+        (_edit_meets, ("Kotlin Development Standards", "src/main/kotlin/App.kt")),
+        (_edit_meets, ("Kotlin coroutine scopes", "src/main/kotlin/App.kt")),  # a subject beside the language
+    ),
     ("words", "acts"): ((_commands, "Keep PRs small"), (_commands, "Keep functions small")),
 }
 # Sections with their cases elsewhere: families (MANAGERS below; tests/test_relevance_shell.py), and those only the
@@ -139,6 +152,8 @@ EXTRACTORS: dict[str, tuple[Callable[[Any], Any], Any, Any]] = {
     "managers_not_chosen": (_commands, "Use pnpm, never npm", "Use pnpm"),
     "cues": (cues_of, "Throw `TRPCError`, not `Error`", "Throw typed errors"),
     "kinds_named": (kinds_named, "Write plain CSS", "Write plain code"),
+    "headline_place": (_paths, "apps/webapp: Webapp", "Webapp: the app"),
+    "language_headline_kinds": (language_headline_kinds, "Python coding conventions", "Import TypeScript types"),
     "roles_of": (roles_of, "BookingRepository.ts", "Booking.ts"),
     "topics": (topics_of, "add an email column to the users table", "fix the slider"),
     "command_key": (lambda c: command_key(c)[:1] == ("vitest",), "yarn vitest run", "yarn add vitest"),
@@ -159,6 +174,28 @@ def test_every_section_the_matcher_reads_has_cases() -> None:
     sections = {(file, section) for file in ("programs", "words") for section in _sections(load(file))}
     cased = {(f, s.split(".")[0]) for f, s in SECTIONS} | CASED_ELSEWHERE
     assert sections == cased
+
+
+def test_code_a_memory_about_one_place_names_is_met_only_there() -> None:
+    """A memory whose headline opens with its place names that place's code: the same call written elsewhere in
+    the project is not it (the corpus's nested agent files: `process.env` in any package)."""
+    memo = derive("packages/nextjs: Next.js SDK", "Data fetching", "Prefer `getServerSideProps` here", "project")
+    code = "export async function getServerSideProps() {}"
+    assert meets(memo, "Edit", path="packages/nextjs/src/page.ts", writes=code)
+    assert not meets(memo, "Edit", path="packages/hono/src/page.ts", writes=code)
+    anywhere = derive("Next.js SDK", "Data fetching", "Prefer `getServerSideProps` here", "project")
+    assert meets(anywhere, "Edit", path="packages/hono/src/page.ts", writes=code)
+
+
+def test_places_above_a_titled_place_are_references_not_reach() -> None:
+    """A memory titled with its folder reaches it; the files and folders above it that its text names do not widen
+    it (the corpus's nested agent files: "use this file together with `cli/azd/AGENTS.md`")."""
+    body = "Use this file together with `cli/azd/AGENTS.md`. Land the core change in `cli/azd` first. Never edit `gen/`."
+    titled = derive("cli/azd/extensions/routines: Agent instructions", "Never hand-edit generated code", body)
+    assert "cli/azd/extensions/routines" in titled.paths
+    assert not {"cli/azd", "cli/azd/AGENTS.md"} & set(titled.paths)
+    untitled = derive("Agent instructions", "Never hand-edit generated code", body)
+    assert {"cli/azd", "cli/azd/AGENTS.md"} <= set(untitled.paths)
 
 
 @pytest.mark.parametrize("section", sorted(SECTIONS))

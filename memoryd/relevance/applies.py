@@ -37,6 +37,7 @@ class AppliesTo:
     rule: bool = True  # it states a rule (feedback, user, or a project memory saying never/always/only)
     code_forbids: frozenset[str] = frozenset()  # names it rules out that code imports or calls ("not moment")
     subjects_forbidden: frozenset[str] = frozenset()  # subjects whose code it rules out ("raw hex values": styling)
+    home: tuple[str, ...] = ()  # the place its headline opens with ("apps/web: ..."): code it names is met only there
 
     def weight(self, topics: Iterable[str]) -> int:
         """How strongly the memory is about these subjects (distinct topic words it uses)."""

@@ -56,7 +56,12 @@ _DIR_RE = re.compile(r"(?<![\w/.:@*-])[A-Za-z_][\w.-]*/(?![\w.*{<-])")
 # File kinds by language: a rule whose name or description names the language ("Write plain CSS", "No
 # !important in CSS") applies to an edit of any file of it. Not the everyday kinds (.py, .ts): those say nothing.
 _PLACE_KINDS = WORDS.place_kinds
-_KIND_NAMED = re.compile(r"(?<![\w-])(" + "|".join(sorted(_PLACE_KINDS, key=len, reverse=True)) + r")(?![\w-])", re.I)
+_KIND_NAMED = re.compile(r"(?<![\w-])(" + alternation(_PLACE_KINDS) + r")(?![\w-])", re.I)
+# A headline about writing one language ("Go Development Instructions"): its words, a language's and guidance's.
+_LANGUAGES = WORDS.languages
+_FRAMEWORKS = WORDS.frameworks
+_HEADLINE_WORD = re.compile(r"[A-Za-z][A-Za-z#+]*")
+_LEADING_PLACE = re.compile(r"\s*`?(\.?[a-z0-9_@-][\w.@-]*(?:/[\w.@-]+)+/?|[a-z][a-z0-9_-]*)`?:\s")  # "web/app: ..."
 # What a rule about a subject applies to when it names no program: committing, pull requests, pushing.
 SUBJECT_COMMANDS = tuple((about, command) for command, _, about in WORDS.acts)
 # A rule for making a new thing ("Checklist for adding a new AI service") applies when a file is created,
@@ -71,6 +76,9 @@ _ROLES_NAMED = re.compile(
 CAMEL_RE = re.compile(r"(?<![\w.])[A-Z][a-z0-9]*[A-Z][A-Za-z0-9]*\b")  # TRPCError, ErrorWithCode, OAuthClient
 CAMEL_NAME = re.compile(r"\b[A-Za-z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b")  # a code name of words: BookingRepository
 _SCOPED = re.compile(r"(?<![\w/])@[\w-]+/[\w./-]*\w")  # @scope/ui, @scope/ui/components/button
+# Cues that are not code (`cue_not_code`): an acronym or emphasis in capitals (JSON, NEVER), a host name.
+_NOT_CODE = re.compile(r"[A-Z]{2,}s?|[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:" + alternation(WORDS.host_suffixes) + ")")
+_NAMES_NOT_CODE = WORDS.products | frozenset(WORDS.languages)
 _DOTTED = re.compile(r"(?<![\w.])[A-Za-z]\w*\.(?:js|[a-z]\w*)\b")  # Day.js, credential.key
 # A kind so common that a rule naming it ("*.py", "*.ts") is about the language, not about a place.
 EVERY_FILE_OF_A_KIND = frozenset(f"**/*.{ext}" for ext in WORDS.everyday_kinds)
@@ -99,12 +107,13 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
     other programs, and the subjects (`SUBJECTS`) it is about."""
     text = f"{name}\n{description}\n{body}"
     rule = states_rule(type_, text)
+    home = () if type_ == "reference" else _headline_place(name)
     paths = (
         ()
         if type_ == "reference"
-        else _places(name, description, text)
+        else home + _below_titled_folder(name, _places(name, description, text))
         if rule
-        else _specific_places(name, description)
+        else home + _specific_places(name, description)
     )
     named = {w.casefold() for w in re.findall(r"(?<![\w.@/-])[A-Za-z][\w-]*(?![\w/])", text)}
     # a program that is also an English word counts only in backticks ("never go back" names no Go)
@@ -133,13 +142,14 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
         topics=shared(frozenset(t for t, _ in weights)),
         weights=weights,
         about=shared(topics_of(f"{name}\n{description}")),
-        kinds=shared(kinds_named(name)),
+        kinds=shared(kinds_named(name) | language_headline_kinds(name, description)),
         roles=shared(frozenset(singular(w) for w in _ROLES_NAMED.findall(name)) if rule else frozenset()),
         rule=rule,
         names=shared(frozenset((PROGRAMS | PM_NAMES) & named)),
         cues=shared(cues_of(text)),
         code_forbids=code_forbids,
         subjects_forbidden=subjects_forbidden,
+        home=home,
     )
     return shared(applies)
 
@@ -277,6 +287,20 @@ def kinds_named(headline: str) -> frozenset[str]:
     return frozenset(kind for w in _KIND_NAMED.findall(headline) for kind in _PLACE_KINDS[w.casefold()])
 
 
+def language_headline_kinds(*headlines: str) -> frozenset[str]:
+    """The file kinds of the language a headline is only about ("Python coding conventions", "Ktor Framework
+    Patterns", a file name such as `php.instructions.md`): a language's or a framework's name with nothing but words
+    of guidance (`headline_guidance`) around it."""
+    for headline in headlines:
+        if " " not in headline.strip():
+            headline = headline.split(".", 1)[0]  # a file's name: its stem
+        tokens = [w.casefold() for w in _HEADLINE_WORD.findall(headline)]
+        named = [t for t in tokens if t in _LANGUAGES or t in _FRAMEWORKS]
+        if named and all(t in named or t in WORDS.headline_guidance for t in tokens):
+            return frozenset(kind for t in named for kind in _LANGUAGES.get(t) or _FRAMEWORKS[t])
+    return frozenset()
+
+
 def cues_of(text: str) -> frozenset[str]:
     """Code a rule names, that an edit may write: CamelCase identifiers, scoped packages, dotted
     names (`Day.js` also as `dayjs`), and short backticked snippets (`as any`, `include:`)."""
@@ -300,6 +324,8 @@ def cues_of(text: str) -> frozenset[str]:
         and c.split()[0].casefold() not in PM_NAMES | PROGRAMS
         and (re.search(r"[A-Z.@:=_(/ ]", c[1:]) or c.endswith("js"))
         and (not ELLIPSIS.search(c) or re.search(r"[A-Za-z]{2}", ELLIPSIS.sub("", c)))  # `'...'` is any string
+        and not _NOT_CODE.fullmatch(c)
+        and c.casefold() not in _NAMES_NOT_CODE
     )
 
 
@@ -333,6 +359,37 @@ def _specific_places(name: str, description: str) -> tuple[str, ...]:
         if _literal_depth(g) >= 2 and (g.endswith("/**") or "." in g.rsplit("/", 1)[-1])
     )
     return tuple(dict.fromkeys(_titled_folders(name) + specific))
+
+
+def _headline_place(name: str) -> tuple[str, ...]:
+    """The place a headline opens with, before a colon ("apps/webapp: Webapp", "frontend: Guidelines",
+    "`src/payments/`: how payments work"): what the memory is about. A path there is a place even where two words
+    with a slash would read as alternatives in prose; one lowercase word is a folder (a label is capitalised)."""
+    lead = _LEADING_PLACE.match(name)
+    if not lead:
+        return ()
+    place = lead[1] if "/" in lead[1] else f"{lead[1]}/"
+    return (glob,) if (glob := _glob_of(place)) and not _everywhere(glob) else ()
+
+
+def _below_titled_folder(name: str, places: tuple[str, ...]) -> tuple[str, ...]:
+    """A memory titled with its place ("cli/azd/extensions/x: Agent instructions") reaches that place: a place
+    above it that its text names ("use this with `cli/azd/AGENTS.md`", "land the core change in `cli/azd`
+    first") is a reference up the tree, not more of its reach."""
+    titled = [t for g in _places(name, "", name) if not _wild(t := g.removesuffix("/**"))]
+
+    def above(glob: str) -> bool:
+        literal = glob.removesuffix("/**")
+        if _wild(literal) or any(literal == t or literal.startswith(f"{t}/") for t in titled):
+            return False
+        folder = literal if "." not in literal.rsplit("/", 1)[-1] else literal.rpartition("/")[0]
+        return any(t.startswith(f"{folder}/") for t in titled)
+
+    return tuple(g for g in places if not above(g)) if titled else places
+
+
+def _wild(glob: str) -> bool:
+    return any(c in glob for c in "*?[{")
 
 
 def _literal_depth(glob: str) -> int:

@@ -110,6 +110,8 @@ def meeting(applies: AppliesTo, tool: str, path: str = "", command: str = "", wr
             for glob in applies.paths:
                 if path_matches(glob, arg):  # "./.env.local" as `.env.local` (path_matches drops the "./")
                     return Reason(Via.COMMAND_PATH, arg, glob)
+    # a memory about one place ("apps/web: ...") names code of that place: the same code elsewhere is not its
+    writes = "" if path and applies.home and not any(path_matches(g, path) for g in applies.home) else writes
     if writes and (cue := writes_cue(applies, writes)):
         return Reason(Via.CUE, cue)
     if (

@@ -186,6 +186,20 @@ class Words:
     library_verbs: frozenset[str] = frozenset()  # verbs naming a library after them ("don't add moment")
     library_words: frozenset[str] = frozenset()  # words naming a library before them ("moment imports")
     library_fillers: frozenset[str] = frozenset()  # words between such a verb and the names ("add new moment")
+    headline_guidance: frozenset[str] = frozenset()  # words around a language's name in a headline about writing it
+    framework_languages: dict[str, str] = field(default_factory=dict)  # a framework -> its language (ktor: kotlin)
+    host_suffixes: frozenset[str] = frozenset()  # the last label of a host name (`github.com`): not code
+    products: frozenset[str] = frozenset()  # products written in CamelCase (GitHub): a name in prose, not code
+
+    @property
+    def languages(self) -> dict[str, tuple[str, ...]]:
+        """Every language's name and alias -> its file kinds, everyday ones included."""
+        return self.language_kinds | {a: self.language_kinds[n] for a, n in self.language_aliases.items()}
+
+    @property
+    def frameworks(self) -> dict[str, tuple[str, ...]]:
+        """A framework's name -> the file kinds of its language (`framework_languages`)."""
+        return {f: self.language_kinds[n] for f, n in self.framework_languages.items()}
 
     @property
     def place_kinds(self) -> dict[str, tuple[str, ...]]:
@@ -224,6 +238,10 @@ def words() -> Words:
         frozenset(cues["verbs"]),
         frozenset(cues["words"]),
         frozenset(cues["fillers"]),
+        frozenset(data["headline_guidance"]["words"]),
+        dict(data["framework_languages"]),
+        frozenset(data["cue_not_code"]["host_suffixes"]),
+        frozenset(data["cue_not_code"]["products"]),
     )
 
 
