@@ -37,12 +37,23 @@ PROGRAMS = PROGRAMS_TABLE.named  # the other programs a rule may name: a word co
 _COMMAND_STARTS = PROGRAMS | PM_NAMES | PROGRAMS_TABLE.prefixes  # what a backticked command may start with
 RULE_WORDS = WORDS.rule
 RULE_TYPES = frozenset({"feedback", "user", ""})  # a memory of these types states a rule (a correction, a preference)
+# Each path holds a dot or a slash after its first run of name characters: the lookahead says so first (possessive, so
+# a plain word fails at once instead of each way of splitting it being tried: a third of a cold derive's time).
 PATH_RE = re.compile(
-    r"(?<![\w/.:@-])(?:\*\*/|\*\.)?\.?[\w@*-][\w.@*-]*(?:/[\w.@*\[\]-]+)+/?"  # a/b/c, db/migrations/, **/x
-    r"|(?<![\w/.:@-])\*\.[\w.]+"  # *.generated.ts
-    r"|(?<![\w/.:@-])\.env[\w.*-]*"  # .env, .env.local
-    r"|(?<![\w/.:@-])[\w*-]+(?:\.[\w*-]+)*\.(?:tsx?|jsx?|mjs|cjs|json|sql|py|prisma|ya?ml|toml|css|scss|lock|go|rs|rb|sh|html|vue|svelte)\b"
+    r"(?<![\w/.:@-])(?=[\w@*-]*+[./])(?:"
+    r"(?:\*\*/|\*\.)?\.?[\w@*-][\w.@*-]*(?:/[\w.@*\[\]-]+)+/?"  # a/b/c, db/migrations/, **/x
+    r"|\*\.[\w.]+"  # *.generated.ts
+    r"|\.env[\w.*-]*"  # .env, .env.local
+    r"|[\w*-]+(?:\.[\w*-]+)*\.(?:tsx?|jsx?|mjs|cjs|json|sql|py|prisma|ya?ml|toml|css|scss|lock|go|rs|rb|sh|html|vue|svelte)\b"
+    r")"
 )
+_NAMED_WORD = re.compile(r"(?<![\w.@/-])[A-Za-z][\w-]*(?![\w/])")  # a word that may name a program
+_WORD = re.compile(r"[A-Za-z][\w-]*")
+_NAME_PARTS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")  # the words of a code name (BookingRepository)
+_CODE_MARK = re.compile(r"[A-Z.@:=_(/ ]")  # past its first letter, what makes a cue code, not a word
+_TWO_LETTERS = re.compile(r"[A-Za-z]{2}")
+_TITLED_PAIR = re.compile(r"[A-Z][a-z]+(?:/[A-Z][a-z]+)+")  # "Yarn/Turbo": names, not a path
+_TITLED_JS = re.compile(r"[A-Z]\w*\.js")  # "Day.js": a name, not a file
 _TITLED_DOC = re.compile(r"(?<![\w/.-])[\w-]+\.md\b")
 _WORD_PAIR = re.compile(r"[A-Za-z]+/[A-Za-z]+")
 _TICKS = re.compile(r"`([^`\n]{1,200})`")
@@ -50,7 +61,8 @@ ELLIPSIS = re.compile(r"\.\.\.|…")  # in a cue (`style={{...}}`): anything bet
 # A placeholder in a named path: `changelog/{PR_NUMBER}.{type}.md`, `tests/<path>/test_<module>.py`.
 _PLACEHOLDER = re.compile(r"\{[\w|.-]{1,40}\}|<[\w-]{1,30}>(?=[/_.\w-])|(?<=[/_.\w-])<[\w-]{1,30}>")
 # File kinds a rule may name on their own ("plain .css", "`.snap` files"): kinds of a place or a tool, not a language.
-_KIND_RE = re.compile(r"(?<![\w/.*-])\.(" + "|".join(sorted(WORDS.named_kinds)) + r")(?![\w/.-])")
+# (the dot first, then what stands before it: the engine then looks only at dots, not at every position)
+_KIND_RE = re.compile(r"\.(?<![\w/.*-]\.)(" + "|".join(sorted(WORDS.named_kinds)) + r")(?![\w/.-])")
 # A folder named alone, with its slash: `tests_integ/`, `collections/` (not "and/or", not "a/b").
 _DIR_RE = re.compile(r"(?<![\w/.:@*-])[A-Za-z_][\w.-]*/(?![\w.*{<-])")
 # File kinds by language: a rule whose name or description names the language ("Write plain CSS", "No
@@ -68,9 +80,10 @@ CODE_ROLES = WORDS.layers
 _ROLES_NAMED = re.compile(
     r"\b(" + "|".join(sorted(r[:-1] + "ies" if r.endswith("y") else r + "s" for r in CODE_ROLES)) + r")\b", re.I
 )
-CAMEL_RE = re.compile(r"(?<![\w.])[A-Z][a-z0-9]*[A-Z][A-Za-z0-9]*\b")  # TRPCError, ErrorWithCode, OAuthClient
+# (the first letter, then what stands before it, as in `_KIND_RE`)
+CAMEL_RE = re.compile(r"[A-Z](?<![\w.][A-Z])[a-z0-9]*[A-Z][A-Za-z0-9]*\b")  # TRPCError, ErrorWithCode, OAuthClient
 CAMEL_NAME = re.compile(r"\b[A-Za-z][a-z0-9]+(?:[A-Z][a-z0-9]+)+\b")  # a code name of words: BookingRepository
-_SCOPED = re.compile(r"(?<![\w/])@[\w-]+/[\w./-]*\w")  # @scope/ui, @scope/ui/components/button
+_SCOPED = re.compile(r"@(?<![\w/]@)[\w-]+/[\w./-]*\w")  # @scope/ui, @scope/ui/components/button
 _DOTTED = re.compile(r"(?<![\w.])[A-Za-z]\w*\.(?:js|[a-z]\w*)\b")  # Day.js, credential.key
 # A kind so common that a rule naming it ("*.py", "*.ts") is about the language, not about a place.
 EVERY_FILE_OF_A_KIND = frozenset(f"**/*.{ext}" for ext in WORDS.everyday_kinds)
@@ -98,22 +111,23 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
     backticks, package managers (a choice among them applies to the ones it does not prefer) and
     other programs, and the subjects (`SUBJECTS`) it is about."""
     text = f"{name}\n{description}\n{body}"
+    snippets = _TICKS.findall(text)  # read once for every reader below
     rule = states_rule(type_, text)
     paths = (
         ()
         if type_ == "reference"
-        else _places(name, description, text)
+        else _places(name, description, text, snippets)
         if rule
         else _specific_places(name, description)
     )
-    named = {w.casefold() for w in re.findall(r"(?<![\w.@/-])[A-Za-z][\w-]*(?![\w/])", text)}
+    named = {w.casefold() for w in _NAMED_WORD.findall(text)}
     # a program that is also an English word counts only in backticks ("never go back" names no Go)
-    ticked = {w.casefold() for snippet in _TICKS.findall(text) for w in snippet.split()}
+    ticked = {w.casefold() for snippet in snippets for w in snippet.split()}
     named -= {w for w in PROGRAMS_TABLE.english if w not in ticked}
     pms = PM_NAMES & named
     forbids = _forbidden(text, pms | (PROGRAMS & named))
     commands = _managers_not_chosen(text, pms, forbids)
-    for snippet in _TICKS.findall(text):
+    for snippet in snippets:
         first = snippet.split(maxsplit=1)[0].casefold() if snippet.strip() else ""
         if first not in _COMMAND_STARTS and "=" not in first:
             continue  # not a command (`src/db.ts`, `as any`): spares the shell parse, most of derive's time
@@ -124,7 +138,7 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
     head = f"{name}\n{description}"
     commands += [cmd for rx, cmd in SUBJECT_COMMANDS if rx.search(head)]
     weights = shared(topic_weights(text))  # the subjects and how strongly: read once for both fields
-    code_forbids, subjects_forbidden = _code_ruled_out(text, forbids, frozenset(t for t, _ in weights))
+    code_forbids, subjects_forbidden = _code_ruled_out(text, snippets, forbids, frozenset(t for t, _ in weights))
     applies = AppliesTo(
         paths=paths,
         commands=tuple(dict.fromkeys(commands)),
@@ -137,7 +151,7 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
         roles=shared(frozenset(singular(w) for w in _ROLES_NAMED.findall(name)) if rule else frozenset()),
         rule=rule,
         names=shared(frozenset((PROGRAMS | PM_NAMES) & named)),
-        cues=shared(cues_of(text)),
+        cues=shared(cues_of(text, snippets)),
         code_forbids=code_forbids,
         subjects_forbidden=subjects_forbidden,
     )
@@ -145,7 +159,7 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
 
 
 def _code_ruled_out(
-    text: str, programs_forbidden: set[str], topics: frozenset[str]
+    text: str, snippets: list[str], programs_forbidden: set[str], topics: frozenset[str]
 ) -> tuple[frozenset[str], frozenset[str]]:
     """What written code may break of the rule, as the fitted features' polarity reads it (`prose_polarity`): the
     names it rules out standing right after its negation and named as a library, in backticks or by a cue
@@ -156,7 +170,7 @@ def _code_ruled_out(
     negated = {n for m in _NEGATED_LIST.finditer(text) for t in _LIST_NAME.findall(m.group(1)) if (n := code_name(t))}
     negated -= PROGRAMS | PM_NAMES | programs_forbidden
     if negated:
-        ticked = {code_name(w) for snippet in _TICKS.findall(text) for w in _LIST_NAME.findall(snippet)}
+        ticked = {code_name(w) for snippet in snippets for w in _LIST_NAME.findall(snippet)}
         library = _named_as_libraries(text, negated)
         negated &= ticked | library
     coded = topics & _CODED_SUBJECTS
@@ -266,7 +280,7 @@ def roles_of(name: str) -> frozenset[str]:
     out = set()
     for part in name.split("/"):
         stem = part.rsplit(".", 1)[0] if "." in part.strip(".") else part
-        words = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])", stem)
+        words = _NAME_PARTS.findall(stem)
         if words and (role := singular(words[-1])) in CODE_ROLES:
             out.add(role)
     return frozenset(out)
@@ -277,16 +291,17 @@ def kinds_named(headline: str) -> frozenset[str]:
     return frozenset(kind for w in _KIND_NAMED.findall(headline) for kind in _PLACE_KINDS[w.casefold()])
 
 
-def cues_of(text: str) -> frozenset[str]:
+def cues_of(text: str, snippets: list[str] | None = None) -> frozenset[str]:
     """Code a rule names, that an edit may write: CamelCase identifiers, scoped packages, dotted
-    names (`Day.js` also as `dayjs`), and short backticked snippets (`as any`, `include:`)."""
+    names (`Day.js` also as `dayjs`), and short backticked snippets (`as any`, `include:`). `snippets`: the text's
+    backticked ones when the caller has read them."""
     found = set(CAMEL_RE.findall(text)) | set(_SCOPED.findall(text))
     for dotted in _DOTTED.findall(text):
         if not PATH_RE.fullmatch(dotted):
             found.add(dotted)
         if dotted.casefold().endswith(".js"):
             found.add(dotted[:-3].casefold().replace(".", "") + "js")
-    for snippet in _TICKS.findall(text):
+    for snippet in _TICKS.findall(text) if snippets is None else snippets:
         snippet = snippet.strip()
         words = snippet.split()
         if len(words) <= 2 and len(snippet) >= 4 and not PATH_RE.fullmatch(snippet) and not snippet.startswith("-"):
@@ -298,18 +313,19 @@ def cues_of(text: str) -> frozenset[str]:
         for c in found
         if len(c) >= 4
         and c.split()[0].casefold() not in PM_NAMES | PROGRAMS
-        and (re.search(r"[A-Z.@:=_(/ ]", c[1:]) or c.endswith("js"))
-        and (not ELLIPSIS.search(c) or re.search(r"[A-Za-z]{2}", ELLIPSIS.sub("", c)))  # `'...'` is any string
+        and (_CODE_MARK.search(c, 1) or c.endswith("js"))
+        and (not ELLIPSIS.search(c) or _TWO_LETTERS.search(ELLIPSIS.sub("", c)))  # `'...'` is any string
     )
 
 
-def _places(name: str, description: str, text: str) -> tuple[str, ...]:
+def _places(name: str, description: str, text: str, snippets: list[str] | None = None) -> tuple[str, ...]:
     """The globs a rule names: its paths (placeholders such as `{PR}` or `<module>` read as `*`), the file
     kinds it names on their own (`.css`), and a folder named alone (`tests_integ/`) when it is in backticks
-    or the memory's headline, not a passing mention in a list."""
-    text = _PLACEHOLDER.sub("*", text)
-    headline = _PLACEHOLDER.sub("*", f"{name}\n{description}")
-    ticked = " ".join(_TICKS.findall(text))
+    or the memory's headline, not a passing mention in a list. `snippets`: the text's backticked ones, if read."""
+    placed = _without_placeholders(text)
+    headline = _without_placeholders(f"{name}\n{description}")
+    ticked = " ".join(snippets if snippets is not None and placed == text else _TICKS.findall(placed))
+    text = placed
     # a name pattern without a folder (`test_{module}.py`) is a naming convention, not a place
     places = [p for p in PATH_RE.findall(text) if "/" in p or "*" not in p or p.startswith("*.")]
     # two words with a slash in prose are alternatives ("lint/format", "if/else", "mysql/postgres"), not a path
@@ -333,6 +349,11 @@ def _specific_places(name: str, description: str) -> tuple[str, ...]:
         if _literal_depth(g) >= 2 and (g.endswith("/**") or "." in g.rsplit("/", 1)[-1])
     )
     return tuple(dict.fromkeys(_titled_folders(name) + specific))
+
+
+def _without_placeholders(text: str) -> str:
+    """The text with each placeholder (`{PR_NUMBER}`, `<module>`) as `*`; the text itself when it has none."""
+    return _PLACEHOLDER.sub("*", text) if "{" in text or "<" in text else text
 
 
 def _literal_depth(glob: str) -> int:
@@ -360,7 +381,7 @@ def _everywhere(glob: str) -> bool:
 def _glob_of(token: str) -> str:
     """A path a rule names as a glob relative to the project; "" for what is not a project path."""
     token = token.strip("`'\";:,()").rstrip(".")
-    if re.fullmatch(r"[A-Z][a-z]+(?:/[A-Z][a-z]+)+", token) or re.fullmatch(r"[A-Z]\w*\.js", token):
+    if _TITLED_PAIR.fullmatch(token) or _TITLED_JS.fullmatch(token):
         return ""  # "Yarn/Turbo", "Day.js": names, not paths
     if not token or token.casefold() in WORDS.not_paths or "://" in token or token.startswith("@"):
         return ""
@@ -396,7 +417,7 @@ def _forbidden(text: str, candidates: set[str] | frozenset[str]) -> set[str]:
     )
     out: set[str] = set()
     for m in rx.finditer(text):
-        out |= {w.casefold() for w in re.findall(r"[A-Za-z][\w-]*", m.group(1))} & candidates
+        out |= {w.casefold() for w in _WORD.findall(m.group(1))} & candidates
     return out
 
 
