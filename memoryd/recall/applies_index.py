@@ -18,7 +18,7 @@ from memoryd.recall.derived_cache import DerivedCache
 from memoryd.recall.store_index import StoreIndex
 from memoryd.recall.view_keeper import KEEPER_NICE
 from memoryd.relevance.applies import AppliesTo, from_meta, parse_applies, reaches
-from memoryd.relevance.applies_derive import derive, derive_parts, topics_of
+from memoryd.relevance.applies_derive import derive, topics_of
 from memoryd.relevance.applies_match import prompt_reason
 from memoryd.relevance.applies_reason import Reason, Via
 from memoryd.relevance.applies_triggers import Triggers
@@ -57,6 +57,15 @@ class _View:
 
 _NO_VIEW = _View((-1, -1), {}, {}, Triggers())
 _READ_AT_ONCE = 500  # files read, looked up in the derived cache and kept per batch (their texts held meanwhile)
+
+
+def _applies(h: MemoryHeader, text: str) -> AppliesTo:
+    """What a memory file applies to: the lists its frontmatter writes, the rest derived from its text."""
+    try:
+        meta, body = split_frontmatter(text, source=h.filename)
+    except MemorydError:
+        return AppliesTo()
+    return combined(derive(h.name, h.description, body, h.type), from_meta(meta))
 
 
 def _stale(headers: list[MemoryHeader], old: _View) -> list[MemoryHeader]:
@@ -148,35 +157,33 @@ class AppliesIndex:
         return view
 
     def _derived(self, store: MemoryDir, headers: list[MemoryHeader]) -> dict[str, AppliesTo]:
-        """What each of these memories applies to: read back from the derived cache when its text was derived
-        before (by this daemon or an earlier one), else derived and kept."""
+        """What each of these memories applies to: read back from the derived cache when its file's text was seen
+        before (by this daemon or an earlier one), else parsed, derived and kept."""
         out: dict[str, AppliesTo] = {}
         for i in range(0, len(headers), _READ_AT_ONCE):
-            read = {h.filename: self._read(store, h) for h in headers[i : i + _READ_AT_ONCE]}
-            digests = {fn: text_digest(parts) for fn, (parts, _) in read.items() if parts}
+            texts = {h.filename: (h, self._text(store, h.filename)) for h in headers[i : i + _READ_AT_ONCE]}
+            digests = {
+                fn: text_digest((h.name, h.description, h.type, t)) for fn, (h, t) in texts.items() if t is not None
+            }
             found = self._kept.get_many(list(digests.values()))
             made: list[tuple[bytes, AppliesTo]] = []
-            for fn, (parts, written) in read.items():
-                if not parts:
+            for fn, (h, text) in texts.items():
+                if text is None:  # unreadable
                     out[fn] = AppliesTo()
-                    continue
-                derived = found.get(digests[fn])
-                if derived is None:
-                    derived = derive(*parts)
-                    made.append((digests[fn], derived))
-                out[fn] = combined(derived, written)
+                elif (have := found.get(digests[fn])) is not None:
+                    out[fn] = have
+                else:
+                    out[fn] = _applies(h, text)
+                    made.append((digests[fn], out[fn]))
             self._kept.put_many(made)
         return out
 
     @staticmethod
-    def _read(store: MemoryDir, h: MemoryHeader) -> tuple[tuple[str, str, str, str] | None, AppliesTo | None]:
-        """A memory's text as derive reads it and the applies_to its frontmatter writes; (None, None): unreadable."""
+    def _text(store: MemoryDir, filename: str) -> str | None:
         try:
-            text = store.read_raw(h.filename) or ""
-            meta, body = split_frontmatter(text, source=h.filename)
+            return store.read_raw(filename) or ""
         except (MemorydError, OSError, UnicodeDecodeError):
-            return None, None
-        return derive_parts(h.name, h.description, body, h.type), from_meta(meta)
+            return None
 
     def prompt_picks(
         self, store: MemoryDir, item: StoreIndex, query: str, surfaced: set[str], ranked_chose: bool

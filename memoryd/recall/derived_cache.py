@@ -1,9 +1,11 @@
-"""The derived cache: what each memory's text applies to (`applies_derive.derive`) by (derive version, text digest) in
-one SQLite file under $MEMORYD_HOME, so a restarted daemon reads 20,000 derivations back instead of deriving them
-again (~30 s on two cores); rows of another derive version are never read, and dropped on open."""
+"""The derived cache: what each memory file applies to (derived from its text, with what its frontmatter writes) by
+(DERIVE_VERSION, digest of its header and text) in one SQLite file under $MEMORYD_HOME, so a restarted daemon reads
+20,000 of them back instead of parsing and deriving each file again (~30 s on two cores); rows of another version are
+never read, and dropped on open."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -13,11 +15,36 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from memoryd.base import limits
 from memoryd.relevance.applies import AppliesTo
-from memoryd.relevance.applies_derive import DERIVE_VERSION, shared
+from memoryd.relevance.applies_derive import shared
 
 log = logging.getLogger(__name__)
 DERIVED_FILENAME = "recall-derived.sqlite"
+# What a kept row depends on besides the file: the code that reads a file's frontmatter, derives and combines, and the
+# word lists it reads (relevance/data/*.toml). Any edit of one of them, or of how much of a body is read, is a new
+# version, so a daemon never serves what older code or data derived.
+_DERIVED_BY = (
+    "relevance/applies_derive.py",
+    "relevance/applies.py",
+    "relevance/features.py",
+    "relevance/lexicon.py",
+    "relevance/shell.py",
+    "base/text.py",
+    "store/frontmatter.py",
+    "recall/applies_index.py",
+)
+
+
+def _version() -> str:
+    package = Path(__file__).resolve().parent.parent
+    version = hashlib.blake2b(str(limits.APPLIES_DERIVE_MAX_CHARS).encode(), digest_size=12)
+    for path in [package / p for p in _DERIVED_BY] + sorted((package / "relevance" / "data").glob("*.toml")):
+        version.update(path.name.encode() + b"\0" + path.read_bytes())
+    return version.hexdigest()
+
+
+DERIVE_VERSION = _version()
 _CHUNK = 500  # digests per SELECT (under SQLite's bound on parameters)
 _DEFAULTS = AppliesTo()
 

@@ -6,12 +6,10 @@ Plain functions over text; no files, no state.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import shlex
 from collections.abc import Hashable
 from functools import lru_cache
-from pathlib import Path
 from typing import TypeVar, cast
 
 from memoryd.base import limits
@@ -105,35 +103,7 @@ _derived: DigestCache[AppliesTo] = DigestCache(DERIVED_KEPT)
 def derive(name: str, description: str, body: str, type_: str = "") -> AppliesTo:
     """What a memory applies to, from its text; the same text is derived once (keyed by its digest, so the cache
     holds 16 bytes a memory, not its body)."""
-    return _derived.get(derive_parts(name, description, body, type_), _derive)
-
-
-def derive_parts(name: str, description: str, body: str, type_: str = "") -> tuple[str, str, str, str]:
-    """What a memory's derivation depends on: its name, description, type and as much of its body as is read."""
-    return (name, description, body[: limits.APPLIES_DERIVE_MAX_CHARS], type_)
-
-
-# The code that derives and the word lists it reads: a derivation kept on disk (recall/derived_cache.py) was made by
-# one version of them, and any edit of one of these files (or of how much of a body is read) is a new version.
-_DERIVE_SOURCES = (
-    "relevance/applies_derive.py",
-    "relevance/applies.py",
-    "relevance/features.py",
-    "relevance/lexicon.py",
-    "relevance/shell.py",
-    "base/text.py",
-)
-
-
-def _derive_version() -> str:
-    package = Path(__file__).resolve().parent.parent
-    version = hashlib.blake2b(str(limits.APPLIES_DERIVE_MAX_CHARS).encode(), digest_size=12)
-    for path in [package / s for s in _DERIVE_SOURCES] + sorted((package / "relevance" / "data").glob("*.toml")):
-        version.update(path.name.encode() + b"\0" + path.read_bytes())
-    return version.hexdigest()
-
-
-DERIVE_VERSION = _derive_version()
+    return _derived.get((name, description, body[: limits.APPLIES_DERIVE_MAX_CHARS], type_), _derive)
 
 
 def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
