@@ -196,11 +196,15 @@ def _named_as_libraries(text: str, names: set[str]) -> set[str]:
     """Of these names, those the text names as a library (words.toml `library_cues`): after a verb that adds one,
     maybe past fillers and a list ("don't add moment or dayjs"), or before a word for one ("moment imports"); a
     ruled-out English word ("not escaped") is none. A walk over the words, not a pattern per name."""
-    tokens = [t.casefold() for t in _LIST_NAME.findall(text)]
+    found = _LIST_NAME.findall(text)
+    if not found:
+        return set()
+    tokens = " ".join(found).casefold().split(" ")  # one casefold (a token holds no space, nor does its casefold)
+    # code_name gives a token or its stem: a token that is neither a name nor a name's stem names none (most tokens)
+    naming = {t for t in set(tokens) if t in names or t.rpartition(".")[0] in names}
     out: set[str] = set()
-    for i, token in enumerate(tokens):
-        if token not in names and token.rpartition(".")[0] not in names:
-            continue  # code_name gives the token or its stem: neither is a name, so it names none (most tokens)
+    for i in [i for i, token in enumerate(tokens) if token in naming]:
+        token = tokens[i]
         if (name := code_name(token)) not in names or name in out:
             continue
         if i + 1 < len(tokens) and tokens[i + 1] in WORDS.library_words:
