@@ -444,13 +444,32 @@ def topics_of(text: str) -> frozenset[str]:
 def topic_weights(text: str) -> tuple[tuple[str, int], ...]:
     """The subjects a text is about, each with how many distinct words of it the text uses."""
     found: dict[str, set[str]] = {}
-    for word in {m.casefold() for m in _TOPIC_WORDS.findall(text)}:
+    for word in _topic_words(text):
         found.setdefault(TOPIC_OF_WORD[word], set()).add(word)
     for rx, subject in SUBJECTS.code:  # a hex colour in prose is styling too
         if rx.search(text):
             found.setdefault(subject, set()).add("#")
     # a weak word alone ("my LaTeX table") gives no subject: only beside another of its words
     return tuple(sorted((t, len(ws)) for t, ws in found.items() if len(ws) > 1 or not ws <= SUBJECTS.weak))
+
+
+# The characters a case-insensitive pattern takes for an ASCII letter besides its two cases (İ ı ſ K), and those whose
+# lower case is not one character of the same kind (tests/test_derive_speed.py checks every code point): a text without
+# them, lowered, keeps its length and its word characters, and a lower-case pattern without re.I finds in it what the
+# case-insensitive one finds in the text (half the time: the engine compares no case).
+_FOLDS_TO_ASCII = re.compile("[\u0130\u0131\u017f\u212a]")
+_TOPIC_WORDS_LOWER = (
+    re.compile(_TOPIC_WORDS.pattern, _TOPIC_WORDS.flags & ~re.I)
+    if all(w.isascii() and w == w.lower() for w in TOPIC_OF_WORD)
+    else None
+)
+
+
+def _topic_words(text: str) -> set[str]:
+    """The subjects' words and phrases a text uses, casefolded."""
+    if _TOPIC_WORDS_LOWER is not None and not _FOLDS_TO_ASCII.search(text):
+        return set(_TOPIC_WORDS_LOWER.findall(text.lower()))
+    return {m.casefold() for m in _TOPIC_WORDS.findall(text)}
 
 
 def command_key(command: str) -> tuple[str, ...]:
