@@ -34,7 +34,8 @@ _MEMBERS = {
     for f in ecosystem
 }
 PROGRAMS = PROGRAMS_TABLE.named  # the other programs a rule may name: a word counts only when it is one of these
-_COMMAND_STARTS = PROGRAMS | PM_NAMES | PROGRAMS_TABLE.prefixes  # what a backticked command may start with
+_PROGRAM_NAMES = PROGRAMS | PM_NAMES  # every program a rule may name
+_COMMAND_STARTS = _PROGRAM_NAMES | PROGRAMS_TABLE.prefixes  # what a backticked command may start with
 RULE_WORDS = WORDS.rule
 RULE_TYPES = frozenset({"feedback", "user", ""})  # a memory of these types states a rule (a correction, a preference)
 # Each path holds a dot or a slash after its first run of name characters: the lookahead says so first (possessive, so
@@ -120,7 +121,7 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
         if rule
         else _specific_places(name, description)
     )
-    named = {w.casefold() for w in _NAMED_WORD.findall(text)}
+    named = set(_casefolded(_NAMED_WORD.findall(text)))
     # a program that is also an English word counts only in backticks ("never go back" names no Go)
     ticked = {w.casefold() for snippet in snippets for w in snippet.split()}
     named -= {w for w in PROGRAMS_TABLE.english if w not in ticked}
@@ -150,7 +151,7 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
         kinds=shared(kinds_named(name)),
         roles=shared(frozenset(singular(w) for w in _ROLES_NAMED.findall(name)) if rule else frozenset()),
         rule=rule,
-        names=shared(frozenset((PROGRAMS | PM_NAMES) & named)),
+        names=shared(frozenset(_PROGRAM_NAMES & named)),
         cues=shared(cues_of(text, snippets)),
         code_forbids=code_forbids,
         subjects_forbidden=subjects_forbidden,
@@ -168,7 +169,7 @@ def _code_ruled_out(
     (`subjects.toml` `matcher_code`: `#3b82f6`). The polarity pass runs only when one may be found (it is most of
     a cold derive's time)."""
     negated = {n for m in _NEGATED_LIST.finditer(text) for t in _LIST_NAME.findall(m.group(1)) if (n := code_name(t))}
-    negated -= PROGRAMS | PM_NAMES | programs_forbidden
+    negated -= _PROGRAM_NAMES | programs_forbidden
     if negated:
         ticked = {code_name(w) for snippet in snippets for w in _LIST_NAME.findall(snippet)}
         library = _named_as_libraries(text, negated)
@@ -192,14 +193,18 @@ _NEGATED_LIST = re.compile(
 )
 
 
+def _casefolded(words: list[str]) -> list[str]:
+    """Words without spaces, each casefolded, in one call (a casefold never gives a space)."""
+    return " ".join(words).casefold().split(" ") if words else []
+
+
 def _named_as_libraries(text: str, names: set[str]) -> set[str]:
     """Of these names, those the text names as a library (words.toml `library_cues`): after a verb that adds one,
     maybe past fillers and a list ("don't add moment or dayjs"), or before a word for one ("moment imports"); a
     ruled-out English word ("not escaped") is none. A walk over the words, not a pattern per name."""
-    found = _LIST_NAME.findall(text)
-    if not found:
+    tokens = _casefolded(_LIST_NAME.findall(text))
+    if not tokens:
         return set()
-    tokens = " ".join(found).casefold().split(" ")  # one casefold (a token holds no space, nor does its casefold)
     # code_name gives a token or its stem: a token that is neither a name nor a name's stem names none (most tokens)
     naming = {t for t in set(tokens) if t in names or t.rpartition(".")[0] in names}
     out: set[str] = set()
@@ -316,7 +321,7 @@ def cues_of(text: str, snippets: list[str] | None = None) -> frozenset[str]:
         c
         for c in found
         if len(c) >= 4
-        and c.split()[0].casefold() not in PM_NAMES | PROGRAMS
+        and c.split()[0].casefold() not in _PROGRAM_NAMES
         and (_CODE_MARK.search(c, 1) or c.endswith("js"))
         and (not ELLIPSIS.search(c) or _TWO_LETTERS.search(ELLIPSIS.sub("", c)))  # `'...'` is any string
     )
