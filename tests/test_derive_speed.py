@@ -63,6 +63,11 @@ PIECES = [
     "\u212a",
     "ß",
     "Σ",
+    "\t",
+    "\xa0",
+    "\u2028",
+    "\x1c",
+    "\u3000",
 ]
 
 
@@ -77,6 +82,12 @@ def test_a_faster_pattern_finds_what_the_slower_one_found(name: str) -> None:
     reference = re.compile(slow, flags)
     for text in texts(4000, seed=len(name)):
         assert fast.findall(text) == reference.findall(text), repr(text)
+
+
+@pytest.mark.parametrize(("rx", "mark"), [(d.PATH_RE, ""), (d._DIR_RE, "/"), (d._DOTTED, ".")])
+def test_the_words_holding_a_dot_or_a_slash_hold_every_match(rx: re.Pattern[str], mark: str) -> None:
+    for text in texts(4000, seed=11):
+        assert d._in_marked(rx, d._reading(text), mark) == rx.findall(text), repr(text)
 
 
 def test_the_subjects_words_in_lower_case_are_those_found_case_insensitively() -> None:

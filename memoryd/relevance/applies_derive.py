@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Hashable
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeVar, cast
 
@@ -112,12 +113,13 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
     backticks, package managers (a choice among them applies to the ones it does not prefer) and
     other programs, and the subjects (`SUBJECTS`) it is about."""
     text = f"{name}\n{description}\n{body}"
-    snippets = _TICKS.findall(text)  # read once for every reader below
+    reading = _reading(text)  # backticks and the words of paths read once for every reader below
+    snippets = reading.snippets
     rule = states_rule(type_, text)
     paths = (
         ()
         if type_ == "reference"
-        else _places(name, description, text, snippets)
+        else _places(name, description, reading)
         if rule
         else _specific_places(name, description)
     )
@@ -152,7 +154,7 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
         roles=shared(frozenset(singular(w) for w in _ROLES_NAMED.findall(name)) if rule else frozenset()),
         rule=rule,
         names=shared(frozenset(_PROGRAM_NAMES & named)),
-        cues=shared(cues_of(text, snippets)),
+        cues=shared(cues_of(text, reading)),
         code_forbids=code_forbids,
         subjects_forbidden=subjects_forbidden,
     )
@@ -160,7 +162,7 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
 
 
 def _code_ruled_out(
-    text: str, snippets: list[str], programs_forbidden: set[str], topics: frozenset[str]
+    text: str, snippets: tuple[str, ...], programs_forbidden: set[str], topics: frozenset[str]
 ) -> tuple[frozenset[str], frozenset[str]]:
     """What written code may break of the rule, as the fitted features' polarity reads it (`prose_polarity`): the
     names it rules out standing right after its negation and named as a library, in backticks or by a cue
@@ -300,17 +302,18 @@ def kinds_named(headline: str) -> frozenset[str]:
     return frozenset(kind for w in _KIND_NAMED.findall(headline) for kind in _PLACE_KINDS[w.casefold()])
 
 
-def cues_of(text: str, snippets: list[str] | None = None) -> frozenset[str]:
+def cues_of(text: str, reading: _Reading | None = None) -> frozenset[str]:
     """Code a rule names, that an edit may write: CamelCase identifiers, scoped packages, dotted
-    names (`Day.js` also as `dayjs`), and short backticked snippets (`as any`, `include:`). `snippets`: the text's
-    backticked ones when the caller has read them."""
+    names (`Day.js` also as `dayjs`), and short backticked snippets (`as any`, `include:`). `reading`: the text's,
+    when the caller has read it."""
+    reading = reading if reading is not None else _reading(text)
     found = set(CAMEL_RE.findall(text)) | set(_SCOPED.findall(text))
-    for dotted in _DOTTED.findall(text):
+    for dotted in _in_marked(_DOTTED, reading, "."):
         if not PATH_RE.fullmatch(dotted):
             found.add(dotted)
         if dotted.casefold().endswith(".js"):
             found.add(dotted[:-3].casefold().replace(".", "") + "js")
-    for snippet in _TICKS.findall(text) if snippets is None else snippets:
+    for snippet in reading.snippets:
         snippet = snippet.strip()
         words = snippet.split()
         if len(words) <= 2 and len(snippet) >= 4 and not PATH_RE.fullmatch(snippet) and not snippet.startswith("-"):
@@ -327,21 +330,26 @@ def cues_of(text: str, snippets: list[str] | None = None) -> frozenset[str]:
     )
 
 
-def _places(name: str, description: str, text: str, snippets: list[str] | None = None) -> tuple[str, ...]:
+def _places(name: str, description: str, reading: _Reading) -> tuple[str, ...]:
     """The globs a rule names: its paths (placeholders such as `{PR}` or `<module>` read as `*`), the file
     kinds it names on their own (`.css`), and a folder named alone (`tests_integ/`) when it is in backticks
-    or the memory's headline, not a passing mention in a list. `snippets`: the text's backticked ones, if read."""
-    placed = _without_placeholders(text)
+    or the memory's headline, not a passing mention in a list."""
+    if (placed := _without_placeholders(reading.text)) != reading.text:
+        reading = _reading(placed)
+    text = reading.text
     headline = _without_placeholders(f"{name}\n{description}")
-    ticked = " ".join(snippets if snippets is not None and placed == text else _TICKS.findall(placed))
-    text = placed
+    ticked = " ".join(reading.snippets)
     # a name pattern without a folder (`test_{module}.py`) is a naming convention, not a place
-    places = [p for p in PATH_RE.findall(text) if "/" in p or "*" not in p or p.startswith("*.")]
+    places = [p for p in _in_marked(PATH_RE, reading) if "/" in p or "*" not in p or p.startswith("*.")]
     # two words with a slash in prose are alternatives ("lint/format", "if/else", "mysql/postgres"), not a path
     places = [p for p in places if not (_WORD_PAIR.fullmatch(p) and p not in ticked)]
     places += [f"*.{kind}" for kind in _KIND_RE.findall(text)]
     places += _TITLED_DOC.findall(name)  # "Keep the AGENTS.md directory tree current": a document the rule keeps
-    places += [d for d in _DIR_RE.findall(text) if d.rstrip("/") not in GENERIC_DIRS and (d in ticked or d in headline)]
+    places += [
+        d
+        for d in _in_marked(_DIR_RE, reading, "/")
+        if d.rstrip("/") not in GENERIC_DIRS and (d in ticked or d in headline)
+    ]
     return tuple(dict.fromkeys(g for p in places if (g := _glob_of(p)) and not _everywhere(g)))
 
 
@@ -354,10 +362,31 @@ def _specific_places(name: str, description: str) -> tuple[str, ...]:
     ticked = " ".join(_TICKS.findall(headline))
     specific = tuple(
         g
-        for g in _places(name, description, ticked)
+        for g in _places(name, description, _reading(ticked))
         if _literal_depth(g) >= 2 and (g.endswith("/**") or "." in g.rsplit("/", 1)[-1])
     )
     return tuple(dict.fromkeys(_titled_folders(name) + specific))
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """A text read once for every reader of it: its backticked snippets, and its words (split at white space) that
+    hold a dot or a slash, where each of its paths, folders and dotted names lies (`_in_marked`)."""
+
+    text: str
+    snippets: tuple[str, ...]
+    marked: tuple[str, ...]
+
+
+def _reading(text: str) -> _Reading:
+    return _Reading(text, tuple(_TICKS.findall(text)), tuple(w for w in text.split() if "." in w or "/" in w))
+
+
+def _in_marked(rx: re.Pattern[str], reading: _Reading, mark: str = "") -> list[str]:
+    """What a path, folder or dotted-name pattern finds in the text, in order, found in its marked words (those
+    holding `mark`) only: such a pattern matches no white space, nor looks for one beside a match (an edge of the
+    text reads the same), and a match holds a dot or a slash. A pass over the whole text cost ~0.05 ms each."""
+    return [m for word in reading.marked if mark in word for m in rx.findall(word)]
 
 
 def _without_placeholders(text: str) -> str:
@@ -378,7 +407,7 @@ def _literal_depth(glob: str) -> int:
 def _titled_folders(name: str) -> tuple[str, ...]:
     """The one folder a project memory's title is about ("Integration tests in tests_integ/"): edits there
     meet it. Files it names and folder patterns (`test/<feature>/`) describe a layout, not a place."""
-    return tuple(g for g in _places(name, "", name) if g.endswith("/**") and "*" not in g[:-3])
+    return tuple(g for g in _places(name, "", _reading(name)) if g.endswith("/**") and "*" not in g[:-3])
 
 
 def _everywhere(glob: str) -> bool:
