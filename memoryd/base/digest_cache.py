@@ -12,6 +12,11 @@ from typing import Generic, TypeVar
 T = TypeVar("T")
 
 
+def text_digest(parts: tuple[str, ...]) -> bytes:
+    """The 16-byte digest a text's parts are kept by (in memory here, on disk by recall/derived_cache.py)."""
+    return hashlib.blake2b("\0".join(parts).encode(), digest_size=16).digest()
+
+
 class DigestCache(Generic[T]):
     """`get(parts, make)`: make(*parts) once per distinct text, at most `kept` results held, thread-safe."""
 
@@ -21,7 +26,7 @@ class DigestCache(Generic[T]):
         self._lock = threading.Lock()
 
     def get(self, parts: tuple[str, ...], make: Callable[..., T]) -> T:
-        key = hashlib.blake2b("\0".join(parts).encode(), digest_size=16).digest()
+        key = text_digest(parts)
         with self._lock:
             have = self._found.get(key)
             if have is not None:

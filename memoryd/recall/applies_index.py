@@ -4,14 +4,19 @@ prompt meets."""
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass, replace
 
 from memoryd.base import limits
+from memoryd.base.digest_cache import text_digest
 from memoryd.base.errors import MemorydError
+from memoryd.base.process import lower_priority
 from memoryd.base.text import query_terms
 from memoryd.recall.decide import names_unknown
+from memoryd.recall.derived_cache import DerivedCache
 from memoryd.recall.store_index import StoreIndex
+from memoryd.recall.view_keeper import KEEPER_NICE
 from memoryd.relevance.applies import AppliesTo, from_meta, parse_applies, reaches
 from memoryd.relevance.applies_derive import derive, topics_of
 from memoryd.relevance.applies_match import prompt_reason
@@ -19,7 +24,9 @@ from memoryd.relevance.applies_reason import Reason, Via
 from memoryd.relevance.applies_triggers import Triggers
 from memoryd.store import MemoryDir
 from memoryd.store.frontmatter import split_frontmatter
-from memoryd.store.model import Memory
+from memoryd.store.model import Memory, MemoryHeader
+
+log = logging.getLogger(__name__)
 
 
 def combined(derived: AppliesTo, written: AppliesTo | None) -> AppliesTo:
@@ -48,45 +55,135 @@ class _View:
     triggers: Triggers
 
 
+_NO_VIEW = _View((-1, -1), {}, {}, Triggers())
+_READ_AT_ONCE = 500  # files read, looked up in the derived cache and kept per batch (their texts held meanwhile)
+
+
+def _applies(h: MemoryHeader, text: str) -> AppliesTo:
+    """What a memory file applies to: the lists its frontmatter writes, the rest derived from its text."""
+    try:
+        meta, body = split_frontmatter(text, source=h.filename)
+    except MemorydError:
+        return AppliesTo()
+    return combined(derive(h.name, h.description, body, h.type), from_meta(meta))
+
+
+def _stale(headers: list[MemoryHeader], old: _View) -> list[MemoryHeader]:
+    """The memories `old` holds no derivation of as of their file's mtime."""
+    return [h for h in headers if h.filename not in old.applies or old.mtimes.get(h.filename) != h.mtime]
+
+
+# More files to derive than this, and a request is answered from the view as it stands (the last one, or none) while
+# a background thread derives them: a first prompt on an unknown store of 20,000 waited ~30 s for them.
+DERIVE_INLINE_MAX = 256
+
+
 class AppliesIndex:
     """filename -> AppliesTo per memory dir, re-derived only for files whose mtime changed, and rebuilt only when
-    the store's index changed (a prompt or a tool call between two saves costs a lookup, not a walk)."""
+    the store's index changed (a prompt or a tool call between two saves costs a lookup, not a walk). What is derived
+    is kept on disk by text (`DerivedCache`): a restart reads it back."""
 
-    def __init__(self) -> None:
+    def __init__(self, kept: DerivedCache | None = None) -> None:
         self._lock = threading.Lock()
         self._by_dir: dict[str, _View] = {}
+        self._kept = kept or DerivedCache(None)
+        self._deriving: set[str] = set()  # stores whose view a thread is deriving many files for
+
+    def close(self) -> None:
+        self._kept.close()
 
     def of(self, store: MemoryDir, item: StoreIndex) -> dict[str, AppliesTo]:
         """Every memory of the store's index with what it applies to (files read once per version)."""
         return self.view(store, item).applies
 
-    def view(self, store: MemoryDir, item: StoreIndex) -> _View:
+    def view(self, store: MemoryDir, item: StoreIndex, *, wait: bool = False) -> _View:
+        """The store's view as of its index's version. More than DERIVE_INLINE_MAX files to derive: `wait=False`
+        (a request) gets the last view (or an empty one) at once and a background thread derives them."""
         key, version = str(store.path), item.version
         with self._lock:
             known = self._by_dir.get(key)
         if known is not None and known.version == version:
             return known
         headers = item.snapshot()
-        mtimes: dict[str, float] = {}
-        applies: dict[str, AppliesTo] = {}
-        for h in headers:
-            have = known.applies.get(h.filename) if known is not None else None
-            if have is None or known is None or known.mtimes.get(h.filename) != h.mtime:
-                have = self._read(store, h.filename, h.name, h.description, h.type)
-            mtimes[h.filename], applies[h.filename] = h.mtime, have
+        old = known or _NO_VIEW
+        stale = _stale(headers, old)
+        if len(stale) > DERIVE_INLINE_MAX:
+            with self._lock:
+                busy = key in self._deriving
+                if not busy:
+                    self._deriving.add(key)
+            if not wait or busy:
+                if not busy:
+                    threading.Thread(
+                        target=self._derive_later, args=(store, item), name="recall-derive", daemon=True
+                    ).start()
+                return old
+            try:
+                return self._built(store, version, headers, old, stale)
+            finally:
+                with self._lock:
+                    self._deriving.discard(key)
+        return self._built(store, version, headers, old, stale)
+
+    def _derive_later(self, store: MemoryDir, item: StoreIndex) -> None:
+        lower_priority(KEEPER_NICE)  # a request's thread wins a contended core
+        key = str(store.path)
+        try:
+            version, headers = item.version, item.snapshot()
+            with self._lock:
+                old = self._by_dir.get(key) or _NO_VIEW
+            self._built(store, version, headers, old, _stale(headers, old))
+        except Exception:
+            log.exception("recall: deriving what the memories of %s apply to failed", store.path)
+        finally:
+            with self._lock:
+                self._deriving.discard(key)
+
+    def _built(
+        self,
+        store: MemoryDir,
+        version: tuple[int, int],
+        headers: list[MemoryHeader],
+        old: _View,
+        stale: list[MemoryHeader],
+    ) -> _View:
+        """The view of these headers: `old`'s entries for files unchanged since, the `stale` ones read and derived."""
+        fresh = self._derived(store, stale)
+        mtimes = {h.filename: h.mtime for h in headers}
+        applies = {h.filename: fresh[h.filename] if h.filename in fresh else old.applies[h.filename] for h in headers}
         view = _View(version, mtimes, applies, Triggers.of(applies))
         with self._lock:
-            self._by_dir[key] = view
+            self._by_dir[str(store.path)] = view
         return view
 
+    def _derived(self, store: MemoryDir, headers: list[MemoryHeader]) -> dict[str, AppliesTo]:
+        """What each of these memories applies to: read back from the derived cache when its file's text was seen
+        before (by this daemon or an earlier one), else parsed, derived and kept."""
+        out: dict[str, AppliesTo] = {}
+        for i in range(0, len(headers), _READ_AT_ONCE):
+            texts = {h.filename: (h, self._text(store, h.filename)) for h in headers[i : i + _READ_AT_ONCE]}
+            digests = {
+                fn: text_digest((h.name, h.description, h.type, t)) for fn, (h, t) in texts.items() if t is not None
+            }
+            found = self._kept.get_many(list(digests.values()))
+            made: list[tuple[bytes, AppliesTo]] = []
+            for fn, (h, text) in texts.items():
+                if text is None:  # unreadable
+                    out[fn] = AppliesTo()
+                elif (have := found.get(digests[fn])) is not None:
+                    out[fn] = have
+                else:
+                    out[fn] = _applies(h, text)
+                    made.append((digests[fn], out[fn]))
+            self._kept.put_many(made)
+        return out
+
     @staticmethod
-    def _read(store: MemoryDir, filename: str, name: str, description: str, type_: str) -> AppliesTo:
+    def _text(store: MemoryDir, filename: str) -> str | None:
         try:
-            text = store.read_raw(filename) or ""
-            meta, body = split_frontmatter(text, source=filename)
+            return store.read_raw(filename) or ""
         except (MemorydError, OSError, UnicodeDecodeError):
-            return AppliesTo()
-        return combined(derive(name, description, body, type_), from_meta(meta))
+            return None
 
     def prompt_picks(
         self, store: MemoryDir, item: StoreIndex, query: str, surfaced: set[str], ranked_chose: bool

@@ -26,6 +26,7 @@ from memoryd.llm import LLMClient
 from memoryd.recall.applies_index import AppliesIndex
 from memoryd.recall.decide import NOT_CONFIDENT, Decision, context_items, decide
 from memoryd.recall.dense import VECTORS_FILENAME, Encoder
+from memoryd.recall.derived_cache import DERIVED_FILENAME, DerivedCache
 from memoryd.recall.explain import Why, matched_words
 from memoryd.recall.indexes import StoreIndexes
 from memoryd.recall.inject import injection_text
@@ -53,7 +54,7 @@ class RecallService:
     metrics: Metrics
     now: Callable[[], datetime]
     is_watched: Callable[[Path], bool] | None = None
-    home: Path | None = None  # where the dense vectors are cached (none: not cached)
+    home: Path | None = None  # where the dense vectors and derivations are cached (none: not cached)
     activity: Activity | None = None  # the recall log tells it of each recall (the web view's live page)
     # A line put before a recalled memory that names what the project no longer has (the stale checker).
     stale_caveat: Callable[[MemoryDir, str], str] = lambda store, filename: ""
@@ -77,8 +78,10 @@ class RecallService:
             vector_cache=self.home / VECTORS_FILENAME if self.home else None,
         )
         self.stores.on_write.append(self.indexes.written)  # indexed before the save answers; its vector comes after
-        self.applies = AppliesIndex()  # what each memory applies to (issue 38), for prompts and tool calls
-        self.indexes.keep_views(self.applies.view)  # derived after saves in the background, not by a tool call
+        # what each memory applies to (issue 38), for prompts and tool calls; kept on disk: a restart reads it back
+        self.applies = AppliesIndex(DerivedCache(self.home / DERIVED_FILENAME if self.home else None))
+        # derived after saves in the background, not by a tool call
+        self.indexes.keep_views(lambda store, item: self.applies.view(store, item, wait=True))
         self.model = ModelRoute(self.llm, self.settings)  # the side-query, off the critical path for hooks
         # Recalls computing at once. More only add threads that take turns on the GIL, and a save
         # holding a memory dir's lock waits behind all of them after every system call (issue 31).
@@ -91,18 +94,19 @@ class RecallService:
     def close(self) -> None:
         self.model.close()
         self.indexes.close()
+        self.applies.close()
         if self.recall_log is not None:
             self.recall_log.close()
 
     def warm(self) -> None:
         """Load the dense model if installed, then index every known store and derive what each memory applies
-        to (off the request path: ~0.4 ms a memory, which the first prompt would otherwise pay); the embedding
-        thread then gives their memories vectors."""
+        to (off the request path: what an earlier daemon derived is read back from the derived cache, the rest costs
+        ~0.9 ms a memory); the embedding thread then gives their memories vectors."""
         self.indexes.encoder.load()
         self.indexes.start_dense()
         for store in self.stores.known():
             try:
-                self.applies.view(store, self.indexes.refresh(store, wait=True))
+                self.applies.view(store, self.indexes.refresh(store, wait=True), wait=True)
             except Exception:
                 log.exception("could not index %s", store.path)
 

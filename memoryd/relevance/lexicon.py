@@ -32,8 +32,9 @@ def trie_pattern(words: Iterable[str]) -> str:
 
 
 def any_word(words: Iterable[str], flags: int = re.I) -> re.Pattern[str]:
-    """One pattern matching any of these words or phrases whole."""
-    return re.compile(r"\b(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + r")\b", flags)
+    """One pattern matching any of these words or phrases whole (as a trie: where two of them match, the longer
+    is tried first, as in an alternation longest first)."""
+    return re.compile(r"\b(?:" + trie_pattern(words) + r")\b", flags)
 
 
 def load(name: str) -> dict[str, Any]:
