@@ -190,7 +190,7 @@ def test_code_a_memory_about_one_place_names_is_met_only_there() -> None:
 def test_places_above_a_titled_place_are_references_not_reach() -> None:
     """A memory titled with its folder reaches it; the files and folders above it that its text names do not widen
     it (the corpus's nested agent files: "use this file together with `cli/azd/AGENTS.md`")."""
-    body = "Use this file together with `cli/azd/AGENTS.md`. Land the core change in `cli/azd` first. Never edit `gen/`."
+    body = "Use this file with `cli/azd/AGENTS.md`. Land the core change in `cli/azd` first. Never edit `gen/`."
     titled = derive("cli/azd/extensions/routines: Agent instructions", "Never hand-edit generated code", body)
     assert "cli/azd/extensions/routines" in titled.paths
     assert not {"cli/azd", "cli/azd/AGENTS.md"} & set(titled.paths)
