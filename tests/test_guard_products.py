@@ -85,8 +85,17 @@ def test_no_spelling_is_its_rows_only_package_in_lower_case() -> None:
     assert _imports("Avoid Moment.js.") == ("moment",)
 
 
+@pytest.mark.parametrize("word", sorted(rows().exceptions))
+def test_each_exception_after_the_clause_proposes_nothing(word: str) -> None:
+    assert _imports(f"Use date-fns instead of Day.js {word} timezones matter.") == ()
+    assert _imports(f"Never use icon libraries (Heroicons, Font Awesome) {word} the kit lacks one.") == ()
+    assert _imports("Use date-fns instead of Day.js: it is smaller.") == ("dayjs",)  # a reason is no exception
+
+
 def test_a_product_with_a_js_name_gives_its_row_not_its_name() -> None:
     assert _imports("Never use Day.js.") == ("dayjs",)  # not `day`
+    assert _imports("Never use Day.js for new date logic.") == ("dayjs",)  # the name right after the verb
+    assert _imports("Never use Moment.js for new date logic.") == ("moment",)
 
 
 def _bash(root: Path, command: str) -> Act:

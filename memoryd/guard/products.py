@@ -29,6 +29,7 @@ class ProductRows:
     by_name: dict[str, Product]  # each spelling, casefolded
     tails: tuple[str, ...]  # words that may trail a product in an item ("Radix primitives directly")
     rest: frozenset[str]  # items that stand for the rest of a list ("etc.")
+    exceptions: tuple[str, ...]  # words after a clause that make it conditional ("unless")
     table: tuple[Product, ...]
 
 
@@ -42,13 +43,15 @@ def rows() -> ProductRows:
         {name.casefold(): p for p in table for name in p.names},
         tuple(data["items"]["tails"]) + tuple(cues),
         frozenset(data["items"]["rest"]),
+        tuple(data["items"]["exceptions"]),
         table,
     )
 
 
-def is_product(name: str) -> bool:
-    """The name is a product's spelling (`Day.js`), so its packages come from its row, not from its name."""
-    return name.strip().casefold() in rows().by_name
+def main_package(name: str) -> str:
+    """The first package of the product a name spells (`Day.js` -> dayjs, `Moment.js` -> moment), "" for none."""
+    product = rows().by_name.get(name.strip().casefold())
+    return product.packages[0] if product is not None else ""
 
 
 def product_of(item: str, leads: frozenset[str]) -> Product | None:
@@ -82,3 +85,10 @@ def listed_products(text: str, leads: frozenset[str], *, whole: bool) -> list[Pr
             return []
         out += [product] if product is not None else []
     return out
+
+
+def conditional(after: str) -> bool:
+    """The text after a clause starts with an exception ("unless timezone handling is needed"): the clause forbids
+    less than every import of what it names."""
+    words = re.findall(r"[a-z]+", after.casefold())
+    return bool(words) and words[0] in rows().exceptions
