@@ -198,11 +198,13 @@ def _first_glob(globs: tuple[str, ...], rel: str) -> str:
 
 def module_spec(specs: tuple[str, ...], module: str) -> str:
     """The forbidden module a module is, or is of its family (`moment` takes `moment/locale/fr` and
-    `moment-timezone`; `requests` takes `requests.adapters`): the separators are rows of data/acts.toml."""
+    `moment-timezone`; `requests` takes `requests.adapters`; a scope `@mui` takes `@mui/material`, never
+    `@mui-x/y`): the separators are rows of data/acts.toml."""
     lowered = module.casefold()
     joins = rows().family_separators
     for spec in specs:
         s = spec.casefold()
-        if lowered == s or lowered.startswith(tuple(s + j for j in joins)):
+        family = (s + "/",) if s.startswith("@") and "/" not in s else tuple(s + j for j in joins)
+        if lowered == s or lowered.startswith(family):  # a scope (`@mui`) takes its packages, not `@mui-x/y`
             return spec
     return ""

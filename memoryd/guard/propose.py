@@ -19,6 +19,8 @@ from memoryd.base.errors import InvalidRequest
 from memoryd.guard.acts import unwrapped
 from memoryd.guard.match import module_spec
 from memoryd.guard.package_evidence import code_packages, is_package, lead_stripped
+from memoryd.guard.package_evidence import rows as evidence_rows
+from memoryd.guard.products import conditional, listed_products, main_package
 from memoryd.guard.rules import KEEP_OUT, Forbid, parse_forbid
 from memoryd.relevance.lexicon import programs, shared_rows
 
@@ -445,6 +447,43 @@ def _read_clause(verbs: str, part: str, found: _Found, sentence: str = "") -> No
         if not named and found.size() == size:
             named = _evidenced_names(part, sentence, found.known)
         found.imports += named
+    if not _scoped(sentence, part) and not _bracketed(sentence, part):
+        found.imports += _product_imports(part, sentence, vwords, found.known)
+
+
+def _product_imports(part: str, sentence: str, vwords: set[str], known: frozenset[str]) -> list[str]:
+    """The packages of the products a forbidding clause names (products.py): as its own list ("don't use MUI or
+    Chakra UI"), or in the bracket after its library word ("NEVER use other icon libraries (Font Awesome, Heroicons,
+    etc.)": its other items are examples, skipped). A package the memory's code or the words before the negation
+    use ("Use `react-redux` hooks, not Redux Toolkit") is never proposed, nor any after a clause with an exception."""
+    r = rows()
+    leads = frozenset(r.imports | set(r.bare_verbs) | set(r.fillers) | set(evidence_rows().leads))
+    at = sentence.rfind(part) if part.strip() else -1
+    after = re.sub(r"^\s*\([^()]*\)", "", sentence[at + len(part) :]) if at >= 0 else ""
+    if conditional(after):
+        return []  # "instead of Day.js unless timezone handling is needed": a trigger would hold the exception
+    products = listed_products(_after_list_lead(_CODE.sub(" ", part)), leads, whole=True)
+    products += listed_products(_library_bracket(part, sentence, vwords), leads, whole=False)
+    used = known | {w.strip("`,*.;:()") for w in sentence[: max(at, 0)].split()}
+    return [p for product in products for p in product.packages if not any(module_spec((p,), u) for u in used if u)]
+
+
+def _library_bracket(part: str, sentence: str, vwords: set[str]) -> str:
+    """The list in the bracket right after a clause that forbids importing a kind of library ("use other icon
+    libraries (Font Awesome, ...)"): the clause ends at the bracket, whose items are what it forbids."""
+    words = part.split()
+    if not vwords & rows().imports or not words or words[-1].casefold().strip(".,") not in rows().library_cues:
+        return ""
+    at = sentence.rfind(part)
+    m = re.match(r"\s*\(([^()]*)\)", sentence[at + len(part) :]) if at >= 0 else None
+    return _after_list_lead(m.group(1)) if m else ""
+
+
+def _after_list_lead(text: str) -> str:
+    """The list after its lead ("libraries such as MUI or Chakra" -> "MUI or Chakra"), else the text."""
+    leads = "|".join(re.escape(w) for w in rows().list_leads)
+    cut = list(re.finditer(rf"(?<!\w)(?:{leads})(?!\w)", text, re.I))
+    return text[cut[-1].end() :] if cut else text
 
 
 def _bracketed(sentence: str, part: str) -> bool:
@@ -770,8 +809,8 @@ def _library(span: str, part: str, *, code: bool) -> str:
     verbs = "|".join(re.escape(v) for v in sorted(r.imports, key=len, reverse=True))
     if not re.search(rf"\b(?:{verbs})\s+(?:the\s+|a\s+)?`?{re.escape(name)}\b", lowered):
         return ""
-    if name.endswith(r.library_suffixes):
-        return name.rsplit(".", 1)[0]
+    if name.endswith(r.library_suffixes):  # a product's package comes from its row (`Day.js` -> dayjs)
+        return main_package(name) or name.rsplit(".", 1)[0]
     cue = any(re.search(rf"\b{re.escape(c)}\b", lowered) for c in r.library_cues)
     return name if code and cue or code and name in _known_modules() else ""
 
