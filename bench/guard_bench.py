@@ -3,9 +3,9 @@ calls to a real daemon over loopback, scored for two sets of forbid triggers: th
 from the rule's prose (the save answer's `forbid`), and the hand-written ones. Method and sources:
 bench/guard/README.md. Latency of the hook as a whole process: bench/hook_bench.py.
 
-Run: .venv/bin/python bench/guard_bench.py [--held-out | --fresh | --fresh2 | --fresh3 | --fresh4] [--json]   (dev projects
-by default; --held-out, --fresh, --fresh2, --fresh3 and --fresh4 score the projects kept aside, each once). Targets: violations
-held >= 0.90, compliant acts held = 0, every reason names its memory.
+Run: .venv/bin/python bench/guard_bench.py [--held-out | --fresh | --fresh2 | --fresh3 | --fresh4 | --fresh5] [--json]
+(dev projects by default; --held-out, --fresh, --fresh2, --fresh3, --fresh4 and --fresh5 score the projects kept aside,
+each once). Targets: violations held >= 0.90, compliant acts held = 0, every reason names its memory.
 """
 
 from __future__ import annotations
@@ -22,17 +22,18 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "guard" / "projects.json"
 HELD_TARGET = 0.90
-# Each set by its projects' (held_out, fresh_held_out, fresh2_held_out, fresh3_held_out, fresh4_held_out) flags: a project
-# belongs to exactly one set.
+# Each set by its projects' (held_out, fresh_held_out, fresh2_held_out, fresh3_held_out, fresh4_held_out,
+# fresh5_held_out) flags: a project belongs to exactly one set.
 SETS = {
-    "dev": (False, False, False, False, False),
-    "held-out": (True, False, False, False, False),
-    "fresh held-out": (True, True, False, False, False),
-    "fresh2 held-out": (True, False, True, False, False),
-    "fresh3 held-out": (True, False, False, True, False),
-    "fresh4 held-out": (True, False, False, False, True),
+    "dev": (False, False, False, False, False, False),
+    "held-out": (True, False, False, False, False, False),
+    "fresh held-out": (True, True, False, False, False, False),
+    "fresh2 held-out": (True, False, True, False, False, False),
+    "fresh3 held-out": (True, False, False, True, False, False),
+    "fresh4 held-out": (True, False, False, False, True, False),
+    "fresh5 held-out": (True, False, False, False, False, True),
 }
-SET_FLAGS = ("held_out", "fresh_held_out", "fresh2_held_out", "fresh3_held_out", "fresh4_held_out")
+SET_FLAGS = ("held_out", "fresh_held_out", "fresh2_held_out", "fresh3_held_out", "fresh4_held_out", "fresh5_held_out")
 # The command-line option (argparse's attribute) that picks each held-out set; none picks dev.
 SET_OPTIONS = {
     "held_out": "held-out",
@@ -40,6 +41,7 @@ SET_OPTIONS = {
     "fresh2": "fresh2 held-out",
     "fresh3": "fresh3 held-out",
     "fresh4": "fresh4 held-out",
+    "fresh5": "fresh5 held-out",
 }
 
 
@@ -152,6 +154,11 @@ def main() -> None:
         "--fresh4",
         action="store_true",
         help="score the fourth fresh held-out projects (issue 50, once; not yet scored)",
+    )
+    which.add_argument(
+        "--fresh5",
+        action="store_true",
+        help="score the fifth fresh held-out projects (issue 50, once; not yet scored)",
     )
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
     parser.add_argument("--proposals", action="store_true", help="print what save proposes for the moments/coding sets")
