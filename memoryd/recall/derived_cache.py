@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import sqlite3
 import threading
 from dataclasses import fields
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryd.base import limits
+from memoryd.base.sqlite_cache import open_cache
 from memoryd.relevance.applies import AppliesTo
 from memoryd.relevance.applies_derive import shared
 
@@ -79,23 +79,19 @@ class DerivedCache:
 
     def __init__(self, path: Path | None, version: str = DERIVE_VERSION) -> None:
         self.version = version
-        self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
-        if path is None:
-            return
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
-            os.chmod(path, 0o600)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS derived (version TEXT NOT NULL, digest BLOB NOT NULL, applies TEXT NOT "
-                "NULL, PRIMARY KEY (version, digest))"
-            )
-            self._conn.execute("DELETE FROM derived WHERE version != ?", (version,))  # made by another derive
-        except sqlite3.Error as exc:  # a broken cache only costs deriving again
-            log.warning("recall: the derived cache %s is unusable (%s); derivations are kept in memory only", path, exc)
-            self._conn = None
+        self._conn = open_cache(
+            path,
+            "CREATE TABLE IF NOT EXISTS derived (version TEXT NOT NULL, digest BLOB NOT NULL, applies TEXT NOT NULL, "
+            "PRIMARY KEY (version, digest))",
+            "derived cache",
+        )
+        if self._conn is not None:
+            try:
+                self._conn.execute("DELETE FROM derived WHERE version != ?", (version,))  # made by another derive
+            except sqlite3.Error as exc:  # a broken cache only costs deriving again
+                log.warning("recall: the derived cache %s is unusable (%s); it is kept in memory only", path, exc)
+                self._conn = None
 
     def get_many(self, digests: list[bytes]) -> dict[bytes, AppliesTo]:
         if self._conn is None or not digests:

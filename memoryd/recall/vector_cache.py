@@ -4,14 +4,14 @@ so a restart, a rename or a touch re-embeds nothing."""
 from __future__ import annotations
 
 import logging
-import os
-import sqlite3
 import threading
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from memoryd.base.sqlite_cache import open_cache
 
 log = logging.getLogger(__name__)
 
@@ -21,22 +21,13 @@ class VectorCache:
     content-addressed, so a restart, a rename or a touch re-embeds nothing."""
 
     def __init__(self, path: Path | None) -> None:
-        self._conn: sqlite3.Connection | None = None
         self._lock = threading.Lock()
-        if path is None:
-            return
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30)
-            os.chmod(path, 0o600)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute(
-                "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, digest BLOB NOT NULL, vec "
-                "BLOB NOT NULL, PRIMARY KEY (model, digest))"
-            )
-        except sqlite3.Error as exc:  # a broken cache only costs re-embedding
-            log.warning("recall: the vector cache %s is unusable (%s); embeddings are kept in memory only", path, exc)
-            self._conn = None
+        self._conn = open_cache(
+            path,
+            "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, digest BLOB NOT NULL, vec BLOB NOT NULL, "
+            "PRIMARY KEY (model, digest))",
+            "vector cache",
+        )
 
     def get_many(self, model: str, digests: list[bytes]) -> dict[bytes, Any]:
         if self._conn is None or not digests:
