@@ -244,6 +244,9 @@ def test_a_shells_string_is_read_for_paths_too(tmp_path: Path) -> None:
     assert held(tmp_path, {"reads": [".env"]}, "bash -c 'cat .env | grep KEY'")
     assert held(tmp_path, {"writes": [".env"]}, 'sh -c "echo KEY=2 >> .env"')
     assert not held(tmp_path, {"reads": [".env"]}, "bash -c 'cat .env.example'")
+    # the string itself is no path: writing notes.env reads no `*.env`, though the glob's `*` spans its spaces
+    assert not held(tmp_path, {"reads": ["*.env"]}, "bash -c 'echo KEY=1 > notes.env'")
+    assert held(tmp_path, {"reads": ["*.env"]}, "bash -c 'grep KEY notes.env'")
 
 
 INLINE = {  # row -> (an inline program naming .env as a string literal: held, one naming none: not held)

@@ -328,10 +328,12 @@ def created(cmd: SimpleCommand, root: str) -> list[str]:
 
 def read(cmd: SimpleCommand, root: str) -> list[str]:
     """The files a command reads or stages: its path arguments (an option's `=value` too), less what it only
-    writes (`cp`'s destination) and less everything for programs that name files unread (`echo`)."""
+    writes (`cp`'s destination), a shell's `-c` string, and everything for programs that name files unread (`echo`)."""
     if cmd.program in rows().non_readers or f"{cmd.program} {cmd.subcommand}" in rows().non_readers:
         return []
     paths = _path_args(cmd, skip_subcommand=False)
+    inner = shell_strings(list(cmd.words))  # a shell's -c string is commands, read as its own (commands_of)
+    paths = [p for p in paths if p not in inner]
     how = _writer_of(cmd, rows().writers)
     if how and how[1] == "last" and len(paths) > 1:
         paths = paths[:-1]
