@@ -167,9 +167,17 @@ GLOBAL_OPTIONS = {  # row -> (the script `dev` under a global option with a valu
 }
 
 
+RUNNER_OPTIONS = {  # row -> (runs mypy after an option with a value: held, runs another program: not held)
+    "uv": ("uv --directory backend run mypy src", "uv --directory mypy run pytest"),
+    "uv run": ("uv run --with mypy mypy src", "uv run --with mypy pytest"),  # --with installs mypy, runs pytest
+    "uv tool run": ("uv tool run --with types-requests mypy src", "uv tool run --from mypy ruff check"),
+    "uvx": ("uvx --python 3.12 mypy --strict src", "uvx --with mypy ruff check"),
+}
+
+
 @pytest.mark.parametrize("program", sorted(GLOBAL_OPTIONS))
 def test_a_managers_global_option_and_its_value_stand_before_its_verb(tmp_path: Path, program: str) -> None:
-    assert set(GLOBAL_OPTIONS) == set(rows().global_options)
+    assert set(GLOBAL_OPTIONS) | set(RUNNER_OPTIONS) == set(rows().global_options)
     run, other = GLOBAL_OPTIONS[program]
     assert held(tmp_path, {"commands": [f"{program} dev"]}, run), run
     assert not held(tmp_path, {"commands": [f"{program} dev"]}, other), other
@@ -187,6 +195,58 @@ def test_a_global_option_is_read_only_where_its_row_says(tmp_path: Path) -> None
     assert held(tmp_path, {"imports": ["moment"]}, "pnpm -w add moment")
     assert not held(tmp_path, {"commands": ["pnpm dev"]}, "pnpm -w dev-tools build")
     assert not held(tmp_path, {"commands": ["yarn dev"]}, "yarn --prefix apps dev")  # yarn's row has no --prefix
+
+
+@pytest.mark.parametrize("row", sorted(RUNNER_OPTIONS))
+def test_a_runners_options_stand_before_the_program_it_runs(tmp_path: Path, row: str) -> None:
+    run, other = RUNNER_OPTIONS[row]
+    assert held(tmp_path, {"commands": ["mypy"]}, run), run
+    assert not held(tmp_path, {"commands": ["mypy"]}, other), other
+    if " " in row or row == "uvx":  # every option of a runner's row takes its value
+        for option in rows().global_options[row]:
+            assert held(tmp_path, {"commands": ["mypy"]}, f"{row} {option} x mypy src"), option
+            assert not held(tmp_path, {"commands": ["mypy"]}, f"{row} {option} mypy pytest"), option
+
+
+def test_a_runner_reads_the_program_after_its_flags_and_wrappers(tmp_path: Path) -> None:
+    # the crossbill-web acts (fresh5): each runs mypy
+    for command in [
+        "cd backend && uv run mypy src/",
+        "cd backend && uvx mypy --strict src/application",
+        "cd backend && python -m mypy src/domain",
+        "cd backend && timeout 300 uv run mypy src/routers",
+        "uv run --frozen -- mypy .",
+    ]:
+        assert held(tmp_path, {"commands": ["mypy"]}, command), command
+    assert not held(tmp_path, {"commands": ["mypy"]}, "uv run --frozen pyright")
+    assert not held(tmp_path, {"commands": ["mypy"]}, "uv run pytest --with mypy")  # after the program: its own
+
+
+SHELLS = {  # row -> (a -c string running pip: held, a script, or a string that only names pip: not held)
+    "bash": ("bash -c 'pip install .[dev] && pytest'", "bash scripts/pip-install.sh"),
+    "sh": ('sh -c "cd backend && pip install -r requirements.txt"', "sh -c 'echo pip is not used'"),
+    "zsh": ("zsh -lc 'pip3 install pytest'", "zsh -c 'uv pip install pytest'"),  # uv's own pip is no pip
+    "dash": ("dash -ec 'pip freeze > req.txt'", "dash -c 'uv sync'"),
+    "ksh": ("ksh -c 'timeout 60 pip install x'", "ksh -c pip.sh"),
+}
+
+
+@pytest.mark.parametrize("row", sorted(SHELLS))
+def test_a_shells_command_string_is_read_as_commands(tmp_path: Path, row: str) -> None:
+    assert set(SHELLS) == set(rows().shell_strings)
+    run, other = SHELLS[row]
+    assert held(tmp_path, {"commands": ["pip", "pip3"]}, run), run
+    assert not held(tmp_path, {"commands": ["pip", "pip3"]}, other), other
+
+
+def test_a_shells_string_is_read_for_paths_too(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text("KEY=1\n")
+    assert held(tmp_path, {"reads": [".env"]}, "bash -c 'cat .env | grep KEY'")
+    assert held(tmp_path, {"writes": [".env"]}, 'sh -c "echo KEY=2 >> .env"')
+    assert not held(tmp_path, {"reads": [".env"]}, "bash -c 'cat .env.example'")
+    # the string itself is no path: writing notes.env reads no `*.env`, though the glob's `*` spans its spaces
+    assert not held(tmp_path, {"reads": ["*.env"]}, "bash -c 'echo KEY=1 > notes.env'")
+    assert held(tmp_path, {"reads": ["*.env"]}, "bash -c 'grep KEY notes.env'")
 
 
 INLINE = {  # row -> (an inline program naming .env as a string literal: held, one naming none: not held)

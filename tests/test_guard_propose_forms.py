@@ -386,3 +386,40 @@ def test_every_correlative_row_has_cases_each_way() -> None:
     for word in table["correlatives"]["words"]:
         said = [line for rule, line in CORRELATIVES if re.search(rf"\b{word}\b", rule, re.I)]
         assert any(said) and "" in said, word
+
+
+TOOL_KINDS = {  # kind -> (a tool said NOT beside a chosen one of the kind, its line; a tool of another kind: nothing)
+    "type_checkers": (
+        ("This project uses pyright (not mypy).", "will stop: mypy — use pyright"),
+        "Check types with pyright, not pytest",
+    ),
+    "linters": (("Lint with ruff, not flake8", "will stop: flake8 — ruff"), "Lint with pylint, not pytest"),
+    "formatters": (("Format with ruff (not black)", "will stop: black"), "Format with black (not pylint)"),
+    "test_runners": (
+        ("Tests run with pytest (not nose2)", "will stop: nose2 — run with pytest"),
+        "Our tests prefer pytest fixtures (not unittest.TestCase)",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(TOOL_KINDS))
+def test_a_tool_said_not_beside_a_chosen_one_of_its_kind_is_forbidden(kind: str) -> None:
+    table = tomllib.loads(resources.files("memoryd.guard").joinpath("data", "prose.toml").read_text())
+    assert set(TOOL_KINDS) == set(table["tool_kinds"])
+    (rule, line), other = TOOL_KINDS[kind]
+    assert propose("rule", rule, "").summary() == line
+    assert not propose("rule", other, ""), propose("rule", other, "")
+
+
+def test_a_tool_after_a_negated_run_verb_is_forbidden_and_held_through_its_runners() -> None:
+    # the crossbill-web rule (fresh5)
+    forbid = propose("pyright, never mypy", "Run `pyright` after changing Python files; never suggest or run mypy.", "")
+    assert forbid.commands == ("mypy",)
+    assert not propose("rule", "never suggest mypy", "")  # no run verb: a word, not a command
+    assert not propose("rule", "never use black", "")  # an English word is a program only in a contrast
+    assert not propose("rule", "Use pyright (not strict mode)", "")
+    for command in ["uv run mypy src/", "uvx mypy", "python -m mypy src", "timeout 300 uv run mypy", "dmypy run"]:
+        held = meets(forbid, Act("Bash", command=command, commands=commands_of(command))) is not None
+        assert held is (command != "dmypy run"), command  # dmypy is another program: the hand trigger names it
+    for command in ["uv run pyright", "uv run --with mypy pytest", "basedpyright src"]:
+        assert meets(forbid, Act("Bash", command=command, commands=commands_of(command))) is None, command

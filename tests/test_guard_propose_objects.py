@@ -139,3 +139,49 @@ COLON_LISTS = [  # (rule, "will stop" line or "")
 @pytest.mark.parametrize(("rule", "line"), COLON_LISTS)
 def test_a_verb_before_a_colon_forbids_the_list_after_it(rule: str, line: str) -> None:
     assert propose("rule", rule, "").summary() == line
+
+
+VERB_LISTS = [  # (the rule, the save's line): every verb of the list a negation opens gives its kind of trigger
+    ("DO NOT read, write, or modify the `.env` file under any circumstances.", "will stop: writes .env, reads .env"),
+    ("Never edit or read `secrets/`", "will stop: writes secrets/**, reads secrets/**"),
+    ("Files in gen/ are private. Never read or edit them.", "will stop: writes gen/**, reads gen/**"),
+    # a verb before the negation is no verb of its list: reading the docs is what the rule asks
+    ("Read the docs, never edit `gen/`", "will stop: writes gen/**"),
+    ("Never commit, push or print `.env`", "will stop: reads .env"),  # one kind said three ways
+]
+
+
+@pytest.mark.parametrize(("rule", "line"), VERB_LISTS)
+def test_each_verb_of_a_negated_list_gives_its_trigger(rule: str, line: str) -> None:
+    assert propose("rule", rule, "").summary() == line
+
+
+HEADLINE_PLACES = [  # (name, description, the save's line): a place pronoun means the place the headline opens with
+    (
+        "packages/clients: generated code",
+        "Treat {p} as generated. Never edit {p}.",
+        "will stop: writes packages/clients/**",
+    ),
+    ("packages/clients is generated", "Never edit {p}.", "will stop: writes packages/clients/**"),
+    ("Generated clients", "packages/clients: do not hand-edit {p}.", "will stop: writes packages/clients/**"),
+    ("`docs/api/` is generated", "Never edit {p} by hand.", "will stop: writes docs/api/**"),
+    ("src/gen is generated", "Never read or edit {p}.", "will stop: writes src/gen/**, reads src/gen/**"),
+    # no place opens the headline: the pronoun refers to nothing
+    ("Generated clients", "Never edit {p}.", ""),
+    ("Never hand-edit packages/clients", "Never edit {p}.", ""),  # the place is no subject the headline opens with
+    ("read/write access", "Never edit {p}.", ""),  # no verb or colon after it: a pair of words, no place
+]
+
+
+@pytest.mark.parametrize("place", rows().place_pronouns)
+@pytest.mark.parametrize(("name", "description", "line"), HEADLINE_PLACES)
+def test_a_place_pronoun_refers_to_the_headlines_place(place: str, name: str, description: str, line: str) -> None:
+    assert propose(name, description.format(p=place), "").summary() == line
+
+
+def test_an_object_that_is_no_pronoun_refers_to_no_headline_place() -> None:
+    # the taboot rule (fresh5): "outputs" are some files of the place, not all of it (its README is written by hand)
+    name = "packages/clients is generated: never hand-edit"
+    description = "packages/clients: Treat this directory as generated code. Do not hand-edit outputs."
+    assert not propose(name, description, "")
+    assert not propose("packages/clients: generated", "Never edit this directory's README.", "")  # a part of it

@@ -66,6 +66,7 @@ class ActRows:
     script_runs: dict[str, frozenset[str]]
     global_options: dict[str, frozenset[str]]
     inline_programs: dict[str, frozenset[str]]
+    shell_strings: dict[str, frozenset[str]]
 
 
 @cache
@@ -86,6 +87,7 @@ def rows() -> ActRows:
         {k: frozenset(v) for k, v in data["script_runs"].items()},
         {k: frozenset(v) for k, v in data["global_options"].items()},
         {k: frozenset(v) for k, v in data["inline_programs"].items()},
+        {k: frozenset(v) for k, v in data["shell_strings"].items()},
     )
 
 
@@ -155,12 +157,26 @@ def is_assignment(word: str) -> bool:
 def commands_of(command: str) -> tuple[EnvCommand, ...]:
     """The simple commands of a Bash line as the guard reads them: each one's wrappers (`timeout 60`, `nice -n 5`,
     `env X=1`, rows of data/acts.toml) stripped, so `timeout 60 yarn dev` runs `yarn dev`; the assignments kept."""
-    out = []
+    out: list[EnvCommand] = []
     for words in split_line(command):
         rest, env = unwrapped(words)
         if (cmd := simple_command(without_global_options(rest))) is not None:
             out.append(EnvCommand(**{f.name: getattr(cmd, f.name) for f in fields(cmd)}, env=env))
+        out += [inner for line in shell_strings(rest) for inner in commands_of(line)]
     return tuple(out)
+
+
+def shell_strings(words: list[str]) -> list[str]:
+    """The command lines a shell runs from its `-c` string ([shell_strings] rows): `bash -c 'pip install . && pytest'`
+    runs `pip install .` and `pytest`, read as if typed on the line."""
+    options = rows().shell_strings.get(words[0].rsplit("/", 1)[-1]) if words else None
+    if not options:
+        return []
+    for option, line in zip(words[1:], words[2:], strict=False):
+        cluster = option[:1] == "-" and option[1:2] != "-" and f"-{option[-1]}" in options
+        if option in options or cluster:
+            return [line]
+    return []
 
 
 def unwrapped(words: list[str]) -> tuple[list[str], tuple[str, ...]]:
@@ -196,18 +212,37 @@ def unwrapped(words: list[str]) -> tuple[list[str], tuple[str, ...]]:
 
 def without_global_options(words: list[str]) -> list[str]:
     """A package manager's words without the global options typed before its verb and their values (`npm --prefix
-    apps/web run dev` -> `npm run dev`; [global_options] rows), so its verb is read where it stands."""
-    taking = rows().global_options.get(words[0].rsplit("/", 1)[-1].casefold(), frozenset()) if words else frozenset()
-    if not taking:
+    apps/web run dev` -> `npm run dev`), and a runner verb's options before the program it runs (`uv run --with mypy
+    mypy src` -> `uv run mypy src`); [global_options] rows, so the verb and the program are read where they stand."""
+    table = rows().global_options
+    if not words:
         return words
     head, rest = words[:1], words[1:]
+    key = words[0].rsplit("/", 1)[-1].casefold()
+    while True:
+        if key in table:
+            kept, rest = _options_dropped(rest, table[key], keep_flags=" " not in key)
+            head += kept
+        longer = f"{key} {rest[0].casefold()}" if rest else ""
+        if not longer or not any(k == longer or k.startswith(longer + " ") for k in table):
+            return head + rest
+        head.append(rest.pop(0))
+        key = longer
+
+
+def _options_dropped(rest: list[str], taking: frozenset[str], *, keep_flags: bool) -> tuple[list[str], list[str]]:
+    """(the flags kept, the words after the leading options): each option in `taking` dropped with its value; a
+    manager's flag (`--silent`) kept, the reader skips it as before; a runner verb's flag (`--frozen`) dropped."""
+    kept: list[str] = []
     while rest and rest[0].startswith("-") and rest[0] != "--":
         option = rest.pop(0)
         if option in taking and rest:
             rest.pop(0)
-        elif option not in taking:
-            head.append(option)  # a flag (`--silent`): kept, the reader skips it as before
-    return head + rest
+        elif option not in taking and keep_flags:
+            kept.append(option)
+    if not keep_flags and rest[:1] == ["--"]:
+        rest = rest[1:]  # `uv run -- mypy`: the runner's options end
+    return kept, rest
 
 
 def relative(raw: str, cwd: str) -> str:
@@ -293,10 +328,12 @@ def created(cmd: SimpleCommand, root: str) -> list[str]:
 
 def read(cmd: SimpleCommand, root: str) -> list[str]:
     """The files a command reads or stages: its path arguments (an option's `=value` too), less what it only
-    writes (`cp`'s destination) and less everything for programs that name files unread (`echo`)."""
+    writes (`cp`'s destination), a shell's `-c` string, and everything for programs that name files unread (`echo`)."""
     if cmd.program in rows().non_readers or f"{cmd.program} {cmd.subcommand}" in rows().non_readers:
         return []
     paths = _path_args(cmd, skip_subcommand=False)
+    inner = shell_strings(list(cmd.words))  # a shell's -c string is commands, read as its own (commands_of)
+    paths = [p for p in paths if p not in inner]
     how = _writer_of(cmd, rows().writers)
     if how and how[1] == "last" and len(paths) > 1:
         paths = paths[:-1]

@@ -94,6 +94,8 @@ class ProseRows:
     correlated: str
     file_edits: frozenset[str]  # verbs that keep a file named by name and extension from a change
     file_extensions: frozenset[str]  # extensions of a file a clause may name without a `/` (`CLAUDE.md`)
+    place_pronouns: tuple[str, ...]  # objects that name the memory's own place ("this directory")
+    tool_kinds: dict[str, frozenset[str]]  # a tool's name -> the kinds it is of (a type checker, a linter)
 
 
 def _environment_form(d: dict[str, Any]) -> re.Pattern[str]:
@@ -110,11 +112,21 @@ def _code_list_forms(d: dict[str, Any]) -> tuple[re.Pattern[str], re.Pattern[str
     return re.compile(rf"[\s,;.]*{listed}[\s,;.]*", re.I), re.compile(rf"\(\s*{listed}\s*\)", re.I)
 
 
+def _kinds_of_tools(d: dict[str, list[str]]) -> dict[str, frozenset[str]]:
+    """The `[tool_kinds]` rows by tool: `ruff` -> {linters, formatters}."""
+    out: dict[str, set[str]] = {}
+    for kind, names in d.items():
+        for name in names:
+            out.setdefault(name, set()).add(kind)
+    return {name: frozenset(kinds) for name, kinds in out.items()}
+
+
 @cache
 def rows() -> ProseRows:
     text = resources.files("memoryd.guard").joinpath("data", "prose.toml").read_text(encoding="utf-8")
     d: dict[str, Any] = tomllib.loads(text)
     negations, cues = shared_rows("negations", "guard"), shared_rows("library_cues", "guard")
+    tools = _kinds_of_tools(d["tool_kinds"])
     return ProseRows(
         tuple(sorted(negations["words"], key=len, reverse=True)),
         frozenset(d["verbs"]["writes"]),
@@ -125,7 +137,7 @@ def rows() -> ProseRows:
         frozenset(cues["words"]),
         cues["suffixes"],
         dict(d["phrases"]),
-        frozenset(d["programs"]["words"]) | frozenset(programs().family_of),
+        frozenset(d["programs"]["words"]) | frozenset(programs().family_of) | (frozenset(tools) - programs().english),
         tuple(d["placeholders"]["prefixes"]),
         negations["after"],
         tuple(sorted(cues["verbs"], key=len, reverse=True)),
@@ -152,6 +164,8 @@ def rows() -> ProseRows:
         d["correlatives"]["as"],
         frozenset(d["verbs"]["file_edits"]),
         frozenset(d["files"]["extensions"]),
+        tuple(sorted(d["pronouns"]["places"], key=len, reverse=True)),
+        tools,
     )
 
 
@@ -165,6 +179,7 @@ class _Found:
     instead: str = ""
     contrasts: list[tuple[str, str]] = field(default_factory=list)  # (Y, X) of an "X, not Y" that named nothing
     known: frozenset[str] = frozenset()  # packages the memory's own code imports or installs
+    place: str = ""  # the memory's own place, which its headline opens with (`packages/clients/**`)
 
     def size(self) -> int:
         return len(self.commands) + len(self.writes) + len(self.reads) + len(self.imports) + len(self.creates)
@@ -173,7 +188,7 @@ class _Found:
 def propose(name: str, description: str, body: str) -> Forbid:
     """The forbid triggers a rule's text states (empty when it forbids nothing a trigger can name)."""
     text = f"{name}\n{description}\n{body}"
-    found = _Found([], [], [], [], known=code_packages(text))
+    found = _Found([], [], [], [], known=code_packages(text), place=_headline_place(name, description))
     heading_neg, lead_neg, previous = "", "", ""
     for line in text.splitlines():
         stripped = _correlated(_unmarked(line))
@@ -246,6 +261,8 @@ def _read_sentence(sentence: str, inherited: str, previous: str, found: _Found) 
     found.commands[proposed:] = _not_chosen(found.commands[proposed:], sentence, neg[1])
     if found.size() == size:
         _pronoun_object(neg[0], neg[1], sentence, previous, found)
+    if found.size() == size:
+        found.commands += _contrasted_tools(sentence, neg[1])
     grew = found.size() > size
     said, contrast = _instead_in(sentence, neg[1])
     if contrast and not grew:
@@ -415,13 +432,13 @@ def _read_clause(verbs: str, part: str, found: _Found, sentence: str = "") -> No
                 found.writes.append(span)
             continue  # beside code, a bare word counts only as a package manager ("never npm, yarn or `bun test`")
         if _is_path(span, code=in_code) or not code and _placed(span, part):
-            kind = _path_kind(vwords)
-            if kind == "writes":
-                found.writes.append(_glob(span))
-            elif kind == "reads":
-                found.reads.append(_glob(span))
-            elif kind == "creates" and (glob := _new_files_glob(span, part)):
-                found.creates.append(glob)
+            for kind in _path_kinds(vwords, part):
+                if kind == "writes":
+                    found.writes.append(_glob(span))
+                elif kind == "reads":
+                    found.reads.append(_glob(span))
+                elif kind == "creates" and (glob := _new_files_glob(span, part)):
+                    found.creates.append(glob)
             continue
         if _edited_file(span, part):
             found.writes.append(span)
@@ -504,18 +521,23 @@ def _prose_word(word: str) -> str:
 def _pronoun_object(verbs: str, part: str, sentence: str, previous: str, found: _Found) -> None:
     """A forbidding verb whose object is a pronoun ("Do not edit them") forbids its antecedent: the subject places
     of the same sentence before the negation ("Files under gen/ are generated, never edit them"), else of the
-    sentence before ("The markdown files in documents/ ... are auto-generated ... Do not edit them")."""
+    sentence before ("The markdown files in documents/ ... are auto-generated ... Do not edit them"), else for a
+    place pronoun ("this directory") the memory's own place (`_headline_place`)."""
     r = rows()
     verb = "|".join(re.escape(v) for v in sorted(r.writes | r.reads, key=len, reverse=True))
-    pronoun = "|".join(re.escape(p) for p in r.pronouns)
-    if not re.match(rf"\s*(?:(?:{verb})\s+(?:or|and)\s+)*(?:{verb})\s+(?:{pronoun})\b", part, re.I):
+    pronoun = "|".join(re.escape(p) for p in (*r.place_pronouns, *r.pronouns))
+    m = re.match(rf"\s*(?:(?:{verb})\s+(?:or|and)\s+)*(?:{verb})\s+({pronoun})(?![\w'’-])", part, re.I)
+    if m is None:
         return
     at = sentence.rfind(part) if part.strip() else -1
     places = _subject_places(sentence[:at]) if at > 0 else []
-    kind = _path_kind(_verb_words(verbs))
-    target = found.writes if kind == "writes" else found.reads if kind == "reads" else None
-    if target is not None:
-        target += places or _subject_places(previous)
+    places = places or _subject_places(previous)
+    if not places and found.place and m.group(1).casefold() in r.place_pronouns:
+        places = [found.place]  # "Do not edit this directory": the place the headline opens with
+    for kind in _path_kinds(_verb_words(verbs), part):
+        target = found.writes if kind == "writes" else found.reads if kind == "reads" else None
+        if target is not None:
+            target += places
 
 
 def _subject_places(sentence: str) -> list[str]:
@@ -745,6 +767,21 @@ def _edited_file(span: str, part: str) -> bool:
     return m is not None and bool(set(re.findall(r"[a-z-]+", m.group(1).casefold())) & r.file_edits)
 
 
+def _path_kinds(vwords: set[str], part: str) -> list[str]:
+    """What a clause keeps its paths from: the kind of its verb phrase, and the kind of every verb of the list the
+    clause opens with ("DO NOT read, write, or modify `.env`" keeps it from a read and a change)."""
+    kinds = [_path_kind(vwords)]
+    for word in re.findall(r"[\w-]+|,", part):
+        lowered = word.casefold()
+        if lowered in (",", "or", "and", "nor"):
+            continue
+        kind = _path_kind({lowered})
+        if not kind:
+            break
+        kinds.append(kind)
+    return [k for k in dict.fromkeys(kinds) if k]
+
+
 def _path_kind(vwords: set[str]) -> str:
     r = rows()
     if vwords & r.writes:
@@ -874,3 +911,37 @@ def will_stop(held: dict[str, Any]) -> str:
         return parse_forbid(held).summary() if held else ""
     except InvalidRequest:
         return ""
+
+
+def _headline_place(name: str, description: str) -> str:
+    """The memory's own place: a path its name opens with ("packages/clients is generated: ...") or a place before
+    a colon that opens its name or description ("packages/clients: Treat this directory as ..."), as a glob: a
+    directory's whole tree, a file itself."""
+    ends = "|".join(re.escape(w) for w in rows().subject_ends)
+    for text, form in ((name, rf"\s+(?:{ends})\b|\s*:"), (description, r"\s*:")):
+        m = re.match(rf"\s*`?([\w.-]+(?:/[\w.*-]+)+/?)`?(?:{form})", _unmarked(text), re.I)
+        if m is None or ".." in m.group(1).split("/"):
+            continue
+        place = m.group(1)
+        return (
+            _glob(place)
+            if place.endswith("/") or "*" in place or _named_file(place.rsplit("/", 1)[-1])
+            else (place + "/**")
+        )
+    return ""
+
+
+def _contrasted_tools(sentence: str, part: str) -> list[str]:
+    """The tools a clause says NOT beside a tool of the same kind the sentence chooses before it ("uses pyright (not
+    mypy)", "pytest, not unittest"; [tool_kinds]): every name of the clause such a tool, or none."""
+    kinds = rows().tool_kinds
+    at = sentence.rfind(part) if part.strip() else -1
+    if at <= 0:
+        return []
+    chosen = {w for w in re.findall(r"[\w.-]+", sentence[:at].casefold()) if w in kinds}
+    names = [n.strip("`*.,;:()").casefold() for n in re.split(r"\s*(?:,|\bor\b|\band\b|\bnor\b)\s*", part.strip())]
+    names = [n for n in names if n]
+    of_kind = set().union(*(kinds[c] for c in chosen)) if chosen else set()
+    if not names or not all(n in kinds and n not in chosen and kinds[n] & of_kind for n in names):
+        return []
+    return names
