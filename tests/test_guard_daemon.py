@@ -95,6 +95,26 @@ def test_ask_mode_asks_and_a_memory_enforce_overrides_the_mode(daemon_of: Any, p
     assert pre_tool(live, project, "Bash", command="git add .env.local")["permissionDecision"] == "deny"
 
 
+def test_an_act_breaking_two_rules_names_both_and_the_strictest_decision_holds(daemon_of: Any, project: Path) -> None:
+    """`npx eslint` under "use pnpm, never npm" and "lint with Biome, not eslint": the agent reads both rules, what
+    each says to do instead and where to change each; a rule asking and one denying deny."""
+    live = daemon_of("ask")
+    save(live, project, **PNPM, forbid={"commands": ["npm", "npx"], "instead": "use pnpm"})
+    save(
+        live,
+        project,
+        name="Biome lints",
+        description="Format and lint with Biome, not eslint",
+        forbid={"commands": ["eslint"], "instead": "pnpm biome check --write", "enforce": "deny"},
+    )
+    out = pre_tool(live, project, "Bash", command="npx eslint --fix src")
+    assert out["permissionDecision"] == "deny"
+    why = out["permissionDecisionReason"]
+    assert "Package manager" in why and "Biome lints" in why and "use pnpm" in why and "biome check" in why
+    assert why.count("edit or remove `forbid:` in ") == 2
+    assert pre_tool(live, project, "Bash", command="npm ci")["permissionDecision"] == "ask"
+
+
 def test_context_mode_lets_the_act_run_with_the_rule_and_off_changes_nothing_else(
     daemon_of: Any, project: Path
 ) -> None:

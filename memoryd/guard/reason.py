@@ -62,3 +62,14 @@ def reason(rule: Rule, hit: Hit) -> str:
         f"memoryd's web view); `memoryd guard` lists every rule; {SWITCH_HINT}."
     )
     return " ".join(lines)
+
+
+def also_broken(rule: Rule, hit: Hit) -> str:
+    """Another memory the same act breaks, said after the first one's reason: its name, what to do instead, and where
+    to change it (a held act never leaves the person without a way forward)."""
+    about = rule.description or rule.name
+    instead = f" Instead: {rule.forbid.instead}." if rule.forbid.instead else ""
+    return (
+        f'It also breaks "{rule.name}" ({about}): {hit.describe()}.{instead} If that rule is wrong, edit or remove '
+        f"`forbid:` in {rule.path} too."
+    )

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from memoryd.guard.acts import Act
 from memoryd.guard.index import GuardIndex, Rule
 from memoryd.guard.match import Hit, meets
-from memoryd.guard.mode import OFF, effective_mode
-from memoryd.guard.reason import reason
+from memoryd.guard.mode import OFF, SWITCH_MODES, effective_mode
+from memoryd.guard.reason import also_broken, reason
 from memoryd.recall.explain import Why
 from memoryd.recall.indexes import StoreIndexes
 from memoryd.recall.log import RecallLog
@@ -26,12 +26,14 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """A held act: the decision (deny, ask or context), the rule it met and how, and the words for the agent."""
+    """A held act: the decision (deny, ask or context), the first rule it met and how, the other rules it breaks,
+    and the words for the agent (every rule it breaks, so none is left unsaid)."""
 
     decision: str
     rule: Rule
     hit: Hit
     reason: str
+    others: tuple[tuple[Rule, Hit], ...] = ()
 
 
 class Guard:
@@ -60,31 +62,36 @@ class Guard:
         started = time.perf_counter()
         if effective_mode(self.mode, session_value, "deny") == OFF:  # the session or [guard] turned it off
             return None
+        held: list[tuple[str, Rule, Hit]] = []
         for rule in self.rules(store):
             decision = effective_mode(self.mode, session_value, rule.forbid.enforce)
-            if decision == OFF:
-                continue
-            hit = meets(rule.forbid, act)
-            if hit is None:
-                continue
-            verdict = Verdict(decision, rule, hit, reason(rule, hit))
-            self._record(store, act, session_id, verdict, (time.perf_counter() - started) * 1000)
-            return verdict
-        return None
+            if decision != OFF and (hit := meets(rule.forbid, act)) is not None:
+                held.append((decision, rule, hit))
+        if not held:
+            return None
+        # the strictest decision of the rules broken (deny, then ask, then context); the reason names each rule
+        decision = min((d for d, _, _ in held), key=SWITCH_MODES.index)
+        (_, rule, hit), others = held[0], tuple((r, h) for _, r, h in held[1:])
+        words = " ".join([reason(rule, hit), *(also_broken(r, h) for r, h in others)])
+        verdict = Verdict(decision, rule, hit, words, others)
+        self._record(store, act, session_id, verdict, (time.perf_counter() - started) * 1000)
+        return verdict
 
     def _record(self, store: MemoryDir, act: Act, session_id: str, verdict: Verdict, took_ms: float) -> None:
         if self.recall_log is None:
             return
-        rule = verdict.rule
-        why = Why(
-            filename=rule.filename,
-            name=rule.name,
-            score=1.0,
-            injected=True,
-            paths=(verdict.hit.trigger,),
-            rule=f"forbids {verdict.hit.kind}",
-            held=verdict.decision,
-        )
+        whys = [
+            Why(
+                filename=rule.filename,
+                name=rule.name,
+                score=1.0,
+                injected=True,
+                paths=(hit.trigger,),
+                rule=f"forbids {hit.kind}",
+                held=verdict.decision,
+            )
+            for rule, hit in ((verdict.rule, verdict.hit), *verdict.others)
+        ]
         try:
             self.recall_log.record(
                 memory_dir=str(store.path),
@@ -94,7 +101,7 @@ class Guard:
                 method="guard",
                 reason=f"{verdict.decision}: {verdict.hit.describe()}",
                 took_ms=took_ms,
-                why=[why],
+                why=whys,
             )
         except Exception:  # the log is for people; never fail the agent's tool call over it
             log.exception("could not record a held act in the recall log")
