@@ -148,17 +148,19 @@ def main() -> None:
         "--fresh2", action="store_true", help="score the second fresh held-out projects (issue 50, once)"
     )
     which.add_argument(
-        "--fresh3", action="store_true", help="score the third fresh held-out projects (issue 50, once; not yet scored)"
+        "--fresh3",
+        action="store_true",
+        help="score the third fresh held-out projects (issue 50; scored once, now dev data)",
     )
     which.add_argument(
         "--fresh4",
         action="store_true",
-        help="score the fourth fresh held-out projects (issue 50, once; not yet scored)",
+        help="score the fourth fresh held-out projects (issue 50; scored once, now dev data)",
     )
     which.add_argument(
         "--fresh5",
         action="store_true",
-        help="score the fifth fresh held-out projects (issue 50, once; not yet scored)",
+        help="score the fifth fresh held-out projects (issue 50; scored once, now dev data)",
     )
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
     parser.add_argument("--proposals", action="store_true", help="print what save proposes for the moments/coding sets")
