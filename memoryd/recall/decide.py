@@ -38,6 +38,10 @@ COSINE_CENTRE = 0.85
 # 0.777 -> 0.767; coding dev precision 0.18 -> 0.28 (bench/RESULTS.md §10).
 CLOSE_MIN_TERMS = 2
 CLOSE_SURE_TERMS = 3
+# A close match not close in meaning (below the model's close_similarity), in on its words alone, must also reach this
+# confidence: generic commit subjects share three generic words with some memory of any store (issue 49;
+# bench/relevance.md "Prompt abstention").
+CLOSE_WORDS_MIN = 0.08
 # With a model backend, the side-query is skipped when the local ranking leaves nothing to decide:
 ELSEWHERE = "the prompt names a product no memory of this store mentions"
 NOT_CONFIDENT = "no memory is close enough to the prompt or confident enough for the task"
@@ -182,9 +186,11 @@ def _prompt_terms(index: LexicalIndex, said: str, prompt: str) -> set[str]:
 
 def _near(rank: int, sure_of: float, words: int, cosine: float, backend: Backend) -> bool:
     """Whether a candidate is near enough for the close-match rule: the best, confident, or holding two of the
-    prompt's words; and close in meaning too, or holding three (a shared word is not a shared subject)."""
+    prompt's words; and close in meaning too, or holding three and confident enough (a shared word is not a shared
+    subject)."""
     near = rank == 0 or sure_of >= CONFIDENCE_MIN or words >= CLOSE_MIN_TERMS
-    return near and (cosine >= backend.close_similarity or words >= CLOSE_SURE_TERMS)
+    by_words = words >= CLOSE_SURE_TERMS and sure_of >= CLOSE_WORDS_MIN
+    return near and (cosine >= backend.close_similarity or by_words)
 
 
 def _decide_lexical(
