@@ -22,27 +22,17 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "bench" / "guard" / "projects.json"
 HELD_TARGET = 0.90
-# Each set by its projects' (held_out, fresh_held_out, fresh2_held_out, fresh3_held_out, fresh4_held_out,
-# fresh5_held_out) flags: a project belongs to exactly one set.
-SETS = {
-    "dev": (False, False, False, False, False, False),
-    "held-out": (True, False, False, False, False, False),
-    "fresh held-out": (True, True, False, False, False, False),
-    "fresh2 held-out": (True, False, True, False, False, False),
-    "fresh3 held-out": (True, False, False, True, False, False),
-    "fresh4 held-out": (True, False, False, False, True, False),
-    "fresh5 held-out": (True, False, False, False, False, True),
+# The held-out sets, by the option that scores each: (its name, the project flag that marks it, what --help says). A
+# project flagged `held_out` and at most one other flag is in that set, one with no flag is dev, any other in none.
+HELD_OUT_SETS = {
+    "held-out": ("held-out", "held_out", "the projects kept aside (run it once)"),
+    "fresh": ("fresh held-out", "fresh_held_out", "the fresh held-out projects (issue 50 round 2, once)"),
+    "fresh2": ("fresh2 held-out", "fresh2_held_out", "the second fresh held-out projects (issue 50, once)"),
+    "fresh3": ("fresh3 held-out", "fresh3_held_out", "the third fresh held-out projects (scored once, now dev data)"),
+    "fresh4": ("fresh4 held-out", "fresh4_held_out", "the fourth fresh held-out projects (scored once, now dev data)"),
+    "fresh5": ("fresh5 held-out", "fresh5_held_out", "the fifth fresh held-out projects (scored once, now dev data)"),
 }
-SET_FLAGS = ("held_out", "fresh_held_out", "fresh2_held_out", "fresh3_held_out", "fresh4_held_out", "fresh5_held_out")
-# The command-line option (argparse's attribute) that picks each held-out set; none picks dev.
-SET_OPTIONS = {
-    "held_out": "held-out",
-    "fresh": "fresh held-out",
-    "fresh2": "fresh2 held-out",
-    "fresh3": "fresh3 held-out",
-    "fresh4": "fresh4 held-out",
-    "fresh5": "fresh5 held-out",
-}
+SET_NAMES = ("dev", *(name for name, _, _ in HELD_OUT_SETS.values()))
 
 
 def lay_out(project: Path, spec: dict[str, Any]) -> None:
@@ -117,9 +107,17 @@ def summary(results: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def set_of(project: dict[str, Any]) -> str | None:
+    """The one set a project belongs to (None: its flags name no set)."""
+    fresh = [name for name, flag, _ in HELD_OUT_SETS.values() if flag != "held_out" and project[flag]]
+    if not project["held_out"]:
+        return None if fresh else "dev"
+    return "held-out" if not fresh else fresh[0] if len(fresh) == 1 else None
+
+
 def select(projects: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
-    """The projects of one set (SETS), so a held-out project is never scored with the dev set or another held-out one."""
-    return [p for p in projects if tuple(p[flag] for flag in SET_FLAGS) == SETS[name]]
+    """The projects of one set, so a held-out project is never scored with the dev set or another held-out one."""
+    return [p for p in projects if set_of(p) == name]
 
 
 def print_proposals() -> None:
@@ -140,28 +138,8 @@ def print_proposals() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     which = parser.add_mutually_exclusive_group()
-    which.add_argument("--held-out", action="store_true", help="score the projects kept aside (run it once)")
-    which.add_argument(
-        "--fresh", action="store_true", help="score the fresh held-out projects (issue 50 round 2, once)"
-    )
-    which.add_argument(
-        "--fresh2", action="store_true", help="score the second fresh held-out projects (issue 50, once)"
-    )
-    which.add_argument(
-        "--fresh3",
-        action="store_true",
-        help="score the third fresh held-out projects (issue 50; scored once, now dev data)",
-    )
-    which.add_argument(
-        "--fresh4",
-        action="store_true",
-        help="score the fourth fresh held-out projects (issue 50; scored once, now dev data)",
-    )
-    which.add_argument(
-        "--fresh5",
-        action="store_true",
-        help="score the fifth fresh held-out projects (issue 50; scored once, now dev data)",
-    )
+    for option, (_, _, what) in HELD_OUT_SETS.items():
+        which.add_argument(f"--{option}", action="store_true", help=f"score {what}")
     parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
     parser.add_argument("--proposals", action="store_true", help="print what save proposes for the moments/coding sets")
     args = parser.parse_args()
@@ -171,7 +149,7 @@ def main() -> None:
         return
     from tests.support.servers import DaemonProcess, daemon_env
 
-    name = next((SET_OPTIONS[opt] for opt in SET_OPTIONS if getattr(args, opt)), "dev")
+    name = next((name for opt, (name, _, _) in HELD_OUT_SETS.items() if getattr(args, opt.replace("-", "_"))), "dev")
     specs = select(json.loads(DATA.read_text())["projects"], name)
     out: dict[str, Any] = {"set": name, "projects": [s["id"] for s in specs]}
     with tempfile.TemporaryDirectory() as tmp:
