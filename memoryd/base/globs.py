@@ -18,6 +18,12 @@ from memoryd.base import limits
 
 _STAR = "*"  # any run of characters, `/` included
 _DIRS = "/**/"  # a `/`, then nothing or any run ending in `/`
+WILDCARDS = frozenset("*?[{")  # what makes a glob's part more than a literal name (`{a,b}` as a brace list)
+
+
+def is_wild(text: str) -> bool:
+    """Does this glob, or part of one, hold a wildcard (it is not one literal path)?"""
+    return not WILDCARDS.isdisjoint(text)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import TypeVar, cast
 
 from memoryd.base import limits
 from memoryd.base.digest_cache import DigestCache
+from memoryd.base.globs import is_wild
 from memoryd.relevance.applies import AppliesTo
 from memoryd.relevance.features import code_name, prose, prose_polarity
 from memoryd.relevance.lexicon import alternation, matcher_subjects, programs, trie_pattern, words
@@ -409,20 +410,16 @@ def _below_titled_folder(name: str, places: tuple[str, ...]) -> tuple[str, ...]:
     """A memory titled with its place ("cli/azd/extensions/x: Agent instructions") reaches that place: a place
     above it that its text names ("use this with `cli/azd/AGENTS.md`", "land the core change in `cli/azd`
     first") is a reference up the tree, not more of its reach."""
-    titled = [t for g in _places(name, "", _reading(name)) if not _wild(t := g.removesuffix("/**"))]
+    titled = [t for g in _places(name, "", _reading(name)) if not is_wild(t := g.removesuffix("/**"))]
 
     def above(glob: str) -> bool:
         literal = glob.removesuffix("/**")
-        if _wild(literal) or any(literal == t or literal.startswith(f"{t}/") for t in titled):
+        if is_wild(literal) or any(literal == t or literal.startswith(f"{t}/") for t in titled):
             return False
         folder = literal if "." not in literal.rsplit("/", 1)[-1] else literal.rpartition("/")[0]
         return any(t.startswith(f"{folder}/") for t in titled)
 
     return tuple(g for g in places if not above(g)) if titled else places
-
-
-def _wild(glob: str) -> bool:
-    return any(c in glob for c in "*?[{")
 
 
 @dataclass(frozen=True, slots=True)
@@ -455,7 +452,7 @@ def _literal_depth(glob: str) -> int:
     """How many literal segments a glob's path holds before any wildcard (`src/payments/**`: 2)."""
     depth = 0
     for part in glob.split("/"):
-        if not part or any(c in part for c in "*?[{"):
+        if not part or is_wild(part):
             break
         depth += 1
     return depth

@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from memoryd.base.globs import is_wild
 from memoryd.relevance.features import MET_BY, Feature, file_kind
 from memoryd.relevance.lexicon import words
 from memoryd.relevance.memory import Act, Memory
 
-_WILD = frozenset("*?[{")
 ALWAYS = ("always", "")  # globs with no literal folder nor kind (`**/.env*`): checked against every path
 
 
@@ -74,12 +74,12 @@ def glob_key(glob: str) -> tuple[str, str]:
     """The posting a glob is filed under: its most specific literal folder or name (a generic folder such as
     `src` only when it has nothing else), else the kind of the files it names (`**/*.generated.ts`: ts)."""
     parts = [p for p in glob.split("/") if p and p != "**"]
-    literal = [p for p in parts if not (_WILD & set(p))]
+    literal = [p for p in parts if not is_wild(p)]
     generic = words().generic_dirs
     specific = [p for p in literal if p not in generic]
     if specific:
         return ("seg", specific[-1])
     kind = file_kind(parts[-1]) if parts else ""
-    if kind and not _WILD & set(kind):
+    if kind and not is_wild(kind):
         return ("ext", kind)
     return ("seg", literal[-1]) if literal else ALWAYS
