@@ -21,6 +21,7 @@ import pytest
 from memoryd.cli.output import EXIT_CODES
 from memoryd.cli.schemas import schema_for
 from memoryd.integrations.claude_code import hook_command, hooks_block
+from memoryd.recall.derived_cache import DERIVED_FILENAME
 from tests.support.servers import DaemonProcess, free_socket, loopback_request
 
 # Setup, upgrade and uninstall as a user runs them (the real CLI, a background daemon, git clones):
@@ -79,12 +80,14 @@ def alive(pid: int) -> bool:
 
 
 def snapshot(*roots: Path) -> dict[str, bytes]:
-    """Every file under `roots` with its bytes (logs aside: a running daemon appends to them)."""
+    """Every file under `roots` with its bytes, aside from what a running daemon writes on its own: its logs,
+    its state database and its derived-recall cache (filled in the background after a save)."""
+    daemon_writes = ("state.db", DERIVED_FILENAME)
     return {
         str(p): p.read_bytes()
         for root in roots
         for p in sorted(root.rglob("*"))
-        if p.is_file() and "logs" not in p.parts and p.name not in ("state.db-wal", "state.db-shm", "state.db")
+        if p.is_file() and "logs" not in p.parts and not p.name.startswith(daemon_writes)
     }
 
 
