@@ -11,11 +11,14 @@ import sqlite3
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 import memoryd
+from memoryd.base import limits
+from memoryd.base.clock import ManualClock
 from memoryd.base.files import atomic_write
 from memoryd.recall.applies_index import DERIVE_INLINE_MAX, AppliesIndex
 from memoryd.recall.derived_cache import DERIVED_FILENAME, DerivedCache, decoded, encoded
@@ -149,3 +152,75 @@ def test_without_a_usable_file_nothing_is_kept(tmp_path: Path, path: str | None)
     kept = DerivedCache(target)
     kept.put_many([(b"0" * 16, derive(*RULES[0]))])
     assert kept.get_many([b"0" * 16]) == {}
+
+
+# The exact table a cache file held before rows were dated (what every existing $MEMORYD_HOME has).
+UNDATED_TABLE = (
+    "CREATE TABLE IF NOT EXISTS derived (version TEXT NOT NULL, digest BLOB NOT NULL, applies TEXT NOT NULL, "
+    "PRIMARY KEY (version, digest))"
+)
+A, B = b"a" * 16, b"b" * 16
+
+
+def updates_counted(db: Path) -> sqlite3.Connection:
+    """A connection to `db` whose `updates` table counts UPDATEs of derived rows (a trigger: same-value ones too)."""
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("CREATE TABLE updates (n INTEGER NOT NULL)")
+    conn.execute("INSERT INTO updates VALUES (0)")
+    conn.execute("CREATE TRIGGER counted AFTER UPDATE ON derived BEGIN UPDATE updates SET n = n + 1; END")
+    return conn
+
+
+def updates(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("SELECT n FROM updates").fetchone()[0])
+
+
+def test_rows_unused_for_a_month_are_dropped_on_open_and_others_kept(tmp_path: Path) -> None:
+    db, clock, applies = tmp_path / DERIVED_FILENAME, ManualClock(), derive(*RULES[0])
+    first = DerivedCache(db, clock=clock)
+    first.put_many([(A, applies), (B, applies)])  # B: an edited memory's old text, or a project not opened since
+    first.close()
+    clock.advance(timedelta(days=20))
+    again = DerivedCache(db, clock=clock)
+    assert set(again.get_many([A, B])) == {A, B}  # a week unopened is no reason to go: both read back (and marked)
+    again.close()
+    clock.advance(timedelta(days=limits.CACHE_UNUSED_DAYS))
+    DerivedCache(db, clock=clock).close()
+    assert len(rows(db)) == 2  # exactly CACHE_UNUSED_DAYS unused: kept
+    later = DerivedCache(db, clock=clock)
+    later.get_many([A])
+    later.close()
+    clock.advance(timedelta(days=1))
+    last = DerivedCache(db, clock=clock)
+    assert [d for _, d, _ in rows(db)] == [A]  # B went unused one day longer
+    assert last.get_many([A, B]) == {A: applies}
+    last.close()
+
+
+def test_a_read_marks_its_row_once_a_day(tmp_path: Path) -> None:
+    db, clock = tmp_path / DERIVED_FILENAME, ManualClock()
+    kept = DerivedCache(db, clock=clock)
+    kept.put_many([(A, derive(*RULES[0]))])
+    counted = updates_counted(db)
+    assert A in kept.get_many([A]) and updates(counted) == 0  # dated today when written: nothing written
+    clock.advance(timedelta(days=1))
+    assert A in kept.get_many([A]) and updates(counted) == 1  # a new day: the row is marked once...
+    assert A in kept.get_many([A, B]) and updates(counted) == 1  # ...and not again that day
+    counted.close()
+    kept.close()
+
+
+def test_a_file_from_before_rows_were_dated_is_read_then_ages(tmp_path: Path) -> None:
+    db, clock, applies = tmp_path / DERIVED_FILENAME, ManualClock(), derive(*RULES[0])
+    with sqlite3.connect(db) as conn:
+        conn.execute(UNDATED_TABLE)
+        conn.execute("INSERT INTO derived VALUES (?, ?, ?)", (DerivedCache(None).version, A, encoded(applies)))
+    conn.close()
+    kept = DerivedCache(db, clock=clock)
+    assert kept.get_many([A]) == {A: applies}  # migrated: the old row counts as used today
+    kept.put_many([(B, applies)])
+    assert set(kept.get_many([A, B])) == {A, B}
+    kept.close()
+    clock.advance(timedelta(days=limits.CACHE_UNUSED_DAYS + 1))
+    DerivedCache(db, clock=clock).close()
+    assert rows(db) == []

@@ -179,6 +179,12 @@ EXTRACT_RETRY_SECONDS = 1.0
 # doc §1). Older rows are pruned at start and then hourly, so the state DB does not grow for ever.
 EXTRACT_RETENTION_DAYS = 30
 EXTRACT_PRUNE_EVERY_SECONDS = 3600.0
+# A row of the derived and vector caches ($MEMORYD_HOME/recall-*.sqlite) unused this many days is dropped when the file
+# is opened: a memory in use is read back at each daemon start, so a row idle for a month belongs to an edited or
+# deleted memory or to a project not opened for a month (as long as Claude Code keeps its transcripts, above), and
+# coming back only costs deriving or embedding that text once. The file serves every project's store, so age is the
+# only reason a row goes.
+CACHE_UNUSED_DAYS = 30
 
 # Transcripts are ingested in batches of this many bytes, so a large new file (a session found
 # at start-up) is never held in memory whole: a 100 MB transcript peaks at +26 MB RSS, not +289.
