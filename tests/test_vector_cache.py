@@ -22,7 +22,7 @@ UNDATED_TABLE = (
     "CREATE TABLE IF NOT EXISTS vectors (model TEXT NOT NULL, digest BLOB NOT NULL, vec BLOB NOT NULL, "
     "PRIMARY KEY (model, digest))"
 )
-A, B = b"a" * 16, b"b" * 16
+A, B, C = b"a" * 16, b"b" * 16, b"c" * 16
 VEC = np.array([0.5, -0.25, 1.0, 0.125], dtype=np.float32)  # exact in float16
 
 
@@ -45,6 +45,10 @@ def test_vectors_unused_for_a_month_are_dropped_on_open(tmp_path: Path) -> None:
     cache.close()
     clock.advance(timedelta(days=2))  # B and model-2's A: one day past CACHE_UNUSED_DAYS unused
     cache = VectorCache(db, clock=clock)
+    assert len(kept_digests(db)) == 3  # age counts from the file's newest use (day 29), not the clock
+    cache.get_many("model-1", [A])  # used today
+    cache.close()
+    cache = VectorCache(db, clock=clock)
     assert kept_digests(db) == {("model-1", A)}
     np.testing.assert_array_equal(cache.get_many("model-1", [A, B])[A], VEC)
     cache.close()
@@ -62,8 +66,11 @@ def test_a_file_from_before_rows_were_dated_is_read_then_ages(tmp_path: Path) ->
     assert set(cache.get_many("model-1", [A, B])) == {A, B}
     cache.close()
     clock.advance(timedelta(days=limits.CACHE_UNUSED_DAYS + 1))
+    cache = VectorCache(db, clock=clock)
+    cache.put_many("model-1", [(C, VEC)])  # the file in use again, a month on
+    cache.close()
     VectorCache(db, clock=clock).close()
-    assert kept_digests(db) == set()
+    assert kept_digests(db) == {("model-1", C)}
 
 
 def test_a_table_of_another_shape_only_costs_embedding_again(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:

@@ -183,7 +183,7 @@ EXTRACT_PRUNE_EVERY_SECONDS = 3600.0
 # is opened: a memory in use is read back at each daemon start, so a row idle for a month belongs to an edited or
 # deleted memory or to a project not opened for a month (as long as Claude Code keeps its transcripts, above), and
 # coming back only costs deriving or embedding that text once. The file serves every project's store, so age is the
-# only reason a row goes.
+# only reason a row goes; it is counted from the file's newest use, not the clock (a machine left off keeps them).
 CACHE_UNUSED_DAYS = 30
 
 # Transcripts are ingested in batches of this many bytes, so a large new file (a session found

@@ -88,7 +88,11 @@ class DatedCache:
                 raise sqlite3.DatabaseError(f"its table {self._table} has no column {', '.join(sorted(missing))}")
             if USED_DAY not in have:
                 conn.execute(f"ALTER TABLE {self._table} ADD COLUMN {USED_DAY} INTEGER NOT NULL DEFAULT {today}")
-            conn.execute(f"DELETE FROM {self._table} WHERE {USED_DAY} < ?", (today - limits.CACHE_UNUSED_DAYS,))
+            # unused for a month of the file's own use: a daemon that served its rows from memory for weeks, or a
+            # machine left off, finds them kept (its newest row's day, not the clock, is "now")
+            (newest,) = conn.execute(f"SELECT MAX({USED_DAY}) FROM {self._table}").fetchone()
+            now = today if newest is None else min(today, newest)
+            conn.execute(f"DELETE FROM {self._table} WHERE {USED_DAY} < ?", (now - limits.CACHE_UNUSED_DAYS,))
             if only_key is not None:
                 conn.execute(f"DELETE FROM {self._table} WHERE {self._key} != ?", (only_key,))
             conn.execute("COMMIT")
