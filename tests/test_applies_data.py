@@ -5,6 +5,7 @@ fails the coverage tests below), as `base/secret_rules.py`'s rows have theirs.""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -185,6 +186,17 @@ def test_code_a_memory_about_one_place_names_is_met_only_there() -> None:
     assert not meets(memo, "Edit", path="packages/hono/src/page.ts", writes=code)
     anywhere = derive("Next.js SDK", "Data fetching", "Prefer `getServerSideProps` here", "project")
     assert meets(anywhere, "Edit", path="packages/hono/src/page.ts", writes=code)
+
+
+def test_places_a_memory_about_one_place_names_are_that_place() -> None:
+    """A nested agent file's paths are its folder's: `src/commands/` in "ext/vscode: ..." is ext/vscode's src, not
+    every src of the project (corpus CV: one such memory met 11 foreign tasks' edits). Paths a person writes
+    in its frontmatter are met as written."""
+    memo = derive("ext/vscode: VS Code extension", "Commands", "Commands live in `src/commands/`", "project")
+    assert meets(memo, "Edit", path="ext/vscode/src/commands/deploy.ts")
+    assert not meets(memo, "Edit", path="cli/azd/src/commands/deploy.ts")
+    written = replace(memo, paths=("src/commands/**",), explicit=True)  # as `combined` keeps a frontmatter's paths
+    assert meets(written, "Edit", path="cli/azd/src/commands/deploy.ts")
 
 
 def test_places_above_a_titled_place_are_references_not_reach() -> None:
@@ -434,3 +446,10 @@ def test_each_library_verb_the_matcher_reads_names_a_library(verb: str) -> None:
 def test_each_library_filler_the_matcher_reads_may_stand_before_the_name(filler: str) -> None:
     assert _code_forbids(f"Don't add {filler} moment imports") == {"moment"}
     assert not _code_forbids("Don't add some moment imports")
+
+
+def test_a_glob_of_wildcards_alone_is_no_place() -> None:
+    """A placeholder read as a wildcard (`pnpm -r --filter "<package-name>..." build`) left `**/*`, and the rule
+    reached every edit of every project (corpus CV: one store's memory met 53 foreign tasks)."""
+    assert not _paths('Build one package: `pnpm -r --filter "<package-name>..." build`')
+    assert _paths("Tests go in `tests/<module>/test_<name>.py`")  # a placeholder inside a place keeps the place

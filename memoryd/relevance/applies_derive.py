@@ -466,8 +466,13 @@ def _titled_folders(name: str) -> tuple[str, ...]:
 
 def _everywhere(glob: str) -> bool:
     """A glob every project has files under: a whole language (`**/*.py`) or a file name each folder may hold
-    (`**/index.tsx`, `**/__init__.py`): a rule naming one names an example, not a place."""
-    return glob in EVERY_FILE_OF_A_KIND or glob.removeprefix("**/").split(".")[0] in EVERY_FOLDER_FILES
+    (`**/index.tsx`, `**/__init__.py`): a rule naming one names an example, not a place. A glob of wildcards alone
+    (`**/*`, from a placeholder such as `"<package-name>..."`) is every file."""
+    return (
+        glob in EVERY_FILE_OF_A_KIND
+        or glob.removeprefix("**/").split(".")[0] in EVERY_FOLDER_FILES
+        or not glob.strip("*?/")
+    )
 
 
 def _glob_of(token: str) -> str:

@@ -96,7 +96,10 @@ def meeting(applies: AppliesTo, tool: str, path: str = "", command: str = "", wr
     it meets. An explicit `tools` list limits the tools it applies to."""
     if applies.tools and tool not in applies.tools:
         return None
-    if path:
+    # a memory about one place ("apps/web: ...") reaches that place: the paths, kinds and code it names are the
+    # place's (`src/**/*.ts` in a nested agent file is that folder's src), unless a person wrote its paths
+    away = bool(path and applies.home) and not any(path_matches(g, path) for g in applies.home)
+    if path and not (away and not applies.explicit):
         for glob in applies.paths:
             if path_matches(glob, path):
                 return Reason(Via.PATH, path, glob)
@@ -110,8 +113,7 @@ def meeting(applies: AppliesTo, tool: str, path: str = "", command: str = "", wr
             for glob in applies.paths:
                 if path_matches(glob, arg):  # "./.env.local" as `.env.local` (path_matches drops the "./")
                     return Reason(Via.COMMAND_PATH, arg, glob)
-    # a memory about one place ("apps/web: ...") names code of that place: the same code elsewhere is not its
-    writes = "" if path and applies.home and not any(path_matches(g, path) for g in applies.home) else writes
+    writes = "" if away else writes
     if writes and (cue := writes_cue(applies, writes)):
         return Reason(Via.CUE, cue)
     if (
