@@ -62,6 +62,20 @@ EXCEPTIONS = [  # (commands, command, held): a `!` item keeps out what the other
     (["git push", "!git push --dry-run"], "git push origin main", True),
     (["RAILS_ENV=production rails db:reset"], "RAILS_ENV=production rails db:reset", True),  # a trigger's own
     (["RAILS_ENV=production rails db:reset"], "rails db:reset", False),
+    # an exported assignment reaches the later commands of the line ([exporters] rows of data/acts.toml)
+    (["rails db:reset", "!RAILS_ENV=test rails db:reset"], "export RAILS_ENV=test && rails db:reset", False),
+    (["rails db:reset", "!RAILS_ENV=test rails db:reset"], "export RAILS_ENV=test; bin/rails db:reset", False),
+    (["rails db:reset", "!RAILS_ENV=test rails db:reset"], "export RAILS_ENV=production && rails db:reset", True),
+    (["rails db:reset", "!RAILS_ENV=test rails db:reset"], "rails db:reset; export RAILS_ENV=test", True),  # too late
+    (["rails db:reset", "!RAILS_ENV=test"], "export RAILS_ENV=test && RAILS_ENV=production rails db:reset", True),
+    (["rails db:reset", "!RAILS_ENV=test"], "export RAILS_ENV=test; export RAILS_ENV=production; rails db:reset", True),
+    (["rails db:reset", "!RAILS_ENV=test"], "RAILS_ENV=test; rails db:reset", True),  # not exported: not known
+    (["rails db:drop", "!RAILS_ENV=test"], "cd app && export CI=1 RAILS_ENV=test && timeout 60 rails db:drop", False),
+    (["rails db:reset", "!RAILS_ENV=test"], "export RAILS_ENV=test && bash -c 'rails db:reset'", False),
+    (["rails db:reset", "!RAILS_ENV=test"], "bash -c 'export RAILS_ENV=test; rails db:reset'", False),
+    (["RAILS_ENV=production rails db:reset"], "export RAILS_ENV=production && rails db:reset", True),
+    (["RAILS_ENV=production rails db:reset"], "export RAILS_ENV=staging && rails db:reset", False),
+    (["export"], "export RAILS_ENV=test && rails db:reset", False),  # export itself runs no program
 ]
 
 

@@ -172,6 +172,7 @@ RUNNER_OPTIONS = {  # row -> (runs mypy after an option with a value: held, runs
     "uv run": ("uv run --with mypy mypy src", "uv run --with mypy pytest"),  # --with installs mypy, runs pytest
     "uv tool run": ("uv tool run --with types-requests mypy src", "uv tool run --from mypy ruff check"),
     "uvx": ("uvx --python 3.12 mypy --strict src", "uvx --with mypy ruff check"),
+    "poetry": ("poetry -C backend run mypy src", "poetry --directory mypy run pytest"),
 }
 
 
@@ -222,6 +223,44 @@ def test_a_runner_reads_the_program_after_its_flags_and_wrappers(tmp_path: Path)
     assert not held(tmp_path, {"commands": ["mypy"]}, "uv run pytest --with mypy")  # after the program: its own
 
 
+MANAGER_FLAGS = [  # (spec, a manager's flags typed before its runner verb, held)
+    ("mypy", "uv --offline run mypy .", True),
+    ("pytest", "uv --directory x run pytest", True),
+    ("mypy", "uv -q --offline tool run mypy src", True),
+    ("mypy", "poetry --no-ansi -C backend run mypy src", True),
+    ("eslint", "pnpm --silent exec eslint .", True),
+    ("npm dev", "npm --silent run dev", True),  # a script through the run verb
+    ("mypy", "uv --offline run pytest", False),
+    ("mypy", "uv --offline pip install mypy", False),  # no runner verb: mypy is a package, not run
+    ("npm dev", "npm --silent run build", False),
+    ("pnpm -r build", "pnpm -r build", True),  # a flag before a verb that runs nothing is kept
+    ("pnpm -r build", "pnpm build", False),
+]
+
+
+@pytest.mark.parametrize(("spec", "command", "is_held"), MANAGER_FLAGS)
+def test_a_managers_flags_before_its_runner_verb_are_its_own(
+    tmp_path: Path, spec: str, command: str, is_held: bool
+) -> None:
+    assert held(tmp_path, {"commands": [spec]}, command) is is_held
+
+
+EXPORTERS = {  # row -> (exports RAILS_ENV=test to a later rails: kept out, exports another value: held)
+    "export": ("export RAILS_ENV=test && rails db:reset", "export RAILS_ENV=production && rails db:reset"),
+}
+
+
+@pytest.mark.parametrize("row", sorted(EXPORTERS))
+def test_an_exported_assignment_reaches_the_later_commands_of_the_line(tmp_path: Path, row: str) -> None:
+    assert set(EXPORTERS) == set(rows().exporters)
+    forbid = {"commands": ["rails db:reset", "!RAILS_ENV=test rails db:reset"]}
+    kept_out, other = EXPORTERS[row]
+    assert not held(tmp_path, forbid, kept_out), kept_out
+    assert held(tmp_path, forbid, other), other
+    assert [c.program for c in commands_of(kept_out)] == ["rails"]  # the exporter is no program a rule names
+    assert [c.env for c in commands_of(f"{row} A=1 && X=2 make && {row} A=3; make")] == [("A=1", "X=2"), ("A=3",)]
+
+
 SHELLS = {  # row -> (a -c string running pip: held, a script, or a string that only names pip: not held)
     "bash": ("bash -c 'pip install .[dev] && pytest'", "bash scripts/pip-install.sh"),
     "sh": ('sh -c "cd backend && pip install -r requirements.txt"', "sh -c 'echo pip is not used'"),
@@ -265,6 +304,14 @@ def test_a_path_an_inline_program_names_is_read(tmp_path: Path, program: str) ->
     reads, other = INLINE[program]
     assert held(tmp_path, {"reads": [".env*"]}, reads), reads
     assert not held(tmp_path, {"reads": [".env*"]}, other), other
+
+
+def test_an_interpreter_under_a_version_suffix_runs_its_inline_program(tmp_path: Path) -> None:
+    forbid = {"reads": [".env*"]}
+    assert held(tmp_path, forbid, "python3.12 -c \"open('.env').read()\"")
+    assert held(tmp_path, forbid, "/usr/bin/python3.11 -c \"print(open('.env.local').read())\"")
+    assert not held(tmp_path, forbid, "python3.12-config -c \"open('.env')\"")  # no version suffix: no interpreter
+    assert not held(tmp_path, forbid, "python3.12 -c \"print('no env here')\"")
 
 
 def test_only_an_inline_programs_literals_are_read_as_paths(tmp_path: Path) -> None:

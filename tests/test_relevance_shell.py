@@ -22,6 +22,13 @@ CASES = [
     ("bunx tsc", ("bunx", "bun", ("tsc",), "bun")),
     ("bun add zod", ("bun", "bun", ("bun", "add"), "")),
     ("python -m pip install requests", ("pip", "pip", ("pip", "install"), "")),
+    # an interpreter under a version suffix is that interpreter ([interpreters])
+    ("python3.11 -m pip install x", ("pip", "pip", ("pip", "install"), "")),
+    ("python3.12 -m pytest -q", ("pytest", "pytest", ("pytest",), "")),
+    ("python3.9 manage.py migrate", ("python3", "python3", ("python3", "manage.py"), "")),
+    ("python2.7 -m http.server 8000", ("http.server", "http.server", ("http.server", "8000"), "")),
+    ("python3.12-config --includes", ("python3.12-config", "python3.12-config", ("python3.12-config",), "")),
+    ("pyenv install 3.12", ("pyenv", "pyenv", ("pyenv", "install"), "")),  # no version suffix: another program
     ("pip3 install -r requirements.txt", ("pip3", "pip", ("pip3", "install"), "")),
     ("uv run pytest -q", ("uv", "uv", ("pytest",), "uv")),
     ("uvx ruff check .", ("uvx", "uv", ("ruff", "check"), "uv")),

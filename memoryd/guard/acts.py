@@ -17,6 +17,7 @@ from typing import Any
 
 from memoryd.base import limits
 from memoryd.base.tool_input import tool_target
+from memoryd.relevance.lexicon import programs
 from memoryd.relevance.shell import SimpleCommand, simple_command, split_line
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
@@ -67,6 +68,7 @@ class ActRows:
     global_options: dict[str, frozenset[str]]
     inline_programs: dict[str, frozenset[str]]
     shell_strings: dict[str, frozenset[str]]
+    exporters: frozenset[str]
 
 
 @cache
@@ -88,6 +90,7 @@ def rows() -> ActRows:
         {k: frozenset(v) for k, v in data["global_options"].items()},
         {k: frozenset(v) for k, v in data["inline_programs"].items()},
         {k: frozenset(v) for k, v in data["shell_strings"].items()},
+        frozenset(data["exporters"]["words"]),
     )
 
 
@@ -154,16 +157,28 @@ def is_assignment(word: str) -> bool:
 
 
 @lru_cache(maxsize=1024)
-def commands_of(command: str) -> tuple[EnvCommand, ...]:
+def commands_of(command: str, exported: tuple[str, ...] = ()) -> tuple[EnvCommand, ...]:
     """The simple commands of a Bash line as the guard reads them: each one's wrappers (`timeout 60`, `nice -n 5`,
-    `env X=1`, rows of data/acts.toml) stripped, so `timeout 60 yarn dev` runs `yarn dev`; the assignments kept."""
+    `env X=1`, rows of data/acts.toml) stripped, so `timeout 60 yarn dev` runs `yarn dev`; the assignments kept, with
+    those exported earlier on the line (`export X=1 && cmd`, [exporters] rows; `exported`: those it starts with)."""
     out: list[EnvCommand] = []
     for words in split_line(command):
         rest, env = unwrapped(words)
+        if rest and rest[0] in rows().exporters:  # no program: its assignments reach the later commands
+            exported = assigned_over(exported, [w for w in rest[1:] if is_assignment(w)])
+            continue
+        env = assigned_over(exported, env)
         if (cmd := simple_command(without_global_options(rest))) is not None:
             out.append(EnvCommand(**{f.name: getattr(cmd, f.name) for f in fields(cmd)}, env=env))
-        out += [inner for line in shell_strings(rest) for inner in commands_of(line)]
+        out += [inner for line in shell_strings(rest) for inner in commands_of(line, env)]
     return tuple(out)
+
+
+def assigned_over(env: tuple[str, ...], assignments: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    """The environment `env` with `assignments` made after it: a later value of a name replaces the earlier one
+    (`export X=a; X=b cmd` runs cmd with X=b)."""
+    names = {a.split("=", 1)[0] for a in assignments}
+    return tuple(a for a in env if a.split("=", 1)[0] not in names) + tuple(assignments)
 
 
 def shell_strings(words: list[str]) -> list[str]:
@@ -222,12 +237,19 @@ def without_global_options(words: list[str]) -> list[str]:
     while True:
         if key in table:
             kept, rest = _options_dropped(rest, table[key], keep_flags=" " not in key)
-            head += kept
+            head += [] if _runner_verb_at(key, rest) else kept  # `uv --offline run mypy`: the manager's own flag
         longer = f"{key} {rest[0].casefold()}" if rest else ""
         if not longer or not any(k == longer or k.startswith(longer + " ") for k in table):
             return head + rest
         head.append(rest.pop(0))
         key = longer
+
+
+def _runner_verb_at(program: str, rest: list[str]) -> bool:
+    """The words after a program start one of its runner verbs (`run mypy` of `uv --offline run mypy`; the runners
+    of data/programs.toml), so the program's flags before them are its own, not the program run's."""
+    lowered = tuple(w.casefold() for w in rest)
+    return any(seq[0] == program and lowered[: len(seq) - 1] == seq[1:] for seq, _ in programs().runners)
 
 
 def _options_dropped(rest: list[str], taking: frozenset[str], *, keep_flags: bool) -> tuple[list[str], list[str]]:
@@ -388,8 +410,6 @@ def installed(cmd: SimpleCommand) -> list[str]:
 
 @cache
 def _managers() -> frozenset[str]:
-    from memoryd.relevance.lexicon import programs
-
     return frozenset(programs().family_of)
 
 

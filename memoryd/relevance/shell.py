@@ -5,13 +5,15 @@ prisma), its subcommand, arguments and path-like words. One linear pass, bounded
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from memoryd.base import limits
-from memoryd.relevance.lexicon import programs
+from memoryd.relevance.lexicon import programs, trie_pattern
 
 _OPERATORS = ("&&", "||", ";", "|", "&", "\n", "(", ")")
+_VERSION_SUFFIX = r"\.?[0-9]+(?:\.[0-9]+)*"  # the 3.12 of python3.12, the .11 of python3.11, the 2.7 of python2.7
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +141,7 @@ def simple_command(words: list[str]) -> SimpleCommand | None:
         words = words[1:]
     if not words:
         return None
-    typed = [words[0].rsplit("/", 1)[-1].casefold(), *words[1:]]
+    typed = [interpreter_of(words[0].rsplit("/", 1)[-1].casefold()), *words[1:]]
     if typed[0] in table.interpreters and len(typed) > 2 and typed[1] == "-m":
         typed = typed[2:]
     program = typed[0]
@@ -156,6 +158,19 @@ def simple_command(words: list[str]) -> SimpleCommand | None:
             runs, runner = typed[1:], table.family(program)  # `yarn vitest run` runs vitest
     run_key = tuple(w.casefold() for w in runs[:1] + [w for w in runs[1:] if not w.startswith("-")][:1])
     return SimpleCommand(tuple(typed), program, table.family(program), run_key, tuple(typed[1:]), runner, redirects)
+
+
+def interpreter_of(program: str) -> str:
+    """An interpreter under a version suffix read as the interpreter (`python3.12` -> python3, `python2.7` -> python);
+    any other program as typed."""
+    found = None if program in programs().interpreters else _versioned().fullmatch(program)
+    return found.group(1) if found else program
+
+
+@cache
+def _versioned() -> re.Pattern[str]:
+    """An [interpreters] name, the longest that fits, and a version suffix after it."""
+    return re.compile(f"({trie_pattern(programs().interpreters)}){_VERSION_SUFFIX}")
 
 
 def _bare(word: str) -> bool:
