@@ -27,6 +27,7 @@ from memoryd.relevance.applies_derive import (
 from memoryd.relevance.applies_match import contradicts, meets, prompt_reason
 from memoryd.relevance.applies_reason import Reason, Via
 from memoryd.relevance.lexicon import READERS, load, matcher_subjects, shared_rows, words
+from memoryd.relevance.shell import parse
 
 # package manager family -> (a memory choosing against it, a command of the family that meets, one that does not).
 # A runner belongs to its manager (issue 49: "npx / pnpm dlx / bunx belong to their package manager"): `npx eslint`
@@ -101,6 +102,10 @@ SECTIONS: dict[tuple[str, str], tuple[Case, Case]] = {
     ("programs", "package_managers"): (
         (_commands, "Pick one package manager: pnpm"),
         (_commands, "pnpm workspaces hold the apps"),
+    ),
+    ("programs", "global_options"): (  # a manager's option and its value before its verb: the program run is read
+        (lambda c: parse(c)[0].runs[:1] == ("mypy",), "uv --directory backend run mypy src"),
+        (lambda c: parse(c)[0].runs[:1] == ("mypy",), "uv --directory mypy run pytest"),
     ),
     ("programs", "package_managers.package_verbs"): (
         (lambda c: command_key(c) == ("vitest", "run"), "yarn workspace @app/web vitest run"),

@@ -13,6 +13,7 @@ from memoryd.guard.acts import Act, commands_of, rows
 from memoryd.guard.glob_overlap import overlaps
 from memoryd.guard.match import meets
 from memoryd.guard.rules import parse_forbid
+from memoryd.relevance.lexicon import programs
 
 
 def held(root: Path, forbid: dict[str, list[str]], command: str) -> bool:
@@ -178,11 +179,11 @@ RUNNER_OPTIONS = {  # row -> (runs mypy after an option with a value: held, runs
 
 @pytest.mark.parametrize("program", sorted(GLOBAL_OPTIONS))
 def test_a_managers_global_option_and_its_value_stand_before_its_verb(tmp_path: Path, program: str) -> None:
-    assert set(GLOBAL_OPTIONS) | set(RUNNER_OPTIONS) == set(rows().global_options)
+    assert set(GLOBAL_OPTIONS) | set(RUNNER_OPTIONS) == set(programs().global_options)
     run, other = GLOBAL_OPTIONS[program]
     assert held(tmp_path, {"commands": [f"{program} dev"]}, run), run
     assert not held(tmp_path, {"commands": [f"{program} dev"]}, other), other
-    for option in rows().global_options[program]:  # every option of the row takes its value
+    for option in programs().global_options[program]:  # every option of the row takes its value
         assert held(tmp_path, {"commands": [f"{program} dev"]}, f"{program} {option} x run dev"), option
         assert not held(tmp_path, {"commands": [f"{program} dev"]}, f"{program} {option} dev run build"), option
 
@@ -204,7 +205,7 @@ def test_a_runners_options_stand_before_the_program_it_runs(tmp_path: Path, row:
     assert held(tmp_path, {"commands": ["mypy"]}, run), run
     assert not held(tmp_path, {"commands": ["mypy"]}, other), other
     if " " in row or row == "uvx":  # every option of a runner's row takes its value
-        for option in rows().global_options[row]:
+        for option in programs().global_options[row]:
             assert held(tmp_path, {"commands": ["mypy"]}, f"{row} {option} x mypy src"), option
             assert not held(tmp_path, {"commands": ["mypy"]}, f"{row} {option} mypy pytest"), option
 

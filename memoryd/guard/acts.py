@@ -65,7 +65,6 @@ class ActRows:
     in_place: dict[str, InPlace]
     wrappers: dict[str, Wrapper]
     script_runs: dict[str, frozenset[str]]
-    global_options: dict[str, frozenset[str]]
     inline_programs: dict[str, frozenset[str]]
     shell_strings: dict[str, frozenset[str]]
     exporters: frozenset[str]
@@ -87,7 +86,6 @@ def rows() -> ActRows:
             for k, v in data["wrappers"].items()
         },
         {k: frozenset(v) for k, v in data["script_runs"].items()},
-        {k: frozenset(v) for k, v in data["global_options"].items()},
         {k: frozenset(v) for k, v in data["inline_programs"].items()},
         {k: frozenset(v) for k, v in data["shell_strings"].items()},
         frozenset(data["exporters"]["words"]),
@@ -168,7 +166,7 @@ def commands_of(command: str, exported: tuple[str, ...] = ()) -> tuple[EnvComman
             exported = assigned_over(exported, [w for w in rest[1:] if is_assignment(w)])
             continue
         env = assigned_over(exported, env)
-        if (cmd := simple_command(without_global_options(rest))) is not None:
+        if (cmd := simple_command(rest)) is not None:
             out.append(EnvCommand(**{f.name: getattr(cmd, f.name) for f in fields(cmd)}, env=env))
         out += [inner for line in shell_strings(rest) for inner in commands_of(line, env)]
     return tuple(out)
@@ -223,48 +221,6 @@ def unwrapped(words: list[str]) -> tuple[list[str], tuple[str, ...]]:
                 rest.pop(0)
         rest = rest[wrapper.operands :]
     return rest + redirects, tuple(env)
-
-
-def without_global_options(words: list[str]) -> list[str]:
-    """A package manager's words without the global options typed before its verb and their values (`npm --prefix
-    apps/web run dev` -> `npm run dev`), and a runner verb's options before the program it runs (`uv run --with mypy
-    mypy src` -> `uv run mypy src`); [global_options] rows, so the verb and the program are read where they stand."""
-    table = rows().global_options
-    if not words:
-        return words
-    head, rest = words[:1], words[1:]
-    key = words[0].rsplit("/", 1)[-1].casefold()
-    while True:
-        if key in table:
-            kept, rest = _options_dropped(rest, table[key], keep_flags=" " not in key)
-            head += [] if _runner_verb_at(key, rest) else kept  # `uv --offline run mypy`: the manager's own flag
-        longer = f"{key} {rest[0].casefold()}" if rest else ""
-        if not longer or not any(k == longer or k.startswith(longer + " ") for k in table):
-            return head + rest
-        head.append(rest.pop(0))
-        key = longer
-
-
-def _runner_verb_at(program: str, rest: list[str]) -> bool:
-    """The words after a program start one of its runner verbs (`run mypy` of `uv --offline run mypy`; the runners
-    of data/programs.toml), so the program's flags before them are its own, not the program run's."""
-    lowered = tuple(w.casefold() for w in rest)
-    return any(seq[0] == program and lowered[: len(seq) - 1] == seq[1:] for seq, _ in programs().runners)
-
-
-def _options_dropped(rest: list[str], taking: frozenset[str], *, keep_flags: bool) -> tuple[list[str], list[str]]:
-    """(the flags kept, the words after the leading options): each option in `taking` dropped with its value; a
-    manager's flag (`--silent`) kept, the reader skips it as before; a runner verb's flag (`--frozen`) dropped."""
-    kept: list[str] = []
-    while rest and rest[0].startswith("-") and rest[0] != "--":
-        option = rest.pop(0)
-        if option in taking and rest:
-            rest.pop(0)
-        elif option not in taking and keep_flags:
-            kept.append(option)
-    if not keep_flags and rest[:1] == ["--"]:
-        rest = rest[1:]  # `uv run -- mypy`: the runner's options end
-    return kept, rest
 
 
 def relative(raw: str, cwd: str) -> str:

@@ -75,6 +75,7 @@ class Programs:
     managers: tuple[tuple[str, ...], ...] = ()  # per ecosystem, its package managers' family names
     choice: re.Pattern[str] = re.compile(r"(?!)")  # a phrase making one named manager a choice among them
     package_verbs: frozenset[str] = frozenset()  # a manager's verb naming a package, then a script (`workspace`)
+    global_options: dict[str, frozenset[str]] = field(default_factory=dict)  # options before a verb, taking a value
 
     def family(self, program: str) -> str:
         """The family a typed program belongs to (itself when it has none)."""
@@ -120,6 +121,7 @@ def programs() -> Programs:
         tuple(tuple(f) for f in by_ecosystem.values()),
         re.compile(r"\b(?:" + "|".join(re.escape(w) for w in data["package_managers"]["choice"]) + ")", re.I),
         frozenset(data["package_managers"]["package_verbs"]),
+        {k: frozenset(v) for k, v in data["global_options"].items()},
     )
 
 

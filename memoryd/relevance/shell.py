@@ -141,6 +141,7 @@ def simple_command(words: list[str]) -> SimpleCommand | None:
         words = words[1:]
     if not words:
         return None
+    words = without_global_options(words)
     typed = [interpreter_of(words[0].rsplit("/", 1)[-1].casefold()), *words[1:]]
     if typed[0] in table.interpreters and len(typed) > 2 and typed[1] == "-m":
         typed = typed[2:]
@@ -171,6 +172,49 @@ def interpreter_of(program: str) -> str:
 def _versioned() -> re.Pattern[str]:
     """An [interpreters] name, the longest that fits, and a version suffix after it."""
     return re.compile(f"({trie_pattern(programs().interpreters)}){_VERSION_SUFFIX}")
+
+
+def without_global_options(words: list[str]) -> list[str]:
+    """A package manager's words without the global options typed before its verb and their values (`npm --prefix
+    apps/web run dev` -> `npm run dev`), and a runner verb's options before the program it runs (`uv run --with mypy
+    mypy src` -> `uv run mypy src`); [global_options] rows of data/programs.toml, so the verb and the program are
+    read where they stand."""
+    table = programs().global_options
+    if not words:
+        return words
+    head, rest = words[:1], words[1:]
+    key = words[0].rsplit("/", 1)[-1].casefold()
+    while True:
+        if key in table:
+            kept, rest = _options_dropped(rest, table[key], keep_flags=" " not in key)
+            head += [] if _runner_verb_at(key, rest) else kept  # `uv --offline run mypy`: the manager's own flag
+        longer = f"{key} {rest[0].casefold()}" if rest else ""
+        if not longer or not any(k == longer or k.startswith(longer + " ") for k in table):
+            return head + rest
+        head.append(rest.pop(0))
+        key = longer
+
+
+def _runner_verb_at(program: str, rest: list[str]) -> bool:
+    """The words after a program start one of its runner verbs (`run mypy` of `uv --offline run mypy`; the runners
+    of data/programs.toml), so the program's flags before them are its own, not the program run's."""
+    lowered = tuple(w.casefold() for w in rest)
+    return any(seq[0] == program and lowered[: len(seq) - 1] == seq[1:] for seq, _ in programs().runners)
+
+
+def _options_dropped(rest: list[str], taking: frozenset[str], *, keep_flags: bool) -> tuple[list[str], list[str]]:
+    """(the flags kept, the words after the leading options): each option in `taking` dropped with its value; a
+    manager's flag (`--silent`) kept, the reader skips it as before; a runner verb's flag (`--frozen`) dropped."""
+    kept: list[str] = []
+    while rest and rest[0].startswith("-") and rest[0] != "--":
+        option = rest.pop(0)
+        if option in taking and rest:
+            rest.pop(0)
+        elif option not in taking and keep_flags:
+            kept.append(option)
+    if not keep_flags and rest[:1] == ["--"]:
+        rest = rest[1:]  # `uv run -- mypy`: the runner's options end
+    return kept, rest
 
 
 def _bare(word: str) -> bool:
