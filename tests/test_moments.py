@@ -18,6 +18,7 @@ from memoryd.relevance.applies_derive import derive
 from memoryd.relevance.applies_match import command_key, contradicts, meets
 from memoryd.store.frontmatter import split_frontmatter
 from tests.conftest import LiveDaemon
+from tests.support.clock import POLL_SECONDS
 from tests.support.servers import DaemonProcess, daemon_env
 from tests.test_extract import llm_live  # noqa: F401  (the fixture: a daemon whose model is a scripted Messages API)
 
@@ -357,7 +358,7 @@ def test_the_sql_example_end_to_end_through_the_hooks(live: LiveDaemon, project:
         live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"] and store.has_memories()
     ):
         assert time.monotonic() < deadline, "extraction did not write the memory"
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)
     prompt = "Add an endpoint that lists orders per customer, with the SQL for it"
     answer = hook(
         live,

@@ -20,6 +20,7 @@ from memoryd.store.frontmatter import render_frontmatter
 from tests.conftest import LiveDaemon, make_settings, serve
 from tests.conftest import recall_api as recall
 from tests.conftest import save_memory as save
+from tests.support.clock import POLL_SECONDS
 
 
 def test_recall_answer_has_spec_shape_and_marker(live: LiveDaemon, project: Path) -> None:
@@ -262,4 +263,4 @@ def test_a_watched_store_trusts_the_watcher_between_sweeps(live: LiveDaemon, pro
         time.sleep(0.02)
     while not recall(live, project, "zeppelin render deploy", session=f"c{time.monotonic()}")["memories"]:
         assert time.monotonic() < deadline, "the watcher's event never reached the recall index"
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)

@@ -13,6 +13,7 @@ import pytest
 
 from memoryd.api.web.views import project_id
 from tests.conftest import LiveDaemon, save_memory
+from tests.support.clock import POLL_SECONDS
 from tests.support.servers import loopback_client, loopback_request
 from tests.support.stale_fixture import make_repo
 
@@ -251,7 +252,7 @@ def wait_run(live: LiveDaemon, project: Path, run_id: str) -> dict[str, Any]:
         run = next((r for r in runs if r["run_id"] == run_id), None)
         if run and run["status"] != "running":
             return run
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)
     raise AssertionError("run did not finish")
 
 
