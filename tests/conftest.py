@@ -131,6 +131,26 @@ def live(settings: Settings) -> Iterator[LiveDaemon]:
         yield ld
 
 
+@pytest.fixture(scope="module")
+def module_live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDaemon]:
+    """One in-thread daemon for a module's tests that each keep to their own `project` and leave the daemon as they
+    found it (like `shared_daemon`): a start and a stop (~0.6 s, mostly the stop waiting out the recall views'
+    settle) once a module instead of once a test. Built in an empty HOME and without the user's settings."""
+    from memoryd.service.daemon import Daemon
+    from tests.support.clock import SteppingClock
+
+    root = tmp_path_factory.mktemp("module-live")
+    (root / "user").mkdir()
+    (root / "memoryd-home").mkdir()
+    with pytest.MonkeyPatch.context() as env:  # function fixtures come later: this one sets the same up itself
+        env.setenv("HOME", str(root / "user"))
+        for key in list(os.environ):
+            if key.startswith(("MEMORYD_", "ANTHROPIC_", "CLAUDE_CONFIG_DIR")):
+                env.delenv(key)
+        with serve(Daemon(make_settings(root / "memoryd-home"), clock=SteppingClock())) as ld:
+            yield ld
+
+
 def save_memory(
     live: LiveDaemon, cwd: Path, name: str, description: str, body: str = "", type_: str = "project"
 ) -> str:
