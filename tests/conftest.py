@@ -16,6 +16,7 @@ from tests.support.cache import TEST_CACHE
 if (
     TYPE_CHECKING
 ):  # imported where used: pytest-xdist's controller loads this file too, and starts its workers only after
+    from memoryd.base.clock import Clock
     from memoryd.config import Settings
     from memoryd.service.daemon import Daemon
     from tests.support.messages_api import ScriptedMessagesAPI
@@ -131,24 +132,33 @@ def live(settings: Settings) -> Iterator[LiveDaemon]:
         yield ld
 
 
-@pytest.fixture(scope="module")
-def module_live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDaemon]:
-    """One in-thread daemon for a module's tests that each keep to their own `project` and leave the daemon as they
-    found it (like `shared_daemon`): a start and a stop (~0.6 s, mostly the stop waiting out the recall views'
-    settle) once a module instead of once a test. Built in an empty HOME and without the user's settings."""
+@contextmanager
+def serve_isolated(tmp_path_factory: pytest.TempPathFactory, clock: Clock) -> Iterator[LiveDaemon]:
+    """A daemon on `clock` in a home of its own, built in an empty HOME without the user's settings (what the
+    function fixtures set up for each test), for fixtures wider than a test: they are set up before those."""
     from memoryd.service.daemon import Daemon
-    from tests.support.clock import SteppingClock
 
     root = tmp_path_factory.mktemp("module-live")
     (root / "user").mkdir()
     (root / "memoryd-home").mkdir()
-    with pytest.MonkeyPatch.context() as env:  # function fixtures come later: this one sets the same up itself
+    with pytest.MonkeyPatch.context() as env:
         env.setenv("HOME", str(root / "user"))
         for key in list(os.environ):
             if key.startswith(("MEMORYD_", "ANTHROPIC_", "CLAUDE_CONFIG_DIR")):
                 env.delenv(key)
-        with serve(Daemon(make_settings(root / "memoryd-home"), clock=SteppingClock())) as ld:
+        with serve(Daemon(make_settings(root / "memoryd-home"), clock=clock)) as ld:
             yield ld
+
+
+@pytest.fixture(scope="module")
+def module_live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDaemon]:
+    """One in-thread daemon for a module's tests that each keep to their own `project` and leave the daemon as they
+    found it (like `shared_daemon`): a start and a stop (~0.6 s, mostly the stop waiting out the recall views'
+    settle) once a module instead of once a test."""
+    from tests.support.clock import SteppingClock
+
+    with serve_isolated(tmp_path_factory, SteppingClock()) as ld:
+        yield ld
 
 
 def save_memory(

@@ -13,11 +13,10 @@ import pytest
 from memoryd.base import limits
 from memoryd.base.clock import ManualClock
 from memoryd.base.files import atomic_write
-from memoryd.config import Settings
 from memoryd.recall.inject import TRUNCATION_NOTE, truncate_content
 from memoryd.service.daemon import Daemon
 from memoryd.store.frontmatter import render_frontmatter
-from tests.conftest import LiveDaemon, make_settings, serve
+from tests.conftest import LiveDaemon, make_settings, serve_isolated
 from tests.conftest import recall_api as recall
 from tests.conftest import save_memory as save
 from tests.support.clock import POLL_SECONDS
@@ -125,15 +124,16 @@ def _age(live: LiveDaemon, project: Path, filename: str, seconds: float) -> None
     os.utime(path, (t, t))
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def clock() -> ManualClock:
     return ManualClock(datetime(2026, 3, 4, 12, 0, tzinfo=UTC))
 
 
-@pytest.fixture
-def clocked(settings: Settings, clock: ManualClock) -> Iterator[LiveDaemon]:
-    """A live daemon on a test clock: ages follow the clock, not the machine's time."""
-    with serve(Daemon(settings, clock=clock)) as live:
+@pytest.fixture(scope="module")
+def clocked(tmp_path_factory: pytest.TempPathFactory, clock: ManualClock) -> Iterator[LiveDaemon]:
+    """A live daemon on a test clock: ages follow the clock, not the machine's time. One for the module: each case
+    saves into its own project and measures the age from its own save, however far earlier cases moved the clock."""
+    with serve_isolated(tmp_path_factory, clock) as live:
         yield live
 
 
@@ -157,7 +157,7 @@ def test_freshness_boundary(
     path = live.daemon.stores.for_cwd(str(project)).path / fn
     os.utime(path, (saved_at, saved_at))  # saved "now" on the daemon's clock (months before the machine's)
     clock.advance(age_seconds)  # only the daemon's clock moves: the age is the clock's, not the machine's
-    m = recall(live, project, "flaky login test")["memories"][0]
+    m = recall(live, project, "flaky login test", session=f"age-{age_seconds}")["memories"][0]
     assert m["age_days"] == days
     if caveat:
         assert m["header"].startswith(
