@@ -192,7 +192,8 @@ def test_deprecation_and_exports_are_subjects_a_prompt_shares_with_a_rule() -> N
     assert prompt_meets(barrels, prompt, topics_of(prompt)) == "subject: exports"
 
 
-def test_pre_tool_use_brings_the_rule_the_act_meets(live: LiveDaemon, project: Path) -> None:
+def test_pre_tool_use_brings_the_rule_the_act_meets(module_live: LiveDaemon, project: Path) -> None:
+    live = module_live  # its own project and sessions
     pnpm = save(live, project, *PNPM)
     migrations = save(live, project, *MIGRATIONS)
     save(live, project, "Release notes", "Every release gets a CHANGELOG entry written by hand")
@@ -215,7 +216,8 @@ def test_pre_tool_use_brings_the_rule_the_act_meets(live: LiveDaemon, project: P
     assert "hook:PreToolUse:Bash" in sources and "hook:PreToolUse:Edit" in sources
 
 
-def test_a_tool_call_gets_at_most_two(live: LiveDaemon, project: Path) -> None:
+def test_a_tool_call_gets_at_most_two(module_live: LiveDaemon, project: Path) -> None:
+    live = module_live  # its own project and sessions
     for n in range(4):
         save(live, project, f"Infra rule {n}", f"Rule {n} for everything under infra/terraform/")
     got = tool(live, project, uuid.uuid4().hex, "Edit", file_path=str(project / "infra/terraform/main.tf"))
@@ -280,7 +282,8 @@ def test_applies_to_in_claude_codes_dialect_lives_under_metadata(live: LiveDaemo
     assert fn in tool(live, project, uuid.uuid4().hex, "Write", file_path=str(project / "src/api/users.ts"), content="")
 
 
-def test_recall_off_for_one_session(live: LiveDaemon, project: Path) -> None:
+def test_recall_off_for_one_session(module_live: LiveDaemon, project: Path) -> None:
+    live = module_live  # its own project and sessions
     save(live, project, *PNPM)
     off = "CLAUDE_CODE_DISABLE_AUTO_MEMORY=0;MEMORYD_RECALL=off"
     base = {"cwd": str(project), "session_id": uuid.uuid4().hex}
@@ -430,9 +433,10 @@ def test_a_prompt_about_another_stack_gets_nothing(live: LiveDaemon, project: Pa
     assert status["prompts_ranked"] >= 1 and 0 <= status["model_wanted"] <= status["prompts_ranked"]
 
 
-def test_a_shared_subject_alone_needs_a_memory_about_it(live: LiveDaemon, project: Path) -> None:
+def test_a_shared_subject_alone_needs_a_memory_about_it(module_live: LiveDaemon, project: Path) -> None:
     """With nothing else to go on, a subject a prompt shares brings the memory about it (its name or
     description), not one whose body mentions it in passing."""
+    live = module_live  # its own project and sessions
 
     def prompt(text: str) -> str:
         payload = {"hook_event_name": "UserPromptSubmit", "session_id": uuid.uuid4().hex, "cwd": str(project)}
@@ -549,10 +553,11 @@ def test_a_new_view_reads_again_only_the_memory_that_changed(live: LiveDaemon, p
     assert "yarn" in after[pnpm].forbids and "npm" not in after[pnpm].forbids
 
 
-def test_issue_49s_misses_at_tool_time_meet_through_the_hook(live: LiveDaemon, project: Path) -> None:
+def test_issue_49s_misses_at_tool_time_meet_through_the_hook(module_live: LiveDaemon, project: Path) -> None:
     """The acts issue 49 names (labelled cases of their classes, not a held-out benchmark): a manager's runner, a
     call of a ruled-out library, a cue with an ellipsis; and its noise stays quiet (`go test`, `git status`, a
     LaTeX question: an unknown name and a shared word are no match for the migrations rule)."""
+    live = module_live  # its own project and sessions
     pnpm = save(live, project, *PNPM)
     dates = save(live, project, "Dates", "date-fns, not moment; don't add new moment imports")
     styles = save(live, project, "Styles", "Use the theme: never `style={{...}}` or raw hex values")
