@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from collections.abc import Iterator
@@ -177,6 +178,12 @@ def recall_api(live: LiveDaemon, cwd: Path, query: str, session: str = "s1") -> 
     r = live.client.post("/v1/recall", json={"cwd": str(cwd), "query": query, "session_id": session})
     assert r.status_code == 200, r.text
     return r.json()  # type: ignore[no-any-return]
+
+
+def recall_apart(live: LiveDaemon, cwd: Path, query: str, session: str = "s1") -> dict:  # type: ignore[type-arg]
+    """recall_api in a session of `cwd`'s own, for tests on a shared daemon (module_live): a session's budget and
+    what it surfaced are the daemon's, not the project's."""
+    return recall_api(live, cwd, query, session=f"{session}-{hashlib.sha256(str(cwd).encode()).hexdigest()[:16]}")
 
 
 @pytest.fixture

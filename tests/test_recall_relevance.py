@@ -3,26 +3,21 @@ something the store does not hold gets no memory, over real HTTP."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import pytest
 
 from memoryd.base.text import query_terms
 from memoryd.recall.ranker import LexicalIndex, analyse
-from tests.conftest import LiveDaemon, recall_api
+from tests.conftest import LiveDaemon
+from tests.conftest import recall_apart as recall
 from tests.conftest import save_memory as save
 
 
 @pytest.fixture
 def live(module_live: LiveDaemon) -> LiveDaemon:
-    """Each test keeps to its own project and, through `recall`, its own sessions: one daemon for the module."""
+    """Each test keeps to its own project and its own sessions (`recall` is recall_apart): one daemon for the module."""
     return module_live
-
-
-def recall(live: LiveDaemon, cwd: Path, query: str, session: str = "s1") -> dict:  # type: ignore[type-arg]
-    """recall_api in a session of this project's own: a session's budget is the daemon's, and the daemon is shared."""
-    return recall_api(live, cwd, query, session=f"{session}-{hashlib.sha256(str(cwd).encode()).hexdigest()[:16]}")
 
 
 def _db_memories(live: LiveDaemon, project: Path) -> list[str]:
