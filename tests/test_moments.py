@@ -224,7 +224,8 @@ def test_a_tool_call_gets_at_most_two(module_live: LiveDaemon, project: Path) ->
     assert got.count("<system-reminder>") == 2
 
 
-def test_applies_to_written_kept_validated_and_used(live: LiveDaemon, project: Path) -> None:
+def test_applies_to_written_kept_validated_and_used(module_live: LiveDaemon, project: Path) -> None:
+    live = module_live  # its own project, sessions and login
     fn = save(
         live,
         project,
@@ -260,7 +261,8 @@ def test_applies_to_written_kept_validated_and_used(live: LiveDaemon, project: P
     }
 
 
-def test_applies_to_in_claude_codes_dialect_lives_under_metadata(live: LiveDaemon, project: Path) -> None:
+def test_applies_to_in_claude_codes_dialect_lives_under_metadata(module_live: LiveDaemon, project: Path) -> None:
+    live = module_live  # its own project, sessions and login
     store = live.daemon.stores.for_cwd(str(project))
     store.path.mkdir(parents=True, exist_ok=True)
     (store.path / "api-style.md").write_text(
@@ -321,7 +323,8 @@ def test_readme_first_memory_arrives_with_its_name_and_description(
     assert "name: Package manager" in out.stdout and "description: Use pnpm, never npm: …" in out.stdout
 
 
-def test_the_memory_page_shows_what_it_applies_to(live: LiveDaemon, project: Path) -> None:
+def test_the_memory_page_shows_what_it_applies_to(module_live: LiveDaemon, project: Path) -> None:
+    live = module_live  # its own project, sessions and login
     from memoryd.api.web.views import project_id
     from tests.test_ui import login
 
