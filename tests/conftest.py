@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ from tests.support.cache import TEST_CACHE
 if (
     TYPE_CHECKING
 ):  # imported where used: pytest-xdist's controller loads this file too, and starts its workers only after
+    from memoryd.base.clock import Clock
     from memoryd.config import Settings
     from memoryd.service.daemon import Daemon
     from tests.support.messages_api import ScriptedMessagesAPI
@@ -131,6 +133,35 @@ def live(settings: Settings) -> Iterator[LiveDaemon]:
         yield ld
 
 
+@contextmanager
+def serve_isolated(tmp_path_factory: pytest.TempPathFactory, clock: Clock) -> Iterator[LiveDaemon]:
+    """A daemon on `clock` in a home of its own, built in an empty HOME without the user's settings (what the
+    function fixtures set up for each test), for fixtures wider than a test: they are set up before those."""
+    from memoryd.service.daemon import Daemon
+
+    root = tmp_path_factory.mktemp("module-live")
+    (root / "user").mkdir()
+    (root / "memoryd-home").mkdir()
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("HOME", str(root / "user"))
+        for key in list(os.environ):
+            if key.startswith(("MEMORYD_", "ANTHROPIC_", "CLAUDE_CONFIG_DIR")):
+                env.delenv(key)
+        with serve(Daemon(make_settings(root / "memoryd-home"), clock=clock)) as ld:
+            yield ld
+
+
+@pytest.fixture(scope="module")
+def module_live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveDaemon]:
+    """One in-thread daemon for a module's tests that each keep to their own `project` and leave the daemon as they
+    found it (like `shared_daemon`): a start and a stop (~0.6 s, mostly the stop waiting out the recall views'
+    settle) once a module instead of once a test."""
+    from tests.support.clock import SteppingClock
+
+    with serve_isolated(tmp_path_factory, SteppingClock()) as ld:
+        yield ld
+
+
 def save_memory(
     live: LiveDaemon, cwd: Path, name: str, description: str, body: str = "", type_: str = "project"
 ) -> str:
@@ -147,6 +178,12 @@ def recall_api(live: LiveDaemon, cwd: Path, query: str, session: str = "s1") -> 
     r = live.client.post("/v1/recall", json={"cwd": str(cwd), "query": query, "session_id": session})
     assert r.status_code == 200, r.text
     return r.json()  # type: ignore[no-any-return]
+
+
+def recall_apart(live: LiveDaemon, cwd: Path, query: str, session: str = "s1") -> dict:  # type: ignore[type-arg]
+    """recall_api in a session of `cwd`'s own, for tests on a shared daemon (module_live): a session's budget and
+    what it surfaced are the daemon's, not the project's."""
+    return recall_api(live, cwd, query, session=f"{session}-{hashlib.sha256(str(cwd).encode()).hexdigest()[:16]}")
 
 
 @pytest.fixture

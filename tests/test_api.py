@@ -11,6 +11,7 @@ import pytest
 
 from memoryd.base import limits
 from tests.conftest import LiveDaemon
+from tests.support.clock import POLL_SECONDS
 from tests.support.servers import loopback_request
 
 FAKE_SECRETS = {
@@ -39,7 +40,8 @@ def _err(r: httpx.Response, status: int) -> dict[str, str]:
     return err
 
 
-def test_list_by_type_newest_first_and_fields(live: LiveDaemon, project: Path) -> None:
+def test_list_by_type_newest_first_and_fields(module_live: LiveDaemon, project: Path) -> None:
+    live = module_live  # its own project
     c = live.client
     for i, t in enumerate(["user", "feedback", "user"]):
         assert _save(c, project, name=f"m{i}", type=t).status_code == 201
@@ -58,7 +60,8 @@ def test_list_by_type_newest_first_and_fields(live: LiveDaemon, project: Path) -
     assert idx["lines"] == 4 and idx["bytes"] == len(idx["content"].encode())
 
 
-def test_bad_input_is_a_specific_4xx(live: LiveDaemon, project: Path) -> None:
+def test_bad_input_is_a_specific_4xx(module_live: LiveDaemon, project: Path) -> None:
+    live = module_live  # its own project
     c = live.client
     assert "use one of" in _err(_save(c, project, type="secretz"), 422)["message"]
     assert _err(_save(c, project, body="x" * (limits.MEMORY_BODY_MAX_BYTES + 1)), 422)["message"]
@@ -73,7 +76,8 @@ def test_bad_input_is_a_specific_4xx(live: LiveDaemon, project: Path) -> None:
     _err(c.get("/v1/memories", params={"cwd": str(project), "type": "nope"}), 422)
 
 
-def test_body_over_256kb_is_413(live: LiveDaemon, project: Path) -> None:
+def test_body_over_256kb_is_413(module_live: LiveDaemon, project: Path) -> None:
+    live = module_live  # its own project
     c = live.client
     big = b'{"cwd":"' + b"a" * (limits.REQUEST_MAX_BYTES + 1) + b'"}'
     assert (
@@ -119,7 +123,10 @@ def _raw_get(url: str, target: str, token: str) -> int:
         "/v1/memories/user_x.txt",
     ],
 )
-def test_traversal_never_leaves_the_memory_dir(live: LiveDaemon, project: Path, tmp_path: Path, target: str) -> None:
+def test_traversal_never_leaves_the_memory_dir(
+    module_live: LiveDaemon, project: Path, tmp_path: Path, target: str
+) -> None:
+    live = module_live  # read-only: every target is refused
     outside = tmp_path / "x.md"
     outside.write_text("---\nname: x\ndescription: d\ntype: user\n---\nouter\n")
     q = f"?cwd={project}"
@@ -155,7 +162,8 @@ def test_token_required_everywhere_but_health(live: LiveDaemon, project: Path) -
 
 
 @pytest.mark.parametrize("kind", sorted(FAKE_SECRETS))
-def test_secrets_refused_without_echo(live: LiveDaemon, project: Path, kind: str) -> None:
+def test_secrets_refused_without_echo(module_live: LiveDaemon, project: Path, kind: str) -> None:
+    live = module_live  # each case refuses a save into its own project
     value = FAKE_SECRETS[kind]
     err = _err(_save(live.client, project, body=f"context line\nthe value {value} here"), 422)
     assert kind in err["message"] and "body at line 2" in err["message"]
@@ -164,7 +172,8 @@ def test_secrets_refused_without_echo(live: LiveDaemon, project: Path, kind: str
     assert not list(live.daemon.stores.for_cwd(str(project)).path.glob("*.md"))  # nothing reached disk
 
 
-def test_secret_in_description_named(live: LiveDaemon, project: Path) -> None:
+def test_secret_in_description_named(module_live: LiveDaemon, project: Path) -> None:
+    live = module_live  # its own project
     err = _err(_save(live.client, project, description="key " + FAKE_SECRETS["GitHub token"]), 422)
     assert "GitHub token in description" in err["message"]
 
@@ -179,8 +188,8 @@ def test_secret_in_description_named(live: LiveDaemon, project: Path) -> None:
         "password = os.environ['DB_PASSWORD']",
     ],
 )
-def test_no_false_positive(live: LiveDaemon, project: Path, body: str) -> None:
-    assert _save(live.client, project, body=body).status_code == 201, body
+def test_no_false_positive(module_live: LiveDaemon, project: Path, body: str) -> None:
+    assert _save(module_live.client, project, body=body).status_code == 201, body  # into its own project
 
 
 def test_broken_yaml_by_hand(live: LiveDaemon, project: Path) -> None:
@@ -208,7 +217,7 @@ def _wait_for(predicate, what: str, timeout: float = 10.0) -> None:
     while time.monotonic() < deadline:
         if predicate():
             return
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)
     raise AssertionError(f"timed out waiting for {what}")
 
 
@@ -227,7 +236,8 @@ def test_watcher_notices_hand_edits(live: LiveDaemon, project: Path) -> None:
     assert "project_by-hand.md" in index.read_text()
 
 
-def test_worktrees_share_one_memory_dir_over_http(live: LiveDaemon, tmp_path: Path) -> None:
+def test_worktrees_share_one_memory_dir_over_http(module_live: LiveDaemon, tmp_path: Path) -> None:
+    live = module_live  # its own repository
     from tests.test_store import _git
 
     repo, wt = tmp_path / "repo", tmp_path / "wt"

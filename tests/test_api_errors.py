@@ -18,6 +18,12 @@ from tests.conftest import LiveDaemon
 from tests.support.servers import loopback_client
 
 
+@pytest.fixture
+def live(module_live: LiveDaemon) -> LiveDaemon:
+    """Each test keeps to its own project (requests refused before they change anything): one daemon for the module."""
+    return module_live
+
+
 # Every route with a JSON body: a good body, the fields it requires, and whether extra keys are
 # refused (ours) or ignored (turn-end and the hook take Claude Code's hook JSON as it is).
 def _bodies(project: Path, transcript: Path) -> dict[str, tuple[dict[str, Any], list[str], bool]]:

@@ -10,6 +10,7 @@ import pytest
 from memoryd.cli.backfill import since_days
 from memoryd.service.daemon import Daemon
 from tests.conftest import make_settings, serve
+from tests.support.clock import POLL_SECONDS
 from tests.support.transcripts import new_session
 
 
@@ -35,7 +36,7 @@ def test_existing_transcripts_are_mined_once_on_request(home: Path, project: Pat
         deadline = time.monotonic() + 20
         while (progress := live.client.get("/v1/backfill").json())["active"]:
             assert time.monotonic() < deadline, progress
-            time.sleep(0.05)
+            time.sleep(POLL_SECONDS)
         assert progress["done"] == 1, progress
         saved = live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]
         assert len(saved) == 1 and "make ship" in saved[0]["description"], saved

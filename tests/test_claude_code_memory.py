@@ -19,6 +19,7 @@ from memoryd.integrations.claude_memory import (
     resolve_for,
 )
 from memoryd.store.paths import sanitize_path
+from tests.support.clock import POLL_SECONDS
 
 
 @pytest.fixture
@@ -188,7 +189,7 @@ def test_a_turn_in_which_the_agent_wrote_claude_codes_memory_is_not_extracted(
         deadline = time.monotonic() + 15
         while (job := live.client.get(f"/v1/jobs/{r.json()['job_id']}").json())["status"] in ("queued", "running"):
             assert time.monotonic() < deadline, job
-            time.sleep(0.05)
+            time.sleep(POLL_SECONDS)
         assert job["status"] == "skipped" and "wrote to the memory dir" in job["reason"], job
         assert live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"] == []
 

@@ -21,7 +21,8 @@ from memoryd.base.clock import ManualClock
 from memoryd.dream import ConsolidationLock
 from memoryd.service.daemon import Daemon
 from tests.conftest import LiveDaemon, make_settings, save_memory, serve
-from tests.support.messages_api import Reply, ScriptedMessagesAPI
+from tests.support.clock import POLL_SECONDS
+from tests.support.messages_api import RETRY_NOW, Reply, ScriptedMessagesAPI
 from tests.support.servers import DaemonProcess, daemon_env
 from tests.support.transcripts import new_session
 
@@ -65,7 +66,7 @@ def wait_run(live: LiveDaemon, cwd: Path, run_id: str) -> dict[str, Any]:
         )
         if run and run["status"] != "running":
             return run
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)
     raise AssertionError("run did not finish")
 
 
@@ -371,7 +372,7 @@ def test_llm_consolidation_applies_validated_actions(
             "Postgres 17" in live.client.get(f"/v1/memories/{old}", params={"cwd": str(project)}).json()["description"]
         )
         assert "dream" in live.client.get("/v1/status").json()["llm_usage"]["by_purpose"]
-        messages_api.push(Reply(status=500))  # LLM down: the deterministic pass runs instead
+        messages_api.push(Reply(status=500, headers=RETRY_NOW))  # LLM down: the deterministic pass runs instead
         run2 = wait_run(live, project, live.client.post("/v1/dream/run", json={"cwd": str(project)}).json()["run_id"])
         assert run2["status"] == "done" and run2["method"] == "offline" and "LLM unavailable" in run2["notes"][0]
 
@@ -397,7 +398,7 @@ def test_kill_9_mid_consolidation_leaves_store_consistent_and_lock_reclaimable(
         deadline = time.monotonic() + 10
         while not messages_api.requests:
             assert time.monotonic() < deadline
-            time.sleep(0.05)
+            time.sleep(POLL_SECONDS)
     first.kill()
     lock = ConsolidationLock(memory_dir)
     assert lock.holder() == first.proc.pid and lock.held_by_other(time.time()) is None  # dead PID: reclaimable
@@ -457,7 +458,7 @@ def test_daily_log_mode_extraction_then_dream_distils_into_topic_files(
         deadline = time.monotonic() + 15
         while (job := live.client.get(f"/v1/jobs/{job_id}").json())["status"] in ("queued", "running"):
             assert time.monotonic() < deadline
-            time.sleep(0.05)
+            time.sleep(POLL_SECONDS)
         assert job["status"] == "done" and job["memories_written"][0].startswith("logs:")
         assert (
             live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"] == []

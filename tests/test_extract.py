@@ -15,8 +15,8 @@ from memoryd.base import limits
 from memoryd.extract.offline import extract_explicit
 from memoryd.service.daemon import Daemon
 from tests.conftest import LiveDaemon, make_settings, serve
-from tests.support.clock import SteppingClock, step_over_settle
-from tests.support.messages_api import Reply, ScriptedMessagesAPI
+from tests.support.clock import POLL_SECONDS, SteppingClock, step_over_settle
+from tests.support.messages_api import RETRY_NOW, Reply, ScriptedMessagesAPI
 from tests.support.servers import DaemonProcess, daemon_env
 from tests.support.transcripts import TranscriptWriter, new_session
 
@@ -27,7 +27,7 @@ def wait_job(client: httpx.Client, job_id: str, timeout: float = 15.0) -> dict[s
         job = client.get(f"/v1/jobs/{job_id}").json()
         if job["status"] not in ("queued", "running"):
             return job
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)
     raise AssertionError(f"job {job_id} did not finish: {job}")
 
 
@@ -195,7 +195,7 @@ def test_unreadable_transcript_fails_visibly(live: LiveDaemon, session: Transcri
         if job["status"] == "queued" and job["attempts"] > stepped:  # retried EXTRACT_RETRY_SECONDS after each attempt
             stepped = job["attempts"]
             step_over_settle(live.daemon, limits.EXTRACT_RETRY_SECONDS)
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)
     assert job["status"] == "failed" and "unreadable" in job["reason"]
 
 
@@ -260,7 +260,7 @@ def test_llm_extraction_writes_and_updates(
     "reply",
     [
         Reply(text="I think nothing here is useful, sorry!"),
-        Reply(status=500),
+        Reply(status=500, headers=RETRY_NOW),
         Reply(raw_body="<html>oops"),
         Reply(delay=3.0),
     ],
@@ -308,10 +308,10 @@ def test_kill_9_mid_job_then_restart_runs_the_job_again(
         deadline = time.monotonic() + 10
         while c.get(f"/v1/jobs/{job_id}").json()["status"] != "running":
             assert time.monotonic() < deadline
-            time.sleep(0.05)
+            time.sleep(POLL_SECONDS)
         while not messages_api.requests:
             assert time.monotonic() < deadline
-            time.sleep(0.05)
+            time.sleep(POLL_SECONDS)
     first.kill()  # SIGKILL mid-job
     assert (
         not memory_dir.exists()

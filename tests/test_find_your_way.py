@@ -22,6 +22,7 @@ from memoryd.cli.help import subcommands
 from memoryd.cli.output import EXIT_CODES
 from memoryd.cli.schemas import schema_for
 from memoryd.config_sources import example_config
+from tests.support.clock import POLL_SECONDS
 
 # Drives the daemon and the CLI as subprocesses: the end-to-end suite (docs/development.md).
 pytestmark = pytest.mark.e2e
@@ -163,6 +164,6 @@ def test_status_names_the_log_file(shared_daemon: object, tmp_path: Path) -> Non
     deadline = time.monotonic() + 5
     while not (home / "logs" / "memoryd.log").exists():
         assert time.monotonic() < deadline
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)
     r = memoryd(home, "status", HOME=str(tmp_path))
     assert r.returncode == 0 and f"log:     {home / 'logs' / 'memoryd.log'} (memoryd logs -f)" in r.stdout

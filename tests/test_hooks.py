@@ -14,7 +14,7 @@ from memoryd.base import limits
 from memoryd.integrations.claude_code import hook_command, hooks_block, install_hooks, settings_path, uninstall_hooks
 from memoryd.integrations.claude_code_hooks import fit_session_context, session_notes_context
 from tests.conftest import LiveDaemon
-from tests.support.clock import step_over_settle
+from tests.support.clock import POLL_SECONDS, step_over_settle
 from tests.support.transcripts import new_session
 
 
@@ -57,7 +57,7 @@ def test_two_sessions_learn_and_recall_offline(live: LiveDaemon, project: Path) 
     deadline = time.monotonic() + 30
     while len(live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"]) < 3:
         assert time.monotonic() < deadline, "extraction did not write the memories"
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)
     assert hook(live, {**base, "hook_event_name": "SessionEnd", "reason": "other"}) == {}
 
     s2 = new_session(root, str(project))

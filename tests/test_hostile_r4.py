@@ -81,7 +81,8 @@ def test_path_matches_goes_through_the_linear_matcher_compiled_once() -> None:
     assert compile_glob.cache_info().misses == 1 and compile_glob.cache_info().hits == 1  # one compile, then cached
 
 
-def test_a_pathological_glob_answers_pre_tool_use(live: LiveDaemon, project: Path) -> None:
+def test_a_pathological_glob_answers_pre_tool_use(module_live: LiveDaemon, project: Path) -> None:
+    live = module_live  # its own project and sessions
     r = live.client.post(
         "/v1/memories",
         json={
@@ -180,9 +181,10 @@ def test_stop_signals_the_lock_holder_even_when_daemon_json_names_another(daemon
 
 # ---------------------------------------------------------------- item 9: the lower ones
 def test_a_lone_surrogate_at_the_hook_door_is_ignored_naming_the_field(
-    live: LiveDaemon, project: Path, caplog: pytest.LogCaptureFixture
+    module_live: LiveDaemon, project: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The hook door fails open (the session goes on): `{}`, a warning naming the field, nothing recorded."""
+    live = module_live  # its own project; the hook door records nothing
     save_memory(live, project, "Deploy steps", "deploy with the make target", "Run make deploy.")
     for field, payload in (
         ("prompt", {"hook_event_name": "UserPromptSubmit", "prompt": "deploy make \ud800"}),
@@ -255,7 +257,8 @@ def test_no_save_writes_through_a_linked_global_folder(tmp_path: Path, project: 
         daemon.kill()
 
 
-def test_a_hand_written_password_never_reaches_the_recall_log(live: LiveDaemon, project: Path) -> None:
+def test_a_hand_written_password_never_reaches_the_recall_log(module_live: LiveDaemon, project: Path) -> None:
+    live = module_live  # its own project and sessions
     save_memory(live, project, "Staging login", "how to log in to staging", "Log in with the admin account.")
     for n, prompt in enumerate(
         ("staging login password hunter2 please", "staging login pw: hunter2", "staging login with passwd Zx9!kLm2")

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from tests.conftest import serve_env
-from tests.support.clock import step_over_settle
+from tests.support.clock import POLL_SECONDS, step_over_settle
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
 from tests.support.servers import daemon_env
 from tests.support.transcripts import new_session
@@ -56,7 +56,7 @@ def test_a_hung_local_model_is_named_as_such_not_as_an_api_key_problem(
         deadline = time.monotonic() + 30
         while c.get(f"/v1/jobs/{job_id}").json()["status"] in ("queued", "running"):
             assert time.monotonic() < deadline
-            time.sleep(0.05)
+            time.sleep(POLL_SECONDS)
         llm = c.get("/v1/status").json()["llm"]
         assert llm["last_call"]["outcome"] == "error" and llm["backend"] == "messages-api"
         checks = doctor(env, project)

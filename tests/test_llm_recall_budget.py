@@ -14,6 +14,7 @@ from memoryd.service.daemon import Daemon
 from tests.conftest import LiveDaemon, make_settings, serve
 from tests.conftest import recall_api as recall
 from tests.conftest import save_memory as save
+from tests.support.clock import POLL_SECONDS
 from tests.support.messages_api import Reply, ScriptedMessagesAPI
 
 
@@ -44,7 +45,7 @@ def test_a_late_answer_is_served_on_the_sessions_next_prompt(
     deadline = time.monotonic() + 20
     while not live.daemon.recall.model._late:  # the slow answer lands in the background
         assert time.monotonic() < deadline, "the late answer never arrived"
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)
     other = recall(live, project, "something else entirely", session="s-other")
     assert other["memories"] == []  # another session does not get it
     second = recall(live, project, "and what about the tests?", session="s-late")

@@ -18,6 +18,7 @@ from memoryd.relevance.applies_derive import derive
 from memoryd.relevance.applies_match import command_key, contradicts, meets
 from memoryd.store.frontmatter import split_frontmatter
 from tests.conftest import LiveDaemon
+from tests.support.clock import POLL_SECONDS
 from tests.support.servers import DaemonProcess, daemon_env
 from tests.test_extract import llm_live  # noqa: F401  (the fixture: a daemon whose model is a scripted Messages API)
 
@@ -191,7 +192,8 @@ def test_deprecation_and_exports_are_subjects_a_prompt_shares_with_a_rule() -> N
     assert prompt_meets(barrels, prompt, topics_of(prompt)) == "subject: exports"
 
 
-def test_pre_tool_use_brings_the_rule_the_act_meets(live: LiveDaemon, project: Path) -> None:
+def test_pre_tool_use_brings_the_rule_the_act_meets(module_live: LiveDaemon, project: Path) -> None:
+    live = module_live  # its own project and sessions
     pnpm = save(live, project, *PNPM)
     migrations = save(live, project, *MIGRATIONS)
     save(live, project, "Release notes", "Every release gets a CHANGELOG entry written by hand")
@@ -214,14 +216,16 @@ def test_pre_tool_use_brings_the_rule_the_act_meets(live: LiveDaemon, project: P
     assert "hook:PreToolUse:Bash" in sources and "hook:PreToolUse:Edit" in sources
 
 
-def test_a_tool_call_gets_at_most_two(live: LiveDaemon, project: Path) -> None:
+def test_a_tool_call_gets_at_most_two(module_live: LiveDaemon, project: Path) -> None:
+    live = module_live  # its own project and sessions
     for n in range(4):
         save(live, project, f"Infra rule {n}", f"Rule {n} for everything under infra/terraform/")
     got = tool(live, project, uuid.uuid4().hex, "Edit", file_path=str(project / "infra/terraform/main.tf"))
     assert got.count("<system-reminder>") == 2
 
 
-def test_applies_to_written_kept_validated_and_used(live: LiveDaemon, project: Path) -> None:
+def test_applies_to_written_kept_validated_and_used(module_live: LiveDaemon, project: Path) -> None:
+    live = module_live  # its own project, sessions and login
     fn = save(
         live,
         project,
@@ -257,7 +261,8 @@ def test_applies_to_written_kept_validated_and_used(live: LiveDaemon, project: P
     }
 
 
-def test_applies_to_in_claude_codes_dialect_lives_under_metadata(live: LiveDaemon, project: Path) -> None:
+def test_applies_to_in_claude_codes_dialect_lives_under_metadata(module_live: LiveDaemon, project: Path) -> None:
+    live = module_live  # its own project, sessions and login
     store = live.daemon.stores.for_cwd(str(project))
     store.path.mkdir(parents=True, exist_ok=True)
     (store.path / "api-style.md").write_text(
@@ -279,7 +284,8 @@ def test_applies_to_in_claude_codes_dialect_lives_under_metadata(live: LiveDaemo
     assert fn in tool(live, project, uuid.uuid4().hex, "Write", file_path=str(project / "src/api/users.ts"), content="")
 
 
-def test_recall_off_for_one_session(live: LiveDaemon, project: Path) -> None:
+def test_recall_off_for_one_session(module_live: LiveDaemon, project: Path) -> None:
+    live = module_live  # its own project and sessions
     save(live, project, *PNPM)
     off = "CLAUDE_CODE_DISABLE_AUTO_MEMORY=0;MEMORYD_RECALL=off"
     base = {"cwd": str(project), "session_id": uuid.uuid4().hex}
@@ -317,7 +323,8 @@ def test_readme_first_memory_arrives_with_its_name_and_description(
     assert "name: Package manager" in out.stdout and "description: Use pnpm, never npm: …" in out.stdout
 
 
-def test_the_memory_page_shows_what_it_applies_to(live: LiveDaemon, project: Path) -> None:
+def test_the_memory_page_shows_what_it_applies_to(module_live: LiveDaemon, project: Path) -> None:
+    live = module_live  # its own project, sessions and login
     from memoryd.api.web.views import project_id
     from tests.test_ui import login
 
@@ -357,7 +364,7 @@ def test_the_sql_example_end_to_end_through_the_hooks(live: LiveDaemon, project:
         live.client.get("/v1/memories", params={"cwd": str(project)}).json()["memories"] and store.has_memories()
     ):
         assert time.monotonic() < deadline, "extraction did not write the memory"
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)
     prompt = "Add an endpoint that lists orders per customer, with the SQL for it"
     answer = hook(
         live,
@@ -429,9 +436,10 @@ def test_a_prompt_about_another_stack_gets_nothing(live: LiveDaemon, project: Pa
     assert status["prompts_ranked"] >= 1 and 0 <= status["model_wanted"] <= status["prompts_ranked"]
 
 
-def test_a_shared_subject_alone_needs_a_memory_about_it(live: LiveDaemon, project: Path) -> None:
+def test_a_shared_subject_alone_needs_a_memory_about_it(module_live: LiveDaemon, project: Path) -> None:
     """With nothing else to go on, a subject a prompt shares brings the memory about it (its name or
     description), not one whose body mentions it in passing."""
+    live = module_live  # its own project and sessions
 
     def prompt(text: str) -> str:
         payload = {"hook_event_name": "UserPromptSubmit", "session_id": uuid.uuid4().hex, "cwd": str(project)}
@@ -548,10 +556,11 @@ def test_a_new_view_reads_again_only_the_memory_that_changed(live: LiveDaemon, p
     assert "yarn" in after[pnpm].forbids and "npm" not in after[pnpm].forbids
 
 
-def test_issue_49s_misses_at_tool_time_meet_through_the_hook(live: LiveDaemon, project: Path) -> None:
+def test_issue_49s_misses_at_tool_time_meet_through_the_hook(module_live: LiveDaemon, project: Path) -> None:
     """The acts issue 49 names (labelled cases of their classes, not a held-out benchmark): a manager's runner, a
     call of a ruled-out library, a cue with an ellipsis; and its noise stays quiet (`go test`, `git status`, a
     LaTeX question: an unknown name and a shared word are no match for the migrations rule)."""
+    live = module_live  # its own project and sessions
     pnpm = save(live, project, *PNPM)
     dates = save(live, project, "Dates", "date-fns, not moment; don't add new moment imports")
     styles = save(live, project, "Styles", "Use the theme: never `style={{...}}` or raw hex values")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
 from fastapi.routing import APIRoute
 
 from memoryd.api.app import ROUTERS
@@ -14,6 +15,12 @@ from tests.conftest import LiveDaemon
 from tests.support.servers import loopback_client
 
 ERROR_REF = "#/components/schemas/ErrorBody"
+
+
+@pytest.fixture
+def live(module_live: LiveDaemon) -> LiveDaemon:
+    """These tests only read the daemon's documents: one daemon for the module."""
+    return module_live
 
 
 def _resolve(schema: dict[str, Any], doc: dict[str, Any]) -> dict[str, Any]:

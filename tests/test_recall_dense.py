@@ -26,6 +26,7 @@ from memoryd.recall.dense import (
 from memoryd.recall.store_index import StoreIndex
 from memoryd.service.daemon import Daemon
 from tests.conftest import make_settings, recall_api, save_memory, serve
+from tests.support.clock import POLL_SECONDS
 from tests.support.toy_model import toy_backend
 
 HAS_MODEL = (
@@ -184,7 +185,7 @@ def test_a_package_manager_preference_injects_nothing_from_database_memories(hom
             or status["dense_pending"]
         ):
             assert time.monotonic() < deadline, status
-            time.sleep(0.05)
+            time.sleep(POLL_SECONDS)
         result = recall_api(live, project, "remember that we always use pnpm, never npm", "s1")
         assert result["memories"] == [] and result["reason"].startswith("no memory")
         # the same store still answers a prompt about what it holds, fused with the model
@@ -398,7 +399,7 @@ def test_a_store_indexed_in_the_background_gets_its_vectors_without_another_requ
     item = daemon.recall.indexes._item(store)
     while len(item.dense) < 600:
         assert time.monotonic() < deadline, "the background pass's memories never got their vectors"
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)
     daemon.recall.close()
     daemon.state.close()
 

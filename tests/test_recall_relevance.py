@@ -5,11 +5,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from memoryd.base.text import query_terms
 from memoryd.recall.ranker import LexicalIndex, analyse
 from tests.conftest import LiveDaemon
-from tests.conftest import recall_api as recall
+from tests.conftest import recall_apart as recall
 from tests.conftest import save_memory as save
+
+
+@pytest.fixture
+def live(module_live: LiveDaemon) -> LiveDaemon:
+    """Each test keeps to its own project and its own sessions (`recall` is recall_apart): one daemon for the module."""
+    return module_live
 
 
 def _db_memories(live: LiveDaemon, project: Path) -> list[str]:

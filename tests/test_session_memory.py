@@ -19,7 +19,7 @@ from memoryd.transcripts.parser import estimate_tokens, parse_lines
 from memoryd.transcripts.pipeline import TranscriptPipeline
 from memoryd.transcripts.reader import read_new_lines
 from tests.conftest import make_settings
-from tests.support.messages_api import Reply, ScriptedMessagesAPI
+from tests.support.messages_api import RETRY_NOW, Reply, ScriptedMessagesAPI
 from tests.support.transcripts import TranscriptWriter, new_session
 
 GATES = dict(
@@ -224,7 +224,9 @@ def test_llm_delta_is_what_came_after_the_last_update_newest_first_kept(
     assert len(delta) <= budget + 200
 
 
-@pytest.mark.parametrize("reply", [Reply(status=500), Reply(text="no headers at all")], ids=["500", "garbage"])
+@pytest.mark.parametrize(
+    "reply", [Reply(status=500, headers=RETRY_NOW), Reply(text="no headers at all")], ids=["500", "garbage"]
+)
 def test_llm_failure_falls_back_to_offline(
     home: Path, project: Path, messages_api: ScriptedMessagesAPI, reply: Reply
 ) -> None:

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import LiveDaemon
 from tests.support.servers import loopback_request
+
+
+@pytest.fixture
+def live(module_live: LiveDaemon) -> LiveDaemon:
+    """Each test keeps to its own project: one daemon for the module."""
+    return module_live
 
 
 def test_crud_roundtrip(live: LiveDaemon, project: Path) -> None:

@@ -18,6 +18,7 @@ from memoryd.service.daemon import Daemon
 from memoryd.stale.project import ProjectFacts
 from memoryd.stale.refs import FLAG, PACKAGE, PATH, SCRIPT, SYMBOL, Ref, find_refs
 from tests.conftest import LiveDaemon, make_settings, recall_api, save_memory, serve
+from tests.support.clock import POLL_SECONDS
 from tests.support.servers import daemon_env
 from tests.support.stale_fixture import git, labelled_memories, make_repo, make_ts_shop, ts_shop_memories
 from tests.test_ui import login, pid
@@ -111,7 +112,7 @@ def test_dream_proposes_updating_or_removing_stale_memories(slive: LiveDaemon, r
         )
         if run["status"] != "running" or time.monotonic() > deadline:
             break
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)
     assert run["status"] == "done", run
     note = next(n for n in run["notes"] if n.startswith("stale:"))
     assert filename in note and "frontend/src/store/cart.ts" in note and "update" in note and "remove" in note
@@ -286,5 +287,5 @@ def test_a_slow_history_never_holds_recall_and_the_caveat_follows(
         later = recall_api(slive, repo, "where does the cart live?", session=f"b{time.monotonic()}")
         if "Possibly stale" in later["injection"] or time.monotonic() > deadline:
             break
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)
     assert "frontend/src/store/cart.ts" in later["injection"] and "Possibly stale" in later["injection"]

@@ -15,6 +15,7 @@ from memoryd.base.state_db import StateDB
 from memoryd.transcripts import TranscriptService, parse_line, parse_lines, read_new_lines
 from memoryd.transcripts.parser import MalformedLine
 from memoryd.transcripts.reader import iter_batches
+from tests.support.clock import POLL_SECONDS
 from tests.support.transcripts import new_session
 
 FIXTURES = Path(__file__).parent / "fixtures" / "claude-transcripts"
@@ -142,7 +143,7 @@ def _wait(predicate, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-
     while time.monotonic() < deadline:
         if predicate():
             return
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)
     raise AssertionError("condition not met in time")
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from memoryd.api.web.views import project_id
 from tests.conftest import LiveDaemon, save_memory
+from tests.support.clock import POLL_SECONDS
 from tests.support.servers import loopback_client, loopback_request
 from tests.support.stale_fixture import make_repo
 
@@ -251,7 +252,7 @@ def wait_run(live: LiveDaemon, project: Path, run_id: str) -> dict[str, Any]:
         run = next((r for r in runs if r["run_id"] == run_id), None)
         if run and run["status"] != "running":
             return run
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)
     raise AssertionError("run did not finish")
 
 
@@ -297,7 +298,8 @@ def test_jobs_sessions_and_spend_pages(live: LiveDaemon, project: Path) -> None:
     assert browser.get("/ui/sessions/nope").status_code == 404
 
 
-def test_no_cors_and_foreign_hosts_refused(live: LiveDaemon) -> None:
+def test_no_cors_and_foreign_hosts_refused(module_live: LiveDaemon) -> None:
+    live = module_live  # a login of its own
     r = httpx.options(
         f"{live.url}/ui/", headers={"origin": "http://evil.example", "access-control-request-method": "POST"}
     )
@@ -308,7 +310,8 @@ def test_no_cors_and_foreign_hosts_refused(live: LiveDaemon) -> None:
 
 
 @pytest.mark.parametrize("path", ["/ui/logout"])
-def test_logout_ends_the_session(live: LiveDaemon, path: str) -> None:
+def test_logout_ends_the_session(module_live: LiveDaemon, path: str) -> None:
+    live = module_live  # a login of its own
     browser, csrf = login(live)
     assert browser.post(path, data={"csrf": csrf}, headers={"origin": live.url}).status_code == 200
     assert loopback_request("GET", f"{live.url}/ui/", cookies={"memoryd_ui": "x"}).status_code == 401

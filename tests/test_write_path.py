@@ -19,6 +19,7 @@ from memoryd.dream.worker import RunningTask
 from memoryd.extract.offline import Candidate
 from memoryd.store.memdir import MemoryDir
 from tests.conftest import LiveDaemon
+from tests.support.clock import POLL_SECONDS
 
 SECRET = "the token is ghp_" + "aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG5"
 
@@ -121,7 +122,7 @@ def test_a_dir_another_program_made_is_watched_at_its_next_use(live: LiveDaemon,
     (store.path / "user_role.md").write_text("---\nname: Role\ndescription: what I do\ntype: user\n---\nI ship.\n")
     deadline = time.monotonic() + 10
     while "user_role.md" not in heard and time.monotonic() < deadline:
-        time.sleep(0.05)
+        time.sleep(POLL_SECONDS)
     assert "user_role.md" in heard, "the watcher reports the hand edit by name"
 
 

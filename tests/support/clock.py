@@ -12,6 +12,10 @@ from typing import Any
 
 from memoryd.base import limits
 
+# How often a test looks again at what it waits for (a job, a run, a watcher event): 20 ms instead of 50 ms took ~15 ms
+# off each wait, and each look is one loopback request; the deadlines stay what each test says.
+POLL_SECONDS = 0.02
+
 
 class SteppingClock:
     def __init__(self) -> None:

@@ -19,6 +19,10 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from tests.support.servers import ThreadedServer
 
+# On a scripted 5xx: the server asks for the retry at once, so a test of what follows a failed call does not sit out
+# memoryd's 0.5-1 s first backoff (the backoff itself: tests/test_llm_backends.py, which keeps the header off).
+RETRY_NOW = {"retry-after": "0"}
+
 
 @dataclass
 class Reply:
