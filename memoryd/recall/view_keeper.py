@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,11 +32,11 @@ class ViewKeeper:
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
-        self._closed = False
+        self._closed = threading.Event()  # set at close: also ends the settle wait, so a stop never sits it out
 
     def due(self, store: MemoryDir) -> None:
         """The store's index changed (saves, a background pass): its views are due (the thread starts at the first)."""
-        if self._closed:
+        if self._closed.is_set():
             return
         with self._lock:
             self._due[store.path] = store
@@ -47,21 +46,21 @@ class ViewKeeper:
         self._wake.set()
 
     def close(self) -> None:
-        self._closed = True
+        self._closed.set()
         self._wake.set()
         if self._thread is not None:
             self._thread.join(timeout=10)
 
     def _loop(self) -> None:
         lower_priority(KEEPER_NICE)
-        while not self._closed:
+        while not self._closed.is_set():
             self._wake.wait()
-            time.sleep(SETTLE_SECONDS)
+            self._closed.wait(SETTLE_SECONDS)
             self._wake.clear()
             with self._lock:
                 due, self._due = list(self._due.values()), {}
             for store in due:
-                if self._closed:
+                if self._closed.is_set():
                     return
                 try:
                     self.keep(store)
