@@ -21,6 +21,7 @@ import pytest
 from memoryd.cli.output import EXIT_CODES
 from memoryd.cli.schemas import schema_for
 from memoryd.integrations.claude_code import hook_command, hooks_block
+from memoryd.recall.dense import VECTORS_FILENAME
 from memoryd.recall.derived_cache import DERIVED_FILENAME
 from tests.support.servers import DaemonProcess, free_socket, loopback_request
 
@@ -81,8 +82,8 @@ def alive(pid: int) -> bool:
 
 def snapshot(*roots: Path) -> dict[str, bytes]:
     """Every file under `roots` with its bytes, aside from what a running daemon writes on its own: its logs,
-    its state database and its derived-recall cache (filled in the background after a save)."""
-    daemon_writes = ("state.db", DERIVED_FILENAME)
+    its state database and its derived-recall and vector caches (filled in the background after a save)."""
+    daemon_writes = ("state.db", DERIVED_FILENAME, VECTORS_FILENAME)
     return {
         str(p): p.read_bytes()
         for root in roots

@@ -19,6 +19,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 USED_DAY = "used_day"  # the column each row's last day of use is kept in (days since 1970-01-01, UTC)
 _SECONDS_PER_DAY = 86_400
+_UNUSABLE = "recall: the %s %s is unusable (%s); it is kept in memory only"  # a cache that only costs recomputing
 _CHUNK = 500  # digests per statement (under SQLite's bound on parameters)
 
 
@@ -40,7 +41,7 @@ def _open_file(path: Path | None, table_sql: str, what: str) -> sqlite3.Connecti
         conn.execute(table_sql)
         return conn
     except sqlite3.Error as exc:
-        log.warning("recall: the %s %s is unusable (%s); it is kept in memory only", what, path, exc)
+        log.warning(_UNUSABLE, what, path, exc)
         return None
 
 
@@ -74,7 +75,7 @@ class DatedCache:
             try:
                 self._dated_and_pruned(self._conn, only_key)
             except sqlite3.Error as exc:  # a broken cache only costs computing again
-                log.warning("recall: the %s %s is unusable (%s); it is kept in memory only", what, path, exc)
+                log.warning(_UNUSABLE, what, path, exc)
                 self._conn.close()
                 self._conn = None
 
