@@ -197,7 +197,10 @@ def test_places_a_memory_about_one_place_names_are_that_place() -> None:
     """A nested agent file's paths are its folder's: `src/commands/` in "ext/vscode: ..." is ext/vscode's src, not
     every src of the project (corpus CV: one such memory met 11 foreign tasks' edits). Paths a person writes
     in its frontmatter are met as written."""
-    memo = derive("ext/vscode: VS Code extension", "Commands", "Commands live in `src/commands/`", "project")
+    memo = derive(
+        "ext/vscode: VS Code extension", "Commands", "Always register commands in `src/commands/`", "feedback"
+    )
+    assert "src/commands/**" in memo.paths  # a rule's place, read under its home
     assert meets(memo, "Edit", path="ext/vscode/src/commands/deploy.ts")
     assert not meets(memo, "Edit", path="cli/azd/src/commands/deploy.ts")
     written = replace(memo, paths=("src/commands/**",), explicit=True)  # as `combined` keeps a frontmatter's paths
@@ -458,3 +461,13 @@ def test_a_glob_of_wildcards_alone_is_no_place() -> None:
     reached every edit of every project (corpus CV: one store's memory met 53 foreign tasks)."""
     assert not _paths('Build one package: `pnpm -r --filter "<package-name>..." build`')
     assert _paths("Tests go in `tests/<module>/test_<name>.py`")  # a placeholder inside a place keeps the place
+
+
+def test_headline_guidance_words_are_forms_of_guidance_not_subjects() -> None:
+    """Round four's words ("project", "review", "modern", ...) make a headline about writing its language; a word
+    naming a subject ("content", "documentation") does not: "Markdown Content Rules" met every other project's README."""
+    assert "ts" in language_headline_kinds("Project development guidelines for TypeScript")
+    assert "rs" in language_headline_kinds("Rust API Guidelines - Copilot Review Instructions")
+    assert "go" in language_headline_kinds("Modern Go (1.26+) - PR Review Guidelines")
+    assert not language_headline_kinds("Markdown Content Rules")
+    assert not language_headline_kinds("Markdown documentation standards")
