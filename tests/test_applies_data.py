@@ -465,7 +465,7 @@ def test_a_glob_of_wildcards_alone_is_no_place() -> None:
 
 def test_headline_guidance_words_are_forms_of_guidance_not_subjects() -> None:
     """Round four's words ("project", "review", "modern", ...) make a headline about writing its language; a word
-    naming a subject ("content", "documentation") does not: "Markdown Content Rules" met every other project's README."""
+    naming a subject ("content", "documentation") does not: "Markdown Content Rules" met every README."""
     assert "ts" in language_headline_kinds("Project development guidelines for TypeScript")
     assert "rs" in language_headline_kinds("Rust API Guidelines - Copilot Review Instructions")
     assert "go" in language_headline_kinds("Modern Go (1.26+) - PR Review Guidelines")
