@@ -124,7 +124,8 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
     text = f"{name}\n{description}\n{body}"
     reading = _reading(text)  # backticks and the words of paths read once for every reader below
     snippets = reading.snippets
-    rule = states_rule(type_, text)
+    cased = _cased(text)
+    rule = states_rule(type_, text, cased)
     home = () if type_ == "reference" else _headline_place(name)
     paths = (
         ()
@@ -138,7 +139,7 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
     ticked = {w.casefold() for snippet in snippets for w in snippet.split()}
     named -= {w for w in PROGRAMS_TABLE.english if w not in ticked}
     pms = PM_NAMES & named
-    forbids = _forbidden(text, pms | (PROGRAMS & named))
+    forbids = _forbidden(cased, pms | (PROGRAMS & named))
     commands = _managers_not_chosen(text, pms, forbids)
     for snippet in snippets:
         first = snippet.split(maxsplit=1)[0].casefold() if snippet.strip() else ""
@@ -151,7 +152,7 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
     head = f"{name}\n{description}"
     commands += [cmd for rx, cmd in SUBJECT_COMMANDS if rx.search(head)]
     weights = shared(topic_weights(text))  # the subjects and how strongly: read once for both fields
-    code_forbids, subjects_forbidden = _code_ruled_out(text, snippets, forbids, frozenset(t for t, _ in weights))
+    code_forbids, subjects_forbidden = _code_ruled_out(cased, snippets, forbids, frozenset(t for t, _ in weights))
     applies = AppliesTo(
         paths=paths,
         commands=tuple(dict.fromkeys(commands)),
@@ -173,7 +174,7 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
 
 
 def _code_ruled_out(
-    text: str, snippets: tuple[str, ...], programs_forbidden: set[str], topics: frozenset[str]
+    cased: _Cased, snippets: tuple[str, ...], programs_forbidden: set[str], topics: frozenset[str]
 ) -> tuple[frozenset[str], frozenset[str]]:
     """What written code may break of the rule, as the fitted features' polarity reads it (`prose_polarity`): the
     names it rules out standing right after its negation and named as a library, in backticks or by a cue
@@ -181,7 +182,10 @@ def _code_ruled_out(
     and the subjects of the words it rules out ("never raw hex values": styling), whose code an edit writes
     (`subjects.toml` `matcher_code`: `#3b82f6`). The polarity pass runs only when one may be found (it is most of
     a cold derive's time)."""
-    negated = {n for m in _NEGATED_LIST.finditer(text) for t in _LIST_NAME.findall(m.group(1)) if (n := code_name(t))}
+    text = cased.text
+    negated = {
+        n for g in cased.negated(_NEGATED_LIST, _NEGATED_LIST_LOW) for t in _LIST_NAME.findall(g) if (n := code_name(t))
+    }
     negated -= _PROGRAM_NAMES | programs_forbidden
     if negated:
         ticked = {code_name(w) for snippet in snippets for w in _LIST_NAME.findall(snippet)}
@@ -242,7 +246,7 @@ _LIBRARY_REACH = 6  # words back from a name to the verb that adds it ("add new 
 _JOINERS = frozenset({"or", "and", ","})
 
 
-def states_rule(type_: str, text: str) -> bool:
+def states_rule(type_: str, text: str, cased: _Cased | None = None) -> bool:
     """Whether a memory states a rule, so the places it names are places it rules: a feedback or user memory
     always (it is a correction or a preference); a project memory when it says "never", "always", "only"
     (words.toml `rule_words`). One that states none describes how things are: of its places only the folder its
@@ -251,8 +255,14 @@ def states_rule(type_: str, text: str) -> bool:
     precision 0.46 -> 0.36, silence 0.77 -> 0.57).
     A reference memory points where to look (a dashboard, the docs, where a package lives): its places are where
     the information is, not acts it governs, so none count (strands' "model providers live in
-    src/strands/models/" at every edit there: coding dev precision 0.46 -> 0.44)."""
-    return type_ in RULE_TYPES or (type_ == "project" and RULE_WORDS.search(text) is not None)
+    src/strands/models/" at every edit there: coding dev precision 0.46 -> 0.44). `cased`: the text's, when the
+    caller has read it."""
+    if type_ in RULE_TYPES or type_ != "project":
+        return type_ in RULE_TYPES
+    cased = cased if cased is not None else _cased(text)
+    if cased.low is None or _RULE_LOW is None or _RULE_STARTS is None:
+        return RULE_WORDS.search(text) is not None
+    return any(_RULE_LOW.match(cased.low, at) for at in _starts(cased.low, _RULE_STARTS))
 
 
 def _managers_not_chosen(text: str, named: set[str] | frozenset[str], forbids: set[str]) -> list[str]:
@@ -495,11 +505,20 @@ def _glob_of(token: str) -> str:
     return token
 
 
-def _forbidden(text: str, candidates: set[str] | frozenset[str]) -> set[str]:
+def _forbidden(cased: _Cased, candidates: set[str] | frozenset[str]) -> set[str]:
     """The programs a rule forbids: right after a negation ("never npm or pnpm", "do not use npm",
     "not prettier or eslint"), a list of them joined by commas, slashes, "or", "nor"."""
     if not candidates:
         return set()
+    out: set[str] = set()
+    for named in cased.negated(*_forbidding(frozenset(candidates))):
+        out |= {w.casefold() for w in _WORD.findall(named)} & candidates
+    return out
+
+
+@lru_cache(maxsize=1024)
+def _forbidding(candidates: frozenset[str]) -> tuple[re.Pattern[str], re.Pattern[str] | None]:
+    """The pattern of a negation and a list of these programs (and its case-free form), built once per set."""
     name = r"`?(?:" + "|".join(re.escape(c) for c in sorted(candidates, key=len, reverse=True)) + r")`?"
     rx = re.compile(
         WORDS.negation.pattern
@@ -512,10 +531,7 @@ def _forbidden(text: str, candidates: set[str] | frozenset[str]) -> set[str]:
         + r")*)(?![\w-])",
         re.I,
     )
-    out: set[str] = set()
-    for m in rx.finditer(text):
-        out |= {w.casefold() for w in _WORD.findall(m.group(1))} & candidates
-    return out
+    return rx, _case_free(rx)
 
 
 # A product's name mid-sentence: Recoil, Lingui, TypeORM, GraphQL, NestJS (not code like EventTypeService).
@@ -563,6 +579,70 @@ def _topic_words(text: str) -> set[str]:
     if _TOPIC_WORDS_LOWER is not None and not _FOLDS_TO_ASCII.search(text):
         return set(_TOPIC_WORDS_LOWER.findall(text.lower()))
     return {m.casefold() for m in _TOPIC_WORDS.findall(text)}
+
+
+def _case_free(rx: re.Pattern[str]) -> re.Pattern[str] | None:
+    """`rx` without re.I, for a lowered text (`_cased`): when its letters, escapes aside, are all lower-case ASCII and
+    it sets no flag inline, it finds there what `rx` finds in the text, at the same places; None when it may not."""
+    bare = re.sub(r"\\.", "", rx.pattern, flags=re.S)
+    if not bare.isascii() or bare != bare.lower() or re.search(r"\(\?[a-zA-Z]", bare):
+        return None
+    return re.compile(rx.pattern, rx.flags & ~re.I)
+
+
+def _openers(words: tuple[str, ...], rx: re.Pattern[str] | None) -> tuple[str, ...] | None:
+    """The words a case-free pattern's every match begins with (lower case), a word another opens aside: a pattern
+    opening with them can match only where `str.find` finds one; None when there is no case-free pattern."""
+    low = sorted({w.lower() for w in words})
+    if rx is None or not low or not all(w.isascii() and w for w in low):
+        return None
+    return tuple(w for w in low if not any(w != o and w.startswith(o) for o in low))
+
+
+def _starts(low: str, words: tuple[str, ...]) -> list[int]:
+    """Each place in a lowered text where one of these words begins, in order (overlaps too): a pattern that must
+    open with one of them is tried there only (a `str.find` per word runs far faster than a regex's scan)."""
+    found: set[int] = set()
+    for word in words:
+        at = low.find(word)
+        while at >= 0:
+            found.add(at)
+            at = low.find(word, at + 1)
+    return sorted(found)
+
+
+@dataclass(frozen=True, slots=True)
+class _Cased:
+    """A text and, when lowering it keeps what a pattern sees (no `_FOLDS_TO_ASCII`), its lower case and the places
+    a negation word begins there: the patterns opening with a negation are tried at those places only."""
+
+    text: str
+    low: str | None
+    negations: tuple[int, ...]
+
+    def negated(self, rx: re.Pattern[str], rx_low: re.Pattern[str] | None) -> list[str]:
+        """Group 1 of each match `rx.finditer(self.text)` gives, for `rx` opening with a negation (`rx_low` its
+        case-free form): found at the negations' places when the text was lowered, as a scan would find them."""
+        if self.low is None or rx_low is None or _NEGATION_STARTS is None:
+            return [m.group(1) for m in rx.finditer(self.text)]
+        out, end = [], 0
+        for at in self.negations:
+            if at >= end and (m := rx_low.match(self.low, at)) is not None:
+                out.append(self.text[m.start(1) : m.end(1)])
+                end = m.end()
+        return out
+
+
+def _cased(text: str) -> _Cased:
+    low = text.lower() if text.isascii() or not _FOLDS_TO_ASCII.search(text) else None
+    negations = _starts(low, _NEGATION_STARTS) if low is not None and _NEGATION_STARTS is not None else []
+    return _Cased(text, low, tuple(negations))
+
+
+_NEGATED_LIST_LOW = _case_free(_NEGATED_LIST)
+_NEGATION_STARTS = _openers(WORDS.negation_words, _case_free(WORDS.negation))
+_RULE_LOW = _case_free(RULE_WORDS)
+_RULE_STARTS = _openers(WORDS.rule_words, _RULE_LOW)
 
 
 def command_key(command: str) -> tuple[str, ...]:

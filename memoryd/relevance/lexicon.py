@@ -193,6 +193,8 @@ class Words:
     framework_languages: dict[str, str] = field(default_factory=dict)  # a framework -> its language (ktor: kotlin)
     host_suffixes: frozenset[str] = frozenset()  # the last label of a host name (`github.com`): not code
     products: frozenset[str] = frozenset()  # products written in CamelCase (GitHub): a name in prose, not code
+    negation_words: tuple[str, ...] = ()  # the words `negation` matches, as written (a match begins with one)
+    rule_words: tuple[str, ...] = ()  # the words `rule` matches, as written
 
     @property
     def languages(self) -> dict[str, tuple[str, ...]]:
@@ -245,6 +247,8 @@ def words() -> Words:
         dict(data["framework_languages"]),
         frozenset(data["cue_not_code"]["host_suffixes"]),
         frozenset(data["cue_not_code"]["products"]),
+        tuple(negations["words"]),
+        tuple(data["rule_words"]["words"]),
     )
 
 
