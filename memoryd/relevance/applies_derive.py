@@ -136,8 +136,9 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
     )
     named = set(_casefolded(_NAMED_WORD.findall(text)))
     # a program that is also an English word counts only in backticks ("never go back" names no Go)
-    ticked = {w.casefold() for snippet in snippets for w in snippet.split()}
-    named -= {w for w in PROGRAMS_TABLE.english if w not in ticked}
+    if english := named & PROGRAMS_TABLE.english:
+        ticked = {w.casefold() for snippet in snippets for w in snippet.split()}
+        named -= {w for w in english if w not in ticked}
     pms = PM_NAMES & named
     forbids = _forbidden(cased, pms | (PROGRAMS & named))
     commands = _managers_not_chosen(text, pms, forbids)
@@ -151,7 +152,7 @@ def _derive(name: str, description: str, body: str, type_: str) -> AppliesTo:
     commands += sorted(n for n in (PROGRAMS & named) - {c.split()[0] for c in commands} if n in forbids)
     head = f"{name}\n{description}"
     commands += [cmd for rx, cmd in SUBJECT_COMMANDS if rx.search(head)]
-    weights = shared(topic_weights(text))  # the subjects and how strongly: read once for both fields
+    weights = shared(topic_weights(text, cased))  # the subjects and how strongly: read once for both fields
     code_forbids, subjects_forbidden = _code_ruled_out(cased, snippets, forbids, frozenset(t for t, _ in weights))
     applies = AppliesTo(
         paths=paths,
@@ -223,9 +224,12 @@ def _named_as_libraries(text: str, names: set[str]) -> set[str]:
     if not tokens:
         return set()
     # code_name gives a token or its stem: a token that is neither a name nor a name's stem names none (most tokens)
-    naming = {t for t in set(tokens) if t in names or t.rpartition(".")[0] in names}
+    distinct = set(tokens)
+    naming = distinct & names | {t for t in distinct if "." in t and t.rpartition(".")[0] in names}
+    if "" in names:  # every token without a dot is a stem of ""
+        naming |= {t for t in distinct if "." not in t}
     out: set[str] = set()
-    for i in [i for i, token in enumerate(tokens) if token in naming]:
+    for i in [i for i, token in enumerate(tokens) if token in naming] if naming else ():
         token = tokens[i]
         if (name := code_name(token)) not in names or name in out:
             continue
@@ -550,10 +554,11 @@ def topics_of(text: str) -> frozenset[str]:
     return frozenset(t for t, _ in topic_weights(text))
 
 
-def topic_weights(text: str) -> tuple[tuple[str, int], ...]:
-    """The subjects a text is about, each with how many distinct words of it the text uses."""
+def topic_weights(text: str, cased: _Cased | None = None) -> tuple[tuple[str, int], ...]:
+    """The subjects a text is about, each with how many distinct words of it the text uses (`cased`: the text's,
+    when the caller has read it)."""
     found: dict[str, set[str]] = {}
-    for word in _topic_words(text):
+    for word in _topic_words(text, cased):
         found.setdefault(TOPIC_OF_WORD[word], set()).add(word)
     for rx, subject in SUBJECTS.code:  # a hex colour in prose is styling too
         if rx.search(text):
@@ -566,7 +571,8 @@ def topic_weights(text: str) -> tuple[tuple[str, int], ...]:
 # lower case is not one character of the same kind (tests/test_derive_speed.py checks every code point): a text without
 # them, lowered, keeps its length and its word characters, and a lower-case pattern without re.I finds in it what the
 # case-insensitive one finds in the text (half the time: the engine compares no case).
-_FOLDS_TO_ASCII = re.compile("[\u0130\u0131\u017f\u212a]")
+_FOLDING = "\u0130\u0131\u017f\u212a"
+_FOLDS_TO_ASCII = re.compile(f"[{_FOLDING}]")
 _TOPIC_WORDS_LOWER = (
     re.compile(_TOPIC_WORDS.pattern, _TOPIC_WORDS.flags & ~re.I)
     if all(w.isascii() and w == w.lower() for w in TOPIC_OF_WORD)
@@ -574,10 +580,11 @@ _TOPIC_WORDS_LOWER = (
 )
 
 
-def _topic_words(text: str) -> set[str]:
+def _topic_words(text: str, cased: _Cased | None = None) -> set[str]:
     """The subjects' words and phrases a text uses, casefolded."""
-    if _TOPIC_WORDS_LOWER is not None and not _FOLDS_TO_ASCII.search(text):
-        return set(_TOPIC_WORDS_LOWER.findall(text.lower()))
+    low = cased.low if cased is not None else text.lower() if not _FOLDS_TO_ASCII.search(text) else None
+    if _TOPIC_WORDS_LOWER is not None and low is not None:
+        return set(_TOPIC_WORDS_LOWER.findall(low))
     return {m.casefold() for m in _TOPIC_WORDS.findall(text)}
 
 
@@ -634,7 +641,8 @@ class _Cased:
 
 
 def _cased(text: str) -> _Cased:
-    low = text.lower() if text.isascii() or not _FOLDS_TO_ASCII.search(text) else None
+    # `_FOLDS_TO_ASCII.search`, as one `in` per character (a regex's scan took as long as lowering the text)
+    low = text.lower() if text.isascii() or not any(c in text for c in _FOLDING) else None
     negations = _starts(low, _NEGATION_STARTS) if low is not None and _NEGATION_STARTS is not None else []
     return _Cased(text, low, tuple(negations))
 

@@ -203,6 +203,7 @@ def _program(token: str, ticked: frozenset[str]) -> str:
     return table.family(low) if low in table.known or (low in table.english and token in ticked) else ""
 
 
+@lru_cache(maxsize=8192)  # the same words recur in every memory
 def code_name(token: str) -> str:
     """A token as the name code would import or call it by (`Moment.js`: moment), "" for a plain word."""
     low = token.casefold()
