@@ -197,7 +197,7 @@ def _code_ruled_out(
     coded = topics & _CODED_SUBJECTS
     if not negated and not coded:
         return frozenset(), frozenset()
-    ruled = {value for kind, value in prose_polarity(prose(text)) if kind == "code_forbidden"}
+    ruled = {value for kind, value in prose_polarity(prose(text, tokens=False)) if kind == "code_forbidden"}
     subjects = {TOPIC_OF_WORD[w] for w in ruled if w in TOPIC_OF_WORD} & coded
     return shared(frozenset(negated & ruled)), shared(frozenset(subjects))
 

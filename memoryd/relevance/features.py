@@ -72,12 +72,14 @@ class Prose:
     snippets: tuple[str, ...]  # backticked text
 
 
-def prose(text: str, headline: str | None = None) -> Prose:
+def prose(text: str, headline: str | None = None, *, tokens: bool = True) -> Prose:
+    """`tokens=False`: a reading without its tokens, for a reader of its clauses only (`prose_polarity`), which
+    spares a pass over every word of the text."""
     text = _PLACEHOLDER.sub("*", text[: limits.APPLIES_DERIVE_MAX_CHARS])
     snippets = tuple(_TICKS.findall(text))
     ticked = frozenset(t.strip(".:") for s in snippets for t in _TOKEN.findall(s))
-    tokens = tuple(t for raw in _TOKEN.findall(text) if (t := raw.strip(".:*").strip()))
-    return Prose(text, text if headline is None else _PLACEHOLDER.sub("*", headline), tokens, ticked, snippets)
+    words = tuple(t for raw in _TOKEN.findall(text) if (t := raw.strip(".:*").strip())) if tokens else ()
+    return Prose(text, text if headline is None else _PLACEHOLDER.sub("*", headline), words, ticked, snippets)
 
 
 def singular(word: str) -> str:
