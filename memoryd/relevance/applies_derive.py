@@ -18,7 +18,16 @@ from memoryd.base.digest_cache import DigestCache
 from memoryd.base.globs import is_wild
 from memoryd.relevance.applies import AppliesTo
 from memoryd.relevance.features import code_name, prose, prose_polarity
-from memoryd.relevance.lexicon import alternation, matcher_subjects, programs, trie_pattern, words
+from memoryd.relevance.lexicon import (
+    FOLDS_TO_ASCII,
+    alternation,
+    matcher_subjects,
+    openers,
+    opening_at,
+    programs,
+    trie_pattern,
+    words,
+)
 
 __all__ = ["trie_pattern"]  # re-exported: the subjects' one-pass pattern is built by the lexicon
 
@@ -268,7 +277,7 @@ def states_rule(type_: str, text: str, cased: _Cased | None = None) -> bool:
     cased = cased if cased is not None else _cased(text)
     if cased.low is None or _RULE_LOW is None or _RULE_STARTS is None:
         return RULE_WORDS.search(text) is not None
-    return any(_RULE_LOW.match(cased.low, at) for at in _starts(cased.low, _RULE_STARTS))
+    return any(_RULE_LOW.match(cased.low, at) for at in opening_at(cased.low, _RULE_STARTS))
 
 
 def _managers_not_chosen(text: str, named: set[str] | frozenset[str], forbids: set[str]) -> list[str]:
@@ -569,12 +578,9 @@ def topic_weights(text: str, cased: _Cased | None = None) -> tuple[tuple[str, in
     return tuple(sorted((t, len(ws)) for t, ws in found.items() if len(ws) > 1 or not ws <= SUBJECTS.weak))
 
 
-# The characters a case-insensitive pattern takes for an ASCII letter besides its two cases (İ ı ſ K), and those whose
-# lower case is not one character of the same kind (tests/test_derive_speed.py checks every code point): a text without
-# them, lowered, keeps its length and its word characters, and a lower-case pattern without re.I finds in it what the
-# case-insensitive one finds in the text (half the time: the engine compares no case).
-_FOLDING = "\u0130\u0131\u017f\u212a"
-_FOLDS_TO_ASCII = re.compile(f"[{_FOLDING}]")
+# A text without these (lexicon.FOLDS_TO_ASCII), lowered, is read by lower-case patterns without re.I (half the time:
+# the engine compares no case).
+_FOLDS_TO_ASCII = re.compile(f"[{FOLDS_TO_ASCII}]")
 _TOPIC_WORDS_LOWER = (
     re.compile(_TOPIC_WORDS.pattern, _TOPIC_WORDS.flags & ~re.I)
     if all(w.isascii() and w == w.lower() for w in TOPIC_OF_WORD)
@@ -597,27 +603,6 @@ def _case_free(rx: re.Pattern[str]) -> re.Pattern[str] | None:
     if not bare.isascii() or bare != bare.lower() or re.search(r"\(\?[a-zA-Z]", bare):
         return None
     return re.compile(rx.pattern, rx.flags & ~re.I)
-
-
-def _openers(words: tuple[str, ...], rx: re.Pattern[str] | None) -> tuple[str, ...] | None:
-    """The words a case-free pattern's every match begins with (lower case), a word another opens aside: a pattern
-    opening with them can match only where `str.find` finds one; None when there is no case-free pattern."""
-    low = sorted({w.lower() for w in words})
-    if rx is None or not low or not all(w.isascii() and w for w in low):
-        return None
-    return tuple(w for w in low if not any(w != o and w.startswith(o) for o in low))
-
-
-def _starts(low: str, words: tuple[str, ...]) -> list[int]:
-    """Each place in a lowered text where one of these words begins, in order (overlaps too): a pattern that must
-    open with one of them is tried there only (a `str.find` per word runs far faster than a regex's scan)."""
-    found: set[int] = set()
-    for word in words:
-        at = low.find(word)
-        while at >= 0:
-            found.add(at)
-            at = low.find(word, at + 1)
-    return sorted(found)
 
 
 @dataclass(frozen=True, slots=True)
@@ -644,15 +629,15 @@ class _Cased:
 
 def _cased(text: str) -> _Cased:
     # `_FOLDS_TO_ASCII.search`, as one `in` per character (a regex's scan took as long as lowering the text)
-    low = text.lower() if text.isascii() or not any(c in text for c in _FOLDING) else None
-    negations = _starts(low, _NEGATION_STARTS) if low is not None and _NEGATION_STARTS is not None else []
+    low = text.lower() if text.isascii() or not any(c in text for c in FOLDS_TO_ASCII) else None
+    negations = opening_at(low, _NEGATION_STARTS) if low is not None and _NEGATION_STARTS is not None else []
     return _Cased(text, low, tuple(negations))
 
 
 _NEGATED_LIST_LOW = _case_free(_NEGATED_LIST)
-_NEGATION_STARTS = _openers(WORDS.negation_words, _case_free(WORDS.negation))
+_NEGATION_STARTS = openers(WORDS.negation_words) if _case_free(WORDS.negation) else None
 _RULE_LOW = _case_free(RULE_WORDS)
-_RULE_STARTS = _openers(WORDS.rule_words, _RULE_LOW)
+_RULE_STARTS = openers(WORDS.rule_words) if _RULE_LOW else None
 
 
 def command_key(command: str) -> tuple[str, ...]:

@@ -5,13 +5,23 @@ lists live in `data/`; no word, product or repository is named in this code."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
 from memoryd.base import limits
 from memoryd.base.text import STOPWORDS
-from memoryd.relevance.lexicon import code, polarity, programs, subjects, words
+from memoryd.relevance.lexicon import (
+    FOLDS_TO_ASCII,
+    Polarity,
+    code,
+    opening_at,
+    polarity,
+    programs,
+    subjects,
+    words,
+)
 from memoryd.relevance.shell import parse
 
 Feature = tuple[str, str]  # (kind, value): ("program", "npm"), ("path", "src/payments/charge.ts")
@@ -166,7 +176,7 @@ def prose_polarity(p: Prose) -> Iterator[Feature]:
     """What a clause rules out after its first forbidding word ("never npm", "not moment", "instead of yarn":
     programs, code names, paths) and the programs it prefers before it ("use pnpm, not npm")."""
     pol = polarity()
-    for clause in pol.clause.split(p.text):
+    for clause in _cued_clauses(p.text, pol):
         cue = pol.forbid.search(clause)
         if cue is None:
             continue
@@ -184,6 +194,23 @@ def prose_polarity(p: Prose) -> Iterator[Feature]:
                 yield ("path_forbidden", t)
             elif name := code_name(t):
                 yield ("code_forbidden", name)
+
+
+def _cued_clauses(text: str, pol: Polarity) -> list[str]:
+    """The text's clauses (`pol.clause.split`) but those in which no `pol.forbid` cue can begin: none of its words
+    opens there in the lowered text (a search per clause was most of the polarity pass)."""
+    if pol.openers is None or any(c in text for c in FOLDS_TO_ASCII):
+        return pol.clause.split(text)
+    low = text.lower()
+    starts = opening_at(low, pol.openers)
+    if not starts:
+        return []
+    cued, begin = [], 0
+    for end, after in [(m.start(), m.end()) for m in pol.clause.finditer(text)] + [(len(text), len(text))]:
+        if (i := bisect_left(starts, begin)) < len(starts) and starts[i] < end:
+            cued.append(text[begin:end])
+        begin = after
+    return cued
 
 
 def _ruled_out(tokens: list[str], scope_end: frozenset[str]) -> Iterator[str]:

@@ -281,6 +281,9 @@ class Polarity:
     resume: re.Pattern[str]  # after a comma or dash: the ruled-out tail ends here
     clause: re.Pattern[str]  # where one clause ends and the next begins
     scope_end: frozenset[str]  # words after which a ruled-out tail names where or why, not what
+    # the lower-case words each `forbid` match opens with, one opening another aside (None when one is not lower-case
+    # ASCII): a clause whose lowered text holds none of them holds no cue
+    openers: tuple[str, ...] | None = None
 
 
 @cache
@@ -290,9 +293,39 @@ def polarity() -> Polarity:
     def alternation(words: Iterable[str]) -> str:
         return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(words, key=len, reverse=True))
 
+    negations = shared_rows("negations", "fitted")["words"]
     return Polarity(
-        re.compile(r"(?<![\w'-])(?:" + alternation(shared_rows("negations", "fitted")["words"]) + r")(?![\w'-])", re.I),
+        re.compile(r"(?<![\w'-])(?:" + alternation(negations) + r")(?![\w'-])", re.I),
         re.compile(r"[,–—]\s*(?:-\s*)?(?:" + alternation(data["resume"]["words"]) + r")(?![\w'-])|\s[-–—]\s", re.I),
         re.compile(r"[.;:!?](?=\s|$)|\n"),
         frozenset(data["scope_end"]["words"]),
+        openers([w.split(" ", 1)[0] for w in negations]),
     )
+
+
+# The characters a case-insensitive pattern takes for an ASCII letter besides its two cases (İ ı ſ K), and those whose
+# lower case is not one character of the same kind (tests/test_derive_speed.py checks every code point): a text without
+# them, lowered, keeps its length and its word characters, and a lower-case pattern without re.I finds in it what the
+# case-insensitive one finds in the text.
+FOLDS_TO_ASCII = "\u0130\u0131\u017f\u212a"
+
+
+def openers(words: Iterable[str]) -> tuple[str, ...] | None:
+    """Words a case-insensitive pattern's every match opens with, as lower-case ASCII, a word another opens aside:
+    in a text without `FOLDS_TO_ASCII`, lowered, it can match only where `str.find` finds one (a `find` per word
+    runs far faster than a regex's scan); None when a word is not lower-case ASCII."""
+    low = sorted(set(words))
+    if not low or not all(w and w.isascii() and w == w.lower() for w in low):
+        return None
+    return tuple(w for w in low if not any(w != o and w.startswith(o) for o in low))
+
+
+def opening_at(low: str, words: tuple[str, ...]) -> list[int]:
+    """Each place in a lowered text where one of these words (`openers`) begins, in order, overlaps too."""
+    found: set[int] = set()
+    for word in words:
+        at = low.find(word)
+        while at >= 0:
+            found.add(at)
+            at = low.find(word, at + 1)
+    return sorted(found)
