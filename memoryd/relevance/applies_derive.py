@@ -21,6 +21,7 @@ from memoryd.relevance.features import code_name, prose, prose_polarity
 from memoryd.relevance.lexicon import (
     FOLDS_TO_ASCII,
     alternation,
+    case_free,
     matcher_subjects,
     openers,
     opening_at,
@@ -546,7 +547,7 @@ def _forbidding(candidates: frozenset[str]) -> tuple[re.Pattern[str], re.Pattern
         + r")*)(?![\w-])",
         re.I,
     )
-    return rx, _case_free(rx)
+    return rx, case_free(rx)
 
 
 # A product's name mid-sentence: Recoil, Lingui, TypeORM, GraphQL, NestJS (not code like EventTypeService).
@@ -596,15 +597,6 @@ def _topic_words(text: str, cased: _Cased | None = None) -> set[str]:
     return {m.casefold() for m in _TOPIC_WORDS.findall(text)}
 
 
-def _case_free(rx: re.Pattern[str]) -> re.Pattern[str] | None:
-    """`rx` without re.I, for a lowered text (`_cased`): when its letters, escapes aside, are all lower-case ASCII and
-    it sets no flag inline, it finds there what `rx` finds in the text, at the same places; None when it may not."""
-    bare = re.sub(r"\\.", "", rx.pattern, flags=re.S)
-    if not bare.isascii() or bare != bare.lower() or re.search(r"\(\?[a-zA-Z]", bare):
-        return None
-    return re.compile(rx.pattern, rx.flags & ~re.I)
-
-
 @dataclass(frozen=True, slots=True)
 class _Cased:
     """A text and, when lowering it keeps what a pattern sees (no `_FOLDS_TO_ASCII`), its lower case and the places
@@ -634,9 +626,9 @@ def _cased(text: str) -> _Cased:
     return _Cased(text, low, tuple(negations))
 
 
-_NEGATED_LIST_LOW = _case_free(_NEGATED_LIST)
-_NEGATION_STARTS = openers(WORDS.negation_words) if _case_free(WORDS.negation) else None
-_RULE_LOW = _case_free(RULE_WORDS)
+_NEGATED_LIST_LOW = case_free(_NEGATED_LIST)
+_NEGATION_STARTS = openers(WORDS.negation_words) if case_free(WORDS.negation) else None
+_RULE_LOW = case_free(RULE_WORDS)
 _RULE_STARTS = openers(WORDS.rule_words) if _RULE_LOW else None
 
 

@@ -197,12 +197,13 @@ def prose_polarity(p: Prose) -> Iterator[Feature]:
 
 
 def _cued_clauses(text: str, pol: Polarity) -> list[str]:
-    """The text's clauses (`pol.clause.split`) but those in which no `pol.forbid` cue can begin: none of its words
-    opens there in the lowered text (a search per clause was most of the polarity pass)."""
-    if pol.openers is None or any(c in text for c in FOLDS_TO_ASCII):
+    """The text's clauses (`pol.clause.split`) but those in which no `pol.forbid` cue begins: it matches at none of
+    the places one of its words opens in the lowered text (a search per clause was most of the polarity pass). A
+    clause's edges read as its separators do (none is a word character), so a cue in it matches there too."""
+    if pol.openers is None or pol.forbid_low is None or any(c in text for c in FOLDS_TO_ASCII):
         return pol.clause.split(text)
     low = text.lower()
-    starts = opening_at(low, pol.openers)
+    starts = [at for at in opening_at(low, pol.openers) if pol.forbid_low.match(low, at)]
     if not starts:
         return []
     cued, begin = [], 0

@@ -284,6 +284,7 @@ class Polarity:
     # the lower-case words each `forbid` match opens with, one opening another aside (None when one is not lower-case
     # ASCII): a clause whose lowered text holds none of them holds no cue
     openers: tuple[str, ...] | None = None
+    forbid_low: re.Pattern[str] | None = None  # `forbid` for a lowered text (`case_free`)
 
 
 @cache
@@ -294,12 +295,14 @@ def polarity() -> Polarity:
         return "|".join(re.escape(w).replace(r"\ ", r"\s+") for w in sorted(words, key=len, reverse=True))
 
     negations = shared_rows("negations", "fitted")["words"]
+    forbid = re.compile(r"(?<![\w'-])(?:" + alternation(negations) + r")(?![\w'-])", re.I)
     return Polarity(
-        re.compile(r"(?<![\w'-])(?:" + alternation(negations) + r")(?![\w'-])", re.I),
+        forbid,
         re.compile(r"[,–—]\s*(?:-\s*)?(?:" + alternation(data["resume"]["words"]) + r")(?![\w'-])|\s[-–—]\s", re.I),
         re.compile(r"[.;:!?](?=\s|$)|\n"),
         frozenset(data["scope_end"]["words"]),
         openers([w.split(" ", 1)[0] for w in negations]),
+        case_free(forbid),
     )
 
 
@@ -318,6 +321,16 @@ def openers(words: Iterable[str]) -> tuple[str, ...] | None:
     if not low or not all(w and w.isascii() and w == w.lower() for w in low):
         return None
     return tuple(w for w in low if not any(w != o and w.startswith(o) for o in low))
+
+
+def case_free(rx: re.Pattern[str]) -> re.Pattern[str] | None:
+    """`rx` without re.I, for a lowered text (no `FOLDS_TO_ASCII`): when its letters, escapes aside, are all
+    lower-case ASCII and it sets no flag inline, it finds there what `rx` finds in the text, at the same places;
+    None when it may not."""
+    bare = re.sub(r"\\.", "", rx.pattern, flags=re.S)
+    if not bare.isascii() or bare != bare.lower() or re.search(r"\(\?[a-zA-Z]", bare):
+        return None
+    return re.compile(rx.pattern, rx.flags & ~re.I)
 
 
 def opening_at(low: str, words: tuple[str, ...]) -> list[int]:
