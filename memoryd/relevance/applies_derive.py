@@ -231,10 +231,27 @@ def _casefolded(words: list[str]) -> list[str]:
 def _named_as_libraries(text: str, names: set[str]) -> set[str]:
     """Of these names, those the text names as a library (words.toml `library_cues`): after a verb that adds one,
     maybe past fillers and a list ("don't add moment or dayjs"), or before a word for one ("moment imports"); a
-    ruled-out English word ("not escaped") is none. A walk over the words, not a pattern per name."""
-    tokens = _casefolded(_LIST_NAME.findall(text))
-    if not tokens:
-        return set()
+    ruled-out English word ("not escaped") is none. A walk over the words, not a pattern per name: over those
+    around each place a name opens a word when casefolding keeps each character one (the text's length), over the
+    whole text's otherwise (its every word read was most of this walk)."""
+    folded = text.casefold()
+    if "" in names or len(folded) != len(text):
+        return _libraries_among(_casefolded(_LIST_NAME.findall(text)), names)
+    out: set[str] = set()
+    for at in opening_at(folded, tuple(names)):
+        if (at and _LIST_NAME.match(text, at - 1)) or (word := _LIST_NAME.match(text, at)) is None:
+            continue  # not where a word opens
+        if not (name := _name_of(folded[at : word.end()], names)) or name in out:
+            continue
+        after = _LIST_NAME.search(text, word.end())
+        following = folded[after.start() : after.end()] if after else None
+        if following in WORDS.library_words or _added(_words_before(text, at), names):
+            out.add(name)
+    return out
+
+
+def _libraries_among(tokens: list[str], names: set[str]) -> set[str]:
+    """`_named_as_libraries` over a text's every word (casefolded, in order)."""
     # code_name gives a token or its stem: a token that is neither a name nor a name's stem names none (most tokens)
     distinct = set(tokens)
     naming = distinct & names | {t for t in distinct if "." in t and t.rpartition(".")[0] in names}
@@ -242,20 +259,43 @@ def _named_as_libraries(text: str, names: set[str]) -> set[str]:
         naming |= {t for t in distinct if "." not in t}
     out: set[str] = set()
     for i in [i for i, token in enumerate(tokens) if token in naming] if naming else ():
-        token = tokens[i]
-        if (name := code_name(token)) not in names or name in out:
+        if not (name := _name_of(tokens[i], names)) or name in out:
             continue
-        if i + 1 < len(tokens) and tokens[i + 1] in WORDS.library_words:
+        following = tokens[i + 1] if i + 1 < len(tokens) else None
+        if following in WORDS.library_words or _added(tokens[max(0, i - _LIBRARY_REACH) : i], names):
             out.add(name)
-            continue
-        for before in reversed(tokens[max(0, i - _LIBRARY_REACH) : i]):  # past fillers and a list's other names
-            if before in WORDS.library_verbs:
-                out.add(name)
-            if before in WORDS.library_verbs or not (
-                before in WORDS.library_fillers or before in _JOINERS or code_name(before) in names
-            ):
-                break
     return out
+
+
+def _name_of(token: str, names: set[str]) -> str:
+    """The one of these names a word (casefolded) gives, as code names it; "" for none."""
+    if not (token in names or token.rpartition(".")[0] in names) or (name := code_name(token)) not in names:
+        return ""
+    return name
+
+
+def _added(before: list[str], names: set[str]) -> bool:
+    """Whether the words before a name end with a verb that adds a library, maybe past fillers and a list's names."""
+    for word in reversed(before):
+        if word in WORDS.library_verbs:
+            return True
+        if not (word in WORDS.library_fillers or word in _JOINERS or code_name(word) in names):
+            return False
+    return False
+
+
+def _words_before(text: str, at: int) -> list[str]:
+    """The `_LIBRARY_REACH` words (casefolded) before the one opening at `at`, read in a window grown until it
+    holds them."""
+    start, reach = at, 64
+    while True:
+        start = max(0, start - reach)
+        words = _LIST_NAME.findall(text, start, at)
+        if start and _LIST_NAME.match(text, start - 1) and _LIST_NAME.match(text, start):
+            words = words[1:]  # a word cut by the window
+        if len(words) >= _LIBRARY_REACH or not start:
+            return _casefolded(words[-_LIBRARY_REACH:])
+        reach *= 4
 
 
 _LIBRARY_REACH = 6  # words back from a name to the verb that adds it ("add new moment, dayjs or luxon")
