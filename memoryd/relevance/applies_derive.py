@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeVar, cast
@@ -197,7 +197,10 @@ def _code_ruled_out(
     a cold derive's time)."""
     text = cased.text
     negated = {
-        n for g in cased.negated(_NEGATED_LIST, _NEGATED_LIST_LOW) for t in _LIST_NAME.findall(g) if (n := code_name(t))
+        n
+        for g in cased.negated(lambda: _NEGATED_LIST, _NEGATED_LIST_LOW)
+        for t in _LIST_NAME.findall(g)
+        if (n := code_name(t))
     }
     negated -= _PROGRAM_NAMES | programs_forbidden
     if negated:
@@ -567,16 +570,19 @@ def _forbidden(cased: _Cased, candidates: set[str] | frozenset[str]) -> set[str]
     if not candidates:
         return set()
     out: set[str] = set()
-    for named in cased.negated(*_forbidding(frozenset(candidates))):
+    names = frozenset(candidates)
+    rx_low = _forbidding(names, lowered=True) if cased.low is not None else None
+    for named in cased.negated(lambda: cast(re.Pattern[str], _forbidding(names, lowered=False)), rx_low):
         out |= {w.casefold() for w in _WORD.findall(named)} & candidates
     return out
 
 
 @lru_cache(maxsize=1024)
-def _forbidding(candidates: frozenset[str]) -> tuple[re.Pattern[str], re.Pattern[str] | None]:
-    """The pattern of a negation and a list of these programs (and its case-free form), built once per set."""
+def _forbidding(candidates: frozenset[str], lowered: bool) -> re.Pattern[str] | None:
+    """The pattern of a negation and a list of these programs, built once per set; `lowered`: its case-free form
+    (`case_free`), None when it has none."""
     name = r"`?(?:" + "|".join(re.escape(c) for c in sorted(candidates, key=len, reverse=True)) + r")`?"
-    rx = re.compile(
+    pattern = (
         WORDS.negation.pattern
         + r"\s+(?:(?:"
         + WORDS.negation_verbs
@@ -584,10 +590,9 @@ def _forbidding(candidates: frozenset[str]) -> tuple[re.Pattern[str], re.Pattern
         + name
         + r"(?:\s*(?:,|/|\bor\b|\bnor\b|\band\b)\s*"
         + name
-        + r")*)(?![\w-])",
-        re.I,
+        + r")*)(?![\w-])"
     )
-    return rx, case_free(rx)
+    return case_free(pattern) if lowered else re.compile(pattern, re.I)
 
 
 # A product's name mid-sentence: Recoil, Lingui, TypeORM, GraphQL, NestJS (not code like EventTypeService).
@@ -646,11 +651,12 @@ class _Cased:
     low: str | None
     negations: tuple[int, ...]
 
-    def negated(self, rx: re.Pattern[str], rx_low: re.Pattern[str] | None) -> list[str]:
-        """Group 1 of each match `rx.finditer(self.text)` gives, for `rx` opening with a negation (`rx_low` its
-        case-free form): found at the negations' places when the text was lowered, as a scan would find them."""
+    def negated(self, rx: Callable[[], re.Pattern[str]], rx_low: re.Pattern[str] | None) -> list[str]:
+        """Group 1 of each match `rx().finditer(self.text)` gives, for a pattern opening with a negation (`rx_low`
+        its case-free form): found at the negations' places when the text was lowered, as a scan would find them
+        (`rx` is called only when not, as compiling a pattern costs a millisecond)."""
         if self.low is None or rx_low is None or _NEGATION_STARTS is None:
-            return [m.group(1) for m in rx.finditer(self.text)]
+            return [m.group(1) for m in rx().finditer(self.text)]
         out, end = [], 0
         for at in self.negations:
             if at >= end and (m := rx_low.match(self.low, at)) is not None:
@@ -666,9 +672,9 @@ def _cased(text: str) -> _Cased:
     return _Cased(text, low, tuple(negations))
 
 
-_NEGATED_LIST_LOW = case_free(_NEGATED_LIST)
-_NEGATION_STARTS = openers(WORDS.negation_words) if case_free(WORDS.negation) else None
-_RULE_LOW = case_free(RULE_WORDS)
+_NEGATED_LIST_LOW = case_free(_NEGATED_LIST.pattern, _NEGATED_LIST.flags)
+_NEGATION_STARTS = openers(WORDS.negation_words) if case_free(WORDS.negation.pattern, WORDS.negation.flags) else None
+_RULE_LOW = case_free(RULE_WORDS.pattern, RULE_WORDS.flags)
 _RULE_STARTS = openers(WORDS.rule_words) if _RULE_LOW else None
 
 

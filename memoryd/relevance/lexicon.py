@@ -302,7 +302,7 @@ def polarity() -> Polarity:
         re.compile(r"[.;:!?](?=\s|$)|\n"),
         frozenset(data["scope_end"]["words"]),
         openers([w.split(" ", 1)[0] for w in negations]),
-        case_free(forbid),
+        case_free(forbid.pattern, forbid.flags),
     )
 
 
@@ -323,14 +323,14 @@ def openers(words: Iterable[str]) -> tuple[str, ...] | None:
     return tuple(w for w in low if not any(w != o and w.startswith(o) for o in low))
 
 
-def case_free(rx: re.Pattern[str]) -> re.Pattern[str] | None:
-    """`rx` without re.I, for a lowered text (no `FOLDS_TO_ASCII`): when its letters, escapes aside, are all
-    lower-case ASCII and it sets no flag inline, it finds there what `rx` finds in the text, at the same places;
-    None when it may not."""
-    bare = re.sub(r"\\.", "", rx.pattern, flags=re.S)
+def case_free(pattern: str, flags: int = re.I) -> re.Pattern[str] | None:
+    """A case-insensitive pattern without re.I, for a lowered text (no `FOLDS_TO_ASCII`): when its letters, escapes
+    aside, are all lower-case ASCII and it sets no flag inline, it finds there what it finds in the text, at the
+    same places; None when it may not."""
+    bare = re.sub(r"\\.", "", pattern, flags=re.S)
     if not bare.isascii() or bare != bare.lower() or re.search(r"\(\?[a-zA-Z]", bare):
         return None
-    return re.compile(rx.pattern, rx.flags & ~re.I)
+    return re.compile(pattern, flags & ~re.I)
 
 
 def opening_at(low: str, words: tuple[str, ...]) -> list[int]:
