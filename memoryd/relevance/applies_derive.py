@@ -494,22 +494,23 @@ def _below_titled_folder(name: str, places: tuple[str, ...]) -> tuple[str, ...]:
 @dataclass(frozen=True, slots=True)
 class _Reading:
     """A text read once for every reader of it: its backticked snippets, and its words (split at white space) that
-    hold a dot or a slash, where each of its paths, folders and dotted names lies (`_in_marked`)."""
+    hold a dot or a slash, joined by a space, where each of its paths, folders and dotted names lies (`_in_marked`)."""
 
     text: str
     snippets: tuple[str, ...]
-    marked: tuple[str, ...]
+    marked: str
 
 
 def _reading(text: str) -> _Reading:
-    return _Reading(text, tuple(_TICKS.findall(text)), tuple(w for w in text.split() if "." in w or "/" in w))
+    return _Reading(text, tuple(_TICKS.findall(text)), " ".join([w for w in text.split() if "." in w or "/" in w]))
 
 
 def _in_marked(rx: re.Pattern[str], reading: _Reading, mark: str = "") -> list[str]:
-    """What a path, folder or dotted-name pattern finds in the text, in order, found in its marked words (those
-    holding `mark`) only: such a pattern matches no white space, nor looks for one beside a match (an edge of the
-    text reads the same), and a match holds a dot or a slash. A pass over the whole text cost ~0.05 ms each."""
-    return [m for word in reading.marked if mark in word for m in rx.findall(word)]
+    """What a path, folder or dotted-name pattern finds in the text, in order, found in its marked words only: such a
+    pattern matches no white space, nor looks for one beside a match (an edge of the text or a space reads the
+    same), and a match holds a dot or a slash (`mark`, when given, each match holds). A pass over the whole text
+    cost ~0.05 ms each, a pass over each word ~1 us a word."""
+    return rx.findall(reading.marked)
 
 
 def _without_placeholders(text: str) -> str:
