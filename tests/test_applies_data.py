@@ -463,6 +463,18 @@ def test_a_glob_of_wildcards_alone_is_no_place() -> None:
     assert _paths("Tests go in `tests/<module>/test_<name>.py`")  # a placeholder inside a place keeps the place
 
 
+def test_each_folder_under_folders_every_project_has_is_no_place() -> None:
+    """ "All `src/*` Gradle projects share ..." describes a layout's units; read as memoryd reads a glob (under any
+    folder), `src/*` met every edit under any `src/` of every project (corpus CV: one memory met 22 foreign tasks).
+    A literal place of such folders (`packages/core`) and a unit's named folder stay places."""
+    rule = derive("Gradle", "All `src/*` projects and `apps/*` share one repo config", "", "feedback")
+    assert not {"src/*", "apps/*"} & set(rule.paths)
+    assert not meets(rule, "Edit", path="packages/mcp/src/tool/transport.ts")
+    core = derive("Core", "Never import app code from `packages/core`; see `packages/*/src/api/`", "", "feedback")
+    assert {"packages/core", "packages/*/src/api/**"} <= set(core.paths)
+    assert meets(core, "Edit", path="packages/core/index.ts")
+
+
 def test_headline_guidance_words_are_forms_of_guidance_not_subjects() -> None:
     """Round four's words ("project", "review", "modern", ...) make a headline about writing its language; a word
     naming a subject ("content", "documentation") does not: "Markdown Content Rules" met every README."""

@@ -467,11 +467,15 @@ def _titled_folders(name: str) -> tuple[str, ...]:
 def _everywhere(glob: str) -> bool:
     """A glob every project has files under: a whole language (`**/*.py`) or a file name each folder may hold
     (`**/index.tsx`, `**/__init__.py`): a rule naming one names an example, not a place. A glob of wildcards alone
-    (`**/*`, from a placeholder such as `"<package-name>..."`) is every file."""
+    (`**/*`, from a placeholder such as `"<package-name>..."`) is every file, and one of each folder under folders
+    every project has (`src/*`, `apps/*`: a layout's units) is, as memoryd reads a glob (under any folder), every
+    project's code; a literal place (`packages/core`) is one."""
+    parts = glob.split("/")
     return (
         glob in EVERY_FILE_OF_A_KIND
         or glob.removeprefix("**/").split(".")[0] in EVERY_FOLDER_FILES
         or not glob.strip("*?/")
+        or ("*" in parts and all(part.casefold() in WORDS.generic_dirs or not part.strip("*?") for part in parts))
     )
 
 
