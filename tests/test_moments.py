@@ -224,6 +224,18 @@ def test_a_tool_call_gets_at_most_two(module_live: LiveDaemon, project: Path) ->
     assert got.count("<system-reminder>") == 2
 
 
+def test_a_place_or_code_comes_before_a_whole_language(module_live: LiveDaemon, project: Path) -> None:
+    """Of the memories an edit meets, those met only by the file's language (a headline naming it) give way to one
+    met at its place, even when their words match the edit better (corpus CV: a `**/*.ps1` rule lost its slot to
+    two "PowerShell ..." headlines)."""
+    live = module_live  # its own project and sessions
+    for n in ("Style", "Naming"):
+        save(live, project, f"PowerShell {n} Guidelines", f"Build tests, release tools: {n.lower()} of Build.Tests")
+    placed = save(live, project, "Headers", "Every file under `tools/release/` opens with a header")
+    got = tool(live, project, uuid.uuid4().hex, "Edit", file_path=str(project / "tools/release/Build.Tests.ps1"))
+    assert placed in got and got.count("<system-reminder>") == 2
+
+
 def test_applies_to_written_kept_validated_and_used(module_live: LiveDaemon, project: Path) -> None:
     live = module_live  # its own project, sessions and login
     fn = save(
