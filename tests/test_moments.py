@@ -15,7 +15,8 @@ import pytest
 
 from memoryd.relevance.applies import AppliesTo
 from memoryd.relevance.applies_derive import derive
-from memoryd.relevance.applies_match import command_key, contradicts, meets
+from memoryd.relevance.applies_match import contradicts, meets
+from memoryd.relevance.shell import command_key
 from memoryd.store.frontmatter import split_frontmatter
 from tests.conftest import LiveDaemon
 from tests.support.clock import POLL_SECONDS

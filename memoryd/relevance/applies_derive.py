@@ -7,7 +7,6 @@ Plain functions over text; no files, no state.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Hashable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -19,6 +18,7 @@ from memoryd.base.globs import is_wild
 from memoryd.relevance.applies import AppliesTo
 from memoryd.relevance.features import code_name, prose, prose_polarity
 from memoryd.relevance.lexicon import alternation, matcher_subjects, programs, trie_pattern, words
+from memoryd.relevance.shell import command_key
 
 __all__ = ["trie_pattern"]  # re-exported: the subjects' one-pass pattern is built by the lexicon
 
@@ -567,32 +567,3 @@ def _topic_words(text: str) -> set[str]:
     if _TOPIC_WORDS_LOWER is not None and not _FOLDS_TO_ASCII.search(text):
         return set(_TOPIC_WORDS_LOWER.findall(text.lower()))
     return {m.casefold() for m in _TOPIC_WORDS.findall(text)}
-
-
-def command_key(command: str) -> tuple[str, ...]:
-    """A command as the program it runs and its first word: runners and package managers that only
-    run a script or a binary are stripped (`npx prisma migrate` and `yarn prisma migrate` are both
-    ("prisma", "migrate")); a package manager's own verbs stay (`npm install` is ("npm", "install"))."""
-    try:
-        words = shlex.split(command, comments=False)
-    except ValueError:
-        words = command.split()
-    table = PROGRAMS_TABLE
-    while words and ("=" in words[0] and not words[0].startswith("-") or words[0] in table.prefixes):  # FOO=1 sudo cmd
-        words = words[1:]
-    lowered = tuple(w.casefold() for w in words)
-    for runner, _ in table.runners:  # longest first: `uv tool run` before `uv run`
-        if lowered[: len(runner)] == runner and len(words) > len(runner):
-            words = words[len(runner) :]
-            break
-    if len(words) >= 2 and words[0] in PM_NAMES and words[1] in table.package_verbs and len(words) > 3:
-        words = [words[0], *words[3:]]
-    if (
-        len(words) >= 2
-        and words[0] in PM_NAMES
-        and words[1] not in table.manager_verbs
-        and not words[1].startswith("-")
-    ):
-        words = words[1:]  # `yarn vitest run` runs vitest
-    rest = [w for w in words[1:] if not w.startswith("-")][:1]
-    return tuple(w.casefold() for w in words[:1] + rest) if words else ()
