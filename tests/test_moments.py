@@ -591,3 +591,23 @@ def test_issue_49s_misses_at_tool_time_meet_through_the_hook(module_live: LiveDa
     payload = {"hook_event_name": "UserPromptSubmit", "session_id": quiet, "cwd": str(project)}
     said = hook(live, payload | {"prompt": "why does my LaTeX table overflow the page margin?"})
     assert migrations not in str(said) and env not in str(said)
+
+
+def test_a_prompt_meets_the_memories_of_the_files_the_session_works_on(module_live: LiveDaemon, project: Path) -> None:
+    """A prompt in the middle of work on a file is about that file, as an edit of it would be (issue 49: `/v1/recall`
+    with the task's files as context fell to recall 0.226 on the coding test split): its memories met at their place
+    come with the prompt; one met only by the file's language does not (a whole language is too wide for a read)."""
+    live = module_live  # its own project and sessions
+    payments = save(live, project, "Charges", "Every charge under src/payments/ goes through the Stripe client")
+    save(live, project, "TypeScript Guidelines", "Prefer narrow unions over enums")
+
+    def recall(context: list[str]) -> list[str]:
+        body = {"cwd": str(project), "query": "finish this and tidy it up", "session_id": uuid.uuid4().hex}
+        r = live.client.post("/v1/recall", json=body | {"context": context})
+        assert r.status_code == 200, r.text
+        return [m["filename"] for m in r.json()["memories"]]
+
+    assert recall([]) == []
+    assert recall([str(project / "src/payments/charge.ts")]) == [payments]  # absolute, inside the project
+    assert recall(["src/payments/refund.ts", "README.md"]) == [payments]
+    assert recall(["src/ui/button.ts"]) == []  # only the language

@@ -234,6 +234,7 @@ class RecallService:
         open_in: list[tuple[str, list[MemoryHeader], set[str]]] = []  # per source: key, headers, surfaced
         limit, pool = self.settings.max_memories, self.settings.side_query_candidates
         recent = context_items(context.paths, context.commands, cwd) if context is not None else []
+        at_paths = context_items(context.paths, (), cwd) if context is not None else []  # the files it works on
         for origin, source in sources:  # the project's store, then its team folder, then the global one
             key = KEY_PREFIX[origin]  # candidates are keyed as the model's manifest names them (recall/refs.py)
             item = self.indexes.refresh(source)
@@ -254,9 +255,17 @@ class RecallService:
                 )
                 if fn not in dict(ranked):
                     ranked.append((fn, 0.0))
+            at_work = self.applies.context_picks(own, self.indexes.refresh(own), at_paths, open_in[0][2])
+            for fn, why in at_work.items():
+                whys.setdefault(fn, Why(filename=fn, name="", score=0.0, injected=True, rule=why.text()))
+                if fn not in dict(ranked):
+                    ranked.append((fn, 0.0))
             injected = list(
                 dict.fromkeys(
-                    [fn for fn, why in picks.items() if why.names_it and fn not in injected] + injected + list(picks)
+                    [fn for fn, why in picks.items() if why.names_it and fn not in injected]
+                    + injected
+                    + list(at_work)
+                    + list(picks)
                 )
             )
         scores = dict(ranked)
