@@ -186,6 +186,7 @@ EXTRACT_PRUNE_EVERY_SECONDS = 3600.0
 # coming back only costs deriving or embedding that text once. The file serves every project's store, so age is the
 # only reason a row goes; it is counted from the file's newest use, not the clock (a machine left off keeps them).
 CACHE_UNUSED_DAYS = 30
+CACHE_VACUUM_MIN_FREE_PAGES = 256  # a cache file is compacted after a prune that freed this many pages (1 MB) or more
 
 # Transcripts are ingested in batches of this many bytes, so a large new file (a session found
 # at start-up) is never held in memory whole: a 100 MB transcript peaks at +26 MB RSS, not +289.
