@@ -15,7 +15,6 @@ from memoryd.guard.match import meets as guard_meets
 from memoryd.guard.propose import propose
 from memoryd.relevance.applies_derive import (
     _glob_of,
-    command_key,
     cues_of,
     derive,
     kinds_named,
@@ -27,7 +26,7 @@ from memoryd.relevance.applies_derive import (
 from memoryd.relevance.applies_match import contradicts, meets, prompt_reason
 from memoryd.relevance.applies_reason import Reason, Via
 from memoryd.relevance.lexicon import READERS, load, matcher_subjects, shared_rows, words
-from memoryd.relevance.shell import parse
+from memoryd.relevance.shell import command_key, parse
 
 # package manager family -> (a memory choosing against it, a command of the family that meets, one that does not).
 # A runner belongs to its manager (issue 49: "npx / pnpm dlx / bunx belong to their package manager"): `npx eslint`
@@ -463,6 +462,18 @@ def test_a_glob_of_wildcards_alone_is_no_place() -> None:
     assert _paths("Tests go in `tests/<module>/test_<name>.py`")  # a placeholder inside a place keeps the place
 
 
+def test_each_folder_under_folders_every_project_has_is_no_place() -> None:
+    """ "All `src/*` Gradle projects share ..." describes a layout's units; read as memoryd reads a glob (under any
+    folder), `src/*` met every edit under any `src/` of every project (corpus CV: one memory met 22 foreign tasks).
+    A literal place of such folders (`packages/core`) and a unit's named folder stay places."""
+    rule = derive("Gradle", "All `src/*` projects and `apps/*` share one repo config", "", "feedback")
+    assert not {"src/*", "apps/*"} & set(rule.paths)
+    assert not meets(rule, "Edit", path="packages/mcp/src/tool/transport.ts")
+    core = derive("Core", "Never import app code from `packages/core`; see `packages/*/src/api/`", "", "feedback")
+    assert {"packages/core", "packages/*/src/api/**"} <= set(core.paths)
+    assert meets(core, "Edit", path="packages/core/index.ts")
+
+
 def test_headline_guidance_words_are_forms_of_guidance_not_subjects() -> None:
     """Round four's words ("project", "review", "modern", ...) make a headline about writing its language; a word
     naming a subject ("content", "documentation") does not: "Markdown Content Rules" met every README."""
@@ -471,3 +482,15 @@ def test_headline_guidance_words_are_forms_of_guidance_not_subjects() -> None:
     assert "go" in language_headline_kinds("Modern Go (1.26+) - PR Review Guidelines")
     assert not language_headline_kinds("Markdown Content Rules")
     assert not language_headline_kinds("Markdown documentation standards")
+
+
+def test_recall_reads_a_command_as_the_guard_does() -> None:
+    """A memory's commands and an act's are read by the one command reader (`shell.parse`, the guard's): before, recall
+    split them with shlex, so `python -m mypy src` ran python and `uv --offline run mypy src` ran uv, while the guard
+    read both as mypy (corpus snippets: the two readers disagreed on 670 of 2,758)."""
+    rule = derive("Types", "Type-check with `mypy src` before pushing", "")
+    for act in ("python -m mypy src", "uv --offline run mypy src", "python3.12 -m mypy src", "mypy src # all"):
+        assert meets(rule, "Bash", command=act), act
+        assert parse(act)[0].runs == command_key(act) == ("mypy", "src")
+    assert not meets(rule, "Bash", command="python -m pytest src")
+    assert command_key("yarn workspace @app/web install") == ("yarn", "install")  # a manager's own verb stays its own

@@ -15,7 +15,8 @@ import pytest
 
 from memoryd.relevance.applies import AppliesTo
 from memoryd.relevance.applies_derive import derive
-from memoryd.relevance.applies_match import command_key, contradicts, meets
+from memoryd.relevance.applies_match import contradicts, meets
+from memoryd.relevance.shell import command_key
 from memoryd.store.frontmatter import split_frontmatter
 from tests.conftest import LiveDaemon
 from tests.support.clock import POLL_SECONDS
@@ -222,6 +223,18 @@ def test_a_tool_call_gets_at_most_two(module_live: LiveDaemon, project: Path) ->
         save(live, project, f"Infra rule {n}", f"Rule {n} for everything under infra/terraform/")
     got = tool(live, project, uuid.uuid4().hex, "Edit", file_path=str(project / "infra/terraform/main.tf"))
     assert got.count("<system-reminder>") == 2
+
+
+def test_a_place_or_code_comes_before_a_whole_language(module_live: LiveDaemon, project: Path) -> None:
+    """Of the memories an edit meets, those met only by the file's language (a headline naming it) give way to one
+    met at its place, even when their words match the edit better (corpus CV: a `**/*.ps1` rule lost its slot to
+    two "PowerShell ..." headlines)."""
+    live = module_live  # its own project and sessions
+    for n in ("Style", "Naming"):
+        save(live, project, f"PowerShell {n} Guidelines", f"Build tests, release tools: {n.lower()} of Build.Tests")
+    placed = save(live, project, "Headers", "Every file under `tools/release/` opens with a header")
+    got = tool(live, project, uuid.uuid4().hex, "Edit", file_path=str(project / "tools/release/Build.Tests.ps1"))
+    assert placed in got and got.count("<system-reminder>") == 2
 
 
 def test_applies_to_written_kept_validated_and_used(module_live: LiveDaemon, project: Path) -> None:
@@ -578,3 +591,23 @@ def test_issue_49s_misses_at_tool_time_meet_through_the_hook(module_live: LiveDa
     payload = {"hook_event_name": "UserPromptSubmit", "session_id": quiet, "cwd": str(project)}
     said = hook(live, payload | {"prompt": "why does my LaTeX table overflow the page margin?"})
     assert migrations not in str(said) and env not in str(said)
+
+
+def test_a_prompt_meets_the_memories_of_the_files_the_session_works_on(module_live: LiveDaemon, project: Path) -> None:
+    """A prompt in the middle of work on a file is about that file, as an edit of it would be (issue 49: `/v1/recall`
+    with the task's files as context fell to recall 0.226 on the coding test split): its memories met at their place
+    come with the prompt; one met only by the file's language does not (a whole language is too wide for a read)."""
+    live = module_live  # its own project and sessions
+    payments = save(live, project, "Charges", "Every charge under src/payments/ goes through the Stripe client")
+    save(live, project, "TypeScript Guidelines", "Prefer narrow unions over enums")
+
+    def recall(context: list[str]) -> list[str]:
+        body = {"cwd": str(project), "query": "finish this and tidy it up", "session_id": uuid.uuid4().hex}
+        r = live.client.post("/v1/recall", json=body | {"context": context})
+        assert r.status_code == 200, r.text
+        return [m["filename"] for m in r.json()["memories"]]
+
+    assert recall([]) == []
+    assert recall([str(project / "src/payments/charge.ts")]) == [payments]  # absolute, inside the project
+    assert recall(["src/payments/refund.ts", "README.md"]) == [payments]
+    assert recall(["src/ui/button.ts"]) == []  # only the language

@@ -84,3 +84,21 @@ def test_a_table_of_another_shape_only_costs_embedding_again(tmp_path: Path, cap
     cache.put_many("model-1", [(A, VEC)])
     assert cache.get_many("model-1", [A]) == {}
     cache.close()
+
+
+def test_a_prune_that_frees_much_of_the_file_gives_the_disk_back(tmp_path: Path) -> None:
+    """Rows dropped on open leave free pages; without compaction the file keeps its peak size for good."""
+    db, clock = tmp_path / VECTORS_FILENAME, ManualClock()
+    big = np.zeros(1024, dtype=np.float32)  # 2 KB a row in float16
+    cache = VectorCache(db, clock=clock)
+    cache.put_many("model-1", [(i.to_bytes(16, "big"), big) for i in range(3000)])
+    cache.close()
+    clock.advance(timedelta(days=limits.CACHE_UNUSED_DAYS + 1))
+    cache = VectorCache(db, clock=clock)
+    cache.put_many("model-1", [(A, VEC)])  # a newer use: the 3,000 rows are a month older than the file's newest
+    cache.close()
+    peak = db.stat().st_size
+    cache = VectorCache(db, clock=clock)
+    cache.close()
+    assert kept_digests(db) == {("model-1", A)}
+    assert db.stat().st_size < peak / 10

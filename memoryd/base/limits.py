@@ -66,6 +66,7 @@ RECALL_QUERY_ENGINE_THREADS = 1  # OpenMP threads for a prompt's embedding (issu
 RECALL_QUERY_EMBED_MAX_TOKENS = 128
 RECALL_SESSION_EXPIRE_EVERY_SECONDS = 60.0  # how often recall looks for idle sessions to forget
 TOOL_RECALL_MAX_MEMORIES = 2  # issue 38: a tool call gets at most two memories
+CONTEXT_FILES_MET = 8  # a prompt's recall: the session's most recent files whose memories it meets (issue 49)
 TOOL_RECALL_EDIT_CHARS = 2_000  # what an Edit/Write writes, at most this much of it, weighs in the tool-time query
 TOOL_RECALL_REPEATS_KEPT = 4_096  # (session, memory) pairs repeated at a contradicting command, remembered
 APPLIES_TO_MAX_ITEMS = 20  # per list of a memory's applies_to (paths, commands, tools)
@@ -185,6 +186,7 @@ EXTRACT_PRUNE_EVERY_SECONDS = 3600.0
 # coming back only costs deriving or embedding that text once. The file serves every project's store, so age is the
 # only reason a row goes; it is counted from the file's newest use, not the clock (a machine left off keeps them).
 CACHE_UNUSED_DAYS = 30
+CACHE_VACUUM_MIN_FREE_PAGES = 256  # a cache file is compacted after a prune that freed this many pages (1 MB) or more
 
 # Transcripts are ingested in batches of this many bytes, so a large new file (a session found
 # at start-up) is never held in memory whole: a 100 MB transcript peaks at +26 MB RSS, not +289.

@@ -101,6 +101,19 @@ class DatedCache:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
             raise
+        self._compacted(conn)
+
+    def _compacted(self, conn: sqlite3.Connection) -> None:
+        """Gives back the disk a prune freed, when it is a quarter of the file or more: the file would otherwise keep
+        its peak size. Another daemon holding it only leaves that for the next open."""
+        (free,) = conn.execute("PRAGMA freelist_count").fetchone()
+        (pages,) = conn.execute("PRAGMA page_count").fetchone()
+        if free < limits.CACHE_VACUUM_MIN_FREE_PAGES or free * 4 < pages:
+            return
+        try:
+            conn.execute("VACUUM")
+        except sqlite3.Error as exc:
+            log.info("recall: the %s was not compacted (%s); the next open tries again", self._what, exc)
 
     def get_many(self, key: str, digests: list[bytes], decode: Callable[[Any], T]) -> dict[bytes, T]:
         """The kept payloads of these digests, decoded; the rows not yet marked today are marked used."""

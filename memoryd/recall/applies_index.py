@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from memoryd.base import limits
 from memoryd.base.digest_cache import text_digest
 from memoryd.base.errors import MemorydError
+from memoryd.base.globs import is_wild
 from memoryd.base.process import lower_priority
 from memoryd.base.text import query_terms
 from memoryd.recall.decide import names_unknown
@@ -19,7 +20,7 @@ from memoryd.recall.store_index import StoreIndex
 from memoryd.recall.view_keeper import KEEPER_NICE
 from memoryd.relevance.applies import AppliesTo, from_meta, parse_applies, reaches
 from memoryd.relevance.applies_derive import derive, topics_of
-from memoryd.relevance.applies_match import prompt_reason
+from memoryd.relevance.applies_match import meeting, prompt_reason
 from memoryd.relevance.applies_reason import Reason, Via
 from memoryd.relevance.applies_triggers import Triggers
 from memoryd.store import MemoryDir
@@ -184,6 +185,22 @@ class AppliesIndex:
             return store.read_raw(filename) or ""
         except (MemorydError, OSError, UnicodeDecodeError):
             return None
+
+    def context_picks(
+        self, store: MemoryDir, item: StoreIndex, paths: list[str], surfaced: set[str]
+    ) -> dict[str, Reason]:
+        """Memories whose reach a file the session is working on meets (`paths`: project-relative, most recent
+        last): a prompt in the middle of that work is about it, as an edit of the file would be. The most recent
+        files first, those met at their place before those met by the file's language, at most two."""
+        view = self.view(store, item)
+        met: dict[str, Reason] = {}
+        recent = [p for p in dict.fromkeys(reversed(paths)) if p and not p.startswith("/") and not is_wild(p)]
+        for path in recent[: limits.CONTEXT_FILES_MET]:
+            for fn in sorted(view.triggers.for_tool(path, "", "") - surfaced - met.keys()):
+                if (why := meeting(view.applies[fn], "Read", path)) and not why.language_only:
+                    met[fn] = why
+        picked = sorted(met, key=lambda fn: met[fn].language_only)[: limits.TOOL_RECALL_MAX_MEMORIES]
+        return {fn: met[fn] for fn in picked}
 
     def prompt_picks(
         self, store: MemoryDir, item: StoreIndex, query: str, surfaced: set[str], ranked_chose: bool

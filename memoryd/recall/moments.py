@@ -102,8 +102,9 @@ class ToolRecall:
         item: Any,
         prompt: str,
     ) -> tuple[list[str], dict[str, Why]]:
-        """The memories the act meets (of those it could: `applies`), contradicted rules first, then by the lexical
-        score of the act and prompt."""
+        """The memories the act meets (of those it could: `applies`), contradicted rules first, then those met at
+        their place or by their code before those met only by the file's language, then by the lexical score of the
+        act and prompt."""
         met: dict[str, Reason] = {}
         for fn, a in applies.items():
             against = contradicts(a, call.command) if call.command else ""
@@ -119,7 +120,7 @@ class ToolRecall:
         if not open_:
             return [], {}
         scores = dict(item.index.rank(call.query(prompt), k=max(10, len(open_)), gate=False)) if len(open_) > 1 else {}
-        open_.sort(key=lambda fn: (fn not in broken, -scores.get(fn, 0.0), fn))
+        open_.sort(key=lambda fn: (fn not in broken, met[fn].language_only, -scores.get(fn, 0.0), fn))
         picked = open_[: limits.TOOL_RECALL_MAX_MEMORIES]
         with self._lock:
             for fn in picked:

@@ -234,6 +234,7 @@ class RecallService:
         open_in: list[tuple[str, list[MemoryHeader], set[str]]] = []  # per source: key, headers, surfaced
         limit, pool = self.settings.max_memories, self.settings.side_query_candidates
         recent = context_items(context.paths, context.commands, cwd) if context is not None else []
+        at_paths = context_items(context.paths, (), cwd) if context is not None else []  # the files it works on
         for origin, source in sources:  # the project's store, then its team folder, then the global one
             key = KEY_PREFIX[origin]  # candidates are keyed as the model's manifest names them (recall/refs.py)
             item = self.indexes.refresh(source)
@@ -244,21 +245,7 @@ class RecallService:
             injected += [key + fn for fn in decision.injected]
             whys |= {key + fn: why for fn, why in decision.why.items()}
         if sources[0][0] == "personal":  # what the prompt names or is about, from the memories' applies_to
-            own = sources[0][1]
-            picks = self.applies.prompt_picks(own, self.indexes.refresh(own), query, open_in[0][2], bool(injected))
-            for fn, why in picks.items():
-                if fn in injected:  # the ranking chose it already: its own rule says why
-                    continue
-                whys[fn] = replace(
-                    whys.get(fn) or Why(filename=fn, name="", score=0.0, injected=True), injected=True, rule=why.text()
-                )
-                if fn not in dict(ranked):
-                    ranked.append((fn, 0.0))
-            injected = list(
-                dict.fromkeys(
-                    [fn for fn, why in picks.items() if why.names_it and fn not in injected] + injected + list(picks)
-                )
-            )
+            injected = self._applies_picks(sources[0][1], query, at_paths, open_in[0][2], injected, ranked, whys)
         scores = dict(ranked)
         if len(sources) > 1:
             ranked.sort(key=lambda pair: -pair[1])
@@ -284,6 +271,37 @@ class RecallService:
         result = self._surface(store, session_id, chosen, scores, method, reason, used, max_chars, whys)
         result.lexical_only, result.vectors_missing = self.indexes.vectors_used([source for _, source in sources])
         return result
+
+    def _applies_picks(
+        self,
+        own: MemoryDir,
+        query: str,
+        at_paths: list[str],
+        surfaced: set[str],
+        injected: list[str],
+        ranked: list[tuple[str, float]],
+        whys: dict[str, Why],
+    ) -> list[str]:
+        """The project store's memories whose applies_to the prompt, or a file the session works on, meets, added to
+        the ranking's choice (`ranked` and `whys` extended in place): what the prompt names first, then the ranking's
+        choice, the files' memories, the prompt's subjects."""
+        item = self.indexes.refresh(own)
+        picks = self.applies.prompt_picks(own, item, query, surfaced, bool(injected))
+        for fn, why in picks.items():
+            if fn in injected:  # the ranking chose it already: its own rule says why
+                continue
+            whys[fn] = replace(
+                whys.get(fn) or Why(filename=fn, name="", score=0.0, injected=True), injected=True, rule=why.text()
+            )
+            if fn not in dict(ranked):
+                ranked.append((fn, 0.0))
+        at_work = self.applies.context_picks(own, item, at_paths, surfaced)
+        for fn, why in at_work.items():
+            whys.setdefault(fn, Why(filename=fn, name="", score=0.0, injected=True, rule=why.text()))
+            if fn not in dict(ranked):
+                ranked.append((fn, 0.0))
+        named = [fn for fn, why in picks.items() if why.names_it and fn not in injected]
+        return list(dict.fromkeys(named + injected + list(at_work) + list(picks)))
 
     def model_followup(
         self,

@@ -7,7 +7,6 @@ Plain functions over text; no files, no state.
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -29,6 +28,7 @@ from memoryd.relevance.lexicon import (
     trie_pattern,
     words,
 )
+from memoryd.relevance.shell import command_key
 
 __all__ = ["trie_pattern"]  # re-exported: the subjects' one-pass pattern is built by the lexicon
 
@@ -537,11 +537,15 @@ def _titled_folders(name: str) -> tuple[str, ...]:
 def _everywhere(glob: str) -> bool:
     """A glob every project has files under: a whole language (`**/*.py`) or a file name each folder may hold
     (`**/index.tsx`, `**/__init__.py`): a rule naming one names an example, not a place. A glob of wildcards alone
-    (`**/*`, from a placeholder such as `"<package-name>..."`) is every file."""
+    (`**/*`, from a placeholder such as `"<package-name>..."`) is every file, and one of each folder under folders
+    every project has (`src/*`, `apps/*`: a layout's units) is, as memoryd reads a glob (under any folder), every
+    project's code; a literal place (`packages/core`) is one."""
+    parts = glob.split("/")
     return (
         glob in EVERY_FILE_OF_A_KIND
         or glob.removeprefix("**/").split(".")[0] in EVERY_FOLDER_FILES
         or not glob.strip("*?/")
+        or ("*" in parts and all(part.casefold() in WORDS.generic_dirs or not part.strip("*?") for part in parts))
     )
 
 
@@ -677,32 +681,3 @@ _NEGATED_LIST_LOW = case_free(_NEGATED_LIST.pattern, _NEGATED_LIST.flags)
 _NEGATION_STARTS = openers(WORDS.negation_words) if case_free(WORDS.negation.pattern, WORDS.negation.flags) else None
 _RULE_LOW = case_free(RULE_WORDS.pattern, RULE_WORDS.flags)
 _RULE_STARTS = openers(WORDS.rule_words) if _RULE_LOW else None
-
-
-def command_key(command: str) -> tuple[str, ...]:
-    """A command as the program it runs and its first word: runners and package managers that only
-    run a script or a binary are stripped (`npx prisma migrate` and `yarn prisma migrate` are both
-    ("prisma", "migrate")); a package manager's own verbs stay (`npm install` is ("npm", "install"))."""
-    try:
-        words = shlex.split(command, comments=False)
-    except ValueError:
-        words = command.split()
-    table = PROGRAMS_TABLE
-    while words and ("=" in words[0] and not words[0].startswith("-") or words[0] in table.prefixes):  # FOO=1 sudo cmd
-        words = words[1:]
-    lowered = tuple(w.casefold() for w in words)
-    for runner, _ in table.runners:  # longest first: `uv tool run` before `uv run`
-        if lowered[: len(runner)] == runner and len(words) > len(runner):
-            words = words[len(runner) :]
-            break
-    if len(words) >= 2 and words[0] in PM_NAMES and words[1] in table.package_verbs and len(words) > 3:
-        words = [words[0], *words[3:]]
-    if (
-        len(words) >= 2
-        and words[0] in PM_NAMES
-        and words[1] not in table.manager_verbs
-        and not words[1].startswith("-")
-    ):
-        words = words[1:]  # `yarn vitest run` runs vitest
-    rest = [w for w in words[1:] if not w.startswith("-")][:1]
-    return tuple(w.casefold() for w in words[:1] + rest) if words else ()

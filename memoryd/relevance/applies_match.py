@@ -6,55 +6,30 @@ programs or sharing its subject. Plain functions; `moments.py` and `applies_inde
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterable
 from functools import lru_cache
 from typing import NamedTuple
 
 from memoryd.base.globs import glob_matches
 from memoryd.relevance.applies import AppliesTo
-from memoryd.relevance.applies_derive import (
-    CAMEL_NAME,
-    ELLIPSIS,
-    PATH_RE,
-    PM_NAMES,
-    command_key,
-    roles_of,
-)
+from memoryd.relevance.applies_derive import CAMEL_NAME, ELLIPSIS, PATH_RE, PM_NAMES, roles_of
 from memoryd.relevance.applies_reason import Reason, Via
 from memoryd.relevance.features import code_features
 from memoryd.relevance.lexicon import matcher_subjects, programs, words
+from memoryd.relevance.shell import command_paths, parse
 
 # A prompt that asks to commit, push or open a pull request (not one that mentions "PR #3789"): words.toml `acts`.
 PROMPT_ACTS = tuple((asks, command) for command, asks, _ in words().acts)
 ACT_COMMANDS = frozenset(command for _, command in PROMPT_ACTS)
 _PROGRAMS = programs()
-_PREFIXES = _PROGRAMS.prefixes
-
-
-def segments(command: str) -> list[str]:
-    """The simple commands of a shell line (split at `&&`, `||`, `;`, `|`)."""
-    return [s.strip() for s in re.split(r"&&|\|\||[;|\n]", command) if s.strip()]
-
-
-def programs_run(command: str) -> list[str]:
-    """The programs a shell line runs, as typed (`npm` in `npm install x`, never the stripped key)."""
-    out: list[str] = []
-    for seg in segments(command):
-        words = [w for w in seg.split() if "=" not in w or w.startswith("-")]
-        while words and words[0] in _PREFIXES:  # `sudo`, `time`: they run the next word
-            words = words[1:]
-        if words:
-            out.append(words[0].rsplit("/", 1)[-1].casefold())
-    return out
 
 
 @lru_cache(maxsize=256)
 def command_facts(command: str) -> tuple[frozenset[str], tuple[tuple[str, ...], ...], tuple[str, ...]]:
-    """A shell line parsed once per tool call, not once per memory: the programs as typed, each simple
-    command's key (`command_key`), and its path-like words."""
-    segs = segments(command)
-    return frozenset(programs_run(command)), tuple(command_key(s) for s in segs), tuple(command_paths(command))
+    """A shell line read once per tool call, not once per memory, by the one command reader (`shell.parse`, as the
+    guard reads it): the programs as typed, what each simple command runs (`command_key`), and its path-like words."""
+    commands = parse(command)
+    return frozenset(c.program for c in commands), tuple(c.runs for c in commands), command_paths(command)
 
 
 def command_matches(pattern: str, command: str) -> bool:
@@ -74,15 +49,6 @@ def path_matches(glob: str, rel: str) -> bool:
     """A project-relative path against a glob (`**/` matches any depth, a bare dir everything under it), in
     linear time (`memoryd.base.globs`: a glob is never a backtracking regex, issue 52)."""
     return glob_matches(glob, rel[2:] if rel.startswith("./") else rel)
-
-
-def command_paths(command: str) -> list[str]:
-    """The path-like words of a shell line (`cat .env.local` names `.env.local`)."""
-    try:
-        words = shlex.split(command)
-    except ValueError:
-        words = command.split()
-    return [w for w in words if not w.startswith("-") and ("/" in w or "." in w.strip(".")) and "=" not in w]
 
 
 def meets(applies: AppliesTo, tool: str, path: str = "", command: str = "", writes: str = "") -> str:

@@ -70,6 +70,11 @@ class Reason:
         return self.via in _NAMING
 
     @property
+    def language_only(self) -> bool:
+        """Only the edited file's language: a whole language is a memory's widest reach at tool time."""
+        return self.via is Via.KIND
+
+    @property
     def subject_only(self) -> bool:
         """Only a shared subject: the weakest reason, which other evidence may outweigh."""
         return self.via is Via.SUBJECT

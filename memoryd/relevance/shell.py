@@ -153,10 +153,12 @@ def simple_command(words: list[str]) -> SimpleCommand | None:
         if lowered[: len(seq)] == seq and len(typed) > len(seq):
             runs, runner = typed[len(seq) :], family
             break
-    if not runner and program in table.family_of and len(typed) > 1:
-        verb = typed[1].casefold()
+    if not runner and program in table.manager_members and len(typed) > 3 and typed[1] in table.package_verbs:
+        runs = [program, *typed[3:]]  # `yarn workspace @app/web vitest run`: what runs in the package
+    if not runner and program in table.family_of and len(runs) > 1:
+        verb = runs[1].casefold()
         if verb not in table.manager_verbs and not verb.startswith("-") and _bare(verb):
-            runs, runner = typed[1:], table.family(program)  # `yarn vitest run` runs vitest
+            runs, runner = runs[1:], table.family(program)  # `yarn vitest run` runs vitest
     run_key = tuple(w.casefold() for w in runs[:1] + [w for w in runs[1:] if not w.startswith("-")][:1])
     return SimpleCommand(tuple(typed), program, table.family(program), run_key, tuple(typed[1:]), runner, redirects)
 
@@ -226,3 +228,17 @@ def _bare(word: str) -> bool:
 def parse(command: str) -> tuple[SimpleCommand, ...]:
     """The simple commands of a Bash line, parsed once per line however many memories read it."""
     return tuple(c for words in split_line(command) if (c := simple_command(words)) is not None)
+
+
+def command_key(command: str) -> tuple[str, ...]:
+    """The program a command runs and its first word, as `parse` reads its first simple command (`npx prisma
+    migrate` and `yarn prisma migrate` are both ("prisma", "migrate"); `npm install` is ("npm", "install")): how a
+    memory's commands and an act's are compared."""
+    commands = parse(command)
+    return commands[0].runs if commands else ()
+
+
+def command_paths(command: str) -> tuple[str, ...]:
+    """The path-like words of a line, its programs' and redirected files' included (`./scripts/deploy.sh`,
+    `cat .env.local`)."""
+    return tuple(w for words in split_line(command) for word in words if _path_like(w := word.lstrip("<>")))
