@@ -25,6 +25,12 @@ REFERENCE = {
     "_KIND_RE": (d._KIND_RE, r"(?<![\w/.*-])\.(" + "|".join(sorted(d.WORDS.named_kinds)) + r")(?![\w/.-])", 0),
     "CAMEL_RE": (d.CAMEL_RE, r"(?<![\w.])[A-Z][a-z0-9]*[A-Z][A-Za-z0-9]*\b", 0),
     "_SCOPED": (d._SCOPED, r"(?<![\w/])@[\w-]+/[\w./-]*\w", 0),
+    "_NAMED_WORD": (d._NAMED_WORD, r"(?<![\w.@/-])[A-Za-z][\w-]*(?![\w/])", 0),
+    "_PLACEHOLDER": (
+        d._PLACEHOLDER,
+        r"\{[\w|.-]{1,40}\}|<[\w-]{1,30}>(?=[/_.\w-])|(?<=[/_.\w-])<[\w-]{1,30}>",
+        0,
+    ),
     "negation": (
         d.WORDS.negation,
         r"\b(?:"
@@ -107,3 +113,39 @@ def test_lowering_a_text_without_the_folding_characters_keeps_what_a_pattern_see
         low = ch.lower()
         if low != ch and ch not in named:
             assert len(low) == 1 and not low.isascii() and bool(word.match(ch)) == bool(word.match(low)), hex(ord(ch))
+
+
+def test_the_library_walk_around_each_name_is_the_walk_over_every_word() -> None:
+    """`_named_as_libraries` reads only the words around each place a name opens a word; over random texts of names,
+    verbs, fillers and words for a library it finds what the walk over the text's every word finds."""
+    names = {"moment", "dayjs", "lodash", "axios"}
+    pieces = [
+        *names,
+        "Moment",
+        "MOMENT",
+        "moment.js",
+        "add",
+        "use",
+        "new",
+        "any",
+        "imports",
+        "library",
+        "or",
+        "and",
+        ",",
+        " ",
+        "  ",
+        "not",
+        "don't",
+        "\n",
+        "-",
+        "é",
+        "\u0130",
+        "ß",
+        "x",
+    ]
+    rng = random.Random(5)
+    for _ in range(4000):
+        text = " ".join(rng.choice(pieces) for _ in range(rng.randint(1, 25)))
+        whole = d._libraries_among(d._casefolded(d._LIST_NAME.findall(text)), names)
+        assert d._named_as_libraries(text, names) == whole, repr(text)
