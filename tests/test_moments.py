@@ -297,6 +297,41 @@ def test_applies_to_in_claude_codes_dialect_lives_under_metadata(module_live: Li
     assert fn in tool(live, project, uuid.uuid4().hex, "Write", file_path=str(project / "src/api/users.ts"), content="")
 
 
+@pytest.mark.parametrize(
+    "scope",
+    [
+        'globs: "src/db/**, migrations/*.sql"',  # Cursor's .mdc
+        'applyTo: "src/db/**,migrations/*.sql"',  # Copilot's .instructions.md
+        "paths:\n  - src/db/**\n  - migrations/*.sql",  # Claude Code's .claude/rules
+    ],
+)
+def test_another_agents_rule_file_applies_where_its_scope_says(
+    module_live: LiveDaemon, project: Path, scope: str
+) -> None:
+    """A memory file copied from another agent's rules keeps its maintainers' scope: its `globs:`, `applyTo:` or
+    `paths:` is what it applies to (issue 49: the scope a rule's prose does not state), unless it holds `applies_to`."""
+    live = module_live  # its own project and sessions
+    store = live.daemon.stores.for_cwd(str(project))
+    store.path.mkdir(parents=True, exist_ok=True)
+    name = f"db-rule-{abs(hash(scope))}.md"
+    (store.path / name).write_text(
+        f"---\nname: DB access\ndescription: Use the query builder\ntype: feedback\n{scope}\n---\nBody.\n"
+    )
+    got = live.client.get(f"/v1/memories/{name}", params={"cwd": str(project)})
+    assert got.status_code == 200, got.text
+    assert got.json()["applies_to"] == {"paths": ["src/db/**", "migrations/*.sql"]}
+    session = uuid.uuid4().hex
+    assert name not in tool(live, project, session, "Edit", file_path=str(project / "src/ui/button.ts"))
+    assert name in tool(live, project, session, "Edit", file_path=str(project / "src/db/orders.ts"))
+    written = store.path / f"written-{name}"
+    written.write_text(
+        f"---\nname: DB 2\ndescription: x\ntype: feedback\n{scope}\napplies_to:\n  paths: [docs/**]\n---\nBody.\n"
+    )
+    assert live.client.get(f"/v1/memories/written-{name}", params={"cwd": str(project)}).json()["applies_to"] == {
+        "paths": ["docs/**"]
+    }
+
+
 def test_recall_off_for_one_session(module_live: LiveDaemon, project: Path) -> None:
     live = module_live  # its own project and sessions
     save(live, project, *PNPM)

@@ -24,6 +24,10 @@ _OWN_KEYS = ("name", "description", "type", "created", "modified")
 # Claude Code's under `metadata` (the one map its reader leaves free), so both readers load the file.
 APPLIES_KEY = "applies_to"
 AppliesValue = dict[str, list[str]]  # {"paths": [...], "commands": [...], "tools": [...]}
+# Other agents' rule files carry their scope at the top level: Claude Code's `.claude/rules` `paths:`, Cursor's
+# `globs:`, Copilot's `applyTo:` (a list, or one string of comma-separated globs). A file holding one and no
+# `applies_to` applies to those paths, as its agent reads it.
+SCOPE_KEYS = ("paths", "globs", "applyTo")
 # What a memory forbids (issue 50, memoryd/guard/rules.py reads it): kept where `applies_to` is, for the same reason.
 FORBID_KEY = "forbid"
 
@@ -86,10 +90,16 @@ def render_meta(
 
 
 def applies_of(meta: dict[str, Any]) -> dict[str, list[str]]:
-    """The `applies_to` a file holds, in either place, as lists of strings ({} when none or malformed)."""
+    """The `applies_to` a file holds, in either place, as lists of strings ({} when none or malformed); without one,
+    the paths of another agent's scope key (`SCOPE_KEYS`)."""
     value = meta.get(APPLIES_KEY)
     if value is None and isinstance(meta.get("metadata"), dict):
         value = meta["metadata"].get(APPLIES_KEY)
+    if value is None:
+        scope = next((meta[key] for key in SCOPE_KEYS if meta.get(key)), None)
+        globs = scope.split(",") if isinstance(scope, str) else scope
+        if isinstance(globs, list) and all(isinstance(g, str) for g in globs):
+            value = {"paths": [g.strip() for g in globs if g.strip()]}
     if not isinstance(value, dict):
         return {}
     out: dict[str, list[str]] = {}
