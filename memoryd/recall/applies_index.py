@@ -191,7 +191,8 @@ class AppliesIndex:
     ) -> dict[str, Reason]:
         """Memories whose reach a file the session is working on meets (`paths`: project-relative, most recent
         last): a prompt in the middle of that work is about it, as an edit of the file would be. The most recent
-        files first, those met at their place before those met by the file's language, at most two."""
+        files first, at most two; met at their place or by their code, not by the file's language alone (a whole
+        language is too wide for a file only read)."""
         view = self.view(store, item)
         met: dict[str, Reason] = {}
         recent = [p for p in dict.fromkeys(reversed(paths)) if p and not p.startswith("/") and not is_wild(p)]
@@ -199,8 +200,7 @@ class AppliesIndex:
             for fn in sorted(view.triggers.for_tool(path, "", "") - surfaced - met.keys()):
                 if (why := meeting(view.applies[fn], "Read", path)) and not why.language_only:
                     met[fn] = why
-        picked = sorted(met, key=lambda fn: met[fn].language_only)[: limits.TOOL_RECALL_MAX_MEMORIES]
-        return {fn: met[fn] for fn in picked}
+        return {fn: met[fn] for fn in list(met)[: limits.TOOL_RECALL_MAX_MEMORIES]}
 
     def prompt_picks(
         self, store: MemoryDir, item: StoreIndex, query: str, surfaced: set[str], ranked_chose: bool
