@@ -332,6 +332,28 @@ def test_another_agents_rule_file_applies_where_its_scope_says(
     }
 
 
+def test_a_rule_files_scope_memoryd_cannot_use_is_derived_instead_never_fatal(
+    module_live: LiveDaemon, project: Path
+) -> None:
+    """A copied rule file whose scope escapes the project (`../`, a leading `/`) is derived from its text, as a hand
+    edit gone wrong is: a save over it answers with what it reaches, and its page loads."""
+    live = module_live  # its own project and sessions
+    store = live.daemon.stores.for_cwd(str(project))
+    store.path.mkdir(parents=True, exist_ok=True)
+    (store.path / "feedback_escaping-scope.md").write_text(
+        '---\nname: Escaping scope\ndescription: x\ntype: feedback\nglobs: "../other/**, /etc/**"\n---\nBody.\n'
+    )
+    saved = live.client.post(
+        "/v1/memories",
+        json={"cwd": str(project), "name": "Escaping scope", "type": "feedback", "description": "Never edit db/"},
+    )
+    assert saved.status_code == 200, saved.text
+    assert "db/" in saved.json()["reaches"]
+    assert (store.path / "feedback_escaping-scope.md").read_text().count("../other/**") == 1  # the file's key is kept
+    page = live.client.get("/v1/memories/feedback_escaping-scope.md", params={"cwd": str(project)})
+    assert page.status_code == 200, page.text
+
+
 def test_recall_off_for_one_session(module_live: LiveDaemon, project: Path) -> None:
     live = module_live  # its own project and sessions
     save(live, project, *PNPM)

@@ -18,7 +18,7 @@ from memoryd.recall.decide import names_unknown
 from memoryd.recall.derived_cache import DerivedCache
 from memoryd.recall.store_index import StoreIndex
 from memoryd.recall.view_keeper import KEEPER_NICE
-from memoryd.relevance.applies import AppliesTo, from_meta, parse_applies, reaches
+from memoryd.relevance.applies import AppliesTo, from_meta, reaches, written_applies
 from memoryd.relevance.applies_derive import derive, topics_of
 from memoryd.relevance.applies_match import meeting, prompt_reason
 from memoryd.relevance.applies_reason import Reason, Via
@@ -40,8 +40,7 @@ def combined(derived: AppliesTo, written: AppliesTo | None) -> AppliesTo:
 
 def reached(m: Memory) -> str:
     """The acts a saved memory reaches, in words (the save answer's `reaches`)."""
-    written = parse_applies(m.applies_to) if m.applies_to else None
-    return reaches(combined(derive(m.name, m.description, m.body, m.type), written))
+    return reaches(combined(derive(m.name, m.description, m.body, m.type), written_applies(m.applies_to)))
 
 
 @dataclass(frozen=True)

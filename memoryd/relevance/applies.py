@@ -120,7 +120,13 @@ def _tool_name(field_name: str, tool: str) -> str:
 def from_meta(meta: dict[str, Any]) -> AppliesTo | None:
     """The `applies_to` of a file's frontmatter (top level, or under Claude Code's `metadata`); None
     when it has none or it does not parse (a hand edit gone wrong is derived instead, never fatal)."""
-    value = applies_of(meta)
+    return written_applies(applies_of(meta))
+
+
+def written_applies(value: dict[str, list[str]]) -> AppliesTo | None:
+    """The `applies_to` a file holds (`applies_of`, as `Memory.applies_to` keeps it), None when it has none or it
+    does not parse: a hand edit gone wrong, or a copied rule file's scope reaching out of the project, is derived
+    instead, never fatal."""
     if not value:
         return None
     try:
