@@ -10,7 +10,7 @@ import re
 import pytest
 
 from memoryd.relevance import applies_derive as d
-from memoryd.relevance.lexicon import shared_rows
+from memoryd.relevance.lexicon import FOLDS_TO_ASCII, lowered, shared_rows
 
 _EXTS = "tsx?|jsx?|mjs|cjs|json|sql|py|prisma|ya?ml|toml|css|scss|lock|go|rs|rb|sh|html|vue|svelte"
 REFERENCE = {
@@ -90,10 +90,10 @@ def test_a_faster_pattern_finds_what_the_slower_one_found(name: str) -> None:
         assert fast.findall(text) == reference.findall(text), repr(text)
 
 
-@pytest.mark.parametrize(("rx", "mark"), [(d.PATH_RE, ""), (d._DIR_RE, "/"), (d._DOTTED, ".")])
-def test_the_words_holding_a_dot_or_a_slash_hold_every_match(rx: re.Pattern[str], mark: str) -> None:
+@pytest.mark.parametrize("rx", [d.PATH_RE, d._DIR_RE, d._DOTTED])
+def test_the_words_holding_a_dot_or_a_slash_hold_every_match(rx: re.Pattern[str]) -> None:
     for text in texts(4000, seed=11):
-        assert d._in_marked(rx, d._reading(text), mark) == rx.findall(text), repr(text)
+        assert d._in_marked(rx, d._reading(text)) == rx.findall(text), repr(text)
 
 
 def test_the_subjects_words_in_lower_case_are_those_found_case_insensitively() -> None:
@@ -103,10 +103,11 @@ def test_the_subjects_words_in_lower_case_are_those_found_case_insensitively() -
 
 def test_lowering_a_text_without_the_folding_characters_keeps_what_a_pattern_sees() -> None:
     """Every character a case-insensitive ASCII letter matches besides its cases, and every one whose lower case is
-    another length, holds an ASCII character or changes whether it is a word character, is one `_FOLDS_TO_ASCII`
-    names."""
+    another length, holds an ASCII character or changes whether it is a word character, is one `FOLDS_TO_ASCII`
+    names (`lexicon.lowered` lowers no text holding one)."""
     every = "".join(chr(c) for c in range(0x80, 0x110000) if not 0xD800 <= c <= 0xDFFF)
-    named = set(d._FOLDS_TO_ASCII.pattern.strip("[]"))
+    named = set(FOLDS_TO_ASCII)
+    assert all(lowered(f"x{c}") is None for c in named) and lowered("Never NPM") == "never npm"
     assert set(re.findall("[a-z]", every, re.I)) <= named
     word = re.compile(r"\w")
     for ch in every:

@@ -18,9 +18,9 @@ from memoryd.base.globs import is_wild
 from memoryd.relevance.applies import AppliesTo
 from memoryd.relevance.features import code_name, prose, prose_polarity
 from memoryd.relevance.lexicon import (
-    FOLDS_TO_ASCII,
     alternation,
     case_free,
+    lowered,
     matcher_subjects,
     openers,
     opening_at,
@@ -402,7 +402,7 @@ def cues_of(text: str, reading: _Reading | None = None) -> frozenset[str]:
     when the caller has read it."""
     reading = reading if reading is not None else _reading(text)
     found = set(CAMEL_RE.findall(text)) | set(_SCOPED.findall(text))
-    for dotted in _in_marked(_DOTTED, reading, "."):
+    for dotted in _in_marked(_DOTTED, reading):
         if not PATH_RE.fullmatch(dotted):
             found.add(dotted)
         if dotted.casefold().endswith(".js"):
@@ -442,9 +442,7 @@ def _places(name: str, description: str, reading: _Reading) -> tuple[str, ...]:
     places += [f"*.{kind}" for kind in _KIND_RE.findall(text)]
     places += _TITLED_DOC.findall(name)  # "Keep the AGENTS.md directory tree current": a document the rule keeps
     places += [
-        d
-        for d in _in_marked(_DIR_RE, reading, "/")
-        if d.rstrip("/") not in GENERIC_DIRS and (d in ticked or d in headline)
+        d for d in _in_marked(_DIR_RE, reading) if d.rstrip("/") not in GENERIC_DIRS and (d in ticked or d in headline)
     ]
     return tuple(dict.fromkeys(g for p in places if (g := _glob_of(p)) and not _everywhere(g)))
 
@@ -505,11 +503,11 @@ def _reading(text: str) -> _Reading:
     return _Reading(text, tuple(_TICKS.findall(text)), " ".join([w for w in text.split() if "." in w or "/" in w]))
 
 
-def _in_marked(rx: re.Pattern[str], reading: _Reading, mark: str = "") -> list[str]:
+def _in_marked(rx: re.Pattern[str], reading: _Reading) -> list[str]:
     """What a path, folder or dotted-name pattern finds in the text, in order, found in its marked words only: such a
     pattern matches no white space, nor looks for one beside a match (an edge of the text or a space reads the
-    same), and a match holds a dot or a slash (`mark`, when given, each match holds). A pass over the whole text
-    cost ~0.05 ms each, a pass over each word ~1 us a word."""
+    same), and a match holds a dot or a slash. A pass over the whole text cost ~0.05 ms each, a pass over each word
+    ~1 us a word."""
     return rx.findall(reading.marked)
 
 
@@ -576,15 +574,15 @@ def _forbidden(cased: _Cased, candidates: set[str] | frozenset[str]) -> set[str]
         return set()
     out: set[str] = set()
     names = frozenset(candidates)
-    rx_low = _forbidding(names, lowered=True) if cased.low is not None else None
-    for named in cased.negated(lambda: cast(re.Pattern[str], _forbidding(names, lowered=False)), rx_low):
+    rx_low = _forbidding(names, case_free_form=True) if cased.low is not None else None
+    for named in cased.negated(lambda: cast(re.Pattern[str], _forbidding(names, case_free_form=False)), rx_low):
         out |= {w.casefold() for w in _WORD.findall(named)} & candidates
     return out
 
 
 @lru_cache(maxsize=1024)
-def _forbidding(candidates: frozenset[str], lowered: bool) -> re.Pattern[str] | None:
-    """The pattern of a negation and a list of these programs, built once per set; `lowered`: its case-free form
+def _forbidding(candidates: frozenset[str], case_free_form: bool) -> re.Pattern[str] | None:
+    """The pattern of a negation and a list of these programs, built once per set; `case_free_form`: its form
     (`case_free`), None when it has none."""
     name = r"`?(?:" + "|".join(re.escape(c) for c in sorted(candidates, key=len, reverse=True)) + r")`?"
     pattern = (
@@ -597,7 +595,7 @@ def _forbidding(candidates: frozenset[str], lowered: bool) -> re.Pattern[str] | 
         + name
         + r")*)(?![\w-])"
     )
-    return case_free(pattern) if lowered else re.compile(pattern, re.I)
+    return case_free(pattern) if case_free_form else re.compile(pattern, re.I)
 
 
 # A product's name mid-sentence: Recoil, Lingui, TypeORM, GraphQL, NestJS (not code like EventTypeService).
@@ -629,9 +627,8 @@ def topic_weights(text: str, cased: _Cased | None = None) -> tuple[tuple[str, in
     return tuple(sorted((t, len(ws)) for t, ws in found.items() if len(ws) > 1 or not ws <= SUBJECTS.weak))
 
 
-# A text without these (lexicon.FOLDS_TO_ASCII), lowered, is read by lower-case patterns without re.I (half the time:
-# the engine compares no case).
-_FOLDS_TO_ASCII = re.compile(f"[{FOLDS_TO_ASCII}]")
+# A text lowered (`lexicon.lowered`) is read by lower-case patterns without re.I (half the time: the engine compares
+# no case).
 _TOPIC_WORDS_LOWER = (
     re.compile(_TOPIC_WORDS.pattern, _TOPIC_WORDS.flags & ~re.I)
     if all(w.isascii() and w == w.lower() for w in TOPIC_OF_WORD)
@@ -641,7 +638,7 @@ _TOPIC_WORDS_LOWER = (
 
 def _topic_words(text: str, cased: _Cased | None = None) -> set[str]:
     """The subjects' words and phrases a text uses, casefolded."""
-    low = cased.low if cased is not None else text.lower() if not _FOLDS_TO_ASCII.search(text) else None
+    low = cased.low if cased is not None else lowered(text)
     if _TOPIC_WORDS_LOWER is not None and low is not None:
         return set(_TOPIC_WORDS_LOWER.findall(low))
     return {m.casefold() for m in _TOPIC_WORDS.findall(text)}
@@ -649,7 +646,7 @@ def _topic_words(text: str, cased: _Cased | None = None) -> set[str]:
 
 @dataclass(frozen=True, slots=True)
 class _Cased:
-    """A text and, when lowering it keeps what a pattern sees (no `_FOLDS_TO_ASCII`), its lower case and the places
+    """A text and, when lowering it keeps what a pattern sees (`lexicon.lowered`), its lower case and the places
     a negation word begins there: the patterns opening with a negation are tried at those places only."""
 
     text: str
@@ -671,8 +668,7 @@ class _Cased:
 
 
 def _cased(text: str) -> _Cased:
-    # `_FOLDS_TO_ASCII.search`, as one `in` per character (a regex's scan took as long as lowering the text)
-    low = text.lower() if text.isascii() or not any(c in text for c in FOLDS_TO_ASCII) else None
+    low = lowered(text)
     negations = opening_at(low, _NEGATION_STARTS) if low is not None and _NEGATION_STARTS is not None else []
     return _Cased(text, low, tuple(negations))
 

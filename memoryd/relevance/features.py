@@ -13,9 +13,9 @@ from functools import lru_cache
 from memoryd.base import limits
 from memoryd.base.text import STOPWORDS
 from memoryd.relevance.lexicon import (
-    FOLDS_TO_ASCII,
     Polarity,
     code,
+    lowered,
     opening_at,
     polarity,
     programs,
@@ -200,9 +200,9 @@ def _cued_clauses(text: str, pol: Polarity) -> list[str]:
     """The text's clauses (`pol.clause.split`) but those in which no `pol.forbid` cue begins: it matches at none of
     the places one of its words opens in the lowered text (a search per clause was most of the polarity pass). A
     clause's edges read as its separators do (none is a word character), so a cue in it matches there too."""
-    if pol.openers is None or pol.forbid_low is None or any(c in text for c in FOLDS_TO_ASCII):
+    low = lowered(text)
+    if pol.openers is None or pol.forbid_low is None or low is None:
         return pol.clause.split(text)
-    low = text.lower()
     starts = [at for at in opening_at(low, pol.openers) if pol.forbid_low.match(low, at)]
     if not starts:
         return []

@@ -313,6 +313,12 @@ def polarity() -> Polarity:
 FOLDS_TO_ASCII = "\u0130\u0131\u017f\u212a"
 
 
+def lowered(text: str) -> str | None:
+    """The text's lower case when lowering it keeps what a pattern sees (no `FOLDS_TO_ASCII`), for the case-free
+    patterns (`case_free`); None when it may not. One `in` per character: a regex's scan took as long as lowering."""
+    return text.lower() if text.isascii() or not any(c in text for c in FOLDS_TO_ASCII) else None
+
+
 def openers(words: Iterable[str]) -> tuple[str, ...] | None:
     """Words a case-insensitive pattern's every match opens with, as lower-case ASCII, a word another opens aside:
     in a text without `FOLDS_TO_ASCII`, lowered, it can match only where `str.find` finds one (a `find` per word
