@@ -287,19 +287,17 @@ class RecallService:
         choice, the files' memories, the prompt's subjects."""
         item = self.indexes.refresh(own)
         picks = self.applies.prompt_picks(own, item, query, surfaced, bool(injected))
-        for fn, why in picks.items():
-            if fn in injected:  # the ranking chose it already: its own rule says why
-                continue
-            whys[fn] = replace(
-                whys.get(fn) or Why(filename=fn, name="", score=0.0, injected=True), injected=True, rule=why.text()
-            )
-            if fn not in dict(ranked):
-                ranked.append((fn, 0.0))
         at_work = self.applies.context_picks(own, item, at_paths, surfaced)
+        for fn, why in picks.items():
+            if fn not in injected:  # the ranking chose it already: its own rule says why
+                whys[fn] = replace(
+                    whys.get(fn) or Why(filename=fn, name="", score=0.0, injected=True), injected=True, rule=why.text()
+                )
         for fn, why in at_work.items():
             whys.setdefault(fn, Why(filename=fn, name="", score=0.0, injected=True, rule=why.text()))
-            if fn not in dict(ranked):
-                ranked.append((fn, 0.0))
+        had = {fn for fn, _ in ranked}
+        added = [fn for fn in picks if fn not in injected] + list(at_work)
+        ranked += [(fn, 0.0) for fn in dict.fromkeys(added) if fn not in had]
         named = [fn for fn, why in picks.items() if why.names_it and fn not in injected]
         return list(dict.fromkeys(named + injected + list(at_work) + list(picks)))
 
